@@ -1,0 +1,214 @@
+//! Model of `block/blk-mq-cpumap.c` (and the driver-side map built from IRQ affinity,
+//! `blk_mq_map_hw_queues()` / `blk_mq_pci_map_queues()`): which hardware queue each CPU submits
+//! to, in five generations.
+//!
+//! | mapper | kernels |
+//! |---|---|
+//! | `current` | `group_cpus_evenly` with `nummasks`: queue `q` takes mask `q % nummasks` |
+//! | `v6.3` | v6.3 up to the `nummasks` change: queue `q` takes mask `q` |
+//! | `legacy-v5.1` | v5.1 .. v6.2: present CPUs first, then siblings share a queue |
+//! | `legacy-v4.13` | commit fe631457, v4.13 .. v5.0: compares the CPU **id** with the queue count |
+//! | `legacy-v4.10` | v4.10 .. v4.12: the version fe631457 fixed (leaves queues unmapped) |
+//!
+//! A map is one entry per CPU id: the queue, or `None` for ids that are not possible.
+
+use super::group_cpus::{group_cpus_evenly, Variant};
+use super::sort::SortGen;
+use super::KernelWarn;
+use crate::topology::{CpuSet, Topology};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Mapper {
+    Current,
+    V6_3,
+    LegacyV5_1,
+    LegacyV4_13,
+    LegacyV4_10,
+}
+
+impl Mapper {
+    pub const ALL: [Mapper; 5] =
+        [Mapper::Current, Mapper::V6_3, Mapper::LegacyV5_1, Mapper::LegacyV4_13, Mapper::LegacyV4_10];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Mapper::Current => "current",
+            Mapper::V6_3 => "v6.3",
+            Mapper::LegacyV5_1 => "legacy-v5.1",
+            Mapper::LegacyV4_13 => "legacy-v4.13",
+            Mapper::LegacyV4_10 => "legacy-v4.10",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<Mapper> {
+        Mapper::ALL.into_iter().find(|m| m.name() == name)
+    }
+
+    /// Whether the mapper calls `group_cpus_evenly` (and so needs a variant).
+    pub fn uses_group_cpus(self) -> bool {
+        matches!(self, Mapper::Current | Mapper::V6_3)
+    }
+}
+
+/// A CPU → queue map and the counter values its `group_cpus_evenly` call consumed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct QueueMap {
+    pub map: Vec<Option<u32>>,
+    pub spread_offsets: Vec<u32>,
+}
+
+/// `blk_mq_map_queues()` for `nr_queues` queues starting at `queue_offset` (ignored by the
+/// legacy v4.x mappers, as in the kernel).
+#[allow(clippy::too_many_arguments)]
+pub fn blk_mq_map_queues(
+    topo: &Topology,
+    mapper: Mapper,
+    nr_queues: u32,
+    queue_offset: u32,
+    variant: Variant,
+    sort: SortGen,
+    counter: &mut u32,
+    warnings: &mut Vec<KernelWarn>,
+) -> QueueMap {
+    let possible = topo.possible();
+    let mut map: Vec<Option<u32>> =
+        (0..topo.nr_cpu_ids()).map(|c| possible.contains(c).then_some(0)).collect();
+    let mut spread_offsets = Vec::new();
+    let nq = nr_queues;
+    match mapper {
+        Mapper::Current | Mapper::V6_3 => {
+            match group_cpus_evenly(topo, nq, variant, sort, counter, warnings) {
+                None => {
+                    for cpu in possible.iter() {
+                        map[cpu as usize] = Some(queue_offset);
+                    }
+                }
+                Some(grouping) => {
+                    spread_offsets.extend(grouping.spread_offset());
+                    let masks = grouping.masks();
+                    let nummasks = grouping.nummasks().max(1);
+                    for q in 0..nq {
+                        let mask = if mapper == Mapper::Current {
+                            &masks[(q % nummasks) as usize]
+                        } else {
+                            &masks[q as usize]
+                        };
+                        for cpu in mask.iter() {
+                            map[cpu as usize] = Some(queue_offset.wrapping_add(q));
+                        }
+                    }
+                }
+            }
+        }
+        Mapper::LegacyV5_1 => {
+            // `queue_index()`: qoff + q % nq.
+            let index = |q: u32| queue_offset.wrapping_add(q % nq.max(1));
+            let mut unset = vec![true; map.len()];
+            let mut q = 0u32;
+            for cpu in topo.present().iter() {
+                if q >= nq {
+                    break;
+                }
+                map[cpu as usize] = Some(index(q));
+                unset[cpu as usize] = false;
+                q += 1;
+            }
+            for cpu in possible.iter() {
+                if !unset[cpu as usize] {
+                    continue;
+                }
+                if q < nq {
+                    map[cpu as usize] = Some(index(q));
+                    q += 1;
+                } else {
+                    let first = get_first_sibling(topo, cpu);
+                    if first == cpu {
+                        map[cpu as usize] = Some(index(q));
+                        q = q.wrapping_add(1);
+                    } else {
+                        map[cpu as usize] = map[first as usize];
+                    }
+                }
+                unset[cpu as usize] = false;
+            }
+        }
+        Mapper::LegacyV4_13 => {
+            let nq = nq.max(1);
+            for cpu in possible.iter() {
+                let first = get_first_sibling(topo, cpu);
+                if cpu < nq || first == cpu {
+                    map[cpu as usize] = Some(cpu % nq);
+                } else {
+                    map[cpu as usize] = map[first as usize];
+                }
+            }
+        }
+        Mapper::LegacyV4_10 => {
+            let online = topo.present();
+            let (mut nr_cpus, mut nr_uniq) = (0u32, 0u32);
+            let mut seen = CpuSet::new(topo.nr_cpu_ids());
+            for cpu in online.iter() {
+                nr_cpus += 1;
+                if !seen.contains(get_first_sibling(topo, cpu)) {
+                    nr_uniq += 1;
+                }
+                seen.insert(cpu);
+            }
+            // `cpu_to_queue_index(nr, nr_queues, q)` = q * nr_queues / nr.
+            let index = |q: u32, nr: u32| (u64::from(q) * u64::from(nq) / u64::from(nr.max(1))) as u32;
+            let mut q = 0u32;
+            for cpu in possible.iter() {
+                if !online.contains(cpu) {
+                    map[cpu as usize] = Some(0);
+                    continue;
+                }
+                if nq >= nr_cpus || nr_cpus == nr_uniq {
+                    map[cpu as usize] = Some(index(q, nr_cpus));
+                    q += 1;
+                    continue;
+                }
+                let first = get_first_sibling(topo, cpu);
+                if first == cpu {
+                    map[cpu as usize] = Some(index(q, nr_uniq));
+                    q += 1;
+                } else {
+                    map[cpu as usize] = map[first as usize];
+                }
+            }
+        }
+    }
+    QueueMap { map, spread_offsets }
+}
+
+/// `get_first_sibling()`: the lowest SMT sibling of a CPU (the CPU itself without siblings).
+fn get_first_sibling(topo: &Topology, cpu: u32) -> u32 {
+    topo.smt(cpu).first().unwrap_or(cpu)
+}
+
+/// The driver-side map built from a device's IRQ affinity (`blk_mq_map_hw_queues()`): every
+/// possible CPU starts on queue 0; then, for each queue in order, every CPU of the mask of
+/// vector `first_vector + q` moves to queue `q` (later queues overwrite earlier ones).
+/// `masks = None` means the device got no affinity masks.
+pub fn blk_mq_map_hw_queues(
+    topo: &Topology,
+    nr_queues: u32,
+    masks: Option<&[CpuSet]>,
+    first_vector: u32,
+    warnings: &mut Vec<KernelWarn>,
+) -> Vec<Option<u32>> {
+    let possible = topo.possible();
+    let mut map: Vec<Option<u32>> =
+        (0..topo.nr_cpu_ids()).map(|c| possible.contains(c).then_some(0)).collect();
+    if let Some(masks) = masks {
+        for q in 0..nr_queues {
+            let Some(mask) = masks.get((u64::from(first_vector) + u64::from(q)) as usize) else {
+                warnings.push(KernelWarn::QueueWithoutVector { queue: q });
+                continue;
+            };
+            for cpu in mask.iter().filter(|&c| possible.contains(c)) {
+                map[cpu as usize] = Some(q);
+            }
+        }
+    }
+    map
+}

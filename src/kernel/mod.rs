@@ -1,0 +1,68 @@
+//! Faithful models of kernel code, one file per kernel source file.
+//!
+//! Each file names the kernel version(s) it models and keeps the kernel's function names and
+//! order so a reviewer can hold the model beside the C. Everything here is pure: no I/O, no
+//! clocks, no randomness, no serde. Masks and counters are parameters, never globals. A
+//! condition on which the kernel would `WARN` is returned as a [`KernelWarn`] beside the result;
+//! `assert!` is kept for bugs in irqscope itself.
+//!
+//! The MANA driver and scheduler models live in `mana` and `sched_numa`.
+
+pub mod blk_mq_cpumap;
+pub mod group_cpus;
+pub mod irq_affinity;
+pub mod manage;
+pub mod sort;
+pub mod vector_matrix;
+
+pub use group_cpus::{group_cpus_evenly, Grouping, Variant};
+pub use sort::SortGen;
+
+use std::fmt;
+
+/// A condition on which the modelled kernel code would `WARN` (or misbehave), as data.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum KernelWarn {
+    /// `group_cpus_evenly`: fewer groups got CPUs than were asked for (more groups than possible
+    /// CPUs). v6.3-era kernels `WARN` here; later ones report `nummasks` instead.
+    GroupsUnfilled { numgrps: u32, initialized: u32 },
+    /// `WARN_ON_ONCE(nv->ngroups > ncpus)`: a node got more groups than it has CPUs.
+    GroupsExceedCpus { node: u32, ngroups: u32, ncpus: u32 },
+    /// `WARN_ON_ONCE(numgrps == 0)` in the allocation loop: groups ran out before domains did.
+    GroupsExhausted { domain: u32 },
+    /// A domain was handed zero groups (the kernel would divide by zero).
+    ZeroGroups,
+    /// `rotation-ohcl`: extra groups left over with every domain full (the kernel would loop forever).
+    ExtrasUnplaced { left: u32 },
+    /// `irq_create_affinity_masks`: `WARN_ON_ONCE(nr_sets > IRQ_AFFINITY_MAX_SETS)`, returns NULL.
+    TooManySets { nr_sets: u32 },
+    /// A blk-mq map refers to a vector the device does not have.
+    QueueWithoutVector { queue: u32 },
+}
+
+impl fmt::Display for KernelWarn {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            KernelWarn::GroupsUnfilled { numgrps, initialized } => write!(
+                f,
+                "only {initialized} of {numgrps} groups got CPUs (v6.3 kernels WARN: nr_present + nr_others < numgrps)"
+            ),
+            KernelWarn::GroupsExceedCpus { node, ngroups, ncpus } => {
+                write!(f, "WARN: node {node} got {ngroups} groups for {ncpus} CPUs")
+            }
+            KernelWarn::GroupsExhausted { domain } => {
+                write!(f, "WARN: no groups left when allocating domain {domain}")
+            }
+            KernelWarn::ZeroGroups => write!(f, "a domain got zero groups (division by zero in the kernel)"),
+            KernelWarn::ExtrasUnplaced { left } => {
+                write!(f, "{left} extra groups cannot be placed: the kernel would loop forever")
+            }
+            KernelWarn::TooManySets { nr_sets } => {
+                write!(f, "WARN: {nr_sets} interrupt sets, at most 4 (IRQ_AFFINITY_MAX_SETS); no affinity")
+            }
+            KernelWarn::QueueWithoutVector { queue } => {
+                write!(f, "queue {queue} has no interrupt vector; its CPUs stay on queue 0")
+            }
+        }
+    }
+}

@@ -1,0 +1,16 @@
+//! irqscope: where do interrupts land?
+//!
+//! Bit-exact models of the kernel's interrupt placement (`group_cpus_evenly`,
+//! `irq_create_affinity_masks`, blk-mq queue maps, the effective-CPU choice), the scenarios that
+//! drive them, the metrics reviewers compute, and text made for mailing-list review.
+//! `ARCHITECTURE.md` is the map; dependencies point one way:
+//! `topology` ← `kernel`/`policy` ← `scenario` ← `metrics` ← `render`.
+
+pub mod catalogue;
+pub mod golden;
+pub mod kernel;
+pub mod metrics;
+pub mod policy;
+pub mod render;
+pub mod scenario;
+pub mod topology;

@@ -1,0 +1,278 @@
+//! Numbers derived from an outcome: per CPU, per node, against the ideal, and the one-line
+//! summaries reviewers write by hand ("28 CPUs (34-47,82-95) serve all 6 devices").
+//!
+//! Counting follows spec §9.5: a vector counts on its effective CPU. When the scenario has
+//! managed vectors, the headline figures count managed (I/O queue) vectors only, as the seed
+//! threads do; [`Basis`] says which was used. Names carry their unit (`irqs`, `devices`).
+
+use crate::policy::ideal::{ideal_bound, IdealBound};
+use crate::scenario::{Outcome, Scenario};
+use crate::topology::{plural, CpuSet};
+use std::collections::BTreeMap;
+
+/// Per possible CPU.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CpuLoad {
+    pub cpu: u32,
+    pub node: u32,
+    pub online: bool,
+    /// Vectors whose effective CPU is this CPU.
+    pub irqs: u32,
+    pub managed_irqs: u32,
+    /// Distinct devices with at least one vector here.
+    pub devices: u32,
+    pub managed_devices: u32,
+    /// Vectors here whose requested mask is this single CPU ("hot" IRQs).
+    pub hot_irqs: u32,
+}
+
+/// Which vectors the headline figures count.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Basis {
+    /// Managed vectors only (the I/O queues), when the scenario has any.
+    Managed,
+    All,
+}
+
+impl Basis {
+    pub fn describe(self) -> &'static str {
+        match self {
+            Basis::Managed => "managed (queue) vectors",
+            Basis::All => "all vectors",
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NodeLoad {
+    pub node: u32,
+    pub cpus_online: u32,
+    /// Counted IRQs (by [`Basis`]) on this node's CPUs.
+    pub irqs: u32,
+    pub hot_irqs: u32,
+    /// The node's fair share of the counted IRQs, by online CPUs, in thousandths.
+    pub fair_share_milli: u64,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Metrics {
+    pub basis: Basis,
+    pub per_cpu: Vec<CpuLoad>,
+    pub per_node: Vec<NodeLoad>,
+    /// Counted IRQs in all (vectors that fire somewhere).
+    pub irqs_total: u32,
+    pub irqs_per_cpu_max: u32,
+    pub irqs_per_cpu_min: u32,
+    pub devices_total: u32,
+    pub devices_per_cpu_max: u32,
+    pub devices_per_cpu_min: u32,
+    pub hot_irqs_total: u32,
+    pub hot_irqs_per_cpu_max: u32,
+    /// Online CPUs that take no counted IRQ.
+    pub cpus_idle: CpuSet,
+    /// Managed vectors shut down because no CPU of their mask is online.
+    pub vectors_shut_down: u32,
+    pub ideal: IdealBound,
+}
+
+impl CpuLoad {
+    /// IRQs counted under the basis.
+    pub fn counted_irqs(&self, basis: Basis) -> u32 {
+        match basis {
+            Basis::Managed => self.managed_irqs,
+            Basis::All => self.irqs,
+        }
+    }
+    pub fn counted_devices(&self, basis: Basis) -> u32 {
+        match basis {
+            Basis::Managed => self.managed_devices,
+            Basis::All => self.devices,
+        }
+    }
+}
+
+/// Spec §9.5: per possible CPU, ascending.
+pub fn per_cpu(scenario: &Scenario, outcome: &Outcome) -> Vec<CpuLoad> {
+    let topo = scenario.topology();
+    let mut loads: BTreeMap<u32, CpuLoad> = topo
+        .possible()
+        .iter()
+        .map(|cpu| {
+            let load = CpuLoad {
+                cpu,
+                node: topo.cpu_to_node(cpu),
+                online: topo.online().contains(cpu),
+                irqs: 0,
+                managed_irqs: 0,
+                devices: 0,
+                managed_devices: 0,
+                hot_irqs: 0,
+            };
+            (cpu, load)
+        })
+        .collect();
+    for dev in &outcome.devices {
+        let mut seen = CpuSet::new(topo.nr_cpu_ids());
+        let mut seen_managed = CpuSet::new(topo.nr_cpu_ids());
+        for v in &dev.vectors {
+            let Some(cpu) = v.effective_cpu else { continue };
+            let Some(load) = loads.get_mut(&cpu) else { continue };
+            load.irqs += 1;
+            if v.managed {
+                load.managed_irqs += 1;
+                if !seen_managed.contains(cpu) {
+                    seen_managed.insert(cpu);
+                    load.managed_devices += 1;
+                }
+            }
+            if !seen.contains(cpu) {
+                seen.insert(cpu);
+                load.devices += 1;
+            }
+            if v.mask.weight() == 1 {
+                load.hot_irqs += 1;
+            }
+        }
+    }
+    loads.into_values().collect()
+}
+
+pub fn compute(scenario: &Scenario, outcome: &Outcome) -> Metrics {
+    let topo = scenario.topology();
+    let per_cpu = per_cpu(scenario, outcome);
+    let any_managed = outcome.devices.iter().any(|d| d.vectors.iter().any(|v| v.managed));
+    let basis = if any_managed { Basis::Managed } else { Basis::All };
+    let online: Vec<&CpuLoad> = per_cpu.iter().filter(|c| c.online).collect();
+    let irqs = |c: &CpuLoad| c.counted_irqs(basis);
+    let devs = |c: &CpuLoad| c.counted_devices(basis);
+    let irqs_total: u32 = per_cpu.iter().map(irqs).sum();
+    let hot_irqs_total: u32 = per_cpu.iter().map(|c| c.hot_irqs).sum();
+    let n_online = topo.online().weight();
+    let per_node = (0..topo.nr_node_ids())
+        .filter(|&n| !topo.node_cpus(n).is_empty())
+        .map(|node| {
+            let cpus = online.iter().filter(|c| c.node == node);
+            let cpus_online = topo.node_cpus(node).and_weight(topo.online());
+            NodeLoad {
+                node,
+                cpus_online,
+                irqs: cpus.clone().map(|c| irqs(c)).sum(),
+                hot_irqs: cpus.map(|c| c.hot_irqs).sum(),
+                fair_share_milli: u64::from(irqs_total) * 1000 * u64::from(cpus_online) / u64::from(n_online.max(1)),
+            }
+        })
+        .collect();
+    let counted_per_device: Vec<u64> = outcome
+        .devices
+        .iter()
+        .map(|d| d.vectors.iter().filter(|v| v.effective_cpu.is_some() && (basis == Basis::All || v.managed)).count() as u64)
+        .collect();
+    let devices_total = outcome
+        .devices
+        .iter()
+        .filter(|d| d.vectors.iter().any(|v| v.effective_cpu.is_some() && (basis == Basis::All || v.managed)))
+        .count() as u32;
+    Metrics {
+        basis,
+        irqs_total,
+        irqs_per_cpu_max: online.iter().map(|c| irqs(c)).max().unwrap_or(0),
+        irqs_per_cpu_min: online.iter().map(|c| irqs(c)).min().unwrap_or(0),
+        devices_total,
+        devices_per_cpu_max: online.iter().map(|c| devs(c)).max().unwrap_or(0),
+        devices_per_cpu_min: online.iter().map(|c| devs(c)).min().unwrap_or(0),
+        hot_irqs_total,
+        hot_irqs_per_cpu_max: online.iter().map(|c| c.hot_irqs).max().unwrap_or(0),
+        cpus_idle: online.iter().filter(|c| irqs(c) == 0).map(|c| c.cpu).collect(),
+        vectors_shut_down: outcome
+            .devices
+            .iter()
+            .flat_map(|d| &d.vectors)
+            .filter(|v| v.managed && v.effective_cpu.is_none())
+            .count() as u32,
+        ideal: ideal_bound(&counted_per_device, n_online),
+        per_cpu,
+        per_node,
+    }
+}
+
+impl Metrics {
+    /// "28 CPUs (34-47,82-95) serve all 6 devices; 68 CPUs (0-33,48-81) serve 3".
+    pub fn devices_line(&self) -> String {
+        let groups = self.group_online(|c| c.counted_devices(self.basis));
+        let parts: Vec<String> = groups
+            .iter()
+            .rev()
+            .enumerate()
+            .map(|(i, (value, cpus))| {
+                let n = cpus.weight();
+                let what = if i == 0 {
+                    if *value == self.devices_total && self.devices_total > 1 {
+                        format!("serve all {value} devices")
+                    } else {
+                        format!("serve{} {value} device{}", if n == 1 { "s" } else { "" }, plural(*value as usize))
+                    }
+                } else {
+                    format!("serve{} {value}", if n == 1 { "s" } else { "" })
+                };
+                format!("{n} CPU{} ({cpus}) {what}", plural(n as usize))
+            })
+            .collect();
+        fold_parts(parts)
+    }
+
+    /// "32 CPUs (...) get 3 IRQs; 16 CPUs (...) get 6".
+    pub fn irqs_line(&self) -> String {
+        let groups = self.group_online(|c| c.counted_irqs(self.basis));
+        let parts: Vec<String> = groups
+            .iter()
+            .enumerate()
+            .map(|(i, (value, cpus))| {
+                let n = cpus.weight();
+                let unit = if i == 0 { format!(" IRQ{}", plural(*value as usize)) } else { String::new() };
+                format!("{n} CPU{} ({cpus}) get{} {value}{unit}", plural(n as usize), if n == 1 { "s" } else { "" })
+            })
+            .collect();
+        fold_parts(parts)
+    }
+
+    /// "per node: 36 36 30 30 30 30 IRQs (fair share 32)".
+    pub fn nodes_line(&self) -> String {
+        let counts: Vec<String> = self.per_node.iter().map(|n| n.irqs.to_string()).collect();
+        let shares: Vec<u64> = self.per_node.iter().map(|n| n.fair_share_milli).collect();
+        let share = if shares.windows(2).all(|w| w[0] == w[1]) {
+            format!("fair share {}", milli(shares.first().copied().unwrap_or(0)))
+        } else {
+            format!("fair shares {}", shares.iter().map(|&s| milli(s)).collect::<Vec<_>>().join(" "))
+        };
+        format!("per node: {} IRQs ({share})", counts.join(" "))
+    }
+
+    /// Online CPUs grouped by a value, ascending by value.
+    pub fn group_online(&self, value: impl Fn(&CpuLoad) -> u32) -> Vec<(u32, CpuSet)> {
+        let mut groups: BTreeMap<u32, CpuSet> = BTreeMap::new();
+        for c in self.per_cpu.iter().filter(|c| c.online) {
+            groups.entry(value(c)).or_default().insert(c.cpu);
+        }
+        groups.into_iter().collect()
+    }
+}
+
+/// At most four parts; the middle ones are folded into a count.
+fn fold_parts(parts: Vec<String>) -> String {
+    const SHOWN_MAX: usize = 4;
+    if parts.len() <= SHOWN_MAX {
+        return parts.join("; ");
+    }
+    let mut shown: Vec<String> = parts[..SHOWN_MAX - 1].to_vec();
+    shown.push(format!("… {} more groups", parts.len() - (SHOWN_MAX - 1)));
+    shown.join("; ")
+}
+
+/// Thousandths as a short decimal: 32000 → "32", 21333 → "21.3".
+pub fn milli(v: u64) -> String {
+    if v % 1000 == 0 {
+        (v / 1000).to_string()
+    } else {
+        format!("{}.{}", v / 1000, (v % 1000) / 100)
+    }
+}

@@ -1,0 +1,325 @@
+//! A scenario (a machine, the devices probed on it in order, and the kernel generation) and
+//! [`run`], which plays the probe sequence through the kernel models.
+//!
+//! Probe order and the state that lives across calls (the rotation patch's spread counter,
+//! the x86 vector matrix) belong here, not in `kernel`. [`run`] is pure and deterministic: the
+//! same scenario gives the same outcome on every machine.
+//!
+//! Device sequencing (spec §9.2): for each device in list order, compute its affinity masks,
+//! allocate all its vectors in index order, activate (request) them in index order, then build
+//! its blk-mq map if it has one. NVMe's preliminary single admin vector has no net effect and is
+//! not modelled; nothing else in the system holds vectors.
+
+pub mod spec;
+
+use crate::kernel::blk_mq_cpumap::{blk_mq_map_hw_queues, blk_mq_map_queues, Mapper};
+use crate::kernel::irq_affinity::{affinity_vectors, irq_create_affinity_masks, AffinityRequest, IRQ_AFFINITY_MAX_SETS};
+use crate::kernel::manage::irq_setup_affinity;
+use crate::kernel::vector_matrix::{EffectiveModel, VectorMatrix};
+use crate::kernel::{KernelWarn, SortGen, Variant};
+use crate::topology::{CpuSet, Topology};
+use std::collections::BTreeSet;
+use std::sync::Arc;
+
+/// Most devices in one scenario.
+pub const DEVICES_MAX: usize = 256;
+/// Most vectors of one device (the MSI-X table size limit).
+pub const VECTORS_PER_DEVICE_MAX: u32 = 2048;
+/// Most vectors over all devices.
+pub const VECTORS_TOTAL_MAX: u64 = 65_536;
+/// Longest device name.
+pub const DEVICE_NAME_BYTES_MAX: usize = 64;
+/// Most interrupt sets a scenario may ask for (the kernel accepts 4 and WARNs above).
+pub const SETS_MAX: usize = 8;
+
+/// Where a device's blk-mq queue map comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BlkMqSource {
+    /// From the IRQ affinity masks (NVMe-style `blk_mq_map_hw_queues`).
+    Irq,
+    /// By calling `blk_mq_map_queues` (`current` mapper; advances a rotation counter).
+    Cpumap,
+}
+
+impl BlkMqSource {
+    pub fn name(self) -> &'static str {
+        match self {
+            BlkMqSource::Irq => "irq",
+            BlkMqSource::Cpumap => "cpumap",
+        }
+    }
+    pub fn from_name(name: &str) -> Option<BlkMqSource> {
+        match name {
+            "irq" => Some(BlkMqSource::Irq),
+            "cpumap" => Some(BlkMqSource::Cpumap),
+            _ => None,
+        }
+    }
+}
+
+/// One PCI function asking for MSI-X vectors.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Device {
+    pub name: String,
+    /// Vectors granted, pre and post vectors included.
+    pub vectors: u32,
+    pub pre_vectors: u32,
+    pub post_vectors: u32,
+    /// Interrupt sets (`None`: one set of all affinity vectors).
+    pub sets: Option<Vec<u32>>,
+    /// `false`: the driver allocates without `PCI_IRQ_AFFINITY` (all vectors non-managed).
+    pub managed_affinity: bool,
+    /// The device's NUMA node, used for vectors without affinity descriptors.
+    pub node: Option<u32>,
+    pub blk_mq: Option<BlkMqSource>,
+    /// Queue count for the blk-mq map (`None`: the first set's size).
+    pub blk_mq_queues: Option<u32>,
+}
+
+impl Device {
+    /// Vectors that get affinity: all but the pre and post vectors.
+    pub fn affinity_vectors(&self) -> u32 {
+        affinity_vectors(&self.affinity_request())
+    }
+
+    fn affinity_request(&self) -> AffinityRequest {
+        AffinityRequest {
+            nvecs: self.vectors,
+            pre_vectors: self.pre_vectors,
+            post_vectors: self.post_vectors,
+            sets: self.sets.clone(),
+        }
+    }
+}
+
+/// A validated scenario. Build it with [`Scenario::new`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Scenario {
+    topology: Arc<Topology>,
+    devices: Vec<Device>,
+    variant: Variant,
+    sort: SortGen,
+    effective: EffectiveModel,
+    spread_counter: u32,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct ScenarioError(pub String);
+
+impl Scenario {
+    pub fn new(
+        topology: Arc<Topology>,
+        devices: Vec<Device>,
+        variant: Variant,
+        sort: SortGen,
+        effective: EffectiveModel,
+        spread_counter: u32,
+    ) -> Result<Scenario, ScenarioError> {
+        let err = |m: String| Err(ScenarioError(m));
+        if devices.len() > DEVICES_MAX {
+            return err(format!("{} devices; at most {DEVICES_MAX} are allowed", devices.len()));
+        }
+        let mut names = BTreeSet::new();
+        let mut total: u64 = 0;
+        for (i, d) in devices.iter().enumerate() {
+            let at = format!("device {} ({:?})", i, shorten(&d.name));
+            if d.name.is_empty() || d.name.len() > DEVICE_NAME_BYTES_MAX {
+                return err(format!("{at}: a name needs 1 to {DEVICE_NAME_BYTES_MAX} bytes"));
+            }
+            if d.name.chars().any(|c| c.is_control() || c.is_whitespace() || c == ',') {
+                return err(format!("{at}: names may not hold spaces, commas or control characters"));
+            }
+            if !names.insert(d.name.as_str()) {
+                return err(format!("{at}: the name is used twice"));
+            }
+            if d.vectors == 0 || d.vectors > VECTORS_PER_DEVICE_MAX {
+                return err(format!("{at}: {} vectors; a device has 1 to {VECTORS_PER_DEVICE_MAX}", d.vectors));
+            }
+            total += u64::from(d.vectors);
+            if u64::from(d.pre_vectors) + u64::from(d.post_vectors) > u64::from(d.vectors) {
+                return err(format!("{at}: pre + post vectors ({} + {}) exceed its {} vectors", d.pre_vectors, d.post_vectors, d.vectors));
+            }
+            if let Some(sets) = &d.sets {
+                if sets.is_empty() || sets.len() > SETS_MAX {
+                    return err(format!("{at}: 1 to {SETS_MAX} interrupt sets (the kernel takes {IRQ_AFFINITY_MAX_SETS})"));
+                }
+                let sum: u64 = sets.iter().map(|&s| u64::from(s)).sum();
+                if sum > u64::from(d.affinity_vectors()) {
+                    return err(format!(
+                        "{at}: the sets add up to {sum}, more than its {} affinity vectors",
+                        d.affinity_vectors()
+                    ));
+                }
+            }
+            if let Some(node) = d.node {
+                if node >= topology.nr_node_ids() {
+                    return err(format!("{at}: node {node} does not exist (nr_node_ids {})", topology.nr_node_ids()));
+                }
+            }
+            if let Some(q) = d.blk_mq_queues {
+                if q == 0 || q > VECTORS_PER_DEVICE_MAX {
+                    return err(format!("{at}: {q} blk-mq queues; 1 to {VECTORS_PER_DEVICE_MAX}"));
+                }
+                if d.blk_mq.is_none() {
+                    return err(format!("{at}: a blk-mq queue count needs a blk-mq map (irq or cpumap)"));
+                }
+            }
+        }
+        if total > VECTORS_TOTAL_MAX {
+            return err(format!("{total} vectors in all; at most {VECTORS_TOTAL_MAX}"));
+        }
+        Ok(Scenario { topology, devices, variant, sort, effective, spread_counter })
+    }
+
+    pub fn topology(&self) -> &Topology {
+        &self.topology
+    }
+    pub fn topology_arc(&self) -> &Arc<Topology> {
+        &self.topology
+    }
+    pub fn devices(&self) -> &[Device] {
+        &self.devices
+    }
+    pub fn variant(&self) -> Variant {
+        self.variant
+    }
+    pub fn sort(&self) -> SortGen {
+        self.sort
+    }
+    pub fn effective(&self) -> EffectiveModel {
+        self.effective
+    }
+    pub fn spread_counter(&self) -> u32 {
+        self.spread_counter
+    }
+
+    /// The same scenario under another variant / counter / effective model.
+    pub fn with(&self, variant: Variant, sort: SortGen, effective: EffectiveModel, spread_counter: u32) -> Scenario {
+        Scenario { variant, sort, effective, spread_counter, ..self.clone() }
+    }
+}
+
+fn shorten(s: &str) -> String {
+    s.chars().take(40).collect()
+}
+
+/// One vector of one device after the probe.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct VectorOutcome {
+    pub index: u32,
+    /// The requested affinity mask (the default all-CPU mask where the kernel sets no other).
+    pub mask: CpuSet,
+    pub managed: bool,
+    /// Where the vector fires; `None` for a managed vector with no online CPU (shut down).
+    pub effective_cpu: Option<u32>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DeviceOutcome {
+    pub name: String,
+    /// `irq_create_affinity_masks` returned NULL or was not used.
+    pub affinity_null: bool,
+    /// Counter values this device's affinity calls consumed, in call order.
+    pub spread_offsets: Vec<u32>,
+    pub vectors: Vec<VectorOutcome>,
+    pub blk_mq_map: Option<Vec<Option<u32>>>,
+    pub blk_mq_spread_offsets: Option<Vec<u32>>,
+    pub warnings: Vec<KernelWarn>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Outcome {
+    pub devices: Vec<DeviceOutcome>,
+    pub spread_counter_after: u32,
+}
+
+impl Outcome {
+    pub fn warnings(&self) -> impl Iterator<Item = (&str, &KernelWarn)> {
+        self.devices.iter().flat_map(|d| d.warnings.iter().map(move |w| (d.name.as_str(), w)))
+    }
+}
+
+/// Probe every device in order and report where each vector landed.
+pub fn run(scenario: &Scenario) -> Outcome {
+    let topo = scenario.topology();
+    let mut counter = scenario.spread_counter;
+    let mut matrix = VectorMatrix::new(topo, scenario.effective);
+    let default = CpuSet::full(topo.nr_cpu_ids());
+    let mut devices = Vec::with_capacity(scenario.devices.len());
+    for dev in &scenario.devices {
+        let mut warnings = Vec::new();
+        let masks = if dev.managed_affinity {
+            irq_create_affinity_masks(
+                topo,
+                &dev.affinity_request(),
+                scenario.variant,
+                scenario.sort,
+                &mut counter,
+                &mut warnings,
+            )
+        } else {
+            None
+        };
+        let spread_offsets = masks.as_ref().map(|m| m.spread_offsets.clone()).unwrap_or_default();
+        let mut vectors: Vec<VectorOutcome> = (0..dev.vectors)
+            .map(|index| {
+                let (mask, managed) = match &masks {
+                    Some(m) => (m.descs[index as usize].mask.clone(), m.descs[index as usize].is_managed),
+                    None => (default.clone(), false),
+                };
+                VectorOutcome { index, mask, managed, effective_cpu: None }
+            })
+            .collect();
+        // Allocate in index order: managed vectors reserve a slot on every CPU of their mask.
+        for v in vectors.iter().filter(|v| v.managed) {
+            matrix.reserve_managed(&v.mask);
+        }
+        // Activate in index order.
+        for v in vectors.iter_mut() {
+            v.effective_cpu = if v.managed {
+                matrix.activate_managed(&v.mask)
+            } else {
+                let (desc_mask, node) = if masks.is_some() {
+                    (Some(&v.mask), v.mask.first().map(|c| topo.cpu_to_node(c)))
+                } else {
+                    (None, dev.node)
+                };
+                let target = irq_setup_affinity(topo, desc_mask, node);
+                matrix.activate_non_managed(&target)
+            };
+        }
+        let first_set = dev.sets.as_ref().and_then(|s| s.first().copied()).unwrap_or_else(|| dev.affinity_vectors());
+        let nq = dev.blk_mq_queues.unwrap_or(first_set);
+        let (blk_mq_map, blk_mq_spread_offsets) = match dev.blk_mq {
+            None => (None, None),
+            Some(BlkMqSource::Irq) => {
+                let descs: Option<Vec<CpuSet>> = masks.as_ref().map(|m| m.descs.iter().map(|d| d.mask.clone()).collect());
+                (Some(blk_mq_map_hw_queues(topo, nq, descs.as_deref(), dev.pre_vectors, &mut warnings)), None)
+            }
+            Some(BlkMqSource::Cpumap) => {
+                let map = blk_mq_map_queues(
+                    topo,
+                    Mapper::Current,
+                    nq,
+                    0,
+                    scenario.variant,
+                    scenario.sort,
+                    &mut counter,
+                    &mut warnings,
+                );
+                (Some(map.map), Some(map.spread_offsets))
+            }
+        };
+        devices.push(DeviceOutcome {
+            name: dev.name.clone(),
+            affinity_null: masks.is_none(),
+            spread_offsets,
+            vectors,
+            blk_mq_map,
+            blk_mq_spread_offsets,
+            warnings,
+        });
+    }
+    Outcome { devices, spread_counter_after: counter }
+}
