@@ -1,1 +1,4 @@
-//! Rendering.
+//! Views of outcomes as plain text (mail-ready) and JSON. Rendering only: no I/O, no HTTP.
+
+pub mod json;
+pub mod text;

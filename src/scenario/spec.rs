@@ -1,1 +1,418 @@
-//! Scenario spec.
+//! Scenario input as data: the JSON form (files, the HTTP API, permalinks) and the compact
+//! command-line form (`6x62:pre=1`) that the text report prints so a reviewer can paste it back.
+//!
+//! Device grammar, one token per group of identical devices:
+//!
+//! ```text
+//! [COUNT x] QUEUES [: key=value {, key=value}]
+//! keys: name, pre, post, sets (a+b+...), managed (yes|no), node, blkmq (irq|cpumap), blkmq_queues
+//! ```
+//!
+//! `QUEUES` counts the affinity (queue) vectors; a device has `pre + QUEUES + post` vectors.
+//! `COUNT` devices named `p` become `p0 .. p{COUNT-1}` (one device keeps the name `p`); devices
+//! without a name are `dev{i}` by their position in the whole list.
+
+use super::{BlkMqSource, Device, Scenario, ScenarioError, DEVICES_MAX};
+use crate::kernel::vector_matrix::EffectiveModel;
+use crate::kernel::{SortGen, Variant};
+use crate::topology::{Topology, TopologySpec};
+use serde::{Deserialize, Serialize};
+use std::sync::Arc;
+
+pub const DEFAULT_VARIANT: Variant = Variant::Cluster;
+pub const DEFAULT_SORT: SortGen = SortGen::HeapV6_11;
+pub const DEFAULT_EFFECTIVE: EffectiveModel = EffectiveModel::X86Matrix;
+
+/// A scenario as data. Names (variant, sort, effective model) are the frozen names of the
+/// models; an unknown name is an error, never a substitution.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ScenarioSpec {
+    pub topology: TopologyRef,
+    pub devices: Vec<DeviceSpec>,
+    #[serde(default = "default_variant")]
+    pub variant: String,
+    #[serde(default = "default_sort")]
+    pub sort: String,
+    #[serde(default = "default_effective")]
+    pub effective: String,
+    #[serde(default)]
+    pub spread_counter: u32,
+}
+
+fn default_variant() -> String {
+    DEFAULT_VARIANT.name().into()
+}
+fn default_sort() -> String {
+    DEFAULT_SORT.name().into()
+}
+fn default_effective() -> String {
+    DEFAULT_EFFECTIVE.name().into()
+}
+
+/// A catalogue preset by name, or a whole topology inline.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum TopologyRef {
+    Preset(String),
+    Inline(Box<TopologySpec>),
+}
+
+/// One group of identical devices.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DeviceSpec {
+    #[serde(default = "one", skip_serializing_if = "is_one")]
+    pub count: u32,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// Affinity (queue) vectors per device.
+    pub queues: u32,
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub pre: u32,
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub post: u32,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sets: Option<Vec<u32>>,
+    #[serde(default = "yes", skip_serializing_if = "is_true")]
+    pub managed: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub node: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub blk_mq: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub blk_mq_queues: Option<u32>,
+}
+
+fn one() -> u32 {
+    1
+}
+fn yes() -> bool {
+    true
+}
+fn is_one(v: &u32) -> bool {
+    *v == 1
+}
+fn is_zero(v: &u32) -> bool {
+    *v == 0
+}
+fn is_true(v: &bool) -> bool {
+    *v
+}
+
+impl DeviceSpec {
+    pub fn new(count: u32, queues: u32) -> DeviceSpec {
+        DeviceSpec {
+            count,
+            name: None,
+            queues,
+            pre: 0,
+            post: 0,
+            sets: None,
+            managed: true,
+            node: None,
+            blk_mq: None,
+            blk_mq_queues: None,
+        }
+    }
+}
+
+fn err<T>(m: impl Into<String>) -> Result<T, ScenarioError> {
+    Err(ScenarioError(m.into()))
+}
+
+pub fn parse_variant(name: &str) -> Result<Variant, ScenarioError> {
+    Variant::from_name(name).ok_or_else(|| {
+        let known: Vec<&str> = Variant::ALL.iter().map(|v| v.name()).collect();
+        ScenarioError(format!("unknown variant {name:?} (known: {})", known.join(", ")))
+    })
+}
+
+pub fn parse_sort(name: &str) -> Result<SortGen, ScenarioError> {
+    SortGen::from_name(name).ok_or_else(|| {
+        let known: Vec<&str> = SortGen::ALL.iter().map(|v| v.name()).collect();
+        ScenarioError(format!("unknown sort {name:?} (known: {})", known.join(", ")))
+    })
+}
+
+pub fn parse_effective(name: &str) -> Result<EffectiveModel, ScenarioError> {
+    EffectiveModel::from_name(name).ok_or_else(|| {
+        let known: Vec<&str> = EffectiveModel::ALL.iter().map(|v| v.name()).collect();
+        ScenarioError(format!("unknown effective model {name:?} (known: {})", known.join(", ")))
+    })
+}
+
+/// Expand device groups into devices with their final names.
+pub fn expand_devices(specs: &[DeviceSpec]) -> Result<Vec<Device>, ScenarioError> {
+    let total: u64 = specs.iter().map(|s| u64::from(s.count)).sum();
+    if total > DEVICES_MAX as u64 {
+        return err(format!("{total} devices; at most {DEVICES_MAX} are allowed"));
+    }
+    let mut devices = Vec::with_capacity(total as usize);
+    for spec in specs {
+        if spec.count == 0 {
+            return err("a device group needs a count of at least 1");
+        }
+        let blk_mq = match spec.blk_mq.as_deref() {
+            None => None,
+            Some(name) => Some(
+                BlkMqSource::from_name(name)
+                    .ok_or_else(|| ScenarioError(format!("unknown blk-mq source {name:?} (irq or cpumap)")))?,
+            ),
+        };
+        let vectors = u64::from(spec.pre) + u64::from(spec.queues) + u64::from(spec.post);
+        let vectors = u32::try_from(vectors).map_err(|_| ScenarioError("too many vectors".into()))?;
+        for k in 0..spec.count {
+            let name = match &spec.name {
+                Some(p) if spec.count == 1 => p.clone(),
+                Some(p) => format!("{p}{k}"),
+                None => format!("dev{}", devices.len()),
+            };
+            devices.push(Device {
+                name,
+                vectors,
+                pre_vectors: spec.pre,
+                post_vectors: spec.post,
+                sets: spec.sets.clone(),
+                managed_affinity: spec.managed,
+                node: spec.node,
+                blk_mq,
+                blk_mq_queues: spec.blk_mq_queues,
+            });
+        }
+    }
+    Ok(devices)
+}
+
+impl ScenarioSpec {
+    /// Validate into a [`Scenario`], looking presets up with `preset`.
+    pub fn resolve(
+        &self,
+        preset: impl Fn(&str) -> Option<Arc<Topology>>,
+    ) -> Result<Scenario, ScenarioError> {
+        let topology = match &self.topology {
+            TopologyRef::Preset(name) => {
+                preset(name).ok_or_else(|| ScenarioError(format!("unknown topology preset {name:?}")))?
+            }
+            TopologyRef::Inline(spec) => {
+                Arc::new(Topology::new(spec).map_err(|e| ScenarioError(format!("topology: {e}")))?)
+            }
+        };
+        Scenario::new(
+            topology,
+            expand_devices(&self.devices)?,
+            parse_variant(&self.variant)?,
+            parse_sort(&self.sort)?,
+            parse_effective(&self.effective)?,
+            self.spread_counter,
+        )
+    }
+}
+
+/// Parse one compact device token (`6x62:pre=1,name=nvme`).
+pub fn parse_device_token(token: &str) -> Result<DeviceSpec, ScenarioError> {
+    const TOKEN_BYTES_MAX: usize = 512;
+    if token.len() > TOKEN_BYTES_MAX {
+        return err(format!("device {:?}…: longer than {TOKEN_BYTES_MAX} bytes", &token[..token.floor_char_boundary(40)]));
+    }
+    let bad = |why: &str| ScenarioError(format!("device {token:?}: {why} (form: [COUNTx]QUEUES[:key=value,...])"));
+    let (head, opts) = match token.split_once(':') {
+        Some((h, o)) => (h, Some(o)),
+        None => (token, None),
+    };
+    let number = |s: &str, what: &str| -> Result<u32, ScenarioError> {
+        s.trim().parse::<u32>().map_err(|_| bad(&format!("{what} {s:?} is not a number")))
+    };
+    let mut spec = match head.split_once(['x', 'X']) {
+        Some((count, queues)) => DeviceSpec::new(number(count, "count")?, number(queues, "queue count")?),
+        None => DeviceSpec::new(1, number(head, "queue count")?),
+    };
+    let Some(opts) = opts else { return Ok(spec) };
+    let mut rest = opts;
+    while !rest.is_empty() {
+        let (pair, tail) = rest.split_once(',').unwrap_or((rest, ""));
+        rest = tail;
+        let (key, value) = pair.split_once('=').ok_or_else(|| bad(&format!("{pair:?} is not key=value")))?;
+        match key {
+            "name" => spec.name = Some(value.to_string()),
+            "pre" => spec.pre = number(value, "pre")?,
+            "post" => spec.post = number(value, "post")?,
+            "node" => spec.node = Some(number(value, "node")?),
+            "sets" => {
+                spec.sets = Some(value.split('+').map(|s| number(s, "set size")).collect::<Result<_, _>>()?)
+            }
+            "managed" => {
+                spec.managed = match value {
+                    "yes" | "true" => true,
+                    "no" | "false" => false,
+                    _ => return Err(bad("managed is yes or no")),
+                }
+            }
+            "blkmq" => spec.blk_mq = Some(value.to_string()),
+            "blkmq_queues" => spec.blk_mq_queues = Some(number(value, "blkmq_queues")?),
+            _ => return Err(bad(&format!("unknown key {key:?}"))),
+        }
+    }
+    Ok(spec)
+}
+
+/// The compact device tokens that rebuild `devices` (identical neighbours folded into `Nx`).
+pub fn format_device_tokens(devices: &[Device]) -> Vec<String> {
+    let mut tokens = Vec::new();
+    let mut i = 0;
+    while i < devices.len() {
+        // Longest run of identical devices named p0, p1, ... or dev{i}, dev{i+1}, ...
+        let d = &devices[i];
+        let prefix = d.name.trim_end_matches(|c: char| c.is_ascii_digit());
+        let digits = &d.name[prefix.len()..];
+        let start_index: Option<u64> = (!digits.is_empty() && (digits == "0" || !digits.starts_with('0')))
+            .then(|| digits.parse().ok())
+            .flatten();
+        let mut run = 1;
+        if let Some(k0) = start_index {
+            let defaults = prefix == "dev" && k0 == i as u64;
+            if k0 == 0 || defaults {
+                while let Some(next) = devices.get(i + run) {
+                    let same = Device { name: next.name.clone(), ..d.clone() } == *next;
+                    if !same || next.name != format!("{prefix}{}", k0 + run as u64) {
+                        break;
+                    }
+                    run += 1;
+                }
+            }
+        }
+        let is_default_name = prefix == "dev" && start_index == Some(i as u64);
+        let name = if is_default_name {
+            None
+        } else if run > 1 {
+            Some(prefix.to_string())
+        } else {
+            Some(d.name.clone())
+        };
+        // A single device named like "nvme0" must keep its digits; a run folds them.
+        let mut opts = Vec::new();
+        if let Some(n) = name {
+            opts.push(format!("name={n}"));
+        }
+        if d.pre_vectors > 0 {
+            opts.push(format!("pre={}", d.pre_vectors));
+        }
+        if d.post_vectors > 0 {
+            opts.push(format!("post={}", d.post_vectors));
+        }
+        if let Some(sets) = &d.sets {
+            opts.push(format!("sets={}", sets.iter().map(u32::to_string).collect::<Vec<_>>().join("+")));
+        }
+        if !d.managed_affinity {
+            opts.push("managed=no".into());
+        }
+        if let Some(node) = d.node {
+            opts.push(format!("node={node}"));
+        }
+        if let Some(b) = d.blk_mq {
+            opts.push(format!("blkmq={}", b.name()));
+        }
+        if let Some(q) = d.blk_mq_queues {
+            opts.push(format!("blkmq_queues={q}"));
+        }
+        let queues = d.affinity_vectors();
+        let head = if run > 1 { format!("{run}x{queues}") } else { queues.to_string() };
+        tokens.push(if opts.is_empty() { head } else { format!("{head}:{}", opts.join(",")) });
+        i += run;
+    }
+    tokens
+}
+
+/// Quote a word for a POSIX shell when it needs it.
+pub fn shell_word(word: &str) -> String {
+    let plain = word.chars().all(|c| c.is_ascii_alphanumeric() || "-_.,:=+/@%".contains(c));
+    if plain && !word.is_empty() {
+        word.to_string()
+    } else {
+        format!("'{}'", word.replace('\'', "'\\''"))
+    }
+}
+
+/// The `irqscope simulate …` line that reproduces a scenario; `topology` is how the machine is
+/// named on the command line (a preset name or a file path).
+pub fn command_line(scenario: &Scenario, topology: &str) -> String {
+    command_words(scenario, topology).join(" ")
+}
+
+/// [`command_line`] as words; an option and its value are one word.
+pub fn command_words(scenario: &Scenario, topology: &str) -> Vec<String> {
+    let mut words = vec!["irqscope".to_string(), "simulate".into(), shell_word(topology)];
+    words.extend(format_device_tokens(scenario.devices()).iter().map(|t| shell_word(t)));
+    words.push(format!("--variant {}", scenario.variant().name()));
+    words.push(format!("--sort {}", scenario.sort().name()));
+    words.push(format!("--effective {}", scenario.effective().name()));
+    words.push(format!("--counter {}", scenario.spread_counter()));
+    words
+}
+
+/// Rebuild a spec from a validated scenario (names kept exactly).
+pub fn spec_of(scenario: &Scenario, topology: TopologyRef) -> ScenarioSpec {
+    let devices = scenario
+        .devices()
+        .iter()
+        .map(|d| DeviceSpec {
+            count: 1,
+            name: Some(d.name.clone()),
+            queues: d.affinity_vectors(),
+            pre: d.pre_vectors,
+            post: d.post_vectors,
+            sets: d.sets.clone(),
+            managed: d.managed_affinity,
+            node: d.node,
+            blk_mq: d.blk_mq.map(|b| b.name().to_string()),
+            blk_mq_queues: d.blk_mq_queues,
+        })
+        .collect();
+    ScenarioSpec {
+        topology,
+        devices,
+        variant: scenario.variant().name().into(),
+        sort: scenario.sort().name().into(),
+        effective: scenario.effective().name().into(),
+        spread_counter: scenario.spread_counter(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn device_tokens() {
+        let d = parse_device_token("6x62:pre=1,name=nvme,blkmq=irq").unwrap();
+        assert_eq!((d.count, d.queues, d.pre, d.name.as_deref(), d.blk_mq.as_deref()), (6, 62, 1, Some("nvme"), Some("irq")));
+        let d = parse_device_token("8:sets=4+2,post=1,managed=no,node=1").unwrap();
+        assert_eq!((d.count, d.sets, d.post, d.managed, d.node), (1, Some(vec![4, 2]), 1, false, Some(1)));
+        for bad in ["", "x", "6x", "6xq", "4:pre", "4:bogus=1", "4:managed=maybe", "4:sets=1++2"] {
+            assert!(parse_device_token(bad).is_err(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn tokens_round_trip() {
+        let specs: Vec<DeviceSpec> =
+            ["6x62:pre=1,name=nvme", "2x8", "4:name=nic7,managed=no", "3:sets=2+1,pre=1,post=1"]
+                .iter()
+                .map(|t| parse_device_token(t).unwrap())
+                .collect();
+        let devices = expand_devices(&specs).unwrap();
+        assert_eq!(devices[0].name, "nvme0");
+        assert_eq!(devices[6].name, "dev6");
+        let tokens = format_device_tokens(&devices);
+        assert_eq!(tokens, ["6x62:name=nvme,pre=1", "2x8", "4:name=nic7,managed=no", "3:pre=1,post=1,sets=2+1"]);
+        let again: Vec<DeviceSpec> = tokens.iter().map(|t| parse_device_token(t).unwrap()).collect();
+        assert_eq!(expand_devices(&again).unwrap(), devices);
+    }
+
+    #[test]
+    fn shell_quoting() {
+        assert_eq!(shell_word("6x62:pre=1"), "6x62:pre=1");
+        assert_eq!(shell_word("a b"), "'a b'");
+        assert_eq!(shell_word("it's"), "'it'\\''s'");
+    }
+}

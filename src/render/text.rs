@@ -1,0 +1,407 @@
+//! Plain-text reports shaped like the tables reviewers paste into kernel mailing-list replies:
+//! at most 72 columns where the data allows, per-CPU rows folded into cpulists of equal values,
+//! per-node totals, the summary lines, and the command that reproduces the scenario.
+
+use crate::metrics::{Metrics, NodeLoad};
+use crate::scenario::spec::command_words;
+use crate::scenario::{Outcome, Scenario};
+use crate::topology::{plural, CpuSet, Topology};
+use std::collections::BTreeMap;
+use std::fmt::Write;
+
+/// Mail line width.
+pub const COLUMNS_MAX: usize = 72;
+
+#[derive(Debug, Clone, Default)]
+pub struct TextOptions {
+    /// How the topology is named on the command line (preset name or file path).
+    pub topology_label: String,
+    /// Include every vector.
+    pub vectors: bool,
+    /// A permalink to print under the command.
+    pub permalink: Option<String>,
+}
+
+/// Word-wrap `text` to [`COLUMNS_MAX`], the first line prefixed by `first`, the others by
+/// `rest`. Words longer than a line are split at commas (cpulists) or kept whole.
+pub fn wrap(text: &str, first: &str, rest: &str) -> String {
+    let mut out = String::new();
+    let mut line = first.to_string();
+    let mut at_start = true;
+    for word in text.split(' ').filter(|w| !w.is_empty()) {
+        // Pieces of one split word follow each other without a space.
+        let mut glue = false;
+        for piece in split_long(word, COLUMNS_MAX - rest.len()) {
+            if !at_start && line.len() + 1 + piece.len() > COLUMNS_MAX {
+                out.push_str(line.trim_end());
+                out.push('\n');
+                line = rest.to_string();
+                at_start = true;
+            }
+            if !at_start && !glue {
+                line.push(' ');
+            }
+            line.push_str(&piece);
+            at_start = false;
+            glue = true;
+        }
+    }
+    out.push_str(line.trim_end());
+    out.push('\n');
+    out
+}
+
+/// Split a long cpulist at commas into pieces that fit `width` (each piece but the last ends
+/// with its comma, so re-joining without spaces gives the original).
+fn split_long(word: &str, width: usize) -> Vec<String> {
+    if word.len() <= width || !word.contains(',') {
+        return vec![word.to_string()];
+    }
+    let mut pieces = Vec::new();
+    let mut cur = String::new();
+    for (i, part) in word.split(',').enumerate() {
+        if i > 0 {
+            cur.push(',');
+        }
+        if !cur.is_empty() && cur.len() + part.len() > width {
+            pieces.push(std::mem::take(&mut cur));
+        }
+        cur.push_str(part);
+    }
+    pieces.push(cur);
+    pieces
+}
+
+/// The command line, wrapped with shell continuations.
+fn command_block(words: &[String], out: &mut String) {
+    let mut line = String::from("  $");
+    for (i, word) in words.iter().enumerate() {
+        let last = i + 1 == words.len();
+        let need = line.len() + 1 + word.len() + if last { 0 } else { 2 };
+        if need > COLUMNS_MAX && line.len() > 4 {
+            out.push_str(&line);
+            out.push_str(" \\\n");
+            line = String::from("     ");
+        } else {
+            line.push(' ');
+        }
+        line.push_str(word);
+    }
+    out.push_str(&line);
+    out.push('\n');
+}
+
+/// The full single-scenario report.
+pub fn report(scenario: &Scenario, outcome: &Outcome, m: &Metrics, opts: &TextOptions) -> String {
+    let topo = scenario.topology();
+    let mut out = String::new();
+    let n_dev = scenario.devices().len();
+    let _ = writeln!(
+        out,
+        "irqscope: {}, {n_dev} device{}, {}, {}",
+        topo.name(),
+        plural(n_dev),
+        scenario.variant().name(),
+        scenario.effective().name()
+    );
+    command_block(&command_words(scenario, &opts.topology_label), &mut out);
+    if let Some(link) = &opts.permalink {
+        let _ = writeln!(out, "  {link}");
+    }
+    out.push('\n');
+    out.push_str(&wrap(&topo.summary(), "machine:  ", "          "));
+    out.push_str(&wrap(
+        &format!("{}: {}", scenario.variant().name(), scenario.variant().describe()),
+        "variant:  ",
+        "          ",
+    ));
+    if scenario.variant().uses_counter() {
+        let _ = writeln!(
+            out,
+            "counter:  {} at start, {} after",
+            scenario.spread_counter(),
+            outcome.spread_counter_after
+        );
+    }
+    let _ = writeln!(
+        out,
+        "sort:     {} ({}); effective CPU: {}",
+        scenario.sort().name(),
+        scenario.sort().kernels(),
+        scenario.effective().name()
+    );
+    out.push_str(&wrap(
+        &format!(
+            "{}: {} IRQs on {} online CPUs",
+            m.basis.describe(),
+            m.irqs_total,
+            m.ideal.cpus_online
+        ),
+        "counted:  ",
+        "          ",
+    ));
+    out.push('\n');
+    summary_block(m, &mut out);
+    out.push('\n');
+    per_cpu_table(m, &mut out);
+    out.push('\n');
+    per_node_table(&m.per_node, &mut out);
+    out.push('\n');
+    devices_block(scenario, outcome, opts.vectors, &mut out);
+    let warnings: Vec<_> = outcome.warnings().collect();
+    if !warnings.is_empty() {
+        out.push_str("\nKernel warnings (the kernel would WARN or misbehave here)\n");
+        for (device, w) in warnings {
+            out.push_str(&wrap(&format!("{device}: {w}"), "  ", "    "));
+        }
+    }
+    out
+}
+
+fn summary_block(m: &Metrics, out: &mut String) {
+    out.push_str("Summary\n");
+    out.push_str(&wrap(&m.devices_line(), "  ", "    "));
+    out.push_str(&wrap(&m.irqs_line(), "  ", "    "));
+    out.push_str(&wrap(
+        &format!(
+            "IRQs/CPU: max {} min {} (ideal max {}); devices/CPU: max {} min {} (ideal max {})",
+            m.irqs_per_cpu_max,
+            m.irqs_per_cpu_min,
+            m.ideal.irqs_per_cpu_max,
+            m.devices_per_cpu_max,
+            m.devices_per_cpu_min,
+            m.ideal.devices_per_cpu_max
+        ),
+        "  ",
+        "    ",
+    ));
+    let hot_cpus = m.per_cpu.iter().filter(|c| c.hot_irqs > 0).count();
+    out.push_str(&wrap(
+        &format!(
+            "hot (single-CPU) IRQs: {} on {hot_cpus} CPU{}, at most {} on one CPU",
+            m.hot_irqs_total,
+            plural(hot_cpus),
+            m.hot_irqs_per_cpu_max
+        ),
+        "  ",
+        "    ",
+    ));
+    let idle = m.cpus_idle.weight();
+    let idle_text = if idle == 0 {
+        "every online CPU takes an IRQ".to_string()
+    } else {
+        format!("{idle} online CPU{} take no IRQ: {}", plural(idle as usize), m.cpus_idle)
+    };
+    out.push_str(&wrap(&idle_text, "  ", "    "));
+    if m.vectors_shut_down > 0 {
+        let _ = writeln!(out, "  {} managed vectors shut down (no online CPU in their mask)", m.vectors_shut_down);
+    }
+    out.push_str(&wrap(&m.nodes_line(), "  ", "    "));
+}
+
+fn per_cpu_table(m: &Metrics, out: &mut String) {
+    out.push_str("Per CPU (CPUs with equal rows folded)\n");
+    out.push_str("   IRQs  managed  devices  hot  CPUs\n");
+    let mut rows: BTreeMap<(u32, u32, u32, u32, bool), CpuSet> = BTreeMap::new();
+    for c in &m.per_cpu {
+        rows.entry((c.irqs, c.managed_irqs, c.counted_devices(m.basis), c.hot_irqs, c.online))
+            .or_default()
+            .insert(c.cpu);
+    }
+    let mut ordered: Vec<_> = rows.into_iter().collect();
+    ordered.sort_by_key(|(_, cpus)| cpus.first());
+    for ((irqs, managed, devices, hot, online), cpus) in ordered {
+        let lead = format!("  {irqs:>5}  {managed:>7}  {devices:>7}  {hot:>3}  ");
+        let mut list = format!("{cpus} ({})", cpus.weight());
+        if !online {
+            list.push_str(" offline");
+        }
+        out.push_str(&wrap(&list, &lead, &" ".repeat(lead.len())));
+    }
+}
+
+fn per_node_table(nodes: &[NodeLoad], out: &mut String) {
+    out.push_str("Per node\n");
+    out.push_str("   node  CPUs  IRQs  fair share  hot\n");
+    for n in nodes {
+        let _ = writeln!(
+            out,
+            "  {:>5}  {:>4}  {:>4}  {:>10}  {:>3}",
+            n.node,
+            n.cpus_online,
+            n.irqs,
+            crate::metrics::milli(n.fair_share_milli),
+            n.hot_irqs
+        );
+    }
+}
+
+fn devices_block(scenario: &Scenario, outcome: &Outcome, vectors: bool, out: &mut String) {
+    out.push_str("Devices\n");
+    for (dev, res) in scenario.devices().iter().zip(&outcome.devices) {
+        let managed = res.vectors.iter().filter(|v| v.managed).count();
+        let mut facts = vec![format!("{} vectors", dev.vectors)];
+        if dev.pre_vectors > 0 {
+            facts.push(format!("{} pre", dev.pre_vectors));
+        }
+        if dev.post_vectors > 0 {
+            facts.push(format!("{} post", dev.post_vectors));
+        }
+        if let Some(sets) = &dev.sets {
+            facts.push(format!("sets {}", sets.iter().map(u32::to_string).collect::<Vec<_>>().join("+")));
+        }
+        facts.push(if res.affinity_null { "no affinity masks".into() } else { format!("{managed} managed") });
+        if !res.spread_offsets.is_empty() {
+            let offs: Vec<String> = res.spread_offsets.iter().map(u32::to_string).collect();
+            facts.push(format!("offset {}", offs.join(",")));
+        }
+        let cpus: CpuSet = res.vectors.iter().filter_map(|v| v.effective_cpu).collect();
+        facts.push(format!("fires on {} CPU{} ({cpus})", cpus.weight(), plural(cpus.weight() as usize)));
+        if let Some(map) = &res.blk_mq_map {
+            let queues: std::collections::BTreeSet<u32> = map.iter().flatten().copied().collect();
+            facts.push(format!("blk-mq uses {} queue{}", queues.len(), plural(queues.len())));
+        }
+        out.push_str(&wrap(&facts.join(", "), &format!("  {}: ", res.name), "    "));
+        if vectors {
+            out.push_str("    vec  managed  effective  mask\n");
+            for v in &res.vectors {
+                let eff = v.effective_cpu.map_or("off".to_string(), |c| c.to_string());
+                let lead = format!("    {:>3}  {:>7}  {:>9}  ", v.index, if v.managed { "yes" } else { "no" }, eff);
+                out.push_str(&wrap(&v.mask.to_cpulist(), &lead, &" ".repeat(lead.len())));
+            }
+        }
+    }
+}
+
+/// One side of a comparison.
+pub struct Side<'a> {
+    pub label: String,
+    pub scenario: &'a Scenario,
+    pub outcome: &'a Outcome,
+    pub metrics: &'a Metrics,
+}
+
+/// Two runs of the same machine and devices side by side, with the per-CPU difference.
+pub fn compare_report(a: &Side<'_>, b: &Side<'_>, opts: &TextOptions) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "irqscope compare: {}", a.scenario.topology().name());
+    let _ = writeln!(out, "A: {}", a.label);
+    command_block(&command_words(a.scenario, &opts.topology_label), &mut out);
+    let _ = writeln!(out, "B: {}", b.label);
+    command_block(&command_words(b.scenario, &opts.topology_label), &mut out);
+    if let Some(link) = &opts.permalink {
+        let _ = writeln!(out, "  {link}");
+    }
+    out.push('\n');
+    let (ma, mb) = (a.metrics, b.metrics);
+    let rows: Vec<(&str, String, String)> = vec![
+        ("IRQs/CPU max", ma.irqs_per_cpu_max.to_string(), mb.irqs_per_cpu_max.to_string()),
+        ("IRQs/CPU min", ma.irqs_per_cpu_min.to_string(), mb.irqs_per_cpu_min.to_string()),
+        ("  ideal max", ma.ideal.irqs_per_cpu_max.to_string(), mb.ideal.irqs_per_cpu_max.to_string()),
+        ("devices/CPU max", ma.devices_per_cpu_max.to_string(), mb.devices_per_cpu_max.to_string()),
+        ("devices/CPU min", ma.devices_per_cpu_min.to_string(), mb.devices_per_cpu_min.to_string()),
+        ("  ideal max", ma.ideal.devices_per_cpu_max.to_string(), mb.ideal.devices_per_cpu_max.to_string()),
+        ("gap to ideal (IRQs)", gap(ma.irqs_per_cpu_max, ma.ideal.irqs_per_cpu_max), gap(mb.irqs_per_cpu_max, mb.ideal.irqs_per_cpu_max)),
+        ("CPUs taking no IRQ", ma.cpus_idle.weight().to_string(), mb.cpus_idle.weight().to_string()),
+        ("CPUs with hot IRQs", hot_cpus(ma).to_string(), hot_cpus(mb).to_string()),
+        ("hot IRQs max/CPU", ma.hot_irqs_per_cpu_max.to_string(), mb.hot_irqs_per_cpu_max.to_string()),
+        ("IRQs per node", nodes(ma), nodes(mb)),
+    ];
+    let _ = writeln!(out, "  {:<22} {:>20} {:>20}", "", "A", "B");
+    for (name, va, vb) in rows {
+        let _ = writeln!(out, "  {name:<22} {va:>20} {vb:>20}");
+    }
+    out.push('\n');
+    out.push_str(&wrap(&ma.devices_line(), "  A: ", "     "));
+    out.push_str(&wrap(&mb.devices_line(), "  B: ", "     "));
+    out.push('\n');
+    out.push_str("Per-CPU change, B - A (counted IRQs; CPUs folded)\n");
+    let mut delta: BTreeMap<i64, CpuSet> = BTreeMap::new();
+    for (ca, cb) in ma.per_cpu.iter().zip(&mb.per_cpu) {
+        let d = i64::from(cb.counted_irqs(mb.basis)) - i64::from(ca.counted_irqs(ma.basis));
+        delta.entry(d).or_default().insert(ca.cpu);
+    }
+    for (d, cpus) in delta {
+        let lead = format!("  {d:>+5}  ");
+        out.push_str(&wrap(&format!("{cpus} ({})", cpus.weight()), &lead, &" ".repeat(lead.len())));
+    }
+    out
+}
+
+fn gap(max: u32, ideal: u32) -> String {
+    format!("{:+}", i64::from(max) - i64::from(ideal))
+}
+
+fn hot_cpus(m: &Metrics) -> usize {
+    m.per_cpu.iter().filter(|c| c.hot_irqs > 0).count()
+}
+
+fn nodes(m: &Metrics) -> String {
+    m.per_node.iter().map(|n| n.irqs.to_string()).collect::<Vec<_>>().join("/")
+}
+
+/// An lstopo-like tree: node → package → cluster → core, long child lists folded.
+pub fn topology_tree(t: &Topology) -> String {
+    const CHILDREN_SHOWN_MAX: usize = 6;
+    let mut out = String::new();
+    out.push_str(&wrap(&t.summary(), &format!("{}: ", t.name()), "  "));
+    for node in 0..t.nr_node_ids() {
+        let cpus = t.node_cpus(node);
+        let dist: Vec<String> = (0..t.nr_node_ids()).map(|m| t.distance(node, m).to_string()).collect();
+        let head = if cpus.is_empty() {
+            format!("node {node}: no CPUs (memory only)")
+        } else {
+            format!("node {node}: {} CPU{} ({cpus})", cpus.weight(), plural(cpus.weight() as usize))
+        };
+        out.push_str(&wrap(&format!("{head}; distances {}", dist.join(" ")), "", "    "));
+        // Clusters (or cores when there are none) inside the node, folded by shape.
+        let mut units: Vec<(String, CpuSet)> = Vec::new();
+        let mut rest = cpus.clone();
+        while let Some(c) = rest.first() {
+            let cluster = t.cluster(c);
+            let (kind, set) = if cluster.is_empty() { ("core", t.smt(c).and(cpus)) } else { ("cluster", cluster.and(cpus)) };
+            rest.andnot_assign(&set);
+            units.push((kind.to_string(), set));
+        }
+        for (i, (kind, set)) in units.iter().enumerate() {
+            if i == CHILDREN_SHOWN_MAX && units.len() > CHILDREN_SHOWN_MAX + 1 {
+                let _ = writeln!(out, "  … {} more", units.len() - CHILDREN_SHOWN_MAX);
+                break;
+            }
+            let mut cores: Vec<String> = Vec::new();
+            let mut left = set.clone();
+            while let Some(c) = left.first() {
+                let core = t.smt(c).and(set);
+                left.andnot_assign(&core);
+                cores.push(core.to_cpulist());
+            }
+            let inner = if kind == "cluster" { format!(": cores {}", cores.join(" ")) } else { String::new() };
+            let absent = set.andnot(t.present());
+            let mark = if absent.is_empty() { String::new() } else { format!(" (not present: {absent})") };
+            out.push_str(&wrap(&format!("{kind} {set}{inner}{mark}"), "  ", "      "));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn wrap_keeps_cpulists_whole_when_they_fit() {
+        let text = "28 CPUs (34-47,82-95) serve all 6 devices; 68 CPUs (0-33,48-81) serve 3";
+        let w = wrap(text, "  ", "    ");
+        assert!(w.lines().all(|l| l.len() <= COLUMNS_MAX), "{w}");
+        assert!(w.contains("(34-47,82-95)"));
+    }
+
+    #[test]
+    fn wrap_splits_long_cpulists_at_commas() {
+        let list: Vec<String> = (0..100).map(|i| (i * 3).to_string()).collect();
+        let w = wrap(&list.join(","), "  ", "  ");
+        assert!(w.lines().all(|l| l.len() <= COLUMNS_MAX), "{w}");
+        let joined: String = w.lines().map(str::trim).collect();
+        assert_eq!(joined, list.join(","));
+    }
+}
