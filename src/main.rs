@@ -37,11 +37,33 @@ enum Command {
     /// Inspect, list and import topologies.
     #[command(subcommand)]
     Topology(topology_cmd::TopologyCommand),
+    /// Map CPUs to blk-mq hardware queues with one of the kernel's mappers.
+    BlkMq(BlkMqArgs),
     /// Start the dashboard.
     Serve {
         #[arg(long, default_value = "127.0.0.1:8080")]
         addr: String,
     },
+}
+
+#[derive(clap::Args)]
+struct BlkMqArgs {
+    /// A preset name or a topology file.
+    topology: String,
+    #[arg(long)]
+    queues: u32,
+    /// current, v6.3, legacy-v5.1, legacy-v4.13, legacy-v4.10.
+    #[arg(long, default_value = "current")]
+    mapper: String,
+    #[arg(long, default_value_t = 0)]
+    queue_offset: u32,
+    /// group_cpus_evenly variant (current and v6.3 only).
+    #[arg(long)]
+    variant: Option<String>,
+    #[arg(long)]
+    sort: Option<String>,
+    #[arg(long, default_value_t = 0)]
+    counter: u32,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -98,6 +120,7 @@ fn main() -> ExitCode {
         Command::Simulate(args) => simulate(args),
         Command::CheckGolden { dirs } => check_golden(&dirs),
         Command::Topology(cmd) => topology_cmd::run(cmd),
+        Command::BlkMq(args) => blk_mq(args),
         Command::Serve { addr } => serve(&addr),
     };
     match result {
@@ -220,6 +243,31 @@ fn simulate(args: SimulateArgs) -> anyhow::Result<ExitCode> {
             println!("{}", serde_json::to_string_pretty(&value)?);
         }
     }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn blk_mq(args: BlkMqArgs) -> anyhow::Result<ExitCode> {
+    use irqscope::kernel::blk_mq_cpumap::{blk_mq_map_queues, Mapper};
+    let topology = load_topology(&args.topology)?;
+    let mapper = Mapper::from_name(&args.mapper).ok_or_else(|| {
+        let known: Vec<&str> = Mapper::ALL.iter().map(|m| m.name()).collect();
+        anyhow::anyhow!("unknown mapper {:?} (known: {})", args.mapper, known.join(", "))
+    })?;
+    anyhow::ensure!(
+        (1..=scen::VECTORS_PER_DEVICE_MAX).contains(&args.queues),
+        "--queues {}: 1 to {}",
+        args.queues,
+        scen::VECTORS_PER_DEVICE_MAX
+    );
+    let variant = spec::parse_variant(args.variant.as_deref().unwrap_or(spec::DEFAULT_VARIANT.name()))?;
+    let sort = spec::parse_sort(args.sort.as_deref().unwrap_or(spec::DEFAULT_SORT.name()))?;
+    let mut counter = args.counter;
+    let mut warnings = Vec::new();
+    let map = blk_mq_map_queues(&topology, mapper, args.queues, args.queue_offset, variant, sort, &mut counter, &mut warnings);
+    print!(
+        "{}",
+        render::text::queue_map_report(&topology, mapper, variant, args.queues, args.queue_offset, &map.map)
+    );
     Ok(ExitCode::SUCCESS)
 }
 

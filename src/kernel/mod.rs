@@ -6,12 +6,15 @@
 //! condition on which the kernel would `WARN` is returned as a [`KernelWarn`] beside the result;
 //! `assert!` is kept for bugs in irqscope itself.
 //!
-//! The MANA driver and scheduler models live in `mana` and `sched_numa`.
+//! `mana` models a network driver's own IRQ set-up and `sched_numa` the scheduler's NUMA
+//! imbalance decision; both are self-contained (their inputs are plain vectors, as in the spec).
 
 pub mod blk_mq_cpumap;
 pub mod group_cpus;
 pub mod irq_affinity;
+pub mod mana;
 pub mod manage;
+pub mod sched_numa;
 pub mod sort;
 pub mod vector_matrix;
 

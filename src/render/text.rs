@@ -340,6 +340,48 @@ fn nodes(m: &Metrics) -> String {
     m.per_node.iter().map(|n| n.irqs.to_string()).collect::<Vec<_>>().join("/")
 }
 
+/// A blk-mq CPU → queue map folded by queue, with the queues no CPU submits to.
+pub fn queue_map_report(
+    topo: &Topology,
+    mapper: crate::kernel::blk_mq_cpumap::Mapper,
+    variant: crate::kernel::Variant,
+    nr_queues: u32,
+    queue_offset: u32,
+    map: &[Option<u32>],
+) -> String {
+    let mut out = String::new();
+    let via = if mapper.uses_group_cpus() { format!(" over {}", variant.name()) } else { String::new() };
+    out.push_str(&wrap(
+        &format!("blk-mq {}{via}: {nr_queues} queues on {}", mapper.name(), topo.summary()),
+        "",
+        "  ",
+    ));
+    let mut by_queue: BTreeMap<u32, CpuSet> = BTreeMap::new();
+    for (cpu, q) in map.iter().enumerate() {
+        if let Some(q) = q {
+            by_queue.entry(*q).or_default().insert(cpu as u32);
+        }
+    }
+    out.push_str("   queue  CPUs\n");
+    for (q, cpus) in &by_queue {
+        let lead = format!("  {q:>6}  ");
+        out.push_str(&wrap(&format!("{cpus} ({})", cpus.weight()), &lead, &" ".repeat(lead.len())));
+    }
+    let expected: CpuSet = (queue_offset..queue_offset.saturating_add(nr_queues)).collect();
+    let used: CpuSet = by_queue.keys().copied().collect();
+    let unmapped = expected.andnot(&used);
+    out.push_str(&wrap(
+        &format!(
+            "{} of {nr_queues} queues have CPUs{}",
+            used.and_weight(&expected),
+            if unmapped.is_empty() { String::new() } else { format!("; unmapped queues: {unmapped}") }
+        ),
+        "",
+        "  ",
+    ));
+    out
+}
+
 /// An lstopo-like tree: node → package → cluster → core, long child lists folded.
 pub fn topology_tree(t: &Topology) -> String {
     const CHILDREN_SHOWN_MAX: usize = 6;

@@ -8,6 +8,8 @@
 //! This module is the one place below `main.rs` that walks directories, because the test suite
 //! and the CLI must run the very same check.
 
+pub mod mana_sched;
+
 use crate::kernel::blk_mq_cpumap::{blk_mq_map_queues, Mapper};
 use crate::kernel::vector_matrix::EffectiveModel;
 use crate::kernel::{group_cpus_evenly, SortGen, Variant};
@@ -130,6 +132,8 @@ pub fn run_case(case: &Value, kind: &str) -> Result<Value, String> {
         "group_cpus_evenly" => run_group_cpus(case),
         "system" => run_system(case),
         "blk_mq" => run_blk_mq(case),
+        "mana" => mana_sched::run_mana_case(case),
+        "sched" => mana_sched::run_sched_case(case),
         other => Err(format!("cannot run cases of kind {other:?}")),
     }
 }
@@ -400,5 +404,6 @@ mod tests {
         let case = json!({"kind": "nope", "expected": {}});
         assert!(matches!(check_case(&case, ""), CaseResult::Error(_)));
         assert!(matches!(check_case(&json!({"expected": {}}), "mana"), CaseResult::Error(_)));
+        assert!(matches!(check_case(&json!({"expected": {}}), "elsewhere"), CaseResult::Error(_)));
     }
 }
