@@ -59,12 +59,13 @@ fn split_long(word: &str, width: usize) -> Vec<String> {
     }
     let mut pieces = Vec::new();
     let mut cur = String::new();
-    for (i, part) in word.split(',').enumerate() {
-        if i > 0 {
+    for part in word.split(',') {
+        // A finished piece carries its trailing comma, so it needs one column more.
+        if !cur.is_empty() && cur.len() + 1 + part.len() + 1 > width {
             cur.push(',');
-        }
-        if !cur.is_empty() && cur.len() + part.len() > width {
             pieces.push(std::mem::take(&mut cur));
+        } else if !cur.is_empty() {
+            cur.push(',');
         }
         cur.push_str(part);
     }
