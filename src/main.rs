@@ -39,6 +39,10 @@ enum Command {
     Topology(topology_cmd::TopologyCommand),
     /// Map CPUs to blk-mq hardware queues with one of the kernel's mappers.
     BlkMq(BlkMqArgs),
+    /// The MANA driver's IRQ set-up, before and after the low-vCPU patch (seed 001).
+    Mana(ManaArgs),
+    /// The scheduler's NUMA imbalance decision for a communicating pair (seed 003).
+    Sched(SchedArgs),
     /// Start the dashboard.
     Serve {
         #[arg(long, default_value = "127.0.0.1:8080")]
@@ -64,6 +68,46 @@ struct BlkMqArgs {
     sort: Option<String>,
     #[arg(long, default_value_t = 0)]
     counter: u32,
+}
+
+#[derive(clap::Args)]
+struct ManaArgs {
+    /// A preset name or topology file (every CPU id possible); or use --input.
+    topology: Option<String>,
+    /// A JSON file with a MANA `input` object (the golden-vector form), or a whole case.
+    #[arg(long, conflicts_with = "topology")]
+    input: Option<PathBuf>,
+    /// NUMA node of the device; -1 for none.
+    #[arg(long, default_value_t = 0, allow_hyphen_values = true)]
+    device_node: i32,
+    /// dynamic or static MSI-X.
+    #[arg(long, default_value = "dynamic")]
+    mode: String,
+    #[arg(long, default_value_t = 64)]
+    max_msix: u32,
+    /// Vectors already held on each CPU before the probe, e.g. 0,1,1,1.
+    #[arg(long)]
+    load: Option<String>,
+    /// The irqaffinity= boot option (a cpulist).
+    #[arg(long)]
+    irqaffinity: Option<String>,
+}
+
+#[derive(clap::Args)]
+struct SchedArgs {
+    /// A preset name or topology file with a distance matrix; or use --input.
+    topology: Option<String>,
+    /// A JSON file with a sched `input` object (the golden-vector form), or a whole case.
+    #[arg(long, conflicts_with = "topology")]
+    input: Option<PathBuf>,
+    /// Node running the communicating pair (on its two lowest CPUs).
+    #[arg(long, default_value_t = 1)]
+    pair_node: u32,
+    /// Extra runnable tasks on otherwise idle CPUs of the pair's node.
+    #[arg(long, default_value_t = 0)]
+    noise: u32,
+    #[arg(long, default_value_t = 30)]
+    node_reclaim_distance: u32,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -121,6 +165,8 @@ fn main() -> ExitCode {
         Command::CheckGolden { dirs } => check_golden(&dirs),
         Command::Topology(cmd) => topology_cmd::run(cmd),
         Command::BlkMq(args) => blk_mq(args),
+        Command::Mana(args) => mana(args),
+        Command::Sched(args) => sched(args),
         Command::Serve { addr } => serve(&addr),
     };
     match result {
@@ -268,6 +314,117 @@ fn blk_mq(args: BlkMqArgs) -> anyhow::Result<ExitCode> {
         "{}",
         render::text::queue_map_report(&topology, mapper, variant, args.queues, args.queue_offset, &map.map)
     );
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The `input` object of a golden-style JSON file (a whole case or the object itself).
+fn input_object(path: &Path) -> anyhow::Result<serde_json::Value> {
+    let value: serde_json::Value =
+        serde_json::from_str(&read_text(path)?).with_context(|| format!("{}", path.display()))?;
+    Ok(value.get("input").cloned().unwrap_or(value))
+}
+
+/// A topology the MANA and sched models can take: every id possible, nodes in id order.
+fn dense_topology(name: &str) -> anyhow::Result<Arc<irqscope::topology::Topology>> {
+    let t = load_topology(name)?;
+    anyhow::ensure!(
+        t.possible().weight() == t.nr_cpu_ids(),
+        "{name}: these models need every CPU id 0..{} to exist (no sparse ids)",
+        t.nr_cpu_ids()
+    );
+    Ok(t)
+}
+
+fn mana(args: ManaArgs) -> anyhow::Result<ExitCode> {
+    use irqscope::kernel::mana::{self as m, ManaInput, MsixMode};
+    let input = match (&args.input, &args.topology) {
+        (Some(path), _) => irqscope::golden::mana_sched::parse_mana_input(&input_object(path)?)
+            .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?,
+        (None, Some(name)) => {
+            let t = dense_topology(name)?;
+            let n = t.nr_cpu_ids();
+            let cpus = 0..n;
+            let load = match &args.load {
+                None => vec![0; n as usize],
+                Some(text) => text
+                    .split(',')
+                    .map(|v| v.trim().parse::<u32>().with_context(|| format!("--load {text:?}")))
+                    .collect::<Result<Vec<_>, _>>()?,
+            };
+            let default_affinity = match &args.irqaffinity {
+                None => None,
+                Some(text) => Some(irqscope::topology::parse_cpulist(text, n)?.iter().collect()),
+            };
+            let nn = t.nr_node_ids();
+            ManaInput {
+                cpu_node: cpus.clone().map(|c| t.cpu_to_node(c)).collect(),
+                cpu_core: cpus.clone().map(|c| t.smt(c).first().unwrap_or(c)).collect(),
+                node_distance: (0..nn).map(|a| (0..nn).map(|b| t.distance(a, b)).collect()).collect(),
+                device_node: args.device_node,
+                mode: match args.mode.as_str() {
+                    "dynamic" => MsixMode::Dynamic,
+                    "static" => MsixMode::Static,
+                    other => anyhow::bail!("--mode {other:?}: dynamic or static"),
+                },
+                max_msix: args.max_msix,
+                initial_vector_load: load,
+                online: cpus.map(|c| t.online().contains(c)).collect(),
+                default_affinity,
+            }
+        }
+        (None, None) => anyhow::bail!("give a topology (preset or file) or --input FILE"),
+    };
+    let (unpatched, patched) = m::run_both(&input)?;
+    print!("{}", render::mana_sched::mana_report(&input, &unpatched, &patched));
+    Ok(ExitCode::SUCCESS)
+}
+
+fn sched(args: SchedArgs) -> anyhow::Result<ExitCode> {
+    use irqscope::kernel::sched_numa::{self as s, SchedInput};
+    let input = match (&args.input, &args.topology) {
+        (Some(path), _) => irqscope::golden::mana_sched::parse_sched_input(&input_object(path)?)
+            .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?,
+        (None, Some(name)) => {
+            let t = dense_topology(name)?;
+            let nn = t.nr_node_ids();
+            // The model numbers CPUs node by node; the topology must too.
+            let mut next = 0;
+            for node in 0..nn {
+                let cpus = t.node_cpus(node);
+                anyhow::ensure!(
+                    cpus.first() == Some(next) && cpus.last() == Some(next + cpus.weight() - 1),
+                    "{name}: the sched model needs CPUs numbered node by node (node {node} is {cpus})"
+                );
+                next += cpus.weight();
+            }
+            anyhow::ensure!(args.pair_node < nn, "--pair-node {}: the machine has {nn} node(s)", args.pair_node);
+            let node_cpus = t.node_cpus(args.pair_node);
+            anyhow::ensure!(
+                node_cpus.weight() >= 2 + args.noise,
+                "node {} has {} CPUs: too few for the pair and {} noise tasks",
+                args.pair_node,
+                node_cpus.weight(),
+                args.noise
+            );
+            let mut nr_running = vec![0u32; t.nr_cpu_ids() as usize];
+            let on_node: Vec<u32> = node_cpus.iter().collect();
+            for &cpu in on_node.iter().take(2 + args.noise as usize) {
+                nr_running[cpu as usize] = 1;
+            }
+            SchedInput {
+                node_distance: (0..nn).map(|a| (0..nn).map(|b| t.distance(a, b)).collect()).collect(),
+                cpus_per_node: (0..nn).map(|n| t.node_cpus(n).weight()).collect(),
+                smt: t.threads_per_core_max(),
+                llcs_per_node: 1,
+                node_reclaim_distance: args.node_reclaim_distance,
+                nr_running,
+                pair_cpus: [on_node[0], on_node[1]],
+            }
+        }
+        (None, None) => anyhow::bail!("give a topology (preset or file) or --input FILE"),
+    };
+    let outcome = s::run(&input)?;
+    print!("{}", render::mana_sched::sched_report(&input, &outcome));
     Ok(ExitCode::SUCCESS)
 }
 

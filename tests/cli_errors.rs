@@ -79,3 +79,13 @@ fn check_golden_contract() {
     assert!(stdout.ends_with("0 passed, 1 failed\n"), "{stdout}");
     expect_error(&["check-golden", "/no/such/dir"], "no such file or directory");
 }
+
+#[test]
+fn bad_model_inputs() {
+    expect_error(&["mana", "azure-4vcpu-smt2", "--load", "0,1"], "one per CPU (4)");
+    expect_error(&["mana", "azure-4vcpu-smt2", "--mode", "weird"], "dynamic or static");
+    expect_error(&["mana", "azure-4vcpu-smt2", "--max-msix", "1"], "probe fails");
+    expect_error(&["sched", "arm64-4node-diameter3", "--pair-node", "9"], "the machine has 4 node(s)");
+    expect_error(&["sched", "azure-4vcpu-smt2", "--pair-node", "0"], "at least 2 are needed");
+    expect_error(&["sched", "xeon-2s-18c-smt2"], "node by node");
+}

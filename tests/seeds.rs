@@ -138,3 +138,37 @@ fn report_fits_72_columns() {
         assert!(line.len() <= 72, "{} columns: {line}", line.len());
     }
 }
+
+/// Seed 001: 4 vCPUs (2 cores), 5 MANA IRQs. With the pre-existing load the spec names
+/// ([0,1,1,1]) the unpatched driver lands 0,0,2,0,3 and the patched one 0,0,1,2,3, the tables of
+/// the posting; booting with irqaffinity=0 explains the same table without any pre-load.
+#[test]
+fn seed001_mana_tables() {
+    let text = irqscope(&["mana", "azure-4vcpu-smt2", "--load", "0,1,1,1"]);
+    assert_has(&text, "effective CPUs   unpatched: 0 0 2 0 3\n");
+    assert_has(&text, "                 patched:   0 0 1 2 3\n");
+    assert_has(&text, "queue IRQs/CPU   unpatched: 2 0 1 1 (max-min 2)");
+    let boot = irqscope(&["mana", "azure-4vcpu-smt2", "--irqaffinity", "0"]);
+    assert_has(&boot, "effective CPUs   unpatched: 0 0 2 0 3\n");
+    // An idle machine does not give the posted table.
+    let idle = irqscope(&["mana", "azure-4vcpu-smt2"]);
+    assert_has(&idle, "effective CPUs   unpatched: 0 1 2 1 2\n");
+}
+
+/// Seed 003: on the diameter-3 matrix, upstream splits the bare pair on node 1; patches 1+2
+/// split it only once noise appears; 1+2+3 keep it.
+#[test]
+fn seed003_sched_story() {
+    let verdict = |noise: &str, variant: &str| -> String {
+        let text = irqscope(&["sched", "arm64-4node-diameter3", "--pair-node", "1", "--noise", noise]);
+        let line = text.lines().find(|l| l.split_whitespace().next() == Some(variant)).unwrap();
+        line[10..31].trim().to_string()
+    };
+    assert_eq!(verdict("0", "upstream"), "SPLITS the pair");
+    assert_eq!(verdict("0", "p12"), "keeps the pair");
+    assert_eq!(verdict("1", "p12"), "SPLITS the pair");
+    assert_eq!(verdict("2", "p12"), "SPLITS the pair");
+    for noise in ["0", "1", "2"] {
+        assert_eq!(verdict(noise, "p123"), "keeps the pair");
+    }
+}

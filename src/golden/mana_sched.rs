@@ -97,7 +97,7 @@ fn optional_u32(input: &Value, key: &str, default: u32) -> Result<u32, String> {
     }
 }
 
-fn parse_mana_input(input: &Value) -> Result<ManaInput, String> {
+pub fn parse_mana_input(input: &Value) -> Result<ManaInput, String> {
     let cpu_node = u32_list(field(input, "cpu_node")?, "cpu_node")?;
     let mode = match field(input, "mode")?.as_str() {
         Some("dynamic") => MsixMode::Dynamic,
@@ -136,7 +136,7 @@ fn parse_mana_input(input: &Value) -> Result<ManaInput, String> {
     })
 }
 
-fn parse_sched_input(input: &Value) -> Result<SchedInput, String> {
+pub fn parse_sched_input(input: &Value) -> Result<SchedInput, String> {
     let node_distance = u32_matrix(field(input, "node_distance")?, "node_distance")?;
     let cpn = field(input, "cpus_per_node")?;
     let cpus_per_node = if cpn.is_array() {

@@ -1,4 +1,5 @@
 //! Views of outcomes as plain text (mail-ready) and JSON. Rendering only: no I/O, no HTTP.
 
 pub mod json;
+pub mod mana_sched;
 pub mod text;

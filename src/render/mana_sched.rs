@@ -1,0 +1,143 @@
+//! Mail-ready text for the two models that are not `group_cpus_evenly`: the MANA driver's IRQ
+//! set-up before and after the low-vCPU patch (seed 001), and the scheduler's NUMA imbalance
+//! decision for a communicating pair under the three patch levels (seed 003).
+
+use super::text::wrap;
+use crate::kernel::mana::{ManaInput, ManaOutcome};
+use crate::kernel::sched_numa::{SchedInput, SchedOutcome, INTERPRETATION_NOTES};
+use std::fmt::Write;
+
+fn list(v: &[u32]) -> String {
+    v.iter().map(u32::to_string).collect::<Vec<_>>().join(" ")
+}
+
+fn mask(m: &Option<Vec<u32>>) -> String {
+    match m {
+        None => "default".into(),
+        Some(cpus) => crate::topology::format_cpulist(&cpus.iter().copied().collect()),
+    }
+}
+
+/// Unpatched beside patched: per IRQ the mask, the CPU it was requested on and where it fires.
+pub fn mana_report(input: &ManaInput, unpatched: &ManaOutcome, patched: &ManaOutcome) -> String {
+    let mut out = String::new();
+    let ncpu = input.cpu_node.len();
+    let _ = writeln!(
+        out,
+        "MANA irq_setup: {ncpu} vCPUs, {} MSI-X, max_msix {}, device node {}",
+        if input.mode == crate::kernel::mana::MsixMode::Dynamic { "dynamic" } else { "static" }, input.max_msix, input.device_node
+    );
+    let _ = writeln!(out, "vector load before probe: {}", list(&input.initial_vector_load));
+    if let Some(aff) = &input.default_affinity {
+        let _ = writeln!(out, "irqaffinity= {}", mask(&Some(aff.clone())));
+    }
+    let _ = writeln!(
+        out,
+        "unpatched: {} IRQs ({} queues), {}, skip_first_cpu {}",
+        unpatched.num_msix_usable, unpatched.queue_irq_count, unpatched.setup_fn.as_str(), unpatched.skip_first_cpu
+    );
+    let _ = writeln!(
+        out,
+        "patched:   {} IRQs ({} queues), {}, skip_first_cpu {}",
+        patched.num_msix_usable, patched.queue_irq_count, patched.setup_fn.as_str(), patched.skip_first_cpu
+    );
+    out.push('\n');
+    out.push_str("              unpatched               patched\n");
+    out.push_str("IRQ  type     mask       req  eff     mask       req  eff\n");
+    for (u, p) in unpatched.irqs.iter().zip(&patched.irqs) {
+        let kind = if u.index == 0 { "HWC".to_string() } else { format!("mana_q{}", u.index) };
+        let _ = writeln!(
+            out,
+            "{:<4} {:<8} {:<10} {:>3}  {:>3}     {:<10} {:>3}  {:>3}",
+            u.index,
+            kind,
+            mask(&u.affinity),
+            u.request_cpu,
+            u.effective_cpu,
+            mask(&p.affinity),
+            p.request_cpu,
+            p.effective_cpu
+        );
+    }
+    out.push('\n');
+    let _ = writeln!(out, "effective CPUs   unpatched: {}", list(&unpatched.effective_cpus));
+    let _ = writeln!(out, "                 patched:   {}", list(&patched.effective_cpus));
+    let spread = |v: &[u32]| v.iter().max().unwrap_or(&0) - v.iter().min().unwrap_or(&0);
+    let _ = writeln!(
+        out,
+        "queue IRQs/CPU   unpatched: {} (max-min {})",
+        list(&unpatched.queue_irqs_per_cpu),
+        spread(&unpatched.queue_irqs_per_cpu)
+    );
+    let _ = writeln!(
+        out,
+        "                 patched:   {} (max-min {})",
+        list(&patched.queue_irqs_per_cpu),
+        spread(&patched.queue_irqs_per_cpu)
+    );
+    let _ = writeln!(out, "vector load after unpatched: {}", list(&unpatched.final_vector_load));
+    let _ = writeln!(out, "                  patched:   {}", list(&patched.final_vector_load));
+    out
+}
+
+/// Per variant: the one-line verdict, then every periodic decision that moves a task.
+pub fn sched_report(input: &SchedInput, outcome: &SchedOutcome) -> String {
+    let mut out = String::new();
+    let n = input.node_distance.len();
+    let _ = writeln!(
+        out,
+        "sched NUMA imbalance: {n} nodes, CPUs per node {}, SMT{}, distances {}",
+        list(&input.cpus_per_node),
+        input.smt,
+        list(&outcome.topology.distances)
+    );
+    let noise: u32 = input.nr_running.iter().sum::<u32>().saturating_sub(2);
+    let _ = writeln!(
+        out,
+        "pair on CPUs {} and {}, {noise} other runnable task{}",
+        input.pair_cpus[0],
+        input.pair_cpus[1],
+        if noise == 1 { "" } else { "s" }
+    );
+    out.push('\n');
+    out.push_str("variant   periodic balance      fork/wake placement\n");
+    for s in &outcome.summary {
+        let _ = writeln!(
+            out,
+            "{:<9} {:<21} {}",
+            s.variant.as_str(),
+            if s.periodic_split { "SPLITS the pair" } else { "keeps the pair" },
+            if s.fork_split { format!("splits (node {})", s.fork_final_node) } else { format!("keeps (node {})", s.fork_final_node) }
+        );
+    }
+    for v in &outcome.variants {
+        let splits: Vec<String> = v
+            .periodic
+            .iter()
+            .flat_map(|node| node.levels.iter().map(move |l| (node.dst_node, l)))
+            .filter(|(_, l)| l.result.split)
+            .map(|(dst, l)| {
+                format!(
+                    "node {dst} pulls at level {} (distance {}): {} raw {} allowance {} imbalance {}",
+                    l.level,
+                    l.distance,
+                    l.result.path.as_str(),
+                    l.result.imbalance_raw,
+                    l.result.allowance.map_or("-".into(), |a| a.to_string()),
+                    l.result.imbalance
+                )
+            })
+            .collect();
+        if !splits.is_empty() {
+            let _ = writeln!(out, "\n{} splits:", v.variant.as_str());
+            for s in splits {
+                out.push_str(&wrap(&s, "  ", "    "));
+            }
+        }
+    }
+    out.push_str("\nInterpretations (the patches are not public):\n");
+    for note in INTERPRETATION_NOTES {
+        out.push_str(&wrap(note, "  - ", "    "));
+    }
+    out
+}
