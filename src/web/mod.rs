@@ -171,12 +171,12 @@ async fn fragment(Query(v): Query<ViewQuery>, body: Bytes) -> Result<Response, A
 async fn compare_query(Query(q): Query<pages::CompareQuery>) -> Result<Html<String>, AppError> {
     let spec = q.spec()?;
     let view = q.view()?;
-    Ok(Html(pages::ComparePage::new(&pages::CompareRun::new(spec)?, &view).render()?))
+    Ok(Html(pages::ComparePage::new(&pages::CompareRun::new(spec)?, &view)?.render()?))
 }
 
 async fn compare_page(Path(link): Path<String>, Query(v): Query<ViewQuery>) -> Result<Html<String>, AppError> {
     let run = pages::CompareRun::new(permalink::decode::<CompareSpec>(&link)?)?;
-    Ok(Html(pages::ComparePage::new(&run, &v.parse()?).render()?))
+    Ok(Html(pages::ComparePage::new(&run, &v.parse()?)?.render()?))
 }
 
 async fn compare_text(Path(link): Path<String>, headers: HeaderMap) -> Result<Response, AppError> {

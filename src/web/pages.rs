@@ -33,11 +33,20 @@ pub struct Run {
 }
 
 impl Run {
-    pub fn new(spec: ScenarioSpec) -> Result<Run, AppError> {
+    /// Validate and run. An inline topology travels as it came (a `[generate]` recipe keeps
+    /// links short); one that cannot be written back as given (a recipe that left its cluster
+    /// shape to the default) is stored in the explicit form `Topology::to_spec` gives.
+    pub fn new(mut spec: ScenarioSpec) -> Result<Run, AppError> {
         let scenario = spec.resolve(catalogue::get)?;
         let outcome = scenario::run(&scenario);
         let metrics = metrics::compute(&scenario, &outcome);
-        let permalink = permalink::encode(&spec);
+        let permalink = match permalink::encode(&spec) {
+            Ok(link) => link,
+            Err(_) => {
+                spec.topology = TopologyRef::Inline(Box::new(scenario.topology().to_spec()));
+                encode_link(&spec)?
+            }
+        };
         Ok(Run { spec, scenario, outcome, metrics, permalink })
     }
 
@@ -60,6 +69,10 @@ impl Run {
         v["permalink"] = serde_json::Value::String(self.permalink.clone());
         v
     }
+}
+
+fn encode_link<T: Serialize>(spec: &T) -> Result<String, AppError> {
+    permalink::encode(spec).map_err(|e| AppError::Internal(e.to_string()))
 }
 
 fn topology_label(t: &TopologyRef) -> String {
@@ -470,8 +483,11 @@ impl CompareRun {
     pub fn new(spec: CompareSpec) -> Result<CompareRun, AppError> {
         let (sa, sb) = (side_spec(&spec.scenario, &spec.a), side_spec(&spec.scenario, &spec.b));
         let labels = [side_label(&sa), side_label(&sb)];
-        let permalink = permalink::encode(&spec);
-        Ok(CompareRun { a: Run::new(sa)?, b: Run::new(sb)?, spec, labels, permalink })
+        let (a, b) = (Run::new(sa)?, Run::new(sb)?);
+        let mut spec = spec;
+        spec.scenario.topology = a.spec.topology.clone();
+        let permalink = encode_link(&spec)?;
+        Ok(CompareRun { a, b, spec, labels, permalink })
     }
 
     pub fn text_report(&self, origin: &str) -> String {
@@ -521,7 +537,7 @@ pub struct ComparePage {
 }
 
 impl ComparePage {
-    pub fn new(run: &CompareRun, view: &View) -> ComparePage {
+    pub fn new(run: &CompareRun, view: &View) -> Result<ComparePage, AppError> {
         let topo = run.a.scenario.topology();
         let side = |r: &Run, label: &str| CompareSideView {
             label: label.to_string(),
@@ -531,10 +547,10 @@ impl ComparePage {
             nodes_line: r.metrics.nodes_line(),
             heatmap_svg: svg::heatmap(topo, &r.metrics, view.metric, view.node),
         };
-        ComparePage {
+        Ok(ComparePage {
             title: format!("{} vs {}", run.labels[0], run.labels[1]),
             permalink: run.permalink.clone(),
-            base_permalink: permalink::encode(&run.spec.scenario),
+            base_permalink: encode_link(&run.spec.scenario)?,
             topology_summary: format!("{}: {}", topo.name(), topo.summary()),
             sides: vec![side(&run.a, &run.labels[0]), side(&run.b, &run.labels[1])],
             diff_svg: svg::diff_heatmap(topo, &run.a.metrics, &run.b.metrics, view.metric, view.node),
@@ -543,6 +559,6 @@ impl ComparePage {
             metrics: HeatMetric::ALL.iter().map(|h| (h.name(), h.describe())).collect(),
             node: view.node.map_or_else(String::new, |n| n.to_string()),
             nodes: topo.nodes_with_cpus().collect(),
-        }
+        })
     }
 }
