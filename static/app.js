@@ -286,9 +286,16 @@
       await navigator.clipboard.writeText(text);
       button.textContent = "copied";
     } catch (_) {
-      // Clipboard needs a secure context or permission; fall back to a selectable box.
-      window.prompt("Copy:", text);
+      // The clipboard needs a secure context or permission: show the text, selected, instead.
+      let box = button.nextElementSibling;
+      if (!box || !box.classList.contains("copy-fallback")) {
+        box = el("textarea", { class: "copy-fallback", rows: "1", readonly: "" });
+        button.after(box);
+      }
+      box.value = text;
+      box.select();
     }
+    button.dataset.copied = text;
   }
   document.addEventListener("click", async (e) => {
     const link = $("#permalink");
