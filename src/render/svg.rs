@@ -10,7 +10,7 @@
 //! Big machines stay drawable: a view with more than [`CELLS_UNFOLDED_MAX`] CPUs folds runs of
 //! equal value into one segment, and the caller can zoom to one node.
 
-use crate::metrics::{CpuLoad, Metrics};
+use crate::metrics::{Basis, CpuLoad, Metrics};
 use crate::scenario::Outcome;
 use crate::topology::{CpuSet, Topology};
 use std::fmt::Write;
@@ -29,11 +29,12 @@ const LABEL_PX: u32 = 18;
 /// Which per-CPU number a heatmap shows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum HeatMetric {
-    /// Vectors whose effective CPU is this CPU.
+    /// Vectors whose effective CPU is this CPU, counted on the metrics' basis (managed
+    /// vectors only when the scenario has any, as the summary lines count them).
     Irqs,
     /// Managed vectors only.
     Managed,
-    /// Distinct devices served.
+    /// Distinct devices served (same basis).
     Devices,
     /// Vectors whose requested mask is this single CPU.
     Hot,
@@ -57,28 +58,30 @@ impl HeatMetric {
 
     pub fn describe(self) -> &'static str {
         match self {
-            HeatMetric::Irqs => "IRQs (all vectors, by effective CPU)",
+            HeatMetric::Irqs => "IRQs (as the summary counts them)",
             HeatMetric::Managed => "managed IRQs",
             HeatMetric::Devices => "devices served",
             HeatMetric::Hot => "hot single-CPU IRQs",
         }
     }
 
-    pub fn value(self, c: &CpuLoad) -> u32 {
+    pub fn value(self, c: &CpuLoad, basis: Basis) -> u32 {
         match self {
-            HeatMetric::Irqs => c.irqs,
+            HeatMetric::Irqs => c.counted_irqs(basis),
             HeatMetric::Managed => c.managed_irqs,
-            HeatMetric::Devices => c.devices,
+            HeatMetric::Devices => c.counted_devices(basis),
             HeatMetric::Hot => c.hot_irqs,
         }
     }
 
-    /// The ideal per-CPU maximum for this metric, where one is defined.
+    /// The ideal per-CPU maximum for this metric, where one is defined (the ideal bound is
+    /// computed on the metrics' basis).
     pub fn ideal(self, m: &Metrics) -> Option<u32> {
         match self {
-            HeatMetric::Irqs | HeatMetric::Managed => Some(m.ideal.irqs_per_cpu_max),
+            HeatMetric::Irqs => Some(m.ideal.irqs_per_cpu_max),
+            HeatMetric::Managed if m.basis == Basis::Managed => Some(m.ideal.irqs_per_cpu_max),
             HeatMetric::Devices => Some(m.ideal.devices_per_cpu_max),
-            HeatMetric::Hot => None,
+            HeatMetric::Managed | HeatMetric::Hot => None,
         }
     }
 }
@@ -282,11 +285,11 @@ fn seq_legend(max: u32, ideal: Option<u32>, unit: &str) -> String {
 
 /// Per-CPU heatmap of one metric, nodes as row blocks, CPUs in topology order.
 pub fn heatmap(topo: &Topology, m: &Metrics, metric: HeatMetric, zoom: Option<u32>) -> String {
-    let values: Vec<(u32, u32)> = m.per_cpu.iter().map(|c| (c.cpu, metric.value(c))).collect();
+    let values: Vec<(u32, u32)> = m.per_cpu.iter().map(|c| (c.cpu, metric.value(c, m.basis))).collect();
     let lookup = |cpu: u32| -> i64 {
         values.binary_search_by_key(&cpu, |(c, _)| *c).map(|i| i64::from(values[i].1)).unwrap_or(0)
     };
-    let max = m.per_cpu.iter().filter(|c| c.online).map(|c| metric.value(c)).max().unwrap_or(0);
+    let max = m.per_cpu.iter().filter(|c| c.online).map(|c| metric.value(c, m.basis)).max().unwrap_or(0);
     let ideal = metric.ideal(m);
     let colour = |v: i64| seq_colour(v as u32, max);
     draw_grid(&Grid {
@@ -308,7 +311,7 @@ pub fn diff_heatmap(topo: &Topology, a: &Metrics, b: &Metrics, metric: HeatMetri
         .per_cpu
         .iter()
         .zip(&b.per_cpu)
-        .map(|(ca, cb)| (ca.cpu, i64::from(metric.value(cb)) - i64::from(metric.value(ca))))
+        .map(|(ca, cb)| (ca.cpu, i64::from(metric.value(cb, b.basis)) - i64::from(metric.value(ca, a.basis))))
         .collect();
     let lookup = |cpu: u32| -> i64 {
         deltas.binary_search_by_key(&cpu, |(c, _)| *c).map(|i| deltas[i].1).unwrap_or(0)
@@ -344,15 +347,15 @@ pub fn numa_chart(m: &Metrics) -> String {
     const BAR_PX: u32 = 36;
     const CHART_H: u32 = 160;
     let nodes = &m.per_node;
-    let width = (nodes.len() as u32 * (BAR_PX + 12) + 80).max(320);
-    let height = CHART_H + 50;
+    let width = (nodes.len() as u32 * (BAR_PX + 12) + 80).max(440);
+    let height = CHART_H + 56;
     let top = nodes
         .iter()
         .map(|n| u64::from(n.irqs).max(n.fair_share_milli.div_ceil(1000)))
         .max()
         .unwrap_or(0)
         .max(1);
-    let scale = |v_milli: u64| -> i32 { (CHART_H as u64 - v_milli * u64::from(CHART_H) / (top * 1000)) as i32 + 10 };
+    let scale = |v_milli: u64| -> i32 { (CHART_H as u64 - v_milli * u64::from(CHART_H) / (top * 1000)) as i32 + 16 };
     let mut buf = String::new();
     {
         let mut svg = SVGBackend::with_string(&mut buf, (width, height));
@@ -373,7 +376,7 @@ pub fn numa_chart(m: &Metrics) -> String {
             let _ = svg.draw_text(&format!("n{}", n.node), &text(Pos::new(HPos::Center, VPos::Top)), ((x0 + x1) / 2, base_y + 4));
         }
         let _ = svg.draw_text(
-            "bars: counted IRQs per node; red: fair share by online CPUs",
+            "bars: IRQs per node; red: fair share",
             &text(Pos::new(HPos::Left, VPos::Top)),
             (40, base_y + 22),
         );
