@@ -14,3 +14,4 @@ pub mod policy;
 pub mod render;
 pub mod scenario;
 pub mod topology;
+pub mod web;

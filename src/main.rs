@@ -15,14 +15,18 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
 
+/// Where `irqscope serve` (and `irqscope` with no subcommand) listens.
+const DEFAULT_SERVE_ADDR: &str = "127.0.0.1:8080";
+
 /// Largest scenario or topology file read.
 const INPUT_FILE_BYTES_MAX: u64 = 16 << 20;
 
 #[derive(Parser)]
 #[command(name = "irqscope", version, about = "Where do interrupts land? Kernel IRQ placement, bit-exact.")]
 struct Cli {
+    /// Without a subcommand, serve the dashboard on the default address.
     #[command(subcommand)]
-    command: Command,
+    command: Option<Command>,
 }
 
 #[derive(Subcommand)]
@@ -45,7 +49,7 @@ enum Command {
     Sched(SchedArgs),
     /// Start the dashboard.
     Serve {
-        #[arg(long, default_value = "127.0.0.1:8080")]
+        #[arg(long, default_value = DEFAULT_SERVE_ADDR)]
         addr: String,
     },
 }
@@ -161,13 +165,14 @@ struct SimulateArgs {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
-        Command::Simulate(args) => simulate(args),
-        Command::CheckGolden { dirs } => check_golden(&dirs),
-        Command::Topology(cmd) => topology_cmd::run(cmd),
-        Command::BlkMq(args) => blk_mq(args),
-        Command::Mana(args) => mana(args),
-        Command::Sched(args) => sched(args),
-        Command::Serve { addr } => serve(&addr),
+        Some(Command::Simulate(args)) => simulate(args),
+        Some(Command::CheckGolden { dirs }) => check_golden(&dirs),
+        Some(Command::Topology(cmd)) => topology_cmd::run(cmd),
+        Some(Command::BlkMq(args)) => blk_mq(args),
+        Some(Command::Mana(args)) => mana(args),
+        Some(Command::Sched(args)) => sched(args),
+        Some(Command::Serve { addr }) => serve(&addr),
+        None => serve(DEFAULT_SERVE_ADDR),
     };
     match result {
         Ok(code) => code,
@@ -438,7 +443,22 @@ fn check_golden(dirs: &[PathBuf]) -> anyhow::Result<ExitCode> {
 }
 
 fn serve(addr: &str) -> anyhow::Result<ExitCode> {
-    anyhow::bail!(
-        "the dashboard is not built yet (asked to serve on {addr}); use `irqscope simulate` and `irqscope --help`"
-    )
+    use tracing_subscriber::EnvFilter;
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info,tower_http=info")))
+        .try_init();
+    let addr: std::net::SocketAddr = addr.parse().with_context(|| format!("--addr {addr:?}: want HOST:PORT"))?;
+    let runtime = tokio::runtime::Runtime::new().context("starting the async runtime")?;
+    runtime.block_on(async {
+        let listener = tokio::net::TcpListener::bind(addr).await.with_context(|| format!("binding {addr}"))?;
+        tracing::info!("irqscope dashboard on http://{}", listener.local_addr()?);
+        let app = irqscope::web::app(irqscope::web::AppState::default());
+        axum::serve(listener, app)
+            .with_graceful_shutdown(async {
+                let _ = tokio::signal::ctrl_c().await;
+            })
+            .await
+            .context("serving")
+    })?;
+    Ok(ExitCode::SUCCESS)
 }

@@ -1,0 +1,223 @@
+//! The dashboard: `app(state) -> Router`, thin handlers, askama pages, one [`AppError`].
+//!
+//! Handlers do three things: resolve the input (query, permalink or JSON body) into a validated
+//! [`Scenario`](crate::scenario::Scenario), make one core call (`scenario::run` and
+//! `metrics::compute`, through [`pages::Run`]), and hand the result to a page struct. No
+//! placement math lives here; nothing below this module imports it.
+//!
+//! Routes (see `docs/http-api.md`): `/`, `/s/{p}`, `/s/{p}/text`, `/s/{p}/json`, `/compare`,
+//! `/c/{p}` (+ `/text`, `/json`), `POST /fragment`, `POST /api/simulate`, `GET /api/topologies`,
+//! `GET /api/topologies/{name}`, `/static/*`.
+
+pub mod pages;
+pub mod permalink;
+
+use crate::render::svg::HeatMetric;
+use crate::scenario::spec::ScenarioSpec;
+use crate::scenario::ScenarioError;
+use crate::catalogue;
+use askama::Template;
+use axum::body::Bytes;
+use axum::extract::{DefaultBodyLimit, Path, Query};
+use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
+use axum::response::{Html, IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::{Json, Router};
+use pages::{CompareSpec, Run, ViewQuery};
+use permalink::PermalinkError;
+use std::path::PathBuf;
+use std::time::Duration;
+use tower_http::compression::CompressionLayer;
+use tower_http::limit::RequestBodyLimitLayer;
+use tower_http::services::ServeDir;
+use tower_http::set_header::SetResponseHeaderLayer;
+use tower_http::timeout::TimeoutLayer;
+use tower_http::trace::TraceLayer;
+
+/// Largest request body accepted (JSON scenarios, inline topologies included).
+pub const BODY_BYTES_MAX: usize = 1 << 20;
+/// Longest a request may take before it is answered 408.
+pub const REQUEST_TIMEOUT_MS: u64 = 20_000;
+/// Pages load scripts, styles and data only from this origin; SVG is inline markup.
+pub const CONTENT_SECURITY_POLICY: &str = "default-src 'none'; script-src 'self'; style-src 'self'; \
+     img-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
+
+/// What the handlers share. Cheap to clone.
+#[derive(Debug, Clone)]
+pub struct AppState {
+    /// Directory served under `/static`.
+    pub static_dir: PathBuf,
+}
+
+impl Default for AppState {
+    fn default() -> Self {
+        AppState { static_dir: PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/static")) }
+    }
+}
+
+/// The whole dashboard as a router; tests drive it with `oneshot`, `main` binds it to a port.
+pub fn app(state: AppState) -> Router {
+    let static_files = ServeDir::new(&state.static_dir);
+    Router::new()
+        .route("/", get(index))
+        .route("/s/{link}", get(scenario_page))
+        .route("/s/{link}/text", get(scenario_text))
+        .route("/s/{link}/json", get(scenario_json))
+        .route("/compare", get(compare_query))
+        .route("/c/{link}", get(compare_page))
+        .route("/c/{link}/text", get(compare_text))
+        .route("/c/{link}/json", get(compare_json))
+        .route("/fragment", post(fragment))
+        .route("/api/simulate", post(api_simulate))
+        .route("/api/topologies", get(api_topologies))
+        .route("/api/topologies/{name}", get(api_topology))
+        .nest_service("/static", static_files)
+        .fallback(not_found)
+        .with_state(state)
+        .layer(DefaultBodyLimit::max(BODY_BYTES_MAX))
+        .layer(RequestBodyLimitLayer::new(BODY_BYTES_MAX))
+        .layer(SetResponseHeaderLayer::if_not_present(
+            header::CONTENT_SECURITY_POLICY,
+            HeaderValue::from_static(CONTENT_SECURITY_POLICY),
+        ))
+        .layer(SetResponseHeaderLayer::if_not_present(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff")))
+        .layer(CompressionLayer::new())
+        .layer(TimeoutLayer::with_status_code(StatusCode::REQUEST_TIMEOUT, Duration::from_millis(REQUEST_TIMEOUT_MS)))
+        .layer(TraceLayer::new_for_http())
+}
+
+/// The one error type at the HTTP edge. Bad input gets its message and a 4xx; internal
+/// failures are logged and answered with a generic 500.
+#[derive(Debug)]
+pub enum AppError {
+    BadInput(String),
+    NotFound(String),
+    Internal(String),
+}
+
+impl IntoResponse for AppError {
+    fn into_response(self) -> Response {
+        let (status, message) = match self {
+            AppError::BadInput(m) => (StatusCode::BAD_REQUEST, m),
+            AppError::NotFound(m) => (StatusCode::NOT_FOUND, m),
+            AppError::Internal(m) => {
+                tracing::error!("internal error: {m}");
+                (StatusCode::INTERNAL_SERVER_ERROR, "internal error".to_string())
+            }
+        };
+        (status, [(header::CONTENT_TYPE, "text/plain; charset=utf-8")], format!("{message}\n")).into_response()
+    }
+}
+
+impl From<ScenarioError> for AppError {
+    fn from(e: ScenarioError) -> Self {
+        AppError::BadInput(e.0)
+    }
+}
+impl From<PermalinkError> for AppError {
+    fn from(e: PermalinkError) -> Self {
+        AppError::BadInput(e.to_string())
+    }
+}
+impl From<askama::Error> for AppError {
+    fn from(e: askama::Error) -> Self {
+        AppError::Internal(format!("template: {e}"))
+    }
+}
+
+fn parse_json<T: serde::de::DeserializeOwned>(body: &[u8]) -> Result<T, AppError> {
+    serde_json::from_slice(body).map_err(|e| AppError::BadInput(format!("bad JSON: {e}")))
+}
+
+/// `http://host` from the request, for absolute permalinks in the text twins.
+fn origin(headers: &HeaderMap) -> String {
+    let host = headers.get(header::HOST).and_then(|h| h.to_str().ok()).unwrap_or("127.0.0.1:8080");
+    let host: String = host.chars().filter(|c| c.is_ascii_alphanumeric() || "-.:[]".contains(*c)).take(255).collect();
+    format!("http://{host}")
+}
+
+fn text(body: String) -> Response {
+    ([(header::CONTENT_TYPE, "text/plain; charset=utf-8")], body).into_response()
+}
+
+async fn index(Query(q): Query<pages::IndexQuery>) -> Result<Html<String>, AppError> {
+    let spec = q.spec()?;
+    let run = Run::new(spec)?;
+    Ok(Html(pages::ScenarioPage::new(&run, &q.view()?).render()?))
+}
+
+async fn scenario_page(Path(link): Path<String>, Query(v): Query<ViewQuery>) -> Result<Html<String>, AppError> {
+    let run = Run::new(permalink::decode::<ScenarioSpec>(&link)?)?;
+    Ok(Html(pages::ScenarioPage::new(&run, &v.parse()?).render()?))
+}
+
+async fn scenario_text(Path(link): Path<String>, headers: HeaderMap) -> Result<Response, AppError> {
+    let run = Run::new(permalink::decode::<ScenarioSpec>(&link)?)?;
+    Ok(text(run.text_report(&origin(&headers))))
+}
+
+async fn scenario_json(Path(link): Path<String>) -> Result<Json<serde_json::Value>, AppError> {
+    let run = Run::new(permalink::decode::<ScenarioSpec>(&link)?)?;
+    Ok(Json(run.json()))
+}
+
+async fn fragment(Query(v): Query<ViewQuery>, body: Bytes) -> Result<Response, AppError> {
+    let run = Run::new(parse_json::<ScenarioSpec>(&body)?)?;
+    let html = pages::ResultFragment::new(&run, &v.parse()?).render()?;
+    let link = HeaderValue::from_str(&run.permalink).map_err(|e| AppError::Internal(e.to_string()))?;
+    Ok(([(header::CONTENT_TYPE, HeaderValue::from_static("text/html; charset=utf-8")), (header::HeaderName::from_static("x-permalink"), link)], html).into_response())
+}
+
+async fn compare_query(Query(q): Query<pages::CompareQuery>) -> Result<Html<String>, AppError> {
+    let spec = q.spec()?;
+    let view = q.view()?;
+    Ok(Html(pages::ComparePage::new(&pages::CompareRun::new(spec)?, &view)?.render()?))
+}
+
+async fn compare_page(Path(link): Path<String>, Query(v): Query<ViewQuery>) -> Result<Html<String>, AppError> {
+    let run = pages::CompareRun::new(permalink::decode::<CompareSpec>(&link)?)?;
+    Ok(Html(pages::ComparePage::new(&run, &v.parse()?)?.render()?))
+}
+
+async fn compare_text(Path(link): Path<String>, headers: HeaderMap) -> Result<Response, AppError> {
+    let run = pages::CompareRun::new(permalink::decode::<CompareSpec>(&link)?)?;
+    Ok(text(run.text_report(&origin(&headers))))
+}
+
+async fn compare_json(Path(link): Path<String>) -> Result<Json<serde_json::Value>, AppError> {
+    let run = pages::CompareRun::new(permalink::decode::<CompareSpec>(&link)?)?;
+    Ok(Json(run.json()))
+}
+
+async fn api_simulate(body: Bytes) -> Result<Json<serde_json::Value>, AppError> {
+    let run = Run::new(parse_json::<ScenarioSpec>(&body)?)?;
+    Ok(Json(run.json()))
+}
+
+async fn api_topologies() -> Json<serde_json::Value> {
+    let list: Vec<serde_json::Value> = catalogue::all()
+        .filter_map(|(name, t)| t.as_ref().ok().map(|t| (name, t)))
+        .map(|(name, t)| serde_json::json!({"name": name, "title": t.name(), "summary": t.summary()}))
+        .collect();
+    Json(serde_json::Value::Array(list))
+}
+
+async fn api_topology(Path(name): Path<String>) -> Result<Json<crate::topology::TopologySpec>, AppError> {
+    let t = catalogue::get(&name).ok_or_else(|| AppError::NotFound(format!("no topology preset {name:?}")))?;
+    Ok(Json(t.to_spec()))
+}
+
+async fn not_found() -> AppError {
+    AppError::NotFound("no such page".into())
+}
+
+/// Parse a heatmap metric name from a query.
+pub(crate) fn parse_metric(name: Option<&str>) -> Result<HeatMetric, AppError> {
+    match name {
+        None | Some("") => Ok(HeatMetric::Irqs),
+        Some(n) => HeatMetric::from_name(n).ok_or_else(|| {
+            let known: Vec<&str> = HeatMetric::ALL.iter().map(|m| m.name()).collect();
+            AppError::BadInput(format!("unknown metric {n:?} (known: {})", known.join(", ")))
+        }),
+    }
+}

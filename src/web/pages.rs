@@ -1,0 +1,564 @@
+//! Page structs and the query shapes that build them. Templates only loop and print; anything
+//! computed is a field here. Only SVG from `render::svg` is marked safe in templates.
+
+use super::{parse_metric, permalink, AppError};
+use crate::metrics::{self, Metrics};
+use crate::render::svg::{self, HeatMetric};
+use crate::render::text::{self, Side, TextOptions};
+use crate::scenario::spec::{self, DeviceSpec, ScenarioSpec, TopologyRef};
+use crate::scenario::{self, Outcome, Scenario};
+use crate::topology::{Generator, SmtNumbering, Topology, TopologySpec};
+use crate::{catalogue, kernel, render};
+use askama::Template;
+use serde::{Deserialize, Serialize};
+
+/// Rows of the IRQ × CPU table shown before the rest is left to the JSON twin.
+pub const VECTOR_ROWS_MAX: usize = 1024;
+/// Devices whose vector rows start open (more than this total vectors: all closed).
+pub const VECTORS_OPEN_MAX: usize = 128;
+/// Longest device list accepted in a query string.
+pub const QUERY_DEVICES_BYTES_MAX: usize = 4096;
+
+/// The preset the front page opens with, and its devices (the seed-000 thread's six NVMe disks).
+pub const DEFAULT_PRESET: &str = "azure-l96as-v4";
+pub const DEFAULT_DEVICES: &str = "6x62:pre=1,name=nvme";
+
+/// A validated scenario run once: the spec it came from, its permalink, outcome and metrics.
+pub struct Run {
+    pub spec: ScenarioSpec,
+    pub scenario: Scenario,
+    pub outcome: Outcome,
+    pub metrics: Metrics,
+    pub permalink: String,
+}
+
+impl Run {
+    /// Validate and run. An inline topology travels as it came (a `[generate]` recipe keeps
+    /// links short); one that cannot be written back as given (a recipe that left its cluster
+    /// shape to the default) is stored in the explicit form `Topology::to_spec` gives.
+    pub fn new(mut spec: ScenarioSpec) -> Result<Run, AppError> {
+        let scenario = spec.resolve(catalogue::get)?;
+        let outcome = scenario::run(&scenario);
+        let metrics = metrics::compute(&scenario, &outcome);
+        let permalink = match permalink::encode(&spec) {
+            Ok(link) => link,
+            Err(_) => {
+                spec.topology = TopologyRef::Inline(Box::new(scenario.topology().to_spec()));
+                encode_link(&spec)?
+            }
+        };
+        Ok(Run { spec, scenario, outcome, metrics, permalink })
+    }
+
+    pub fn topology_label(&self) -> String {
+        topology_label(&self.spec.topology)
+    }
+
+    /// The mail-ready report, with the absolute permalink under the command.
+    pub fn text_report(&self, origin: &str) -> String {
+        let opts = TextOptions {
+            topology_label: self.topology_label(),
+            vectors: false,
+            permalink: Some(format!("{origin}/s/{}", self.permalink)),
+        };
+        text::report(&self.scenario, &self.outcome, &self.metrics, &opts)
+    }
+
+    pub fn json(&self) -> serde_json::Value {
+        let mut v = render::json::outcome_json(&self.scenario, &self.outcome, &self.metrics);
+        v["permalink"] = serde_json::Value::String(self.permalink.clone());
+        v
+    }
+}
+
+fn encode_link<T: Serialize>(spec: &T) -> Result<String, AppError> {
+    permalink::encode(spec).map_err(|e| AppError::Internal(e.to_string()))
+}
+
+fn topology_label(t: &TopologyRef) -> String {
+    match t {
+        TopologyRef::Preset(name) => name.clone(),
+        TopologyRef::Inline(_) => "topology.toml".into(),
+    }
+}
+
+/// How the pictures are drawn: which metric, and zoomed to one node or not.
+#[derive(Debug, Clone, Copy)]
+pub struct View {
+    pub metric: HeatMetric,
+    pub node: Option<u32>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+pub struct ViewQuery {
+    pub metric: Option<String>,
+    pub node: Option<String>,
+}
+
+impl ViewQuery {
+    pub fn parse(&self) -> Result<View, AppError> {
+        let node = match self.node.as_deref() {
+            None | Some("") | Some("all") => None,
+            Some(n) => Some(n.parse::<u32>().map_err(|_| AppError::BadInput(format!("node {n:?} is not a number")))?),
+        };
+        Ok(View { metric: parse_metric(self.metric.as_deref())?, node })
+    }
+}
+
+/// `/?preset=NAME&devices=TOKENS&variant=…`: a scenario from a preset (or `blank`) and
+/// compact device tokens separated by spaces.
+#[derive(Debug, Default, Deserialize)]
+pub struct IndexQuery {
+    pub preset: Option<String>,
+    pub devices: Option<String>,
+    pub variant: Option<String>,
+    pub sort: Option<String>,
+    pub effective: Option<String>,
+    pub counter: Option<u32>,
+    pub metric: Option<String>,
+    pub node: Option<String>,
+}
+
+fn blank_topology() -> TopologySpec {
+    TopologySpec {
+        name: "custom".into(),
+        generate: Some(Generator {
+            packages: 1,
+            nodes_per_package: 1,
+            cores_per_node: 4,
+            threads_per_core: 2,
+            smt_numbering: SmtNumbering::Adjacent,
+            clusters: Default::default(),
+        }),
+        ..TopologySpec::default()
+    }
+}
+
+pub(crate) fn parse_devices(tokens: &str) -> Result<Vec<DeviceSpec>, AppError> {
+    if tokens.len() > QUERY_DEVICES_BYTES_MAX {
+        return Err(AppError::BadInput(format!("devices: longer than {QUERY_DEVICES_BYTES_MAX} bytes")));
+    }
+    Ok(tokens.split_whitespace().map(spec::parse_device_token).collect::<Result<Vec<_>, _>>()?)
+}
+
+impl IndexQuery {
+    pub fn spec(&self) -> Result<ScenarioSpec, AppError> {
+        let preset = self.preset.as_deref().unwrap_or(DEFAULT_PRESET);
+        let topology = if preset == "blank" {
+            TopologyRef::Inline(Box::new(blank_topology()))
+        } else {
+            TopologyRef::Preset(preset.to_string())
+        };
+        let devices = match self.devices.as_deref() {
+            Some(d) => parse_devices(d)?,
+            None if preset == "blank" => parse_devices("4:name=nvme,pre=1")?,
+            None => parse_devices(DEFAULT_DEVICES)?,
+        };
+        Ok(ScenarioSpec {
+            topology,
+            devices,
+            variant: self.variant.clone().unwrap_or_else(|| spec::DEFAULT_VARIANT.name().into()),
+            sort: self.sort.clone().unwrap_or_else(|| spec::DEFAULT_SORT.name().into()),
+            effective: self.effective.clone().unwrap_or_else(|| spec::DEFAULT_EFFECTIVE.name().into()),
+            spread_counter: self.counter.unwrap_or(0),
+        })
+    }
+
+    pub fn view(&self) -> Result<View, AppError> {
+        ViewQuery { metric: self.metric.clone(), node: self.node.clone() }.parse()
+    }
+}
+
+/// The browser editor's model of a topology: per node a regular shape. Derived from any
+/// topology; a machine that is not regular is shown regularised, and only sent back (inline)
+/// once the user edits it, so an untouched preset stays a preset.
+#[derive(Debug, Serialize)]
+pub struct EditorModel {
+    pub name: String,
+    pub smt_numbering: &'static str,
+    pub nodes: Vec<EditorNode>,
+    pub distances: Vec<Vec<u32>>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct EditorNode {
+    pub cores: u32,
+    pub threads: u32,
+    /// Cores per cluster; 0 for no cluster masks.
+    pub cluster: u32,
+    pub offline: String,
+    pub absent: String,
+}
+
+impl EditorModel {
+    pub fn of(t: &Topology) -> EditorModel {
+        let mut offset = false;
+        let nodes = (0..t.nr_node_ids())
+            .map(|node| {
+                let cpus = t.node_cpus(node);
+                let cores = cpus.iter().filter(|&c| t.smt(c).first() == Some(c)).count() as u32;
+                let threads = cpus.iter().map(|c| t.smt(c).weight()).max().unwrap_or(1).max(1);
+                for c in cpus.iter() {
+                    let s = t.smt(c);
+                    if let (Some(a), Some(b)) = (s.first(), s.last()) {
+                        offset |= b - a + 1 != s.weight();
+                    }
+                }
+                let cluster = cpus.first().map(|c| t.cluster(c).weight() / threads).unwrap_or(0);
+                EditorNode {
+                    cores,
+                    threads,
+                    cluster,
+                    offline: t.present().andnot(t.online()).and(cpus).to_cpulist(),
+                    absent: t.possible().andnot(t.present()).and(cpus).to_cpulist(),
+                }
+            })
+            .collect();
+        let n = t.nr_node_ids();
+        EditorModel {
+            name: t.name().to_string(),
+            smt_numbering: if offset { "offset" } else { "adjacent" },
+            nodes,
+            distances: (0..n).map(|a| (0..n).map(|b| t.distance(a, b)).collect()).collect(),
+        }
+    }
+}
+
+/// Everything the browser needs to draw the editor, as one JSON document in a data attribute.
+#[derive(Serialize)]
+struct EditorState<'a> {
+    spec: &'a ScenarioSpec,
+    editor: EditorModel,
+    presets: Vec<&'static str>,
+    variants: Vec<&'static str>,
+    sorts: Vec<&'static str>,
+    effectives: Vec<&'static str>,
+}
+
+fn variant_names() -> Vec<&'static str> {
+    kernel::Variant::ALL.iter().map(|v| v.name()).collect()
+}
+
+pub struct VectorRow {
+    pub index: u32,
+    pub managed: bool,
+    pub mask: String,
+    pub effective: String,
+}
+
+pub struct DeviceRows {
+    pub name: String,
+    pub n_vectors: usize,
+    pub cpus: String,
+    pub open: bool,
+    pub rows: Vec<VectorRow>,
+    pub warnings: Vec<String>,
+}
+
+/// The result block: summary, pictures, table. Shared by the page and `/fragment`.
+pub struct ResultView {
+    pub permalink: String,
+    pub topology_summary: String,
+    pub devices_line: String,
+    pub irqs_line: String,
+    pub nodes_line: String,
+    pub ideal: String,
+    pub warnings: Vec<String>,
+    pub metric: &'static str,
+    pub metric_describe: &'static str,
+    pub metrics: Vec<(&'static str, &'static str)>,
+    pub node: String,
+    pub nodes: Vec<u32>,
+    pub heatmap_svg: String,
+    pub numa_svg: String,
+    pub strip_svg: String,
+    pub devices: Vec<DeviceRows>,
+    pub rows_left_out: usize,
+    pub text: String,
+}
+
+impl ResultView {
+    pub fn new(run: &Run, view: &View) -> ResultView {
+        let topo = run.scenario.topology();
+        let m = &run.metrics;
+        let n_vectors: usize = run.outcome.devices.iter().map(|d| d.vectors.len()).sum();
+        let mut budget = VECTOR_ROWS_MAX;
+        let mut left_out = 0;
+        let devices = run
+            .outcome
+            .devices
+            .iter()
+            .map(|d| {
+                let take = d.vectors.len().min(budget);
+                budget -= take;
+                left_out += d.vectors.len() - take;
+                let mut cpus = crate::topology::CpuSet::new(topo.nr_cpu_ids());
+                for v in &d.vectors {
+                    if let Some(c) = v.effective_cpu {
+                        cpus.insert(c);
+                    }
+                }
+                DeviceRows {
+                    name: d.name.clone(),
+                    n_vectors: d.vectors.len(),
+                    cpus: cpus.to_cpulist(),
+                    open: n_vectors <= VECTORS_OPEN_MAX,
+                    rows: d.vectors[..take]
+                        .iter()
+                        .map(|v| VectorRow {
+                            index: v.index,
+                            managed: v.managed,
+                            mask: v.mask.to_cpulist(),
+                            effective: v.effective_cpu.map_or_else(|| "shut down".into(), |c| c.to_string()),
+                        })
+                        .collect(),
+                    warnings: d.warnings.iter().map(ToString::to_string).collect(),
+                }
+            })
+            .collect();
+        ResultView {
+            permalink: run.permalink.clone(),
+            topology_summary: format!("{}: {}", topo.name(), topo.summary()),
+            devices_line: m.devices_line(),
+            irqs_line: m.irqs_line(),
+            nodes_line: m.nodes_line(),
+            ideal: format!(
+                "ideal: at most {} IRQs and {} devices per CPU ({})",
+                m.ideal.irqs_per_cpu_max,
+                m.ideal.devices_per_cpu_max,
+                m.basis.describe()
+            ),
+            warnings: run.outcome.warnings().map(|(d, w)| format!("{d}: {w}")).collect(),
+            metric: view.metric.name(),
+            metric_describe: view.metric.describe(),
+            metrics: HeatMetric::ALL.iter().map(|h| (h.name(), h.describe())).collect(),
+            node: view.node.map_or_else(String::new, |n| n.to_string()),
+            nodes: topo.nodes_with_cpus().collect(),
+            heatmap_svg: svg::heatmap(topo, m, view.metric, view.node),
+            numa_svg: svg::numa_chart(m),
+            strip_svg: svg::device_strip(topo, &run.outcome, view.node),
+            devices,
+            rows_left_out: left_out,
+            text: run.text_report(""),
+        }
+    }
+}
+
+#[derive(Template)]
+#[template(path = "scenario/page.html")]
+pub struct ScenarioPage {
+    pub title: String,
+    pub state_json: String,
+    pub r: ResultView,
+    /// Variant names, each with whether it is this scenario's.
+    pub variants: Vec<(&'static str, bool)>,
+}
+
+impl ScenarioPage {
+    pub fn new(run: &Run, view: &View) -> ScenarioPage {
+        let state = EditorState {
+            spec: &run.spec,
+            editor: EditorModel::of(run.scenario.topology()),
+            presets: catalogue::names().collect(),
+            variants: variant_names(),
+            sorts: kernel::SortGen::ALL.iter().map(|s| s.name()).collect(),
+            effectives: kernel::vector_matrix::EffectiveModel::ALL.iter().map(|e| e.name()).collect(),
+        };
+        ScenarioPage {
+            title: format!("{} · {}", run.scenario.topology().name(), run.spec.variant),
+            state_json: serde_json::to_string(&state).unwrap_or_default(),
+            r: ResultView::new(run, view),
+            variants: variant_names().into_iter().map(|v| (v, v == run.spec.variant)).collect(),
+        }
+    }
+}
+
+#[derive(Template)]
+#[template(path = "scenario/result.html")]
+pub struct ResultFragment {
+    pub r: ResultView,
+}
+
+impl ResultFragment {
+    pub fn new(run: &Run, view: &View) -> ResultFragment {
+        ResultFragment { r: ResultView::new(run, view) }
+    }
+}
+
+/// One side of a comparison: the base scenario's names unless overridden.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SideSpec {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub variant: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sort: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub effective: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub spread_counter: Option<u32>,
+}
+
+/// A comparison as data (what `/c/{permalink}` carries).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CompareSpec {
+    pub scenario: ScenarioSpec,
+    pub a: SideSpec,
+    pub b: SideSpec,
+}
+
+/// `/compare?s=PERMALINK&a=VARIANT&b=VARIANT[&a_counter=…&b_effective=…]`, or the front
+/// page's `preset`/`devices` in place of `s`.
+#[derive(Debug, Default, Deserialize)]
+pub struct CompareQuery {
+    pub s: Option<String>,
+    pub preset: Option<String>,
+    pub devices: Option<String>,
+    pub a: Option<String>,
+    pub b: Option<String>,
+    pub a_sort: Option<String>,
+    pub b_sort: Option<String>,
+    pub a_effective: Option<String>,
+    pub b_effective: Option<String>,
+    pub a_counter: Option<u32>,
+    pub b_counter: Option<u32>,
+    pub metric: Option<String>,
+    pub node: Option<String>,
+}
+
+impl CompareQuery {
+    pub fn spec(&self) -> Result<CompareSpec, AppError> {
+        let scenario = match &self.s {
+            Some(link) => permalink::decode::<ScenarioSpec>(link)?,
+            None => IndexQuery { preset: self.preset.clone(), devices: self.devices.clone(), ..Default::default() }.spec()?,
+        };
+        let empty = |s: &Option<String>| s.clone().filter(|v| !v.is_empty());
+        Ok(CompareSpec {
+            scenario,
+            a: SideSpec {
+                variant: empty(&self.a),
+                sort: empty(&self.a_sort),
+                effective: empty(&self.a_effective),
+                spread_counter: self.a_counter,
+            },
+            b: SideSpec {
+                variant: empty(&self.b),
+                sort: empty(&self.b_sort),
+                effective: empty(&self.b_effective),
+                spread_counter: self.b_counter,
+            },
+        })
+    }
+
+    pub fn view(&self) -> Result<View, AppError> {
+        ViewQuery { metric: self.metric.clone(), node: self.node.clone() }.parse()
+    }
+}
+
+/// Both sides of a comparison, each run once.
+pub struct CompareRun {
+    pub spec: CompareSpec,
+    pub a: Run,
+    pub b: Run,
+    pub labels: [String; 2],
+    pub permalink: String,
+}
+
+fn side_spec(base: &ScenarioSpec, side: &SideSpec) -> ScenarioSpec {
+    ScenarioSpec {
+        variant: side.variant.clone().unwrap_or_else(|| base.variant.clone()),
+        sort: side.sort.clone().unwrap_or_else(|| base.sort.clone()),
+        effective: side.effective.clone().unwrap_or_else(|| base.effective.clone()),
+        spread_counter: side.spread_counter.unwrap_or(base.spread_counter),
+        ..base.clone()
+    }
+}
+
+fn side_label(s: &ScenarioSpec) -> String {
+    format!("{} ({}, {}, counter {})", s.variant, s.sort, s.effective, s.spread_counter)
+}
+
+impl CompareRun {
+    pub fn new(spec: CompareSpec) -> Result<CompareRun, AppError> {
+        let (sa, sb) = (side_spec(&spec.scenario, &spec.a), side_spec(&spec.scenario, &spec.b));
+        let labels = [side_label(&sa), side_label(&sb)];
+        let (a, b) = (Run::new(sa)?, Run::new(sb)?);
+        let mut spec = spec;
+        spec.scenario.topology = a.spec.topology.clone();
+        let permalink = encode_link(&spec)?;
+        Ok(CompareRun { a, b, spec, labels, permalink })
+    }
+
+    pub fn text_report(&self, origin: &str) -> String {
+        fn side<'a>(r: &'a Run, label: &str) -> Side<'a> {
+            Side { label: label.to_string(), scenario: &r.scenario, outcome: &r.outcome, metrics: &r.metrics }
+        }
+        let opts = TextOptions {
+            topology_label: self.a.topology_label(),
+            vectors: false,
+            permalink: Some(format!("{origin}/c/{}", self.permalink)),
+        };
+        text::compare_report(&side(&self.a, &self.labels[0]), &side(&self.b, &self.labels[1]), &opts)
+    }
+
+    pub fn json(&self) -> serde_json::Value {
+        serde_json::json!({
+            "permalink": self.permalink,
+            "a": self.a.json(),
+            "b": self.b.json(),
+        })
+    }
+}
+
+pub struct CompareSideView {
+    pub label: String,
+    pub permalink: String,
+    pub devices_line: String,
+    pub irqs_line: String,
+    pub nodes_line: String,
+    pub heatmap_svg: String,
+}
+
+#[derive(Template)]
+#[template(path = "compare/page.html")]
+pub struct ComparePage {
+    pub title: String,
+    pub permalink: String,
+    pub base_permalink: String,
+    pub topology_summary: String,
+    pub sides: Vec<CompareSideView>,
+    pub diff_svg: String,
+    pub text: String,
+    pub metric: &'static str,
+    pub metrics: Vec<(&'static str, &'static str)>,
+    pub node: String,
+    pub nodes: Vec<u32>,
+}
+
+impl ComparePage {
+    pub fn new(run: &CompareRun, view: &View) -> Result<ComparePage, AppError> {
+        let topo = run.a.scenario.topology();
+        let side = |r: &Run, label: &str| CompareSideView {
+            label: label.to_string(),
+            permalink: r.permalink.clone(),
+            devices_line: r.metrics.devices_line(),
+            irqs_line: r.metrics.irqs_line(),
+            nodes_line: r.metrics.nodes_line(),
+            heatmap_svg: svg::heatmap(topo, &r.metrics, view.metric, view.node),
+        };
+        Ok(ComparePage {
+            title: format!("{} vs {}", run.labels[0], run.labels[1]),
+            permalink: run.permalink.clone(),
+            base_permalink: encode_link(&run.spec.scenario)?,
+            topology_summary: format!("{}: {}", topo.name(), topo.summary()),
+            sides: vec![side(&run.a, &run.labels[0]), side(&run.b, &run.labels[1])],
+            diff_svg: svg::diff_heatmap(topo, &run.a.metrics, &run.b.metrics, view.metric, view.node),
+            text: run.text_report(""),
+            metric: view.metric.name(),
+            metrics: HeatMetric::ALL.iter().map(|h| (h.name(), h.describe())).collect(),
+            node: view.node.map_or_else(String::new, |n| n.to_string()),
+            nodes: topo.nodes_with_cpus().collect(),
+        })
+    }
+}

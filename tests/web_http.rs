@@ -1,0 +1,262 @@
+//! The dashboard over HTTP, through `web::app(state).oneshot(request)`: every route, every
+//! error path (4xx with a message, never 5xx), escaping, the CSP header, permalink round trips.
+
+use axum::body::Body;
+use axum::http::{header, HeaderMap, Request, StatusCode};
+use http_body_util::BodyExt;
+use irqscope::scenario::spec::{DeviceSpec, ScenarioSpec, TopologyRef};
+use irqscope::web::pages::{CompareSpec, SideSpec};
+use irqscope::web::{self, permalink, AppState};
+use serde_json::Value;
+use tower::ServiceExt;
+
+struct Reply {
+    status: StatusCode,
+    headers: HeaderMap,
+    body: String,
+}
+
+async fn send(req: Request<Body>) -> Reply {
+    let resp = web::app(AppState::default()).oneshot(req).await.unwrap();
+    let status = resp.status();
+    let headers = resp.headers().clone();
+    let bytes = resp.into_body().collect().await.unwrap().to_bytes();
+    Reply { status, headers, body: String::from_utf8_lossy(&bytes).into_owned() }
+}
+
+async fn get(uri: &str) -> Reply {
+    send(Request::get(uri).header(header::HOST, "irqscope.test").body(Body::empty()).unwrap()).await
+}
+
+async fn post(uri: &str, body: impl Into<Body>) -> Reply {
+    send(Request::post(uri).header(header::CONTENT_TYPE, "application/json").body(body.into()).unwrap()).await
+}
+
+fn link_of<T: serde::Serialize>(spec: &T) -> String {
+    permalink::encode(spec).unwrap()
+}
+
+fn seed_spec(variant: &str) -> ScenarioSpec {
+    ScenarioSpec {
+        topology: TopologyRef::Preset("azure-l96as-v4".into()),
+        devices: vec![DeviceSpec { pre: 1, name: Some("nvme".into()), ..DeviceSpec::new(6, 62) }],
+        variant: variant.into(),
+        sort: "heap-v6.11".into(),
+        effective: "x86-matrix".into(),
+        spread_counter: 0,
+    }
+}
+
+/// A 4xx with a non-empty plain-text message containing `needle`.
+fn assert_bad(r: &Reply, needle: &str) {
+    assert!(r.status.is_client_error(), "status {} body {}", r.status, r.body);
+    assert!(r.body.to_lowercase().contains(&needle.to_lowercase()), "{:?} not in {:?}", needle, r.body);
+}
+
+fn csp(r: &Reply) -> &str {
+    r.headers.get(header::CONTENT_SECURITY_POLICY).map(|v| v.to_str().unwrap()).unwrap_or("")
+}
+
+#[tokio::test]
+async fn index_renders_the_seed_scenario_with_csp() {
+    let r = get("/").await;
+    assert_eq!(r.status, StatusCode::OK);
+    assert!(csp(&r).contains("script-src 'self'"), "{:?}", r.headers);
+    assert!(r.body.contains("class=\"heatmap\""));
+    assert!(r.body.contains("class=\"numa\""));
+    assert!(r.body.contains("class=\"strip\""));
+    assert_eq!(r.body.matches("<rect class=\"cpu").count(), 96);
+    assert!(r.body.contains("serve all 6 devices"), "summary missing");
+    assert!(r.body.contains("href=\"/s/v1."));
+}
+
+#[tokio::test]
+async fn index_with_query_blank_and_views() {
+    let r = get("/?preset=azure-l96as-v4&devices=2x8:pre=1&variant=rotation&metric=hot&node=1").await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+    assert_eq!(r.body.matches("<rect class=\"cpu").count(), 48, "zoomed to node 1");
+    let r = get("/?preset=blank").await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+    assert!(r.body.contains("custom"));
+    assert_bad(&get("/?preset=no-such-machine").await, "unknown topology preset");
+    assert_bad(&get("/?devices=6xq").await, "not a number");
+    assert_bad(&get("/?metric=bogus").await, "unknown metric");
+    assert_bad(&get("/?node=x").await, "not a number");
+    assert_bad(&get("/?variant=cluster-next").await, "unknown variant");
+}
+
+#[tokio::test]
+async fn permalink_round_trip_matches_the_api() {
+    let spec = seed_spec("rotation");
+    let link = link_of(&spec);
+    let api: Value = serde_json::from_str(&post("/api/simulate", serde_json::to_vec(&spec).unwrap()).await.body).unwrap();
+    let page = get(&format!("/s/{link}")).await;
+    assert_eq!(page.status, StatusCode::OK);
+    assert!(csp(&page).contains("default-src 'none'"));
+    let text = get(&format!("/s/{link}/text")).await;
+    assert_eq!(text.status, StatusCode::OK);
+    assert!(text.headers[header::CONTENT_TYPE].to_str().unwrap().starts_with("text/plain"));
+    assert!(text.body.contains(&format!("http://irqscope.test/s/{link}")), "{}", text.body);
+    assert!(text.body.contains("--variant rotation"));
+    let summary = api["metrics"]["summary"].as_array().unwrap();
+    assert_eq!(summary.len(), 3);
+    for line in summary {
+        let line = line.as_str().unwrap();
+        // The text twin wraps at 72 columns; compare words.
+        let words = |s: &str| s.split_whitespace().collect::<Vec<_>>().join(" ");
+        assert!(words(&text.body).contains(&words(line)), "{line:?} not in text twin");
+        assert!(page.body.contains(line), "{line:?} not on the page");
+    }
+    let json: Value = serde_json::from_str(&get(&format!("/s/{link}/json")).await.body).unwrap();
+    assert_eq!(json["devices"], api["devices"]);
+    assert_eq!(json["metrics"], api["metrics"]);
+    assert_eq!(json["permalink"], Value::String(link.clone()));
+    assert_eq!(api["scenario"]["variant"], "rotation", "the variant is pinned");
+}
+
+#[tokio::test]
+async fn fragment_returns_html_and_the_permalink() {
+    let spec = seed_spec("pre-cluster");
+    let r = post("/fragment?metric=devices", serde_json::to_vec(&spec).unwrap()).await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+    let link = r.headers["x-permalink"].to_str().unwrap();
+    assert_eq!(permalink::decode::<ScenarioSpec>(link).unwrap(), spec);
+    assert!(r.body.contains("class=\"heatmap\"") && !r.body.contains("<html"));
+    assert_bad(&post("/fragment", "{").await, "bad JSON");
+    assert_bad(&post("/fragment?metric=x", serde_json::to_vec(&spec).unwrap()).await, "unknown metric");
+}
+
+#[tokio::test]
+async fn user_strings_are_escaped() {
+    let mut spec = seed_spec("cluster");
+    spec.devices[0].name = Some("<script>alert(1)</script>".into());
+    spec.devices[0].count = 1;
+    for r in [
+        post("/fragment", serde_json::to_vec(&spec).unwrap()).await,
+        get(&format!("/s/{}", link_of(&spec))).await,
+    ] {
+        assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+        assert!(!r.body.contains("<script>alert"), "unescaped device name");
+        assert!(r.body.contains("&lt;script&gt;alert(1)") || r.body.contains("&#60;script&#62;alert(1)"), "escaped name missing");
+    }
+    let mut inline = seed_spec("cluster");
+    let mut topo = irqscope::catalogue::get("azure-4vcpu-smt2").unwrap().to_spec();
+    topo.name = "\"><img src=x onerror=alert(1)>".into();
+    inline.topology = TopologyRef::Inline(Box::new(topo));
+    inline.devices = vec![DeviceSpec::new(1, 2)];
+    let r = get(&format!("/s/{}", link_of(&inline))).await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+    assert!(!r.body.contains("<img src=x"), "unescaped topology name");
+}
+
+#[tokio::test]
+async fn damaged_permalinks_are_4xx() {
+    let link = link_of(&seed_spec("rotation"));
+    assert_bad(&get(&format!("/s/{}", &link[..link.len() - 10])).await, "permalink");
+    assert_bad(&get(&format!("/s/{}", link.replacen("v1.", "v7.", 1))).await, "version");
+    assert_bad(&get("/s/v1.@@@@").await, "base64");
+    assert_bad(&get("/s/garbage").await, "version");
+    let mut tampered = link.clone().into_bytes();
+    for i in (10..tampered.len()).step_by(7) {
+        tampered[i] = if tampered[i] == b'x' { b'y' } else { b'x' };
+    }
+    let tampered = String::from_utf8(tampered).unwrap();
+    for path in [format!("/s/{tampered}"), format!("/s/{tampered}/text"), format!("/s/{tampered}/json"), format!("/c/{tampered}")] {
+        let r = get(&path).await;
+        assert!(r.status.is_client_error() && !r.body.trim().is_empty(), "{path}: {} {}", r.status, r.body);
+    }
+    // A well-formed link whose scenario names a variant this build does not have.
+    let bad = link_of(&seed_spec("rotation-v9"));
+    assert_bad(&get(&format!("/s/{bad}")).await, "unknown variant");
+    let long = format!("/s/v1.{}", "A".repeat(50_000));
+    assert_bad(&get(&long).await, "longer");
+}
+
+#[tokio::test]
+async fn api_errors_are_4xx_with_messages() {
+    assert_bad(&post("/api/simulate", "not json").await, "bad JSON");
+    assert_bad(&post("/api/simulate", r#"{"topology":"azure-l96as-v4","devices":[{"queues":4}],"variant":"best"}"#).await, "unknown variant");
+    assert_bad(&post("/api/simulate", r#"{"topology":"azure-l96as-v4","devices":[{"queues":4}],"sort":"quick"}"#).await, "unknown sort");
+    assert_bad(&post("/api/simulate", r#"{"topology":"azure-l96as-v4","devices":[{"queues":4}],"bogus":1}"#).await, "unknown field");
+    assert_bad(&post("/api/simulate", r#"{"topology":"azure-l96as-v4","devices":[{"count":300,"queues":4}]}"#).await, "at most");
+    let huge_topology = r#"{"topology":{"name":"big","nodes":["0-9000"]},"devices":[{"queues":4}]}"#;
+    let r = post("/api/simulate", huge_topology).await;
+    assert!(r.status.is_client_error() && r.body.contains("topology"), "{} {}", r.status, r.body);
+    let oversized = format!(r#"{{"topology":"azure-l96as-v4","devices":[],"pad":"{}"}}"#, "x".repeat(2 << 20));
+    let r = post("/api/simulate", oversized).await;
+    assert_eq!(r.status, StatusCode::PAYLOAD_TOO_LARGE);
+    assert!(!r.body.trim().is_empty());
+    let r = get("/no/such/page").await;
+    assert_eq!(r.status, StatusCode::NOT_FOUND);
+}
+
+#[tokio::test]
+async fn topologies_api() {
+    let r = get("/api/topologies").await;
+    assert_eq!(r.status, StatusCode::OK);
+    let list: Value = serde_json::from_str(&r.body).unwrap();
+    let names: Vec<&str> = list.as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap()).collect();
+    assert!(names.contains(&"azure-l96as-v4"), "{names:?}");
+    assert!(list[0]["summary"].as_str().unwrap().contains("CPUs"));
+    let r = get("/api/topologies/azure-l96as-v4").await;
+    assert_eq!(r.status, StatusCode::OK);
+    let spec: irqscope::topology::TopologySpec = serde_json::from_str(&r.body).unwrap();
+    let t = irqscope::topology::Topology::new(&spec).unwrap();
+    assert_eq!(t.possible().weight(), 96);
+    assert_bad(&get("/api/topologies/nope").await, "no topology preset");
+}
+
+#[tokio::test]
+async fn compare_routes() {
+    let r = get("/compare?preset=azure-l96as-v4&devices=6x62:pre=1&a=pre-cluster&b=rotation").await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+    assert!(r.body.contains("class=\"heatmap diff\""));
+    assert_eq!(r.body.matches("class=\"heatmap\"").count(), 2);
+    let spec = CompareSpec {
+        scenario: seed_spec("cluster"),
+        a: SideSpec { variant: Some("pre-cluster".into()), ..Default::default() },
+        b: SideSpec { variant: Some("rotation".into()), spread_counter: Some(1), ..Default::default() },
+    };
+    let link = link_of(&spec);
+    let page = get(&format!("/c/{link}")).await;
+    assert_eq!(page.status, StatusCode::OK);
+    assert!(csp(&page).contains("script-src 'self'"));
+    let text = get(&format!("/c/{link}/text")).await;
+    assert!(text.body.starts_with("irqscope compare:"), "{}", text.body);
+    assert!(text.body.contains("--variant pre-cluster") && text.body.contains("--variant rotation"));
+    let json: Value = serde_json::from_str(&get(&format!("/c/{link}/json")).await.body).unwrap();
+    assert_eq!(json["b"]["scenario"]["spread_counter"], 1);
+    let s = link_of(&seed_spec("cluster"));
+    let r = get(&format!("/compare?s={s}&a=cluster&b=rotation&b_counter=2&metric=devices&node=0")).await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+    assert_bad(&get("/compare?a=cluster&b=nope").await, "unknown variant");
+    assert_bad(&get("/compare?s=v1.zzz&a=cluster").await, "permalink");
+}
+
+#[tokio::test]
+async fn static_files() {
+    let r = get("/static/app.js").await;
+    assert_eq!(r.status, StatusCode::OK);
+    assert!(r.body.contains("fragment"));
+    assert_eq!(get("/static/style.css").await.status, StatusCode::OK);
+    assert_eq!(get("/static/../Cargo.toml").await.status.is_success(), false);
+}
+
+#[tokio::test]
+async fn big_machines_fold_and_zoom() {
+    // A generated machine sent as JSON, `clusters` left out: the server stores it explicitly.
+    let body = r#"{"topology":{"name":"8k","generate":{"packages":8,"nodes_per_package":2,
+        "cores_per_node":256,"threads_per_core":2}},"devices":[{"count":4,"queues":64,"pre":1}]}"#;
+    let r = post("/fragment", body).await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+    let link = r.headers["x-permalink"].to_str().unwrap().to_string();
+    assert!(link.len() < 32 << 10, "permalink is {} bytes", link.len());
+    let r = get(&format!("/s/{link}")).await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+    let cells = r.body.matches("<rect class=\"cpu").count();
+    assert!(cells < 1000, "8192 CPUs should fold, drew {cells} cells");
+    assert!(r.body.contains("folded"));
+    let r = get(&format!("/s/{link}?node=3")).await;
+    assert_eq!(r.body.matches("<rect class=\"cpu").count(), 512, "zoom draws one node unfolded");
+    assert!(r.body.len() < 4 << 20, "page is {} bytes", r.body.len());
+}
