@@ -1,4 +1,4 @@
-//! Views of outcomes as plain text (mail-ready) and JSON. Rendering only: no I/O, no HTTP.
+//! Views of outcomes as plain text (mail-ready), JSON and SVG. Rendering only: no I/O, no HTTP.
 
 pub mod json;
 pub mod mana_sched;

@@ -140,15 +140,18 @@ fn text(body: String) -> Response {
     ([(header::CONTENT_TYPE, "text/plain; charset=utf-8")], body).into_response()
 }
 
-async fn index(Query(q): Query<pages::IndexQuery>) -> Result<Html<String>, AppError> {
-    let spec = q.spec()?;
-    let run = Run::new(spec)?;
-    Ok(Html(pages::ScenarioPage::new(&run, &q.view()?).render()?))
+async fn index(Query(q): Query<pages::IndexQuery>, headers: HeaderMap) -> Result<Html<String>, AppError> {
+    let run = Run::new(q.spec()?)?;
+    Ok(Html(pages::ScenarioPage::new(&run, &q.view()?, &origin(&headers)).render()?))
 }
 
-async fn scenario_page(Path(link): Path<String>, Query(v): Query<ViewQuery>) -> Result<Html<String>, AppError> {
+async fn scenario_page(
+    Path(link): Path<String>,
+    Query(v): Query<ViewQuery>,
+    headers: HeaderMap,
+) -> Result<Html<String>, AppError> {
     let run = Run::new(permalink::decode::<ScenarioSpec>(&link)?)?;
-    Ok(Html(pages::ScenarioPage::new(&run, &v.parse()?).render()?))
+    Ok(Html(pages::ScenarioPage::new(&run, &v.parse()?, &origin(&headers)).render()?))
 }
 
 async fn scenario_text(Path(link): Path<String>, headers: HeaderMap) -> Result<Response, AppError> {
@@ -161,22 +164,25 @@ async fn scenario_json(Path(link): Path<String>) -> Result<Json<serde_json::Valu
     Ok(Json(run.json()))
 }
 
-async fn fragment(Query(v): Query<ViewQuery>, body: Bytes) -> Result<Response, AppError> {
+async fn fragment(Query(v): Query<ViewQuery>, headers: HeaderMap, body: Bytes) -> Result<Response, AppError> {
     let run = Run::new(parse_json::<ScenarioSpec>(&body)?)?;
-    let html = pages::ResultFragment::new(&run, &v.parse()?).render()?;
+    let html = pages::ResultFragment::new(&run, &v.parse()?, &origin(&headers)).render()?;
     let link = HeaderValue::from_str(&run.permalink).map_err(|e| AppError::Internal(e.to_string()))?;
     Ok(([(header::CONTENT_TYPE, HeaderValue::from_static("text/html; charset=utf-8")), (header::HeaderName::from_static("x-permalink"), link)], html).into_response())
 }
 
-async fn compare_query(Query(q): Query<pages::CompareQuery>) -> Result<Html<String>, AppError> {
-    let spec = q.spec()?;
-    let view = q.view()?;
-    Ok(Html(pages::ComparePage::new(&pages::CompareRun::new(spec)?, &view)?.render()?))
+async fn compare_query(Query(q): Query<pages::CompareQuery>, headers: HeaderMap) -> Result<Html<String>, AppError> {
+    let run = pages::CompareRun::new(q.spec()?)?;
+    Ok(Html(pages::ComparePage::new(&run, &q.view()?, &origin(&headers))?.render()?))
 }
 
-async fn compare_page(Path(link): Path<String>, Query(v): Query<ViewQuery>) -> Result<Html<String>, AppError> {
+async fn compare_page(
+    Path(link): Path<String>,
+    Query(v): Query<ViewQuery>,
+    headers: HeaderMap,
+) -> Result<Html<String>, AppError> {
     let run = pages::CompareRun::new(permalink::decode::<CompareSpec>(&link)?)?;
-    Ok(Html(pages::ComparePage::new(&run, &v.parse()?)?.render()?))
+    Ok(Html(pages::ComparePage::new(&run, &v.parse()?, &origin(&headers))?.render()?))
 }
 
 async fn compare_text(Path(link): Path<String>, headers: HeaderMap) -> Result<Response, AppError> {

@@ -278,7 +278,8 @@ pub struct ResultView {
 }
 
 impl ResultView {
-    pub fn new(run: &Run, view: &View) -> ResultView {
+    /// `origin` (`http://host`) makes the permalink in the mail text absolute.
+    pub fn new(run: &Run, view: &View, origin: &str) -> ResultView {
         let topo = run.scenario.topology();
         let m = &run.metrics;
         let n_vectors: usize = run.outcome.devices.iter().map(|d| d.vectors.len()).sum();
@@ -339,7 +340,7 @@ impl ResultView {
             strip_svg: svg::device_strip(topo, &run.outcome, view.node),
             devices,
             rows_left_out: left_out,
-            text: run.text_report(""),
+            text: run.text_report(origin),
         }
     }
 }
@@ -355,7 +356,7 @@ pub struct ScenarioPage {
 }
 
 impl ScenarioPage {
-    pub fn new(run: &Run, view: &View) -> ScenarioPage {
+    pub fn new(run: &Run, view: &View, origin: &str) -> ScenarioPage {
         let state = EditorState {
             spec: &run.spec,
             editor: EditorModel::of(run.scenario.topology()),
@@ -367,7 +368,7 @@ impl ScenarioPage {
         ScenarioPage {
             title: format!("{} · {}", run.scenario.topology().name(), run.spec.variant),
             state_json: serde_json::to_string(&state).unwrap_or_default(),
-            r: ResultView::new(run, view),
+            r: ResultView::new(run, view, origin),
             variants: variant_names().into_iter().map(|v| (v, v == run.spec.variant)).collect(),
         }
     }
@@ -380,8 +381,8 @@ pub struct ResultFragment {
 }
 
 impl ResultFragment {
-    pub fn new(run: &Run, view: &View) -> ResultFragment {
-        ResultFragment { r: ResultView::new(run, view) }
+    pub fn new(run: &Run, view: &View, origin: &str) -> ResultFragment {
+        ResultFragment { r: ResultView::new(run, view, origin) }
     }
 }
 
@@ -537,7 +538,7 @@ pub struct ComparePage {
 }
 
 impl ComparePage {
-    pub fn new(run: &CompareRun, view: &View) -> Result<ComparePage, AppError> {
+    pub fn new(run: &CompareRun, view: &View, origin: &str) -> Result<ComparePage, AppError> {
         let topo = run.a.scenario.topology();
         let side = |r: &Run, label: &str| CompareSideView {
             label: label.to_string(),
@@ -554,7 +555,7 @@ impl ComparePage {
             topology_summary: format!("{}: {}", topo.name(), topo.summary()),
             sides: vec![side(&run.a, &run.labels[0]), side(&run.b, &run.labels[1])],
             diff_svg: svg::diff_heatmap(topo, &run.a.metrics, &run.b.metrics, view.metric, view.node),
-            text: run.text_report(""),
+            text: run.text_report(origin),
             metric: view.metric.name(),
             metrics: HeatMetric::ALL.iter().map(|h| (h.name(), h.describe())).collect(),
             node: view.node.map_or_else(String::new, |n| n.to_string()),
