@@ -174,7 +174,8 @@ pub fn sysfs_files(t: &Topology) -> SysfsFiles {
 }
 
 /// Write [`sysfs_files`] under `root/sys/devices/system`, plus a minimal `root/proc/cpuinfo`
-/// (one `processor` stanza per online CPU) for `lscpu --sysroot`.
+/// (one stanza per online CPU) for `lscpu --sysroot`, which reads the sysfs topology only for CPUs
+/// whose cpuinfo stanza names a vendor and model.
 pub fn write_sysfs(t: &Topology, root: &Path) -> std::io::Result<()> {
     let base = root.join("sys/devices/system");
     for (rel, text) in sysfs_files(t) {
@@ -186,7 +187,10 @@ pub fn write_sysfs(t: &Topology, root: &Path) -> std::io::Result<()> {
     }
     let mut cpuinfo = String::new();
     for cpu in t.online().iter() {
-        let _ = write!(cpuinfo, "processor\t: {cpu}\n\n");
+        let _ = write!(
+            cpuinfo,
+            "processor\t: {cpu}\nvendor_id\t: irqscope\ncpu family\t: 0\nmodel\t\t: 0\nmodel name\t: irqscope sysfs export\n\n"
+        );
     }
     std::fs::create_dir_all(root.join("proc"))?;
     std::fs::write(root.join("proc/cpuinfo"), cpuinfo)
