@@ -2,7 +2,7 @@
 //! (`"pack:2 numa:2 l2:4 core:2 pu:2"`).
 //!
 //! Mapping to the kernel's masks: a PU is a CPU (its `os_index`), a Core's PUs are SMT siblings,
-//! a Package is a package, the nearest NUMA node above a PU (hwloc 2 attaches NUMA nodes as
+//! a Package is a package (no Package at all: one package of every PU), the nearest NUMA node above a PU (hwloc 2 attaches NUMA nodes as
 //! memory children of an ancestor; hwloc 1 puts them in the tree) is its node. The cluster mask
 //! is a `Group` of subtype `Cluster` when the file has any (hwloc ≥ 2.5 reads the kernel's
 //! `cluster_cpus`), else the unified or data L2 cache: on x86 the kernel's cluster *is* the L2
@@ -152,6 +152,10 @@ pub fn parse_synthetic(text: &str) -> Result<TopologySpec, ImportError> {
             }
         }
     }
+    if !levels.iter().any(|(k, _)| *k == Kind::Package) {
+        // No package level: the machine is one package, as hwloc's XML then has no Package.
+        groups.insert((Kind::Package, 0), (0..n_pus).collect());
+    }
     for ((kind, _), set) in groups {
         let place = Place::new(None, format!("{kind:?}").to_lowercase());
         match kind {
@@ -269,6 +273,10 @@ pub fn parse_xml(text: &str) -> Result<TopologySpec, ImportError> {
     }
     for (set, place) in packages.into_values() {
         draft.packages.add(F, set, place)?;
+    }
+    // hwloc drops the Package level when it cannot tell packages apart: one package then.
+    if draft.packages.is_empty() {
+        draft.packages.add(F, pus, Place::new(None, "Machine"))?;
     }
     // Distances (hwloc 2): <distances2 type="NUMANode" nbobjs=N><indexes>…<u64values>….
     if let Some(d) = doc.descendants().find(|n| {

@@ -182,6 +182,10 @@ impl Partition {
         Ok(())
     }
 
+    pub fn is_empty(&self) -> bool {
+        self.sets.is_empty()
+    }
+
     pub fn contains(&self, cpu: u32) -> bool {
         self.owner.contains_key(&cpu)
     }
