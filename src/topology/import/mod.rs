@@ -102,6 +102,15 @@ impl Place {
     pub fn new(line: Option<usize>, field: impl Into<String>) -> Place {
         Place { line, field: field.into() }
     }
+
+    /// `line 4 (node 0 cpus)`, `line 4`, or the field alone.
+    pub fn describe(&self) -> String {
+        match (self.line, self.field.is_empty()) {
+            (Some(l), false) => format!("line {l} ({})", self.field),
+            (Some(l), true) => format!("line {l}"),
+            (None, _) => self.field.clone(),
+        }
+    }
 }
 
 /// Check the size limits shared by the text parsers.
@@ -162,10 +171,7 @@ impl Partition {
         for cpu in set.iter() {
             if let Some(&i) = self.owner.get(&cpu) {
                 let (other, other_place) = &self.sets[i];
-                let at = match other_place.line {
-                    Some(l) => format!("line {l}"),
-                    None => other_place.field.clone(),
-                };
+                let at = other_place.describe();
                 return Err(ImportError::new(
                     format,
                     place.line,
@@ -250,10 +256,7 @@ impl Draft {
         self.add_node_id(node);
         if let Some((other, other_place)) = self.cpu_node.get(&cpu) {
             if *other != node {
-                let at = match other_place.line {
-                    Some(l) => format!("line {l}"),
-                    None => other_place.field.clone(),
-                };
+                let at = other_place.describe();
                 return Err(self.err(&place, format!("CPU {cpu} is in node {node} here but in node {other} at {at}")));
             }
             return Ok(());
@@ -375,11 +378,13 @@ impl Draft {
                 return Err(self.err(place, format!("distance row has {} entries for {n} nodes (the matrix must be square)", row.len())));
             }
         }
-        for i in 0..n {
-            let (row, place) = &rows[i];
+        for (i, (row, place)) in rows.iter().enumerate() {
             if row[i] != LOCAL_DISTANCE {
                 return Err(self.err(place, format!("distance of node {} to itself is {}, not {LOCAL_DISTANCE}", ids[i], row[i])));
             }
+        }
+        for i in 0..n {
+            let (row, place) = &rows[i];
             for j in 0..n {
                 if row[j] != rows[j].0[i] {
                     return Err(self.err(
@@ -411,7 +416,7 @@ impl Draft {
 pub fn parse_toml(text: &str) -> Result<TopologySpec, ImportError> {
     check_text(Format::Toml, text)?;
     let spec: TopologySpec = toml::from_str(text).map_err(|e| {
-        let line = e.span().map(|s| text.get(..s.start).unwrap_or(text).lines().count().max(1));
+        let line = e.span().map(|s| text.get(..s.start).unwrap_or(text).matches('\n').count() + 1);
         ImportError::new(Format::Toml, line, "", e.message().to_string())
     })?;
     let t = Topology::new(&spec).map_err(|e| ImportError::new(Format::Toml, None, "", e.to_string()))?;

@@ -128,7 +128,8 @@ pub fn parse(files: &SysfsFiles) -> Result<TopologySpec, ImportError> {
         return Err(ImportError::new(F, None, "", format!("more than {INPUT_BYTES_MAX} bytes of cpulist and distance files")));
     }
     let mut draft = Draft::new(F, "imported from sysfs");
-    let place = |file: &str| Place::new(Some(1), file.to_string());
+    // A sysfs file is one line: the file names the place.
+    let place = |file: &str| Place::new(None, file.to_string());
     let cpulist = |file: &str, text: &str| -> Result<CpuSet, ImportError> {
         if text.len() > FILE_BYTES_MAX {
             return Err(ImportError::new(F, None, file, format!("larger than {FILE_BYTES_MAX} bytes")));
