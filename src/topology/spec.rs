@@ -342,4 +342,62 @@ mod tests {
         let bad: TopologySpec = toml::from_str("name='c'\n[generate]\ncores_per_node = 4\nclusters = 3\n").unwrap();
         assert!(Topology::new(&bad).unwrap_err().to_string().contains("does not divide"));
     }
+
+    fn gen(text: &str) -> Topology {
+        Topology::new(&toml::from_str::<TopologySpec>(&format!("name = 'g'\n[generate]\n{text}")).unwrap()).unwrap()
+    }
+
+    #[test]
+    fn generated_hybrid_parts() {
+        let t = gen(
+            "[[generate.core_types]]\ncores = 8\nthreads_per_core = 2\nclusters = 'core'\n\
+             [[generate.core_types]]\ncores = 16\nclusters = 4\n",
+        );
+        assert_eq!(t.nr_cpu_ids(), 32);
+        assert_eq!(t.smt(1).to_cpulist(), "0-1");
+        assert_eq!(t.smt(16).to_cpulist(), "16");
+        assert_eq!(t.cluster(15).to_cpulist(), "14-15");
+        assert_eq!(t.cluster(17).to_cpulist(), "16-19");
+        assert_eq!(t.cluster_sets().len(), 12);
+        // Offset numbering puts the P-cores' second threads after every first thread.
+        let o = gen(
+            "smt_numbering = 'offset'\n[[generate.core_types]]\ncores = 2\nthreads_per_core = 2\n\
+             [[generate.core_types]]\ncores = 4\n",
+        );
+        assert_eq!(o.smt(0).to_cpulist(), "0,6");
+        assert_eq!(o.smt(1).to_cpulist(), "1,7");
+        assert_eq!(o.smt(2).to_cpulist(), "2");
+    }
+
+    #[test]
+    fn generated_sparse_ids_and_package_clusters() {
+        let t = gen("packages = 2\ncores_per_node = 4\nthreads_per_core = 2\npackage_cpu_stride = 16\n");
+        assert_eq!(t.possible().to_cpulist(), "0-7,16-23");
+        assert_eq!(t.node_cpus(1).to_cpulist(), "16-23");
+        let o = gen("packages = 2\ncores_per_node = 4\nthreads_per_core = 2\nsmt_numbering = 'offset'\npackage_cpu_stride = 16\n");
+        assert_eq!(o.smt(16).to_cpulist(), "16,20");
+        let p = gen("packages = 2\nnodes_per_package = 2\ncores_per_node = 2\nclusters = 'package'\n");
+        assert_eq!(p.cluster(0).to_cpulist(), "0-3");
+        assert_eq!(p.node_cpus(0).to_cpulist(), "0-1");
+        let bad = |text: &str| {
+            Topology::new(&toml::from_str::<TopologySpec>(&format!("name = 'g'\n[generate]\n{text}")).unwrap())
+                .unwrap_err()
+                .to_string()
+        };
+        assert!(bad("packages = 2\ncores_per_node = 4\npackage_cpu_stride = 3\n").contains("less than the 4 CPUs"));
+        assert!(bad("packages = 2\ncores_per_node = 4096\npackage_cpu_stride = 8000\n").contains("beyond the limit"));
+        assert!(bad("cores_per_node = 4\n[[generate.core_types]]\ncores = 2\n").contains("not both"));
+        assert!(bad("threads_per_core = 2\n").contains("cores_per_node must be at least 1"));
+        assert!(bad("[[generate.core_types]]\ncores = 2\nclusters = 'node'\n").contains("core count"));
+    }
+
+    #[test]
+    fn generated_present_and_online_overrides() {
+        let spec: TopologySpec =
+            toml::from_str("name = 'g'\npresent = '0-7'\nonline = '0-5'\n[generate]\ncores_per_node = 16\n").unwrap();
+        let t = Topology::new(&spec).unwrap();
+        assert_eq!(t.possible().to_cpulist(), "0-15");
+        assert_eq!(t.present().to_cpulist(), "0-7");
+        assert_eq!(t.online().to_cpulist(), "0-5");
+    }
 }
