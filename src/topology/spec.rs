@@ -173,14 +173,18 @@ impl TopologySpec {
         } else {
             vec![CoreType { cores: gen.cores_per_node, threads_per_core: gen.threads_per_core, clusters: gen.clusters }]
         };
-        let cpus_per_node: u64 = types.iter().map(|c| u64::from(c.cores) * u64::from(c.threads_per_core)).sum();
+        // Saturating: the counts come from a file, and a product past u64 is just "too many".
+        let cpus_per_node: u64 = types
+            .iter()
+            .map(|c| u64::from(c.cores) * u64::from(c.threads_per_core))
+            .fold(0u64, u64::saturating_add);
         let n_nodes = u64::from(gen.packages) * u64::from(gen.nodes_per_package);
-        let n_cpus = n_nodes * cpus_per_node;
+        let n_cpus = n_nodes.saturating_mul(cpus_per_node);
         if n_cpus > u64::from(CPUS_MAX) || n_nodes > u64::from(NODES_MAX) {
             return err(format!("{n_cpus} CPUs on {n_nodes} nodes exceeds the limits ({CPUS_MAX} CPUs, {NODES_MAX} nodes)"));
         }
         let n_nodes = n_nodes as u32;
-        let per_package_cpus = cpus_per_node * u64::from(gen.nodes_per_package);
+        let per_package_cpus = cpus_per_node.saturating_mul(u64::from(gen.nodes_per_package));
         if let Some(stride) = gen.package_cpu_stride {
             if u64::from(stride) < per_package_cpus {
                 return err(format!("package_cpu_stride: {stride} is less than the {per_package_cpus} CPUs of a package"));

@@ -209,6 +209,16 @@ pub fn parse_xml(text: &str) -> Result<TopologySpec, ImportError> {
     for n in doc.descendants().filter(|n| is_obj(n, "NUMANode")) {
         draft.add_node_id(os_index(n, "node", NODES_MAX)?);
     }
+    // The NUMA node each parent object carries as a memory child (lowest os_index first), so
+    // that finding a PU's node costs its depth, not its ancestors' child counts.
+    let mut numa_child: BTreeMap<usize, u32> = BTreeMap::new();
+    for n in doc.descendants().filter(|n| is_obj(n, "NUMANode")) {
+        let id = os_index(n, "node", NODES_MAX)?;
+        if let Some(parent) = n.parent() {
+            let e = numa_child.entry(parent.range().start).or_insert(id);
+            *e = (*e).min(id);
+        }
+    }
     let mut cores: BTreeMap<usize, (CpuSet, Place)> = BTreeMap::new();
     let mut clusters: BTreeMap<usize, (CpuSet, Place)> = BTreeMap::new();
     let mut packages: BTreeMap<usize, (CpuSet, Place)> = BTreeMap::new();
@@ -235,24 +245,14 @@ pub fn parse_xml(text: &str) -> Result<TopologySpec, ImportError> {
                 package = Some(a.range().start);
             }
             if node.is_none() {
-                if is_obj(&a, "NUMANode") {
-                    node = Some(a);
+                node = if is_obj(&a, "NUMANode") {
+                    Some(os_index(a, "node", NODES_MAX)?)
                 } else {
-                    let mut best: Option<(u32, roxmltree::Node)> = None;
-                    for c in a.children().filter(|c| is_obj(c, "NUMANode")) {
-                        let id = os_index(c, "node", NODES_MAX)?;
-                        if best.is_none_or(|(b, _)| id < b) {
-                            best = Some((id, c));
-                        }
-                    }
-                    node = best.map(|(_, c)| c);
-                }
+                    numa_child.get(&a.range().start).copied()
+                };
             }
         }
-        let node = match node {
-            Some(n) => os_index(n, "node", NODES_MAX)?,
-            None => 0,
-        };
+        let node = node.unwrap_or(0);
         draft.set_node(cpu, node, place.clone())?;
         for (key, map) in [(core, &mut cores), (cluster, &mut clusters), (package, &mut packages)] {
             if let Some(k) = key {

@@ -61,7 +61,9 @@ impl fmt::Display for Format {
     }
 }
 
-/// Bad input: which format, where (`line 4, column Node`, a sysfs file name), what is wrong.
+/// Bad input: which format, where, what is wrong. Shown as one line:
+/// `lscpu: line 4 (column NODE): node 5000 is beyond the limit …` or
+/// `sysfs: node/node1/cpulist: CPU 2 is in node 1 here but in node 0 at node/node0/cpulist`.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub struct ImportError {
     pub format: Format,
@@ -74,14 +76,12 @@ pub struct ImportError {
 
 impl fmt::Display for ImportError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}", self.format)?;
-        if !self.field.is_empty() {
-            write!(f, ": {}", self.field)?;
+        let place = Place::new(self.line, self.field.clone()).describe();
+        if place.is_empty() {
+            write!(f, "{}: {}", self.format, self.message)
+        } else {
+            write!(f, "{}: {place}: {}", self.format, self.message)
         }
-        if let Some(line) = self.line {
-            write!(f, ": line {line}")?;
-        }
-        write!(f, ": {}", self.message)
     }
 }
 
