@@ -6,7 +6,8 @@ use anyhow::Context;
 use clap::{Subcommand, ValueEnum};
 use irqscope::catalogue;
 use irqscope::topology::import::{self, export, hwloc, lscpu, numactl, sysfs};
-use irqscope::topology::{Topology, TopologySpec};
+use irqscope::render::text::wrap;
+use irqscope::topology::{CpuSet, Topology, TopologySpec};
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -75,7 +76,7 @@ pub fn run(cmd: TopologyCommand) -> anyhow::Result<ExitCode> {
         }
         TopologyCommand::Show { topology } => {
             let t = crate::load_topology(&topology)?;
-            print!("{}", irqscope::render::text::topology_tree(&t));
+            print!("{}", folded_tree(&t));
         }
         TopologyCommand::Import { kind, path, out, name } => {
             let mut spec = import_spec(kind, &path)?;
@@ -138,4 +139,140 @@ fn read_input(path: &str) -> anyhow::Result<String> {
     }
     anyhow::ensure!(text.len() as u64 <= limit, "{path}: larger than {limit} bytes");
     Ok(text)
+}
+
+/// An lstopo-like tree, folded: packages (when they are not the nodes), nodes with their
+/// distances, then runs of identical clusters (or cores, when a CPU has no cluster) counted
+/// rather than listed, each run with the cpulist it covers.
+///
+/// ```text
+/// Xeon SNC2: 224 CPUs (0-223), 4 nodes, SMT2, 112 clusters
+/// package 0: 112 CPUs (0-55,112-167)
+///   node 0: 56 CPUs (0-27,112-139); distances 10 12 21 21
+///     28 clusters of 1 core x 2 threads (0-27,112-139)
+/// ```
+fn folded_tree(t: &Topology) -> String {
+    /// Nodes shown in full; the rest are counted.
+    const NODES_SHOWN_MAX: usize = 16;
+    let mut out = wrap(&t.summary(), &format!("{}: ", t.name()), "  ");
+    let nodes: Vec<u32> = (0..t.nr_node_ids()).collect();
+    let packages_are_nodes = t.package_sets().iter().all(|p| nodes.iter().any(|&n| t.node_cpus(n) == p));
+    // (package heading or None, nodes under it)
+    let mut groups: Vec<(Option<String>, Vec<u32>)> = Vec::new();
+    if packages_are_nodes {
+        groups.push((None, nodes.clone()));
+    } else {
+        for (p, package) in t.package_sets().iter().enumerate() {
+            let under = nodes.iter().copied().filter(|&n| t.node_cpus(n).intersects(package)).collect();
+            groups.push((Some(format!("package {p}: {} CPUs ({package})", package.weight())), under));
+        }
+        groups.push((None, nodes.iter().copied().filter(|&n| t.node_cpus(n).is_empty()).collect()));
+    }
+    let mut shown = 0usize;
+    let mut hidden = 0usize;
+    for (heading, under) in groups {
+        if shown >= NODES_SHOWN_MAX {
+            hidden += under.len();
+            continue;
+        }
+        let indent = if heading.is_some() { "  " } else { "" };
+        if let Some(h) = heading {
+            out.push_str(&wrap(&h, "", "    "));
+        }
+        for node in under {
+            if shown >= NODES_SHOWN_MAX {
+                hidden += 1;
+                continue;
+            }
+            shown += 1;
+            out.push_str(&node_block(t, node, indent));
+        }
+    }
+    if hidden > 0 {
+        out.push_str(&format!("… {hidden} more node{}\n", if hidden == 1 { "" } else { "s" }));
+    }
+    out
+}
+
+fn node_block(t: &Topology, node: u32, indent: &str) -> String {
+    let cpus = t.node_cpus(node);
+    /// Rows longer than this are summarised as value × count.
+    const DISTANCES_LISTED_MAX: u32 = 8;
+    let dist: Vec<String> = if t.nr_node_ids() <= DISTANCES_LISTED_MAX {
+        (0..t.nr_node_ids()).map(|m| t.distance(node, m).to_string()).collect()
+    } else {
+        let mut counts = std::collections::BTreeMap::new();
+        for m in (0..t.nr_node_ids()).filter(|&m| m != node) {
+            *counts.entry(t.distance(node, m)).or_insert(0u32) += 1;
+        }
+        counts.into_iter().map(|(d, n)| format!("{d} x{n}")).collect()
+    };
+    let head = if cpus.is_empty() {
+        format!("node {node}: no CPUs (memory only)")
+    } else {
+        format!("node {node}: {} CPU{} ({cpus})", cpus.weight(), if cpus.weight() == 1 { "" } else { "s" })
+    };
+    let mut out = wrap(&format!("{head}; distances {}", dist.join(" ")), indent, &format!("{indent}    "));
+    for line in unit_runs(t, cpus) {
+        out.push_str(&wrap(&line, &format!("{indent}  "), &format!("{indent}      ")));
+    }
+    out
+}
+
+/// Runs of same-shaped units (a cluster's part in the node, or a core) inside a node.
+fn unit_runs(t: &Topology, node_cpus: &CpuSet) -> Vec<String> {
+    let mut runs: Vec<(String, u32, CpuSet)> = Vec::new();
+    let mut rest = node_cpus.clone();
+    while let Some(c) = rest.first() {
+        let cluster = t.cluster(c);
+        let (kind, unit) = if cluster.is_empty() { ("core", t.smt(c).and(node_cpus)) } else { ("cluster", cluster.and(node_cpus)) };
+        rest.andnot_assign(&unit);
+        let mut threads = Vec::new();
+        let mut left = unit.clone();
+        while let Some(x) = left.first() {
+            let core = t.smt(x).and(&unit);
+            left.andnot_assign(&core);
+            threads.push(core.weight());
+        }
+        let n_cores = threads.len();
+        let t_max = threads.iter().copied().max().unwrap_or(1);
+        let plural = |n: usize, w: &str| if n == 1 { format!("1 {w}") } else { format!("{n} {w}s") };
+        let mut shape = if kind == "cluster" {
+            format!("of {} x {}", plural(n_cores, "core"), plural(t_max as usize, "thread"))
+        } else {
+            format!("x {}", plural(t_max as usize, "thread"))
+        };
+        let spans = kind == "cluster" && !cluster.is_subset(node_cpus);
+        if spans {
+            // Kept in the key so only parts of the same spanning shape fold together.
+            shape.push_str(&format!("|part of cluster {cluster}, which spans nodes"));
+        }
+        let key = format!("{kind} {shape}");
+        match runs.last_mut() {
+            Some((k, n, set)) if *k == key => {
+                *n += 1;
+                set.or_assign(&unit);
+            }
+            _ => runs.push((key, 1, unit)),
+        }
+    }
+    runs.into_iter()
+        .map(|(key, n, set)| {
+            let (kind, shape) = key.split_once(' ').unwrap_or((&key, ""));
+            let (shape, spans) = shape.split_once('|').unwrap_or((shape, ""));
+            let mut line = if n == 1 { format!("{kind} {shape} ({set})") } else { format!("{n} {kind}s {shape} ({set})") };
+            if !spans.is_empty() {
+                line.push_str(&format!("; {spans}"));
+            }
+            let absent = set.andnot(t.present());
+            if !absent.is_empty() {
+                line.push_str(&format!("; not present {absent}"));
+            }
+            let offline = set.and(t.present()).andnot(t.online());
+            if !offline.is_empty() {
+                line.push_str(&format!("; offline {offline}"));
+            }
+            line
+        })
+        .collect()
 }
