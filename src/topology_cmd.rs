@@ -1,7 +1,15 @@
-//! `irqscope topology …`: list the catalogue, show a machine.
+//! `irqscope topology …`: list the catalogue, show a machine, import one from what a real
+//! machine or tool prints, export one to other formats. Thin: file reading and writing here,
+//! parsing in `irqscope::topology::import`.
 
-use clap::Subcommand;
+use anyhow::Context;
+use clap::{Subcommand, ValueEnum};
 use irqscope::catalogue;
+use irqscope::topology::import::{self, export, hwloc, lscpu, numactl, sysfs};
+use irqscope::render::text::wrap;
+use irqscope::topology::{CpuSet, Topology, TopologySpec};
+use std::io::Read;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 #[derive(Subcommand)]
@@ -13,6 +21,47 @@ pub enum TopologyCommand {
         /// Preset name or file path.
         topology: String,
     },
+    /// Import a machine from sysfs, lscpu, numactl, hwloc XML or an hwloc synthetic string and
+    /// print it as a topology file (TOML).
+    Import {
+        #[arg(value_enum)]
+        kind: ImportKind,
+        /// A file (`-` for standard input); for sysfs a root directory (`/` for this machine);
+        /// for synthetic the description itself (`"pack:2 core:4 pu:2"`).
+        path: String,
+        /// Write the TOML to this file instead of standard output.
+        #[arg(long)]
+        out: Option<PathBuf>,
+        /// Name of the imported machine.
+        #[arg(long)]
+        name: Option<String>,
+    },
+    /// Export a preset or topology file: toml, synthetic, or a sysfs tree written under DIR.
+    Export {
+        #[arg(value_enum)]
+        format: ExportFormat,
+        /// Preset name or file path.
+        topology: String,
+        /// Directory to write the sysfs tree under (as DIR/sys/devices/system); sysfs only.
+        dir: Option<PathBuf>,
+    },
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+pub enum ImportKind {
+    Sysfs,
+    Lscpu,
+    Numactl,
+    HwlocXml,
+    Synthetic,
+    Toml,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+pub enum ExportFormat {
+    Toml,
+    Synthetic,
+    Sysfs,
 }
 
 pub fn run(cmd: TopologyCommand) -> anyhow::Result<ExitCode> {
@@ -20,15 +69,210 @@ pub fn run(cmd: TopologyCommand) -> anyhow::Result<ExitCode> {
         TopologyCommand::List => {
             for (name, loaded) in catalogue::all() {
                 match loaded {
-                    Ok(t) => println!("{name:<32} {}", t.name()),
+                    Ok(t) => println!("{name:<32} {}", t.summary()),
                     Err(e) => println!("{name:<32} INVALID: {e}"),
                 }
             }
         }
         TopologyCommand::Show { topology } => {
             let t = crate::load_topology(&topology)?;
-            print!("{}", irqscope::render::text::topology_tree(&t));
+            print!("{}", folded_tree(&t));
+        }
+        TopologyCommand::Import { kind, path, out, name } => {
+            let mut spec = import_spec(kind, &path)?;
+            if let Some(name) = name {
+                spec.name = name;
+            }
+            let text = toml::to_string(&spec).context("serialising the imported topology")?;
+            match out {
+                Some(file) => std::fs::write(&file, text).with_context(|| format!("{}", file.display()))?,
+                None => print!("{text}"),
+            }
+        }
+        TopologyCommand::Export { format, topology, dir } => {
+            let t = crate::load_topology(&topology)?;
+            match format {
+                ExportFormat::Toml => print!("{}", export::to_toml(&t)),
+                ExportFormat::Synthetic => println!("{}", export::to_synthetic(&t)?),
+                ExportFormat::Sysfs => {
+                    let Some(dir) = dir else {
+                        anyhow::bail!("export sysfs needs a directory: irqscope topology export sysfs TOPOLOGY DIR");
+                    };
+                    export::write_sysfs(&t, &dir).with_context(|| format!("writing a sysfs tree under {}", dir.display()))?;
+                    eprintln!("wrote {}", dir.join("sys/devices/system").display());
+                }
+            }
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+fn import_spec(kind: ImportKind, path: &str) -> anyhow::Result<TopologySpec> {
+    let spec = match kind {
+        ImportKind::Sysfs => {
+            let files = sysfs::read_tree(Path::new(path)).with_context(|| format!("reading sysfs under {path}"))?;
+            let mut spec = sysfs::parse(&files)?;
+            spec.name = format!("imported from sysfs under {path}");
+            spec
+        }
+        ImportKind::Synthetic => hwloc::parse_synthetic(path)?,
+        ImportKind::Lscpu => lscpu::parse(&read_input(path)?)?,
+        ImportKind::Numactl => numactl::parse(&read_input(path)?)?,
+        ImportKind::HwlocXml => hwloc::parse_xml(&read_input(path)?)?,
+        ImportKind::Toml => import::parse_toml(&read_input(path)?)?,
+    };
+    // The parsers validate; this guards the printed file against a bug between them and here.
+    Topology::new(&spec).context("imported topology failed validation")?;
+    Ok(spec)
+}
+
+/// A file or standard input (`-`), bounded like every import.
+fn read_input(path: &str) -> anyhow::Result<String> {
+    let limit = import::INPUT_BYTES_MAX as u64;
+    let mut text = String::new();
+    if path == "-" {
+        std::io::stdin().take(limit + 1).read_to_string(&mut text).context("standard input")?;
+    } else {
+        std::fs::File::open(path)
+            .and_then(|f| f.take(limit + 1).read_to_string(&mut text))
+            .with_context(|| path.to_string())?;
+    }
+    anyhow::ensure!(text.len() as u64 <= limit, "{path}: larger than {limit} bytes");
+    Ok(text)
+}
+
+/// An lstopo-like tree, folded: packages (when they are not the nodes), nodes with their
+/// distances, then runs of identical clusters (or cores, when a CPU has no cluster) counted
+/// rather than listed, each run with the cpulist it covers.
+///
+/// ```text
+/// Xeon SNC2: 224 CPUs (0-223), 4 nodes, SMT2, 112 clusters
+/// package 0: 112 CPUs (0-55,112-167)
+///   node 0: 56 CPUs (0-27,112-139); distances 10 12 21 21
+///     28 clusters of 1 core x 2 threads (0-27,112-139)
+/// ```
+fn folded_tree(t: &Topology) -> String {
+    /// Nodes shown in full; the rest are counted.
+    const NODES_SHOWN_MAX: usize = 16;
+    let mut out = wrap(&t.summary(), &format!("{}: ", t.name()), "  ");
+    let nodes: Vec<u32> = (0..t.nr_node_ids()).collect();
+    let packages_are_nodes = t.package_sets().iter().all(|p| nodes.iter().any(|&n| t.node_cpus(n) == p));
+    // (package heading or None, nodes under it)
+    let mut groups: Vec<(Option<String>, Vec<u32>)> = Vec::new();
+    if packages_are_nodes {
+        groups.push((None, nodes.clone()));
+    } else {
+        for (p, package) in t.package_sets().iter().enumerate() {
+            let under = nodes.iter().copied().filter(|&n| t.node_cpus(n).intersects(package)).collect();
+            groups.push((Some(format!("package {p}: {} CPUs ({package})", package.weight())), under));
+        }
+        groups.push((None, nodes.iter().copied().filter(|&n| t.node_cpus(n).is_empty()).collect()));
+    }
+    let mut shown = 0usize;
+    let mut hidden = 0usize;
+    for (heading, under) in groups {
+        if shown >= NODES_SHOWN_MAX {
+            hidden += under.len();
+            continue;
+        }
+        let indent = if heading.is_some() { "  " } else { "" };
+        if let Some(h) = heading {
+            out.push_str(&wrap(&h, "", "    "));
+        }
+        for node in under {
+            if shown >= NODES_SHOWN_MAX {
+                hidden += 1;
+                continue;
+            }
+            shown += 1;
+            out.push_str(&node_block(t, node, indent));
+        }
+    }
+    if hidden > 0 {
+        out.push_str(&format!("… {hidden} more node{}\n", if hidden == 1 { "" } else { "s" }));
+    }
+    out
+}
+
+fn node_block(t: &Topology, node: u32, indent: &str) -> String {
+    let cpus = t.node_cpus(node);
+    /// Rows longer than this are summarised as value × count.
+    const DISTANCES_LISTED_MAX: u32 = 8;
+    let dist: Vec<String> = if t.nr_node_ids() <= DISTANCES_LISTED_MAX {
+        (0..t.nr_node_ids()).map(|m| t.distance(node, m).to_string()).collect()
+    } else {
+        let mut counts = std::collections::BTreeMap::new();
+        for m in (0..t.nr_node_ids()).filter(|&m| m != node) {
+            *counts.entry(t.distance(node, m)).or_insert(0u32) += 1;
+        }
+        counts.into_iter().map(|(d, n)| format!("{d} x{n}")).collect()
+    };
+    let head = if cpus.is_empty() {
+        format!("node {node}: no CPUs (memory only)")
+    } else {
+        format!("node {node}: {} CPU{} ({cpus})", cpus.weight(), if cpus.weight() == 1 { "" } else { "s" })
+    };
+    let mut out = wrap(&format!("{head}; distances {}", dist.join(" ")), indent, &format!("{indent}    "));
+    for line in unit_runs(t, cpus) {
+        out.push_str(&wrap(&line, &format!("{indent}  "), &format!("{indent}      ")));
+    }
+    out
+}
+
+/// Runs of same-shaped units (a cluster's part in the node, or a core) inside a node.
+fn unit_runs(t: &Topology, node_cpus: &CpuSet) -> Vec<String> {
+    let mut runs: Vec<(String, u32, CpuSet)> = Vec::new();
+    let mut rest = node_cpus.clone();
+    while let Some(c) = rest.first() {
+        let cluster = t.cluster(c);
+        let (kind, unit) = if cluster.is_empty() { ("core", t.smt(c).and(node_cpus)) } else { ("cluster", cluster.and(node_cpus)) };
+        rest.andnot_assign(&unit);
+        let mut threads = Vec::new();
+        let mut left = unit.clone();
+        while let Some(x) = left.first() {
+            let core = t.smt(x).and(&unit);
+            left.andnot_assign(&core);
+            threads.push(core.weight());
+        }
+        let n_cores = threads.len();
+        let t_max = threads.iter().copied().max().unwrap_or(1);
+        let plural = |n: usize, w: &str| if n == 1 { format!("1 {w}") } else { format!("{n} {w}s") };
+        let mut shape = if kind == "cluster" {
+            format!("of {} x {}", plural(n_cores, "core"), plural(t_max as usize, "thread"))
+        } else {
+            format!("x {}", plural(t_max as usize, "thread"))
+        };
+        let spans = kind == "cluster" && !cluster.is_subset(node_cpus);
+        if spans {
+            // Kept in the key so only parts of the same spanning shape fold together.
+            shape.push_str(&format!("|part of cluster {cluster}, which spans nodes"));
+        }
+        let key = format!("{kind} {shape}");
+        match runs.last_mut() {
+            Some((k, n, set)) if *k == key => {
+                *n += 1;
+                set.or_assign(&unit);
+            }
+            _ => runs.push((key, 1, unit)),
+        }
+    }
+    runs.into_iter()
+        .map(|(key, n, set)| {
+            let (kind, shape) = key.split_once(' ').unwrap_or((&key, ""));
+            let (shape, spans) = shape.split_once('|').unwrap_or((shape, ""));
+            let mut line = if n == 1 { format!("{kind} {shape} ({set})") } else { format!("{n} {kind}s {shape} ({set})") };
+            if !spans.is_empty() {
+                line.push_str(&format!("; {spans}"));
+            }
+            let absent = set.andnot(t.present());
+            if !absent.is_empty() {
+                line.push_str(&format!("; not present {absent}"));
+            }
+            let offline = set.and(t.present()).andnot(t.online());
+            if !offline.is_empty() {
+                line.push_str(&format!("; offline {offline}"));
+            }
+            line
+        })
+        .collect()
 }

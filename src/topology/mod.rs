@@ -9,6 +9,7 @@
 
 pub mod cpulist;
 mod cpuset;
+pub mod import;
 pub mod spec;
 
 pub use cpulist::{format_cpulist, format_hex_mask, parse_cpulist, parse_hex_mask, CpulistError};

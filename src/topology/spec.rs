@@ -49,19 +49,43 @@ pub struct TopologySpec {
     pub generate: Option<Generator>,
 }
 
-/// A regular machine: `packages × nodes_per_package × cores_per_node × threads_per_core`.
+/// A regular machine: `packages × nodes_per_package × cores_per_node × threads_per_core`, or,
+/// with `core_types`, nodes made of several kinds of core (hybrid parts).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Generator {
     #[serde(default = "one")]
     pub packages: u32,
+    /// NUMA nodes per package (SNC on Intel, NPS on AMD).
     #[serde(default = "one")]
     pub nodes_per_package: u32,
+    /// Cores in each node (required unless `core_types` is given).
+    #[serde(default)]
     pub cores_per_node: u32,
     #[serde(default = "one")]
     pub threads_per_core: u32,
     #[serde(default)]
     pub smt_numbering: SmtNumbering,
+    #[serde(default, skip_serializing_if = "ClusterShape::is_unset")]
+    pub clusters: ClusterShape,
+    /// Hybrid nodes: each node holds these kinds of core, in this order (instead of
+    /// `cores_per_node` and `threads_per_core`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub core_types: Vec<CoreType>,
+    /// Sparse CPU ids: package `p` numbers its CPUs from `p * package_cpu_stride`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub package_cpu_stride: Option<u32>,
+}
+
+/// One kind of core in a hybrid node (`[[generate.core_types]]`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CoreType {
+    /// Cores of this kind in each node.
+    pub cores: u32,
+    #[serde(default = "one")]
+    pub threads_per_core: u32,
+    /// Clusters among cores of this kind: a core count, `"core"` or `"none"` (the default).
     #[serde(default)]
     pub clusters: ClusterShape,
 }
@@ -77,7 +101,8 @@ pub enum SmtNumbering {
     /// Siblings adjacent: core k owns CPUs `k*T .. k*T+T-1` (AMD, most VMs).
     #[default]
     Adjacent,
-    /// Thread t of core k is CPU `k + t*cores` (Intel bare metal: k / k+N).
+    /// The first thread of every core first, then the second threads (Intel and AMD bare
+    /// metal: k / k+N). With `package_cpu_stride`, within each package.
     Offset,
 }
 
@@ -93,6 +118,13 @@ pub enum ClusterShape {
     Unset,
 }
 
+impl ClusterShape {
+    /// No `clusters` key was given (empty cluster masks); such a generator serializes without it.
+    pub fn is_unset(&self) -> bool {
+        *self == ClusterShape::Unset
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum ClusterName {
@@ -102,8 +134,19 @@ pub enum ClusterName {
     Core,
     /// One cluster per node.
     Node,
+    /// One cluster per package (spans the nodes of an SNC/NPS package).
+    Package,
     /// One cluster holding every CPU (arm64 GENERIC_ARCH_TOPOLOGY), spanning nodes.
     All,
+}
+
+/// A core of a generated machine before its CPUs are numbered.
+struct GenCore {
+    package: u32,
+    node: u32,
+    threads: u32,
+    /// Cores with equal keys share a cluster; `None` for an empty cluster mask.
+    cluster: Option<(u32, u32, u32)>,
 }
 
 impl TopologySpec {
@@ -118,41 +161,131 @@ impl TopologySpec {
             ));
         }
         let err = |m: String| Err(TopologyError::Invalid(format!("generate: {m}")));
-        if gen.packages == 0 || gen.nodes_per_package == 0 || gen.cores_per_node == 0 || gen.threads_per_core == 0 {
+        let hybrid = !gen.core_types.is_empty();
+        if hybrid && (gen.cores_per_node != 0 || gen.threads_per_core != 1) {
+            return err("give either core_types or cores_per_node/threads_per_core, not both".into());
+        }
+        if !hybrid && gen.cores_per_node == 0 {
+            return err("cores_per_node must be at least 1 (or give core_types)".into());
+        }
+        if gen.packages == 0 || gen.nodes_per_package == 0 || gen.threads_per_core == 0 {
             return err("every count must be at least 1".into());
         }
+        if gen.core_types.iter().any(|c| c.cores == 0 || c.threads_per_core == 0) {
+            return err("core_types: every count must be at least 1".into());
+        }
+        // One core type stands for the regular shape, so both paths share the code below.
+        let types: Vec<CoreType> = if hybrid {
+            gen.core_types.clone()
+        } else {
+            vec![CoreType { cores: gen.cores_per_node, threads_per_core: gen.threads_per_core, clusters: gen.clusters }]
+        };
+        // Saturating: the counts come from a file, and a product past u64 is just "too many".
+        let cpus_per_node: u64 = types
+            .iter()
+            .map(|c| u64::from(c.cores) * u64::from(c.threads_per_core))
+            .fold(0u64, u64::saturating_add);
         let n_nodes = u64::from(gen.packages) * u64::from(gen.nodes_per_package);
-        let n_cores = n_nodes * u64::from(gen.cores_per_node);
-        let n_cpus = n_cores * u64::from(gen.threads_per_core);
+        let n_cpus = n_nodes.saturating_mul(cpus_per_node);
         if n_cpus > u64::from(CPUS_MAX) || n_nodes > u64::from(NODES_MAX) {
             return err(format!("{n_cpus} CPUs on {n_nodes} nodes exceeds the limits ({CPUS_MAX} CPUs, {NODES_MAX} nodes)"));
         }
-        let (n_nodes, n_cores, threads) = (n_nodes as u32, n_cores as u32, gen.threads_per_core);
-        let cpu_of = |core: u32, t: u32| match gen.smt_numbering {
-            SmtNumbering::Adjacent => core * threads + t,
-            SmtNumbering::Offset => core + t * n_cores,
-        };
-        let list = |cores: std::ops::Range<u32>| {
-            let set: super::CpuSet = cores.flat_map(|k| (0..threads).map(move |t| cpu_of(k, t))).collect();
-            set.to_cpulist()
-        };
-        let cpn = gen.cores_per_node;
-        let nodes = (0..n_nodes).map(|n| list(n * cpn..(n + 1) * cpn)).collect();
-        let smt = if threads > 1 { (0..n_cores).map(|k| list(k..k + 1)).collect() } else { Vec::new() };
-        let clusters = match gen.clusters {
-            ClusterShape::Unset | ClusterShape::Named(ClusterName::None) => Vec::new(),
-            ClusterShape::Named(ClusterName::Core) => (0..n_cores).map(|k| list(k..k + 1)).collect(),
-            ClusterShape::Named(ClusterName::Node) => (0..n_nodes).map(|n| list(n * cpn..(n + 1) * cpn)).collect(),
-            ClusterShape::Named(ClusterName::All) => vec![list(0..n_cores)],
-            ClusterShape::Cores(0) => return err("clusters: a cluster needs at least one core".into()),
-            ClusterShape::Cores(size) if cpn % size != 0 => {
-                return err(format!("clusters: {size} cores per cluster does not divide {cpn} cores per node"))
+        let n_nodes = n_nodes as u32;
+        let per_package_cpus = cpus_per_node.saturating_mul(u64::from(gen.nodes_per_package));
+        if let Some(stride) = gen.package_cpu_stride {
+            if u64::from(stride) < per_package_cpus {
+                return err(format!("package_cpu_stride: {stride} is less than the {per_package_cpus} CPUs of a package"));
             }
-            ClusterShape::Cores(size) => (0..n_cores / size).map(|c| list(c * size..(c + 1) * size)).collect(),
+            let last = u64::from(stride) * u64::from(gen.packages - 1) + per_package_cpus;
+            if last > u64::from(CPUS_MAX) {
+                return err(format!("package_cpu_stride: CPU ids reach {last}, beyond the limit of {CPUS_MAX}"));
+            }
+        }
+
+        let mut cores = Vec::new();
+        for package in 0..gen.packages {
+            for node_in_package in 0..gen.nodes_per_package {
+                let node = package * gen.nodes_per_package + node_in_package;
+                for (type_idx, ct) in types.iter().enumerate() {
+                    for k in 0..ct.cores {
+                        let cluster = match (gen.clusters, ct.clusters) {
+                            (ClusterShape::Named(ClusterName::Node), _) => Some((node, 0, 0)),
+                            (ClusterShape::Named(ClusterName::Package), _) => Some((package, 0, 0)),
+                            (ClusterShape::Named(ClusterName::All), _) => Some((0, 0, 0)),
+                            (_, ClusterShape::Unset | ClusterShape::Named(ClusterName::None)) => None,
+                            (_, ClusterShape::Named(ClusterName::Core)) => Some((node, type_idx as u32, k)),
+                            (_, ClusterShape::Cores(0)) => return err("clusters: a cluster needs at least one core".into()),
+                            (_, ClusterShape::Cores(size)) if ct.cores % size != 0 => {
+                                let what = if hybrid { "cores of its core type" } else { "cores per node" };
+                                return err(format!("clusters: {size} cores per cluster does not divide {} {what}", ct.cores));
+                            }
+                            (_, ClusterShape::Cores(size)) => Some((node, type_idx as u32, k / size)),
+                            (_, ClusterShape::Named(_)) => {
+                                return err("core_types: clusters may be a core count, \"core\" or \"none\"".into())
+                            }
+                        };
+                        cores.push(GenCore { package, node, threads: ct.threads_per_core, cluster });
+                    }
+                }
+            }
+        }
+
+        // Number the threads: per package from its stride, else across the machine.
+        let mut core_cpus: Vec<Vec<u32>> = vec![Vec::new(); cores.len()];
+        let threads_max = types.iter().map(|c| c.threads_per_core).max().unwrap_or(1);
+        let groups: Vec<Vec<usize>> = match gen.package_cpu_stride {
+            Some(_) => (0..gen.packages)
+                .map(|p| (0..cores.len()).filter(|&i| cores[i].package == p).collect())
+                .collect(),
+            None => vec![(0..cores.len()).collect()],
         };
-        let per_package = gen.nodes_per_package * cpn;
+        for (g, members) in groups.iter().enumerate() {
+            let mut next = gen.package_cpu_stride.map_or(0, |s| s * g as u32);
+            match gen.smt_numbering {
+                SmtNumbering::Adjacent => {
+                    for &i in members {
+                        for _ in 0..cores[i].threads {
+                            core_cpus[i].push(next);
+                            next += 1;
+                        }
+                    }
+                }
+                SmtNumbering::Offset => {
+                    for t in 0..threads_max {
+                        for &i in members.iter().filter(|&&i| cores[i].threads > t) {
+                            core_cpus[i].push(next);
+                            next += 1;
+                        }
+                    }
+                }
+            }
+        }
+        let list = |set: super::CpuSet| set.to_cpulist();
+        let gather = |pick: &dyn Fn(&GenCore) -> bool| {
+            list((0..cores.len()).filter(|&i| pick(&cores[i])).flat_map(|i| core_cpus[i].iter().copied()).collect())
+        };
+        let nodes = (0..n_nodes).map(|n| gather(&|c| c.node == n)).collect();
+        let smt = (0..cores.len())
+            .filter(|&i| cores[i].threads > 1)
+            .map(|i| list(core_cpus[i].iter().copied().collect()))
+            .collect();
+        // Clusters in order of their first core; a map keeps 8192-CPU machines fast.
+        let mut cluster_index: std::collections::HashMap<(u32, u32, u32), usize> = Default::default();
+        let mut cluster_sets: Vec<super::CpuSet> = Vec::new();
+        for (i, core) in cores.iter().enumerate() {
+            if let Some(key) = core.cluster {
+                let idx = *cluster_index.entry(key).or_insert_with(|| {
+                    cluster_sets.push(super::CpuSet::new(CPUS_MAX));
+                    cluster_sets.len() - 1
+                });
+                for &cpu in &core_cpus[i] {
+                    cluster_sets[idx].insert(cpu);
+                }
+            }
+        }
+        let clusters = cluster_sets.into_iter().map(list).collect();
         let packages = if gen.nodes_per_package > 1 {
-            (0..gen.packages).map(|p| list(p * per_package..(p + 1) * per_package)).collect()
+            (0..gen.packages).map(|p| gather(&|c| c.package == p)).collect()
         } else {
             Vec::new()
         };
@@ -219,5 +352,78 @@ mod tests {
         assert_eq!(t.package_sets().len(), 1);
         let bad: TopologySpec = toml::from_str("name='c'\n[generate]\ncores_per_node = 4\nclusters = 3\n").unwrap();
         assert!(Topology::new(&bad).unwrap_err().to_string().contains("does not divide"));
+    }
+
+    fn gen(text: &str) -> Topology {
+        Topology::new(&toml::from_str::<TopologySpec>(&format!("name = 'g'\n[generate]\n{text}")).unwrap()).unwrap()
+    }
+
+    #[test]
+    fn generated_hybrid_parts() {
+        let t = gen(
+            "[[generate.core_types]]\ncores = 8\nthreads_per_core = 2\nclusters = 'core'\n\
+             [[generate.core_types]]\ncores = 16\nclusters = 4\n",
+        );
+        assert_eq!(t.nr_cpu_ids(), 32);
+        assert_eq!(t.smt(1).to_cpulist(), "0-1");
+        assert_eq!(t.smt(16).to_cpulist(), "16");
+        assert_eq!(t.cluster(15).to_cpulist(), "14-15");
+        assert_eq!(t.cluster(17).to_cpulist(), "16-19");
+        assert_eq!(t.cluster_sets().len(), 12);
+        // Offset numbering puts the P-cores' second threads after every first thread.
+        let o = gen(
+            "smt_numbering = 'offset'\n[[generate.core_types]]\ncores = 2\nthreads_per_core = 2\n\
+             [[generate.core_types]]\ncores = 4\n",
+        );
+        assert_eq!(o.smt(0).to_cpulist(), "0,6");
+        assert_eq!(o.smt(1).to_cpulist(), "1,7");
+        assert_eq!(o.smt(2).to_cpulist(), "2");
+    }
+
+    #[test]
+    fn generated_sparse_ids_and_package_clusters() {
+        let t = gen("packages = 2\ncores_per_node = 4\nthreads_per_core = 2\npackage_cpu_stride = 16\n");
+        assert_eq!(t.possible().to_cpulist(), "0-7,16-23");
+        assert_eq!(t.node_cpus(1).to_cpulist(), "16-23");
+        let o = gen("packages = 2\ncores_per_node = 4\nthreads_per_core = 2\nsmt_numbering = 'offset'\npackage_cpu_stride = 16\n");
+        assert_eq!(o.smt(16).to_cpulist(), "16,20");
+        let p = gen("packages = 2\nnodes_per_package = 2\ncores_per_node = 2\nclusters = 'package'\n");
+        assert_eq!(p.cluster(0).to_cpulist(), "0-3");
+        assert_eq!(p.node_cpus(0).to_cpulist(), "0-1");
+        let bad = |text: &str| {
+            Topology::new(&toml::from_str::<TopologySpec>(&format!("name = 'g'\n[generate]\n{text}")).unwrap())
+                .unwrap_err()
+                .to_string()
+        };
+        assert!(bad("packages = 2\ncores_per_node = 4\npackage_cpu_stride = 3\n").contains("less than the 4 CPUs"));
+        assert!(bad("packages = 2\ncores_per_node = 4096\npackage_cpu_stride = 8000\n").contains("beyond the limit"));
+        assert!(bad("cores_per_node = 4\n[[generate.core_types]]\ncores = 2\n").contains("not both"));
+        assert!(bad("threads_per_core = 2\n").contains("cores_per_node must be at least 1"));
+        assert!(bad("[[generate.core_types]]\ncores = 2\nclusters = 'node'\n").contains("core count"));
+    }
+
+    #[test]
+    fn generated_present_and_online_overrides() {
+        let spec: TopologySpec =
+            toml::from_str("name = 'g'\npresent = '0-7'\nonline = '0-5'\n[generate]\ncores_per_node = 16\n").unwrap();
+        let t = Topology::new(&spec).unwrap();
+        assert_eq!(t.possible().to_cpulist(), "0-15");
+        assert_eq!(t.present().to_cpulist(), "0-7");
+        assert_eq!(t.online().to_cpulist(), "0-5");
+    }
+}
+
+#[cfg(test)]
+mod serialize_tests {
+    use super::*;
+
+    /// A generator without `clusters` writes back without it (and reads back the same).
+    #[test]
+    fn unset_clusters_round_trip() {
+        let spec: TopologySpec = toml::from_str("name = 'x'\n[generate]\ncores_per_node = 4\n").unwrap();
+        let text = toml::to_string(&spec).unwrap();
+        assert!(!text.contains("clusters"), "{text}");
+        assert_eq!(toml::from_str::<TopologySpec>(&text).unwrap(), spec);
+        assert!(serde_json::to_string(&spec).is_ok());
     }
 }

@@ -129,6 +129,8 @@ fn blank_topology() -> TopologySpec {
             threads_per_core: 2,
             smt_numbering: SmtNumbering::Adjacent,
             clusters: Default::default(),
+            core_types: Vec::new(),
+            package_cpu_stride: None,
         }),
         ..TopologySpec::default()
     }

@@ -1,0 +1,315 @@
+//! hwloc: `lstopo --of xml` files (hwloc 1.x and 2.x) and synthetic description strings
+//! (`"pack:2 numa:2 l2:4 core:2 pu:2"`).
+//!
+//! Mapping to the kernel's masks: a PU is a CPU (its `os_index`), a Core's PUs are SMT siblings,
+//! a Package is a package (no Package at all: one package of every PU), the nearest NUMA node above a PU (hwloc 2 attaches NUMA nodes as
+//! memory children of an ancestor; hwloc 1 puts them in the tree) is its node. The cluster mask
+//! is a `Group` of subtype `Cluster` when the file has any (hwloc ≥ 2.5 reads the kernel's
+//! `cluster_cpus`), else the unified or data L2 cache: on x86 the kernel's cluster *is* the L2
+//! domain. Several NUMA nodes on one parent (DRAM beside HBM or CXL memory): the CPUs go to the
+//! one with the lowest os_index, the others are memory-only.
+//!
+//! XML is parsed with `roxmltree`: a small, dependency-free, read-only DOM parser with a node
+//! limit, so a hostile file cannot grow memory without bound.
+
+use super::{check_text, parse_id, short, Draft, Format, ImportError, Place};
+use crate::topology::{CpuSet, TopologySpec, CPUS_MAX, NODES_MAX};
+use std::collections::BTreeMap;
+
+/// Most XML nodes (elements, attributes' text) in one document.
+pub const XML_NODES_MAX: u32 = 4_000_000;
+/// Deepest object nesting followed from a PU upwards (real trees are about 12 deep).
+pub const XML_DEPTH_MAX: usize = 256;
+/// Longest synthetic description.
+pub const SYNTHETIC_BYTES_MAX: usize = 4096;
+/// Most levels in a synthetic description.
+pub const SYNTHETIC_LEVELS_MAX: usize = 32;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Kind {
+    Package,
+    Numa,
+    Core,
+    Pu,
+    /// The unified or data L2: the kernel's cluster on x86.
+    L2,
+    /// Levels that change no kernel mask (die, group, other caches).
+    Other,
+}
+
+fn kind_of(name: &str) -> Option<Kind> {
+    let n = name.to_ascii_lowercase();
+    Some(match n.as_str() {
+        "pack" | "package" | "socket" => Kind::Package,
+        "numa" | "node" | "numanode" => Kind::Numa,
+        "core" => Kind::Core,
+        "pu" | "thread" => Kind::Pu,
+        "die" | "group" | "machine" => Kind::Other,
+        _ => {
+            // Caches: l<digit>[d|u|i][cache]
+            let rest = n.strip_prefix('l')?;
+            let digit = rest.chars().next()?.to_digit(10)?;
+            let suffix = rest[1..].trim_end_matches("cache");
+            if !["", "d", "u", "i"].contains(&suffix) {
+                return None;
+            }
+            if digit == 2 && suffix != "i" {
+                Kind::L2
+            } else {
+                Kind::Other
+            }
+        }
+    })
+}
+
+/// Parse an hwloc synthetic description.
+pub fn parse_synthetic(text: &str) -> Result<TopologySpec, ImportError> {
+    const F: Format = Format::Synthetic;
+    if text.len() > SYNTHETIC_BYTES_MAX {
+        return Err(ImportError::new(F, None, "", format!("description longer than {SYNTHETIC_BYTES_MAX} bytes")));
+    }
+    let text = text.trim();
+    // Split into `type:count(attributes)` tokens; attributes are skipped.
+    let mut tokens: Vec<String> = Vec::new();
+    let mut cur = String::new();
+    let mut depth = 0usize;
+    for ch in text.chars() {
+        match ch {
+            '(' => depth += 1,
+            ')' if depth == 0 => return Err(ImportError::new(F, None, "", "unbalanced ')'")),
+            ')' => depth -= 1,
+            '[' | ']' if depth == 0 => {
+                return Err(ImportError::new(F, None, "", "memory children in [..] are not supported; use a numa:N level"))
+            }
+            c if c.is_whitespace() && depth == 0 => {
+                if !cur.is_empty() {
+                    tokens.push(std::mem::take(&mut cur));
+                }
+            }
+            c if depth == 0 => cur.push(c),
+            _ => {}
+        }
+    }
+    if depth != 0 {
+        return Err(ImportError::new(F, None, "", "unbalanced '(' (truncated attributes?)"));
+    }
+    if !cur.is_empty() {
+        tokens.push(cur);
+    }
+    if tokens.is_empty() {
+        return Err(ImportError::new(F, None, "", "empty description (expected e.g. \"pack:2 core:4 pu:2\")"));
+    }
+    if tokens.len() > SYNTHETIC_LEVELS_MAX {
+        return Err(ImportError::new(F, None, "", format!("more than {SYNTHETIC_LEVELS_MAX} levels")));
+    }
+    let mut levels: Vec<(Kind, u32)> = Vec::new();
+    let mut n_pus: u64 = 1;
+    for (i, tok) in tokens.iter().enumerate() {
+        let field = format!("level {} ({})", i + 1, short(tok));
+        let Some((name, count)) = tok.split_once(':') else {
+            return Err(ImportError::new(F, None, field, "expected type:count, e.g. core:4"));
+        };
+        let Some(kind) = kind_of(name) else {
+            return Err(ImportError::new(F, None, field, format!("unknown object type {:?} (use pack, numa, die, group, l1..l5, core, pu)", short(name))));
+        };
+        let count: u32 = match count.parse() {
+            Ok(c) if c >= 1 => c,
+            _ => return Err(ImportError::new(F, None, field, format!("count {:?} is not a positive number", short(count)))),
+        };
+        n_pus = n_pus.saturating_mul(u64::from(count));
+        if n_pus > u64::from(CPUS_MAX) {
+            return Err(ImportError::new(F, None, field, format!("more than {CPUS_MAX} PUs")));
+        }
+        if levels.iter().any(|(k, _)| *k == Kind::Pu) {
+            return Err(ImportError::new(F, None, field, "pu must be the last level"));
+        }
+        if kind != Kind::Other && levels.iter().any(|(k, _)| *k == kind) {
+            return Err(ImportError::new(F, None, field, "this level appears twice"));
+        }
+        levels.push((kind, count));
+    }
+    if !levels.iter().any(|(k, _)| *k == Kind::Pu) {
+        levels.push((Kind::Pu, 1));
+    }
+    let n_pus = n_pus as u32;
+    // below[i]: PUs under one object of level i.
+    let mut below = vec![1u32; levels.len()];
+    for i in (0..levels.len()).rev() {
+        below[i] = if i + 1 < levels.len() { below[i + 1] * levels[i + 1].1 } else { 1 };
+    }
+    let index_at = |kind: Kind, pu: u32| levels.iter().position(|(k, _)| *k == kind).map(|i| pu / below[i]);
+    let n_nodes = index_at(Kind::Numa, n_pus - 1).map_or(1, |n| n + 1);
+    if n_nodes > NODES_MAX {
+        return Err(ImportError::new(F, None, "numa", format!("more than {NODES_MAX} NUMA nodes")));
+    }
+    let mut draft = Draft::new(F, format!("hwloc synthetic {}", short(text)));
+    let mut groups: BTreeMap<(Kind, u32), CpuSet> = BTreeMap::new();
+    for pu in 0..n_pus {
+        draft.set_node(pu, index_at(Kind::Numa, pu).unwrap_or(0), Place::default())?;
+        for kind in [Kind::Core, Kind::L2, Kind::Package] {
+            if let Some(idx) = index_at(kind, pu) {
+                groups.entry((kind, idx)).or_insert_with(|| CpuSet::new(CPUS_MAX)).insert(pu);
+            }
+        }
+    }
+    if !levels.iter().any(|(k, _)| *k == Kind::Package) {
+        // No package level: the machine is one package, as hwloc's XML then has no Package.
+        groups.insert((Kind::Package, 0), (0..n_pus).collect());
+    }
+    for ((kind, _), set) in groups {
+        let place = Place::new(None, format!("{kind:?}").to_lowercase());
+        match kind {
+            Kind::Core if set.weight() > 1 => draft.smt.add(F, set, place)?,
+            Kind::L2 => draft.clusters.add(F, set, place)?,
+            Kind::Package => draft.packages.add(F, set, place)?,
+            _ => {}
+        }
+    }
+    // SMT siblings on different nodes (numa below core) are caught by `finish`.
+    draft.finish()
+}
+
+/// Parse an hwloc XML topology (`lstopo --of xml`).
+pub fn parse_xml(text: &str) -> Result<TopologySpec, ImportError> {
+    const F: Format = Format::HwlocXml;
+    check_text(F, text)?;
+    let opts = roxmltree::ParsingOptions { allow_dtd: true, nodes_limit: XML_NODES_MAX, ..Default::default() };
+    let doc = roxmltree::Document::parse_with_options(text, opts).map_err(|e| {
+        let pos = e.pos();
+        ImportError::new(F, Some(pos.row as usize), "", format!("not well-formed XML: {e}"))
+    })?;
+    let line_of = |n: roxmltree::Node| doc.text_pos_at(n.range().start).row as usize;
+    let root = doc.root_element();
+    if root.tag_name().name() != "topology" {
+        return Err(ImportError::new(F, Some(line_of(root)), "", format!("root element is <{}>, not <topology>", short(root.tag_name().name()))));
+    }
+    let is_obj = |n: &roxmltree::Node, ty: &str| n.is_element() && n.tag_name().name() == "object" && n.attribute("type") == Some(ty);
+    let is_l2 = |n: &roxmltree::Node| {
+        n.is_element()
+            && n.tag_name().name() == "object"
+            && match n.attribute("type") {
+                Some("L2Cache") => true,
+                Some("Cache") => n.attribute("depth") == Some("2"),
+                _ => false,
+            }
+            && n.attribute("cache_type") != Some("2")
+    };
+    let is_cluster = |n: &roxmltree::Node| is_obj(n, "Group") && n.attribute("subtype").is_some_and(|s| s.eq_ignore_ascii_case("cluster"));
+    let has_cluster_groups = doc.descendants().any(|n| is_cluster(&n));
+    let os_index = |n: roxmltree::Node, what: &str, limit: u32| -> Result<u32, ImportError> {
+        let place = Place::new(Some(line_of(n)), format!("{what} os_index"));
+        let Some(v) = n.attribute("os_index") else {
+            return Err(ImportError::new(F, place.line, place.field, "missing os_index attribute"));
+        };
+        parse_id(F, &place, v, what, limit)
+    };
+
+    let mut draft = Draft::new(F, "imported from hwloc XML");
+    // NUMA nodes: every NUMANode object; ones without CPUs stay memory-only.
+    for n in doc.descendants().filter(|n| is_obj(n, "NUMANode")) {
+        draft.add_node_id(os_index(n, "node", NODES_MAX)?);
+    }
+    // The NUMA node each parent object carries as a memory child (lowest os_index first), so
+    // that finding a PU's node costs its depth, not its ancestors' child counts.
+    let mut numa_child: BTreeMap<usize, u32> = BTreeMap::new();
+    for n in doc.descendants().filter(|n| is_obj(n, "NUMANode")) {
+        let id = os_index(n, "node", NODES_MAX)?;
+        if let Some(parent) = n.parent() {
+            let e = numa_child.entry(parent.range().start).or_insert(id);
+            *e = (*e).min(id);
+        }
+    }
+    let mut cores: BTreeMap<usize, (CpuSet, Place)> = BTreeMap::new();
+    let mut clusters: BTreeMap<usize, (CpuSet, Place)> = BTreeMap::new();
+    let mut packages: BTreeMap<usize, (CpuSet, Place)> = BTreeMap::new();
+    let mut pus = CpuSet::new(CPUS_MAX);
+    for pu in doc.descendants().filter(|n| is_obj(n, "PU")) {
+        let cpu = os_index(pu, "PU", CPUS_MAX)?;
+        let place = Place::new(Some(line_of(pu)), "PU");
+        if pus.contains(cpu) {
+            return Err(ImportError::new(F, place.line, place.field, format!("PU os_index {cpu} appears twice")));
+        }
+        pus.insert(cpu);
+        let (mut core, mut cluster, mut package, mut node) = (None, None, None, None);
+        for (depth, a) in pu.ancestors().skip(1).enumerate() {
+            if depth > XML_DEPTH_MAX {
+                return Err(ImportError::new(F, place.line, "PU", format!("nested deeper than {XML_DEPTH_MAX} objects")));
+            }
+            if core.is_none() && is_obj(&a, "Core") {
+                core = Some(a.range().start);
+            }
+            if cluster.is_none() && (if has_cluster_groups { is_cluster(&a) } else { is_l2(&a) }) {
+                cluster = Some(a.range().start);
+            }
+            if package.is_none() && (is_obj(&a, "Package") || is_obj(&a, "Socket")) {
+                package = Some(a.range().start);
+            }
+            if node.is_none() {
+                node = if is_obj(&a, "NUMANode") {
+                    Some(os_index(a, "node", NODES_MAX)?)
+                } else {
+                    numa_child.get(&a.range().start).copied()
+                };
+            }
+        }
+        let node = node.unwrap_or(0);
+        draft.set_node(cpu, node, place.clone())?;
+        for (key, map) in [(core, &mut cores), (cluster, &mut clusters), (package, &mut packages)] {
+            if let Some(k) = key {
+                map.entry(k).or_insert_with(|| (CpuSet::new(CPUS_MAX), place.clone())).0.insert(cpu);
+            }
+        }
+    }
+    if pus.is_empty() {
+        return Err(ImportError::new(F, None, "", "no PU objects (is this an lstopo --of xml file?)"));
+    }
+    for (set, place) in cores.into_values() {
+        if set.weight() > 1 {
+            draft.smt.add(F, set, place)?;
+        }
+    }
+    for (set, place) in clusters.into_values() {
+        draft.clusters.add(F, set, place)?;
+    }
+    for (set, place) in packages.into_values() {
+        draft.packages.add(F, set, place)?;
+    }
+    // hwloc drops the Package level when it cannot tell packages apart: one package then.
+    if draft.packages.is_empty() {
+        draft.packages.add(F, pus, Place::new(None, "Machine"))?;
+    }
+    // Distances (hwloc 2): <distances2 type="NUMANode" nbobjs=N><indexes>…<u64values>….
+    if let Some(d) = doc.descendants().find(|n| {
+        n.is_element() && n.tag_name().name() == "distances2" && n.attribute("type") == Some("NUMANode")
+            && n.attribute("name").is_none_or(|s| s == "NUMALatency")
+    }) {
+        let line = line_of(d);
+        let at = |field: &str| Place::new(Some(line), field);
+        let nums = |tag: &str, limit: u32| -> Result<Vec<u32>, ImportError> {
+            let mut out = Vec::new();
+            for c in d.children().filter(|c| c.is_element() && c.tag_name().name() == tag) {
+                for w in c.text().unwrap_or("").split_whitespace() {
+                    if out.len() > (NODES_MAX * NODES_MAX) as usize {
+                        return Err(ImportError::new(F, Some(line), tag, "too many values"));
+                    }
+                    out.push(parse_id(F, &at(tag), w, tag, limit)?);
+                }
+            }
+            Ok(out)
+        };
+        let ids = nums("indexes", NODES_MAX)?;
+        let values = nums("u64values", 256)?;
+        let n = ids.len();
+        if n == 0 || values.len() != n * n {
+            return Err(ImportError::new(
+                F,
+                Some(line),
+                "distances2",
+                format!("{} values for {n} nodes (the matrix must be square: {} values)", values.len(), n * n),
+            ));
+        }
+        let rows = values.chunks(n).enumerate().map(|(i, r)| (r.to_vec(), at(&format!("distances2 row {i}")))).collect();
+        draft.distances = Some((ids, rows));
+    }
+    draft.finish()
+}

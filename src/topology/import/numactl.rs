@@ -1,0 +1,96 @@
+//! `numactl -H` (`--hardware`) output: nodes, their CPUs and the distance matrix.
+//!
+//! numactl says nothing of SMT, clusters or packages: each CPU comes back as its own core and
+//! each node as its own package. `size:`/`free:` lines are ignored.
+
+use super::{check_text, parse_id, short, Draft, Format, ImportError, Place};
+use crate::topology::{TopologySpec, CPUS_MAX, NODES_MAX};
+
+const F: Format = Format::Numactl;
+/// Largest distance accepted (the SLIT holds bytes).
+const DISTANCE_MAX: u32 = 255;
+
+pub fn parse(text: &str) -> Result<TopologySpec, ImportError> {
+    check_text(F, text)?;
+    let mut draft = Draft::new(F, "imported from numactl -H");
+    let mut header: Option<Vec<u32>> = None;
+    let mut in_distances = false;
+    let mut rows: Vec<(Vec<u32>, Place)> = Vec::new();
+    let mut row_ids: Vec<u32> = Vec::new();
+    let mut n_cpu_lines = 0usize;
+    for (i, line) in text.lines().enumerate() {
+        let line_no = i + 1;
+        let t = line.trim();
+        if t.is_empty() {
+            continue;
+        }
+        let at = |field: &str| Place::new(Some(line_no), field);
+        if t == "node distances:" {
+            in_distances = true;
+            continue;
+        }
+        if in_distances {
+            if let Some(rest) = t.strip_prefix("node") {
+                if header.is_some() {
+                    return Err(draft.err(&at("node distances"), "a second header line in the distance matrix"));
+                }
+                let ids = rest
+                    .split_whitespace()
+                    .map(|w| parse_id(F, &at("node distances"), w, "node", NODES_MAX))
+                    .collect::<Result<Vec<_>, _>>()?;
+                header = Some(ids);
+                continue;
+            }
+            let Some((id, values)) = t.split_once(':') else {
+                return Err(draft.err(&at("node distances"), format!("expected `N: d d …`, found {:?}", short(t))));
+            };
+            if header.is_none() {
+                return Err(draft.err(&at("node distances"), "distance row before the `node 0 1 …` header"));
+            }
+            let id = parse_id(F, &at("node distances"), id, "node", NODES_MAX)?;
+            let values = values
+                .split_whitespace()
+                .map(|w| parse_id(F, &at(&format!("distance from node {id}")), w, "distance", DISTANCE_MAX + 1))
+                .collect::<Result<Vec<_>, _>>()?;
+            if rows.len() >= NODES_MAX as usize {
+                return Err(draft.err(&at("node distances"), format!("more than {NODES_MAX} rows")));
+            }
+            row_ids.push(id);
+            rows.push((values, at(&format!("distance from node {id}"))));
+            continue;
+        }
+        if t.starts_with("available:") || t.starts_with("No distance information") {
+            continue;
+        }
+        let Some(rest) = t.strip_prefix("node ") else {
+            return Err(draft.err(&at(""), format!("unexpected line {:?} (is this `numactl -H` output?)", short(t))));
+        };
+        let Some((id, what)) = rest.trim_start().split_once(' ') else {
+            return Err(draft.err(&at(""), format!("unexpected line {:?}", short(t))));
+        };
+        let node = parse_id(F, &at("node"), id, "node", NODES_MAX)?;
+        if let Some(cpus) = what.trim_start().strip_prefix("cpus:") {
+            n_cpu_lines += 1;
+            draft.add_node_id(node);
+            for w in cpus.split_whitespace() {
+                let cpu = parse_id(F, &at(&format!("node {node} cpus")), w, "CPU", CPUS_MAX)?;
+                draft.set_node(cpu, node, at(&format!("node {node} cpus")))?;
+            }
+        }
+    }
+    if n_cpu_lines == 0 {
+        return Err(draft.err(&Place::default(), "no `node N cpus:` lines (is this `numactl -H` output?)"));
+    }
+    if let Some(ids) = header {
+        if row_ids.len() == ids.len() && row_ids != ids {
+            return Err(draft.err(&rows[0].1, format!("distance rows are for nodes {row_ids:?}, but the header names {ids:?}")));
+        }
+        for &id in &ids {
+            draft.add_node_id(id);
+        }
+        draft.distances = Some((ids, rows));
+    } else if in_distances {
+        return Err(draft.err(&Place::new(None, "node distances"), "the distance matrix has no `node 0 1 …` header (truncated?)"));
+    }
+    draft.finish()
+}
