@@ -86,7 +86,7 @@ pub struct CoreType {
     #[serde(default = "one")]
     pub threads_per_core: u32,
     /// Clusters among cores of this kind: a core count, `"core"` or `"none"` (the default).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "ClusterShape::is_unset")]
     pub clusters: ClusterShape,
 }
 
