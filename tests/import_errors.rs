@@ -157,3 +157,14 @@ fn size_limits() {
     let many_lines = "\n".repeat(import::LINES_MAX + 1);
     check(numactl::parse, &many_lines, &["more than 1000000 lines"]);
 }
+
+#[test]
+fn fuzz_regressions() {
+    // A second header with other columns after data lines (found by fuzz/import_lscpu).
+    check(lscpu::parse, &format!("{LSCPU_HEAD}0,0,0,0\n# CPU,Core\n1,1\n"), &["line 4", "second `# CPU,…` header"]);
+    // Nodes whose CPUs are not in node order still round-trip through sysfs (fuzz/import_numactl).
+    let spec = numactl::parse("node 5 cpus: 0 1\nnode 1 cpus: 2 3\n").unwrap();
+    let t = irqscope::topology::Topology::new(&spec).unwrap();
+    let back = sysfs::parse(&import::export::sysfs_files(&t)).unwrap();
+    assert_eq!(import::shape(&irqscope::topology::Topology::new(&back).unwrap()), import::shape(&t));
+}

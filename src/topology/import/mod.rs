@@ -340,6 +340,12 @@ impl Draft {
                 self.notes.push(format!("CPUs {lost} have no package information; placed with their node."));
             }
             packages.sort_by_key(CpuSet::first);
+            // One package per node is the default: say so, whatever order the nodes are in.
+            let mut per_node: Vec<CpuSet> = node_sets.iter().filter(|s| !s.is_empty()).cloned().collect();
+            per_node.sort_by_key(CpuSet::first);
+            if packages == per_node {
+                packages.clear();
+            }
         }
         let distances = match self.distances.take() {
             None => None,
@@ -424,7 +430,7 @@ pub fn parse_toml(text: &str) -> Result<TopologySpec, ImportError> {
 }
 
 /// The shape of a topology alone: its explicit spec without name, note and source, sets ordered
-/// by first CPU. Two machines with equal shapes place interrupts identically.
+/// by first CPU, packages left out when they are the nodes. Two machines with equal shapes place interrupts identically.
 pub fn shape(t: &Topology) -> TopologySpec {
     let mut spec = t.to_spec();
     spec.name.clear();
@@ -434,5 +440,11 @@ pub fn shape(t: &Topology) -> TopologySpec {
     spec.smt.sort_by_key(key);
     spec.clusters.sort_by_key(key);
     spec.packages.sort_by_key(key);
+    // Packages that are exactly the nodes (in any order) are the default.
+    let mut per_node: Vec<String> = spec.nodes.iter().flatten().filter(|s| !s.is_empty()).cloned().collect();
+    per_node.sort_by_key(key);
+    if spec.packages == per_node {
+        spec.packages.clear();
+    }
     spec
 }
