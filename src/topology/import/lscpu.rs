@@ -79,7 +79,7 @@ fn table_e(text: &str) -> Result<(Vec<String>, Vec<Row>), ImportError> {
             continue;
         }
         let Some(cols) = &columns else {
-            if words[0].to_ascii_uppercase() != "CPU" {
+            if !words[0].eq_ignore_ascii_case("CPU") {
                 return Err(ImportError::new(F, Some(line_no), "", format!("expected a header starting with CPU (lscpu -e), found {:?}", short(line))));
             }
             if words.len() > COLUMNS_MAX {

@@ -203,6 +203,9 @@ impl Partition {
     }
 }
 
+/// One row of a distance matrix and where it was read.
+pub(crate) type DistanceRow = (Vec<u32>, Place);
+
 /// What a parser learned, before validation.
 #[derive(Debug)]
 pub(crate) struct Draft {
@@ -219,8 +222,8 @@ pub(crate) struct Draft {
     pub possible: Option<CpuSet>,
     pub present: Option<CpuSet>,
     pub online: Option<CpuSet>,
-    /// Rows of node ids with their distances, and where the matrix was.
-    pub distances: Option<(Vec<u32>, Vec<(Vec<u32>, Place)>)>,
+    /// Node ids of the columns, and each row with where it was.
+    pub distances: Option<(Vec<u32>, Vec<DistanceRow>)>,
 }
 
 impl Draft {
