@@ -209,3 +209,80 @@ fn synthetic_names_and_attributes() {
     assert_eq!(c.possible().weight(), 8);
     assert_eq!(c.nr_node_ids(), 1);
 }
+
+#[test]
+fn hwloc_1x_layout_and_cluster_groups() {
+    // hwloc 1.x: NUMANode in the tree, Socket, Cache objects with a depth.
+    let v1 = r#"<?xml version="1.0"?>
+<!DOCTYPE topology SYSTEM "hwloc.dtd">
+<topology>
+  <object type="Machine" os_index="0">
+    <object type="NUMANode" os_index="0">
+      <object type="Socket" os_index="0">
+        <object type="Cache" depth="2" cache_type="0">
+          <object type="Core" os_index="0"><object type="PU" os_index="0"/><object type="PU" os_index="2"/></object>
+        </object>
+        <object type="Cache" depth="2" cache_type="0">
+          <object type="Core" os_index="1"><object type="PU" os_index="1"/><object type="PU" os_index="3"/></object>
+        </object>
+      </object>
+    </object>
+    <object type="NUMANode" os_index="1">
+      <object type="Socket" os_index="1">
+        <object type="Core" os_index="0"><object type="PU" os_index="4"/></object>
+      </object>
+    </object>
+  </object>
+</topology>"#;
+    let t = topo(&hwloc::parse_xml(v1).unwrap());
+    assert_eq!(t.node_cpus(0).to_cpulist(), "0-3");
+    assert_eq!(t.node_cpus(1).to_cpulist(), "4");
+    assert_eq!(t.smt(2).to_cpulist(), "0,2");
+    assert_eq!(t.cluster(3).to_cpulist(), "1,3");
+    assert!(t.cluster(4).is_empty());
+    // hwloc 2.5+: Group objects of subtype Cluster win over the L2.
+    let v2 = r#"<topology version="2.0"><object type="Machine" os_index="0">
+      <object type="Package" os_index="0">
+        <object type="NUMANode" os_index="0"/>
+        <object type="Group" subtype="Cluster">
+          <object type="L2Cache"><object type="Core" os_index="0"><object type="PU" os_index="0"/></object></object>
+          <object type="L2Cache"><object type="Core" os_index="1"><object type="PU" os_index="1"/></object></object>
+        </object>
+        <object type="Group" subtype="Cluster">
+          <object type="L2Cache"><object type="Core" os_index="2"><object type="PU" os_index="2"/></object></object>
+          <object type="L2Cache"><object type="Core" os_index="3"><object type="PU" os_index="3"/></object></object>
+        </object>
+      </object></object></topology>"#;
+    let t = topo(&hwloc::parse_xml(v2).unwrap());
+    assert_eq!(t.cluster(1).to_cpulist(), "0-1");
+    assert_eq!(t.cluster_sets().len(), 2);
+}
+
+#[test]
+fn live_sysfs_with_offline_cpus() {
+    // What a live kernel shows after `echo 0 > cpu3/online`: no topology/ for CPU 3, and its
+    // sibling CPU 1 lists only itself.
+    let mut files = sysfs::SysfsFiles::new();
+    let mut put = |k: &str, v: &str| {
+        files.insert(k.to_string(), format!("{v}\n"));
+    };
+    put("cpu/possible", "0-3");
+    put("cpu/present", "0-3");
+    put("cpu/online", "0-2");
+    put("node/node0/cpulist", "0-3");
+    put("node/node0/distance", "10");
+    put("cpu/cpu0/topology/thread_siblings_list", "0,2");
+    put("cpu/cpu2/topology/thread_siblings_list", "0,2");
+    put("cpu/cpu1/topology/thread_siblings_list", "1");
+    for cpu in 0..3 {
+        put(&format!("cpu/cpu{cpu}/topology/package_cpus_list"), "0-2");
+    }
+    files.insert("cpu/cpu3".into(), String::new());
+    let spec = sysfs::parse(&files).unwrap();
+    assert!(spec.note.contains("CPUs 3 have no topology/ directory"), "{}", spec.note);
+    let t = topo(&spec);
+    assert_eq!(t.online().to_cpulist(), "0-2");
+    assert_eq!(t.smt(3).to_cpulist(), "3");
+    assert_eq!(t.smt(2).to_cpulist(), "0,2");
+    assert_eq!(t.package_sets()[0].to_cpulist(), "0-3");
+}

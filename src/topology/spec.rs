@@ -3,8 +3,11 @@
 //! Two ways to say the same thing: explicit lists (`nodes`, `smt`, `clusters`, `packages`,
 //! `present`, `online`, `distances`, all kernel cpulists) or a `[generate]` table that describes a
 //! regular shape and expands to the explicit lists. `present`, `online` and `distances` may be
-//! given beside `[generate]` to override its defaults. Validation happens in
-//! [`super::Topology::new`], not here.
+//! given beside `[generate]` to override its defaults. The generator covers regular machines:
+//! several packages, several nodes per package (SNC/NPS), SMT numbered adjacent or offset,
+//! clusters of N cores, per core, per node, per package or machine-wide, hybrid nodes made of
+//! several core types (`core_types`), and sparse CPU ids (`package_cpu_stride`). Validation
+//! happens in [`super::Topology::new`], not here.
 
 use super::{TopologyError, CPUS_MAX, NODES_MAX};
 use serde::{Deserialize, Serialize};

@@ -81,11 +81,8 @@ pub fn parse_synthetic(text: &str) -> Result<TopologySpec, ImportError> {
             '[' | ']' if depth == 0 => {
                 return Err(ImportError::new(F, None, "", "memory children in [..] are not supported; use a numa:N level"))
             }
-            c if c.is_whitespace() && depth == 0 => {
-                if !cur.is_empty() {
-                    tokens.push(std::mem::take(&mut cur));
-                }
-            }
+            c if c.is_whitespace() && depth == 0 && !cur.is_empty() => tokens.push(std::mem::take(&mut cur)),
+            c if c.is_whitespace() && depth == 0 => {}
             c if depth == 0 => cur.push(c),
             _ => {}
         }

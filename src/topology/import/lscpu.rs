@@ -35,6 +35,9 @@ fn table_p(text: &str) -> Result<(Vec<String>, Vec<Row>), ImportError> {
         if let Some(comment) = t.strip_prefix('#') {
             let names: Vec<String> = comment.split(',').map(|s| s.trim().to_ascii_uppercase()).collect();
             if names.first().is_some_and(|n| n == "CPU") {
+                if !rows.is_empty() {
+                    return Err(ImportError::new(F, Some(line_no), "", "a second `# CPU,…` header after data lines"));
+                }
                 if names.len() > COLUMNS_MAX {
                     return Err(ImportError::new(F, Some(line_no), "", format!("more than {COLUMNS_MAX} columns")));
                 }
@@ -76,7 +79,7 @@ fn table_e(text: &str) -> Result<(Vec<String>, Vec<Row>), ImportError> {
             continue;
         }
         let Some(cols) = &columns else {
-            if words[0].to_ascii_uppercase() != "CPU" {
+            if !words[0].eq_ignore_ascii_case("CPU") {
                 return Err(ImportError::new(F, Some(line_no), "", format!("expected a header starting with CPU (lscpu -e), found {:?}", short(line))));
             }
             if words.len() > COLUMNS_MAX {

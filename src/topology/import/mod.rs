@@ -203,6 +203,9 @@ impl Partition {
     }
 }
 
+/// One row of a distance matrix and where it was read.
+pub(crate) type DistanceRow = (Vec<u32>, Place);
+
 /// What a parser learned, before validation.
 #[derive(Debug)]
 pub(crate) struct Draft {
@@ -219,8 +222,8 @@ pub(crate) struct Draft {
     pub possible: Option<CpuSet>,
     pub present: Option<CpuSet>,
     pub online: Option<CpuSet>,
-    /// Rows of node ids with their distances, and where the matrix was.
-    pub distances: Option<(Vec<u32>, Vec<(Vec<u32>, Place)>)>,
+    /// Node ids of the columns, and each row with where it was.
+    pub distances: Option<(Vec<u32>, Vec<DistanceRow>)>,
 }
 
 impl Draft {
@@ -340,6 +343,12 @@ impl Draft {
                 self.notes.push(format!("CPUs {lost} have no package information; placed with their node."));
             }
             packages.sort_by_key(CpuSet::first);
+            // One package per node is the default: say so, whatever order the nodes are in.
+            let mut per_node: Vec<CpuSet> = node_sets.iter().filter(|s| !s.is_empty()).cloned().collect();
+            per_node.sort_by_key(CpuSet::first);
+            if packages == per_node {
+                packages.clear();
+            }
         }
         let distances = match self.distances.take() {
             None => None,
@@ -424,7 +433,7 @@ pub fn parse_toml(text: &str) -> Result<TopologySpec, ImportError> {
 }
 
 /// The shape of a topology alone: its explicit spec without name, note and source, sets ordered
-/// by first CPU. Two machines with equal shapes place interrupts identically.
+/// by first CPU, packages left out when they are the nodes. Two machines with equal shapes place interrupts identically.
 pub fn shape(t: &Topology) -> TopologySpec {
     let mut spec = t.to_spec();
     spec.name.clear();
@@ -434,5 +443,11 @@ pub fn shape(t: &Topology) -> TopologySpec {
     spec.smt.sort_by_key(key);
     spec.clusters.sort_by_key(key);
     spec.packages.sort_by_key(key);
+    // Packages that are exactly the nodes (in any order) are the default.
+    let mut per_node: Vec<String> = spec.nodes.iter().flatten().filter(|s| !s.is_empty()).cloned().collect();
+    per_node.sort_by_key(key);
+    if spec.packages == per_node {
+        spec.packages.clear();
+    }
     spec
 }
