@@ -1032,6 +1032,14 @@ impl<'a> Model<'a> {
     }
 
     /// `sched_balance_find_src_group()` + `calculate_imbalance()` +
+    /// Statistics of every group of domain `d` (the `update_sg_*_stats()` loop both balancing
+    /// paths run), with their reported form.
+    fn domain_stats(&self, d: &Domain, loads: &[NodeLoad], path: StatsFor) -> (Vec<SgStats>, Vec<GroupLoad>) {
+        let stats: Vec<SgStats> = d.groups.iter().map(|&(set, _)| self.sg_stats(set, loads, path)).collect();
+        let groups = d.groups.iter().zip(&stats).map(|(&(set, _), s)| Self::group_load(set, s)).collect();
+        (stats, groups)
+    }
+
     /// `sched_balance_find_src_rq()` for node k's dst CPU at domain `d`.
     fn sched_balance_find_src_group(
         &self,
@@ -1041,17 +1049,7 @@ impl<'a> Model<'a> {
         d: &Domain,
         loads: &[NodeLoad],
     ) -> PeriodicLevel {
-        let stats: Vec<SgStats> = d
-            .groups
-            .iter()
-            .map(|&(set, _)| self.sg_stats(set, loads, StatsFor::Periodic))
-            .collect();
-        let groups = d
-            .groups
-            .iter()
-            .zip(&stats)
-            .map(|(&(set, _), s)| Self::group_load(set, s))
-            .collect();
+        let (stats, groups) = self.domain_stats(d, loads, StatsFor::Periodic);
         let busiest_group = Self::pick_busiest(&stats);
         let result = match busiest_group {
             None => LbResult::balanced(LbPath::NoBusiest, None),
@@ -1287,17 +1285,7 @@ impl<'a> Model<'a> {
         this_cpu: u32,
         loads: &[NodeLoad],
     ) -> WakeLevel {
-        let stats: Vec<SgStats> = d
-            .groups
-            .iter()
-            .map(|&(set, _)| self.sg_stats(set, loads, StatsFor::Wakeup))
-            .collect();
-        let groups = d
-            .groups
-            .iter()
-            .zip(&stats)
-            .map(|(&(set, _), s)| Self::group_load(set, s))
-            .collect();
+        let (stats, groups) = self.domain_stats(d, loads, StatsFor::Wakeup);
         let idlest_group = Self::pick_idlest(&stats);
         let mut w = WakeLevel {
             level: d.level as u32,
