@@ -383,50 +383,6 @@ pub fn queue_map_report(
     out
 }
 
-/// An lstopo-like tree: node → package → cluster → core, long child lists folded.
-pub fn topology_tree(t: &Topology) -> String {
-    const CHILDREN_SHOWN_MAX: usize = 6;
-    let mut out = String::new();
-    out.push_str(&wrap(&t.summary(), &format!("{}: ", t.name()), "  "));
-    for node in 0..t.nr_node_ids() {
-        let cpus = t.node_cpus(node);
-        let dist: Vec<String> = (0..t.nr_node_ids()).map(|m| t.distance(node, m).to_string()).collect();
-        let head = if cpus.is_empty() {
-            format!("node {node}: no CPUs (memory only)")
-        } else {
-            format!("node {node}: {} CPU{} ({cpus})", cpus.weight(), plural(cpus.weight() as usize))
-        };
-        out.push_str(&wrap(&format!("{head}; distances {}", dist.join(" ")), "", "    "));
-        // Clusters (or cores when there are none) inside the node, folded by shape.
-        let mut units: Vec<(String, CpuSet)> = Vec::new();
-        let mut rest = cpus.clone();
-        while let Some(c) = rest.first() {
-            let cluster = t.cluster(c);
-            let (kind, set) = if cluster.is_empty() { ("core", t.smt(c).and(cpus)) } else { ("cluster", cluster.and(cpus)) };
-            rest.andnot_assign(&set);
-            units.push((kind.to_string(), set));
-        }
-        for (i, (kind, set)) in units.iter().enumerate() {
-            if i == CHILDREN_SHOWN_MAX && units.len() > CHILDREN_SHOWN_MAX + 1 {
-                let _ = writeln!(out, "  … {} more", units.len() - CHILDREN_SHOWN_MAX);
-                break;
-            }
-            let mut cores: Vec<String> = Vec::new();
-            let mut left = set.clone();
-            while let Some(c) = left.first() {
-                let core = t.smt(c).and(set);
-                left.andnot_assign(&core);
-                cores.push(core.to_cpulist());
-            }
-            let inner = if kind == "cluster" { format!(": cores {}", cores.join(" ")) } else { String::new() };
-            let absent = set.andnot(t.present());
-            let mark = if absent.is_empty() { String::new() } else { format!(" (not present: {absent})") };
-            out.push_str(&wrap(&format!("{kind} {set}{inner}{mark}"), "  ", "      "));
-        }
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
