@@ -133,8 +133,22 @@ async fn screenshot(c: &Client, name: &str) {
     std::fs::write(dir.join(format!("{name}.png")), png).unwrap();
 }
 
+/// Text of the first element matching `css`. The page replaces its result block whenever an
+/// input changes, so an element found a moment ago may be gone: look it up again then.
 async fn text_of(c: &Client, css: &str) -> String {
-    c.find(Locator::Css(css)).await.unwrap_or_else(|e| panic!("{css}: {e}")).text().await.unwrap()
+    const TRIES_MAX: u32 = 50;
+    let mut last = String::new();
+    for _ in 0..TRIES_MAX {
+        match c.find(Locator::Css(css)).await {
+            Ok(el) => match el.text().await {
+                Ok(text) => return text,
+                Err(e) => last = e.to_string(),
+            },
+            Err(e) => last = e.to_string(),
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    panic!("{css}: {last}");
 }
 
 /// Poll until `f` gives `Some`, or fail after [`WAIT_MS_MAX`].
