@@ -155,6 +155,9 @@ struct SimulateArgs {
     /// Starting value of the rotation patch's spread counter.
     #[arg(long)]
     counter: Option<u32>,
+    /// Form the managed masks with a policy proposal instead (offset-by-probed).
+    #[arg(long)]
+    proposal: Option<String>,
     #[arg(long, value_enum, default_value_t = Format::Text)]
     format: Format,
     /// Also print every vector (mask, effective CPU).
@@ -231,6 +234,9 @@ fn simulate(args: SimulateArgs) -> anyhow::Result<ExitCode> {
             if let Some(c) = args.counter {
                 spec.spread_counter = c;
             }
+            if let Some(p) = &args.proposal {
+                spec.proposal = Some(p.clone());
+            }
             let label = match &spec.topology {
                 TopologyRef::Preset(name) => name.clone(),
                 TopologyRef::Inline(_) => format!("--scenario {}", path.display()),
@@ -279,7 +285,8 @@ fn simulate(args: SimulateArgs) -> anyhow::Result<ExitCode> {
                 spec::parse_effective(args.effective.as_deref().unwrap_or(spec::DEFAULT_EFFECTIVE.name()))?,
                 args.counter.unwrap_or(0),
             )?;
-            (scenario, topology_arg.clone())
+            let proposal = args.proposal.as_deref().map(spec::parse_proposal).transpose()?;
+            (scenario.with_proposal(proposal), topology_arg.clone())
         }
     };
     let outcome = scen::run(&scenario);
