@@ -17,8 +17,9 @@
 //!    meant to fire. The `c mod g` larger groups go to the anchors carrying the most single-CPU
 //!    IRQs, so new single-CPU groups land on the CPUs with the fewest. Every other CPU joins the
 //!    nearest anchor below it with room (else the nearest above), so a group stays within SMT
-//!    siblings or a cluster where the numbering allows, and the anchor is usually its lowest CPU
-//!    (which is where a first-CPU effective model fires).
+//!    siblings or a cluster where the numbering allows. "Nearest" looks first on the side that
+//!    keeps the anchor where the vector fires ([`Fires`]): the x86 matrix breaks ties towards the
+//!    highest CPU, a first-CPU model fires on the lowest.
 //!
 //! With fewer groups than nodes, whole nodes are dealt to groups in node order, as the kernel
 //! does. The result covers every possible CPU exactly once, like the kernel's postcondition.
@@ -50,11 +51,32 @@ impl ProbedLoad {
     }
 }
 
+/// Which CPU of a mask a vector fires on, as the proposal expects it (the effective-CPU model
+/// in `kernel::vector_matrix`, named here without depending on it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Fires {
+    /// The CPU with the fewest managed IRQs, ties to the highest id (the x86 vector matrix).
+    LeastLoaded,
+    /// The lowest CPU of the mask (GIC-based arm64 guests).
+    LowestCpu,
+}
+
+impl Fires {
+    /// The CPU of `mask` a vector is expected to fire on, among online CPUs.
+    fn pick(self, mask: &CpuSet, online: &CpuSet, load: &ProbedLoad) -> Option<u32> {
+        let mut cpus = mask.iter().filter(|&c| online.contains(c));
+        match self {
+            Fires::LowestCpu => cpus.next(),
+            Fires::LeastLoaded => cpus.min_by_key(|&c| (load.irqs[c as usize], std::cmp::Reverse(c))),
+        }
+    }
+}
+
 /// One set of `numgrps` groups. Returns `min(numgrps, possible CPUs)` masks (the caller gives
 /// any further vectors the default mask, as `irq_create_affinity_masks` does) and adds to
 /// `load` the IRQ each group's anchor is expected to take, so a following set of the same
 /// device steers around it too.
-pub fn offset_by_probed(topo: &Topology, numgrps: u32, load: &mut ProbedLoad) -> Vec<CpuSet> {
+pub fn offset_by_probed(topo: &Topology, numgrps: u32, fires: Fires, load: &mut ProbedLoad) -> Vec<CpuSet> {
     let width = topo.nr_cpu_ids();
     let nodes: Vec<(u32, Vec<u32>)> = topo
         .nodes_with_cpus()
@@ -73,8 +95,7 @@ pub fn offset_by_probed(topo: &Topology, numgrps: u32, load: &mut ProbedLoad) ->
             }
         }
         for mask in &masks {
-            let anchor = mask.iter().filter(|&c| online.contains(c)).min_by_key(|&c| (load.irqs[c as usize], c));
-            if let Some(cpu) = anchor {
+            if let Some(cpu) = fires.pick(mask, online, load) {
                 load.add(cpu, mask.weight());
             }
         }
@@ -149,12 +170,16 @@ pub fn offset_by_probed(topo: &Topology, numgrps: u32, load: &mut ProbedLoad) ->
             if index_of(cpu, &room).is_some() {
                 continue;
             }
-            let anchor = open
-                .range(..cpu)
-                .next_back()
-                .or_else(|| open.range(cpu..).next())
-                .copied()
-                .expect("group sizes add up to the node's CPUs");
+            // Join an anchor on the side that keeps the anchor the CPU the vector fires on:
+            // above it when ties go to the highest id, below it when the lowest CPU fires.
+            let below = || open.range(..cpu).next_back();
+            let above = || open.range(cpu..).next();
+            let anchor = match fires {
+                Fires::LeastLoaded => above().or_else(below),
+                Fires::LowestCpu => below().or_else(above),
+            }
+            .copied()
+            .expect("group sizes add up to the node's CPUs");
             let i = index_of(anchor, &room).expect("open anchors are anchors");
             node_masks[i].insert(cpu);
             room[i].1 -= 1;
@@ -162,10 +187,12 @@ pub fn offset_by_probed(topo: &Topology, numgrps: u32, load: &mut ProbedLoad) ->
                 open.remove(&anchor);
             }
         }
-        for (mask, &(anchor, _)) in node_masks.iter().zip(&room) {
-            if online.contains(anchor) {
-                load.add(anchor, mask.weight());
-            }
+        // Count where each vector is expected to fire (the anchor, unless an equally loaded
+        // member wins the effective-CPU tie-break).
+        let fire: Vec<(u32, u32)> =
+            node_masks.iter().filter_map(|m| fires.pick(m, online, load).map(|c| (c, m.weight()))).collect();
+        for (cpu, weight) in fire {
+            load.add(cpu, weight);
         }
         masks.extend(node_masks);
     }
@@ -193,7 +220,7 @@ mod tests {
         let topo = catalogue::get("azure-l48s-v2").unwrap();
         let mut load = ProbedLoad::new(topo.nr_cpu_ids());
         for _ in 0..6 {
-            let masks = offset_by_probed(&topo, 32, &mut load);
+            let masks = offset_by_probed(&topo, 32, Fires::LeastLoaded, &mut load);
             assert_eq!(masks.len(), 32);
             check_cover(&topo, &masks);
             for m in &masks {
@@ -208,12 +235,12 @@ mod tests {
     fn few_groups_and_many_groups() {
         let topo = catalogue::get("azure-l48s-v2").unwrap();
         let mut load = ProbedLoad::new(topo.nr_cpu_ids());
-        let masks = offset_by_probed(&topo, 4, &mut load);
+        let masks = offset_by_probed(&topo, 4, Fires::LowestCpu, &mut load);
         assert_eq!(masks.len(), 4);
         check_cover(&topo, &masks);
-        let masks = offset_by_probed(&topo, 100, &mut load);
+        let masks = offset_by_probed(&topo, 100, Fires::LeastLoaded, &mut load);
         assert_eq!(masks.len(), 48);
         check_cover(&topo, &masks);
-        assert!(offset_by_probed(&topo, 0, &mut load).is_empty());
+        assert!(offset_by_probed(&topo, 0, Fires::LowestCpu, &mut load).is_empty());
     }
 }

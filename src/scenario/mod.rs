@@ -18,7 +18,7 @@ use crate::kernel::manage::irq_setup_affinity;
 use crate::kernel::vector_matrix::{EffectiveModel, VectorMatrix};
 use crate::kernel::irq_affinity::{AffinityMasks, IrqAffinityDesc};
 use crate::kernel::{KernelWarn, SortGen, Variant};
-use crate::policy::offset_by_probed::{offset_by_probed, ProbedLoad};
+use crate::policy::offset_by_probed::{offset_by_probed, Fires, ProbedLoad};
 use crate::policy::Proposal;
 use crate::topology::{CpuSet, Topology};
 use std::collections::BTreeSet;
@@ -270,7 +270,7 @@ pub fn run(scenario: &Scenario) -> Outcome {
         let masks = if !dev.managed_affinity {
             None
         } else if let Some(proposal) = scenario.proposal {
-            proposal_masks(topo, &dev.affinity_request(), proposal, &probed, &mut warnings)
+            proposal_masks(topo, &dev.affinity_request(), proposal, scenario.effective, &probed, &mut warnings)
         } else {
             irq_create_affinity_masks(
                 topo,
@@ -357,6 +357,7 @@ fn proposal_masks(
     topo: &Topology,
     req: &AffinityRequest,
     proposal: Proposal,
+    effective: EffectiveModel,
     probed: &ProbedLoad,
     warnings: &mut Vec<KernelWarn>,
 ) -> Option<AffinityMasks> {
@@ -370,11 +371,15 @@ fn proposal_masks(
         return None;
     }
     let default = CpuSet::full(topo.nr_cpu_ids());
+    let fires = match effective {
+        EffectiveModel::X86Matrix => Fires::LeastLoaded,
+        EffectiveModel::FirstCpu => Fires::LowestCpu,
+    };
     let mut load = probed.clone();
     let mut masks: Vec<CpuSet> = vec![default.clone(); req.pre_vectors as usize];
     for &this_vecs in &sets {
         let set_masks = match proposal {
-            Proposal::OffsetByProbed => offset_by_probed(topo, this_vecs, &mut load),
+            Proposal::OffsetByProbed => offset_by_probed(topo, this_vecs, fires, &mut load),
         };
         masks.extend(set_masks);
     }
