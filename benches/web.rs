@@ -18,6 +18,7 @@ fn spec() -> ScenarioSpec {
         sort: "heap-v6.11".into(),
         effective: "x86-matrix".into(),
         spread_counter: 0,
+        proposal: None,
     }
 }
 

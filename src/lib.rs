@@ -13,5 +13,6 @@ pub mod metrics;
 pub mod policy;
 pub mod render;
 pub mod scenario;
+pub mod sweep;
 pub mod topology;
 pub mod web;

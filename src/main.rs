@@ -47,6 +47,9 @@ enum Command {
     Mana(ManaArgs),
     /// The scheduler's NUMA imbalance decision for a communicating pair (seed 003).
     Sched(SchedArgs),
+    /// Judge variants and proposals on many machines at once: variants x topologies x device
+    /// mixes x starting counters.
+    Sweep(SweepArgs),
     /// Start the dashboard.
     Serve {
         #[arg(long, default_value = DEFAULT_SERVE_ADDR)]
@@ -114,6 +117,42 @@ struct SchedArgs {
     node_reclaim_distance: u32,
 }
 
+#[derive(clap::Args)]
+struct SweepArgs {
+    /// Presets separated by commas (default: the whole catalogue).
+    #[arg(long, conflicts_with = "all")]
+    topologies: Option<String>,
+    /// The whole catalogue.
+    #[arg(long)]
+    all: bool,
+    /// A named mix (nvme-6x32, nvme-6x14, nic-2x16-sets, nvme-4x8+nic-2x16) or device tokens
+    /// separated by spaces, optionally NAME=TOKENS; repeat for several (default: the named mixes).
+    #[arg(long)]
+    mix: Vec<String>,
+    /// Variants and proposals separated by commas, or `all` (default).
+    #[arg(long, default_value = "all")]
+    variants: String,
+    /// Starting spread counters: a..b (b excluded), a..=b or n.
+    #[arg(long, default_value = "0..8")]
+    counters: String,
+    #[arg(long)]
+    sort: Option<String>,
+    #[arg(long)]
+    effective: Option<String>,
+    /// Worker threads.
+    #[arg(long, default_value_t = 2)]
+    threads: usize,
+    #[arg(long, value_enum, default_value_t = SweepFormat::Text)]
+    format: SweepFormat,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum SweepFormat {
+    Text,
+    Csv,
+    Json,
+}
+
 #[derive(Clone, Copy, ValueEnum)]
 enum Format {
     Text,
@@ -155,6 +194,9 @@ struct SimulateArgs {
     /// Starting value of the rotation patch's spread counter.
     #[arg(long)]
     counter: Option<u32>,
+    /// Form the managed masks with a policy proposal instead (offset-by-probed).
+    #[arg(long)]
+    proposal: Option<String>,
     #[arg(long, value_enum, default_value_t = Format::Text)]
     format: Format,
     /// Also print every vector (mask, effective CPU).
@@ -171,6 +213,7 @@ fn main() -> ExitCode {
         Some(Command::BlkMq(args)) => blk_mq(args),
         Some(Command::Mana(args)) => mana(args),
         Some(Command::Sched(args)) => sched(args),
+        Some(Command::Sweep(args)) => sweep(args),
         Some(Command::Serve { addr }) => serve(&addr),
         None => serve(DEFAULT_SERVE_ADDR),
     };
@@ -231,6 +274,9 @@ fn simulate(args: SimulateArgs) -> anyhow::Result<ExitCode> {
             if let Some(c) = args.counter {
                 spec.spread_counter = c;
             }
+            if let Some(p) = &args.proposal {
+                spec.proposal = Some(p.clone());
+            }
             let label = match &spec.topology {
                 TopologyRef::Preset(name) => name.clone(),
                 TopologyRef::Inline(_) => format!("--scenario {}", path.display()),
@@ -279,7 +325,8 @@ fn simulate(args: SimulateArgs) -> anyhow::Result<ExitCode> {
                 spec::parse_effective(args.effective.as_deref().unwrap_or(spec::DEFAULT_EFFECTIVE.name()))?,
                 args.counter.unwrap_or(0),
             )?;
-            (scenario, topology_arg.clone())
+            let proposal = args.proposal.as_deref().map(spec::parse_proposal).transpose()?;
+            (scenario.with_proposal(proposal), topology_arg.clone())
         }
     };
     let outcome = scen::run(&scenario);
@@ -293,6 +340,36 @@ fn simulate(args: SimulateArgs) -> anyhow::Result<ExitCode> {
             let value = render::json::outcome_json(&scenario, &outcome, &metrics);
             println!("{}", serde_json::to_string_pretty(&value)?);
         }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn sweep(args: SweepArgs) -> anyhow::Result<ExitCode> {
+    use irqscope::sweep::{self, Mix, SweepConfig};
+    let topologies = match &args.topologies {
+        Some(list) if !args.all => SweepConfig::parse_topologies(list)?,
+        _ => catalogue::names().map(str::to_string).collect(),
+    };
+    let mixes = if args.mix.is_empty() {
+        Mix::named()
+    } else {
+        args.mix.iter().map(|m| Mix::parse(m)).collect::<Result<_, _>>()?
+    };
+    let config = SweepConfig {
+        topologies,
+        mixes,
+        placements: SweepConfig::parse_placements(&args.variants)?,
+        counters: sweep::parse_counters(&args.counters)?,
+        sort: spec::parse_sort(args.sort.as_deref().unwrap_or(spec::DEFAULT_SORT.name()))?,
+        effective: spec::parse_effective(args.effective.as_deref().unwrap_or(spec::DEFAULT_EFFECTIVE.name()))?,
+        threads: args.threads,
+    };
+    let result = sweep::run(&config)?;
+    let link = |s: &ScenarioSpec| irqscope::web::permalink::encode(s).ok().map(|l| format!("/s/{l}"));
+    match args.format {
+        SweepFormat::Text => print!("{}", render::sweep::text(&result)),
+        SweepFormat::Csv => print!("{}", render::sweep::csv(&result, &link)),
+        SweepFormat::Json => println!("{}", serde_json::to_string_pretty(&render::sweep::json(&result, &link))?),
     }
     Ok(ExitCode::SUCCESS)
 }

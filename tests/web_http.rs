@@ -44,6 +44,7 @@ fn seed_spec(variant: &str) -> ScenarioSpec {
         sort: "heap-v6.11".into(),
         effective: "x86-matrix".into(),
         spread_counter: 0,
+        proposal: None,
     }
 }
 

@@ -7,6 +7,11 @@
 //!   so some CPU serves at least `ceil(Σ that / online CPUs)` devices;
 //! and both are reached by dealing vectors round-robin over the CPUs, device after device, so
 //! the bound is exact under these constraints.
+//!
+//! Two tighter bounds keep the kernel's own constraints ([`node_local_bound`]) or take the
+//! per-node totals a placement produced as given ([`within_nodes_bound`]); see each function
+//! for the constraints and the proof that the bound is reached. `policy` takes plain numbers:
+//! the scenario layer (or `sweep`) counts them.
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct IdealBound {
@@ -27,9 +32,70 @@ pub fn ideal_bound(irqs_per_device: &[u64], cpus_online: u32) -> IdealBound {
     }
 }
 
+/// The node-local ideal: the least per-CPU maximum of counted IRQs any placement reaches when
+///
+/// * every counted vector fires on one online CPU;
+/// * each of the `sets_spanning_nodes` interrupt sets (a set whose group count is at least the
+///   number of nodes with possible CPUs) covers every CPU with masks that each lie within one
+///   node, so it fires at least one vector in every node with online CPUs — exactly what
+///   `group_cpus_evenly` guarantees (`alloc_nodes_groups` gives every node at least one group);
+/// * nothing else: masks and the effective CPU inside them are free.
+///
+/// `node_cpus_online` lists the online CPUs of each node that has any. With `S` spanning sets
+/// every node carries at least `S` IRQs, so its busiest CPU has at least `ceil(S / c_n)`; all
+/// `irqs_total` IRQs share `C` CPUs, so some CPU has `ceil(N / C)`. The bound is the larger of
+/// the two, and it is reached: give each node its `S` forced IRQs, deal the rest round-robin to
+/// the CPUs with the lowest load (never raising a CPU above the bound, since
+/// `S <= bound * c_n` and `N <= bound * C`), and let each set's remaining CPUs join a group of
+/// that set in the same node.
+pub fn node_local_bound(irqs_total: u64, node_cpus_online: &[u32], sets_spanning_nodes: u32) -> u32 {
+    let cpus_online: u64 = node_cpus_online.iter().map(|&c| u64::from(c)).sum();
+    if cpus_online == 0 {
+        return 0;
+    }
+    let free = irqs_total.div_ceil(cpus_online);
+    let forced = node_cpus_online
+        .iter()
+        .filter(|&&c| c > 0)
+        .map(|&c| u64::from(sets_spanning_nodes).div_ceil(u64::from(c)))
+        .max()
+        .unwrap_or(0);
+    // Forced IRQs exist only where IRQs are counted.
+    let forced = if irqs_total == 0 { 0 } else { forced };
+    free.max(forced) as u32
+}
+
+/// The within-nodes ideal: given how many counted IRQs (or hot single-CPU IRQs) a placement
+/// put on each node, `(irqs, online CPUs)` per node, the least per-CPU maximum a placement with
+/// the same per-node totals reaches: `max over nodes of ceil(irqs_n / c_n)` (pigeonhole, and
+/// reached by dealing each node's IRQs round-robin over its CPUs). A placement's maximum minus
+/// this is what it loses inside nodes; this minus [`node_local_bound`] is what it loses in how
+/// it splits IRQs between nodes.
+pub fn within_nodes_bound(per_node: &[(u64, u32)]) -> u32 {
+    per_node
+        .iter()
+        .map(|&(irqs, cpus)| if cpus == 0 { 0 } else { irqs.div_ceil(u64::from(cpus)) })
+        .max()
+        .unwrap_or(0) as u32
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Hand-made cases: a one-CPU node must take one IRQ of every spanning set.
+    #[test]
+    fn node_local_cases() {
+        // L48s v2: 6 x 32 over 6 nodes of 8: forced 6 per node is under 4 per CPU; free 4.
+        assert_eq!(node_local_bound(192, &[8; 6], 6), 4);
+        // 8 devices x 2 queues on nodes of 1 and 7 CPUs: the lone CPU takes all 8.
+        assert_eq!(node_local_bound(16, &[1, 7], 8), 8);
+        // Sets too small to span the nodes force nothing.
+        assert_eq!(node_local_bound(16, &[1, 7], 0), 2);
+        assert_eq!(node_local_bound(0, &[1, 7], 3), 0);
+        assert_eq!(within_nodes_bound(&[(36, 8), (30, 8)]), 5);
+        assert_eq!(within_nodes_bound(&[]), 0);
+    }
 
     /// Seed 000: 6 disks x 62 queues on 96 CPUs: no CPU needs more than 4 disks or IRQs.
     #[test]

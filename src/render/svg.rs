@@ -478,6 +478,7 @@ mod tests {
             sort: "heap-v6.11".into(),
             effective: "x86-matrix".into(),
             spread_counter: 0,
+            proposal: None,
         };
         let s = spec.resolve(catalogue::get).unwrap();
         let o = scenario::run(&s);

@@ -116,6 +116,10 @@ pub fn report(scenario: &Scenario, outcome: &Outcome, m: &Metrics, opts: &TextOp
         "variant:  ",
         "          ",
     ));
+    if let Some(p) = scenario.proposal() {
+        out.push_str(&wrap(&format!("{}: {}", p.name(), p.describe()), "masks:    ", "          "));
+        out.push_str(&wrap(&format!("cost: {}", p.cost()), "          ", "          "));
+    }
     if scenario.variant().uses_counter() {
         let _ = writeln!(
             out,

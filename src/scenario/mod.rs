@@ -16,7 +16,10 @@ use crate::kernel::blk_mq_cpumap::{blk_mq_map_hw_queues, blk_mq_map_queues, Mapp
 use crate::kernel::irq_affinity::{affinity_vectors, irq_create_affinity_masks, AffinityRequest, IRQ_AFFINITY_MAX_SETS};
 use crate::kernel::manage::irq_setup_affinity;
 use crate::kernel::vector_matrix::{EffectiveModel, VectorMatrix};
+use crate::kernel::irq_affinity::{AffinityMasks, IrqAffinityDesc};
 use crate::kernel::{KernelWarn, SortGen, Variant};
+use crate::policy::offset_by_probed::{offset_by_probed, Fires, ProbedLoad};
+use crate::policy::Proposal;
 use crate::topology::{CpuSet, Topology};
 use std::collections::BTreeSet;
 use std::sync::Arc;
@@ -101,6 +104,9 @@ pub struct Scenario {
     sort: SortGen,
     effective: EffectiveModel,
     spread_counter: u32,
+    /// A `policy` proposal that forms the managed masks instead of `irq_create_affinity_masks`
+    /// (`None`: the kernel variant does, as always).
+    proposal: Option<Proposal>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -169,7 +175,7 @@ impl Scenario {
         if total > VECTORS_TOTAL_MAX {
             return err(format!("{total} vectors in all; at most {VECTORS_TOTAL_MAX}"));
         }
-        Ok(Scenario { topology, devices, variant, sort, effective, spread_counter })
+        Ok(Scenario { topology, devices, variant, sort, effective, spread_counter, proposal: None })
     }
 
     pub fn topology(&self) -> &Topology {
@@ -192,6 +198,16 @@ impl Scenario {
     }
     pub fn spread_counter(&self) -> u32 {
         self.spread_counter
+    }
+
+    pub fn proposal(&self) -> Option<Proposal> {
+        self.proposal
+    }
+
+    /// The same scenario with its managed masks formed by a `policy` proposal (or, with
+    /// `None`, by the kernel variant).
+    pub fn with_proposal(&self, proposal: Option<Proposal>) -> Scenario {
+        Scenario { proposal, ..self.clone() }
     }
 
     /// The same scenario under another variant / counter / effective model.
@@ -247,9 +263,15 @@ pub fn run(scenario: &Scenario) -> Outcome {
     let mut matrix = VectorMatrix::new(topo, scenario.effective);
     let default = CpuSet::full(topo.nr_cpu_ids());
     let mut devices = Vec::with_capacity(scenario.devices.len());
+    // What earlier probes left on each CPU; only a proposal reads it.
+    let mut probed = ProbedLoad::new(topo.nr_cpu_ids());
     for dev in &scenario.devices {
         let mut warnings = Vec::new();
-        let masks = if dev.managed_affinity {
+        let masks = if !dev.managed_affinity {
+            None
+        } else if let Some(proposal) = scenario.proposal {
+            proposal_masks(topo, &dev.affinity_request(), proposal, scenario.effective, &probed, &mut warnings)
+        } else {
             irq_create_affinity_masks(
                 topo,
                 &dev.affinity_request(),
@@ -258,8 +280,6 @@ pub fn run(scenario: &Scenario) -> Outcome {
                 &mut counter,
                 &mut warnings,
             )
-        } else {
-            None
         };
         let spread_offsets = masks.as_ref().map(|m| m.spread_offsets.clone()).unwrap_or_default();
         let mut vectors: Vec<VectorOutcome> = (0..dev.vectors)
@@ -288,6 +308,12 @@ pub fn run(scenario: &Scenario) -> Outcome {
                 let target = irq_setup_affinity(topo, desc_mask, node);
                 matrix.activate_non_managed(&target)
             };
+        }
+        // Managed vectors only: the matrix's managed-allocation count, the basis metrics use.
+        for v in vectors.iter().filter(|v| v.managed) {
+            if let Some(cpu) = v.effective_cpu {
+                probed.add(cpu, v.mask.weight());
+            }
         }
         let first_set = dev.sets.as_ref().and_then(|s| s.first().copied()).unwrap_or_else(|| dev.affinity_vectors());
         let nq = dev.blk_mq_queues.unwrap_or(first_set);
@@ -322,4 +348,48 @@ pub fn run(scenario: &Scenario) -> Outcome {
         });
     }
     Outcome { devices, spread_counter_after: counter }
+}
+
+/// The descriptors `irq_create_affinity_masks` would build, with each set's masks formed by a
+/// proposal: pre vectors, then each set's groups, then the default mask for the rest; the
+/// affinity vectors are managed. The same NULL cases as the kernel's.
+fn proposal_masks(
+    topo: &Topology,
+    req: &AffinityRequest,
+    proposal: Proposal,
+    effective: EffectiveModel,
+    probed: &ProbedLoad,
+    warnings: &mut Vec<KernelWarn>,
+) -> Option<AffinityMasks> {
+    let affvecs = affinity_vectors(req);
+    let sets: Vec<u32> = req.sets.clone().unwrap_or_else(|| vec![affvecs]);
+    if sets.len() > IRQ_AFFINITY_MAX_SETS {
+        warnings.push(KernelWarn::TooManySets { nr_sets: sets.len() as u32 });
+        return None;
+    }
+    if affvecs == 0 || sets.contains(&0) {
+        return None;
+    }
+    let default = CpuSet::full(topo.nr_cpu_ids());
+    let fires = match effective {
+        EffectiveModel::X86Matrix => Fires::LeastLoaded,
+        EffectiveModel::FirstCpu => Fires::LowestCpu,
+    };
+    let mut load = probed.clone();
+    let mut masks: Vec<CpuSet> = vec![default.clone(); req.pre_vectors as usize];
+    for &this_vecs in &sets {
+        let set_masks = match proposal {
+            Proposal::OffsetByProbed => offset_by_probed(topo, this_vecs, fires, &mut load),
+        };
+        masks.extend(set_masks);
+    }
+    masks.truncate((req.pre_vectors + affvecs) as usize);
+    masks.resize(req.nvecs as usize, default);
+    let managed = req.pre_vectors as usize..(req.nvecs - req.post_vectors) as usize;
+    let descs = masks
+        .into_iter()
+        .enumerate()
+        .map(|(i, mask)| IrqAffinityDesc { mask, is_managed: managed.contains(&i) })
+        .collect();
+    Some(AffinityMasks { descs, spread_offsets: Vec::new() })
 }

@@ -15,6 +15,7 @@
 use super::{BlkMqSource, Device, Scenario, ScenarioError, DEVICES_MAX};
 use crate::kernel::vector_matrix::EffectiveModel;
 use crate::kernel::{SortGen, Variant};
+use crate::policy::Proposal;
 use crate::topology::{Topology, TopologySpec};
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
@@ -38,6 +39,11 @@ pub struct ScenarioSpec {
     pub effective: String,
     #[serde(default)]
     pub spread_counter: u32,
+    /// A `policy` proposal that forms the managed masks instead of the kernel variant. Absent in
+    /// every link written before proposals existed, and omitted when unset, so those links
+    /// decode and encode unchanged.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub proposal: Option<String>,
 }
 
 fn default_variant() -> String {
@@ -142,6 +148,13 @@ pub fn parse_effective(name: &str) -> Result<EffectiveModel, ScenarioError> {
     })
 }
 
+pub fn parse_proposal(name: &str) -> Result<Proposal, ScenarioError> {
+    Proposal::from_name(name).ok_or_else(|| {
+        let known: Vec<&str> = Proposal::ALL.iter().map(|p| p.name()).collect();
+        ScenarioError(format!("unknown proposal {name:?} (known: {})", known.join(", ")))
+    })
+}
+
 /// Expand device groups into devices with their final names.
 pub fn expand_devices(specs: &[DeviceSpec]) -> Result<Vec<Device>, ScenarioError> {
     let total: u64 = specs.iter().map(|s| u64::from(s.count)).sum();
@@ -198,14 +211,16 @@ impl ScenarioSpec {
                 Arc::new(Topology::new(spec).map_err(|e| ScenarioError(format!("topology: {e}")))?)
             }
         };
-        Scenario::new(
+        let proposal = self.proposal.as_deref().map(parse_proposal).transpose()?;
+        let scenario = Scenario::new(
             topology,
             expand_devices(&self.devices)?,
             parse_variant(&self.variant)?,
             parse_sort(&self.sort)?,
             parse_effective(&self.effective)?,
             self.spread_counter,
-        )
+        )?;
+        Ok(if proposal.is_some() { scenario.with_proposal(proposal) } else { scenario })
     }
 }
 
@@ -347,6 +362,9 @@ pub fn command_words(scenario: &Scenario, topology: &str) -> Vec<String> {
     words.push(format!("--sort {}", scenario.sort().name()));
     words.push(format!("--effective {}", scenario.effective().name()));
     words.push(format!("--counter {}", scenario.spread_counter()));
+    if let Some(p) = scenario.proposal() {
+        words.push(format!("--proposal {}", p.name()));
+    }
     words
 }
 
@@ -375,6 +393,7 @@ pub fn spec_of(scenario: &Scenario, topology: TopologyRef) -> ScenarioSpec {
         sort: scenario.sort().name().into(),
         effective: scenario.effective().name().into(),
         spread_counter: scenario.spread_counter(),
+        proposal: scenario.proposal().map(|p| p.name().to_string()),
     }
 }
 

@@ -7,10 +7,11 @@
 //!
 //! Routes (see `docs/http-api.md`): `/`, `/s/{p}`, `/s/{p}/text`, `/s/{p}/json`, `/compare`,
 //! `/c/{p}` (+ `/text`, `/json`), `POST /fragment`, `POST /api/simulate`, `GET /api/topologies`,
-//! `GET /api/topologies/{name}`, `/static/*`.
+//! `GET /api/topologies/{name}`, `/sweep` (+ `/text`, `/csv`, `/json`), `/static/*`.
 
 pub mod pages;
 pub mod permalink;
+pub mod sweep;
 
 use crate::render::svg::HeatMetric;
 use crate::scenario::spec::ScenarioSpec;
@@ -69,6 +70,10 @@ pub fn app(state: AppState) -> Router {
         .route("/c/{link}/json", get(compare_json))
         .route("/fragment", post(fragment))
         .route("/api/simulate", post(api_simulate))
+        .route("/sweep", get(sweep::sweep_page))
+        .route("/sweep/text", get(sweep::sweep_text))
+        .route("/sweep/csv", get(sweep::sweep_csv))
+        .route("/sweep/json", get(sweep::sweep_json))
         .route("/api/topologies", get(api_topologies))
         .route("/api/topologies/{name}", get(api_topology))
         .nest_service("/static", static_files)

@@ -163,6 +163,7 @@ impl IndexQuery {
             sort: self.sort.clone().unwrap_or_else(|| spec::DEFAULT_SORT.name().into()),
             effective: self.effective.clone().unwrap_or_else(|| spec::DEFAULT_EFFECTIVE.name().into()),
             spread_counter: self.counter.unwrap_or(0),
+            proposal: None,
         })
     }
 

@@ -92,6 +92,7 @@ mod tests {
             sort: "heap-v6.11".into(),
             effective: "x86-matrix".into(),
             spread_counter: 3,
+            proposal: None,
         }
     }
 

@@ -1,0 +1,432 @@
+//! A sweep as text (a mail-ready table, ≤ 72 columns), CSV, JSON and an SVG of small
+//! multiples (one panel per machine: each mix's gap to the ideal, one bar per placement).
+//!
+//! Permalinks are not made here (that is `web`'s codec): callers pass a function from a row's
+//! scenario to its link, or none.
+
+use super::svg::escape;
+use super::text::{wrap, COLUMNS_MAX};
+use crate::metrics::milli;
+use crate::scenario::spec::ScenarioSpec;
+use crate::sweep::{Aggregate, Figures, Placement, Sweep, SweepConfig, Verdict};
+use serde_json::json;
+use std::fmt::Write;
+
+/// Makes a link for a row's scenario (or `None` when links are not wanted).
+pub type LinkFn<'a> = &'a dyn Fn(&ScenarioSpec) -> Option<String>;
+
+/// The `irqscope sweep …` line that reproduces a sweep.
+pub fn command_line(config: &SweepConfig) -> String {
+    let all_topologies: Vec<String> = crate::catalogue::names().map(str::to_string).collect();
+    let mut words = vec!["irqscope sweep".to_string()];
+    if config.topologies == all_topologies {
+        words.push("--all".into());
+    } else {
+        words.push(format!("--topologies {}", config.topologies.join(",")));
+    }
+    for m in &config.mixes {
+        let named = crate::sweep::NAMED_MIXES.iter().any(|(n, _)| *n == m.name);
+        let text = if named {
+            m.name.clone()
+        } else if m.name == m.tokens {
+            m.tokens.clone()
+        } else {
+            format!("{}={}", m.name, m.tokens)
+        };
+        words.push(format!("--mix {}", crate::scenario::spec::shell_word(&text)));
+    }
+    let names: Vec<&str> = config.placements.iter().map(|p| p.name()).collect();
+    words.push(format!("--variants {}", names.join(",")));
+    words.push(format!("--counters {}", counters_text(&config.counters)));
+    words.push(format!("--sort {}", config.sort.name()));
+    words.push(format!("--effective {}", config.effective.name()));
+    words.join(" ")
+}
+
+fn counters_text(counters: &[u32]) -> String {
+    match (counters.first(), counters.last()) {
+        (Some(a), Some(b)) if counters.len() == 1 => format!("{a}..={b}"),
+        (Some(a), Some(b)) => format!("{a}..{}", u64::from(*b) + 1),
+        _ => String::new(),
+    }
+}
+
+fn signed_milli(v: i64) -> String {
+    if v < 0 {
+        format!("-{}", milli(v.unsigned_abs()))
+    } else {
+        format!("+{}", milli(v as u64))
+    }
+}
+
+fn figure_cells(f: &Figures) -> String {
+    format!(
+        "{:>7} {:>5} {:>3} {:>4} {:>5} {:>9} {:>5}",
+        format!("{}..{}", f.irqs_per_cpu_min, f.irqs_per_cpu_max),
+        f.ideal_irqs_per_cpu,
+        f.gap_irqs,
+        f.cpus_idle,
+        format!("{}/{}", f.hot_irqs_per_cpu_max, f.hot_ideal_per_cpu),
+        format!("{}..{}", f.node_irqs_min, f.node_irqs_max),
+        signed_milli(f.node_over_fair_milli),
+    )
+}
+
+const TABLE_HEAD: &str = "  placement        case       IRQs ideal gap idle   hot     nodes  over";
+
+/// The mail-ready table: one block per machine and mix, one line per placement (two, worst and
+/// best, when the counter changes the figures), then how each proposal compares.
+pub fn text(sweep: &Sweep) -> String {
+    let c = &sweep.config;
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "irqscope sweep: {} machine{} x {} mix{} x {} placement{} x {} counter{}",
+        c.topologies.len(),
+        if c.topologies.len() == 1 { "" } else { "s" },
+        c.mixes.len(),
+        if c.mixes.len() == 1 { "" } else { "es" },
+        c.placements.len(),
+        if c.placements.len() == 1 { "" } else { "s" },
+        c.counters.len(),
+        if c.counters.len() == 1 { "" } else { "s" },
+    );
+    out.push_str(&wrap(&command_line(c), "  $ ", "      "));
+    out.push('\n');
+    out.push_str(&wrap(
+        &format!(
+            "sort {}, effective CPU {}. IRQs counted as the scenario report counts them \
+             (managed queue vectors when there are any). IRQs: fewest..most per online CPU; \
+             ideal: the node-local bound (policy::ideal); gap: most - ideal; idle: online CPUs \
+             with none; hot: most single-CPU IRQs on one CPU / the best stacking of the same \
+             per-node hot IRQs; nodes: fewest..most IRQs on a node; over: the busiest node \
+             above its fair share. case: 'any' when every counter gives the same figures, \
+             else the worst and the best counter.",
+            c.sort.name(),
+            c.effective.name()
+        ),
+        "",
+        "",
+    ));
+    let n_place = c.placements.len();
+    for group in sweep.aggregates.chunks(n_place) {
+        let first = &group[0];
+        out.push('\n');
+        let summary = sweep.topology(&first.topology).map(|t| t.summary()).unwrap_or_default();
+        out.push_str(&wrap(&format!("{}: {summary}", first.topology), "", "    "));
+        let tokens = c.mixes.iter().find(|m| m.name == first.mix).map(|m| m.tokens.as_str()).unwrap_or("");
+        if tokens == first.mix {
+            out.push_str(&wrap(&format!("mix {}", first.mix), " ", "     "));
+        } else {
+            out.push_str(&wrap(&format!("mix {}: {tokens}", first.mix), " ", "     "));
+        }
+        out.push_str(TABLE_HEAD);
+        out.push('\n');
+        for a in group {
+            aggregate_lines(a, &mut out);
+        }
+    }
+    out.push('\n');
+    out.push_str(&comparison_text(sweep));
+    debug_assert!(out.lines().all(|l| l.chars().count() <= COLUMNS_MAX || l.starts_with("  $ ")));
+    out
+}
+
+fn aggregate_lines(a: &Aggregate, out: &mut String) {
+    let name = a.placement.name();
+    if a.counter_independent || a.worst == a.best {
+        let case = if a.counter_independent { "any".to_string() } else { format!("all {}", a.worst_counter) };
+        let _ = writeln!(out, "  {name:<16} {case:<8} {}", figure_cells(&a.worst));
+    } else {
+        let _ = writeln!(out, "  {name:<16} {:<8} {}", format!("worst {}", a.worst_counter), figure_cells(&a.worst));
+        let _ = writeln!(out, "  {:<16} {:<8} {}", "", format!("best {}", a.best_counter), figure_cells(&a.best));
+    }
+}
+
+/// Where each proposal beats every kernel variant and where it does not, and its cost.
+pub fn comparison_text(sweep: &Sweep) -> String {
+    let mut out = String::new();
+    let proposals: Vec<Placement> = sweep.config.placements.iter().copied().filter(|p| p.is_proposal()).collect();
+    let kernels = sweep.config.placements.iter().filter(|p| !p.is_proposal()).count();
+    if proposals.is_empty() || kernels == 0 {
+        return out;
+    }
+    for p in proposals {
+        let mine: Vec<_> = sweep.comparisons.iter().filter(|c| c.proposal == p).collect();
+        let Placement::Proposal(proposal) = p else { continue };
+        out.push_str(&wrap(
+            &format!(
+                "{} against the {kernels} kernel variant{} swept (worst counter against worst \
+                 counter; ranked by most IRQs on a CPU, then hot stacking, then node spread, \
+                 then idle CPUs):",
+                p.name(),
+                if kernels == 1 { "" } else { "s" }
+            ),
+            "",
+            "",
+        ));
+        for (verdict, label) in [
+            (Verdict::BeatsAll, "beats every kernel variant"),
+            (Verdict::TiesBest, "ties the best kernel variant"),
+            (Verdict::Behind, "behind a kernel variant"),
+        ] {
+            let cases: Vec<String> = mine
+                .iter()
+                .filter(|c| c.verdict == verdict)
+                .map(|c| {
+                    if verdict == Verdict::Behind {
+                        format!("{}/{} ({} better),", c.topology, c.mix, c.best_kernel.name())
+                    } else {
+                        format!("{}/{},", c.topology, c.mix)
+                    }
+                })
+                .collect();
+            let mut line = format!("{label}: {} of {}", cases.len(), mine.len());
+            if !cases.is_empty() {
+                line.push_str(": ");
+                line.push_str(cases.join(" ").trim_end_matches(','));
+            }
+            out.push_str(&wrap(&line, "  ", "    "));
+        }
+        out.push_str(&wrap(&format!("cost: {}", proposal.cost()), "  ", "    "));
+    }
+    out
+}
+
+fn csv_field(s: &str) -> String {
+    if s.contains([',', '"', '\n']) {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    } else {
+        s.to_string()
+    }
+}
+
+/// One line per combination, with a header.
+pub fn csv(sweep: &Sweep, link: LinkFn<'_>) -> String {
+    let mut out = String::from(
+        "topology,mix,placement,counter,irqs_per_cpu_min,irqs_per_cpu_max,ideal_irqs_per_cpu,gap_irqs,\
+         within_nodes_irqs_per_cpu,cpus_idle,hot_irqs_per_cpu_max,hot_ideal_per_cpu,devices_per_cpu_max,\
+         node_irqs_min,node_irqs_max,node_over_fair,per_node_irqs,kernel_warnings,permalink\n",
+    );
+    for r in &sweep.rows {
+        let f = &r.figures;
+        let per_node: Vec<String> = f.per_node_irqs.iter().map(u32::to_string).collect();
+        let permalink = link(&sweep.spec(&r.topology, &r.mix, r.placement, r.counter)).unwrap_or_default();
+        let _ = writeln!(
+            out,
+            "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
+            csv_field(&r.topology),
+            csv_field(&r.mix),
+            r.placement.name(),
+            r.counter,
+            f.irqs_per_cpu_min,
+            f.irqs_per_cpu_max,
+            f.ideal_irqs_per_cpu,
+            f.gap_irqs,
+            f.within_nodes_irqs_per_cpu,
+            f.cpus_idle,
+            f.hot_irqs_per_cpu_max,
+            f.hot_ideal_per_cpu,
+            f.devices_per_cpu_max,
+            f.node_irqs_min,
+            f.node_irqs_max,
+            signed_milli(f.node_over_fair_milli),
+            per_node.join(" "),
+            f.kernel_warnings,
+            csv_field(&permalink),
+        );
+    }
+    out
+}
+
+/// Rows, aggregates and comparisons; each row and aggregate carries its permalink when `link`
+/// gives one.
+pub fn json(sweep: &Sweep, link: LinkFn<'_>) -> serde_json::Value {
+    let c = &sweep.config;
+    let with_link = |mut v: serde_json::Value, spec: ScenarioSpec| {
+        if let Some(l) = link(&spec) {
+            v["permalink"] = serde_json::Value::String(l);
+        }
+        v
+    };
+    let rows: Vec<serde_json::Value> = sweep
+        .rows
+        .iter()
+        .map(|r| with_link(serde_json::to_value(r).expect("rows serialize"), sweep.spec(&r.topology, &r.mix, r.placement, r.counter)))
+        .collect();
+    let aggregates: Vec<serde_json::Value> = sweep
+        .aggregates
+        .iter()
+        .map(|a| with_link(serde_json::to_value(a).expect("aggregates serialize"), sweep.spec(&a.topology, &a.mix, a.placement, a.worst_counter)))
+        .collect();
+    let cost: Vec<serde_json::Value> = c
+        .placements
+        .iter()
+        .filter_map(|p| match p {
+            Placement::Proposal(q) => Some(json!({"proposal": q.name(), "describe": q.describe(), "cost": q.cost()})),
+            Placement::Kernel(_) => None,
+        })
+        .collect();
+    json!({
+        "command": command_line(c),
+        "topologies": c.topologies,
+        "mixes": c.mixes,
+        "placements": c.placements,
+        "counters": c.counters,
+        "sort": c.sort.name(),
+        "effective": c.effective.name(),
+        "rows": rows,
+        "aggregates": aggregates,
+        "comparisons": sweep.comparisons,
+        "proposals": cost,
+    })
+}
+
+/// Colours for placements, in configuration order (colour-blind-safe palette).
+const PALETTE: [&str; 8] = ["#4477aa", "#66ccee", "#228833", "#ccbb44", "#ee6677", "#aa3377", "#bbbbbb", "#000000"];
+
+const PANEL_W: u32 = 230;
+const PANEL_H: u32 = 120;
+const PANEL_GAP: u32 = 12;
+const PANELS_PER_ROW: u32 = 4;
+const PLOT_TOP: u32 = 22;
+const PLOT_BOTTOM: u32 = 18;
+
+/// Small multiples: one panel per machine; in it, one cluster of bars per mix, one bar per
+/// placement: the worst counter's gap to the ideal (full bar) and the best counter's (dark
+/// tick). One scale for every panel, so panels compare.
+pub fn small_multiples(sweep: &Sweep) -> String {
+    let c = &sweep.config;
+    let n_place = c.placements.len();
+    let n_mix = c.mixes.len();
+    let gap_max = sweep.aggregates.iter().map(|a| a.worst.gap_irqs).max().unwrap_or(0).max(1);
+    let panels = c.topologies.len() as u32;
+    let rows = panels.div_ceil(PANELS_PER_ROW);
+    let legend_h = 22;
+    let width = PANELS_PER_ROW * (PANEL_W + PANEL_GAP);
+    let height = legend_h + rows * (PANEL_H + PANEL_GAP);
+    let mut out = String::new();
+    let _ = write!(
+        out,
+        r#"<svg xmlns="http://www.w3.org/2000/svg" class="sweep-multiples" width="{width}" height="{height}" viewBox="0 0 {width} {height}" font-family="sans-serif" font-size="10"><title>Gap to the ideal bound (IRQs per CPU), worst and best counter</title>"#
+    );
+    let mut x = 0;
+    for (i, p) in c.placements.iter().enumerate() {
+        let _ = write!(
+            out,
+            r#"<g class="legend"><rect x="{x}" y="4" width="10" height="10" fill="{}"/><text x="{}" y="13">{}</text></g>"#,
+            PALETTE[i % PALETTE.len()],
+            x + 13,
+            escape(p.name())
+        );
+        x += 16 + 7 * p.name().len() as u32;
+    }
+    let plot_h = PANEL_H - PLOT_TOP - PLOT_BOTTOM;
+    let per_mix_w = (PANEL_W - 10) as f64 / n_mix.max(1) as f64;
+    let bar_w = (per_mix_w - 6.0) / n_place.max(1) as f64;
+    for (t, group) in sweep.aggregates.chunks(n_place * n_mix).enumerate() {
+        let t = t as u32;
+        let (px, py) = ((t % PANELS_PER_ROW) * (PANEL_W + PANEL_GAP), legend_h + (t / PANELS_PER_ROW) * (PANEL_H + PANEL_GAP));
+        let name = &group[0].topology;
+        let _ = write!(
+            out,
+            r##"<g class="panel" data-topology="{}" transform="translate({px},{py})"><rect width="{PANEL_W}" height="{PANEL_H}" fill="#fff" stroke="#ccd"/><text x="5" y="13" font-weight="bold">{}</text><text x="{}" y="13" text-anchor="end" fill="#667">max gap {gap_max}</text>"##,
+            escape(name),
+            escape(name),
+            PANEL_W - 5
+        );
+        let base_y = PLOT_TOP + plot_h;
+        let _ = write!(out, r##"<line x1="5" x2="{}" y1="{base_y}" y2="{base_y}" stroke="#99a"/>"##, PANEL_W - 5);
+        for (m, mix_group) in group.chunks(n_place).enumerate() {
+            let mx = 5.0 + m as f64 * per_mix_w + 3.0;
+            for (k, a) in mix_group.iter().enumerate() {
+                let bx = mx + k as f64 * bar_w;
+                let h = f64::from(a.worst.gap_irqs) * f64::from(plot_h) / f64::from(gap_max);
+                let hb = f64::from(a.best.gap_irqs) * f64::from(plot_h) / f64::from(gap_max);
+                let _ = write!(
+                    out,
+                    r##"<rect class="bar" data-placement="{}" data-mix="{}" data-gap-worst="{}" data-gap-best="{}" x="{bx:.1}" y="{:.1}" width="{:.1}" height="{h:.1}" fill="{}"><title>{} / {} / {}: gap {} (worst, counter {}), {} (best, counter {})</title></rect>"##,
+                    escape(a.placement.name()),
+                    escape(&a.mix),
+                    a.worst.gap_irqs,
+                    a.best.gap_irqs,
+                    f64::from(base_y) - h,
+                    (bar_w - 1.0).max(1.0),
+                    PALETTE[k % PALETTE.len()],
+                    escape(name),
+                    escape(&a.mix),
+                    escape(a.placement.name()),
+                    a.worst.gap_irqs,
+                    a.worst_counter,
+                    a.best.gap_irqs,
+                    a.best_counter,
+                );
+                if a.best.gap_irqs != a.worst.gap_irqs {
+                    let _ = write!(
+                        out,
+                        r##"<rect class="best" x="{bx:.1}" y="{:.1}" width="{:.1}" height="2" fill="#222"/>"##,
+                        f64::from(base_y) - hb - 1.0,
+                        (bar_w - 1.0).max(1.0)
+                    );
+                }
+            }
+            let label: String = mix_group[0].mix.chars().take(((per_mix_w / 5.5) as usize).max(3)).collect();
+            let _ = write!(out, r##"<text x="{mx:.1}" y="{}" fill="#445">{}</text>"##, base_y + 12, escape(&label));
+        }
+        out.push_str("</g>");
+    }
+    out.push_str("</svg>");
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sweep::{self, Mix};
+
+    fn small() -> Sweep {
+        let config = SweepConfig {
+            topologies: vec!["azure-l48s-v2".into(), "vm-8vcpu-smt2".into()],
+            mixes: vec![Mix::parse("nvme-6x32").unwrap(), Mix::parse("a<b>=2x8:name=x").unwrap()],
+            placements: SweepConfig::parse_placements("pre-cluster,rotation,offset-by-probed").unwrap(),
+            counters: sweep::parse_counters("0..3").unwrap(),
+            ..SweepConfig::catalogue_default()
+        };
+        sweep::run(&config).unwrap()
+    }
+
+    #[test]
+    fn text_fits_mail() {
+        let s = small();
+        let t = text(&s);
+        for line in t.lines().filter(|l| !l.starts_with("  $ ")) {
+            assert!(line.chars().count() <= COLUMNS_MAX, "{line:?}");
+        }
+        assert!(t.contains("offset-by-probed against the 2 kernel variants"), "{t}");
+        assert!(t.contains("cost: "), "{t}");
+    }
+
+    #[test]
+    fn csv_quotes_and_counts() {
+        let s = small();
+        let out = csv(&s, &|_| Some("/s/x".into()));
+        assert_eq!(out.lines().count(), 1 + 2 * 2 * 3 * 3);
+        assert!(out.contains(",\"a<b>\"") || out.contains(",a<b>,"), "{out}");
+        let header_fields = out.lines().next().unwrap().split(',').count();
+        let row = out.lines().nth(1).unwrap();
+        assert_eq!(row.split(',').count(), header_fields, "{row}");
+    }
+
+    /// Structure, not bytes: well-formed, one panel per machine, one bar per aggregate, names
+    /// escaped.
+    #[test]
+    fn small_multiples_structure() {
+        let s = small();
+        let svg = small_multiples(&s);
+        assert!(svg.starts_with("<svg") && svg.ends_with("</svg>"));
+        assert_eq!(svg.matches(r#"<g class="panel""#).count(), 2);
+        assert_eq!(svg.matches(r#"<rect class="bar""#).count(), s.aggregates.len());
+        assert!(!svg.contains("a<b>") && svg.contains("a&lt;b&gt;"));
+        assert_eq!(svg.matches("<g").count(), svg.matches("</g>").count());
+    }
+}

@@ -1,0 +1,586 @@
+//! Sweeps: one patch judged on every machine at once. Placements (the kernel variants and the
+//! `policy` proposals) × topologies × device mixes × starting spread counters, one [`Row`] of
+//! figures per combination, and one [`Aggregate`] per placement, machine and mix that keeps the
+//! worst and the best counter (the counter's value at probe time is unknown on a real machine).
+//!
+//! Pure: it runs `scenario::run` and `metrics::compute` and reads the catalogue; no I/O, no
+//! clock. Work may be spread over threads, but rows come back in the order of the
+//! configuration (topology, mix, placement, counter), so the output is the same bytes on every
+//! machine. Formatting lives in `render::sweep`; permalinks are made by the caller (`web`, the
+//! CLI) from [`Sweep::spec`].
+
+use crate::catalogue;
+use crate::kernel::irq_affinity::IRQ_AFFINITY_MAX_SETS;
+use crate::kernel::vector_matrix::EffectiveModel;
+use crate::kernel::{SortGen, Variant};
+use crate::metrics::{self, Basis};
+use crate::policy::ideal::{node_local_bound, within_nodes_bound};
+use crate::policy::Proposal;
+use crate::scenario::spec::{self, DeviceSpec, ScenarioSpec, TopologyRef};
+use crate::scenario::{self, Scenario};
+use crate::topology::Topology;
+use serde::Serialize;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+
+/// Most combinations (rows) one sweep may run.
+pub const ROWS_MAX: usize = 200_000;
+/// Most starting counters in one sweep.
+pub const COUNTERS_MAX: u32 = 4096;
+/// Most mixes in one sweep.
+pub const MIXES_MAX: usize = 32;
+/// Most worker threads.
+pub const THREADS_MAX: usize = 64;
+
+/// The named device mixes; `--mix NAME` or device tokens separated by spaces.
+pub const NAMED_MIXES: &[(&str, &str)] = &[
+    // Seed 000, configuration 1 (L48s v2): six NVMe controllers of 32 I/O queues.
+    ("nvme-6x32", "6x32:name=nvme,pre=1"),
+    // Seed 000, configuration 3 (D96plds v6): six NVMe controllers of 14 I/O queues.
+    ("nvme-6x14", "6x14:name=nvme,pre=1"),
+    // Two NICs with separate receive and transmit interrupt sets.
+    ("nic-2x16-sets", "2x16:name=nic,pre=1,sets=8+8"),
+    // Both on one machine, NVMe probed first.
+    ("nvme-4x8+nic-2x16", "4x8:name=nvme,pre=1 2x16:name=nic,pre=1,sets=8+8"),
+];
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct SweepError(pub String);
+
+fn err<T>(m: impl Into<String>) -> Result<T, SweepError> {
+    Err(SweepError(m.into()))
+}
+
+/// A named list of device groups probed in order.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Mix {
+    pub name: String,
+    /// The device tokens, as the CLI takes them.
+    pub tokens: String,
+    #[serde(skip)]
+    pub devices: Vec<DeviceSpec>,
+}
+
+impl Mix {
+    /// A named mix, or device tokens separated by spaces (`'6x32:pre=1,name=nvme 2x8'`),
+    /// optionally named `NAME=TOKENS`.
+    pub fn parse(text: &str) -> Result<Mix, SweepError> {
+        let text = text.trim();
+        if let Some((_, tokens)) = NAMED_MIXES.iter().find(|(n, _)| *n == text) {
+            return Mix::from_tokens(text, tokens);
+        }
+        match text.split_once('=') {
+            Some((name, tokens)) if !name.contains([':', ' ', ',']) && !name.is_empty() => Mix::from_tokens(name, tokens),
+            _ => Mix::from_tokens(text, text),
+        }
+    }
+
+    fn from_tokens(name: &str, tokens: &str) -> Result<Mix, SweepError> {
+        let devices = tokens
+            .split_whitespace()
+            .map(spec::parse_device_token)
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| SweepError(format!("mix {name:?}: {e}")))?;
+        if devices.is_empty() {
+            let known: Vec<&str> = NAMED_MIXES.iter().map(|(n, _)| *n).collect();
+            return err(format!("mix {name:?} has no devices (named mixes: {})", known.join(", ")));
+        }
+        let tokens = tokens.split_whitespace().collect::<Vec<_>>().join(" ");
+        Ok(Mix { name: name.to_string(), tokens, devices })
+    }
+
+    pub fn named() -> Vec<Mix> {
+        NAMED_MIXES.iter().map(|(n, _)| Mix::parse(n).expect("named mixes parse")).collect()
+    }
+}
+
+/// Who forms the managed masks: a frozen kernel variant or a `policy` proposal.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Placement {
+    Kernel(Variant),
+    Proposal(Proposal),
+}
+
+impl Placement {
+    /// Every kernel variant, then every proposal.
+    pub fn all() -> Vec<Placement> {
+        Variant::ALL.into_iter().map(Placement::Kernel).chain(Proposal::ALL.into_iter().map(Placement::Proposal)).collect()
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Placement::Kernel(v) => v.name(),
+            Placement::Proposal(p) => p.name(),
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<Placement> {
+        Variant::from_name(name)
+            .map(Placement::Kernel)
+            .or_else(|| Proposal::from_name(name).map(Placement::Proposal))
+    }
+
+    /// Whether the starting counter can change the result.
+    pub fn uses_counter(self) -> bool {
+        match self {
+            Placement::Kernel(v) => v.uses_counter(),
+            Placement::Proposal(_) => false,
+        }
+    }
+
+    pub fn is_proposal(self) -> bool {
+        matches!(self, Placement::Proposal(_))
+    }
+
+    /// The kernel variant a scenario names (a proposal's scenario keeps the default variant,
+    /// which then only matters for blk-mq `cpumap` maps).
+    fn variant(self) -> Variant {
+        match self {
+            Placement::Kernel(v) => v,
+            Placement::Proposal(_) => spec::DEFAULT_VARIANT,
+        }
+    }
+}
+
+impl Serialize for Placement {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.name())
+    }
+}
+
+/// Parse `a..b` (b excluded), `a..=b` or `n`.
+pub fn parse_counters(text: &str) -> Result<Vec<u32>, SweepError> {
+    let num = |s: &str| s.trim().parse::<u32>().map_err(|_| SweepError(format!("counters {text:?}: {s:?} is not a number")));
+    let (lo, hi_excl) = if let Some((a, b)) = text.split_once("..=") {
+        (num(a)?, u64::from(num(b)?) + 1)
+    } else if let Some((a, b)) = text.split_once("..") {
+        (num(a)?, u64::from(num(b)?))
+    } else {
+        let n = num(text)?;
+        (n, u64::from(n) + 1)
+    };
+    if u64::from(lo) >= hi_excl {
+        return err(format!("counters {text:?}: an empty range"));
+    }
+    if hi_excl - u64::from(lo) > u64::from(COUNTERS_MAX) {
+        return err(format!("counters {text:?}: more than {COUNTERS_MAX} values"));
+    }
+    Ok((u64::from(lo)..hi_excl).map(|c| c as u32).collect())
+}
+
+/// What to sweep.
+#[derive(Debug, Clone)]
+pub struct SweepConfig {
+    /// Catalogue preset names, in output order.
+    pub topologies: Vec<String>,
+    pub mixes: Vec<Mix>,
+    pub placements: Vec<Placement>,
+    pub counters: Vec<u32>,
+    pub sort: SortGen,
+    pub effective: EffectiveModel,
+    /// Worker threads (1 runs inline).
+    pub threads: usize,
+}
+
+impl SweepConfig {
+    /// The whole catalogue, the named mixes, every placement, counters 0..8.
+    pub fn catalogue_default() -> SweepConfig {
+        SweepConfig {
+            topologies: catalogue::names().map(str::to_string).collect(),
+            mixes: Mix::named(),
+            placements: Placement::all(),
+            counters: (0..8).collect(),
+            sort: spec::DEFAULT_SORT,
+            effective: spec::DEFAULT_EFFECTIVE,
+            threads: 2,
+        }
+    }
+
+    /// Names separated by commas; `all` is the whole catalogue.
+    pub fn parse_topologies(text: &str) -> Result<Vec<String>, SweepError> {
+        if text.trim() == "all" {
+            return Ok(catalogue::names().map(str::to_string).collect());
+        }
+        let names: Vec<String> = text.split(',').map(|s| s.trim().to_string()).filter(|s| !s.is_empty()).collect();
+        for n in &names {
+            if catalogue::get(n).is_none() {
+                return err(format!("unknown topology preset {n:?} (see `irqscope topology list`)"));
+            }
+        }
+        if names.is_empty() {
+            return err("no topologies given");
+        }
+        Ok(names)
+    }
+
+    /// Placement names separated by commas; `all` is every variant and proposal.
+    pub fn parse_placements(text: &str) -> Result<Vec<Placement>, SweepError> {
+        if text.trim() == "all" {
+            return Ok(Placement::all());
+        }
+        let mut out = Vec::new();
+        for name in text.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+            let p = Placement::from_name(name).ok_or_else(|| {
+                let known: Vec<&str> = Placement::all().iter().map(|p| p.name()).collect();
+                SweepError(format!("unknown variant or proposal {name:?} (known: {})", known.join(", ")))
+            })?;
+            if !out.contains(&p) {
+                out.push(p);
+            }
+        }
+        if out.is_empty() {
+            return err("no variants given");
+        }
+        Ok(out)
+    }
+
+    fn rows(&self) -> usize {
+        self.topologies.len() * self.mixes.len() * self.placements.len() * self.counters.len()
+    }
+}
+
+/// The figures of one scenario run. IRQs are counted on the metrics' basis (managed vectors
+/// when the scenario has any).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Figures {
+    pub irqs_per_cpu_max: u32,
+    pub irqs_per_cpu_min: u32,
+    /// The node-local ideal bound (`policy::ideal::node_local_bound`).
+    pub ideal_irqs_per_cpu: u32,
+    /// `irqs_per_cpu_max - ideal_irqs_per_cpu`.
+    pub gap_irqs: u32,
+    /// The best maximum with this placement's per-node totals (`within_nodes_bound`).
+    pub within_nodes_irqs_per_cpu: u32,
+    pub cpus_idle: u32,
+    /// Most hot (single-CPU mask) IRQs stacked on one CPU.
+    pub hot_irqs_per_cpu_max: u32,
+    /// The best stacking of the same per-node hot IRQs.
+    pub hot_ideal_per_cpu: u32,
+    pub devices_per_cpu_max: u32,
+    pub node_irqs_max: u32,
+    pub node_irqs_min: u32,
+    /// Largest excess of a node over its fair share (by online CPUs), in thousandths of an IRQ.
+    pub node_over_fair_milli: i64,
+    pub per_node_irqs: Vec<u32>,
+    pub kernel_warnings: u32,
+}
+
+impl Figures {
+    pub fn node_spread(&self) -> u32 {
+        self.node_irqs_max - self.node_irqs_min
+    }
+
+    /// How a reviewer ranks placements: the busiest CPU, then hot stacking, then the node
+    /// spread, then idle CPUs. Smaller is better.
+    pub fn badness(&self) -> (u32, u32, u32, u32) {
+        (self.irqs_per_cpu_max, self.hot_irqs_per_cpu_max, self.node_spread(), self.cpus_idle)
+    }
+}
+
+/// One combination.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Row {
+    pub topology: String,
+    pub mix: String,
+    pub placement: Placement,
+    pub counter: u32,
+    #[serde(flatten)]
+    pub figures: Figures,
+}
+
+/// One placement on one machine with one mix, over the counter range.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Aggregate {
+    pub topology: String,
+    pub mix: String,
+    pub placement: Placement,
+    /// Every counter gave the same figures.
+    pub counter_independent: bool,
+    pub worst_counter: u32,
+    pub worst: Figures,
+    pub best_counter: u32,
+    pub best: Figures,
+}
+
+/// How a proposal fares against every kernel variant of the sweep on one machine and mix,
+/// worst case against worst case ([`Figures::badness`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Verdict {
+    /// Strictly better than every kernel variant.
+    BeatsAll,
+    /// As good as the best kernel variant, not better.
+    TiesBest,
+    /// Some kernel variant is strictly better.
+    Behind,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Comparison {
+    pub topology: String,
+    pub mix: String,
+    pub proposal: Placement,
+    pub verdict: Verdict,
+    /// The best kernel variant (worst case over counters).
+    pub best_kernel: Placement,
+}
+
+#[derive(Debug, Clone)]
+pub struct Sweep {
+    pub config: SweepConfig,
+    /// In configuration order: topology, mix, placement, counter.
+    pub rows: Vec<Row>,
+    /// In configuration order: topology, mix, placement.
+    pub aggregates: Vec<Aggregate>,
+    pub comparisons: Vec<Comparison>,
+}
+
+/// Run the sweep.
+pub fn run(config: &SweepConfig) -> Result<Sweep, SweepError> {
+    if config.topologies.is_empty() || config.mixes.is_empty() || config.placements.is_empty() || config.counters.is_empty() {
+        return err("a sweep needs at least one topology, mix, variant and counter");
+    }
+    if config.mixes.len() > MIXES_MAX {
+        return err(format!("{} mixes; at most {MIXES_MAX}", config.mixes.len()));
+    }
+    if config.counters.len() > COUNTERS_MAX as usize {
+        return err(format!("{} counters; at most {COUNTERS_MAX}", config.counters.len()));
+    }
+    if config.rows() > ROWS_MAX {
+        return err(format!("{} combinations; at most {ROWS_MAX}", config.rows()));
+    }
+    // Validate every machine × mix once, before any work.
+    let mut bases: Vec<Scenario> = Vec::with_capacity(config.topologies.len() * config.mixes.len());
+    for name in &config.topologies {
+        let topo = catalogue::get(name).ok_or_else(|| SweepError(format!("unknown topology preset {name:?}")))?;
+        for mix in &config.mixes {
+            let devices = spec::expand_devices(&mix.devices).map_err(|e| SweepError(format!("{name}, mix {}: {e}", mix.name)))?;
+            let scenario = Scenario::new(Arc::clone(&topo), devices, spec::DEFAULT_VARIANT, config.sort, config.effective, 0)
+                .map_err(|e| SweepError(format!("{name}, mix {}: {e}", mix.name)))?;
+            bases.push(scenario);
+        }
+    }
+    // One job per base × placement × distinct counter (one counter when it cannot matter).
+    let mut jobs: Vec<(usize, Placement, u32)> = Vec::new();
+    for b in 0..bases.len() {
+        for &p in &config.placements {
+            if p.uses_counter() {
+                jobs.extend(config.counters.iter().map(|&c| (b, p, c)));
+            } else {
+                jobs.push((b, p, config.counters[0]));
+            }
+        }
+    }
+    let results: Vec<Mutex<Option<Figures>>> = jobs.iter().map(|_| Mutex::new(None)).collect();
+    let next = AtomicUsize::new(0);
+    let work = || loop {
+        let i = next.fetch_add(1, Ordering::Relaxed);
+        let Some(&(b, p, c)) = jobs.get(i) else { break };
+        let scenario = bases[b].with(p.variant(), config.sort, config.effective, c).with_proposal(match p {
+            Placement::Proposal(q) => Some(q),
+            Placement::Kernel(_) => None,
+        });
+        *results[i].lock().expect("no worker panics while holding a result") = Some(figures(&scenario));
+    };
+    let threads = config.threads.clamp(1, THREADS_MAX).min(jobs.len());
+    if threads <= 1 {
+        work();
+    } else {
+        std::thread::scope(|s| {
+            for _ in 0..threads {
+                s.spawn(work);
+            }
+        });
+    }
+    let figures: Vec<Figures> =
+        results.into_iter().map(|m| m.into_inner().expect("workers finished").expect("every job ran")).collect();
+
+    let mut rows = Vec::with_capacity(config.rows());
+    let mut aggregates = Vec::new();
+    let mut at = 0;
+    for topo_name in &config.topologies {
+        for mix in &config.mixes {
+            for &p in &config.placements {
+                let per_counter: Vec<(u32, &Figures)> = if p.uses_counter() {
+                    let slice = &figures[at..at + config.counters.len()];
+                    at += config.counters.len();
+                    config.counters.iter().copied().zip(slice.iter()).collect()
+                } else {
+                    at += 1;
+                    config.counters.iter().map(|&c| (c, &figures[at - 1])).collect()
+                };
+                for (c, f) in &per_counter {
+                    rows.push(Row { topology: topo_name.clone(), mix: mix.name.clone(), placement: p, counter: *c, figures: (*f).clone() });
+                }
+                let worst = per_counter.iter().max_by_key(|(c, f)| (f.badness(), std::cmp::Reverse(*c))).expect("counters");
+                let best = per_counter.iter().min_by_key(|(c, f)| (f.badness(), *c)).expect("counters");
+                aggregates.push(Aggregate {
+                    topology: topo_name.clone(),
+                    mix: mix.name.clone(),
+                    placement: p,
+                    counter_independent: per_counter.iter().all(|(_, f)| *f == per_counter[0].1),
+                    worst_counter: worst.0,
+                    worst: worst.1.clone(),
+                    best_counter: best.0,
+                    best: best.1.clone(),
+                });
+            }
+        }
+    }
+    let comparisons = compare(&aggregates, config.placements.len());
+    Ok(Sweep { config: config.clone(), rows, aggregates, comparisons })
+}
+
+/// Each proposal against the kernel variants of the same machine and mix.
+fn compare(aggregates: &[Aggregate], per_group: usize) -> Vec<Comparison> {
+    let mut out = Vec::new();
+    for group in aggregates.chunks(per_group) {
+        let kernels: Vec<&Aggregate> = group.iter().filter(|a| !a.placement.is_proposal()).collect();
+        let Some(best_kernel) = kernels.iter().min_by_key(|a| a.worst.badness()) else { continue };
+        for prop in group.iter().filter(|a| a.placement.is_proposal()) {
+            let mine = prop.worst.badness();
+            let verdict = if kernels.iter().all(|k| mine < k.worst.badness()) {
+                Verdict::BeatsAll
+            } else if mine <= best_kernel.worst.badness() {
+                Verdict::TiesBest
+            } else {
+                Verdict::Behind
+            };
+            out.push(Comparison {
+                topology: prop.topology.clone(),
+                mix: prop.mix.clone(),
+                proposal: prop.placement,
+                verdict,
+                best_kernel: best_kernel.placement,
+            });
+        }
+    }
+    out
+}
+
+/// Run one scenario and derive its figures.
+pub fn figures(scenario: &Scenario) -> Figures {
+    let outcome = scenario::run(scenario);
+    let m = metrics::compute(scenario, &outcome);
+    let node_cpus_online: Vec<u32> = m.per_node.iter().map(|n| n.cpus_online).filter(|&c| c > 0).collect();
+    let ideal = node_local_bound(u64::from(m.irqs_total), &node_cpus_online, spanning_sets(scenario, m.basis));
+    let online_nodes = m.per_node.iter().filter(|n| n.cpus_online > 0);
+    let within = within_nodes_bound(&online_nodes.clone().map(|n| (u64::from(n.irqs), n.cpus_online)).collect::<Vec<_>>());
+    let hot_ideal = within_nodes_bound(&online_nodes.clone().map(|n| (u64::from(n.hot_irqs), n.cpus_online)).collect::<Vec<_>>());
+    let node_irqs: Vec<u32> = online_nodes.clone().map(|n| n.irqs).collect();
+    let node_over_fair_milli = online_nodes
+        .map(|n| i64::from(n.irqs) * 1000 - n.fair_share_milli as i64)
+        .max()
+        .unwrap_or(0);
+    Figures {
+        irqs_per_cpu_max: m.irqs_per_cpu_max,
+        irqs_per_cpu_min: m.irqs_per_cpu_min,
+        ideal_irqs_per_cpu: ideal,
+        gap_irqs: m.irqs_per_cpu_max.saturating_sub(ideal),
+        within_nodes_irqs_per_cpu: within,
+        cpus_idle: m.cpus_idle.weight(),
+        hot_irqs_per_cpu_max: m.hot_irqs_per_cpu_max,
+        hot_ideal_per_cpu: hot_ideal,
+        devices_per_cpu_max: m.devices_per_cpu_max,
+        node_irqs_max: node_irqs.iter().copied().max().unwrap_or(0),
+        node_irqs_min: node_irqs.iter().copied().min().unwrap_or(0),
+        node_over_fair_milli,
+        per_node_irqs: m.per_node.iter().map(|n| n.irqs).collect(),
+        kernel_warnings: outcome.warnings().count() as u32,
+    }
+}
+
+/// The interrupt sets that must fire a counted vector in every node with online CPUs: managed
+/// sets of at least as many groups as nodes with possible CPUs (`alloc_nodes_groups` then gives
+/// every node a group, and a group with an online CPU fires there).
+pub fn spanning_sets(scenario: &Scenario, basis: Basis) -> u32 {
+    if basis != Basis::Managed {
+        return 0;
+    }
+    let nodes = scenario.topology().nodes_with_cpus().count() as u64;
+    scenario
+        .devices()
+        .iter()
+        .filter(|d| d.managed_affinity && d.affinity_vectors() > 0)
+        .map(|d| {
+            let sets = d.sets.clone().unwrap_or_else(|| vec![d.affinity_vectors()]);
+            if sets.len() > IRQ_AFFINITY_MAX_SETS || sets.contains(&0) {
+                return 0;
+            }
+            sets.iter().filter(|&&s| u64::from(s) >= nodes).count() as u32
+        })
+        .sum()
+}
+
+impl Sweep {
+    /// The scenario of one combination, as the permalink and the HTTP API take it.
+    pub fn spec(&self, topology: &str, mix: &str, placement: Placement, counter: u32) -> ScenarioSpec {
+        let devices = self.config.mixes.iter().find(|m| m.name == mix).map(|m| m.devices.clone()).unwrap_or_default();
+        ScenarioSpec {
+            topology: TopologyRef::Preset(topology.to_string()),
+            devices,
+            variant: placement.variant().name().into(),
+            sort: self.config.sort.name().into(),
+            effective: self.config.effective.name().into(),
+            spread_counter: counter,
+            proposal: match placement {
+                Placement::Proposal(p) => Some(p.name().into()),
+                Placement::Kernel(_) => None,
+            },
+        }
+    }
+
+    /// The preset behind a row's topology name.
+    pub fn topology(&self, name: &str) -> Option<Arc<Topology>> {
+        catalogue::get(name)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn config(topologies: &[&str], placements: &str, counters: &str) -> SweepConfig {
+        SweepConfig {
+            topologies: topologies.iter().map(|s| s.to_string()).collect(),
+            mixes: vec![Mix::parse("nvme-6x32").unwrap()],
+            placements: SweepConfig::parse_placements(placements).unwrap(),
+            counters: parse_counters(counters).unwrap(),
+            threads: 2,
+            ..SweepConfig::catalogue_default()
+        }
+    }
+
+    #[test]
+    fn counters_and_mixes_parse() {
+        assert_eq!(parse_counters("0..8").unwrap(), (0..8).collect::<Vec<_>>());
+        assert_eq!(parse_counters("2..=3").unwrap(), [2, 3]);
+        assert_eq!(parse_counters("5").unwrap(), [5]);
+        for bad in ["", "3..3", "a..2", "0..5000"] {
+            assert!(parse_counters(bad).is_err(), "{bad:?}");
+        }
+        let m = Mix::parse("disks=6x32:pre=1,name=nvme  2x8").unwrap();
+        assert_eq!((m.name.as_str(), m.tokens.as_str(), m.devices.len()), ("disks", "6x32:pre=1,name=nvme 2x8", 2));
+        assert_eq!(Mix::parse("6x32:pre=1").unwrap().name, "6x32:pre=1");
+        assert!(Mix::parse("6x").is_err());
+        assert!(SweepConfig::parse_placements("cluster,bogus").is_err());
+    }
+
+    /// Seed 000, L48s v2: the rows carry the thread's figures, and threads do not change them.
+    #[test]
+    fn l48s_rows_and_determinism() {
+        let one = run(&SweepConfig { threads: 1, ..config(&["azure-l48s-v2"], "all", "0..4") }).unwrap();
+        let two = run(&config(&["azure-l48s-v2"], "all", "0..4")).unwrap();
+        assert_eq!(one.rows, two.rows);
+        assert_eq!(one.rows.len(), 6 * 4);
+        let agg = |p: &str| one.aggregates.iter().find(|a| a.placement.name() == p).unwrap();
+        let pre = agg("pre-cluster");
+        assert!(pre.counter_independent);
+        assert_eq!((pre.worst.irqs_per_cpu_min, pre.worst.irqs_per_cpu_max, pre.worst.ideal_irqs_per_cpu), (3, 6, 4));
+        assert_eq!((pre.worst.node_irqs_min, pre.worst.node_irqs_max), (30, 36));
+        let prop = agg("offset-by-probed");
+        assert_eq!((prop.worst.irqs_per_cpu_max, prop.worst.gap_irqs, prop.worst.node_spread()), (4, 0, 0));
+        assert_eq!(one.comparisons[0].verdict, Verdict::BeatsAll);
+    }
+}

@@ -1,0 +1,204 @@
+//! The sweep page: `/sweep` (sortable table + small multiples), `/sweep/text`, `/sweep/csv`,
+//! `/sweep/json`, all from the same query. Handlers resolve the query into a
+//! [`SweepConfig`], make one core call (`sweep::run`, on a blocking thread), and build a page.
+//! Every row links to its scenario's permalink.
+
+use super::{permalink, text, AppError};
+use crate::render;
+use crate::scenario::spec::{self, ScenarioSpec};
+use crate::sweep::{self, Aggregate, Mix, Sweep, SweepConfig};
+use askama::Template;
+use axum::extract::Query;
+use axum::http::header;
+use axum::response::{Html, IntoResponse, Response};
+use serde::Deserialize;
+
+/// Longest query value accepted for mixes.
+pub const QUERY_MIXES_BYTES_MAX: usize = 4096;
+/// Threads a web sweep may use (the machine serves other requests too).
+pub const WEB_THREADS: usize = 2;
+
+/// `/sweep?topologies=a,b|all&mixes=NAME;TOKENS&variants=a,b|all&counters=0..8&sort=&effective=`.
+/// Mixes are separated by `;`.
+#[derive(Debug, Default, Deserialize)]
+pub struct SweepQuery {
+    pub topologies: Option<String>,
+    pub mixes: Option<String>,
+    pub variants: Option<String>,
+    pub counters: Option<String>,
+    pub sort: Option<String>,
+    pub effective: Option<String>,
+}
+
+fn bad(e: impl std::fmt::Display) -> AppError {
+    AppError::BadInput(e.to_string())
+}
+
+impl SweepQuery {
+    pub fn config(&self) -> Result<SweepConfig, AppError> {
+        let mut config = SweepConfig::catalogue_default();
+        config.threads = WEB_THREADS;
+        if let Some(t) = self.topologies.as_deref().filter(|t| !t.is_empty()) {
+            config.topologies = SweepConfig::parse_topologies(t).map_err(bad)?;
+        }
+        if let Some(m) = self.mixes.as_deref().filter(|m| !m.trim().is_empty()) {
+            if m.len() > QUERY_MIXES_BYTES_MAX {
+                return Err(bad(format!("mixes: longer than {QUERY_MIXES_BYTES_MAX} bytes")));
+            }
+            config.mixes = m.split(';').filter(|s| !s.trim().is_empty()).map(Mix::parse).collect::<Result<_, _>>().map_err(bad)?;
+        }
+        if let Some(v) = self.variants.as_deref().filter(|v| !v.is_empty()) {
+            config.placements = SweepConfig::parse_placements(v).map_err(bad)?;
+        }
+        if let Some(c) = self.counters.as_deref().filter(|c| !c.is_empty()) {
+            config.counters = sweep::parse_counters(c).map_err(bad)?;
+        }
+        if let Some(s) = self.sort.as_deref().filter(|s| !s.is_empty()) {
+            config.sort = spec::parse_sort(s)?;
+        }
+        if let Some(e) = self.effective.as_deref().filter(|e| !e.is_empty()) {
+            config.effective = spec::parse_effective(e)?;
+        }
+        Ok(config)
+    }
+}
+
+async fn run(q: &SweepQuery) -> Result<Sweep, AppError> {
+    let config = q.config()?;
+    tokio::task::spawn_blocking(move || sweep::run(&config))
+        .await
+        .map_err(|e| AppError::Internal(format!("sweep worker: {e}")))?
+        .map_err(bad)
+}
+
+fn link(spec: &ScenarioSpec) -> Option<String> {
+    permalink::encode(spec).ok().map(|l| format!("/s/{l}"))
+}
+
+/// One table row: an aggregate over the counters, worst case shown, linking to the worst
+/// counter's scenario.
+pub struct RowView {
+    pub topology: String,
+    pub mix: String,
+    pub placement: &'static str,
+    pub proposal: bool,
+    pub case: String,
+    pub irqs_min: u32,
+    pub irqs_max: u32,
+    pub ideal: u32,
+    pub gap: u32,
+    pub gap_best: u32,
+    pub idle: u32,
+    pub hot: u32,
+    pub hot_ideal: u32,
+    pub node_spread: u32,
+    pub nodes: String,
+    pub over: String,
+    pub link: String,
+}
+
+impl RowView {
+    fn new(s: &Sweep, a: &Aggregate) -> RowView {
+        let w = &a.worst;
+        let case = if a.counter_independent {
+            "any".to_string()
+        } else {
+            format!("worst {} · best {}", a.worst_counter, a.best_counter)
+        };
+        RowView {
+            topology: a.topology.clone(),
+            mix: a.mix.clone(),
+            placement: a.placement.name(),
+            proposal: a.placement.is_proposal(),
+            case,
+            irqs_min: w.irqs_per_cpu_min,
+            irqs_max: w.irqs_per_cpu_max,
+            ideal: w.ideal_irqs_per_cpu,
+            gap: w.gap_irqs,
+            gap_best: a.best.gap_irqs,
+            idle: w.cpus_idle,
+            hot: w.hot_irqs_per_cpu_max,
+            hot_ideal: w.hot_ideal_per_cpu,
+            node_spread: w.node_spread(),
+            nodes: w.per_node_irqs.iter().map(u32::to_string).collect::<Vec<_>>().join(" "),
+            over: crate::metrics::milli(w.node_over_fair_milli.max(0) as u64),
+            link: link(&s.spec(&a.topology, &a.mix, a.placement, a.worst_counter)).unwrap_or_default(),
+        }
+    }
+}
+
+#[derive(Template)]
+#[template(path = "sweep/page.html")]
+pub struct SweepPage {
+    pub title: String,
+    pub command: String,
+    pub query: String,
+    pub rows: Vec<RowView>,
+    pub chart_svg: String,
+    pub comparison: String,
+    pub n_rows: usize,
+}
+
+impl SweepPage {
+    pub fn new(s: &Sweep, query: String) -> SweepPage {
+        SweepPage {
+            title: "sweep".into(),
+            command: render::sweep::command_line(&s.config),
+            query,
+            rows: s.aggregates.iter().map(|a| RowView::new(s, a)).collect(),
+            chart_svg: render::sweep::small_multiples(s),
+            comparison: render::sweep::comparison_text(s),
+            n_rows: s.rows.len(),
+        }
+    }
+}
+
+fn query_string(q: &SweepQuery) -> String {
+    let pairs = [
+        ("topologies", &q.topologies),
+        ("mixes", &q.mixes),
+        ("variants", &q.variants),
+        ("counters", &q.counters),
+        ("sort", &q.sort),
+        ("effective", &q.effective),
+    ];
+    let parts: Vec<String> = pairs
+        .iter()
+        .filter_map(|(k, v)| v.as_ref().map(|v| format!("{k}={}", encode_component(v))))
+        .collect();
+    if parts.is_empty() {
+        String::new()
+    } else {
+        format!("?{}", parts.join("&"))
+    }
+}
+
+fn encode_component(v: &str) -> String {
+    v.bytes()
+        .map(|b| {
+            if b.is_ascii_alphanumeric() || b"-_.~,".contains(&b) {
+                (b as char).to_string()
+            } else {
+                format!("%{b:02X}")
+            }
+        })
+        .collect()
+}
+
+pub async fn sweep_page(Query(q): Query<SweepQuery>) -> Result<Html<String>, AppError> {
+    let s = run(&q).await?;
+    Ok(Html(SweepPage::new(&s, query_string(&q)).render()?))
+}
+
+pub async fn sweep_text(Query(q): Query<SweepQuery>) -> Result<Response, AppError> {
+    Ok(text(render::sweep::text(&run(&q).await?)))
+}
+
+pub async fn sweep_csv(Query(q): Query<SweepQuery>) -> Result<Response, AppError> {
+    let body = render::sweep::csv(&run(&q).await?, &link);
+    Ok(([(header::CONTENT_TYPE, "text/csv; charset=utf-8")], body).into_response())
+}
+
+pub async fn sweep_json(Query(q): Query<SweepQuery>) -> Result<axum::Json<serde_json::Value>, AppError> {
+    Ok(axum::Json(render::sweep::json(&run(&q).await?, &link)))
+}
