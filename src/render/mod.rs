@@ -4,3 +4,4 @@ pub mod json;
 pub mod mana_sched;
 pub mod text;
 pub mod svg;
+pub mod svg_mana_sched;
