@@ -141,7 +141,7 @@ pub fn mana_load_bars(input: &ManaInput, o: &ManaOutcome, id: &str) -> String {
         .max(1);
     let unit = (80 / max).clamp(2, 16);
     let plot_h = unit * max;
-    let width = width_of(&cols).max(300);
+    let width = width_of(&cols).max(LABEL_W + 360);
     let top = HEAD_H;
     let height = top + plot_h + 24;
     let mut out = String::new();
@@ -173,7 +173,7 @@ pub fn mana_load_bars(input: &ManaInput, o: &ManaOutcome, id: &str) -> String {
     let mut lx = LABEL_W;
     for (class, what) in [("pre", "pre-existing"), ("mana", "MANA"), ("left", "left behind by moves")] {
         let _ = write!(out, r#"<rect class="{class}" x="{lx}" y="{}" width="10" height="10"/><text class="lbl" x="{}" y="{ly}">{what}</text>"#, ly - 9, lx + 14);
-        lx += 14 + 8 * what.len() as u32 + 12;
+        lx += 14 + 7 * what.len() as u32 + 12;
     }
     out.push_str("</svg>");
     out
@@ -290,14 +290,15 @@ fn node_set(nodes: &[u32]) -> String {
 /// (built below the level under the domain) and prefer-sibling groups carry classes that the
 /// stylesheet highlights; degenerate levels are greyed.
 pub fn sched_ladder(t: &SchedTopology, node: &NodeTopology) -> String {
+    // Overlapping groups can add up to more than the span: scale by the widest row.
     let total: u32 = t
         .nodes
         .iter()
-        .flat_map(|n| n.numa_domains.iter().map(|d| d.span_weight))
+        .flat_map(|n| n.numa_domains.iter().map(|d| d.groups.iter().map(|g| g.weight).sum::<u32>().max(d.span_weight)))
         .max()
         .unwrap_or(1)
         .max(1);
-    let left = 150u32;
+    let left = 180u32;
     let plot_w = 520u32;
     let row_h = 30u32;
     let width = left + plot_w + 10;
@@ -325,7 +326,13 @@ pub fn sched_ladder(t: &SchedTopology, node: &NodeTopology) -> String {
             y + 11,
             d.level,
             d.distance,
-            if d.degenerate { " (degenerate)" } else { "" },
+            if d.degenerate {
+                " (degenerate)"
+            } else if d.unequal_weights {
+                " · unequal"
+            } else {
+                ""
+            },
             y + 23,
             escape(&node_set(&d.span_nodes)),
             d.span_weight
@@ -358,9 +365,6 @@ pub fn sched_ladder(t: &SchedTopology, node: &NodeTopology) -> String {
                 g.weight
             );
             x += w;
-        }
-        if d.unequal_weights {
-            let _ = write!(out, r#"<text class="lbl flag" x="{}" y="{}">unequal</text>"#, left + plot_w - 50, y + 11);
         }
         out.push_str("</g>");
     }
