@@ -299,7 +299,7 @@ pub fn sched_ladder(t: &SchedTopology, node: &NodeTopology) -> String {
         .unwrap_or(1)
         .max(1);
     let left = 180u32;
-    let plot_w = 520u32;
+    let plot_w = 440u32;
     let row_h = 30u32;
     let width = left + plot_w + 10;
     let height = node.numa_domains.len() as u32 * row_h + 8;
