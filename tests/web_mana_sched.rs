@@ -363,6 +363,9 @@ async fn scenario_with_a_mana_device_over_http() {
     assert_eq!(eth.as_array().unwrap().len(), 5);
     assert!(eth.as_array().unwrap().iter().all(|x| x["managed"] == false));
     assert_eq!(v["metrics"]["irqs_total"], 8);
+    // The MANA model's account rides along; it started from the load `other` left (CPUs 0-2).
+    assert_eq!(v["devices"][1]["mana"]["setup_fn"], "numa_aware");
+    assert!(v["devices"][0].get("mana").is_none());
     let bad = get("/?preset=azure-4vcpu-smt2&devices=4:driver=mana&effective=first-cpu").await;
     assert_bad(&bad, "x86-matrix");
     let bad = get("/?preset=azure-4vcpu-smt2&devices=4:driver=mana,managed=yes").await;
