@@ -9,6 +9,8 @@ use std::fmt::Write;
 
 /// Grids larger than this many cells are not drawn (the tables and JSON still hold them).
 pub const GRID_CELLS_MAX: usize = 65_536;
+/// Grids with more cells than this draw no per-cell tooltip.
+pub const GRID_TIPS_MAX: usize = 4096;
 
 const CELL: u32 = 16;
 const CORE_GAP: u32 = 3;
@@ -80,6 +82,8 @@ pub fn mana_grid(input: &ManaInput, o: &ManaOutcome, id: &str, title: &str) -> S
             o.irqs.len()
         );
     }
+    // Per-cell tooltips only where they do not dominate the page.
+    let tips = n_cpus * o.irqs.len() <= GRID_TIPS_MAX;
     let width = width_of(&cols);
     let height = HEAD_H + o.irqs.len() as u32 * CELL + 4;
     let mut out = String::new();
@@ -103,12 +107,15 @@ pub fn mana_grid(input: &ManaInput, o: &ManaOutcome, id: &str, title: &str) -> S
             let online = input.online.get(cpu as usize).copied().unwrap_or(false);
             let _ = write!(
                 out,
-                r#"<rect class="{class}{}" data-cpu="{cpu}" x="{x}" y="{y}" width="{}" height="{}"><title>{} CPU {cpu}: {tip}</title></rect>"#,
+                r#"<rect class="{class}{}" data-cpu="{cpu}" x="{x}" y="{y}" width="{}" height="{}">"#,
                 if online { "" } else { " offline" },
                 CELL - 1,
                 CELL - 1,
-                irq_label(irq.index)
             );
+            if tips {
+                let _ = write!(out, "<title>{} CPU {cpu}: {tip}</title>", irq_label(irq.index));
+            }
+            out.push_str("</rect>");
         }
         if let Some(&(_, x)) = cols.iter().find(|&&(c, _)| c == irq.effective_cpu) {
             let _ = write!(
