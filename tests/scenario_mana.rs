@@ -128,3 +128,31 @@ fn specs_without_mana_encode_as_before() {
         assert!(!json.contains(key), "{key} written for a generic device: {json}");
     }
 }
+
+#[test]
+fn mana_runs_on_every_preset_and_fires_on_online_cpus() {
+    for name in catalogue::names() {
+        let topo = catalogue::get(name).unwrap();
+        let s = spec(name, &["8:managed=no,name=pre", "8:driver=mana,name=a", "64:driver=mana,patched=yes,msix=static,name=b"]);
+        let sc = match resolve(&s) {
+            Ok(sc) => sc,
+            Err(e) => {
+                assert!(e.contains("at most"), "{name}: {e}");
+                continue;
+            }
+        };
+        let out = scenario::run(&sc);
+        for d in &out.devices[1..] {
+            let o = d.mana.as_ref().unwrap_or_else(|| panic!("{name}: {} has no MANA outcome", d.name));
+            assert_eq!(d.vectors.len() as u32, o.num_msix_usable, "{name}");
+            for v in &d.vectors {
+                let cpu = v.effective_cpu.unwrap();
+                assert!(topo.online().contains(cpu), "{name}: {} fires on offline CPU {cpu}", d.name);
+                assert!(v.mask.contains(cpu), "{name}: effective CPU outside the mask");
+            }
+        }
+        let m = metrics::compute(&sc, &out);
+        let total: usize = out.devices.iter().map(|d| d.vectors.len()).sum();
+        assert_eq!(m.irqs_total as usize, total, "{name}");
+    }
+}
