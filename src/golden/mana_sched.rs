@@ -167,7 +167,7 @@ pub fn parse_sched_input(input: &Value) -> Result<SchedInput, String> {
 // ---------------------------------------------------------------------------
 // Building the expected shape
 
-fn mana_outcome_json(o: &ManaOutcome) -> Value {
+pub fn mana_outcome_json(o: &ManaOutcome) -> Value {
     let irqs: Vec<Value> = o
         .irqs
         .iter()
@@ -196,7 +196,7 @@ fn mana_outcome_json(o: &ManaOutcome) -> Value {
     })
 }
 
-fn topology_json(t: &Topology) -> Value {
+pub fn topology_json(t: &Topology) -> Value {
     let nodes: Vec<Value> = t
         .nodes
         .iter()
@@ -310,7 +310,7 @@ fn fork_json(f: &ForkPlacement) -> Value {
     })
 }
 
-fn variant_json(v: &VariantOutcome) -> Value {
+pub fn variant_json(v: &VariantOutcome) -> Value {
     let periodic: Vec<Value> = v
         .periodic
         .iter()

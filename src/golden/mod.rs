@@ -340,6 +340,7 @@ fn device_from_golden(d: &Value) -> Result<Device, String> {
         node: opt_u32("node")?,
         blk_mq,
         blk_mq_queues: opt_u32("blk_mq_queues")?,
+        driver: crate::scenario::Driver::Generic,
     })
 }
 

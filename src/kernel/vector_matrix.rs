@@ -116,4 +116,26 @@ impl VectorMatrix {
             }
         }
     }
+
+    /// Vectors in use on each CPU (`VECTORS_AVAILABLE_START - available`): managed
+    /// reservations and non-managed allocations. Offline CPUs hold none. Always zero under
+    /// [`EffectiveModel::FirstCpu`], which tracks no vectors.
+    pub fn vector_load(&self) -> Vec<u32> {
+        self.available.iter().map(|&a| VECTORS_AVAILABLE_START - a.min(VECTORS_AVAILABLE_START)).collect()
+    }
+
+    /// Set the vectors in use per online CPU (after a driver that did its own allocation, like
+    /// MANA, reports what it holds); no-op under [`EffectiveModel::FirstCpu`].
+    pub fn set_vector_load(&mut self, load: &[u32]) {
+        if self.model != EffectiveModel::X86Matrix {
+            return;
+        }
+        for (cpu, &l) in load.iter().enumerate() {
+            if self.online.contains(cpu as u32) {
+                if let Some(a) = self.available.get_mut(cpu) {
+                    *a = VECTORS_AVAILABLE_START.saturating_sub(l);
+                }
+            }
+        }
+    }
 }

@@ -15,6 +15,13 @@ pub fn outcome_json(scenario: &Scenario, outcome: &Outcome, m: &Metrics) -> Valu
         "effective": scenario.effective().name(),
         "spread_counter": scenario.spread_counter(),
     });
+    // MANA devices carry the model's own account (golden `expected` shape); other devices,
+    // and so every scenario without a MANA device, are unchanged.
+    for (i, d) in outcome.devices.iter().enumerate() {
+        if let Some(o) = &d.mana {
+            value["devices"][i]["mana"] = crate::golden::mana_sched::mana_outcome_json(o);
+        }
+    }
     value["warnings"] = outcome
         .warnings()
         .map(|(device, w)| json!({"device": device, "warning": w.to_string()}))

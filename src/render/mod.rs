@@ -5,3 +5,4 @@ pub mod mana_sched;
 pub mod text;
 pub mod svg;
 pub mod sweep;
+pub mod svg_mana_sched;

@@ -245,6 +245,31 @@ fn devices_block(scenario: &Scenario, outcome: &Outcome, vectors: bool, out: &mu
     out.push_str("Devices\n");
     for (dev, res) in scenario.devices().iter().zip(&outcome.devices) {
         let managed = res.vectors.iter().filter(|v| v.managed).count();
+        if let (crate::scenario::Driver::Mana { patched, mode }, Some(o)) = (dev.driver, &res.mana) {
+            let cpus: CpuSet = res.vectors.iter().filter_map(|v| v.effective_cpu).collect();
+            let q = &o.queue_irqs_per_cpu;
+            let facts = [
+                format!("MANA ({}, {} MSI-X)", if patched { "patched" } else { "unpatched" }, crate::scenario::spec::msix_mode_name(mode)),
+                format!("{} of {} vectors used (HWC + {} queues)", o.num_msix_usable, dev.vectors, o.queue_irq_count),
+                format!("{} spread", o.setup_fn.as_str()),
+                format!("fires on {} CPU{} ({cpus})", cpus.weight(), plural(cpus.weight() as usize)),
+                format!(
+                    "queue IRQs per CPU max {} min {}",
+                    q.iter().max().unwrap_or(&0),
+                    q.iter().zip(0u32..).filter(|(_, c)| scenario.topology().online().contains(*c)).map(|(n, _)| *n).min().unwrap_or(0)
+                ),
+            ];
+            out.push_str(&wrap(&facts.join(", "), &format!("  {}: ", res.name), "    "));
+            if vectors {
+                out.push_str("    vec  managed  effective  mask\n");
+                for v in &res.vectors {
+                    let eff = v.effective_cpu.map_or("off".to_string(), |c| c.to_string());
+                    let lead = format!("    {:>3}  {:>7}  {:>9}  ", v.index, "no", eff);
+                    out.push_str(&wrap(&v.mask.to_cpulist(), &lead, &" ".repeat(lead.len())));
+                }
+            }
+            continue;
+        }
         let mut facts = vec![format!("{} vectors", dev.vectors)];
         if dev.pre_vectors > 0 {
             facts.push(format!("{} pre", dev.pre_vectors));

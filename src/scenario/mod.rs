@@ -14,6 +14,7 @@ pub mod spec;
 
 use crate::kernel::blk_mq_cpumap::{blk_mq_map_hw_queues, blk_mq_map_queues, Mapper};
 use crate::kernel::irq_affinity::{affinity_vectors, irq_create_affinity_masks, AffinityRequest, IRQ_AFFINITY_MAX_SETS};
+use crate::kernel::mana::{self, DriverVersion, ManaInput, ManaOutcome, MsixMode};
 use crate::kernel::manage::irq_setup_affinity;
 use crate::kernel::vector_matrix::{EffectiveModel, VectorMatrix};
 use crate::kernel::irq_affinity::{AffinityMasks, IrqAffinityDesc};
@@ -60,6 +61,24 @@ impl BlkMqSource {
     }
 }
 
+/// Which driver sets the device's interrupts up.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Driver {
+    /// A driver that asks `pci_alloc_irq_vectors_affinity()` for its vectors (NVMe-style).
+    Generic,
+    /// The MANA network driver (`gdma_main.c`), which spreads its own non-managed IRQs
+    /// ([`crate::kernel::mana`]); `patched` is the driver after "net: mana: Optimize irq
+    /// affinity for low vcpu configs". The device's `vectors` are its MSI-X table size
+    /// (`max_msix`: the HWC vector plus the queue vectors it offers).
+    Mana { patched: bool, mode: MsixMode },
+}
+
+impl Driver {
+    pub fn is_mana(self) -> bool {
+        matches!(self, Driver::Mana { .. })
+    }
+}
+
 /// One PCI function asking for MSI-X vectors.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Device {
@@ -77,9 +96,19 @@ pub struct Device {
     pub blk_mq: Option<BlkMqSource>,
     /// Queue count for the blk-mq map (`None`: the first set's size).
     pub blk_mq_queues: Option<u32>,
+    pub driver: Driver,
 }
 
 impl Device {
+    /// Queue vectors the device offers: its affinity vectors, or for MANA every vector but
+    /// the HWC's.
+    pub fn queue_vectors(&self) -> u32 {
+        match self.driver {
+            Driver::Generic => self.affinity_vectors(),
+            Driver::Mana { .. } => self.vectors.saturating_sub(1),
+        }
+    }
+
     /// Vectors that get affinity: all but the pre and post vectors.
     pub fn affinity_vectors(&self) -> u32 {
         affinity_vectors(&self.affinity_request())
@@ -171,6 +200,31 @@ impl Scenario {
                     return err(format!("{at}: a blk-mq queue count needs a blk-mq map (irq or cpumap)"));
                 }
             }
+            if d.driver.is_mana() {
+                if d.vectors < 2 {
+                    return err(format!("{at}: a MANA device needs at least 1 queue vector beside the HWC"));
+                }
+                if d.pre_vectors > 0 || d.post_vectors > 0 || d.sets.is_some() {
+                    return err(format!("{at}: MANA sets its own IRQs up; pre, post and sets do not apply"));
+                }
+                if d.managed_affinity {
+                    return err(format!("{at}: MANA IRQs are not managed (managed=no)"));
+                }
+                if d.blk_mq.is_some() || d.blk_mq_queues.is_some() {
+                    return err(format!("{at}: a MANA device has no blk-mq map"));
+                }
+                if effective != EffectiveModel::X86Matrix {
+                    return err(format!(
+                        "{at}: the MANA model places IRQs by the x86 vector matrix; use the x86-matrix effective model"
+                    ));
+                }
+                if topology.nr_node_ids() as usize > mana::NODES_MAX {
+                    return err(format!("{at}: the MANA model takes at most {} nodes", mana::NODES_MAX));
+                }
+                if topology.nr_cpu_ids() as usize > mana::CPUS_MAX {
+                    return err(format!("{at}: the MANA model takes at most {} CPUs", mana::CPUS_MAX));
+                }
+            }
         }
         if total > VECTORS_TOTAL_MAX {
             return err(format!("{total} vectors in all; at most {VECTORS_TOTAL_MAX}"));
@@ -242,6 +296,8 @@ pub struct DeviceOutcome {
     pub blk_mq_map: Option<Vec<Option<u32>>>,
     pub blk_mq_spread_offsets: Option<Vec<u32>>,
     pub warnings: Vec<KernelWarn>,
+    /// The MANA model's whole account (steps, load breakdown) for a MANA device.
+    pub mana: Option<ManaOutcome>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -266,6 +322,10 @@ pub fn run(scenario: &Scenario) -> Outcome {
     // What earlier probes left on each CPU; only a proposal reads it.
     let mut probed = ProbedLoad::new(topo.nr_cpu_ids());
     for dev in &scenario.devices {
+        if let Driver::Mana { patched, mode } = dev.driver {
+            devices.push(run_mana(topo, dev, patched, mode, &mut matrix));
+            continue;
+        }
         let mut warnings = Vec::new();
         let masks = if !dev.managed_affinity {
             None
@@ -345,6 +405,7 @@ pub fn run(scenario: &Scenario) -> Outcome {
             blk_mq_map,
             blk_mq_spread_offsets,
             warnings,
+            mana: None,
         });
     }
     Outcome { devices, spread_counter_after: counter }
@@ -392,4 +453,77 @@ fn proposal_masks(
         .map(|(i, mask)| IrqAffinityDesc { mask, is_managed: managed.contains(&i) })
         .collect();
     Some(AffinityMasks { descs, spread_offsets: Vec::new() })
+}
+
+/// The [`ManaInput`] for a MANA device probed now: the machine as the model sees it, and as
+/// `initial_vector_load` the vectors the devices probed before it hold on each CPU (from the
+/// vector matrix). CPU ids that are not possible appear as offline CPUs on node 0.
+pub fn mana_input(
+    topo: &Topology,
+    device_node: Option<u32>,
+    mode: MsixMode,
+    max_msix: u32,
+    initial_vector_load: Vec<u32>,
+) -> ManaInput {
+    let n = topo.nr_cpu_ids();
+    let nn = topo.nr_node_ids();
+    ManaInput {
+        cpu_node: (0..n).map(|c| topo.cpu_to_node(c)).collect(),
+        // A core is named by its lowest thread; a CPU without a sibling set is its own core.
+        cpu_core: (0..n).map(|c| topo.smt(c).first().unwrap_or(c)).collect(),
+        node_distance: (0..nn).map(|a| (0..nn).map(|b| topo.distance(a, b)).collect()).collect(),
+        device_node: device_node.map_or(-1, |d| d as i32),
+        mode,
+        max_msix,
+        initial_vector_load,
+        online: (0..n).map(|c| topo.online().contains(c)).collect(),
+        default_affinity: None,
+    }
+}
+
+/// A MANA device: its IRQs are placed by `kernel::mana` on the vector load the earlier devices
+/// left, and the load it leaves is written back for the devices after it. Vectors MANA left
+/// behind by moves are released once its setup ends (the first interrupt on each new vector
+/// frees the old one, spec A.2), so later devices see the pre-existing load plus MANA's own.
+fn run_mana(topo: &Topology, dev: &Device, patched: bool, mode: MsixMode, matrix: &mut VectorMatrix) -> DeviceOutcome {
+    let version = if patched { DriverVersion::Patched } else { DriverVersion::Unpatched };
+    let input = mana_input(topo, dev.node, mode, dev.vectors, matrix.vector_load());
+    let default = CpuSet::full(topo.nr_cpu_ids());
+    let (vectors, mana) = match mana::run(&input, version) {
+        Ok(o) => {
+            let after: Vec<u32> = o.load_breakdown.iter().map(|b| b.pre_existing + b.mana_held).collect();
+            matrix.set_vector_load(&after);
+            let vectors = o
+                .irqs
+                .iter()
+                .map(|irq| VectorOutcome {
+                    index: irq.index,
+                    mask: match &irq.affinity {
+                        Some(cpus) => {
+                            let mut m = CpuSet::new(topo.nr_cpu_ids());
+                            cpus.iter().for_each(|&c| m.insert(c));
+                            m
+                        }
+                        None => default.clone(),
+                    },
+                    managed: false,
+                    effective_cpu: Some(irq.effective_cpu),
+                })
+                .collect();
+            (vectors, Some(o))
+        }
+        // Scenario::new rules out every input the model refuses; keep going without IRQs if
+        // that ever changes.
+        Err(_) => (Vec::new(), None),
+    };
+    DeviceOutcome {
+        name: dev.name.clone(),
+        affinity_null: true,
+        spread_offsets: Vec::new(),
+        vectors,
+        blk_mq_map: None,
+        blk_mq_spread_offsets: None,
+        warnings: Vec::new(),
+        mana,
+    }
 }

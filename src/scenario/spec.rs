@@ -5,14 +5,19 @@
 //!
 //! ```text
 //! [COUNT x] QUEUES [: key=value {, key=value}]
-//! keys: name, pre, post, sets (a+b+...), managed (yes|no), node, blkmq (irq|cpumap), blkmq_queues
+//! keys: name, pre, post, sets (a+b+...), managed (yes|no), node, blkmq (irq|cpumap), blkmq_queues,
+//!       driver (mana), patched (yes|no, MANA only), msix (dynamic|static, MANA only)
 //! ```
 //!
 //! `QUEUES` counts the affinity (queue) vectors; a device has `pre + QUEUES + post` vectors.
+//! With `driver=mana` the device is a MANA NIC offering `QUEUES` queue vectors plus its HWC
+//! vector (`max_msix = QUEUES + 1`); the driver places its own non-managed IRQs
+//! ([`crate::kernel::mana`]) and `node` is the device's NUMA node.
 //! `COUNT` devices named `p` become `p0 .. p{COUNT-1}` (one device keeps the name `p`); devices
 //! without a name are `dev{i}` by their position in the whole list.
 
-use super::{BlkMqSource, Device, Scenario, ScenarioError, DEVICES_MAX};
+use super::{BlkMqSource, Device, Driver, Scenario, ScenarioError, DEVICES_MAX};
+use crate::kernel::mana::MsixMode;
 use crate::kernel::vector_matrix::EffectiveModel;
 use crate::kernel::{SortGen, Variant};
 use crate::policy::Proposal;
@@ -88,6 +93,20 @@ pub struct DeviceSpec {
     pub blk_mq: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub blk_mq_queues: Option<u32>,
+    /// `None`: a generic driver; `"mana"`: the MANA NIC driver. Absent in specs written before
+    /// MANA devices existed, which therefore decode and encode exactly as they did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub driver: Option<String>,
+    /// MANA: the driver after the low-vCPU affinity patch (default: before it).
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub patched: bool,
+    /// MANA: `dynamic` (default) or `static` MSI-X allocation.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub msix: Option<String>,
+}
+
+fn is_false(v: &bool) -> bool {
+    !*v
 }
 
 fn one() -> u32 {
@@ -119,7 +138,49 @@ impl DeviceSpec {
             node: None,
             blk_mq: None,
             blk_mq_queues: None,
+            driver: None,
+            patched: false,
+            msix: None,
         }
+    }
+
+    /// A MANA NIC offering `queues` queue vectors (plus the HWC vector).
+    pub fn mana(queues: u32) -> DeviceSpec {
+        DeviceSpec { driver: Some(DRIVER_MANA.into()), managed: false, ..DeviceSpec::new(1, queues) }
+    }
+}
+
+/// The `driver` name of the MANA NIC driver.
+pub const DRIVER_MANA: &str = "mana";
+
+pub fn parse_msix_mode(name: &str) -> Result<MsixMode, ScenarioError> {
+    match name {
+        "dynamic" => Ok(MsixMode::Dynamic),
+        "static" => Ok(MsixMode::Static),
+        _ => err(format!("unknown MSI-X mode {name:?} (dynamic or static)")),
+    }
+}
+
+pub fn msix_mode_name(mode: MsixMode) -> &'static str {
+    match mode {
+        MsixMode::Dynamic => "dynamic",
+        MsixMode::Static => "static",
+    }
+}
+
+fn driver_of(spec: &DeviceSpec) -> Result<Driver, ScenarioError> {
+    match spec.driver.as_deref() {
+        None => {
+            if spec.patched || spec.msix.is_some() {
+                return err("patched and msix apply to a MANA device only (driver=mana)");
+            }
+            Ok(Driver::Generic)
+        }
+        Some(DRIVER_MANA) => Ok(Driver::Mana {
+            patched: spec.patched,
+            mode: parse_msix_mode(spec.msix.as_deref().unwrap_or("dynamic"))?,
+        }),
+        Some(other) => err(format!("unknown driver {other:?} (known: {DRIVER_MANA})")),
     }
 }
 
@@ -173,7 +234,10 @@ pub fn expand_devices(specs: &[DeviceSpec]) -> Result<Vec<Device>, ScenarioError
                     .ok_or_else(|| ScenarioError(format!("unknown blk-mq source {name:?} (irq or cpumap)")))?,
             ),
         };
-        let vectors = u64::from(spec.pre) + u64::from(spec.queues) + u64::from(spec.post);
+        let driver = driver_of(spec)?;
+        // A MANA device's vectors are its MSI-X table: the HWC plus the queue vectors.
+        let hwc = u64::from(driver.is_mana());
+        let vectors = u64::from(spec.pre) + u64::from(spec.queues) + u64::from(spec.post) + hwc;
         let vectors = u32::try_from(vectors).map_err(|_| ScenarioError("too many vectors".into()))?;
         for k in 0..spec.count {
             let name = match &spec.name {
@@ -187,10 +251,12 @@ pub fn expand_devices(specs: &[DeviceSpec]) -> Result<Vec<Device>, ScenarioError
                 pre_vectors: spec.pre,
                 post_vectors: spec.post,
                 sets: spec.sets.clone(),
-                managed_affinity: spec.managed,
+                // MANA IRQs are never managed; `managed` does not apply to it.
+                managed_affinity: spec.managed && !driver.is_mana(),
                 node: spec.node,
                 blk_mq,
                 blk_mq_queues: spec.blk_mq_queues,
+                driver,
             });
         }
     }
@@ -243,6 +309,7 @@ pub fn parse_device_token(token: &str) -> Result<DeviceSpec, ScenarioError> {
         None => DeviceSpec::new(1, number(head, "queue count")?),
     };
     let Some(opts) = opts else { return Ok(spec) };
+    let mut managed_given = false;
     let mut rest = opts;
     while !rest.is_empty() {
         let (pair, tail) = rest.split_once(',').unwrap_or((rest, ""));
@@ -257,6 +324,7 @@ pub fn parse_device_token(token: &str) -> Result<DeviceSpec, ScenarioError> {
                 spec.sets = Some(value.split('+').map(|s| number(s, "set size")).collect::<Result<_, _>>()?)
             }
             "managed" => {
+                managed_given = true;
                 spec.managed = match value {
                     "yes" | "true" => true,
                     "no" | "false" => false,
@@ -265,9 +333,25 @@ pub fn parse_device_token(token: &str) -> Result<DeviceSpec, ScenarioError> {
             }
             "blkmq" => spec.blk_mq = Some(value.to_string()),
             "blkmq_queues" => spec.blk_mq_queues = Some(number(value, "blkmq_queues")?),
+            "driver" => spec.driver = Some(value.to_string()),
+            "patched" => {
+                spec.patched = match value {
+                    "yes" | "true" => true,
+                    "no" | "false" => false,
+                    _ => return Err(bad("patched is yes or no")),
+                }
+            }
+            "msix" => spec.msix = Some(value.to_string()),
             _ => return Err(bad(&format!("unknown key {key:?}"))),
         }
     }
+    if spec.driver.as_deref() == Some(DRIVER_MANA) {
+        if managed_given {
+            return Err(bad("MANA IRQs are not managed; drop the managed key"));
+        }
+        spec.managed = false;
+    }
+    driver_of(&spec).map_err(|e| bad(&e.0))?;
     Ok(spec)
 }
 
@@ -309,6 +393,15 @@ pub fn format_device_tokens(devices: &[Device]) -> Vec<String> {
         if let Some(n) = name {
             opts.push(format!("name={n}"));
         }
+        if let Driver::Mana { patched, mode } = d.driver {
+            opts.push(format!("driver={DRIVER_MANA}"));
+            if patched {
+                opts.push("patched=yes".into());
+            }
+            if mode != MsixMode::Dynamic {
+                opts.push(format!("msix={}", msix_mode_name(mode)));
+            }
+        }
         if d.pre_vectors > 0 {
             opts.push(format!("pre={}", d.pre_vectors));
         }
@@ -318,7 +411,7 @@ pub fn format_device_tokens(devices: &[Device]) -> Vec<String> {
         if let Some(sets) = &d.sets {
             opts.push(format!("sets={}", sets.iter().map(u32::to_string).collect::<Vec<_>>().join("+")));
         }
-        if !d.managed_affinity {
+        if !d.managed_affinity && !d.driver.is_mana() {
             opts.push("managed=no".into());
         }
         if let Some(node) = d.node {
@@ -330,7 +423,7 @@ pub fn format_device_tokens(devices: &[Device]) -> Vec<String> {
         if let Some(q) = d.blk_mq_queues {
             opts.push(format!("blkmq_queues={q}"));
         }
-        let queues = d.affinity_vectors();
+        let queues = d.queue_vectors();
         let head = if run > 1 { format!("{run}x{queues}") } else { queues.to_string() };
         tokens.push(if opts.is_empty() { head } else { format!("{head}:{}", opts.join(",")) });
         i += run;
@@ -376,14 +469,20 @@ pub fn spec_of(scenario: &Scenario, topology: TopologyRef) -> ScenarioSpec {
         .map(|d| DeviceSpec {
             count: 1,
             name: Some(d.name.clone()),
-            queues: d.affinity_vectors(),
+            queues: d.queue_vectors(),
             pre: d.pre_vectors,
             post: d.post_vectors,
             sets: d.sets.clone(),
-            managed: d.managed_affinity,
+            managed: d.managed_affinity || d.driver.is_mana(),
             node: d.node,
             blk_mq: d.blk_mq.map(|b| b.name().to_string()),
             blk_mq_queues: d.blk_mq_queues,
+            driver: d.driver.is_mana().then(|| DRIVER_MANA.to_string()),
+            patched: matches!(d.driver, Driver::Mana { patched: true, .. }),
+            msix: match d.driver {
+                Driver::Mana { mode: MsixMode::Static, .. } => Some("static".into()),
+                _ => None,
+            },
         })
         .collect();
     ScenarioSpec {

@@ -6,9 +6,11 @@
 //! placement math lives here; nothing below this module imports it.
 //!
 //! Routes (see `docs/http-api.md`): `/`, `/s/{p}`, `/s/{p}/text`, `/s/{p}/json`, `/compare`,
-//! `/c/{p}` (+ `/text`, `/json`), `POST /fragment`, `POST /api/simulate`, `GET /api/topologies`,
-//! `GET /api/topologies/{name}`, `/sweep` (+ `/text`, `/csv`, `/json`), `/static/*`.
+//! `/c/{p}` (+ `/text`, `/json`), `/mana`, `/m/{p}` (+ `/text`, `/json`), `/sched`, `/n/{p}`
+//! (+ `/text`, `/json`), `/sweep` (+ `/text`, `/csv`, `/json`), `POST /fragment`,
+//! `POST /api/simulate`, `GET /api/topologies`, `GET /api/topologies/{name}`, `/static/*`.
 
+pub mod mana_sched;
 pub mod pages;
 pub mod permalink;
 pub mod sweep;
@@ -68,6 +70,14 @@ pub fn app(state: AppState) -> Router {
         .route("/c/{link}", get(compare_page))
         .route("/c/{link}/text", get(compare_text))
         .route("/c/{link}/json", get(compare_json))
+        .route("/mana", get(mana_sched::mana_query))
+        .route("/m/{link}", get(mana_sched::mana_page))
+        .route("/m/{link}/text", get(mana_sched::mana_text))
+        .route("/m/{link}/json", get(mana_sched::mana_json))
+        .route("/sched", get(mana_sched::sched_query))
+        .route("/n/{link}", get(mana_sched::sched_page))
+        .route("/n/{link}/text", get(mana_sched::sched_text))
+        .route("/n/{link}/json", get(mana_sched::sched_json))
         .route("/fragment", post(fragment))
         .route("/api/simulate", post(api_simulate))
         .route("/sweep", get(sweep::sweep_page))

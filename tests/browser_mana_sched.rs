@@ -1,0 +1,277 @@
+//! The MANA and sched pages in a real browser, with the harness of `tests/browser.rs`: Debian's
+//! `chromium` driven through `chromedriver` with fantoccini, the app on a loopback port, a fresh
+//! profile per session; screenshots go to `target/screenshots/`.
+//!
+//! Without chromium or chromedriver these tests FAIL with a message naming the packages, unless
+//! `IRQSCOPE_SKIP_BROWSER=1` is set.
+
+use fantoccini::{Client, ClientBuilder, Locator};
+use hyper_util::client::legacy::connect::HttpConnector;
+use serde_json::json;
+use std::net::TcpListener as StdListener;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// How long to wait for the page to reflect a change.
+const WAIT_MS_MAX: u64 = 20_000;
+
+/// Browsers are heavy; run one test at a time.
+static ONE_AT_A_TIME: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
+fn find_program(names: &[&str]) -> Option<PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    for dir in std::env::split_paths(&path) {
+        for name in names {
+            let p = dir.join(name);
+            if p.is_file() {
+                return Some(p);
+            }
+        }
+    }
+    None
+}
+
+/// `None` when the tests should be skipped (explicitly asked); panics when tools are missing.
+fn tools() -> Option<(PathBuf, PathBuf)> {
+    if std::env::var("IRQSCOPE_SKIP_BROWSER").as_deref() == Ok("1") {
+        eprintln!("IRQSCOPE_SKIP_BROWSER=1: browser tests skipped");
+        return None;
+    }
+    let chromium = find_program(&["chromium", "chromium-browser"]);
+    let driver = find_program(&["chromedriver"]);
+    match (chromium, driver) {
+        (Some(c), Some(d)) => Some((c, d)),
+        (c, d) => panic!(
+            "browser tests need Debian's `chromium` ({}) and `chromedriver` ({}) on PATH: \
+             apt-get install -y chromium chromium-driver (or set IRQSCOPE_SKIP_BROWSER=1 to skip)",
+            if c.is_some() { "found" } else { "missing" },
+            if d.is_some() { "found" } else { "missing" },
+        ),
+    }
+}
+
+fn free_port() -> u16 {
+    StdListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+}
+
+struct Harness {
+    base: String,
+    driver_url: String,
+    chromium: PathBuf,
+    driver: Child,
+    profiles: Vec<PathBuf>,
+    server: tokio::task::JoinHandle<()>,
+}
+
+impl Harness {
+    async fn start() -> Option<Harness> {
+        let (chromium, chromedriver) = tools()?;
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let base = format!("http://{}", listener.local_addr().unwrap());
+        let app = irqscope::web::app(irqscope::web::AppState::default());
+        let server = tokio::spawn(async move {
+            axum::serve(listener, app).await.unwrap();
+        });
+        let port = free_port();
+        let driver = Command::new(&chromedriver)
+            .arg(format!("--port={port}"))
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap_or_else(|e| panic!("starting {}: {e}", chromedriver.display()));
+        let started = Instant::now();
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(started.elapsed() < Duration::from_secs(20), "chromedriver did not listen on port {port}");
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        Some(Harness { base, driver_url: format!("http://127.0.0.1:{port}"), chromium, driver, profiles: Vec::new(), server })
+    }
+
+    /// A new browser session with a fresh profile.
+    async fn session(&mut self) -> Client {
+        let profile = std::env::temp_dir().join(format!("irqscope-chromium-{}-{}", std::process::id(), free_port()));
+        std::fs::create_dir_all(&profile).unwrap();
+        self.profiles.push(profile.clone());
+        let mut caps = serde_json::Map::new();
+        caps.insert(
+            "goog:chromeOptions".into(),
+            json!({
+                "binary": self.chromium,
+                "args": [
+                    "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+                    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                    "--no-first-run", "--window-size=1400,1100",
+                    format!("--user-data-dir={}", profile.display()),
+                ],
+            }),
+        );
+        ClientBuilder::new(HttpConnector::new())
+            .capabilities(caps)
+            .connect(&self.driver_url)
+            .await
+            .unwrap_or_else(|e| panic!("starting chromium through chromedriver: {e}"))
+    }
+}
+
+impl Drop for Harness {
+    fn drop(&mut self) {
+        let _ = self.driver.kill();
+        let _ = self.driver.wait();
+        self.server.abort();
+        for p in &self.profiles {
+            let _ = std::fs::remove_dir_all(p);
+        }
+    }
+}
+
+async fn screenshot(c: &Client, name: &str) {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/screenshots");
+    std::fs::create_dir_all(&dir).unwrap();
+    let png = c.screenshot().await.unwrap();
+    std::fs::write(dir.join(format!("{name}.png")), png).unwrap();
+}
+
+async fn text_of(c: &Client, css: &str) -> String {
+    c.find(Locator::Css(css)).await.unwrap_or_else(|e| panic!("{css}: {e}")).text().await.unwrap()
+}
+
+/// Poll until `f` gives `Some`, or fail after [`WAIT_MS_MAX`].
+async fn wait_for<T, F, Fut>(what: &str, mut f: F) -> T
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Option<T>>,
+{
+    let started = Instant::now();
+    loop {
+        if let Some(v) = f().await {
+            return v;
+        }
+        assert!(started.elapsed() < Duration::from_millis(WAIT_MS_MAX), "timed out waiting for {what}");
+        tokio::time::sleep(Duration::from_millis(150)).await;
+    }
+}
+
+
+/// `data-cpu` of every effective-CPU dot in the grid `css` (one per IRQ, in IRQ order).
+async fn dots(c: &Client, css: &str) -> Vec<u32> {
+    let mut out = Vec::new();
+    for e in c.find_all(Locator::Css(&format!("{css} circle.eff"))).await.unwrap() {
+        out.push(e.attr("data-cpu").await.unwrap().unwrap().parse().unwrap());
+    }
+    out
+}
+
+async fn attr_of(c: &Client, css: &str, name: &str) -> Option<String> {
+    c.find(Locator::Css(css)).await.ok()?.attr(name).await.ok().flatten()
+}
+
+#[tokio::test]
+async fn mana_seed_preset_and_the_driver_toggle() {
+    let _one = ONE_AT_A_TIME.lock().await;
+    let Some(mut h) = Harness::start().await else { return };
+    let c = h.session().await;
+    c.goto(&h.base).await.unwrap();
+    c.find(Locator::Css("#nav-mana")).await.unwrap().click().await.unwrap();
+    wait_for("the MANA page", || async { c.find(Locator::Css("#seed-001")).await.ok() }).await;
+    c.find(Locator::Css("#seed-001")).await.unwrap().click().await.unwrap();
+    wait_for("the seed-001 load in the form", || async {
+        let v = c.find(Locator::Css("#load")).await.ok()?.prop("value").await.ok().flatten()?;
+        (v == "0,1,1,1").then_some(())
+    })
+    .await;
+    assert_eq!(dots(&c, "#grid-unpatched").await, [0, 0, 2, 0, 3]);
+    assert_eq!(dots(&c, "#grid-patched").await, [0, 0, 1, 2, 3]);
+    assert_eq!(dots(&c, "#grid-focus").await, [0, 0, 2, 0, 3]);
+    let unpatched_side = text_of(&c, "#side-unpatched").await;
+    assert!(unpatched_side.contains("imbalance 2"), "{unpatched_side}");
+    let steps_before = text_of(&c, "#steps").await;
+    assert!(steps_before.contains("numa_aware spread over 4 IRQs"), "{steps_before}");
+    screenshot(&c, "mana-seed001-unpatched").await;
+
+    c.find(Locator::Css("#driver")).await.unwrap().select_by_value("patched").await.unwrap();
+    let focus = wait_for("the focus grid to show the patched driver", || async {
+        let d = dots(&c, "#grid-focus").await;
+        (d == [0, 0, 1, 2, 3]).then_some(d)
+    })
+    .await;
+    assert_eq!(focus, [0, 0, 1, 2, 3]);
+    let steps_after = text_of(&c, "#steps").await;
+    assert!(steps_after.contains("linear spread over 4 IRQs"), "{steps_after}");
+    assert_eq!(dots(&c, "#grid-unpatched").await, [0, 0, 2, 0, 3], "both versions stay side by side");
+    screenshot(&c, "mana-seed001-patched").await;
+
+    // The permalink reproduces the same grids in a new session.
+    let link = attr_of(&c, "#permalink", "href").await.unwrap();
+    assert!(link.starts_with("/m/v1."), "{link}");
+    c.close().await.unwrap();
+    let fresh = h.session().await;
+    fresh.goto(&format!("{}{link}", h.base)).await.unwrap();
+    assert_eq!(dots(&fresh, "#grid-unpatched").await, [0, 0, 2, 0, 3]);
+    fresh.close().await.unwrap();
+}
+
+/// The text of every decision cell of `variant`, and how many of them are splits.
+async fn decisions(c: &Client, variant: &str) -> (Vec<String>, usize) {
+    let cells = c.find_all(Locator::Css(&format!("#decisions td.decision[data-variant={variant}]"))).await.unwrap();
+    let mut texts = Vec::new();
+    let mut splits = 0;
+    for e in cells {
+        if e.attr("class").await.unwrap().unwrap_or_default().split_whitespace().any(|k| k == "split") {
+            splits += 1;
+        }
+        texts.push(e.text().await.unwrap());
+    }
+    (texts, splits)
+}
+
+#[tokio::test]
+async fn sched_seed_preset_noise_and_variant() {
+    let _one = ONE_AT_A_TIME.lock().await;
+    let Some(mut h) = Harness::start().await else { return };
+    let c = h.session().await;
+    c.goto(&h.base).await.unwrap();
+    c.find(Locator::Css("#nav-sched")).await.unwrap().click().await.unwrap();
+    wait_for("the sched page", || async { c.find(Locator::Css("#seed-003")).await.ok() }).await;
+    c.find(Locator::Css("#seed-003")).await.unwrap().click().await.unwrap();
+    wait_for("the seed-003 preset", || async {
+        let url = c.current_url().await.ok()?;
+        url.query().is_some_and(|q| q.contains("pair_node=1")).then_some(())
+    })
+    .await;
+    let (p12_quiet, p12_quiet_splits) = decisions(&c, "p12").await;
+    let (_, upstream_splits) = decisions(&c, "upstream").await;
+    assert!(upstream_splits > 0, "upstream splits the bare pair");
+    assert_eq!(p12_quiet_splits, 0, "p12 keeps the bare pair");
+    assert_eq!(c.find_all(Locator::Css("svg.ladder")).await.unwrap().len(), 4);
+    assert_eq!(c.find_all(Locator::Css("#notes li")).await.unwrap().len(), irqscope::kernel::sched_numa::INTERPRETATION_NOTES.len());
+    screenshot(&c, "sched-seed003-noise0").await;
+
+    c.find(Locator::Css("#noise")).await.unwrap().select_by_value("1").await.unwrap();
+    let (p12_noisy, p12_noisy_splits) = wait_for("the table to reflect one noise task", || async {
+        let (t, s) = decisions(&c, "p12").await;
+        (s > 0).then_some((t, s))
+    })
+    .await;
+    assert!(p12_noisy_splits > 0);
+    assert_ne!(p12_quiet, p12_noisy, "the decision table changed");
+    let (_, p123_splits) = decisions(&c, "p123").await;
+    assert_eq!(p123_splits, 0, "p123 holds pair + 1 noise on node 1");
+    let verdicts = text_of(&c, "#verdicts").await;
+    assert!(verdicts.contains("p12: periodic balance SPLITS the pair"), "{verdicts}");
+    screenshot(&c, "sched-seed003-noise1").await;
+
+    c.find(Locator::Css("#variant")).await.unwrap().select_by_value("p123").await.unwrap();
+    wait_for("the p123 column to be highlighted", || async {
+        let th = c.find(Locator::Css("#decisions th.sel")).await.ok()?.text().await.ok()?;
+        (th == "p123").then_some(())
+    })
+    .await;
+    let sel = c.find_all(Locator::Css("#decisions td.decision.sel")).await.unwrap();
+    assert!(!sel.is_empty());
+    assert_eq!(sel[0].attr("data-variant").await.unwrap().as_deref(), Some("p123"));
+    let noise = c.find(Locator::Css("#noise")).await.unwrap().prop("value").await.unwrap();
+    assert_eq!(noise.as_deref(), Some("1"), "the noise survives a view change");
+    screenshot(&c, "sched-seed003-noise1-p123").await;
+    c.close().await.unwrap();
+}

@@ -1,0 +1,373 @@
+//! The MANA and sched pages over HTTP (`web::app(state).oneshot`), MANA devices in scenario
+//! permalinks, and a permalink encoded before MANA devices existed, which must still give the
+//! same bytes.
+
+use axum::body::Body;
+use axum::http::{header, HeaderMap, Request, StatusCode};
+use http_body_util::BodyExt;
+use irqscope::catalogue;
+use irqscope::kernel::sched_numa::INTERPRETATION_NOTES;
+use irqscope::scenario::spec::TopologyRef;
+use irqscope::web::mana_sched::{ManaSpec, SchedSpec};
+use irqscope::web::{self, permalink, AppState};
+use serde_json::Value;
+use tower::ServiceExt;
+
+struct Reply {
+    status: StatusCode,
+    headers: HeaderMap,
+    body: String,
+}
+
+async fn get(uri: &str) -> Reply {
+    let req = Request::get(uri).header(header::HOST, "irqscope.test").body(Body::empty()).unwrap();
+    let resp = web::app(AppState::default()).oneshot(req).await.unwrap();
+    let status = resp.status();
+    let headers = resp.headers().clone();
+    let bytes = resp.into_body().collect().await.unwrap().to_bytes();
+    Reply { status, headers, body: String::from_utf8_lossy(&bytes).into_owned() }
+}
+
+fn data(name: &str) -> String {
+    std::fs::read_to_string(format!("{}/tests/data/{name}", env!("CARGO_MANIFEST_DIR"))).unwrap()
+}
+
+/// `tests/data/permalink-before-mana.*` were recorded from the code before MANA devices were
+/// added to scenarios: the link, its text twin and its JSON twin.
+#[tokio::test]
+async fn permalink_from_before_mana_devices_reproduces_exactly() {
+    let link = data("permalink-before-mana.txt");
+    let link = link.trim();
+    let text = get(&format!("/s/{link}/text")).await;
+    assert_eq!(text.status, StatusCode::OK, "{}", text.body);
+    assert_eq!(text.body, data("permalink-before-mana.text"));
+    let json = get(&format!("/s/{link}/json")).await;
+    assert_eq!(json.status, StatusCode::OK, "{}", json.body);
+    assert_eq!(json.body, data("permalink-before-mana.json"));
+    let page = get(&format!("/s/{link}")).await;
+    assert_eq!(page.status, StatusCode::OK);
+    assert!(page.body.contains(&format!("/s/{link}")), "the page re-encodes to the same link");
+}
+
+/// A 4xx with a plain-text message containing `needle`.
+fn assert_bad(r: &Reply, needle: &str) {
+    assert!(r.status.is_client_error(), "status {} body {}", r.status, r.body);
+    let ct = r.headers.get(header::CONTENT_TYPE).map(|v| v.to_str().unwrap()).unwrap_or("");
+    assert!(ct.starts_with("text/plain"), "{ct}");
+    assert!(r.body.to_lowercase().contains(&needle.to_lowercase()), "{needle:?} not in {:?}", r.body);
+}
+
+fn assert_ok(r: &Reply) {
+    assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+}
+
+/// The permalink the page links to under `prefix` (`/m/` or `/n/`).
+fn link_in(body: &str, prefix: &str) -> String {
+    let needle = format!("id=\"permalink\" href=\"{prefix}");
+    let at = body.find(&needle).expect("permalink on the page");
+    let rest = &body[at + needle.len()..];
+    rest[..rest.find('"').unwrap()].to_string()
+}
+
+/// Values of `data-cpu` of the effective-CPU dots inside the SVG with `id`.
+fn dots(body: &str, id: &str) -> Vec<u32> {
+    let start = body.find(&format!("id=\"{id}\"")).unwrap_or_else(|| panic!("no {id}"));
+    let svg = &body[start..start + body[start..].find("</svg>").unwrap()];
+    svg.split("<circle class=\"eff\"")
+        .skip(1)
+        .map(|c| {
+            let at = c.find("data-cpu=\"").unwrap() + 10;
+            c[at..at + c[at..].find('"').unwrap()].parse().unwrap()
+        })
+        .collect()
+}
+
+// ---------------------------------------------------------------------------
+// MANA
+
+#[tokio::test]
+async fn mana_page_defaults_to_the_seed_machine_with_both_grids() {
+    let r = get("/mana").await;
+    assert_ok(&r);
+    assert!(r.headers.get(header::CONTENT_SECURITY_POLICY).is_some());
+    for id in ["grid-unpatched", "grid-patched", "grid-focus", "queues-unpatched", "queues-patched", "load-focus"] {
+        assert!(r.body.contains(&format!("id=\"{id}\"")), "{id} missing");
+    }
+    // 5 IRQs x 4 CPUs in each of the three grids.
+    assert_eq!(r.body.matches("<rect class=\"cell").count(), 3 * 20);
+    assert!(r.body.contains("azure-4vcpu-smt2"));
+    assert!(r.body.contains("href=\"/mana\"") && r.body.contains("href=\"/sched\""), "nav links");
+    assert!(r.body.contains("id=\"seed-001\""));
+    // An idle machine: spec A.8's 0,1,2,1,2.
+    assert_eq!(dots(&r.body, "grid-unpatched"), [0, 1, 2, 1, 2]);
+    assert_eq!(dots(&r.body, "grid-patched"), [0, 0, 1, 2, 3]);
+}
+
+/// Seed 001 through the page and its text twin: the same tables tests/seeds.rs checks on the CLI.
+#[tokio::test]
+async fn mana_seed_preset_reproduces_seed001_through_http() {
+    let r = get("/mana?preset=azure-4vcpu-smt2&load=0,1,1,1").await;
+    assert_ok(&r);
+    assert_eq!(dots(&r.body, "grid-unpatched"), [0, 0, 2, 0, 3]);
+    assert_eq!(dots(&r.body, "grid-patched"), [0, 0, 1, 2, 3]);
+    assert!(r.body.contains("imbalance 2"), "unpatched imbalance called out");
+    assert!(r.body.contains("imbalance (max − min) = 2"));
+    // The step log: q2 moves off CPU 1 and leaves its vector behind.
+    assert!(r.body.contains("q2 mask 2-3: CPU 1 is not in it, moves to CPU 2 (old vector left behind)"), "step log");
+    let link = link_in(&r.body, "/m/");
+    let text = get(&format!("/m/{link}/text")).await;
+    assert_ok(&text);
+    assert!(text.body.contains("$ irqscope mana azure-4vcpu-smt2 --device-node 0 --mode dynamic --max-msix 64 --load 0,1,1,1\n"), "{}", text.body);
+    assert!(text.body.contains(&format!("http://irqscope.test/m/{link}\n")));
+    assert!(text.body.contains("effective CPUs   unpatched: 0 0 2 0 3\n"), "{}", text.body);
+    assert!(text.body.contains("                 patched:   0 0 1 2 3\n"));
+    assert!(text.body.contains("queue IRQs/CPU   unpatched: 2 0 1 1 (max-min 2)"));
+
+    let boot = get("/mana?preset=azure-4vcpu-smt2&irqaffinity=0").await;
+    let boot_text = get(&format!("/m/{}/text", link_in(&boot.body, "/m/"))).await;
+    assert!(boot_text.body.contains("effective CPUs   unpatched: 0 0 2 0 3\n"), "{}", boot_text.body);
+    assert!(boot_text.body.contains("irqaffinity= 0\n"));
+    let idle = get("/mana?preset=azure-4vcpu-smt2").await;
+    let idle_text = get(&format!("/m/{}/text", link_in(&idle.body, "/m/"))).await;
+    assert!(idle_text.body.contains("effective CPUs   unpatched: 0 1 2 1 2\n"), "{}", idle_text.body);
+
+    let json = get(&format!("/m/{link}/json")).await;
+    assert_ok(&json);
+    let v: Value = serde_json::from_str(&json.body).unwrap();
+    assert_eq!(v["permalink"], link.as_str());
+    assert_eq!(v["unpatched"]["effective_cpus"], serde_json::json!([0, 0, 2, 0, 3]));
+    assert_eq!(v["patched"]["setup_fn"], "linear");
+    assert_eq!(v["spec"]["load"], serde_json::json!([0, 1, 1, 1]));
+}
+
+#[tokio::test]
+async fn mana_permalink_page_and_driver_toggle() {
+    let link = permalink::encode(&ManaSpec::seed()).unwrap();
+    let u = get(&format!("/m/{link}")).await;
+    assert_ok(&u);
+    assert_eq!(dots(&u.body, "grid-focus"), [0, 0, 2, 0, 3]);
+    let p = get(&format!("/m/{link}?driver=patched")).await;
+    assert_ok(&p);
+    assert_eq!(dots(&p.body, "grid-focus"), [0, 0, 1, 2, 3]);
+    assert!(p.body.contains("linear spread over 4 IRQs from q1"), "patched step log");
+    assert_eq!(link_in(&p.body, "/m/"), link, "the view choice is not part of the link");
+    // The form sends the page's own link as `from`; changing only the view keeps the spec.
+    let again = get(&format!("/mana?from={link}&driver=patched")).await;
+    assert_eq!(link_in(&again.body, "/m/"), link);
+    // Changing a field from there changes the link and the result.
+    let other = get(&format!("/mana?from={link}&load=0,0,0,0")).await;
+    assert_ne!(link_in(&other.body, "/m/"), link);
+    assert_eq!(dots(&other.body, "grid-unpatched"), [0, 1, 2, 1, 2]);
+}
+
+#[tokio::test]
+async fn mana_takes_the_machine_of_a_scenario_permalink() {
+    // The blank machine of the editor: 4 cores x 2 threads, inline in the scenario link.
+    let page = get("/?preset=blank").await;
+    assert_ok(&page);
+    let at = page.body.find("href=\"/s/").unwrap() + 9;
+    let s = &page.body[at..at + page.body[at..].find('"').unwrap()];
+    assert!(page.body.contains(&format!("/mana?s={s}")), "scenario page links to the MANA page");
+    let r = get(&format!("/mana?s={s}")).await;
+    assert_ok(&r);
+    assert!(r.body.contains("edited machine"), "inline topology");
+    // 8 CPUs: HWC + 8 queues in each of the three grids.
+    assert_eq!(r.body.matches("<rect class=\"cell").count(), 3 * 9 * 8);
+    let link = link_in(&r.body, "/m/");
+    let spec: ManaSpec = permalink::decode(&link).unwrap();
+    assert!(matches!(spec.topology, TopologyRef::Inline(_)));
+    assert_ok(&get(&format!("/m/{link}/text")).await);
+    let sched = get(&format!("/sched?s={s}")).await;
+    assert_bad(&sched, "node");
+}
+
+#[tokio::test]
+async fn mana_errors_are_4xx_with_messages() {
+    let cases = [
+        ("/mana?load=0,x", "load"),
+        ("/mana?load=1,2", "initial_vector_load has 2 entries"),
+        ("/mana?mode=turbo", "MSI-X mode"),
+        ("/mana?node=5", "device_node 5"),
+        ("/mana?node=minus", "not a number"),
+        ("/mana?max_msix=1", "probe fails"),
+        ("/mana?max_msix=99999", "max_msix"),
+        ("/mana?preset=no-such-machine", "unknown topology preset"),
+        ("/mana?irqaffinity=99", "irqaffinity"),
+        ("/mana?driver=both", "unknown driver version"),
+        ("/mana?s=v1.AAAA", "permalink"),
+        ("/mana?from=v9.abc", "version"),
+        ("/m/v9.abc", "version"),
+        ("/m/v1.!!!/text", "base64"),
+        ("/m/v1.abc/json", "permalink"),
+    ];
+    for (uri, needle) in cases {
+        assert_bad(&get(uri).await, needle);
+    }
+    // A sched link is not a MANA link.
+    let sched_link = permalink::encode(&SchedSpec::seed()).unwrap();
+    assert_bad(&get(&format!("/m/{sched_link}")).await, "unknown field");
+    let link = permalink::encode(&ManaSpec::seed()).unwrap();
+    assert_bad(&get(&format!("/m/{link}?driver=x")).await, "unknown driver version");
+}
+
+#[tokio::test]
+async fn mana_and_sched_pages_escape_names() {
+    let mut t = catalogue::get("azure-4vcpu-smt2").unwrap().to_spec();
+    t.name = "<script>alert(1)</script>".into();
+    let spec = ManaSpec { topology: TopologyRef::Inline(Box::new(t)), ..ManaSpec::seed() };
+    let r = get(&format!("/m/{}", permalink::encode(&spec).unwrap())).await;
+    assert_ok(&r);
+    assert!(!r.body.contains("<script>alert"), "unescaped name");
+    assert!(r.body.contains("alert(1)"));
+    let bad = get("/mana?irqaffinity=%3Cscript%3E").await;
+    assert_bad(&bad, "irqaffinity");
+
+    let mut t = catalogue::get("arm64-4node-diameter3").unwrap().to_spec();
+    t.name = "<img src=x onerror=alert(1)>".into();
+    let spec = SchedSpec { topology: TopologyRef::Inline(Box::new(t)), ..SchedSpec::seed() };
+    let r = get(&format!("/n/{}", permalink::encode(&spec).unwrap())).await;
+    assert_ok(&r);
+    assert!(!r.body.contains("<img src=x"), "unescaped name");
+}
+
+// ---------------------------------------------------------------------------
+// sched
+
+#[tokio::test]
+async fn sched_page_defaults_to_seed003_with_every_part() {
+    let r = get("/sched").await;
+    assert_ok(&r);
+    assert!(r.body.contains("arm64-4node-diameter3"));
+    assert!(r.body.contains("class=\"distances\""), "distance heatmap");
+    assert!(r.body.contains("<span id=\"levels\">10, 12, 35, 37, 40</span>"));
+    assert_eq!(r.body.matches("<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"ladder\"").count(), 4, "a ladder per node");
+    assert!(r.body.contains("<g class=\"domain degenerate\" data-level=\"2\">"), "node 1's NUMA-2 greyed");
+    assert!(r.body.contains("<g class=\"domain unequal\""), "unequal-weight domains marked");
+    assert!(r.body.contains("class=\"group descended"), "descended groups marked");
+    assert!(r.body.contains("class=\"group local prefer\""), "prefer-sibling groups marked");
+    // One row per (idle dst node, kept level); three variant columns.
+    assert_eq!(r.body.matches("<tr data-node=").count(), 12);
+    assert_eq!(r.body.matches("<td class=\"decision").count(), 36);
+    assert_eq!(r.body.matches("<li class=\"verdict").count(), 3);
+    let notes_at = r.body.find("<ul id=\"notes\">").unwrap();
+    let notes = &r.body[notes_at..notes_at + r.body[notes_at..].find("</ul>").unwrap()];
+    assert_eq!(notes.matches("<li>").count(), INTERPRETATION_NOTES.len());
+    assert!(notes.contains(INTERPRETATION_NOTES[0]));
+    assert!(r.body.contains("id=\"seed-003\""));
+}
+
+fn split_cells(body: &str, variant: &str) -> usize {
+    body.matches(&format!("<td class=\"decision split\" data-variant=\"{variant}\"")).count()
+        + body.matches(&format!("<td class=\"decision split sel\" data-variant=\"{variant}\"")).count()
+}
+
+#[tokio::test]
+async fn sched_noise_and_variant_change_the_decision_table() {
+    let quiet = get("/sched?preset=arm64-4node-diameter3&pair_node=1&noise=0").await;
+    assert_ok(&quiet);
+    assert!(split_cells(&quiet.body, "upstream") > 0);
+    assert_eq!(split_cells(&quiet.body, "p12"), 0);
+    assert_eq!(split_cells(&quiet.body, "p123"), 0);
+    assert!(quiet.body.contains("idle_diff"), "upstream's idle-difference phantom");
+    let noisy = get("/sched?preset=arm64-4node-diameter3&pair_node=1&noise=1").await;
+    assert!(split_cells(&noisy.body, "p12") > 0, "p12 splits once noise appears");
+    assert_eq!(split_cells(&noisy.body, "p123"), 0);
+    assert!(noisy.body.contains("busy_diff"));
+    // Pair on node 0: the prefer-sibling path splits even under p123 with noise.
+    let node0 = get("/sched?preset=arm64-4node-diameter3&pair_node=0&noise=1").await;
+    assert!(split_cells(&node0.body, "p123") > 0);
+    // The variant view highlights its column and shows its wake/fork walk.
+    let link = link_in(&noisy.body, "/n/");
+    let p12 = get(&format!("/n/{link}?variant=p12")).await;
+    assert_ok(&p12);
+    assert!(p12.body.contains("<th class=\"sel\">p12</th>"));
+    assert!(p12.body.contains("Wake/fork placement of the pair&#39;s second task: p12") || p12.body.contains("second task: p12"));
+    assert_eq!(link_in(&p12.body, "/n/"), link);
+    let again = get(&format!("/sched?from={link}&variant=p123")).await;
+    assert_eq!(link_in(&again.body, "/n/"), link);
+    assert!(again.body.contains("<th class=\"sel\">p123</th>"));
+}
+
+/// Seed 003 through the text twin: the verdicts tests/seeds.rs checks on the CLI.
+#[tokio::test]
+async fn sched_text_twin_tells_the_seed003_story() {
+    for (noise, want) in [
+        ("0", [("upstream", "SPLITS the pair"), ("p12", "keeps the pair"), ("p123", "keeps the pair")]),
+        ("1", [("upstream", "SPLITS the pair"), ("p12", "SPLITS the pair"), ("p123", "keeps the pair")]),
+        ("2", [("upstream", "SPLITS the pair"), ("p12", "SPLITS the pair"), ("p123", "keeps the pair")]),
+    ] {
+        let page = get(&format!("/sched?preset=arm64-4node-diameter3&pair_node=1&noise={noise}")).await;
+        let link = link_in(&page.body, "/n/");
+        let text = get(&format!("/n/{link}/text")).await;
+        assert_ok(&text);
+        assert!(
+            text.body.contains(&format!("$ irqscope sched arm64-4node-diameter3 --pair-node 1 --noise {noise} --node-reclaim-distance 30\n")),
+            "{}",
+            text.body
+        );
+        for (variant, verdict) in want {
+            let line = text.body.lines().find(|l| l.split_whitespace().next() == Some(variant)).unwrap();
+            assert_eq!(line[10..31].trim(), verdict, "noise {noise} {variant}: {line}");
+        }
+        assert!(text.body.contains("Interpretations (the patches are not public):"));
+        let json = get(&format!("/n/{link}/json")).await;
+        assert_ok(&json);
+        let v: Value = serde_json::from_str(&json.body).unwrap();
+        assert_eq!(v["summary"]["upstream"]["periodic_split"], true);
+        assert_eq!(v["summary"]["p123"]["periodic_split"], false);
+        assert_eq!(v["topology"]["distances"], serde_json::json!([10, 12, 35, 37, 40]));
+        assert_eq!(v["interpretation_notes"].as_array().unwrap().len(), INTERPRETATION_NOTES.len());
+    }
+}
+
+#[tokio::test]
+async fn sched_errors_are_4xx_with_messages() {
+    let cases = [
+        ("/sched?pair_node=9", "the machine has 4 node"),
+        ("/sched?pair_node=x", "not a number"),
+        ("/sched?noise=31", "too few for the pair"),
+        ("/sched?noise=-1", "not a number"),
+        ("/sched?reclaim=abc", "not a number"),
+        ("/sched?variant=p4", "unknown sched variant"),
+        ("/sched?preset=azure-4vcpu-smt2", "sched"),
+        ("/sched?preset=xeon-2s-18c-smt2", "node by node"),
+        ("/sched?preset=synthetic-sparse-ids", "sparse"),
+        ("/sched?preset=nope", "unknown topology preset"),
+        ("/n/v2.abc", "version"),
+        ("/n/v1.!!!", "base64"),
+        ("/n/v1.abc/text", "permalink"),
+    ];
+    for (uri, needle) in cases {
+        assert_bad(&get(uri).await, needle);
+    }
+    let mana_link = permalink::encode(&ManaSpec::seed()).unwrap();
+    assert_bad(&get(&format!("/n/{mana_link}/json")).await, "unknown field");
+}
+
+// ---------------------------------------------------------------------------
+// MANA devices in scenarios
+
+#[tokio::test]
+async fn scenario_with_a_mana_device_over_http() {
+    let r = get("/?preset=azure-4vcpu-smt2&devices=3:managed=no,name=other%204:driver=mana,name=eth").await;
+    assert_ok(&r);
+    let at = r.body.find("href=\"/s/").unwrap() + 9;
+    let link = &r.body[at..at + r.body[at..].find('"').unwrap()];
+    let text = get(&format!("/s/{link}/text")).await;
+    assert_ok(&text);
+    assert!(text.body.contains("4:name=eth,driver=mana"), "{}", text.body);
+    assert!(text.body.contains("eth: MANA (unpatched, dynamic MSI-X)"), "{}", text.body);
+    let json = get(&format!("/s/{link}/json")).await;
+    let v: Value = serde_json::from_str(&json.body).unwrap();
+    let eth = &v["devices"][1]["vectors"];
+    assert_eq!(eth.as_array().unwrap().len(), 5);
+    assert!(eth.as_array().unwrap().iter().all(|x| x["managed"] == false));
+    assert_eq!(v["metrics"]["irqs_total"], 8);
+    // The MANA model's account rides along; it started from the load `other` left (CPUs 0-2).
+    assert_eq!(v["devices"][1]["mana"]["setup_fn"], "numa_aware");
+    assert!(v["devices"][0].get("mana").is_none());
+    let bad = get("/?preset=azure-4vcpu-smt2&devices=4:driver=mana&effective=first-cpu").await;
+    assert_bad(&bad, "x86-matrix");
+    let bad = get("/?preset=azure-4vcpu-smt2&devices=4:driver=mana,managed=yes").await;
+    assert_bad(&bad, "not managed");
+}
