@@ -307,7 +307,9 @@ mod tests {
         let p = s.host("h").unwrap().persisted();
         let mut s2 = LiveStore::new();
         s2.restore(p).unwrap();
-        let st = s2.ingest("h", snap(6000, &[0, 1, 2, 3], &[("24", "nvme0q1", &[(1, 2001)])])).unwrap();
+        let mut next = snap(6000, &[0, 1, 2, 3], &[("24", "nvme0q1", &[(1, 2001)])]);
+        next.boot_id = "c".into();
+        let st = s2.ingest("h", next).unwrap();
         assert_eq!(st.seq, 5);
         assert_eq!(st.rates.as_ref().unwrap().per_irq, vec![Some(1000.0)]);
     }
