@@ -136,12 +136,12 @@ pub fn parse_interrupts(text: &str) -> Result<Interrupts, ParseError> {
         let mut n_counts = 0u32;
         let mut rest = rest;
         loop {
-            let trimmed = rest.trim_start_matches([' ', '\t']);
+            let trimmed = rest.trim_start_matches(|c: char| c.is_ascii_whitespace());
             if n_counts as usize >= cpus.len() {
                 rest = trimmed;
                 break;
             }
-            let end = trimmed.find([' ', '\t']).unwrap_or(trimmed.len());
+            let end = trimmed.find(|c: char| c.is_ascii_whitespace()).unwrap_or(trimmed.len());
             let word = &trimmed[..end];
             if word.is_empty() || !word.bytes().all(|b| b.is_ascii_digit()) {
                 rest = trimmed;
@@ -158,7 +158,9 @@ pub fn parse_interrupts(text: &str) -> Result<Interrupts, ParseError> {
             n_counts += 1;
             rest = &trimmed[end..];
         }
-        let desc = rest.trim();
+        // Words are split on ASCII whitespace everywhere, so a row prints and parses back the
+        // same (found by fuzzing: a form feed between a counter and a number).
+        let desc = rest.trim_matches(|c: char| c.is_ascii_whitespace());
         let (chip, hwirq, name) = if label.bytes().all(|b| b.is_ascii_digit()) {
             split_description(desc)
         } else {
@@ -186,7 +188,7 @@ pub fn parse_interrupts(text: &str) -> Result<Interrupts, ParseError> {
 fn split_description(desc: &str) -> (String, String, String) {
     let mut words = desc.split_ascii_whitespace();
     let Some(chip) = words.next() else { return Default::default() };
-    let rest = desc[desc.find(chip).unwrap_or(0) + chip.len()..].trim_start();
+    let rest = desc[desc.find(chip).unwrap_or(0) + chip.len()..].trim_start_matches(|c: char| c.is_ascii_whitespace());
     let is_hwirq = |w: &str| {
         let digits = w.bytes().take_while(u8::is_ascii_digit).count();
         digits > 0 && (digits == w.len() || w.as_bytes()[digits] == b'-')
@@ -195,17 +197,17 @@ fn split_description(desc: &str) -> (String, String, String) {
     let mut rest = rest;
     if let Some(w) = rest.split_ascii_whitespace().next().filter(|w| is_hwirq(w)) {
         hw.push_str(w);
-        rest = rest[w.len()..].trim_start();
+        rest = rest[w.len()..].trim_start_matches(|c: char| c.is_ascii_whitespace());
         if let Some(flow) = rest.split_ascii_whitespace().next().filter(|f| matches!(*f, "Level" | "Edge") || f.starts_with("Level-") || f.starts_with("Edge-")) {
             hw.push(' ');
             hw.push_str(flow);
-            rest = rest[flow.len()..].trim_start();
+            rest = rest[flow.len()..].trim_start_matches(|c: char| c.is_ascii_whitespace());
         }
     } else if let Some(flow) = rest.split_ascii_whitespace().next().filter(|f| f.starts_with('-')) {
         hw.push_str(flow);
-        rest = rest[flow.len()..].trim_start();
+        rest = rest[flow.len()..].trim_start_matches(|c: char| c.is_ascii_whitespace());
     }
-    (chip.to_string(), hw, rest.trim_end().to_string())
+    (chip.to_string(), hw, rest.trim_end_matches(|c: char| c.is_ascii_whitespace()).to_string())
 }
 
 /// Print rows the way the kernel does (used to write fixtures and bench inputs; the parser
@@ -353,6 +355,15 @@ Err:          0
         assert!(parse_interrupts("CPU1 CPU0\n").unwrap_err().to_string().contains("out of order"));
         assert!(parse_interrupts("CPU0\n 1: 99999999999999999999999 x\n").unwrap_err().to_string().contains("64 bits"));
         assert!(parse_interrupts("CPU0 CPU99999\n").is_err());
+    }
+
+    #[test]
+    fn rows_print_and_parse_back() {
+        // Found by fuzzing: a form feed glued a counter to a number in a short row.
+        for text in ["CPU0 CPU1 CPU2\n 0: 0\x0c5555 x\n", "CPU0 CPU1\n 7: 1 2 3-edge  a b\n", "CPU0\n 1: 4 \u{a0}x 5-edge y\n"] {
+            let Ok(p) = parse_interrupts(text) else { continue };
+            assert_eq!(parse_interrupts(&format_interrupts(&p)).unwrap(), p, "{text:?}");
+        }
     }
 
     #[test]
