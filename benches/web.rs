@@ -33,7 +33,7 @@ fn bench(c: &mut Criterion) {
     let dir = std::env::temp_dir().join(format!("irqscope-bench-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let page_uri = format!("/s/{}", permalink::encode(&spec()).unwrap());
-    let state = AppState { static_dir: dir.clone() };
+    let state = AppState { static_dir: dir.clone(), ..AppState::default() };
     let page_bytes = rt.block_on(fetch(&state, &page_uri));
     std::fs::write(dir.join("same-size.html"), "x".repeat(page_bytes)).unwrap();
 

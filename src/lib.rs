@@ -9,6 +9,7 @@
 pub mod catalogue;
 pub mod golden;
 pub mod kernel;
+pub mod live;
 pub mod metrics;
 pub mod policy;
 pub mod render;

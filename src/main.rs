@@ -54,7 +54,21 @@ enum Command {
     Serve {
         #[arg(long, default_value = DEFAULT_SERVE_ADDR)]
         addr: String,
+        #[command(flatten)]
+        live: LiveArgs,
     },
+}
+
+/// Live mode: who may push snapshots, and where history is kept.
+#[derive(clap::Args, Default)]
+struct LiveArgs {
+    /// Ingestion tokens, one `TOKEN` or `HOST=TOKEN` per line (or the same text in the
+    /// IRQSCOPE_LIVE_TOKENS variable). Without tokens, ingestion is disabled.
+    #[arg(long, value_name = "FILE")]
+    live_tokens: Option<PathBuf>,
+    /// Keep live history in this file (redb) so a restart loses none.
+    #[arg(long, value_name = "FILE")]
+    live_store: Option<PathBuf>,
 }
 
 #[derive(clap::Args)]
@@ -214,8 +228,8 @@ fn main() -> ExitCode {
         Some(Command::Mana(args)) => mana(args),
         Some(Command::Sched(args)) => sched(args),
         Some(Command::Sweep(args)) => sweep(args),
-        Some(Command::Serve { addr }) => serve(&addr),
-        None => serve(DEFAULT_SERVE_ADDR),
+        Some(Command::Serve { addr, live }) => serve(&addr, live),
+        None => serve(DEFAULT_SERVE_ADDR, LiveArgs::default()),
     };
     match result {
         Ok(code) => code,
@@ -519,7 +533,26 @@ fn check_golden(dirs: &[PathBuf]) -> anyhow::Result<ExitCode> {
     Ok(if report.ok() { ExitCode::SUCCESS } else { ExitCode::from(1) })
 }
 
-fn serve(addr: &str) -> anyhow::Result<ExitCode> {
+fn live_state(args: LiveArgs) -> anyhow::Result<irqscope::web::live::LiveState> {
+    use irqscope::live::{auth::Tokens, persist::Persist};
+    let text = match (&args.live_tokens, std::env::var("IRQSCOPE_LIVE_TOKENS")) {
+        (Some(path), _) => read_text(path)?,
+        (None, Ok(text)) => text,
+        (None, Err(_)) => String::new(),
+    };
+    let tokens = Tokens::parse(&text).map_err(|e| anyhow::anyhow!(e))?;
+    let persist = args.live_store.as_deref().map(Persist::open).transpose()?;
+    let (state, notes) = irqscope::web::live::LiveState::new(tokens.clone(), persist).map_err(|e| anyhow::anyhow!(e))?;
+    for n in notes {
+        tracing::warn!("live store: skipped {n}");
+    }
+    if tokens.is_empty() {
+        tracing::info!("live ingestion disabled (no --live-tokens / IRQSCOPE_LIVE_TOKENS)");
+    }
+    Ok(state)
+}
+
+fn serve(addr: &str, live: LiveArgs) -> anyhow::Result<ExitCode> {
     use tracing_subscriber::EnvFilter;
     let _ = tracing_subscriber::fmt()
         .with_env_filter(EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info,tower_http=info")))
@@ -529,7 +562,8 @@ fn serve(addr: &str) -> anyhow::Result<ExitCode> {
     runtime.block_on(async {
         let listener = tokio::net::TcpListener::bind(addr).await.with_context(|| format!("binding {addr}"))?;
         tracing::info!("irqscope dashboard on http://{}", listener.local_addr()?);
-        let app = irqscope::web::app(irqscope::web::AppState::default());
+        let state = irqscope::web::AppState { live: live_state(live)?, ..Default::default() };
+        let app = irqscope::web::app(state);
         axum::serve(listener, app)
             .with_graceful_shutdown(async {
                 let _ = tokio::signal::ctrl_c().await;

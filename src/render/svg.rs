@@ -305,6 +305,27 @@ pub fn heatmap(topo: &Topology, m: &Metrics, metric: HeatMetric, zoom: Option<u3
     })
 }
 
+/// Per-CPU heatmap of measured values (live mode: interrupts per second), laid out exactly as
+/// [`heatmap`]. `values` is ordered by CPU; CPUs not listed are 0.
+pub fn value_heatmap(topo: &Topology, values: &[(u32, u64)], label: &str, unit: &str, zoom: Option<u32>) -> String {
+    let lookup = |cpu: u32| -> i64 {
+        values.binary_search_by_key(&cpu, |v| v.0).map(|i| values[i].1.min(i64::MAX as u64) as i64).unwrap_or(0)
+    };
+    let max = values.iter().filter(|v| topo.online().contains(v.0)).map(|v| v.1).max().unwrap_or(0).min(u64::from(u32::MAX)) as u32;
+    let colour = |v: i64| seq_colour(v.clamp(0, i64::from(u32::MAX)) as u32, max);
+    draw_grid(&Grid {
+        topo,
+        zoom,
+        class: "heatmap live",
+        label: label.to_string(),
+        value: &lookup,
+        colour: &colour,
+        over: None,
+        unit,
+        legend: seq_legend(max, None, unit),
+    })
+}
+
 /// Per-CPU difference B − A of one metric (same topology on both sides).
 pub fn diff_heatmap(topo: &Topology, a: &Metrics, b: &Metrics, metric: HeatMetric, zoom: Option<u32>) -> String {
     let deltas: Vec<(u32, i64)> = a

@@ -11,6 +11,7 @@
 //! `POST /api/simulate`, `GET /api/topologies`, `GET /api/topologies/{name}`, `/static/*`.
 
 pub mod mana_sched;
+pub mod live;
 pub mod pages;
 pub mod permalink;
 pub mod sweep;
@@ -50,11 +51,13 @@ pub const CONTENT_SECURITY_POLICY: &str = "default-src 'none'; script-src 'self'
 pub struct AppState {
     /// Directory served under `/static`.
     pub static_dir: PathBuf,
+    /// Live mode: the host store, ingestion tokens, SSE updates.
+    pub live: live::LiveState,
 }
 
 impl Default for AppState {
     fn default() -> Self {
-        AppState { static_dir: PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/static")) }
+        AppState { static_dir: PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/static")), live: Default::default() }
     }
 }
 
@@ -87,10 +90,12 @@ pub fn app(state: AppState) -> Router {
         .route("/api/topologies", get(api_topologies))
         .route("/api/topologies/{name}", get(api_topology))
         .nest_service("/static", static_files)
-        .fallback(not_found)
-        .with_state(state)
         .layer(DefaultBodyLimit::max(BODY_BYTES_MAX))
         .layer(RequestBodyLimitLayer::new(BODY_BYTES_MAX))
+        // Live routes set their own (larger) snapshot body limit.
+        .merge(live::routes())
+        .fallback(not_found)
+        .with_state(state)
         .layer(SetResponseHeaderLayer::if_not_present(
             header::CONTENT_SECURITY_POLICY,
             HeaderValue::from_static(CONTENT_SECURITY_POLICY),

@@ -1,0 +1,228 @@
+//! `irqscope-agent`: read a host's interrupts and topology and push them to an irqscope server,
+//! or write them to a capture file. Thin: configuration, the clock, files and sockets; reading
+//! and parsing are `irqscope::live::collect`, the wire types `irqscope::live::protocol`.
+//!
+//! `push` never exits because of the server: a refused, slow or absent server is logged and
+//! retried with capped exponential backoff; every attempt sends a fresh reading (counters are
+//! cumulative, so nothing is lost by skipping a stale one).
+
+use anyhow::Context;
+use axum::body::Body;
+use clap::{Parser, Subcommand};
+use hyper_util::client::legacy::{connect::HttpConnector, Client};
+use hyper_util::rt::TokioExecutor;
+use irqscope::live::collect::{self, ProcFiles};
+use irqscope::live::limits::{AGENT_INTERVAL_MS_MIN, CAPTURE_SNAPSHOTS_MAX};
+use irqscope::live::protocol::{Capture, Snapshot, WireTopology, PROTOCOL_VERSION};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+/// Longest a push may take before it counts as failed.
+const PUSH_TIMEOUT_MS: u64 = 10_000;
+/// Largest server reply read.
+const REPLY_BYTES_MAX: usize = 64 << 10;
+
+#[derive(Parser)]
+#[command(name = "irqscope-agent", version, about = "Report where this host's interrupts land to an irqscope server.")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(clap::Args)]
+struct Source {
+    /// Read `proc/` and `sys/` under this directory (`/` is this machine).
+    #[arg(long, default_value = "/")]
+    root: PathBuf,
+    /// The host name to report (default: this machine's host name).
+    #[arg(long)]
+    host: Option<String>,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Push a snapshot to the server every interval.
+    Push {
+        #[command(flatten)]
+        source: Source,
+        /// Server base URL, e.g. http://127.0.0.1:8080 (plain HTTP; put TLS in front).
+        #[arg(long)]
+        server: String,
+        /// File holding the bearer token (or set IRQSCOPE_AGENT_TOKEN).
+        #[arg(long, value_name = "FILE")]
+        token_file: Option<PathBuf>,
+        #[arg(long, default_value_t = 1000)]
+        interval_ms: u64,
+        /// Cap of the retry backoff.
+        #[arg(long, default_value_t = 30_000)]
+        backoff_max_ms: u64,
+        /// Stop after this many successful pushes (0: run until killed).
+        #[arg(long, default_value_t = 0)]
+        count: u64,
+    },
+    /// Write snapshots to a file instead: one, or N over T seconds.
+    Capture {
+        #[command(flatten)]
+        source: Source,
+        /// Output file (`-` for standard output).
+        #[arg(long, short)]
+        output: PathBuf,
+        #[arg(long, default_value_t = 1)]
+        count: usize,
+        /// Spread the snapshots over this many seconds.
+        #[arg(long, default_value_t = 0.0)]
+        over_s: f64,
+    },
+}
+
+fn now_unix_ms() -> u64 {
+    SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_millis() as u64).unwrap_or(0)
+}
+
+fn host_name(source: &Source) -> anyhow::Result<String> {
+    let name = match &source.host {
+        Some(h) => h.clone(),
+        None => std::fs::read_to_string(source.root.join("proc/sys/kernel/hostname"))
+            .or_else(|_| std::fs::read_to_string("/proc/sys/kernel/hostname"))
+            .context("reading the host name (give --host)")?
+            .trim()
+            .to_string(),
+    };
+    anyhow::ensure!(irqscope::live::protocol::valid_host_name(&name), "host name {name:?}: 1 to 64 bytes of A-Z a-z 0-9 . _ -");
+    Ok(name)
+}
+
+/// Reads a host, re-reading the sysfs topology only when the online CPUs change.
+struct Reader {
+    root: PathBuf,
+    host: String,
+    topology: Option<(String, WireTopology)>,
+}
+
+impl Reader {
+    fn read(&mut self) -> anyhow::Result<Snapshot> {
+        let proc: ProcFiles = collect::read_proc(&self.root).with_context(|| format!("reading {}", self.root.join("proc").display()))?;
+        let online = std::fs::read_to_string(irqscope::topology::import::sysfs::system_dir(&self.root).join("cpu/online")).unwrap_or_default();
+        if self.topology.as_ref().is_none_or(|(o, _)| *o != online) {
+            let files = collect::read_topology(&self.root).context("reading the sysfs topology")?;
+            self.topology = Some((online, collect::topology_of(&files, &self.host)?));
+        }
+        let topo = &self.topology.as_ref().expect("set above").1;
+        Ok(collect::build_snapshot(&proc, topo, &self.host, now_unix_ms())?)
+    }
+}
+
+fn main() -> ExitCode {
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into()))
+        .with_writer(std::io::stderr)
+        .try_init();
+    let result = match Cli::parse().command {
+        Command::Push { source, server, token_file, interval_ms, backoff_max_ms, count } => {
+            push(source, &server, token_file.as_deref(), interval_ms, backoff_max_ms, count)
+        }
+        Command::Capture { source, output, count, over_s } => capture(source, &output, count, over_s),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("irqscope-agent: {e:#}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn capture(source: Source, output: &Path, count: usize, over_s: f64) -> anyhow::Result<()> {
+    anyhow::ensure!((1..=CAPTURE_SNAPSHOTS_MAX).contains(&count), "--count: 1 to {CAPTURE_SNAPSHOTS_MAX}");
+    anyhow::ensure!(over_s.is_finite() && over_s >= 0.0, "--over-s must be a number of seconds");
+    let gap = if count > 1 { Duration::from_secs_f64(over_s / (count - 1) as f64) } else { Duration::ZERO };
+    anyhow::ensure!(count == 1 || gap.as_millis() as u64 >= AGENT_INTERVAL_MS_MIN, "snapshots would be closer than {AGENT_INTERVAL_MS_MIN} ms");
+    let mut reader = Reader { host: host_name(&source)?, root: source.root, topology: None };
+    let mut snapshots = Vec::with_capacity(count);
+    for i in 0..count {
+        if i > 0 {
+            std::thread::sleep(gap);
+        }
+        snapshots.push(reader.read()?);
+    }
+    let json = serde_json::to_string(&Capture { version: PROTOCOL_VERSION, snapshots })?;
+    if output == Path::new("-") {
+        println!("{json}");
+    } else {
+        std::fs::write(output, json + "\n").with_context(|| format!("writing {}", output.display()))?;
+    }
+    Ok(())
+}
+
+fn push(source: Source, server: &str, token_file: Option<&Path>, interval_ms: u64, backoff_max_ms: u64, count: u64) -> anyhow::Result<()> {
+    let token = match token_file {
+        Some(p) => std::fs::read_to_string(p).with_context(|| format!("reading {}", p.display()))?,
+        None => std::env::var("IRQSCOPE_AGENT_TOKEN").context("no --token-file and no IRQSCOPE_AGENT_TOKEN")?,
+    };
+    let token = token.trim().to_string();
+    anyhow::ensure!(!token.is_empty() && !token.contains(char::is_whitespace), "the token is empty or holds spaces");
+    let interval_ms = interval_ms.max(AGENT_INTERVAL_MS_MIN);
+    let backoff_max_ms = backoff_max_ms.max(interval_ms);
+    let host = host_name(&source)?;
+    let url: axum::http::Uri = format!("{}/api/live/{host}/snapshots", server.trim_end_matches('/'))
+        .parse()
+        .with_context(|| format!("--server {server:?} is not a URL"))?;
+    anyhow::ensure!(url.scheme_str() == Some("http"), "--server: only http:// (put a TLS proxy in front)");
+    let mut reader = Reader { host, root: source.root, topology: None };
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+    runtime.block_on(async move {
+        let client: Client<HttpConnector, Body> = Client::builder(TokioExecutor::new()).build_http();
+        let mut failures: u32 = 0;
+        let mut pushed: u64 = 0;
+        loop {
+            let started = tokio::time::Instant::now();
+            let outcome = match reader.read() {
+                Ok(snap) => send(&client, &url, &token, &snap).await,
+                Err(e) => Err(format!("reading: {e:#}")),
+            };
+            let wait_ms = match outcome {
+                Ok(()) => {
+                    if failures > 0 {
+                        tracing::info!("pushing again after {failures} failed attempts");
+                    }
+                    failures = 0;
+                    pushed += 1;
+                    if count > 0 && pushed >= count {
+                        return Ok(());
+                    }
+                    interval_ms
+                }
+                Err(e) => {
+                    failures = failures.saturating_add(1);
+                    let backoff = interval_ms.saturating_mul(1u64 << failures.min(16)).min(backoff_max_ms);
+                    tracing::warn!("push failed ({e}); retrying in {backoff} ms");
+                    backoff
+                }
+            };
+            tokio::time::sleep_until(started + Duration::from_millis(wait_ms)).await;
+        }
+    })
+}
+
+async fn send(client: &Client<HttpConnector, Body>, url: &axum::http::Uri, token: &str, snap: &Snapshot) -> Result<(), String> {
+    let body = serde_json::to_vec(snap).map_err(|e| e.to_string())?;
+    let req = axum::http::Request::post(url.clone())
+        .header(axum::http::header::CONTENT_TYPE, "application/json")
+        .header(axum::http::header::AUTHORIZATION, format!("Bearer {token}"))
+        .body(Body::from(body))
+        .map_err(|e| e.to_string())?;
+    let reply = tokio::time::timeout(Duration::from_millis(PUSH_TIMEOUT_MS), async {
+        let resp = client.request(req).await.map_err(|e| format!("{e}"))?;
+        let status = resp.status();
+        let bytes = axum::body::to_bytes(Body::new(resp.into_body()), REPLY_BYTES_MAX).await.map_err(|e| e.to_string())?;
+        Ok::<_, String>((status, bytes))
+    })
+    .await
+    .map_err(|_| format!("no answer within {PUSH_TIMEOUT_MS} ms"))??;
+    if reply.0.is_success() {
+        Ok(())
+    } else {
+        Err(format!("server answered {}: {}", reply.0, String::from_utf8_lossy(&reply.1).trim()))
+    }
+}

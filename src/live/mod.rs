@@ -1,0 +1,50 @@
+//! Live mode: what `irqscope-agent` reads on a host and what the server keeps of it.
+//!
+//! * [`parse`]: pure `&str -> T` parsers for `/proc/interrupts` and `/proc/irq/N/*` (the sysfs
+//!   topology reuses `topology::import::sysfs`).
+//! * [`protocol`]: the versioned wire types, the only format agent and server share.
+//! * [`collect`]: read a host's files under a root directory (the one place here that touches
+//!   files, like `sysfs::read_tree`) and build a [`protocol::Snapshot`] from them without I/O.
+//! * [`store`]: the bounded per-host store: latest snapshot, rates, a ring of history.
+//! * [`persist`]: the store on disk (redb), so a restart loses no history.
+//! * [`devices`]: group a snapshot's IRQs into devices and build the scenario the kernel
+//!   would have computed, to put predicted and actual effective CPUs side by side.
+//! * [`auth`]: bearer tokens, compared in constant time, optionally bound to one host.
+//!
+//! Refuses: routing, templates, the clock (timestamps come in with the snapshot).
+
+pub mod auth;
+pub mod collect;
+pub mod devices;
+pub mod parse;
+pub mod persist;
+pub mod protocol;
+pub mod store;
+
+/// Named limits of the live path (STYLE habit 12). Every size a host or a pasted file can
+/// choose is bounded by one of these.
+pub mod limits {
+    /// Largest snapshot body accepted by `POST /api/live/{host}/snapshots` and the import form.
+    pub const SNAPSHOT_BYTES_MAX: usize = 16 << 20;
+    /// Most hosts the server keeps.
+    pub const HOSTS_MAX: usize = 256;
+    /// Most CPUs in one snapshot (the topology limit).
+    pub const CPUS_MAX: u32 = crate::topology::CPUS_MAX;
+    /// Most IRQ rows in one snapshot.
+    pub const IRQS_MAX: usize = 16_384;
+    /// History samples kept per host (one hour at 1 Hz).
+    pub const HISTORY_LEN_MAX: usize = 3_600;
+    /// Shortest push interval: the agent will not go faster, the server answers 429 to faster
+    /// pushes from one host.
+    pub const AGENT_INTERVAL_MS_MIN: u64 = 100;
+    /// Longest host name.
+    pub const HOST_NAME_BYTES_MAX: usize = 64;
+    /// Most snapshots in one capture file.
+    pub const CAPTURE_SNAPSHOTS_MAX: usize = 64;
+    /// Most tokens configured.
+    pub const TOKENS_MAX: usize = 1_024;
+    /// Shortest token accepted in a token file (weak tokens are refused at startup).
+    pub const TOKEN_BYTES_MIN: usize = 16;
+    /// Longest token accepted.
+    pub const TOKEN_BYTES_MAX: usize = 256;
+}

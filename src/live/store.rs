@@ -1,0 +1,316 @@
+//! The bounded per-host store: each host's latest snapshot and validated topology, the rates over
+//! the last interval, and a ring of history samples ([`HISTORY_LEN_MAX`]). At most
+//! [`HOSTS_MAX`] hosts. Pure: no clock, no files (persistence is [`super::persist`]).
+//!
+//! Rates are computed here from raw counters, so what the kernel did between two readings is
+//! handled in one place and never an error:
+//! * a new `boot_id`, or a timestamp that went backwards: the reading is a new baseline (no
+//!   rates for that interval, the sample is marked `reset`);
+//! * CPU hotplug: only CPUs that are columns in both readings get a delta; a CPU coming back
+//!   online starts from its kept counter and is compared from the next reading on;
+//! * an IRQ that appears has no rate until its second reading; one that vanishes is dropped;
+//!   an IRQ number reused by another action (name or chip changed), or a counter that went
+//!   down, is a new baseline for that IRQ only.
+
+use super::limits::{AGENT_INTERVAL_MS_MIN, HISTORY_LEN_MAX, HOSTS_MAX};
+use super::protocol::{Snapshot, WireIrq};
+use crate::topology::Topology;
+use serde::{Deserialize, Serialize};
+use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::sync::Arc;
+
+/// One history entry: what a reading said in a few numbers.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Sample {
+    /// Readings accepted for this host so far, this one included.
+    pub seq: u64,
+    pub taken_unix_ms: u64,
+    /// Milliseconds since the previous reading (0 for a baseline).
+    pub interval_ms: u64,
+    /// No rates: first reading, reboot, or clock step.
+    pub reset: bool,
+    /// Device (numbered) IRQs per second over all CPUs.
+    pub irqs_per_s: f64,
+    pub busiest_cpu: Option<u32>,
+    pub busiest_irqs_per_s: f64,
+}
+
+/// Rates over the last interval.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Rates {
+    pub interval_ms: u64,
+    /// Device (numbered) IRQs per second on each online CPU (every column present, zeros too).
+    pub per_cpu: BTreeMap<u32, f64>,
+    /// Per row of the snapshot (same order): interrupts per second, `None` without a baseline.
+    pub per_irq: Vec<Option<f64>>,
+}
+
+/// What the store keeps of one host.
+#[derive(Debug, Clone)]
+pub struct HostState {
+    pub snapshot: Snapshot,
+    pub topology: Arc<Topology>,
+    pub seq: u64,
+    pub rates: Option<Rates>,
+    pub history: VecDeque<Sample>,
+}
+
+/// A host as persisted (and restored): the latest raw snapshot and the history.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PersistedHost {
+    pub snapshot: Snapshot,
+    pub seq: u64,
+    pub history: Vec<Sample>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum IngestError {
+    #[error("bad snapshot: {0}")]
+    Bad(String),
+    #[error("snapshot names host {snapshot:?} but was sent for {path:?}")]
+    HostMismatch { snapshot: String, path: String },
+    #[error("the server already keeps {HOSTS_MAX} hosts")]
+    TooManyHosts,
+    #[error("snapshots {interval_ms} ms apart; at least {AGENT_INTERVAL_MS_MIN} ms")]
+    TooFast { interval_ms: u64 },
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct LiveStore {
+    hosts: BTreeMap<String, HostState>,
+}
+
+fn validate(snap: &Snapshot) -> Result<Arc<Topology>, IngestError> {
+    snap.check().map_err(IngestError::Bad)?;
+    let topo = Topology::new(&snap.topology.to_spec(&snap.host)).map_err(|e| IngestError::Bad(format!("topology: {e}")))?;
+    if let Some(&cpu) = snap.cpus.iter().find(|&&c| c >= topo.nr_cpu_ids()) {
+        return Err(IngestError::Bad(format!("column CPU{cpu} is not in the topology ({} CPU ids)", topo.nr_cpu_ids())));
+    }
+    Ok(Arc::new(topo))
+}
+
+impl LiveStore {
+    pub fn new() -> LiveStore {
+        LiveStore::default()
+    }
+
+    pub fn host(&self, host: &str) -> Option<&HostState> {
+        self.hosts.get(host)
+    }
+
+    pub fn hosts(&self) -> impl Iterator<Item = (&String, &HostState)> {
+        self.hosts.iter()
+    }
+
+    pub fn len(&self) -> usize {
+        self.hosts.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.hosts.is_empty()
+    }
+
+    /// Accept a snapshot for `host` (the name it was sent under). On error nothing changes.
+    pub fn ingest(&mut self, host: &str, snap: Snapshot) -> Result<&HostState, IngestError> {
+        if snap.host != host {
+            return Err(IngestError::HostMismatch { snapshot: super::parse::short(&snap.host), path: super::parse::short(host) });
+        }
+        let topology = validate(&snap)?;
+        if !self.hosts.contains_key(host) && self.hosts.len() >= HOSTS_MAX {
+            return Err(IngestError::TooManyHosts);
+        }
+        let prev = self.hosts.get(host);
+        let rates = match prev {
+            None => None,
+            Some(p) => {
+                let same_boot = p.snapshot.boot_id == snap.boot_id;
+                let dt = snap.taken_unix_ms.checked_sub(p.snapshot.taken_unix_ms);
+                match dt {
+                    Some(dt) if same_boot && dt < AGENT_INTERVAL_MS_MIN => return Err(IngestError::TooFast { interval_ms: dt }),
+                    Some(dt) if same_boot => Some(rates(&p.snapshot, &snap, dt)),
+                    _ => None,
+                }
+            }
+        };
+        let seq = prev.map_or(0, |p| p.seq) + 1;
+        let mut history = prev.map(|p| p.history.clone()).unwrap_or_default();
+        let sample = sample_of(seq, &snap, rates.as_ref());
+        if history.len() >= HISTORY_LEN_MAX {
+            history.pop_front();
+        }
+        history.push_back(sample);
+        let state = HostState { snapshot: snap, topology, seq, rates, history };
+        self.hosts.insert(host.to_string(), state);
+        Ok(&self.hosts[host])
+    }
+
+    /// Put back a persisted host (after a restart). The next reading computes rates against it.
+    pub fn restore(&mut self, p: PersistedHost) -> Result<(), IngestError> {
+        let topology = validate(&p.snapshot)?;
+        if !self.hosts.contains_key(&p.snapshot.host) && self.hosts.len() >= HOSTS_MAX {
+            return Err(IngestError::TooManyHosts);
+        }
+        let history: VecDeque<Sample> = p.history.into_iter().rev().take(HISTORY_LEN_MAX).rev().collect();
+        let host = p.snapshot.host.clone();
+        self.hosts.insert(host, HostState { snapshot: p.snapshot, topology, seq: p.seq, rates: None, history });
+        Ok(())
+    }
+}
+
+impl HostState {
+    pub fn persisted(&self) -> PersistedHost {
+        PersistedHost { snapshot: self.snapshot.clone(), seq: self.seq, history: self.history.iter().cloned().collect() }
+    }
+}
+
+fn sample_of(seq: u64, snap: &Snapshot, rates: Option<&Rates>) -> Sample {
+    let (irqs_per_s, busiest) = match rates {
+        Some(r) => {
+            let total: f64 = r.per_cpu.values().sum();
+            let busiest = r.per_cpu.iter().fold(None, |best: Option<(u32, f64)>, (&c, &v)| match best {
+                Some((_, bv)) if bv >= v => best,
+                _ => Some((c, v)),
+            });
+            (total, busiest)
+        }
+        None => (0.0, None),
+    };
+    Sample {
+        seq,
+        taken_unix_ms: snap.taken_unix_ms,
+        interval_ms: rates.map_or(0, |r| r.interval_ms),
+        reset: rates.is_none(),
+        irqs_per_s,
+        busiest_cpu: busiest.map(|b| b.0),
+        busiest_irqs_per_s: busiest.map_or(0.0, |b| b.1),
+    }
+}
+
+/// Per-IRQ and per-CPU rates between two readings of one boot, `dt_ms` apart.
+pub fn rates(prev: &Snapshot, cur: &Snapshot, dt_ms: u64) -> Rates {
+    let dt_s = dt_ms.max(1) as f64 / 1000.0;
+    let both = |cpu: u32| cur.cpus.binary_search(&cpu).is_ok() && prev.cpus.binary_search(&cpu).is_ok();
+    let by_label: HashMap<&str, &WireIrq> = prev.irqs.iter().map(|i| (i.label.as_str(), i)).collect();
+    let mut per_cpu: BTreeMap<u32, f64> = cur.cpus.iter().map(|&c| (c, 0.0)).collect();
+    let mut per_irq = Vec::with_capacity(cur.irqs.len());
+    let mut deltas: Vec<(u32, u64)> = Vec::new();
+    for irq in &cur.irqs {
+        let Some(old) = by_label.get(irq.label.as_str()).filter(|o| o.name == irq.name && o.chip == irq.chip) else {
+            per_irq.push(None);
+            continue;
+        };
+        deltas.clear();
+        let mut reset = false;
+        // Merge-walk two CPU-ordered sparse lists; a CPU missing from a list counted 0.
+        let (mut i, mut j) = (0, 0);
+        while i < irq.counts.len() || j < old.counts.len() {
+            let (cpu, new_c, old_c) = match (irq.counts.get(i), old.counts.get(j)) {
+                (Some(&(a, ca)), Some(&(b, cb))) if a == b => {
+                    i += 1;
+                    j += 1;
+                    (a, ca, cb)
+                }
+                (Some(&(a, ca)), Some(&(b, _))) if a < b => {
+                    i += 1;
+                    (a, ca, 0)
+                }
+                (Some(&(a, ca)), None) => {
+                    i += 1;
+                    (a, ca, 0)
+                }
+                (_, Some(&(b, cb))) => {
+                    j += 1;
+                    (b, 0, cb)
+                }
+                (None, None) => unreachable!("loop condition"),
+            };
+            if !both(cpu) {
+                continue;
+            }
+            if new_c < old_c {
+                reset = true;
+                break;
+            }
+            if new_c > old_c {
+                deltas.push((cpu, new_c - old_c));
+            }
+        }
+        if reset {
+            per_irq.push(None);
+            continue;
+        }
+        let total: u64 = deltas.iter().map(|d| d.1).sum();
+        per_irq.push(Some(total as f64 / dt_s));
+        if irq.label.bytes().all(|b| b.is_ascii_digit()) {
+            for &(cpu, d) in &deltas {
+                *per_cpu.entry(cpu).or_insert(0.0) += d as f64 / dt_s;
+            }
+        }
+    }
+    Rates { interval_ms: dt_ms, per_cpu, per_irq }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::live::protocol::{WireTopology, PROTOCOL_VERSION};
+
+    fn snap(t: u64, cpus: &[u32], irqs: &[(&str, &str, &[(u32, u64)])]) -> Snapshot {
+        Snapshot {
+            version: PROTOCOL_VERSION,
+            host: "h".into(),
+            taken_unix_ms: t,
+            boot_id: "b".into(),
+            topology: WireTopology { nodes: vec!["0-3".into()], ..Default::default() },
+            cpus: cpus.to_vec(),
+            irqs: irqs
+                .iter()
+                .map(|(l, n, c)| WireIrq { label: l.to_string(), name: n.to_string(), counts: c.to_vec(), ..blank() })
+                .collect(),
+        }
+    }
+    fn blank() -> WireIrq {
+        WireIrq { label: String::new(), chip: String::new(), hwirq: String::new(), name: String::new(), counts: vec![], affinity: None, effective: None, node: None }
+    }
+
+    #[test]
+    fn rates_resets_hotplug_and_churn() {
+        let mut s = LiveStore::new();
+        s.ingest("h", snap(1000, &[0, 1, 2, 3], &[("24", "nvme0q1", &[(1, 100)]), ("25", "nvme0q2", &[(2, 50)]), ("LOC", "Local", &[(0, 9)])])).unwrap();
+        assert!(s.host("h").unwrap().rates.is_none());
+        // One second later: CPU 3 went offline, IRQ 25 vanished, IRQ 26 appeared.
+        let st = s.ingest("h", snap(2000, &[0, 1, 2], &[("24", "nvme0q1", &[(1, 300)]), ("26", "x", &[(0, 5)]), ("LOC", "Local", &[(0, 19)])])).unwrap();
+        let r = st.rates.as_ref().unwrap();
+        assert_eq!(r.per_irq, vec![Some(200.0), None, Some(10.0)]);
+        assert_eq!(r.per_cpu.get(&1), Some(&200.0));
+        assert_eq!(r.per_cpu.get(&0), Some(&0.0), "arch rows do not count");
+        assert!(!r.per_cpu.contains_key(&3));
+        // A counter going down resets that IRQ only.
+        let st = s.ingest("h", snap(3000, &[0, 1, 2], &[("24", "nvme0q1", &[(1, 10)]), ("26", "x", &[(0, 15)])])).unwrap();
+        assert_eq!(st.rates.as_ref().unwrap().per_irq, vec![None, Some(10.0)]);
+        // Too fast.
+        assert!(matches!(s.ingest("h", snap(3050, &[0], &[])), Err(IngestError::TooFast { .. })));
+        // Reboot: new boot id is a baseline.
+        let mut reboot = snap(4000, &[0, 1, 2, 3], &[("24", "nvme0q1", &[(1, 1)])]);
+        reboot.boot_id = "c".into();
+        let st = s.ingest("h", reboot).unwrap();
+        assert!(st.rates.is_none());
+        assert_eq!(st.seq, 4);
+        assert!(st.history.back().unwrap().reset);
+        // Host mismatch and bad topology leave the store alone.
+        assert!(matches!(s.ingest("other", snap(5000, &[0], &[])), Err(IngestError::HostMismatch { .. })));
+        let mut bad = snap(5000, &[0, 9], &[]);
+        bad.topology.nodes = vec!["0-3".into()];
+        assert!(s.ingest("h", bad).is_err());
+        assert_eq!(s.host("h").unwrap().seq, 4);
+        // Persist and restore keeps seq and history.
+        let p = s.host("h").unwrap().persisted();
+        let mut s2 = LiveStore::new();
+        s2.restore(p).unwrap();
+        let mut next = snap(6000, &[0, 1, 2, 3], &[("24", "nvme0q1", &[(1, 2001)])]);
+        next.boot_id = "c".into();
+        let st = s2.ingest("h", next).unwrap();
+        assert_eq!(st.seq, 5);
+        assert_eq!(st.rates.as_ref().unwrap().per_irq, vec![Some(1000.0)]);
+    }
+}

@@ -1,0 +1,48 @@
+// irqscope live page: follow the host's SSE stream (heatmap, status, IRQ table) and sort the
+// IRQ table by a column. Plain JavaScript; the markup comes from the server, already escaped.
+"use strict";
+
+(function () {
+  const live = document.getElementById("live");
+  if (!live) return;
+  let sortState = null; // [column index, numeric, descending]
+
+  function sortTable() {
+    if (!sortState) return;
+    const [col, numeric, desc] = sortState;
+    const body = document.getElementById("irq-rows");
+    const rows = Array.from(body.rows);
+    const key = (tr) => {
+      const td = tr.cells[col];
+      const k = td.dataset.key !== undefined ? td.dataset.key : td.textContent;
+      return numeric ? parseFloat(k) || 0 : k;
+    };
+    rows.sort((a, b) => {
+      const x = key(a), y = key(b);
+      const c = numeric ? x - y : String(x).localeCompare(String(y));
+      return desc ? -c : c;
+    });
+    for (const r of rows) body.appendChild(r);
+  }
+
+  document.querySelectorAll("#irq-table th[data-sort]").forEach((th, i) => {
+    th.addEventListener("click", () => {
+      const numeric = th.dataset.sort === "num";
+      const desc = sortState && sortState[0] === i ? !sortState[2] : numeric;
+      sortState = [i, numeric, desc];
+      sortTable();
+    });
+  });
+
+  const host = live.dataset.liveHost;
+  if (!host || !window.EventSource) return;
+  const es = new EventSource("/live/" + encodeURIComponent(host) + "/events");
+  es.addEventListener("snapshot", (ev) => {
+    const d = JSON.parse(ev.data);
+    document.getElementById("live-heatmap").innerHTML = d.heatmap;
+    document.getElementById("irq-rows").innerHTML = d.rows;
+    document.getElementById("live-status").textContent = d.status;
+    live.dataset.seq = d.seq;
+    sortTable();
+  });
+})();

@@ -1,0 +1,170 @@
+//! The browser-test harness shared by every `tests/browser*.rs`: Debian's `chromium` driven
+//! through `chromedriver` (packages `chromium` and `chromium-driver`) with fantoccini, the app
+//! on a loopback port, one headless Chromium profile per session, screenshots under
+//! `target/screenshots/`.
+//!
+//! Without chromium or chromedriver the tests FAIL with a message naming the packages, unless
+//! `IRQSCOPE_SKIP_BROWSER=1` is set.
+#![allow(dead_code)]
+
+use fantoccini::{Client, ClientBuilder, Locator};
+use hyper_util::client::legacy::connect::HttpConnector;
+use serde_json::json;
+use std::net::TcpListener as StdListener;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// How long to wait for the page to reflect a change.
+pub const WAIT_MS_MAX: u64 = 20_000;
+
+/// Browsers are heavy; run one test at a time.
+pub static ONE_AT_A_TIME: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
+pub fn find_program(names: &[&str]) -> Option<PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    for dir in std::env::split_paths(&path) {
+        for name in names {
+            let p = dir.join(name);
+            if p.is_file() {
+                return Some(p);
+            }
+        }
+    }
+    None
+}
+
+/// `None` when the tests should be skipped (explicitly asked); panics when tools are missing.
+pub fn tools() -> Option<(PathBuf, PathBuf)> {
+    if std::env::var("IRQSCOPE_SKIP_BROWSER").as_deref() == Ok("1") {
+        eprintln!("IRQSCOPE_SKIP_BROWSER=1: browser tests skipped");
+        return None;
+    }
+    let chromium = find_program(&["chromium", "chromium-browser"]);
+    let driver = find_program(&["chromedriver"]);
+    match (chromium, driver) {
+        (Some(c), Some(d)) => Some((c, d)),
+        (c, d) => panic!(
+            "browser tests need Debian's `chromium` ({}) and `chromedriver` ({}) on PATH: \
+             apt-get install -y chromium chromium-driver (or set IRQSCOPE_SKIP_BROWSER=1 to skip)",
+            if c.is_some() { "found" } else { "missing" },
+            if d.is_some() { "found" } else { "missing" },
+        ),
+    }
+}
+
+pub fn free_port() -> u16 {
+    StdListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+}
+
+pub struct Harness {
+    pub base: String,
+    driver_url: String,
+    chromium: PathBuf,
+    driver: Child,
+    profiles: Vec<PathBuf>,
+    server: tokio::task::JoinHandle<()>,
+}
+
+impl Harness {
+    pub async fn start() -> Option<Harness> {
+        let (chromium, chromedriver) = tools()?;
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let base = format!("http://{}", listener.local_addr().unwrap());
+        let app = irqscope::web::app(irqscope::web::AppState::default());
+        let server = tokio::spawn(async move {
+            axum::serve(listener, app).await.unwrap();
+        });
+        let port = free_port();
+        let driver = Command::new(&chromedriver)
+            .arg(format!("--port={port}"))
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap_or_else(|e| panic!("starting {}: {e}", chromedriver.display()));
+        let started = Instant::now();
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(started.elapsed() < Duration::from_secs(20), "chromedriver did not listen on port {port}");
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        Some(Harness { base, driver_url: format!("http://127.0.0.1:{port}"), chromium, driver, profiles: Vec::new(), server })
+    }
+
+    /// A new browser session with a fresh profile.
+    pub async fn session(&mut self) -> Client {
+        let profile = std::env::temp_dir().join(format!("irqscope-chromium-{}-{}", std::process::id(), free_port()));
+        std::fs::create_dir_all(&profile).unwrap();
+        self.profiles.push(profile.clone());
+        let mut caps = serde_json::Map::new();
+        caps.insert(
+            "goog:chromeOptions".into(),
+            json!({
+                "binary": self.chromium,
+                "args": [
+                    "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+                    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                    "--no-first-run", "--window-size=1400,1100",
+                    format!("--user-data-dir={}", profile.display()),
+                ],
+            }),
+        );
+        ClientBuilder::new(HttpConnector::new())
+            .capabilities(caps)
+            .connect(&self.driver_url)
+            .await
+            .unwrap_or_else(|e| panic!("starting chromium through chromedriver: {e}"))
+    }
+}
+
+impl Drop for Harness {
+    fn drop(&mut self) {
+        let _ = self.driver.kill();
+        let _ = self.driver.wait();
+        self.server.abort();
+        for p in &self.profiles {
+            let _ = std::fs::remove_dir_all(p);
+        }
+    }
+}
+
+pub async fn screenshot(c: &Client, name: &str) {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/screenshots");
+    std::fs::create_dir_all(&dir).unwrap();
+    let png = c.screenshot().await.unwrap();
+    std::fs::write(dir.join(format!("{name}.png")), png).unwrap();
+}
+
+/// Text of the first element matching `css`. The page replaces its result block whenever an
+/// input changes, so an element found a moment ago may be gone: look it up again then.
+pub async fn text_of(c: &Client, css: &str) -> String {
+    const TRIES_MAX: u32 = 50;
+    let mut last = String::new();
+    for _ in 0..TRIES_MAX {
+        match c.find(Locator::Css(css)).await {
+            Ok(el) => match el.text().await {
+                Ok(text) => return text,
+                Err(e) => last = e.to_string(),
+            },
+            Err(e) => last = e.to_string(),
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    panic!("{css}: {last}");
+}
+
+/// Poll until `f` gives `Some`, or fail after [`WAIT_MS_MAX`].
+pub async fn wait_for<T, F, Fut>(what: &str, mut f: F) -> T
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Option<T>>,
+{
+    let started = Instant::now();
+    loop {
+        if let Some(v) = f().await {
+            return v;
+        }
+        assert!(started.elapsed() < Duration::from_millis(WAIT_MS_MAX), "timed out waiting for {what}");
+        tokio::time::sleep(Duration::from_millis(150)).await;
+    }
+}
+

@@ -1,0 +1,156 @@
+//! The live page in real headless Chromium (Debian `chromium` + `chromium-driver`): the agent
+//! binary pushes a fixture whose counters the test advances, and the heatmap on the open page
+//! changes through SSE without a reload. `IRQSCOPE_SKIP_BROWSER=1` skips; without the tools the
+//! test fails naming the packages (as `tests/browser.rs` does).
+
+use fantoccini::{ClientBuilder, Locator};
+use hyper_util::client::legacy::connect::HttpConnector;
+use irqscope::live::auth::Tokens;
+use irqscope::live::parse::{format_interrupts, parse_interrupts};
+use irqscope::web::{self, live::LiveState, AppState};
+use serde_json::json;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+const TOKEN: &str = "browser-token-0123456789abcdef";
+
+fn find_program(names: &[&str]) -> Option<PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path).flat_map(|d| names.iter().map(move |n| d.join(n))).find(|p| p.is_file())
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+}
+
+struct Kill(Child);
+impl Drop for Kill {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        let dst = to.join(e.file_name());
+        if e.file_type().unwrap().is_dir() {
+            copy_dir(&e.path(), &dst);
+        } else {
+            std::fs::copy(e.path(), dst).unwrap();
+        }
+    }
+}
+
+/// Add `n` to the counters of the NVMe IRQs of one device.
+fn advance(root: &Path, device: &str, n: u64) {
+    let path = root.join("proc/interrupts");
+    let mut p = parse_interrupts(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    for r in p.rows.iter_mut().filter(|r| r.name.starts_with(device)) {
+        for c in r.counts.iter_mut() {
+            c.1 += n;
+        }
+    }
+    std::fs::write(root.join("proc/interrupts.new"), format_interrupts(&p)).unwrap();
+    std::fs::rename(root.join("proc/interrupts.new"), path).unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn live_heatmap_follows_the_agent_in_chromium() {
+    if std::env::var("IRQSCOPE_SKIP_BROWSER").as_deref() == Ok("1") {
+        eprintln!("IRQSCOPE_SKIP_BROWSER=1: browser test skipped");
+        return;
+    }
+    let (Some(chromium), Some(driver)) = (find_program(&["chromium", "chromium-browser"]), find_program(&["chromedriver"])) else {
+        panic!("the live browser test needs Debian's `chromium` and `chromium-driver` (or IRQSCOPE_SKIP_BROWSER=1)");
+    };
+    let root = std::env::temp_dir().join(format!("irqscope-live-browser-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&root);
+    copy_dir(&Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/live/x86-nvme-vm"), &root);
+    std::fs::write(root.join("token"), TOKEN).unwrap();
+
+    let (live, _) = LiveState::new(Tokens::parse(TOKEN).unwrap(), None).unwrap();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    let app = web::app(AppState { live, ..AppState::default() });
+    let server = tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    let _agent = Kill(
+        Command::new(env!("CARGO_BIN_EXE_irqscope-agent"))
+            .args(["push", "--server", &base, "--host", "vm1", "--interval-ms", "300"])
+            .arg("--root")
+            .arg(&root)
+            .arg("--token-file")
+            .arg(root.join("token"))
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    let port = free_port();
+    let _driver = Kill(Command::new(&driver).arg(format!("--port={port}")).stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap());
+    let started = Instant::now();
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(started.elapsed() < Duration::from_secs(20), "chromedriver did not listen");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let profile = root.join("profile");
+    let mut caps = serde_json::Map::new();
+    caps.insert(
+        "goog:chromeOptions".into(),
+        json!({"binary": chromium, "args": ["--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+            "--no-first-run", "--window-size=1400,1100", format!("--user-data-dir={}", profile.display())]}),
+    );
+    let c = ClientBuilder::new(HttpConnector::new()).capabilities(caps).connect(&format!("http://127.0.0.1:{port}")).await.unwrap();
+
+    // Wait for the host to exist, then open its page once.
+    let started = Instant::now();
+    loop {
+        c.goto(&format!("{base}/live/vm1")).await.unwrap();
+        if c.find(Locator::Css("#live-heatmap svg")).await.is_ok() {
+            break;
+        }
+        assert!(started.elapsed() < Duration::from_secs(20), "live page never appeared");
+        tokio::time::sleep(Duration::from_millis(300)).await;
+    }
+    let marker: serde_json::Value = c.execute("window.__irqscope_marker = 42; return 1;", vec![]).await.unwrap();
+    assert_eq!(marker, json!(1));
+    // Cells with a non-zero value, as the page shows them now.
+    let hot_cells = r#"return Array.from(document.querySelectorAll('#live-heatmap rect.cpu')).filter(r => r.dataset.v !== '0').map(r => r.dataset.cpu).join(',');"#;
+    let wait_cells = |want_nonempty: bool| {
+        let c = c.clone();
+        async move {
+            let started = Instant::now();
+            loop {
+                let v = c.execute(hot_cells, vec![]).await.unwrap();
+                let s = v.as_str().unwrap_or("").to_string();
+                if s.is_empty() != want_nonempty {
+                    return s;
+                }
+                assert!(started.elapsed() < Duration::from_secs(20), "heatmap did not change (hot cells {s:?})");
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+        }
+    };
+    wait_cells(false).await;
+    advance(&root, "nvme2", 50_000);
+    let hot = wait_cells(true).await;
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/screenshots");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("live-heatmap.png"), c.screenshot().await.unwrap()).unwrap();
+    assert!(hot.split(',').count() >= 4, "nvme2's queues land on several CPUs: {hot}");
+    // Still the same page (no reload): the marker survived.
+    let still: serde_json::Value = c.execute("return window.__irqscope_marker;", vec![]).await.unwrap();
+    assert_eq!(still, json!(42), "the page reloaded");
+    // The table sorts by rate: the busiest IRQ first after clicking the rate header.
+    c.find(Locator::Css("#irq-table th:nth-child(6)")).await.unwrap().click().await.unwrap();
+    let first = c.find(Locator::Css("#irq-rows tr:first-child td:nth-child(2)")).await.unwrap().text().await.unwrap();
+    // Rates may have dropped back to 0 by now; then any order is right, else nvme2 leads.
+    let rates_on = !c.execute(hot_cells, vec![]).await.unwrap().as_str().unwrap_or("").is_empty();
+    assert!(!rates_on || first.starts_with("nvme2"), "first row {first:?}");
+    c.close().await.unwrap();
+    server.abort();
+    let _ = std::fs::remove_dir_all(&root);
+}
