@@ -6,54 +6,8 @@ use irqscope::kernel::{group_cpus_evenly, SortGen, Variant};
 use irqscope::topology::{format_cpulist, parse_cpulist, CpuSet, Topology, TopologySpec};
 use proptest::prelude::*;
 
-/// A random machine: 1-5 nodes (some may be empty), SMT 1-2, clusters of 1-4 cores or none,
-/// some CPUs possible but not present.
-fn machine() -> impl Strategy<Value = Topology> {
-    (
-        prop::collection::vec(0u32..12, 1..5),
-        1u32..3,
-        0u32..5,
-        prop::collection::vec(any::<bool>(), 64),
-    )
-        .prop_map(|(cores_per_node, threads, cluster_cores, absent)| {
-            let mut nodes = Vec::new();
-            let mut smt = Vec::new();
-            let mut clusters = Vec::new();
-            let mut next = 0u32;
-            for &cores in &cores_per_node {
-                let first = next;
-                let mut core_sets = Vec::new();
-                for _ in 0..cores {
-                    let set: CpuSet = (next..next + threads).collect();
-                    next += threads;
-                    core_sets.push(set);
-                }
-                if cluster_cores > 0 {
-                    for chunk in core_sets.chunks(cluster_cores as usize) {
-                        let mut c = CpuSet::default();
-                        chunk.iter().for_each(|s| c.or_assign(s));
-                        clusters.push(c.to_cpulist());
-                    }
-                }
-                smt.extend(core_sets.iter().filter(|s| s.weight() > 1).map(CpuSet::to_cpulist));
-                nodes.push(format_cpulist(&(first..next).collect()));
-            }
-            if next == 0 {
-                nodes[0] = "0".into();
-                next = 1;
-            }
-            let present: CpuSet = (0..next).filter(|&c| c == 0 || !absent[c as usize % 64]).collect();
-            let spec = TopologySpec {
-                name: "random".into(),
-                nodes: Some(nodes),
-                smt,
-                clusters,
-                present: Some(present.to_cpulist()),
-                ..TopologySpec::default()
-            };
-            Topology::new(&spec).expect("generated topologies are valid")
-        })
-}
+mod common;
+use common::machines::machine;
 
 fn variant() -> impl Strategy<Value = Variant> {
     prop::sample::select(Variant::ALL.to_vec())

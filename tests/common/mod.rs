@@ -1,3 +1,5 @@
 //! Helpers shared by integration tests.
+#![allow(dead_code)]
 
 pub mod browser;
+pub mod machines;
