@@ -261,3 +261,17 @@ async fn big_machines_fold_and_zoom() {
     assert_eq!(r.body.matches("<rect class=\"cpu").count(), 512, "zoom draws one node unfolded");
     assert!(r.body.len() < 4 << 20, "page is {} bytes", r.body.len());
 }
+
+#[tokio::test]
+async fn every_page_links_the_other_views_in_the_top_bar() {
+    let s = link_of(&seed_spec("cluster"));
+    for page in ["/".to_string(), format!("/s/{s}"), "/sweep".into(), "/mana".into(), "/sched".into(), "/live".into(), format!("/compare?s={s}&a=cluster&b=rotation")] {
+        let r = get(&page).await;
+        assert_eq!(r.status, StatusCode::OK, "{page}: {}", r.body);
+        let nav = &r.body[r.body.find("<nav>").unwrap_or_else(|| panic!("{page}: no nav"))..];
+        let nav = &nav[..nav.find("</nav>").unwrap()];
+        for (id, href) in [("nav-sweep", "/sweep"), ("nav-mana", "/mana"), ("nav-sched", "/sched"), ("nav-live", "/live")] {
+            assert!(nav.contains(&format!("href=\"{href}\" id=\"{id}\"")), "{page}: {id} missing from {nav}");
+        }
+    }
+}
