@@ -281,6 +281,28 @@
     if (t) highlight(t.dataset.cpus || t.dataset.cpu, false);
   });
 
+  // One tooltip for every [data-tip]: large pictures carry a data-tip per element instead of
+  // a <title>, which keeps the page small.
+  let tipBox = null;
+  document.addEventListener("mouseover", (e) => {
+    const t = e.target.closest && e.target.closest("[data-tip]");
+    if (!t) {
+      if (tipBox) tipBox.hidden = true;
+      return;
+    }
+    if (!tipBox) {
+      tipBox = el("div", { class: "tip", id: "tip" });
+      document.body.append(tipBox);
+    }
+    tipBox.textContent = t.dataset.tip;
+    tipBox.hidden = false;
+  });
+  document.addEventListener("mousemove", (e) => {
+    if (!tipBox || tipBox.hidden) return;
+    tipBox.style.left = e.pageX + 12 + "px";
+    tipBox.style.top = e.pageY + 12 + "px";
+  });
+
   async function copy(text, button) {
     try {
       await navigator.clipboard.writeText(text);
