@@ -275,3 +275,22 @@ async fn every_page_links_the_other_views_in_the_top_bar() {
         }
     }
 }
+
+/// The editor gets the machine in explicit form and each node's CPUs and package, so it can
+/// keep an irregular machine exactly; and the proposal names for the kernel controls.
+#[tokio::test]
+async fn editor_state_carries_the_exact_machine() {
+    let r = get("/?preset=intel-core-ultra-7-265k&devices=4").await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+    let at = r.body.find("data-state=\"").unwrap() + 12;
+    let raw = &r.body[at..at + r.body[at..].find('"').unwrap()];
+    let json = raw.replace("&quot;", "\"").replace("&#34;", "\"").replace("&#39;", "'").replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&");
+    let state: Value = serde_json::from_str(&json).unwrap();
+    let want = irqscope::catalogue::get("intel-core-ultra-7-265k").unwrap().to_spec();
+    let base: irqscope::topology::TopologySpec = serde_json::from_value(state["editor"]["base"].clone()).unwrap();
+    assert_eq!(base, want);
+    assert_eq!(state["editor"]["preset"], "intel-core-ultra-7-265k");
+    assert_eq!(state["editor"]["nodes"][0]["cpus"], "0-19");
+    assert_eq!(state["editor"]["nodes"][0]["package"], 0);
+    assert!(state["proposals"].as_array().unwrap().iter().any(|p| p == "offset-by-probed"));
+}
