@@ -37,41 +37,117 @@
   }
 
   // ---- the editor model → a TopologySpec ----
-  function buildTopology(ed) {
-    const nodes = ed.nodes;
-    const totalCores = nodes.reduce((n, x) => n + x.cores, 0);
-    const nodeLists = [], smt = [], clusters = [], absent = new Set(), offline = new Set();
-    let next = 0, coreBase = 0;
-    for (const node of nodes) {
-      const cpus = [];
-      const cores = [];
-      for (let k = 0; k < node.cores; k++) {
-        const threads = [];
-        for (let t = 0; t < node.threads; t++) {
-          const cpu = ed.smt_numbering === "offset" ? coreBase + k + t * totalCores : next++;
-          threads.push(cpu);
-          cpus.push(cpu);
-        }
-        cores.push(threads);
-        if (threads.length > 1) smt.push(cpulist(threads));
-      }
-      coreBase += node.cores;
-      if (node.cluster > 0) {
-        for (let k = 0; k < cores.length; k += node.cluster) clusters.push(cpulist(cores.slice(k, k + node.cluster).flat()));
-      }
-      nodeLists.push(cpulist(cpus));
-      const mine = new Set(cpus);
-      for (const c of parseList(node.absent)) if (mine.has(c)) absent.add(c);
-      for (const c of parseList(node.offline)) if (mine.has(c)) offline.add(c);
+  // The editor works on the machine in explicit form (ed.base). A node is kept exactly (its
+  // CPU ids, SMT sets, clusters) until the user changes its shape (cores, SMT, cores per
+  // cluster); then only that node is regenerated as a regular shape, reusing its CPU ids first.
+  const ids = (text) => [...parseList(text)].sort((a, b) => a - b);
+  const sortedLists = (sets) => sets.map((s) => cpulist(s)).sort();
+
+  // A regular node over `cpus` (ascending ids): SMT siblings adjacent or offset within the node,
+  // clusters of `cluster` consecutive cores.
+  function genNode(n, cpus, numbering) {
+    const T = Math.max(1, n.threads), C = n.cores;
+    const cores = [];
+    for (let k = 0; k < C; k++) {
+      const threads = [];
+      for (let t = 0; t < T; t++) threads.push(cpus[numbering === "offset" ? k + t * C : k * T + t]);
+      cores.push(threads);
     }
-    const all = nodeLists.flatMap((l) => [...parseList(l)]);
-    const present = all.filter((c) => !absent.has(c));
-    const online = present.filter((c) => !offline.has(c));
+    const smt = cores.filter((c) => c.length > 1);
+    const clusters = [];
+    if (n.cluster > 0) for (let k = 0; k < C; k += n.cluster) clusters.push(cores.slice(k, k + n.cluster).flat());
+    return { cpus: cores.flat(), smt, clusters };
+  }
+
+  // Per node: its CPUs, SMT sets and clusters in `base`, and why its shape fields do not
+  // reproduce it (empty when they do).
+  function readBase(ed) {
+    const base = ed.base;
+    const smtSets = (base.smt || []).map(ids);
+    const clusterSets = (base.clusters || []).map(ids);
+    ed.nodes.forEach((n) => {
+      const mine = ids(n.cpus);
+      const has = new Set(mine);
+      n.orig = mine;
+      n.orig_package = n.package;
+      const smt = smtSets.filter((s) => has.has(s[0]));
+      const clusters = clusterSets.filter((s) => s.some((c) => has.has(c)));
+      const why = [];
+      const threadCounts = new Set(mine.map((c) => (smt.find((s) => s.includes(c)) || [c]).length));
+      if (threadCounts.size > 1) why.push("cores with " + [...threadCounts].sort().join(" and ") + " threads");
+      if (clusters.some((s) => s.some((c) => !has.has(c)))) why.push("clusters span nodes");
+      const sizes = new Set(clusters.map((s) => s.length));
+      if (sizes.size > 1) why.push("clusters of " + [...sizes].sort((a, b) => a - b).join(", ") + " CPUs");
+      if (!why.length) {
+        const g = genNode(n, mine, ed.smt_numbering);
+        const same = g.cpus.length === mine.length && g.cpus.every((c) => c !== undefined) &&
+          sortedLists(g.smt).join(" ") === sortedLists(smt).join(" ") &&
+          sortedLists(g.clusters).join(" ") === sortedLists(clusters).join(" ");
+        if (!same) why.push("CPU ids or clusters not in a regular order");
+      }
+      n.irregular = why.join("; ");
+    });
+  }
+
+  function buildTopology(ed) {
+    const base = ed.base;
+    // Package of each CPU in the base machine (default: one per node with CPUs).
+    const pkg0 = new Map();
+    if ((base.packages || []).length) base.packages.forEach((l, i) => parseList(l).forEach((c) => pkg0.set(c, i)));
+    else (base.nodes || []).filter((l) => l !== "").forEach((l, i) => parseList(l).forEach((c) => pkg0.set(c, i)));
+    // Kept nodes first: their CPUs are taken; regenerated nodes reuse their own old ids, then
+    // fresh ids above every id the machine had.
+    let next = 0;
+    ed.nodes.forEach((n) => (n.orig || []).forEach((c) => { next = Math.max(next, c + 1); }));
+    const nodeCpus = ed.nodes.map((n) => {
+      if (!n.regen) return n.orig;
+      const need = n.cores * Math.max(1, n.threads);
+      const cpus = n.orig.slice(0, need);
+      while (cpus.length < need) cpus.push(next++);
+      return cpus;
+    });
+    const kept = new Set();
+    ed.nodes.forEach((n, i) => { if (!n.regen) nodeCpus[i].forEach((c) => kept.add(c)); });
+    let smt = [], clusters = [];
+    for (const l of base.smt || []) { const s = ids(l); if (kept.has(s[0])) smt.push(s); }
+    for (const l of base.clusters || []) { const s = ids(l).filter((c) => kept.has(c)); if (s.length) clusters.push(s); }
+    const pkg = new Map();
+    ed.nodes.forEach((n, i) => {
+      if (n.regen) {
+        const g = genNode(n, nodeCpus[i], ed.smt_numbering);
+        smt = smt.concat(g.smt);
+        clusters = clusters.concat(g.clusters);
+      }
+      for (const c of nodeCpus[i]) {
+        const edited = n.package !== null && n.package !== n.orig_package;
+        pkg.set(c, edited || n.regen || !pkg0.has(c) ? (n.package ?? n.orig_package ?? pkg0.get(n.orig[0]) ?? 0) : pkg0.get(c));
+      }
+    });
+    const absent = new Set(), offline = new Set();
+    ed.nodes.forEach((n, i) => {
+      const mine = new Set(nodeCpus[i]);
+      for (const c of parseList(n.absent)) if (mine.has(c)) absent.add(c);
+      for (const c of parseList(n.offline)) if (mine.has(c)) offline.add(c);
+    });
+    // CPU 0 must exist: when it went with a removed node, number the CPUs from 0 in order.
+    const all = nodeCpus.flat().sort((a, b) => a - b);
+    let map = (c) => c;
+    if (all.length && all[0] !== 0) {
+      const rank = new Map(all.map((c, i) => [c, i]));
+      map = (c) => rank.get(c);
+    }
+    const list = (cpus) => cpulist(cpus.map(map));
+    const nodeLists = nodeCpus.map(list);
+    const byPkg = new Map();
+    for (const [c, p] of pkg) byPkg.set(p, (byPkg.get(p) || []).concat([c]));
+    const pkgLists = [...byPkg.keys()].sort((a, b) => a - b).map((p) => list(byPkg.get(p)));
     const spec = { name: ed.name, nodes: nodeLists, distances: ed.distances };
-    if (smt.length) spec.smt = smt;
-    if (clusters.length) spec.clusters = clusters;
-    if (absent.size) spec.present = cpulist(present);
-    if (offline.size) spec.online = cpulist(online);
+    if (smt.length) spec.smt = smt.map(list);
+    if (clusters.length) spec.clusters = clusters.map(list);
+    if (pkgLists.join(" ") !== nodeLists.filter((l) => l !== "").join(" ")) spec.packages = pkgLists;
+    const present = all.filter((c) => !absent.has(c));
+    if (absent.size) spec.present = list(present);
+    if (offline.size) spec.online = list(present.filter((c) => !offline.has(c)));
     return spec;
   }
 
@@ -142,18 +218,48 @@
     schedule();
   }
 
-  // Topology edited: from now on the scenario carries it inline.
-  function topologyChanged() {
+  // Topology edited: from now on the scenario carries it inline, named after where it came from.
+  // `redraw` false: the inputs stay as they are (keeps focus while tabbing through them).
+  function topologyChanged(redraw) {
     const ed = state.editor;
-    if (!ed.name.startsWith("custom")) ed.name = "custom (from " + ed.name + ")";
+    if (!ed.name.startsWith("custom")) ed.name = "custom (from " + (ed.preset || ed.name) + ")";
     state.spec.topology = buildTopology(ed);
-    renderTopology();
+    if (redraw === false) $("#topo-name").textContent = ed.name;
+    else renderTopology();
+    renderPresetChoice();
     changed();
+  }
+  // A node's shape changed: that node is regenerated from its shape.
+  function reshape(n) {
+    n.regen = true;
+    topologyChanged();
   }
 
   const num = (value, min, max, onset, attrs) =>
     el("input", Object.assign({ type: "number", min, max, value, onchange: (e) => onset(Math.max(min, Math.min(max, parseInt(e.target.value, 10) || 0))) }, attrs || {}));
+  // A number that may be left empty (an unset optional field).
+  const optnum = (value, min, max, onset, attrs) =>
+    el("input", Object.assign({ type: "number", min, max, value: value ?? "", placeholder: "-", onchange: (e) => {
+      const v = e.target.value.trim();
+      onset(v === "" ? "" : Math.max(min, Math.min(max, parseInt(v, 10) || 0)));
+    } }, attrs || {}));
   const txt = (value, onset, attrs) => el("input", Object.assign({ type: "text", value, onchange: (e) => onset(e.target.value.trim()) }, attrs || {}));
+  const check = (on, onset, attrs) => {
+    const c = el("input", Object.assign({ type: "checkbox", onchange: (e) => onset(e.target.checked) }, attrs || {}));
+    c.checked = on;
+    return c;
+  };
+  const choose = (value, options, onset, attrs) => {
+    const s = el("select", Object.assign({ onchange: (e) => onset(e.target.value) }, attrs || {}), ...options.map(([v, t]) => el("option", { value: v, text: t })));
+    s.value = value;
+    return s;
+  };
+
+  function nodeStatus(n) {
+    if (n.regen) return ["regen", "regenerated: " + n.cores + " cores × " + Math.max(1, n.threads) + " threads" + (n.cluster ? ", clusters of " + n.cluster + " cores" : "")];
+    if (n.irregular) return ["irregular", "irregular (" + n.irregular + "): kept exactly; changing cores, SMT or cores/cluster regenerates this node"];
+    return ["exact", "kept exactly"];
+  }
 
   function renderTopology() {
     const ed = state.editor;
@@ -161,26 +267,29 @@
     box.replaceChildren();
     box.append(el("div", { class: "row" },
       el("span", { text: ed.name, id: "topo-name" }),
-      el("label", {}, "SMT numbering ",
-        (() => {
-          const s = el("select", { id: "smt-numbering", onchange: (e) => { ed.smt_numbering = e.target.value; topologyChanged(); } },
-            el("option", { value: "adjacent", text: "adjacent (2k, 2k+1)" }), el("option", { value: "offset", text: "offset (k, k+N)" }));
-          s.value = ed.smt_numbering;
-          return s;
-        })())));
-    const table = el("table", { id: "nodes" }, el("tr", {}, ...["node", "cores", "SMT", "cores/cluster", "offline", "not present", ""].map((h) => el("th", { text: h }))));
+      el("label", { title: "changing the numbering regenerates every node" }, "SMT numbering ",
+        choose(ed.smt_numbering, [["adjacent", "adjacent (2k, 2k+1)"], ["offset", "offset (k, k+N)"]], (v) => {
+          ed.smt_numbering = v;
+          ed.nodes.forEach((n) => { n.regen = true; });
+          topologyChanged();
+        }, { id: "smt-numbering" }))));
+    box.append(el("p", { class: "note", id: "topo-note", text: "Offline and not-present CPUs, packages and distances are edited on the machine as it is. Changing a node's cores, SMT or cores/cluster regenerates that node as a regular shape (reusing its CPU ids); the other nodes stay exactly as they are." }));
+    const built = state.spec.topology && state.spec.topology.nodes;
+    const table = el("table", { id: "nodes" }, el("tr", {}, ...["node", "CPUs", "cores", "SMT", "cores/cluster", "package", "offline", "not present", "", ""].map((h) => el("th", { text: h }))));
     ed.nodes.forEach((n, i) => {
-      table.append(el("tr", { class: "node-row" },
+      const [cls, status] = nodeStatus(n);
+      table.append(el("tr", { class: "node-row " + cls, "data-status": cls },
         el("td", { text: String(i) }),
-        el("td", {}, num(n.cores, 0, 4096, (v) => { n.cores = v; topologyChanged(); }, { class: "cores" })),
-        el("td", {}, el("label", {}, (() => {
-          const c = el("input", { type: "checkbox", class: "smt", onchange: (e) => { n.threads = e.target.checked ? 2 : 1; topologyChanged(); } });
-          c.checked = n.threads > 1;
-          return c;
-        })(), "on")),
-        el("td", {}, num(n.cluster, 0, 4096, (v) => { n.cluster = v; topologyChanged(); }, { class: "cluster" })),
-        el("td", {}, txt(n.offline, (v) => { n.offline = v; topologyChanged(); }, { class: "offline", placeholder: "cpulist" })),
-        el("td", {}, txt(n.absent, (v) => { n.absent = v; topologyChanged(); }, { class: "absent", placeholder: "cpulist" })),
+        el("td", { class: "cpus", text: (built && built[i] !== undefined ? built[i] : n.cpus) || "-" }),
+        el("td", {}, num(n.cores, 0, 4096, (v) => { n.cores = v; reshape(n); }, { class: "cores" })),
+        el("td", {}, el("label", {}, check(n.threads > 1, (on) => { n.threads = on ? 2 : 1; reshape(n); }, { class: "smt" }), "on")),
+        el("td", {}, num(n.cluster, 0, 4096, (v) => { n.cluster = v; reshape(n); }, { class: "cluster" })),
+        el("td", {}, n.package === null
+          ? el("span", { class: "package mixed", text: "mixed", title: "this node's CPUs are in several packages; kept as they are" })
+          : num(n.package, 0, 1023, (v) => { n.package = v; topologyChanged(false); }, { class: "package" })),
+        el("td", {}, txt(n.offline, (v) => { n.offline = v; topologyChanged(false); }, { class: "offline", placeholder: "cpulist" })),
+        el("td", {}, txt(n.absent, (v) => { n.absent = v; topologyChanged(false); }, { class: "absent", placeholder: "cpulist" })),
+        el("td", { class: "status", text: status }),
         el("td", {}, el("button", { type: "button", class: "del-node", text: "×", title: "remove node", onclick: () => {
           if (ed.nodes.length <= 1) return;
           ed.nodes.splice(i, 1);
@@ -192,14 +301,15 @@
     box.append(table);
     box.append(el("button", { type: "button", id: "add-node", text: "add node", onclick: () => {
       const last = ed.nodes[ed.nodes.length - 1] || { cores: 4, threads: 2, cluster: 0 };
-      ed.nodes.push({ cores: last.cores, threads: last.threads, cluster: last.cluster, offline: "", absent: "" });
+      const pkg = Math.max(-1, ...ed.nodes.map((n) => n.package ?? n.orig_package ?? 0)) + 1;
+      ed.nodes.push({ cores: last.cores, threads: last.threads, cluster: last.cluster, offline: "", absent: "", cpus: "", orig: [], package: pkg, orig_package: null, irregular: "", regen: true });
       ed.distances.forEach((row) => row.push(20));
       ed.distances.push(ed.nodes.map((_, j) => (j === ed.nodes.length - 1 ? 10 : 20)));
       topologyChanged();
     } }));
     const dist = el("table", { class: "dist", id: "distances" }, el("tr", {}, el("th", { text: "distance" }), ...ed.nodes.map((_, j) => el("th", { text: String(j) }))));
     ed.distances.forEach((row, a) => {
-      dist.append(el("tr", {}, el("th", { text: String(a) }), ...row.map((d, b) => el("td", {}, num(d, 10, 254, (v) => { row[b] = v; topologyChanged(); })))));
+      dist.append(el("tr", {}, el("th", { text: String(a) }), ...row.map((d, b) => el("td", {}, num(d, 10, 254, (v) => { row[b] = v; topologyChanged(false); })))));
     });
     box.append(el("details", {}, el("summary", { text: "distance matrix" }), dist));
   }
@@ -208,27 +318,38 @@
     const box = $("#dev-editor");
     box.replaceChildren();
     const devs = state.spec.devices;
-    const table = el("table", { id: "devices" }, el("tr", {}, ...["name", "count", "queues", "pre", "post", "sets", "managed", "blk-mq", ""].map((h) => el("th", { text: h }))));
+    const heads = ["name", "count", "queues", "pre", "post", "sets", "managed", "node", "blk-mq", "blk-mq queues", "driver", "patched", "MSI-X", ""];
+    const table = el("table", { id: "devices" }, el("tr", {}, ...heads.map((h) => el("th", { text: h }))));
     devs.forEach((d, i) => {
       const set = (k, v) => { if (v === "" || v === null) delete d[k]; else d[k] = v; changed(); };
-      table.append(el("tr", { class: "dev-row" },
+      const mana = d.driver === "mana";
+      table.append(el("tr", { class: "dev-row" + (mana ? " mana" : "") },
         el("td", {}, txt(d.name || "", (v) => set("name", v), { class: "name" })),
         el("td", {}, num(d.count ?? 1, 1, 256, (v) => set("count", v), { class: "count" })),
         el("td", {}, num(d.queues, 0, 2048, (v) => set("queues", v), { class: "queues" })),
         el("td", {}, num(d.pre ?? 0, 0, 2048, (v) => set("pre", v), { class: "pre" })),
         el("td", {}, num(d.post ?? 0, 0, 2048, (v) => set("post", v), { class: "post" })),
         el("td", {}, txt((d.sets || []).join("+"), (v) => set("sets", v ? v.split("+").map((x) => parseInt(x, 10)) : ""), { class: "sets", placeholder: "4+2" })),
-        el("td", {}, (() => {
-          const c = el("input", { type: "checkbox", class: "managed", onchange: (e) => set("managed", e.target.checked ? "" : false) });
-          c.checked = d.managed !== false;
-          return c;
-        })()),
-        el("td", {}, (() => {
-          const s = el("select", { class: "blkmq", onchange: (e) => set("blk_mq", e.target.value) },
-            el("option", { value: "", text: "-" }), el("option", { value: "irq", text: "irq" }), el("option", { value: "cpumap", text: "cpumap" }));
-          s.value = d.blk_mq || "";
-          return s;
-        })()),
+        el("td", {}, mana
+          ? el("span", { class: "managed", text: "no", title: "MANA IRQs are not managed" })
+          : check(d.managed !== false, (on) => set("managed", on ? "" : false), { class: "managed" })),
+        el("td", {}, optnum(d.node, 0, 1023, (v) => set("node", v), { class: "node" })),
+        el("td", {}, choose(d.blk_mq || "", [["", "-"], ["irq", "irq"], ["cpumap", "cpumap"]], (v) => set("blk_mq", v), { class: "blkmq" })),
+        el("td", {}, optnum(d.blk_mq_queues, 0, 2048, (v) => set("blk_mq_queues", v), { class: "blkmq-queues" })),
+        el("td", {}, choose(d.driver || "", [["", "generic"], ["mana", "MANA"]], (v) => {
+          if (v === "mana") {
+            d.driver = "mana";
+            delete d.managed;
+          } else {
+            delete d.driver;
+            delete d.patched;
+            delete d.msix;
+          }
+          renderDevices();
+          changed();
+        }, { class: "driver" })),
+        el("td", {}, check(!!d.patched, (on) => set("patched", on ? true : ""), Object.assign({ class: "patched", title: "MANA: the driver after the low-vCPU affinity patch" }, mana ? {} : { disabled: "" }))),
+        el("td", {}, choose(d.msix || "dynamic", [["dynamic", "dynamic"], ["static", "static"]], (v) => set("msix", v === "dynamic" ? "" : v), Object.assign({ class: "msix" }, mana ? {} : { disabled: "" }))),
         el("td", {}, el("button", { type: "button", class: "del-dev", text: "×", onclick: () => { devs.splice(i, 1); renderDevices(); changed(); } }))));
     });
     box.append(table, el("button", { type: "button", id: "add-dev", text: "add device", onclick: () => { devs.push({ queues: 8 }); renderDevices(); changed(); } }));
@@ -246,15 +367,34 @@
       el("label", {}, "variant ", sel("variant", state.variants, "variant")),
       el("label", {}, "heapsort ", sel("sort", state.sorts, "sort")),
       el("label", {}, "effective CPU ", sel("effective", state.effectives, "effective")),
-      el("label", {}, "counter ", num(state.spec.spread_counter || 0, 0, 4294967295, (v) => { state.spec.spread_counter = v; changed(); }, { id: "counter" })));
+      el("label", {}, "counter ", num(state.spec.spread_counter || 0, 0, 4294967295, (v) => { state.spec.spread_counter = v; changed(); }, { id: "counter" })),
+      el("label", { title: "a proposal forms the managed masks instead of the kernel variant" }, "proposal ",
+        choose(state.spec.proposal || "", [["", "none (the kernel)"]].concat((state.proposals || []).map((p) => [p, p])), (v) => {
+          if (v) state.spec.proposal = v;
+          else delete state.spec.proposal;
+          changed();
+        }, { id: "proposal" })));
+  }
+
+  // The machine choice: a preset, the blank machine, or the edited machine (named after the
+  // preset it came from).
+  function renderPresetChoice() {
+    const s = $("#preset");
+    const inline = typeof state.spec.topology !== "string";
+    const ed = state.editor;
+    const label = ed.name.startsWith("custom") ? ed.name : "custom: " + ed.name;
+    s.replaceChildren(
+      ...(inline ? [el("option", { value: "custom", id: "custom-choice", text: label })] : []),
+      el("option", { value: "blank", text: "blank machine" }),
+      ...state.presets.map((p) => el("option", { value: p, text: p })));
+    s.value = inline ? "custom" : state.spec.topology;
   }
 
   function renderPresets() {
+    renderPresetChoice();
     const s = $("#preset");
-    s.replaceChildren(el("option", { value: "blank", text: "blank machine" }), ...state.presets.map((p) => el("option", { value: p, text: p })));
-    s.value = typeof state.spec.topology === "string" ? state.spec.topology : "blank";
     $("#load-preset").addEventListener("click", () => {
-      location.href = "/?preset=" + encodeURIComponent(s.value);
+      if (s.value !== "custom") location.href = "/?preset=" + encodeURIComponent(s.value);
     });
   }
 
@@ -279,6 +419,28 @@
   document.addEventListener("mouseout", (e) => {
     const t = e.target.closest && e.target.closest("[data-cpus],[data-cpu]");
     if (t) highlight(t.dataset.cpus || t.dataset.cpu, false);
+  });
+
+  // One tooltip for every [data-tip]: large pictures carry a data-tip per element instead of
+  // a <title>, which keeps the page small.
+  let tipBox = null;
+  document.addEventListener("mouseover", (e) => {
+    const t = e.target.closest && e.target.closest("[data-tip]");
+    if (!t) {
+      if (tipBox) tipBox.hidden = true;
+      return;
+    }
+    if (!tipBox) {
+      tipBox = el("div", { class: "tip", id: "tip" });
+      document.body.append(tipBox);
+    }
+    tipBox.textContent = t.dataset.tip;
+    tipBox.hidden = false;
+  });
+  document.addEventListener("mousemove", (e) => {
+    if (!tipBox || tipBox.hidden) return;
+    tipBox.style.left = e.pageX + 12 + "px";
+    tipBox.style.top = e.pageY + 12 + "px";
   });
 
   async function copy(text, button) {
@@ -312,6 +474,7 @@
     const qs = new URLSearchParams(location.search);
     view.metric = qs.get("metric") || "";
     view.node = qs.get("node") || "";
+    readBase(state.editor);
     renderPresets();
     renderTopology();
     renderDevices();

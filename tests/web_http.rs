@@ -261,3 +261,36 @@ async fn big_machines_fold_and_zoom() {
     assert_eq!(r.body.matches("<rect class=\"cpu").count(), 512, "zoom draws one node unfolded");
     assert!(r.body.len() < 4 << 20, "page is {} bytes", r.body.len());
 }
+
+#[tokio::test]
+async fn every_page_links_the_other_views_in_the_top_bar() {
+    let s = link_of(&seed_spec("cluster"));
+    for page in ["/".to_string(), format!("/s/{s}"), "/sweep".into(), "/mana".into(), "/sched".into(), "/live".into(), format!("/compare?s={s}&a=cluster&b=rotation")] {
+        let r = get(&page).await;
+        assert_eq!(r.status, StatusCode::OK, "{page}: {}", r.body);
+        let nav = &r.body[r.body.find("<nav>").unwrap_or_else(|| panic!("{page}: no nav"))..];
+        let nav = &nav[..nav.find("</nav>").unwrap()];
+        for (id, href) in [("nav-sweep", "/sweep"), ("nav-mana", "/mana"), ("nav-sched", "/sched"), ("nav-live", "/live")] {
+            assert!(nav.contains(&format!("href=\"{href}\" id=\"{id}\"")), "{page}: {id} missing from {nav}");
+        }
+    }
+}
+
+/// The editor gets the machine in explicit form and each node's CPUs and package, so it can
+/// keep an irregular machine exactly; and the proposal names for the kernel controls.
+#[tokio::test]
+async fn editor_state_carries_the_exact_machine() {
+    let r = get("/?preset=intel-core-ultra-7-265k&devices=4").await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+    let at = r.body.find("data-state=\"").unwrap() + 12;
+    let raw = &r.body[at..at + r.body[at..].find('"').unwrap()];
+    let json = raw.replace("&quot;", "\"").replace("&#34;", "\"").replace("&#39;", "'").replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&");
+    let state: Value = serde_json::from_str(&json).unwrap();
+    let want = irqscope::catalogue::get("intel-core-ultra-7-265k").unwrap().to_spec();
+    let base: irqscope::topology::TopologySpec = serde_json::from_value(state["editor"]["base"].clone()).unwrap();
+    assert_eq!(base, want);
+    assert_eq!(state["editor"]["preset"], "intel-core-ultra-7-265k");
+    assert_eq!(state["editor"]["nodes"][0]["cpus"], "0-19");
+    assert_eq!(state["editor"]["nodes"][0]["package"], 0);
+    assert!(state["proposals"].as_array().unwrap().iter().any(|p| p == "offset-by-probed"));
+}

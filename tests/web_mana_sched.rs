@@ -371,3 +371,24 @@ async fn scenario_with_a_mana_device_over_http() {
     let bad = get("/?preset=azure-4vcpu-smt2&devices=4:driver=mana,managed=yes").await;
     assert_bad(&bad, "not managed");
 }
+
+/// A 96-CPU machine: the page once weighed about 2 MB (a rect and a tooltip per grid cell).
+/// Large grids fold runs of identical cells and leave tooltips to one hover script.
+#[tokio::test]
+async fn mana_page_for_96_cpus_stays_small() {
+    const PAGE_BYTES_MAX: usize = 500_000;
+    for query in ["/mana?preset=azure-l96as-v4", "/mana?preset=azure-l96as-v4&node=1&mode=static&irqaffinity=0-3", "/mana?preset=azure-d96plds-v6&max_msix=97"] {
+        let r = get(query).await;
+        assert_ok(&r);
+        assert!(r.body.len() < PAGE_BYTES_MAX, "{query}: the page is {} bytes", r.body.len());
+        let link = link_in(&r.body, "/m/");
+        let json: Value = serde_json::from_str(&get(&format!("/m/{link}/json")).await.body).unwrap();
+        for (grid, version) in [("grid-unpatched", "unpatched"), ("grid-patched", "patched"), ("grid-focus", "unpatched")] {
+            let want: Vec<u32> = json[version]["effective_cpus"].as_array().unwrap().iter().map(|v| v.as_u64().unwrap() as u32).collect();
+            assert_eq!(dots(&r.body, grid), want, "{query}: {grid} has one dot per IRQ on its effective CPU");
+        }
+        assert_eq!(r.body.matches("<rect class=\"cell").count(), 0, "{query}: cells fold into runs");
+        assert!(r.body.contains("<rect class=\"run") && r.body.contains("data-tip="), "{query}");
+        eprintln!("{query}: {} bytes", r.body.len());
+    }
+}

@@ -9,8 +9,20 @@ use std::fmt::Write;
 
 /// Grids larger than this many cells are not drawn (the tables and JSON still hold them).
 pub const GRID_CELLS_MAX: usize = 65_536;
-/// Grids with more cells than this draw no per-cell tooltip.
+/// Grids with more cells than this draw no per-cell rect and tooltip: runs of identical cells
+/// fold into one rect that carries its CPUs and a `data-tip` for the page's hover script.
 pub const GRID_TIPS_MAX: usize = 4096;
+/// Bar charts with more CPUs than this carry `data-tip` instead of a `<title>` per bar.
+pub const BAR_TIPS_MAX: usize = 64;
+
+/// A bar's rect: closed with a `<title>` on small charts, with a `data-tip` on large ones.
+fn bar_rect(out: &mut String, attrs: &str, tip: &str, titles: bool) {
+    if titles {
+        let _ = write!(out, "<rect {attrs}><title>{}</title></rect>", escape(tip));
+    } else {
+        let _ = write!(out, r#"<rect {attrs} data-tip="{}"/>"#, escape(tip));
+    }
+}
 
 const CELL: u32 = 16;
 const CORE_GAP: u32 = 3;
@@ -98,24 +110,57 @@ pub fn mana_grid(input: &ManaInput, o: &ManaOutcome, id: &str, title: &str) -> S
     for (row, irq) in o.irqs.iter().enumerate() {
         let y = HEAD_H + row as u32 * CELL;
         let _ = write!(out, r#"<text class="lbl irq" x="4" y="{}">{}</text>"#, y + CELL - 4, irq_label(irq.index));
-        for &(cpu, x) in &cols {
+        let class_of = |cpu: u32| {
             let (class, tip) = match &irq.affinity {
-                Some(m) if m.contains(&cpu) => ("cell mask", "in mask"),
-                Some(_) => ("cell", "outside mask"),
-                None => ("cell default", "default mask"),
+                Some(m) if m.contains(&cpu) => ("mask", "in mask"),
+                Some(_) => ("", "outside mask"),
+                None => ("default", "default mask"),
             };
             let online = input.online.get(cpu as usize).copied().unwrap_or(false);
-            let _ = write!(
-                out,
-                r#"<rect class="{class}{}" data-cpu="{cpu}" x="{x}" y="{y}" width="{}" height="{}">"#,
-                if online { "" } else { " offline" },
-                CELL - 1,
-                CELL - 1,
-            );
-            if tips {
-                let _ = write!(out, "<title>{} CPU {cpu}: {tip}</title>", irq_label(irq.index));
+            (class, !online, tip)
+        };
+        if tips {
+            for &(cpu, x) in &cols {
+                let (class, offline, tip) = class_of(cpu);
+                let _ = write!(
+                    out,
+                    r#"<rect class="cell{}{}{}" data-cpu="{cpu}" x="{x}" y="{y}" width="{}" height="{}"><title>{} CPU {cpu}: {tip}</title></rect>"#,
+                    if class.is_empty() { "" } else { " " },
+                    class,
+                    if offline { " offline" } else { "" },
+                    CELL - 1,
+                    CELL - 1,
+                    irq_label(irq.index),
+                );
             }
-            out.push_str("</rect>");
+        } else {
+            // Large grids: one rect per run of identical cells within a node, its CPUs in
+            // `data-cpus` and its description in `data-tip` (shown by the page's hover script).
+            let mut i = 0;
+            while i < cols.len() {
+                let (cpu0, x0) = cols[i];
+                let key = class_of(cpu0);
+                let node = input.cpu_node[cpu0 as usize];
+                let mut j = i + 1;
+                while j < cols.len() && input.cpu_node[cols[j].0 as usize] == node && class_of(cols[j].0) == key {
+                    j += 1;
+                }
+                let cpus: crate::topology::CpuSet = cols[i..j].iter().map(|&(c, _)| c).collect();
+                let list = cpus.to_cpulist();
+                let (class, offline, tip) = key;
+                let _ = write!(
+                    out,
+                    r#"<rect class="run{}{}{}" data-cpus="{list}" data-tip="{} CPUs {list}: {tip}{}" x="{x0}" y="{y}" width="{}" height="{}"/>"#,
+                    if class.is_empty() { "" } else { " " },
+                    class,
+                    if offline { " offline" } else { "" },
+                    irq_label(irq.index),
+                    if offline { " (offline)" } else { "" },
+                    cols[j - 1].1 + CELL - 1 - x0,
+                    CELL - 1,
+                );
+                i = j;
+            }
         }
         if let Some(&(_, x)) = cols.iter().find(|&&(c, _)| c == irq.effective_cpu) {
             let _ = write!(
@@ -139,6 +184,7 @@ pub fn mana_grid(input: &ManaInput, o: &ManaOutcome, id: &str, title: &str) -> S
 /// before, MANA's own, and old vectors left behind by moves.
 pub fn mana_load_bars(input: &ManaInput, o: &ManaOutcome, id: &str) -> String {
     let cols = mana_columns(input);
+    let titles = cols.len() <= BAR_TIPS_MAX;
     let max = o
         .load_breakdown
         .iter()
@@ -169,11 +215,8 @@ pub fn mana_load_bars(input: &ManaInput, o: &ManaOutcome, id: &str) -> String {
             }
             let h = n * unit;
             y -= h;
-            let _ = write!(
-                out,
-                r#"<rect class="{class}" data-cpu="{cpu}" data-n="{n}" x="{x}" y="{y}" width="{}" height="{h}"><title>CPU {cpu}: {n} {what}</title></rect>"#,
-                CELL - 1
-            );
+            let attrs = format!(r#"class="{class}" data-cpu="{cpu}" data-n="{n}" x="{x}" y="{y}" width="{}" height="{h}""#, CELL - 1);
+            bar_rect(&mut out, &attrs, &format!("CPU {cpu}: {n} {what}"), titles);
         }
     }
     let ly = base + 16;
@@ -201,6 +244,7 @@ pub fn queue_imbalance(input: &ManaInput, o: &ManaOutcome) -> u32 {
 /// Per-CPU bar of queue IRQs (the proxy for the seed's %soft table), the imbalance called out.
 pub fn mana_queue_bars(input: &ManaInput, o: &ManaOutcome, id: &str, title: &str) -> String {
     let cols = mana_columns(input);
+    let titles = cols.len() <= BAR_TIPS_MAX;
     let max = o.queue_irqs_per_cpu.iter().copied().max().unwrap_or(0).max(1);
     let unit = (60 / max).clamp(2, 20);
     let plot_h = unit * max;
@@ -229,12 +273,8 @@ pub fn mana_queue_bars(input: &ManaInput, o: &ManaOutcome, id: &str, title: &str
     for &(cpu, x) in &cols {
         let n = o.queue_irqs_per_cpu[cpu as usize];
         let h = n * unit;
-        let _ = write!(
-            out,
-            r#"<rect class="queues" data-cpu="{cpu}" data-n="{n}" x="{x}" y="{}" width="{}" height="{h}"><title>CPU {cpu}: {n} queue IRQs</title></rect>"#,
-            base - h,
-            CELL - 1
-        );
+        let attrs = format!(r#"class="queues" data-cpu="{cpu}" data-n="{n}" x="{x}" y="{}" width="{}" height="{h}""#, base - h, CELL - 1);
+        bar_rect(&mut out, &attrs, &format!("CPU {cpu}: {n} queue IRQs"), titles);
     }
     out.push_str("</svg>");
     out
@@ -408,5 +448,43 @@ mod tests {
         assert!(svg.contains(r#"class="left" data-cpu="1" data-n="1""#), "{svg}");
         assert!(svg.contains(r#"class="pre" data-cpu="1" data-n="1""#));
         assert_eq!(queue_imbalance(&input, &u), 2);
+    }
+}
+
+#[cfg(test)]
+mod large_tests {
+    use super::*;
+    use crate::kernel::mana::{run_both, MsixMode};
+
+    /// 96 CPUs on two nodes, SMT pairs: the grid folds runs and still covers every cell once.
+    #[test]
+    fn large_grid_folds_runs_and_covers_every_cell() {
+        let n = 96u32;
+        let input = ManaInput::all_online(
+            (0..n).map(|c| c / 48).collect(),
+            (0..n).map(|c| c / 2).collect(),
+            vec![vec![10, 20], vec![20, 10]],
+            0,
+            MsixMode::Dynamic,
+            64,
+            vec![0; n as usize],
+        );
+        let (u, _) = run_both(&input).unwrap();
+        assert!(u.irqs.len() * n as usize > GRID_TIPS_MAX);
+        let svg = mana_grid(&input, &u, "g", "unpatched");
+        assert_eq!(svg.matches("<rect class=\"cell").count(), 0);
+        assert_eq!(svg.matches("<title>").count(), 1 + u.irqs.len(), "the picture's and one per dot");
+        assert_eq!(svg.matches("<circle class=\"eff\"").count(), u.irqs.len());
+        let runs: Vec<&str> = svg.split("<rect class=\"run").skip(1).collect();
+        let mut covered = 0u32;
+        for r in &runs {
+            let at = r.find("data-cpus=\"").unwrap() + 11;
+            covered += crate::topology::parse_cpulist(&r[at..at + r[at..].find('"').unwrap()], n).unwrap().weight();
+            assert!(r.contains("data-tip=\""), "{r}");
+        }
+        assert_eq!(covered, n * u.irqs.len() as u32, "every cell in exactly one run");
+        assert!(runs.len() < u.irqs.len() * 8, "{} runs", runs.len());
+        let bars = mana_queue_bars(&input, &u, "q", "unpatched");
+        assert!(!bars.contains("<title>") && bars.matches("data-tip=").count() == n as usize);
     }
 }

@@ -172,15 +172,21 @@ impl IndexQuery {
     }
 }
 
-/// The browser editor's model of a topology: per node a regular shape. Derived from any
-/// topology; a machine that is not regular is shown regularised, and only sent back (inline)
-/// once the user edits it, so an untouched preset stays a preset.
+/// The browser editor's model of a topology: the machine in explicit form (`base`) and, per
+/// node, its CPUs, package and a regular shape (cores, threads, cores per cluster) read from
+/// it. The editor keeps every node exactly as `base` has it until the user changes that node's
+/// shape; only then is the node regenerated from the shape (reusing its CPU ids). Offline and
+/// absent CPUs, distances and packages are edited on the exact machine. An untouched preset
+/// stays a preset (travels by name).
 #[derive(Debug, Serialize)]
 pub struct EditorModel {
     pub name: String,
+    /// The preset this machine is, when it is one (the editor names edits after it).
+    pub preset: Option<String>,
     pub smt_numbering: &'static str,
     pub nodes: Vec<EditorNode>,
     pub distances: Vec<Vec<u32>>,
+    pub base: TopologySpec,
 }
 
 #[derive(Debug, Serialize)]
@@ -191,10 +197,14 @@ pub struct EditorNode {
     pub cluster: u32,
     pub offline: String,
     pub absent: String,
+    /// The node's possible CPUs.
+    pub cpus: String,
+    /// The package holding the node's CPUs; `None` when they are in several packages.
+    pub package: Option<u32>,
 }
 
 impl EditorModel {
-    pub fn of(t: &Topology) -> EditorModel {
+    pub fn of(t: &Topology, topology: &TopologyRef) -> EditorModel {
         let mut offset = false;
         let nodes = (0..t.nr_node_ids())
             .map(|node| {
@@ -208,21 +218,35 @@ impl EditorModel {
                     }
                 }
                 let cluster = cpus.first().map(|c| t.cluster(c).weight() / threads).unwrap_or(0);
+                let mut packages = cpus.iter().map(|c| t.cpu_to_package(c));
+                let first = packages.next();
+                let package = match first {
+                    Some(p) if packages.all(|q| q == p) => Some(p),
+                    Some(_) => None,
+                    None => Some(0),
+                };
                 EditorNode {
                     cores,
                     threads,
                     cluster,
                     offline: t.present().andnot(t.online()).and(cpus).to_cpulist(),
                     absent: t.possible().andnot(t.present()).and(cpus).to_cpulist(),
+                    cpus: cpus.to_cpulist(),
+                    package,
                 }
             })
             .collect();
         let n = t.nr_node_ids();
         EditorModel {
             name: t.name().to_string(),
+            preset: match topology {
+                TopologyRef::Preset(p) => Some(p.clone()),
+                TopologyRef::Inline(_) => None,
+            },
             smt_numbering: if offset { "offset" } else { "adjacent" },
             nodes,
             distances: (0..n).map(|a| (0..n).map(|b| t.distance(a, b)).collect()).collect(),
+            base: t.to_spec(),
         }
     }
 }
@@ -236,6 +260,7 @@ struct EditorState<'a> {
     variants: Vec<&'static str>,
     sorts: Vec<&'static str>,
     effectives: Vec<&'static str>,
+    proposals: Vec<&'static str>,
 }
 
 fn variant_names() -> Vec<&'static str> {
@@ -362,11 +387,12 @@ impl ScenarioPage {
     pub fn new(run: &Run, view: &View, origin: &str) -> ScenarioPage {
         let state = EditorState {
             spec: &run.spec,
-            editor: EditorModel::of(run.scenario.topology()),
+            editor: EditorModel::of(run.scenario.topology(), &run.spec.topology),
             presets: catalogue::names().collect(),
             variants: variant_names(),
             sorts: kernel::SortGen::ALL.iter().map(|s| s.name()).collect(),
             effectives: kernel::vector_matrix::EffectiveModel::ALL.iter().map(|e| e.name()).collect(),
+            proposals: crate::policy::Proposal::ALL.iter().map(|p| p.name()).collect(),
         };
         ScenarioPage {
             title: format!("{} · {}", run.scenario.topology().name(), run.spec.variant),
