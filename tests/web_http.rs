@@ -294,3 +294,17 @@ async fn editor_state_carries_the_exact_machine() {
     assert_eq!(state["editor"]["nodes"][0]["package"], 0);
     assert!(state["proposals"].as_array().unwrap().iter().any(|p| p == "offset-by-probed"));
 }
+
+/// Every view names the variant it ran, and says when it is the reconstructed v1.
+#[tokio::test]
+async fn pages_name_the_variant_and_flag_the_reconstruction() {
+    let r = get("/?preset=azure-l48s-v2&devices=6x32:pre=1&variant=rotation-v1r").await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+    assert!(r.body.contains("variant rotation-v1r: RECONSTRUCTION of the posted v1"), "{}", r.body);
+    let r = get("/?preset=azure-l48s-v2&devices=6x32:pre=1&variant=pre-cluster").await;
+    assert!(r.body.contains("variant pre-cluster: lib/group_cpus.c as of v6.3"));
+    assert!(!r.body.contains("RECONSTRUCTION"));
+    let r = get("/compare?preset=azure-l48s-v2&devices=6x32:pre=1&a=pre-cluster&b=rotation-v1r").await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+    assert!(r.body.contains("variant rotation-v1r: RECONSTRUCTION"), "{}", r.body);
+}

@@ -108,6 +108,11 @@ pub fn text(sweep: &Sweep) -> String {
         "",
         "",
     ));
+    for p in &c.placements {
+        if let Placement::Kernel(v @ crate::kernel::Variant::RotationV1r) = p {
+            out.push_str(&wrap(&format!("{}: {}.", v.name(), v.describe()), "", ""));
+        }
+    }
     let n_place = c.placements.len();
     for group in sweep.aggregates.chunks(n_place) {
         let first = &group[0];

@@ -283,10 +283,17 @@ pub struct DeviceRows {
     pub warnings: Vec<String>,
 }
 
+/// "variant rotation-v1r: RECONSTRUCTION of …" — every view names what code it ran.
+fn variant_line(scenario: &crate::scenario::Scenario) -> String {
+    format!("variant {}: {}", scenario.variant().name(), scenario.variant().describe())
+}
+
 /// The result block: summary, pictures, table. Shared by the page and `/fragment`.
 pub struct ResultView {
     pub permalink: String,
     pub topology_summary: String,
+    /// The variant and what code it models (says when it is a reconstruction).
+    pub variant_line: String,
     pub devices_line: String,
     pub irqs_line: String,
     pub nodes_line: String,
@@ -348,6 +355,7 @@ impl ResultView {
         ResultView {
             permalink: run.permalink.clone(),
             topology_summary: format!("{}: {}", topo.name(), topo.summary()),
+            variant_line: variant_line(&run.scenario),
             devices_line: m.devices_line(),
             irqs_line: m.irqs_line(),
             nodes_line: m.nodes_line(),
@@ -543,6 +551,8 @@ impl CompareRun {
 
 pub struct CompareSideView {
     pub label: String,
+    /// The variant and what code it models (says when it is a reconstruction).
+    pub variant_line: String,
     pub permalink: String,
     pub devices_line: String,
     pub irqs_line: String,
@@ -571,6 +581,7 @@ impl ComparePage {
         let topo = run.a.scenario.topology();
         let side = |r: &Run, label: &str| CompareSideView {
             label: label.to_string(),
+            variant_line: variant_line(&r.scenario),
             permalink: r.permalink.clone(),
             devices_line: r.metrics.devices_line(),
             irqs_line: r.metrics.irqs_line(),
