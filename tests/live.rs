@@ -62,6 +62,57 @@ fn fixtures_parse_and_match_the_model() {
     assert_eq!(devices::compare(&s, "cluster", "x86-matrix").unwrap().mismatches(), 0);
 }
 
+#[test]
+fn mana_nic_is_compared_with_the_mana_model() {
+    // Azure-like 8 vCPU VM behind Hyper-V vPCI (chip "Hyper-V PCIe MSI", three words): an NVMe
+    // disk probed first, then a MANA NIC whose IRQs the MANA driver model placed on the load
+    // NVMe left (tests/data/live/make-fixtures.py).
+    let s = snapshot_of("azure-mana-vm", "azure8", 1);
+    let hwc = s.irqs.iter().find(|i| i.name.starts_with("mana_hwc")).unwrap();
+    assert_eq!((hwc.chip.as_str(), hwc.name.as_str()), ("Hyper-V PCIe MSI", "mana_hwc@pci:7870:00:00.0"));
+    let (devs, _) = devices::group_devices(&s);
+    assert_eq!(devs.iter().map(|d| d.name.as_str()).collect::<Vec<_>>(), ["nvme0", "mana@7870:00:00.0"]);
+    let mana = &devs[1];
+    assert_eq!((mana.driver, mana.pre, mana.vectors.len(), mana.managed), (devices::LiveDriver::Mana, 1, 9, false));
+    assert_eq!(s.irqs[mana.vectors[0]].name, "mana_hwc@pci:7870:00:00.0", "the HWC is vector 0");
+    assert_eq!(s.irqs[mana.vectors[1]].name, "mana_q0@pci:7870:00:00.0");
+
+    let c = devices::compare(&s, "cluster", "x86-matrix").unwrap();
+    assert_eq!(c.spec.devices[1].driver.as_deref(), Some("mana"), "MANA runs the MANA model");
+    assert_eq!(c.spec.devices[1].queues, 8);
+    let rows: Vec<_> = c.vectors.iter().filter(|v| v.device.starts_with("mana")).collect();
+    eprintln!("MANA vector: model mask / actual mask, model CPU / actual effective");
+    for v in &rows {
+        eprintln!("  {} {:>9} / {:<9} {:>2} / {}", v.index, v.predicted_mask, v.actual_mask, v.predicted_cpu.unwrap(), v.actual_effective);
+    }
+    assert_eq!(rows.len(), 9);
+    // The MANA model's own masks (core sibling pairs), which a generic non-managed device (the
+    // default mask 0-7 everywhere) would not predict.
+    let shown: Vec<(String, Option<u32>)> = rows.iter().map(|v| (v.predicted_mask.clone(), v.predicted_cpu)).collect();
+    let want = [("0-1", 1), ("0-1", 0), ("2-3", 3), ("4-5", 4), ("6-7", 6), ("0-1", 1), ("2-3", 2), ("4-5", 4), ("6-7", 7)];
+    assert_eq!(shown, want.iter().map(|&(m, c)| (m.to_string(), Some(c))).collect::<Vec<_>>());
+    assert_eq!(c.mismatches(), 0, "{:#?}", c.vectors.iter().filter(|v| !v.cpu_matches || !v.mask_matches).collect::<Vec<_>>());
+    // The permalink scenario reproduces the MANA device.
+    assert!(c.spec.resolve(|_| None).unwrap().devices()[1].driver.is_mana());
+
+    // The patched driver chooses differently on 8 vCPUs with 8 queues; first-cpu is refused
+    // for MANA (the model needs the x86 matrix) and the NIC is listed as not modelled.
+    let patched = devices::compare_with(&s, &devices::ModelOptions { variant: "cluster".into(), effective: "x86-matrix".into(), mana_patched: true }).unwrap();
+    assert_eq!(patched.spec.devices[1].patched, true);
+    let fc = devices::compare(&s, "cluster", "first-cpu").unwrap();
+    assert!(fc.vectors.iter().all(|v| v.device == "nvme0"));
+    assert!(fc.not_modelled.iter().any(|n| n.starts_with("mana@7870:00:00.0 (") && n.contains("x86-matrix")), "{:?}", fc.not_modelled);
+
+    // Drivers before "net: mana: Add names to irq" call every vector mana_intr.
+    let mut old = s.clone();
+    for irq in old.irqs.iter_mut().filter(|i| i.name.starts_with("mana_")) {
+        irq.name = "mana_intr".into();
+    }
+    let (devs, _) = devices::group_devices(&old);
+    assert_eq!((devs[1].name.as_str(), devs[1].driver, devs[1].pre), ("mana", devices::LiveDriver::Mana, 1));
+    assert_eq!(devices::compare(&old, "cluster", "x86-matrix").unwrap().mismatches(), 0);
+}
+
 fn live_app(tokens: &str) -> (axum::Router, LiveState) {
     let (live, _) = LiveState::new(Tokens::parse(tokens).unwrap(), None).unwrap();
     (web::app(AppState { live: live.clone(), ..AppState::default() }), live)
