@@ -224,7 +224,7 @@ async fn pages_escape_hostile_names_and_imports_show_the_same_views() {
     let capture = serde_json::to_string(&Capture { version: 1, snapshots: vec![a, b] }).unwrap();
     let form = |text: &str| {
         let body: String = url_encode(text);
-        Request::post("/live/import").header(header::CONTENT_TYPE, "application/x-www-form-urlencoded").body(Body::from(format!("capture={body}"))).unwrap()
+        Request::post("/live/_/import").header(header::CONTENT_TYPE, "application/x-www-form-urlencoded").body(Body::from(format!("capture={body}"))).unwrap()
     };
     let (st, page) = call(&app, form(&capture)).await;
     assert_eq!(st, StatusCode::OK, "{page}");
@@ -237,6 +237,107 @@ async fn pages_escape_hostile_names_and_imports_show_the_same_views() {
     let (st, msg) = call(&app, form("CPU0\n 1: x\nnot a row\n")).await;
     assert_eq!(st, StatusCode::BAD_REQUEST);
     assert!(msg.contains("line 3"), "{msg}");
+}
+
+/// `snapshot_of` with every device counter moved on by `step * seq`, `seq` readings 100 ms apart.
+fn reading(name: &str, host: &str, seq: u64) -> String {
+    let mut s = snapshot_of(name, host, 1_000 + 100 * seq);
+    for irq in s.irqs.iter_mut().filter(|i| i.label.bytes().all(|b| b.is_ascii_digit())) {
+        for c in &mut irq.counts {
+            c.1 += 7 * seq;
+        }
+    }
+    serde_json::to_string(&s).unwrap()
+}
+
+/// The next SSE `snapshot` event's data within `wait`, or `None`.
+async fn next_event(body: &mut Body, buf: &mut String, wait: Duration) -> Option<serde_json::Value> {
+    let until = tokio::time::Instant::now() + wait;
+    loop {
+        if let Some(end) = buf.find("\n\n") {
+            let block: String = buf.drain(..end + 2).collect();
+            if let Some(data) = block.lines().find_map(|l| l.strip_prefix("data: ")) {
+                return Some(serde_json::from_str(data).unwrap());
+            }
+            continue;
+        }
+        let frame = tokio::time::timeout_at(until, body.frame()).await.ok()?.unwrap().unwrap();
+        if let Ok(data) = frame.into_data() {
+            buf.push_str(&String::from_utf8_lossy(&data));
+        }
+    }
+}
+
+#[tokio::test]
+async fn sse_sends_one_bounded_event_per_reading_with_the_history_chart() {
+    use irqscope::web::live::HISTORY_CHART_LEN;
+    let (app, _) = live_app(TOKEN);
+    assert_eq!(call(&app, push_req("h", Some(TOKEN), reading("azure-mana-vm", "h", 0))).await.0, StatusCode::OK);
+    let resp = app.clone().oneshot(Request::get("/live/h/events").body(Body::empty()).unwrap()).await.unwrap();
+    assert_eq!(resp.status(), StatusCode::OK);
+    let (mut body, mut buf) = (resp.into_body(), String::new());
+    let first = next_event(&mut body, &mut buf, Duration::from_secs(5)).await.expect("first event");
+    assert_eq!(first["seq"], 1);
+    assert!(first["history_svg"].as_str().unwrap().contains("data-last-seq=\"1\""));
+
+    // Many more readings than the notice ring holds, plus another host's, while the client
+    // reads nothing: it then gets the latest reading once, with a bounded history.
+    let pushes = (HISTORY_CHART_LEN + 80) as u64;
+    for seq in 1..=pushes {
+        assert_eq!(call(&app, push_req("h", Some(TOKEN), reading("azure-mana-vm", "h", seq))).await.0, StatusCode::OK);
+    }
+    for seq in 0..5 {
+        assert_eq!(call(&app, push_req("other", Some(TOKEN), reading("azure-mana-vm", "other", seq))).await.0, StatusCode::OK);
+    }
+    let ev = next_event(&mut body, &mut buf, Duration::from_secs(5)).await.expect("latest event");
+    let last = pushes + 1;
+    assert_eq!(ev["seq"], last);
+    assert_eq!(ev["history"].as_array().unwrap().len(), HISTORY_CHART_LEN, "SSE carries the chart's samples only");
+    let chart = ev["history_svg"].as_str().unwrap();
+    assert!(chart.contains(&format!("data-last-seq=\"{last}\"")) && chart.contains(&format!("data-points=\"{HISTORY_CHART_LEN}\"")));
+    assert!(chart.contains("class=\"history-line\""), "rates were drawn");
+    assert_eq!(ev["history_text"][0], format!("#{last} 1400 irq/s"), "{}", ev["history_text"]);
+    assert!(next_event(&mut body, &mut buf, Duration::from_millis(300)).await.is_none(), "a reading was sent twice");
+    // One more reading: exactly one more event.
+    assert_eq!(call(&app, push_req("h", Some(TOKEN), reading("azure-mana-vm", "h", pushes + 1))).await.0, StatusCode::OK);
+    assert_eq!(next_event(&mut body, &mut buf, Duration::from_secs(5)).await.unwrap()["seq"], last + 1);
+    assert!(next_event(&mut body, &mut buf, Duration::from_millis(300)).await.is_none());
+    // The JSON API still has the whole history; the page shows the chart too.
+    let (_, json) = call(&app, Request::get("/api/live/h").body(Body::empty()).unwrap()).await;
+    assert_eq!(serde_json::from_str::<serde_json::Value>(&json).unwrap()["history"].as_array().unwrap().len() as u64, last + 1);
+    let (_, page) = call(&app, Request::get("/live/h").body(Body::empty()).unwrap()).await;
+    assert!(page.contains("<div id=\"live-history\"><svg class=\"history\""));
+}
+
+#[tokio::test]
+async fn no_host_name_collides_with_an_action() {
+    let (app, _) = live_app(TOKEN);
+    // A host literally named like the import action is an ordinary host.
+    for seq in 0..2 {
+        assert_eq!(call(&app, push_req("import", Some(TOKEN), reading("azure-mana-vm", "import", seq))).await.0, StatusCode::OK);
+    }
+    let (st, page) = call(&app, Request::get("/live/import").body(Body::empty()).unwrap()).await;
+    assert_eq!(st, StatusCode::OK, "{page}");
+    assert!(page.contains("data-live-host=\"import\""), "{page}");
+    assert_eq!(seq_of(&app, "import").await, Some(2));
+    let resp = app.clone().oneshot(Request::get("/live/import/events").body(Body::empty()).unwrap()).await.unwrap();
+    assert_eq!(resp.status(), StatusCode::OK);
+    let (_, list) = call(&app, Request::get("/live").body(Body::empty()).unwrap()).await;
+    assert!(list.contains("href=\"/live/import\"") && list.contains("action=\"/live/_/import\""));
+    // The action is under /live/_/, which no host can take.
+    let pasted = std::fs::read_to_string(fixture("arm64-vm/proc/interrupts")).unwrap();
+    let form = Request::post("/live/_/import")
+        .header(header::CONTENT_TYPE, "application/x-www-form-urlencoded")
+        .body(Body::from(format!("capture={}", url_encode(&pasted))))
+        .unwrap();
+    let resp = app.clone().oneshot(form).await.unwrap();
+    assert!(resp.status().is_success() || resp.status().is_redirection(), "{}", resp.status());
+    for host in ["_", "_import", "_x.y"] {
+        let (st, body) = call(&app, push_req(host, Some(TOKEN), reading("azure-mana-vm", host, 0))).await;
+        assert_eq!(st, StatusCode::BAD_REQUEST, "{host}: {body}");
+    }
+    assert!(!irqscope::live::protocol::valid_host_name("_import"));
+    assert!(irqscope::live::protocol::valid_host_name("import") && irqscope::live::protocol::valid_host_name("a_b"));
 }
 
 fn url_encode(s: &str) -> String {
