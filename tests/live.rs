@@ -226,12 +226,12 @@ async fn pages_escape_hostile_names_and_imports_show_the_same_views() {
         let body: String = url_encode(text);
         Request::post("/live/_/import").header(header::CONTENT_TYPE, "application/x-www-form-urlencoded").body(Body::from(format!("capture={body}"))).unwrap()
     };
-    let (st, page) = call(&app, form(&capture)).await;
+    let (st, page) = follow(&app, form(&capture)).await;
     assert_eq!(st, StatusCode::OK, "{page}");
     assert!(page.contains("imported-host") && page.contains("imported"));
     assert!(page.contains("100.0") || page.contains(">100<"), "rates from the two readings");
     let pasted = std::fs::read_to_string(fixture("arm64-vm/proc/interrupts")).unwrap();
-    let (st, page) = call(&app, form(&pasted)).await;
+    let (st, page) = follow(&app, form(&pasted)).await;
     assert_eq!(st, StatusCode::OK, "{page}");
     assert!(page.contains("Rescheduling interrupts"));
     let (st, msg) = call(&app, form("CPU0\n 1: x\nnot a row\n")).await;
@@ -338,6 +338,81 @@ async fn no_host_name_collides_with_an_action() {
     }
     assert!(!irqscope::live::protocol::valid_host_name("_import"));
     assert!(irqscope::live::protocol::valid_host_name("import") && irqscope::live::protocol::valid_host_name("a_b"));
+}
+
+/// Send a request; on a redirect, GET its Location. Returns the final status and body.
+async fn follow(app: &axum::Router, req: Request<Body>) -> (StatusCode, String) {
+    let resp = app.clone().oneshot(req).await.unwrap();
+    if resp.status() == StatusCode::SEE_OTHER {
+        let to = resp.headers()[header::LOCATION].to_str().unwrap().to_string();
+        return call(app, Request::get(to).body(Body::empty()).unwrap()).await;
+    }
+    let status = resp.status();
+    let bytes = resp.into_body().collect().await.unwrap().to_bytes();
+    (status, String::from_utf8_lossy(&bytes).into_owned())
+}
+
+fn import_form(text: &str, extra: &str) -> Request<Body> {
+    Request::post("/live/_/import")
+        .header(header::CONTENT_TYPE, "application/x-www-form-urlencoded")
+        .body(Body::from(format!("capture={}{extra}", url_encode(text))))
+        .unwrap()
+}
+
+async fn import_location(app: &axum::Router, text: &str, extra: &str) -> String {
+    let resp = app.clone().oneshot(import_form(text, extra)).await.unwrap();
+    assert_eq!(resp.status(), StatusCode::SEE_OTHER);
+    resp.headers()[header::LOCATION].to_str().unwrap().to_string()
+}
+
+#[tokio::test]
+async fn imports_get_a_stable_link_that_survives_a_restart() {
+    let dir = temp_dir("imports");
+    let db = dir.join("live.redb");
+    let open = || LiveState::new(Tokens::parse(TOKEN).unwrap(), Some(irqscope::live::persist::Persist::open(&db).unwrap())).unwrap().0;
+    let live = open();
+    let app = web::app(AppState { live: live.clone(), ..AppState::default() });
+    let a = snapshot_of("azure-mana-vm", "shared-vm", 10_000);
+    let mut b = a.clone();
+    b.taken_unix_ms = 11_000;
+    for irq in &mut b.irqs {
+        for c in &mut irq.counts {
+            c.1 += 50;
+        }
+    }
+    let capture = serde_json::to_string(&Capture { version: 1, snapshots: vec![a, b] }).unwrap();
+    let link = import_location(&app, &capture, "&variant=pre-cluster").await;
+    let (path, query) = link.split_once('?').unwrap();
+    assert!(path.starts_with("/live/_/import/") && query == "variant=pre-cluster", "{link}");
+    let id = path.rsplit('/').next().unwrap().to_string();
+    assert!(irqscope::live::imports::valid_id(&id), "{id}");
+    // The same content gets the same link; a different one another.
+    assert_eq!(import_location(&app, &capture, "").await, path);
+    let pasted = std::fs::read_to_string(fixture("arm64-vm/proc/interrupts")).unwrap();
+    let other = import_location(&app, &pasted, "").await;
+    assert_ne!(other, path);
+    let (st, page) = call(&app, Request::get(path).body(Body::empty()).unwrap()).await;
+    assert_eq!(st, StatusCode::OK, "{page}");
+    assert!(page.contains("shared-vm") && page.contains(&format!("id=\"import-link\" href=\"{path}\"")));
+    assert!(page.contains("mana@7870:00:00.0"), "live vs model on the import");
+    assert!(page.contains(">50.0<") || page.contains(">50<"), "rates from the two readings");
+    let (st, _) = call(&app, Request::get(format!("{path}?effective=first-cpu")).body(Body::empty()).unwrap()).await;
+    assert_eq!(st, StatusCode::OK);
+    for bad in ["/live/_/import/0123", "/live/_/import/ffffffffffffffffffffffffffffffff", "/live/_/import/..%2F..%2Fetc"] {
+        assert_eq!(call(&app, Request::get(bad).body(Body::empty()).unwrap()).await.0, StatusCode::NOT_FOUND, "{bad}");
+    }
+    // A restart with the same --live-store keeps the link.
+    drop(app);
+    drop(live);
+    let app = web::app(AppState { live: open(), ..AppState::default() });
+    let (st, again) = call(&app, Request::get(path).body(Body::empty()).unwrap()).await;
+    assert_eq!(st, StatusCode::OK, "{again}");
+    assert!(again.contains("shared-vm"));
+    assert_eq!(call(&app, Request::get(&other).body(Body::empty()).unwrap()).await.0, StatusCode::OK);
+    // Refused imports are not kept.
+    assert_eq!(app.clone().oneshot(import_form("CPU0\n 1: x\nnot a row\n", "")).await.unwrap().status(), StatusCode::BAD_REQUEST);
+    drop(app);
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 fn url_encode(s: &str) -> String {

@@ -15,6 +15,7 @@ use super::{AppError, AppState};
 use crate::live::auth::{Tokens, Verdict};
 use crate::live::collect::topology_from_columns;
 use crate::live::devices::{self, Comparison};
+use crate::live::imports::{valid_id, ImportStore, IMPORTS_MAX};
 use crate::live::limits::{CAPTURE_SNAPSHOTS_MAX, SNAPSHOT_BYTES_MAX};
 use crate::live::parse::parse_interrupts;
 use crate::live::persist::Persist;
@@ -32,7 +33,7 @@ use axum::response::{Html, IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Form, Json, Router};
 use serde::Deserialize;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use tokio::sync::broadcast;
 use tower_http::limit::RequestBodyLimitLayer;
@@ -59,6 +60,9 @@ pub struct LiveState {
 #[derive(Debug)]
 struct LiveInner {
     store: Mutex<LiveStore>,
+    imports: Mutex<ImportStore>,
+    /// Insertion counter of imports (their persisted order).
+    import_order: AtomicU64,
     tokens: Tokens,
     persist: Option<Persist>,
     updates: broadcast::Sender<String>,
@@ -67,22 +71,42 @@ struct LiveInner {
 
 impl Default for LiveState {
     fn default() -> Self {
-        LiveState::with(Tokens::default(), None, LiveStore::new())
+        LiveState::with(Tokens::default(), None, LiveStore::new(), ImportStore::new())
     }
 }
 
 impl LiveState {
-    fn with(tokens: Tokens, persist: Option<Persist>, store: LiveStore) -> LiveState {
+    fn with(tokens: Tokens, persist: Option<Persist>, store: LiveStore, imports: ImportStore) -> LiveState {
         let (updates, _) = broadcast::channel(UPDATES_BUFFERED);
-        LiveState { inner: Arc::new(LiveInner { store: Mutex::new(store), tokens, persist, updates, streams: AtomicUsize::new(0) }) }
+        let import_order = AtomicU64::new(imports.len() as u64);
+        LiveState {
+            inner: Arc::new(LiveInner {
+                store: Mutex::new(store),
+                imports: Mutex::new(imports),
+                import_order,
+                tokens,
+                persist,
+                updates,
+                streams: AtomicUsize::new(0),
+            }),
+        }
     }
 
     /// Ingestion with `tokens` (empty: disabled), history kept in `persist` when given and
     /// restored from it now. Returns the state and notes about records that were skipped.
     pub fn new(tokens: Tokens, persist: Option<Persist>) -> Result<(LiveState, Vec<String>), String> {
         let mut store = LiveStore::new();
+        let mut imports = ImportStore::new();
         let mut notes = Vec::new();
         if let Some(p) = &persist {
+            for (id, bytes) in p.load_imports().map_err(|e| e.to_string())? {
+                match serde_json::from_slice::<Capture>(&bytes) {
+                    Ok(c) => {
+                        imports.restore(id, c, bytes);
+                    }
+                    Err(e) => notes.push(format!("import {}: {e}", crate::live::parse::short(&id))),
+                }
+            }
             let (records, bad) = p.load_all().map_err(|e| e.to_string())?;
             notes.extend(bad);
             for rec in records {
@@ -92,7 +116,11 @@ impl LiveState {
                 }
             }
         }
-        Ok((LiveState::with(tokens, persist, store), notes))
+        Ok((LiveState::with(tokens, persist, store, imports), notes))
+    }
+
+    fn imports(&self) -> std::sync::MutexGuard<'_, ImportStore> {
+        self.inner.imports.lock().unwrap_or_else(|p| p.into_inner())
     }
 
     fn store(&self) -> std::sync::MutexGuard<'_, LiveStore> {
@@ -110,6 +138,7 @@ pub fn routes() -> Router<AppState> {
     let (d2, r2) = big_body();
     Router::new()
         .route("/live", get(hosts_page))
+        .route("/live/_/import/{id}", get(import_page))
         .route("/live/_/import", post(import).layer::<_, std::convert::Infallible>(d1).layer::<_, std::convert::Infallible>(r1))
         .route("/live/{host}", get(host_page))
         .route("/live/{host}/events", get(events))
@@ -246,6 +275,8 @@ pub struct ModelRowView {
 pub struct HostView {
     pub host: String,
     pub live: bool,
+    /// For a kept import: its link (`/live/_/import/ID`).
+    pub share: String,
     pub summary: String,
     pub seq: u64,
     pub status: String,
@@ -362,6 +393,7 @@ impl HostView {
         HostView {
             host: st.snapshot.host.clone(),
             live,
+            share: String::new(),
             summary: format!("{} · {} IRQ rows · {} CPU columns", st.topology.summary(), st.snapshot.irqs.len(), st.snapshot.cpus.len()),
             seq: st.seq,
             status: status_line(st),
@@ -590,19 +622,70 @@ fn import_snapshots(text: &str) -> Result<Vec<Snapshot>, AppError> {
     }
 }
 
-async fn import(Form(form): Form<ImportForm>) -> Result<Html<String>, AppError> {
+/// Render a capture as the page shows an import (a scratch store, so rates come out as for a
+/// pushed host).
+fn import_view(capture: &Capture, choice: &ModelChoice) -> Result<HostView, AppError> {
+    let mut store = LiveStore::new();
+    let host = capture.snapshots.first().map(|s| s.host.clone()).ok_or_else(|| AppError::BadInput("an empty capture".into()))?;
+    for s in capture.snapshots.iter().cloned() {
+        store.ingest(&host, s).map_err(|e| AppError::BadInput(e.to_string()))?;
+    }
+    let st = store.host(&host).ok_or_else(|| AppError::Internal("import lost its host".into()))?;
+    Ok(HostView::new(st, choice, false))
+}
+
+/// Keep an import and answer with its link (303 to `/live/_/import/ID`, the model choice kept).
+async fn import(State(app): State<AppState>, Form(form): Form<ImportForm>) -> Result<Response, AppError> {
     let choice = LiveQuery { variant: form.variant.clone(), effective: form.effective.clone(), mana: None, node: None }.choice()?;
     let snapshots = import_snapshots(&form.capture)?;
-    let view = tokio::task::spawn_blocking(move || -> Result<HostView, AppError> {
-        let mut store = LiveStore::new();
-        let host = snapshots[0].host.clone();
-        for s in snapshots {
-            store.ingest(&host, s).map_err(|e| AppError::BadInput(e.to_string()))?;
+    let live = app.live.clone();
+    let id = tokio::task::spawn_blocking(move || -> Result<String, AppError> {
+        let capture = Capture { version: PROTOCOL_VERSION, snapshots };
+        // Refuse what would not render before keeping it.
+        import_view(&capture, &choice)?;
+        let bytes = serde_json::to_vec(&capture).map_err(|e| AppError::Internal(e.to_string()))?;
+        let kept = live.imports().insert(capture, bytes.clone()).map_err(|e| AppError::BadInput(e.to_string()))?;
+        if let (Some(p), false) = (&live.inner.persist, kept.existed) {
+            let order = live.inner.import_order.fetch_add(1, Ordering::Relaxed);
+            if let Err(e) = p.save_import(&kept.id, order, &bytes, &kept.evicted) {
+                tracing::error!("{e}");
+            }
         }
-        let st = store.host(&host).ok_or_else(|| AppError::Internal("import lost its host".into()))?;
-        Ok(HostView::new(st, &choice, false))
+        Ok(kept.id)
     })
     .await
     .map_err(|e| AppError::Internal(e.to_string()))??;
+    let mut query = Vec::new();
+    for (k, v) in [("variant", &form.variant), ("effective", &form.effective)] {
+        if let Some(v) = v.as_deref().filter(|v| !v.is_empty()) {
+            // Both were checked against the known names by `choice()`: plain words.
+            query.push(format!("{k}={v}"));
+        }
+    }
+    let mut location = format!("{ACTIONS_PREFIX}/import/{id}");
+    if !query.is_empty() {
+        location.push('?');
+        location.push_str(&query.join("&"));
+    }
+    Ok((StatusCode::SEE_OTHER, [(header::LOCATION, location)]).into_response())
+}
+
+/// A kept import, by its link.
+async fn import_page(State(app): State<AppState>, Path(id): Path<String>, Query(q): Query<LiveQuery>) -> Result<Html<String>, AppError> {
+    let choice = q.choice()?;
+    let gone = || {
+        AppError::NotFound(format!(
+            "no kept import {:?} (the server keeps the last {IMPORTS_MAX}; import the capture again)",
+            crate::live::parse::short(&id)
+        ))
+    };
+    if !valid_id(&id) {
+        return Err(gone());
+    }
+    let capture = app.live.imports().get(&id).map(|i| i.capture.clone()).ok_or_else(gone)?;
+    let mut view = tokio::task::spawn_blocking(move || import_view(&capture, &choice))
+        .await
+        .map_err(|e| AppError::Internal(e.to_string()))??;
+    view.share = format!("{ACTIONS_PREFIX}/import/{id}");
     Ok(Html(HostPage { title: format!("{} · imported", view.host), v: view }.render()?))
 }
