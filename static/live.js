@@ -1,4 +1,4 @@
-// irqscope live page: follow the host's SSE stream (heatmap, status, IRQ table) and sort the
+// irqscope live page: follow the host's SSE stream (heatmap, status, history chart, IRQ table) and sort the
 // IRQ table by a column. Plain JavaScript; the markup comes from the server, already escaped.
 "use strict";
 
@@ -42,6 +42,15 @@
     document.getElementById("live-heatmap").innerHTML = d.heatmap;
     document.getElementById("irq-rows").innerHTML = d.rows;
     document.getElementById("live-status").textContent = d.status;
+    document.getElementById("live-history").innerHTML = d.history_svg;
+    const text = document.getElementById("live-history-text");
+    text.replaceChildren();
+    for (const h of d.history_text) {
+      const span = document.createElement("span");
+      span.className = "hist";
+      span.textContent = h;
+      text.append(span, " ");
+    }
     live.dataset.seq = d.seq;
     sortTable();
   });

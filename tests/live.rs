@@ -62,6 +62,57 @@ fn fixtures_parse_and_match_the_model() {
     assert_eq!(devices::compare(&s, "cluster", "x86-matrix").unwrap().mismatches(), 0);
 }
 
+#[test]
+fn mana_nic_is_compared_with_the_mana_model() {
+    // Azure-like 8 vCPU VM behind Hyper-V vPCI (chip "Hyper-V PCIe MSI", three words): an NVMe
+    // disk probed first, then a MANA NIC whose IRQs the MANA driver model placed on the load
+    // NVMe left (tests/data/live/make-fixtures.py).
+    let s = snapshot_of("azure-mana-vm", "azure8", 1);
+    let hwc = s.irqs.iter().find(|i| i.name.starts_with("mana_hwc")).unwrap();
+    assert_eq!((hwc.chip.as_str(), hwc.name.as_str()), ("Hyper-V PCIe MSI", "mana_hwc@pci:7870:00:00.0"));
+    let (devs, _) = devices::group_devices(&s);
+    assert_eq!(devs.iter().map(|d| d.name.as_str()).collect::<Vec<_>>(), ["nvme0", "mana@7870:00:00.0"]);
+    let mana = &devs[1];
+    assert_eq!((mana.driver, mana.pre, mana.vectors.len(), mana.managed), (devices::LiveDriver::Mana, 1, 9, false));
+    assert_eq!(s.irqs[mana.vectors[0]].name, "mana_hwc@pci:7870:00:00.0", "the HWC is vector 0");
+    assert_eq!(s.irqs[mana.vectors[1]].name, "mana_q0@pci:7870:00:00.0");
+
+    let c = devices::compare(&s, "cluster", "x86-matrix").unwrap();
+    assert_eq!(c.spec.devices[1].driver.as_deref(), Some("mana"), "MANA runs the MANA model");
+    assert_eq!(c.spec.devices[1].queues, 8);
+    let rows: Vec<_> = c.vectors.iter().filter(|v| v.device.starts_with("mana")).collect();
+    eprintln!("MANA vector: model mask / actual mask, model CPU / actual effective");
+    for v in &rows {
+        eprintln!("  {} {:>9} / {:<9} {:>2} / {}", v.index, v.predicted_mask, v.actual_mask, v.predicted_cpu.unwrap(), v.actual_effective);
+    }
+    assert_eq!(rows.len(), 9);
+    // The MANA model's own masks (core sibling pairs), which a generic non-managed device (the
+    // default mask 0-7 everywhere) would not predict.
+    let shown: Vec<(String, Option<u32>)> = rows.iter().map(|v| (v.predicted_mask.clone(), v.predicted_cpu)).collect();
+    let want = [("0-1", 1), ("0-1", 0), ("2-3", 3), ("4-5", 4), ("6-7", 6), ("0-1", 1), ("2-3", 2), ("4-5", 4), ("6-7", 7)];
+    assert_eq!(shown, want.iter().map(|&(m, c)| (m.to_string(), Some(c))).collect::<Vec<_>>());
+    assert_eq!(c.mismatches(), 0, "{:#?}", c.vectors.iter().filter(|v| !v.cpu_matches || !v.mask_matches).collect::<Vec<_>>());
+    // The permalink scenario reproduces the MANA device.
+    assert!(c.spec.resolve(|_| None).unwrap().devices()[1].driver.is_mana());
+
+    // The patched driver chooses differently on 8 vCPUs with 8 queues; first-cpu is refused
+    // for MANA (the model needs the x86 matrix) and the NIC is listed as not modelled.
+    let patched = devices::compare_with(&s, &devices::ModelOptions { variant: "cluster".into(), effective: "x86-matrix".into(), mana_patched: true }).unwrap();
+    assert_eq!(patched.spec.devices[1].patched, true);
+    let fc = devices::compare(&s, "cluster", "first-cpu").unwrap();
+    assert!(fc.vectors.iter().all(|v| v.device == "nvme0"));
+    assert!(fc.not_modelled.iter().any(|n| n.starts_with("mana@7870:00:00.0 (") && n.contains("x86-matrix")), "{:?}", fc.not_modelled);
+
+    // Drivers before "net: mana: Add names to irq" call every vector mana_intr.
+    let mut old = s.clone();
+    for irq in old.irqs.iter_mut().filter(|i| i.name.starts_with("mana_")) {
+        irq.name = "mana_intr".into();
+    }
+    let (devs, _) = devices::group_devices(&old);
+    assert_eq!((devs[1].name.as_str(), devs[1].driver, devs[1].pre), ("mana", devices::LiveDriver::Mana, 1));
+    assert_eq!(devices::compare(&old, "cluster", "x86-matrix").unwrap().mismatches(), 0);
+}
+
 fn live_app(tokens: &str) -> (axum::Router, LiveState) {
     let (live, _) = LiveState::new(Tokens::parse(tokens).unwrap(), None).unwrap();
     (web::app(AppState { live: live.clone(), ..AppState::default() }), live)
@@ -173,19 +224,195 @@ async fn pages_escape_hostile_names_and_imports_show_the_same_views() {
     let capture = serde_json::to_string(&Capture { version: 1, snapshots: vec![a, b] }).unwrap();
     let form = |text: &str| {
         let body: String = url_encode(text);
-        Request::post("/live/import").header(header::CONTENT_TYPE, "application/x-www-form-urlencoded").body(Body::from(format!("capture={body}"))).unwrap()
+        Request::post("/live/_/import").header(header::CONTENT_TYPE, "application/x-www-form-urlencoded").body(Body::from(format!("capture={body}"))).unwrap()
     };
-    let (st, page) = call(&app, form(&capture)).await;
+    let (st, page) = follow(&app, form(&capture)).await;
     assert_eq!(st, StatusCode::OK, "{page}");
     assert!(page.contains("imported-host") && page.contains("imported"));
     assert!(page.contains("100.0") || page.contains(">100<"), "rates from the two readings");
     let pasted = std::fs::read_to_string(fixture("arm64-vm/proc/interrupts")).unwrap();
-    let (st, page) = call(&app, form(&pasted)).await;
+    let (st, page) = follow(&app, form(&pasted)).await;
     assert_eq!(st, StatusCode::OK, "{page}");
     assert!(page.contains("Rescheduling interrupts"));
     let (st, msg) = call(&app, form("CPU0\n 1: x\nnot a row\n")).await;
     assert_eq!(st, StatusCode::BAD_REQUEST);
     assert!(msg.contains("line 3"), "{msg}");
+}
+
+/// `snapshot_of` with every device counter moved on by `step * seq`, `seq` readings 100 ms apart.
+fn reading(name: &str, host: &str, seq: u64) -> String {
+    let mut s = snapshot_of(name, host, 1_000 + 100 * seq);
+    for irq in s.irqs.iter_mut().filter(|i| i.label.bytes().all(|b| b.is_ascii_digit())) {
+        for c in &mut irq.counts {
+            c.1 += 7 * seq;
+        }
+    }
+    serde_json::to_string(&s).unwrap()
+}
+
+/// The next SSE `snapshot` event's data within `wait`, or `None`.
+async fn next_event(body: &mut Body, buf: &mut String, wait: Duration) -> Option<serde_json::Value> {
+    let until = tokio::time::Instant::now() + wait;
+    loop {
+        if let Some(end) = buf.find("\n\n") {
+            let block: String = buf.drain(..end + 2).collect();
+            if let Some(data) = block.lines().find_map(|l| l.strip_prefix("data: ")) {
+                return Some(serde_json::from_str(data).unwrap());
+            }
+            continue;
+        }
+        let frame = tokio::time::timeout_at(until, body.frame()).await.ok()?.unwrap().unwrap();
+        if let Ok(data) = frame.into_data() {
+            buf.push_str(&String::from_utf8_lossy(&data));
+        }
+    }
+}
+
+#[tokio::test]
+async fn sse_sends_one_bounded_event_per_reading_with_the_history_chart() {
+    use irqscope::web::live::HISTORY_CHART_LEN;
+    let (app, _) = live_app(TOKEN);
+    assert_eq!(call(&app, push_req("h", Some(TOKEN), reading("azure-mana-vm", "h", 0))).await.0, StatusCode::OK);
+    let resp = app.clone().oneshot(Request::get("/live/h/events").body(Body::empty()).unwrap()).await.unwrap();
+    assert_eq!(resp.status(), StatusCode::OK);
+    let (mut body, mut buf) = (resp.into_body(), String::new());
+    let first = next_event(&mut body, &mut buf, Duration::from_secs(5)).await.expect("first event");
+    assert_eq!(first["seq"], 1);
+    assert!(first["history_svg"].as_str().unwrap().contains("data-last-seq=\"1\""));
+
+    // Many more readings than the notice ring holds, plus another host's, while the client
+    // reads nothing: it then gets the latest reading once, with a bounded history.
+    let pushes = (HISTORY_CHART_LEN + 80) as u64;
+    for seq in 1..=pushes {
+        assert_eq!(call(&app, push_req("h", Some(TOKEN), reading("azure-mana-vm", "h", seq))).await.0, StatusCode::OK);
+    }
+    for seq in 0..5 {
+        assert_eq!(call(&app, push_req("other", Some(TOKEN), reading("azure-mana-vm", "other", seq))).await.0, StatusCode::OK);
+    }
+    let ev = next_event(&mut body, &mut buf, Duration::from_secs(5)).await.expect("latest event");
+    let last = pushes + 1;
+    assert_eq!(ev["seq"], last);
+    assert_eq!(ev["history"].as_array().unwrap().len(), HISTORY_CHART_LEN, "SSE carries the chart's samples only");
+    let chart = ev["history_svg"].as_str().unwrap();
+    assert!(chart.contains(&format!("data-last-seq=\"{last}\"")) && chart.contains(&format!("data-points=\"{HISTORY_CHART_LEN}\"")));
+    assert!(chart.contains("class=\"history-line\""), "rates were drawn");
+    assert_eq!(ev["history_text"][0], format!("#{last} 1400 irq/s"), "{}", ev["history_text"]);
+    assert!(next_event(&mut body, &mut buf, Duration::from_millis(300)).await.is_none(), "a reading was sent twice");
+    // One more reading: exactly one more event.
+    assert_eq!(call(&app, push_req("h", Some(TOKEN), reading("azure-mana-vm", "h", pushes + 1))).await.0, StatusCode::OK);
+    assert_eq!(next_event(&mut body, &mut buf, Duration::from_secs(5)).await.unwrap()["seq"], last + 1);
+    assert!(next_event(&mut body, &mut buf, Duration::from_millis(300)).await.is_none());
+    // The JSON API still has the whole history; the page shows the chart too.
+    let (_, json) = call(&app, Request::get("/api/live/h").body(Body::empty()).unwrap()).await;
+    assert_eq!(serde_json::from_str::<serde_json::Value>(&json).unwrap()["history"].as_array().unwrap().len() as u64, last + 1);
+    let (_, page) = call(&app, Request::get("/live/h").body(Body::empty()).unwrap()).await;
+    assert!(page.contains("<div id=\"live-history\"><svg class=\"history\""));
+}
+
+#[tokio::test]
+async fn no_host_name_collides_with_an_action() {
+    let (app, _) = live_app(TOKEN);
+    // A host literally named like the import action is an ordinary host.
+    for seq in 0..2 {
+        assert_eq!(call(&app, push_req("import", Some(TOKEN), reading("azure-mana-vm", "import", seq))).await.0, StatusCode::OK);
+    }
+    let (st, page) = call(&app, Request::get("/live/import").body(Body::empty()).unwrap()).await;
+    assert_eq!(st, StatusCode::OK, "{page}");
+    assert!(page.contains("data-live-host=\"import\""), "{page}");
+    assert_eq!(seq_of(&app, "import").await, Some(2));
+    let resp = app.clone().oneshot(Request::get("/live/import/events").body(Body::empty()).unwrap()).await.unwrap();
+    assert_eq!(resp.status(), StatusCode::OK);
+    let (_, list) = call(&app, Request::get("/live").body(Body::empty()).unwrap()).await;
+    assert!(list.contains("href=\"/live/import\"") && list.contains("action=\"/live/_/import\""));
+    // The action is under /live/_/, which no host can take.
+    let pasted = std::fs::read_to_string(fixture("arm64-vm/proc/interrupts")).unwrap();
+    let form = Request::post("/live/_/import")
+        .header(header::CONTENT_TYPE, "application/x-www-form-urlencoded")
+        .body(Body::from(format!("capture={}", url_encode(&pasted))))
+        .unwrap();
+    let resp = app.clone().oneshot(form).await.unwrap();
+    assert!(resp.status().is_success() || resp.status().is_redirection(), "{}", resp.status());
+    for host in ["_", "_import", "_x.y"] {
+        let (st, body) = call(&app, push_req(host, Some(TOKEN), reading("azure-mana-vm", host, 0))).await;
+        assert_eq!(st, StatusCode::BAD_REQUEST, "{host}: {body}");
+    }
+    assert!(!irqscope::live::protocol::valid_host_name("_import"));
+    assert!(irqscope::live::protocol::valid_host_name("import") && irqscope::live::protocol::valid_host_name("a_b"));
+}
+
+/// Send a request; on a redirect, GET its Location. Returns the final status and body.
+async fn follow(app: &axum::Router, req: Request<Body>) -> (StatusCode, String) {
+    let resp = app.clone().oneshot(req).await.unwrap();
+    if resp.status() == StatusCode::SEE_OTHER {
+        let to = resp.headers()[header::LOCATION].to_str().unwrap().to_string();
+        return call(app, Request::get(to).body(Body::empty()).unwrap()).await;
+    }
+    let status = resp.status();
+    let bytes = resp.into_body().collect().await.unwrap().to_bytes();
+    (status, String::from_utf8_lossy(&bytes).into_owned())
+}
+
+fn import_form(text: &str, extra: &str) -> Request<Body> {
+    Request::post("/live/_/import")
+        .header(header::CONTENT_TYPE, "application/x-www-form-urlencoded")
+        .body(Body::from(format!("capture={}{extra}", url_encode(text))))
+        .unwrap()
+}
+
+async fn import_location(app: &axum::Router, text: &str, extra: &str) -> String {
+    let resp = app.clone().oneshot(import_form(text, extra)).await.unwrap();
+    assert_eq!(resp.status(), StatusCode::SEE_OTHER);
+    resp.headers()[header::LOCATION].to_str().unwrap().to_string()
+}
+
+#[tokio::test]
+async fn imports_get_a_stable_link_that_survives_a_restart() {
+    let dir = temp_dir("imports");
+    let db = dir.join("live.redb");
+    let open = || LiveState::new(Tokens::parse(TOKEN).unwrap(), Some(irqscope::live::persist::Persist::open(&db).unwrap())).unwrap().0;
+    let live = open();
+    let app = web::app(AppState { live: live.clone(), ..AppState::default() });
+    let a = snapshot_of("azure-mana-vm", "shared-vm", 10_000);
+    let mut b = a.clone();
+    b.taken_unix_ms = 11_000;
+    for irq in &mut b.irqs {
+        for c in &mut irq.counts {
+            c.1 += 50;
+        }
+    }
+    let capture = serde_json::to_string(&Capture { version: 1, snapshots: vec![a, b] }).unwrap();
+    let link = import_location(&app, &capture, "&variant=pre-cluster").await;
+    let (path, query) = link.split_once('?').unwrap();
+    assert!(path.starts_with("/live/_/import/") && query == "variant=pre-cluster", "{link}");
+    let id = path.rsplit('/').next().unwrap().to_string();
+    assert!(irqscope::live::imports::valid_id(&id), "{id}");
+    // The same content gets the same link; a different one another.
+    assert_eq!(import_location(&app, &capture, "").await, path);
+    let pasted = std::fs::read_to_string(fixture("arm64-vm/proc/interrupts")).unwrap();
+    let other = import_location(&app, &pasted, "").await;
+    assert_ne!(other, path);
+    let (st, page) = call(&app, Request::get(path).body(Body::empty()).unwrap()).await;
+    assert_eq!(st, StatusCode::OK, "{page}");
+    assert!(page.contains("shared-vm") && page.contains(&format!("id=\"import-link\" href=\"{path}\"")));
+    assert!(page.contains("mana@7870:00:00.0"), "live vs model on the import");
+    assert!(page.contains(">50.0<") || page.contains(">50<"), "rates from the two readings");
+    let (st, _) = call(&app, Request::get(format!("{path}?effective=first-cpu")).body(Body::empty()).unwrap()).await;
+    assert_eq!(st, StatusCode::OK);
+    for bad in ["/live/_/import/0123", "/live/_/import/ffffffffffffffffffffffffffffffff", "/live/_/import/..%2F..%2Fetc"] {
+        assert_eq!(call(&app, Request::get(bad).body(Body::empty()).unwrap()).await.0, StatusCode::NOT_FOUND, "{bad}");
+    }
+    // A restart with the same --live-store keeps the link.
+    drop(app);
+    drop(live);
+    let app = web::app(AppState { live: open(), ..AppState::default() });
+    let (st, again) = call(&app, Request::get(path).body(Body::empty()).unwrap()).await;
+    assert_eq!(st, StatusCode::OK, "{again}");
+    assert!(again.contains("shared-vm"));
+    assert_eq!(call(&app, Request::get(&other).body(Body::empty()).unwrap()).await.0, StatusCode::OK);
+    // Refused imports are not kept.
+    assert_eq!(app.clone().oneshot(import_form("CPU0\n 1: x\nnot a row\n", "")).await.unwrap().status(), StatusCode::BAD_REQUEST);
+    drop(app);
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 fn url_encode(s: &str) -> String {

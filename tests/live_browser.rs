@@ -1,6 +1,6 @@
 //! The live page in real headless Chromium (Debian `chromium` + `chromium-driver`): the agent
-//! binary pushes a fixture whose counters the test advances, and the heatmap on the open page
-//! changes through SSE without a reload. `IRQSCOPE_SKIP_BROWSER=1` skips; without the tools the
+//! binary pushes a fixture whose counters the test advances, and the heatmap and the history
+//! chart on the open page change through SSE without a reload. `IRQSCOPE_SKIP_BROWSER=1` skips; without the tools the
 //! test fails naming the packages (as `tests/browser.rs` does).
 
 use fantoccini::{ClientBuilder, Locator};
@@ -135,6 +135,23 @@ async fn live_heatmap_follows_the_agent_in_chromium() {
         }
     };
     wait_cells(false).await;
+    // The history chart follows the stream too: its newest reading moves on without a reload.
+    let chart_seq = r#"const s = document.querySelector('#live-history svg'); const t = document.querySelector('#live-history-text .hist');
+        return [s ? Number(s.dataset.lastSeq) : 0, t ? t.textContent : ''];"#;
+    let v = c.execute(chart_seq, vec![]).await.unwrap();
+    let seq0 = v[0].as_u64().unwrap();
+    assert!(seq0 >= 1, "chart missing: {v}");
+    let started = Instant::now();
+    loop {
+        let v = c.execute(chart_seq, vec![]).await.unwrap();
+        let seq = v[0].as_u64().unwrap();
+        if seq >= seq0 + 2 {
+            assert!(v[1].as_str().unwrap().starts_with(&format!("#{seq} ")), "history text lags the chart: {v}");
+            break;
+        }
+        assert!(started.elapsed() < Duration::from_secs(20), "history chart did not move from #{seq0}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
     advance(&root, "nvme2", 50_000);
     let hot = wait_cells(true).await;
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/screenshots");

@@ -89,7 +89,7 @@ fn host_name(source: &Source) -> anyhow::Result<String> {
             .trim()
             .to_string(),
     };
-    anyhow::ensure!(irqscope::live::protocol::valid_host_name(&name), "host name {name:?}: 1 to 64 bytes of A-Z a-z 0-9 . _ -");
+    anyhow::ensure!(irqscope::live::protocol::valid_host_name(&name), "host name {name:?}: 1 to 64 bytes of A-Z a-z 0-9 . _ -, not starting with . or _");
     Ok(name)
 }
 

@@ -9,7 +9,13 @@
 //!   has `-req.` queues (virtio-blk / virtio-scsi use `PCI_IRQ_AFFINITY`), not for virtio-net.
 //! * mlx5 `mlx5_comp{M}@pci:{BDF}`: completion vectors, `mlx5_async*` / `mlx5_ctrl*` /
 //!   `mlx5_cmd*` first; not managed (mlx5 spreads its own IRQ pool).
-//! * MANA `mana_q{M}@pci:{BDF}` with `mana_hwc@pci:{BDF}` as the pre-vector; not managed.
+//! * MANA `mana_q{M}@pci:{BDF}` with `mana_hwc@pci:{BDF}` (MSI-X index 0, the hardware
+//!   channel) first: the names `mana_gd_setup_irqs()` gives since "net: mana: Add names to irq";
+//!   older drivers name every vector `mana_intr` (one device `mana`, the lowest IRQ is the HWC).
+//!   A MANA device is modelled by [`crate::kernel::mana`] (`driver=mana`: the driver spreads its
+//!   own non-managed IRQs), not as a generic device; that model places IRQs by the x86 vector
+//!   matrix, so under another effective model, or on a machine it does not take, the device is
+//!   listed as not modelled.
 //!
 //! Devices are probed in the order of their lowest IRQ number. Other IRQs are listed as not
 //! modelled. The model knows the topology and the device list only: the order other drivers
@@ -21,14 +27,25 @@ use crate::scenario::{self, ScenarioError, DEVICE_NAME_BYTES_MAX};
 use crate::topology::{parse_cpulist, CPUS_MAX};
 use std::collections::BTreeMap;
 
+/// The driver that set a live device's IRQs up, as far as the names tell.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LiveDriver {
+    /// `pci_alloc_irq_vectors_affinity()` (NVMe, virtio, mlx5's pool seen as one device).
+    Generic,
+    /// The MANA NIC driver: modelled by `kernel::mana`.
+    Mana,
+}
+
 /// A device found in a snapshot.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LiveDevice {
     pub name: String,
-    /// Indices into `snapshot.irqs`: pre-vectors (IRQ order), then queues (queue order).
+    /// Indices into `snapshot.irqs`: pre-vectors (IRQ order), then queues (queue order). For
+    /// MANA the pre-vector is the HWC.
     pub vectors: Vec<usize>,
     pub pre: u32,
     pub managed: bool,
+    pub driver: LiveDriver,
 }
 
 fn split_num_prefix(s: &str) -> Option<(u32, &str)> {
@@ -42,10 +59,18 @@ fn split_num_prefix(s: &str) -> Option<(u32, &str)> {
 enum Role {
     Pre,
     Queue(u32),
+    /// Role decided by IRQ order (legacy `mana_intr`: the lowest is the HWC).
+    ByIrqOrder,
 }
+
+/// The device name of MANA IRQs named the pre-6.x way (`mana_intr`, no PCI address).
+const MANA_LEGACY_DEVICE: &str = "mana";
 
 /// (device name, role, managed) for one action name.
 fn classify(name: &str) -> Option<(String, Role, bool)> {
+    if name == "mana_intr" {
+        return Some((MANA_LEGACY_DEVICE.into(), Role::ByIrqOrder, false));
+    }
     if let Some(rest) = name.strip_prefix("nvme") {
         let (n, rest) = split_num_prefix(rest)?;
         let (q, tail) = split_num_prefix(rest.strip_prefix('q')?)?;
@@ -103,6 +128,7 @@ pub fn group_devices(snap: &Snapshot) -> (Vec<LiveDevice>, Vec<usize>) {
                 match role {
                     Role::Pre => a.pre.push((n, i)),
                     Role::Queue(q) => a.queues.push((q, n, i)),
+                    Role::ByIrqOrder => a.queues.push((n, n, i)),
                 }
             }
             None => other.push(i),
@@ -113,13 +139,18 @@ pub fn group_devices(snap: &Snapshot) -> (Vec<LiveDevice>, Vec<usize>) {
         .map(|(name, mut a)| {
             a.pre.sort_unstable();
             a.queues.sort_unstable();
+            let driver = if name.starts_with("mana@") || name == MANA_LEGACY_DEVICE { LiveDriver::Mana } else { LiveDriver::Generic };
+            if name == MANA_LEGACY_DEVICE && a.pre.is_empty() && !a.queues.is_empty() {
+                let (_, n, i) = a.queues.remove(0);
+                a.pre.push((n, i));
+            }
             let vectors = a.pre.iter().map(|p| p.1).chain(a.queues.iter().map(|q| q.2)).collect();
             let name: String = name
                 .chars()
                 .map(|c| if c.is_whitespace() || c.is_control() || c == ',' { '_' } else { c })
                 .take(DEVICE_NAME_BYTES_MAX)
                 .collect();
-            (a.first_irq, LiveDevice { name, vectors, pre: a.pre.len() as u32, managed: a.managed })
+            (a.first_irq, LiveDevice { name, vectors, pre: a.pre.len() as u32, managed: a.managed, driver })
         })
         .collect();
     devices.sort_by_key(|d| d.0);
@@ -157,23 +188,66 @@ impl Comparison {
     }
 }
 
-/// Build the scenario the kernel would have computed for this snapshot, run it, and compare.
+/// What to compare a snapshot against.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ModelOptions {
+    pub variant: String,
+    pub effective: String,
+    /// MANA devices run the driver after "net: mana: Optimize irq affinity for low vcpu
+    /// configs" (default: before it).
+    pub mana_patched: bool,
+}
+
+/// Build the scenario the kernel would have computed for this snapshot, run it, and compare
+/// (MANA devices as the unpatched driver).
 pub fn compare(snap: &Snapshot, variant: &str, effective: &str) -> Result<Comparison, ScenarioError> {
+    compare_with(snap, &ModelOptions { variant: variant.into(), effective: effective.into(), mana_patched: false })
+}
+
+/// Why the MANA model cannot place this device here, if it cannot.
+fn mana_refusal(snap: &Snapshot, effective: &str) -> Option<String> {
+    if effective != crate::kernel::vector_matrix::EffectiveModel::X86Matrix.name() {
+        return Some("the MANA model places IRQs by the x86 vector matrix; choose effective x86-matrix".into());
+    }
+    if snap.topology.nodes.len() > crate::kernel::mana::NODES_MAX {
+        return Some(format!("the MANA model takes at most {} nodes", crate::kernel::mana::NODES_MAX));
+    }
+    None
+}
+
+/// [`compare`] with every option.
+pub fn compare_with(snap: &Snapshot, opts: &ModelOptions) -> Result<Comparison, ScenarioError> {
+    let (variant, effective) = (opts.variant.as_str(), opts.effective.as_str());
     let (devices, other) = group_devices(snap);
     let mut not_modelled: Vec<String> = other.iter().map(|&i| format!("IRQ {} {}", snap.irqs[i].label, snap.irqs[i].name)).collect();
-    let modelled: Vec<&LiveDevice> = devices.iter().filter(|d| d.vectors.len() as u32 > d.pre).collect();
-    for d in devices.iter().filter(|d| d.vectors.len() as u32 <= d.pre) {
-        not_modelled.push(format!("{} (no queue vectors)", d.name));
+    let mana_refused = mana_refusal(snap, effective);
+    let mut modelled: Vec<&LiveDevice> = Vec::new();
+    for d in &devices {
+        if d.vectors.len() as u32 <= d.pre {
+            not_modelled.push(format!("{} (no queue vectors)", d.name));
+        } else if let (LiveDriver::Mana, Some(why)) = (d.driver, &mana_refused) {
+            not_modelled.push(format!("{} ({why})", d.name));
+        } else {
+            modelled.push(d);
+        }
     }
     let spec = ScenarioSpec {
         topology: TopologyRef::Inline(Box::new(snap.topology.to_spec(&snap.host))),
         devices: modelled
             .iter()
-            .map(|d| DeviceSpec {
-                name: Some(d.name.clone()),
-                pre: d.pre,
-                managed: d.managed,
-                ..DeviceSpec::new(1, d.vectors.len() as u32 - d.pre)
+            .map(|d| match d.driver {
+                // The HWC plus one vector per queue: the MSI-X table the driver used.
+                LiveDriver::Mana => DeviceSpec {
+                    name: Some(d.name.clone()),
+                    patched: opts.mana_patched,
+                    ..DeviceSpec::mana(d.vectors.len() as u32 - 1)
+                },
+                LiveDriver::Generic => DeviceSpec {
+                    name: Some(d.name.clone()),
+                    pre: d.pre,
+                    managed: d.managed,
+                    ..DeviceSpec::new(1, d.vectors.len() as u32 - d.pre)
+                },
             })
             .collect(),
         variant: variant.to_string(),
@@ -188,6 +262,9 @@ pub fn compare(snap: &Snapshot, variant: &str, effective: &str) -> Result<Compar
     let spec = ScenarioSpec { topology: TopologyRef::Inline(Box::new(scenario.topology().to_spec())), ..spec };
     let mut vectors = Vec::new();
     for (d, o) in modelled.iter().zip(&outcome.devices) {
+        if d.vectors.len() > o.vectors.len() {
+            not_modelled.push(format!("{}: {} of its {} IRQs (the model uses fewer vectors)", d.name, d.vectors.len() - o.vectors.len(), d.vectors.len()));
+        }
         for (v, &irq_idx) in o.vectors.iter().zip(&d.vectors) {
             let irq = &snap.irqs[irq_idx];
             let parse = |s: &Option<String>| s.as_deref().and_then(|t| parse_cpulist(t, CPUS_MAX).ok());
@@ -231,6 +308,9 @@ mod tests {
         assert_eq!(n("mlx5_async0@pci:0000:08:00.0"), Some(("mlx5@0000:08:00.0".into(), true, false)));
         assert_eq!(n("mana_q3@pci:7870:00:00.0"), Some(("mana@7870:00:00.0".into(), false, false)));
         assert_eq!(n("mana_hwc@pci:7870:00:00.0"), Some(("mana@7870:00:00.0".into(), true, false)));
+        assert_eq!(n("mana_intr"), Some(("mana".into(), false, false)));
+        assert_eq!(n("mana_q"), None);
+        assert_eq!(n("mana_qx@pci:1"), None);
         assert_eq!(n("i8042"), None);
     }
 }

@@ -9,6 +9,7 @@
 //! * [`persist`]: the store on disk (redb), so a restart loses no history.
 //! * [`devices`]: group a snapshot's IRQs into devices and build the scenario the kernel
 //!   would have computed, to put predicted and actual effective CPUs side by side.
+//! * [`imports`]: imported captures kept under content ids, so an import has a link.
 //! * [`auth`]: bearer tokens, compared in constant time, optionally bound to one host.
 //!
 //! Refuses: routing, templates, the clock (timestamps come in with the snapshot).
@@ -16,6 +17,7 @@
 pub mod auth;
 pub mod collect;
 pub mod devices;
+pub mod imports;
 pub mod parse;
 pub mod persist;
 pub mod protocol;
@@ -47,4 +49,6 @@ pub mod limits {
     pub const TOKEN_BYTES_MIN: usize = 16;
     /// Longest token accepted.
     pub const TOKEN_BYTES_MAX: usize = 256;
+    /// Imported captures kept for their links, and their bytes in all.
+    pub use super::imports::{IMPORTS_BYTES_MAX, IMPORTS_MAX};
 }

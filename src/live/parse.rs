@@ -179,20 +179,46 @@ pub fn parse_interrupts(text: &str) -> Result<Interrupts, ParseError> {
     Ok(Interrupts { cpus, rows })
 }
 
+/// Most words of a chip name: Hyper-V's vPCI MSI chip is `Hyper-V PCIe MSI` (three words).
+pub const CHIP_WORDS_MAX: usize = 3;
+
 /// Split a numbered row's text after the counters into chip, hwirq + flow, and action names.
 ///
 /// The kernel prints ` %8s` chip name, then (with an irq domain) ` %*lu` hwirq, then with
 /// `GENERIC_IRQ_SHOW_LEVEL` ` %-8s` Level/Edge, then `-%-8s` the flow name (x86: `1-edge`),
 /// then the actions (`  name`, `, name`…). Older x86 kernels glue chip and flow
-/// (`IR-PCI-MSI-edge`).
+/// (`IR-PCI-MSI-edge`). A chip name may hold spaces (`Hyper-V PCIe MSI 1946157057-edge
+/// mana_q0@pci:7870:00:00.0` on Azure): when the word after the first is not an hwirq but one
+/// of the next [`CHIP_WORDS_MAX`] is, the words before it are the chip (a word with a comma
+/// belongs to the action list, which the kernel joins with `, `).
 fn split_description(desc: &str) -> (String, String, String) {
-    let mut words = desc.split_ascii_whitespace();
-    let Some(chip) = words.next() else { return Default::default() };
-    let rest = desc[desc.find(chip).unwrap_or(0) + chip.len()..].trim_start_matches(|c: char| c.is_ascii_whitespace());
     let is_hwirq = |w: &str| {
         let digits = w.bytes().take_while(u8::is_ascii_digit).count();
         digits > 0 && (digits == w.len() || w.as_bytes()[digits] == b'-')
     };
+    // The first CHIP_WORDS_MAX + 1 words with their end offsets.
+    let mut spans: Vec<(&str, usize)> = Vec::with_capacity(CHIP_WORDS_MAX + 1);
+    let mut at = 0;
+    while spans.len() <= CHIP_WORDS_MAX {
+        let rest = &desc[at..];
+        let start = at + (rest.len() - rest.trim_start_matches(|c: char| c.is_ascii_whitespace()).len());
+        let len = desc[start..].find(|c: char| c.is_ascii_whitespace()).unwrap_or(desc.len() - start);
+        if len == 0 {
+            break;
+        }
+        spans.push((&desc[start..start + len], start + len));
+        at = start + len;
+    }
+    if spans.is_empty() {
+        return Default::default();
+    }
+    let chip_words = (1..spans.len())
+        .take_while(|&k| !spans[k].0.starts_with('-') && !spans[k].0.contains(','))
+        .find(|&k| is_hwirq(spans[k].0))
+        .unwrap_or(1);
+    let chip_end = spans[chip_words - 1].1;
+    let chip = &desc[..chip_end];
+    let rest = desc[chip_end..].trim_start_matches(|c: char| c.is_ascii_whitespace());
     let mut hw = String::new();
     let mut rest = rest;
     if let Some(w) = rest.split_ascii_whitespace().next().filter(|w| is_hwirq(w)) {
@@ -324,6 +350,24 @@ mod tests {
         assert_eq!(r("LOC").counts.len(), 4);
         let again = parse_interrupts(&format_interrupts(&p)).unwrap();
         assert_eq!(again, p);
+    }
+
+    #[test]
+    fn hyperv_chip_names_hold_spaces() {
+        let text = "            CPU0       CPU1
+  24:          0         10  Hyper-V PCIe MSI 1946157056-edge      mana_hwc@pci:7870:00:00.0
+  25:          5          0  Hyper-V PCIe MSI 134250496-edge      nvme0q0
+  26:          1          0  HV-PCI-MSI-edge      eth0, eth1 2-edge
+  27:          1          0   IO-APIC   9-fasteoi   acpi
+";
+        let p = parse_interrupts(text).unwrap();
+        let f = |i: usize| (p.rows[i].chip.as_str(), p.rows[i].hwirq.as_str(), p.rows[i].name.as_str());
+        assert_eq!(f(0), ("Hyper-V PCIe MSI", "1946157056-edge", "mana_hwc@pci:7870:00:00.0"));
+        assert_eq!(f(1), ("Hyper-V PCIe MSI", "134250496-edge", "nvme0q0"));
+        // Glued chip and flow, no hwirq: a number among the names stays a name.
+        assert_eq!(f(2), ("HV-PCI-MSI-edge", "", "eth0, eth1 2-edge"));
+        assert_eq!(f(3), ("IO-APIC", "9-fasteoi", "acpi"));
+        assert_eq!(parse_interrupts(&format_interrupts(&p)).unwrap(), p);
     }
 
     #[test]

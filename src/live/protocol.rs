@@ -118,11 +118,13 @@ pub struct Capture {
     pub snapshots: Vec<Snapshot>,
 }
 
-/// Host names: 1 to [`HOST_NAME_BYTES_MAX`] bytes of `[A-Za-z0-9._-]`, not starting with `.`.
+/// Host names: 1 to [`HOST_NAME_BYTES_MAX`] bytes of `[A-Za-z0-9._-]`, not starting with `.`
+/// or `_` (the server keeps `/live/_/…` for its actions, so no host name is ever a route).
 pub fn valid_host_name(host: &str) -> bool {
     !host.is_empty()
         && host.len() <= HOST_NAME_BYTES_MAX
         && !host.starts_with('.')
+        && !host.starts_with('_')
         && host.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'.' || b == b'_' || b == b'-')
 }
 
@@ -133,7 +135,7 @@ impl Snapshot {
             return Err(format!("protocol version {} is not supported (this server speaks {PROTOCOL_VERSION})", self.version));
         }
         if !valid_host_name(&self.host) {
-            return Err(format!("host name must be 1 to {HOST_NAME_BYTES_MAX} bytes of A-Z a-z 0-9 . _ -"));
+            return Err(format!("host name must be 1 to {HOST_NAME_BYTES_MAX} bytes of A-Z a-z 0-9 . _ -, not starting with . or _"));
         }
         if self.cpus.len() > CPUS_MAX as usize || self.cpus.iter().any(|&c| c >= CPUS_MAX) {
             return Err(format!("more than {CPUS_MAX} CPUs, or a CPU id beyond it"));

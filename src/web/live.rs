@@ -2,9 +2,12 @@
 //! stream, live vs model, and importing a capture (or a pasted `/proc/interrupts`).
 //!
 //! Routes: `POST /api/live/{host}/snapshots` (bearer token, [`SNAPSHOT_BYTES_MAX`] body),
-//! `GET /api/live/{host}` (JSON), `GET /live`, `POST /live/import`, `GET /live/{host}`
-//! (`?variant=&effective=&node=`), `GET /live/{host}/events` (SSE). Everything a host sends
-//! (host names, IRQ names, chips) is escaped by askama; only `render::svg` output is `|safe`.
+//! `GET /api/live/{host}` (JSON), `GET /live`, `GET /live/{host}`
+//! (`?variant=&effective=&mana=&node=`), `GET /live/{host}/events` (SSE). Actions live under
+//! [`ACTIONS_PREFIX`] (`POST /live/_/import`), which no host name can take (host names never
+//! start with `_`), so `/live/HOST` means the host for every valid name, `import` included.
+//! Everything a host sends (host names, IRQ names, chips) is escaped by askama; only
+//! `render::svg*` output is `|safe`.
 //!
 //! Without configured tokens ingestion answers 403: the live path is never open by default.
 
@@ -12,12 +15,14 @@ use super::{AppError, AppState};
 use crate::live::auth::{Tokens, Verdict};
 use crate::live::collect::topology_from_columns;
 use crate::live::devices::{self, Comparison};
+use crate::live::imports::{valid_id, ImportStore, IMPORTS_MAX};
 use crate::live::limits::{CAPTURE_SNAPSHOTS_MAX, SNAPSHOT_BYTES_MAX};
 use crate::live::parse::parse_interrupts;
 use crate::live::persist::Persist;
 use crate::live::protocol::{valid_host_name, Capture, Snapshot, WireIrq, PROTOCOL_VERSION};
 use crate::live::store::{HostState, IngestError, LiveStore};
 use crate::render::svg;
+use crate::render::svg_live::{history_chart, HistoryPoint};
 use crate::scenario::spec;
 use askama::Template;
 use axum::body::Bytes;
@@ -28,17 +33,23 @@ use axum::response::{Html, IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Form, Json, Router};
 use serde::Deserialize;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use tokio::sync::broadcast;
 use tower_http::limit::RequestBodyLimitLayer;
 
 /// Most SSE streams open at once; more answer 503.
 pub const SSE_STREAMS_MAX: usize = 256;
-/// Updates buffered per SSE stream before a slow reader skips to the latest.
+/// Update notices buffered (one ring shared by every SSE stream) before a slow reader skips to
+/// the latest state. A stream holds no queue of its own: it renders the host's current state
+/// when the client is ready for it, at most once per accepted snapshot (by `seq`).
 const UPDATES_BUFFERED: usize = 64;
-/// History samples shown on the page (the JSON has them all).
+/// History samples listed as text on the page.
 const HISTORY_SHOWN: usize = 20;
+/// History samples on the chart, and the most an SSE event carries (the JSON has them all).
+pub const HISTORY_CHART_LEN: usize = 120;
+/// Path segment under `/live/` that holds actions; host names may not start with `_`.
+pub const ACTIONS_PREFIX: &str = "/live/_";
 
 /// The live half of [`AppState`]. Cheap to clone.
 #[derive(Clone, Debug)]
@@ -49,6 +60,9 @@ pub struct LiveState {
 #[derive(Debug)]
 struct LiveInner {
     store: Mutex<LiveStore>,
+    imports: Mutex<ImportStore>,
+    /// Insertion counter of imports (their persisted order).
+    import_order: AtomicU64,
     tokens: Tokens,
     persist: Option<Persist>,
     updates: broadcast::Sender<String>,
@@ -57,22 +71,42 @@ struct LiveInner {
 
 impl Default for LiveState {
     fn default() -> Self {
-        LiveState::with(Tokens::default(), None, LiveStore::new())
+        LiveState::with(Tokens::default(), None, LiveStore::new(), ImportStore::new())
     }
 }
 
 impl LiveState {
-    fn with(tokens: Tokens, persist: Option<Persist>, store: LiveStore) -> LiveState {
+    fn with(tokens: Tokens, persist: Option<Persist>, store: LiveStore, imports: ImportStore) -> LiveState {
         let (updates, _) = broadcast::channel(UPDATES_BUFFERED);
-        LiveState { inner: Arc::new(LiveInner { store: Mutex::new(store), tokens, persist, updates, streams: AtomicUsize::new(0) }) }
+        let import_order = AtomicU64::new(imports.len() as u64);
+        LiveState {
+            inner: Arc::new(LiveInner {
+                store: Mutex::new(store),
+                imports: Mutex::new(imports),
+                import_order,
+                tokens,
+                persist,
+                updates,
+                streams: AtomicUsize::new(0),
+            }),
+        }
     }
 
     /// Ingestion with `tokens` (empty: disabled), history kept in `persist` when given and
     /// restored from it now. Returns the state and notes about records that were skipped.
     pub fn new(tokens: Tokens, persist: Option<Persist>) -> Result<(LiveState, Vec<String>), String> {
         let mut store = LiveStore::new();
+        let mut imports = ImportStore::new();
         let mut notes = Vec::new();
         if let Some(p) = &persist {
+            for (id, bytes) in p.load_imports().map_err(|e| e.to_string())? {
+                match serde_json::from_slice::<Capture>(&bytes) {
+                    Ok(c) => {
+                        imports.restore(id, c, bytes);
+                    }
+                    Err(e) => notes.push(format!("import {}: {e}", crate::live::parse::short(&id))),
+                }
+            }
             let (records, bad) = p.load_all().map_err(|e| e.to_string())?;
             notes.extend(bad);
             for rec in records {
@@ -82,7 +116,11 @@ impl LiveState {
                 }
             }
         }
-        Ok((LiveState::with(tokens, persist, store), notes))
+        Ok((LiveState::with(tokens, persist, store, imports), notes))
+    }
+
+    fn imports(&self) -> std::sync::MutexGuard<'_, ImportStore> {
+        self.inner.imports.lock().unwrap_or_else(|p| p.into_inner())
     }
 
     fn store(&self) -> std::sync::MutexGuard<'_, LiveStore> {
@@ -100,7 +138,8 @@ pub fn routes() -> Router<AppState> {
     let (d2, r2) = big_body();
     Router::new()
         .route("/live", get(hosts_page))
-        .route("/live/import", post(import).layer::<_, std::convert::Infallible>(d1).layer::<_, std::convert::Infallible>(r1))
+        .route("/live/_/import/{id}", get(import_page))
+        .route("/live/_/import", post(import).layer::<_, std::convert::Infallible>(d1).layer::<_, std::convert::Infallible>(r1))
         .route("/live/{host}", get(host_page))
         .route("/live/{host}/events", get(events))
         .route("/api/live/{host}", get(host_json))
@@ -129,7 +168,7 @@ async fn ingest(State(app): State<AppState>, Path(host): Path<String>, headers: 
         return refuse(StatusCode::UNAUTHORIZED, "a bearer token is required (Authorization: Bearer TOKEN)");
     };
     if !valid_host_name(&host) {
-        return refuse(StatusCode::BAD_REQUEST, "bad host name: 1 to 64 bytes of A-Z a-z 0-9 . _ -");
+        return refuse(StatusCode::BAD_REQUEST, "bad host name: 1 to 64 bytes of A-Z a-z 0-9 . _ -, not starting with . or _");
     }
     match live.inner.tokens.check(&presented, &host) {
         Verdict::Accepted => {}
@@ -176,12 +215,15 @@ async fn ingest(State(app): State<AppState>, Path(host): Path<String>, headers: 
 pub struct LiveQuery {
     pub variant: Option<String>,
     pub effective: Option<String>,
+    /// MANA driver version: `unpatched` (default) or `patched`.
+    pub mana: Option<String>,
     pub node: Option<String>,
 }
 
 struct ModelChoice {
     variant: String,
     effective: String,
+    mana_patched: bool,
     node: Option<u32>,
 }
 
@@ -192,11 +234,16 @@ impl LiveQuery {
         let effective = pick(&self.effective, spec::DEFAULT_EFFECTIVE.name());
         spec::parse_variant(&variant)?;
         spec::parse_effective(&effective)?;
+        let mana_patched = match self.mana.as_deref() {
+            None | Some("") | Some("unpatched") => false,
+            Some("patched") => true,
+            Some(m) => return Err(AppError::BadInput(format!("mana {:?}: unpatched or patched", crate::live::parse::short(m)))),
+        };
         let node = match self.node.as_deref() {
             None | Some("") | Some("all") => None,
             Some(n) => Some(n.parse::<u32>().map_err(|_| AppError::BadInput(format!("node {n:?} is not a number")))?),
         };
-        Ok(ModelChoice { variant, effective, node })
+        Ok(ModelChoice { variant, effective, mana_patched, node })
     }
 }
 
@@ -228,12 +275,15 @@ pub struct ModelRowView {
 pub struct HostView {
     pub host: String,
     pub live: bool,
+    /// For a kept import: its link (`/live/_/import/ID`).
+    pub share: String,
     pub summary: String,
     pub seq: u64,
     pub status: String,
     pub heatmap_svg: String,
     pub rows: Vec<IrqRowView>,
     pub history: Vec<String>,
+    pub history_svg: String,
     pub model_rows: Vec<ModelRowView>,
     pub model_error: String,
     pub not_modelled: Vec<String>,
@@ -241,6 +291,7 @@ pub struct HostView {
     pub permalink: String,
     pub variant: String,
     pub effective: String,
+    pub mana_patched: bool,
     pub variants: Vec<(&'static str, bool)>,
     pub effectives: Vec<(&'static str, bool)>,
 }
@@ -310,7 +361,12 @@ pub struct RowsFragment<'a> {
 impl HostView {
     fn new(st: &HostState, choice: &ModelChoice, live: bool) -> HostView {
         let comparison: Result<Comparison, String> =
-            devices::compare(&st.snapshot, &choice.variant, &choice.effective).map_err(|e| e.to_string());
+            devices::compare_with(&st.snapshot, &devices::ModelOptions {
+                variant: choice.variant.clone(),
+                effective: choice.effective.clone(),
+                mana_patched: choice.mana_patched,
+            })
+            .map_err(|e| e.to_string());
         let (model_rows, model_error, not_modelled, mismatches, permalink) = match comparison {
             Ok(c) => {
                 let link = super::permalink::encode(&c.spec).ok().filter(|l| l.len() <= 48 << 10).unwrap_or_default();
@@ -333,28 +389,18 @@ impl HostView {
             }
             Err(e) => (Vec::new(), e, Vec::new(), 0, String::new()),
         };
-        let history = st
-            .history
-            .iter()
-            .rev()
-            .take(HISTORY_SHOWN)
-            .map(|s| {
-                if s.reset {
-                    format!("#{} baseline", s.seq)
-                } else {
-                    format!("#{} {} irq/s", s.seq, fmt_rate(s.irqs_per_s))
-                }
-            })
-            .collect();
+        let history = history_text(st);
         HostView {
             host: st.snapshot.host.clone(),
             live,
+            share: String::new(),
             summary: format!("{} · {} IRQ rows · {} CPU columns", st.topology.summary(), st.snapshot.irqs.len(), st.snapshot.cpus.len()),
             seq: st.seq,
             status: status_line(st),
             heatmap_svg: heatmap_of(st, choice.node),
             rows: irq_rows(st),
             history,
+            history_svg: history_svg(st),
             model_rows,
             model_error,
             not_modelled,
@@ -367,8 +413,31 @@ impl HostView {
                 .collect(),
             variant: choice.variant.clone(),
             effective: choice.effective.clone(),
+            mana_patched: choice.mana_patched,
         }
     }
+}
+
+/// The newest [`HISTORY_SHOWN`] samples as text, newest first.
+fn history_text(st: &HostState) -> Vec<String> {
+    st.history
+        .iter()
+        .rev()
+        .take(HISTORY_SHOWN)
+        .map(|s| if s.reset { format!("#{} baseline", s.seq) } else { format!("#{} {} irq/s", s.seq, fmt_rate(s.irqs_per_s)) })
+        .collect()
+}
+
+/// The chart of the newest [`HISTORY_CHART_LEN`] samples.
+fn history_svg(st: &HostState) -> String {
+    let skip = st.history.len().saturating_sub(HISTORY_CHART_LEN);
+    let points: Vec<HistoryPoint> = st
+        .history
+        .iter()
+        .skip(skip)
+        .map(|s| HistoryPoint { seq: s.seq, value: (!s.reset).then_some(s.irqs_per_s) })
+        .collect();
+    history_chart(&points, "device interrupts per second, one point per reading", "irq/s")
 }
 
 #[derive(Template)]
@@ -450,14 +519,24 @@ impl Drop for StreamSlot {
     }
 }
 
-fn sse_event(live: &LiveState, host: &str) -> Option<Event> {
+/// The event for `host`'s current state, unless the stream already sent this reading (`sent`
+/// is the last `seq` it sent): at most one event per accepted snapshot, and a bounded one (the
+/// newest [`HISTORY_CHART_LEN`] history samples, not all of them).
+fn sse_event(live: &LiveState, host: &str, sent: Option<u64>) -> Option<(Event, u64)> {
     let store = live.store();
     let st = store.host(host)?;
+    if sent == Some(st.seq) {
+        return None;
+    }
     let mut data = update_json(st);
+    let skip = st.history.len().saturating_sub(HISTORY_CHART_LEN);
+    data["history"] = serde_json::json!(st.history.iter().skip(skip).collect::<Vec<_>>());
     data["status"] = serde_json::Value::String(status_line(st));
     data["heatmap"] = serde_json::Value::String(heatmap_of(st, None));
+    data["history_svg"] = serde_json::Value::String(history_svg(st));
+    data["history_text"] = serde_json::json!(history_text(st));
     data["rows"] = serde_json::Value::String(RowsFragment { rows: &irq_rows(st) }.render().unwrap_or_default());
-    Some(Event::default().event("snapshot").data(data.to_string()))
+    Some((Event::default().event("snapshot").id(st.seq.to_string()).data(data.to_string()), st.seq))
 }
 
 async fn events(State(app): State<AppState>, Path(host): Path<String>) -> Result<Response, AppError> {
@@ -471,20 +550,26 @@ async fn events(State(app): State<AppState>, Path(host): Path<String>) -> Result
     }
     let slot = StreamSlot(live.clone());
     let rx = live.inner.updates.subscribe();
-    let first = sse_event(&live, &host);
-    let stream = futures_util::stream::unfold((rx, first, slot, host), |(mut rx, first, slot, host)| async move {
+    // Subscribe first, then read the state: a snapshot accepted in between is either in the
+    // first event or announced on `rx` (and then skipped by seq if the first event had it).
+    let first = sse_event(&live, &host, None);
+    let sent = first.as_ref().map(|f| f.1);
+    let first = first.map(|f| f.0);
+    let stream = futures_util::stream::unfold((rx, first, sent, slot, host), |(mut rx, first, sent, slot, host)| async move {
         if let Some(ev) = first {
-            return Some((Ok::<_, std::convert::Infallible>(ev), (rx, None, slot, host)));
+            return Some((Ok::<_, std::convert::Infallible>(ev), (rx, None, sent, slot, host)));
         }
         loop {
             let wanted = match rx.recv().await {
                 Ok(h) => h == host,
+                // Notices were dropped: this host may have had some. The seq check below
+                // keeps this from repeating a reading already sent.
                 Err(broadcast::error::RecvError::Lagged(_)) => true,
                 Err(broadcast::error::RecvError::Closed) => return None,
             };
             if wanted {
-                if let Some(ev) = sse_event(&slot.0, &host) {
-                    return Some((Ok(ev), (rx, None, slot, host)));
+                if let Some((ev, seq)) = sse_event(&slot.0, &host, sent) {
+                    return Some((Ok(ev), (rx, None, Some(seq), slot, host)));
                 }
             }
         }
@@ -537,19 +622,70 @@ fn import_snapshots(text: &str) -> Result<Vec<Snapshot>, AppError> {
     }
 }
 
-async fn import(Form(form): Form<ImportForm>) -> Result<Html<String>, AppError> {
-    let choice = LiveQuery { variant: form.variant.clone(), effective: form.effective.clone(), node: None }.choice()?;
+/// Render a capture as the page shows an import (a scratch store, so rates come out as for a
+/// pushed host).
+fn import_view(capture: &Capture, choice: &ModelChoice) -> Result<HostView, AppError> {
+    let mut store = LiveStore::new();
+    let host = capture.snapshots.first().map(|s| s.host.clone()).ok_or_else(|| AppError::BadInput("an empty capture".into()))?;
+    for s in capture.snapshots.iter().cloned() {
+        store.ingest(&host, s).map_err(|e| AppError::BadInput(e.to_string()))?;
+    }
+    let st = store.host(&host).ok_or_else(|| AppError::Internal("import lost its host".into()))?;
+    Ok(HostView::new(st, choice, false))
+}
+
+/// Keep an import and answer with its link (303 to `/live/_/import/ID`, the model choice kept).
+async fn import(State(app): State<AppState>, Form(form): Form<ImportForm>) -> Result<Response, AppError> {
+    let choice = LiveQuery { variant: form.variant.clone(), effective: form.effective.clone(), mana: None, node: None }.choice()?;
     let snapshots = import_snapshots(&form.capture)?;
-    let view = tokio::task::spawn_blocking(move || -> Result<HostView, AppError> {
-        let mut store = LiveStore::new();
-        let host = snapshots[0].host.clone();
-        for s in snapshots {
-            store.ingest(&host, s).map_err(|e| AppError::BadInput(e.to_string()))?;
+    let live = app.live.clone();
+    let id = tokio::task::spawn_blocking(move || -> Result<String, AppError> {
+        let capture = Capture { version: PROTOCOL_VERSION, snapshots };
+        // Refuse what would not render before keeping it.
+        import_view(&capture, &choice)?;
+        let bytes = serde_json::to_vec(&capture).map_err(|e| AppError::Internal(e.to_string()))?;
+        let kept = live.imports().insert(capture, bytes.clone()).map_err(|e| AppError::BadInput(e.to_string()))?;
+        if let (Some(p), false) = (&live.inner.persist, kept.existed) {
+            let order = live.inner.import_order.fetch_add(1, Ordering::Relaxed);
+            if let Err(e) = p.save_import(&kept.id, order, &bytes, &kept.evicted) {
+                tracing::error!("{e}");
+            }
         }
-        let st = store.host(&host).ok_or_else(|| AppError::Internal("import lost its host".into()))?;
-        Ok(HostView::new(st, &choice, false))
+        Ok(kept.id)
     })
     .await
     .map_err(|e| AppError::Internal(e.to_string()))??;
+    let mut query = Vec::new();
+    for (k, v) in [("variant", &form.variant), ("effective", &form.effective)] {
+        if let Some(v) = v.as_deref().filter(|v| !v.is_empty()) {
+            // Both were checked against the known names by `choice()`: plain words.
+            query.push(format!("{k}={v}"));
+        }
+    }
+    let mut location = format!("{ACTIONS_PREFIX}/import/{id}");
+    if !query.is_empty() {
+        location.push('?');
+        location.push_str(&query.join("&"));
+    }
+    Ok((StatusCode::SEE_OTHER, [(header::LOCATION, location)]).into_response())
+}
+
+/// A kept import, by its link.
+async fn import_page(State(app): State<AppState>, Path(id): Path<String>, Query(q): Query<LiveQuery>) -> Result<Html<String>, AppError> {
+    let choice = q.choice()?;
+    let gone = || {
+        AppError::NotFound(format!(
+            "no kept import {:?} (the server keeps the last {IMPORTS_MAX}; import the capture again)",
+            crate::live::parse::short(&id)
+        ))
+    };
+    if !valid_id(&id) {
+        return Err(gone());
+    }
+    let capture = app.live.imports().get(&id).map(|i| i.capture.clone()).ok_or_else(gone)?;
+    let mut view = tokio::task::spawn_blocking(move || import_view(&capture, &choice))
+        .await
+        .map_err(|e| AppError::Internal(e.to_string()))??;
+    view.share = format!("{ACTIONS_PREFIX}/import/{id}");
     Ok(Html(HostPage { title: format!("{} · imported", view.host), v: view }.render()?))
 }

@@ -24,7 +24,17 @@ def parse_list(s):
         out += range(int(a), int(b or a) + 1)
     return out
 
-def tree(name, preset, devices, arch, effective):
+MANA_BDF = "7870:00:00.0"  # a Hyper-V vPCI address, as Azure gives the MANA VF
+SOFTIRQS = ["HI", "TIMER", "NET_TX", "NET_RX", "BLOCK", "IRQ_POLL", "TASKLET", "SCHED", "HRTIMER", "RCU"]
+
+def vector_name(dev, index):
+    """The action name the driver gives vector `index` of `dev`."""
+    if dev.get("driver") == "mana" or dev["name"].startswith("mana"):
+        # gdma_main.c mana_gd_setup_irqs(): index 0 is the hardware channel.
+        return f"mana_hwc@pci:{MANA_BDF}" if index == 0 else f"mana_q{index - 1}@pci:{MANA_BDF}"
+    return f"{dev['name']}q{index}"
+
+def tree(name, preset, devices, arch, effective, hyperv=False, softirqs=False):
     d = os.path.join(OUT, name)
     shutil.rmtree(d, ignore_errors=True)
     subprocess.run([BIN, "topology", "export", "sysfs", preset, d], check=True, stdout=subprocess.DEVNULL)
@@ -47,10 +57,13 @@ def tree(name, preset, devices, arch, effective):
         irq = 40
     for dev in sim["devices"]:
         for v in dev["vectors"]:
-            name = f"{dev['name']}q{v['index']}"
+            name = vector_name(dev, v["index"])
             eff = v["effective_cpu"]
             counts = {eff: 1000 * (v["index"] + 1) + irq} if eff is not None else {}
-            if arch == "x86":
+            if hyperv:
+                # drivers/pci/controller/pci-hyperv.c: the MSI chip is "Hyper-V PCIe MSI".
+                chip, hw = "Hyper-V PCIe MSI", f"{134250496 + irq * 4096 + v['index']}-edge"
+            elif arch == "x86":
                 chip, hw = f"PCI-MSIX-0000:00:{irq % 32:02x}.0", f"{v['index']}-edge"
             else:
                 chip, hw = "ITS-MSI", f"{524288 + irq * 2048 + v['index']} Edge"
@@ -77,8 +90,25 @@ def tree(name, preset, devices, arch, effective):
             for i, desc in enumerate(["Rescheduling interrupts", "Function call interrupts", "CPU stop interrupts", "CPU stop (for crash dump) interrupts", "Timer broadcast interrupts", "IRQ work interrupts", "CPU wake-up interrupts"]):
                 f.write(f"IPI{i}:" + "".join(f" {(c + 1) * (i + 1) * 11:>10}" for c in online) + f"       {desc}\n")
             f.write(f"{'Err':>4}: {0:>10}\n")
+    if softirqs:
+        # kernel/softirq.c show_softirqs(): one column per *possible* CPU.
+        possible = parse_list(open(f"{d}/sys/devices/system/cpu/possible").read())
+        net = {r[6] for r in rows if r[4].startswith("mana_q")}
+        blk = {r[6] for r in rows if r[4].startswith("nvme")}
+        with open(f"{d}/proc/softirqs", "w") as f:
+            f.write("                    " + "".join(f"{'CPU%d' % c:<11}" for c in possible).rstrip() + "\n")
+            for i, s in enumerate(SOFTIRQS):
+                def count(c):
+                    base = (c + 1) * (i + 3) * 17
+                    if s == "NET_RX" and c in net: base += 500000
+                    if s == "BLOCK" and c in blk: base += 300000
+                    return base if c in online else 0
+                f.write(f"{s + ':':>12}" + "".join(f" {count(c):>10}" for c in possible) + "\n")
 
 tree("x86-nvme-vm", "azure-l96as-v4", ["4x8:name=nvme,pre=1"], "x86", "x86-matrix")
 tree("arm64-vm", "graviton3-64c", ["1x8:name=nvme0,pre=1"], "arm64", "first-cpu")
 tree("offline-cpus", "xeon-2s-18c-nosmt-offline", ["2x16:name=nvme,pre=1"], "x86", "x86-matrix")
+# Azure-like 8 vCPU VM (D8ds-v6 shape): NVMe remote disk, then the MANA NIC (HWC + 8 queues),
+# both behind Hyper-V vPCI; MANA placed by the MANA driver model on the load NVMe left.
+tree("azure-mana-vm", "vm-8vcpu-smt2", ["8:name=nvme0,pre=1", "8:name=mana,driver=mana"], "x86", "x86-matrix", hyperv=True, softirqs=True)
 print("ok")
