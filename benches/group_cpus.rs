@@ -33,7 +33,14 @@ fn bench(c: &mut Criterion) {
                 let mut counter = 0u32;
                 let mut warnings = Vec::new();
                 b.iter(|| {
-                    let g = group_cpus_evenly(&topo, black_box(n), variant, SortGen::HeapV6_11, &mut counter, &mut warnings);
+                    let g = group_cpus_evenly(
+                        &topo,
+                        black_box(n),
+                        variant,
+                        SortGen::HeapV6_11,
+                        &mut counter,
+                        &mut warnings,
+                    );
                     black_box(g)
                 });
             });

@@ -15,7 +15,10 @@ fn synthetic() -> String {
     let mut rows: Vec<IrqRow> = (0..N_IRQS)
         .map(|i| {
             let counts = if i % 64 == 0 {
-                (0..N_CPUS).map(|c| (c, u64::from(c) * 7919 + u64::from(i))).filter(|c| c.1 != 0).collect()
+                (0..N_CPUS)
+                    .map(|c| (c, u64::from(c) * 7919 + u64::from(i)))
+                    .filter(|c| c.1 != 0)
+                    .collect()
             } else {
                 vec![(i % N_CPUS, u64::from(i) * 104_729 + 1)]
             };
@@ -29,9 +32,22 @@ fn synthetic() -> String {
             }
         })
         .collect();
-    rows.push(IrqRow { label: "LOC".into(), counts: (0..N_CPUS).map(|c| (c, 1_000_000 + u64::from(c))).collect(), n_counts: N_CPUS, name: "Local timer interrupts".into(), ..Default::default() });
-    rows.push(IrqRow { label: "ERR".into(), n_counts: 1, ..Default::default() });
-    format_interrupts(&Interrupts { cpus: (0..N_CPUS).collect(), rows })
+    rows.push(IrqRow {
+        label: "LOC".into(),
+        counts: (0..N_CPUS).map(|c| (c, 1_000_000 + u64::from(c))).collect(),
+        n_counts: N_CPUS,
+        name: "Local timer interrupts".into(),
+        ..Default::default()
+    });
+    rows.push(IrqRow {
+        label: "ERR".into(),
+        n_counts: 1,
+        ..Default::default()
+    });
+    format_interrupts(&Interrupts {
+        cpus: (0..N_CPUS).collect(),
+        rows,
+    })
 }
 
 fn bench(c: &mut Criterion) {
@@ -49,14 +65,20 @@ fn bench(c: &mut Criterion) {
     }
     let mb = text.len() as f64 / 1e6;
     if wc_best < f64::MAX {
-        eprintln!("wc -l on {mb:.1} MB: {:.1} ms ({:.0} MB/s, process start included)", wc_best * 1e3, mb / wc_best);
+        eprintln!(
+            "wc -l on {mb:.1} MB: {:.1} ms ({:.0} MB/s, process start included)",
+            wc_best * 1e3,
+            mb / wc_best
+        );
     }
     let parsed = parse_interrupts(&text).unwrap();
     assert_eq!(parsed.rows.len(), N_IRQS as usize + 2);
     let mut g = c.benchmark_group("live");
     g.throughput(Throughput::Bytes(text.len() as u64));
     g.sample_size(10);
-    g.bench_function("parse_interrupts_1024cpu_4096irq", |b| b.iter(|| parse_interrupts(black_box(&text)).unwrap()));
+    g.bench_function("parse_interrupts_1024cpu_4096irq", |b| {
+        b.iter(|| parse_interrupts(black_box(&text)).unwrap())
+    });
     g.finish();
 }
 

@@ -21,7 +21,12 @@ pub fn source_text(name: &str) -> Option<&'static str> {
 
 fn loaded() -> &'static BTreeMap<&'static str, Result<Arc<Topology>, String>> {
     static LOADED: OnceLock<BTreeMap<&'static str, Result<Arc<Topology>, String>>> = OnceLock::new();
-    LOADED.get_or_init(|| PRESET_FILES.iter().map(|(name, text)| (*name, parse_preset(text))).collect())
+    LOADED.get_or_init(|| {
+        PRESET_FILES
+            .iter()
+            .map(|(name, text)| (*name, parse_preset(text)))
+            .collect()
+    })
 }
 
 /// Parse a topology file's text (TOML) and validate it.

@@ -22,7 +22,11 @@ const DEFAULT_SERVE_ADDR: &str = "127.0.0.1:8080";
 const INPUT_FILE_BYTES_MAX: u64 = 16 << 20;
 
 #[derive(Parser)]
-#[command(name = "irqscope", version, about = "Where do interrupts land? Kernel IRQ placement, bit-exact.")]
+#[command(
+    name = "irqscope",
+    version,
+    about = "Where do interrupts land? Kernel IRQ placement, bit-exact."
+)]
 struct Cli {
     /// Without a subcommand, serve the dashboard on the default address.
     #[command(subcommand)]
@@ -242,7 +246,11 @@ fn main() -> ExitCode {
 
 fn one_line(e: &anyhow::Error) -> String {
     let text = format!("{e:#}");
-    text.lines().map(str::trim).filter(|l| !l.is_empty()).collect::<Vec<_>>().join(" ")
+    text.lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 /// Read a text file with a size limit.
@@ -274,8 +282,7 @@ fn simulate(args: SimulateArgs) -> anyhow::Result<ExitCode> {
     let (scenario, label) = match &args.scenario {
         Some(path) => {
             let text = read_text(path)?;
-            let mut spec: ScenarioSpec =
-                serde_json::from_str(&text).with_context(|| format!("{}", path.display()))?;
+            let mut spec: ScenarioSpec = serde_json::from_str(&text).with_context(|| format!("{}", path.display()))?;
             if let Some(v) = &args.variant {
                 spec.variant = v.clone();
             }
@@ -347,7 +354,11 @@ fn simulate(args: SimulateArgs) -> anyhow::Result<ExitCode> {
     let metrics = metrics::compute(&scenario, &outcome);
     match args.format {
         Format::Text => {
-            let opts = render::text::TextOptions { topology_label: label, vectors: args.vectors, permalink: None };
+            let opts = render::text::TextOptions {
+                topology_label: label,
+                vectors: args.vectors,
+                permalink: None,
+            };
             print!("{}", render::text::report(&scenario, &outcome, &metrics, &opts));
         }
         Format::Json => {
@@ -383,7 +394,10 @@ fn sweep(args: SweepArgs) -> anyhow::Result<ExitCode> {
     match args.format {
         SweepFormat::Text => print!("{}", render::sweep::text(&result)),
         SweepFormat::Csv => print!("{}", render::sweep::csv(&result, &link)),
-        SweepFormat::Json => println!("{}", serde_json::to_string_pretty(&render::sweep::json(&result, &link))?),
+        SweepFormat::Json => println!(
+            "{}",
+            serde_json::to_string_pretty(&render::sweep::json(&result, &link))?
+        ),
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -405,7 +419,16 @@ fn blk_mq(args: BlkMqArgs) -> anyhow::Result<ExitCode> {
     let sort = spec::parse_sort(args.sort.as_deref().unwrap_or(spec::DEFAULT_SORT.name()))?;
     let mut counter = args.counter;
     let mut warnings = Vec::new();
-    let map = blk_mq_map_queues(&topology, mapper, args.queues, args.queue_offset, variant, sort, &mut counter, &mut warnings);
+    let map = blk_mq_map_queues(
+        &topology,
+        mapper,
+        args.queues,
+        args.queue_offset,
+        variant,
+        sort,
+        &mut counter,
+        &mut warnings,
+    );
     print!(
         "{}",
         render::text::queue_map_report(&topology, mapper, variant, args.queues, args.queue_offset, &map.map)
@@ -493,7 +516,11 @@ fn sched(args: SchedArgs) -> anyhow::Result<ExitCode> {
                 );
                 next += cpus.weight();
             }
-            anyhow::ensure!(args.pair_node < nn, "--pair-node {}: the machine has {nn} node(s)", args.pair_node);
+            anyhow::ensure!(
+                args.pair_node < nn,
+                "--pair-node {}: the machine has {nn} node(s)",
+                args.pair_node
+            );
             let node_cpus = t.node_cpus(args.pair_node);
             anyhow::ensure!(
                 node_cpus.weight() >= 2 + args.noise,
@@ -530,7 +557,11 @@ fn check_golden(dirs: &[PathBuf]) -> anyhow::Result<ExitCode> {
         println!("FAIL {case}: {why}");
     }
     println!("{}", report.summary_line());
-    Ok(if report.ok() { ExitCode::SUCCESS } else { ExitCode::from(1) })
+    Ok(if report.ok() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
 }
 
 fn live_state(args: LiveArgs) -> anyhow::Result<irqscope::web::live::LiveState> {
@@ -542,7 +573,8 @@ fn live_state(args: LiveArgs) -> anyhow::Result<irqscope::web::live::LiveState> 
     };
     let tokens = Tokens::parse(&text).map_err(|e| anyhow::anyhow!(e))?;
     let persist = args.live_store.as_deref().map(Persist::open).transpose()?;
-    let (state, notes) = irqscope::web::live::LiveState::new(tokens.clone(), persist).map_err(|e| anyhow::anyhow!(e))?;
+    let (state, notes) =
+        irqscope::web::live::LiveState::new(tokens.clone(), persist).map_err(|e| anyhow::anyhow!(e))?;
     for n in notes {
         tracing::warn!("live store: skipped {n}");
     }
@@ -557,12 +589,19 @@ fn serve(addr: &str, live: LiveArgs) -> anyhow::Result<ExitCode> {
     let _ = tracing_subscriber::fmt()
         .with_env_filter(EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info,tower_http=info")))
         .try_init();
-    let addr: std::net::SocketAddr = addr.parse().with_context(|| format!("--addr {addr:?}: want HOST:PORT"))?;
+    let addr: std::net::SocketAddr = addr
+        .parse()
+        .with_context(|| format!("--addr {addr:?}: want HOST:PORT"))?;
     let runtime = tokio::runtime::Runtime::new().context("starting the async runtime")?;
     runtime.block_on(async {
-        let listener = tokio::net::TcpListener::bind(addr).await.with_context(|| format!("binding {addr}"))?;
+        let listener = tokio::net::TcpListener::bind(addr)
+            .await
+            .with_context(|| format!("binding {addr}"))?;
         tracing::info!("irqscope dashboard on http://{}", listener.local_addr()?);
-        let state = irqscope::web::AppState { live: live_state(live)?, ..Default::default() };
+        let state = irqscope::web::AppState {
+            live: live_state(live)?,
+            ..Default::default()
+        };
         let app = irqscope::web::app(state);
         axum::serve(listener, app)
             .with_graceful_shutdown(async {

@@ -165,12 +165,21 @@ pub fn compute(scenario: &Scenario, outcome: &Outcome) -> Metrics {
     let counted_per_device: Vec<u64> = outcome
         .devices
         .iter()
-        .map(|d| d.vectors.iter().filter(|v| v.effective_cpu.is_some() && (basis == Basis::All || v.managed)).count() as u64)
+        .map(|d| {
+            d.vectors
+                .iter()
+                .filter(|v| v.effective_cpu.is_some() && (basis == Basis::All || v.managed))
+                .count() as u64
+        })
         .collect();
     let devices_total = outcome
         .devices
         .iter()
-        .filter(|d| d.vectors.iter().any(|v| v.effective_cpu.is_some() && (basis == Basis::All || v.managed)))
+        .filter(|d| {
+            d.vectors
+                .iter()
+                .any(|v| v.effective_cpu.is_some() && (basis == Basis::All || v.managed))
+        })
         .count() as u32;
     Metrics {
         basis,
@@ -209,7 +218,11 @@ impl Metrics {
                     if *value == self.devices_total && self.devices_total > 1 {
                         format!("serve all {value} devices")
                     } else {
-                        format!("serve{} {value} device{}", if n == 1 { "s" } else { "" }, plural(*value as usize))
+                        format!(
+                            "serve{} {value} device{}",
+                            if n == 1 { "s" } else { "" },
+                            plural(*value as usize)
+                        )
                     }
                 } else {
                     format!("serve{} {value}", if n == 1 { "s" } else { "" })
@@ -228,8 +241,16 @@ impl Metrics {
             .enumerate()
             .map(|(i, (value, cpus))| {
                 let n = cpus.weight();
-                let unit = if i == 0 { format!(" IRQ{}", plural(*value as usize)) } else { String::new() };
-                format!("{n} CPU{} ({cpus}) get{} {value}{unit}", plural(n as usize), if n == 1 { "s" } else { "" })
+                let unit = if i == 0 {
+                    format!(" IRQ{}", plural(*value as usize))
+                } else {
+                    String::new()
+                };
+                format!(
+                    "{n} CPU{} ({cpus}) get{} {value}{unit}",
+                    plural(n as usize),
+                    if n == 1 { "s" } else { "" }
+                )
             })
             .collect();
         fold_parts(parts)
@@ -242,7 +263,10 @@ impl Metrics {
         let share = if shares.windows(2).all(|w| w[0] == w[1]) {
             format!("fair share {}", milli(shares.first().copied().unwrap_or(0)))
         } else {
-            format!("fair shares {}", shares.iter().map(|&s| milli(s)).collect::<Vec<_>>().join(" "))
+            format!(
+                "fair shares {}",
+                shares.iter().map(|&s| milli(s)).collect::<Vec<_>>().join(" ")
+            )
         };
         format!("per node: {} IRQs ({share})", counts.join(" "))
     }

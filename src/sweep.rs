@@ -71,7 +71,9 @@ impl Mix {
             return Mix::from_tokens(text, tokens);
         }
         match text.split_once('=') {
-            Some((name, tokens)) if !name.contains([':', ' ', ',']) && !name.is_empty() => Mix::from_tokens(name, tokens),
+            Some((name, tokens)) if !name.contains([':', ' ', ',']) && !name.is_empty() => {
+                Mix::from_tokens(name, tokens)
+            }
             _ => Mix::from_tokens(text, text),
         }
     }
@@ -84,14 +86,24 @@ impl Mix {
             .map_err(|e| SweepError(format!("mix {name:?}: {e}")))?;
         if devices.is_empty() {
             let known: Vec<&str> = NAMED_MIXES.iter().map(|(n, _)| *n).collect();
-            return err(format!("mix {name:?} has no devices (named mixes: {})", known.join(", ")));
+            return err(format!(
+                "mix {name:?} has no devices (named mixes: {})",
+                known.join(", ")
+            ));
         }
         let tokens = tokens.split_whitespace().collect::<Vec<_>>().join(" ");
-        Ok(Mix { name: name.to_string(), tokens, devices })
+        Ok(Mix {
+            name: name.to_string(),
+            tokens,
+            devices,
+        })
     }
 
     pub fn named() -> Vec<Mix> {
-        NAMED_MIXES.iter().map(|(n, _)| Mix::parse(n).expect("named mixes parse")).collect()
+        NAMED_MIXES
+            .iter()
+            .map(|(n, _)| Mix::parse(n).expect("named mixes parse"))
+            .collect()
     }
 }
 
@@ -105,7 +117,11 @@ pub enum Placement {
 impl Placement {
     /// Every kernel variant, then every proposal.
     pub fn all() -> Vec<Placement> {
-        Variant::ALL.into_iter().map(Placement::Kernel).chain(Proposal::ALL.into_iter().map(Placement::Proposal)).collect()
+        Variant::ALL
+            .into_iter()
+            .map(Placement::Kernel)
+            .chain(Proposal::ALL.into_iter().map(Placement::Proposal))
+            .collect()
     }
 
     pub fn name(self) -> &'static str {
@@ -151,7 +167,11 @@ impl Serialize for Placement {
 
 /// Parse `a..b` (b excluded), `a..=b` or `n`.
 pub fn parse_counters(text: &str) -> Result<Vec<u32>, SweepError> {
-    let num = |s: &str| s.trim().parse::<u32>().map_err(|_| SweepError(format!("counters {text:?}: {s:?} is not a number")));
+    let num = |s: &str| {
+        s.trim()
+            .parse::<u32>()
+            .map_err(|_| SweepError(format!("counters {text:?}: {s:?} is not a number")))
+    };
     let (lo, hi_excl) = if let Some((a, b)) = text.split_once("..=") {
         (num(a)?, u64::from(num(b)?) + 1)
     } else if let Some((a, b)) = text.split_once("..") {
@@ -202,7 +222,11 @@ impl SweepConfig {
         if text.trim() == "all" {
             return Ok(catalogue::names().map(str::to_string).collect());
         }
-        let names: Vec<String> = text.split(',').map(|s| s.trim().to_string()).filter(|s| !s.is_empty()).collect();
+        let names: Vec<String> = text
+            .split(',')
+            .map(|s| s.trim().to_string())
+            .filter(|s| !s.is_empty())
+            .collect();
         for n in &names {
             if catalogue::get(n).is_none() {
                 return err(format!("unknown topology preset {n:?} (see `irqscope topology list`)"));
@@ -223,7 +247,10 @@ impl SweepConfig {
         for name in text.split(',').map(str::trim).filter(|s| !s.is_empty()) {
             let p = Placement::from_name(name).ok_or_else(|| {
                 let known: Vec<&str> = Placement::all().iter().map(|p| p.name()).collect();
-                SweepError(format!("unknown variant or proposal {name:?} (known: {})", known.join(", ")))
+                SweepError(format!(
+                    "unknown variant or proposal {name:?} (known: {})",
+                    known.join(", ")
+                ))
             })?;
             if !out.contains(&p) {
                 out.push(p);
@@ -274,7 +301,12 @@ impl Figures {
     /// How a reviewer ranks placements: the busiest CPU, then hot stacking, then the node
     /// spread, then idle CPUs. Smaller is better.
     pub fn badness(&self) -> (u32, u32, u32, u32) {
-        (self.irqs_per_cpu_max, self.hot_irqs_per_cpu_max, self.node_spread(), self.cpus_idle)
+        (
+            self.irqs_per_cpu_max,
+            self.hot_irqs_per_cpu_max,
+            self.node_spread(),
+            self.cpus_idle,
+        )
     }
 }
 
@@ -338,7 +370,11 @@ pub struct Sweep {
 
 /// Run the sweep.
 pub fn run(config: &SweepConfig) -> Result<Sweep, SweepError> {
-    if config.topologies.is_empty() || config.mixes.is_empty() || config.placements.is_empty() || config.counters.is_empty() {
+    if config.topologies.is_empty()
+        || config.mixes.is_empty()
+        || config.placements.is_empty()
+        || config.counters.is_empty()
+    {
         return err("a sweep needs at least one topology, mix, variant and counter");
     }
     if config.mixes.len() > MIXES_MAX {
@@ -355,9 +391,17 @@ pub fn run(config: &SweepConfig) -> Result<Sweep, SweepError> {
     for name in &config.topologies {
         let topo = catalogue::get(name).ok_or_else(|| SweepError(format!("unknown topology preset {name:?}")))?;
         for mix in &config.mixes {
-            let devices = spec::expand_devices(&mix.devices).map_err(|e| SweepError(format!("{name}, mix {}: {e}", mix.name)))?;
-            let scenario = Scenario::new(Arc::clone(&topo), devices, spec::DEFAULT_VARIANT, config.sort, config.effective, 0)
-                .map_err(|e| SweepError(format!("{name}, mix {}: {e}", mix.name)))?;
+            let devices =
+                spec::expand_devices(&mix.devices).map_err(|e| SweepError(format!("{name}, mix {}: {e}", mix.name)))?;
+            let scenario = Scenario::new(
+                Arc::clone(&topo),
+                devices,
+                spec::DEFAULT_VARIANT,
+                config.sort,
+                config.effective,
+                0,
+            )
+            .map_err(|e| SweepError(format!("{name}, mix {}: {e}", mix.name)))?;
             bases.push(scenario);
         }
     }
@@ -377,10 +421,12 @@ pub fn run(config: &SweepConfig) -> Result<Sweep, SweepError> {
     let work = || loop {
         let i = next.fetch_add(1, Ordering::Relaxed);
         let Some(&(b, p, c)) = jobs.get(i) else { break };
-        let scenario = bases[b].with(p.variant(), config.sort, config.effective, c).with_proposal(match p {
-            Placement::Proposal(q) => Some(q),
-            Placement::Kernel(_) => None,
-        });
+        let scenario = bases[b]
+            .with(p.variant(), config.sort, config.effective, c)
+            .with_proposal(match p {
+                Placement::Proposal(q) => Some(q),
+                Placement::Kernel(_) => None,
+            });
         *results[i].lock().expect("no worker panics while holding a result") = Some(figures(&scenario));
     };
     let threads = config.threads.clamp(1, THREADS_MAX).min(jobs.len());
@@ -393,8 +439,10 @@ pub fn run(config: &SweepConfig) -> Result<Sweep, SweepError> {
             }
         });
     }
-    let figures: Vec<Figures> =
-        results.into_iter().map(|m| m.into_inner().expect("workers finished").expect("every job ran")).collect();
+    let figures: Vec<Figures> = results
+        .into_iter()
+        .map(|m| m.into_inner().expect("workers finished").expect("every job ran"))
+        .collect();
 
     let mut rows = Vec::with_capacity(config.rows());
     let mut aggregates = Vec::new();
@@ -411,10 +459,22 @@ pub fn run(config: &SweepConfig) -> Result<Sweep, SweepError> {
                     config.counters.iter().map(|&c| (c, &figures[at - 1])).collect()
                 };
                 for (c, f) in &per_counter {
-                    rows.push(Row { topology: topo_name.clone(), mix: mix.name.clone(), placement: p, counter: *c, figures: (*f).clone() });
+                    rows.push(Row {
+                        topology: topo_name.clone(),
+                        mix: mix.name.clone(),
+                        placement: p,
+                        counter: *c,
+                        figures: (*f).clone(),
+                    });
                 }
-                let worst = per_counter.iter().max_by_key(|(c, f)| (f.badness(), std::cmp::Reverse(*c))).expect("counters");
-                let best = per_counter.iter().min_by_key(|(c, f)| (f.badness(), *c)).expect("counters");
+                let worst = per_counter
+                    .iter()
+                    .max_by_key(|(c, f)| (f.badness(), std::cmp::Reverse(*c)))
+                    .expect("counters");
+                let best = per_counter
+                    .iter()
+                    .min_by_key(|(c, f)| (f.badness(), *c))
+                    .expect("counters");
                 aggregates.push(Aggregate {
                     topology: topo_name.clone(),
                     mix: mix.name.clone(),
@@ -429,7 +489,12 @@ pub fn run(config: &SweepConfig) -> Result<Sweep, SweepError> {
         }
     }
     let comparisons = compare(&aggregates, config.placements.len());
-    Ok(Sweep { config: config.clone(), rows, aggregates, comparisons })
+    Ok(Sweep {
+        config: config.clone(),
+        rows,
+        aggregates,
+        comparisons,
+    })
 }
 
 /// Each proposal against the kernel variants of the same machine and mix.
@@ -437,7 +502,9 @@ fn compare(aggregates: &[Aggregate], per_group: usize) -> Vec<Comparison> {
     let mut out = Vec::new();
     for group in aggregates.chunks(per_group) {
         let kernels: Vec<&Aggregate> = group.iter().filter(|a| !a.placement.is_proposal()).collect();
-        let Some(best_kernel) = kernels.iter().min_by_key(|a| a.worst.badness()) else { continue };
+        let Some(best_kernel) = kernels.iter().min_by_key(|a| a.worst.badness()) else {
+            continue;
+        };
         for prop in group.iter().filter(|a| a.placement.is_proposal()) {
             let mine = prop.worst.badness();
             let verdict = if kernels.iter().all(|k| mine < k.worst.badness()) {
@@ -464,10 +531,24 @@ pub fn figures(scenario: &Scenario) -> Figures {
     let outcome = scenario::run(scenario);
     let m = metrics::compute(scenario, &outcome);
     let node_cpus_online: Vec<u32> = m.per_node.iter().map(|n| n.cpus_online).filter(|&c| c > 0).collect();
-    let ideal = node_local_bound(u64::from(m.irqs_total), &node_cpus_online, spanning_sets(scenario, m.basis));
+    let ideal = node_local_bound(
+        u64::from(m.irqs_total),
+        &node_cpus_online,
+        spanning_sets(scenario, m.basis),
+    );
     let online_nodes = m.per_node.iter().filter(|n| n.cpus_online > 0);
-    let within = within_nodes_bound(&online_nodes.clone().map(|n| (u64::from(n.irqs), n.cpus_online)).collect::<Vec<_>>());
-    let hot_ideal = within_nodes_bound(&online_nodes.clone().map(|n| (u64::from(n.hot_irqs), n.cpus_online)).collect::<Vec<_>>());
+    let within = within_nodes_bound(
+        &online_nodes
+            .clone()
+            .map(|n| (u64::from(n.irqs), n.cpus_online))
+            .collect::<Vec<_>>(),
+    );
+    let hot_ideal = within_nodes_bound(
+        &online_nodes
+            .clone()
+            .map(|n| (u64::from(n.hot_irqs), n.cpus_online))
+            .collect::<Vec<_>>(),
+    );
     let node_irqs: Vec<u32> = online_nodes.clone().map(|n| n.irqs).collect();
     let node_over_fair_milli = online_nodes
         .map(|n| i64::from(n.irqs) * 1000 - n.fair_share_milli as i64)
@@ -516,7 +597,13 @@ pub fn spanning_sets(scenario: &Scenario, basis: Basis) -> u32 {
 impl Sweep {
     /// The scenario of one combination, as the permalink and the HTTP API take it.
     pub fn spec(&self, topology: &str, mix: &str, placement: Placement, counter: u32) -> ScenarioSpec {
-        let devices = self.config.mixes.iter().find(|m| m.name == mix).map(|m| m.devices.clone()).unwrap_or_default();
+        let devices = self
+            .config
+            .mixes
+            .iter()
+            .find(|m| m.name == mix)
+            .map(|m| m.devices.clone())
+            .unwrap_or_default();
         ScenarioSpec {
             topology: TopologyRef::Preset(topology.to_string()),
             devices,
@@ -561,7 +648,10 @@ mod tests {
             assert!(parse_counters(bad).is_err(), "{bad:?}");
         }
         let m = Mix::parse("disks=6x32:pre=1,name=nvme  2x8").unwrap();
-        assert_eq!((m.name.as_str(), m.tokens.as_str(), m.devices.len()), ("disks", "6x32:pre=1,name=nvme 2x8", 2));
+        assert_eq!(
+            (m.name.as_str(), m.tokens.as_str(), m.devices.len()),
+            ("disks", "6x32:pre=1,name=nvme 2x8", 2)
+        );
         assert_eq!(Mix::parse("6x32:pre=1").unwrap().name, "6x32:pre=1");
         assert!(Mix::parse("6x").is_err());
         assert!(SweepConfig::parse_placements("cluster,bogus").is_err());
@@ -570,17 +660,35 @@ mod tests {
     /// Seed 000, L48s v2: the rows carry the thread's figures, and threads do not change them.
     #[test]
     fn l48s_rows_and_determinism() {
-        let one = run(&SweepConfig { threads: 1, ..config(&["azure-l48s-v2"], "all", "0..4") }).unwrap();
+        let one = run(&SweepConfig {
+            threads: 1,
+            ..config(&["azure-l48s-v2"], "all", "0..4")
+        })
+        .unwrap();
         let two = run(&config(&["azure-l48s-v2"], "all", "0..4")).unwrap();
         assert_eq!(one.rows, two.rows);
         assert_eq!(one.rows.len(), 6 * 4);
         let agg = |p: &str| one.aggregates.iter().find(|a| a.placement.name() == p).unwrap();
         let pre = agg("pre-cluster");
         assert!(pre.counter_independent);
-        assert_eq!((pre.worst.irqs_per_cpu_min, pre.worst.irqs_per_cpu_max, pre.worst.ideal_irqs_per_cpu), (3, 6, 4));
+        assert_eq!(
+            (
+                pre.worst.irqs_per_cpu_min,
+                pre.worst.irqs_per_cpu_max,
+                pre.worst.ideal_irqs_per_cpu
+            ),
+            (3, 6, 4)
+        );
         assert_eq!((pre.worst.node_irqs_min, pre.worst.node_irqs_max), (30, 36));
         let prop = agg("offset-by-probed");
-        assert_eq!((prop.worst.irqs_per_cpu_max, prop.worst.gap_irqs, prop.worst.node_spread()), (4, 0, 0));
+        assert_eq!(
+            (
+                prop.worst.irqs_per_cpu_max,
+                prop.worst.gap_irqs,
+                prop.worst.node_spread()
+            ),
+            (4, 0, 0)
+        );
         assert_eq!(one.comparisons[0].verdict, Verdict::BeatsAll);
     }
 }

@@ -5,8 +5,8 @@
 use anyhow::Context;
 use clap::{Subcommand, ValueEnum};
 use irqscope::catalogue;
-use irqscope::topology::import::{self, export, hwloc, lscpu, numactl, sysfs};
 use irqscope::render::text::wrap;
+use irqscope::topology::import::{self, export, hwloc, lscpu, numactl, sysfs};
 use irqscope::topology::{CpuSet, Topology, TopologySpec};
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -98,7 +98,8 @@ pub fn run(cmd: TopologyCommand) -> anyhow::Result<ExitCode> {
                     let Some(dir) = dir else {
                         anyhow::bail!("export sysfs needs a directory: irqscope topology export sysfs TOPOLOGY DIR");
                     };
-                    export::write_sysfs(&t, &dir).with_context(|| format!("writing a sysfs tree under {}", dir.display()))?;
+                    export::write_sysfs(&t, &dir)
+                        .with_context(|| format!("writing a sysfs tree under {}", dir.display()))?;
                     eprintln!("wrote {}", dir.join("sys/devices/system").display());
                 }
             }
@@ -131,7 +132,10 @@ fn read_input(path: &str) -> anyhow::Result<String> {
     let limit = import::INPUT_BYTES_MAX as u64;
     let mut text = String::new();
     if path == "-" {
-        std::io::stdin().take(limit + 1).read_to_string(&mut text).context("standard input")?;
+        std::io::stdin()
+            .take(limit + 1)
+            .read_to_string(&mut text)
+            .context("standard input")?;
     } else {
         std::fs::File::open(path)
             .and_then(|f| f.take(limit + 1).read_to_string(&mut text))
@@ -156,17 +160,30 @@ fn folded_tree(t: &Topology) -> String {
     const NODES_SHOWN_MAX: usize = 16;
     let mut out = wrap(&t.summary(), &format!("{}: ", t.name()), "  ");
     let nodes: Vec<u32> = (0..t.nr_node_ids()).collect();
-    let packages_are_nodes = t.package_sets().iter().all(|p| nodes.iter().any(|&n| t.node_cpus(n) == p));
+    let packages_are_nodes = t
+        .package_sets()
+        .iter()
+        .all(|p| nodes.iter().any(|&n| t.node_cpus(n) == p));
     // (package heading or None, nodes under it)
     let mut groups: Vec<(Option<String>, Vec<u32>)> = Vec::new();
     if packages_are_nodes {
         groups.push((None, nodes.clone()));
     } else {
         for (p, package) in t.package_sets().iter().enumerate() {
-            let under = nodes.iter().copied().filter(|&n| t.node_cpus(n).intersects(package)).collect();
-            groups.push((Some(format!("package {p}: {} CPUs ({package})", package.weight())), under));
+            let under = nodes
+                .iter()
+                .copied()
+                .filter(|&n| t.node_cpus(n).intersects(package))
+                .collect();
+            groups.push((
+                Some(format!("package {p}: {} CPUs ({package})", package.weight())),
+                under,
+            ));
         }
-        groups.push((None, nodes.iter().copied().filter(|&n| t.node_cpus(n).is_empty()).collect()));
+        groups.push((
+            None,
+            nodes.iter().copied().filter(|&n| t.node_cpus(n).is_empty()).collect(),
+        ));
     }
     let mut shown = 0usize;
     let mut hidden = 0usize;
@@ -210,9 +227,17 @@ fn node_block(t: &Topology, node: u32, indent: &str) -> String {
     let head = if cpus.is_empty() {
         format!("node {node}: no CPUs (memory only)")
     } else {
-        format!("node {node}: {} CPU{} ({cpus})", cpus.weight(), if cpus.weight() == 1 { "" } else { "s" })
+        format!(
+            "node {node}: {} CPU{} ({cpus})",
+            cpus.weight(),
+            if cpus.weight() == 1 { "" } else { "s" }
+        )
     };
-    let mut out = wrap(&format!("{head}; distances {}", dist.join(" ")), indent, &format!("{indent}    "));
+    let mut out = wrap(
+        &format!("{head}; distances {}", dist.join(" ")),
+        indent,
+        &format!("{indent}    "),
+    );
     for line in unit_runs(t, cpus) {
         out.push_str(&wrap(&line, &format!("{indent}  "), &format!("{indent}      ")));
     }
@@ -225,7 +250,11 @@ fn unit_runs(t: &Topology, node_cpus: &CpuSet) -> Vec<String> {
     let mut rest = node_cpus.clone();
     while let Some(c) = rest.first() {
         let cluster = t.cluster(c);
-        let (kind, unit) = if cluster.is_empty() { ("core", t.smt(c).and(node_cpus)) } else { ("cluster", cluster.and(node_cpus)) };
+        let (kind, unit) = if cluster.is_empty() {
+            ("core", t.smt(c).and(node_cpus))
+        } else {
+            ("cluster", cluster.and(node_cpus))
+        };
         rest.andnot_assign(&unit);
         let mut threads = Vec::new();
         let mut left = unit.clone();
@@ -260,7 +289,11 @@ fn unit_runs(t: &Topology, node_cpus: &CpuSet) -> Vec<String> {
         .map(|(key, n, set)| {
             let (kind, shape) = key.split_once(' ').unwrap_or((&key, ""));
             let (shape, spans) = shape.split_once('|').unwrap_or((shape, ""));
-            let mut line = if n == 1 { format!("{kind} {shape} ({set})") } else { format!("{n} {kind}s {shape} ({set})") };
+            let mut line = if n == 1 {
+                format!("{kind} {shape} ({set})")
+            } else {
+                format!("{n} {kind}s {shape} ({set})")
+            };
             if !spans.is_empty() {
                 line.push_str(&format!("; {spans}"));
             }

@@ -13,7 +13,12 @@ use fantoccini::{Client, Locator};
 const SEED_QUERY: &str = "/?preset=azure-l96as-v4&devices=6x62:pre=1,name=nvme";
 
 async fn summary(c: &Client) -> String {
-    format!("{}\n{}\n{}", text_of(c, "#devices-line").await, text_of(c, "#irqs-line").await, text_of(c, "#nodes-line").await)
+    format!(
+        "{}\n{}\n{}",
+        text_of(c, "#devices-line").await,
+        text_of(c, "#irqs-line").await,
+        text_of(c, "#nodes-line").await
+    )
 }
 
 #[tokio::test]
@@ -24,7 +29,13 @@ async fn editing_queue_count_updates_heatmap_and_summary() {
     c.goto(&format!("{}{SEED_QUERY}", h.base)).await.unwrap();
     let before = summary(&c).await;
     assert!(before.contains("serve all 6 devices"), "{before}");
-    let heat_before = c.find(Locator::Css("#heatmap svg")).await.unwrap().html(false).await.unwrap();
+    let heat_before = c
+        .find(Locator::Css("#heatmap svg"))
+        .await
+        .unwrap()
+        .html(false)
+        .await
+        .unwrap();
     screenshot(&c, "seed-before").await;
 
     let queues = c.find(Locator::Css("#devices input.queues")).await.unwrap();
@@ -35,7 +46,13 @@ async fn editing_queue_count_updates_heatmap_and_summary() {
         (s != before && s.contains("IRQ")).then_some(s)
     })
     .await;
-    let heat_after = c.find(Locator::Css("#heatmap svg")).await.unwrap().html(false).await.unwrap();
+    let heat_after = c
+        .find(Locator::Css("#heatmap svg"))
+        .await
+        .unwrap()
+        .html(false)
+        .await
+        .unwrap();
     assert_ne!(heat_before, heat_after, "heatmap did not change");
     let url = c.current_url().await.unwrap();
     assert!(url.path().starts_with("/s/v1."), "URL is not a permalink: {url}");
@@ -60,7 +77,11 @@ async fn adding_a_numa_node_in_the_editor() {
     assert_eq!(c.find_all(Locator::Css("#nodes tr.node-row")).await.unwrap().len(), 3);
     assert_eq!(c.find_all(Locator::Css("#heatmap g.node")).await.unwrap().len(), 3);
     let nodes_line = text_of(&c, "#nodes-line").await;
-    assert_eq!(nodes_line.split(" IRQs").next().unwrap().split_whitespace().count(), 2 + 3, "{nodes_line}");
+    assert_eq!(
+        nodes_line.split(" IRQs").next().unwrap().split_whitespace().count(),
+        2 + 3,
+        "{nodes_line}"
+    );
     screenshot(&c, "three-nodes").await;
     c.close().await.unwrap();
 }
@@ -71,9 +92,24 @@ async fn compare_pre_cluster_with_rotation() {
     let Some(mut h) = Harness::start().await else { return };
     let c = h.session().await;
     c.goto(&format!("{}{SEED_QUERY}", h.base)).await.unwrap();
-    c.find(Locator::Css("#compare-form select[name=a]")).await.unwrap().select_by_value("pre-cluster").await.unwrap();
-    c.find(Locator::Css("#compare-form select[name=b]")).await.unwrap().select_by_value("rotation").await.unwrap();
-    c.find(Locator::Css("#compare-go")).await.unwrap().click().await.unwrap();
+    c.find(Locator::Css("#compare-form select[name=a]"))
+        .await
+        .unwrap()
+        .select_by_value("pre-cluster")
+        .await
+        .unwrap();
+    c.find(Locator::Css("#compare-form select[name=b]"))
+        .await
+        .unwrap()
+        .select_by_value("rotation")
+        .await
+        .unwrap();
+    c.find(Locator::Css("#compare-go"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
     let text = wait_for("the compare page", || async {
         match c.find(Locator::Css("#compare-text")).await {
             Ok(e) => e.text().await.ok(),
@@ -81,9 +117,16 @@ async fn compare_pre_cluster_with_rotation() {
         }
     })
     .await;
-    assert!(text.contains("--variant pre-cluster") && text.contains("--variant rotation"), "{text}");
+    assert!(
+        text.contains("--variant pre-cluster") && text.contains("--variant rotation"),
+        "{text}"
+    );
     assert!(text.contains("Per-CPU change, B - A"), "{text}");
-    assert_eq!(c.find_all(Locator::Css("svg.heatmap")).await.unwrap().len(), 3, "A, B and the difference");
+    assert_eq!(
+        c.find_all(Locator::Css("svg.heatmap")).await.unwrap().len(),
+        3,
+        "A, B and the difference"
+    );
     screenshot(&c, "compare-pre-cluster-rotation").await;
     c.close().await.unwrap();
 }
@@ -94,7 +137,12 @@ async fn copied_permalink_reproduces_in_a_new_session() {
     let Some(mut h) = Harness::start().await else { return };
     let c = h.session().await;
     c.goto(&format!("{}{SEED_QUERY}", h.base)).await.unwrap();
-    c.find(Locator::Css("#kernel-editor #variant")).await.unwrap().select_by_value("rotation").await.unwrap();
+    c.find(Locator::Css("#kernel-editor #variant"))
+        .await
+        .unwrap()
+        .select_by_value("rotation")
+        .await
+        .unwrap();
     wait_for("the URL to become a permalink", || async {
         let url = c.current_url().await.unwrap();
         url.path().starts_with("/s/v1.").then_some(())
@@ -104,7 +152,13 @@ async fn copied_permalink_reproduces_in_a_new_session() {
     let button = c.find(Locator::Css("#result .copy-link")).await.unwrap();
     button.click().await.unwrap();
     let link = wait_for("the copy button to copy", || async {
-        c.find(Locator::Css("#result .copy-link")).await.ok()?.attr("data-copied").await.ok().flatten()
+        c.find(Locator::Css("#result .copy-link"))
+            .await
+            .ok()?
+            .attr("data-copied")
+            .await
+            .ok()
+            .flatten()
     })
     .await;
     assert!(link.contains("/s/v1."), "{link}");
@@ -114,8 +168,18 @@ async fn copied_permalink_reproduces_in_a_new_session() {
     fresh.goto(&link).await.unwrap();
     let got = summary(&fresh).await;
     assert_eq!(got, want);
-    let variant = fresh.find(Locator::Css("#kernel-editor #variant")).await.unwrap().prop("value").await.unwrap();
-    assert_eq!(variant.as_deref(), Some("rotation"), "the variant is pinned by the link");
+    let variant = fresh
+        .find(Locator::Css("#kernel-editor #variant"))
+        .await
+        .unwrap()
+        .prop("value")
+        .await
+        .unwrap();
+    assert_eq!(
+        variant.as_deref(),
+        Some("rotation"),
+        "the variant is pinned by the link"
+    );
     screenshot(&fresh, "permalink-new-session").await;
     fresh.close().await.unwrap();
 }

@@ -47,7 +47,11 @@ fn shape(t: &Topology) -> Vec<String> {
         format!("clusters {:?}", lists(t.cluster_sets())),
     ];
     for a in 0..n {
-        out.push(format!("node {a}: {} distances {:?}", t.node_cpus(a).to_cpulist(), (0..n).map(|b| t.distance(a, b)).collect::<Vec<_>>()));
+        out.push(format!(
+            "node {a}: {} distances {:?}",
+            t.node_cpus(a).to_cpulist(),
+            (0..n).map(|b| t.distance(a, b)).collect::<Vec<_>>()
+        ));
     }
     out
 }
@@ -62,7 +66,13 @@ async fn set_text(c: &Client, css: &str, text: &str) {
 }
 
 async fn value(c: &Client, css: &str) -> String {
-    c.find(Locator::Css(css)).await.unwrap().prop("value").await.unwrap().unwrap_or_default()
+    c.find(Locator::Css(css))
+        .await
+        .unwrap()
+        .prop("value")
+        .await
+        .unwrap()
+        .unwrap_or_default()
 }
 
 #[tokio::test]
@@ -70,14 +80,25 @@ async fn editing_offline_cpus_keeps_irregular_machines_exactly() {
     let _one = ONE_AT_A_TIME.lock().await;
     let Some(mut h) = Harness::start().await else { return };
     let c = h.session().await;
-    for preset in ["intel-core-ultra-7-265k", "synthetic-sparse-ids", "vm-8vcpu-hotplug-64", "xeon-2s-18c-nosmt-offline"] {
+    for preset in [
+        "intel-core-ultra-7-265k",
+        "synthetic-sparse-ids",
+        "vm-8vcpu-hotplug-64",
+        "xeon-2s-18c-nosmt-offline",
+    ] {
         let want = irqscope::catalogue::get(preset).unwrap();
         // The highest online CPU of node 0 goes offline.
         let cpu = want.node_cpus(0).and(want.online()).last().unwrap();
-        c.goto(&format!("{}/?preset={preset}&devices=4:name=nvme", h.base)).await.unwrap();
+        c.goto(&format!("{}/?preset={preset}&devices=4:name=nvme", h.base))
+            .await
+            .unwrap();
         let offline_css = "#nodes tr.node-row:nth-of-type(2) input.offline";
         let before = value(&c, offline_css).await;
-        let text = if before.is_empty() { cpu.to_string() } else { format!("{before},{cpu}") };
+        let text = if before.is_empty() {
+            cpu.to_string()
+        } else {
+            format!("{before},{cpu}")
+        };
         set_text(&c, offline_css, &text).await;
         let spec = url_spec(&c, &format!("{preset}: the edited machine in the URL"), |s| {
             inline(s).is_some_and(|t| !t.online().contains(cpu))
@@ -85,7 +106,11 @@ async fn editing_offline_cpus_keeps_irregular_machines_exactly() {
         .await;
         let got = inline(&spec).unwrap();
         assert_eq!(shape(&got), shape(&want), "{preset}: only the online CPUs may change");
-        assert_eq!(lists(got.package_sets()), lists(want.package_sets()), "{preset}: packages");
+        assert_eq!(
+            lists(got.package_sets()),
+            lists(want.package_sets()),
+            "{preset}: packages"
+        );
         let mut online = want.online().clone();
         online.remove(cpu);
         assert_eq!(got.online().to_cpulist(), online.to_cpulist(), "{preset}");
@@ -111,23 +136,39 @@ async fn package_split_and_shape_changes_in_the_editor() {
     c.goto(&format!("{}/?preset={preset}&devices=4", h.base)).await.unwrap();
     assert_eq!(value(&c, "#nodes tr.node-row:nth-of-type(3) input.package").await, "1");
     set_text(&c, "#nodes tr.node-row:nth-of-type(3) input.package", "0").await;
-    let spec = url_spec(&c, "one package", |s| inline(s).is_some_and(|t| t.package_sets().len() == 1)).await;
+    let spec = url_spec(&c, "one package", |s| {
+        inline(s).is_some_and(|t| t.package_sets().len() == 1)
+    })
+    .await;
     let got = inline(&spec).unwrap();
-    assert_eq!(shape(&got), shape(&want), "a package edit keeps the rest of the machine");
+    assert_eq!(
+        shape(&got),
+        shape(&want),
+        "a package edit keeps the rest of the machine"
+    );
     assert_eq!(got.online(), want.online());
 
     // The hybrid part: its node is irregular, and says so until its shape changes.
     let preset = "intel-core-ultra-7-265k";
     c.goto(&format!("{}/?preset={preset}&devices=4", h.base)).await.unwrap();
     let status = text_of(&c, "#nodes tr.node-row td.status").await;
-    assert!(status.contains("irregular") && status.contains("kept exactly"), "{status}");
+    assert!(
+        status.contains("irregular") && status.contains("kept exactly"),
+        "{status}"
+    );
     set_text(&c, "#nodes tr.node-row input.cores", "10").await;
-    let spec = url_spec(&c, "the regenerated node", |s| inline(s).is_some_and(|t| t.possible().weight() == 10)).await;
+    let spec = url_spec(&c, "the regenerated node", |s| {
+        inline(s).is_some_and(|t| t.possible().weight() == 10)
+    })
+    .await;
     let got = inline(&spec).unwrap();
     assert_eq!(got.possible().to_cpulist(), "0-9", "the node reuses its CPU ids");
     let status = text_of(&c, "#nodes tr.node-row td.status").await;
     assert!(status.starts_with("regenerated: 10 cores"), "{status}");
-    assert_eq!(text_of(&c, "#preset option:checked").await, format!("custom (from {preset})"));
+    assert_eq!(
+        text_of(&c, "#preset option:checked").await,
+        format!("custom (from {preset})")
+    );
     screenshot(&c, "editor-hybrid-regenerated").await;
     c.close().await.unwrap();
 }
@@ -138,8 +179,21 @@ async fn device_driver_columns_and_the_proposal_survive_edits() {
     let Some(mut h) = Harness::start().await else { return };
     let c = h.session().await;
     let devices = vec![
-        DeviceSpec { name: Some("nvme".into()), node: Some(1), blk_mq: Some("cpumap".into()), blk_mq_queues: Some(4), pre: 1, ..DeviceSpec::new(2, 16) },
-        DeviceSpec { name: Some("eth".into()), patched: true, msix: Some("static".into()), node: Some(0), ..DeviceSpec::mana(8) },
+        DeviceSpec {
+            name: Some("nvme".into()),
+            node: Some(1),
+            blk_mq: Some("cpumap".into()),
+            blk_mq_queues: Some(4),
+            pre: 1,
+            ..DeviceSpec::new(2, 16)
+        },
+        DeviceSpec {
+            name: Some("eth".into()),
+            patched: true,
+            msix: Some("static".into()),
+            node: Some(0),
+            ..DeviceSpec::mana(8)
+        },
         DeviceSpec::new(1, 4),
     ];
     let spec = ScenarioSpec {
@@ -151,7 +205,9 @@ async fn device_driver_columns_and_the_proposal_survive_edits() {
         spread_counter: 0,
         proposal: Some("offset-by-probed".into()),
     };
-    c.goto(&format!("{}/s/{}", h.base, permalink::encode(&spec).unwrap())).await.unwrap();
+    c.goto(&format!("{}/s/{}", h.base, permalink::encode(&spec).unwrap()))
+        .await
+        .unwrap();
     let row = |i: usize, css: &str| format!("#devices tr.dev-row:nth-of-type({}) {css}", i + 2);
     assert_eq!(value(&c, &row(0, "input.node")).await, "1");
     assert_eq!(value(&c, &row(0, "select.blkmq")).await, "cpumap");
@@ -159,7 +215,13 @@ async fn device_driver_columns_and_the_proposal_survive_edits() {
     assert_eq!(value(&c, &row(0, "select.driver")).await, "");
     assert_eq!(value(&c, &row(1, "select.driver")).await, "mana");
     assert_eq!(value(&c, &row(1, "select.msix")).await, "static");
-    let patched = c.find(Locator::Css(&row(1, "input.patched"))).await.unwrap().prop("checked").await.unwrap();
+    let patched = c
+        .find(Locator::Css(&row(1, "input.patched")))
+        .await
+        .unwrap()
+        .prop("checked")
+        .await
+        .unwrap();
     assert_eq!(patched.as_deref(), Some("true"));
     assert_eq!(value(&c, "#proposal").await, "offset-by-probed");
 
@@ -171,17 +233,35 @@ async fn device_driver_columns_and_the_proposal_survive_edits() {
     assert_eq!(got.topology, spec.topology, "an untouched preset travels by name");
 
     // The third device becomes a patched MANA NIC on node 1 with a blk-mq queue count.
-    c.find(Locator::Css(&row(2, "select.driver"))).await.unwrap().select_by_value("mana").await.unwrap();
-    c.find(Locator::Css(&row(2, "input.patched"))).await.unwrap().click().await.unwrap();
+    c.find(Locator::Css(&row(2, "select.driver")))
+        .await
+        .unwrap()
+        .select_by_value("mana")
+        .await
+        .unwrap();
+    c.find(Locator::Css(&row(2, "input.patched")))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
     set_text(&c, &row(2, "input.node"), "1").await;
     let got = url_spec(&c, "the third device as a patched MANA NIC", |s| {
-        s.devices.get(2).is_some_and(|d| d.driver.as_deref() == Some("mana") && d.patched && d.node == Some(1))
+        s.devices
+            .get(2)
+            .is_some_and(|d| d.driver.as_deref() == Some("mana") && d.patched && d.node == Some(1))
     })
     .await;
     assert_eq!(got.devices[..2], devices[..2]);
     assert_eq!(got.devices[2].msix, None, "dynamic MSI-X is the default");
     let text = wait_for("the mail text of the edited scenario", || async {
-        let t = c.find(Locator::Css("#mail-text")).await.ok()?.prop("textContent").await.ok()??;
+        let t = c
+            .find(Locator::Css("#mail-text"))
+            .await
+            .ok()?
+            .prop("textContent")
+            .await
+            .ok()??;
         t.contains("driver=mana,patched=yes,node=1").then_some(t)
     })
     .await;
@@ -189,7 +269,12 @@ async fn device_driver_columns_and_the_proposal_survive_edits() {
     assert!(text.contains("--proposal offset-by-probed"), "{text}");
 
     // Back to no proposal.
-    c.find(Locator::Css("#proposal")).await.unwrap().select_by_value("").await.unwrap();
+    c.find(Locator::Css("#proposal"))
+        .await
+        .unwrap()
+        .select_by_value("")
+        .await
+        .unwrap();
     let got = url_spec(&c, "no proposal", |s| s.proposal.is_none()).await;
     assert_eq!(got.spread_counter, 3);
     screenshot(&c, "editor-devices-proposal").await;

@@ -28,10 +28,20 @@ async fn mana_seed_preset_and_the_driver_toggle() {
     let c = h.session().await;
     c.goto(&h.base).await.unwrap();
     c.find(Locator::Css("#nav-mana")).await.unwrap().click().await.unwrap();
-    wait_for("the MANA page", || async { c.find(Locator::Css("#seed-001")).await.ok() }).await;
+    wait_for("the MANA page", || async {
+        c.find(Locator::Css("#seed-001")).await.ok()
+    })
+    .await;
     c.find(Locator::Css("#seed-001")).await.unwrap().click().await.unwrap();
     wait_for("the seed-001 load in the form", || async {
-        let v = c.find(Locator::Css("#load")).await.ok()?.prop("value").await.ok().flatten()?;
+        let v = c
+            .find(Locator::Css("#load"))
+            .await
+            .ok()?
+            .prop("value")
+            .await
+            .ok()
+            .flatten()?;
         (v == "0,1,1,1").then_some(())
     })
     .await;
@@ -44,7 +54,12 @@ async fn mana_seed_preset_and_the_driver_toggle() {
     assert!(steps_before.contains("numa_aware spread over 4 IRQs"), "{steps_before}");
     screenshot(&c, "mana-seed001-unpatched").await;
 
-    c.find(Locator::Css("#driver")).await.unwrap().select_by_value("patched").await.unwrap();
+    c.find(Locator::Css("#driver"))
+        .await
+        .unwrap()
+        .select_by_value("patched")
+        .await
+        .unwrap();
     let focus = wait_for("the focus grid to show the patched driver", || async {
         let d = dots(&c, "#grid-focus").await;
         (d == [0, 0, 1, 2, 3]).then_some(d)
@@ -53,7 +68,11 @@ async fn mana_seed_preset_and_the_driver_toggle() {
     assert_eq!(focus, [0, 0, 1, 2, 3]);
     let steps_after = text_of(&c, "#steps").await;
     assert!(steps_after.contains("linear spread over 4 IRQs"), "{steps_after}");
-    assert_eq!(dots(&c, "#grid-unpatched").await, [0, 0, 2, 0, 3], "both versions stay side by side");
+    assert_eq!(
+        dots(&c, "#grid-unpatched").await,
+        [0, 0, 2, 0, 3],
+        "both versions stay side by side"
+    );
     screenshot(&c, "mana-seed001-patched").await;
 
     // The permalink reproduces the same grids in a new session.
@@ -68,11 +87,20 @@ async fn mana_seed_preset_and_the_driver_toggle() {
 
 /// The text of every decision cell of `variant`, and how many of them are splits.
 async fn decisions(c: &Client, variant: &str) -> (Vec<String>, usize) {
-    let cells = c.find_all(Locator::Css(&format!("#decisions td.decision[data-variant={variant}]"))).await.unwrap();
+    let cells = c
+        .find_all(Locator::Css(&format!("#decisions td.decision[data-variant={variant}]")))
+        .await
+        .unwrap();
     let mut texts = Vec::new();
     let mut splits = 0;
     for e in cells {
-        if e.attr("class").await.unwrap().unwrap_or_default().split_whitespace().any(|k| k == "split") {
+        if e.attr("class")
+            .await
+            .unwrap()
+            .unwrap_or_default()
+            .split_whitespace()
+            .any(|k| k == "split")
+        {
             splits += 1;
         }
         texts.push(e.text().await.unwrap());
@@ -87,7 +115,10 @@ async fn sched_seed_preset_noise_and_variant() {
     let c = h.session().await;
     c.goto(&h.base).await.unwrap();
     c.find(Locator::Css("#nav-sched")).await.unwrap().click().await.unwrap();
-    wait_for("the sched page", || async { c.find(Locator::Css("#seed-003")).await.ok() }).await;
+    wait_for("the sched page", || async {
+        c.find(Locator::Css("#seed-003")).await.ok()
+    })
+    .await;
     c.find(Locator::Css("#seed-003")).await.unwrap().click().await.unwrap();
     wait_for("the seed-003 preset", || async {
         let url = c.current_url().await.ok()?;
@@ -99,10 +130,18 @@ async fn sched_seed_preset_noise_and_variant() {
     assert!(upstream_splits > 0, "upstream splits the bare pair");
     assert_eq!(p12_quiet_splits, 0, "p12 keeps the bare pair");
     assert_eq!(c.find_all(Locator::Css("svg.ladder")).await.unwrap().len(), 4);
-    assert_eq!(c.find_all(Locator::Css("#notes li")).await.unwrap().len(), irqscope::kernel::sched_numa::INTERPRETATION_NOTES.len());
+    assert_eq!(
+        c.find_all(Locator::Css("#notes li")).await.unwrap().len(),
+        irqscope::kernel::sched_numa::INTERPRETATION_NOTES.len()
+    );
     screenshot(&c, "sched-seed003-noise0").await;
 
-    c.find(Locator::Css("#noise")).await.unwrap().select_by_value("1").await.unwrap();
+    c.find(Locator::Css("#noise"))
+        .await
+        .unwrap()
+        .select_by_value("1")
+        .await
+        .unwrap();
     let (p12_noisy, p12_noisy_splits) = wait_for("the table to reflect one noise task", || async {
         let (t, s) = decisions(&c, "p12").await;
         (s > 0).then_some((t, s))
@@ -116,16 +155,33 @@ async fn sched_seed_preset_noise_and_variant() {
     assert!(verdicts.contains("p12: periodic balance SPLITS the pair"), "{verdicts}");
     screenshot(&c, "sched-seed003-noise1").await;
 
-    c.find(Locator::Css("#variant")).await.unwrap().select_by_value("p123").await.unwrap();
+    c.find(Locator::Css("#variant"))
+        .await
+        .unwrap()
+        .select_by_value("p123")
+        .await
+        .unwrap();
     wait_for("the p123 column to be highlighted", || async {
-        let th = c.find(Locator::Css("#decisions th.sel")).await.ok()?.text().await.ok()?;
+        let th = c
+            .find(Locator::Css("#decisions th.sel"))
+            .await
+            .ok()?
+            .text()
+            .await
+            .ok()?;
         (th == "p123").then_some(())
     })
     .await;
     let sel = c.find_all(Locator::Css("#decisions td.decision.sel")).await.unwrap();
     assert!(!sel.is_empty());
     assert_eq!(sel[0].attr("data-variant").await.unwrap().as_deref(), Some("p123"));
-    let noise = c.find(Locator::Css("#noise")).await.unwrap().prop("value").await.unwrap();
+    let noise = c
+        .find(Locator::Css("#noise"))
+        .await
+        .unwrap()
+        .prop("value")
+        .await
+        .unwrap();
     assert_eq!(noise.as_deref(), Some("1"), "the noise survives a view change");
     screenshot(&c, "sched-seed003-noise1-p123").await;
     c.close().await.unwrap();

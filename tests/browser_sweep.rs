@@ -28,12 +28,23 @@ async fn sort_by_gap_then_open_a_permalink() {
     let Some(mut h) = Harness::start().await else { return };
     let c = h.session().await;
     c.goto(&format!("{}{SWEEP_QUERY}", h.base)).await.unwrap();
-    assert_eq!(c.find_all(Locator::Css("#sweep-chart svg g.panel")).await.unwrap().len(), 3);
+    assert_eq!(
+        c.find_all(Locator::Css("#sweep-chart svg g.panel"))
+            .await
+            .unwrap()
+            .len(),
+        3
+    );
     let before = gaps(&c).await;
     assert_eq!(before.len(), 3 * 2 * 4);
 
     // First click: largest gap first.
-    c.find(Locator::Css("#sort-gap button")).await.unwrap().click().await.unwrap();
+    c.find(Locator::Css("#sort-gap button"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
     let sorted = wait_for("rows sorted by gap, descending", || async {
         let g = gaps(&c).await;
         (g.windows(2).all(|w| w[0] >= w[1]) && g != before).then_some(g)
@@ -42,7 +53,16 @@ async fn sort_by_gap_then_open_a_permalink() {
     let mut want = before.clone();
     want.sort_unstable_by(|a, b| b.cmp(a));
     assert_eq!(sorted, want);
-    assert_eq!(c.find(Locator::Css("#sweep-table")).await.unwrap().attr("data-sorted").await.unwrap().as_deref(), Some("gap:desc"));
+    assert_eq!(
+        c.find(Locator::Css("#sweep-table"))
+            .await
+            .unwrap()
+            .attr("data-sorted")
+            .await
+            .unwrap()
+            .as_deref(),
+        Some("gap:desc")
+    );
     let first = c.find(Locator::Css("#sweep-table tbody tr")).await.unwrap();
     let top = (
         first.attr("data-topology").await.unwrap().unwrap(),
@@ -52,7 +72,12 @@ async fn sort_by_gap_then_open_a_permalink() {
     screenshot(&c, "sweep-sorted-by-gap").await;
 
     // Second click: smallest first.
-    c.find(Locator::Css("#sort-gap button")).await.unwrap().click().await.unwrap();
+    c.find(Locator::Css("#sort-gap button"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
     wait_for("rows sorted by gap, ascending", || async {
         let g = gaps(&c).await;
         (g.windows(2).all(|w| w[0] <= w[1]) && g.first() != g.last()).then_some(())
@@ -60,7 +85,12 @@ async fn sort_by_gap_then_open_a_permalink() {
     .await;
 
     // Back to descending, then open the worst row's scenario.
-    c.find(Locator::Css("#sort-gap button")).await.unwrap().click().await.unwrap();
+    c.find(Locator::Css("#sort-gap button"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
     wait_for("descending again", || async { (gaps(&c).await == want).then_some(()) }).await;
     let link = c.find(Locator::Css("#sweep-table tbody tr a.permalink")).await.unwrap();
     let href = link.attr("href").await.unwrap().unwrap();
@@ -79,10 +109,23 @@ async fn sort_by_gap_then_open_a_permalink() {
     eprintln!("worst row {top:?} opened: {topo_line} / {irqs_line}");
     // The scenario page reports the same busiest CPU as the sweep row.
     let source = c.source().await.unwrap();
-    assert!(source.contains(&format!("IRQs/CPU: max {} ", top.2)), "{top:?} not on the page: {irqs_line}");
+    assert!(
+        source.contains(&format!("IRQs/CPU: max {} ", top.2)),
+        "{top:?} not on the page: {irqs_line}"
+    );
     if top.1 != "offset-by-probed" {
-        let variant = c.find(Locator::Css("#kernel-editor #variant")).await.unwrap().prop("value").await.unwrap();
-        assert_eq!(variant.as_deref(), Some(top.1.as_str()), "the variant is pinned by the link");
+        let variant = c
+            .find(Locator::Css("#kernel-editor #variant"))
+            .await
+            .unwrap()
+            .prop("value")
+            .await
+            .unwrap();
+        assert_eq!(
+            variant.as_deref(),
+            Some(top.1.as_str()),
+            "the variant is pinned by the link"
+        );
     }
     screenshot(&c, "sweep-row-permalink").await;
     c.close().await.unwrap();

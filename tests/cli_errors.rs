@@ -3,15 +3,25 @@
 use std::process::Command;
 
 fn run(args: &[&str]) -> (i32, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_irqscope")).args(args).output().unwrap();
-    (out.status.code().unwrap_or(-1), String::from_utf8_lossy(&out.stderr).into_owned())
+    let out = Command::new(env!("CARGO_BIN_EXE_irqscope"))
+        .args(args)
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
 }
 
 fn expect_error(args: &[&str], want: &str) {
     let (code, stderr) = run(args);
     assert_eq!(code, 2, "{args:?}: exit {code}, stderr {stderr:?}");
     assert!(!stderr.contains("panicked"), "{args:?} panicked: {stderr}");
-    assert_eq!(stderr.trim_end().lines().count(), 1, "{args:?}: not one line: {stderr:?}");
+    assert_eq!(
+        stderr.trim_end().lines().count(),
+        1,
+        "{args:?}: not one line: {stderr:?}"
+    );
     assert!(stderr.contains(want), "{args:?}: {stderr:?} does not mention {want:?}");
 }
 
@@ -29,9 +39,15 @@ fn bad_topologies() {
     expect_error(&["simulate", &two_nodes, "4"], "CPU 3 is already in node 0");
     let smt = write_temp("smt.toml", "name = 'x'\nnodes = ['0-3', '4-7']\nsmt = ['3-4']\n");
     expect_error(&["simulate", &smt, "4"], "different nodes");
-    let dist = write_temp("dist.toml", "name = 'x'\nnodes = ['0-3', '4-7']\ndistances = [[10, 20], [20]]\n");
+    let dist = write_temp(
+        "dist.toml",
+        "name = 'x'\nnodes = ['0-3', '4-7']\ndistances = [[10, 20], [20]]\n",
+    );
     expect_error(&["simulate", &dist, "4"], "square");
-    let huge = write_temp("huge.toml", "name = 'x'\n[generate]\npackages = 64\ncores_per_node = 256\nthreads_per_core = 2\n");
+    let huge = write_temp(
+        "huge.toml",
+        "name = 'x'\n[generate]\npackages = 64\ncores_per_node = 256\nthreads_per_core = 2\n",
+    );
     expect_error(&["simulate", &huge, "4"], "exceeds the limits");
     let not_toml = write_temp("bad.toml", "name = \n");
     expect_error(&["simulate", &not_toml, "4"], "bad.toml");
@@ -44,19 +60,37 @@ fn bad_topologies() {
 fn bad_scenarios() {
     expect_error(&["simulate", "azure-l48s-v2", "6xq"], "is not a number");
     expect_error(&["simulate", "azure-l48s-v2", "4:frob=1"], "unknown key");
-    expect_error(&["simulate", "azure-l48s-v2", "4", "--variant", "rotation-v2"], "unknown variant \"rotation-v2\"");
+    expect_error(
+        &["simulate", "azure-l48s-v2", "4", "--variant", "rotation-v2"],
+        "unknown variant \"rotation-v2\"",
+    );
     expect_error(&["simulate", "azure-l48s-v2", "4", "--sort", "quick"], "unknown sort");
-    expect_error(&["simulate", "azure-l48s-v2", "8:sets=6+6"], "more than its 8 affinity vectors");
-    expect_error(&["simulate", "azure-l48s-v2", "999999"], "vectors; a device has 1 to 2048");
+    expect_error(
+        &["simulate", "azure-l48s-v2", "8:sets=6+6"],
+        "more than its 8 affinity vectors",
+    );
+    expect_error(
+        &["simulate", "azure-l48s-v2", "999999"],
+        "vectors; a device has 1 to 2048",
+    );
     expect_error(&["simulate", "azure-l48s-v2", "300x4"], "at most 256");
     expect_error(&["simulate", "azure-l48s-v2", "4:node=9"], "node 9 does not exist");
-    expect_error(&["simulate", "azure-l48s-v2", "2x4:name=a", "1x4:name=a0"], "used twice");
-    let scenario = write_temp("s.json", "{\"topology\": \"azure-l48s-v2\", \"devices\": [{\"queues\": 4}], \"variant\": \"x\"}");
+    expect_error(
+        &["simulate", "azure-l48s-v2", "2x4:name=a", "1x4:name=a0"],
+        "used twice",
+    );
+    let scenario = write_temp(
+        "s.json",
+        "{\"topology\": \"azure-l48s-v2\", \"devices\": [{\"queues\": 4}], \"variant\": \"x\"}",
+    );
     expect_error(&["simulate", "--scenario", &scenario], "unknown variant");
     let broken = write_temp("b.json", "{\"topology\": ");
     expect_error(&["simulate", "--scenario", &broken], "b.json");
     expect_error(&["blk-mq", "azure-l48s-v2", "--queues", "0"], "--queues 0");
-    expect_error(&["blk-mq", "azure-l48s-v2", "--queues", "4", "--mapper", "v9"], "unknown mapper");
+    expect_error(
+        &["blk-mq", "azure-l48s-v2", "--queues", "4", "--mapper", "v9"],
+        "unknown mapper",
+    );
 }
 
 #[test]
@@ -64,15 +98,23 @@ fn check_golden_contract() {
     // A directory without cases: nothing passed, so the check fails (exit 1, not 0).
     let empty = std::env::temp_dir().join(format!("irqscope-empty-{}", std::process::id()));
     std::fs::create_dir_all(&empty).unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_irqscope")).args(["check-golden", empty.to_str().unwrap()]).output().unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_irqscope"))
+        .args(["check-golden", empty.to_str().unwrap()])
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stdout).ends_with("0 passed, 0 failed\n"));
     // A case of a kind nobody can run counts as failed.
-    let dir = std::env::temp_dir().join(format!("irqscope-odd-{}", std::process::id())).join("odd");
+    let dir = std::env::temp_dir()
+        .join(format!("irqscope-odd-{}", std::process::id()))
+        .join("odd");
     std::fs::create_dir_all(&dir).unwrap();
     std::fs::write(dir.join("c.json"), "{\"id\": \"c\", \"expected\": {}}").unwrap();
     std::fs::write(dir.join("manifest.json"), "{\"cases\": []}").unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_irqscope")).args(["check-golden", dir.to_str().unwrap()]).output().unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_irqscope"))
+        .args(["check-golden", dir.to_str().unwrap()])
+        .output()
+        .unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert_eq!(out.status.code(), Some(1), "{stdout}");
     assert!(stdout.contains("FAIL c"), "{stdout}");
@@ -85,7 +127,13 @@ fn bad_model_inputs() {
     expect_error(&["mana", "azure-4vcpu-smt2", "--load", "0,1"], "one per CPU (4)");
     expect_error(&["mana", "azure-4vcpu-smt2", "--mode", "weird"], "dynamic or static");
     expect_error(&["mana", "azure-4vcpu-smt2", "--max-msix", "1"], "probe fails");
-    expect_error(&["sched", "arm64-4node-diameter3", "--pair-node", "9"], "the machine has 4 node(s)");
-    expect_error(&["sched", "azure-4vcpu-smt2", "--pair-node", "0"], "at least 2 are needed");
+    expect_error(
+        &["sched", "arm64-4node-diameter3", "--pair-node", "9"],
+        "the machine has 4 node(s)",
+    );
+    expect_error(
+        &["sched", "azure-4vcpu-smt2", "--pair-node", "0"],
+        "at least 2 are needed",
+    );
     expect_error(&["sched", "xeon-2s-18c-smt2"], "node by node");
 }

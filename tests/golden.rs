@@ -5,15 +5,26 @@ use irqscope::golden::{check_paths, collect_files};
 use std::path::PathBuf;
 
 fn golden_dir(kind: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/golden").join(kind)
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../shared/golden")
+        .join(kind)
 }
 
 fn check(kind: &str, at_least: usize) {
     let dir = golden_dir(kind);
-    assert!(dir.is_dir(), "{} is missing: the golden vectors live in ../shared beside the checkout", dir.display());
+    assert!(
+        dir.is_dir(),
+        "{} is missing: the golden vectors live in ../shared beside the checkout",
+        dir.display()
+    );
     let report = check_paths(&[dir]).unwrap();
     let failures: Vec<String> = report.failed.iter().map(|(c, w)| format!("{c}: {w}")).collect();
-    assert!(failures.is_empty(), "{} golden cases fail:\n{}", failures.len(), failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{} golden cases fail:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
     assert!(report.passed >= at_least, "only {} {kind} cases ran", report.passed);
 }
 

@@ -16,17 +16,19 @@ use common::machines::machine;
 use std::sync::Arc;
 
 fn device() -> impl Strategy<Value = DeviceSpec> {
-    (1u32..4, 1u32..24, 0u32..2, 0u32..2, 0u32..3, any::<bool>()).prop_map(|(count, queues, pre, post, sets, managed)| {
-        let mut d = DeviceSpec::new(count, queues);
-        d.pre = pre;
-        d.post = post;
-        d.managed = managed || queues % 5 != 0;
-        if sets > 0 && queues >= 2 {
-            let a = queues / 2;
-            d.sets = Some(if sets == 1 { vec![a, queues - a] } else { vec![a] });
-        }
-        d
-    })
+    (1u32..4, 1u32..24, 0u32..2, 0u32..2, 0u32..3, any::<bool>()).prop_map(
+        |(count, queues, pre, post, sets, managed)| {
+            let mut d = DeviceSpec::new(count, queues);
+            d.pre = pre;
+            d.post = post;
+            d.managed = managed || queues % 5 != 0;
+            if sets > 0 && queues >= 2 {
+                let a = queues / 2;
+                d.sets = Some(if sets == 1 { vec![a, queues - a] } else { vec![a] });
+            }
+            d
+        },
+    )
 }
 
 fn placement() -> impl Strategy<Value = (Variant, Option<Proposal>)> {
@@ -63,15 +65,29 @@ proptest! {
 }
 
 fn machine_of(nodes: &[&str]) -> Arc<Topology> {
-    let spec = TopologySpec { name: "hand".into(), nodes: Some(nodes.iter().map(|s| s.to_string()).collect()), ..TopologySpec::default() };
+    let spec = TopologySpec {
+        name: "hand".into(),
+        nodes: Some(nodes.iter().map(|s| s.to_string()).collect()),
+        ..TopologySpec::default()
+    };
     Arc::new(Topology::new(&spec).unwrap())
 }
 
 fn figures(topo: Arc<Topology>, tokens: &[&str], variant: Variant, proposal: Option<Proposal>) -> sweep::Figures {
-    let specs: Vec<DeviceSpec> = tokens.iter().map(|t| irqscope::scenario::spec::parse_device_token(t).unwrap()).collect();
-    let s = Scenario::new(topo, expand_devices(&specs).unwrap(), variant, SortGen::HeapV6_11, EffectiveModel::X86Matrix, 0)
-        .unwrap()
-        .with_proposal(proposal);
+    let specs: Vec<DeviceSpec> = tokens
+        .iter()
+        .map(|t| irqscope::scenario::spec::parse_device_token(t).unwrap())
+        .collect();
+    let s = Scenario::new(
+        topo,
+        expand_devices(&specs).unwrap(),
+        variant,
+        SortGen::HeapV6_11,
+        EffectiveModel::X86Matrix,
+        0,
+    )
+    .unwrap()
+    .with_proposal(proposal);
     sweep::figures(&s)
 }
 
@@ -82,7 +98,12 @@ fn lone_cpu_node_bound_is_reached() {
     let topo = machine_of(&["0", "1-7"]);
     for v in Variant::ALL {
         let f = figures(Arc::clone(&topo), &["8x2"], v, None);
-        assert_eq!((f.ideal_irqs_per_cpu, f.irqs_per_cpu_max, f.gap_irqs), (8, 8, 0), "{}", v.name());
+        assert_eq!(
+            (f.ideal_irqs_per_cpu, f.irqs_per_cpu_max, f.gap_irqs),
+            (8, 8, 0),
+            "{}",
+            v.name()
+        );
     }
 }
 
@@ -91,8 +112,21 @@ fn lone_cpu_node_bound_is_reached() {
 #[test]
 fn l48s_bound_is_reached_by_the_proposal() {
     let topo = irqscope::catalogue::get("azure-l48s-v2").unwrap();
-    let f = figures(Arc::clone(&topo), &["6x32:pre=1"], Variant::Cluster, Some(Proposal::OffsetByProbed));
-    assert_eq!((f.ideal_irqs_per_cpu, f.irqs_per_cpu_max, f.node_irqs_min, f.node_irqs_max), (4, 4, 32, 32));
+    let f = figures(
+        Arc::clone(&topo),
+        &["6x32:pre=1"],
+        Variant::Cluster,
+        Some(Proposal::OffsetByProbed),
+    );
+    assert_eq!(
+        (
+            f.ideal_irqs_per_cpu,
+            f.irqs_per_cpu_max,
+            f.node_irqs_min,
+            f.node_irqs_max
+        ),
+        (4, 4, 32, 32)
+    );
     let f = figures(topo, &["6x32:pre=1"], Variant::PreCluster, None);
     assert_eq!((f.ideal_irqs_per_cpu, f.irqs_per_cpu_max, f.gap_irqs), (4, 6, 2));
 }

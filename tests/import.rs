@@ -12,20 +12,30 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 fn tool(name: &str) -> bool {
-    let found = Command::new(name).arg("--version").output().is_ok_and(|o| o.status.success());
+    let found = Command::new(name)
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
     if !found {
         assert!(
             std::env::var_os("IRQSCOPE_REQUIRE_TOOLS").is_none(),
             "{name} is required (IRQSCOPE_REQUIRE_TOOLS is set): apt-get install hwloc util-linux"
         );
-        eprintln!("SKIPPED: `{name}` is not installed (Debian: apt-get install {})", if name == "lstopo" { "hwloc" } else { "util-linux" });
+        eprintln!(
+            "SKIPPED: `{name}` is not installed (Debian: apt-get install {})",
+            if name == "lstopo" { "hwloc" } else { "util-linux" }
+        );
     }
     found
 }
 
 fn run(cmd: &mut Command) -> String {
     let out = cmd.output().unwrap_or_else(|e| panic!("{cmd:?}: {e}"));
-    assert!(out.status.success(), "{cmd:?}: {}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{cmd:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     String::from_utf8(out.stdout).unwrap()
 }
 
@@ -96,7 +106,14 @@ fn lstopo_reads_our_sysfs_export() {
     // hwloc's Linux backend reading the exported tree (as HWLOC_FSROOT) must see the same nodes,
     // SMT siblings, packages and distances. It folds clusters into cores or drops them, and sees
     // only online CPUs, so presets with offline or absent CPUs are left out.
-    for name in ["intel-xeon-2s-56c-snc2", "amd-epyc-9654-2s-nps4", "intel-core-i9-13900k", "azure-l48s-v2", "arm64-4node-diameter3", "synthetic-sparse-ids"] {
+    for name in [
+        "intel-xeon-2s-56c-snc2",
+        "amd-epyc-9654-2s-nps4",
+        "intel-core-i9-13900k",
+        "azure-l48s-v2",
+        "arm64-4node-diameter3",
+        "synthetic-sparse-ids",
+    ] {
         let t = catalogue::get(name).unwrap();
         let dir = tmp(&format!("lstopo-{name}"));
         export::write_sysfs(&t, &dir).unwrap();
@@ -111,11 +128,21 @@ fn lscpu_sysroot_on_our_sysfs_export() {
     if !tool("lscpu") {
         return;
     }
-    for name in ["intel-xeon-2s-56c-snc2", "amd-epyc-9654-2s-nps4", "intel-core-i9-13900k", "xeon-2s-18c-nosmt-offline", "synthetic-sparse-ids"] {
+    for name in [
+        "intel-xeon-2s-56c-snc2",
+        "amd-epyc-9654-2s-nps4",
+        "intel-core-i9-13900k",
+        "xeon-2s-18c-nosmt-offline",
+        "synthetic-sparse-ids",
+    ] {
         let t = catalogue::get(name).unwrap();
         let dir = tmp(&format!("lscpu-{name}"));
         export::write_sysfs(&t, &dir).unwrap();
-        for args in [&["-p", "--all"][..], &["-e"][..], &["-p=CPU,CORE,SOCKET,NODE,ONLINE", "--all"][..]] {
+        for args in [
+            &["-p", "--all"][..],
+            &["-e"][..],
+            &["-p=CPU,CORE,SOCKET,NODE,ONLINE", "--all"][..],
+        ] {
             let text = run(Command::new("lscpu").arg("--sysroot").arg(&dir).args(args));
             let back = topo(&lscpu::parse(&text).unwrap_or_else(|e| panic!("{name} {args:?}: {e}")));
             // lscpu cannot tell possible from present: compare online, and the shape without it.
@@ -155,7 +182,11 @@ fn this_machine_sysfs_matches_lscpu() {
 
 #[test]
 fn captured_lscpu_fixtures() {
-    for name in ["amd-epyc-9654-2s-nps4", "xeon-2s-18c-nosmt-offline", "intel-core-i9-13900k"] {
+    for name in [
+        "amd-epyc-9654-2s-nps4",
+        "xeon-2s-18c-nosmt-offline",
+        "intel-core-i9-13900k",
+    ] {
         let t = catalogue::get(name).unwrap();
         for file in [format!("lscpu-p-cluster-{name}.txt"), format!("lscpu-e-{name}.txt")] {
             let back = topo(&lscpu::parse(&data(&file)).unwrap_or_else(|e| panic!("{file}: {e}")));
@@ -191,7 +222,12 @@ fn captured_hwloc_fixtures() {
     let back = topo(&hwloc::parse_xml(&data("hwloc-linux-amd-epyc-9654-2s-nps4.xml")).unwrap());
     assert_eq!(without(&back, true, true), without(&t, true, true));
     let synth = topo(&hwloc::parse_xml(&data("hwloc-synthetic-pack2-numa2-l2x4.xml")).unwrap());
-    assert_eq!(shape(&synth), shape(&topo(&hwloc::parse_synthetic("pack:2 numa:2 l2:4 core:2 pu:2").unwrap())));
+    assert_eq!(
+        shape(&synth),
+        shape(&topo(
+            &hwloc::parse_synthetic("pack:2 numa:2 l2:4 core:2 pu:2").unwrap()
+        ))
+    );
     assert_eq!(synth.cluster(5).to_cpulist(), "4-7");
 }
 
@@ -279,7 +315,11 @@ fn live_sysfs_with_offline_cpus() {
     }
     files.insert("cpu/cpu3".into(), String::new());
     let spec = sysfs::parse(&files).unwrap();
-    assert!(spec.note.contains("CPUs 3 have no topology/ directory"), "{}", spec.note);
+    assert!(
+        spec.note.contains("CPUs 3 have no topology/ directory"),
+        "{}",
+        spec.note
+    );
     let t = topo(&spec);
     assert_eq!(t.online().to_cpulist(), "0-2");
     assert_eq!(t.smt(3).to_cpulist(), "3");

@@ -13,7 +13,10 @@ fn check(parse: Parser, input: &str, want: &[&str]) {
         Err(e) => e.to_string(),
     };
     for w in want {
-        assert!(err.contains(w), "input {input:?}\n  error {err:?}\n  should contain {w:?}");
+        assert!(
+            err.contains(w),
+            "input {input:?}\n  error {err:?}\n  should contain {w:?}"
+        );
     }
     assert!(!err.contains('\n'), "one line: {err:?}");
 }
@@ -25,14 +28,42 @@ fn lscpu_errors() {
     let p: Parser = lscpu::parse;
     check(p, "", &["lscpu", "empty input"]);
     check(p, "0,0,0,0\n", &["line 1", "CPU"]);
-    check(p, &format!("{LSCPU_HEAD}0,0,0,0\n1,1,0"), &["line 4", "3 fields", "4 columns", "truncated"]);
-    check(p, &format!("{LSCPU_HEAD}0,0,0,0\n0,1,0,0\n"), &["line 4", "CPU 0 is listed twice"]);
-    check(p, &format!("{LSCPU_HEAD}0,0,0,0\nx,1,0,0\n"), &["line 4", "column CPU", "not a number"]);
-    check(p, &format!("{LSCPU_HEAD}0,0,0,0\n9000,1,0,0\n"), &["line 4", "beyond the limit", "8192"]);
-    check(p, &format!("{LSCPU_HEAD}0,0,0,0\n1,1,0,5000\n"), &["line 4", "column NODE", "1024"]);
+    check(
+        p,
+        &format!("{LSCPU_HEAD}0,0,0,0\n1,1,0"),
+        &["line 4", "3 fields", "4 columns", "truncated"],
+    );
+    check(
+        p,
+        &format!("{LSCPU_HEAD}0,0,0,0\n0,1,0,0\n"),
+        &["line 4", "CPU 0 is listed twice"],
+    );
+    check(
+        p,
+        &format!("{LSCPU_HEAD}0,0,0,0\nx,1,0,0\n"),
+        &["line 4", "column CPU", "not a number"],
+    );
+    check(
+        p,
+        &format!("{LSCPU_HEAD}0,0,0,0\n9000,1,0,0\n"),
+        &["line 4", "beyond the limit", "8192"],
+    );
+    check(
+        p,
+        &format!("{LSCPU_HEAD}0,0,0,0\n1,1,0,5000\n"),
+        &["line 4", "column NODE", "1024"],
+    );
     // SMT siblings (same socket and core) on different nodes.
-    check(p, &format!("{LSCPU_HEAD}0,0,0,0\n1,0,0,1\n"), &["SMT siblings 0 and 1", "different nodes"]);
-    check(p, "CPU NODE ONLINE\n0 0 yes\n1 0 maybe\n", &["line 3", "ONLINE", "maybe"]);
+    check(
+        p,
+        &format!("{LSCPU_HEAD}0,0,0,0\n1,0,0,1\n"),
+        &["SMT siblings 0 and 1", "different nodes"],
+    );
+    check(
+        p,
+        "CPU NODE ONLINE\n0 0 yes\n1 0 maybe\n",
+        &["line 3", "ONLINE", "maybe"],
+    );
     check(p, "CPU NODE SOCKET CORE\n0 0 0 0\n1 0 0\n", &["line 3", "3 fields"]);
     check(p, &format!("{LSCPU_HEAD}1,0,0,0\n"), &["CPU 0 must be present"]);
 }
@@ -42,16 +73,44 @@ fn numactl_errors() {
     let p: Parser = numactl::parse;
     check(p, "", &["numactl", "no `node N cpus:`"]);
     check(p, "hello\n", &["line 1", "unexpected line"]);
-    check(p, "node 0 cpus: 0 1\nnode 1 cpus: 1 2\n", &["line 2", "CPU 1 is in node 1 here but in node 0 at line 1"]);
+    check(
+        p,
+        "node 0 cpus: 0 1\nnode 1 cpus: 1 2\n",
+        &["line 2", "CPU 1 is in node 1 here but in node 0 at line 1"],
+    );
     check(p, "node 0 cpus: 0 x\n", &["line 1", "not a number"]);
     let base = "node 0 cpus: 0 1\nnode 1 cpus: 2 3\nnode distances:\n";
-    check(p, &format!("{base}node 0 1\n0: 10 20\n1: 20\n"), &["line 6", "1 entries for 2 nodes", "square"]);
-    check(p, &format!("{base}node 0 1\n0: 10 20\n"), &["1 rows for 2 nodes", "square"]);
-    check(p, &format!("{base}node 0 1\n0: 10 20\n1: 21 10\n"), &["line 5", "not symmetric", "node 0 to 1 is 20", "1 to 0 is 21"]);
-    check(p, &format!("{base}node 0 1\n0: 11 20\n1: 20 10\n"), &["line 5", "to itself is 11"]);
-    check(p, &format!("{base}0: 10 20\n"), &["line 4", "before the `node 0 1 …` header"]);
+    check(
+        p,
+        &format!("{base}node 0 1\n0: 10 20\n1: 20\n"),
+        &["line 6", "1 entries for 2 nodes", "square"],
+    );
+    check(
+        p,
+        &format!("{base}node 0 1\n0: 10 20\n"),
+        &["1 rows for 2 nodes", "square"],
+    );
+    check(
+        p,
+        &format!("{base}node 0 1\n0: 10 20\n1: 21 10\n"),
+        &["line 5", "not symmetric", "node 0 to 1 is 20", "1 to 0 is 21"],
+    );
+    check(
+        p,
+        &format!("{base}node 0 1\n0: 11 20\n1: 20 10\n"),
+        &["line 5", "to itself is 11"],
+    );
+    check(
+        p,
+        &format!("{base}0: 10 20\n"),
+        &["line 4", "before the `node 0 1 …` header"],
+    );
     check(p, base, &["no `node 0 1 …` header", "truncated"]);
-    check(p, &format!("{base}node 0 1\n0: 10 999\n1: 999 10\n"), &["line 5", "distance 999"]);
+    check(
+        p,
+        &format!("{base}node 0 1\n0: 10 999\n1: 999 10\n"),
+        &["line 5", "distance 999"],
+    );
     check(p, "node 5000 cpus: 0\n", &["line 1", "node 5000", "1024"]);
 }
 
@@ -71,19 +130,33 @@ fn sysfs_errors() {
     check(
         p,
         "cpu/possible=0-3\nnode/node0/cpulist=0-2\nnode/node1/cpulist=2-3",
-        &["node/node1/cpulist", "CPU 2 is in node 1 here but in node 0 at node/node0/cpulist"],
+        &[
+            "node/node1/cpulist",
+            "CPU 2 is in node 1 here but in node 0 at node/node0/cpulist",
+        ],
     );
     check(
         p,
         "cpu/possible=0-3\nnode/node0/cpulist=0-1\nnode/node1/cpulist=2-3\ncpu/cpu1/topology/thread_siblings_list=1-2",
-        &["cpu/cpu1/topology/thread_siblings_list", "SMT siblings 1 and 2 are on different nodes"],
+        &[
+            "cpu/cpu1/topology/thread_siblings_list",
+            "SMT siblings 1 and 2 are on different nodes",
+        ],
     );
     check(
         p,
         "cpu/possible=0-3\ncpu/cpu1/topology/thread_siblings_list=0-1\ncpu/cpu2/topology/thread_siblings_list=1-2",
-        &["cpu/cpu2/topology/thread_siblings_list", "overlaps", "cpu/cpu1/topology/thread_siblings_list"],
+        &[
+            "cpu/cpu2/topology/thread_siblings_list",
+            "overlaps",
+            "cpu/cpu1/topology/thread_siblings_list",
+        ],
     );
-    check(p, "cpu/possible=0-3\ncpu/cpu1/topology/thread_siblings_list=2-3", &["does not contain CPU 1"]);
+    check(
+        p,
+        "cpu/possible=0-3\ncpu/cpu1/topology/thread_siblings_list=2-3",
+        &["does not contain CPU 1"],
+    );
     check(
         p,
         "cpu/possible=0-3\nnode/node0/cpulist=0-1\nnode/node1/cpulist=2-3\nnode/node0/distance=10 20\nnode/node1/distance=20 11",
@@ -99,8 +172,16 @@ fn sysfs_errors() {
         "cpu/possible=0-3\nnode/node0/cpulist=0-1\nnode/node1/cpulist=2-3\nnode/node0/distance=10 20\nnode/node1/distance=20",
         &["node/node1/distance", "1 entries for 2 nodes"],
     );
-    check(p, "cpu/possible=0-3\ncpu/present=0-5", &["cpu/present", "CPU 4 is present but not in cpu/possible"]);
-    check(p, "cpu/possible=0-3\ncpu/online=0\\n1", &["cpu/online", "line 2", "one line"]);
+    check(
+        p,
+        "cpu/possible=0-3\ncpu/present=0-5",
+        &["cpu/present", "CPU 4 is present but not in cpu/possible"],
+    );
+    check(
+        p,
+        "cpu/possible=0-3\ncpu/online=0\\n1",
+        &["cpu/online", "line 2", "one line"],
+    );
     check(p, "cpu/possible=0-9000", &["cpu/possible", "beyond the last CPU id"]);
 }
 
@@ -108,12 +189,32 @@ fn sysfs_errors() {
 fn hwloc_errors() {
     let x: Parser = hwloc::parse_xml;
     check(x, "", &["hwloc-xml", "XML"]);
-    check(x, "<topology><object type=\"PU\" os_index=\"0\">", &["line 1", "not well-formed"]);
+    check(
+        x,
+        "<topology><object type=\"PU\" os_index=\"0\">",
+        &["line 1", "not well-formed"],
+    );
     check(x, "<foo/>", &["not <topology>"]);
-    check(x, "<topology>\n<object type=\"Machine\"/>\n</topology>", &["no PU objects"]);
-    check(x, "<topology>\n<object type=\"PU\" os_index=\"0\"/>\n<object type=\"PU\"/>\n</topology>", &["line 3", "missing os_index"]);
-    check(x, "<topology>\n<object type=\"PU\" os_index=\"0\"/>\n<object type=\"PU\" os_index=\"0\"/>\n</topology>", &["line 3", "appears twice"]);
-    check(x, "<topology>\n<object type=\"PU\" os_index=\"99999\"/>\n</topology>", &["line 2", "8192"]);
+    check(
+        x,
+        "<topology>\n<object type=\"Machine\"/>\n</topology>",
+        &["no PU objects"],
+    );
+    check(
+        x,
+        "<topology>\n<object type=\"PU\" os_index=\"0\"/>\n<object type=\"PU\"/>\n</topology>",
+        &["line 3", "missing os_index"],
+    );
+    check(
+        x,
+        "<topology>\n<object type=\"PU\" os_index=\"0\"/>\n<object type=\"PU\" os_index=\"0\"/>\n</topology>",
+        &["line 3", "appears twice"],
+    );
+    check(
+        x,
+        "<topology>\n<object type=\"PU\" os_index=\"99999\"/>\n</topology>",
+        &["line 2", "8192"],
+    );
     let two_nodes = "<topology><object type=\"Machine\">\n\
         <object type=\"NUMANode\" os_index=\"0\"/><object type=\"NUMANode\" os_index=\"1\"/>\n\
         <object type=\"PU\" os_index=\"0\"/><object type=\"PU\" os_index=\"1\"/></object>\n";
@@ -142,9 +243,21 @@ fn hwloc_errors() {
 
 #[test]
 fn toml_errors_name_the_line() {
-    check(import::parse_toml, "name = \"x\"\nnodes = [\"0-3\"\n", &["toml", "line"]);
-    check(import::parse_toml, "name = \"x\"\nnodes = [\"0-3\", \"3-4\"]\n", &["CPU 3 is already in node 0"]);
-    check(import::parse_toml, "name = \"x\"\nbogus = 1\n", &["line 2", "unknown field"]);
+    check(
+        import::parse_toml,
+        "name = \"x\"\nnodes = [\"0-3\"\n",
+        &["toml", "line"],
+    );
+    check(
+        import::parse_toml,
+        "name = \"x\"\nnodes = [\"0-3\", \"3-4\"]\n",
+        &["CPU 3 is already in node 0"],
+    );
+    check(
+        import::parse_toml,
+        "name = \"x\"\nbogus = 1\n",
+        &["line 2", "unknown field"],
+    );
 }
 
 #[test]
@@ -153,7 +266,11 @@ fn size_limits() {
     check(lscpu::parse, &big, &["more than the limit", "67108864"]);
     check(numactl::parse, &big, &["more than the limit"]);
     check(hwloc::parse_xml, &big, &["more than the limit"]);
-    check(hwloc::parse_synthetic, &"pack:1 ".repeat(1000), &["longer than 4096 bytes"]);
+    check(
+        hwloc::parse_synthetic,
+        &"pack:1 ".repeat(1000),
+        &["longer than 4096 bytes"],
+    );
     let many_lines = "\n".repeat(import::LINES_MAX + 1);
     check(numactl::parse, &many_lines, &["more than 1000000 lines"]);
 }
@@ -161,10 +278,17 @@ fn size_limits() {
 #[test]
 fn fuzz_regressions() {
     // A second header with other columns after data lines (found by fuzz/import_lscpu).
-    check(lscpu::parse, &format!("{LSCPU_HEAD}0,0,0,0\n# CPU,Core\n1,1\n"), &["line 4", "second `# CPU,…` header"]);
+    check(
+        lscpu::parse,
+        &format!("{LSCPU_HEAD}0,0,0,0\n# CPU,Core\n1,1\n"),
+        &["line 4", "second `# CPU,…` header"],
+    );
     // Nodes whose CPUs are not in node order still round-trip through sysfs (fuzz/import_numactl).
     let spec = numactl::parse("node 5 cpus: 0 1\nnode 1 cpus: 2 3\n").unwrap();
     let t = irqscope::topology::Topology::new(&spec).unwrap();
     let back = sysfs::parse(&import::export::sysfs_files(&t)).unwrap();
-    assert_eq!(import::shape(&irqscope::topology::Topology::new(&back).unwrap()), import::shape(&t));
+    assert_eq!(
+        import::shape(&irqscope::topology::Topology::new(&back).unwrap()),
+        import::shape(&t)
+    );
 }

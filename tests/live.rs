@@ -38,19 +38,36 @@ fn fixtures_parse_and_match_the_model() {
     let s = snapshot_of("x86-nvme-vm", "x86", 1);
     assert_eq!(s.cpus.len(), 96);
     let (devs, other) = devices::group_devices(&s);
-    assert_eq!(devs.iter().map(|d| d.name.as_str()).collect::<Vec<_>>(), ["nvme0", "nvme1", "nvme2", "nvme3"]);
+    assert_eq!(
+        devs.iter().map(|d| d.name.as_str()).collect::<Vec<_>>(),
+        ["nvme0", "nvme1", "nvme2", "nvme3"]
+    );
     assert!(devs.iter().all(|d| d.pre == 1 && d.vectors.len() == 9 && d.managed));
     assert!(other.len() >= 2, "timer and i8042 are not devices");
     let c = devices::compare(&s, "cluster", "x86-matrix").unwrap();
     assert_eq!(c.vectors.len(), 36);
-    assert_eq!(c.mismatches(), 0, "{:#?}", c.vectors.iter().filter(|v| !v.cpu_matches || !v.mask_matches).collect::<Vec<_>>());
+    assert_eq!(
+        c.mismatches(),
+        0,
+        "{:#?}",
+        c.vectors
+            .iter()
+            .filter(|v| !v.cpu_matches || !v.mask_matches)
+            .collect::<Vec<_>>()
+    );
     // Another variant predicts other CPUs somewhere.
     assert!(devices::compare(&s, "pre-cluster", "first-cpu").unwrap().mismatches() > 0);
 
     // arm64 VM: GIC rows, IPI rows, one NVMe.
     let s = snapshot_of("arm64-vm", "arm", 1);
-    assert!(s.irqs.iter().any(|i| i.label == "IPI0" && i.name == "Rescheduling interrupts"));
-    assert!(s.irqs.iter().any(|i| i.chip == "GICv3" && i.hwirq == "27 Level" && i.name == "arch_timer"));
+    assert!(s
+        .irqs
+        .iter()
+        .any(|i| i.label == "IPI0" && i.name == "Rescheduling interrupts"));
+    assert!(s
+        .irqs
+        .iter()
+        .any(|i| i.chip == "GICv3" && i.hwirq == "27 Level" && i.name == "arch_timer"));
     assert_eq!(devices::compare(&s, "cluster", "first-cpu").unwrap().mismatches(), 0);
 
     // Offline CPUs: only online CPUs are columns; the topology knows the rest.
@@ -69,39 +86,100 @@ fn mana_nic_is_compared_with_the_mana_model() {
     // NVMe left (tests/data/live/make-fixtures.py).
     let s = snapshot_of("azure-mana-vm", "azure8", 1);
     let hwc = s.irqs.iter().find(|i| i.name.starts_with("mana_hwc")).unwrap();
-    assert_eq!((hwc.chip.as_str(), hwc.name.as_str()), ("Hyper-V PCIe MSI", "mana_hwc@pci:7870:00:00.0"));
+    assert_eq!(
+        (hwc.chip.as_str(), hwc.name.as_str()),
+        ("Hyper-V PCIe MSI", "mana_hwc@pci:7870:00:00.0")
+    );
     let (devs, _) = devices::group_devices(&s);
-    assert_eq!(devs.iter().map(|d| d.name.as_str()).collect::<Vec<_>>(), ["nvme0", "mana@7870:00:00.0"]);
+    assert_eq!(
+        devs.iter().map(|d| d.name.as_str()).collect::<Vec<_>>(),
+        ["nvme0", "mana@7870:00:00.0"]
+    );
     let mana = &devs[1];
-    assert_eq!((mana.driver, mana.pre, mana.vectors.len(), mana.managed), (devices::LiveDriver::Mana, 1, 9, false));
-    assert_eq!(s.irqs[mana.vectors[0]].name, "mana_hwc@pci:7870:00:00.0", "the HWC is vector 0");
+    assert_eq!(
+        (mana.driver, mana.pre, mana.vectors.len(), mana.managed),
+        (devices::LiveDriver::Mana, 1, 9, false)
+    );
+    assert_eq!(
+        s.irqs[mana.vectors[0]].name, "mana_hwc@pci:7870:00:00.0",
+        "the HWC is vector 0"
+    );
     assert_eq!(s.irqs[mana.vectors[1]].name, "mana_q0@pci:7870:00:00.0");
 
     let c = devices::compare(&s, "cluster", "x86-matrix").unwrap();
-    assert_eq!(c.spec.devices[1].driver.as_deref(), Some("mana"), "MANA runs the MANA model");
+    assert_eq!(
+        c.spec.devices[1].driver.as_deref(),
+        Some("mana"),
+        "MANA runs the MANA model"
+    );
     assert_eq!(c.spec.devices[1].queues, 8);
     let rows: Vec<_> = c.vectors.iter().filter(|v| v.device.starts_with("mana")).collect();
     eprintln!("MANA vector: model mask / actual mask, model CPU / actual effective");
     for v in &rows {
-        eprintln!("  {} {:>9} / {:<9} {:>2} / {}", v.index, v.predicted_mask, v.actual_mask, v.predicted_cpu.unwrap(), v.actual_effective);
+        eprintln!(
+            "  {} {:>9} / {:<9} {:>2} / {}",
+            v.index,
+            v.predicted_mask,
+            v.actual_mask,
+            v.predicted_cpu.unwrap(),
+            v.actual_effective
+        );
     }
     assert_eq!(rows.len(), 9);
     // The MANA model's own masks (core sibling pairs), which a generic non-managed device (the
     // default mask 0-7 everywhere) would not predict.
-    let shown: Vec<(String, Option<u32>)> = rows.iter().map(|v| (v.predicted_mask.clone(), v.predicted_cpu)).collect();
-    let want = [("0-1", 1), ("0-1", 0), ("2-3", 3), ("4-5", 4), ("6-7", 6), ("0-1", 1), ("2-3", 2), ("4-5", 4), ("6-7", 7)];
-    assert_eq!(shown, want.iter().map(|&(m, c)| (m.to_string(), Some(c))).collect::<Vec<_>>());
-    assert_eq!(c.mismatches(), 0, "{:#?}", c.vectors.iter().filter(|v| !v.cpu_matches || !v.mask_matches).collect::<Vec<_>>());
+    let shown: Vec<(String, Option<u32>)> = rows
+        .iter()
+        .map(|v| (v.predicted_mask.clone(), v.predicted_cpu))
+        .collect();
+    let want = [
+        ("0-1", 1),
+        ("0-1", 0),
+        ("2-3", 3),
+        ("4-5", 4),
+        ("6-7", 6),
+        ("0-1", 1),
+        ("2-3", 2),
+        ("4-5", 4),
+        ("6-7", 7),
+    ];
+    assert_eq!(
+        shown,
+        want.iter().map(|&(m, c)| (m.to_string(), Some(c))).collect::<Vec<_>>()
+    );
+    assert_eq!(
+        c.mismatches(),
+        0,
+        "{:#?}",
+        c.vectors
+            .iter()
+            .filter(|v| !v.cpu_matches || !v.mask_matches)
+            .collect::<Vec<_>>()
+    );
     // The permalink scenario reproduces the MANA device.
     assert!(c.spec.resolve(|_| None).unwrap().devices()[1].driver.is_mana());
 
     // The patched driver chooses differently on 8 vCPUs with 8 queues; first-cpu is refused
     // for MANA (the model needs the x86 matrix) and the NIC is listed as not modelled.
-    let patched = devices::compare_with(&s, &devices::ModelOptions { variant: "cluster".into(), effective: "x86-matrix".into(), mana_patched: true }).unwrap();
+    let patched = devices::compare_with(
+        &s,
+        &devices::ModelOptions {
+            variant: "cluster".into(),
+            effective: "x86-matrix".into(),
+            mana_patched: true,
+        },
+    )
+    .unwrap();
     assert_eq!(patched.spec.devices[1].patched, true);
     let fc = devices::compare(&s, "cluster", "first-cpu").unwrap();
     assert!(fc.vectors.iter().all(|v| v.device == "nvme0"));
-    assert!(fc.not_modelled.iter().any(|n| n.starts_with("mana@7870:00:00.0 (") && n.contains("x86-matrix")), "{:?}", fc.not_modelled);
+    assert!(
+        fc.not_modelled
+            .iter()
+            .any(|n| n.starts_with("mana@7870:00:00.0 (") && n.contains("x86-matrix")),
+        "{:?}",
+        fc.not_modelled
+    );
 
     // Drivers before "net: mana: Add names to irq" call every vector mana_intr.
     let mut old = s.clone();
@@ -109,13 +187,22 @@ fn mana_nic_is_compared_with_the_mana_model() {
         irq.name = "mana_intr".into();
     }
     let (devs, _) = devices::group_devices(&old);
-    assert_eq!((devs[1].name.as_str(), devs[1].driver, devs[1].pre), ("mana", devices::LiveDriver::Mana, 1));
+    assert_eq!(
+        (devs[1].name.as_str(), devs[1].driver, devs[1].pre),
+        ("mana", devices::LiveDriver::Mana, 1)
+    );
     assert_eq!(devices::compare(&old, "cluster", "x86-matrix").unwrap().mismatches(), 0);
 }
 
 fn live_app(tokens: &str) -> (axum::Router, LiveState) {
     let (live, _) = LiveState::new(Tokens::parse(tokens).unwrap(), None).unwrap();
-    (web::app(AppState { live: live.clone(), ..AppState::default() }), live)
+    (
+        web::app(AppState {
+            live: live.clone(),
+            ..AppState::default()
+        }),
+        live,
+    )
 }
 
 async fn call(app: &axum::Router, req: Request<Body>) -> (StatusCode, String) {
@@ -134,8 +221,16 @@ fn push_req(host: &str, token: Option<&str>, body: impl Into<Body>) -> Request<B
 }
 
 async fn seq_of(app: &axum::Router, host: &str) -> Option<u64> {
-    let (status, body) = call(app, Request::get(format!("/api/live/{host}")).body(Body::empty()).unwrap()).await;
-    (status == StatusCode::OK).then(|| serde_json::from_str::<serde_json::Value>(&body).unwrap()["seq"].as_u64().unwrap())
+    let (status, body) = call(
+        app,
+        Request::get(format!("/api/live/{host}")).body(Body::empty()).unwrap(),
+    )
+    .await;
+    (status == StatusCode::OK).then(|| {
+        serde_json::from_str::<serde_json::Value>(&body).unwrap()["seq"]
+            .as_u64()
+            .unwrap()
+    })
 }
 
 #[tokio::test]
@@ -150,19 +245,66 @@ async fn pushes_are_refused_without_the_right_token_and_leave_history_alone() {
     assert!(body.contains("disabled"), "{body}");
 
     let (app, _) = live_app(&format!("{TOKEN}\n{BOUND}\n"));
-    assert_eq!(call(&app, push_req("web1", Some(TOKEN), s1.clone())).await.0, StatusCode::OK);
+    assert_eq!(
+        call(&app, push_req("web1", Some(TOKEN), s1.clone())).await.0,
+        StatusCode::OK
+    );
     assert_eq!(seq_of(&app, "web1").await, Some(1));
 
     let cases: Vec<(&str, Request<Body>, StatusCode)> = vec![
         ("no token", push_req("web1", None, s2.clone()), StatusCode::UNAUTHORIZED),
-        ("wrong token", push_req("web1", Some("not-the-token-0123456789"), s2.clone()), StatusCode::UNAUTHORIZED),
-        ("bound to another host", push_req("web2", Some("bound-token-0123456789abcdef"), s2.replace("\"web1\"", "\"web2\"")), StatusCode::FORBIDDEN),
-        ("body names another host", push_req("web1", Some(TOKEN), s2.replace("\"web1\"", "\"web9\"")), StatusCode::BAD_REQUEST),
-        ("malformed", push_req("web1", Some(TOKEN), "{\"version\":1,"), StatusCode::BAD_REQUEST),
-        ("wrong version", push_req("web1", Some(TOKEN), s2.replacen("\"version\":1", "\"version\":99", 1)), StatusCode::BAD_REQUEST),
-        ("oversized", push_req("web1", Some(TOKEN), vec![b' '; irqscope::live::limits::SNAPSHOT_BYTES_MAX + 1]), StatusCode::PAYLOAD_TOO_LARGE),
-        ("too fast", push_req("web1", Some(TOKEN), s2.replace("\"taken_unix_ms\":2000", "\"taken_unix_ms\":1001")), StatusCode::TOO_MANY_REQUESTS),
-        ("bad host name", push_req("web%3Cx%3E", Some(TOKEN), s2.clone()), StatusCode::BAD_REQUEST),
+        (
+            "wrong token",
+            push_req("web1", Some("not-the-token-0123456789"), s2.clone()),
+            StatusCode::UNAUTHORIZED,
+        ),
+        (
+            "bound to another host",
+            push_req(
+                "web2",
+                Some("bound-token-0123456789abcdef"),
+                s2.replace("\"web1\"", "\"web2\""),
+            ),
+            StatusCode::FORBIDDEN,
+        ),
+        (
+            "body names another host",
+            push_req("web1", Some(TOKEN), s2.replace("\"web1\"", "\"web9\"")),
+            StatusCode::BAD_REQUEST,
+        ),
+        (
+            "malformed",
+            push_req("web1", Some(TOKEN), "{\"version\":1,"),
+            StatusCode::BAD_REQUEST,
+        ),
+        (
+            "wrong version",
+            push_req("web1", Some(TOKEN), s2.replacen("\"version\":1", "\"version\":99", 1)),
+            StatusCode::BAD_REQUEST,
+        ),
+        (
+            "oversized",
+            push_req(
+                "web1",
+                Some(TOKEN),
+                vec![b' '; irqscope::live::limits::SNAPSHOT_BYTES_MAX + 1],
+            ),
+            StatusCode::PAYLOAD_TOO_LARGE,
+        ),
+        (
+            "too fast",
+            push_req(
+                "web1",
+                Some(TOKEN),
+                s2.replace("\"taken_unix_ms\":2000", "\"taken_unix_ms\":1001"),
+            ),
+            StatusCode::TOO_MANY_REQUESTS,
+        ),
+        (
+            "bad host name",
+            push_req("web%3Cx%3E", Some(TOKEN), s2.clone()),
+            StatusCode::BAD_REQUEST,
+        ),
     ];
     for (what, req, want) in cases {
         let (st, body) = call(&app, req).await;
@@ -182,22 +324,46 @@ async fn pages_escape_hostile_names_and_imports_show_the_same_views() {
     let mut s = snapshot_of("x86-nvme-vm", "web1", 1_000);
     s.irqs[0].name = "<script>alert(1)</script>".into();
     s.irqs[1].chip = "\"><img src=x>".into();
-    assert_eq!(call(&app, push_req("web1", Some(TOKEN), serde_json::to_string(&s).unwrap())).await.0, StatusCode::OK);
+    assert_eq!(
+        call(&app, push_req("web1", Some(TOKEN), serde_json::to_string(&s).unwrap()))
+            .await
+            .0,
+        StatusCode::OK
+    );
     s.taken_unix_ms = 2_000;
     for irq in &mut s.irqs {
         for c in &mut irq.counts {
             c.1 += 500;
         }
     }
-    assert_eq!(call(&app, push_req("web1", Some(TOKEN), serde_json::to_string(&s).unwrap())).await.0, StatusCode::OK);
+    assert_eq!(
+        call(&app, push_req("web1", Some(TOKEN), serde_json::to_string(&s).unwrap()))
+            .await
+            .0,
+        StatusCode::OK
+    );
     let (st, page) = call(&app, Request::get("/live/web1").body(Body::empty()).unwrap()).await;
     assert_eq!(st, StatusCode::OK, "{page}");
-    assert!(!page.contains("<script>alert") && page.contains("&#60;script&#62;alert"), "IRQ name not escaped");
+    assert!(
+        !page.contains("<script>alert") && page.contains("&#60;script&#62;alert"),
+        "IRQ name not escaped"
+    );
     assert!(!page.contains("<img src=x>"));
-    assert_eq!(page.matches("<rect class=\"cpu").count(), 96, "one heatmap cell per CPU");
+    assert_eq!(
+        page.matches("<rect class=\"cpu").count(),
+        96,
+        "one heatmap cell per CPU"
+    );
     assert!(page.contains("id=\"freeze\" href=\"/s/v1."), "permalink missing");
     assert!(page.contains("0</strong> differ"), "x86 fixture should match the model");
-    let link = page.split("id=\"freeze\" href=\"").nth(1).unwrap().split('"').next().unwrap().to_string();
+    let link = page
+        .split("id=\"freeze\" href=\"")
+        .nth(1)
+        .unwrap()
+        .split('"')
+        .next()
+        .unwrap()
+        .to_string();
     let (st, frozen) = call(&app, Request::get(&link).body(Body::empty()).unwrap()).await;
     assert_eq!(st, StatusCode::OK, "{frozen}");
     assert!(frozen.contains("nvme3"));
@@ -205,11 +371,28 @@ async fn pages_escape_hostile_names_and_imports_show_the_same_views() {
     assert_eq!(st, StatusCode::OK);
     assert!(list.contains("href=\"/live/web1\""));
     // Variant by query; an unknown one is a 4xx.
-    let (st, page) = call(&app, Request::get("/live/web1?variant=pre-cluster&effective=first-cpu").body(Body::empty()).unwrap()).await;
+    let (st, page) = call(
+        &app,
+        Request::get("/live/web1?variant=pre-cluster&effective=first-cpu")
+            .body(Body::empty())
+            .unwrap(),
+    )
+    .await;
     assert_eq!(st, StatusCode::OK);
     assert!(page.contains("class=\"mismatch\""));
-    assert!(call(&app, Request::get("/live/web1?variant=nope").body(Body::empty()).unwrap()).await.0.is_client_error());
-    assert_eq!(call(&app, Request::get("/live/nohost").body(Body::empty()).unwrap()).await.0, StatusCode::NOT_FOUND);
+    assert!(call(
+        &app,
+        Request::get("/live/web1?variant=nope").body(Body::empty()).unwrap()
+    )
+    .await
+    .0
+    .is_client_error());
+    assert_eq!(
+        call(&app, Request::get("/live/nohost").body(Body::empty()).unwrap())
+            .await
+            .0,
+        StatusCode::NOT_FOUND
+    );
 
     // Import: a capture file with two readings, and a pasted /proc/interrupts.
     let mut a = snapshot_of("offline-cpus", "imported-host", 10_000);
@@ -221,15 +404,25 @@ async fn pages_escape_hostile_names_and_imports_show_the_same_views() {
         }
     }
     a.irqs.truncate(a.irqs.len());
-    let capture = serde_json::to_string(&Capture { version: 1, snapshots: vec![a, b] }).unwrap();
+    let capture = serde_json::to_string(&Capture {
+        version: 1,
+        snapshots: vec![a, b],
+    })
+    .unwrap();
     let form = |text: &str| {
         let body: String = url_encode(text);
-        Request::post("/live/_/import").header(header::CONTENT_TYPE, "application/x-www-form-urlencoded").body(Body::from(format!("capture={body}"))).unwrap()
+        Request::post("/live/_/import")
+            .header(header::CONTENT_TYPE, "application/x-www-form-urlencoded")
+            .body(Body::from(format!("capture={body}")))
+            .unwrap()
     };
     let (st, page) = follow(&app, form(&capture)).await;
     assert_eq!(st, StatusCode::OK, "{page}");
     assert!(page.contains("imported-host") && page.contains("imported"));
-    assert!(page.contains("100.0") || page.contains(">100<"), "rates from the two readings");
+    assert!(
+        page.contains("100.0") || page.contains(">100<"),
+        "rates from the two readings"
+    );
     let pasted = std::fs::read_to_string(fixture("arm64-vm/proc/interrupts")).unwrap();
     let (st, page) = follow(&app, form(&pasted)).await;
     assert_eq!(st, StatusCode::OK, "{page}");
@@ -242,7 +435,11 @@ async fn pages_escape_hostile_names_and_imports_show_the_same_views() {
 /// `snapshot_of` with every device counter moved on by `step * seq`, `seq` readings 100 ms apart.
 fn reading(name: &str, host: &str, seq: u64) -> String {
     let mut s = snapshot_of(name, host, 1_000 + 100 * seq);
-    for irq in s.irqs.iter_mut().filter(|i| i.label.bytes().all(|b| b.is_ascii_digit())) {
+    for irq in s
+        .irqs
+        .iter_mut()
+        .filter(|i| i.label.bytes().all(|b| b.is_ascii_digit()))
+    {
         for c in &mut irq.counts {
             c.1 += 7 * seq;
         }
@@ -261,7 +458,11 @@ async fn next_event(body: &mut Body, buf: &mut String, wait: Duration) -> Option
             }
             continue;
         }
-        let frame = tokio::time::timeout_at(until, body.frame()).await.ok()?.unwrap().unwrap();
+        let frame = tokio::time::timeout_at(until, body.frame())
+            .await
+            .ok()?
+            .unwrap()
+            .unwrap();
         if let Ok(data) = frame.into_data() {
             buf.push_str(&String::from_utf8_lossy(&data));
         }
@@ -272,11 +473,22 @@ async fn next_event(body: &mut Body, buf: &mut String, wait: Duration) -> Option
 async fn sse_sends_one_bounded_event_per_reading_with_the_history_chart() {
     use irqscope::web::live::HISTORY_CHART_LEN;
     let (app, _) = live_app(TOKEN);
-    assert_eq!(call(&app, push_req("h", Some(TOKEN), reading("azure-mana-vm", "h", 0))).await.0, StatusCode::OK);
-    let resp = app.clone().oneshot(Request::get("/live/h/events").body(Body::empty()).unwrap()).await.unwrap();
+    assert_eq!(
+        call(&app, push_req("h", Some(TOKEN), reading("azure-mana-vm", "h", 0)))
+            .await
+            .0,
+        StatusCode::OK
+    );
+    let resp = app
+        .clone()
+        .oneshot(Request::get("/live/h/events").body(Body::empty()).unwrap())
+        .await
+        .unwrap();
     assert_eq!(resp.status(), StatusCode::OK);
     let (mut body, mut buf) = (resp.into_body(), String::new());
-    let first = next_event(&mut body, &mut buf, Duration::from_secs(5)).await.expect("first event");
+    let first = next_event(&mut body, &mut buf, Duration::from_secs(5))
+        .await
+        .expect("first event");
     assert_eq!(first["seq"], 1);
     assert!(first["history_svg"].as_str().unwrap().contains("data-last-seq=\"1\""));
 
@@ -284,27 +496,78 @@ async fn sse_sends_one_bounded_event_per_reading_with_the_history_chart() {
     // reads nothing: it then gets the latest reading once, with a bounded history.
     let pushes = (HISTORY_CHART_LEN + 80) as u64;
     for seq in 1..=pushes {
-        assert_eq!(call(&app, push_req("h", Some(TOKEN), reading("azure-mana-vm", "h", seq))).await.0, StatusCode::OK);
+        assert_eq!(
+            call(&app, push_req("h", Some(TOKEN), reading("azure-mana-vm", "h", seq)))
+                .await
+                .0,
+            StatusCode::OK
+        );
     }
     for seq in 0..5 {
-        assert_eq!(call(&app, push_req("other", Some(TOKEN), reading("azure-mana-vm", "other", seq))).await.0, StatusCode::OK);
+        assert_eq!(
+            call(
+                &app,
+                push_req("other", Some(TOKEN), reading("azure-mana-vm", "other", seq))
+            )
+            .await
+            .0,
+            StatusCode::OK
+        );
     }
-    let ev = next_event(&mut body, &mut buf, Duration::from_secs(5)).await.expect("latest event");
+    let ev = next_event(&mut body, &mut buf, Duration::from_secs(5))
+        .await
+        .expect("latest event");
     let last = pushes + 1;
     assert_eq!(ev["seq"], last);
-    assert_eq!(ev["history"].as_array().unwrap().len(), HISTORY_CHART_LEN, "SSE carries the chart's samples only");
+    assert_eq!(
+        ev["history"].as_array().unwrap().len(),
+        HISTORY_CHART_LEN,
+        "SSE carries the chart's samples only"
+    );
     let chart = ev["history_svg"].as_str().unwrap();
-    assert!(chart.contains(&format!("data-last-seq=\"{last}\"")) && chart.contains(&format!("data-points=\"{HISTORY_CHART_LEN}\"")));
+    assert!(
+        chart.contains(&format!("data-last-seq=\"{last}\""))
+            && chart.contains(&format!("data-points=\"{HISTORY_CHART_LEN}\""))
+    );
     assert!(chart.contains("class=\"history-line\""), "rates were drawn");
-    assert_eq!(ev["history_text"][0], format!("#{last} 1400 irq/s"), "{}", ev["history_text"]);
-    assert!(next_event(&mut body, &mut buf, Duration::from_millis(300)).await.is_none(), "a reading was sent twice");
+    assert_eq!(
+        ev["history_text"][0],
+        format!("#{last} 1400 irq/s"),
+        "{}",
+        ev["history_text"]
+    );
+    assert!(
+        next_event(&mut body, &mut buf, Duration::from_millis(300))
+            .await
+            .is_none(),
+        "a reading was sent twice"
+    );
     // One more reading: exactly one more event.
-    assert_eq!(call(&app, push_req("h", Some(TOKEN), reading("azure-mana-vm", "h", pushes + 1))).await.0, StatusCode::OK);
-    assert_eq!(next_event(&mut body, &mut buf, Duration::from_secs(5)).await.unwrap()["seq"], last + 1);
-    assert!(next_event(&mut body, &mut buf, Duration::from_millis(300)).await.is_none());
+    assert_eq!(
+        call(
+            &app,
+            push_req("h", Some(TOKEN), reading("azure-mana-vm", "h", pushes + 1))
+        )
+        .await
+        .0,
+        StatusCode::OK
+    );
+    assert_eq!(
+        next_event(&mut body, &mut buf, Duration::from_secs(5)).await.unwrap()["seq"],
+        last + 1
+    );
+    assert!(next_event(&mut body, &mut buf, Duration::from_millis(300))
+        .await
+        .is_none());
     // The JSON API still has the whole history; the page shows the chart too.
     let (_, json) = call(&app, Request::get("/api/live/h").body(Body::empty()).unwrap()).await;
-    assert_eq!(serde_json::from_str::<serde_json::Value>(&json).unwrap()["history"].as_array().unwrap().len() as u64, last + 1);
+    assert_eq!(
+        serde_json::from_str::<serde_json::Value>(&json).unwrap()["history"]
+            .as_array()
+            .unwrap()
+            .len() as u64,
+        last + 1
+    );
     let (_, page) = call(&app, Request::get("/live/h").body(Body::empty()).unwrap()).await;
     assert!(page.contains("<div id=\"live-history\"><svg class=\"history\""));
 }
@@ -314,13 +577,25 @@ async fn no_host_name_collides_with_an_action() {
     let (app, _) = live_app(TOKEN);
     // A host literally named like the import action is an ordinary host.
     for seq in 0..2 {
-        assert_eq!(call(&app, push_req("import", Some(TOKEN), reading("azure-mana-vm", "import", seq))).await.0, StatusCode::OK);
+        assert_eq!(
+            call(
+                &app,
+                push_req("import", Some(TOKEN), reading("azure-mana-vm", "import", seq))
+            )
+            .await
+            .0,
+            StatusCode::OK
+        );
     }
     let (st, page) = call(&app, Request::get("/live/import").body(Body::empty()).unwrap()).await;
     assert_eq!(st, StatusCode::OK, "{page}");
     assert!(page.contains("data-live-host=\"import\""), "{page}");
     assert_eq!(seq_of(&app, "import").await, Some(2));
-    let resp = app.clone().oneshot(Request::get("/live/import/events").body(Body::empty()).unwrap()).await.unwrap();
+    let resp = app
+        .clone()
+        .oneshot(Request::get("/live/import/events").body(Body::empty()).unwrap())
+        .await
+        .unwrap();
     assert_eq!(resp.status(), StatusCode::OK);
     let (_, list) = call(&app, Request::get("/live").body(Body::empty()).unwrap()).await;
     assert!(list.contains("href=\"/live/import\"") && list.contains("action=\"/live/_/import\""));
@@ -331,7 +606,11 @@ async fn no_host_name_collides_with_an_action() {
         .body(Body::from(format!("capture={}", url_encode(&pasted))))
         .unwrap();
     let resp = app.clone().oneshot(form).await.unwrap();
-    assert!(resp.status().is_success() || resp.status().is_redirection(), "{}", resp.status());
+    assert!(
+        resp.status().is_success() || resp.status().is_redirection(),
+        "{}",
+        resp.status()
+    );
     for host in ["_", "_import", "_x.y"] {
         let (st, body) = call(&app, push_req(host, Some(TOKEN), reading("azure-mana-vm", host, 0))).await;
         assert_eq!(st, StatusCode::BAD_REQUEST, "{host}: {body}");
@@ -369,9 +648,19 @@ async fn import_location(app: &axum::Router, text: &str, extra: &str) -> String 
 async fn imports_get_a_stable_link_that_survives_a_restart() {
     let dir = temp_dir("imports");
     let db = dir.join("live.redb");
-    let open = || LiveState::new(Tokens::parse(TOKEN).unwrap(), Some(irqscope::live::persist::Persist::open(&db).unwrap())).unwrap().0;
+    let open = || {
+        LiveState::new(
+            Tokens::parse(TOKEN).unwrap(),
+            Some(irqscope::live::persist::Persist::open(&db).unwrap()),
+        )
+        .unwrap()
+        .0
+    };
     let live = open();
-    let app = web::app(AppState { live: live.clone(), ..AppState::default() });
+    let app = web::app(AppState {
+        live: live.clone(),
+        ..AppState::default()
+    });
     let a = snapshot_of("azure-mana-vm", "shared-vm", 10_000);
     let mut b = a.clone();
     b.taken_unix_ms = 11_000;
@@ -380,10 +669,17 @@ async fn imports_get_a_stable_link_that_survives_a_restart() {
             c.1 += 50;
         }
     }
-    let capture = serde_json::to_string(&Capture { version: 1, snapshots: vec![a, b] }).unwrap();
+    let capture = serde_json::to_string(&Capture {
+        version: 1,
+        snapshots: vec![a, b],
+    })
+    .unwrap();
     let link = import_location(&app, &capture, "&variant=pre-cluster").await;
     let (path, query) = link.split_once('?').unwrap();
-    assert!(path.starts_with("/live/_/import/") && query == "variant=pre-cluster", "{link}");
+    assert!(
+        path.starts_with("/live/_/import/") && query == "variant=pre-cluster",
+        "{link}"
+    );
     let id = path.rsplit('/').next().unwrap().to_string();
     assert!(irqscope::live::imports::valid_id(&id), "{id}");
     // The same content gets the same link; a different one another.
@@ -395,29 +691,65 @@ async fn imports_get_a_stable_link_that_survives_a_restart() {
     assert_eq!(st, StatusCode::OK, "{page}");
     assert!(page.contains("shared-vm") && page.contains(&format!("id=\"import-link\" href=\"{path}\"")));
     assert!(page.contains("mana@7870:00:00.0"), "live vs model on the import");
-    assert!(page.contains(">50.0<") || page.contains(">50<"), "rates from the two readings");
-    let (st, _) = call(&app, Request::get(format!("{path}?effective=first-cpu")).body(Body::empty()).unwrap()).await;
+    assert!(
+        page.contains(">50.0<") || page.contains(">50<"),
+        "rates from the two readings"
+    );
+    let (st, _) = call(
+        &app,
+        Request::get(format!("{path}?effective=first-cpu"))
+            .body(Body::empty())
+            .unwrap(),
+    )
+    .await;
     assert_eq!(st, StatusCode::OK);
-    for bad in ["/live/_/import/0123", "/live/_/import/ffffffffffffffffffffffffffffffff", "/live/_/import/..%2F..%2Fetc"] {
-        assert_eq!(call(&app, Request::get(bad).body(Body::empty()).unwrap()).await.0, StatusCode::NOT_FOUND, "{bad}");
+    for bad in [
+        "/live/_/import/0123",
+        "/live/_/import/ffffffffffffffffffffffffffffffff",
+        "/live/_/import/..%2F..%2Fetc",
+    ] {
+        assert_eq!(
+            call(&app, Request::get(bad).body(Body::empty()).unwrap()).await.0,
+            StatusCode::NOT_FOUND,
+            "{bad}"
+        );
     }
     // A restart with the same --live-store keeps the link.
     drop(app);
     drop(live);
-    let app = web::app(AppState { live: open(), ..AppState::default() });
+    let app = web::app(AppState {
+        live: open(),
+        ..AppState::default()
+    });
     let (st, again) = call(&app, Request::get(path).body(Body::empty()).unwrap()).await;
     assert_eq!(st, StatusCode::OK, "{again}");
     assert!(again.contains("shared-vm"));
-    assert_eq!(call(&app, Request::get(&other).body(Body::empty()).unwrap()).await.0, StatusCode::OK);
+    assert_eq!(
+        call(&app, Request::get(&other).body(Body::empty()).unwrap()).await.0,
+        StatusCode::OK
+    );
     // Refused imports are not kept.
-    assert_eq!(app.clone().oneshot(import_form("CPU0\n 1: x\nnot a row\n", "")).await.unwrap().status(), StatusCode::BAD_REQUEST);
+    assert_eq!(
+        app.clone()
+            .oneshot(import_form("CPU0\n 1: x\nnot a row\n", ""))
+            .await
+            .unwrap()
+            .status(),
+        StatusCode::BAD_REQUEST
+    );
     drop(app);
     let _ = std::fs::remove_dir_all(&dir);
 }
 
 fn url_encode(s: &str) -> String {
     s.bytes()
-        .map(|b| if b.is_ascii_alphanumeric() || b"-_.~".contains(&b) { (b as char).to_string() } else { format!("%{b:02X}") })
+        .map(|b| {
+            if b.is_ascii_alphanumeric() || b"-_.~".contains(&b) {
+                (b as char).to_string()
+            } else {
+                format!("%{b:02X}")
+            }
+        })
         .collect()
 }
 
@@ -437,7 +769,11 @@ fn copy_dir(from: &Path, to: &Path) {
 }
 
 fn temp_dir(tag: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("irqscope-live-{tag}-{}-{}", std::process::id(), Instant::now().elapsed().as_nanos()));
+    let d = std::env::temp_dir().join(format!(
+        "irqscope-live-{tag}-{}-{}",
+        std::process::id(),
+        Instant::now().elapsed().as_nanos()
+    ));
     let _ = std::fs::remove_dir_all(&d);
     std::fs::create_dir_all(&d).unwrap();
     d
@@ -468,7 +804,17 @@ impl Drop for Agent {
 fn start_agent(server: &str, root: &Path, host: &str, token_file: &Path, interval_ms: u64) -> Agent {
     Agent(
         Command::new(env!("CARGO_BIN_EXE_irqscope-agent"))
-            .args(["push", "--server", server, "--host", host, "--interval-ms", &interval_ms.to_string(), "--backoff-max-ms", "800"])
+            .args([
+                "push",
+                "--server",
+                server,
+                "--host",
+                host,
+                "--interval-ms",
+                &interval_ms.to_string(),
+                "--backoff-max-ms",
+                "800",
+            ])
             .arg("--root")
             .arg(root)
             .arg("--token-file")
@@ -490,10 +836,16 @@ impl SseReader {
     async fn open(base: &str, host: &str) -> SseReader {
         let client: hyper_util::client::legacy::Client<_, Body> =
             hyper_util::client::legacy::Client::builder(hyper_util::rt::TokioExecutor::new()).build_http();
-        let resp = client.get(format!("{base}/live/{host}/events").parse().unwrap()).await.unwrap();
+        let resp = client
+            .get(format!("{base}/live/{host}/events").parse().unwrap())
+            .await
+            .unwrap();
         assert_eq!(resp.status(), StatusCode::OK);
         assert_eq!(resp.headers()[header::CONTENT_TYPE], "text/event-stream");
-        SseReader { body: Body::new(resp.into_body()), buf: String::new() }
+        SseReader {
+            body: Body::new(resp.into_body()),
+            buf: String::new(),
+        }
     }
 
     async fn next(&mut self) -> serde_json::Value {
@@ -505,7 +857,11 @@ impl SseReader {
                 }
                 continue;
             }
-            let frame = tokio::time::timeout(Duration::from_secs(20), self.body.frame()).await.expect("SSE event within 20 s").unwrap().unwrap();
+            let frame = tokio::time::timeout(Duration::from_secs(20), self.body.frame())
+                .await
+                .expect("SSE event within 20 s")
+                .unwrap()
+                .unwrap();
             if let Ok(data) = frame.into_data() {
                 self.buf.push_str(&String::from_utf8_lossy(&data));
             }
@@ -520,7 +876,11 @@ impl SseReader {
             if ev["irqs_per_s"].as_f64().is_some_and(&f) {
                 return ev;
             }
-            assert!(started.elapsed() < Duration::from_secs(30), "no matching event; last {}", ev["irqs_per_s"]);
+            assert!(
+                started.elapsed() < Duration::from_secs(30),
+                "no matching event; last {}",
+                ev["irqs_per_s"]
+            );
         }
     }
 }
@@ -534,7 +894,10 @@ async fn agent_pushes_and_sse_shows_rates_change() {
     let (live, _) = LiveState::new(Tokens::parse(TOKEN).unwrap(), None).unwrap();
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let base = format!("http://{}", listener.local_addr().unwrap());
-    let app = web::app(AppState { live, ..AppState::default() });
+    let app = web::app(AppState {
+        live,
+        ..AppState::default()
+    });
     let server = tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
 
     let mut sse = SseReader::open(&base, "vm1").await;
@@ -551,8 +914,16 @@ async fn agent_pushes_and_sse_shows_rates_change() {
         let rate = ev["irqs_per_s"].as_f64().unwrap();
         seen.push(rate);
         // The jump lands in one agent interval (about 200 ms): 38,000 interrupts / ~0.2 s.
-        assert!(rate > n_device_irqs * 1_000.0 && rate < n_device_irqs * 1_000.0 / 0.05, "step {step}: {rate}");
-        let busiest = ev["per_cpu"].as_object().unwrap().values().filter(|v| v.as_f64().unwrap() > 0.0).count();
+        assert!(
+            rate > n_device_irqs * 1_000.0 && rate < n_device_irqs * 1_000.0 / 0.05,
+            "step {step}: {rate}"
+        );
+        let busiest = ev["per_cpu"]
+            .as_object()
+            .unwrap()
+            .values()
+            .filter(|v| v.as_f64().unwrap() > 0.0)
+            .count();
         assert!(busiest >= 4, "several CPUs get the new interrupts");
         sse.until(|r| r == 0.0).await;
     }
@@ -561,7 +932,11 @@ async fn agent_pushes_and_sse_shows_rates_change() {
 }
 
 fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
 }
 
 struct Server(Child);
@@ -611,7 +986,10 @@ async fn wait_seq(url: &str, at_least: u64) -> serde_json::Value {
                 return v;
             }
         }
-        assert!(started.elapsed() < Duration::from_secs(30), "seq {at_least} not reached at {url}");
+        assert!(
+            started.elapsed() < Duration::from_secs(30),
+            "seq {at_least} not reached at {url}"
+        );
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
 }
@@ -638,10 +1016,17 @@ async fn server_restart_keeps_history_and_the_agent_reconnects() {
     // History survived the restart: the first reading after it is not seq 1.
     let after = wait_seq(&url, seq_before + 2).await;
     let history = after["history"].as_array().unwrap();
-    assert!(history.len() as u64 >= seq_before + 2, "history lost: {} samples", history.len());
+    assert!(
+        history.len() as u64 >= seq_before + 2,
+        "history lost: {} samples",
+        history.len()
+    );
     assert_eq!(history[0]["seq"], 1);
     // The interval across the outage still has rates: the counters advanced while down.
-    assert!(history.iter().any(|s| s["irqs_per_s"].as_f64().unwrap() > 0.0), "{history:?}");
+    assert!(
+        history.iter().any(|s| s["irqs_per_s"].as_f64().unwrap() > 0.0),
+        "{history:?}"
+    );
     drop(server);
     let _ = std::fs::remove_dir_all(&root);
 }
@@ -650,7 +1035,18 @@ async fn server_restart_keeps_history_and_the_agent_reconnects() {
 fn agent_captures_this_machine() {
     let out = temp_dir("real").join("capture.json");
     let status = Command::new(env!("CARGO_BIN_EXE_irqscope-agent"))
-        .args(["capture", "--root", "/", "--host", "this-machine", "--count", "2", "--over-s", "0.3", "-o"])
+        .args([
+            "capture",
+            "--root",
+            "/",
+            "--host",
+            "this-machine",
+            "--count",
+            "2",
+            "--over-s",
+            "0.3",
+            "-o",
+        ])
         .arg(&out)
         .status()
         .unwrap();
@@ -660,7 +1056,11 @@ fn agent_captures_this_machine() {
     let s = &c.snapshots[0];
     assert!(!s.cpus.is_empty() && !s.irqs.is_empty());
     let topo = irqscope::topology::Topology::new(&s.topology.to_spec("this-machine")).unwrap();
-    assert_eq!(topo.online().weight() as usize, s.cpus.len(), "columns are the online CPUs");
+    assert_eq!(
+        topo.online().weight() as usize,
+        s.cpus.len(),
+        "columns are the online CPUs"
+    );
     assert!(c.snapshots[1].taken_unix_ms >= s.taken_unix_ms + 250);
     let mut store = irqscope::live::store::LiveStore::new();
     for snap in c.snapshots.clone() {

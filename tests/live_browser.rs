@@ -17,11 +17,17 @@ const TOKEN: &str = "browser-token-0123456789abcdef";
 
 fn find_program(names: &[&str]) -> Option<PathBuf> {
     let path = std::env::var_os("PATH")?;
-    std::env::split_paths(&path).flat_map(|d| names.iter().map(move |n| d.join(n))).find(|p| p.is_file())
+    std::env::split_paths(&path)
+        .flat_map(|d| names.iter().map(move |n| d.join(n)))
+        .find(|p| p.is_file())
 }
 
 fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
 }
 
 struct Kill(Child);
@@ -64,18 +70,27 @@ async fn live_heatmap_follows_the_agent_in_chromium() {
         eprintln!("IRQSCOPE_SKIP_BROWSER=1: browser test skipped");
         return;
     }
-    let (Some(chromium), Some(driver)) = (find_program(&["chromium", "chromium-browser"]), find_program(&["chromedriver"])) else {
+    let (Some(chromium), Some(driver)) = (
+        find_program(&["chromium", "chromium-browser"]),
+        find_program(&["chromedriver"]),
+    ) else {
         panic!("the live browser test needs Debian's `chromium` and `chromium-driver` (or IRQSCOPE_SKIP_BROWSER=1)");
     };
     let root = std::env::temp_dir().join(format!("irqscope-live-browser-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&root);
-    copy_dir(&Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/live/x86-nvme-vm"), &root);
+    copy_dir(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/live/x86-nvme-vm"),
+        &root,
+    );
     std::fs::write(root.join("token"), TOKEN).unwrap();
 
     let (live, _) = LiveState::new(Tokens::parse(TOKEN).unwrap(), None).unwrap();
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let base = format!("http://{}", listener.local_addr().unwrap());
-    let app = web::app(AppState { live, ..AppState::default() });
+    let app = web::app(AppState {
+        live,
+        ..AppState::default()
+    });
     let server = tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
     let _agent = Kill(
         Command::new(env!("CARGO_BIN_EXE_irqscope-agent"))
@@ -90,10 +105,20 @@ async fn live_heatmap_follows_the_agent_in_chromium() {
             .unwrap(),
     );
     let port = free_port();
-    let _driver = Kill(Command::new(&driver).arg(format!("--port={port}")).stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap());
+    let _driver = Kill(
+        Command::new(&driver)
+            .arg(format!("--port={port}"))
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
     let started = Instant::now();
     while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-        assert!(started.elapsed() < Duration::from_secs(20), "chromedriver did not listen");
+        assert!(
+            started.elapsed() < Duration::from_secs(20),
+            "chromedriver did not listen"
+        );
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     let profile = root.join("profile");
@@ -103,7 +128,11 @@ async fn live_heatmap_follows_the_agent_in_chromium() {
         json!({"binary": chromium, "args": ["--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
             "--no-first-run", "--window-size=1400,1100", format!("--user-data-dir={}", profile.display())]}),
     );
-    let c = ClientBuilder::new(HttpConnector::new()).capabilities(caps).connect(&format!("http://127.0.0.1:{port}")).await.unwrap();
+    let c = ClientBuilder::new(HttpConnector::new())
+        .capabilities(caps)
+        .connect(&format!("http://127.0.0.1:{port}"))
+        .await
+        .unwrap();
 
     // Wait for the host to exist, then open its page once.
     let started = Instant::now();
@@ -115,7 +144,10 @@ async fn live_heatmap_follows_the_agent_in_chromium() {
         assert!(started.elapsed() < Duration::from_secs(20), "live page never appeared");
         tokio::time::sleep(Duration::from_millis(300)).await;
     }
-    let marker: serde_json::Value = c.execute("window.__irqscope_marker = 42; return 1;", vec![]).await.unwrap();
+    let marker: serde_json::Value = c
+        .execute("window.__irqscope_marker = 42; return 1;", vec![])
+        .await
+        .unwrap();
     assert_eq!(marker, json!(1));
     // Cells with a non-zero value, as the page shows them now.
     let hot_cells = r#"return Array.from(document.querySelectorAll('#live-heatmap rect.cpu')).filter(r => r.dataset.v !== '0').map(r => r.dataset.cpu).join(',');"#;
@@ -129,7 +161,10 @@ async fn live_heatmap_follows_the_agent_in_chromium() {
                 if s.is_empty() != want_nonempty {
                     return s;
                 }
-                assert!(started.elapsed() < Duration::from_secs(20), "heatmap did not change (hot cells {s:?})");
+                assert!(
+                    started.elapsed() < Duration::from_secs(20),
+                    "heatmap did not change (hot cells {s:?})"
+                );
                 tokio::time::sleep(Duration::from_millis(100)).await;
             }
         }
@@ -146,10 +181,16 @@ async fn live_heatmap_follows_the_agent_in_chromium() {
         let v = c.execute(chart_seq, vec![]).await.unwrap();
         let seq = v[0].as_u64().unwrap();
         if seq >= seq0 + 2 {
-            assert!(v[1].as_str().unwrap().starts_with(&format!("#{seq} ")), "history text lags the chart: {v}");
+            assert!(
+                v[1].as_str().unwrap().starts_with(&format!("#{seq} ")),
+                "history text lags the chart: {v}"
+            );
             break;
         }
-        assert!(started.elapsed() < Duration::from_secs(20), "history chart did not move from #{seq0}");
+        assert!(
+            started.elapsed() < Duration::from_secs(20),
+            "history chart did not move from #{seq0}"
+        );
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     advance(&root, "nvme2", 50_000);
@@ -157,15 +198,35 @@ async fn live_heatmap_follows_the_agent_in_chromium() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/screenshots");
     std::fs::create_dir_all(&dir).unwrap();
     std::fs::write(dir.join("live-heatmap.png"), c.screenshot().await.unwrap()).unwrap();
-    assert!(hot.split(',').count() >= 4, "nvme2's queues land on several CPUs: {hot}");
+    assert!(
+        hot.split(',').count() >= 4,
+        "nvme2's queues land on several CPUs: {hot}"
+    );
     // Still the same page (no reload): the marker survived.
     let still: serde_json::Value = c.execute("return window.__irqscope_marker;", vec![]).await.unwrap();
     assert_eq!(still, json!(42), "the page reloaded");
     // The table sorts by rate: the busiest IRQ first after clicking the rate header.
-    c.find(Locator::Css("#irq-table th:nth-child(6)")).await.unwrap().click().await.unwrap();
-    let first = c.find(Locator::Css("#irq-rows tr:first-child td:nth-child(2)")).await.unwrap().text().await.unwrap();
+    c.find(Locator::Css("#irq-table th:nth-child(6)"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    let first = c
+        .find(Locator::Css("#irq-rows tr:first-child td:nth-child(2)"))
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
     // Rates may have dropped back to 0 by now; then any order is right, else nvme2 leads.
-    let rates_on = !c.execute(hot_cells, vec![]).await.unwrap().as_str().unwrap_or("").is_empty();
+    let rates_on = !c
+        .execute(hot_cells, vec![])
+        .await
+        .unwrap()
+        .as_str()
+        .unwrap_or("")
+        .is_empty();
     assert!(!rates_on || first.starts_with("nvme2"), "first row {first:?}");
     c.close().await.unwrap();
     server.abort();

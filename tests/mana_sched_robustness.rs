@@ -50,9 +50,7 @@ fn mana_generated_inputs() {
         let n_cpus = 1 + rng.below(24) as usize;
         let smt = 1 + rng.below(2) as u32;
         let mut input = ManaInput::all_online(
-            (0..n_cpus)
-                .map(|_| rng.below(n_nodes as u64) as u32)
-                .collect(),
+            (0..n_cpus).map(|_| rng.below(n_nodes as u64) as u32).collect(),
             (0..n_cpus as u32).map(|c| c / smt).collect(),
             random_distance(&mut rng, n_nodes, true),
             rng.below(n_nodes as u64 + 1) as i32 - 1,
@@ -68,11 +66,7 @@ fn mana_generated_inputs() {
             input.online = (0..n_cpus).map(|_| rng.below(4) != 0).collect();
         }
         if rng.below(4) == 0 {
-            input.default_affinity = Some(
-                (0..rng.below(3))
-                    .map(|_| rng.below(n_cpus as u64) as u32)
-                    .collect(),
-            );
+            input.default_affinity = Some((0..rng.below(3)).map(|_| rng.below(n_cpus as u64) as u32).collect());
         }
         if rng.below(10) == 0 {
             input.cpu_core.pop();
@@ -90,10 +84,7 @@ fn mana_generated_inputs() {
                     let initial: u32 = input.initial_vector_load.iter().sum();
                     assert!(total >= initial + o.num_msix_usable);
                     for (c, b) in o.load_breakdown.iter().enumerate() {
-                        assert_eq!(
-                            b.pre_existing + b.mana_held + b.left_behind,
-                            o.final_vector_load[c]
-                        );
+                        assert_eq!(b.pre_existing + b.mana_held + b.left_behind, o.final_vector_load[c]);
                     }
                     for irq in &o.irqs {
                         assert!(input.online[irq.effective_cpu as usize]);
@@ -118,18 +109,10 @@ fn sched_generated_inputs() {
     for _ in 0..300 {
         let n_nodes = 2 + rng.below(5) as usize;
         let smt = 1 + rng.below(2) as u32;
-        let cpus_per_node: Vec<u32> = (0..n_nodes)
-            .map(|_| smt * (1 + rng.below(4) as u32))
-            .collect();
+        let cpus_per_node: Vec<u32> = (0..n_nodes).map(|_| smt * (1 + rng.below(4) as u32)).collect();
         let n_cpus: usize = cpus_per_node.iter().sum::<u32>() as usize;
         let mut nr_running: Vec<u32> = (0..n_cpus)
-            .map(|_| {
-                if rng.below(3) == 0 {
-                    rng.below(4) as u32
-                } else {
-                    0
-                }
-            })
+            .map(|_| if rng.below(3) == 0 { rng.below(4) as u32 } else { 0 })
             .collect();
         let node = rng.below(n_nodes as u64) as usize;
         let first: u32 = cpus_per_node[..node].iter().sum();
@@ -161,8 +144,7 @@ fn sched_generated_inputs() {
                 for node in &out.topology.nodes {
                     for d in &node.numa_domains {
                         // Groups cover the span and lie inside it.
-                        let mut covered: Vec<u32> =
-                            d.groups.iter().flat_map(|g| g.nodes.clone()).collect();
+                        let mut covered: Vec<u32> = d.groups.iter().flat_map(|g| g.nodes.clone()).collect();
                         covered.sort_unstable();
                         covered.dedup();
                         assert_eq!(covered, d.span_nodes);
@@ -232,13 +214,7 @@ fn mana_at_the_size_limits() {
         (0..64)
             .map(|i: usize| {
                 (0..64)
-                    .map(|j: usize| {
-                        if i == j {
-                            10
-                        } else {
-                            20 + i.abs_diff(j) as u32
-                        }
-                    })
+                    .map(|j: usize| if i == j { 10 } else { 20 + i.abs_diff(j) as u32 })
                     .collect()
             })
             .collect(),

@@ -32,15 +32,19 @@ fn released_presets_never_change() {
     for (name, d) in &recorded {
         match catalogue::source_text(name) {
             None => problems.push(format!("{name}: released preset removed (old permalinks name it)")),
-            Some(text) if digest(text) != *d => {
-                problems.push(format!("{name}: released preset changed; add the corrected machine under a new name"))
-            }
+            Some(text) if digest(text) != *d => problems.push(format!(
+                "{name}: released preset changed; add the corrected machine under a new name"
+            )),
             Some(_) => {}
         }
     }
     for name in catalogue::names() {
         if !recorded.contains_key(name) {
-            problems.push(format!("{name}: not released yet; add this line to {}: {name} {}", path.display(), digest(catalogue::source_text(name).unwrap())));
+            problems.push(format!(
+                "{name}: not released yet; add this line to {}: {name} {}",
+                path.display(),
+                digest(catalogue::source_text(name).unwrap())
+            ));
         }
     }
     assert!(problems.is_empty(), "{}", problems.join("\n"));

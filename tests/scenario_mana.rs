@@ -30,13 +30,31 @@ fn grammar_reads_and_writes_mana_devices() {
     assert_eq!(d.driver.as_deref(), Some("mana"));
     assert!(d.patched && !d.managed);
     assert_eq!(d.msix.as_deref(), Some("static"));
-    let s = spec("azure-4vcpu-smt2", &["4:driver=mana,patched=yes,msix=static,node=0,name=eth", "2x3:driver=mana"]);
+    let s = spec(
+        "azure-4vcpu-smt2",
+        &[
+            "4:driver=mana,patched=yes,msix=static,node=0,name=eth",
+            "2x3:driver=mana",
+        ],
+    );
     let sc = resolve(&s).unwrap();
-    assert_eq!(sc.devices()[0].driver, Driver::Mana { patched: true, mode: MsixMode::Static });
+    assert_eq!(
+        sc.devices()[0].driver,
+        Driver::Mana {
+            patched: true,
+            mode: MsixMode::Static
+        }
+    );
     assert_eq!(sc.devices()[0].vectors, 5, "HWC + 4 queue vectors");
     assert_eq!(sc.devices()[1].name, "dev1");
     let tokens = spec::format_device_tokens(sc.devices());
-    assert_eq!(tokens, ["4:name=eth,driver=mana,patched=yes,msix=static,node=0", "2x3:driver=mana"]);
+    assert_eq!(
+        tokens,
+        [
+            "4:name=eth,driver=mana,patched=yes,msix=static,node=0",
+            "2x3:driver=mana"
+        ]
+    );
     let again: Vec<DeviceSpec> = tokens.iter().map(|t| parse_device_token(t).unwrap()).collect();
     assert_eq!(spec::expand_devices(&again).unwrap(), sc.devices());
     // JSON spec round trip through spec_of.
@@ -48,7 +66,14 @@ fn grammar_reads_and_writes_mana_devices() {
 
 #[test]
 fn grammar_rejects_bad_mana_devices() {
-    for bad in ["4:driver=mana,managed=yes", "4:driver=nic", "4:patched=yes", "4:msix=static", "4:driver=mana,msix=fast", "4:driver=mana,patched=maybe"] {
+    for bad in [
+        "4:driver=mana,managed=yes",
+        "4:driver=nic",
+        "4:patched=yes",
+        "4:msix=static",
+        "4:driver=mana,msix=fast",
+        "4:driver=mana,patched=maybe",
+    ] {
         assert!(parse_device_token(bad).is_err(), "{bad:?}");
     }
     let cases = [
@@ -74,17 +99,28 @@ fn grammar_rejects_bad_mana_devices() {
 #[test]
 fn mana_starts_from_the_load_earlier_devices_left() {
     // Three non-managed vectors take CPUs 0, 1, 2 (most free vectors, ties to the lowest).
-    let s = spec("azure-4vcpu-smt2", &["3:managed=no,name=other", "4:driver=mana,name=eth"]);
+    let s = spec(
+        "azure-4vcpu-smt2",
+        &["3:managed=no,name=other", "4:driver=mana,name=eth"],
+    );
     let sc = resolve(&s).unwrap();
     let out = scenario::run(&sc);
-    let other: Vec<u32> = out.devices[0].vectors.iter().map(|v| v.effective_cpu.unwrap()).collect();
+    let other: Vec<u32> = out.devices[0]
+        .vectors
+        .iter()
+        .map(|v| v.effective_cpu.unwrap())
+        .collect();
     assert_eq!(other, [0, 1, 2]);
     let topo = catalogue::get("azure-4vcpu-smt2").unwrap();
     let input = scenario::mana_input(&topo, None, MsixMode::Dynamic, 5, vec![1, 1, 1, 0]);
     let direct = mana::run(&input, DriverVersion::Unpatched).unwrap();
     let got = out.devices[1].mana.as_ref().unwrap();
     assert_eq!(got, &direct);
-    let eff: Vec<u32> = out.devices[1].vectors.iter().map(|v| v.effective_cpu.unwrap()).collect();
+    let eff: Vec<u32> = out.devices[1]
+        .vectors
+        .iter()
+        .map(|v| v.effective_cpu.unwrap())
+        .collect();
     assert_eq!(eff, direct.effective_cpus);
     assert!(out.devices[1].vectors.iter().all(|v| !v.managed));
     assert_eq!(out.devices[1].vectors[1].mask.to_cpulist(), "0-1");
@@ -134,7 +170,14 @@ fn specs_without_mana_encode_as_before() {
 fn mana_runs_on_every_preset_and_fires_on_online_cpus() {
     for name in catalogue::names() {
         let topo = catalogue::get(name).unwrap();
-        let s = spec(name, &["8:managed=no,name=pre", "8:driver=mana,name=a", "64:driver=mana,patched=yes,msix=static,name=b"]);
+        let s = spec(
+            name,
+            &[
+                "8:managed=no,name=pre",
+                "8:driver=mana,name=a",
+                "64:driver=mana,patched=yes,msix=static,name=b",
+            ],
+        );
         let sc = match resolve(&s) {
             Ok(sc) => sc,
             Err(e) => {
@@ -144,11 +187,18 @@ fn mana_runs_on_every_preset_and_fires_on_online_cpus() {
         };
         let out = scenario::run(&sc);
         for d in &out.devices[1..] {
-            let o = d.mana.as_ref().unwrap_or_else(|| panic!("{name}: {} has no MANA outcome", d.name));
+            let o = d
+                .mana
+                .as_ref()
+                .unwrap_or_else(|| panic!("{name}: {} has no MANA outcome", d.name));
             assert_eq!(d.vectors.len() as u32, o.num_msix_usable, "{name}");
             for v in &d.vectors {
                 let cpu = v.effective_cpu.unwrap();
-                assert!(topo.online().contains(cpu), "{name}: {} fires on offline CPU {cpu}", d.name);
+                assert!(
+                    topo.online().contains(cpu),
+                    "{name}: {} fires on offline CPU {cpu}",
+                    d.name
+                );
                 assert!(v.mask.contains(cpu), "{name}: effective CPU outside the mask");
             }
         }

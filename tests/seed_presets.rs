@@ -6,7 +6,9 @@ use irqscope::golden::topology_from_golden;
 use std::path::PathBuf;
 
 fn golden_topology(file: &str) -> irqscope::topology::Topology {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/golden").join(file);
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../shared/golden")
+        .join(file);
     let case: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
     topology_from_golden(&case["topology"]).unwrap()
 }
@@ -15,12 +17,18 @@ fn golden_topology(file: &str) -> irqscope::topology::Topology {
 fn seed_presets_match_golden_topologies() {
     let pairs = [
         ("azure-l96as-v4", "group_cpus/l96as_v4-smtclusters-gce62-cluster.json"),
-        ("azure-l96as-v4-noclusters", "group_cpus/l96as_v4-noclusters-gce62-cluster.json"),
+        (
+            "azure-l96as-v4-noclusters",
+            "group_cpus/l96as_v4-noclusters-gce62-cluster.json",
+        ),
         ("azure-l48s-v2", "group_cpus/l48s_v2-gce32-cluster.json"),
         ("azure-d16plds-v6", "group_cpus/d16plds_v6-gce6-rotation-c1.json"),
         ("azure-d96plds-v6", "group_cpus/d96plds_v6-gce14-cluster.json"),
         ("xeon-2s-18c-smt2", "blk_mq/xeon72-blkmq64-current-cluster.json"),
-        ("intel-core-ultra-7-265k", "group_cpus/core_ultra_265k-gce20-cluster.json"),
+        (
+            "intel-core-ultra-7-265k",
+            "group_cpus/core_ultra_265k-gce20-cluster.json",
+        ),
     ];
     for (preset, golden) in pairs {
         let p = catalogue::get(preset).unwrap();

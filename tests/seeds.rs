@@ -4,15 +4,27 @@
 use std::process::Command;
 
 fn irqscope(args: &[&str]) -> String {
-    let out = Command::new(env!("CARGO_BIN_EXE_irqscope")).args(args).output().unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_irqscope"))
+        .args(args)
+        .output()
+        .unwrap();
     let stdout = String::from_utf8(out.stdout).unwrap();
-    assert!(out.status.success(), "irqscope {args:?} failed: {}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "irqscope {args:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     stdout
 }
 
 /// The report's summary section, with wrapped lines joined back.
 fn summary(text: &str) -> String {
-    let block: Vec<&str> = text.lines().skip_while(|l| *l != "Summary").skip(1).take_while(|l| !l.is_empty()).collect();
+    let block: Vec<&str> = text
+        .lines()
+        .skip_while(|l| *l != "Summary")
+        .skip(1)
+        .take_while(|l| !l.is_empty())
+        .collect();
     let mut out = String::new();
     for line in block {
         if line.starts_with("    ") {
@@ -39,9 +51,20 @@ fn assert_has(text: &str, want: &str) {
 /// disks and the other 68 served only 3".
 #[test]
 fn seed000_l96as_v4_before() {
-    let text = irqscope(&["simulate", "azure-l96as-v4", "6x62:name=nvme,pre=1", "--variant", "pre-cluster", "--effective", "x86-matrix"]);
+    let text = irqscope(&[
+        "simulate",
+        "azure-l96as-v4",
+        "6x62:name=nvme,pre=1",
+        "--variant",
+        "pre-cluster",
+        "--effective",
+        "x86-matrix",
+    ]);
     let s = summary(&text);
-    assert_has(&s, "28 CPUs (34-47,82-95) serve all 6 devices; 68 CPUs (0-33,48-81) serve 3");
+    assert_has(
+        &s,
+        "28 CPUs (34-47,82-95) serve all 6 devices; 68 CPUs (0-33,48-81) serve 3",
+    );
     assert_has(&s, "hot (single-CPU) IRQs: 168 on 28 CPUs");
 }
 
@@ -49,7 +72,13 @@ fn seed000_l96as_v4_before() {
 #[test]
 fn seed000_l96as_v4_after() {
     for variant in ["rotation", "rotation-v1r", "rotation-ohcl"] {
-        let s = summary(&irqscope(&["simulate", "azure-l96as-v4", "6x62:name=nvme,pre=1", "--variant", variant]));
+        let s = summary(&irqscope(&[
+            "simulate",
+            "azure-l96as-v4",
+            "6x62:name=nvme,pre=1",
+            "--variant",
+            variant,
+        ]));
         assert_has(&s, "devices/CPU: max 4");
         assert_has(&s, "every online CPU takes an IRQ");
     }
@@ -59,13 +88,34 @@ fn seed000_l96as_v4_after() {
 /// IRQs and 16 get 6; with the (v1) patch 3..5; nodes 36/36/30x4 in both.
 #[test]
 fn seed000_l48s_v2() {
-    let before = summary(&irqscope(&["simulate", "azure-l48s-v2", "6x32:name=nvme,pre=1", "--variant", "pre-cluster"]));
-    assert_has(&before, "32 CPUs (0-3,8-13,16-19,24-29,32-37,40-45) get 3 IRQs; 16 CPUs (4-7,14-15,20-23,30-31,38-39,46-47) get 6");
+    let before = summary(&irqscope(&[
+        "simulate",
+        "azure-l48s-v2",
+        "6x32:name=nvme,pre=1",
+        "--variant",
+        "pre-cluster",
+    ]));
+    assert_has(
+        &before,
+        "32 CPUs (0-3,8-13,16-19,24-29,32-37,40-45) get 3 IRQs; 16 CPUs (4-7,14-15,20-23,30-31,38-39,46-47) get 6",
+    );
     assert_has(&before, "per node: 36 30 36 30 30 30 IRQs (fair share 32)");
-    let v1 = summary(&irqscope(&["simulate", "azure-l48s-v2", "6x32:name=nvme,pre=1", "--variant", "rotation-v1r"]));
+    let v1 = summary(&irqscope(&[
+        "simulate",
+        "azure-l48s-v2",
+        "6x32:name=nvme,pre=1",
+        "--variant",
+        "rotation-v1r",
+    ]));
     assert_has(&v1, "IRQs/CPU: max 5 min 3 (ideal max 4)");
     assert_has(&v1, "per node: 36 30 36 30 30 30 IRQs");
-    let newest = summary(&irqscope(&["simulate", "azure-l48s-v2", "6x32:name=nvme,pre=1", "--variant", "rotation"]));
+    let newest = summary(&irqscope(&[
+        "simulate",
+        "azure-l48s-v2",
+        "6x32:name=nvme,pre=1",
+        "--variant",
+        "rotation",
+    ]));
     assert_has(&newest, "per node: 32 32 32 32 32 32 IRQs");
 }
 
@@ -73,9 +123,25 @@ fn seed000_l48s_v2() {
 /// each of 6 vCPUs; with the v1 patch 4 vCPUs have 2 and 4 have 1.
 #[test]
 fn seed000_d16plds_v6() {
-    let before = summary(&irqscope(&["simulate", "azure-d16plds-v6", "2x6:name=nvme,pre=1", "--variant", "pre-cluster", "--effective", "first-cpu"]));
+    let before = summary(&irqscope(&[
+        "simulate",
+        "azure-d16plds-v6",
+        "2x6:name=nvme,pre=1",
+        "--variant",
+        "pre-cluster",
+        "--effective",
+        "first-cpu",
+    ]));
     assert_has(&before, "6 CPUs (0,3,6,9,12,14) get 2");
-    let v1 = summary(&irqscope(&["simulate", "azure-d16plds-v6", "2x6:name=nvme,pre=1", "--variant", "rotation-v1r", "--effective", "first-cpu"]));
+    let v1 = summary(&irqscope(&[
+        "simulate",
+        "azure-d16plds-v6",
+        "2x6:name=nvme,pre=1",
+        "--variant",
+        "rotation-v1r",
+        "--effective",
+        "first-cpu",
+    ]));
     assert_has(&v1, "4 CPUs (11-14) get 1; 4 CPUs (0,3,6,9) get 2");
 }
 
@@ -83,9 +149,27 @@ fn seed000_d16plds_v6() {
 /// vCPUs; with the v1 patch (counter at 2 when the disks probe) 26 vCPUs, 13 per node.
 #[test]
 fn seed000_d96plds_v6() {
-    let before = summary(&irqscope(&["simulate", "azure-d96plds-v6", "6x14:name=nvme,pre=1", "--variant", "pre-cluster", "--effective", "first-cpu"]));
+    let before = summary(&irqscope(&[
+        "simulate",
+        "azure-d96plds-v6",
+        "6x14:name=nvme,pre=1",
+        "--variant",
+        "pre-cluster",
+        "--effective",
+        "first-cpu",
+    ]));
     assert_has(&before, "14 CPUs (0,7,14,21,28,35,42,48,55,62,69,76,83,90) get 6");
-    let v1 = summary(&irqscope(&["simulate", "azure-d96plds-v6", "6x14:name=nvme,pre=1", "--variant", "rotation-v1r", "--effective", "first-cpu", "--counter", "2"]));
+    let v1 = summary(&irqscope(&[
+        "simulate",
+        "azure-d96plds-v6",
+        "6x14:name=nvme,pre=1",
+        "--variant",
+        "rotation-v1r",
+        "--effective",
+        "first-cpu",
+        "--counter",
+        "2",
+    ]));
     assert_has(&v1, "70 online CPUs take no IRQ");
     assert_has(&v1, "IRQs/CPU: max 6 min 0");
 }
@@ -95,8 +179,19 @@ fn seed000_d96plds_v6() {
 #[test]
 fn seed002_core_ultra_order() {
     let vector = |variant: &str, index: &str| -> String {
-        let text = irqscope(&["simulate", "intel-core-ultra-7-265k", "20:name=nvme0,pre=1", "--variant", variant, "--vectors"]);
-        let line = text.lines().find(|l| l.split_whitespace().next() == Some(index) && l.contains("yes")).unwrap().to_string();
+        let text = irqscope(&[
+            "simulate",
+            "intel-core-ultra-7-265k",
+            "20:name=nvme0,pre=1",
+            "--variant",
+            variant,
+            "--vectors",
+        ]);
+        let line = text
+            .lines()
+            .find(|l| l.split_whitespace().next() == Some(index) && l.contains("yes"))
+            .unwrap()
+            .to_string();
         line.split_whitespace().last().unwrap().to_string()
     };
     assert_eq!(vector("pre-cluster", "1"), "0");
@@ -108,21 +203,50 @@ fn seed002_core_ultra_order() {
 /// (fe631457, v4.13) maps all 64.
 #[test]
 fn seed004_unmapped_hwqs() {
-    let before = irqscope(&["blk-mq", "xeon-2s-18c-smt2", "--queues", "64", "--mapper", "legacy-v4.10"]);
+    let before = irqscope(&[
+        "blk-mq",
+        "xeon-2s-18c-smt2",
+        "--queues",
+        "64",
+        "--mapper",
+        "legacy-v4.10",
+    ]);
     assert_has(&before, "36 of 64 queues have CPUs; unmapped queues:");
-    let after = irqscope(&["blk-mq", "xeon-2s-18c-smt2", "--queues", "64", "--mapper", "legacy-v4.13"]);
+    let after = irqscope(&[
+        "blk-mq",
+        "xeon-2s-18c-smt2",
+        "--queues",
+        "64",
+        "--mapper",
+        "legacy-v4.13",
+    ]);
     assert_has(&after, "64 of 64 queues have CPUs\n");
 }
 
 /// The report's first lines carry a command that reproduces the same report.
 #[test]
 fn report_command_reproduces_itself() {
-    let text = irqscope(&["simulate", "azure-l48s-v2", "6x32:name=nvme,pre=1", "3:name=nic,managed=no", "--variant", "rotation", "--counter", "7"]);
+    let text = irqscope(&[
+        "simulate",
+        "azure-l48s-v2",
+        "6x32:name=nvme,pre=1",
+        "3:name=nic,managed=no",
+        "--variant",
+        "rotation",
+        "--counter",
+        "7",
+    ]);
     let cmd: String = text
         .lines()
         .skip(1)
         .take_while(|l| l.starts_with("  $") || l.starts_with("     "))
-        .map(|l| l.trim_start_matches("  $").trim().trim_end_matches('\\').trim().to_string())
+        .map(|l| {
+            l.trim_start_matches("  $")
+                .trim()
+                .trim_end_matches('\\')
+                .trim()
+                .to_string()
+        })
         .collect::<Vec<_>>()
         .join(" ");
     let words: Vec<&str> = cmd.split_whitespace().collect();
@@ -161,7 +285,10 @@ fn seed001_mana_tables() {
 fn seed003_sched_story() {
     let verdict = |noise: &str, variant: &str| -> String {
         let text = irqscope(&["sched", "arm64-4node-diameter3", "--pair-node", "1", "--noise", noise]);
-        let line = text.lines().find(|l| l.split_whitespace().next() == Some(variant)).unwrap();
+        let line = text
+            .lines()
+            .find(|l| l.split_whitespace().next() == Some(variant))
+            .unwrap();
         line[10..31].trim().to_string()
     };
     assert_eq!(verdict("0", "upstream"), "SPLITS the pair");

@@ -11,9 +11,16 @@ use std::process::Command;
 use tower::ServiceExt;
 
 fn irqscope(args: &[&str]) -> String {
-    let out = Command::new(env!("CARGO_BIN_EXE_irqscope")).args(args).output().unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_irqscope"))
+        .args(args)
+        .output()
+        .unwrap();
     let stdout = String::from_utf8(out.stdout).unwrap();
-    assert!(out.status.success(), "irqscope {args:?} failed: {}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "irqscope {args:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     stdout
 }
 
@@ -39,26 +46,69 @@ fn cells(line: &str) -> Vec<&str> {
 #[test]
 fn seed000_l48s_v2_through_the_cli() {
     let text = irqscope(&[
-        "sweep", "--topologies", "azure-l48s-v2", "--mix", "nvme-6x32", "--variants",
-        "pre-cluster,cluster,rotation,rotation-v1r,offset-by-probed", "--counters", "0",
+        "sweep",
+        "--topologies",
+        "azure-l48s-v2",
+        "--mix",
+        "nvme-6x32",
+        "--variants",
+        "pre-cluster,cluster,rotation,rotation-v1r,offset-by-probed",
+        "--counters",
+        "0",
     ]);
     // placement case IRQs ideal gap idle hot nodes over
-    assert_eq!(cells(line(&text, "azure-l48s-v2", "nvme-6x32", "pre-cluster")), ["pre-cluster", "any", "3..6", "4", "2", "0", "6/3", "30..36", "+4"]);
-    assert_eq!(cells(line(&text, "azure-l48s-v2", "nvme-6x32", "cluster")), ["cluster", "any", "3..6", "4", "2", "0", "6/3", "30..36", "+4"]);
-    assert_eq!(cells(line(&text, "azure-l48s-v2", "nvme-6x32", "rotation-v1r"))[2..], ["3..5", "4", "1", "0", "3/3", "30..36", "+4"]);
-    assert_eq!(cells(line(&text, "azure-l48s-v2", "nvme-6x32", "rotation"))[7..], ["32..32", "+0"]);
-    assert_eq!(cells(line(&text, "azure-l48s-v2", "nvme-6x32", "offset-by-probed"))[2..5], ["4..4", "4", "0"]);
-    assert!(text.contains("beats every kernel variant: 1 of 1: azure-l48s-v2/nvme-6x32"), "{text}");
+    assert_eq!(
+        cells(line(&text, "azure-l48s-v2", "nvme-6x32", "pre-cluster")),
+        ["pre-cluster", "any", "3..6", "4", "2", "0", "6/3", "30..36", "+4"]
+    );
+    assert_eq!(
+        cells(line(&text, "azure-l48s-v2", "nvme-6x32", "cluster")),
+        ["cluster", "any", "3..6", "4", "2", "0", "6/3", "30..36", "+4"]
+    );
+    assert_eq!(
+        cells(line(&text, "azure-l48s-v2", "nvme-6x32", "rotation-v1r"))[2..],
+        ["3..5", "4", "1", "0", "3/3", "30..36", "+4"]
+    );
+    assert_eq!(
+        cells(line(&text, "azure-l48s-v2", "nvme-6x32", "rotation"))[7..],
+        ["32..32", "+0"]
+    );
+    assert_eq!(
+        cells(line(&text, "azure-l48s-v2", "nvme-6x32", "offset-by-probed"))[2..5],
+        ["4..4", "4", "0"]
+    );
+    assert!(
+        text.contains("beats every kernel variant: 1 of 1: azure-l48s-v2/nvme-6x32"),
+        "{text}"
+    );
     assert!(text.contains("cost: needs, at each probe"), "{text}");
-    for l in text.lines().filter(|l| !l.starts_with("  $ ") && !l.starts_with("      ")) {
+    for l in text
+        .lines()
+        .filter(|l| !l.starts_with("  $ ") && !l.starts_with("      "))
+    {
         assert!(l.chars().count() <= 72, "{l:?}");
     }
     // The per-node figures behind "36/36/30x4", from the JSON form.
     let json: serde_json::Value = serde_json::from_str(&irqscope(&[
-        "sweep", "--topologies", "azure-l48s-v2", "--mix", "nvme-6x32", "--variants", "rotation-v1r", "--counters", "0", "--format", "json",
+        "sweep",
+        "--topologies",
+        "azure-l48s-v2",
+        "--mix",
+        "nvme-6x32",
+        "--variants",
+        "rotation-v1r",
+        "--counters",
+        "0",
+        "--format",
+        "json",
     ]))
     .unwrap();
-    let mut nodes: Vec<u64> = json["rows"][0]["per_node_irqs"].as_array().unwrap().iter().map(|v| v.as_u64().unwrap()).collect();
+    let mut nodes: Vec<u64> = json["rows"][0]["per_node_irqs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_u64().unwrap())
+        .collect();
     nodes.sort_unstable();
     assert_eq!(nodes, [30, 30, 30, 30, 36, 36]);
 }
@@ -66,20 +116,63 @@ fn seed000_l48s_v2_through_the_cli() {
 /// Over a counter range the rotation patch has a worst and a best case.
 #[test]
 fn counter_range_gives_worst_and_best() {
-    let text = irqscope(&["sweep", "--topologies", "synthetic-sparse-ids", "--mix", "nvme-6x14", "--variants", "rotation", "--counters", "0..8"]);
-    assert!(line(&text, "synthetic-sparse-ids", "nvme-6x14", "rotation").contains("worst"), "{text}");
+    let text = irqscope(&[
+        "sweep",
+        "--topologies",
+        "synthetic-sparse-ids",
+        "--mix",
+        "nvme-6x14",
+        "--variants",
+        "rotation",
+        "--counters",
+        "0..8",
+    ]);
+    assert!(
+        line(&text, "synthetic-sparse-ids", "nvme-6x14", "rotation").contains("worst"),
+        "{text}"
+    );
     assert!(text.contains(" best "), "{text}");
 }
 
 #[test]
 fn csv_and_json_forms() {
-    let csv = irqscope(&["sweep", "--topologies", "azure-l48s-v2,vm-8vcpu-smt2", "--mix", "nvme-6x32", "--mix", "disks=2x8:name=d", "--variants", "cluster,rotation", "--counters", "0..2", "--format", "csv"]);
+    let csv = irqscope(&[
+        "sweep",
+        "--topologies",
+        "azure-l48s-v2,vm-8vcpu-smt2",
+        "--mix",
+        "nvme-6x32",
+        "--mix",
+        "disks=2x8:name=d",
+        "--variants",
+        "cluster,rotation",
+        "--counters",
+        "0..2",
+        "--format",
+        "csv",
+    ]);
     assert_eq!(csv.lines().count(), 1 + 2 * 2 * 2 * 2);
     assert!(csv.lines().skip(1).all(|l| l.contains(",/s/v1.")), "{csv}");
-    let json: serde_json::Value = serde_json::from_str(&irqscope(&["sweep", "--topologies", "vm-8vcpu-smt2", "--mix", "nvme-6x14", "--variants", "all", "--counters", "0..2", "--format", "json"])).unwrap();
+    let json: serde_json::Value = serde_json::from_str(&irqscope(&[
+        "sweep",
+        "--topologies",
+        "vm-8vcpu-smt2",
+        "--mix",
+        "nvme-6x14",
+        "--variants",
+        "all",
+        "--counters",
+        "0..2",
+        "--format",
+        "json",
+    ]))
+    .unwrap();
     assert_eq!(json["rows"].as_array().unwrap().len(), 6 * 2);
     assert_eq!(json["aggregates"].as_array().unwrap().len(), 6);
-    assert!(json["proposals"][0]["cost"].as_str().unwrap().contains("group_cpus_evenly knows only"));
+    assert!(json["proposals"][0]["cost"]
+        .as_str()
+        .unwrap()
+        .contains("group_cpus_evenly knows only"));
     assert!(json["rows"][0]["permalink"].as_str().unwrap().starts_with("/s/v1."));
 }
 
@@ -92,7 +185,10 @@ fn bad_input_exits_2() {
         &["sweep", "--mix", "6x"],
         &["sweep", "--topologies", "vm-2vcpu-smt2", "--mix", "2:node=7"],
     ] {
-        let out = Command::new(env!("CARGO_BIN_EXE_irqscope")).args(args).output().unwrap();
+        let out = Command::new(env!("CARGO_BIN_EXE_irqscope"))
+            .args(args)
+            .output()
+            .unwrap();
         assert_eq!(out.status.code(), Some(2), "{args:?}");
         let err = String::from_utf8_lossy(&out.stderr);
         assert_eq!(err.lines().count(), 1, "{err}");
@@ -111,7 +207,10 @@ fn catalogue_snapshot() {
 
 async fn get(uri: &str) -> (StatusCode, String) {
     let app = irqscope::web::app(irqscope::web::AppState::default());
-    let resp = app.oneshot(Request::get(uri).body(Body::empty()).unwrap()).await.unwrap();
+    let resp = app
+        .oneshot(Request::get(uri).body(Body::empty()).unwrap())
+        .await
+        .unwrap();
     let status = resp.status();
     let body = resp.into_body().collect().await.unwrap().to_bytes();
     (status, String::from_utf8(body.to_vec()).unwrap())
@@ -126,7 +225,10 @@ async fn sweep_routes() {
     assert_eq!(html.matches("<g class=\"panel\"").count(), 2);
     let (status, text) = get(&format!("/sweep/text{q}")).await;
     assert_eq!(status, StatusCode::OK);
-    assert!(text.starts_with("irqscope sweep: 2 machines x 2 mixes x 3 placements x 3 counters"), "{text}");
+    assert!(
+        text.starts_with("irqscope sweep: 2 machines x 2 mixes x 3 placements x 3 counters"),
+        "{text}"
+    );
     let (status, csv) = get(&format!("/sweep/csv{q}")).await;
     assert_eq!(status, StatusCode::OK);
     assert_eq!(csv.lines().count(), 1 + 2 * 2 * 3 * 3);
@@ -138,7 +240,13 @@ async fn sweep_routes() {
     let (status, page) = get(&format!("{link}/text")).await;
     assert_eq!(status, StatusCode::OK);
     assert!(page.contains("--proposal offset-by-probed"), "{page}");
-    for bad in ["?topologies=nope", "?variants=x", "?counters=9..1", "?mixes=6x", "?sort=heap-v0"] {
+    for bad in [
+        "?topologies=nope",
+        "?variants=x",
+        "?counters=9..1",
+        "?mixes=6x",
+        "?sort=heap-v0",
+    ] {
         let (status, body) = get(&format!("/sweep{bad}")).await;
         assert_eq!(status, StatusCode::BAD_REQUEST, "{bad}: {body}");
     }

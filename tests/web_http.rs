@@ -21,15 +21,31 @@ async fn send(req: Request<Body>) -> Reply {
     let status = resp.status();
     let headers = resp.headers().clone();
     let bytes = resp.into_body().collect().await.unwrap().to_bytes();
-    Reply { status, headers, body: String::from_utf8_lossy(&bytes).into_owned() }
+    Reply {
+        status,
+        headers,
+        body: String::from_utf8_lossy(&bytes).into_owned(),
+    }
 }
 
 async fn get(uri: &str) -> Reply {
-    send(Request::get(uri).header(header::HOST, "irqscope.test").body(Body::empty()).unwrap()).await
+    send(
+        Request::get(uri)
+            .header(header::HOST, "irqscope.test")
+            .body(Body::empty())
+            .unwrap(),
+    )
+    .await
 }
 
 async fn post(uri: &str, body: impl Into<Body>) -> Reply {
-    send(Request::post(uri).header(header::CONTENT_TYPE, "application/json").body(body.into()).unwrap()).await
+    send(
+        Request::post(uri)
+            .header(header::CONTENT_TYPE, "application/json")
+            .body(body.into())
+            .unwrap(),
+    )
+    .await
 }
 
 fn link_of<T: serde::Serialize>(spec: &T) -> String {
@@ -39,7 +55,11 @@ fn link_of<T: serde::Serialize>(spec: &T) -> String {
 fn seed_spec(variant: &str) -> ScenarioSpec {
     ScenarioSpec {
         topology: TopologyRef::Preset("azure-l96as-v4".into()),
-        devices: vec![DeviceSpec { pre: 1, name: Some("nvme".into()), ..DeviceSpec::new(6, 62) }],
+        devices: vec![DeviceSpec {
+            pre: 1,
+            name: Some("nvme".into()),
+            ..DeviceSpec::new(6, 62)
+        }],
         variant: variant.into(),
         sort: "heap-v6.11".into(),
         effective: "x86-matrix".into(),
@@ -51,11 +71,19 @@ fn seed_spec(variant: &str) -> ScenarioSpec {
 /// A 4xx with a non-empty plain-text message containing `needle`.
 fn assert_bad(r: &Reply, needle: &str) {
     assert!(r.status.is_client_error(), "status {} body {}", r.status, r.body);
-    assert!(r.body.to_lowercase().contains(&needle.to_lowercase()), "{:?} not in {:?}", needle, r.body);
+    assert!(
+        r.body.to_lowercase().contains(&needle.to_lowercase()),
+        "{:?} not in {:?}",
+        needle,
+        r.body
+    );
 }
 
 fn csp(r: &Reply) -> &str {
-    r.headers.get(header::CONTENT_SECURITY_POLICY).map(|v| v.to_str().unwrap()).unwrap_or("")
+    r.headers
+        .get(header::CONTENT_SECURITY_POLICY)
+        .map(|v| v.to_str().unwrap())
+        .unwrap_or("")
 }
 
 #[tokio::test]
@@ -90,14 +118,22 @@ async fn index_with_query_blank_and_views() {
 async fn permalink_round_trip_matches_the_api() {
     let spec = seed_spec("rotation");
     let link = link_of(&spec);
-    let api: Value = serde_json::from_str(&post("/api/simulate", serde_json::to_vec(&spec).unwrap()).await.body).unwrap();
+    let api: Value =
+        serde_json::from_str(&post("/api/simulate", serde_json::to_vec(&spec).unwrap()).await.body).unwrap();
     let page = get(&format!("/s/{link}")).await;
     assert_eq!(page.status, StatusCode::OK);
     assert!(csp(&page).contains("default-src 'none'"));
     let text = get(&format!("/s/{link}/text")).await;
     assert_eq!(text.status, StatusCode::OK);
-    assert!(text.headers[header::CONTENT_TYPE].to_str().unwrap().starts_with("text/plain"));
-    assert!(text.body.contains(&format!("http://irqscope.test/s/{link}")), "{}", text.body);
+    assert!(text.headers[header::CONTENT_TYPE]
+        .to_str()
+        .unwrap()
+        .starts_with("text/plain"));
+    assert!(
+        text.body.contains(&format!("http://irqscope.test/s/{link}")),
+        "{}",
+        text.body
+    );
     assert!(text.body.contains("--variant rotation"));
     let summary = api["metrics"]["summary"].as_array().unwrap();
     assert_eq!(summary.len(), 3);
@@ -124,7 +160,10 @@ async fn fragment_returns_html_and_the_permalink() {
     assert_eq!(permalink::decode::<ScenarioSpec>(link).unwrap(), spec);
     assert!(r.body.contains("class=\"heatmap\"") && !r.body.contains("<html"));
     assert_bad(&post("/fragment", "{").await, "bad JSON");
-    assert_bad(&post("/fragment?metric=x", serde_json::to_vec(&spec).unwrap()).await, "unknown metric");
+    assert_bad(
+        &post("/fragment?metric=x", serde_json::to_vec(&spec).unwrap()).await,
+        "unknown metric",
+    );
 }
 
 #[tokio::test]
@@ -138,7 +177,10 @@ async fn user_strings_are_escaped() {
     ] {
         assert_eq!(r.status, StatusCode::OK, "{}", r.body);
         assert!(!r.body.contains("<script>alert"), "unescaped device name");
-        assert!(r.body.contains("&lt;script&gt;alert(1)") || r.body.contains("&#60;script&#62;alert(1)"), "escaped name missing");
+        assert!(
+            r.body.contains("&lt;script&gt;alert(1)") || r.body.contains("&#60;script&#62;alert(1)"),
+            "escaped name missing"
+        );
     }
     let mut inline = seed_spec("cluster");
     let mut topo = irqscope::catalogue::get("azure-4vcpu-smt2").unwrap().to_spec();
@@ -162,9 +204,19 @@ async fn damaged_permalinks_are_4xx() {
         tampered[i] = if tampered[i] == b'x' { b'y' } else { b'x' };
     }
     let tampered = String::from_utf8(tampered).unwrap();
-    for path in [format!("/s/{tampered}"), format!("/s/{tampered}/text"), format!("/s/{tampered}/json"), format!("/c/{tampered}")] {
+    for path in [
+        format!("/s/{tampered}"),
+        format!("/s/{tampered}/text"),
+        format!("/s/{tampered}/json"),
+        format!("/c/{tampered}"),
+    ] {
         let r = get(&path).await;
-        assert!(r.status.is_client_error() && !r.body.trim().is_empty(), "{path}: {} {}", r.status, r.body);
+        assert!(
+            r.status.is_client_error() && !r.body.trim().is_empty(),
+            "{path}: {} {}",
+            r.status,
+            r.body
+        );
     }
     // A well-formed link whose scenario names a variant this build does not have.
     let bad = link_of(&seed_spec("rotation-v9"));
@@ -176,14 +228,50 @@ async fn damaged_permalinks_are_4xx() {
 #[tokio::test]
 async fn api_errors_are_4xx_with_messages() {
     assert_bad(&post("/api/simulate", "not json").await, "bad JSON");
-    assert_bad(&post("/api/simulate", r#"{"topology":"azure-l96as-v4","devices":[{"queues":4}],"variant":"best"}"#).await, "unknown variant");
-    assert_bad(&post("/api/simulate", r#"{"topology":"azure-l96as-v4","devices":[{"queues":4}],"sort":"quick"}"#).await, "unknown sort");
-    assert_bad(&post("/api/simulate", r#"{"topology":"azure-l96as-v4","devices":[{"queues":4}],"bogus":1}"#).await, "unknown field");
-    assert_bad(&post("/api/simulate", r#"{"topology":"azure-l96as-v4","devices":[{"count":300,"queues":4}]}"#).await, "at most");
+    assert_bad(
+        &post(
+            "/api/simulate",
+            r#"{"topology":"azure-l96as-v4","devices":[{"queues":4}],"variant":"best"}"#,
+        )
+        .await,
+        "unknown variant",
+    );
+    assert_bad(
+        &post(
+            "/api/simulate",
+            r#"{"topology":"azure-l96as-v4","devices":[{"queues":4}],"sort":"quick"}"#,
+        )
+        .await,
+        "unknown sort",
+    );
+    assert_bad(
+        &post(
+            "/api/simulate",
+            r#"{"topology":"azure-l96as-v4","devices":[{"queues":4}],"bogus":1}"#,
+        )
+        .await,
+        "unknown field",
+    );
+    assert_bad(
+        &post(
+            "/api/simulate",
+            r#"{"topology":"azure-l96as-v4","devices":[{"count":300,"queues":4}]}"#,
+        )
+        .await,
+        "at most",
+    );
     let huge_topology = r#"{"topology":{"name":"big","nodes":["0-9000"]},"devices":[{"queues":4}]}"#;
     let r = post("/api/simulate", huge_topology).await;
-    assert!(r.status.is_client_error() && r.body.contains("topology"), "{} {}", r.status, r.body);
-    let oversized = format!(r#"{{"topology":"azure-l96as-v4","devices":[],"pad":"{}"}}"#, "x".repeat(2 << 20));
+    assert!(
+        r.status.is_client_error() && r.body.contains("topology"),
+        "{} {}",
+        r.status,
+        r.body
+    );
+    let oversized = format!(
+        r#"{{"topology":"azure-l96as-v4","devices":[],"pad":"{}"}}"#,
+        "x".repeat(2 << 20)
+    );
     let r = post("/api/simulate", oversized).await;
     assert_eq!(r.status, StatusCode::PAYLOAD_TOO_LARGE);
     assert!(!r.body.trim().is_empty());
@@ -196,7 +284,12 @@ async fn topologies_api() {
     let r = get("/api/topologies").await;
     assert_eq!(r.status, StatusCode::OK);
     let list: Value = serde_json::from_str(&r.body).unwrap();
-    let names: Vec<&str> = list.as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap()).collect();
+    let names: Vec<&str> = list
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
     assert!(names.contains(&"azure-l96as-v4"), "{names:?}");
     assert!(list[0]["summary"].as_str().unwrap().contains("CPUs"));
     let r = get("/api/topologies/azure-l96as-v4").await;
@@ -215,8 +308,15 @@ async fn compare_routes() {
     assert_eq!(r.body.matches("class=\"heatmap\"").count(), 2);
     let spec = CompareSpec {
         scenario: seed_spec("cluster"),
-        a: SideSpec { variant: Some("pre-cluster".into()), ..Default::default() },
-        b: SideSpec { variant: Some("rotation".into()), spread_counter: Some(1), ..Default::default() },
+        a: SideSpec {
+            variant: Some("pre-cluster".into()),
+            ..Default::default()
+        },
+        b: SideSpec {
+            variant: Some("rotation".into()),
+            spread_counter: Some(1),
+            ..Default::default()
+        },
     };
     let link = link_of(&spec);
     let page = get(&format!("/c/{link}")).await;
@@ -228,7 +328,10 @@ async fn compare_routes() {
     let json: Value = serde_json::from_str(&get(&format!("/c/{link}/json")).await.body).unwrap();
     assert_eq!(json["b"]["scenario"]["spread_counter"], 1);
     let s = link_of(&seed_spec("cluster"));
-    let r = get(&format!("/compare?s={s}&a=cluster&b=rotation&b_counter=2&metric=devices&node=0")).await;
+    let r = get(&format!(
+        "/compare?s={s}&a=cluster&b=rotation&b_counter=2&metric=devices&node=0"
+    ))
+    .await;
     assert_eq!(r.status, StatusCode::OK, "{}", r.body);
     assert_bad(&get("/compare?a=cluster&b=nope").await, "unknown variant");
     assert_bad(&get("/compare?s=v1.zzz&a=cluster").await, "permalink");
@@ -258,20 +361,40 @@ async fn big_machines_fold_and_zoom() {
     assert!(cells < 1000, "8192 CPUs should fold, drew {cells} cells");
     assert!(r.body.contains("folded"));
     let r = get(&format!("/s/{link}?node=3")).await;
-    assert_eq!(r.body.matches("<rect class=\"cpu").count(), 512, "zoom draws one node unfolded");
+    assert_eq!(
+        r.body.matches("<rect class=\"cpu").count(),
+        512,
+        "zoom draws one node unfolded"
+    );
     assert!(r.body.len() < 4 << 20, "page is {} bytes", r.body.len());
 }
 
 #[tokio::test]
 async fn every_page_links_the_other_views_in_the_top_bar() {
     let s = link_of(&seed_spec("cluster"));
-    for page in ["/".to_string(), format!("/s/{s}"), "/sweep".into(), "/mana".into(), "/sched".into(), "/live".into(), format!("/compare?s={s}&a=cluster&b=rotation")] {
+    for page in [
+        "/".to_string(),
+        format!("/s/{s}"),
+        "/sweep".into(),
+        "/mana".into(),
+        "/sched".into(),
+        "/live".into(),
+        format!("/compare?s={s}&a=cluster&b=rotation"),
+    ] {
         let r = get(&page).await;
         assert_eq!(r.status, StatusCode::OK, "{page}: {}", r.body);
         let nav = &r.body[r.body.find("<nav>").unwrap_or_else(|| panic!("{page}: no nav"))..];
         let nav = &nav[..nav.find("</nav>").unwrap()];
-        for (id, href) in [("nav-sweep", "/sweep"), ("nav-mana", "/mana"), ("nav-sched", "/sched"), ("nav-live", "/live")] {
-            assert!(nav.contains(&format!("href=\"{href}\" id=\"{id}\"")), "{page}: {id} missing from {nav}");
+        for (id, href) in [
+            ("nav-sweep", "/sweep"),
+            ("nav-mana", "/mana"),
+            ("nav-sched", "/sched"),
+            ("nav-live", "/live"),
+        ] {
+            assert!(
+                nav.contains(&format!("href=\"{href}\" id=\"{id}\"")),
+                "{page}: {id} missing from {nav}"
+            );
         }
     }
 }
@@ -284,7 +407,13 @@ async fn editor_state_carries_the_exact_machine() {
     assert_eq!(r.status, StatusCode::OK, "{}", r.body);
     let at = r.body.find("data-state=\"").unwrap() + 12;
     let raw = &r.body[at..at + r.body[at..].find('"').unwrap()];
-    let json = raw.replace("&quot;", "\"").replace("&#34;", "\"").replace("&#39;", "'").replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&");
+    let json = raw
+        .replace("&quot;", "\"")
+        .replace("&#34;", "\"")
+        .replace("&#39;", "'")
+        .replace("&lt;", "<")
+        .replace("&gt;", ">")
+        .replace("&amp;", "&");
     let state: Value = serde_json::from_str(&json).unwrap();
     let want = irqscope::catalogue::get("intel-core-ultra-7-265k").unwrap().to_spec();
     let base: irqscope::topology::TopologySpec = serde_json::from_value(state["editor"]["base"].clone()).unwrap();
@@ -292,7 +421,11 @@ async fn editor_state_carries_the_exact_machine() {
     assert_eq!(state["editor"]["preset"], "intel-core-ultra-7-265k");
     assert_eq!(state["editor"]["nodes"][0]["cpus"], "0-19");
     assert_eq!(state["editor"]["nodes"][0]["package"], 0);
-    assert!(state["proposals"].as_array().unwrap().iter().any(|p| p == "offset-by-probed"));
+    assert!(state["proposals"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|p| p == "offset-by-probed"));
 }
 
 /// Every view names the variant it ran, and says when it is the reconstructed v1.
@@ -300,7 +433,11 @@ async fn editor_state_carries_the_exact_machine() {
 async fn pages_name_the_variant_and_flag_the_reconstruction() {
     let r = get("/?preset=azure-l48s-v2&devices=6x32:pre=1&variant=rotation-v1r").await;
     assert_eq!(r.status, StatusCode::OK, "{}", r.body);
-    assert!(r.body.contains("variant rotation-v1r: RECONSTRUCTION of the posted v1"), "{}", r.body);
+    assert!(
+        r.body.contains("variant rotation-v1r: RECONSTRUCTION of the posted v1"),
+        "{}",
+        r.body
+    );
     let r = get("/?preset=azure-l48s-v2&devices=6x32:pre=1&variant=pre-cluster").await;
     assert!(r.body.contains("variant pre-cluster: lib/group_cpus.c as of v6.3"));
     assert!(!r.body.contains("RECONSTRUCTION"));

@@ -20,12 +20,19 @@ struct Reply {
 }
 
 async fn get(uri: &str) -> Reply {
-    let req = Request::get(uri).header(header::HOST, "irqscope.test").body(Body::empty()).unwrap();
+    let req = Request::get(uri)
+        .header(header::HOST, "irqscope.test")
+        .body(Body::empty())
+        .unwrap();
     let resp = web::app(AppState::default()).oneshot(req).await.unwrap();
     let status = resp.status();
     let headers = resp.headers().clone();
     let bytes = resp.into_body().collect().await.unwrap().to_bytes();
-    Reply { status, headers, body: String::from_utf8_lossy(&bytes).into_owned() }
+    Reply {
+        status,
+        headers,
+        body: String::from_utf8_lossy(&bytes).into_owned(),
+    }
 }
 
 fn data(name: &str) -> String {
@@ -46,15 +53,26 @@ async fn permalink_from_before_mana_devices_reproduces_exactly() {
     assert_eq!(json.body, data("permalink-before-mana.json"));
     let page = get(&format!("/s/{link}")).await;
     assert_eq!(page.status, StatusCode::OK);
-    assert!(page.body.contains(&format!("/s/{link}")), "the page re-encodes to the same link");
+    assert!(
+        page.body.contains(&format!("/s/{link}")),
+        "the page re-encodes to the same link"
+    );
 }
 
 /// A 4xx with a plain-text message containing `needle`.
 fn assert_bad(r: &Reply, needle: &str) {
     assert!(r.status.is_client_error(), "status {} body {}", r.status, r.body);
-    let ct = r.headers.get(header::CONTENT_TYPE).map(|v| v.to_str().unwrap()).unwrap_or("");
+    let ct = r
+        .headers
+        .get(header::CONTENT_TYPE)
+        .map(|v| v.to_str().unwrap())
+        .unwrap_or("");
     assert!(ct.starts_with("text/plain"), "{ct}");
-    assert!(r.body.to_lowercase().contains(&needle.to_lowercase()), "{needle:?} not in {:?}", r.body);
+    assert!(
+        r.body.to_lowercase().contains(&needle.to_lowercase()),
+        "{needle:?} not in {:?}",
+        r.body
+    );
 }
 
 fn assert_ok(r: &Reply) {
@@ -90,13 +108,23 @@ async fn mana_page_defaults_to_the_seed_machine_with_both_grids() {
     let r = get("/mana").await;
     assert_ok(&r);
     assert!(r.headers.get(header::CONTENT_SECURITY_POLICY).is_some());
-    for id in ["grid-unpatched", "grid-patched", "grid-focus", "queues-unpatched", "queues-patched", "load-focus"] {
+    for id in [
+        "grid-unpatched",
+        "grid-patched",
+        "grid-focus",
+        "queues-unpatched",
+        "queues-patched",
+        "load-focus",
+    ] {
         assert!(r.body.contains(&format!("id=\"{id}\"")), "{id} missing");
     }
     // 5 IRQs x 4 CPUs in each of the three grids.
     assert_eq!(r.body.matches("<rect class=\"cell").count(), 3 * 20);
     assert!(r.body.contains("azure-4vcpu-smt2"));
-    assert!(r.body.contains("href=\"/mana\"") && r.body.contains("href=\"/sched\""), "nav links");
+    assert!(
+        r.body.contains("href=\"/mana\"") && r.body.contains("href=\"/sched\""),
+        "nav links"
+    );
     assert!(r.body.contains("id=\"seed-001\""));
     // An idle machine: spec A.8's 0,1,2,1,2.
     assert_eq!(dots(&r.body, "grid-unpatched"), [0, 1, 2, 1, 2]);
@@ -113,23 +141,44 @@ async fn mana_seed_preset_reproduces_seed001_through_http() {
     assert!(r.body.contains("imbalance 2"), "unpatched imbalance called out");
     assert!(r.body.contains("imbalance (max − min) = 2"));
     // The step log: q2 moves off CPU 1 and leaves its vector behind.
-    assert!(r.body.contains("q2 mask 2-3: CPU 1 is not in it, moves to CPU 2 (old vector left behind)"), "step log");
+    assert!(
+        r.body
+            .contains("q2 mask 2-3: CPU 1 is not in it, moves to CPU 2 (old vector left behind)"),
+        "step log"
+    );
     let link = link_in(&r.body, "/m/");
     let text = get(&format!("/m/{link}/text")).await;
     assert_ok(&text);
-    assert!(text.body.contains("$ irqscope mana azure-4vcpu-smt2 --device-node 0 --mode dynamic --max-msix 64 --load 0,1,1,1\n"), "{}", text.body);
+    assert!(
+        text.body
+            .contains("$ irqscope mana azure-4vcpu-smt2 --device-node 0 --mode dynamic --max-msix 64 --load 0,1,1,1\n"),
+        "{}",
+        text.body
+    );
     assert!(text.body.contains(&format!("http://irqscope.test/m/{link}\n")));
-    assert!(text.body.contains("effective CPUs   unpatched: 0 0 2 0 3\n"), "{}", text.body);
+    assert!(
+        text.body.contains("effective CPUs   unpatched: 0 0 2 0 3\n"),
+        "{}",
+        text.body
+    );
     assert!(text.body.contains("                 patched:   0 0 1 2 3\n"));
     assert!(text.body.contains("queue IRQs/CPU   unpatched: 2 0 1 1 (max-min 2)"));
 
     let boot = get("/mana?preset=azure-4vcpu-smt2&irqaffinity=0").await;
     let boot_text = get(&format!("/m/{}/text", link_in(&boot.body, "/m/"))).await;
-    assert!(boot_text.body.contains("effective CPUs   unpatched: 0 0 2 0 3\n"), "{}", boot_text.body);
+    assert!(
+        boot_text.body.contains("effective CPUs   unpatched: 0 0 2 0 3\n"),
+        "{}",
+        boot_text.body
+    );
     assert!(boot_text.body.contains("irqaffinity= 0\n"));
     let idle = get("/mana?preset=azure-4vcpu-smt2").await;
     let idle_text = get(&format!("/m/{}/text", link_in(&idle.body, "/m/"))).await;
-    assert!(idle_text.body.contains("effective CPUs   unpatched: 0 1 2 1 2\n"), "{}", idle_text.body);
+    assert!(
+        idle_text.body.contains("effective CPUs   unpatched: 0 1 2 1 2\n"),
+        "{}",
+        idle_text.body
+    );
 
     let json = get(&format!("/m/{link}/json")).await;
     assert_ok(&json);
@@ -167,7 +216,10 @@ async fn mana_takes_the_machine_of_a_scenario_permalink() {
     assert_ok(&page);
     let at = page.body.find("href=\"/s/").unwrap() + 9;
     let s = &page.body[at..at + page.body[at..].find('"').unwrap()];
-    assert!(page.body.contains(&format!("/mana?s={s}")), "scenario page links to the MANA page");
+    assert!(
+        page.body.contains(&format!("/mana?s={s}")),
+        "scenario page links to the MANA page"
+    );
     let r = get(&format!("/mana?s={s}")).await;
     assert_ok(&r);
     assert!(r.body.contains("edited machine"), "inline topology");
@@ -214,7 +266,10 @@ async fn mana_errors_are_4xx_with_messages() {
 async fn mana_and_sched_pages_escape_names() {
     let mut t = catalogue::get("azure-4vcpu-smt2").unwrap().to_spec();
     t.name = "<script>alert(1)</script>".into();
-    let spec = ManaSpec { topology: TopologyRef::Inline(Box::new(t)), ..ManaSpec::seed() };
+    let spec = ManaSpec {
+        topology: TopologyRef::Inline(Box::new(t)),
+        ..ManaSpec::seed()
+    };
     let r = get(&format!("/m/{}", permalink::encode(&spec).unwrap())).await;
     assert_ok(&r);
     assert!(!r.body.contains("<script>alert"), "unescaped name");
@@ -224,7 +279,10 @@ async fn mana_and_sched_pages_escape_names() {
 
     let mut t = catalogue::get("arm64-4node-diameter3").unwrap().to_spec();
     t.name = "<img src=x onerror=alert(1)>".into();
-    let spec = SchedSpec { topology: TopologyRef::Inline(Box::new(t)), ..SchedSpec::seed() };
+    let spec = SchedSpec {
+        topology: TopologyRef::Inline(Box::new(t)),
+        ..SchedSpec::seed()
+    };
     let r = get(&format!("/n/{}", permalink::encode(&spec).unwrap())).await;
     assert_ok(&r);
     assert!(!r.body.contains("<img src=x"), "unescaped name");
@@ -240,11 +298,26 @@ async fn sched_page_defaults_to_seed003_with_every_part() {
     assert!(r.body.contains("arm64-4node-diameter3"));
     assert!(r.body.contains("class=\"distances\""), "distance heatmap");
     assert!(r.body.contains("<span id=\"levels\">10, 12, 35, 37, 40</span>"));
-    assert_eq!(r.body.matches("<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"ladder\"").count(), 4, "a ladder per node");
-    assert!(r.body.contains("<g class=\"domain degenerate\" data-level=\"2\">"), "node 1's NUMA-2 greyed");
-    assert!(r.body.contains("<g class=\"domain unequal\""), "unequal-weight domains marked");
+    assert_eq!(
+        r.body
+            .matches("<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"ladder\"")
+            .count(),
+        4,
+        "a ladder per node"
+    );
+    assert!(
+        r.body.contains("<g class=\"domain degenerate\" data-level=\"2\">"),
+        "node 1's NUMA-2 greyed"
+    );
+    assert!(
+        r.body.contains("<g class=\"domain unequal\""),
+        "unequal-weight domains marked"
+    );
     assert!(r.body.contains("class=\"group descended"), "descended groups marked");
-    assert!(r.body.contains("class=\"group local prefer\""), "prefer-sibling groups marked");
+    assert!(
+        r.body.contains("class=\"group local prefer\""),
+        "prefer-sibling groups marked"
+    );
     // One row per (idle dst node, kept level); three variant columns.
     assert_eq!(r.body.matches("<tr data-node=").count(), 12);
     assert_eq!(r.body.matches("<td class=\"decision").count(), 36);
@@ -257,8 +330,11 @@ async fn sched_page_defaults_to_seed003_with_every_part() {
 }
 
 fn split_cells(body: &str, variant: &str) -> usize {
-    body.matches(&format!("<td class=\"decision split\" data-variant=\"{variant}\"")).count()
-        + body.matches(&format!("<td class=\"decision split sel\" data-variant=\"{variant}\"")).count()
+    body.matches(&format!("<td class=\"decision split\" data-variant=\"{variant}\""))
+        .count()
+        + body
+            .matches(&format!("<td class=\"decision split sel\" data-variant=\"{variant}\""))
+            .count()
 }
 
 #[tokio::test]
@@ -281,7 +357,11 @@ async fn sched_noise_and_variant_change_the_decision_table() {
     let p12 = get(&format!("/n/{link}?variant=p12")).await;
     assert_ok(&p12);
     assert!(p12.body.contains("<th class=\"sel\">p12</th>"));
-    assert!(p12.body.contains("Wake/fork placement of the pair&#39;s second task: p12") || p12.body.contains("second task: p12"));
+    assert!(
+        p12.body
+            .contains("Wake/fork placement of the pair&#39;s second task: p12")
+            || p12.body.contains("second task: p12")
+    );
     assert_eq!(link_in(&p12.body, "/n/"), link);
     let again = get(&format!("/sched?from={link}&variant=p123")).await;
     assert_eq!(link_in(&again.body, "/n/"), link);
@@ -292,21 +372,51 @@ async fn sched_noise_and_variant_change_the_decision_table() {
 #[tokio::test]
 async fn sched_text_twin_tells_the_seed003_story() {
     for (noise, want) in [
-        ("0", [("upstream", "SPLITS the pair"), ("p12", "keeps the pair"), ("p123", "keeps the pair")]),
-        ("1", [("upstream", "SPLITS the pair"), ("p12", "SPLITS the pair"), ("p123", "keeps the pair")]),
-        ("2", [("upstream", "SPLITS the pair"), ("p12", "SPLITS the pair"), ("p123", "keeps the pair")]),
+        (
+            "0",
+            [
+                ("upstream", "SPLITS the pair"),
+                ("p12", "keeps the pair"),
+                ("p123", "keeps the pair"),
+            ],
+        ),
+        (
+            "1",
+            [
+                ("upstream", "SPLITS the pair"),
+                ("p12", "SPLITS the pair"),
+                ("p123", "keeps the pair"),
+            ],
+        ),
+        (
+            "2",
+            [
+                ("upstream", "SPLITS the pair"),
+                ("p12", "SPLITS the pair"),
+                ("p123", "keeps the pair"),
+            ],
+        ),
     ] {
-        let page = get(&format!("/sched?preset=arm64-4node-diameter3&pair_node=1&noise={noise}")).await;
+        let page = get(&format!(
+            "/sched?preset=arm64-4node-diameter3&pair_node=1&noise={noise}"
+        ))
+        .await;
         let link = link_in(&page.body, "/n/");
         let text = get(&format!("/n/{link}/text")).await;
         assert_ok(&text);
         assert!(
-            text.body.contains(&format!("$ irqscope sched arm64-4node-diameter3 --pair-node 1 --noise {noise} --node-reclaim-distance 30\n")),
+            text.body.contains(&format!(
+                "$ irqscope sched arm64-4node-diameter3 --pair-node 1 --noise {noise} --node-reclaim-distance 30\n"
+            )),
             "{}",
             text.body
         );
         for (variant, verdict) in want {
-            let line = text.body.lines().find(|l| l.split_whitespace().next() == Some(variant)).unwrap();
+            let line = text
+                .body
+                .lines()
+                .find(|l| l.split_whitespace().next() == Some(variant))
+                .unwrap();
             assert_eq!(line[10..31].trim(), verdict, "noise {noise} {variant}: {line}");
         }
         assert!(text.body.contains("Interpretations (the patches are not public):"));
@@ -316,7 +426,10 @@ async fn sched_text_twin_tells_the_seed003_story() {
         assert_eq!(v["summary"]["upstream"]["periodic_split"], true);
         assert_eq!(v["summary"]["p123"]["periodic_split"], false);
         assert_eq!(v["topology"]["distances"], serde_json::json!([10, 12, 35, 37, 40]));
-        assert_eq!(v["interpretation_notes"].as_array().unwrap().len(), INTERPRETATION_NOTES.len());
+        assert_eq!(
+            v["interpretation_notes"].as_array().unwrap().len(),
+            INTERPRETATION_NOTES.len()
+        );
     }
 }
 
@@ -356,7 +469,11 @@ async fn scenario_with_a_mana_device_over_http() {
     let text = get(&format!("/s/{link}/text")).await;
     assert_ok(&text);
     assert!(text.body.contains("4:name=eth,driver=mana"), "{}", text.body);
-    assert!(text.body.contains("eth: MANA (unpatched, dynamic MSI-X)"), "{}", text.body);
+    assert!(
+        text.body.contains("eth: MANA (unpatched, dynamic MSI-X)"),
+        "{}",
+        text.body
+    );
     let json = get(&format!("/s/{link}/json")).await;
     let v: Value = serde_json::from_str(&json.body).unwrap();
     let eth = &v["devices"][1]["vectors"];
@@ -377,18 +494,46 @@ async fn scenario_with_a_mana_device_over_http() {
 #[tokio::test]
 async fn mana_page_for_96_cpus_stays_small() {
     const PAGE_BYTES_MAX: usize = 500_000;
-    for query in ["/mana?preset=azure-l96as-v4", "/mana?preset=azure-l96as-v4&node=1&mode=static&irqaffinity=0-3", "/mana?preset=azure-d96plds-v6&max_msix=97"] {
+    for query in [
+        "/mana?preset=azure-l96as-v4",
+        "/mana?preset=azure-l96as-v4&node=1&mode=static&irqaffinity=0-3",
+        "/mana?preset=azure-d96plds-v6&max_msix=97",
+    ] {
         let r = get(query).await;
         assert_ok(&r);
-        assert!(r.body.len() < PAGE_BYTES_MAX, "{query}: the page is {} bytes", r.body.len());
+        assert!(
+            r.body.len() < PAGE_BYTES_MAX,
+            "{query}: the page is {} bytes",
+            r.body.len()
+        );
         let link = link_in(&r.body, "/m/");
         let json: Value = serde_json::from_str(&get(&format!("/m/{link}/json")).await.body).unwrap();
-        for (grid, version) in [("grid-unpatched", "unpatched"), ("grid-patched", "patched"), ("grid-focus", "unpatched")] {
-            let want: Vec<u32> = json[version]["effective_cpus"].as_array().unwrap().iter().map(|v| v.as_u64().unwrap() as u32).collect();
-            assert_eq!(dots(&r.body, grid), want, "{query}: {grid} has one dot per IRQ on its effective CPU");
+        for (grid, version) in [
+            ("grid-unpatched", "unpatched"),
+            ("grid-patched", "patched"),
+            ("grid-focus", "unpatched"),
+        ] {
+            let want: Vec<u32> = json[version]["effective_cpus"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|v| v.as_u64().unwrap() as u32)
+                .collect();
+            assert_eq!(
+                dots(&r.body, grid),
+                want,
+                "{query}: {grid} has one dot per IRQ on its effective CPU"
+            );
         }
-        assert_eq!(r.body.matches("<rect class=\"cell").count(), 0, "{query}: cells fold into runs");
-        assert!(r.body.contains("<rect class=\"run") && r.body.contains("data-tip="), "{query}");
+        assert_eq!(
+            r.body.matches("<rect class=\"cell").count(),
+            0,
+            "{query}: cells fold into runs"
+        );
+        assert!(
+            r.body.contains("<rect class=\"run") && r.body.contains("data-tip="),
+            "{query}"
+        );
         eprintln!("{query}: {} bytes", r.body.len());
     }
 }

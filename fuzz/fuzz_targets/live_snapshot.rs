@@ -8,7 +8,9 @@ use irqscope::live::store::LiveStore;
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
-    let Ok(snap) = serde_json::from_slice::<Snapshot>(data) else { return };
+    let Ok(snap) = serde_json::from_slice::<Snapshot>(data) else {
+        return;
+    };
     let mut store = LiveStore::new();
     let host = snap.host.clone();
     if store.ingest(&host, snap.clone()).is_ok() {

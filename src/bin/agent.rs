@@ -24,7 +24,11 @@ const PUSH_TIMEOUT_MS: u64 = 10_000;
 const REPLY_BYTES_MAX: usize = 64 << 10;
 
 #[derive(Parser)]
-#[command(name = "irqscope-agent", version, about = "Report where this host's interrupts land to an irqscope server.")]
+#[command(
+    name = "irqscope-agent",
+    version,
+    about = "Report where this host's interrupts land to an irqscope server."
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -77,7 +81,10 @@ enum Command {
 }
 
 fn now_unix_ms() -> u64 {
-    SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_millis() as u64).unwrap_or(0)
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_millis() as u64)
+        .unwrap_or(0)
 }
 
 fn host_name(source: &Source) -> anyhow::Result<String> {
@@ -89,7 +96,10 @@ fn host_name(source: &Source) -> anyhow::Result<String> {
             .trim()
             .to_string(),
     };
-    anyhow::ensure!(irqscope::live::protocol::valid_host_name(&name), "host name {name:?}: 1 to 64 bytes of A-Z a-z 0-9 . _ -, not starting with . or _");
+    anyhow::ensure!(
+        irqscope::live::protocol::valid_host_name(&name),
+        "host name {name:?}: 1 to 64 bytes of A-Z a-z 0-9 . _ -, not starting with . or _"
+    );
     Ok(name)
 }
 
@@ -102,8 +112,11 @@ struct Reader {
 
 impl Reader {
     fn read(&mut self) -> anyhow::Result<Snapshot> {
-        let proc: ProcFiles = collect::read_proc(&self.root).with_context(|| format!("reading {}", self.root.join("proc").display()))?;
-        let online = std::fs::read_to_string(irqscope::topology::import::sysfs::system_dir(&self.root).join("cpu/online")).unwrap_or_default();
+        let proc: ProcFiles =
+            collect::read_proc(&self.root).with_context(|| format!("reading {}", self.root.join("proc").display()))?;
+        let online =
+            std::fs::read_to_string(irqscope::topology::import::sysfs::system_dir(&self.root).join("cpu/online"))
+                .unwrap_or_default();
         if self.topology.as_ref().is_none_or(|(o, _)| *o != online) {
             let files = collect::read_topology(&self.root).context("reading the sysfs topology")?;
             self.topology = Some((online, collect::topology_of(&files, &self.host)?));
@@ -119,10 +132,27 @@ fn main() -> ExitCode {
         .with_writer(std::io::stderr)
         .try_init();
     let result = match Cli::parse().command {
-        Command::Push { source, server, token_file, interval_ms, backoff_max_ms, count } => {
-            push(source, &server, token_file.as_deref(), interval_ms, backoff_max_ms, count)
-        }
-        Command::Capture { source, output, count, over_s } => capture(source, &output, count, over_s),
+        Command::Push {
+            source,
+            server,
+            token_file,
+            interval_ms,
+            backoff_max_ms,
+            count,
+        } => push(
+            source,
+            &server,
+            token_file.as_deref(),
+            interval_ms,
+            backoff_max_ms,
+            count,
+        ),
+        Command::Capture {
+            source,
+            output,
+            count,
+            over_s,
+        } => capture(source, &output, count, over_s),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -134,11 +164,28 @@ fn main() -> ExitCode {
 }
 
 fn capture(source: Source, output: &Path, count: usize, over_s: f64) -> anyhow::Result<()> {
-    anyhow::ensure!((1..=CAPTURE_SNAPSHOTS_MAX).contains(&count), "--count: 1 to {CAPTURE_SNAPSHOTS_MAX}");
-    anyhow::ensure!(over_s.is_finite() && over_s >= 0.0, "--over-s must be a number of seconds");
-    let gap = if count > 1 { Duration::from_secs_f64(over_s / (count - 1) as f64) } else { Duration::ZERO };
-    anyhow::ensure!(count == 1 || gap.as_millis() as u64 >= AGENT_INTERVAL_MS_MIN, "snapshots would be closer than {AGENT_INTERVAL_MS_MIN} ms");
-    let mut reader = Reader { host: host_name(&source)?, root: source.root, topology: None };
+    anyhow::ensure!(
+        (1..=CAPTURE_SNAPSHOTS_MAX).contains(&count),
+        "--count: 1 to {CAPTURE_SNAPSHOTS_MAX}"
+    );
+    anyhow::ensure!(
+        over_s.is_finite() && over_s >= 0.0,
+        "--over-s must be a number of seconds"
+    );
+    let gap = if count > 1 {
+        Duration::from_secs_f64(over_s / (count - 1) as f64)
+    } else {
+        Duration::ZERO
+    };
+    anyhow::ensure!(
+        count == 1 || gap.as_millis() as u64 >= AGENT_INTERVAL_MS_MIN,
+        "snapshots would be closer than {AGENT_INTERVAL_MS_MIN} ms"
+    );
+    let mut reader = Reader {
+        host: host_name(&source)?,
+        root: source.root,
+        topology: None,
+    };
     let mut snapshots = Vec::with_capacity(count);
     for i in 0..count {
         if i > 0 {
@@ -146,7 +193,10 @@ fn capture(source: Source, output: &Path, count: usize, over_s: f64) -> anyhow::
         }
         snapshots.push(reader.read()?);
     }
-    let json = serde_json::to_string(&Capture { version: PROTOCOL_VERSION, snapshots })?;
+    let json = serde_json::to_string(&Capture {
+        version: PROTOCOL_VERSION,
+        snapshots,
+    })?;
     if output == Path::new("-") {
         println!("{json}");
     } else {
@@ -155,21 +205,38 @@ fn capture(source: Source, output: &Path, count: usize, over_s: f64) -> anyhow::
     Ok(())
 }
 
-fn push(source: Source, server: &str, token_file: Option<&Path>, interval_ms: u64, backoff_max_ms: u64, count: u64) -> anyhow::Result<()> {
+fn push(
+    source: Source,
+    server: &str,
+    token_file: Option<&Path>,
+    interval_ms: u64,
+    backoff_max_ms: u64,
+    count: u64,
+) -> anyhow::Result<()> {
     let token = match token_file {
         Some(p) => std::fs::read_to_string(p).with_context(|| format!("reading {}", p.display()))?,
         None => std::env::var("IRQSCOPE_AGENT_TOKEN").context("no --token-file and no IRQSCOPE_AGENT_TOKEN")?,
     };
     let token = token.trim().to_string();
-    anyhow::ensure!(!token.is_empty() && !token.contains(char::is_whitespace), "the token is empty or holds spaces");
+    anyhow::ensure!(
+        !token.is_empty() && !token.contains(char::is_whitespace),
+        "the token is empty or holds spaces"
+    );
     let interval_ms = interval_ms.max(AGENT_INTERVAL_MS_MIN);
     let backoff_max_ms = backoff_max_ms.max(interval_ms);
     let host = host_name(&source)?;
     let url: axum::http::Uri = format!("{}/api/live/{host}/snapshots", server.trim_end_matches('/'))
         .parse()
         .with_context(|| format!("--server {server:?} is not a URL"))?;
-    anyhow::ensure!(url.scheme_str() == Some("http"), "--server: only http:// (put a TLS proxy in front)");
-    let mut reader = Reader { host, root: source.root, topology: None };
+    anyhow::ensure!(
+        url.scheme_str() == Some("http"),
+        "--server: only http:// (put a TLS proxy in front)"
+    );
+    let mut reader = Reader {
+        host,
+        root: source.root,
+        topology: None,
+    };
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
     runtime.block_on(async move {
         let client: Client<HttpConnector, Body> = Client::builder(TokioExecutor::new()).build_http();
@@ -205,7 +272,12 @@ fn push(source: Source, server: &str, token_file: Option<&Path>, interval_ms: u6
     })
 }
 
-async fn send(client: &Client<HttpConnector, Body>, url: &axum::http::Uri, token: &str, snap: &Snapshot) -> Result<(), String> {
+async fn send(
+    client: &Client<HttpConnector, Body>,
+    url: &axum::http::Uri,
+    token: &str,
+    snap: &Snapshot,
+) -> Result<(), String> {
     let body = serde_json::to_vec(snap).map_err(|e| e.to_string())?;
     let req = axum::http::Request::post(url.clone())
         .header(axum::http::header::CONTENT_TYPE, "application/json")
@@ -215,7 +287,9 @@ async fn send(client: &Client<HttpConnector, Body>, url: &axum::http::Uri, token
     let reply = tokio::time::timeout(Duration::from_millis(PUSH_TIMEOUT_MS), async {
         let resp = client.request(req).await.map_err(|e| format!("{e}"))?;
         let status = resp.status();
-        let bytes = axum::body::to_bytes(Body::new(resp.into_body()), REPLY_BYTES_MAX).await.map_err(|e| e.to_string())?;
+        let bytes = axum::body::to_bytes(Body::new(resp.into_body()), REPLY_BYTES_MAX)
+            .await
+            .map_err(|e| e.to_string())?;
         Ok::<_, String>((status, bytes))
     })
     .await
@@ -223,6 +297,10 @@ async fn send(client: &Client<HttpConnector, Body>, url: &axum::http::Uri, token
     if reply.0.is_success() {
         Ok(())
     } else {
-        Err(format!("server answered {}: {}", reply.0, String::from_utf8_lossy(&reply.1).trim()))
+        Err(format!(
+            "server answered {}: {}",
+            reply.0,
+            String::from_utf8_lossy(&reply.1).trim()
+        ))
     }
 }

@@ -52,9 +52,6 @@ pub fn run_sched_case(case: &Value) -> Result<Value, String> {
 /// The first place where `actual` differs from `expected`, as
 /// `path: expected X, got Y`; `None` if they are equal.
 
-
-
-
 // ---------------------------------------------------------------------------
 // Parsing
 
@@ -84,10 +81,7 @@ fn u32_list(v: &Value, what: &str) -> Result<Vec<u32>, String> {
 }
 
 fn u32_matrix(v: &Value, what: &str) -> Result<Vec<Vec<u32>>, String> {
-    as_array(v, what)?
-        .iter()
-        .map(|row| u32_list(row, what))
-        .collect()
+    as_array(v, what)?.iter().map(|row| u32_list(row, what)).collect()
 }
 
 fn optional_u32(input: &Value, key: &str, default: u32) -> Result<u32, String> {
@@ -113,10 +107,7 @@ pub fn parse_mana_input(input: &Value) -> Result<ManaInput, String> {
         None | Some(Value::Null) => vec![true; cpu_node.len()],
         Some(v) => as_array(v, "online")?
             .iter()
-            .map(|b| {
-                b.as_bool()
-                    .ok_or_else(|| format!("online: expected booleans, got {b}"))
-            })
+            .map(|b| b.as_bool().ok_or_else(|| format!("online: expected booleans, got {b}")))
             .collect::<Result<_, _>>()?,
     };
     let default_affinity = match input.get("default_affinity") {
@@ -154,11 +145,7 @@ pub fn parse_sched_input(input: &Value) -> Result<SchedInput, String> {
         cpus_per_node,
         smt: optional_u32(input, "smt", 1)?,
         llcs_per_node: optional_u32(input, "llcs_per_node", 1)?,
-        node_reclaim_distance: optional_u32(
-            input,
-            "node_reclaim_distance",
-            DEFAULT_NODE_RECLAIM_DISTANCE,
-        )?,
+        node_reclaim_distance: optional_u32(input, "node_reclaim_distance", DEFAULT_NODE_RECLAIM_DISTANCE)?,
         nr_running: u32_list(field(input, "nr_running")?, "nr_running")?,
         pair_cpus,
     })

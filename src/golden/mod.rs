@@ -94,8 +94,16 @@ pub fn check_paths(paths: &[PathBuf]) -> Result<Report, String> {
         if !value.as_object().is_some_and(|o| o.contains_key("expected")) {
             continue;
         }
-        let dir_kind = file.parent().and_then(|p| p.file_name()).and_then(|n| n.to_str()).unwrap_or("");
-        let id = value.get("id").and_then(Value::as_str).map(str::to_string).unwrap_or_else(|| name.clone());
+        let dir_kind = file
+            .parent()
+            .and_then(|p| p.file_name())
+            .and_then(|n| n.to_str())
+            .unwrap_or("");
+        let id = value
+            .get("id")
+            .and_then(Value::as_str)
+            .map(str::to_string)
+            .unwrap_or_else(|| name.clone());
         match check_case(&value, dir_kind) {
             CaseResult::Pass => report.passed += 1,
             CaseResult::Fail(why) | CaseResult::Error(why) => report.failed.push((format!("{id} ({name})"), why)),
@@ -153,7 +161,9 @@ pub fn first_difference(expected: &Value, actual: &Value, path: &str) -> Option<
                     }
                 }
             }
-            a.keys().find(|k| !e.contains_key(*k)).map(|k| format!("{path}.{k}: not expected"))
+            a.keys()
+                .find(|k| !e.contains_key(*k))
+                .map(|k| format!("{path}.{k}: not expected"))
         }
         (Value::Array(e), Value::Array(a)) => {
             for (i, (ev, av)) in e.iter().zip(a).enumerate() {
@@ -189,7 +199,9 @@ fn u32_field(case: &Value, key: &str) -> Result<u32, String> {
 }
 
 fn str_field<'a>(case: &'a Value, key: &str) -> Result<&'a str, String> {
-    field(case, key)?.as_str().ok_or_else(|| format!("{key:?} is not a string"))
+    field(case, key)?
+        .as_str()
+        .ok_or_else(|| format!("{key:?} is not a string"))
 }
 
 /// The golden files' topology form (`cpus: [{cpu, node, smt, cluster, present, possible}]`).
@@ -210,7 +222,10 @@ pub fn topology_from_golden(t: &Value) -> Result<Topology, String> {
         }
         let cpu = u32_field(c, "cpu")?;
         let node = u32_field(c, "node")?;
-        nodes.get_mut(node as usize).ok_or_else(|| format!("CPU {cpu}: node {node} out of range"))?.insert(cpu);
+        nodes
+            .get_mut(node as usize)
+            .ok_or_else(|| format!("CPU {cpu}: node {node} out of range"))?
+            .insert(cpu);
         if field(c, "present")?.as_bool().ok_or("\"present\" is not a bool")? {
             present.insert(cpu);
         }
@@ -222,7 +237,13 @@ pub fn topology_from_golden(t: &Value) -> Result<Topology, String> {
         }
     }
     let spec = TopologySpec {
-        name: t.get("name").and_then(Value::as_str).unwrap_or("golden").chars().take(200).collect(),
+        name: t
+            .get("name")
+            .and_then(Value::as_str)
+            .unwrap_or("golden")
+            .chars()
+            .take(200)
+            .collect(),
         nr_cpu_ids: Some(nr_cpu_ids),
         nr_node_ids: Some(nr_node_ids),
         nodes: Some(nodes.iter().map(CpuSet::to_cpulist).collect()),
@@ -272,7 +293,11 @@ fn run_blk_mq(case: &Value) -> Result<Value, String> {
     let topo = topology_from_golden(field(case, "topology")?)?;
     let mapper_name = str_field(case, "mapper")?;
     let mapper = Mapper::from_name(mapper_name).ok_or_else(|| format!("unknown mapper {mapper_name:?}"))?;
-    let variant = if mapper.uses_group_cpus() { variant_of(case)? } else { Variant::PreCluster };
+    let variant = if mapper.uses_group_cpus() {
+        variant_of(case)?
+    } else {
+        Variant::PreCluster
+    };
     let sort = sort_of(case)?;
     let nr_queues = u32_field(case, "nr_queues")?;
     if nr_queues > scenario::VECTORS_PER_DEVICE_MAX * 4 {
@@ -281,7 +306,16 @@ fn run_blk_mq(case: &Value) -> Result<Value, String> {
     let queue_offset = u32_field(case, "queue_offset")?;
     let mut counter = u32_field(case, "spread_counter")?;
     let mut warnings = Vec::new();
-    let map = blk_mq_map_queues(&topo, mapper, nr_queues, queue_offset, variant, sort, &mut counter, &mut warnings);
+    let map = blk_mq_map_queues(
+        &topo,
+        mapper,
+        nr_queues,
+        queue_offset,
+        variant,
+        sort,
+        &mut counter,
+        &mut warnings,
+    );
     Ok(json!({"map": map.map, "spread_counter_after": counter}))
 }
 
@@ -312,7 +346,11 @@ fn device_from_golden(d: &Value) -> Result<Device, String> {
     let opt_u32 = |key: &str| -> Result<Option<u32>, String> {
         match field(d, key)? {
             Value::Null => Ok(None),
-            v => v.as_u64().and_then(|v| u32::try_from(v).ok()).map(Some).ok_or_else(|| format!("{key:?} is not a u32")),
+            v => v
+                .as_u64()
+                .and_then(|v| u32::try_from(v).ok())
+                .map(Some)
+                .ok_or_else(|| format!("{key:?} is not a u32")),
         }
     };
     let sets = match field(d, "sets")? {
@@ -320,7 +358,11 @@ fn device_from_golden(d: &Value) -> Result<Device, String> {
         Value::Array(items) => Some(
             items
                 .iter()
-                .map(|v| v.as_u64().and_then(|v| u32::try_from(v).ok()).ok_or("a set size is not a u32"))
+                .map(|v| {
+                    v.as_u64()
+                        .and_then(|v| u32::try_from(v).ok())
+                        .ok_or("a set size is not a u32")
+                })
                 .collect::<Result<Vec<_>, _>>()?,
         ),
         _ => return Err("\"sets\" is not a list".into()),
@@ -336,7 +378,9 @@ fn device_from_golden(d: &Value) -> Result<Device, String> {
         pre_vectors: u32_field(d, "pre_vectors")?,
         post_vectors: u32_field(d, "post_vectors")?,
         sets,
-        managed_affinity: field(d, "managed_affinity")?.as_bool().ok_or("\"managed_affinity\" is not a bool")?,
+        managed_affinity: field(d, "managed_affinity")?
+            .as_bool()
+            .ok_or("\"managed_affinity\" is not a bool")?,
         node: opt_u32("node")?,
         blk_mq,
         blk_mq_queues: opt_u32("blk_mq_queues")?,
@@ -393,18 +437,31 @@ mod tests {
         let e = json!({"a": [1, {"b": "x"}], "c": null});
         assert_eq!(first_difference(&e, &e, "expected"), None);
         let a = json!({"a": [1, {"b": "y"}], "c": null});
-        assert_eq!(first_difference(&e, &a, "expected").unwrap(), "expected.a[1].b: expected \"x\", got \"y\"");
+        assert_eq!(
+            first_difference(&e, &a, "expected").unwrap(),
+            "expected.a[1].b: expected \"x\", got \"y\""
+        );
         let a = json!({"a": [1], "c": null});
-        assert!(first_difference(&e, &a, "expected").unwrap().contains("expected 2 items, got 1"));
+        assert!(first_difference(&e, &a, "expected")
+            .unwrap()
+            .contains("expected 2 items, got 1"));
         let a = json!({"a": [1, {"b": "x"}]});
-        assert!(first_difference(&e, &a, "expected").unwrap().contains("expected.c: missing"));
+        assert!(first_difference(&e, &a, "expected")
+            .unwrap()
+            .contains("expected.c: missing"));
     }
 
     #[test]
     fn unknown_kind_is_an_error() {
         let case = json!({"kind": "nope", "expected": {}});
         assert!(matches!(check_case(&case, ""), CaseResult::Error(_)));
-        assert!(matches!(check_case(&json!({"expected": {}}), "mana"), CaseResult::Error(_)));
-        assert!(matches!(check_case(&json!({"expected": {}}), "elsewhere"), CaseResult::Error(_)));
+        assert!(matches!(
+            check_case(&json!({"expected": {}}), "mana"),
+            CaseResult::Error(_)
+        ));
+        assert!(matches!(
+            check_case(&json!({"expected": {}}), "elsewhere"),
+            CaseResult::Error(_)
+        ));
     }
 }

@@ -27,8 +27,13 @@ pub enum Mapper {
 }
 
 impl Mapper {
-    pub const ALL: [Mapper; 5] =
-        [Mapper::Current, Mapper::V6_3, Mapper::LegacyV5_1, Mapper::LegacyV4_13, Mapper::LegacyV4_10];
+    pub const ALL: [Mapper; 5] = [
+        Mapper::Current,
+        Mapper::V6_3,
+        Mapper::LegacyV5_1,
+        Mapper::LegacyV4_13,
+        Mapper::LegacyV4_10,
+    ];
 
     pub fn name(self) -> &'static str {
         match self {
@@ -71,35 +76,34 @@ pub fn blk_mq_map_queues(
     warnings: &mut Vec<KernelWarn>,
 ) -> QueueMap {
     let possible = topo.possible();
-    let mut map: Vec<Option<u32>> =
-        (0..topo.nr_cpu_ids()).map(|c| possible.contains(c).then_some(0)).collect();
+    let mut map: Vec<Option<u32>> = (0..topo.nr_cpu_ids())
+        .map(|c| possible.contains(c).then_some(0))
+        .collect();
     let mut spread_offsets = Vec::new();
     let nq = nr_queues;
     match mapper {
-        Mapper::Current | Mapper::V6_3 => {
-            match group_cpus_evenly(topo, nq, variant, sort, counter, warnings) {
-                None => {
-                    for cpu in possible.iter() {
-                        map[cpu as usize] = Some(queue_offset);
-                    }
+        Mapper::Current | Mapper::V6_3 => match group_cpus_evenly(topo, nq, variant, sort, counter, warnings) {
+            None => {
+                for cpu in possible.iter() {
+                    map[cpu as usize] = Some(queue_offset);
                 }
-                Some(grouping) => {
-                    spread_offsets.extend(grouping.spread_offset());
-                    let masks = grouping.masks();
-                    let nummasks = grouping.nummasks().max(1);
-                    for q in 0..nq {
-                        let mask = if mapper == Mapper::Current {
-                            &masks[(q % nummasks) as usize]
-                        } else {
-                            &masks[q as usize]
-                        };
-                        for cpu in mask.iter() {
-                            map[cpu as usize] = Some(queue_offset.wrapping_add(q));
-                        }
+            }
+            Some(grouping) => {
+                spread_offsets.extend(grouping.spread_offset());
+                let masks = grouping.masks();
+                let nummasks = grouping.nummasks().max(1);
+                for q in 0..nq {
+                    let mask = if mapper == Mapper::Current {
+                        &masks[(q % nummasks) as usize]
+                    } else {
+                        &masks[q as usize]
+                    };
+                    for cpu in mask.iter() {
+                        map[cpu as usize] = Some(queue_offset.wrapping_add(q));
                     }
                 }
             }
-        }
+        },
         Mapper::LegacyV5_1 => {
             // `queue_index()`: qoff + q % nq.
             let index = |q: u32| queue_offset.wrapping_add(q % nq.max(1));
@@ -197,8 +201,9 @@ pub fn blk_mq_map_hw_queues(
     warnings: &mut Vec<KernelWarn>,
 ) -> Vec<Option<u32>> {
     let possible = topo.possible();
-    let mut map: Vec<Option<u32>> =
-        (0..topo.nr_cpu_ids()).map(|c| possible.contains(c).then_some(0)).collect();
+    let mut map: Vec<Option<u32>> = (0..topo.nr_cpu_ids())
+        .map(|c| possible.contains(c).then_some(0))
+        .collect();
     if let Some(masks) = masks {
         for q in 0..nr_queues {
             let Some(mask) = masks.get((u64::from(first_vector) + u64::from(q)) as usize) else {

@@ -33,8 +33,13 @@ pub enum Variant {
 }
 
 impl Variant {
-    pub const ALL: [Variant; 5] =
-        [Variant::PreCluster, Variant::Cluster, Variant::Rotation, Variant::RotationOhcl, Variant::RotationV1r];
+    pub const ALL: [Variant; 5] = [
+        Variant::PreCluster,
+        Variant::Cluster,
+        Variant::Rotation,
+        Variant::RotationOhcl,
+        Variant::RotationV1r,
+    ];
 
     pub fn name(self) -> &'static str {
         match self {
@@ -190,10 +195,18 @@ pub fn group_cpus_evenly(
 
     let initialized = u64::from(nr_present) + u64::from(nr_others);
     if initialized < u64::from(numgrps) {
-        spread.warnings.push(KernelWarn::GroupsUnfilled { numgrps, initialized: initialized as u32 });
+        spread.warnings.push(KernelWarn::GroupsUnfilled {
+            numgrps,
+            initialized: initialized as u32,
+        });
     }
     let nummasks = initialized.min(u64::from(numgrps)) as u32;
-    Some(Grouping { numgrps, nummasks, group_of: spread.group_of, spread_offset })
+    Some(Grouping {
+        numgrps,
+        nummasks,
+        group_of: spread.group_of,
+        spread_offset,
+    })
 }
 
 impl Spread<'_> {
@@ -204,8 +217,9 @@ impl Spread<'_> {
             return 0;
         }
         let topo = self.topo;
-        let active: Vec<u32> =
-            (0..topo.nr_node_ids()).filter(|&n| topo.node_cpus(n).intersects(stage)).collect();
+        let active: Vec<u32> = (0..topo.nr_node_ids())
+            .filter(|&n| topo.node_cpus(n).intersects(stage))
+            .collect();
         let last = self.numgrps;
         let mut cur = startgrp;
 
@@ -241,7 +255,11 @@ impl Spread<'_> {
         let mut nodes: Vec<Domain> = (0..topo.nr_node_ids())
             .map(|n| {
                 let w = topo.node_cpus(n).and_weight(stage);
-                Domain { id: n, ncpus: if w == 0 { INACTIVE } else { w }, ngroups: 0 }
+                Domain {
+                    id: n,
+                    ncpus: if w == 0 { INACTIVE } else { w },
+                    ngroups: 0,
+                }
             })
             .collect();
         let total: u32 = nodes.iter().filter(|d| d.ncpus != INACTIVE).map(|d| d.ncpus).sum();
@@ -256,7 +274,11 @@ impl Spread<'_> {
                 continue;
             }
             if node.ngroups > ncpus {
-                self.warnings.push(KernelWarn::GroupsExceedCpus { node: node.id, ngroups: node.ngroups, ncpus });
+                self.warnings.push(KernelWarn::GroupsExceedCpus {
+                    node: node.id,
+                    ngroups: node.ngroups,
+                    ncpus,
+                });
             }
             if self.variant.cluster_aware() && self.try_group_cluster_cpus(&pool, ncpus, node.ngroups, &mut cur) {
                 done = done.wrapping_add(node.ngroups);
@@ -293,7 +315,11 @@ impl Spread<'_> {
             if rem_grps == 0 {
                 self.warnings.push(KernelWarn::GroupsExhausted { domain: d.id });
             }
-            let share = if rem_cpus == 0 { 0 } else { rem_grps.wrapping_mul(d.ncpus) / rem_cpus };
+            let share = if rem_cpus == 0 {
+                0
+            } else {
+                rem_grps.wrapping_mul(d.ncpus) / rem_cpus
+            };
             d.ngroups = share.max(1);
             debug_assert!(d.ngroups <= d.ncpus || rem_grps > rem_cpus);
             rem_cpus = rem_cpus.wrapping_sub(d.ncpus);
@@ -339,7 +365,12 @@ impl Spread<'_> {
         let (g0, n0) = (g, n);
         let (mut rem_cpus, mut rem_grps, mut pool_extra) = (n, g, 0u32);
         for d in domains[fa..].iter_mut() {
-            let ng = if rem_cpus == 0 { 0 } else { rem_grps.wrapping_mul(d.ncpus) / rem_cpus }.max(1);
+            let ng = if rem_cpus == 0 {
+                0
+            } else {
+                rem_grps.wrapping_mul(d.ncpus) / rem_cpus
+            }
+            .max(1);
             let whole = if n0 == 0 { 0 } else { g0.wrapping_mul(d.ncpus) / n0 }.max(1);
             let base = whole.min(ng);
             pool_extra = pool_extra.wrapping_add(ng - base);
@@ -348,7 +379,11 @@ impl Spread<'_> {
             rem_grps = rem_grps.wrapping_sub(ng);
         }
         let start = u64::from(self.offset) % nact;
-        let stride = if pool_extra > 0 && u64::from(pool_extra) < nact { nact / u64::from(pool_extra) } else { 1 };
+        let stride = if pool_extra > 0 && u64::from(pool_extra) < nact {
+            nact / u64::from(pool_extra)
+        } else {
+            1
+        };
         for j in 0..nact {
             if pool_extra == 0 {
                 break;
@@ -399,7 +434,11 @@ impl Spread<'_> {
         let mut clusters: Vec<Domain> = reps
             .iter()
             .enumerate()
-            .map(|(i, &c)| Domain { id: i as u32, ncpus: topo.cluster(c).and_weight(pool), ngroups: 0 })
+            .map(|(i, &c)| Domain {
+                id: i as u32,
+                ncpus: topo.cluster(c).and_weight(pool),
+                ngroups: 0,
+            })
             .collect();
         self.alloc(&mut clusters, ngroups, ncpus, true);
         for cl in &clusters {
@@ -409,7 +448,11 @@ impl Spread<'_> {
                 continue;
             }
             // The rotation revisions size the domain by the record (equal to |cpool| here).
-            let size = if matches!(self.variant, Variant::Rotation | Variant::RotationOhcl) { cl.ncpus } else { nc };
+            let size = if matches!(self.variant, Variant::Rotation | Variant::RotationOhcl) {
+                cl.ncpus
+            } else {
+                nc
+            };
             self.assign_cpus_to_groups(&mut cpool, size, cl.ngroups, cur);
         }
         true
@@ -426,7 +469,11 @@ impl Spread<'_> {
         let per_group = ncpus / ngroups;
         // Which groups get the extra CPU: the first `extra` (upstream) or, in every rotation
         // revision, those with `(v + offset % ngroups) % ngroups < extra`.
-        let spread = if self.variant.uses_counter() { self.offset % ngroups } else { 0 };
+        let spread = if self.variant.uses_counter() {
+            self.offset % ngroups
+        } else {
+            0
+        };
         let mut cursor: i64 = -1;
         let use_cursor = self.variant == Variant::Rotation;
         if use_cursor && extra > 0 {
@@ -439,7 +486,11 @@ impl Spread<'_> {
         }
         let mut hint = 0u32;
         for v in 0..ngroups {
-            let big = if spread == 0 { v < extra } else { (u64::from(v) + u64::from(spread)) % u64::from(ngroups) < u64::from(extra) };
+            let big = if spread == 0 {
+                v < extra
+            } else {
+                (u64::from(v) + u64::from(spread)) % u64::from(ngroups) < u64::from(extra)
+            };
             let size = per_group + u32::from(big);
             if *cur >= self.numgrps {
                 *cur = 0;
@@ -558,6 +609,12 @@ mod tests {
         let mut w = Vec::new();
         let g = group_cpus_evenly(&t, 6, Variant::PreCluster, SortGen::HeapV6_11, &mut c, &mut w).unwrap();
         assert_eq!(g.nummasks(), 4);
-        assert_eq!(w, vec![KernelWarn::GroupsUnfilled { numgrps: 6, initialized: 4 }]);
+        assert_eq!(
+            w,
+            vec![KernelWarn::GroupsUnfilled {
+                numgrps: 6,
+                initialized: 4
+            }]
+        );
     }
 }

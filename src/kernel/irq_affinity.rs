@@ -62,13 +62,18 @@ pub fn irq_create_affinity_masks(
     let affvecs = affinity_vectors(req);
     let sets: Vec<u32> = req.sets.clone().unwrap_or_else(|| vec![affvecs]);
     if sets.len() > IRQ_AFFINITY_MAX_SETS {
-        warnings.push(KernelWarn::TooManySets { nr_sets: sets.len() as u32 });
+        warnings.push(KernelWarn::TooManySets {
+            nr_sets: sets.len() as u32,
+        });
         return None;
     }
     if affvecs == 0 {
         return None;
     }
-    assert!(sets.iter().map(|&s| u64::from(s)).sum::<u64>() <= u64::from(affvecs), "sets exceed affinity vectors");
+    assert!(
+        sets.iter().map(|&s| u64::from(s)).sum::<u64>() <= u64::from(affvecs),
+        "sets exceed affinity vectors"
+    );
 
     // The kernel's irq_default_affinity is "all bits"; shown clipped to nr_cpu_ids.
     let default = CpuSet::full(topo.nr_cpu_ids());
@@ -100,7 +105,10 @@ pub fn irq_create_affinity_masks(
     let descs = masks
         .into_iter()
         .enumerate()
-        .map(|(i, mask)| IrqAffinityDesc { mask, is_managed: managed.contains(&i) })
+        .map(|(i, mask)| IrqAffinityDesc {
+            mask,
+            is_managed: managed.contains(&i),
+        })
         .collect();
     Some(AffinityMasks { descs, spread_offsets })
 }

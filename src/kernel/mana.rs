@@ -181,10 +181,9 @@ impl fmt::Display for ManaError {
             ManaError::CpuNodeOutOfRange { cpu, node, n_nodes } => {
                 write!(f, "CPU {cpu} is on node {node}, but there are only {n_nodes} nodes")
             }
-            ManaError::DeviceNodeOutOfRange { node, n_nodes } => write!(
-                f,
-                "device_node {node} is neither -1 nor a node below {n_nodes}"
-            ),
+            ManaError::DeviceNodeOutOfRange { node, n_nodes } => {
+                write!(f, "device_node {node} is neither -1 nor a node below {n_nodes}")
+            }
             ManaError::DefaultAffinityOutOfRange { cpu, n_cpus } => {
                 write!(f, "default_affinity names CPU {cpu}, but there are only {n_cpus} CPUs")
             }
@@ -201,7 +200,10 @@ impl fmt::Display for ManaError {
                 "probe fails: num_msix_usable = {num_msix_usable} leaves no vector for a queue"
             ),
             ManaError::TooFewVectors { nvec } => {
-                write!(f, "probe fails: static MSI-X gives nvec = {nvec}, at least 2 are needed")
+                write!(
+                    f,
+                    "probe fails: static MSI-X gives nvec = {nvec}, at least 2 are needed"
+                )
             }
         }
     }
@@ -409,11 +411,7 @@ impl CpuMask {
     }
 
     fn iter(&self) -> impl Iterator<Item = usize> + '_ {
-        self.bits
-            .iter()
-            .enumerate()
-            .filter(|(_, &b)| b)
-            .map(|(i, _)| i)
+        self.bits.iter().enumerate().filter(|(_, &b)| b).map(|(i, _)| i)
     }
 
     fn first(&self) -> Option<usize> {
@@ -428,12 +426,7 @@ impl CpuMask {
 
     fn andnot(&self, other: &CpuMask) -> CpuMask {
         CpuMask {
-            bits: self
-                .bits
-                .iter()
-                .zip(&other.bits)
-                .map(|(&a, &b)| a && !b)
-                .collect(),
+            bits: self.bits.iter().zip(&other.bits).map(|(&a, &b)| a && !b).collect(),
         }
     }
 
@@ -542,17 +535,12 @@ impl<'a> Machine<'a> {
 
         let mut core_members: BTreeMap<u32, Vec<u32>> = BTreeMap::new();
         for &cpu in &online_list {
-            core_members
-                .entry(input.cpu_core[cpu as usize])
-                .or_default()
-                .push(cpu);
+            core_members.entry(input.cpu_core[cpu as usize]).or_default().push(cpu);
         }
 
         // assign_irq_vector_any_locked(): the device node's CPUs within the
         // default mask, the device node, the default mask, then anything.
-        let on_node = |cpu: &u32| {
-            input.device_node >= 0 && input.cpu_node[*cpu as usize] as i32 == input.device_node
-        };
+        let on_node = |cpu: &u32| input.device_node >= 0 && input.cpu_node[*cpu as usize] as i32 == input.device_node;
         let in_default_mask = |cpu: &u32| in_default[*cpu as usize];
         let mut activation_sets = Vec::with_capacity(4);
         if input.device_node >= 0 {
@@ -571,11 +559,7 @@ impl<'a> Machine<'a> {
         }
         activation_sets.push((
             ActivationSet::Default,
-            online_list
-                .iter()
-                .copied()
-                .filter(in_default_mask)
-                .collect(),
+            online_list.iter().copied().filter(in_default_mask).collect(),
         ));
         activation_sets.push((ActivationSet::AllOnline, online_list.clone()));
 
@@ -650,11 +634,7 @@ impl IrqMatrix {
     /// go to the lower CPU.
     fn matrix_find_best_cpu(&self, mask: &[u32], online: &CpuMask) -> Option<usize> {
         let mut best: Option<usize> = None;
-        for c in mask
-            .iter()
-            .map(|&c| c as usize)
-            .filter(|&c| online.contains(c))
-        {
+        for c in mask.iter().map(|&c| c as usize).filter(|&c| online.contains(c)) {
             match best {
                 Some(b) if self.load[b] <= self.load[c] => {}
                 _ => best = Some(c),
@@ -703,11 +683,10 @@ impl<'m, 'a> Setup<'m, 'a> {
     /// The first candidate set with an online CPU is searched.
     fn activate_reserved(&mut self, index: u32) {
         let m = self.machine;
-        let chosen = m.activation_sets.iter().find_map(|(set, cpus)| {
-            self.matrix
-                .matrix_find_best_cpu(cpus, &m.online)
-                .map(|cpu| (*set, cpu))
-        });
+        let chosen = m
+            .activation_sets
+            .iter()
+            .find_map(|(set, cpus)| self.matrix.matrix_find_best_cpu(cpus, &m.online).map(|cpu| (*set, cpu)));
         // The last set holds every online CPU and the online set is not
         // empty (validated), so a CPU is always found.
         let (searched, cpu) = chosen.unwrap_or((ActivationSet::AllOnline, 0));
@@ -843,11 +822,7 @@ impl<'m, 'a> Setup<'m, 'a> {
 /// visited core, so a hop with SMT-2 takes two passes and each core gets two
 /// IRQs carrying the same sibling mask. The mask is the full sibling mask,
 /// not clipped to the hop.
-fn irq_setup(
-    machine: &Machine<'_>,
-    len: usize,
-    mut skip_first_cpu: bool,
-) -> (Vec<Vec<u32>>, Option<Vec<u32>>) {
+fn irq_setup(machine: &Machine<'_>, len: usize, mut skip_first_cpu: bool) -> (Vec<Vec<u32>>, Option<Vec<u32>>) {
     let mut masks: Vec<Vec<u32>> = Vec::with_capacity(len);
     let mut skipped = None;
     let mut prev = CpuMask::empty(machine.n_cpus);
@@ -885,12 +860,7 @@ fn irq_setup(
 /// node and core ignored. IRQs beyond the online count keep the default
 /// mask.
 fn mana_irq_setup_linear(machine: &Machine<'_>, len: usize) -> Vec<Vec<u32>> {
-    machine
-        .online
-        .iter()
-        .take(len)
-        .map(|cpu| vec![cpu as u32])
-        .collect()
+    machine.online.iter().take(len).map(|cpu| vec![cpu as u32]).collect()
 }
 
 // ---------------------------------------------------------------------------
@@ -899,10 +869,7 @@ fn mana_irq_setup_linear(machine: &Machine<'_>, len: usize) -> Vec<Vec<u32>> {
 /// Probe-time IRQ setup: `mana_gd_setup_hwc_irqs()`, then, with dynamic
 /// MSI-X, `mana_gd_setup_remaining_irqs()` once the hardware channel has
 /// reported `max_msix`.
-fn mana_gd_probe_irqs(
-    machine: &Machine<'_>,
-    version: DriverVersion,
-) -> Result<ManaOutcome, ManaError> {
+fn mana_gd_probe_irqs(machine: &Machine<'_>, version: DriverVersion) -> Result<ManaOutcome, ManaError> {
     let mut setup = Setup::new(machine);
     let nvec = mana_gd_setup_hwc_irqs(&mut setup)?;
     match machine.input.mode {
@@ -969,10 +936,7 @@ fn mana_gd_setup_irqs(setup: &mut Setup<'_, '_>, nvec: u32) {
 
 /// `mana_gd_setup_remaining_irqs()` (dynamic MSI-X only): allocate the
 /// queue vectors 1..num_msix_usable-1 and set them up.
-fn mana_gd_setup_remaining_irqs(
-    mut setup: Setup<'_, '_>,
-    version: DriverVersion,
-) -> Result<ManaOutcome, ManaError> {
+fn mana_gd_setup_remaining_irqs(mut setup: Setup<'_, '_>, version: DriverVersion) -> Result<ManaOutcome, ManaError> {
     // mana_gd_query_max_resources(): one vector per online CPU plus the HWC,
     // as far as the device allows.
     let num_msix_usable = setup.machine.input.max_msix.min(setup.machine.n_online + 1);
@@ -980,8 +944,7 @@ fn mana_gd_setup_remaining_irqs(
         return Err(ManaError::ProbeFailed { num_msix_usable });
     }
     let nvec = num_msix_usable - 1;
-    let (skip_first_cpu, setup_fn) =
-        mana_gd_setup_dyn_irqs(&mut setup, nvec, num_msix_usable, version);
+    let (skip_first_cpu, setup_fn) = mana_gd_setup_dyn_irqs(&mut setup, nvec, num_msix_usable, version);
     Ok(setup.finish(version, num_msix_usable, skip_first_cpu, setup_fn))
 }
 
@@ -1057,10 +1020,7 @@ mod tests {
             masks(&u),
             vec![s(&[0, 1]), s(&[0, 1]), s(&[2, 3]), s(&[0, 1]), s(&[2, 3])]
         );
-        assert_eq!(
-            masks(&p),
-            vec![s(&[0, 1]), s(&[0]), s(&[1]), s(&[2]), s(&[3])]
-        );
+        assert_eq!(masks(&p), vec![s(&[0, 1]), s(&[0]), s(&[1]), s(&[2]), s(&[3])]);
         // q2 left its vector on CPU 1 and q3 left one on CPU 2.
         assert_eq!(
             u.load_breakdown[1],
@@ -1129,9 +1089,7 @@ mod tests {
     fn hwc_move_frees_old_vector_in_dynamic_mode() {
         let (u, _) = run_both(&seed_4vcpu([3, 3, 0, 0])).unwrap();
         let hwc_move = u.steps.iter().find_map(|s| match s {
-            SetupStep::SetAffinity {
-                index: 0, action, ..
-            } => Some(*action),
+            SetupStep::SetAffinity { index: 0, action, .. } => Some(*action),
             _ => None,
         });
         assert_eq!(
@@ -1170,27 +1128,18 @@ mod tests {
 
         let mut input = seed_4vcpu([0; 4]);
         input.online = vec![false; 4];
-        assert_eq!(
-            run(&input, DriverVersion::Patched),
-            Err(ManaError::NoOnlineCpus)
-        );
+        assert_eq!(run(&input, DriverVersion::Patched), Err(ManaError::NoOnlineCpus));
 
         let mut input = seed_4vcpu([0; 4]);
         input.cpu_core.pop();
         assert!(matches!(
             run_both(&input),
-            Err(ManaError::LengthMismatch {
-                field: "cpu_core",
-                ..
-            })
+            Err(ManaError::LengthMismatch { field: "cpu_core", .. })
         ));
 
         let mut input = seed_4vcpu([0; 4]);
         input.device_node = 1;
-        assert!(matches!(
-            run_both(&input),
-            Err(ManaError::DeviceNodeOutOfRange { .. })
-        ));
+        assert!(matches!(run_both(&input), Err(ManaError::DeviceNodeOutOfRange { .. })));
 
         let mut input = seed_4vcpu([0; 4]);
         input.cpu_node[3] = 2;
@@ -1201,10 +1150,7 @@ mod tests {
 
         let mut input = seed_4vcpu([0; 4]);
         input.node_distance = vec![vec![10, 20]];
-        assert!(matches!(
-            run_both(&input),
-            Err(ManaError::DistanceNotSquare { .. })
-        ));
+        assert!(matches!(run_both(&input), Err(ManaError::DistanceNotSquare { .. })));
 
         let mut input = seed_4vcpu([0; 4]);
         input.default_affinity = Some(vec![7]);
@@ -1213,15 +1159,7 @@ mod tests {
             Err(ManaError::DefaultAffinityOutOfRange { cpu: 7, .. })
         ));
 
-        let input = ManaInput::all_online(
-            vec![],
-            vec![],
-            vec![vec![10]],
-            -1,
-            MsixMode::Dynamic,
-            8,
-            vec![],
-        );
+        let input = ManaInput::all_online(vec![], vec![], vec![vec![10]], -1, MsixMode::Dynamic, 8, vec![]);
         assert_eq!(run_both(&input), Err(ManaError::NoCpus));
         assert!(!ManaError::NoCpus.to_string().is_empty());
     }

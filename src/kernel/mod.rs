@@ -61,7 +61,10 @@ impl fmt::Display for KernelWarn {
                 write!(f, "{left} extra groups cannot be placed: the kernel would loop forever")
             }
             KernelWarn::TooManySets { nr_sets } => {
-                write!(f, "WARN: {nr_sets} interrupt sets, at most 4 (IRQ_AFFINITY_MAX_SETS); no affinity")
+                write!(
+                    f,
+                    "WARN: {nr_sets} interrupt sets, at most 4 (IRQ_AFFINITY_MAX_SETS); no affinity"
+                )
             }
             KernelWarn::QueueWithoutVector { queue } => {
                 write!(f, "queue {queue} has no interrupt vector; its CPUs stay on queue 0")

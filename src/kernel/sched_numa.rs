@@ -192,13 +192,21 @@ impl fmt::Display for SchedError {
                 "node_distance row {row} has {len} entries, expected {n_nodes} (matrix must be square)"
             ),
             DiagonalNot10 { node, distance } => {
-                write!(f, "node_distance[{node}][{node}] is {distance}, the diagonal must be 10")
+                write!(
+                    f,
+                    "node_distance[{node}][{node}] is {distance}, the diagonal must be 10"
+                )
             }
             DistanceOutOfRange { from, to, distance } => write!(
                 f,
                 "node_distance[{from}][{to}] is {distance}, off-diagonal distances must be in 11..=254"
             ),
-            Asymmetric { from, to, forward, backward } => write!(
+            Asymmetric {
+                from,
+                to,
+                forward,
+                backward,
+            } => write!(
                 f,
                 "node_distance is not symmetric: [{from}][{to}] = {forward} but [{to}][{from}] = {backward}"
             ),
@@ -212,7 +220,11 @@ impl fmt::Display for SchedError {
             SmtNotDivisor { node, cpus, smt } => {
                 write!(f, "smt {smt} does not divide the {cpus} CPUs of node {node}")
             }
-            LlcsNotDivisor { node, cpus, llcs_per_node } => write!(
+            LlcsNotDivisor {
+                node,
+                cpus,
+                llcs_per_node,
+            } => write!(
                 f,
                 "llcs_per_node {llcs_per_node} does not divide the {cpus} CPUs of node {node}"
             ),
@@ -579,8 +591,7 @@ pub fn run_variant(input: &SchedInput, variant: Variant) -> Result<VariantOutcom
 /// Topology, all three variants and the summary.
 pub fn run(input: &SchedInput) -> Result<SchedOutcome, SchedError> {
     let model = Model::new(input)?;
-    let variants: Vec<VariantOutcome> =
-        Variant::ALL.iter().map(|&v| model.run_variant(v)).collect();
+    let variants: Vec<VariantOutcome> = Variant::ALL.iter().map(|&v| model.run_variant(v)).collect();
     let summary = variants
         .iter()
         .map(|v| VariantSummary {
@@ -612,9 +623,7 @@ fn is_subset(a: NodeSet, b: NodeSet) -> bool {
 }
 
 fn set_nodes(set: NodeSet) -> Vec<u32> {
-    (0..NODES_MAX as u32)
-        .filter(|&n| set & (1u64 << n) != 0)
-        .collect()
+    (0..NODES_MAX as u32).filter(|&n| set & (1u64 << n) != 0).collect()
 }
 
 /// One built NUMA domain with its node sets kept for evaluation.
@@ -681,8 +690,7 @@ fn group_classify(sum_nr: u64, weight: u64, capacity: u64, util: u64, runnable: 
         return GroupType::Overloaded;
     }
     // group_has_capacity()
-    let has_capacity =
-        sum_nr < weight || (capacity * pct >= runnable * 100 && capacity * 100 > util * pct);
+    let has_capacity = sum_nr < weight || (capacity * pct >= runnable * 100 && capacity * 100 > util * pct);
     if has_capacity {
         GroupType::HasSpare
     } else {
@@ -692,12 +700,7 @@ fn group_classify(sum_nr: u64, weight: u64, capacity: u64, util: u64, runnable: 
 
 /// `adjust_numa_imbalance()`: below the threshold a small imbalance is
 /// allowed; above it the raw value stands.
-fn adjust_numa_imbalance(
-    imbalance: u64,
-    dst_running: u64,
-    imb_numa_nr: u32,
-    allowance: u32,
-) -> u64 {
+fn adjust_numa_imbalance(imbalance: u64, dst_running: u64, imb_numa_nr: u32, allowance: u32) -> u64 {
     if dst_running > imb_numa_nr as u64 {
         return imbalance;
     }
@@ -751,11 +754,7 @@ impl<'a> Model<'a> {
         distances.sort_unstable();
         distances.dedup();
         let n_levels = distances.len();
-        let all: NodeSet = if n_nodes == 64 {
-            u64::MAX
-        } else {
-            (1u64 << n_nodes) - 1
-        };
+        let all: NodeSet = if n_nodes == 64 { u64::MAX } else { (1u64 << n_nodes) - 1 };
         // masks[l][n] = nodes within distances[l] of n.
         let masks: Vec<Vec<NodeSet>> = distances
             .iter()
@@ -778,11 +777,7 @@ impl<'a> Model<'a> {
         // The chain of node n stops at the first level spanning all nodes
         // (B.3). The last level always spans everything.
         let top: Vec<usize> = (0..n_nodes)
-            .map(|n| {
-                (0..n_levels)
-                    .find(|&l| masks[l][n] == all)
-                    .unwrap_or(n_levels - 1)
-            })
+            .map(|n| (0..n_levels).find(|&l| masks[l][n] == all).unwrap_or(n_levels - 1))
             .collect();
 
         let mut domains: Vec<Vec<Domain>> = Vec::with_capacity(n_nodes);
@@ -835,8 +830,7 @@ impl<'a> Model<'a> {
                                     }
                                 })
                                 .collect();
-                            let unequal_weights =
-                                groups.windows(2).any(|w| w[0].weight != w[1].weight);
+                            let unequal_weights = groups.windows(2).any(|w| w[0].weight != w[1].weight);
                             NumaDomainInfo {
                                 level: d.level as u32,
                                 distance: distances[d.level],
@@ -962,10 +956,7 @@ impl<'a> Model<'a> {
                 }
             })
             .collect();
-        let periodic_split = periodic
-            .iter()
-            .flat_map(|p| &p.levels)
-            .any(|l| l.result.split);
+        let periodic_split = periodic.iter().flat_map(|p| &p.levels).any(|l| l.result.split);
 
         // The wake/fork scenario: task B is taken out of the snapshot and
         // task A, on pair_cpus[0], places it.
@@ -980,8 +971,7 @@ impl<'a> Model<'a> {
             .filter(|d| !d.degenerate)
             .map(|d| self.sched_balance_find_dst_group(variant, d, this_cpu, &wake_loads))
             .collect();
-        let fork_placement =
-            self.sched_balance_find_dst_cpu(variant, this_cpu, &nr_wake, &wake_loads);
+        let fork_placement = self.sched_balance_find_dst_cpu(variant, this_cpu, &nr_wake, &wake_loads);
 
         VariantOutcome {
             variant,
@@ -1017,8 +1007,7 @@ impl<'a> Model<'a> {
                             // so the later group wins ties.
                             GroupType::FullyBusy => sgs.avg_load >= cur.avg_load,
                             GroupType::HasSpare => {
-                                sgs.idle < cur.idle
-                                    || (sgs.idle == cur.idle && sgs.sum_nr > cur.sum_nr)
+                                sgs.idle < cur.idle || (sgs.idle == cur.idle && sgs.sum_nr > cur.sum_nr)
                             }
                         }
                     }
@@ -1035,8 +1024,17 @@ impl<'a> Model<'a> {
     /// Statistics of every group of domain `d` (the `update_sg_*_stats()` loop both balancing
     /// paths run), with their reported form.
     fn domain_stats(&self, d: &Domain, loads: &[NodeLoad], path: StatsFor) -> (Vec<SgStats>, Vec<GroupLoad>) {
-        let stats: Vec<SgStats> = d.groups.iter().map(|&(set, _)| self.sg_stats(set, loads, path)).collect();
-        let groups = d.groups.iter().zip(&stats).map(|(&(set, _), s)| Self::group_load(set, s)).collect();
+        let stats: Vec<SgStats> = d
+            .groups
+            .iter()
+            .map(|&(set, _)| self.sg_stats(set, loads, path))
+            .collect();
+        let groups = d
+            .groups
+            .iter()
+            .zip(&stats)
+            .map(|(&(set, _), s)| Self::group_load(set, s))
+            .collect();
         (stats, groups)
     }
 
@@ -1068,14 +1066,7 @@ impl<'a> Model<'a> {
 
     /// The part of `sched_balance_find_src_group()` after a busiest group
     /// was found, then `calculate_imbalance()` and the source runqueue.
-    fn calculate_imbalance(
-        &self,
-        variant: Variant,
-        k: usize,
-        d: &Domain,
-        stats: &[SgStats],
-        b: usize,
-    ) -> LbResult {
+    fn calculate_imbalance(&self, variant: Variant, k: usize, d: &Domain, stats: &[SgStats], b: usize) -> LbResult {
         let local = &stats[0];
         let busiest = &stats[b];
         // The flag belongs to the busiest group: set iff it copies a
@@ -1106,8 +1097,7 @@ impl<'a> Model<'a> {
             }
         }
         let sibling = sibling_imbalance(busiest, local);
-        r.forced_by_sibling_gate =
-            prefer_sibling && local.group_type == GroupType::HasSpare && sibling > 1;
+        r.forced_by_sibling_gate = prefer_sibling && local.group_type == GroupType::HasSpare && sibling > 1;
         if !r.forced_by_sibling_gate && busiest.group_type != GroupType::Overloaded {
             // The idle gate counts idle CPUs in every variant.
             if busiest.weight > 1 && local.idle <= busiest.idle + 1 {
@@ -1138,8 +1128,7 @@ impl<'a> Model<'a> {
                 let raw = if busiest.weight == 1 || prefer_sibling {
                     r.path = LbPath::Sibling;
                     sibling
-                } else if variant.busy_diff_for_unequal_weights() && local.weight != busiest.weight
-                {
+                } else if variant.busy_diff_for_unequal_weights() && local.weight != busiest.weight {
                     r.path = LbPath::BusyDiff;
                     busiest.busy().saturating_sub(local.busy())
                 } else {
@@ -1169,10 +1158,7 @@ impl<'a> Model<'a> {
             let avg = sds_avg();
             // Unsigned long arithmetic: a negative first term wraps to a
             // huge value and the second term wins.
-            let t1 = busiest
-                .avg_load
-                .wrapping_sub(avg)
-                .wrapping_mul(busiest.capacity);
+            let t1 = busiest.avg_load.wrapping_sub(avg).wrapping_mul(busiest.capacity);
             let t2 = avg.wrapping_sub(local_avg).wrapping_mul(local.capacity);
             let imbalance = t1.min(t2) / SCHED_CAPACITY_SCALE;
             r.path = LbPath::AvgLoad;
@@ -1203,12 +1189,7 @@ impl<'a> Model<'a> {
     }
 
     /// `sched_balance_find_src_rq()` in the busiest group.
-    fn sched_balance_find_src_rq(
-        &self,
-        set: NodeSet,
-        migration_type: MigrationType,
-        imbalance: u64,
-    ) -> Option<u32> {
+    fn sched_balance_find_src_rq(&self, set: NodeSet, migration_type: MigrationType, imbalance: u64) -> Option<u32> {
         let nr = &self.input.nr_running;
         let mut best: Option<u32> = None;
         let mut best_value = 0u64;
@@ -1260,12 +1241,8 @@ impl<'a> Model<'a> {
                         sgs.group_type < cur.group_type
                     } else {
                         match sgs.group_type {
-                            GroupType::Overloaded | GroupType::FullyBusy => {
-                                sgs.avg_load < cur.avg_load
-                            }
-                            GroupType::HasSpare => {
-                                sgs.idle > cur.idle || (sgs.idle == cur.idle && sgs.util < cur.util)
-                            }
+                            GroupType::Overloaded | GroupType::FullyBusy => sgs.avg_load < cur.avg_load,
+                            GroupType::HasSpare => sgs.idle > cur.idle || (sgs.idle == cur.idle && sgs.util < cur.util),
                         }
                     }
                 }
@@ -1388,11 +1365,7 @@ impl<'a> Model<'a> {
         // select_task_rq_fair(): the fork domain is the top of the unbroken
         // bottom-up run of domains with SD_BALANCE_FORK.
         let kept: Vec<usize> = (0..chain.len()).filter(|&i| !chain[i].degenerate).collect();
-        let run: Vec<usize> = kept
-            .iter()
-            .copied()
-            .take_while(|&i| chain[i].balance_fork)
-            .collect();
+        let run: Vec<usize> = kept.iter().copied().take_while(|&i| chain[i].balance_fork).collect();
         let mut levels: Vec<usize> = match weight_below {
             None => run,
             Some(w) => kept
@@ -1421,9 +1394,7 @@ impl<'a> Model<'a> {
             let d = &self.domains[node][queue[pos]];
             let eval = self.sched_balance_find_dst_group(variant, d, cpu, loads);
             let new_cpu = match (eval.choice, eval.idlest_group) {
-                (WakeChoice::Idlest, Some(g)) => {
-                    self.sched_balance_find_dst_group_cpu(d.groups[g].0, nr)
-                }
+                (WakeChoice::Idlest, Some(g)) => self.sched_balance_find_dst_group_cpu(d.groups[g].0, nr),
                 _ => None,
             };
             steps.push(ForkStep {
@@ -1525,11 +1496,7 @@ fn validate(input: &SchedInput) -> Result<usize, SchedError> {
                     });
                 }
             } else if !(11..=254).contains(&d) {
-                return Err(SchedError::DistanceOutOfRange {
-                    from,
-                    to,
-                    distance: d,
-                });
+                return Err(SchedError::DistanceOutOfRange { from, to, distance: d });
             } else if dist[to][from] != d {
                 return Err(SchedError::Asymmetric {
                     from,
@@ -1620,10 +1587,7 @@ fn validate(input: &SchedInput) -> Result<usize, SchedError> {
     };
     let nodes = [node_of(a), node_of(b)];
     if nodes[0] != nodes[1] {
-        return Err(SchedError::PairOnDifferentNodes {
-            cpus: [a, b],
-            nodes,
-        });
+        return Err(SchedError::PairOnDifferentNodes { cpus: [a, b], nodes });
     }
     for cpu in [a, b] {
         if input.nr_running[cpu as usize] == 0 {
@@ -1637,12 +1601,7 @@ fn validate(input: &SchedInput) -> Result<usize, SchedError> {
 mod tests {
     use super::*;
 
-    const SEED_MATRIX: [[u32; 4]; 4] = [
-        [10, 12, 35, 37],
-        [12, 10, 37, 40],
-        [35, 37, 10, 12],
-        [37, 40, 12, 10],
-    ];
+    const SEED_MATRIX: [[u32; 4]; 4] = [[10, 12, 35, 37], [12, 10, 37, 40], [35, 37, 10, 12], [37, 40, 12, 10]];
 
     fn seed_input(cpus: u32, pair: [u32; 2], noise: u32) -> SchedInput {
         let mut nr_running = vec![0; 4 * cpus as usize];
@@ -1674,10 +1633,7 @@ mod tests {
                 (
                     d.level,
                     d.distance,
-                    d.groups
-                        .iter()
-                        .map(|g| (g.nodes.clone(), g.origin_level))
-                        .collect(),
+                    d.groups.iter().map(|g| (g.nodes.clone(), g.origin_level)).collect(),
                 )
             })
             .collect()
@@ -1707,11 +1663,7 @@ mod tests {
         let d2 = &t.nodes[1].numa_domains[1];
         assert!(d2.degenerate && d2.level == 2);
         // Unequal weights where the table says so.
-        let unequal: Vec<bool> = t.nodes[0]
-            .numa_domains
-            .iter()
-            .map(|d| d.unequal_weights)
-            .collect();
+        let unequal: Vec<bool> = t.nodes[0].numa_domains.iter().map(|d| d.unequal_weights).collect();
         assert_eq!(unequal, vec![false, true, true]);
         assert!(t.nodes[0].numa_domains[1].groups[1].prefer_sibling);
         assert!(!t.nodes[0].numa_domains[1].groups[0].prefer_sibling);
@@ -1721,17 +1673,9 @@ mod tests {
     fn imb_numa_nr_values() {
         for (cpus, low, high) in [(32, 4, 8), (24, 3, 6), (4, 1, 2)] {
             let t = build_topology(&seed_input(cpus, [0, 1], 0)).unwrap();
-            let n0: Vec<u32> = t.nodes[0]
-                .numa_domains
-                .iter()
-                .map(|d| d.imb_numa_nr)
-                .collect();
+            let n0: Vec<u32> = t.nodes[0].numa_domains.iter().map(|d| d.imb_numa_nr).collect();
             assert_eq!(n0, vec![low, low, high], "cpus/node {cpus}");
-            let n1: Vec<u32> = t.nodes[1]
-                .numa_domains
-                .iter()
-                .map(|d| d.imb_numa_nr)
-                .collect();
+            let n1: Vec<u32> = t.nodes[1].numa_domains.iter().map(|d| d.imb_numa_nr).collect();
             assert_eq!(n1, vec![low, low, low, high], "cpus/node {cpus}");
         }
     }
@@ -1783,10 +1727,7 @@ mod tests {
             pair_cpus: [0, 1],
         };
         let t = build_topology(&ring).unwrap();
-        assert_eq!(
-            kept(&t, 0)[1].2,
-            vec![(vec![0, 1, 3], 1), (vec![1, 2, 3], 1)]
-        );
+        assert_eq!(kept(&t, 0)[1].2, vec![(vec![0, 1, 3], 1), (vec![1, 2, 3], 1)]);
         let mut line = ring.clone();
         line.node_distance = vec![
             vec![10, 20, 30, 40],
@@ -1827,23 +1768,14 @@ mod tests {
         assert!(matches!(run(&x), Err(SchedError::Asymmetric { .. })));
         let mut x = good.clone();
         x.node_distance[2][2] = 11;
-        assert!(matches!(
-            run(&x),
-            Err(SchedError::DiagonalNot10 { node: 2, .. })
-        ));
+        assert!(matches!(run(&x), Err(SchedError::DiagonalNot10 { node: 2, .. })));
         let mut x = good.clone();
         x.node_distance[0][1] = 255;
         x.node_distance[1][0] = 255;
-        assert!(matches!(
-            run(&x),
-            Err(SchedError::DistanceOutOfRange { .. })
-        ));
+        assert!(matches!(run(&x), Err(SchedError::DistanceOutOfRange { .. })));
         let mut x = good.clone();
         x.node_distance[3].pop();
-        assert!(matches!(
-            run(&x),
-            Err(SchedError::DistanceNotSquare { row: 3, .. })
-        ));
+        assert!(matches!(run(&x), Err(SchedError::DistanceNotSquare { row: 3, .. })));
         let mut x = good.clone();
         x.node_distance = vec![vec![10]];
         assert!(matches!(run(&x), Err(SchedError::TooFewNodes { .. })));
@@ -1856,23 +1788,14 @@ mod tests {
         let mut x = good.clone();
         x.smt = 4;
         x.llcs_per_node = 2;
-        assert!(matches!(
-            run(&x),
-            Err(SchedError::LlcNotMultipleOfSmt { .. })
-        ));
+        assert!(matches!(run(&x), Err(SchedError::LlcNotMultipleOfSmt { .. })));
         let mut x = good.clone();
         x.pair_cpus = [0, 4];
         x.nr_running[4] = 1;
-        assert!(matches!(
-            run(&x),
-            Err(SchedError::PairOnDifferentNodes { .. })
-        ));
+        assert!(matches!(run(&x), Err(SchedError::PairOnDifferentNodes { .. })));
         let mut x = good.clone();
         x.pair_cpus = [0, 2];
-        assert!(matches!(
-            run(&x),
-            Err(SchedError::PairCpuNotRunning { cpu: 2 })
-        ));
+        assert!(matches!(run(&x), Err(SchedError::PairCpuNotRunning { cpu: 2 })));
         let mut x = good.clone();
         x.pair_cpus = [1, 1];
         assert!(matches!(run(&x), Err(SchedError::PairNotDistinct { .. })));

@@ -121,7 +121,10 @@ impl VectorMatrix {
     /// reservations and non-managed allocations. Offline CPUs hold none. Always zero under
     /// [`EffectiveModel::FirstCpu`], which tracks no vectors.
     pub fn vector_load(&self) -> Vec<u32> {
-        self.available.iter().map(|&a| VECTORS_AVAILABLE_START - a.min(VECTORS_AVAILABLE_START)).collect()
+        self.available
+            .iter()
+            .map(|&a| VECTORS_AVAILABLE_START - a.min(VECTORS_AVAILABLE_START))
+            .collect()
     }
 
     /// Set the vectors in use per online CPU (after a driver that did its own allocation, like

@@ -44,10 +44,17 @@ impl Tokens {
                 };
                 if let Some(h) = &host {
                     if !valid_host_name(h) {
-                        return Err(format!("tokens: line {}: {:?} is not a valid host name", i + 1, super::parse::short(h)));
+                        return Err(format!(
+                            "tokens: line {}: {:?} is not a valid host name",
+                            i + 1,
+                            super::parse::short(h)
+                        ));
                     }
                 }
-                if token.len() < TOKEN_BYTES_MIN || token.len() > TOKEN_BYTES_MAX || token.bytes().any(|b| b.is_ascii_whitespace() || b == b'=') {
+                if token.len() < TOKEN_BYTES_MIN
+                    || token.len() > TOKEN_BYTES_MAX
+                    || token.bytes().any(|b| b.is_ascii_whitespace() || b == b'=')
+                {
                     return Err(format!(
                         "tokens: line {}: a token is {TOKEN_BYTES_MIN} to {TOKEN_BYTES_MAX} bytes without spaces, ',' or '='",
                         i + 1
@@ -99,7 +106,8 @@ mod tests {
 
     #[test]
     fn tokens_bind_hosts() {
-        let t = Tokens::parse("# comment\nweb1=aaaaaaaaaaaaaaaaaaaa\nbbbbbbbbbbbbbbbbbbbb, cccccccccccccccccccc\n").unwrap();
+        let t = Tokens::parse("# comment\nweb1=aaaaaaaaaaaaaaaaaaaa\nbbbbbbbbbbbbbbbbbbbb, cccccccccccccccccccc\n")
+            .unwrap();
         assert_eq!(t.check(b"aaaaaaaaaaaaaaaaaaaa", "web1"), Verdict::Accepted);
         assert_eq!(t.check(b"aaaaaaaaaaaaaaaaaaaa", "web2"), Verdict::WrongHost);
         assert_eq!(t.check(b"cccccccccccccccccccc", "any"), Verdict::Accepted);

@@ -32,9 +32,14 @@ pub struct IrqFiles {
 
 fn read_bounded(path: &Path, bytes_max: usize) -> std::io::Result<String> {
     let mut text = String::new();
-    std::fs::File::open(path)?.take(bytes_max as u64 + 1).read_to_string(&mut text)?;
+    std::fs::File::open(path)?
+        .take(bytes_max as u64 + 1)
+        .read_to_string(&mut text)?;
     if text.len() > bytes_max {
-        return Err(std::io::Error::other(format!("{}: larger than {bytes_max} bytes", path.display())));
+        return Err(std::io::Error::other(format!(
+            "{}: larger than {bytes_max} bytes",
+            path.display()
+        )));
     }
     Ok(text)
 }
@@ -45,12 +50,16 @@ fn read_bounded(path: &Path, bytes_max: usize) -> std::io::Result<String> {
 pub fn read_proc(root: &Path) -> std::io::Result<ProcFiles> {
     let proc = root.join("proc");
     let interrupts = read_bounded(&proc.join("interrupts"), INTERRUPTS_BYTES_MAX)?;
-    let boot_id = read_bounded(&proc.join("sys/kernel/random/boot_id"), 64).map(|s| s.trim().to_string()).unwrap_or_default();
+    let boot_id = read_bounded(&proc.join("sys/kernel/random/boot_id"), 64)
+        .map(|s| s.trim().to_string())
+        .unwrap_or_default();
     let mut irqs = BTreeMap::new();
     if let Ok(entries) = std::fs::read_dir(proc.join("irq")) {
         for entry in entries {
             let entry = entry?;
-            let Some(irq) = entry.file_name().to_str().and_then(|n| n.parse::<u32>().ok()) else { continue };
+            let Some(irq) = entry.file_name().to_str().and_then(|n| n.parse::<u32>().ok()) else {
+                continue;
+            };
             if irqs.len() >= IRQS_MAX {
                 return Err(std::io::Error::other(format!("more than {IRQS_MAX} IRQ directories")));
             }
@@ -66,7 +75,11 @@ pub fn read_proc(root: &Path) -> std::io::Result<ProcFiles> {
             );
         }
     }
-    Ok(ProcFiles { interrupts, irqs, boot_id })
+    Ok(ProcFiles {
+        interrupts,
+        irqs,
+        boot_id,
+    })
 }
 
 /// Read the sysfs topology files (`ROOT/sys/devices/system/{cpu,node}`).
@@ -84,7 +97,12 @@ pub fn topology_of(files: &SysfsFiles, host: &str) -> Result<WireTopology, Parse
 
 /// Build a snapshot from one reading. Per-IRQ files that do not parse are reported, not
 /// skipped: a reading is either whole or an error naming the file and line.
-pub fn build_snapshot(proc: &ProcFiles, topology: &WireTopology, host: &str, taken_unix_ms: u64) -> Result<Snapshot, ParseError> {
+pub fn build_snapshot(
+    proc: &ProcFiles,
+    topology: &WireTopology,
+    host: &str,
+    taken_unix_ms: u64,
+) -> Result<Snapshot, ParseError> {
     let parsed = parse::parse_interrupts(&proc.interrupts)?;
     let mut irqs = Vec::with_capacity(parsed.rows.len());
     for row in parsed.rows {
@@ -94,17 +112,32 @@ pub fn build_snapshot(proc: &ProcFiles, topology: &WireTopology, host: &str, tak
             Some((n, f)) => {
                 let list = |name: &str, text: &Option<String>| -> Result<Option<String>, ParseError> {
                     text.as_deref()
-                        .map(|t| parse::parse_affinity_list(&format!("/proc/irq/{n}/{name}"), t).map(|s| s.to_cpulist()))
+                        .map(|t| {
+                            parse::parse_affinity_list(&format!("/proc/irq/{n}/{name}"), t).map(|s| s.to_cpulist())
+                        })
                         .transpose()
                 };
                 let node = match &f.node {
                     Some(t) => parse::parse_irq_node(&format!("/proc/irq/{n}/node"), t)?,
                     None => None,
                 };
-                (list("smp_affinity_list", &f.smp_affinity_list)?, list("effective_affinity_list", &f.effective_affinity_list)?, node)
+                (
+                    list("smp_affinity_list", &f.smp_affinity_list)?,
+                    list("effective_affinity_list", &f.effective_affinity_list)?,
+                    node,
+                )
             }
         };
-        irqs.push(WireIrq { label: row.label, chip: row.chip, hwirq: row.hwirq, name: row.name, counts: row.counts, affinity, effective, node });
+        irqs.push(WireIrq {
+            label: row.label,
+            chip: row.chip,
+            hwirq: row.hwirq,
+            name: row.name,
+            counts: row.counts,
+            affinity,
+            effective,
+            node,
+        });
     }
     Ok(Snapshot {
         version: PROTOCOL_VERSION,

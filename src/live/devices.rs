@@ -77,7 +77,11 @@ fn classify(name: &str) -> Option<(String, Role, bool)> {
         if !tail.is_empty() {
             return None;
         }
-        return Some((format!("nvme{n}"), if q == 0 { Role::Pre } else { Role::Queue(q) }, true));
+        return Some((
+            format!("nvme{n}"),
+            if q == 0 { Role::Pre } else { Role::Queue(q) },
+            true,
+        ));
     }
     if let Some(rest) = name.strip_prefix("virtio") {
         let (n, rest) = split_num_prefix(rest)?;
@@ -94,7 +98,10 @@ fn classify(name: &str) -> Option<(String, Role, bool)> {
             let (q, tail) = split_num_prefix(q)?;
             return tail.is_empty().then(|| (format!("mlx5@{bdf}"), Role::Queue(q), false));
         }
-        if ["mlx5_async", "mlx5_ctrl", "mlx5_cmd"].iter().any(|p| what.starts_with(p)) {
+        if ["mlx5_async", "mlx5_ctrl", "mlx5_cmd"]
+            .iter()
+            .any(|p| what.starts_with(p))
+        {
             return Some((format!("mlx5@{bdf}"), Role::Pre, false));
         }
         if let Some(q) = what.strip_prefix("mana_q") {
@@ -122,7 +129,12 @@ pub fn group_devices(snap: &Snapshot) -> (Vec<LiveDevice>, Vec<usize>) {
         let Ok(n) = irq.label.parse::<u32>() else { continue };
         match classify(&irq.name) {
             Some((dev, role, managed)) => {
-                let a = acc.entry(dev).or_insert(Acc { first_irq: n, pre: vec![], queues: vec![], managed: false });
+                let a = acc.entry(dev).or_insert(Acc {
+                    first_irq: n,
+                    pre: vec![],
+                    queues: vec![],
+                    managed: false,
+                });
                 a.first_irq = a.first_irq.min(n);
                 a.managed |= managed;
                 match role {
@@ -139,7 +151,11 @@ pub fn group_devices(snap: &Snapshot) -> (Vec<LiveDevice>, Vec<usize>) {
         .map(|(name, mut a)| {
             a.pre.sort_unstable();
             a.queues.sort_unstable();
-            let driver = if name.starts_with("mana@") || name == MANA_LEGACY_DEVICE { LiveDriver::Mana } else { LiveDriver::Generic };
+            let driver = if name.starts_with("mana@") || name == MANA_LEGACY_DEVICE {
+                LiveDriver::Mana
+            } else {
+                LiveDriver::Generic
+            };
             if name == MANA_LEGACY_DEVICE && a.pre.is_empty() && !a.queues.is_empty() {
                 let (_, n, i) = a.queues.remove(0);
                 a.pre.push((n, i));
@@ -147,10 +163,25 @@ pub fn group_devices(snap: &Snapshot) -> (Vec<LiveDevice>, Vec<usize>) {
             let vectors = a.pre.iter().map(|p| p.1).chain(a.queues.iter().map(|q| q.2)).collect();
             let name: String = name
                 .chars()
-                .map(|c| if c.is_whitespace() || c.is_control() || c == ',' { '_' } else { c })
+                .map(|c| {
+                    if c.is_whitespace() || c.is_control() || c == ',' {
+                        '_'
+                    } else {
+                        c
+                    }
+                })
                 .take(DEVICE_NAME_BYTES_MAX)
                 .collect();
-            (a.first_irq, LiveDevice { name, vectors, pre: a.pre.len() as u32, managed: a.managed, driver })
+            (
+                a.first_irq,
+                LiveDevice {
+                    name,
+                    vectors,
+                    pre: a.pre.len() as u32,
+                    managed: a.managed,
+                    driver,
+                },
+            )
         })
         .collect();
     devices.sort_by_key(|d| d.0);
@@ -184,7 +215,10 @@ pub struct Comparison {
 
 impl Comparison {
     pub fn mismatches(&self) -> usize {
-        self.vectors.iter().filter(|v| !v.cpu_matches || !v.mask_matches).count()
+        self.vectors
+            .iter()
+            .filter(|v| !v.cpu_matches || !v.mask_matches)
+            .count()
     }
 }
 
@@ -201,7 +235,14 @@ pub struct ModelOptions {
 /// Build the scenario the kernel would have computed for this snapshot, run it, and compare
 /// (MANA devices as the unpatched driver).
 pub fn compare(snap: &Snapshot, variant: &str, effective: &str) -> Result<Comparison, ScenarioError> {
-    compare_with(snap, &ModelOptions { variant: variant.into(), effective: effective.into(), mana_patched: false })
+    compare_with(
+        snap,
+        &ModelOptions {
+            variant: variant.into(),
+            effective: effective.into(),
+            mana_patched: false,
+        },
+    )
 }
 
 /// Why the MANA model cannot place this device here, if it cannot.
@@ -210,7 +251,10 @@ fn mana_refusal(snap: &Snapshot, effective: &str) -> Option<String> {
         return Some("the MANA model places IRQs by the x86 vector matrix; choose effective x86-matrix".into());
     }
     if snap.topology.nodes.len() > crate::kernel::mana::NODES_MAX {
-        return Some(format!("the MANA model takes at most {} nodes", crate::kernel::mana::NODES_MAX));
+        return Some(format!(
+            "the MANA model takes at most {} nodes",
+            crate::kernel::mana::NODES_MAX
+        ));
     }
     None
 }
@@ -219,7 +263,10 @@ fn mana_refusal(snap: &Snapshot, effective: &str) -> Option<String> {
 pub fn compare_with(snap: &Snapshot, opts: &ModelOptions) -> Result<Comparison, ScenarioError> {
     let (variant, effective) = (opts.variant.as_str(), opts.effective.as_str());
     let (devices, other) = group_devices(snap);
-    let mut not_modelled: Vec<String> = other.iter().map(|&i| format!("IRQ {} {}", snap.irqs[i].label, snap.irqs[i].name)).collect();
+    let mut not_modelled: Vec<String> = other
+        .iter()
+        .map(|&i| format!("IRQ {} {}", snap.irqs[i].label, snap.irqs[i].name))
+        .collect();
     let mana_refused = mana_refusal(snap, effective);
     let mut modelled: Vec<&LiveDevice> = Vec::new();
     for d in &devices {
@@ -259,11 +306,19 @@ pub fn compare_with(snap: &Snapshot, opts: &ModelOptions) -> Result<Comparison, 
     let scenario = spec.resolve(|_| None)?;
     let outcome = scenario::run(&scenario);
     // Inline topologies travel in explicit form so the permalink reproduces this machine.
-    let spec = ScenarioSpec { topology: TopologyRef::Inline(Box::new(scenario.topology().to_spec())), ..spec };
+    let spec = ScenarioSpec {
+        topology: TopologyRef::Inline(Box::new(scenario.topology().to_spec())),
+        ..spec
+    };
     let mut vectors = Vec::new();
     for (d, o) in modelled.iter().zip(&outcome.devices) {
         if d.vectors.len() > o.vectors.len() {
-            not_modelled.push(format!("{}: {} of its {} IRQs (the model uses fewer vectors)", d.name, d.vectors.len() - o.vectors.len(), d.vectors.len()));
+            not_modelled.push(format!(
+                "{}: {} of its {} IRQs (the model uses fewer vectors)",
+                d.name,
+                d.vectors.len() - o.vectors.len(),
+                d.vectors.len()
+            ));
         }
         for (v, &irq_idx) in o.vectors.iter().zip(&d.vectors) {
             let irq = &snap.irqs[irq_idx];
@@ -288,7 +343,11 @@ pub fn compare_with(snap: &Snapshot, opts: &ModelOptions) -> Result<Comparison, 
             });
         }
     }
-    Ok(Comparison { spec, vectors, not_modelled })
+    Ok(Comparison {
+        spec,
+        vectors,
+        not_modelled,
+    })
 }
 
 #[cfg(test)]
@@ -304,10 +363,22 @@ mod tests {
         assert_eq!(n("virtio3-req.0"), Some(("virtio3".into(), false, true)));
         assert_eq!(n("virtio3-config"), Some(("virtio3".into(), true, false)));
         assert_eq!(n("virtio1-input.2"), Some(("virtio1".into(), false, false)));
-        assert_eq!(n("mlx5_comp7@pci:0000:08:00.0"), Some(("mlx5@0000:08:00.0".into(), false, false)));
-        assert_eq!(n("mlx5_async0@pci:0000:08:00.0"), Some(("mlx5@0000:08:00.0".into(), true, false)));
-        assert_eq!(n("mana_q3@pci:7870:00:00.0"), Some(("mana@7870:00:00.0".into(), false, false)));
-        assert_eq!(n("mana_hwc@pci:7870:00:00.0"), Some(("mana@7870:00:00.0".into(), true, false)));
+        assert_eq!(
+            n("mlx5_comp7@pci:0000:08:00.0"),
+            Some(("mlx5@0000:08:00.0".into(), false, false))
+        );
+        assert_eq!(
+            n("mlx5_async0@pci:0000:08:00.0"),
+            Some(("mlx5@0000:08:00.0".into(), true, false))
+        );
+        assert_eq!(
+            n("mana_q3@pci:7870:00:00.0"),
+            Some(("mana@7870:00:00.0".into(), false, false))
+        );
+        assert_eq!(
+            n("mana_hwc@pci:7870:00:00.0"),
+            Some(("mana@7870:00:00.0".into(), true, false))
+        );
         assert_eq!(n("mana_intr"), Some(("mana".into(), false, false)));
         assert_eq!(n("mana_q"), None);
         assert_eq!(n("mana_qx@pci:1"), None);

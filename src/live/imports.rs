@@ -34,7 +34,11 @@ fn fnv1a_128(parts: &[&[u8]]) -> u128 {
 
 /// The id `probe` of `bytes` (probe 0 is the plain content hash).
 pub fn content_id(bytes: &[u8], probe: u32) -> String {
-    let h = if probe == 0 { fnv1a_128(&[bytes]) } else { fnv1a_128(&[bytes, b"#", probe.to_string().as_bytes()]) };
+    let h = if probe == 0 {
+        fnv1a_128(&[bytes])
+    } else {
+        fnv1a_128(&[bytes, b"#", probe.to_string().as_bytes()])
+    };
     format!("{h:032x}")
 }
 
@@ -109,7 +113,11 @@ impl ImportStore {
             let candidate = content_id(&bytes, probe);
             match self.by_id.get(&candidate) {
                 Some(kept) if *kept.bytes == *bytes => {
-                    return Ok(Inserted { id: candidate, evicted: Vec::new(), existed: true });
+                    return Ok(Inserted {
+                        id: candidate,
+                        evicted: Vec::new(),
+                        existed: true,
+                    });
                 }
                 Some(_) => continue,
                 None => {
@@ -122,8 +130,18 @@ impl ImportStore {
         let evicted = self.make_room(bytes.len());
         self.bytes += bytes.len();
         self.order.push_back(id.clone());
-        self.by_id.insert(id.clone(), StoredImport { capture: Arc::new(capture), bytes: bytes.into() });
-        Ok(Inserted { id, evicted, existed: false })
+        self.by_id.insert(
+            id.clone(),
+            StoredImport {
+                capture: Arc::new(capture),
+                bytes: bytes.into(),
+            },
+        );
+        Ok(Inserted {
+            id,
+            evicted,
+            existed: false,
+        })
     }
 
     /// Put back a persisted import under its id (oldest first), within the same bounds.
@@ -134,7 +152,13 @@ impl ImportStore {
         let evicted = self.make_room(bytes.len());
         self.bytes += bytes.len();
         self.order.push_back(id.clone());
-        self.by_id.insert(id, StoredImport { capture: Arc::new(capture), bytes: bytes.into() });
+        self.by_id.insert(
+            id,
+            StoredImport {
+                capture: Arc::new(capture),
+                bytes: bytes.into(),
+            },
+        );
         evicted
     }
 
@@ -158,7 +182,10 @@ mod tests {
     use crate::live::protocol::PROTOCOL_VERSION;
 
     fn cap() -> Capture {
-        Capture { version: PROTOCOL_VERSION, snapshots: Vec::new() }
+        Capture {
+            version: PROTOCOL_VERSION,
+            snapshots: Vec::new(),
+        }
     }
 
     #[test]
@@ -167,7 +194,14 @@ mod tests {
         let a = s.insert(cap(), b"a".to_vec()).unwrap();
         assert!(valid_id(&a.id) && !a.existed);
         assert_eq!(a.id, content_id(b"a", 0));
-        assert_eq!(s.insert(cap(), b"a".to_vec()).unwrap(), Inserted { id: a.id.clone(), evicted: vec![], existed: true });
+        assert_eq!(
+            s.insert(cap(), b"a".to_vec()).unwrap(),
+            Inserted {
+                id: a.id.clone(),
+                evicted: vec![],
+                existed: true
+            }
+        );
         // An id taken by other content (as a hash collision would): the next probe.
         let mut s2 = ImportStore::new();
         s2.restore(content_id(b"b", 0), cap(), b"not b".to_vec());
@@ -180,8 +214,13 @@ mod tests {
         }
         assert_eq!(s.len(), IMPORTS_MAX);
         assert!(s.get(&a.id).is_none(), "the oldest went first");
-        assert!(s.get(&content_id(format!("x{}", IMPORTS_MAX + 2).as_bytes(), 0)).is_some());
-        assert!(matches!(s.insert(cap(), vec![b' '; IMPORTS_BYTES_MAX + 1]), Err(ImportStoreError::TooLarge(_))));
+        assert!(s
+            .get(&content_id(format!("x{}", IMPORTS_MAX + 2).as_bytes(), 0))
+            .is_some());
+        assert!(matches!(
+            s.insert(cap(), vec![b' '; IMPORTS_BYTES_MAX + 1]),
+            Err(ImportStoreError::TooLarge(_))
+        ));
         assert!(!valid_id("../etc") && !valid_id(&"A".repeat(IMPORT_ID_LEN)));
     }
 }

@@ -44,7 +44,11 @@ impl fmt::Display for ParseError {
 
 impl ParseError {
     pub fn new(file: impl Into<String>, line: Option<usize>, message: impl Into<String>) -> ParseError {
-        ParseError { file: file.into(), line, message: message.into() }
+        ParseError {
+            file: file.into(),
+            line,
+            message: message.into(),
+        }
     }
 }
 
@@ -92,7 +96,11 @@ const FILE: &str = "/proc/interrupts";
 pub fn parse_interrupts(text: &str) -> Result<Interrupts, ParseError> {
     let err = |line: usize, m: String| Err(ParseError::new(FILE, Some(line), m));
     if text.len() > INTERRUPTS_BYTES_MAX {
-        return Err(ParseError::new(FILE, None, format!("{} bytes, more than the limit of {INTERRUPTS_BYTES_MAX}", text.len())));
+        return Err(ParseError::new(
+            FILE,
+            None,
+            format!("{} bytes, more than the limit of {INTERRUPTS_BYTES_MAX}", text.len()),
+        ));
     }
     let mut lines = text.lines().enumerate().map(|(i, l)| (i + 1, l));
     let Some((_, header)) = lines.by_ref().find(|(_, l)| !l.trim().is_empty()) else {
@@ -106,7 +114,12 @@ pub fn parse_interrupts(text: &str) -> Result<Interrupts, ParseError> {
         };
         let cpu = match id.parse::<u32>() {
             Ok(c) if c < CPUS_MAX && (id.len() == 1 || !id.starts_with('0')) => c,
-            _ => return err(header_no, format!("header word {:?}: a CPU number below {CPUS_MAX}", short(word))),
+            _ => {
+                return err(
+                    header_no,
+                    format!("header word {:?}: a CPU number below {CPUS_MAX}", short(word)),
+                )
+            }
         };
         if cpus.last().is_some_and(|&last| last >= cpu) {
             return err(header_no, format!("CPU{cpu} is out of order in the header"));
@@ -128,7 +141,12 @@ pub fn parse_interrupts(text: &str) -> Result<Interrupts, ParseError> {
         let Some((label, rest)) = body.split_once(':') else {
             return err(no, format!("no `label:` at the start of {:?}", short(body)));
         };
-        if label.is_empty() || label.len() > 32 || !label.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-') {
+        if label.is_empty()
+            || label.len() > 32
+            || !label
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+        {
             return err(no, format!("bad row label {:?}", short(label)));
         }
         // Counters: decimal words, at most one per column.
@@ -174,7 +192,14 @@ pub fn parse_interrupts(text: &str) -> Result<Interrupts, ParseError> {
         if rows.iter().rev().take(1).any(|r| r.label == label) {
             return err(no, format!("row {label} appears twice"));
         }
-        rows.push(IrqRow { label: label.to_string(), counts, n_counts, chip, hwirq, name });
+        rows.push(IrqRow {
+            label: label.to_string(),
+            counts,
+            n_counts,
+            chip,
+            hwirq,
+            name,
+        });
     }
     Ok(Interrupts { cpus, rows })
 }
@@ -202,7 +227,9 @@ fn split_description(desc: &str) -> (String, String, String) {
     while spans.len() <= CHIP_WORDS_MAX {
         let rest = &desc[at..];
         let start = at + (rest.len() - rest.trim_start_matches(|c: char| c.is_ascii_whitespace()).len());
-        let len = desc[start..].find(|c: char| c.is_ascii_whitespace()).unwrap_or(desc.len() - start);
+        let len = desc[start..]
+            .find(|c: char| c.is_ascii_whitespace())
+            .unwrap_or(desc.len() - start);
         if len == 0 {
             break;
         }
@@ -224,7 +251,11 @@ fn split_description(desc: &str) -> (String, String, String) {
     if let Some(w) = rest.split_ascii_whitespace().next().filter(|w| is_hwirq(w)) {
         hw.push_str(w);
         rest = rest[w.len()..].trim_start_matches(|c: char| c.is_ascii_whitespace());
-        if let Some(flow) = rest.split_ascii_whitespace().next().filter(|f| matches!(*f, "Level" | "Edge") || f.starts_with("Level-") || f.starts_with("Edge-")) {
+        if let Some(flow) = rest
+            .split_ascii_whitespace()
+            .next()
+            .filter(|f| matches!(*f, "Level" | "Edge") || f.starts_with("Level-") || f.starts_with("Edge-"))
+        {
             hw.push(' ');
             hw.push_str(flow);
             rest = rest[flow.len()..].trim_start_matches(|c: char| c.is_ascii_whitespace());
@@ -233,7 +264,11 @@ fn split_description(desc: &str) -> (String, String, String) {
         hw.push_str(flow);
         rest = rest[flow.len()..].trim_start_matches(|c: char| c.is_ascii_whitespace());
     }
-    (chip.to_string(), hw, rest.trim_end_matches(|c: char| c.is_ascii_whitespace()).to_string())
+    (
+        chip.to_string(),
+        hw,
+        rest.trim_end_matches(|c: char| c.is_ascii_whitespace()).to_string(),
+    )
 }
 
 /// Print rows the way the kernel does (used to write fixtures and bench inputs; the parser
@@ -287,14 +322,22 @@ pub fn parse_irq_node(file: &str, text: &str) -> Result<Option<u32>, ParseError>
         "-1" => Ok(None),
         _ => match line.parse::<u32>() {
             Ok(n) if n < crate::topology::NODES_MAX => Ok(Some(n)),
-            _ => Err(ParseError::new(file, Some(1), format!("{:?} is not a node number or -1", short(line)))),
+            _ => Err(ParseError::new(
+                file,
+                Some(1),
+                format!("{:?} is not a node number or -1", short(line)),
+            )),
         },
     }
 }
 
 fn one_line<'a>(file: &str, text: &'a str) -> Result<&'a str, ParseError> {
     if text.len() > IRQ_FILE_BYTES_MAX {
-        return Err(ParseError::new(file, None, format!("larger than {IRQ_FILE_BYTES_MAX} bytes")));
+        return Err(ParseError::new(
+            file,
+            None,
+            format!("larger than {IRQ_FILE_BYTES_MAX} bytes"),
+        ));
     }
     let t = text.strip_suffix('\n').unwrap_or(text);
     if t.contains('\n') {
@@ -337,12 +380,21 @@ mod tests {
         assert_eq!(p.cpus, vec![0, 1, 2, 3]);
         let r = |l: &str| p.rows.iter().find(|r| r.label == l).unwrap().clone();
         let nvme = r("24");
-        assert_eq!((nvme.chip.as_str(), nvme.hwirq.as_str(), nvme.name.as_str()), ("PCI-MSIX-0000:00:04.0", "1-edge", "nvme0q1"));
+        assert_eq!(
+            (nvme.chip.as_str(), nvme.hwirq.as_str(), nvme.name.as_str()),
+            ("PCI-MSIX-0000:00:04.0", "1-edge", "nvme0q1")
+        );
         assert_eq!(nvme.counts, vec![(2, 1203)]);
         let admin = r("25");
-        assert_eq!((admin.chip.as_str(), admin.hwirq.as_str(), admin.name.as_str()), ("IR-PCI-MSI", "524288-edge", "nvme0q0"));
+        assert_eq!(
+            (admin.chip.as_str(), admin.hwirq.as_str(), admin.name.as_str()),
+            ("IR-PCI-MSI", "524288-edge", "nvme0q0")
+        );
         let old = r("26");
-        assert_eq!((old.chip.as_str(), old.hwirq.as_str(), old.name.as_str()), ("IR-PCI-MSI-edge", "", "eth0-rx-0, eth0-tx-0"));
+        assert_eq!(
+            (old.chip.as_str(), old.hwirq.as_str(), old.name.as_str()),
+            ("IR-PCI-MSI-edge", "", "eth0-rx-0, eth0-tx-0")
+        );
         assert_eq!(old.total(), 10);
         assert_eq!(r("NMI").name, "Non-maskable interrupts");
         assert_eq!(r("ERR").n_counts, 1);
@@ -361,8 +413,17 @@ mod tests {
   27:          1          0   IO-APIC   9-fasteoi   acpi
 ";
         let p = parse_interrupts(text).unwrap();
-        let f = |i: usize| (p.rows[i].chip.as_str(), p.rows[i].hwirq.as_str(), p.rows[i].name.as_str());
-        assert_eq!(f(0), ("Hyper-V PCIe MSI", "1946157056-edge", "mana_hwc@pci:7870:00:00.0"));
+        let f = |i: usize| {
+            (
+                p.rows[i].chip.as_str(),
+                p.rows[i].hwirq.as_str(),
+                p.rows[i].name.as_str(),
+            )
+        };
+        assert_eq!(
+            f(0),
+            ("Hyper-V PCIe MSI", "1946157056-edge", "mana_hwc@pci:7870:00:00.0")
+        );
         assert_eq!(f(1), ("Hyper-V PCIe MSI", "134250496-edge", "nvme0q0"));
         // Glued chip and flow, no hwirq: a number among the names stays a name.
         assert_eq!(f(2), ("HV-PCI-MSI-edge", "", "eth0, eth1 2-edge"));
@@ -383,7 +444,10 @@ Err:          0
         let p = parse_interrupts(text).unwrap();
         assert_eq!(p.cpus, vec![0, 2]);
         let t = &p.rows[0];
-        assert_eq!((t.chip.as_str(), t.hwirq.as_str(), t.name.as_str()), ("GICv3", "27 Level", "arch_timer"));
+        assert_eq!(
+            (t.chip.as_str(), t.hwirq.as_str(), t.name.as_str()),
+            ("GICv3", "27 Level", "arch_timer")
+        );
         assert_eq!(t.counts, vec![(0, 10123), (2, 9876)]);
         assert_eq!(p.rows[2].name, "nvme0q0");
         assert_eq!(p.rows[3].label, "IPI0");
@@ -396,15 +460,25 @@ Err:          0
         let e = parse_interrupts("CPU0 CPU1\n 1: 0 0 x\nbogus line\n").unwrap_err();
         assert_eq!(e.line, Some(3), "{e}");
         assert!(parse_interrupts("").is_err());
-        assert!(parse_interrupts("CPU1 CPU0\n").unwrap_err().to_string().contains("out of order"));
-        assert!(parse_interrupts("CPU0\n 1: 99999999999999999999999 x\n").unwrap_err().to_string().contains("64 bits"));
+        assert!(parse_interrupts("CPU1 CPU0\n")
+            .unwrap_err()
+            .to_string()
+            .contains("out of order"));
+        assert!(parse_interrupts("CPU0\n 1: 99999999999999999999999 x\n")
+            .unwrap_err()
+            .to_string()
+            .contains("64 bits"));
         assert!(parse_interrupts("CPU0 CPU99999\n").is_err());
     }
 
     #[test]
     fn rows_print_and_parse_back() {
         // Found by fuzzing: a form feed glued a counter to a number in a short row.
-        for text in ["CPU0 CPU1 CPU2\n 0: 0\x0c5555 x\n", "CPU0 CPU1\n 7: 1 2 3-edge  a b\n", "CPU0\n 1: 4 \u{a0}x 5-edge y\n"] {
+        for text in [
+            "CPU0 CPU1 CPU2\n 0: 0\x0c5555 x\n",
+            "CPU0 CPU1\n 7: 1 2 3-edge  a b\n",
+            "CPU0\n 1: 4 \u{a0}x 5-edge y\n",
+        ] {
             let Ok(p) = parse_interrupts(text) else { continue };
             assert_eq!(parse_interrupts(&format_interrupts(&p)).unwrap(), p, "{text:?}");
         }
@@ -414,7 +488,10 @@ Err:          0
     fn irq_files() {
         assert_eq!(parse_affinity_list("a", "0-3,8\n").unwrap().to_cpulist(), "0-3,8");
         assert_eq!(parse_affinity_list("a", "0-7:2/4\n").unwrap().to_cpulist(), "0-1,4-5");
-        assert!(parse_affinity_list("a", "0\n1\n").unwrap_err().to_string().contains("line 2"));
+        assert!(parse_affinity_list("a", "0\n1\n")
+            .unwrap_err()
+            .to_string()
+            .contains("line 2"));
         assert_eq!(parse_irq_node("n", "-1\n").unwrap(), None);
         assert_eq!(parse_irq_node("n", "1\n").unwrap(), Some(1));
         assert!(parse_irq_node("n", "x\n").is_err());

@@ -125,17 +125,24 @@ pub fn valid_host_name(host: &str) -> bool {
         && host.len() <= HOST_NAME_BYTES_MAX
         && !host.starts_with('.')
         && !host.starts_with('_')
-        && host.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'.' || b == b'_' || b == b'-')
+        && host
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'.' || b == b'_' || b == b'-')
 }
 
 impl Snapshot {
     /// Check the version and every size limit; the topology is validated separately.
     pub fn check(&self) -> Result<(), String> {
         if self.version != PROTOCOL_VERSION {
-            return Err(format!("protocol version {} is not supported (this server speaks {PROTOCOL_VERSION})", self.version));
+            return Err(format!(
+                "protocol version {} is not supported (this server speaks {PROTOCOL_VERSION})",
+                self.version
+            ));
         }
         if !valid_host_name(&self.host) {
-            return Err(format!("host name must be 1 to {HOST_NAME_BYTES_MAX} bytes of A-Z a-z 0-9 . _ -, not starting with . or _"));
+            return Err(format!(
+                "host name must be 1 to {HOST_NAME_BYTES_MAX} bytes of A-Z a-z 0-9 . _ -, not starting with . or _"
+            ));
         }
         if self.cpus.len() > CPUS_MAX as usize || self.cpus.iter().any(|&c| c >= CPUS_MAX) {
             return Err(format!("more than {CPUS_MAX} CPUs, or a CPU id beyond it"));
@@ -153,23 +160,40 @@ impl Snapshot {
             return Err("boot_id is longer than 64 bytes".into());
         }
         for irq in &self.irqs {
-            for (what, v) in [("label", &irq.label), ("chip", &irq.chip), ("hwirq", &irq.hwirq), ("name", &irq.name)] {
+            for (what, v) in [
+                ("label", &irq.label),
+                ("chip", &irq.chip),
+                ("hwirq", &irq.hwirq),
+                ("name", &irq.name),
+            ] {
                 if v.len() > FIELD_BYTES_MAX {
-                    return Err(format!("IRQ {:?}: {what} is longer than {FIELD_BYTES_MAX} bytes", super::parse::short(&irq.label)));
+                    return Err(format!(
+                        "IRQ {:?}: {what} is longer than {FIELD_BYTES_MAX} bytes",
+                        super::parse::short(&irq.label)
+                    ));
                 }
             }
             if irq.label.is_empty() {
                 return Err("an IRQ has an empty label".into());
             }
             if irq.counts.len() > self.cpus.len() || irq.counts.windows(2).any(|w| w[0].0 >= w[1].0) {
-                return Err(format!("IRQ {}: counts must be one per CPU column, ordered by CPU", super::parse::short(&irq.label)));
+                return Err(format!(
+                    "IRQ {}: counts must be one per CPU column, ordered by CPU",
+                    super::parse::short(&irq.label)
+                ));
             }
             if irq.counts.iter().any(|(c, _)| self.cpus.binary_search(c).is_err()) {
-                return Err(format!("IRQ {}: a count for a CPU that is not a column", super::parse::short(&irq.label)));
+                return Err(format!(
+                    "IRQ {}: a count for a CPU that is not a column",
+                    super::parse::short(&irq.label)
+                ));
             }
             for v in [&irq.affinity, &irq.effective].into_iter().flatten() {
                 if v.len() > FIELD_BYTES_MAX * 16 {
-                    return Err(format!("IRQ {}: affinity list too long", super::parse::short(&irq.label)));
+                    return Err(format!(
+                        "IRQ {}: affinity list too long",
+                        super::parse::short(&irq.label)
+                    ));
                 }
             }
         }

@@ -82,9 +82,13 @@ pub struct LiveStore {
 
 fn validate(snap: &Snapshot) -> Result<Arc<Topology>, IngestError> {
     snap.check().map_err(IngestError::Bad)?;
-    let topo = Topology::new(&snap.topology.to_spec(&snap.host)).map_err(|e| IngestError::Bad(format!("topology: {e}")))?;
+    let topo =
+        Topology::new(&snap.topology.to_spec(&snap.host)).map_err(|e| IngestError::Bad(format!("topology: {e}")))?;
     if let Some(&cpu) = snap.cpus.iter().find(|&&c| c >= topo.nr_cpu_ids()) {
-        return Err(IngestError::Bad(format!("column CPU{cpu} is not in the topology ({} CPU ids)", topo.nr_cpu_ids())));
+        return Err(IngestError::Bad(format!(
+            "column CPU{cpu} is not in the topology ({} CPU ids)",
+            topo.nr_cpu_ids()
+        )));
     }
     Ok(Arc::new(topo))
 }
@@ -113,7 +117,10 @@ impl LiveStore {
     /// Accept a snapshot for `host` (the name it was sent under). On error nothing changes.
     pub fn ingest(&mut self, host: &str, snap: Snapshot) -> Result<&HostState, IngestError> {
         if snap.host != host {
-            return Err(IngestError::HostMismatch { snapshot: super::parse::short(&snap.host), path: super::parse::short(host) });
+            return Err(IngestError::HostMismatch {
+                snapshot: super::parse::short(&snap.host),
+                path: super::parse::short(host),
+            });
         }
         let topology = validate(&snap)?;
         if !self.hosts.contains_key(host) && self.hosts.len() >= HOSTS_MAX {
@@ -126,7 +133,9 @@ impl LiveStore {
                 let same_boot = p.snapshot.boot_id == snap.boot_id;
                 let dt = snap.taken_unix_ms.checked_sub(p.snapshot.taken_unix_ms);
                 match dt {
-                    Some(dt) if same_boot && dt < AGENT_INTERVAL_MS_MIN => return Err(IngestError::TooFast { interval_ms: dt }),
+                    Some(dt) if same_boot && dt < AGENT_INTERVAL_MS_MIN => {
+                        return Err(IngestError::TooFast { interval_ms: dt })
+                    }
                     Some(dt) if same_boot => Some(rates(&p.snapshot, &snap, dt)),
                     _ => None,
                 }
@@ -139,7 +148,13 @@ impl LiveStore {
             history.pop_front();
         }
         history.push_back(sample);
-        let state = HostState { snapshot: snap, topology, seq, rates, history };
+        let state = HostState {
+            snapshot: snap,
+            topology,
+            seq,
+            rates,
+            history,
+        };
         self.hosts.insert(host.to_string(), state);
         Ok(&self.hosts[host])
     }
@@ -152,14 +167,27 @@ impl LiveStore {
         }
         let history: VecDeque<Sample> = p.history.into_iter().rev().take(HISTORY_LEN_MAX).rev().collect();
         let host = p.snapshot.host.clone();
-        self.hosts.insert(host, HostState { snapshot: p.snapshot, topology, seq: p.seq, rates: None, history });
+        self.hosts.insert(
+            host,
+            HostState {
+                snapshot: p.snapshot,
+                topology,
+                seq: p.seq,
+                rates: None,
+                history,
+            },
+        );
         Ok(())
     }
 }
 
 impl HostState {
     pub fn persisted(&self) -> PersistedHost {
-        PersistedHost { snapshot: self.snapshot.clone(), seq: self.seq, history: self.history.iter().cloned().collect() }
+        PersistedHost {
+            snapshot: self.snapshot.clone(),
+            seq: self.seq,
+            history: self.history.iter().cloned().collect(),
+        }
     }
 }
 
@@ -167,10 +195,13 @@ fn sample_of(seq: u64, snap: &Snapshot, rates: Option<&Rates>) -> Sample {
     let (irqs_per_s, busiest) = match rates {
         Some(r) => {
             let total: f64 = r.per_cpu.values().sum();
-            let busiest = r.per_cpu.iter().fold(None, |best: Option<(u32, f64)>, (&c, &v)| match best {
-                Some((_, bv)) if bv >= v => best,
-                _ => Some((c, v)),
-            });
+            let busiest = r
+                .per_cpu
+                .iter()
+                .fold(None, |best: Option<(u32, f64)>, (&c, &v)| match best {
+                    Some((_, bv)) if bv >= v => best,
+                    _ => Some((c, v)),
+                });
             (total, busiest)
         }
         None => (0.0, None),
@@ -195,7 +226,10 @@ pub fn rates(prev: &Snapshot, cur: &Snapshot, dt_ms: u64) -> Rates {
     let mut per_irq = Vec::with_capacity(cur.irqs.len());
     let mut deltas: Vec<(u32, u64)> = Vec::new();
     for irq in &cur.irqs {
-        let Some(old) = by_label.get(irq.label.as_str()).filter(|o| o.name == irq.name && o.chip == irq.chip) else {
+        let Some(old) = by_label
+            .get(irq.label.as_str())
+            .filter(|o| o.name == irq.name && o.chip == irq.chip)
+        else {
             per_irq.push(None);
             continue;
         };
@@ -247,7 +281,11 @@ pub fn rates(prev: &Snapshot, cur: &Snapshot, dt_ms: u64) -> Rates {
             }
         }
     }
-    Rates { interval_ms: dt_ms, per_cpu, per_irq }
+    Rates {
+        interval_ms: dt_ms,
+        per_cpu,
+        per_irq,
+    }
 }
 
 #[cfg(test)]
@@ -261,35 +299,89 @@ mod tests {
             host: "h".into(),
             taken_unix_ms: t,
             boot_id: "b".into(),
-            topology: WireTopology { nodes: vec!["0-3".into()], ..Default::default() },
+            topology: WireTopology {
+                nodes: vec!["0-3".into()],
+                ..Default::default()
+            },
             cpus: cpus.to_vec(),
             irqs: irqs
                 .iter()
-                .map(|(l, n, c)| WireIrq { label: l.to_string(), name: n.to_string(), counts: c.to_vec(), ..blank() })
+                .map(|(l, n, c)| WireIrq {
+                    label: l.to_string(),
+                    name: n.to_string(),
+                    counts: c.to_vec(),
+                    ..blank()
+                })
                 .collect(),
         }
     }
     fn blank() -> WireIrq {
-        WireIrq { label: String::new(), chip: String::new(), hwirq: String::new(), name: String::new(), counts: vec![], affinity: None, effective: None, node: None }
+        WireIrq {
+            label: String::new(),
+            chip: String::new(),
+            hwirq: String::new(),
+            name: String::new(),
+            counts: vec![],
+            affinity: None,
+            effective: None,
+            node: None,
+        }
     }
 
     #[test]
     fn rates_resets_hotplug_and_churn() {
         let mut s = LiveStore::new();
-        s.ingest("h", snap(1000, &[0, 1, 2, 3], &[("24", "nvme0q1", &[(1, 100)]), ("25", "nvme0q2", &[(2, 50)]), ("LOC", "Local", &[(0, 9)])])).unwrap();
+        s.ingest(
+            "h",
+            snap(
+                1000,
+                &[0, 1, 2, 3],
+                &[
+                    ("24", "nvme0q1", &[(1, 100)]),
+                    ("25", "nvme0q2", &[(2, 50)]),
+                    ("LOC", "Local", &[(0, 9)]),
+                ],
+            ),
+        )
+        .unwrap();
         assert!(s.host("h").unwrap().rates.is_none());
         // One second later: CPU 3 went offline, IRQ 25 vanished, IRQ 26 appeared.
-        let st = s.ingest("h", snap(2000, &[0, 1, 2], &[("24", "nvme0q1", &[(1, 300)]), ("26", "x", &[(0, 5)]), ("LOC", "Local", &[(0, 19)])])).unwrap();
+        let st = s
+            .ingest(
+                "h",
+                snap(
+                    2000,
+                    &[0, 1, 2],
+                    &[
+                        ("24", "nvme0q1", &[(1, 300)]),
+                        ("26", "x", &[(0, 5)]),
+                        ("LOC", "Local", &[(0, 19)]),
+                    ],
+                ),
+            )
+            .unwrap();
         let r = st.rates.as_ref().unwrap();
         assert_eq!(r.per_irq, vec![Some(200.0), None, Some(10.0)]);
         assert_eq!(r.per_cpu.get(&1), Some(&200.0));
         assert_eq!(r.per_cpu.get(&0), Some(&0.0), "arch rows do not count");
         assert!(!r.per_cpu.contains_key(&3));
         // A counter going down resets that IRQ only.
-        let st = s.ingest("h", snap(3000, &[0, 1, 2], &[("24", "nvme0q1", &[(1, 10)]), ("26", "x", &[(0, 15)])])).unwrap();
+        let st = s
+            .ingest(
+                "h",
+                snap(
+                    3000,
+                    &[0, 1, 2],
+                    &[("24", "nvme0q1", &[(1, 10)]), ("26", "x", &[(0, 15)])],
+                ),
+            )
+            .unwrap();
         assert_eq!(st.rates.as_ref().unwrap().per_irq, vec![None, Some(10.0)]);
         // Too fast.
-        assert!(matches!(s.ingest("h", snap(3050, &[0], &[])), Err(IngestError::TooFast { .. })));
+        assert!(matches!(
+            s.ingest("h", snap(3050, &[0], &[])),
+            Err(IngestError::TooFast { .. })
+        ));
         // Reboot: new boot id is a baseline.
         let mut reboot = snap(4000, &[0, 1, 2, 3], &[("24", "nvme0q1", &[(1, 1)])]);
         reboot.boot_id = "c".into();
@@ -298,7 +390,10 @@ mod tests {
         assert_eq!(st.seq, 4);
         assert!(st.history.back().unwrap().reset);
         // Host mismatch and bad topology leave the store alone.
-        assert!(matches!(s.ingest("other", snap(5000, &[0], &[])), Err(IngestError::HostMismatch { .. })));
+        assert!(matches!(
+            s.ingest("other", snap(5000, &[0], &[])),
+            Err(IngestError::HostMismatch { .. })
+        ));
         let mut bad = snap(5000, &[0, 9], &[]);
         bad.topology.nodes = vec!["0-3".into()];
         assert!(s.ingest("h", bad).is_err());

@@ -39,7 +39,10 @@ pub struct ProbedLoad {
 
 impl ProbedLoad {
     pub fn new(nr_cpu_ids: u32) -> ProbedLoad {
-        ProbedLoad { irqs: vec![0; nr_cpu_ids as usize], hot_irqs: vec![0; nr_cpu_ids as usize] }
+        ProbedLoad {
+            irqs: vec![0; nr_cpu_ids as usize],
+            hot_irqs: vec![0; nr_cpu_ids as usize],
+        }
     }
 
     /// Count one vector firing on `cpu` with a mask of `mask_weight` CPUs.
@@ -103,11 +106,18 @@ pub fn offset_by_probed(topo: &Topology, numgrps: u32, fires: Fires, load: &mut 
     }
 
     // 1. Groups per node: one each, then each further group where the per-CPU load stays lowest.
-    let cpus_online: Vec<u64> =
-        nodes.iter().map(|(_, cpus)| cpus.iter().filter(|&&c| online.contains(c)).count() as u64).collect();
+    let cpus_online: Vec<u64> = nodes
+        .iter()
+        .map(|(_, cpus)| cpus.iter().filter(|&&c| online.contains(c)).count() as u64)
+        .collect();
     let mut node_irqs: Vec<u64> = nodes
         .iter()
-        .map(|(_, cpus)| cpus.iter().filter(|&&c| online.contains(c)).map(|&c| u64::from(load.irqs[c as usize])).sum())
+        .map(|(_, cpus)| {
+            cpus.iter()
+                .filter(|&&c| online.contains(c))
+                .map(|&c| u64::from(load.irqs[c as usize]))
+                .sum()
+        })
         .collect();
     let mut groups: Vec<u32> = vec![1; nodes.len()];
     for n in 0..nodes.len() {
@@ -148,13 +158,29 @@ pub fn offset_by_probed(topo: &Topology, numgrps: u32, fires: Fires, load: &mut 
     for ((_, cpus), &g) in nodes.iter().zip(&groups) {
         let c = cpus.len() as u32;
         let mut by_load: Vec<u32> = cpus.clone();
-        by_load.sort_by_key(|&cpu| (!online.contains(cpu), load.irqs[cpu as usize], load.hot_irqs[cpu as usize], cpu));
+        by_load.sort_by_key(|&cpu| {
+            (
+                !online.contains(cpu),
+                load.irqs[cpu as usize],
+                load.hot_irqs[cpu as usize],
+                cpu,
+            )
+        });
         let mut anchors: Vec<u32> = by_load[..g as usize].to_vec();
         // The c mod g larger groups go to the anchors with the most single-CPU IRQs already.
-        anchors.sort_by_key(|&cpu| (std::cmp::Reverse(load.hot_irqs[cpu as usize]), std::cmp::Reverse(load.irqs[cpu as usize]), cpu));
+        anchors.sort_by_key(|&cpu| {
+            (
+                std::cmp::Reverse(load.hot_irqs[cpu as usize]),
+                std::cmp::Reverse(load.irqs[cpu as usize]),
+                cpu,
+            )
+        });
         let (size, larger) = (c / g, c % g);
-        let mut room: Vec<(u32, u32)> =
-            anchors.iter().enumerate().map(|(i, &a)| (a, size + u32::from((i as u32) < larger) - 1)).collect();
+        let mut room: Vec<(u32, u32)> = anchors
+            .iter()
+            .enumerate()
+            .map(|(i, &a)| (a, size + u32::from((i as u32) < larger) - 1))
+            .collect();
         room.sort_unstable();
         let index_of = |cpu: u32, room: &[(u32, u32)]| room.binary_search_by_key(&cpu, |&(a, _)| a).ok();
         let mut open: BTreeSet<u32> = room.iter().filter(|&&(_, r)| r > 0).map(|&(a, _)| a).collect();
@@ -189,8 +215,10 @@ pub fn offset_by_probed(topo: &Topology, numgrps: u32, fires: Fires, load: &mut 
         }
         // Count where each vector is expected to fire (the anchor, unless an equally loaded
         // member wins the effective-CPU tie-break).
-        let fire: Vec<(u32, u32)> =
-            node_masks.iter().filter_map(|m| fires.pick(m, online, load).map(|c| (c, m.weight()))).collect();
+        let fire: Vec<(u32, u32)> = node_masks
+            .iter()
+            .filter_map(|m| fires.pick(m, online, load).map(|c| (c, m.weight())))
+            .collect();
         for (cpu, weight) in fire {
             load.add(cpu, weight);
         }

@@ -25,7 +25,13 @@ pub fn mana_report(input: &ManaInput, unpatched: &ManaOutcome, patched: &ManaOut
     let _ = writeln!(
         out,
         "MANA irq_setup: {ncpu} vCPUs, {} MSI-X, max_msix {}, device node {}",
-        if input.mode == crate::kernel::mana::MsixMode::Dynamic { "dynamic" } else { "static" }, input.max_msix, input.device_node
+        if input.mode == crate::kernel::mana::MsixMode::Dynamic {
+            "dynamic"
+        } else {
+            "static"
+        },
+        input.max_msix,
+        input.device_node
     );
     let _ = writeln!(out, "vector load before probe: {}", list(&input.initial_vector_load));
     if let Some(aff) = &input.default_affinity {
@@ -34,18 +40,28 @@ pub fn mana_report(input: &ManaInput, unpatched: &ManaOutcome, patched: &ManaOut
     let _ = writeln!(
         out,
         "unpatched: {} IRQs ({} queues), {}, skip_first_cpu {}",
-        unpatched.num_msix_usable, unpatched.queue_irq_count, unpatched.setup_fn.as_str(), unpatched.skip_first_cpu
+        unpatched.num_msix_usable,
+        unpatched.queue_irq_count,
+        unpatched.setup_fn.as_str(),
+        unpatched.skip_first_cpu
     );
     let _ = writeln!(
         out,
         "patched:   {} IRQs ({} queues), {}, skip_first_cpu {}",
-        patched.num_msix_usable, patched.queue_irq_count, patched.setup_fn.as_str(), patched.skip_first_cpu
+        patched.num_msix_usable,
+        patched.queue_irq_count,
+        patched.setup_fn.as_str(),
+        patched.skip_first_cpu
     );
     out.push('\n');
     out.push_str("              unpatched               patched\n");
     out.push_str("IRQ  type     mask       req  eff     mask       req  eff\n");
     for (u, p) in unpatched.irqs.iter().zip(&patched.irqs) {
-        let kind = if u.index == 0 { "HWC".to_string() } else { format!("mana_q{}", u.index) };
+        let kind = if u.index == 0 {
+            "HWC".to_string()
+        } else {
+            format!("mana_q{}", u.index)
+        };
         let _ = writeln!(
             out,
             "{:<4} {:<8} {:<10} {:>3}  {:>3}     {:<10} {:>3}  {:>3}",
@@ -75,7 +91,11 @@ pub fn mana_report(input: &ManaInput, unpatched: &ManaOutcome, patched: &ManaOut
         list(&patched.queue_irqs_per_cpu),
         spread(&patched.queue_irqs_per_cpu)
     );
-    let _ = writeln!(out, "vector load after unpatched: {}", list(&unpatched.final_vector_load));
+    let _ = writeln!(
+        out,
+        "vector load after unpatched: {}",
+        list(&unpatched.final_vector_load)
+    );
     let _ = writeln!(out, "                  patched:   {}", list(&patched.final_vector_load));
     out
 }
@@ -106,8 +126,16 @@ pub fn sched_report(input: &SchedInput, outcome: &SchedOutcome) -> String {
             out,
             "{:<9} {:<21} {}",
             s.variant.as_str(),
-            if s.periodic_split { "SPLITS the pair" } else { "keeps the pair" },
-            if s.fork_split { format!("splits (node {})", s.fork_final_node) } else { format!("keeps (node {})", s.fork_final_node) }
+            if s.periodic_split {
+                "SPLITS the pair"
+            } else {
+                "keeps the pair"
+            },
+            if s.fork_split {
+                format!("splits (node {})", s.fork_final_node)
+            } else {
+                format!("keeps (node {})", s.fork_final_node)
+            }
         );
     }
     for v in &outcome.variants {

@@ -2,8 +2,8 @@
 
 pub mod json;
 pub mod mana_sched;
-pub mod text;
 pub mod svg;
 pub mod svg_live;
-pub mod sweep;
 pub mod svg_mana_sched;
+pub mod sweep;
+pub mod text;

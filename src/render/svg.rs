@@ -41,7 +41,12 @@ pub enum HeatMetric {
 }
 
 impl HeatMetric {
-    pub const ALL: [HeatMetric; 4] = [HeatMetric::Irqs, HeatMetric::Managed, HeatMetric::Devices, HeatMetric::Hot];
+    pub const ALL: [HeatMetric; 4] = [
+        HeatMetric::Irqs,
+        HeatMetric::Managed,
+        HeatMetric::Devices,
+        HeatMetric::Hot,
+    ];
 
     pub fn name(self) -> &'static str {
         match self {
@@ -128,7 +133,12 @@ fn seq_colour(v: u32, max: u32) -> String {
     }
     let t = f64::from(v.min(max)) / f64::from(max);
     let lerp = |a: f64, b: f64| (a + (b - a) * t).round() as u8;
-    format!("#{:02x}{:02x}{:02x}", lerp(244.0, 8.0), lerp(246.0, 48.0), lerp(250.0, 107.0))
+    format!(
+        "#{:02x}{:02x}{:02x}",
+        lerp(244.0, 8.0),
+        lerp(246.0, 48.0),
+        lerp(250.0, 107.0)
+    )
 }
 
 /// Diverging scale: negative blue, zero white, positive red, saturating at `span`.
@@ -170,7 +180,13 @@ fn cells(order: &[u32], online: &CpuSet, value: &dyn Fn(u32) -> i64, fold: bool)
                 }
             }
         }
-        out.push(Cell { cpus: CpuSet::from_cpus([cpu]), first: cpu, n: 1, online: on, value: v });
+        out.push(Cell {
+            cpus: CpuSet::from_cpus([cpu]),
+            first: cpu,
+            n: 1,
+            online: on,
+            value: v,
+        });
     }
     out
 }
@@ -221,7 +237,15 @@ fn draw_grid(g: &Grid<'_>) -> String {
         } else {
             for (i, c) in cs.iter().enumerate() {
                 let (col, row) = (i as u32 % COLUMNS, i as u32 / COLUMNS);
-                cell_rect(&mut body, g, c, f64::from(col * pitch), y + row * pitch, f64::from(CELL_PX), CELL_PX);
+                cell_rect(
+                    &mut body,
+                    g,
+                    c,
+                    f64::from(col * pitch),
+                    y + row * pitch,
+                    f64::from(CELL_PX),
+                    CELL_PX,
+                );
             }
             y += cs.len().div_ceil(COLUMNS as usize) as u32 * pitch + GAP_PX * 2;
         }
@@ -240,7 +264,11 @@ fn draw_grid(g: &Grid<'_>) -> String {
 }
 
 fn cell_rect(out: &mut String, g: &Grid<'_>, c: &Cell, x: f64, y: u32, w: f64, h: u32) {
-    let fill = if c.online { (g.colour)(c.value) } else { OFFLINE_FILL.to_string() };
+    let fill = if c.online {
+        (g.colour)(c.value)
+    } else {
+        OFFLINE_FILL.to_string()
+    };
     let over = c.online && g.over.is_some_and(|o| c.value > o);
     let class = match (c.online, over) {
         (false, _) => "cpu off",
@@ -248,8 +276,16 @@ fn cell_rect(out: &mut String, g: &Grid<'_>, c: &Cell, x: f64, y: u32, w: f64, h
         (true, false) => "cpu",
     };
     let list = c.cpus.to_cpulist();
-    let what = if c.n == 1 { format!("CPU {}", c.first) } else { format!("CPUs {list} ({})", c.n) };
-    let state = if c.online { format!("{} {}", c.value, g.unit) } else { "offline or not present".to_string() };
+    let what = if c.n == 1 {
+        format!("CPU {}", c.first)
+    } else {
+        format!("CPUs {list} ({})", c.n)
+    };
+    let state = if c.online {
+        format!("{} {}", c.value, g.unit)
+    } else {
+        "offline or not present".to_string()
+    };
     let _ = writeln!(
         out,
         r#"<rect class="{class}" data-cpu="{first}" data-cpus="{list}" data-v="{v}" x="{x:.1}" y="{y}" width="{w:.1}" height="{h}" fill="{fill}"><title>{what}: {state}</title></rect>"#,
@@ -267,18 +303,36 @@ fn seq_legend(max: u32, ideal: Option<u32>, unit: &str) -> String {
     let mut out = String::new();
     for i in 0..=steps {
         let v = (max * i).div_ceil(steps.max(1));
-        let _ = write!(out, r#"<rect x="{}" y="0" width="20" height="10" fill="{}"/>"#, i * 20, seq_colour(v, max));
+        let _ = write!(
+            out,
+            r#"<rect x="{}" y="0" width="20" height="10" fill="{}"/>"#,
+            i * 20,
+            seq_colour(v, max)
+        );
     }
-    let _ = write!(out, r#"<text class="lbl" x="0" y="24">0</text><text class="lbl" x="{}" y="24" text-anchor="end">{max} {}</text>"#, (steps + 1) * 20, escape(unit));
+    let _ = write!(
+        out,
+        r#"<text class="lbl" x="0" y="24">0</text><text class="lbl" x="{}" y="24" text-anchor="end">{max} {}</text>"#,
+        (steps + 1) * 20,
+        escape(unit)
+    );
     if let Some(ideal) = ideal {
-        let x = if max == 0 { 0 } else { (ideal.min(max) * steps * 20) / max.max(1) + 10 };
+        let x = if max == 0 {
+            0
+        } else {
+            (ideal.min(max) * steps * 20) / max.max(1) + 10
+        };
         let _ = write!(
             out,
             r##"<line class="ideal" x1="{x}" y1="-3" x2="{x}" y2="13" stroke="#d62728" stroke-width="2"/><text class="lbl" x="{}" y="24">ideal max {ideal}; outlined cells exceed it; grey: offline</text>"##,
             (steps + 1) * 20 + 12
         );
     } else {
-        let _ = write!(out, r#"<text class="lbl" x="{}" y="24">grey: offline</text>"#, (steps + 1) * 20 + 12);
+        let _ = write!(
+            out,
+            r#"<text class="lbl" x="{}" y="24">grey: offline</text>"#,
+            (steps + 1) * 20 + 12
+        );
     }
     out
 }
@@ -287,9 +341,18 @@ fn seq_legend(max: u32, ideal: Option<u32>, unit: &str) -> String {
 pub fn heatmap(topo: &Topology, m: &Metrics, metric: HeatMetric, zoom: Option<u32>) -> String {
     let values: Vec<(u32, u32)> = m.per_cpu.iter().map(|c| (c.cpu, metric.value(c, m.basis))).collect();
     let lookup = |cpu: u32| -> i64 {
-        values.binary_search_by_key(&cpu, |(c, _)| *c).map(|i| i64::from(values[i].1)).unwrap_or(0)
+        values
+            .binary_search_by_key(&cpu, |(c, _)| *c)
+            .map(|i| i64::from(values[i].1))
+            .unwrap_or(0)
     };
-    let max = m.per_cpu.iter().filter(|c| c.online).map(|c| metric.value(c, m.basis)).max().unwrap_or(0);
+    let max = m
+        .per_cpu
+        .iter()
+        .filter(|c| c.online)
+        .map(|c| metric.value(c, m.basis))
+        .max()
+        .unwrap_or(0);
     let ideal = metric.ideal(m);
     let colour = |v: i64| seq_colour(v as u32, max);
     draw_grid(&Grid {
@@ -309,9 +372,18 @@ pub fn heatmap(topo: &Topology, m: &Metrics, metric: HeatMetric, zoom: Option<u3
 /// [`heatmap`]. `values` is ordered by CPU; CPUs not listed are 0.
 pub fn value_heatmap(topo: &Topology, values: &[(u32, u64)], label: &str, unit: &str, zoom: Option<u32>) -> String {
     let lookup = |cpu: u32| -> i64 {
-        values.binary_search_by_key(&cpu, |v| v.0).map(|i| values[i].1.min(i64::MAX as u64) as i64).unwrap_or(0)
+        values
+            .binary_search_by_key(&cpu, |v| v.0)
+            .map(|i| values[i].1.min(i64::MAX as u64) as i64)
+            .unwrap_or(0)
     };
-    let max = values.iter().filter(|v| topo.online().contains(v.0)).map(|v| v.1).max().unwrap_or(0).min(u64::from(u32::MAX)) as u32;
+    let max = values
+        .iter()
+        .filter(|v| topo.online().contains(v.0))
+        .map(|v| v.1)
+        .max()
+        .unwrap_or(0)
+        .min(u64::from(u32::MAX)) as u32;
     let colour = |v: i64| seq_colour(v.clamp(0, i64::from(u32::MAX)) as u32, max);
     draw_grid(&Grid {
         topo,
@@ -332,16 +404,29 @@ pub fn diff_heatmap(topo: &Topology, a: &Metrics, b: &Metrics, metric: HeatMetri
         .per_cpu
         .iter()
         .zip(&b.per_cpu)
-        .map(|(ca, cb)| (ca.cpu, i64::from(metric.value(cb, b.basis)) - i64::from(metric.value(ca, a.basis))))
+        .map(|(ca, cb)| {
+            (
+                ca.cpu,
+                i64::from(metric.value(cb, b.basis)) - i64::from(metric.value(ca, a.basis)),
+            )
+        })
         .collect();
     let lookup = |cpu: u32| -> i64 {
-        deltas.binary_search_by_key(&cpu, |(c, _)| *c).map(|i| deltas[i].1).unwrap_or(0)
+        deltas
+            .binary_search_by_key(&cpu, |(c, _)| *c)
+            .map(|i| deltas[i].1)
+            .unwrap_or(0)
     };
     let span = deltas.iter().map(|(_, d)| d.abs()).max().unwrap_or(0);
     let colour = |d: i64| div_colour(d, span);
     let mut legend = String::new();
     for (i, d) in (-span..=span).step_by((span as usize / 5).max(1)).enumerate() {
-        let _ = write!(legend, r##"<rect x="{}" y="0" width="20" height="10" fill="{}" stroke="#999" stroke-width="0.5"/>"##, i * 20, div_colour(d, span));
+        let _ = write!(
+            legend,
+            r##"<rect x="{}" y="0" width="20" height="10" fill="{}" stroke="#999" stroke-width="0.5"/>"##,
+            i * 20,
+            div_colour(d, span)
+        );
     }
     let _ = write!(
         legend,
@@ -380,12 +465,20 @@ pub fn numa_chart(m: &Metrics) -> String {
     let mut buf = String::new();
     {
         let mut svg = SVGBackend::with_string(&mut buf, (width, height));
-        let text = |anchor: Pos| TextStyle::from(("sans-serif", 11).into_font()).color(&BLACK).pos(anchor);
+        let text = |anchor: Pos| {
+            TextStyle::from(("sans-serif", 11).into_font())
+                .color(&BLACK)
+                .pos(anchor)
+        };
         let red = RGBColor(214, 39, 40);
         let bar = RGBColor(49, 130, 189);
         let base_y = scale(0);
         let _ = svg.draw_line((40, base_y), (width as i32 - 10, base_y), &BLACK);
-        let _ = svg.draw_text(&top.to_string(), &text(Pos::new(HPos::Right, VPos::Center)), (35, scale(top * 1000)));
+        let _ = svg.draw_text(
+            &top.to_string(),
+            &text(Pos::new(HPos::Right, VPos::Center)),
+            (35, scale(top * 1000)),
+        );
         let _ = svg.draw_text("0", &text(Pos::new(HPos::Right, VPos::Center)), (35, base_y));
         for (i, n) in nodes.iter().enumerate() {
             let x0 = 50 + i as i32 * (BAR_PX as i32 + 12);
@@ -393,8 +486,16 @@ pub fn numa_chart(m: &Metrics) -> String {
             let _ = svg.draw_rect((x0, scale(u64::from(n.irqs) * 1000)), (x1, base_y), &bar, true);
             let fy = scale(n.fair_share_milli);
             let _ = svg.draw_line((x0 - 4, fy), (x1 + 4, fy), &ShapeStyle::from(&red).stroke_width(2));
-            let _ = svg.draw_text(&n.irqs.to_string(), &text(Pos::new(HPos::Center, VPos::Bottom)), ((x0 + x1) / 2, scale(u64::from(n.irqs) * 1000) - 2));
-            let _ = svg.draw_text(&format!("n{}", n.node), &text(Pos::new(HPos::Center, VPos::Top)), ((x0 + x1) / 2, base_y + 4));
+            let _ = svg.draw_text(
+                &n.irqs.to_string(),
+                &text(Pos::new(HPos::Center, VPos::Bottom)),
+                ((x0 + x1) / 2, scale(u64::from(n.irqs) * 1000) - 2),
+            );
+            let _ = svg.draw_text(
+                &format!("n{}", n.node),
+                &text(Pos::new(HPos::Center, VPos::Top)),
+                ((x0 + x1) / 2, base_y + 4),
+            );
         }
         let _ = svg.draw_text(
             "bars: IRQs per node; red: fair share",
@@ -403,7 +504,11 @@ pub fn numa_chart(m: &Metrics) -> String {
         );
         let _ = svg.present();
     }
-    buf.replacen("<svg ", "<svg class=\"numa\" role=\"img\" aria-label=\"IRQs per node against fair share\" ", 1)
+    buf.replacen(
+        "<svg ",
+        "<svg class=\"numa\" role=\"img\" aria-label=\"IRQs per node against fair share\" ",
+        1,
+    )
 }
 
 /// Which CPUs each device's vectors landed on (by effective CPU): one row per device, CPUs in
@@ -413,7 +518,11 @@ pub fn device_strip(topo: &Topology, outcome: &Outcome, zoom: Option<u32>) -> St
     let order: Vec<u32> = nodes.iter().flat_map(|&n| layout_order(topo, n)).collect();
     let per_node = order.len() as u64 * outcome.devices.len() as u64 > STRIP_CELLS_MAX;
     let name_px = 110u32;
-    let (cell_w, n_cols) = if per_node { (40u32, nodes.len() as u32) } else { (6u32, order.len() as u32) };
+    let (cell_w, n_cols) = if per_node {
+        (40u32, nodes.len() as u32)
+    } else {
+        (6u32, order.len() as u32)
+    };
     let row_h = 12u32;
     let width = name_px + n_cols * cell_w + 10;
     let height = outcome.devices.len() as u32 * (row_h + 2) + 26;
@@ -423,7 +532,15 @@ pub fn device_strip(topo: &Topology, outcome: &Outcome, zoom: Option<u32>) -> St
         "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"strip\" width=\"{width}\" height=\"{height}\" viewBox=\"0 0 {width} {height}\" role=\"img\" aria-label=\"vectors of each device by CPU\">"
     );
     let column: std::collections::BTreeMap<u32, u32> = if per_node {
-        order.iter().map(|&c| (c, nodes.iter().position(|&n| n == topo.cpu_to_node(c)).unwrap_or(0) as u32)).collect()
+        order
+            .iter()
+            .map(|&c| {
+                (
+                    c,
+                    nodes.iter().position(|&n| n == topo.cpu_to_node(c)).unwrap_or(0) as u32,
+                )
+            })
+            .collect()
     } else {
         order.iter().enumerate().map(|(i, &c)| (c, i as u32)).collect()
     };
@@ -469,7 +586,11 @@ pub fn device_strip(topo: &Topology, outcome: &Outcome, zoom: Option<u32>) -> St
         out,
         r#"<text class="lbl" x="{name_px}" y="{}">{}</text></svg>"#,
         height - 8,
-        if per_node { "one column per node (folded)" } else { "one column per CPU, topology order" }
+        if per_node {
+            "one column per node (folded)"
+        } else {
+            "one column per CPU, topology order"
+        }
     );
     out
 }
@@ -509,7 +630,13 @@ mod tests {
 
     #[test]
     fn heatmap_has_one_cell_per_cpu() {
-        let (s, _o, m) = run("azure-l96as-v4", vec![DeviceSpec { pre: 1, ..DeviceSpec::new(6, 62) }]);
+        let (s, _o, m) = run(
+            "azure-l96as-v4",
+            vec![DeviceSpec {
+                pre: 1,
+                ..DeviceSpec::new(6, 62)
+            }],
+        );
         let svg = heatmap(s.topology(), &m, HeatMetric::Irqs, None);
         assert!(svg.starts_with("<svg") && svg.trim_end().ends_with("</svg>"));
         assert_eq!(svg.matches("<rect class=\"cpu").count(), 96);
@@ -520,7 +647,10 @@ mod tests {
 
     #[test]
     fn names_are_escaped() {
-        let d = DeviceSpec { name: Some("<script>x</script>".into()), ..DeviceSpec::new(1, 4) };
+        let d = DeviceSpec {
+            name: Some("<script>x</script>".into()),
+            ..DeviceSpec::new(1, 4)
+        };
         let (s, o, m) = run("azure-4vcpu-smt2", vec![d]);
         let strip = device_strip(s.topology(), &o, None);
         assert!(!strip.contains("<script>") && strip.contains("&lt;script&gt;"));

@@ -41,7 +41,13 @@ pub fn mana_columns(input: &ManaInput) -> Vec<(u32, u32)> {
     for c in cpus {
         let key = (input.cpu_node[c as usize], input.cpu_core[c as usize]);
         if let Some(p) = prev {
-            x += if p.0 != key.0 { NODE_GAP } else if p.1 != key.1 { CORE_GAP } else { 0 };
+            x += if p.0 != key.0 {
+                NODE_GAP
+            } else if p.1 != key.1 {
+                CORE_GAP
+            } else {
+                0
+            };
         }
         out.push((c, x));
         x += CELL;
@@ -109,7 +115,12 @@ pub fn mana_grid(input: &ManaInput, o: &ManaOutcome, id: &str, title: &str) -> S
     column_head(&mut out, input, &cols);
     for (row, irq) in o.irqs.iter().enumerate() {
         let y = HEAD_H + row as u32 * CELL;
-        let _ = write!(out, r#"<text class="lbl irq" x="4" y="{}">{}</text>"#, y + CELL - 4, irq_label(irq.index));
+        let _ = write!(
+            out,
+            r#"<text class="lbl irq" x="4" y="{}">{}</text>"#,
+            y + CELL - 4,
+            irq_label(irq.index)
+        );
         let class_of = |cpu: u32| {
             let (class, tip) = match &irq.affinity {
                 Some(m) if m.contains(&cpu) => ("mask", "in mask"),
@@ -205,24 +216,44 @@ pub fn mana_load_bars(input: &ManaInput, o: &ManaOutcome, id: &str) -> String {
     );
     column_head(&mut out, input, &cols);
     let base = top + plot_h;
-    let _ = write!(out, r#"<text class="lbl" x="4" y="{}">{max}</text><text class="lbl" x="4" y="{base}">0</text>"#, top + 10);
+    let _ = write!(
+        out,
+        r#"<text class="lbl" x="4" y="{}">{max}</text><text class="lbl" x="4" y="{base}">0</text>"#,
+        top + 10
+    );
     for &(cpu, x) in &cols {
         let b = o.load_breakdown[cpu as usize];
         let mut y = base;
-        for (class, n, what) in [("pre", b.pre_existing, "held before MANA"), ("mana", b.mana_held, "MANA IRQs"), ("left", b.left_behind, "left behind by moves")] {
+        for (class, n, what) in [
+            ("pre", b.pre_existing, "held before MANA"),
+            ("mana", b.mana_held, "MANA IRQs"),
+            ("left", b.left_behind, "left behind by moves"),
+        ] {
             if n == 0 {
                 continue;
             }
             let h = n * unit;
             y -= h;
-            let attrs = format!(r#"class="{class}" data-cpu="{cpu}" data-n="{n}" x="{x}" y="{y}" width="{}" height="{h}""#, CELL - 1);
+            let attrs = format!(
+                r#"class="{class}" data-cpu="{cpu}" data-n="{n}" x="{x}" y="{y}" width="{}" height="{h}""#,
+                CELL - 1
+            );
             bar_rect(&mut out, &attrs, &format!("CPU {cpu}: {n} {what}"), titles);
         }
     }
     let ly = base + 16;
     let mut lx = LABEL_W;
-    for (class, what) in [("pre", "pre-existing"), ("mana", "MANA"), ("left", "left behind by moves")] {
-        let _ = write!(out, r#"<rect class="{class}" x="{lx}" y="{}" width="10" height="10"/><text class="lbl" x="{}" y="{ly}">{what}</text>"#, ly - 9, lx + 14);
+    for (class, what) in [
+        ("pre", "pre-existing"),
+        ("mana", "MANA"),
+        ("left", "left behind by moves"),
+    ] {
+        let _ = write!(
+            out,
+            r#"<rect class="{class}" x="{lx}" y="{}" width="10" height="10"/><text class="lbl" x="{}" y="{ly}">{what}</text>"#,
+            ly - 9,
+            lx + 14
+        );
         lx += 14 + 7 * what.len() as u32 + 12;
     }
     out.push_str("</svg>");
@@ -273,7 +304,11 @@ pub fn mana_queue_bars(input: &ManaInput, o: &ManaOutcome, id: &str, title: &str
     for &(cpu, x) in &cols {
         let n = o.queue_irqs_per_cpu[cpu as usize];
         let h = n * unit;
-        let attrs = format!(r#"class="queues" data-cpu="{cpu}" data-n="{n}" x="{x}" y="{}" width="{}" height="{h}""#, base - h, CELL - 1);
+        let attrs = format!(
+            r#"class="queues" data-cpu="{cpu}" data-n="{n}" x="{x}" y="{}" width="{}" height="{h}""#,
+            base - h,
+            CELL - 1
+        );
         bar_rect(&mut out, &attrs, &format!("CPU {cpu}: {n} queue IRQs"), titles);
     }
     out.push_str("</svg>");
@@ -284,7 +319,12 @@ pub fn mana_queue_bars(input: &ManaInput, o: &ManaOutcome, id: &str, title: &str
 fn level_colour(i: usize, n: usize) -> String {
     let t = if n <= 1 { 0.0 } else { i as f64 / (n - 1) as f64 };
     let lerp = |a: f64, b: f64| (a + (b - a) * t).round() as u8;
-    format!("#{:02x}{:02x}{:02x}", lerp(247.0, 128.0), lerp(251.0, 0.0), lerp(255.0, 38.0))
+    format!(
+        "#{:02x}{:02x}{:02x}",
+        lerp(247.0, 128.0),
+        lerp(251.0, 0.0),
+        lerp(255.0, 38.0)
+    )
 }
 
 /// The node distance matrix as a heatmap coloured by distance level; the levels listed below.
@@ -301,7 +341,11 @@ pub fn sched_distance_heatmap(distance: &[Vec<u32>], levels: &[u32]) -> String {
         r#"<svg xmlns="http://www.w3.org/2000/svg" class="distances" width="{width}" height="{height}" viewBox="0 0 {width} {height}" role="img" aria-label="node distances">"#
     );
     for j in 0..n {
-        let _ = write!(out, r#"<text class="lbl" x="{}" y="14" text-anchor="middle">{j}</text>"#, left + j as u32 * cell + cell / 2);
+        let _ = write!(
+            out,
+            r#"<text class="lbl" x="{}" y="14" text-anchor="middle">{j}</text>"#,
+            left + j as u32 * cell + cell / 2
+        );
     }
     for (i, row) in distance.iter().enumerate() {
         let y = top + i as u32 * cell;
@@ -322,7 +366,12 @@ pub fn sched_distance_heatmap(distance: &[Vec<u32>], levels: &[u32]) -> String {
         }
     }
     let list: Vec<String> = levels.iter().enumerate().map(|(i, d)| format!("L{i}={d}")).collect();
-    let _ = write!(out, r#"<text class="lbl" x="4" y="{}">levels: {}</text>"#, height - 8, escape(&list.join("  ")));
+    let _ = write!(
+        out,
+        r#"<text class="lbl" x="4" y="{}">levels: {}</text>"#,
+        height - 8,
+        escape(&list.join("  "))
+    );
     out.push_str("</svg>");
     out
 }
@@ -341,7 +390,11 @@ pub fn sched_ladder(t: &SchedTopology, node: &NodeTopology) -> String {
     let total: u32 = t
         .nodes
         .iter()
-        .flat_map(|n| n.numa_domains.iter().map(|d| d.groups.iter().map(|g| g.weight).sum::<u32>().max(d.span_weight)))
+        .flat_map(|n| {
+            n.numa_domains
+                .iter()
+                .map(|d| d.groups.iter().map(|g| g.weight).sum::<u32>().max(d.span_weight))
+        })
         .max()
         .unwrap_or(1)
         .max(1);
@@ -425,7 +478,15 @@ mod tests {
     use crate::kernel::mana::{run_both, MsixMode};
 
     fn seed() -> ManaInput {
-        ManaInput::all_online(vec![0; 4], vec![0, 0, 1, 1], vec![vec![10]], 0, MsixMode::Dynamic, 64, vec![0, 1, 1, 1])
+        ManaInput::all_online(
+            vec![0; 4],
+            vec![0, 0, 1, 1],
+            vec![vec![10]],
+            0,
+            MsixMode::Dynamic,
+            64,
+            vec![0, 1, 1, 1],
+        )
     }
 
     #[test]
@@ -473,13 +534,19 @@ mod large_tests {
         assert!(u.irqs.len() * n as usize > GRID_TIPS_MAX);
         let svg = mana_grid(&input, &u, "g", "unpatched");
         assert_eq!(svg.matches("<rect class=\"cell").count(), 0);
-        assert_eq!(svg.matches("<title>").count(), 1 + u.irqs.len(), "the picture's and one per dot");
+        assert_eq!(
+            svg.matches("<title>").count(),
+            1 + u.irqs.len(),
+            "the picture's and one per dot"
+        );
         assert_eq!(svg.matches("<circle class=\"eff\"").count(), u.irqs.len());
         let runs: Vec<&str> = svg.split("<rect class=\"run").skip(1).collect();
         let mut covered = 0u32;
         for r in &runs {
             let at = r.find("data-cpus=\"").unwrap() + 11;
-            covered += crate::topology::parse_cpulist(&r[at..at + r[at..].find('"').unwrap()], n).unwrap().weight();
+            covered += crate::topology::parse_cpulist(&r[at..at + r[at..].find('"').unwrap()], n)
+                .unwrap()
+                .weight();
             assert!(r.contains("data-tip=\""), "{r}");
         }
         assert_eq!(covered, n * u.irqs.len() as u32, "every cell in exactly one run");

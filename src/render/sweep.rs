@@ -119,7 +119,12 @@ pub fn text(sweep: &Sweep) -> String {
         out.push('\n');
         let summary = sweep.topology(&first.topology).map(|t| t.summary()).unwrap_or_default();
         out.push_str(&wrap(&format!("{}: {summary}", first.topology), "", "    "));
-        let tokens = c.mixes.iter().find(|m| m.name == first.mix).map(|m| m.tokens.as_str()).unwrap_or("");
+        let tokens = c
+            .mixes
+            .iter()
+            .find(|m| m.name == first.mix)
+            .map(|m| m.tokens.as_str())
+            .unwrap_or("");
         if tokens == first.mix {
             out.push_str(&wrap(&format!("mix {}", first.mix), " ", "     "));
         } else {
@@ -133,25 +138,48 @@ pub fn text(sweep: &Sweep) -> String {
     }
     out.push('\n');
     out.push_str(&comparison_text(sweep));
-    debug_assert!(out.lines().all(|l| l.chars().count() <= COLUMNS_MAX || l.starts_with("  $ ")));
+    debug_assert!(out
+        .lines()
+        .all(|l| l.chars().count() <= COLUMNS_MAX || l.starts_with("  $ ")));
     out
 }
 
 fn aggregate_lines(a: &Aggregate, out: &mut String) {
     let name = a.placement.name();
     if a.counter_independent || a.worst == a.best {
-        let case = if a.counter_independent { "any".to_string() } else { format!("all {}", a.worst_counter) };
+        let case = if a.counter_independent {
+            "any".to_string()
+        } else {
+            format!("all {}", a.worst_counter)
+        };
         let _ = writeln!(out, "  {name:<16} {case:<8} {}", figure_cells(&a.worst));
     } else {
-        let _ = writeln!(out, "  {name:<16} {:<8} {}", format!("worst {}", a.worst_counter), figure_cells(&a.worst));
-        let _ = writeln!(out, "  {:<16} {:<8} {}", "", format!("best {}", a.best_counter), figure_cells(&a.best));
+        let _ = writeln!(
+            out,
+            "  {name:<16} {:<8} {}",
+            format!("worst {}", a.worst_counter),
+            figure_cells(&a.worst)
+        );
+        let _ = writeln!(
+            out,
+            "  {:<16} {:<8} {}",
+            "",
+            format!("best {}", a.best_counter),
+            figure_cells(&a.best)
+        );
     }
 }
 
 /// Where each proposal beats every kernel variant and where it does not, and its cost.
 pub fn comparison_text(sweep: &Sweep) -> String {
     let mut out = String::new();
-    let proposals: Vec<Placement> = sweep.config.placements.iter().copied().filter(|p| p.is_proposal()).collect();
+    let proposals: Vec<Placement> = sweep
+        .config
+        .placements
+        .iter()
+        .copied()
+        .filter(|p| p.is_proposal())
+        .collect();
     let kernels = sweep.config.placements.iter().filter(|p| !p.is_proposal()).count();
     if proposals.is_empty() || kernels == 0 {
         return out;
@@ -257,12 +285,22 @@ pub fn json(sweep: &Sweep, link: LinkFn<'_>) -> serde_json::Value {
     let rows: Vec<serde_json::Value> = sweep
         .rows
         .iter()
-        .map(|r| with_link(serde_json::to_value(r).expect("rows serialize"), sweep.spec(&r.topology, &r.mix, r.placement, r.counter)))
+        .map(|r| {
+            with_link(
+                serde_json::to_value(r).expect("rows serialize"),
+                sweep.spec(&r.topology, &r.mix, r.placement, r.counter),
+            )
+        })
         .collect();
     let aggregates: Vec<serde_json::Value> = sweep
         .aggregates
         .iter()
-        .map(|a| with_link(serde_json::to_value(a).expect("aggregates serialize"), sweep.spec(&a.topology, &a.mix, a.placement, a.worst_counter)))
+        .map(|a| {
+            with_link(
+                serde_json::to_value(a).expect("aggregates serialize"),
+                sweep.spec(&a.topology, &a.mix, a.placement, a.worst_counter),
+            )
+        })
         .collect();
     let cost: Vec<serde_json::Value> = c
         .placements
@@ -288,7 +326,9 @@ pub fn json(sweep: &Sweep, link: LinkFn<'_>) -> serde_json::Value {
 }
 
 /// Colours for placements, in configuration order (colour-blind-safe palette).
-const PALETTE: [&str; 8] = ["#4477aa", "#66ccee", "#228833", "#ccbb44", "#ee6677", "#aa3377", "#bbbbbb", "#000000"];
+const PALETTE: [&str; 8] = [
+    "#4477aa", "#66ccee", "#228833", "#ccbb44", "#ee6677", "#aa3377", "#bbbbbb", "#000000",
+];
 
 const PANEL_W: u32 = 230;
 const PANEL_H: u32 = 120;
@@ -304,7 +344,13 @@ pub fn small_multiples(sweep: &Sweep) -> String {
     let c = &sweep.config;
     let n_place = c.placements.len();
     let n_mix = c.mixes.len();
-    let gap_max = sweep.aggregates.iter().map(|a| a.worst.gap_irqs).max().unwrap_or(0).max(1);
+    let gap_max = sweep
+        .aggregates
+        .iter()
+        .map(|a| a.worst.gap_irqs)
+        .max()
+        .unwrap_or(0)
+        .max(1);
     let panels = c.topologies.len() as u32;
     let rows = panels.div_ceil(PANELS_PER_ROW);
     let legend_h = 22;
@@ -331,7 +377,10 @@ pub fn small_multiples(sweep: &Sweep) -> String {
     let bar_w = (per_mix_w - 6.0) / n_place.max(1) as f64;
     for (t, group) in sweep.aggregates.chunks(n_place * n_mix).enumerate() {
         let t = t as u32;
-        let (px, py) = ((t % PANELS_PER_ROW) * (PANEL_W + PANEL_GAP), legend_h + (t / PANELS_PER_ROW) * (PANEL_H + PANEL_GAP));
+        let (px, py) = (
+            (t % PANELS_PER_ROW) * (PANEL_W + PANEL_GAP),
+            legend_h + (t / PANELS_PER_ROW) * (PANEL_H + PANEL_GAP),
+        );
         let name = &group[0].topology;
         let _ = write!(
             out,
@@ -341,7 +390,11 @@ pub fn small_multiples(sweep: &Sweep) -> String {
             PANEL_W - 5
         );
         let base_y = PLOT_TOP + plot_h;
-        let _ = write!(out, r##"<line x1="5" x2="{}" y1="{base_y}" y2="{base_y}" stroke="#99a"/>"##, PANEL_W - 5);
+        let _ = write!(
+            out,
+            r##"<line x1="5" x2="{}" y1="{base_y}" y2="{base_y}" stroke="#99a"/>"##,
+            PANEL_W - 5
+        );
         for (m, mix_group) in group.chunks(n_place).enumerate() {
             let mx = 5.0 + m as f64 * per_mix_w + 3.0;
             for (k, a) in mix_group.iter().enumerate() {
@@ -375,8 +428,17 @@ pub fn small_multiples(sweep: &Sweep) -> String {
                     );
                 }
             }
-            let label: String = mix_group[0].mix.chars().take(((per_mix_w / 5.5) as usize).max(3)).collect();
-            let _ = write!(out, r##"<text x="{mx:.1}" y="{}" fill="#445">{}</text>"##, base_y + 12, escape(&label));
+            let label: String = mix_group[0]
+                .mix
+                .chars()
+                .take(((per_mix_w / 5.5) as usize).max(3))
+                .collect();
+            let _ = write!(
+                out,
+                r##"<text x="{mx:.1}" y="{}" fill="#445">{}</text>"##,
+                base_y + 12,
+                escape(&label)
+            );
         }
         out.push_str("</g>");
     }

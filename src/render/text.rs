@@ -117,7 +117,11 @@ pub fn report(scenario: &Scenario, outcome: &Outcome, m: &Metrics, opts: &TextOp
         "          ",
     ));
     if let Some(p) = scenario.proposal() {
-        out.push_str(&wrap(&format!("{}: {}", p.name(), p.describe()), "masks:    ", "          "));
+        out.push_str(&wrap(
+            &format!("{}: {}", p.name(), p.describe()),
+            "masks:    ",
+            "          ",
+        ));
         out.push_str(&wrap(&format!("cost: {}", p.cost()), "          ", "          "));
     }
     if scenario.variant().uses_counter() {
@@ -195,11 +199,19 @@ fn summary_block(m: &Metrics, out: &mut String) {
     let idle_text = if idle == 0 {
         "every online CPU takes an IRQ".to_string()
     } else {
-        format!("{idle} online CPU{} take no IRQ: {}", plural(idle as usize), m.cpus_idle)
+        format!(
+            "{idle} online CPU{} take no IRQ: {}",
+            plural(idle as usize),
+            m.cpus_idle
+        )
     };
     out.push_str(&wrap(&idle_text, "  ", "    "));
     if m.vectors_shut_down > 0 {
-        let _ = writeln!(out, "  {} managed vectors shut down (no online CPU in their mask)", m.vectors_shut_down);
+        let _ = writeln!(
+            out,
+            "  {} managed vectors shut down (no online CPU in their mask)",
+            m.vectors_shut_down
+        );
     }
     out.push_str(&wrap(&m.nodes_line(), "  ", "    "));
 }
@@ -249,14 +261,30 @@ fn devices_block(scenario: &Scenario, outcome: &Outcome, vectors: bool, out: &mu
             let cpus: CpuSet = res.vectors.iter().filter_map(|v| v.effective_cpu).collect();
             let q = &o.queue_irqs_per_cpu;
             let facts = [
-                format!("MANA ({}, {} MSI-X)", if patched { "patched" } else { "unpatched" }, crate::scenario::spec::msix_mode_name(mode)),
-                format!("{} of {} vectors used (HWC + {} queues)", o.num_msix_usable, dev.vectors, o.queue_irq_count),
+                format!(
+                    "MANA ({}, {} MSI-X)",
+                    if patched { "patched" } else { "unpatched" },
+                    crate::scenario::spec::msix_mode_name(mode)
+                ),
+                format!(
+                    "{} of {} vectors used (HWC + {} queues)",
+                    o.num_msix_usable, dev.vectors, o.queue_irq_count
+                ),
                 format!("{} spread", o.setup_fn.as_str()),
-                format!("fires on {} CPU{} ({cpus})", cpus.weight(), plural(cpus.weight() as usize)),
+                format!(
+                    "fires on {} CPU{} ({cpus})",
+                    cpus.weight(),
+                    plural(cpus.weight() as usize)
+                ),
                 format!(
                     "queue IRQs per CPU max {} min {}",
                     q.iter().max().unwrap_or(&0),
-                    q.iter().zip(0u32..).filter(|(_, c)| scenario.topology().online().contains(*c)).map(|(n, _)| *n).min().unwrap_or(0)
+                    q.iter()
+                        .zip(0u32..)
+                        .filter(|(_, c)| scenario.topology().online().contains(*c))
+                        .map(|(n, _)| *n)
+                        .min()
+                        .unwrap_or(0)
                 ),
             ];
             out.push_str(&wrap(&facts.join(", "), &format!("  {}: ", res.name), "    "));
@@ -278,15 +306,26 @@ fn devices_block(scenario: &Scenario, outcome: &Outcome, vectors: bool, out: &mu
             facts.push(format!("{} post", dev.post_vectors));
         }
         if let Some(sets) = &dev.sets {
-            facts.push(format!("sets {}", sets.iter().map(u32::to_string).collect::<Vec<_>>().join("+")));
+            facts.push(format!(
+                "sets {}",
+                sets.iter().map(u32::to_string).collect::<Vec<_>>().join("+")
+            ));
         }
-        facts.push(if res.affinity_null { "no affinity masks".into() } else { format!("{managed} managed") });
+        facts.push(if res.affinity_null {
+            "no affinity masks".into()
+        } else {
+            format!("{managed} managed")
+        });
         if !res.spread_offsets.is_empty() {
             let offs: Vec<String> = res.spread_offsets.iter().map(u32::to_string).collect();
             facts.push(format!("offset {}", offs.join(",")));
         }
         let cpus: CpuSet = res.vectors.iter().filter_map(|v| v.effective_cpu).collect();
-        facts.push(format!("fires on {} CPU{} ({cpus})", cpus.weight(), plural(cpus.weight() as usize)));
+        facts.push(format!(
+            "fires on {} CPU{} ({cpus})",
+            cpus.weight(),
+            plural(cpus.weight() as usize)
+        ));
         if let Some(map) = &res.blk_mq_map {
             let queues: std::collections::BTreeSet<u32> = map.iter().flatten().copied().collect();
             facts.push(format!("blk-mq uses {} queue{}", queues.len(), plural(queues.len())));
@@ -296,7 +335,12 @@ fn devices_block(scenario: &Scenario, outcome: &Outcome, vectors: bool, out: &mu
             out.push_str("    vec  managed  effective  mask\n");
             for v in &res.vectors {
                 let eff = v.effective_cpu.map_or("off".to_string(), |c| c.to_string());
-                let lead = format!("    {:>3}  {:>7}  {:>9}  ", v.index, if v.managed { "yes" } else { "no" }, eff);
+                let lead = format!(
+                    "    {:>3}  {:>7}  {:>9}  ",
+                    v.index,
+                    if v.managed { "yes" } else { "no" },
+                    eff
+                );
                 out.push_str(&wrap(&v.mask.to_cpulist(), &lead, &" ".repeat(lead.len())));
             }
         }
@@ -325,16 +369,52 @@ pub fn compare_report(a: &Side<'_>, b: &Side<'_>, opts: &TextOptions) -> String 
     out.push('\n');
     let (ma, mb) = (a.metrics, b.metrics);
     let rows: Vec<(&str, String, String)> = vec![
-        ("IRQs/CPU max", ma.irqs_per_cpu_max.to_string(), mb.irqs_per_cpu_max.to_string()),
-        ("IRQs/CPU min", ma.irqs_per_cpu_min.to_string(), mb.irqs_per_cpu_min.to_string()),
-        ("  ideal max", ma.ideal.irqs_per_cpu_max.to_string(), mb.ideal.irqs_per_cpu_max.to_string()),
-        ("devices/CPU max", ma.devices_per_cpu_max.to_string(), mb.devices_per_cpu_max.to_string()),
-        ("devices/CPU min", ma.devices_per_cpu_min.to_string(), mb.devices_per_cpu_min.to_string()),
-        ("  ideal max", ma.ideal.devices_per_cpu_max.to_string(), mb.ideal.devices_per_cpu_max.to_string()),
-        ("gap to ideal (IRQs)", gap(ma.irqs_per_cpu_max, ma.ideal.irqs_per_cpu_max), gap(mb.irqs_per_cpu_max, mb.ideal.irqs_per_cpu_max)),
-        ("CPUs taking no IRQ", ma.cpus_idle.weight().to_string(), mb.cpus_idle.weight().to_string()),
+        (
+            "IRQs/CPU max",
+            ma.irqs_per_cpu_max.to_string(),
+            mb.irqs_per_cpu_max.to_string(),
+        ),
+        (
+            "IRQs/CPU min",
+            ma.irqs_per_cpu_min.to_string(),
+            mb.irqs_per_cpu_min.to_string(),
+        ),
+        (
+            "  ideal max",
+            ma.ideal.irqs_per_cpu_max.to_string(),
+            mb.ideal.irqs_per_cpu_max.to_string(),
+        ),
+        (
+            "devices/CPU max",
+            ma.devices_per_cpu_max.to_string(),
+            mb.devices_per_cpu_max.to_string(),
+        ),
+        (
+            "devices/CPU min",
+            ma.devices_per_cpu_min.to_string(),
+            mb.devices_per_cpu_min.to_string(),
+        ),
+        (
+            "  ideal max",
+            ma.ideal.devices_per_cpu_max.to_string(),
+            mb.ideal.devices_per_cpu_max.to_string(),
+        ),
+        (
+            "gap to ideal (IRQs)",
+            gap(ma.irqs_per_cpu_max, ma.ideal.irqs_per_cpu_max),
+            gap(mb.irqs_per_cpu_max, mb.ideal.irqs_per_cpu_max),
+        ),
+        (
+            "CPUs taking no IRQ",
+            ma.cpus_idle.weight().to_string(),
+            mb.cpus_idle.weight().to_string(),
+        ),
         ("CPUs with hot IRQs", hot_cpus(ma).to_string(), hot_cpus(mb).to_string()),
-        ("hot IRQs max/CPU", ma.hot_irqs_per_cpu_max.to_string(), mb.hot_irqs_per_cpu_max.to_string()),
+        (
+            "hot IRQs max/CPU",
+            ma.hot_irqs_per_cpu_max.to_string(),
+            mb.hot_irqs_per_cpu_max.to_string(),
+        ),
         ("IRQs per node", nodes(ma), nodes(mb)),
     ];
     let _ = writeln!(out, "  {:<22} {:>20} {:>20}", "", "A", "B");
@@ -353,7 +433,11 @@ pub fn compare_report(a: &Side<'_>, b: &Side<'_>, opts: &TextOptions) -> String 
     }
     for (d, cpus) in delta {
         let lead = format!("  {d:>+5}  ");
-        out.push_str(&wrap(&format!("{cpus} ({})", cpus.weight()), &lead, &" ".repeat(lead.len())));
+        out.push_str(&wrap(
+            &format!("{cpus} ({})", cpus.weight()),
+            &lead,
+            &" ".repeat(lead.len()),
+        ));
     }
     out
 }
@@ -367,7 +451,11 @@ fn hot_cpus(m: &Metrics) -> usize {
 }
 
 fn nodes(m: &Metrics) -> String {
-    m.per_node.iter().map(|n| n.irqs.to_string()).collect::<Vec<_>>().join("/")
+    m.per_node
+        .iter()
+        .map(|n| n.irqs.to_string())
+        .collect::<Vec<_>>()
+        .join("/")
 }
 
 /// A blk-mq CPU → queue map folded by queue, with the queues no CPU submits to.
@@ -380,9 +468,17 @@ pub fn queue_map_report(
     map: &[Option<u32>],
 ) -> String {
     let mut out = String::new();
-    let via = if mapper.uses_group_cpus() { format!(" over {}", variant.name()) } else { String::new() };
+    let via = if mapper.uses_group_cpus() {
+        format!(" over {}", variant.name())
+    } else {
+        String::new()
+    };
     out.push_str(&wrap(
-        &format!("blk-mq {}{via}: {nr_queues} queues on {}", mapper.name(), topo.summary()),
+        &format!(
+            "blk-mq {}{via}: {nr_queues} queues on {}",
+            mapper.name(),
+            topo.summary()
+        ),
         "",
         "  ",
     ));
@@ -395,7 +491,11 @@ pub fn queue_map_report(
     out.push_str("   queue  CPUs\n");
     for (q, cpus) in &by_queue {
         let lead = format!("  {q:>6}  ");
-        out.push_str(&wrap(&format!("{cpus} ({})", cpus.weight()), &lead, &" ".repeat(lead.len())));
+        out.push_str(&wrap(
+            &format!("{cpus} ({})", cpus.weight()),
+            &lead,
+            &" ".repeat(lead.len()),
+        ));
     }
     let expected: CpuSet = (queue_offset..queue_offset.saturating_add(nr_queues)).collect();
     let used: CpuSet = by_queue.keys().copied().collect();
@@ -404,7 +504,11 @@ pub fn queue_map_report(
         &format!(
             "{} of {nr_queues} queues have CPUs{}",
             used.and_weight(&expected),
-            if unmapped.is_empty() { String::new() } else { format!("; unmapped queues: {unmapped}") }
+            if unmapped.is_empty() {
+                String::new()
+            } else {
+                format!("; unmapped queues: {unmapped}")
+            }
         ),
         "",
         "  ",

@@ -13,11 +13,13 @@
 pub mod spec;
 
 use crate::kernel::blk_mq_cpumap::{blk_mq_map_hw_queues, blk_mq_map_queues, Mapper};
-use crate::kernel::irq_affinity::{affinity_vectors, irq_create_affinity_masks, AffinityRequest, IRQ_AFFINITY_MAX_SETS};
+use crate::kernel::irq_affinity::{
+    affinity_vectors, irq_create_affinity_masks, AffinityRequest, IRQ_AFFINITY_MAX_SETS,
+};
+use crate::kernel::irq_affinity::{AffinityMasks, IrqAffinityDesc};
 use crate::kernel::mana::{self, DriverVersion, ManaInput, ManaOutcome, MsixMode};
 use crate::kernel::manage::irq_setup_affinity;
 use crate::kernel::vector_matrix::{EffectiveModel, VectorMatrix};
-use crate::kernel::irq_affinity::{AffinityMasks, IrqAffinityDesc};
 use crate::kernel::{KernelWarn, SortGen, Variant};
 use crate::policy::offset_by_probed::{offset_by_probed, Fires, ProbedLoad};
 use crate::policy::Proposal;
@@ -169,15 +171,23 @@ impl Scenario {
                 return err(format!("{at}: the name is used twice"));
             }
             if d.vectors == 0 || d.vectors > VECTORS_PER_DEVICE_MAX {
-                return err(format!("{at}: {} vectors; a device has 1 to {VECTORS_PER_DEVICE_MAX}", d.vectors));
+                return err(format!(
+                    "{at}: {} vectors; a device has 1 to {VECTORS_PER_DEVICE_MAX}",
+                    d.vectors
+                ));
             }
             total += u64::from(d.vectors);
             if u64::from(d.pre_vectors) + u64::from(d.post_vectors) > u64::from(d.vectors) {
-                return err(format!("{at}: pre + post vectors ({} + {}) exceed its {} vectors", d.pre_vectors, d.post_vectors, d.vectors));
+                return err(format!(
+                    "{at}: pre + post vectors ({} + {}) exceed its {} vectors",
+                    d.pre_vectors, d.post_vectors, d.vectors
+                ));
             }
             if let Some(sets) = &d.sets {
                 if sets.is_empty() || sets.len() > SETS_MAX {
-                    return err(format!("{at}: 1 to {SETS_MAX} interrupt sets (the kernel takes {IRQ_AFFINITY_MAX_SETS})"));
+                    return err(format!(
+                        "{at}: 1 to {SETS_MAX} interrupt sets (the kernel takes {IRQ_AFFINITY_MAX_SETS})"
+                    ));
                 }
                 let sum: u64 = sets.iter().map(|&s| u64::from(s)).sum();
                 if sum > u64::from(d.affinity_vectors()) {
@@ -189,7 +199,10 @@ impl Scenario {
             }
             if let Some(node) = d.node {
                 if node >= topology.nr_node_ids() {
-                    return err(format!("{at}: node {node} does not exist (nr_node_ids {})", topology.nr_node_ids()));
+                    return err(format!(
+                        "{at}: node {node} does not exist (nr_node_ids {})",
+                        topology.nr_node_ids()
+                    ));
                 }
             }
             if let Some(q) = d.blk_mq_queues {
@@ -202,10 +215,14 @@ impl Scenario {
             }
             if d.driver.is_mana() {
                 if d.vectors < 2 {
-                    return err(format!("{at}: a MANA device needs at least 1 queue vector beside the HWC"));
+                    return err(format!(
+                        "{at}: a MANA device needs at least 1 queue vector beside the HWC"
+                    ));
                 }
                 if d.pre_vectors > 0 || d.post_vectors > 0 || d.sets.is_some() {
-                    return err(format!("{at}: MANA sets its own IRQs up; pre, post and sets do not apply"));
+                    return err(format!(
+                        "{at}: MANA sets its own IRQs up; pre, post and sets do not apply"
+                    ));
                 }
                 if d.managed_affinity {
                     return err(format!("{at}: MANA IRQs are not managed (managed=no)"));
@@ -229,7 +246,15 @@ impl Scenario {
         if total > VECTORS_TOTAL_MAX {
             return err(format!("{total} vectors in all; at most {VECTORS_TOTAL_MAX}"));
         }
-        Ok(Scenario { topology, devices, variant, sort, effective, spread_counter, proposal: None })
+        Ok(Scenario {
+            topology,
+            devices,
+            variant,
+            sort,
+            effective,
+            spread_counter,
+            proposal: None,
+        })
     }
 
     pub fn topology(&self) -> &Topology {
@@ -261,12 +286,21 @@ impl Scenario {
     /// The same scenario with its managed masks formed by a `policy` proposal (or, with
     /// `None`, by the kernel variant).
     pub fn with_proposal(&self, proposal: Option<Proposal>) -> Scenario {
-        Scenario { proposal, ..self.clone() }
+        Scenario {
+            proposal,
+            ..self.clone()
+        }
     }
 
     /// The same scenario under another variant / counter / effective model.
     pub fn with(&self, variant: Variant, sort: SortGen, effective: EffectiveModel, spread_counter: u32) -> Scenario {
-        Scenario { variant, sort, effective, spread_counter, ..self.clone() }
+        Scenario {
+            variant,
+            sort,
+            effective,
+            spread_counter,
+            ..self.clone()
+        }
     }
 }
 
@@ -308,7 +342,9 @@ pub struct Outcome {
 
 impl Outcome {
     pub fn warnings(&self) -> impl Iterator<Item = (&str, &KernelWarn)> {
-        self.devices.iter().flat_map(|d| d.warnings.iter().map(move |w| (d.name.as_str(), w)))
+        self.devices
+            .iter()
+            .flat_map(|d| d.warnings.iter().map(move |w| (d.name.as_str(), w)))
     }
 }
 
@@ -330,7 +366,14 @@ pub fn run(scenario: &Scenario) -> Outcome {
         let masks = if !dev.managed_affinity {
             None
         } else if let Some(proposal) = scenario.proposal {
-            proposal_masks(topo, &dev.affinity_request(), proposal, scenario.effective, &probed, &mut warnings)
+            proposal_masks(
+                topo,
+                &dev.affinity_request(),
+                proposal,
+                scenario.effective,
+                &probed,
+                &mut warnings,
+            )
         } else {
             irq_create_affinity_masks(
                 topo,
@@ -348,7 +391,12 @@ pub fn run(scenario: &Scenario) -> Outcome {
                     Some(m) => (m.descs[index as usize].mask.clone(), m.descs[index as usize].is_managed),
                     None => (default.clone(), false),
                 };
-                VectorOutcome { index, mask, managed, effective_cpu: None }
+                VectorOutcome {
+                    index,
+                    mask,
+                    managed,
+                    effective_cpu: None,
+                }
             })
             .collect();
         // Allocate in index order: managed vectors reserve a slot on every CPU of their mask.
@@ -375,13 +423,27 @@ pub fn run(scenario: &Scenario) -> Outcome {
                 probed.add(cpu, v.mask.weight());
             }
         }
-        let first_set = dev.sets.as_ref().and_then(|s| s.first().copied()).unwrap_or_else(|| dev.affinity_vectors());
+        let first_set = dev
+            .sets
+            .as_ref()
+            .and_then(|s| s.first().copied())
+            .unwrap_or_else(|| dev.affinity_vectors());
         let nq = dev.blk_mq_queues.unwrap_or(first_set);
         let (blk_mq_map, blk_mq_spread_offsets) = match dev.blk_mq {
             None => (None, None),
             Some(BlkMqSource::Irq) => {
-                let descs: Option<Vec<CpuSet>> = masks.as_ref().map(|m| m.descs.iter().map(|d| d.mask.clone()).collect());
-                (Some(blk_mq_map_hw_queues(topo, nq, descs.as_deref(), dev.pre_vectors, &mut warnings)), None)
+                let descs: Option<Vec<CpuSet>> =
+                    masks.as_ref().map(|m| m.descs.iter().map(|d| d.mask.clone()).collect());
+                (
+                    Some(blk_mq_map_hw_queues(
+                        topo,
+                        nq,
+                        descs.as_deref(),
+                        dev.pre_vectors,
+                        &mut warnings,
+                    )),
+                    None,
+                )
             }
             Some(BlkMqSource::Cpumap) => {
                 let map = blk_mq_map_queues(
@@ -408,7 +470,10 @@ pub fn run(scenario: &Scenario) -> Outcome {
             mana: None,
         });
     }
-    Outcome { devices, spread_counter_after: counter }
+    Outcome {
+        devices,
+        spread_counter_after: counter,
+    }
 }
 
 /// The descriptors `irq_create_affinity_masks` would build, with each set's masks formed by a
@@ -425,7 +490,9 @@ fn proposal_masks(
     let affvecs = affinity_vectors(req);
     let sets: Vec<u32> = req.sets.clone().unwrap_or_else(|| vec![affvecs]);
     if sets.len() > IRQ_AFFINITY_MAX_SETS {
-        warnings.push(KernelWarn::TooManySets { nr_sets: sets.len() as u32 });
+        warnings.push(KernelWarn::TooManySets {
+            nr_sets: sets.len() as u32,
+        });
         return None;
     }
     if affvecs == 0 || sets.contains(&0) {
@@ -450,9 +517,15 @@ fn proposal_masks(
     let descs = masks
         .into_iter()
         .enumerate()
-        .map(|(i, mask)| IrqAffinityDesc { mask, is_managed: managed.contains(&i) })
+        .map(|(i, mask)| IrqAffinityDesc {
+            mask,
+            is_managed: managed.contains(&i),
+        })
         .collect();
-    Some(AffinityMasks { descs, spread_offsets: Vec::new() })
+    Some(AffinityMasks {
+        descs,
+        spread_offsets: Vec::new(),
+    })
 }
 
 /// The [`ManaInput`] for a MANA device probed now: the machine as the model sees it, and as
@@ -471,7 +544,9 @@ pub fn mana_input(
         cpu_node: (0..n).map(|c| topo.cpu_to_node(c)).collect(),
         // A core is named by its lowest thread; a CPU without a sibling set is its own core.
         cpu_core: (0..n).map(|c| topo.smt(c).first().unwrap_or(c)).collect(),
-        node_distance: (0..nn).map(|a| (0..nn).map(|b| topo.distance(a, b)).collect()).collect(),
+        node_distance: (0..nn)
+            .map(|a| (0..nn).map(|b| topo.distance(a, b)).collect())
+            .collect(),
         device_node: device_node.map_or(-1, |d| d as i32),
         mode,
         max_msix,
@@ -486,7 +561,11 @@ pub fn mana_input(
 /// behind by moves are released once its setup ends (the first interrupt on each new vector
 /// frees the old one, spec A.2), so later devices see the pre-existing load plus MANA's own.
 fn run_mana(topo: &Topology, dev: &Device, patched: bool, mode: MsixMode, matrix: &mut VectorMatrix) -> DeviceOutcome {
-    let version = if patched { DriverVersion::Patched } else { DriverVersion::Unpatched };
+    let version = if patched {
+        DriverVersion::Patched
+    } else {
+        DriverVersion::Unpatched
+    };
     let input = mana_input(topo, dev.node, mode, dev.vectors, matrix.vector_load());
     let default = CpuSet::full(topo.nr_cpu_ids());
     let (vectors, mana) = match mana::run(&input, version) {

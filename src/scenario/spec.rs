@@ -146,7 +146,11 @@ impl DeviceSpec {
 
     /// A MANA NIC offering `queues` queue vectors (plus the HWC vector).
     pub fn mana(queues: u32) -> DeviceSpec {
-        DeviceSpec { driver: Some(DRIVER_MANA.into()), managed: false, ..DeviceSpec::new(1, queues) }
+        DeviceSpec {
+            driver: Some(DRIVER_MANA.into()),
+            managed: false,
+            ..DeviceSpec::new(1, queues)
+        }
     }
 }
 
@@ -205,7 +209,10 @@ pub fn parse_sort(name: &str) -> Result<SortGen, ScenarioError> {
 pub fn parse_effective(name: &str) -> Result<EffectiveModel, ScenarioError> {
     EffectiveModel::from_name(name).ok_or_else(|| {
         let known: Vec<&str> = EffectiveModel::ALL.iter().map(|v| v.name()).collect();
-        ScenarioError(format!("unknown effective model {name:?} (known: {})", known.join(", ")))
+        ScenarioError(format!(
+            "unknown effective model {name:?} (known: {})",
+            known.join(", ")
+        ))
     })
 }
 
@@ -265,10 +272,7 @@ pub fn expand_devices(specs: &[DeviceSpec]) -> Result<Vec<Device>, ScenarioError
 
 impl ScenarioSpec {
     /// Validate into a [`Scenario`], looking presets up with `preset`.
-    pub fn resolve(
-        &self,
-        preset: impl Fn(&str) -> Option<Arc<Topology>>,
-    ) -> Result<Scenario, ScenarioError> {
+    pub fn resolve(&self, preset: impl Fn(&str) -> Option<Arc<Topology>>) -> Result<Scenario, ScenarioError> {
         let topology = match &self.topology {
             TopologyRef::Preset(name) => {
                 preset(name).ok_or_else(|| ScenarioError(format!("unknown topology preset {name:?}")))?
@@ -286,7 +290,11 @@ impl ScenarioSpec {
             parse_effective(&self.effective)?,
             self.spread_counter,
         )?;
-        Ok(if proposal.is_some() { scenario.with_proposal(proposal) } else { scenario })
+        Ok(if proposal.is_some() {
+            scenario.with_proposal(proposal)
+        } else {
+            scenario
+        })
     }
 }
 
@@ -294,15 +302,24 @@ impl ScenarioSpec {
 pub fn parse_device_token(token: &str) -> Result<DeviceSpec, ScenarioError> {
     const TOKEN_BYTES_MAX: usize = 512;
     if token.len() > TOKEN_BYTES_MAX {
-        return err(format!("device {:?}…: longer than {TOKEN_BYTES_MAX} bytes", &token[..token.floor_char_boundary(40)]));
+        return err(format!(
+            "device {:?}…: longer than {TOKEN_BYTES_MAX} bytes",
+            &token[..token.floor_char_boundary(40)]
+        ));
     }
-    let bad = |why: &str| ScenarioError(format!("device {token:?}: {why} (form: [COUNTx]QUEUES[:key=value,...])"));
+    let bad = |why: &str| {
+        ScenarioError(format!(
+            "device {token:?}: {why} (form: [COUNTx]QUEUES[:key=value,...])"
+        ))
+    };
     let (head, opts) = match token.split_once(':') {
         Some((h, o)) => (h, Some(o)),
         None => (token, None),
     };
     let number = |s: &str, what: &str| -> Result<u32, ScenarioError> {
-        s.trim().parse::<u32>().map_err(|_| bad(&format!("{what} {s:?} is not a number")))
+        s.trim()
+            .parse::<u32>()
+            .map_err(|_| bad(&format!("{what} {s:?} is not a number")))
     };
     let mut spec = match head.split_once(['x', 'X']) {
         Some((count, queues)) => DeviceSpec::new(number(count, "count")?, number(queues, "queue count")?),
@@ -314,14 +331,21 @@ pub fn parse_device_token(token: &str) -> Result<DeviceSpec, ScenarioError> {
     while !rest.is_empty() {
         let (pair, tail) = rest.split_once(',').unwrap_or((rest, ""));
         rest = tail;
-        let (key, value) = pair.split_once('=').ok_or_else(|| bad(&format!("{pair:?} is not key=value")))?;
+        let (key, value) = pair
+            .split_once('=')
+            .ok_or_else(|| bad(&format!("{pair:?} is not key=value")))?;
         match key {
             "name" => spec.name = Some(value.to_string()),
             "pre" => spec.pre = number(value, "pre")?,
             "post" => spec.post = number(value, "post")?,
             "node" => spec.node = Some(number(value, "node")?),
             "sets" => {
-                spec.sets = Some(value.split('+').map(|s| number(s, "set size")).collect::<Result<_, _>>()?)
+                spec.sets = Some(
+                    value
+                        .split('+')
+                        .map(|s| number(s, "set size"))
+                        .collect::<Result<_, _>>()?,
+                )
             }
             "managed" => {
                 managed_given = true;
@@ -372,7 +396,10 @@ pub fn format_device_tokens(devices: &[Device]) -> Vec<String> {
             let defaults = prefix == "dev" && k0 == i as u64;
             if k0 == 0 || defaults {
                 while let Some(next) = devices.get(i + run) {
-                    let same = Device { name: next.name.clone(), ..d.clone() } == *next;
+                    let same = Device {
+                        name: next.name.clone(),
+                        ..d.clone()
+                    } == *next;
                     if !same || next.name != format!("{prefix}{}", k0 + run as u64) {
                         break;
                     }
@@ -409,7 +436,10 @@ pub fn format_device_tokens(devices: &[Device]) -> Vec<String> {
             opts.push(format!("post={}", d.post_vectors));
         }
         if let Some(sets) = &d.sets {
-            opts.push(format!("sets={}", sets.iter().map(u32::to_string).collect::<Vec<_>>().join("+")));
+            opts.push(format!(
+                "sets={}",
+                sets.iter().map(u32::to_string).collect::<Vec<_>>().join("+")
+            ));
         }
         if !d.managed_affinity && !d.driver.is_mana() {
             opts.push("managed=no".into());
@@ -424,8 +454,16 @@ pub fn format_device_tokens(devices: &[Device]) -> Vec<String> {
             opts.push(format!("blkmq_queues={q}"));
         }
         let queues = d.queue_vectors();
-        let head = if run > 1 { format!("{run}x{queues}") } else { queues.to_string() };
-        tokens.push(if opts.is_empty() { head } else { format!("{head}:{}", opts.join(",")) });
+        let head = if run > 1 {
+            format!("{run}x{queues}")
+        } else {
+            queues.to_string()
+        };
+        tokens.push(if opts.is_empty() {
+            head
+        } else {
+            format!("{head}:{}", opts.join(","))
+        });
         i += run;
     }
     tokens
@@ -433,7 +471,9 @@ pub fn format_device_tokens(devices: &[Device]) -> Vec<String> {
 
 /// Quote a word for a POSIX shell when it needs it.
 pub fn shell_word(word: &str) -> String {
-    let plain = word.chars().all(|c| c.is_ascii_alphanumeric() || "-_.,:=+/@%".contains(c));
+    let plain = word
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || "-_.,:=+/@%".contains(c));
     if plain && !word.is_empty() {
         word.to_string()
     } else {
@@ -480,7 +520,9 @@ pub fn spec_of(scenario: &Scenario, topology: TopologyRef) -> ScenarioSpec {
             driver: d.driver.is_mana().then(|| DRIVER_MANA.to_string()),
             patched: matches!(d.driver, Driver::Mana { patched: true, .. }),
             msix: match d.driver {
-                Driver::Mana { mode: MsixMode::Static, .. } => Some("static".into()),
+                Driver::Mana {
+                    mode: MsixMode::Static, ..
+                } => Some("static".into()),
                 _ => None,
             },
         })
@@ -503,26 +545,53 @@ mod tests {
     #[test]
     fn device_tokens() {
         let d = parse_device_token("6x62:pre=1,name=nvme,blkmq=irq").unwrap();
-        assert_eq!((d.count, d.queues, d.pre, d.name.as_deref(), d.blk_mq.as_deref()), (6, 62, 1, Some("nvme"), Some("irq")));
+        assert_eq!(
+            (d.count, d.queues, d.pre, d.name.as_deref(), d.blk_mq.as_deref()),
+            (6, 62, 1, Some("nvme"), Some("irq"))
+        );
         let d = parse_device_token("8:sets=4+2,post=1,managed=no,node=1").unwrap();
-        assert_eq!((d.count, d.sets, d.post, d.managed, d.node), (1, Some(vec![4, 2]), 1, false, Some(1)));
-        for bad in ["", "x", "6x", "6xq", "4:pre", "4:bogus=1", "4:managed=maybe", "4:sets=1++2"] {
+        assert_eq!(
+            (d.count, d.sets, d.post, d.managed, d.node),
+            (1, Some(vec![4, 2]), 1, false, Some(1))
+        );
+        for bad in [
+            "",
+            "x",
+            "6x",
+            "6xq",
+            "4:pre",
+            "4:bogus=1",
+            "4:managed=maybe",
+            "4:sets=1++2",
+        ] {
             assert!(parse_device_token(bad).is_err(), "{bad:?}");
         }
     }
 
     #[test]
     fn tokens_round_trip() {
-        let specs: Vec<DeviceSpec> =
-            ["6x62:pre=1,name=nvme", "2x8", "4:name=nic7,managed=no", "3:sets=2+1,pre=1,post=1"]
-                .iter()
-                .map(|t| parse_device_token(t).unwrap())
-                .collect();
+        let specs: Vec<DeviceSpec> = [
+            "6x62:pre=1,name=nvme",
+            "2x8",
+            "4:name=nic7,managed=no",
+            "3:sets=2+1,pre=1,post=1",
+        ]
+        .iter()
+        .map(|t| parse_device_token(t).unwrap())
+        .collect();
         let devices = expand_devices(&specs).unwrap();
         assert_eq!(devices[0].name, "nvme0");
         assert_eq!(devices[6].name, "dev6");
         let tokens = format_device_tokens(&devices);
-        assert_eq!(tokens, ["6x62:name=nvme,pre=1", "2x8", "4:name=nic7,managed=no", "3:pre=1,post=1,sets=2+1"]);
+        assert_eq!(
+            tokens,
+            [
+                "6x62:name=nvme,pre=1",
+                "2x8",
+                "4:name=nic7,managed=no",
+                "3:pre=1,post=1,sets=2+1"
+            ]
+        );
         let again: Vec<DeviceSpec> = tokens.iter().map(|t| parse_device_token(t).unwrap()).collect();
         assert_eq!(expand_devices(&again).unwrap(), devices);
     }

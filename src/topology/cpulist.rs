@@ -31,7 +31,10 @@ pub fn parse_cpulist(text: &str, n_bits: u32) -> Result<CpuSet, CpulistError> {
     if text.len() > CPULIST_TEXT_BYTES_MAX {
         return Err(CpulistError::TooLong);
     }
-    let invalid = |why| CpulistError::Invalid { text: shorten(text), why };
+    let invalid = |why| CpulistError::Invalid {
+        text: shorten(text),
+        why,
+    };
     let mut set = CpuSet::new(n_bits);
     let body = text.trim_matches(|c: char| c.is_ascii_whitespace());
     if body.is_empty() {
@@ -48,12 +51,19 @@ pub fn parse_cpulist(text: &str, n_bits: u32) -> Result<CpuSet, CpulistError> {
         };
         let (start, end) = if range == "all" {
             if n_bits == 0 {
-                return Err(CpulistError::OutOfRange { text: shorten(text), cpu: 0, last: -1 });
+                return Err(CpulistError::OutOfRange {
+                    text: shorten(text),
+                    cpu: 0,
+                    last: -1,
+                });
             }
             (0u64, u64::from(n_bits) - 1)
         } else {
             match range.split_once('-') {
-                Some((a, b)) => (parse_id(a, n_bits).map_err(invalid)?, parse_id(b, n_bits).map_err(invalid)?),
+                Some((a, b)) => (
+                    parse_id(a, n_bits).map_err(invalid)?,
+                    parse_id(b, n_bits).map_err(invalid)?,
+                ),
                 None => {
                     let a = parse_id(range, n_bits).map_err(invalid)?;
                     (a, a)
@@ -63,8 +73,13 @@ pub fn parse_cpulist(text: &str, n_bits: u32) -> Result<CpuSet, CpulistError> {
         let (used, group_len) = match stride {
             None => (end.saturating_sub(start) + 1, end.saturating_sub(start) + 1),
             Some(stride) => {
-                let (used, group) = stride.split_once('/').ok_or_else(|| invalid("stride needs used/group"))?;
-                (parse_number(used).map_err(invalid)?, parse_number(group).map_err(invalid)?)
+                let (used, group) = stride
+                    .split_once('/')
+                    .ok_or_else(|| invalid("stride needs used/group"))?;
+                (
+                    parse_number(used).map_err(invalid)?,
+                    parse_number(group).map_err(invalid)?,
+                )
             }
         };
         if start > end {
@@ -94,7 +109,11 @@ pub fn parse_cpulist(text: &str, n_bits: u32) -> Result<CpuSet, CpulistError> {
 
 fn parse_id(text: &str, n_bits: u32) -> Result<u64, &'static str> {
     if text == "N" {
-        return if n_bits == 0 { Err("N used on an empty bitmap") } else { Ok(u64::from(n_bits) - 1) };
+        return if n_bits == 0 {
+            Err("N used on an empty bitmap")
+        } else {
+            Ok(u64::from(n_bits) - 1)
+        };
     }
     parse_number(text)
 }
@@ -107,7 +126,10 @@ fn parse_number(text: &str) -> Result<u64, &'static str> {
         return Err("invalid character");
     }
     // Ids beyond u32 can never fit a bitmap; the kernel answers -EOVERFLOW/-ERANGE.
-    text.parse::<u64>().ok().filter(|&v| v <= u64::from(u32::MAX)).ok_or("number too large")
+    text.parse::<u64>()
+        .ok()
+        .filter(|&v| v <= u64::from(u32::MAX))
+        .ok_or("number too large")
 }
 
 fn shorten(text: &str) -> String {
@@ -173,7 +195,10 @@ pub fn parse_hex_mask(text: &str, n_bits: u32) -> Result<CpuSet, CpulistError> {
     if text.len() > CPULIST_TEXT_BYTES_MAX {
         return Err(CpulistError::TooLong);
     }
-    let invalid = |why| CpulistError::Invalid { text: shorten(text), why };
+    let invalid = |why| CpulistError::Invalid {
+        text: shorten(text),
+        why,
+    };
     let body = text.trim_matches(|c: char| c.is_ascii_whitespace());
     if body.is_empty() {
         return Err(invalid("empty mask"));
@@ -244,7 +269,10 @@ mod tests {
     fn hex_masks_like_proc() {
         assert_eq!(format_hex_mask(&CpuSet::full(8), 8), "ff");
         assert_eq!(format_hex_mask(&CpuSet::full(40), 40), "ff,ffffffff");
-        assert_eq!(format_hex_mask(&CpuSet::from_cpus([0, 95]), 96), "80000000,00000000,00000001");
+        assert_eq!(
+            format_hex_mask(&CpuSet::from_cpus([0, 95]), 96),
+            "80000000,00000000,00000001"
+        );
         assert_eq!(format_hex_mask(&CpuSet::from_cpus([1]), 4), "2");
         assert_eq!(parse_hex_mask("ff,ffffffff", 40).unwrap(), CpuSet::full(40));
         assert_eq!(parse_hex_mask("1,00000000", 64).unwrap(), CpuSet::from_cpus([32]));

@@ -19,7 +19,9 @@ pub struct CpuSet {
 impl CpuSet {
     /// An empty set able to hold ids `0..n_bits` without growing.
     pub fn new(n_bits: u32) -> CpuSet {
-        CpuSet { words: vec![0; words_for(n_bits)] }
+        CpuSet {
+            words: vec![0; words_for(n_bits)],
+        }
     }
 
     /// The set `0..n` (the kernel's "all bits" mask clipped to `n`).
@@ -60,7 +62,9 @@ impl CpuSet {
 
     pub fn contains(&self, cpu: u32) -> bool {
         let w = (cpu / WORD_BITS) as usize;
-        self.words.get(w).is_some_and(|word| word & (1u64 << (cpu % WORD_BITS)) != 0)
+        self.words
+            .get(w)
+            .is_some_and(|word| word & (1u64 << (cpu % WORD_BITS)) != 0)
     }
 
     pub fn clear(&mut self) {
@@ -151,7 +155,9 @@ impl CpuSet {
     /// `self & other` as a new set.
     pub fn and(&self, other: &CpuSet) -> CpuSet {
         let n = self.words.len().min(other.words.len());
-        CpuSet { words: (0..n).map(|i| self.words[i] & other.words[i]).collect() }
+        CpuSet {
+            words: (0..n).map(|i| self.words[i] & other.words[i]).collect(),
+        }
     }
 
     /// `self & !other` as a new set.
@@ -191,7 +197,11 @@ impl CpuSet {
 
     /// `|self & other|` without building the intersection.
     pub fn and_weight(&self, other: &CpuSet) -> u32 {
-        self.words.iter().zip(other.words.iter()).map(|(a, b)| (a & b).count_ones()).sum()
+        self.words
+            .iter()
+            .zip(other.words.iter())
+            .map(|(a, b)| (a & b).count_ones())
+            .sum()
     }
 
     pub fn intersects(&self, other: &CpuSet) -> bool {
@@ -218,9 +228,7 @@ fn words_for(n_bits: u32) -> usize {
 impl PartialEq for CpuSet {
     fn eq(&self, other: &CpuSet) -> bool {
         let n = self.words.len().max(other.words.len());
-        (0..n).all(|i| {
-            self.words.get(i).copied().unwrap_or(0) == other.words.get(i).copied().unwrap_or(0)
-        })
+        (0..n).all(|i| self.words.get(i).copied().unwrap_or(0) == other.words.get(i).copied().unwrap_or(0))
     }
 }
 

@@ -84,7 +84,10 @@ impl Topology {
             return Err(invalid("nodes: at least one node is needed"));
         }
         if nodes.len() as u64 > u64::from(NODES_MAX) {
-            return Err(invalid(format!("nodes: {} nodes, at most {NODES_MAX} are allowed", nodes.len())));
+            return Err(invalid(format!(
+                "nodes: {} nodes, at most {NODES_MAX} are allowed",
+                nodes.len()
+            )));
         }
         let nr_node_ids = match spec.nr_node_ids {
             Some(n) if n as usize >= nodes.len() && n <= NODES_MAX => n,
@@ -127,7 +130,9 @@ impl Topology {
             None => possible.clone(),
         };
         if let Some(cpu) = present.andnot(&possible).first() {
-            return Err(invalid(format!("present: CPU {cpu} is present but in no node (not possible)")));
+            return Err(invalid(format!(
+                "present: CPU {cpu} is present but in no node (not possible)"
+            )));
         }
         if !present.contains(0) {
             return Err(invalid("present: CPU 0 must be present (the boot CPU)"));
@@ -163,7 +168,9 @@ impl Topology {
                     return Err(invalid(format!("smt[{i}]: CPU {cpu} is not in any node")));
                 }
                 if cpu_smt[cpu as usize] != NONE {
-                    return Err(invalid(format!("smt[{i}]: CPU {cpu} is already in another sibling set")));
+                    return Err(invalid(format!(
+                        "smt[{i}]: CPU {cpu} is already in another sibling set"
+                    )));
                 }
                 if cpu_node[cpu as usize] != cpu_node[first as usize] {
                     return Err(invalid(format!(
@@ -187,14 +194,18 @@ impl Topology {
         for (i, text) in spec.clusters.iter().enumerate() {
             let set = cpulist(format!("clusters[{i}]"), text, nr_cpu_ids)?;
             if set.is_empty() {
-                return Err(invalid(format!("clusters[{i}]: empty cluster (leave the CPUs out instead)")));
+                return Err(invalid(format!(
+                    "clusters[{i}]: empty cluster (leave the CPUs out instead)"
+                )));
             }
             for cpu in set.iter() {
                 if !possible.contains(cpu) {
                     return Err(invalid(format!("clusters[{i}]: CPU {cpu} is not in any node")));
                 }
                 if cpu_cluster[cpu as usize] != NONE {
-                    return Err(invalid(format!("clusters[{i}]: CPU {cpu} is already in another cluster")));
+                    return Err(invalid(format!(
+                        "clusters[{i}]: CPU {cpu} is already in another cluster"
+                    )));
                 }
                 cpu_cluster[cpu as usize] = cluster_sets.len() as u32;
             }
@@ -219,7 +230,9 @@ impl Topology {
                         return Err(invalid(format!("packages[{i}]: CPU {cpu} is not in any node")));
                     }
                     if cpu_package[cpu as usize] != NONE {
-                        return Err(invalid(format!("packages[{i}]: CPU {cpu} is already in another package")));
+                        return Err(invalid(format!(
+                            "packages[{i}]: CPU {cpu} is already in another package"
+                        )));
                     }
                     cpu_package[cpu as usize] = i as u32;
                 }
@@ -236,7 +249,13 @@ impl Topology {
         let n = nr_node_ids as usize;
         let distances = match &spec.distances {
             None => (0..n * n)
-                .map(|i| if i / n == i % n { LOCAL_DISTANCE } else { REMOTE_DISTANCE })
+                .map(|i| {
+                    if i / n == i % n {
+                        LOCAL_DISTANCE
+                    } else {
+                        REMOTE_DISTANCE
+                    }
+                })
                 .collect(),
             Some(rows) => {
                 if rows.len() != n {
@@ -252,7 +271,9 @@ impl Topology {
                     }
                     for (j, &d) in row.iter().enumerate() {
                         if i == j && d != LOCAL_DISTANCE {
-                            return Err(invalid(format!("distances[{i}][{j}]: a node's distance to itself is 10, not {d}")));
+                            return Err(invalid(format!(
+                                "distances[{i}][{j}]: a node's distance to itself is 10, not {d}"
+                            )));
                         }
                         if i != j && !(LOCAL_DISTANCE + 1..=254).contains(&d) {
                             return Err(invalid(format!("distances[{i}][{j}]: {d} is outside 11..254")));
@@ -287,7 +308,10 @@ impl Topology {
             smt_sets,
             cluster_sets,
             package_sets,
-            node_cpus: node_cpus.into_iter().map(|s| fit(s.and(&CpuSet::full(nr_cpu_ids)))).collect(),
+            node_cpus: node_cpus
+                .into_iter()
+                .map(|s| fit(s.and(&CpuSet::full(nr_cpu_ids))))
+                .collect(),
             distances,
             empty: CpuSet::new(nr_cpu_ids),
         })
@@ -354,7 +378,10 @@ impl Topology {
     /// `node_distance(a, b)`.
     pub fn distance(&self, a: u32, b: u32) -> u32 {
         let n = self.nr_node_ids as usize;
-        self.distances.get(a as usize * n + b as usize).copied().unwrap_or(REMOTE_DISTANCE)
+        self.distances
+            .get(a as usize * n + b as usize)
+            .copied()
+            .unwrap_or(REMOTE_DISTANCE)
     }
     /// Highest number of SMT threads in one core.
     pub fn threads_per_core_max(&self) -> u32 {
@@ -370,7 +397,11 @@ impl Topology {
         let n_possible = self.possible.weight();
         let mut out = format!("{n_possible} CPUs ({})", self.possible);
         let nodes_used = self.nodes_with_cpus().count();
-        out.push_str(&format!(", {} node{}", self.nr_node_ids, plural(self.nr_node_ids as usize)));
+        out.push_str(&format!(
+            ", {} node{}",
+            self.nr_node_ids,
+            plural(self.nr_node_ids as usize)
+        ));
         if nodes_used as u32 != self.nr_node_ids {
             out.push_str(&format!(" ({nodes_used} with CPUs)"));
         }
@@ -379,7 +410,11 @@ impl Topology {
             out.push_str(&format!(", SMT{smt}"));
         }
         if !self.cluster_sets.is_empty() {
-            out.push_str(&format!(", {} cluster{}", self.cluster_sets.len(), plural(self.cluster_sets.len())));
+            out.push_str(&format!(
+                ", {} cluster{}",
+                self.cluster_sets.len(),
+                plural(self.cluster_sets.len())
+            ));
         }
         let absent = self.possible.andnot(&self.present);
         if !absent.is_empty() {
@@ -395,10 +430,21 @@ impl Topology {
     /// The explicit spec that rebuilds this topology exactly.
     pub fn to_spec(&self) -> TopologySpec {
         let n = self.nr_node_ids as usize;
-        let default_distances = (0..n * n)
-            .all(|i| self.distances[i] == if i / n == i % n { LOCAL_DISTANCE } else { REMOTE_DISTANCE });
+        let default_distances = (0..n * n).all(|i| {
+            self.distances[i]
+                == if i / n == i % n {
+                    LOCAL_DISTANCE
+                } else {
+                    REMOTE_DISTANCE
+                }
+        });
         let default_packages = self.package_sets.iter().cloned().collect::<Vec<_>>()
-            == self.node_cpus.iter().filter(|s| !s.is_empty()).cloned().collect::<Vec<_>>();
+            == self
+                .node_cpus
+                .iter()
+                .filter(|s| !s.is_empty())
+                .cloned()
+                .collect::<Vec<_>>();
         TopologySpec {
             name: self.name.clone(),
             note: self.note.clone(),
@@ -410,9 +456,22 @@ impl Topology {
                 None
             },
             nodes: Some(
-                self.node_cpus.iter().rev().skip_while(|s| s.is_empty()).collect::<Vec<_>>().into_iter().rev().map(CpuSet::to_cpulist).collect(),
+                self.node_cpus
+                    .iter()
+                    .rev()
+                    .skip_while(|s| s.is_empty())
+                    .collect::<Vec<_>>()
+                    .into_iter()
+                    .rev()
+                    .map(CpuSet::to_cpulist)
+                    .collect(),
             ),
-            smt: self.smt_sets.iter().filter(|s| s.weight() > 1).map(CpuSet::to_cpulist).collect(),
+            smt: self
+                .smt_sets
+                .iter()
+                .filter(|s| s.weight() > 1)
+                .map(CpuSet::to_cpulist)
+                .collect(),
             clusters: self.cluster_sets.iter().map(CpuSet::to_cpulist).collect(),
             packages: if default_packages {
                 Vec::new()
@@ -421,8 +480,7 @@ impl Topology {
             },
             present: (self.present != self.possible).then(|| self.present.to_cpulist()),
             online: (self.online != self.present).then(|| self.online.to_cpulist()),
-            distances: (!default_distances)
-                .then(|| self.distances.chunks(n).map(<[u32]>::to_vec).collect()),
+            distances: (!default_distances).then(|| self.distances.chunks(n).map(<[u32]>::to_vec).collect()),
             generate: None,
         }
     }
@@ -470,28 +528,52 @@ mod tests {
     #[test]
     fn rejects_inconsistent_input() {
         let cases = [
-            (r#"name="x"
-nodes=["0-3","3-5"]"#, "CPU 3 is already in node 0"),
-            (r#"name="x"
+            (
+                r#"name="x"
+nodes=["0-3","3-5"]"#,
+                "CPU 3 is already in node 0",
+            ),
+            (
+                r#"name="x"
 nodes=["0-3","4-7"]
-smt=["3-4"]"#, "different nodes"),
-            (r#"name="x"
+smt=["3-4"]"#,
+                "different nodes",
+            ),
+            (
+                r#"name="x"
 nodes=["0-3"]
-present="1-3""#, "CPU 0 must be present"),
-            (r#"name="x"
+present="1-3""#,
+                "CPU 0 must be present",
+            ),
+            (
+                r#"name="x"
 nodes=["0-3","4-5"]
-distances=[[10,20]]"#, "1 rows for 2 nodes"),
-            (r#"name="x"
+distances=[[10,20]]"#,
+                "1 rows for 2 nodes",
+            ),
+            (
+                r#"name="x"
 nodes=["0-3","4-5"]
-distances=[[10,20],[20,11]]"#, "itself is 10"),
-            (r#"name="x"
-nodes=["0-9000"]"#, "beyond the last CPU id"),
-            (r#"name="x"
+distances=[[10,20],[20,11]]"#,
+                "itself is 10",
+            ),
+            (
+                r#"name="x"
+nodes=["0-9000"]"#,
+                "beyond the last CPU id",
+            ),
+            (
+                r#"name="x"
 nodes=["0-3"]
-clusters=["0-1","1-2"]"#, "already in another cluster"),
-            (r#"name="x"
+clusters=["0-1","1-2"]"#,
+                "already in another cluster",
+            ),
+            (
+                r#"name="x"
 nodes=["0-3"]
-online="0-4""#, "beyond the last CPU id"),
+online="0-4""#,
+                "beyond the last CPU id",
+            ),
         ];
         for (text, want) in cases {
             let err = Topology::new(&spec(text)).unwrap_err().to_string();

@@ -181,7 +181,11 @@ impl TopologySpec {
         let types: Vec<CoreType> = if hybrid {
             gen.core_types.clone()
         } else {
-            vec![CoreType { cores: gen.cores_per_node, threads_per_core: gen.threads_per_core, clusters: gen.clusters }]
+            vec![CoreType {
+                cores: gen.cores_per_node,
+                threads_per_core: gen.threads_per_core,
+                clusters: gen.clusters,
+            }]
         };
         // Saturating: the counts come from a file, and a product past u64 is just "too many".
         let cpus_per_node: u64 = types
@@ -191,17 +195,23 @@ impl TopologySpec {
         let n_nodes = u64::from(gen.packages) * u64::from(gen.nodes_per_package);
         let n_cpus = n_nodes.saturating_mul(cpus_per_node);
         if n_cpus > u64::from(CPUS_MAX) || n_nodes > u64::from(NODES_MAX) {
-            return err(format!("{n_cpus} CPUs on {n_nodes} nodes exceeds the limits ({CPUS_MAX} CPUs, {NODES_MAX} nodes)"));
+            return err(format!(
+                "{n_cpus} CPUs on {n_nodes} nodes exceeds the limits ({CPUS_MAX} CPUs, {NODES_MAX} nodes)"
+            ));
         }
         let n_nodes = n_nodes as u32;
         let per_package_cpus = cpus_per_node.saturating_mul(u64::from(gen.nodes_per_package));
         if let Some(stride) = gen.package_cpu_stride {
             if u64::from(stride) < per_package_cpus {
-                return err(format!("package_cpu_stride: {stride} is less than the {per_package_cpus} CPUs of a package"));
+                return err(format!(
+                    "package_cpu_stride: {stride} is less than the {per_package_cpus} CPUs of a package"
+                ));
             }
             let last = u64::from(stride) * u64::from(gen.packages - 1) + per_package_cpus;
             if last > u64::from(CPUS_MAX) {
-                return err(format!("package_cpu_stride: CPU ids reach {last}, beyond the limit of {CPUS_MAX}"));
+                return err(format!(
+                    "package_cpu_stride: CPU ids reach {last}, beyond the limit of {CPUS_MAX}"
+                ));
             }
         }
 
@@ -217,17 +227,31 @@ impl TopologySpec {
                             (ClusterShape::Named(ClusterName::All), _) => Some((0, 0, 0)),
                             (_, ClusterShape::Unset | ClusterShape::Named(ClusterName::None)) => None,
                             (_, ClusterShape::Named(ClusterName::Core)) => Some((node, type_idx as u32, k)),
-                            (_, ClusterShape::Cores(0)) => return err("clusters: a cluster needs at least one core".into()),
+                            (_, ClusterShape::Cores(0)) => {
+                                return err("clusters: a cluster needs at least one core".into())
+                            }
                             (_, ClusterShape::Cores(size)) if ct.cores % size != 0 => {
-                                let what = if hybrid { "cores of its core type" } else { "cores per node" };
-                                return err(format!("clusters: {size} cores per cluster does not divide {} {what}", ct.cores));
+                                let what = if hybrid {
+                                    "cores of its core type"
+                                } else {
+                                    "cores per node"
+                                };
+                                return err(format!(
+                                    "clusters: {size} cores per cluster does not divide {} {what}",
+                                    ct.cores
+                                ));
                             }
                             (_, ClusterShape::Cores(size)) => Some((node, type_idx as u32, k / size)),
                             (_, ClusterShape::Named(_)) => {
                                 return err("core_types: clusters may be a core count, \"core\" or \"none\"".into())
                             }
                         };
-                        cores.push(GenCore { package, node, threads: ct.threads_per_core, cluster });
+                        cores.push(GenCore {
+                            package,
+                            node,
+                            threads: ct.threads_per_core,
+                            cluster,
+                        });
                     }
                 }
             }
@@ -265,7 +289,12 @@ impl TopologySpec {
         }
         let list = |set: super::CpuSet| set.to_cpulist();
         let gather = |pick: &dyn Fn(&GenCore) -> bool| {
-            list((0..cores.len()).filter(|&i| pick(&cores[i])).flat_map(|i| core_cpus[i].iter().copied()).collect())
+            list(
+                (0..cores.len())
+                    .filter(|&i| pick(&cores[i]))
+                    .flat_map(|i| core_cpus[i].iter().copied())
+                    .collect(),
+            )
         };
         let nodes = (0..n_nodes).map(|n| gather(&|c| c.node == n)).collect();
         let smt = (0..cores.len())

@@ -133,24 +133,47 @@ impl LiveState {
 /// The live routes; merged into `web::app` outside the dashboard's 1 MiB body limit because
 /// snapshots of large machines are bigger.
 pub fn routes() -> Router<AppState> {
-    let big_body = || (DefaultBodyLimit::max(SNAPSHOT_BYTES_MAX), RequestBodyLimitLayer::new(SNAPSHOT_BYTES_MAX));
+    let big_body = || {
+        (
+            DefaultBodyLimit::max(SNAPSHOT_BYTES_MAX),
+            RequestBodyLimitLayer::new(SNAPSHOT_BYTES_MAX),
+        )
+    };
     let (d1, r1) = big_body();
     let (d2, r2) = big_body();
     Router::new()
         .route("/live", get(hosts_page))
         .route("/live/_/import/{id}", get(import_page))
-        .route("/live/_/import", post(import).layer::<_, std::convert::Infallible>(d1).layer::<_, std::convert::Infallible>(r1))
+        .route(
+            "/live/_/import",
+            post(import)
+                .layer::<_, std::convert::Infallible>(d1)
+                .layer::<_, std::convert::Infallible>(r1),
+        )
         .route("/live/{host}", get(host_page))
         .route("/live/{host}/events", get(events))
         .route("/api/live/{host}", get(host_json))
-        .route("/api/live/{host}/snapshots", post(ingest).layer::<_, std::convert::Infallible>(d2).layer::<_, std::convert::Infallible>(r2))
+        .route(
+            "/api/live/{host}/snapshots",
+            post(ingest)
+                .layer::<_, std::convert::Infallible>(d2)
+                .layer::<_, std::convert::Infallible>(r2),
+        )
 }
 
 /// A refusal at the ingestion edge: status and message.
 fn refuse(status: StatusCode, message: &str) -> Response {
-    let mut r = (status, [(header::CONTENT_TYPE, "text/plain; charset=utf-8")], format!("{message}\n")).into_response();
+    let mut r = (
+        status,
+        [(header::CONTENT_TYPE, "text/plain; charset=utf-8")],
+        format!("{message}\n"),
+    )
+        .into_response();
     if status == StatusCode::UNAUTHORIZED {
-        r.headers_mut().insert(header::WWW_AUTHENTICATE, header::HeaderValue::from_static("Bearer realm=\"irqscope-live\""));
+        r.headers_mut().insert(
+            header::WWW_AUTHENTICATE,
+            header::HeaderValue::from_static("Bearer realm=\"irqscope-live\""),
+        );
     }
     r
 }
@@ -158,17 +181,26 @@ fn refuse(status: StatusCode, message: &str) -> Response {
 async fn ingest(State(app): State<AppState>, Path(host): Path<String>, headers: HeaderMap, body: Bytes) -> Response {
     let live = app.live.clone();
     if live.inner.tokens.is_empty() {
-        return refuse(StatusCode::FORBIDDEN, "live ingestion is disabled: start the server with --live-tokens FILE or IRQSCOPE_LIVE_TOKENS");
+        return refuse(
+            StatusCode::FORBIDDEN,
+            "live ingestion is disabled: start the server with --live-tokens FILE or IRQSCOPE_LIVE_TOKENS",
+        );
     }
     let presented = headers
         .get(header::AUTHORIZATION)
         .and_then(|v| v.as_bytes().strip_prefix(b"Bearer "))
         .map(<[u8]>::to_vec);
     let Some(presented) = presented else {
-        return refuse(StatusCode::UNAUTHORIZED, "a bearer token is required (Authorization: Bearer TOKEN)");
+        return refuse(
+            StatusCode::UNAUTHORIZED,
+            "a bearer token is required (Authorization: Bearer TOKEN)",
+        );
     };
     if !valid_host_name(&host) {
-        return refuse(StatusCode::BAD_REQUEST, "bad host name: 1 to 64 bytes of A-Z a-z 0-9 . _ -, not starting with . or _");
+        return refuse(
+            StatusCode::BAD_REQUEST,
+            "bad host name: 1 to 64 bytes of A-Z a-z 0-9 . _ -, not starting with . or _",
+        );
     }
     match live.inner.tokens.check(&presented, &host) {
         Verdict::Accepted => {}
@@ -203,7 +235,11 @@ async fn ingest(State(app): State<AppState>, Path(host): Path<String>, headers: 
     match result {
         Ok(Ok(seq)) => {
             let _ = live.inner.updates.send(host);
-            (StatusCode::OK, Json(serde_json::json!({ "seq": seq, "version": PROTOCOL_VERSION }))).into_response()
+            (
+                StatusCode::OK,
+                Json(serde_json::json!({ "seq": seq, "version": PROTOCOL_VERSION })),
+            )
+                .into_response()
         }
         Ok(Err((status, message))) => refuse(status, &message),
         Err(e) => AppError::Internal(format!("ingest task: {e}")).into_response(),
@@ -237,13 +273,26 @@ impl LiveQuery {
         let mana_patched = match self.mana.as_deref() {
             None | Some("") | Some("unpatched") => false,
             Some("patched") => true,
-            Some(m) => return Err(AppError::BadInput(format!("mana {:?}: unpatched or patched", crate::live::parse::short(m)))),
+            Some(m) => {
+                return Err(AppError::BadInput(format!(
+                    "mana {:?}: unpatched or patched",
+                    crate::live::parse::short(m)
+                )))
+            }
         };
         let node = match self.node.as_deref() {
             None | Some("") | Some("all") => None,
-            Some(n) => Some(n.parse::<u32>().map_err(|_| AppError::BadInput(format!("node {n:?} is not a number")))?),
+            Some(n) => Some(
+                n.parse::<u32>()
+                    .map_err(|_| AppError::BadInput(format!("node {n:?} is not a number")))?,
+            ),
         };
-        Ok(ModelChoice { variant, effective, mana_patched, node })
+        Ok(ModelChoice {
+            variant,
+            effective,
+            mana_patched,
+            node,
+        })
     }
 }
 
@@ -321,7 +370,13 @@ fn heatmap_of(st: &HostState, node: Option<u32>) -> String {
         Some(r) => r.per_cpu.iter().map(|(&c, &v)| (c, v.round() as u64)).collect(),
         None => Vec::new(),
     };
-    svg::value_heatmap(&st.topology, &values, "device interrupts per second per CPU", "irq/s", node)
+    svg::value_heatmap(
+        &st.topology,
+        &values,
+        "device interrupts per second per CPU",
+        "irq/s",
+        node,
+    )
 }
 
 fn irq_rows(st: &HostState) -> Vec<IrqRowView> {
@@ -360,16 +415,21 @@ pub struct RowsFragment<'a> {
 
 impl HostView {
     fn new(st: &HostState, choice: &ModelChoice, live: bool) -> HostView {
-        let comparison: Result<Comparison, String> =
-            devices::compare_with(&st.snapshot, &devices::ModelOptions {
+        let comparison: Result<Comparison, String> = devices::compare_with(
+            &st.snapshot,
+            &devices::ModelOptions {
                 variant: choice.variant.clone(),
                 effective: choice.effective.clone(),
                 mana_patched: choice.mana_patched,
-            })
-            .map_err(|e| e.to_string());
+            },
+        )
+        .map_err(|e| e.to_string());
         let (model_rows, model_error, not_modelled, mismatches, permalink) = match comparison {
             Ok(c) => {
-                let link = super::permalink::encode(&c.spec).ok().filter(|l| l.len() <= 48 << 10).unwrap_or_default();
+                let link = super::permalink::encode(&c.spec)
+                    .ok()
+                    .filter(|l| l.len() <= 48 << 10)
+                    .unwrap_or_default();
                 let rows = c
                     .vectors
                     .iter()
@@ -394,7 +454,12 @@ impl HostView {
             host: st.snapshot.host.clone(),
             live,
             share: String::new(),
-            summary: format!("{} · {} IRQ rows · {} CPU columns", st.topology.summary(), st.snapshot.irqs.len(), st.snapshot.cpus.len()),
+            summary: format!(
+                "{} · {} IRQ rows · {} CPU columns",
+                st.topology.summary(),
+                st.snapshot.irqs.len(),
+                st.snapshot.cpus.len()
+            ),
             seq: st.seq,
             status: status_line(st),
             heatmap_svg: heatmap_of(st, choice.node),
@@ -406,7 +471,10 @@ impl HostView {
             not_modelled,
             mismatches,
             permalink,
-            variants: crate::kernel::Variant::ALL.iter().map(|v| (v.name(), v.name() == choice.variant)).collect(),
+            variants: crate::kernel::Variant::ALL
+                .iter()
+                .map(|v| (v.name(), v.name() == choice.variant))
+                .collect(),
             effectives: crate::kernel::vector_matrix::EffectiveModel::ALL
                 .iter()
                 .map(|e| (e.name(), e.name() == choice.effective))
@@ -424,7 +492,13 @@ fn history_text(st: &HostState) -> Vec<String> {
         .iter()
         .rev()
         .take(HISTORY_SHOWN)
-        .map(|s| if s.reset { format!("#{} baseline", s.seq) } else { format!("#{} {} irq/s", s.seq, fmt_rate(s.irqs_per_s)) })
+        .map(|s| {
+            if s.reset {
+                format!("#{} baseline", s.seq)
+            } else {
+                format!("#{} {} irq/s", s.seq, fmt_rate(s.irqs_per_s))
+            }
+        })
         .collect()
 }
 
@@ -435,7 +509,10 @@ fn history_svg(st: &HostState) -> String {
         .history
         .iter()
         .skip(skip)
-        .map(|s| HistoryPoint { seq: s.seq, value: (!s.reset).then_some(s.irqs_per_s) })
+        .map(|s| HistoryPoint {
+            seq: s.seq,
+            value: (!s.reset).then_some(s.irqs_per_s),
+        })
         .collect();
     history_chart(&points, "device interrupts per second, one point per reading", "irq/s")
 }
@@ -446,7 +523,6 @@ pub struct HostPage {
     pub title: String,
     pub v: HostView,
 }
-
 
 pub struct HostListEntry {
     pub host: String,
@@ -467,23 +543,47 @@ async fn hosts_page(State(app): State<AppState>) -> Result<Html<String>, AppErro
         .live
         .store()
         .hosts()
-        .map(|(h, st)| HostListEntry { host: h.clone(), seq: st.seq, status: status_line(st) })
+        .map(|(h, st)| HostListEntry {
+            host: h.clone(),
+            seq: st.seq,
+            status: status_line(st),
+        })
         .collect();
-    Ok(Html(HostsPage { title: "live hosts".into(), hosts, ingestion: !app.live.inner.tokens.is_empty() }.render()?))
+    Ok(Html(
+        HostsPage {
+            title: "live hosts".into(),
+            hosts,
+            ingestion: !app.live.inner.tokens.is_empty(),
+        }
+        .render()?,
+    ))
 }
 
 fn no_host(host: &str) -> AppError {
-    AppError::NotFound(format!("no live host {:?} (agents push to /api/live/HOST/snapshots)", crate::live::parse::short(host)))
+    AppError::NotFound(format!(
+        "no live host {:?} (agents push to /api/live/HOST/snapshots)",
+        crate::live::parse::short(host)
+    ))
 }
 
-async fn host_page(State(app): State<AppState>, Path(host): Path<String>, Query(q): Query<LiveQuery>) -> Result<Html<String>, AppError> {
+async fn host_page(
+    State(app): State<AppState>,
+    Path(host): Path<String>,
+    Query(q): Query<LiveQuery>,
+) -> Result<Html<String>, AppError> {
     let choice = q.choice()?;
     let view = {
         let store = app.live.store();
         let st = store.host(&host).ok_or_else(|| no_host(&host))?;
         HostView::new(st, &choice, true)
     };
-    Ok(Html(HostPage { title: format!("{} · live", view.host), v: view }.render()?))
+    Ok(Html(
+        HostPage {
+            title: format!("{} · live", view.host),
+            v: view,
+        }
+        .render()?,
+    ))
 }
 
 async fn host_json(State(app): State<AppState>, Path(host): Path<String>) -> Result<Json<serde_json::Value>, AppError> {
@@ -497,7 +597,12 @@ fn update_json(st: &HostState) -> serde_json::Value {
     let per_cpu: serde_json::Map<String, serde_json::Value> = st
         .rates
         .as_ref()
-        .map(|r| r.per_cpu.iter().map(|(c, v)| (c.to_string(), serde_json::json!(v))).collect())
+        .map(|r| {
+            r.per_cpu
+                .iter()
+                .map(|(c, v)| (c.to_string(), serde_json::json!(v)))
+                .collect()
+        })
         .unwrap_or_default();
     serde_json::json!({
         "host": st.snapshot.host,
@@ -536,7 +641,13 @@ fn sse_event(live: &LiveState, host: &str, sent: Option<u64>) -> Option<(Event, 
     data["history_svg"] = serde_json::Value::String(history_svg(st));
     data["history_text"] = serde_json::json!(history_text(st));
     data["rows"] = serde_json::Value::String(RowsFragment { rows: &irq_rows(st) }.render().unwrap_or_default());
-    Some((Event::default().event("snapshot").id(st.seq.to_string()).data(data.to_string()), st.seq))
+    Some((
+        Event::default()
+            .event("snapshot")
+            .id(st.seq.to_string())
+            .data(data.to_string()),
+        st.seq,
+    ))
 }
 
 async fn events(State(app): State<AppState>, Path(host): Path<String>) -> Result<Response, AppError> {
@@ -555,25 +666,28 @@ async fn events(State(app): State<AppState>, Path(host): Path<String>) -> Result
     let first = sse_event(&live, &host, None);
     let sent = first.as_ref().map(|f| f.1);
     let first = first.map(|f| f.0);
-    let stream = futures_util::stream::unfold((rx, first, sent, slot, host), |(mut rx, first, sent, slot, host)| async move {
-        if let Some(ev) = first {
-            return Some((Ok::<_, std::convert::Infallible>(ev), (rx, None, sent, slot, host)));
-        }
-        loop {
-            let wanted = match rx.recv().await {
-                Ok(h) => h == host,
-                // Notices were dropped: this host may have had some. The seq check below
-                // keeps this from repeating a reading already sent.
-                Err(broadcast::error::RecvError::Lagged(_)) => true,
-                Err(broadcast::error::RecvError::Closed) => return None,
-            };
-            if wanted {
-                if let Some((ev, seq)) = sse_event(&slot.0, &host, sent) {
-                    return Some((Ok(ev), (rx, None, Some(seq), slot, host)));
+    let stream = futures_util::stream::unfold(
+        (rx, first, sent, slot, host),
+        |(mut rx, first, sent, slot, host)| async move {
+            if let Some(ev) = first {
+                return Some((Ok::<_, std::convert::Infallible>(ev), (rx, None, sent, slot, host)));
+            }
+            loop {
+                let wanted = match rx.recv().await {
+                    Ok(h) => h == host,
+                    // Notices were dropped: this host may have had some. The seq check below
+                    // keeps this from repeating a reading already sent.
+                    Err(broadcast::error::RecvError::Lagged(_)) => true,
+                    Err(broadcast::error::RecvError::Closed) => return None,
+                };
+                if wanted {
+                    if let Some((ev, seq)) = sse_event(&slot.0, &host, sent) {
+                        return Some((Ok(ev), (rx, None, Some(seq), slot, host)));
+                    }
                 }
             }
-        }
-    });
+        },
+    );
     Ok(Sse::new(stream).keep_alive(KeepAlive::default()).into_response())
 }
 
@@ -590,25 +704,42 @@ pub struct ImportForm {
 fn import_snapshots(text: &str) -> Result<Vec<Snapshot>, AppError> {
     let t = text.trim_start();
     if t.starts_with('{') {
-        let v: serde_json::Value = serde_json::from_str(t).map_err(|e| AppError::BadInput(format!("bad capture JSON: {e}")))?;
+        let v: serde_json::Value =
+            serde_json::from_str(t).map_err(|e| AppError::BadInput(format!("bad capture JSON: {e}")))?;
         if v.get("snapshots").is_some() {
             let c: Capture = serde_json::from_value(v).map_err(|e| AppError::BadInput(format!("bad capture: {e}")))?;
             if c.version != PROTOCOL_VERSION {
-                return Err(AppError::BadInput(format!("capture version {} is not supported (this server reads {PROTOCOL_VERSION})", c.version)));
+                return Err(AppError::BadInput(format!(
+                    "capture version {} is not supported (this server reads {PROTOCOL_VERSION})",
+                    c.version
+                )));
             }
             if c.snapshots.is_empty() || c.snapshots.len() > CAPTURE_SNAPSHOTS_MAX {
-                return Err(AppError::BadInput(format!("a capture holds 1 to {CAPTURE_SNAPSHOTS_MAX} snapshots")));
+                return Err(AppError::BadInput(format!(
+                    "a capture holds 1 to {CAPTURE_SNAPSHOTS_MAX} snapshots"
+                )));
             }
             Ok(c.snapshots)
         } else {
-            Ok(vec![serde_json::from_value(v).map_err(|e| AppError::BadInput(format!("bad snapshot: {e}")))?])
+            Ok(vec![
+                serde_json::from_value(v).map_err(|e| AppError::BadInput(format!("bad snapshot: {e}")))?
+            ])
         }
     } else {
         let parsed = parse_interrupts(text).map_err(|e| AppError::BadInput(e.to_string()))?;
         let irqs = parsed
             .rows
             .into_iter()
-            .map(|r| WireIrq { label: r.label, chip: r.chip, hwirq: r.hwirq, name: r.name, counts: r.counts, affinity: None, effective: None, node: None })
+            .map(|r| WireIrq {
+                label: r.label,
+                chip: r.chip,
+                hwirq: r.hwirq,
+                name: r.name,
+                counts: r.counts,
+                affinity: None,
+                effective: None,
+                node: None,
+            })
             .collect();
         Ok(vec![Snapshot {
             version: PROTOCOL_VERSION,
@@ -626,25 +757,43 @@ fn import_snapshots(text: &str) -> Result<Vec<Snapshot>, AppError> {
 /// pushed host).
 fn import_view(capture: &Capture, choice: &ModelChoice) -> Result<HostView, AppError> {
     let mut store = LiveStore::new();
-    let host = capture.snapshots.first().map(|s| s.host.clone()).ok_or_else(|| AppError::BadInput("an empty capture".into()))?;
+    let host = capture
+        .snapshots
+        .first()
+        .map(|s| s.host.clone())
+        .ok_or_else(|| AppError::BadInput("an empty capture".into()))?;
     for s in capture.snapshots.iter().cloned() {
         store.ingest(&host, s).map_err(|e| AppError::BadInput(e.to_string()))?;
     }
-    let st = store.host(&host).ok_or_else(|| AppError::Internal("import lost its host".into()))?;
+    let st = store
+        .host(&host)
+        .ok_or_else(|| AppError::Internal("import lost its host".into()))?;
     Ok(HostView::new(st, choice, false))
 }
 
 /// Keep an import and answer with its link (303 to `/live/_/import/ID`, the model choice kept).
 async fn import(State(app): State<AppState>, Form(form): Form<ImportForm>) -> Result<Response, AppError> {
-    let choice = LiveQuery { variant: form.variant.clone(), effective: form.effective.clone(), mana: None, node: None }.choice()?;
+    let choice = LiveQuery {
+        variant: form.variant.clone(),
+        effective: form.effective.clone(),
+        mana: None,
+        node: None,
+    }
+    .choice()?;
     let snapshots = import_snapshots(&form.capture)?;
     let live = app.live.clone();
     let id = tokio::task::spawn_blocking(move || -> Result<String, AppError> {
-        let capture = Capture { version: PROTOCOL_VERSION, snapshots };
+        let capture = Capture {
+            version: PROTOCOL_VERSION,
+            snapshots,
+        };
         // Refuse what would not render before keeping it.
         import_view(&capture, &choice)?;
         let bytes = serde_json::to_vec(&capture).map_err(|e| AppError::Internal(e.to_string()))?;
-        let kept = live.imports().insert(capture, bytes.clone()).map_err(|e| AppError::BadInput(e.to_string()))?;
+        let kept = live
+            .imports()
+            .insert(capture, bytes.clone())
+            .map_err(|e| AppError::BadInput(e.to_string()))?;
         if let (Some(p), false) = (&live.inner.persist, kept.existed) {
             let order = live.inner.import_order.fetch_add(1, Ordering::Relaxed);
             if let Err(e) = p.save_import(&kept.id, order, &bytes, &kept.evicted) {
@@ -671,7 +820,11 @@ async fn import(State(app): State<AppState>, Form(form): Form<ImportForm>) -> Re
 }
 
 /// A kept import, by its link.
-async fn import_page(State(app): State<AppState>, Path(id): Path<String>, Query(q): Query<LiveQuery>) -> Result<Html<String>, AppError> {
+async fn import_page(
+    State(app): State<AppState>,
+    Path(id): Path<String>,
+    Query(q): Query<LiveQuery>,
+) -> Result<Html<String>, AppError> {
     let choice = q.choice()?;
     let gone = || {
         AppError::NotFound(format!(
@@ -682,10 +835,21 @@ async fn import_page(State(app): State<AppState>, Path(id): Path<String>, Query(
     if !valid_id(&id) {
         return Err(gone());
     }
-    let capture = app.live.imports().get(&id).map(|i| i.capture.clone()).ok_or_else(gone)?;
+    let capture = app
+        .live
+        .imports()
+        .get(&id)
+        .map(|i| i.capture.clone())
+        .ok_or_else(gone)?;
     let mut view = tokio::task::spawn_blocking(move || import_view(&capture, &choice))
         .await
         .map_err(|e| AppError::Internal(e.to_string()))??;
     view.share = format!("{ACTIONS_PREFIX}/import/{id}");
-    Ok(Html(HostPage { title: format!("{} · imported", view.host), v: view }.render()?))
+    Ok(Html(
+        HostPage {
+            title: format!("{} · imported", view.host),
+            v: view,
+        }
+        .render()?,
+    ))
 }

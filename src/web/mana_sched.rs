@@ -40,8 +40,12 @@ fn bad(m: impl Into<String>) -> AppError {
 
 fn resolve_topology(t: &TopologyRef) -> Result<Arc<Topology>, AppError> {
     match t {
-        TopologyRef::Preset(name) => catalogue::get(name).ok_or_else(|| bad(format!("unknown topology preset {name:?}"))),
-        TopologyRef::Inline(spec) => Ok(Arc::new(Topology::new(spec).map_err(|e| bad(format!("topology: {e}")))?)),
+        TopologyRef::Preset(name) => {
+            catalogue::get(name).ok_or_else(|| bad(format!("unknown topology preset {name:?}")))
+        }
+        TopologyRef::Inline(spec) => Ok(Arc::new(
+            Topology::new(spec).map_err(|e| bad(format!("topology: {e}")))?,
+        )),
     }
 }
 
@@ -54,14 +58,21 @@ fn topology_label(t: &TopologyRef) -> String {
 
 /// The machine a query names: `preset` (non-empty) first, then a scenario permalink `s`, then
 /// `base` (the page's own spec), then `default`.
-fn query_topology(preset: &Option<String>, s: &Option<String>, base: Option<&TopologyRef>, default: &str) -> Result<TopologyRef, AppError> {
+fn query_topology(
+    preset: &Option<String>,
+    s: &Option<String>,
+    base: Option<&TopologyRef>,
+    default: &str,
+) -> Result<TopologyRef, AppError> {
     if let Some(p) = preset.as_deref().filter(|p| !p.is_empty()) {
         return Ok(TopologyRef::Preset(p.to_string()));
     }
     if let Some(link) = s.as_deref().filter(|l| !l.is_empty()) {
         return Ok(permalink::decode::<ScenarioSpec>(link)?.topology);
     }
-    Ok(base.cloned().unwrap_or_else(|| TopologyRef::Preset(default.to_string())))
+    Ok(base
+        .cloned()
+        .unwrap_or_else(|| TopologyRef::Preset(default.to_string())))
 }
 
 fn preset_choices(t: &TopologyRef) -> (Vec<(&'static str, bool)>, bool) {
@@ -69,7 +80,10 @@ fn preset_choices(t: &TopologyRef) -> (Vec<(&'static str, bool)>, bool) {
         TopologyRef::Preset(p) => Some(p.as_str()),
         TopologyRef::Inline(_) => None,
     };
-    (catalogue::names().map(|n| (n, Some(n) == current)).collect(), current.is_none())
+    (
+        catalogue::names().map(|n| (n, Some(n) == current)).collect(),
+        current.is_none(),
+    )
 }
 
 fn list(v: &[u32]) -> String {
@@ -81,7 +95,11 @@ fn parse_list(text: &str, what: &str) -> Result<Vec<u32>, AppError> {
         return Err(bad(format!("{what}: longer than {QUERY_LIST_BYTES_MAX} bytes")));
     }
     text.split(',')
-        .map(|v| v.trim().parse::<u32>().map_err(|_| bad(format!("{what}: {v:?} is not a number (want e.g. 0,1,1,1)"))))
+        .map(|v| {
+            v.trim()
+                .parse::<u32>()
+                .map_err(|_| bad(format!("{what}: {v:?} is not a number (want e.g. 0,1,1,1)")))
+        })
         .collect()
 }
 
@@ -152,25 +170,43 @@ impl ManaQuery {
             Some(link) => Some(permalink::decode::<ManaSpec>(link)?),
             None => None,
         };
-        let topology = query_topology(&self.preset, &self.s, base.as_ref().map(|b| &b.topology), MANA_DEFAULT_PRESET)?;
+        let topology = query_topology(
+            &self.preset,
+            &self.s,
+            base.as_ref().map(|b| &b.topology),
+            MANA_DEFAULT_PRESET,
+        )?;
         let machine_changed = base.as_ref().is_some_and(|b| b.topology != topology);
-        let mut spec = base.unwrap_or(ManaSpec { load: None, ..ManaSpec::seed() });
+        let mut spec = base.unwrap_or(ManaSpec {
+            load: None,
+            ..ManaSpec::seed()
+        });
         if machine_changed {
             spec.load = None;
             spec.irqaffinity = None;
         }
         spec.topology = topology;
         if let Some(n) = self.node.as_deref().filter(|v| !v.is_empty()) {
-            spec.device_node = n.trim().parse().map_err(|_| bad(format!("node {n:?} is not a number (-1 for none)")))?;
+            spec.device_node = n
+                .trim()
+                .parse()
+                .map_err(|_| bad(format!("node {n:?} is not a number (-1 for none)")))?;
         }
         if let Some(m) = self.mode.as_deref().filter(|v| !v.is_empty()) {
             spec.mode = m.to_string();
         }
         if let Some(m) = self.max_msix.as_deref().filter(|v| !v.is_empty()) {
-            spec.max_msix = m.trim().parse().map_err(|_| bad(format!("max_msix {m:?} is not a number")))?;
+            spec.max_msix = m
+                .trim()
+                .parse()
+                .map_err(|_| bad(format!("max_msix {m:?} is not a number")))?;
         }
         if let Some(l) = &self.load {
-            spec.load = if l.trim().is_empty() { None } else { Some(parse_list(l, "load")?) };
+            spec.load = if l.trim().is_empty() {
+                None
+            } else {
+                Some(parse_list(l, "load")?)
+            };
         }
         if let Some(a) = &self.irqaffinity {
             spec.irqaffinity = Some(a.trim().to_string()).filter(|a| !a.is_empty());
@@ -219,7 +255,14 @@ impl ManaRun {
         }
         let (unpatched, patched) = mana::run_both(&input).map_err(|e| bad(format!("MANA: {e}")))?;
         let permalink = permalink::encode(&spec).map_err(|e| AppError::Internal(e.to_string()))?;
-        Ok(ManaRun { spec, topology, input, unpatched, patched, permalink })
+        Ok(ManaRun {
+            spec,
+            topology,
+            input,
+            unpatched,
+            patched,
+            permalink,
+        })
     }
 
     pub fn outcome(&self, v: DriverVersion) -> &ManaOutcome {
@@ -231,7 +274,11 @@ impl ManaRun {
 
     /// The `irqscope mana …` line that reproduces this run.
     pub fn command(&self) -> String {
-        let mut w = vec!["irqscope".to_string(), "mana".into(), shell_word(&topology_label(&self.spec.topology))];
+        let mut w = vec![
+            "irqscope".to_string(),
+            "mana".into(),
+            shell_word(&topology_label(&self.spec.topology)),
+        ];
         w.push(format!("--device-node {}", self.spec.device_node));
         w.push(format!("--mode {}", self.spec.mode));
         w.push(format!("--max-msix {}", self.spec.max_msix));
@@ -287,7 +334,13 @@ fn step_rows(o: &ManaOutcome) -> Vec<StepRow> {
         .enumerate()
         .map(|(i, s)| {
             let (kind, text) = match s {
-                SetupStep::Activate { index, searched, cpu, load_after, .. } => (
+                SetupStep::Activate {
+                    index,
+                    searched,
+                    cpu,
+                    load_after,
+                    ..
+                } => (
                     "activate",
                     format!(
                         "{} requested: vector on CPU {cpu} (best of {}), CPU {cpu} now holds {load_after}",
@@ -300,7 +353,13 @@ fn step_rows(o: &ManaOutcome) -> Vec<StepRow> {
                         }
                     ),
                 ),
-                SetupStep::Spread { setup_fn, first_index, len, skip_first_cpu, skipped_core } => (
+                SetupStep::Spread {
+                    setup_fn,
+                    first_index,
+                    len,
+                    skip_first_cpu,
+                    skipped_core,
+                } => (
                     "spread",
                     format!(
                         "{} spread over {} IRQ{} from {}{}",
@@ -315,10 +374,20 @@ fn step_rows(o: &ManaOutcome) -> Vec<StepRow> {
                         }
                     ),
                 ),
-                SetupStep::SetAffinity { index, mask, from_cpu, action, .. } => match action {
+                SetupStep::SetAffinity {
+                    index,
+                    mask,
+                    from_cpu,
+                    action,
+                    ..
+                } => match action {
                     mana::AffinityAction::Kept => (
                         "keep",
-                        format!("{} mask {}: CPU {from_cpu} is in it, stays", irq_name(*index), mask_text(mask)),
+                        format!(
+                            "{} mask {}: CPU {from_cpu} is in it, stays",
+                            irq_name(*index),
+                            mask_text(mask)
+                        ),
                     ),
                     mana::AffinityAction::Moved { to_cpu, old_vector } => (
                         "move",
@@ -384,11 +453,31 @@ impl ManaPage {
                 o.setup_fn.as_str(),
                 if o.skip_first_cpu { ", first core skipped" } else { "" }
             ),
-            effective: o.effective_cpus.iter().map(u32::to_string).collect::<Vec<_>>().join(" "),
-            queues: o.queue_irqs_per_cpu.iter().map(u32::to_string).collect::<Vec<_>>().join(" "),
+            effective: o
+                .effective_cpus
+                .iter()
+                .map(u32::to_string)
+                .collect::<Vec<_>>()
+                .join(" "),
+            queues: o
+                .queue_irqs_per_cpu
+                .iter()
+                .map(u32::to_string)
+                .collect::<Vec<_>>()
+                .join(" "),
             imbalance: pics::queue_imbalance(&run.input, o),
-            grid_svg: pics::mana_grid(&run.input, o, &format!("grid-{}", o.version.as_str()), o.version.as_str()),
-            queue_svg: pics::mana_queue_bars(&run.input, o, &format!("queues-{}", o.version.as_str()), o.version.as_str()),
+            grid_svg: pics::mana_grid(
+                &run.input,
+                o,
+                &format!("grid-{}", o.version.as_str()),
+                o.version.as_str(),
+            ),
+            queue_svg: pics::mana_queue_bars(
+                &run.input,
+                o,
+                &format!("queues-{}", o.version.as_str()),
+                o.version.as_str(),
+            ),
         };
         let focus = run.outcome(driver);
         ManaPage {
@@ -398,17 +487,30 @@ impl ManaPage {
             presets,
             inline,
             device_node: run.spec.device_node.to_string(),
-            nodes: std::iter::once(-1).chain(run.topology.nodes_with_cpus().map(i64::from)).collect(),
+            nodes: std::iter::once(-1)
+                .chain(run.topology.nodes_with_cpus().map(i64::from))
+                .collect(),
             mode: run.spec.mode.clone(),
             max_msix: run.spec.max_msix,
             load: run.spec.load.as_deref().map(list).unwrap_or_default(),
             irqaffinity: run.spec.irqaffinity.clone().unwrap_or_default(),
             driver: driver.as_str(),
             sides: vec![side(&run.unpatched), side(&run.patched)],
-            focus_grid_svg: pics::mana_grid(&run.input, focus, "grid-focus", &format!("{} (detail)", focus.version.as_str())),
+            focus_grid_svg: pics::mana_grid(
+                &run.input,
+                focus,
+                "grid-focus",
+                &format!("{} (detail)", focus.version.as_str()),
+            ),
             load_svg: pics::mana_load_bars(&run.input, focus, "load-focus"),
             steps: step_rows(focus),
-            load_before: run.input.initial_vector_load.iter().map(u32::to_string).collect::<Vec<_>>().join(" "),
+            load_before: run
+                .input
+                .initial_vector_load
+                .iter()
+                .map(u32::to_string)
+                .collect::<Vec<_>>()
+                .join(" "),
             text: run.text_report(origin),
         }
     }
@@ -416,12 +518,20 @@ impl ManaPage {
 
 pub async fn mana_query(Query(q): Query<ManaQuery>, headers: HeaderMap) -> Result<Html<String>, AppError> {
     let run = ManaRun::new(q.spec()?)?;
-    Ok(Html(ManaPage::new(&run, parse_driver(q.driver.as_deref())?, &origin(&headers)).render()?))
+    Ok(Html(
+        ManaPage::new(&run, parse_driver(q.driver.as_deref())?, &origin(&headers)).render()?,
+    ))
 }
 
-pub async fn mana_page(Path(link): Path<String>, Query(v): Query<ManaView>, headers: HeaderMap) -> Result<Html<String>, AppError> {
+pub async fn mana_page(
+    Path(link): Path<String>,
+    Query(v): Query<ManaView>,
+    headers: HeaderMap,
+) -> Result<Html<String>, AppError> {
     let run = ManaRun::new(permalink::decode::<ManaSpec>(&link)?)?;
-    Ok(Html(ManaPage::new(&run, parse_driver(v.driver.as_deref())?, &origin(&headers)).render()?))
+    Ok(Html(
+        ManaPage::new(&run, parse_driver(v.driver.as_deref())?, &origin(&headers)).render()?,
+    ))
 }
 
 pub async fn mana_text(Path(link): Path<String>, headers: HeaderMap) -> Result<Response, AppError> {
@@ -489,13 +599,21 @@ impl SchedQuery {
             Some(link) => Some(permalink::decode::<SchedSpec>(link)?),
             None => None,
         };
-        let topology = query_topology(&self.preset, &self.s, base.as_ref().map(|b| &b.topology), SCHED_DEFAULT_PRESET)?;
+        let topology = query_topology(
+            &self.preset,
+            &self.s,
+            base.as_ref().map(|b| &b.topology),
+            SCHED_DEFAULT_PRESET,
+        )?;
         let mut spec = base.unwrap_or_else(SchedSpec::seed);
         spec.topology = topology;
         let num = |v: &Option<String>, what: &str| -> Result<Option<u32>, AppError> {
             match v.as_deref().map(str::trim).filter(|v| !v.is_empty()) {
                 None => Ok(None),
-                Some(t) => t.parse().map(Some).map_err(|_| bad(format!("{what} {t:?} is not a number"))),
+                Some(t) => t
+                    .parse()
+                    .map(Some)
+                    .map_err(|_| bad(format!("{what} {t:?} is not a number"))),
             }
         };
         if let Some(n) = num(&self.pair_node, "pair_node")? {
@@ -531,13 +649,18 @@ fn parse_variant(name: Option<&str>) -> Result<Variant, AppError> {
 pub fn sched_input(t: &Topology, spec: &SchedSpec) -> Result<SchedInput, String> {
     let nn = t.nr_node_ids();
     if t.possible().weight() != t.nr_cpu_ids() {
-        return Err(format!("the sched model needs every CPU id 0..{} to exist (no sparse ids)", t.nr_cpu_ids()));
+        return Err(format!(
+            "the sched model needs every CPU id 0..{} to exist (no sparse ids)",
+            t.nr_cpu_ids()
+        ));
     }
     let mut next = 0;
     for node in 0..nn {
         let cpus = t.node_cpus(node);
         if cpus.first() != Some(next) || cpus.last() != Some(next + cpus.weight() - 1) {
-            return Err(format!("the sched model needs CPUs numbered node by node (node {node} is {cpus})"));
+            return Err(format!(
+                "the sched model needs CPUs numbered node by node (node {node} is {cpus})"
+            ));
         }
         next += cpus.weight();
     }
@@ -582,7 +705,13 @@ impl SchedRun {
         let input = sched_input(&topology, &spec).map_err(|e| bad(format!("sched: {e}")))?;
         let outcome = sched_numa::run(&input).map_err(|e| bad(format!("sched: {e}")))?;
         let permalink = permalink::encode(&spec).map_err(|e| AppError::Internal(e.to_string()))?;
-        Ok(SchedRun { spec, topology, input, outcome, permalink })
+        Ok(SchedRun {
+            spec,
+            topology,
+            input,
+            outcome,
+            permalink,
+        })
     }
 
     pub fn command(&self) -> String {
@@ -596,12 +725,21 @@ impl SchedRun {
     }
 
     pub fn text_report(&self, origin: &str) -> String {
-        format!("  $ {}\n  {origin}/n/{}\n\n{}", self.command(), self.permalink, sched_report(&self.input, &self.outcome))
+        format!(
+            "  $ {}\n  {origin}/n/{}\n\n{}",
+            self.command(),
+            self.permalink,
+            sched_report(&self.input, &self.outcome)
+        )
     }
 
     pub fn json(&self) -> serde_json::Value {
-        let variants: serde_json::Map<String, serde_json::Value> =
-            self.outcome.variants.iter().map(|v| (v.variant.as_str().to_string(), wire::variant_json(v))).collect();
+        let variants: serde_json::Map<String, serde_json::Value> = self
+            .outcome
+            .variants
+            .iter()
+            .map(|v| (v.variant.as_str().to_string(), wire::variant_json(v)))
+            .collect();
         let summary: serde_json::Map<String, serde_json::Value> = self
             .outcome
             .summary
@@ -626,7 +764,13 @@ impl SchedRun {
 
 fn group_counts(g: &sched_numa::GroupLoad) -> String {
     let nodes: Vec<String> = g.nodes.iter().map(u32::to_string).collect();
-    format!("{{{}}} idle {} · busy {} · nr {}", nodes.join(","), g.idle_cpus, g.busy_cpus, g.sum_nr_running)
+    format!(
+        "{{{}}} idle {} · busy {} · nr {}",
+        nodes.join(","),
+        g.idle_cpus,
+        g.busy_cpus,
+        g.sum_nr_running
+    )
 }
 
 pub struct DecisionCell {
@@ -700,7 +844,11 @@ impl SchedPage {
                 variant: s.variant.as_str(),
                 text: format!(
                     "periodic balance {}; fork/wake {} (node {})",
-                    if s.periodic_split { "SPLITS the pair" } else { "keeps the pair" },
+                    if s.periodic_split {
+                        "SPLITS the pair"
+                    } else {
+                        "keeps the pair"
+                    },
                     if s.fork_split { "splits" } else { "keeps" },
                     s.fork_final_node
                 ),
@@ -712,11 +860,19 @@ impl SchedPage {
             for (ni, pn) in first.periodic.iter().enumerate() {
                 for (li, l) in pn.levels.iter().enumerate() {
                     let local = l.groups.first().map(group_counts).unwrap_or_default();
-                    let busiest = l.busiest_group.and_then(|b| l.groups.get(b)).map_or_else(|| "none".into(), group_counts);
+                    let busiest = l
+                        .busiest_group
+                        .and_then(|b| l.groups.get(b))
+                        .map_or_else(|| "none".into(), group_counts);
                     let cells = out
                         .variants
                         .iter()
-                        .filter_map(|v| v.periodic.get(ni).and_then(|p| p.levels.get(li)).map(|vl| (v.variant, vl)))
+                        .filter_map(|v| {
+                            v.periodic
+                                .get(ni)
+                                .and_then(|p| p.levels.get(li))
+                                .map(|vl| (v.variant, vl))
+                        })
                         .map(|(var, vl)| {
                             let r = &vl.result;
                             DecisionCell {
@@ -734,7 +890,11 @@ impl SchedPage {
                                         "pulls from CPU {} (node {}){}{}",
                                         r.src_cpu.map_or("-".into(), |c| c.to_string()),
                                         r.src_node.map_or("-".into(), |c| c.to_string()),
-                                        if r.active_balance == Some(true) { ", active balance" } else { "" },
+                                        if r.active_balance == Some(true) {
+                                            ", active balance"
+                                        } else {
+                                            ""
+                                        },
                                         if r.split { ": SPLITS the pair" } else { "" }
                                     )
                                 } else if r.no_src_rq {
@@ -789,7 +949,11 @@ impl SchedPage {
                     if f.steps.len() == 1 { "" } else { "s" },
                     f.final_cpu,
                     f.final_node,
-                    if f.split { ": SPLITS the pair" } else { ", with the pair" }
+                    if f.split {
+                        ": SPLITS the pair"
+                    } else {
+                        ", with the pair"
+                    }
                 )
             })
             .unwrap_or_default();
@@ -812,8 +976,19 @@ impl SchedPage {
             variants: Variant::ALL.iter().map(|v| v.as_str()).collect(),
             summary,
             distance_svg: pics::sched_distance_heatmap(&run.input.node_distance, &out.topology.distances),
-            levels: out.topology.distances.iter().map(u32::to_string).collect::<Vec<_>>().join(", "),
-            ladders: out.topology.nodes.iter().map(|n| (n.node, pics::sched_ladder(&out.topology, n))).collect(),
+            levels: out
+                .topology
+                .distances
+                .iter()
+                .map(u32::to_string)
+                .collect::<Vec<_>>()
+                .join(", "),
+            ladders: out
+                .topology
+                .nodes
+                .iter()
+                .map(|n| (n.node, pics::sched_ladder(&out.topology, n)))
+                .collect(),
             rows,
             wake,
             fork,
@@ -825,12 +1000,20 @@ impl SchedPage {
 
 pub async fn sched_query(Query(q): Query<SchedQuery>, headers: HeaderMap) -> Result<Html<String>, AppError> {
     let run = SchedRun::new(q.spec()?)?;
-    Ok(Html(SchedPage::new(&run, parse_variant(q.variant.as_deref())?, &origin(&headers)).render()?))
+    Ok(Html(
+        SchedPage::new(&run, parse_variant(q.variant.as_deref())?, &origin(&headers)).render()?,
+    ))
 }
 
-pub async fn sched_page(Path(link): Path<String>, Query(v): Query<SchedView>, headers: HeaderMap) -> Result<Html<String>, AppError> {
+pub async fn sched_page(
+    Path(link): Path<String>,
+    Query(v): Query<SchedView>,
+    headers: HeaderMap,
+) -> Result<Html<String>, AppError> {
     let run = SchedRun::new(permalink::decode::<SchedSpec>(&link)?)?;
-    Ok(Html(SchedPage::new(&run, parse_variant(v.variant.as_deref())?, &origin(&headers)).render()?))
+    Ok(Html(
+        SchedPage::new(&run, parse_variant(v.variant.as_deref())?, &origin(&headers)).render()?,
+    ))
 }
 
 pub async fn sched_text(Path(link): Path<String>, headers: HeaderMap) -> Result<Response, AppError> {

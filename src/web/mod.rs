@@ -10,16 +10,16 @@
 //! (+ `/text`, `/json`), `/sweep` (+ `/text`, `/csv`, `/json`), `POST /fragment`,
 //! `POST /api/simulate`, `GET /api/topologies`, `GET /api/topologies/{name}`, `/static/*`.
 
-pub mod mana_sched;
 pub mod live;
+pub mod mana_sched;
 pub mod pages;
 pub mod permalink;
 pub mod sweep;
 
+use crate::catalogue;
 use crate::render::svg::HeatMetric;
 use crate::scenario::spec::ScenarioSpec;
 use crate::scenario::ScenarioError;
-use crate::catalogue;
 use askama::Template;
 use axum::body::Bytes;
 use axum::extract::{DefaultBodyLimit, Path, Query};
@@ -57,7 +57,10 @@ pub struct AppState {
 
 impl Default for AppState {
     fn default() -> Self {
-        AppState { static_dir: PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/static")), live: Default::default() }
+        AppState {
+            static_dir: PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/static")),
+            live: Default::default(),
+        }
     }
 }
 
@@ -100,9 +103,15 @@ pub fn app(state: AppState) -> Router {
             header::CONTENT_SECURITY_POLICY,
             HeaderValue::from_static(CONTENT_SECURITY_POLICY),
         ))
-        .layer(SetResponseHeaderLayer::if_not_present(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff")))
+        .layer(SetResponseHeaderLayer::if_not_present(
+            header::X_CONTENT_TYPE_OPTIONS,
+            HeaderValue::from_static("nosniff"),
+        ))
         .layer(CompressionLayer::new())
-        .layer(TimeoutLayer::with_status_code(StatusCode::REQUEST_TIMEOUT, Duration::from_millis(REQUEST_TIMEOUT_MS)))
+        .layer(TimeoutLayer::with_status_code(
+            StatusCode::REQUEST_TIMEOUT,
+            Duration::from_millis(REQUEST_TIMEOUT_MS),
+        ))
         .layer(TraceLayer::new_for_http())
 }
 
@@ -125,7 +134,12 @@ impl IntoResponse for AppError {
                 (StatusCode::INTERNAL_SERVER_ERROR, "internal error".to_string())
             }
         };
-        (status, [(header::CONTENT_TYPE, "text/plain; charset=utf-8")], format!("{message}\n")).into_response()
+        (
+            status,
+            [(header::CONTENT_TYPE, "text/plain; charset=utf-8")],
+            format!("{message}\n"),
+        )
+            .into_response()
     }
 }
 
@@ -151,8 +165,15 @@ fn parse_json<T: serde::de::DeserializeOwned>(body: &[u8]) -> Result<T, AppError
 
 /// `http://host` from the request, for absolute permalinks in the text twins.
 fn origin(headers: &HeaderMap) -> String {
-    let host = headers.get(header::HOST).and_then(|h| h.to_str().ok()).unwrap_or("127.0.0.1:8080");
-    let host: String = host.chars().filter(|c| c.is_ascii_alphanumeric() || "-.:[]".contains(*c)).take(255).collect();
+    let host = headers
+        .get(header::HOST)
+        .and_then(|h| h.to_str().ok())
+        .unwrap_or("127.0.0.1:8080");
+    let host: String = host
+        .chars()
+        .filter(|c| c.is_ascii_alphanumeric() || "-.:[]".contains(*c))
+        .take(255)
+        .collect();
     format!("http://{host}")
 }
 
@@ -162,7 +183,9 @@ fn text(body: String) -> Response {
 
 async fn index(Query(q): Query<pages::IndexQuery>, headers: HeaderMap) -> Result<Html<String>, AppError> {
     let run = Run::new(q.spec()?)?;
-    Ok(Html(pages::ScenarioPage::new(&run, &q.view()?, &origin(&headers)).render()?))
+    Ok(Html(
+        pages::ScenarioPage::new(&run, &q.view()?, &origin(&headers)).render()?,
+    ))
 }
 
 async fn scenario_page(
@@ -171,7 +194,9 @@ async fn scenario_page(
     headers: HeaderMap,
 ) -> Result<Html<String>, AppError> {
     let run = Run::new(permalink::decode::<ScenarioSpec>(&link)?)?;
-    Ok(Html(pages::ScenarioPage::new(&run, &v.parse()?, &origin(&headers)).render()?))
+    Ok(Html(
+        pages::ScenarioPage::new(&run, &v.parse()?, &origin(&headers)).render()?,
+    ))
 }
 
 async fn scenario_text(Path(link): Path<String>, headers: HeaderMap) -> Result<Response, AppError> {
@@ -188,12 +213,24 @@ async fn fragment(Query(v): Query<ViewQuery>, headers: HeaderMap, body: Bytes) -
     let run = Run::new(parse_json::<ScenarioSpec>(&body)?)?;
     let html = pages::ResultFragment::new(&run, &v.parse()?, &origin(&headers)).render()?;
     let link = HeaderValue::from_str(&run.permalink).map_err(|e| AppError::Internal(e.to_string()))?;
-    Ok(([(header::CONTENT_TYPE, HeaderValue::from_static("text/html; charset=utf-8")), (header::HeaderName::from_static("x-permalink"), link)], html).into_response())
+    Ok((
+        [
+            (
+                header::CONTENT_TYPE,
+                HeaderValue::from_static("text/html; charset=utf-8"),
+            ),
+            (header::HeaderName::from_static("x-permalink"), link),
+        ],
+        html,
+    )
+        .into_response())
 }
 
 async fn compare_query(Query(q): Query<pages::CompareQuery>, headers: HeaderMap) -> Result<Html<String>, AppError> {
     let run = pages::CompareRun::new(q.spec()?)?;
-    Ok(Html(pages::ComparePage::new(&run, &q.view()?, &origin(&headers))?.render()?))
+    Ok(Html(
+        pages::ComparePage::new(&run, &q.view()?, &origin(&headers))?.render()?,
+    ))
 }
 
 async fn compare_page(
@@ -202,7 +239,9 @@ async fn compare_page(
     headers: HeaderMap,
 ) -> Result<Html<String>, AppError> {
     let run = pages::CompareRun::new(permalink::decode::<CompareSpec>(&link)?)?;
-    Ok(Html(pages::ComparePage::new(&run, &v.parse()?, &origin(&headers))?.render()?))
+    Ok(Html(
+        pages::ComparePage::new(&run, &v.parse()?, &origin(&headers))?.render()?,
+    ))
 }
 
 async fn compare_text(Path(link): Path<String>, headers: HeaderMap) -> Result<Response, AppError> {

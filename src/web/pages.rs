@@ -47,7 +47,13 @@ impl Run {
                 encode_link(&spec)?
             }
         };
-        Ok(Run { spec, scenario, outcome, metrics, permalink })
+        Ok(Run {
+            spec,
+            scenario,
+            outcome,
+            metrics,
+            permalink,
+        })
     }
 
     pub fn topology_label(&self) -> String {
@@ -99,9 +105,15 @@ impl ViewQuery {
     pub fn parse(&self) -> Result<View, AppError> {
         let node = match self.node.as_deref() {
             None | Some("") | Some("all") => None,
-            Some(n) => Some(n.parse::<u32>().map_err(|_| AppError::BadInput(format!("node {n:?} is not a number")))?),
+            Some(n) => Some(
+                n.parse::<u32>()
+                    .map_err(|_| AppError::BadInput(format!("node {n:?} is not a number")))?,
+            ),
         };
-        Ok(View { metric: parse_metric(self.metric.as_deref())?, node })
+        Ok(View {
+            metric: parse_metric(self.metric.as_deref())?,
+            node,
+        })
     }
 }
 
@@ -138,9 +150,14 @@ fn blank_topology() -> TopologySpec {
 
 pub(crate) fn parse_devices(tokens: &str) -> Result<Vec<DeviceSpec>, AppError> {
     if tokens.len() > QUERY_DEVICES_BYTES_MAX {
-        return Err(AppError::BadInput(format!("devices: longer than {QUERY_DEVICES_BYTES_MAX} bytes")));
+        return Err(AppError::BadInput(format!(
+            "devices: longer than {QUERY_DEVICES_BYTES_MAX} bytes"
+        )));
     }
-    Ok(tokens.split_whitespace().map(spec::parse_device_token).collect::<Result<Vec<_>, _>>()?)
+    Ok(tokens
+        .split_whitespace()
+        .map(spec::parse_device_token)
+        .collect::<Result<Vec<_>, _>>()?)
 }
 
 impl IndexQuery {
@@ -159,16 +176,26 @@ impl IndexQuery {
         Ok(ScenarioSpec {
             topology,
             devices,
-            variant: self.variant.clone().unwrap_or_else(|| spec::DEFAULT_VARIANT.name().into()),
+            variant: self
+                .variant
+                .clone()
+                .unwrap_or_else(|| spec::DEFAULT_VARIANT.name().into()),
             sort: self.sort.clone().unwrap_or_else(|| spec::DEFAULT_SORT.name().into()),
-            effective: self.effective.clone().unwrap_or_else(|| spec::DEFAULT_EFFECTIVE.name().into()),
+            effective: self
+                .effective
+                .clone()
+                .unwrap_or_else(|| spec::DEFAULT_EFFECTIVE.name().into()),
             spread_counter: self.counter.unwrap_or(0),
             proposal: None,
         })
     }
 
     pub fn view(&self) -> Result<View, AppError> {
-        ViewQuery { metric: self.metric.clone(), node: self.node.clone() }.parse()
+        ViewQuery {
+            metric: self.metric.clone(),
+            node: self.node.clone(),
+        }
+        .parse()
     }
 }
 
@@ -285,7 +312,11 @@ pub struct DeviceRows {
 
 /// "variant rotation-v1r: RECONSTRUCTION of …" — every view names what code it ran.
 fn variant_line(scenario: &crate::scenario::Scenario) -> String {
-    format!("variant {}: {}", scenario.variant().name(), scenario.variant().describe())
+    format!(
+        "variant {}: {}",
+        scenario.variant().name(),
+        scenario.variant().describe()
+    )
 }
 
 /// The result block: summary, pictures, table. Shared by the page and `/fragment`.
@@ -399,14 +430,20 @@ impl ScenarioPage {
             presets: catalogue::names().collect(),
             variants: variant_names(),
             sorts: kernel::SortGen::ALL.iter().map(|s| s.name()).collect(),
-            effectives: kernel::vector_matrix::EffectiveModel::ALL.iter().map(|e| e.name()).collect(),
+            effectives: kernel::vector_matrix::EffectiveModel::ALL
+                .iter()
+                .map(|e| e.name())
+                .collect(),
             proposals: crate::policy::Proposal::ALL.iter().map(|p| p.name()).collect(),
         };
         ScenarioPage {
             title: format!("{} · {}", run.scenario.topology().name(), run.spec.variant),
             state_json: serde_json::to_string(&state).unwrap_or_default(),
             r: ResultView::new(run, view, origin),
-            variants: variant_names().into_iter().map(|v| (v, v == run.spec.variant)).collect(),
+            variants: variant_names()
+                .into_iter()
+                .map(|v| (v, v == run.spec.variant))
+                .collect(),
         }
     }
 }
@@ -419,7 +456,9 @@ pub struct ResultFragment {
 
 impl ResultFragment {
     pub fn new(run: &Run, view: &View, origin: &str) -> ResultFragment {
-        ResultFragment { r: ResultView::new(run, view, origin) }
+        ResultFragment {
+            r: ResultView::new(run, view, origin),
+        }
     }
 }
 
@@ -469,7 +508,12 @@ impl CompareQuery {
     pub fn spec(&self) -> Result<CompareSpec, AppError> {
         let scenario = match &self.s {
             Some(link) => permalink::decode::<ScenarioSpec>(link)?,
-            None => IndexQuery { preset: self.preset.clone(), devices: self.devices.clone(), ..Default::default() }.spec()?,
+            None => IndexQuery {
+                preset: self.preset.clone(),
+                devices: self.devices.clone(),
+                ..Default::default()
+            }
+            .spec()?,
         };
         let empty = |s: &Option<String>| s.clone().filter(|v| !v.is_empty());
         Ok(CompareSpec {
@@ -490,7 +534,11 @@ impl CompareQuery {
     }
 
     pub fn view(&self) -> Result<View, AppError> {
-        ViewQuery { metric: self.metric.clone(), node: self.node.clone() }.parse()
+        ViewQuery {
+            metric: self.metric.clone(),
+            node: self.node.clone(),
+        }
+        .parse()
     }
 }
 
@@ -514,7 +562,10 @@ fn side_spec(base: &ScenarioSpec, side: &SideSpec) -> ScenarioSpec {
 }
 
 fn side_label(s: &ScenarioSpec) -> String {
-    format!("{} ({}, {}, counter {})", s.variant, s.sort, s.effective, s.spread_counter)
+    format!(
+        "{} ({}, {}, counter {})",
+        s.variant, s.sort, s.effective, s.spread_counter
+    )
 }
 
 impl CompareRun {
@@ -525,12 +576,23 @@ impl CompareRun {
         let mut spec = spec;
         spec.scenario.topology = a.spec.topology.clone();
         let permalink = encode_link(&spec)?;
-        Ok(CompareRun { a, b, spec, labels, permalink })
+        Ok(CompareRun {
+            a,
+            b,
+            spec,
+            labels,
+            permalink,
+        })
     }
 
     pub fn text_report(&self, origin: &str) -> String {
         fn side<'a>(r: &'a Run, label: &str) -> Side<'a> {
-            Side { label: label.to_string(), scenario: &r.scenario, outcome: &r.outcome, metrics: &r.metrics }
+            Side {
+                label: label.to_string(),
+                scenario: &r.scenario,
+                outcome: &r.outcome,
+                metrics: &r.metrics,
+            }
         }
         let opts = TextOptions {
             topology_label: self.a.topology_label(),

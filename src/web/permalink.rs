@@ -53,7 +53,8 @@ pub enum PermalinkError {
 pub fn encode<T: Serialize>(spec: &T) -> Result<String, PermalinkError> {
     let json = serde_json::to_vec(spec).map_err(|e| PermalinkError::Encode(e.to_string()))?;
     let mut enc = DeflateEncoder::new(Vec::new(), Compression::best());
-    enc.write_all(&json).map_err(|e| PermalinkError::Encode(e.to_string()))?;
+    enc.write_all(&json)
+        .map_err(|e| PermalinkError::Encode(e.to_string()))?;
     let bytes = enc.finish().map_err(|e| PermalinkError::Encode(e.to_string()))?;
     Ok(format!("{VERSION_PREFIX}{}", URL_SAFE_NO_PAD.encode(bytes)))
 }
@@ -87,7 +88,10 @@ mod tests {
     fn spec() -> ScenarioSpec {
         ScenarioSpec {
             topology: TopologyRef::Preset("azure-l96as-v4".into()),
-            devices: vec![DeviceSpec { pre: 1, ..DeviceSpec::new(6, 62) }],
+            devices: vec![DeviceSpec {
+                pre: 1,
+                ..DeviceSpec::new(6, 62)
+            }],
             variant: "rotation".into(),
             sort: "heap-v6.11".into(),
             effective: "x86-matrix".into(),
@@ -106,7 +110,10 @@ mod tests {
     #[test]
     fn rejects_damage() {
         let link = encode(&spec()).unwrap();
-        assert_eq!(decode::<ScenarioSpec>(&link.replacen("v1.", "v9.", 1)), Err(PermalinkError::Version));
+        assert_eq!(
+            decode::<ScenarioSpec>(&link.replacen("v1.", "v9.", 1)),
+            Err(PermalinkError::Version)
+        );
         assert!(decode::<ScenarioSpec>(&link[..link.len() - 6]).is_err());
         assert_eq!(decode::<ScenarioSpec>("v1.!!!"), Err(PermalinkError::Base64));
         let mut tampered = link.into_bytes();

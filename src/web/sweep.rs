@@ -45,7 +45,12 @@ impl SweepQuery {
             if m.len() > QUERY_MIXES_BYTES_MAX {
                 return Err(bad(format!("mixes: longer than {QUERY_MIXES_BYTES_MAX} bytes")));
             }
-            config.mixes = m.split(';').filter(|s| !s.trim().is_empty()).map(Mix::parse).collect::<Result<_, _>>().map_err(bad)?;
+            config.mixes = m
+                .split(';')
+                .filter(|s| !s.trim().is_empty())
+                .map(Mix::parse)
+                .collect::<Result<_, _>>()
+                .map_err(bad)?;
         }
         if let Some(v) = self.variants.as_deref().filter(|v| !v.is_empty()) {
             config.placements = SweepConfig::parse_placements(v).map_err(bad)?;

@@ -84,10 +84,20 @@ impl Harness {
             .unwrap_or_else(|e| panic!("starting {}: {e}", chromedriver.display()));
         let started = Instant::now();
         while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-            assert!(started.elapsed() < Duration::from_secs(20), "chromedriver did not listen on port {port}");
+            assert!(
+                started.elapsed() < Duration::from_secs(20),
+                "chromedriver did not listen on port {port}"
+            );
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
-        Some(Harness { base, driver_url: format!("http://127.0.0.1:{port}"), chromium, driver, profiles: Vec::new(), server })
+        Some(Harness {
+            base,
+            driver_url: format!("http://127.0.0.1:{port}"),
+            chromium,
+            driver,
+            profiles: Vec::new(),
+            server,
+        })
     }
 
     /// A new browser session with a fresh profile.
@@ -163,8 +173,10 @@ where
         if let Some(v) = f().await {
             return v;
         }
-        assert!(started.elapsed() < Duration::from_millis(WAIT_MS_MAX), "timed out waiting for {what}");
+        assert!(
+            started.elapsed() < Duration::from_millis(WAIT_MS_MAX),
+            "timed out waiting for {what}"
+        );
         tokio::time::sleep(Duration::from_millis(150)).await;
     }
 }
-

@@ -42,7 +42,10 @@ pub fn machine() -> impl Strategy<Value = Topology> {
             }
             // state 0: absent; 1: present, offline; otherwise online. CPU 0 stays online.
             let present: CpuSet = (0..next).filter(|&c| c == 0 || state[c as usize % 64] != 0).collect();
-            let online: CpuSet = present.iter().filter(|&c| c == 0 || state[c as usize % 64] > 1).collect();
+            let online: CpuSet = present
+                .iter()
+                .filter(|&c| c == 0 || state[c as usize % 64] > 1)
+                .collect();
             let spec = TopologySpec {
                 name: "random".into(),
                 nodes: Some(nodes),
@@ -55,4 +58,3 @@ pub fn machine() -> impl Strategy<Value = Topology> {
             Topology::new(&spec).expect("generated topologies are valid")
         })
 }
-

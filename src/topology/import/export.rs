@@ -19,7 +19,10 @@ pub struct ExportError {
 }
 
 fn fail(format: Format, message: impl Into<String>) -> ExportError {
-    ExportError { format, message: message.into() }
+    ExportError {
+        format,
+        message: message.into(),
+    }
 }
 
 /// The native file format: the explicit spec as TOML.
@@ -33,11 +36,17 @@ pub fn to_toml(t: &Topology) -> String {
 pub fn to_synthetic(t: &Topology) -> Result<String, ExportError> {
     const F: Format = Format::Synthetic;
     if t.present() != t.possible() || t.online() != t.present() {
-        return Err(fail(F, "a synthetic description cannot say that some CPUs are not present or offline"));
+        return Err(fail(
+            F,
+            "a synthetic description cannot say that some CPUs are not present or offline",
+        ));
     }
     let spec = t.to_spec();
     if spec.distances.is_some() {
-        return Err(fail(F, "a synthetic description has no distance matrix (only the default 10/20 can be expressed)"));
+        return Err(fail(
+            F,
+            "a synthetic description has no distance matrix (only the default 10/20 can be expressed)",
+        ));
     }
     let n_nodes = t.nr_node_ids();
     if t.nodes_with_cpus().count() as u32 != n_nodes {
@@ -47,7 +56,12 @@ pub fn to_synthetic(t: &Topology) -> Result<String, ExportError> {
     let n_clusters = t.cluster_sets().len() as u32;
     let n_cores = t.smt_sets().len() as u32;
     let n_cpus = t.possible().weight();
-    let uneven = || fail(F, "the shape is not regular: packages, nodes, clusters or cores differ in size");
+    let uneven = || {
+        fail(
+            F,
+            "the shape is not regular: packages, nodes, clusters or cores differ in size",
+        )
+    };
     let mut levels = Vec::new();
     let mut above = 1u32; // objects above the next level
     if n_nodes >= n_packages {
@@ -69,7 +83,10 @@ pub fn to_synthetic(t: &Topology) -> Result<String, ExportError> {
     }
     if n_clusters > 0 {
         if n_clusters % above != 0 || n_cores % n_clusters != 0 {
-            return Err(fail(F, "clusters are not nested evenly inside nodes and packages (a cluster spanning nodes cannot be written)"));
+            return Err(fail(
+                F,
+                "clusters are not nested evenly inside nodes and packages (a cluster spanning nodes cannot be written)",
+            ));
         }
         levels.push(format!("l2:{}", n_clusters / above));
         above = n_clusters;
@@ -150,7 +167,10 @@ pub fn sysfs_files(t: &Topology) -> SysfsFiles {
         put("die_id", "0\n".into());
         put("core_id", format!("{core_id}\n"));
         put("cluster_id", format!("{cluster_id}\n"));
-        files.insert(format!("{dir}/online"), format!("{}\n", u8::from(t.online().contains(cpu))));
+        files.insert(
+            format!("{dir}/online"),
+            format!("{}\n", u8::from(t.online().contains(cpu))),
+        );
     }
     let all_nodes: Vec<u32> = (0..t.nr_node_ids()).collect();
     let node_list = |ids: &[u32]| {
@@ -159,7 +179,10 @@ pub fn sysfs_files(t: &Topology) -> SysfsFiles {
     };
     files.insert("node/possible".into(), node_list(&all_nodes));
     files.insert("node/online".into(), node_list(&all_nodes));
-    files.insert("node/has_cpu".into(), node_list(&t.nodes_with_cpus().collect::<Vec<_>>()));
+    files.insert(
+        "node/has_cpu".into(),
+        node_list(&t.nodes_with_cpus().collect::<Vec<_>>()),
+    );
     for node in 0..t.nr_node_ids() {
         let cpus = t.node_cpus(node);
         files.insert(format!("node/node{node}/cpulist"), list(cpus));

@@ -66,7 +66,12 @@ fn kind_of(name: &str) -> Option<Kind> {
 pub fn parse_synthetic(text: &str) -> Result<TopologySpec, ImportError> {
     const F: Format = Format::Synthetic;
     if text.len() > SYNTHETIC_BYTES_MAX {
-        return Err(ImportError::new(F, None, "", format!("description longer than {SYNTHETIC_BYTES_MAX} bytes")));
+        return Err(ImportError::new(
+            F,
+            None,
+            "",
+            format!("description longer than {SYNTHETIC_BYTES_MAX} bytes"),
+        ));
     }
     let text = text.trim();
     // Split into `type:count(attributes)` tokens; attributes are skipped.
@@ -79,7 +84,12 @@ pub fn parse_synthetic(text: &str) -> Result<TopologySpec, ImportError> {
             ')' if depth == 0 => return Err(ImportError::new(F, None, "", "unbalanced ')'")),
             ')' => depth -= 1,
             '[' | ']' if depth == 0 => {
-                return Err(ImportError::new(F, None, "", "memory children in [..] are not supported; use a numa:N level"))
+                return Err(ImportError::new(
+                    F,
+                    None,
+                    "",
+                    "memory children in [..] are not supported; use a numa:N level",
+                ))
             }
             c if c.is_whitespace() && depth == 0 && !cur.is_empty() => tokens.push(std::mem::take(&mut cur)),
             c if c.is_whitespace() && depth == 0 => {}
@@ -94,10 +104,20 @@ pub fn parse_synthetic(text: &str) -> Result<TopologySpec, ImportError> {
         tokens.push(cur);
     }
     if tokens.is_empty() {
-        return Err(ImportError::new(F, None, "", "empty description (expected e.g. \"pack:2 core:4 pu:2\")"));
+        return Err(ImportError::new(
+            F,
+            None,
+            "",
+            "empty description (expected e.g. \"pack:2 core:4 pu:2\")",
+        ));
     }
     if tokens.len() > SYNTHETIC_LEVELS_MAX {
-        return Err(ImportError::new(F, None, "", format!("more than {SYNTHETIC_LEVELS_MAX} levels")));
+        return Err(ImportError::new(
+            F,
+            None,
+            "",
+            format!("more than {SYNTHETIC_LEVELS_MAX} levels"),
+        ));
     }
     let mut levels: Vec<(Kind, u32)> = Vec::new();
     let mut n_pus: u64 = 1;
@@ -107,11 +127,26 @@ pub fn parse_synthetic(text: &str) -> Result<TopologySpec, ImportError> {
             return Err(ImportError::new(F, None, field, "expected type:count, e.g. core:4"));
         };
         let Some(kind) = kind_of(name) else {
-            return Err(ImportError::new(F, None, field, format!("unknown object type {:?} (use pack, numa, die, group, l1..l5, core, pu)", short(name))));
+            return Err(ImportError::new(
+                F,
+                None,
+                field,
+                format!(
+                    "unknown object type {:?} (use pack, numa, die, group, l1..l5, core, pu)",
+                    short(name)
+                ),
+            ));
         };
         let count: u32 = match count.parse() {
             Ok(c) if c >= 1 => c,
-            _ => return Err(ImportError::new(F, None, field, format!("count {:?} is not a positive number", short(count)))),
+            _ => {
+                return Err(ImportError::new(
+                    F,
+                    None,
+                    field,
+                    format!("count {:?} is not a positive number", short(count)),
+                ))
+            }
         };
         n_pus = n_pus.saturating_mul(u64::from(count));
         if n_pus > u64::from(CPUS_MAX) {
@@ -132,12 +167,21 @@ pub fn parse_synthetic(text: &str) -> Result<TopologySpec, ImportError> {
     // below[i]: PUs under one object of level i.
     let mut below = vec![1u32; levels.len()];
     for i in (0..levels.len()).rev() {
-        below[i] = if i + 1 < levels.len() { below[i + 1] * levels[i + 1].1 } else { 1 };
+        below[i] = if i + 1 < levels.len() {
+            below[i + 1] * levels[i + 1].1
+        } else {
+            1
+        };
     }
     let index_at = |kind: Kind, pu: u32| levels.iter().position(|(k, _)| *k == kind).map(|i| pu / below[i]);
     let n_nodes = index_at(Kind::Numa, n_pus - 1).map_or(1, |n| n + 1);
     if n_nodes > NODES_MAX {
-        return Err(ImportError::new(F, None, "numa", format!("more than {NODES_MAX} NUMA nodes")));
+        return Err(ImportError::new(
+            F,
+            None,
+            "numa",
+            format!("more than {NODES_MAX} NUMA nodes"),
+        ));
     }
     let mut draft = Draft::new(F, format!("hwloc synthetic {}", short(text)));
     let mut groups: BTreeMap<(Kind, u32), CpuSet> = BTreeMap::new();
@@ -145,7 +189,10 @@ pub fn parse_synthetic(text: &str) -> Result<TopologySpec, ImportError> {
         draft.set_node(pu, index_at(Kind::Numa, pu).unwrap_or(0), Place::default())?;
         for kind in [Kind::Core, Kind::L2, Kind::Package] {
             if let Some(idx) = index_at(kind, pu) {
-                groups.entry((kind, idx)).or_insert_with(|| CpuSet::new(CPUS_MAX)).insert(pu);
+                groups
+                    .entry((kind, idx))
+                    .or_insert_with(|| CpuSet::new(CPUS_MAX))
+                    .insert(pu);
             }
         }
     }
@@ -170,7 +217,11 @@ pub fn parse_synthetic(text: &str) -> Result<TopologySpec, ImportError> {
 pub fn parse_xml(text: &str) -> Result<TopologySpec, ImportError> {
     const F: Format = Format::HwlocXml;
     check_text(F, text)?;
-    let opts = roxmltree::ParsingOptions { allow_dtd: true, nodes_limit: XML_NODES_MAX, ..Default::default() };
+    let opts = roxmltree::ParsingOptions {
+        allow_dtd: true,
+        nodes_limit: XML_NODES_MAX,
+        ..Default::default()
+    };
     let doc = roxmltree::Document::parse_with_options(text, opts).map_err(|e| {
         let pos = e.pos();
         ImportError::new(F, Some(pos.row as usize), "", format!("not well-formed XML: {e}"))
@@ -178,9 +229,16 @@ pub fn parse_xml(text: &str) -> Result<TopologySpec, ImportError> {
     let line_of = |n: roxmltree::Node| doc.text_pos_at(n.range().start).row as usize;
     let root = doc.root_element();
     if root.tag_name().name() != "topology" {
-        return Err(ImportError::new(F, Some(line_of(root)), "", format!("root element is <{}>, not <topology>", short(root.tag_name().name()))));
+        return Err(ImportError::new(
+            F,
+            Some(line_of(root)),
+            "",
+            format!("root element is <{}>, not <topology>", short(root.tag_name().name())),
+        ));
     }
-    let is_obj = |n: &roxmltree::Node, ty: &str| n.is_element() && n.tag_name().name() == "object" && n.attribute("type") == Some(ty);
+    let is_obj = |n: &roxmltree::Node, ty: &str| {
+        n.is_element() && n.tag_name().name() == "object" && n.attribute("type") == Some(ty)
+    };
     let is_l2 = |n: &roxmltree::Node| {
         n.is_element()
             && n.tag_name().name() == "object"
@@ -191,12 +249,21 @@ pub fn parse_xml(text: &str) -> Result<TopologySpec, ImportError> {
             }
             && n.attribute("cache_type") != Some("2")
     };
-    let is_cluster = |n: &roxmltree::Node| is_obj(n, "Group") && n.attribute("subtype").is_some_and(|s| s.eq_ignore_ascii_case("cluster"));
+    let is_cluster = |n: &roxmltree::Node| {
+        is_obj(n, "Group")
+            && n.attribute("subtype")
+                .is_some_and(|s| s.eq_ignore_ascii_case("cluster"))
+    };
     let has_cluster_groups = doc.descendants().any(|n| is_cluster(&n));
     let os_index = |n: roxmltree::Node, what: &str, limit: u32| -> Result<u32, ImportError> {
         let place = Place::new(Some(line_of(n)), format!("{what} os_index"));
         let Some(v) = n.attribute("os_index") else {
-            return Err(ImportError::new(F, place.line, place.field, "missing os_index attribute"));
+            return Err(ImportError::new(
+                F,
+                place.line,
+                place.field,
+                "missing os_index attribute",
+            ));
         };
         parse_id(F, &place, v, what, limit)
     };
@@ -224,13 +291,23 @@ pub fn parse_xml(text: &str) -> Result<TopologySpec, ImportError> {
         let cpu = os_index(pu, "PU", CPUS_MAX)?;
         let place = Place::new(Some(line_of(pu)), "PU");
         if pus.contains(cpu) {
-            return Err(ImportError::new(F, place.line, place.field, format!("PU os_index {cpu} appears twice")));
+            return Err(ImportError::new(
+                F,
+                place.line,
+                place.field,
+                format!("PU os_index {cpu} appears twice"),
+            ));
         }
         pus.insert(cpu);
         let (mut core, mut cluster, mut package, mut node) = (None, None, None, None);
         for (depth, a) in pu.ancestors().skip(1).enumerate() {
             if depth > XML_DEPTH_MAX {
-                return Err(ImportError::new(F, place.line, "PU", format!("nested deeper than {XML_DEPTH_MAX} objects")));
+                return Err(ImportError::new(
+                    F,
+                    place.line,
+                    "PU",
+                    format!("nested deeper than {XML_DEPTH_MAX} objects"),
+                ));
             }
             if core.is_none() && is_obj(&a, "Core") {
                 core = Some(a.range().start);
@@ -253,12 +330,20 @@ pub fn parse_xml(text: &str) -> Result<TopologySpec, ImportError> {
         draft.set_node(cpu, node, place.clone())?;
         for (key, map) in [(core, &mut cores), (cluster, &mut clusters), (package, &mut packages)] {
             if let Some(k) = key {
-                map.entry(k).or_insert_with(|| (CpuSet::new(CPUS_MAX), place.clone())).0.insert(cpu);
+                map.entry(k)
+                    .or_insert_with(|| (CpuSet::new(CPUS_MAX), place.clone()))
+                    .0
+                    .insert(cpu);
             }
         }
     }
     if pus.is_empty() {
-        return Err(ImportError::new(F, None, "", "no PU objects (is this an lstopo --of xml file?)"));
+        return Err(ImportError::new(
+            F,
+            None,
+            "",
+            "no PU objects (is this an lstopo --of xml file?)",
+        ));
     }
     for (set, place) in cores.into_values() {
         if set.weight() > 1 {
@@ -277,7 +362,9 @@ pub fn parse_xml(text: &str) -> Result<TopologySpec, ImportError> {
     }
     // Distances (hwloc 2): <distances2 type="NUMANode" nbobjs=N><indexes>…<u64values>….
     if let Some(d) = doc.descendants().find(|n| {
-        n.is_element() && n.tag_name().name() == "distances2" && n.attribute("type") == Some("NUMANode")
+        n.is_element()
+            && n.tag_name().name() == "distances2"
+            && n.attribute("type") == Some("NUMANode")
             && n.attribute("name").is_none_or(|s| s == "NUMALatency")
     }) {
         let line = line_of(d);
@@ -302,10 +389,18 @@ pub fn parse_xml(text: &str) -> Result<TopologySpec, ImportError> {
                 F,
                 Some(line),
                 "distances2",
-                format!("{} values for {n} nodes (the matrix must be square: {} values)", values.len(), n * n),
+                format!(
+                    "{} values for {n} nodes (the matrix must be square: {} values)",
+                    values.len(),
+                    n * n
+                ),
             ));
         }
-        let rows = values.chunks(n).enumerate().map(|(i, r)| (r.to_vec(), at(&format!("distances2 row {i}")))).collect();
+        let rows = values
+            .chunks(n)
+            .enumerate()
+            .map(|(i, r)| (r.to_vec(), at(&format!("distances2 row {i}"))))
+            .collect();
         draft.distances = Some((ids, rows));
     }
     draft.finish()

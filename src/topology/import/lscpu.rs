@@ -36,10 +36,20 @@ fn table_p(text: &str) -> Result<(Vec<String>, Vec<Row>), ImportError> {
             let names: Vec<String> = comment.split(',').map(|s| s.trim().to_ascii_uppercase()).collect();
             if names.first().is_some_and(|n| n == "CPU") {
                 if !rows.is_empty() {
-                    return Err(ImportError::new(F, Some(line_no), "", "a second `# CPU,…` header after data lines"));
+                    return Err(ImportError::new(
+                        F,
+                        Some(line_no),
+                        "",
+                        "a second `# CPU,…` header after data lines",
+                    ));
                 }
                 if names.len() > COLUMNS_MAX {
-                    return Err(ImportError::new(F, Some(line_no), "", format!("more than {COLUMNS_MAX} columns")));
+                    return Err(ImportError::new(
+                        F,
+                        Some(line_no),
+                        "",
+                        format!("more than {COLUMNS_MAX} columns"),
+                    ));
                 }
                 columns = Some(names);
             }
@@ -49,22 +59,39 @@ fn table_p(text: &str) -> Result<(Vec<String>, Vec<Row>), ImportError> {
             continue;
         }
         let Some(cols) = &columns else {
-            return Err(ImportError::new(F, Some(line_no), "", "data before the `# CPU,…` header line (is this `lscpu -p` output?)"));
+            return Err(ImportError::new(
+                F,
+                Some(line_no),
+                "",
+                "data before the `# CPU,…` header line (is this `lscpu -p` output?)",
+            ));
         };
-        let fields: Vec<Option<String>> =
-            t.split(',').map(|f| f.trim()).map(|f| (!f.is_empty()).then(|| f.to_string())).collect();
+        let fields: Vec<Option<String>> = t
+            .split(',')
+            .map(|f| f.trim())
+            .map(|f| (!f.is_empty()).then(|| f.to_string()))
+            .collect();
         if fields.len() != cols.len() {
             return Err(ImportError::new(
                 F,
                 Some(line_no),
                 "",
-                format!("{} fields, but the header names {} columns (truncated line?)", fields.len(), cols.len()),
+                format!(
+                    "{} fields, but the header names {} columns (truncated line?)",
+                    fields.len(),
+                    cols.len()
+                ),
             ));
         }
         rows.push((line_no, fields));
     }
     let Some(columns) = columns else {
-        return Err(ImportError::new(F, None, "", "no `# CPU,…` header line (is this `lscpu -p` output?)"));
+        return Err(ImportError::new(
+            F,
+            None,
+            "",
+            "no `# CPU,…` header line (is this `lscpu -p` output?)",
+        ));
     };
     Ok((columns, rows))
 }
@@ -80,10 +107,23 @@ fn table_e(text: &str) -> Result<(Vec<String>, Vec<Row>), ImportError> {
         }
         let Some(cols) = &columns else {
             if !words[0].eq_ignore_ascii_case("CPU") {
-                return Err(ImportError::new(F, Some(line_no), "", format!("expected a header starting with CPU (lscpu -e), found {:?}", short(line))));
+                return Err(ImportError::new(
+                    F,
+                    Some(line_no),
+                    "",
+                    format!(
+                        "expected a header starting with CPU (lscpu -e), found {:?}",
+                        short(line)
+                    ),
+                ));
             }
             if words.len() > COLUMNS_MAX {
-                return Err(ImportError::new(F, Some(line_no), "", format!("more than {COLUMNS_MAX} columns")));
+                return Err(ImportError::new(
+                    F,
+                    Some(line_no),
+                    "",
+                    format!("more than {COLUMNS_MAX} columns"),
+                ));
             }
             columns = Some(words.iter().map(|w| w.to_ascii_uppercase()).collect());
             continue;
@@ -93,13 +133,25 @@ fn table_e(text: &str) -> Result<(Vec<String>, Vec<Row>), ImportError> {
                 F,
                 Some(line_no),
                 "",
-                format!("{} fields, but the header names {} columns (truncated line?)", words.len(), cols.len()),
+                format!(
+                    "{} fields, but the header names {} columns (truncated line?)",
+                    words.len(),
+                    cols.len()
+                ),
             ));
         }
-        rows.push((line_no, words.iter().map(|w| (*w != "-").then(|| w.to_string())).collect()));
+        rows.push((
+            line_no,
+            words.iter().map(|w| (*w != "-").then(|| w.to_string())).collect(),
+        ));
     }
     let Some(columns) = columns else {
-        return Err(ImportError::new(F, None, "", "empty input (expected `lscpu -p` or `lscpu -e` output)"));
+        return Err(ImportError::new(
+            F,
+            None,
+            "",
+            "empty input (expected `lscpu -p` or `lscpu -e` output)",
+        ));
     };
     Ok((columns, rows))
 }
@@ -128,7 +180,12 @@ fn from_table(columns: &[String], rows: &[Row]) -> Result<TopologySpec, ImportEr
             return Err(ImportError::new(F, Some(*line_no), "column CPU", "empty CPU number"));
         };
         if present.contains(cpu) {
-            return Err(ImportError::new(F, Some(*line_no), "column CPU", format!("CPU {cpu} is listed twice")));
+            return Err(ImportError::new(
+                F,
+                Some(*line_no),
+                "column CPU",
+                format!("CPU {cpu} is listed twice"),
+            ));
         }
         present.insert(cpu);
         let is_online = match online_col.and_then(|c| fields[c].as_deref()) {
@@ -136,7 +193,14 @@ fn from_table(columns: &[String], rows: &[Row]) -> Result<TopologySpec, ImportEr
             Some(v) => match v.to_ascii_lowercase().as_str() {
                 "y" | "yes" => true,
                 "n" | "no" => false,
-                _ => return Err(ImportError::new(F, Some(*line_no), "column ONLINE", format!("{:?} is not Y/N/yes/no", short(v)))),
+                _ => {
+                    return Err(ImportError::new(
+                        F,
+                        Some(*line_no),
+                        "column ONLINE",
+                        format!("{:?} is not Y/N/yes/no", short(v)),
+                    ))
+                }
             },
         };
         if is_online {
@@ -155,13 +219,25 @@ fn from_table(columns: &[String], rows: &[Row]) -> Result<TopologySpec, ImportEr
         let socket = num(socket_col, "socket", limit)?;
         let s = socket.map_or(0, u64::from);
         if let Some(socket) = socket {
-            sockets.entry((drawer, book, u64::from(socket))).or_insert_with(|| (CpuSet::new(CPUS_MAX), place.clone())).0.insert(cpu);
+            sockets
+                .entry((drawer, book, u64::from(socket)))
+                .or_insert_with(|| (CpuSet::new(CPUS_MAX), place.clone()))
+                .0
+                .insert(cpu);
         }
         if let Some(core) = num(core_col, "core", limit)? {
-            cores.entry((drawer, book, s, u64::from(core))).or_insert_with(|| (CpuSet::new(CPUS_MAX), place.clone())).0.insert(cpu);
+            cores
+                .entry((drawer, book, s, u64::from(core)))
+                .or_insert_with(|| (CpuSet::new(CPUS_MAX), place.clone()))
+                .0
+                .insert(cpu);
         }
         if let Some(cluster) = num(cluster_col, "cluster", limit)? {
-            clusters.entry((drawer, book, s, u64::from(cluster))).or_insert_with(|| (CpuSet::new(CPUS_MAX), place.clone())).0.insert(cpu);
+            clusters
+                .entry((drawer, book, s, u64::from(cluster)))
+                .or_insert_with(|| (CpuSet::new(CPUS_MAX), place.clone()))
+                .0
+                .insert(cpu);
         }
     }
     if present.is_empty() {

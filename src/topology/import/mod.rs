@@ -86,8 +86,18 @@ impl fmt::Display for ImportError {
 }
 
 impl ImportError {
-    pub(crate) fn new(format: Format, line: Option<usize>, field: impl Into<String>, message: impl Into<String>) -> Self {
-        ImportError { format, line, field: field.into(), message: message.into() }
+    pub(crate) fn new(
+        format: Format,
+        line: Option<usize>,
+        field: impl Into<String>,
+        message: impl Into<String>,
+    ) -> Self {
+        ImportError {
+            format,
+            line,
+            field: field.into(),
+            message: message.into(),
+        }
     }
 }
 
@@ -100,7 +110,10 @@ pub(crate) struct Place {
 
 impl Place {
     pub fn new(line: Option<usize>, field: impl Into<String>) -> Place {
-        Place { line, field: field.into() }
+        Place {
+            line,
+            field: field.into(),
+        }
     }
 
     /// `line 4 (node 0 cpus)`, `line 4`, or the field alone.
@@ -116,11 +129,24 @@ impl Place {
 /// Check the size limits shared by the text parsers.
 pub(crate) fn check_text(format: Format, text: &str) -> Result<(), ImportError> {
     if text.len() > INPUT_BYTES_MAX {
-        return Err(ImportError::new(format, None, "", format!("input is {} bytes, more than the limit of {INPUT_BYTES_MAX}", text.len())));
+        return Err(ImportError::new(
+            format,
+            None,
+            "",
+            format!(
+                "input is {} bytes, more than the limit of {INPUT_BYTES_MAX}",
+                text.len()
+            ),
+        ));
     }
     let n_lines = text.lines().take(LINES_MAX + 1).count();
     if n_lines > LINES_MAX {
-        return Err(ImportError::new(format, None, "", format!("more than {LINES_MAX} lines")));
+        return Err(ImportError::new(
+            format,
+            None,
+            "",
+            format!("more than {LINES_MAX} lines"),
+        ));
     }
     Ok(())
 }
@@ -130,7 +156,9 @@ pub(crate) fn parse_id(format: Format, place: &Place, text: &str, what: &str, li
     let err = |m: String| Err(ImportError::new(format, place.line, place.field.clone(), m));
     match text.trim().parse::<u64>() {
         Ok(n) if n < u64::from(limit) => Ok(n as u32),
-        Ok(n) => err(format!("{what} {n} is beyond the limit ({what}s must be below {limit})")),
+        Ok(n) => err(format!(
+            "{what} {n} is beyond the limit ({what}s must be below {limit})"
+        )),
         Err(_) => err(format!("{what}: {:?} is not a number", short(text))),
     }
 }
@@ -157,7 +185,10 @@ pub(crate) struct Partition {
 
 impl Partition {
     pub fn new(what: &'static str) -> Partition {
-        Partition { what, ..Default::default() }
+        Partition {
+            what,
+            ..Default::default()
+        }
     }
 
     /// Add a set; the same set again is fine, an overlapping different one is an error.
@@ -176,7 +207,10 @@ impl Partition {
                     format,
                     place.line,
                     place.field,
-                    format!("{} {set} overlaps {} {other} (from {at}) at CPU {cpu}", self.what, self.what),
+                    format!(
+                        "{} {set} overlaps {} {other} (from {at}) at CPU {cpu}",
+                        self.what, self.what
+                    ),
                 ));
             }
         }
@@ -260,7 +294,10 @@ impl Draft {
         if let Some((other, other_place)) = self.cpu_node.get(&cpu) {
             if *other != node {
                 let at = other_place.describe();
-                return Err(self.err(&place, format!("CPU {cpu} is in node {node} here but in node {other} at {at}")));
+                return Err(self.err(
+                    &place,
+                    format!("CPU {cpu} is in node {node} here but in node {other} at {at}"),
+                ));
             }
             return Ok(());
         }
@@ -289,7 +326,10 @@ impl Draft {
         }
         if let Some(p) = &self.possible {
             if let Some(cpu) = possible.andnot(p).first() {
-                return Err(self.err(&whole, format!("CPU {cpu} is described but not in the possible set {p}")));
+                return Err(self.err(
+                    &whole,
+                    format!("CPU {cpu} is described but not in the possible set {p}"),
+                ));
             }
         }
         // CPUs the tool names but puts in no node (x86 leaves hot-pluggable CPUs out of
@@ -298,7 +338,9 @@ impl Draft {
         if !homeless.is_empty() {
             let node = self.node_ids.iter().copied().min().unwrap_or(0);
             if !self.cpu_node.is_empty() {
-                self.notes.push(format!("CPUs {homeless} are in no node's CPU list; placed in node {node}."));
+                self.notes.push(format!(
+                    "CPUs {homeless} are in no node's CPU list; placed in node {node}."
+                ));
             }
             for cpu in homeless.iter() {
                 self.set_node(cpu, node, Place::new(None, "(no node)"))?;
@@ -311,13 +353,19 @@ impl Draft {
             for cpu in set.iter() {
                 let node = self.cpu_node.get(&cpu).map_or(0, |(n, _)| *n);
                 if node != node0 {
-                    return Err(self.err(place, format!("SMT siblings {first} and {cpu} are on different nodes ({node0} and {node})")));
+                    return Err(self.err(
+                        place,
+                        format!("SMT siblings {first} and {cpu} are on different nodes ({node0} and {node})"),
+                    ));
                 }
             }
         }
         let nr_node_ids = self.node_ids.iter().max().map_or(1, |m| m + 1);
         if nr_node_ids > NODES_MAX {
-            return Err(self.err(&whole, format!("node id {} is beyond the limit ({NODES_MAX} nodes)", nr_node_ids - 1)));
+            return Err(self.err(
+                &whole,
+                format!("node id {} is beyond the limit ({NODES_MAX} nodes)", nr_node_ids - 1),
+            ));
         }
         let mut node_sets = vec![CpuSet::new(CPUS_MAX); nr_node_ids as usize];
         for (&cpu, (node, _)) in &self.cpu_node {
@@ -340,7 +388,9 @@ impl Draft {
             }
             if !lost.is_empty() {
                 let lost: CpuSet = lost.into_iter().collect();
-                self.notes.push(format!("CPUs {lost} have no package information; placed with their node."));
+                self.notes.push(format!(
+                    "CPUs {lost} have no package information; placed with their node."
+                ));
             }
             packages.sort_by_key(CpuSet::first);
             // One package per node is the default: say so, whatever order the nodes are in.
@@ -376,20 +426,43 @@ impl Draft {
 
     /// The matrix must be square, symmetric, 10 on the diagonal; node ids without a row get the
     /// default distances.
-    fn check_distances(&self, ids: &[u32], rows: &[(Vec<u32>, Place)], nr_node_ids: u32) -> Result<Vec<Vec<u32>>, ImportError> {
+    fn check_distances(
+        &self,
+        ids: &[u32],
+        rows: &[(Vec<u32>, Place)],
+        nr_node_ids: u32,
+    ) -> Result<Vec<Vec<u32>>, ImportError> {
         let n = ids.len();
         let whole = rows.first().map(|(_, p)| p.clone()).unwrap_or_default();
         if rows.len() != n {
-            return Err(self.err(&whole, format!("distance matrix has {} rows for {n} nodes (it must be square)", rows.len())));
+            return Err(self.err(
+                &whole,
+                format!(
+                    "distance matrix has {} rows for {n} nodes (it must be square)",
+                    rows.len()
+                ),
+            ));
         }
         for (row, place) in rows {
             if row.len() != n {
-                return Err(self.err(place, format!("distance row has {} entries for {n} nodes (the matrix must be square)", row.len())));
+                return Err(self.err(
+                    place,
+                    format!(
+                        "distance row has {} entries for {n} nodes (the matrix must be square)",
+                        row.len()
+                    ),
+                ));
             }
         }
         for (i, (row, place)) in rows.iter().enumerate() {
             if row[i] != LOCAL_DISTANCE {
-                return Err(self.err(place, format!("distance of node {} to itself is {}, not {LOCAL_DISTANCE}", ids[i], row[i])));
+                return Err(self.err(
+                    place,
+                    format!(
+                        "distance of node {} to itself is {}, not {LOCAL_DISTANCE}",
+                        ids[i], row[i]
+                    ),
+                ));
             }
         }
         for i in 0..n {
@@ -407,12 +480,23 @@ impl Draft {
             }
         }
         let size = nr_node_ids as usize;
-        let mut out: Vec<Vec<u32>> =
-            (0..size).map(|i| (0..size).map(|j| if i == j { LOCAL_DISTANCE } else { super::REMOTE_DISTANCE }).collect()).collect();
+        let mut out: Vec<Vec<u32>> = (0..size)
+            .map(|i| {
+                (0..size)
+                    .map(|j| if i == j { LOCAL_DISTANCE } else { super::REMOTE_DISTANCE })
+                    .collect()
+            })
+            .collect();
         for (i, &a) in ids.iter().enumerate() {
             for (j, &b) in ids.iter().enumerate() {
                 if a as usize >= size || b as usize >= size {
-                    return Err(self.err(&whole, format!("distance matrix names node {}, which has no CPUs or memory listed", a.max(b))));
+                    return Err(self.err(
+                        &whole,
+                        format!(
+                            "distance matrix names node {}, which has no CPUs or memory listed",
+                            a.max(b)
+                        ),
+                    ));
                 }
                 out[a as usize][b as usize] = rows[i].0[j];
             }
@@ -425,7 +509,9 @@ impl Draft {
 pub fn parse_toml(text: &str) -> Result<TopologySpec, ImportError> {
     check_text(Format::Toml, text)?;
     let spec: TopologySpec = toml::from_str(text).map_err(|e| {
-        let line = e.span().map(|s| text.get(..s.start).unwrap_or(text).matches('\n').count() + 1);
+        let line = e
+            .span()
+            .map(|s| text.get(..s.start).unwrap_or(text).matches('\n').count() + 1);
         ImportError::new(Format::Toml, line, "", e.message().to_string())
     })?;
     let t = Topology::new(&spec).map_err(|e| ImportError::new(Format::Toml, None, "", e.to_string()))?;

@@ -42,7 +42,10 @@ pub fn parse(text: &str) -> Result<TopologySpec, ImportError> {
                 continue;
             }
             let Some((id, values)) = t.split_once(':') else {
-                return Err(draft.err(&at("node distances"), format!("expected `N: d d …`, found {:?}", short(t))));
+                return Err(draft.err(
+                    &at("node distances"),
+                    format!("expected `N: d d …`, found {:?}", short(t)),
+                ));
             };
             if header.is_none() {
                 return Err(draft.err(&at("node distances"), "distance row before the `node 0 1 …` header"));
@@ -50,7 +53,15 @@ pub fn parse(text: &str) -> Result<TopologySpec, ImportError> {
             let id = parse_id(F, &at("node distances"), id, "node", NODES_MAX)?;
             let values = values
                 .split_whitespace()
-                .map(|w| parse_id(F, &at(&format!("distance from node {id}")), w, "distance", DISTANCE_MAX + 1))
+                .map(|w| {
+                    parse_id(
+                        F,
+                        &at(&format!("distance from node {id}")),
+                        w,
+                        "distance",
+                        DISTANCE_MAX + 1,
+                    )
+                })
                 .collect::<Result<Vec<_>, _>>()?;
             if rows.len() >= NODES_MAX as usize {
                 return Err(draft.err(&at("node distances"), format!("more than {NODES_MAX} rows")));
@@ -63,7 +74,10 @@ pub fn parse(text: &str) -> Result<TopologySpec, ImportError> {
             continue;
         }
         let Some(rest) = t.strip_prefix("node ") else {
-            return Err(draft.err(&at(""), format!("unexpected line {:?} (is this `numactl -H` output?)", short(t))));
+            return Err(draft.err(
+                &at(""),
+                format!("unexpected line {:?} (is this `numactl -H` output?)", short(t)),
+            ));
         };
         let Some((id, what)) = rest.trim_start().split_once(' ') else {
             return Err(draft.err(&at(""), format!("unexpected line {:?}", short(t))));
@@ -79,18 +93,27 @@ pub fn parse(text: &str) -> Result<TopologySpec, ImportError> {
         }
     }
     if n_cpu_lines == 0 {
-        return Err(draft.err(&Place::default(), "no `node N cpus:` lines (is this `numactl -H` output?)"));
+        return Err(draft.err(
+            &Place::default(),
+            "no `node N cpus:` lines (is this `numactl -H` output?)",
+        ));
     }
     if let Some(ids) = header {
         if row_ids.len() == ids.len() && row_ids != ids {
-            return Err(draft.err(&rows[0].1, format!("distance rows are for nodes {row_ids:?}, but the header names {ids:?}")));
+            return Err(draft.err(
+                &rows[0].1,
+                format!("distance rows are for nodes {row_ids:?}, but the header names {ids:?}"),
+            ));
         }
         for &id in &ids {
             draft.add_node_id(id);
         }
         draft.distances = Some((ids, rows));
     } else if in_distances {
-        return Err(draft.err(&Place::new(None, "node distances"), "the distance matrix has no `node 0 1 …` header (truncated?)"));
+        return Err(draft.err(
+            &Place::new(None, "node distances"),
+            "the distance matrix has no `node 0 1 …` header (truncated?)",
+        ));
     }
     draft.finish()
 }

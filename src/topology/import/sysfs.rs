@@ -54,14 +54,19 @@ pub fn read_tree(root: &Path) -> std::io::Result<SysfsFiles> {
     if !cpu_dir.is_dir() {
         return Err(std::io::Error::new(
             std::io::ErrorKind::NotFound,
-            format!("{}: no cpu/ directory (expected ROOT/sys/devices/system/cpu)", base.display()),
+            format!(
+                "{}: no cpu/ directory (expected ROOT/sys/devices/system/cpu)",
+                base.display()
+            ),
         ));
     }
     let mut files = SysfsFiles::new();
     let mut total_bytes = 0usize;
     let mut read = |rel: String, files: &mut SysfsFiles| -> std::io::Result<()> {
         let path = base.join(&rel);
-        let Ok(meta) = std::fs::metadata(&path) else { return Ok(()) };
+        let Ok(meta) = std::fs::metadata(&path) else {
+            return Ok(());
+        };
         if !meta.is_file() {
             return Ok(());
         }
@@ -70,13 +75,20 @@ pub fn read_tree(root: &Path) -> std::io::Result<SysfsFiles> {
         }
         let mut text = String::new();
         use std::io::Read;
-        std::fs::File::open(&path)?.take(FILE_BYTES_MAX as u64 + 1).read_to_string(&mut text)?;
+        std::fs::File::open(&path)?
+            .take(FILE_BYTES_MAX as u64 + 1)
+            .read_to_string(&mut text)?;
         if text.len() > FILE_BYTES_MAX {
-            return Err(std::io::Error::other(format!("{}: larger than {FILE_BYTES_MAX} bytes", path.display())));
+            return Err(std::io::Error::other(format!(
+                "{}: larger than {FILE_BYTES_MAX} bytes",
+                path.display()
+            )));
         }
         total_bytes += text.len();
         if total_bytes > INPUT_BYTES_MAX {
-            return Err(std::io::Error::other(format!("more than {INPUT_BYTES_MAX} bytes of topology files")));
+            return Err(std::io::Error::other(format!(
+                "more than {INPUT_BYTES_MAX} bytes of topology files"
+            )));
         }
         files.insert(rel, text);
         Ok(())
@@ -93,7 +105,9 @@ pub fn read_tree(root: &Path) -> std::io::Result<SysfsFiles> {
             let Some(name) = name.to_str() else { continue };
             if let Some(id) = name.strip_prefix(prefix).and_then(|n| n.parse::<u32>().ok()) {
                 if ids.len() >= CPUS_MAX as usize {
-                    return Err(std::io::Error::other(format!("more than {CPUS_MAX} {kind} directories")));
+                    return Err(std::io::Error::other(format!(
+                        "more than {CPUS_MAX} {kind} directories"
+                    )));
                 }
                 ids.push(id);
             }
@@ -122,17 +136,37 @@ pub fn parse(files: &SysfsFiles) -> Result<TopologySpec, ImportError> {
         return Err(ImportError::new(F, None, "", format!("more than {FILES_MAX} files")));
     }
     // Count only the files read below (hex masks of a large machine are big and unused).
-    let used = |k: &str| k.ends_with("_list") || k.ends_with("/cpulist") || k.ends_with("/distance") || k.starts_with("cpu/p") || k == "cpu/online";
-    let total: usize = files.iter().filter(|(k, _)| used(k)).map(|(k, v)| k.len() + v.len()).sum();
+    let used = |k: &str| {
+        k.ends_with("_list")
+            || k.ends_with("/cpulist")
+            || k.ends_with("/distance")
+            || k.starts_with("cpu/p")
+            || k == "cpu/online"
+    };
+    let total: usize = files
+        .iter()
+        .filter(|(k, _)| used(k))
+        .map(|(k, v)| k.len() + v.len())
+        .sum();
     if total > INPUT_BYTES_MAX {
-        return Err(ImportError::new(F, None, "", format!("more than {INPUT_BYTES_MAX} bytes of cpulist and distance files")));
+        return Err(ImportError::new(
+            F,
+            None,
+            "",
+            format!("more than {INPUT_BYTES_MAX} bytes of cpulist and distance files"),
+        ));
     }
     let mut draft = Draft::new(F, "imported from sysfs");
     // A sysfs file is one line: the file names the place.
     let place = |file: &str| Place::new(None, file.to_string());
     let cpulist = |file: &str, text: &str| -> Result<CpuSet, ImportError> {
         if text.len() > FILE_BYTES_MAX {
-            return Err(ImportError::new(F, None, file, format!("larger than {FILE_BYTES_MAX} bytes")));
+            return Err(ImportError::new(
+                F,
+                None,
+                file,
+                format!("larger than {FILE_BYTES_MAX} bytes"),
+            ));
         }
         let line = text.trim_end_matches('\n');
         if line.contains('\n') {
@@ -156,10 +190,14 @@ pub fn parse(files: &SysfsFiles) -> Result<TopologySpec, ImportError> {
     for key in files.keys() {
         let mut parts = key.split('/');
         match (parts.next(), parts.next()) {
-            (Some("cpu"), Some(d)) if d.starts_with("cpu") && d[3..].bytes().all(|b| b.is_ascii_digit()) && d.len() > 3 => {
+            (Some("cpu"), Some(d))
+                if d.starts_with("cpu") && d[3..].bytes().all(|b| b.is_ascii_digit()) && d.len() > 3 =>
+            {
                 cpu_dirs.insert(parse_id(F, &place(key), &d[3..], "CPU", CPUS_MAX)?);
             }
-            (Some("node"), Some(d)) if d.starts_with("node") && d[4..].bytes().all(|b| b.is_ascii_digit()) && d.len() > 4 => {
+            (Some("node"), Some(d))
+                if d.starts_with("node") && d[4..].bytes().all(|b| b.is_ascii_digit()) && d.len() > 4 =>
+            {
                 let id = parse_id(F, &place(key), &d[4..], "node", NODES_MAX)?;
                 if !node_dirs.contains(&id) {
                     node_dirs.push(id);
@@ -170,7 +208,12 @@ pub fn parse(files: &SysfsFiles) -> Result<TopologySpec, ImportError> {
     }
     node_dirs.sort_unstable();
     if cpu_dirs.is_empty() && draft.possible.is_none() {
-        return Err(ImportError::new(F, None, "cpu", "no cpu/possible and no cpu/cpuN directories"));
+        return Err(ImportError::new(
+            F,
+            None,
+            "cpu",
+            "no cpu/possible and no cpu/cpuN directories",
+        ));
     }
     for &node in &node_dirs {
         draft.add_node_id(node);
@@ -198,7 +241,12 @@ pub fn parse(files: &SysfsFiles) -> Result<TopologySpec, ImportError> {
             continue;
         };
         if !siblings.contains(cpu) {
-            return Err(ImportError::new(F, Some(1), file, format!("CPU {cpu}'s sibling list {siblings} does not contain CPU {cpu}")));
+            return Err(ImportError::new(
+                F,
+                Some(1),
+                file,
+                format!("CPU {cpu}'s sibling list {siblings} does not contain CPU {cpu}"),
+            ));
         }
         if siblings.weight() > 1 {
             draft.smt.add(F, siblings, place(&file))?;
@@ -206,20 +254,32 @@ pub fn parse(files: &SysfsFiles) -> Result<TopologySpec, ImportError> {
         if let Some((file, cluster)) = read(&["cluster_cpus_list"])? {
             if !cluster.is_empty() {
                 if !cluster.contains(cpu) {
-                    return Err(ImportError::new(F, Some(1), file, format!("cluster {cluster} does not contain CPU {cpu}")));
+                    return Err(ImportError::new(
+                        F,
+                        Some(1),
+                        file,
+                        format!("cluster {cluster} does not contain CPU {cpu}"),
+                    ));
                 }
                 draft.clusters.add(F, cluster, place(&file))?;
             }
         }
         if let Some((file, package)) = read(&["package_cpus_list", "core_siblings_list"])? {
             if !package.contains(cpu) {
-                return Err(ImportError::new(F, Some(1), file, format!("package {package} does not contain CPU {cpu}")));
+                return Err(ImportError::new(
+                    F,
+                    Some(1),
+                    file,
+                    format!("package {package} does not contain CPU {cpu}"),
+                ));
             }
             draft.packages.add(F, package, place(&file))?;
         }
     }
     if !missing_topology.is_empty() {
-        draft.notes.push(format!("CPUs {missing_topology} have no topology/ directory (offline); each imported as its own core."));
+        draft.notes.push(format!(
+            "CPUs {missing_topology} have no topology/ directory (offline); each imported as its own core."
+        ));
     }
     // Distances: node N's row lists the distance to every node directory, in id order.
     let rows: Vec<(Vec<u32>, Place)> = node_dirs
@@ -253,7 +313,15 @@ pub fn parse(files: &SysfsFiles) -> Result<TopologySpec, ImportError> {
     }
     if let (Some(possible), Some(present)) = (&draft.possible, &draft.present) {
         if let Some(cpu) = present.andnot(possible).first() {
-            return Err(ImportError::new(F, Some(1), "cpu/present", format!("CPU {cpu} is present but not in cpu/possible {}", short(&possible.to_cpulist()))));
+            return Err(ImportError::new(
+                F,
+                Some(1),
+                "cpu/present",
+                format!(
+                    "CPU {cpu} is present but not in cpu/possible {}",
+                    short(&possible.to_cpulist())
+                ),
+            ));
         }
     }
     draft.finish()
