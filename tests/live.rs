@@ -17,6 +17,9 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 use tower::ServiceExt;
 
+mod common;
+use common::fs::copy_dir;
+
 const TOKEN: &str = "test-token-0123456789abcdef";
 const BOUND: &str = "web1=bound-token-0123456789abcdef";
 
@@ -754,19 +757,6 @@ fn url_encode(s: &str) -> String {
 }
 
 // ---- agent + real server ----
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for e in std::fs::read_dir(from).unwrap() {
-        let e = e.unwrap();
-        let dst = to.join(e.file_name());
-        if e.file_type().unwrap().is_dir() {
-            copy_dir(&e.path(), &dst);
-        } else {
-            std::fs::copy(e.path(), dst).unwrap();
-        }
-    }
-}
 
 fn temp_dir(tag: &str) -> PathBuf {
     let d = std::env::temp_dir().join(format!(

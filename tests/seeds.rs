@@ -1,21 +1,8 @@
 //! The figures of the seed threads (`../shared/seeds/`), reproduced through the CLI's text
 //! output, as a reviewer would run them.
 
-use std::process::Command;
-
-fn irqscope(args: &[&str]) -> String {
-    let out = Command::new(env!("CARGO_BIN_EXE_irqscope"))
-        .args(args)
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8(out.stdout).unwrap();
-    assert!(
-        out.status.success(),
-        "irqscope {args:?} failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    stdout
-}
+mod common;
+use common::cli::irqscope;
 
 /// The report's summary section, with wrapped lines joined back.
 fn summary(text: &str) -> String {

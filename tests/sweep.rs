@@ -10,19 +10,8 @@ use irqscope::sweep::{self, SweepConfig};
 use std::process::Command;
 use tower::ServiceExt;
 
-fn irqscope(args: &[&str]) -> String {
-    let out = Command::new(env!("CARGO_BIN_EXE_irqscope"))
-        .args(args)
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8(out.stdout).unwrap();
-    assert!(
-        out.status.success(),
-        "irqscope {args:?} failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    stdout
-}
+mod common;
+use common::cli::irqscope;
 
 /// The table line of one placement in the block of one machine and mix.
 fn line<'a>(text: &'a str, machine: &str, mix: &str, placement: &str) -> &'a str {

@@ -1,52 +1,14 @@
 //! The dashboard over HTTP, through `web::app(state).oneshot(request)`: every route, every
 //! error path (4xx with a message, never 5xx), escaping, the CSP header, permalink round trips.
 
-use axum::body::Body;
-use axum::http::{header, HeaderMap, Request, StatusCode};
-use http_body_util::BodyExt;
+use axum::http::{header, StatusCode};
 use irqscope::scenario::spec::{DeviceSpec, ScenarioSpec, TopologyRef};
 use irqscope::web::pages::{CompareSpec, SideSpec};
-use irqscope::web::{self, permalink, AppState};
+use irqscope::web::permalink;
 use serde_json::Value;
-use tower::ServiceExt;
 
-struct Reply {
-    status: StatusCode,
-    headers: HeaderMap,
-    body: String,
-}
-
-async fn send(req: Request<Body>) -> Reply {
-    let resp = web::app(AppState::default()).oneshot(req).await.unwrap();
-    let status = resp.status();
-    let headers = resp.headers().clone();
-    let bytes = resp.into_body().collect().await.unwrap().to_bytes();
-    Reply {
-        status,
-        headers,
-        body: String::from_utf8_lossy(&bytes).into_owned(),
-    }
-}
-
-async fn get(uri: &str) -> Reply {
-    send(
-        Request::get(uri)
-            .header(header::HOST, "irqscope.test")
-            .body(Body::empty())
-            .unwrap(),
-    )
-    .await
-}
-
-async fn post(uri: &str, body: impl Into<Body>) -> Reply {
-    send(
-        Request::post(uri)
-            .header(header::CONTENT_TYPE, "application/json")
-            .body(body.into())
-            .unwrap(),
-    )
-    .await
-}
+mod common;
+use common::http::{get, post, Reply};
 
 fn link_of<T: serde::Serialize>(spec: &T) -> String {
     permalink::encode(spec).unwrap()

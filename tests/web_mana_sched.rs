@@ -2,38 +2,16 @@
 //! permalinks, and a permalink encoded before MANA devices existed, which must still give the
 //! same bytes.
 
-use axum::body::Body;
-use axum::http::{header, HeaderMap, Request, StatusCode};
-use http_body_util::BodyExt;
+use axum::http::{header, StatusCode};
 use irqscope::catalogue;
 use irqscope::kernel::sched_numa::INTERPRETATION_NOTES;
 use irqscope::scenario::spec::TopologyRef;
 use irqscope::web::mana_sched::{ManaSpec, SchedSpec};
-use irqscope::web::{self, permalink, AppState};
+use irqscope::web::permalink;
 use serde_json::Value;
-use tower::ServiceExt;
 
-struct Reply {
-    status: StatusCode,
-    headers: HeaderMap,
-    body: String,
-}
-
-async fn get(uri: &str) -> Reply {
-    let req = Request::get(uri)
-        .header(header::HOST, "irqscope.test")
-        .body(Body::empty())
-        .unwrap();
-    let resp = web::app(AppState::default()).oneshot(req).await.unwrap();
-    let status = resp.status();
-    let headers = resp.headers().clone();
-    let bytes = resp.into_body().collect().await.unwrap().to_bytes();
-    Reply {
-        status,
-        headers,
-        body: String::from_utf8_lossy(&bytes).into_owned(),
-    }
-}
+mod common;
+use common::http::{get, Reply};
 
 fn data(name: &str) -> String {
     std::fs::read_to_string(format!("{}/tests/data/{name}", env!("CARGO_MANIFEST_DIR"))).unwrap()

@@ -2,4 +2,7 @@
 #![allow(dead_code)]
 
 pub mod browser;
+pub mod cli;
+pub mod fs;
+pub mod http;
 pub mod machines;

@@ -1,0 +1,45 @@
+//! Driving the dashboard's router with `oneshot`, as the axum testing example does.
+
+use axum::body::Body;
+use axum::http::{header, HeaderMap, Request, StatusCode};
+use http_body_util::BodyExt;
+use irqscope::web::{self, AppState};
+use tower::ServiceExt;
+
+pub struct Reply {
+    pub status: StatusCode,
+    pub headers: HeaderMap,
+    pub body: String,
+}
+
+pub async fn send(req: Request<Body>) -> Reply {
+    let resp = web::app(AppState::default()).oneshot(req).await.unwrap();
+    let status = resp.status();
+    let headers = resp.headers().clone();
+    let bytes = resp.into_body().collect().await.unwrap().to_bytes();
+    Reply {
+        status,
+        headers,
+        body: String::from_utf8_lossy(&bytes).into_owned(),
+    }
+}
+
+pub async fn get(uri: &str) -> Reply {
+    send(
+        Request::get(uri)
+            .header(header::HOST, "irqscope.test")
+            .body(Body::empty())
+            .unwrap(),
+    )
+    .await
+}
+
+pub async fn post(uri: &str, body: impl Into<Body>) -> Reply {
+    send(
+        Request::post(uri)
+            .header(header::CONTENT_TYPE, "application/json")
+            .body(body.into())
+            .unwrap(),
+    )
+    .await
+}
