@@ -92,18 +92,8 @@ async fn compare_pre_cluster_with_rotation() {
     let Some(mut h) = Harness::start().await else { return };
     let c = h.session().await;
     c.goto(&format!("{}{SEED_QUERY}", h.base)).await.unwrap();
-    c.find(Locator::Css("#compare-form select[name=a]"))
-        .await
-        .unwrap()
-        .select_by_value("pre-cluster")
-        .await
-        .unwrap();
-    c.find(Locator::Css("#compare-form select[name=b]"))
-        .await
-        .unwrap()
-        .select_by_value("rotation")
-        .await
-        .unwrap();
+    select(&c, "#compare-form select[name=a]", "pre-cluster").await;
+    select(&c, "#compare-form select[name=b]", "rotation").await;
     c.find(Locator::Css("#compare-go"))
         .await
         .unwrap()
@@ -137,12 +127,7 @@ async fn copied_permalink_reproduces_in_a_new_session() {
     let Some(mut h) = Harness::start().await else { return };
     let c = h.session().await;
     c.goto(&format!("{}{SEED_QUERY}", h.base)).await.unwrap();
-    c.find(Locator::Css("#kernel-editor #variant"))
-        .await
-        .unwrap()
-        .select_by_value("rotation")
-        .await
-        .unwrap();
+    select(&c, "#kernel-editor #variant", "rotation").await;
     wait_for("the URL to become a permalink", || async {
         let url = c.current_url().await.unwrap();
         url.path().starts_with("/s/v1.").then_some(())
@@ -168,13 +153,7 @@ async fn copied_permalink_reproduces_in_a_new_session() {
     fresh.goto(&link).await.unwrap();
     let got = summary(&fresh).await;
     assert_eq!(got, want);
-    let variant = fresh
-        .find(Locator::Css("#kernel-editor #variant"))
-        .await
-        .unwrap()
-        .prop("value")
-        .await
-        .unwrap();
+    let variant = prop_of(&fresh, "#kernel-editor #variant", "value").await;
     assert_eq!(
         variant.as_deref(),
         Some("rotation"),

@@ -269,12 +269,7 @@ async fn device_driver_columns_and_the_proposal_survive_edits() {
     assert!(text.contains("--proposal offset-by-probed"), "{text}");
 
     // Back to no proposal.
-    c.find(Locator::Css("#proposal"))
-        .await
-        .unwrap()
-        .select_by_value("")
-        .await
-        .unwrap();
+    select(&c, "#proposal", "").await;
     let got = url_spec(&c, "no proposal", |s| s.proposal.is_none()).await;
     assert_eq!(got.spread_counter, 3);
     screenshot(&c, "editor-devices-proposal").await;

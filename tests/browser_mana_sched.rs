@@ -54,12 +54,7 @@ async fn mana_seed_preset_and_the_driver_toggle() {
     assert!(steps_before.contains("numa_aware spread over 4 IRQs"), "{steps_before}");
     screenshot(&c, "mana-seed001-unpatched").await;
 
-    c.find(Locator::Css("#driver"))
-        .await
-        .unwrap()
-        .select_by_value("patched")
-        .await
-        .unwrap();
+    select(&c, "#driver", "patched").await;
     let focus = wait_for("the focus grid to show the patched driver", || async {
         let d = dots(&c, "#grid-focus").await;
         (d == [0, 0, 1, 2, 3]).then_some(d)
@@ -136,12 +131,7 @@ async fn sched_seed_preset_noise_and_variant() {
     );
     screenshot(&c, "sched-seed003-noise0").await;
 
-    c.find(Locator::Css("#noise"))
-        .await
-        .unwrap()
-        .select_by_value("1")
-        .await
-        .unwrap();
+    select(&c, "#noise", "1").await;
     let (p12_noisy, p12_noisy_splits) = wait_for("the table to reflect one noise task", || async {
         let (t, s) = decisions(&c, "p12").await;
         (s > 0).then_some((t, s))
@@ -155,12 +145,7 @@ async fn sched_seed_preset_noise_and_variant() {
     assert!(verdicts.contains("p12: periodic balance SPLITS the pair"), "{verdicts}");
     screenshot(&c, "sched-seed003-noise1").await;
 
-    c.find(Locator::Css("#variant"))
-        .await
-        .unwrap()
-        .select_by_value("p123")
-        .await
-        .unwrap();
+    select(&c, "#variant", "p123").await;
     wait_for("the p123 column to be highlighted", || async {
         let th = c
             .find(Locator::Css("#decisions th.sel"))
@@ -175,13 +160,7 @@ async fn sched_seed_preset_noise_and_variant() {
     let sel = c.find_all(Locator::Css("#decisions td.decision.sel")).await.unwrap();
     assert!(!sel.is_empty());
     assert_eq!(sel[0].attr("data-variant").await.unwrap().as_deref(), Some("p123"));
-    let noise = c
-        .find(Locator::Css("#noise"))
-        .await
-        .unwrap()
-        .prop("value")
-        .await
-        .unwrap();
+    let noise = prop_of(&c, "#noise", "value").await;
     assert_eq!(noise.as_deref(), Some("1"), "the noise survives a view change");
     screenshot(&c, "sched-seed003-noise1-p123").await;
     c.close().await.unwrap();

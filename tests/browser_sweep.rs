@@ -114,13 +114,7 @@ async fn sort_by_gap_then_open_a_permalink() {
         "{top:?} not on the page: {irqs_line}"
     );
     if top.1 != "offset-by-probed" {
-        let variant = c
-            .find(Locator::Css("#kernel-editor #variant"))
-            .await
-            .unwrap()
-            .prop("value")
-            .await
-            .unwrap();
+        let variant = prop_of(&c, "#kernel-editor #variant", "value").await;
         assert_eq!(
             variant.as_deref(),
             Some(top.1.as_str()),

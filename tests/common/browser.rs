@@ -180,3 +180,23 @@ where
         tokio::time::sleep(Duration::from_millis(150)).await;
     }
 }
+
+/// Choose `value` in the `<select>` matching `css`.
+pub async fn select(c: &Client, css: &str, value: &str) {
+    c.find(Locator::Css(css))
+        .await
+        .unwrap_or_else(|e| panic!("{css}: {e}"))
+        .select_by_value(value)
+        .await
+        .unwrap_or_else(|e| panic!("{css} = {value}: {e}"));
+}
+
+/// A DOM property (`value`, `checked`, …) of the element matching `css`.
+pub async fn prop_of(c: &Client, css: &str, name: &str) -> Option<String> {
+    c.find(Locator::Css(css))
+        .await
+        .unwrap_or_else(|e| panic!("{css}: {e}"))
+        .prop(name)
+        .await
+        .unwrap()
+}
