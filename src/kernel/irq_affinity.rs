@@ -46,6 +46,25 @@ pub fn affinity_vectors(req: &AffinityRequest) -> u32 {
     }
 }
 
+/// The set sizes `irq_create_affinity_masks()` spreads and its affinity vector count, or `None`
+/// where it returns NULL before spreading anything: more than `IRQ_AFFINITY_MAX_SETS` sets (a
+/// WARN) or no affinity vectors. Without driver sets, one set of all affinity vectors
+/// (`default_calc_sets`).
+pub fn affinity_sets(req: &AffinityRequest, warnings: &mut Vec<KernelWarn>) -> Option<(u32, Vec<u32>)> {
+    let affvecs = affinity_vectors(req);
+    let sets: Vec<u32> = req.sets.clone().unwrap_or_else(|| vec![affvecs]);
+    if sets.len() > IRQ_AFFINITY_MAX_SETS {
+        warnings.push(KernelWarn::TooManySets {
+            nr_sets: sets.len() as u32,
+        });
+        return None;
+    }
+    if affvecs == 0 {
+        return None;
+    }
+    Some((affvecs, sets))
+}
+
 /// `irq_create_affinity_masks()`. `None` is the kernel's NULL: no affinity descriptors at all
 /// (no affinity vectors, too many sets, or a set for which `group_cpus_evenly` returned NULL).
 ///
@@ -59,17 +78,7 @@ pub fn irq_create_affinity_masks(
     counter: &mut u32,
     warnings: &mut Vec<KernelWarn>,
 ) -> Option<AffinityMasks> {
-    let affvecs = affinity_vectors(req);
-    let sets: Vec<u32> = req.sets.clone().unwrap_or_else(|| vec![affvecs]);
-    if sets.len() > IRQ_AFFINITY_MAX_SETS {
-        warnings.push(KernelWarn::TooManySets {
-            nr_sets: sets.len() as u32,
-        });
-        return None;
-    }
-    if affvecs == 0 {
-        return None;
-    }
+    let (affvecs, sets) = affinity_sets(req, warnings)?;
     assert!(
         sets.iter().map(|&s| u64::from(s)).sum::<u64>() <= u64::from(affvecs),
         "sets exceed affinity vectors"

@@ -14,9 +14,9 @@ pub mod spec;
 
 use crate::kernel::blk_mq_cpumap::{blk_mq_map_hw_queues, blk_mq_map_queues, Mapper};
 use crate::kernel::irq_affinity::{
-    affinity_vectors, irq_create_affinity_masks, AffinityRequest, IRQ_AFFINITY_MAX_SETS,
+    affinity_sets, affinity_vectors, irq_create_affinity_masks, AffinityMasks, AffinityRequest, IrqAffinityDesc,
+    IRQ_AFFINITY_MAX_SETS,
 };
-use crate::kernel::irq_affinity::{AffinityMasks, IrqAffinityDesc};
 use crate::kernel::mana::{self, DriverVersion, ManaInput, ManaOutcome, MsixMode};
 use crate::kernel::manage::irq_setup_affinity;
 use crate::kernel::vector_matrix::{EffectiveModel, VectorMatrix};
@@ -487,15 +487,9 @@ fn proposal_masks(
     probed: &ProbedLoad,
     warnings: &mut Vec<KernelWarn>,
 ) -> Option<AffinityMasks> {
-    let affvecs = affinity_vectors(req);
-    let sets: Vec<u32> = req.sets.clone().unwrap_or_else(|| vec![affvecs]);
-    if sets.len() > IRQ_AFFINITY_MAX_SETS {
-        warnings.push(KernelWarn::TooManySets {
-            nr_sets: sets.len() as u32,
-        });
-        return None;
-    }
-    if affvecs == 0 || sets.contains(&0) {
+    let (affvecs, sets) = affinity_sets(req, warnings)?;
+    // A set of size 0 is NULL from group_cpus_evenly, so NULL for the whole call.
+    if sets.contains(&0) {
         return None;
     }
     let default = CpuSet::full(topo.nr_cpu_ids());
