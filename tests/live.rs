@@ -19,6 +19,7 @@ use tower::ServiceExt;
 
 mod common;
 use common::fs::copy_dir;
+use common::process::{free_port, KillOnDrop};
 
 const TOKEN: &str = "test-token-0123456789abcdef";
 const BOUND: &str = "web1=bound-token-0123456789abcdef";
@@ -921,21 +922,7 @@ async fn agent_pushes_and_sse_shows_rates_change() {
     let _ = std::fs::remove_dir_all(&root);
 }
 
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
-struct Server(Child);
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
+type Server = KillOnDrop;
 
 fn start_server(port: u16, tokens: &Path, store: &Path) -> Server {
     let child = Command::new(env!("CARGO_BIN_EXE_irqscope"))
@@ -954,7 +941,7 @@ fn start_server(port: u16, tokens: &Path, store: &Path) -> Server {
         assert!(started.elapsed() < Duration::from_secs(20), "server did not listen");
         std::thread::sleep(Duration::from_millis(50));
     }
-    Server(child)
+    KillOnDrop(child)
 }
 
 async fn get_json(url: &str) -> Option<serde_json::Value> {

@@ -9,37 +9,15 @@ use irqscope::live::auth::Tokens;
 use irqscope::live::parse::{format_interrupts, parse_interrupts};
 use irqscope::web::{self, live::LiveState, AppState};
 use serde_json::json;
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::path::Path;
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 mod common;
 use common::fs::copy_dir;
+use common::process::{find_program, free_port, KillOnDrop};
 
 const TOKEN: &str = "browser-token-0123456789abcdef";
-
-fn find_program(names: &[&str]) -> Option<PathBuf> {
-    let path = std::env::var_os("PATH")?;
-    std::env::split_paths(&path)
-        .flat_map(|d| names.iter().map(move |n| d.join(n)))
-        .find(|p| p.is_file())
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
-struct Kill(Child);
-impl Drop for Kill {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
 
 /// Add `n` to the counters of the NVMe IRQs of one device.
 fn advance(root: &Path, device: &str, n: u64) {
@@ -82,7 +60,7 @@ async fn live_heatmap_follows_the_agent_in_chromium() {
         ..AppState::default()
     });
     let server = tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
-    let _agent = Kill(
+    let _agent = KillOnDrop(
         Command::new(env!("CARGO_BIN_EXE_irqscope-agent"))
             .args(["push", "--server", &base, "--host", "vm1", "--interval-ms", "300"])
             .arg("--root")
@@ -95,7 +73,7 @@ async fn live_heatmap_follows_the_agent_in_chromium() {
             .unwrap(),
     );
     let port = free_port();
-    let _driver = Kill(
+    let _driver = KillOnDrop(
         Command::new(&driver)
             .arg(format!("--port={port}"))
             .stdout(Stdio::null())

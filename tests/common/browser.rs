@@ -7,10 +7,10 @@
 //! `IRQSCOPE_SKIP_BROWSER=1` is set.
 #![allow(dead_code)]
 
+pub use super::process::{find_program, free_port};
 use fantoccini::{Client, ClientBuilder, Locator};
 use hyper_util::client::legacy::connect::HttpConnector;
 use serde_json::json;
-use std::net::TcpListener as StdListener;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -20,19 +20,6 @@ pub const WAIT_MS_MAX: u64 = 20_000;
 
 /// Browsers are heavy; run one test at a time.
 pub static ONE_AT_A_TIME: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
-
-pub fn find_program(names: &[&str]) -> Option<PathBuf> {
-    let path = std::env::var_os("PATH")?;
-    for dir in std::env::split_paths(&path) {
-        for name in names {
-            let p = dir.join(name);
-            if p.is_file() {
-                return Some(p);
-            }
-        }
-    }
-    None
-}
 
 /// `None` when the tests should be skipped (explicitly asked); panics when tools are missing.
 pub fn tools() -> Option<(PathBuf, PathBuf)> {
@@ -51,10 +38,6 @@ pub fn tools() -> Option<(PathBuf, PathBuf)> {
             if d.is_some() { "found" } else { "missing" },
         ),
     }
-}
-
-pub fn free_port() -> u16 {
-    StdListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
 }
 
 pub struct Harness {

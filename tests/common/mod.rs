@@ -6,3 +6,4 @@ pub mod cli;
 pub mod fs;
 pub mod http;
 pub mod machines;
+pub mod process;
