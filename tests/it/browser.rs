@@ -6,7 +6,7 @@
 //! Without chromium or chromedriver these tests FAIL with a message naming the packages, unless
 //! `IRQSCOPE_SKIP_BROWSER=1` is set.
 
-mod common;
+use crate::common;
 
 use common::browser::*;
 use fantoccini::{Client, Locator};

@@ -6,7 +6,7 @@ use irqscope::kernel::{group_cpus_evenly, SortGen, Variant};
 use irqscope::topology::{format_cpulist, parse_cpulist, CpuSet, Topology, TopologySpec};
 use proptest::prelude::*;
 
-mod common;
+use crate::common;
 use common::machines::machine;
 
 fn variant() -> impl Strategy<Value = Variant> {

@@ -17,7 +17,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 use tower::ServiceExt;
 
-mod common;
+use crate::common;
 use common::fs::copy_dir;
 use common::process::{free_port, KillOnDrop};
 

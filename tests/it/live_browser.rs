@@ -13,7 +13,7 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-mod common;
+use crate::common;
 use common::fs::copy_dir;
 use common::process::{find_program, free_port, KillOnDrop};
 

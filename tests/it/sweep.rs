@@ -10,7 +10,7 @@ use irqscope::sweep::{self, SweepConfig};
 use std::process::Command;
 use tower::ServiceExt;
 
-mod common;
+use crate::common;
 use common::cli::irqscope;
 
 /// The table line of one placement in the block of one machine and mix.

@@ -1,7 +1,7 @@
 //! The figures of the seed threads (`../shared/seeds/`), reproduced through the CLI's text
 //! output, as a reviewer would run them.
 
-mod common;
+use crate::common;
 use common::cli::irqscope;
 
 /// The report's summary section, with wrapped lines joined back.

@@ -11,7 +11,7 @@ use irqscope::sweep;
 use irqscope::topology::{Topology, TopologySpec};
 use proptest::prelude::*;
 
-mod common;
+use crate::common;
 use common::machines::machine;
 use std::sync::Arc;
 

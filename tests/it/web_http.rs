@@ -7,7 +7,7 @@ use irqscope::web::pages::{CompareSpec, SideSpec};
 use irqscope::web::permalink;
 use serde_json::Value;
 
-mod common;
+use crate::common;
 use common::http::{get, post, Reply};
 
 fn link_of<T: serde::Serialize>(spec: &T) -> String {

@@ -10,7 +10,7 @@ use irqscope::web::mana_sched::{ManaSpec, SchedSpec};
 use irqscope::web::permalink;
 use serde_json::Value;
 
-mod common;
+use crate::common;
 use common::http::{get, Reply};
 
 fn data(name: &str) -> String {

@@ -1,0 +1,26 @@
+//! The integration tests, one binary (ripgrep's layout): each module is one area, sharing the
+//! helpers in `common`. Run one area with `cargo test --test it AREA::`.
+
+mod common;
+mod browser;
+mod browser_editor;
+mod browser_mana_sched;
+mod browser_sweep;
+mod catalogue;
+mod cli_errors;
+mod golden;
+mod ideal;
+mod import;
+mod import_cli;
+mod import_errors;
+mod live;
+mod live_browser;
+mod mana_sched_robustness;
+mod presets_frozen;
+mod properties;
+mod scenario_mana;
+mod seed_presets;
+mod seeds;
+mod sweep;
+mod web_http;
+mod web_mana_sched;
