@@ -1,12 +1,14 @@
 //! Page structs and the query shapes that build them. Templates only loop and print; anything
 //! computed is a field here. Only SVG from `render::svg` is marked safe in templates.
 
-use super::{parse_metric, permalink, AppError};
+use super::{parse_metric, AppError};
 use crate::metrics::{self, Metrics};
+use crate::render::summary;
 use crate::render::svg::{self, HeatMetric};
 use crate::render::text::{self, Side, TextOptions};
+use crate::scenario::payloads::{side_label, CompareSpec, SideSpec};
 use crate::scenario::spec::{self, DeviceSpec, ScenarioSpec, TopologyRef};
-use crate::scenario::{self, Outcome, Scenario};
+use crate::scenario::{self, permalink, Outcome, Scenario};
 use crate::topology::{Generator, SmtNumbering, Topology, TopologySpec};
 use crate::{catalogue, kernel, render};
 use askama::Template;
@@ -387,9 +389,9 @@ impl ResultView {
             permalink: run.permalink.clone(),
             topology_summary: format!("{}: {}", topo.name(), topo.summary()),
             variant_line: variant_line(&run.scenario),
-            devices_line: m.devices_line(),
-            irqs_line: m.irqs_line(),
-            nodes_line: m.nodes_line(),
+            devices_line: summary::devices_line(m),
+            irqs_line: summary::irqs_line(m),
+            nodes_line: summary::nodes_line(m),
             ideal: format!(
                 "ideal: at most {} IRQs and {} devices per CPU ({})",
                 m.ideal.irqs_per_cpu_max,
@@ -462,29 +464,6 @@ impl ResultFragment {
     }
 }
 
-/// One side of a comparison: the base scenario's names unless overridden.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct SideSpec {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub variant: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub sort: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub effective: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub spread_counter: Option<u32>,
-}
-
-/// A comparison as data (what `/c/{permalink}` carries).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct CompareSpec {
-    pub scenario: ScenarioSpec,
-    pub a: SideSpec,
-    pub b: SideSpec,
-}
-
 /// `/compare?s=PERMALINK&a=VARIANT&b=VARIANT[&a_counter=…&b_effective=…]`, or the front
 /// page's `preset`/`devices` in place of `s`.
 #[derive(Debug, Default, Deserialize)]
@@ -551,26 +530,9 @@ pub struct CompareRun {
     pub permalink: String,
 }
 
-fn side_spec(base: &ScenarioSpec, side: &SideSpec) -> ScenarioSpec {
-    ScenarioSpec {
-        variant: side.variant.clone().unwrap_or_else(|| base.variant.clone()),
-        sort: side.sort.clone().unwrap_or_else(|| base.sort.clone()),
-        effective: side.effective.clone().unwrap_or_else(|| base.effective.clone()),
-        spread_counter: side.spread_counter.unwrap_or(base.spread_counter),
-        ..base.clone()
-    }
-}
-
-fn side_label(s: &ScenarioSpec) -> String {
-    format!(
-        "{} ({}, {}, counter {})",
-        s.variant, s.sort, s.effective, s.spread_counter
-    )
-}
-
 impl CompareRun {
     pub fn new(spec: CompareSpec) -> Result<CompareRun, AppError> {
-        let (sa, sb) = (side_spec(&spec.scenario, &spec.a), side_spec(&spec.scenario, &spec.b));
+        let [sa, sb] = spec.sides();
         let labels = [side_label(&sa), side_label(&sb)];
         let (a, b) = (Run::new(sa)?, Run::new(sb)?);
         let mut spec = spec;
@@ -645,9 +607,9 @@ impl ComparePage {
             label: label.to_string(),
             variant_line: variant_line(&r.scenario),
             permalink: r.permalink.clone(),
-            devices_line: r.metrics.devices_line(),
-            irqs_line: r.metrics.irqs_line(),
-            nodes_line: r.metrics.nodes_line(),
+            devices_line: summary::devices_line(&r.metrics),
+            irqs_line: summary::irqs_line(&r.metrics),
+            nodes_line: summary::nodes_line(&r.metrics),
             heatmap_svg: svg::heatmap(topo, &r.metrics, view.metric, view.node),
         };
         Ok(ComparePage {
