@@ -1,8 +1,9 @@
 //! The one-line summaries reviewers write by hand, from [`Metrics`]: "28 CPUs (34-47,82-95)
 //! serve all 6 devices; 68 CPUs (0-33,48-81) serve 3". The mail text, the JSON view and the
-//! pages print the same sentences.
+//! pages print the same sentences. Also the page headlines naming the ideal and the variant.
 
 use crate::metrics::Metrics;
+use crate::scenario::Scenario;
 use crate::topology::plural;
 
 /// Most parts of a sentence shown; the middle ones are folded into a count.
@@ -74,6 +75,25 @@ pub fn nodes_line(m: &Metrics) -> String {
     format!("per node: {} IRQs ({share})", counts.join(" "))
 }
 
+/// "ideal: at most 32 IRQs and 2 devices per CPU (managed (queue) vectors)".
+pub fn ideal_line(m: &Metrics) -> String {
+    format!(
+        "ideal: at most {} IRQs and {} devices per CPU ({})",
+        m.ideal.irqs_per_cpu_max,
+        m.ideal.devices_per_cpu_max,
+        m.basis.describe()
+    )
+}
+
+/// "variant rotation-v1r: RECONSTRUCTION of …": every view names the code it ran.
+pub fn variant_line(scenario: &Scenario) -> String {
+    format!(
+        "variant {}: {}",
+        scenario.variant().name(),
+        scenario.variant().describe()
+    )
+}
+
 /// At most [`PARTS_SHOWN_MAX`] parts; the middle ones are folded into a count.
 fn fold_parts(parts: Vec<String>) -> String {
     if parts.len() <= PARTS_SHOWN_MAX {
@@ -130,6 +150,11 @@ mod tests {
         let n = nodes_line(&m);
         let counts: Vec<String> = m.per_node.iter().map(|n| n.irqs.to_string()).collect();
         assert!(n.starts_with(&format!("per node: {} IRQs", counts.join(" "))), "{n}");
+        let ideal = ideal_line(&m);
+        assert!(
+            ideal.contains(&format!("at most {} IRQs", m.ideal.irqs_per_cpu_max)),
+            "{ideal}"
+        );
     }
 
     #[test]

@@ -312,15 +312,6 @@ pub struct DeviceRows {
     pub warnings: Vec<String>,
 }
 
-/// "variant rotation-v1r: RECONSTRUCTION of …" — every view names what code it ran.
-fn variant_line(scenario: &crate::scenario::Scenario) -> String {
-    format!(
-        "variant {}: {}",
-        scenario.variant().name(),
-        scenario.variant().describe()
-    )
-}
-
 /// The result block: summary, pictures, table. Shared by the page and `/fragment`.
 pub struct ResultView {
     pub permalink: String,
@@ -388,16 +379,11 @@ impl ResultView {
         ResultView {
             permalink: run.permalink.clone(),
             topology_summary: format!("{}: {}", topo.name(), topo.summary()),
-            variant_line: variant_line(&run.scenario),
+            variant_line: summary::variant_line(&run.scenario),
             devices_line: summary::devices_line(m),
             irqs_line: summary::irqs_line(m),
             nodes_line: summary::nodes_line(m),
-            ideal: format!(
-                "ideal: at most {} IRQs and {} devices per CPU ({})",
-                m.ideal.irqs_per_cpu_max,
-                m.ideal.devices_per_cpu_max,
-                m.basis.describe()
-            ),
+            ideal: summary::ideal_line(m),
             warnings: run.outcome.warnings().map(|(d, w)| format!("{d}: {w}")).collect(),
             metric: view.metric.name(),
             metric_describe: view.metric.describe(),
@@ -605,7 +591,7 @@ impl ComparePage {
         let topo = run.a.scenario.topology();
         let side = |r: &Run, label: &str| CompareSideView {
             label: label.to_string(),
-            variant_line: variant_line(&r.scenario),
+            variant_line: summary::variant_line(&r.scenario),
             permalink: r.permalink.clone(),
             devices_line: summary::devices_line(&r.metrics),
             irqs_line: summary::irqs_line(&r.metrics),
