@@ -6,8 +6,9 @@ use axum::body::Body;
 use axum::http::Request;
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use http_body_util::BodyExt;
+use irqscope::scenario::permalink;
 use irqscope::scenario::spec::{DeviceSpec, ScenarioSpec, TopologyRef};
-use irqscope::web::{self, permalink, AppState};
+use irqscope::web::{self, AppState};
 use tower::ServiceExt;
 
 fn spec() -> ScenarioSpec {

@@ -390,7 +390,7 @@ fn sweep(args: SweepArgs) -> anyhow::Result<ExitCode> {
         threads: args.threads,
     };
     let result = sweep::run(&config)?;
-    let link = |s: &ScenarioSpec| irqscope::web::permalink::encode(s).ok().map(|l| format!("/s/{l}"));
+    let link = |s: &ScenarioSpec| scen::permalink::encode(s).ok().map(|l| format!("/s/{l}"));
     match args.format {
         SweepFormat::Text => print!("{}", render::sweep::text(&result)),
         SweepFormat::Csv => print!("{}", render::sweep::csv(&result, &link)),

@@ -1,5 +1,6 @@
-//! Numbers derived from an outcome: per CPU, per node, against the ideal, and the one-line
-//! summaries reviewers write by hand ("28 CPUs (34-47,82-95) serve all 6 devices").
+//! Numbers derived from an outcome: per CPU, per node, against the ideal. Numbers only: the
+//! sentences reviewers write by hand from them ("28 CPUs (34-47,82-95) serve all 6 devices")
+//! are [`crate::render::summary`].
 //!
 //! Counting follows spec §9.5: a vector counts on its effective CPU. When the scenario has
 //! managed vectors, the headline figures count managed (I/O queue) vectors only, as the seed
@@ -7,7 +8,7 @@
 
 use crate::policy::ideal::{ideal_bound, IdealBound};
 use crate::scenario::{Outcome, Scenario};
-use crate::topology::{plural, CpuSet};
+use crate::topology::CpuSet;
 use std::collections::BTreeMap;
 
 /// Per possible CPU.
@@ -205,72 +206,6 @@ pub fn compute(scenario: &Scenario, outcome: &Outcome) -> Metrics {
 }
 
 impl Metrics {
-    /// "28 CPUs (34-47,82-95) serve all 6 devices; 68 CPUs (0-33,48-81) serve 3".
-    pub fn devices_line(&self) -> String {
-        let groups = self.group_online(|c| c.counted_devices(self.basis));
-        let parts: Vec<String> = groups
-            .iter()
-            .rev()
-            .enumerate()
-            .map(|(i, (value, cpus))| {
-                let n = cpus.weight();
-                let what = if i == 0 {
-                    if *value == self.devices_total && self.devices_total > 1 {
-                        format!("serve all {value} devices")
-                    } else {
-                        format!(
-                            "serve{} {value} device{}",
-                            if n == 1 { "s" } else { "" },
-                            plural(*value as usize)
-                        )
-                    }
-                } else {
-                    format!("serve{} {value}", if n == 1 { "s" } else { "" })
-                };
-                format!("{n} CPU{} ({cpus}) {what}", plural(n as usize))
-            })
-            .collect();
-        fold_parts(parts)
-    }
-
-    /// "32 CPUs (...) get 3 IRQs; 16 CPUs (...) get 6".
-    pub fn irqs_line(&self) -> String {
-        let groups = self.group_online(|c| c.counted_irqs(self.basis));
-        let parts: Vec<String> = groups
-            .iter()
-            .enumerate()
-            .map(|(i, (value, cpus))| {
-                let n = cpus.weight();
-                let unit = if i == 0 {
-                    format!(" IRQ{}", plural(*value as usize))
-                } else {
-                    String::new()
-                };
-                format!(
-                    "{n} CPU{} ({cpus}) get{} {value}{unit}",
-                    plural(n as usize),
-                    if n == 1 { "s" } else { "" }
-                )
-            })
-            .collect();
-        fold_parts(parts)
-    }
-
-    /// "per node: 36 36 30 30 30 30 IRQs (fair share 32)".
-    pub fn nodes_line(&self) -> String {
-        let counts: Vec<String> = self.per_node.iter().map(|n| n.irqs.to_string()).collect();
-        let shares: Vec<u64> = self.per_node.iter().map(|n| n.fair_share_milli).collect();
-        let share = if shares.windows(2).all(|w| w[0] == w[1]) {
-            format!("fair share {}", milli(shares.first().copied().unwrap_or(0)))
-        } else {
-            format!(
-                "fair shares {}",
-                shares.iter().map(|&s| milli(s)).collect::<Vec<_>>().join(" ")
-            )
-        };
-        format!("per node: {} IRQs ({share})", counts.join(" "))
-    }
-
     /// Online CPUs grouped by a value, ascending by value.
     pub fn group_online(&self, value: impl Fn(&CpuLoad) -> u32) -> Vec<(u32, CpuSet)> {
         let mut groups: BTreeMap<u32, CpuSet> = BTreeMap::new();
@@ -278,25 +213,5 @@ impl Metrics {
             groups.entry(value(c)).or_default().insert(c.cpu);
         }
         groups.into_iter().collect()
-    }
-}
-
-/// At most four parts; the middle ones are folded into a count.
-fn fold_parts(parts: Vec<String>) -> String {
-    const SHOWN_MAX: usize = 4;
-    if parts.len() <= SHOWN_MAX {
-        return parts.join("; ");
-    }
-    let mut shown: Vec<String> = parts[..SHOWN_MAX - 1].to_vec();
-    shown.push(format!("… {} more groups", parts.len() - (SHOWN_MAX - 1)));
-    shown.join("; ")
-}
-
-/// Thousandths as a short decimal: 32000 → "32", 21333 → "21.3".
-pub fn milli(v: u64) -> String {
-    if v % 1000 == 0 {
-        (v / 1000).to_string()
-    } else {
-        format!("{}.{}", v / 1000, (v % 1000) / 100)
     }
 }

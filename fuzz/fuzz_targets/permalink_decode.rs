@@ -3,8 +3,8 @@
 //! and resolving it either validates or says why.
 #![no_main]
 
+use irqscope::scenario::permalink::{decode, encode};
 use irqscope::scenario::spec::ScenarioSpec;
-use irqscope::web::permalink::{decode, encode};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {

@@ -5,18 +5,21 @@
 //! name of its directory. The model's result is rebuilt in exactly the shape of `expected` and
 //! compared key by key; the first difference is reported with its path.
 //!
-//! This module is the one place below `main.rs` that walks directories, because the test suite
-//! and the CLI must run the very same check.
+//! `golden` is a consumer at the top, beside the binaries: it reads `scenario`, `render` and
+//! `kernel`, and nothing in the library depends on it. A `system` case is compared against the
+//! JSON view the API serves ([`render::json::system_view`]), so the contract checks the
+//! public bytes rather than a copy of them. It walks directories ([`collect_files`]) because
+//! the test suite and the CLI must run the very same check.
 
 pub mod mana_sched;
 
 use crate::kernel::blk_mq_cpumap::{blk_mq_map_queues, Mapper};
 use crate::kernel::vector_matrix::EffectiveModel;
 use crate::kernel::{group_cpus_evenly, SortGen, Variant};
-use crate::metrics;
+use crate::render;
 use crate::scenario::{self, BlkMqSource, Device, Scenario};
 use crate::topology::{CpuSet, Topology, TopologySpec};
-use serde_json::{json, Map, Value};
+use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -391,41 +394,7 @@ fn device_from_golden(d: &Value) -> Result<Device, String> {
 fn run_system(case: &Value) -> Result<Value, String> {
     let scenario = scenario_from_golden(case)?;
     let outcome = scenario::run(&scenario);
-    Ok(system_expected(&scenario, &outcome))
-}
-
-/// A scenario's outcome in the golden `system` shape (also the JSON API's core).
-pub fn system_expected(scenario: &Scenario, outcome: &scenario::Outcome) -> Value {
-    let devices: Vec<Value> = outcome
-        .devices
-        .iter()
-        .map(|d| {
-            json!({
-                "name": d.name,
-                "affinity_null": d.affinity_null,
-                "spread_offsets": d.spread_offsets,
-                "vectors": d.vectors.iter().map(|v| json!({
-                    "index": v.index, "mask": v.mask.to_cpulist(),
-                    "managed": v.managed, "effective_cpu": v.effective_cpu,
-                })).collect::<Vec<_>>(),
-                "blk_mq_map": d.blk_mq_map,
-                "blk_mq_spread_offsets": d.blk_mq_spread_offsets,
-            })
-        })
-        .collect();
-    let per_cpu = metrics::per_cpu(scenario, outcome);
-    let per_cpu: Vec<Value> = per_cpu
-        .iter()
-        .map(|c| {
-            json!({"cpu": c.cpu, "irqs": c.irqs, "managed_irqs": c.managed_irqs,
-                   "devices": c.devices, "managed_devices": c.managed_devices})
-        })
-        .collect();
-    let mut out = Map::new();
-    out.insert("devices".into(), Value::Array(devices));
-    out.insert("per_cpu".into(), Value::Array(per_cpu));
-    out.insert("spread_counter_after".into(), json!(outcome.spread_counter_after));
-    Value::Object(out)
+    Ok(render::json::system_view(&scenario, &outcome))
 }
 
 #[cfg(test)]

@@ -1,12 +1,81 @@
-//! The JSON view of an outcome: the golden `system` shape plus metrics and warnings.
+//! The JSON views of an outcome. [`system_view`] is the core: the devices, their vectors and
+//! the per-CPU counts, in the shape of a golden `system` case's `expected` (so `golden` checks
+//! the very bytes the API serves). [`outcome_json`] is the public JSON API: that core plus the
+//! scenario's names, warnings, metrics and summary sentences.
 
-use crate::golden::system_expected;
-use crate::metrics::Metrics;
+use super::summary;
+use crate::kernel::mana::ManaOutcome;
+use crate::metrics::{self, Metrics};
 use crate::scenario::{Outcome, Scenario};
-use serde_json::{json, Value};
+use serde_json::{json, Map, Value};
 
+/// A scenario's outcome in the golden `system` shape (also the JSON API's core).
+pub fn system_view(scenario: &Scenario, outcome: &Outcome) -> Value {
+    let devices: Vec<Value> = outcome
+        .devices
+        .iter()
+        .map(|d| {
+            json!({
+                "name": d.name,
+                "affinity_null": d.affinity_null,
+                "spread_offsets": d.spread_offsets,
+                "vectors": d.vectors.iter().map(|v| json!({
+                    "index": v.index, "mask": v.mask.to_cpulist(),
+                    "managed": v.managed, "effective_cpu": v.effective_cpu,
+                })).collect::<Vec<_>>(),
+                "blk_mq_map": d.blk_mq_map,
+                "blk_mq_spread_offsets": d.blk_mq_spread_offsets,
+            })
+        })
+        .collect();
+    let per_cpu = metrics::per_cpu(scenario, outcome);
+    let per_cpu: Vec<Value> = per_cpu
+        .iter()
+        .map(|c| {
+            json!({"cpu": c.cpu, "irqs": c.irqs, "managed_irqs": c.managed_irqs,
+                   "devices": c.devices, "managed_devices": c.managed_devices})
+        })
+        .collect();
+    let mut out = Map::new();
+    out.insert("devices".into(), Value::Array(devices));
+    out.insert("per_cpu".into(), Value::Array(per_cpu));
+    out.insert("spread_counter_after".into(), json!(outcome.spread_counter_after));
+    Value::Object(out)
+}
+
+/// A MANA driver run's own account, in the shape of a golden `mana` case's `expected` side.
+pub fn mana_view(o: &ManaOutcome) -> Value {
+    let irqs: Vec<Value> = o
+        .irqs
+        .iter()
+        .map(|irq| {
+            json!({
+                "index": irq.index,
+                "kind": irq.kind.as_str(),
+                "affinity": match &irq.affinity {
+                    Some(mask) => json!(mask),
+                    None => json!("default"),
+                },
+                "request_cpu": irq.request_cpu,
+                "effective_cpu": irq.effective_cpu,
+            })
+        })
+        .collect();
+    json!({
+        "num_msix_usable": o.num_msix_usable,
+        "queue_irq_count": o.queue_irq_count,
+        "skip_first_cpu": o.skip_first_cpu,
+        "setup_fn": o.setup_fn.as_str(),
+        "irqs": irqs,
+        "effective_cpus": o.effective_cpus,
+        "queue_irqs_per_cpu": o.queue_irqs_per_cpu,
+        "final_vector_load": o.final_vector_load,
+    })
+}
+
+/// The public JSON API's view of a scenario run (`/s/…/json`, `simulate --format json`).
 pub fn outcome_json(scenario: &Scenario, outcome: &Outcome, m: &Metrics) -> Value {
-    let mut value = system_expected(scenario, outcome);
+    let mut value = system_view(scenario, outcome);
     value["scenario"] = json!({
         "topology": scenario.topology().name(),
         "variant": scenario.variant().name(),
@@ -19,7 +88,7 @@ pub fn outcome_json(scenario: &Scenario, outcome: &Outcome, m: &Metrics) -> Valu
     // and so every scenario without a MANA device, are unchanged.
     for (i, d) in outcome.devices.iter().enumerate() {
         if let Some(o) = &d.mana {
-            value["devices"][i]["mana"] = crate::golden::mana_sched::mana_outcome_json(o);
+            value["devices"][i]["mana"] = mana_view(o);
         }
     }
     value["warnings"] = outcome
@@ -45,7 +114,7 @@ pub fn outcome_json(scenario: &Scenario, outcome: &Outcome, m: &Metrics) -> Valu
             "hot_irqs": n.hot_irqs, "fair_share_milli": n.fair_share_milli,
         })).collect::<Vec<_>>(),
         "hot_per_cpu": m.per_cpu.iter().map(|c| c.hot_irqs).collect::<Vec<_>>(),
-        "summary": [m.devices_line(), m.irqs_line(), m.nodes_line()],
+        "summary": [summary::devices_line(m), summary::irqs_line(m), summary::nodes_line(m)],
     });
     value
 }

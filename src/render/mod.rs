@@ -1,7 +1,13 @@
 //! Views of outcomes as plain text (mail-ready), JSON and SVG. Rendering only: no I/O, no HTTP.
+//!
+//! `render` owns every view of a model's result: the sentences ([`summary`]), the mail text
+//! ([`text`]), the JSON API ([`json`], whose core is also the golden `system` shape that
+//! `golden` compares) and the pictures. It reads `scenario` and `metrics`; it never reads
+//! `golden` or `web`.
 
 pub mod json;
 pub mod mana_sched;
+pub mod summary;
 pub mod svg;
 pub mod svg_live;
 pub mod svg_mana_sched;

@@ -1,12 +1,12 @@
 //! A sweep as text (a mail-ready table, ≤ 72 columns), CSV, JSON and an SVG of small
 //! multiples (one panel per machine: each mix's gap to the ideal, one bar per placement).
 //!
-//! Permalinks are not made here (that is `web`'s codec): callers pass a function from a row's
+//! Permalinks are not made here (that is `scenario::permalink`): callers pass a function from a row's
 //! scenario to its link, or none.
 
+use super::summary::milli;
 use super::svg::escape;
 use super::text::{wrap, COLUMNS_MAX};
-use crate::metrics::milli;
 use crate::scenario::spec::ScenarioSpec;
 use crate::sweep::{Aggregate, Figures, Placement, Sweep, SweepConfig, Verdict};
 use serde_json::json;

@@ -2,6 +2,7 @@
 //! at most 72 columns where the data allows, per-CPU rows folded into cpulists of equal values,
 //! per-node totals, the summary lines, and the command that reproduces the scenario.
 
+use super::summary;
 use crate::metrics::{Metrics, NodeLoad};
 use crate::scenario::spec::command_words;
 use crate::scenario::{Outcome, Scenario};
@@ -169,8 +170,8 @@ pub fn report(scenario: &Scenario, outcome: &Outcome, m: &Metrics, opts: &TextOp
 
 fn summary_block(m: &Metrics, out: &mut String) {
     out.push_str("Summary\n");
-    out.push_str(&wrap(&m.devices_line(), "  ", "    "));
-    out.push_str(&wrap(&m.irqs_line(), "  ", "    "));
+    out.push_str(&wrap(&summary::devices_line(m), "  ", "    "));
+    out.push_str(&wrap(&summary::irqs_line(m), "  ", "    "));
     out.push_str(&wrap(
         &format!(
             "IRQs/CPU: max {} min {} (ideal max {}); devices/CPU: max {} min {} (ideal max {})",
@@ -213,7 +214,7 @@ fn summary_block(m: &Metrics, out: &mut String) {
             m.vectors_shut_down
         );
     }
-    out.push_str(&wrap(&m.nodes_line(), "  ", "    "));
+    out.push_str(&wrap(&summary::nodes_line(m), "  ", "    "));
 }
 
 fn per_cpu_table(m: &Metrics, out: &mut String) {
@@ -247,7 +248,7 @@ fn per_node_table(nodes: &[NodeLoad], out: &mut String) {
             n.node,
             n.cpus_online,
             n.irqs,
-            crate::metrics::milli(n.fair_share_milli),
+            summary::milli(n.fair_share_milli),
             n.hot_irqs
         );
     }
@@ -422,8 +423,8 @@ pub fn compare_report(a: &Side<'_>, b: &Side<'_>, opts: &TextOptions) -> String 
         let _ = writeln!(out, "  {name:<22} {va:>20} {vb:>20}");
     }
     out.push('\n');
-    out.push_str(&wrap(&ma.devices_line(), "  A: ", "     "));
-    out.push_str(&wrap(&mb.devices_line(), "  B: ", "     "));
+    out.push_str(&wrap(&summary::devices_line(ma), "  A: ", "     "));
+    out.push_str(&wrap(&summary::devices_line(mb), "  B: ", "     "));
     out.push('\n');
     out.push_str("Per-CPU change, B - A (counted IRQs; CPUs folded)\n");
     let mut delta: BTreeMap<i64, CpuSet> = BTreeMap::new();

@@ -10,6 +10,8 @@
 //! its blk-mq map if it has one. NVMe's preliminary single admin vector has no net effect and is
 //! not modelled; nothing else in the system holds vectors.
 
+pub mod payloads;
+pub mod permalink;
 pub mod spec;
 
 use crate::kernel::blk_mq_cpumap::{blk_mq_map_hw_queues, blk_mq_map_queues, Mapper};

@@ -13,11 +13,12 @@
 pub mod live;
 pub mod mana_sched;
 pub mod pages;
-pub mod permalink;
 pub mod sweep;
 
 use crate::catalogue;
 use crate::render::svg::HeatMetric;
+use crate::scenario::payloads::CompareSpec;
+use crate::scenario::permalink::{self, PermalinkError};
 use crate::scenario::spec::ScenarioSpec;
 use crate::scenario::ScenarioError;
 use askama::Template;
@@ -27,8 +28,7 @@ use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::{Html, IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
-use pages::{CompareSpec, Run, ViewQuery};
-use permalink::PermalinkError;
+use pages::{Run, ViewQuery};
 use std::path::PathBuf;
 use std::time::Duration;
 use tower_http::compression::CompressionLayer;

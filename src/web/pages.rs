@@ -1,12 +1,14 @@
 //! Page structs and the query shapes that build them. Templates only loop and print; anything
 //! computed is a field here. Only SVG from `render::svg` is marked safe in templates.
 
-use super::{parse_metric, permalink, AppError};
+use super::{parse_metric, AppError};
 use crate::metrics::{self, Metrics};
+use crate::render::summary;
 use crate::render::svg::{self, HeatMetric};
 use crate::render::text::{self, Side, TextOptions};
+use crate::scenario::payloads::{side_label, CompareSpec, SideSpec};
 use crate::scenario::spec::{self, DeviceSpec, ScenarioSpec, TopologyRef};
-use crate::scenario::{self, Outcome, Scenario};
+use crate::scenario::{self, permalink, Outcome, Scenario};
 use crate::topology::{Generator, SmtNumbering, Topology, TopologySpec};
 use crate::{catalogue, kernel, render};
 use askama::Template;
@@ -310,15 +312,6 @@ pub struct DeviceRows {
     pub warnings: Vec<String>,
 }
 
-/// "variant rotation-v1r: RECONSTRUCTION of …" — every view names what code it ran.
-fn variant_line(scenario: &crate::scenario::Scenario) -> String {
-    format!(
-        "variant {}: {}",
-        scenario.variant().name(),
-        scenario.variant().describe()
-    )
-}
-
 /// The result block: summary, pictures, table. Shared by the page and `/fragment`.
 pub struct ResultView {
     pub permalink: String,
@@ -386,16 +379,11 @@ impl ResultView {
         ResultView {
             permalink: run.permalink.clone(),
             topology_summary: format!("{}: {}", topo.name(), topo.summary()),
-            variant_line: variant_line(&run.scenario),
-            devices_line: m.devices_line(),
-            irqs_line: m.irqs_line(),
-            nodes_line: m.nodes_line(),
-            ideal: format!(
-                "ideal: at most {} IRQs and {} devices per CPU ({})",
-                m.ideal.irqs_per_cpu_max,
-                m.ideal.devices_per_cpu_max,
-                m.basis.describe()
-            ),
+            variant_line: summary::variant_line(&run.scenario),
+            devices_line: summary::devices_line(m),
+            irqs_line: summary::irqs_line(m),
+            nodes_line: summary::nodes_line(m),
+            ideal: summary::ideal_line(m),
             warnings: run.outcome.warnings().map(|(d, w)| format!("{d}: {w}")).collect(),
             metric: view.metric.name(),
             metric_describe: view.metric.describe(),
@@ -460,29 +448,6 @@ impl ResultFragment {
             r: ResultView::new(run, view, origin),
         }
     }
-}
-
-/// One side of a comparison: the base scenario's names unless overridden.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct SideSpec {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub variant: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub sort: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub effective: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub spread_counter: Option<u32>,
-}
-
-/// A comparison as data (what `/c/{permalink}` carries).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct CompareSpec {
-    pub scenario: ScenarioSpec,
-    pub a: SideSpec,
-    pub b: SideSpec,
 }
 
 /// `/compare?s=PERMALINK&a=VARIANT&b=VARIANT[&a_counter=…&b_effective=…]`, or the front
@@ -551,26 +516,9 @@ pub struct CompareRun {
     pub permalink: String,
 }
 
-fn side_spec(base: &ScenarioSpec, side: &SideSpec) -> ScenarioSpec {
-    ScenarioSpec {
-        variant: side.variant.clone().unwrap_or_else(|| base.variant.clone()),
-        sort: side.sort.clone().unwrap_or_else(|| base.sort.clone()),
-        effective: side.effective.clone().unwrap_or_else(|| base.effective.clone()),
-        spread_counter: side.spread_counter.unwrap_or(base.spread_counter),
-        ..base.clone()
-    }
-}
-
-fn side_label(s: &ScenarioSpec) -> String {
-    format!(
-        "{} ({}, {}, counter {})",
-        s.variant, s.sort, s.effective, s.spread_counter
-    )
-}
-
 impl CompareRun {
     pub fn new(spec: CompareSpec) -> Result<CompareRun, AppError> {
-        let (sa, sb) = (side_spec(&spec.scenario, &spec.a), side_spec(&spec.scenario, &spec.b));
+        let [sa, sb] = spec.sides();
         let labels = [side_label(&sa), side_label(&sb)];
         let (a, b) = (Run::new(sa)?, Run::new(sb)?);
         let mut spec = spec;
@@ -643,11 +591,11 @@ impl ComparePage {
         let topo = run.a.scenario.topology();
         let side = |r: &Run, label: &str| CompareSideView {
             label: label.to_string(),
-            variant_line: variant_line(&r.scenario),
+            variant_line: summary::variant_line(&r.scenario),
             permalink: r.permalink.clone(),
-            devices_line: r.metrics.devices_line(),
-            irqs_line: r.metrics.irqs_line(),
-            nodes_line: r.metrics.nodes_line(),
+            devices_line: summary::devices_line(&r.metrics),
+            irqs_line: summary::irqs_line(&r.metrics),
+            nodes_line: summary::nodes_line(&r.metrics),
             heatmap_svg: svg::heatmap(topo, &r.metrics, view.metric, view.node),
         };
         Ok(ComparePage {

@@ -3,8 +3,9 @@
 //! [`SweepConfig`], make one core call (`sweep::run`, on a blocking thread), and build a page.
 //! Every row links to its scenario's permalink.
 
-use super::{permalink, text, AppError};
+use super::{text, AppError};
 use crate::render;
+use crate::scenario::permalink;
 use crate::scenario::spec::{self, ScenarioSpec};
 use crate::sweep::{self, Aggregate, Mix, Sweep, SweepConfig};
 use askama::Template;
@@ -126,7 +127,7 @@ impl RowView {
             hot_ideal: w.hot_ideal_per_cpu,
             node_spread: w.node_spread(),
             nodes: w.per_node_irqs.iter().map(u32::to_string).collect::<Vec<_>>().join(" "),
-            over: crate::metrics::milli(w.node_over_fair_milli.max(0) as u64),
+            over: crate::render::summary::milli(w.node_over_fair_milli.max(0) as u64),
             link: link(&s.spec(&a.topology, &a.mix, a.placement, a.worst_counter)).unwrap_or_default(),
         }
     }

@@ -9,9 +9,9 @@ use crate::common;
 
 use common::browser::*;
 use fantoccini::{Client, Locator};
+use irqscope::scenario::permalink;
 use irqscope::scenario::spec::{DeviceSpec, ScenarioSpec, TopologyRef};
 use irqscope::topology::{CpuSet, Topology};
-use irqscope::web::permalink;
 
 /// The scenario the page's URL holds once it is a permalink whose spec satisfies `ok`.
 async fn url_spec(c: &Client, what: &str, ok: impl Fn(&ScenarioSpec) -> bool) -> ScenarioSpec {

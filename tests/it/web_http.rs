@@ -2,9 +2,9 @@
 //! error path (4xx with a message, never 5xx), escaping, the CSP header, permalink round trips.
 
 use axum::http::{header, StatusCode};
+use irqscope::scenario::payloads::{CompareSpec, SideSpec};
+use irqscope::scenario::permalink;
 use irqscope::scenario::spec::{DeviceSpec, ScenarioSpec, TopologyRef};
-use irqscope::web::pages::{CompareSpec, SideSpec};
-use irqscope::web::permalink;
 use serde_json::Value;
 
 use crate::common;

@@ -5,9 +5,9 @@
 use axum::http::{header, StatusCode};
 use irqscope::catalogue;
 use irqscope::kernel::sched_numa::INTERPRETATION_NOTES;
+use irqscope::scenario::permalink;
 use irqscope::scenario::spec::TopologyRef;
 use irqscope::web::mana_sched::{ManaSpec, SchedSpec};
-use irqscope::web::permalink;
 use serde_json::Value;
 
 use crate::common;

@@ -1,4 +1,6 @@
 //! The permalink codec: a whole scenario (or comparison) in a URL path segment, no database.
+//! No HTTP here: the web pages, the CLI (`sweep` links) and the fuzz target share it. What
+//! travels inside a link is listed in [`payloads`](super::payloads).
 //!
 //! Format: `v1.` + base64url (no padding) of the raw-deflate-compressed JSON of the spec.
 //! The JSON is the same [`ScenarioSpec`](crate::scenario::spec::ScenarioSpec) the HTTP API
@@ -48,8 +50,8 @@ pub enum PermalinkError {
     Encode(String),
 }
 
-/// Encode a spec. Fails only when the spec holds a value serde cannot write (the web layer
-/// stores inline topologies in explicit form, so its specs always encode).
+/// Encode a spec. Fails only when the spec holds a value serde cannot write (the pages
+/// store inline topologies in explicit form, so their specs always encode).
 pub fn encode<T: Serialize>(spec: &T) -> Result<String, PermalinkError> {
     let json = serde_json::to_vec(spec).map_err(|e| PermalinkError::Encode(e.to_string()))?;
     let mut enc = DeflateEncoder::new(Vec::new(), Compression::best());
