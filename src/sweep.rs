@@ -615,6 +615,10 @@ impl Sweep {
                 Placement::Proposal(p) => Some(p.name().into()),
                 Placement::Kernel(_) => None,
             },
+            irqaffinity: None,
+            isolcpus: None,
+            nohz_full: None,
+            vectors_held: None,
         }
     }
 

@@ -91,19 +91,18 @@ pub enum MatrixError {
 impl fmt::Display for MatrixError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            MatrixError::EmptyMask => write!(f, "EINVAL: empty search mask"),
+            MatrixError::EmptyMask => write!(f, "the search mask is empty"),
             MatrixError::ReserveManaged { cpu } => write!(
                 f,
-                "ENOSPC: irq_matrix_reserve_managed() finds no free vector on CPU {cpu} for the managed reservation"
+                "irq_matrix_reserve_managed() finds no free vector on CPU {cpu} for the managed reservation"
             ),
             MatrixError::Alloc { managed: false } => write!(
                 f,
-                "ENOSPC: irq_matrix_alloc() finds no online CPU of the search mask with an available vector"
+                "irq_matrix_alloc() finds no online CPU of the search mask with an available vector"
             ),
-            MatrixError::Alloc { managed: true } => write!(
-                f,
-                "ENOSPC: irq_matrix_alloc_managed() finds no reserved vector to allocate"
-            ),
+            MatrixError::Alloc { managed: true } => {
+                write!(f, "irq_matrix_alloc_managed() finds no reserved vector to allocate")
+            }
         }
     }
 }

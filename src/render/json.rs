@@ -47,5 +47,6 @@ pub fn outcome_json(scenario: &Scenario, outcome: &Outcome, m: &Metrics) -> Valu
         "hot_per_cpu": m.per_cpu.iter().map(|c| c.hot_irqs).collect::<Vec<_>>(),
         "summary": [m.devices_line(), m.irqs_line(), m.nodes_line()],
     });
+    crate::render::vector_space::add_to_json(&mut value, scenario, outcome);
     value
 }

@@ -187,6 +187,10 @@ impl IndexQuery {
                 .unwrap_or_else(|| spec::DEFAULT_EFFECTIVE.name().into()),
             spread_counter: self.counter.unwrap_or(0),
             proposal: None,
+            irqaffinity: None,
+            isolcpus: None,
+            nohz_full: None,
+            vectors_held: None,
         })
     }
 
@@ -396,7 +400,12 @@ impl ResultView {
                 m.ideal.devices_per_cpu_max,
                 m.basis.describe()
             ),
-            warnings: run.outcome.warnings().map(|(d, w)| format!("{d}: {w}")).collect(),
+            warnings: run
+                .outcome
+                .warnings()
+                .map(|(d, w)| format!("{d}: {w}"))
+                .chain(crate::render::vector_space::warning_line(&run.outcome.vector_space))
+                .collect(),
             metric: view.metric.name(),
             metric_describe: view.metric.describe(),
             metrics: HeatMetric::ALL.iter().map(|h| (h.name(), h.describe())).collect(),
