@@ -572,3 +572,283 @@ impl VectorMatrix {
         first_full.map_or(Ok(()), Err)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn set(cpus: &[u32]) -> CpuSet {
+        CpuSet::from_cpus(cpus.iter().copied())
+    }
+
+    /// A small window: `alloc_size` 4 with 1 system bit leaves 3 vectors per CPU.
+    fn small(n: u32, online: &[u32]) -> IrqMatrix {
+        IrqMatrix::with_window(n, &set(online), 4, 1)
+    }
+
+    /// Every count the kernel keeps agrees with the others (`irq_matrix_debug_show()` columns).
+    fn consistent(m: &IrqMatrix) -> Result<(), String> {
+        let mut avl = 0;
+        let mut alloc = 0;
+        for cpu in 0..m.nr_cpu_ids() {
+            let cm = m.cpu(cpu);
+            if cm.managed_allocated > cm.managed || cm.managed_allocated > cm.allocated {
+                return Err(format!("CPU {cpu}: {cm:?}"));
+            }
+            let taken = cm.managed + (cm.allocated - cm.managed_allocated);
+            if taken > m.capacity() {
+                return Err(format!("CPU {cpu} holds {taken} of {}", m.capacity()));
+            }
+            if cm.online {
+                if cm.available != m.capacity() - taken {
+                    return Err(format!("CPU {cpu}: available {} with {taken} taken", cm.available));
+                }
+                avl += cm.available;
+                alloc += cm.allocated;
+            }
+        }
+        if avl != m.global_available() || alloc != m.total_allocated() {
+            return Err(format!(
+                "global_available {} (sum {avl}), total_allocated {} (sum {alloc})",
+                m.global_available(),
+                m.total_allocated()
+            ));
+        }
+        Ok(())
+    }
+
+    /// `arch_early_irq_init()` → `irq_alloc_matrix(NR_VECTORS, FIRST_EXTERNAL_VECTOR,
+    /// FIRST_SYSTEM_VECTOR)`, `irq_matrix_online()`: `available = alloc_size - systembits_inalloc`
+    /// on online CPUs only, summed into `global_available`.
+    #[test]
+    fn irq_matrix_online_counts_the_window_minus_system_vectors() {
+        let m = IrqMatrix::new(4, &set(&[0, 1, 3]));
+        assert_eq!(m.capacity(), 0xec - 0x20 - 1);
+        assert_eq!(m.capacity(), VECTORS_AVAILABLE_START);
+        assert_eq!(m.cpu(0).available, 203);
+        assert_eq!(m.cpu(2), CpuMap::default());
+        assert_eq!(m.global_available(), 3 * 203);
+        assert_eq!((m.global_reserved(), m.total_allocated()), (0, 0));
+    }
+
+    /// `matrix_find_best_cpu()`: replaces on `available > maxavl` from 0, skips offline CPUs.
+    #[test]
+    fn find_best_cpu_ties_low_and_never_an_empty_cpu() {
+        let avl = |v: &'static [Option<u32>]| move |c: u32| v[c as usize];
+        assert_eq!(
+            matrix_find_best_cpu(0..4, avl(&[Some(5), Some(7), Some(7), None])),
+            Some(1)
+        );
+        assert_eq!(matrix_find_best_cpu(0..3, avl(&[Some(0), None, Some(0)])), None);
+        assert_eq!(matrix_find_best_cpu(0..3, avl(&[None, Some(1), Some(9)])), Some(2));
+    }
+
+    /// `matrix_find_best_cpu_managed()`: skips only `managed_allocated > allocated`, so equal
+    /// counts move the choice up: ties go to the highest online id.
+    #[test]
+    fn find_best_cpu_managed_ties_high() {
+        let ma = |v: &'static [Option<u32>]| move |c: u32| v[c as usize];
+        assert_eq!(
+            matrix_find_best_cpu_managed(0..4, ma(&[Some(1), Some(0), Some(0), None])),
+            Some(2)
+        );
+        assert_eq!(matrix_find_best_cpu_managed(0..2, ma(&[None, None])), None);
+        assert_eq!(
+            matrix_find_best_cpu_managed(0..3, ma(&[Some(0), Some(2), Some(1)])),
+            Some(0)
+        );
+    }
+
+    /// `irq_matrix_reserve_managed()`: one bit on every CPU of the mask, offline ones included
+    /// (their `available` is not touched); on a full CPU the earlier CPUs' reservations are
+    /// removed again and the answer is -ENOSPC for that CPU.
+    #[test]
+    fn reserve_managed_reserves_everywhere_and_rolls_back_on_enospc() {
+        let mut m = small(3, &[0, 1]);
+        m.reserve_managed(&set(&[0, 1, 2])).unwrap();
+        assert_eq!((m.cpu(0).managed, m.cpu(0).available), (1, 2));
+        assert_eq!((m.cpu(2).managed, m.cpu(2).available), (1, 0));
+        assert_eq!(m.global_available(), 4);
+        // Fill CPU 1 with non-managed vectors, then a mask 0-1 cannot reserve on CPU 1.
+        m.alloc(&set(&[1]), false).unwrap();
+        m.alloc(&set(&[1]), false).unwrap();
+        let before = m.clone();
+        assert_eq!(
+            m.reserve_managed(&set(&[0, 1])),
+            Err(MatrixError::ReserveManaged { cpu: 1 })
+        );
+        assert_eq!(m, before, "CPU 0's reservation is undone");
+        consistent(&m).unwrap();
+    }
+
+    /// `irq_matrix_alloc_managed()`: -EINVAL for an empty mask; the vector comes out of a
+    /// reservation, so `available` does not move; -ENOSPC when the chosen CPU has no
+    /// unallocated reservation left.
+    #[test]
+    fn alloc_managed_uses_the_reservation() {
+        let mut m = small(2, &[0, 1]);
+        assert_eq!(m.alloc_managed(&CpuSet::new(2)), Err(MatrixError::EmptyMask));
+        m.reserve_managed(&set(&[0, 1])).unwrap();
+        let avl = m.global_available();
+        assert_eq!(m.alloc_managed(&set(&[0, 1])), Ok(1));
+        assert_eq!(m.global_available(), avl);
+        assert_eq!((m.cpu(1).allocated, m.cpu(1).managed_allocated), (1, 1));
+        // CPU 0 has the fewest managed allocations now; its reservation is still free.
+        assert_eq!(m.alloc_managed(&set(&[0, 1])), Ok(0));
+        assert_eq!(m.alloc_managed(&set(&[0])), Err(MatrixError::Alloc { managed: true }));
+        consistent(&m).unwrap();
+    }
+
+    /// `irq_matrix_alloc()`: the CPU with the most available vectors, -ENOSPC when every CPU of
+    /// the mask is full; `reserved` consumes a global reservation (`irq_matrix_reserve()`).
+    #[test]
+    fn alloc_spreads_then_answers_enospc() {
+        let mut m = small(2, &[0, 1]);
+        assert!(!m.reserve());
+        assert_eq!(m.global_reserved(), 1);
+        assert_eq!(m.alloc(&set(&[0, 1]), true), Ok(0));
+        assert_eq!(m.global_reserved(), 0);
+        let cpus: Vec<u32> = (0..5).map(|_| m.alloc(&set(&[0, 1]), false).unwrap()).collect();
+        assert_eq!(cpus, [1, 0, 1, 0, 1]);
+        assert_eq!(
+            m.alloc(&set(&[0, 1]), false),
+            Err(MatrixError::Alloc { managed: false })
+        );
+        assert_eq!(m.global_available(), 0);
+        consistent(&m).unwrap();
+    }
+
+    /// `irq_matrix_reserve()` warns once reservations reach `global_available`, and reserves
+    /// anyway.
+    #[test]
+    fn reserve_warns_when_reservations_reach_availability() {
+        let mut m = small(1, &[0]);
+        let warned: Vec<bool> = (0..4).map(|_| m.reserve()).collect();
+        assert_eq!(warned, [false, false, false, true]);
+        assert_eq!(m.global_reserved(), 4);
+        m.remove_reserved();
+        assert_eq!(m.global_reserved(), 3);
+    }
+
+    /// `irq_matrix_free()`: a managed vector gives its bit back to the reservation
+    /// (`available` unchanged); only `irq_matrix_remove_managed()` releases the reservation. A
+    /// non-managed vector becomes available again.
+    #[test]
+    fn free_keeps_managed_reservations_until_removed() {
+        let mut m = small(1, &[0]);
+        m.reserve_managed(&set(&[0])).unwrap();
+        let cpu = m.alloc_managed(&set(&[0])).unwrap();
+        m.free(cpu, true);
+        assert_eq!((m.cpu(0).managed, m.cpu(0).available, m.cpu(0).allocated), (1, 2, 0));
+        m.remove_managed(&set(&[0]));
+        assert_eq!(m.cpu(0).available, 3);
+        let cpu = m.alloc(&set(&[0]), false).unwrap();
+        m.free(cpu, false);
+        assert_eq!(m, small(1, &[0]));
+    }
+
+    /// Pre-existing vectors (`irq_matrix_assign()`) count as allocated and fail on a full CPU.
+    #[test]
+    fn assign_fills_a_cpu() {
+        let mut m = small(2, &[0, 1]);
+        for _ in 0..3 {
+            m.assign(0).unwrap();
+        }
+        assert_eq!(m.assign(0), Err(MatrixError::Alloc { managed: false }));
+        assert_eq!(m.alloc(&set(&[0, 1]), false), Ok(1));
+        consistent(&m).unwrap();
+    }
+
+    #[derive(Debug, Clone)]
+    enum Op {
+        ReserveManaged(Vec<u32>),
+        AllocManaged(usize),
+        Alloc(Vec<u32>),
+        Free(usize),
+        RemoveManaged(usize),
+    }
+
+    fn op() -> impl Strategy<Value = Op> {
+        let mask = proptest::collection::vec(0u32..4, 1..4);
+        prop_oneof![
+            mask.clone().prop_map(Op::ReserveManaged),
+            (0usize..16).prop_map(Op::AllocManaged),
+            mask.prop_map(Op::Alloc),
+            (0usize..16).prop_map(Op::Free),
+            (0usize..16).prop_map(Op::RemoveManaged),
+        ]
+    }
+
+    proptest! {
+        /// Any sequence of kernel calls keeps every CPU within its window and the global counts
+        /// equal to the per-CPU sums; a refused call changes nothing; releasing everything the
+        /// way the kernel does (`irq_matrix_free()` keeps a managed reservation,
+        /// `irq_matrix_remove_managed()` drops it) gives back the fresh matrix.
+        #[test]
+        fn allocation_never_exceeds_capacity(ops in proptest::collection::vec(op(), 1..60), offline in 0u32..4) {
+            let online: Vec<u32> = (0..4).filter(|&c| c != offline).collect();
+            let fresh = small(4, &online);
+            let mut m = fresh.clone();
+            // Reservations: mask and the CPU of its allocation, if any.
+            let mut resv: Vec<(CpuSet, Option<u32>)> = Vec::new();
+            let mut plain: Vec<u32> = Vec::new();
+            for op in ops {
+                let before = m.clone();
+                match op {
+                    Op::ReserveManaged(cpus) => {
+                        let mask = set(&cpus);
+                        match m.reserve_managed(&mask) {
+                            Ok(()) => resv.push((mask, None)),
+                            Err(_) => prop_assert_eq!(&m, &before),
+                        }
+                    }
+                    Op::AllocManaged(i) => {
+                        if let Some((mask, cpu @ None)) = resv.get_mut(i) {
+                            match m.alloc_managed(&mask.and(&set(&online))) {
+                                Ok(c) => {
+                                    prop_assert!(mask.contains(c) && online.contains(&c));
+                                    *cpu = Some(c);
+                                }
+                                Err(_) => prop_assert_eq!(&m, &before),
+                            }
+                        }
+                    }
+                    Op::Alloc(cpus) => match m.alloc(&set(&cpus), false) {
+                        Ok(c) => {
+                            prop_assert!(cpus.contains(&c) && online.contains(&c));
+                            plain.push(c);
+                        }
+                        Err(_) => prop_assert_eq!(&m, &before),
+                    },
+                    Op::Free(i) => {
+                        if i < plain.len() {
+                            m.free(plain.remove(i), false);
+                        } else if let Some((_, cpu @ Some(_))) = resv.get_mut(i - plain.len()) {
+                            let avl = m.global_available();
+                            m.free(cpu.take().unwrap(), true);
+                            prop_assert_eq!(m.global_available(), avl, "a freed managed vector stays reserved");
+                        }
+                    }
+                    Op::RemoveManaged(i) => {
+                        if i < resv.len() && resv[i].1.is_none() {
+                            let (mask, _) = resv.remove(i);
+                            m.remove_managed(&mask);
+                        }
+                    }
+                }
+                prop_assert!(consistent(&m).is_ok(), "{:?}", consistent(&m));
+            }
+            for c in plain {
+                m.free(c, false);
+            }
+            for (mask, cpu) in resv {
+                if let Some(c) = cpu {
+                    m.free(c, true);
+                }
+                m.remove_managed(&mask);
+            }
+            prop_assert_eq!(m, fresh);
+        }
+    }
+}

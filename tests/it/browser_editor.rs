@@ -204,6 +204,10 @@ async fn device_driver_columns_and_the_proposal_survive_edits() {
         effective: "x86-matrix".into(),
         spread_counter: 0,
         proposal: Some("offset-by-probed".into()),
+        irqaffinity: None,
+        isolcpus: None,
+        nohz_full: None,
+        vectors_held: None,
     };
     c.goto(&format!("{}/s/{}", h.base, permalink::encode(&spec).unwrap()))
         .await

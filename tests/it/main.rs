@@ -22,5 +22,6 @@ mod scenario_mana;
 mod seed_presets;
 mod seeds;
 mod sweep;
+mod vector_space;
 mod web_http;
 mod web_mana_sched;
