@@ -268,3 +268,47 @@ async fn boot_fields_travel_in_permalinks() {
     let bad = get(&format!("/s/{}", permalink::encode(&spec).unwrap())).await;
     assert!(bad.status.is_client_error(), "{}", bad.status);
 }
+
+/// The sweep's vector-space column: `vectors_failed` in CSV and JSON, and an ENOSPC line under
+/// a placement that runs out (the text table stays at mail width). 250 single-queue devices
+/// reserve on all 8 CPUs each; 203 fit.
+#[test]
+fn the_sweep_counts_vectors_lost_to_enospc() {
+    let args = [
+        "sweep",
+        "--topologies",
+        "vm-8vcpu-smt2",
+        "--mix",
+        "big=250x1",
+        "--variants",
+        "cluster",
+        "--counters",
+        "0",
+    ];
+    let t = irqscope(&args);
+    assert!(t.contains("ENOSPC: 47 vectors got none (counter 0)"), "{t}");
+    let mut a = args.to_vec();
+    a.extend_from_slice(&["--format", "csv"]);
+    let csv = irqscope(&a);
+    let mut lines = csv.lines();
+    let head: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let col = head.iter().position(|h| *h == "vectors_failed").unwrap();
+    assert_eq!(lines.next().unwrap().split(',').nth(col), Some("47"));
+    let mut a = args.to_vec();
+    a.extend_from_slice(&["--format", "json"]);
+    let v: Value = serde_json::from_str(&irqscope(&a)).unwrap();
+    assert_eq!(v["rows"][0]["vectors_failed"], 47);
+    // A sweep that never runs out has no such line.
+    let t = irqscope(&[
+        "sweep",
+        "--topologies",
+        "vm-8vcpu-smt2",
+        "--mix",
+        "big=4x1",
+        "--variants",
+        "cluster",
+        "--counters",
+        "0",
+    ]);
+    assert!(!t.contains("ENOSPC"), "{t}");
+}
