@@ -8,7 +8,9 @@
 //! Device sequencing (spec §9.2): for each device in list order, compute its affinity masks,
 //! allocate all its vectors in index order, activate (request) them in index order, then build
 //! its blk-mq map if it has one. NVMe's preliminary single admin vector has no net effect and is
-//! not modelled; nothing else in the system holds vectors.
+//! not modelled. Other interrupts hold only the vectors the scenario's `vectors_held` gives;
+//! boot parameters (`irqaffinity=`, `isolcpus=`, `nohz_full=`) are [`BootParams`]. The vector
+//! space and its `-ENOSPC` answers are [`VectorSpace`] (`docs/vector-space.md`).
 
 pub mod spec;
 
@@ -221,28 +223,6 @@ pub fn parse_vectors_held(text: &str, n: u32) -> Result<Vec<u32>, ScenarioError>
         }
     }
     Ok(held)
-}
-
-/// The `vectors_held` text for a per-CPU list (runs of equal counts folded into ranges; CPUs
-/// holding none left out).
-pub fn format_vectors_held(held: &[u32]) -> String {
-    let mut items = Vec::new();
-    let mut i = 0;
-    while i < held.len() {
-        let mut j = i;
-        while j + 1 < held.len() && held[j + 1] == held[i] {
-            j += 1;
-        }
-        if held[i] > 0 {
-            items.push(if i == j {
-                format!("{i}:{}", held[i])
-            } else {
-                format!("{i}-{j}:{}", held[i])
-            });
-        }
-        i = j + 1;
-    }
-    items.join(",")
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
