@@ -110,7 +110,7 @@ pub fn text_block(scenario: &Scenario, outcome: &Outcome, out: &mut String) {
     }
     let _ = writeln!(
         out,
-        "  global:   available {}, reserved {}, allocated {}; {} vectors per CPU",
+        "  global:   available {}, reserved {}, allocated {} ({} per CPU)",
         vs.global_available, vs.global_reserved, vs.total_allocated, vs.capacity
     );
     let _ = writeln!(
