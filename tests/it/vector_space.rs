@@ -312,3 +312,27 @@ fn the_sweep_counts_vectors_lost_to_enospc() {
     ]);
     assert!(!t.contains("ENOSPC"), "{t}");
 }
+
+/// activate_reserved() → assign_irq_vector_any_locked(): with the default affinity (CPU 0,
+/// irqaffinity=0) full, the wider searches find CPU 1, and the kernel warns "Affinity broken
+/// due to vector space exhaustion" (the effective CPU is outside the affinity mask); no ENOSPC.
+#[test]
+fn a_full_affinity_mask_breaks_affinity_instead_of_failing() {
+    let args = [
+        "vm-2vcpu-smt2",
+        "1:managed=no",
+        "--irqaffinity",
+        "0",
+        "--vectors-held",
+        "0:203",
+    ];
+    let v = json(&args);
+    assert_eq!(effective(&v, 0), [1]);
+    let vs = &v["vector_space"];
+    assert!(vs["first_failure"].is_null());
+    assert_eq!(vs["affinity_broken"][0]["device"], "dev0");
+    let t = text(&args);
+    let words = t.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(words.contains("Affinity broken due to vector space exhaustion"), "{t}");
+    assert!(t.contains("ENOSPC:   none"), "{t}");
+}
