@@ -79,7 +79,11 @@ pub fn text_block(scenario: &Scenario, outcome: &Outcome, out: &mut String) {
             ));
             if vs.failures.len() > 1 {
                 out.push_str(&wrap(
-                    &format!("{} more vectors got none after it.", vs.failures.len() - 1),
+                    &format!(
+                        "{} more {} got none after it.",
+                        vs.failures.len() - 1,
+                        if vs.failures.len() == 2 { "vector" } else { "vectors" }
+                    ),
                     "            ",
                     "            ",
                 ));
@@ -100,9 +104,15 @@ pub fn text_block(scenario: &Scenario, outcome: &Outcome, out: &mut String) {
     if let Some((d, v)) = vs.affinity_broken.first() {
         out.push_str(&wrap(
             &format!(
-                "{} non-managed vectors placed outside their affinity mask, first {d} vector {v} \
+                "{} non-managed {} placed outside {} affinity mask, first {d} vector {v} \
                  (\"Affinity broken due to vector space exhaustion\")",
-                vs.affinity_broken.len()
+                vs.affinity_broken.len(),
+                if vs.affinity_broken.len() == 1 {
+                    "vector"
+                } else {
+                    "vectors"
+                },
+                if vs.affinity_broken.len() == 1 { "its" } else { "their" }
             ),
             "  warning:  ",
             "            ",
