@@ -496,13 +496,13 @@ impl VectorMatrix {
     /// Activation of a non-managed vector with a global reservation on its target mask
     /// (`irq_matrix_alloc(.., reserved = true)`). When no CPU of the target has an available
     /// vector, the searches of `assign_irq_vector_any_locked()` that remain are tried in order
-    /// (`wider`: the descriptor node's CPUs, then the online CPUs); `-ENOSPC` when none has
+    /// (`wider`: the descriptor node's CPUs, the affinity mask, the online CPUs); `-ENOSPC` when none has
     /// one. `affinity` is the descriptor's affinity mask, which the kernel checks the result
     /// against (`activate_reserved()`).
     pub fn activate_non_managed(
         &mut self,
         target: &CpuSet,
-        wider: &[CpuSet],
+        wider: impl FnOnce() -> Vec<CpuSet>,
         affinity: &CpuSet,
     ) -> Result<NonManagedActivation, MatrixError> {
         match self.model {
@@ -514,13 +514,22 @@ impl VectorMatrix {
                 })
                 .ok_or(MatrixError::EmptyMask),
             EffectiveModel::X86Matrix => {
-                let mut last = MatrixError::EmptyMask;
-                for (k, search) in std::iter::once(target).chain(wider).enumerate() {
-                    match self.matrix.alloc(search, true) {
+                let mut last = match self.matrix.alloc(target, true) {
+                    Ok(cpu) => {
+                        return Ok(NonManagedActivation {
+                            cpu,
+                            affinity_broken: false,
+                        })
+                    }
+                    Err(e) => e,
+                };
+                // The wider searches are built only when the target is full.
+                for search in wider() {
+                    match self.matrix.alloc(&search, true) {
                         Ok(cpu) => {
                             return Ok(NonManagedActivation {
                                 cpu,
-                                affinity_broken: k > 0 && !affinity.contains(cpu),
+                                affinity_broken: !affinity.contains(cpu),
                             })
                         }
                         Err(e) => last = e,

@@ -675,10 +675,13 @@ pub fn run(scenario: &Scenario) -> Outcome {
                 let target = irq_setup_affinity_with(topo, desc_mask, node, &default);
                 // assign_irq_vector_any_locked()'s wider searches, tried only when the target
                 // has no vector left: the node, the affinity mask, every online CPU.
-                let mut wider: Vec<CpuSet> = node.map(|n| topo.node_cpus(n).clone()).into_iter().collect();
-                wider.push(v.mask.and(topo.online()));
-                wider.push(topo.online().clone());
-                matrix.activate_non_managed(&target, &wider, &v.mask).map(|a| {
+                let wider = || {
+                    let mut w: Vec<CpuSet> = node.map(|n| topo.node_cpus(n).clone()).into_iter().collect();
+                    w.push(v.mask.and(topo.online()));
+                    w.push(topo.online().clone());
+                    w
+                };
+                matrix.activate_non_managed(&target, wider, &v.mask).map(|a| {
                     if a.affinity_broken {
                         space.affinity_broken.push((dev.name.clone(), v.index));
                     }
