@@ -220,6 +220,22 @@ struct SimulateArgs {
     /// Also print every vector (mask, effective CPU).
     #[arg(long)]
     vectors: bool,
+    /// The irqaffinity= boot parameter: default affinity of non-managed interrupts (a cpulist).
+    #[arg(long, value_name = "LIST")]
+    irqaffinity: Option<String>,
+    /// The isolcpus= boot parameter, e.g. managed_irq,2-5.
+    #[arg(long, value_name = "[FLAGS,]LIST")]
+    isolcpus: Option<String>,
+    /// The nohz_full= boot parameter (a cpulist; checked, moves no interrupt).
+    #[arg(long, value_name = "LIST")]
+    nohz_full: Option<String>,
+    /// Vectors other interrupts hold before the first device, e.g. 0:16,1-3:2.
+    #[arg(long, value_name = "CPUS:N,...")]
+    vectors_held: Option<String>,
+    /// Always report the vector space per CPU (shown anyway when it runs out or a boot
+    /// parameter is set).
+    #[arg(long)]
+    vector_space: bool,
 }
 
 fn main() -> ExitCode {
@@ -298,6 +314,17 @@ fn simulate(args: SimulateArgs) -> anyhow::Result<ExitCode> {
             if let Some(p) = &args.proposal {
                 spec.proposal = Some(p.clone());
             }
+            let boot = boot_args(&args);
+            for (field, flag) in [
+                (&mut spec.irqaffinity, boot.irqaffinity),
+                (&mut spec.isolcpus, boot.isolcpus),
+                (&mut spec.nohz_full, boot.nohz_full),
+                (&mut spec.vectors_held, boot.vectors_held),
+            ] {
+                if flag.is_some() {
+                    *field = flag;
+                }
+            }
             let label = match &spec.topology {
                 TopologyRef::Preset(name) => name.clone(),
                 TopologyRef::Inline(_) => format!("--scenario {}", path.display()),
@@ -347,7 +374,14 @@ fn simulate(args: SimulateArgs) -> anyhow::Result<ExitCode> {
                 args.counter.unwrap_or(0),
             )?;
             let proposal = args.proposal.as_deref().map(spec::parse_proposal).transpose()?;
-            (scenario.with_proposal(proposal), topology_arg.clone())
+            let scenario = scenario.with_proposal(proposal);
+            let boot = boot_args(&args);
+            let scenario = if boot.is_empty() {
+                scenario
+            } else {
+                scenario.with_boot(boot)?
+            };
+            (scenario, topology_arg.clone())
         }
     };
     let outcome = scen::run(&scenario);
@@ -360,13 +394,31 @@ fn simulate(args: SimulateArgs) -> anyhow::Result<ExitCode> {
                 permalink: None,
             };
             print!("{}", render::text::report(&scenario, &outcome, &metrics, &opts));
+            if args.vector_space && !render::vector_space::shown(&scenario, &outcome) {
+                let mut block = String::new();
+                render::vector_space::text_block(&scenario, &outcome, &mut block);
+                print!("{block}");
+            }
         }
         Format::Json => {
-            let value = render::json::outcome_json(&scenario, &outcome, &metrics);
+            let mut value = render::json::outcome_json(&scenario, &outcome, &metrics);
+            if args.vector_space {
+                value["vector_space"] = render::vector_space::json(&outcome.vector_space);
+            }
             println!("{}", serde_json::to_string_pretty(&value)?);
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The boot-parameter flags of `simulate`.
+fn boot_args(args: &SimulateArgs) -> scen::BootParams {
+    scen::BootParams {
+        irqaffinity: args.irqaffinity.clone(),
+        isolcpus: args.isolcpus.clone(),
+        nohz_full: args.nohz_full.clone(),
+        vectors_held: args.vectors_held.clone(),
+    }
 }
 
 fn sweep(args: SweepArgs) -> anyhow::Result<ExitCode> {

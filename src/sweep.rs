@@ -291,6 +291,8 @@ pub struct Figures {
     pub node_over_fair_milli: i64,
     pub per_node_irqs: Vec<u32>,
     pub kernel_warnings: u32,
+    /// Vectors the x86 vector space could not give (`-ENOSPC`): they fire nowhere.
+    pub vectors_failed: u32,
 }
 
 impl Figures {
@@ -298,10 +300,12 @@ impl Figures {
         self.node_irqs_max - self.node_irqs_min
     }
 
-    /// How a reviewer ranks placements: the busiest CPU, then hot stacking, then the node
-    /// spread, then idle CPUs. Smaller is better.
-    pub fn badness(&self) -> (u32, u32, u32, u32) {
+    /// How a reviewer ranks placements: vectors lost to `-ENOSPC` (a placement that loses
+    /// vectors only looks lighter), the busiest CPU, then hot stacking, then the node spread,
+    /// then idle CPUs. Smaller is better.
+    pub fn badness(&self) -> (u32, u32, u32, u32, u32) {
         (
+            self.vectors_failed,
             self.irqs_per_cpu_max,
             self.hot_irqs_per_cpu_max,
             self.node_spread(),
@@ -569,6 +573,7 @@ pub fn figures(scenario: &Scenario) -> Figures {
         node_over_fair_milli,
         per_node_irqs: m.per_node.iter().map(|n| n.irqs).collect(),
         kernel_warnings: outcome.warnings().count() as u32,
+        vectors_failed: outcome.vector_space.failures.len() as u32,
     }
 }
 
@@ -615,6 +620,10 @@ impl Sweep {
                 Placement::Proposal(p) => Some(p.name().into()),
                 Placement::Kernel(_) => None,
             },
+            irqaffinity: None,
+            isolcpus: None,
+            nohz_full: None,
+            vectors_held: None,
         }
     }
 

@@ -374,6 +374,26 @@
           else delete state.spec.proposal;
           changed();
         }, { id: "proposal" })));
+    // Boot parameters and held vectors: optional scenario fields, left out of the spec (and so
+    // of the permalink) when empty.
+    const boot = $("#boot-editor");
+    if (!boot) return;
+    boot.replaceChildren();
+    const text = (key, label, placeholder, title) => el("label", { title }, label + " ",
+      el("input", {
+        type: "text", id: "boot-" + key.replace("_", "-"), value: state.spec[key] || "", placeholder, size: "14",
+        onchange: (e) => {
+          const v = e.target.value.trim();
+          if (v) state.spec[key] = v;
+          else delete state.spec[key];
+          changed();
+        },
+      }));
+    boot.append(
+      text("irqaffinity", "irqaffinity=", "all CPUs", "default affinity of non-managed interrupts (a cpulist; CPU 0 is always added)"),
+      text("isolcpus", "isolcpus=", "managed_irq,2-5", "isolcpus=[FLAGS,]LIST; managed_irq keeps managed interrupts on housekeeping CPUs"),
+      text("nohz_full", "nohz_full=", "none", "nohz_full=LIST (checked as the kernel does; moves no interrupt)"),
+      text("vectors_held", "vectors held", "0:16,1-3:2", "vectors other interrupts hold before the first device: CPUS:N,..."));
   }
 
   // The machine choice: a preset, the blank machine, or the edited machine (named after the

@@ -13,6 +13,8 @@
 //! Both validate the input once and return a [`ManaError`] instead of
 //! panicking on bad input.
 
+use crate::kernel::vector_matrix::matrix_find_best_cpu;
+use crate::topology::CpuSet;
 use std::collections::BTreeMap;
 use std::fmt;
 
@@ -375,73 +377,13 @@ pub fn run(input: &ManaInput, version: DriverVersion) -> Result<ManaOutcome, Man
 // ---------------------------------------------------------------------------
 // Validated machine
 
-/// A CPU set over `0..n_cpus`, iterated in ascending order. Used for the
-/// hop masks and the spread's working copy; masks handed to IRQs are sorted
-/// CPU lists.
-#[derive(Debug, Clone, PartialEq, Eq)]
-struct CpuMask {
-    bits: Vec<bool>,
-}
-
-impl CpuMask {
-    fn empty(n_cpus: usize) -> CpuMask {
-        CpuMask {
-            bits: vec![false; n_cpus],
-        }
-    }
-
-    fn set(&mut self, cpu: usize) {
-        if let Some(b) = self.bits.get_mut(cpu) {
-            *b = true;
-        }
-    }
-
-    fn clear(&mut self, cpu: usize) {
-        if let Some(b) = self.bits.get_mut(cpu) {
-            *b = false;
-        }
-    }
-
-    fn contains(&self, cpu: usize) -> bool {
-        self.bits.get(cpu).copied().unwrap_or(false)
-    }
-
-    fn weight(&self) -> usize {
-        self.bits.iter().filter(|&&b| b).count()
-    }
-
-    fn iter(&self) -> impl Iterator<Item = usize> + '_ {
-        self.bits.iter().enumerate().filter(|(_, &b)| b).map(|(i, _)| i)
-    }
-
-    fn first(&self) -> Option<usize> {
-        self.iter().next()
-    }
-
-    /// Smallest member strictly greater than `cursor` (`None` = no cursor).
-    fn next_after(&self, cursor: Option<usize>) -> Option<usize> {
-        let start = cursor.map_or(0, |c| c + 1);
-        (start..self.bits.len()).find(|&c| self.bits[c])
-    }
-
-    fn andnot(&self, other: &CpuMask) -> CpuMask {
-        CpuMask {
-            bits: self.bits.iter().zip(&other.bits).map(|(&a, &b)| a && !b).collect(),
-        }
-    }
-
-    fn to_list(&self) -> Vec<u32> {
-        self.iter().map(|c| c as u32).collect()
-    }
-}
-
 /// The validated input plus everything derived from it that does not change
 /// during setup: online mask, sibling masks, activation candidates and the
 /// hop walk from the device node.
 struct Machine<'a> {
     input: &'a ManaInput,
     n_cpus: usize,
-    online: CpuMask,
+    online: CpuSet,
     n_online: u32,
     /// Online CPUs per core id, ascending: the sibling masks.
     core_members: BTreeMap<u32, Vec<u32>>,
@@ -449,7 +391,7 @@ struct Machine<'a> {
     /// restricted to online CPUs (spec A.2).
     activation_sets: Vec<(ActivationSet, Vec<u32>)>,
     /// Hop masks visited by `for_each_numa_hop_mask()` from the device node.
-    hop_walk: Vec<CpuMask>,
+    hop_walk: Vec<CpuSet>,
 }
 
 impl<'a> Machine<'a> {
@@ -512,13 +454,13 @@ impl<'a> Machine<'a> {
             }
         }
 
-        let mut online = CpuMask::empty(n_cpus);
+        let mut online = CpuSet::new(n_cpus as u32);
         for (cpu, &on) in input.online.iter().enumerate() {
             if on {
-                online.set(cpu);
+                online.insert(cpu as u32);
             }
         }
-        let online_list = online.to_list();
+        let online_list: Vec<u32> = online.iter().collect();
         if online_list.is_empty() {
             return Err(ManaError::NoOnlineCpus);
         }
@@ -574,11 +516,11 @@ impl<'a> Machine<'a> {
             distinct
                 .iter()
                 .map(|&hop_distance| {
-                    let mut m = CpuMask::empty(n_cpus);
+                    let mut m = CpuSet::new(n_cpus as u32);
                     for &c in &online_list {
                         let node = input.cpu_node[c as usize] as usize;
                         if input.node_distance[dn][node] <= hop_distance {
-                            m.set(c as usize);
+                            m.insert(c);
                         }
                     }
                     m
@@ -607,7 +549,7 @@ impl<'a> Machine<'a> {
     }
 
     /// Lowest online CPU of the first non-empty hop mask.
-    fn first_hop_cpu(&self) -> Option<usize> {
+    fn first_hop_cpu(&self) -> Option<u32> {
         self.hop_walk.iter().find_map(|h| h.first())
     }
 }
@@ -616,10 +558,19 @@ impl<'a> Machine<'a> {
 // The x86 vector matrix (non-managed, reservation mode)
 
 /// Per-CPU vector count `L` plus the bookkeeping for the load breakdown.
+///
+/// The MANA model counts the vectors each CPU holds and leaves the size of the vector space to
+/// the scenario's matrix (`kernel::vector_matrix`): for the shared best-CPU scan it presents
+/// each CPU's available count as [`MANA_VECTOR_SPACE`] minus its load, a space no valid input
+/// fills, so the choice is "smallest `L`" exactly as before.
 struct IrqMatrix {
     load: Vec<u32>,
     left_behind: Vec<u32>,
 }
+
+/// The vector space the MANA model's best-CPU scan counts availability from. Loads stay far
+/// below it (`VECTOR_LOAD_MAX` plus two vectors per MSI-X entry).
+const MANA_VECTOR_SPACE: u32 = u32::MAX;
 
 impl IrqMatrix {
     fn new(initial: &[u32]) -> IrqMatrix {
@@ -629,18 +580,13 @@ impl IrqMatrix {
         }
     }
 
-    /// `matrix_find_best_cpu()`: among the online CPUs of `mask` (ascending),
-    /// the one with the most available vectors, i.e. the smallest `L`; ties
-    /// go to the lower CPU.
-    fn matrix_find_best_cpu(&self, mask: &[u32], online: &CpuMask) -> Option<usize> {
-        let mut best: Option<usize> = None;
-        for c in mask.iter().map(|&c| c as usize).filter(|&c| online.contains(c)) {
-            match best {
-                Some(b) if self.load[b] <= self.load[c] => {}
-                _ => best = Some(c),
-            }
-        }
-        best
+    /// `matrix_find_best_cpu()` over the online CPUs of `mask` (ascending): the most available
+    /// vectors, i.e. the smallest `L`; ties go to the lower CPU.
+    fn matrix_find_best_cpu(&self, mask: &[u32], online: &CpuSet) -> Option<usize> {
+        matrix_find_best_cpu(mask.iter().copied(), |c| {
+            online.contains(c).then(|| MANA_VECTOR_SPACE - self.load[c as usize])
+        })
+        .map(|c| c as usize)
     }
 
     fn take(&mut self, cpu: usize) {
@@ -713,7 +659,7 @@ impl<'m, 'a> Setup<'m, 'a> {
         let m = self.machine;
         let from = self.effective_cpu[idx] as usize;
         self.affinity[idx] = Some(mask.to_vec());
-        let action = if m.online.contains(from) && mask.contains(&(from as u32)) {
+        let action = if m.online.contains(from as u32) && mask.contains(&(from as u32)) {
             AffinityAction::Kept
         } else {
             match self.matrix.matrix_find_best_cpu(mask, &m.online) {
@@ -825,18 +771,18 @@ impl<'m, 'a> Setup<'m, 'a> {
 fn irq_setup(machine: &Machine<'_>, len: usize, mut skip_first_cpu: bool) -> (Vec<Vec<u32>>, Option<Vec<u32>>) {
     let mut masks: Vec<Vec<u32>> = Vec::with_capacity(len);
     let mut skipped = None;
-    let mut prev = CpuMask::empty(machine.n_cpus);
+    let mut prev = CpuSet::new(machine.n_cpus as u32);
     for hop in &machine.hop_walk {
         let fresh = hop.andnot(&prev);
-        let mut weight = fresh.weight() as i64;
+        let mut weight = i64::from(fresh.weight());
         while weight > 0 {
             let mut cpus = fresh.clone();
-            let mut cursor = None;
-            while let Some(cpu) = cpus.next_after(cursor) {
-                cursor = Some(cpu);
-                let sib = machine.siblings(cpu);
+            let mut cursor: i64 = -1;
+            while let Some(cpu) = cpus.next(cursor) {
+                cursor = i64::from(cpu);
+                let sib = machine.siblings(cpu as usize);
                 for &s in sib {
-                    cpus.clear(s as usize);
+                    cpus.remove(s);
                 }
                 weight -= 1;
                 if skip_first_cpu {
@@ -860,7 +806,7 @@ fn irq_setup(machine: &Machine<'_>, len: usize, mut skip_first_cpu: bool) -> (Ve
 /// node and core ignored. IRQs beyond the online count keep the default
 /// mask.
 fn mana_irq_setup_linear(machine: &Machine<'_>, len: usize) -> Vec<Vec<u32>> {
-    machine.online.iter().take(len).map(|cpu| vec![cpu as u32]).collect()
+    machine.online.iter().take(len).map(|cpu| vec![cpu]).collect()
 }
 
 // ---------------------------------------------------------------------------
@@ -916,7 +862,7 @@ fn mana_gd_setup_irqs(setup: &mut Setup<'_, '_>, nvec: u32) {
     }
     let first_index = if nvec > machine.n_online {
         if let Some(cpu) = machine.first_hop_cpu() {
-            setup.apic_set_affinity(0, &[cpu as u32], free_old);
+            setup.apic_set_affinity(0, &[cpu], free_old);
         }
         1
     } else {

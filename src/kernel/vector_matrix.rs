@@ -1,21 +1,52 @@
-//! Models of the effective CPU an interrupt finally fires on.
+//! The x86 per-CPU vector space and the effective CPU an interrupt finally fires on.
 //!
-//! * [`EffectiveModel::X86Matrix`]: `kernel/irq/matrix.c` as driven by
-//!   `arch/x86/kernel/apic/vector.c`. Managed vectors reserve a slot on every CPU of their mask
+//! [`IrqMatrix`] mirrors `kernel/irq/matrix.c` as `arch/x86/kernel/apic/vector.c` sets it up
+//! (`arch_early_irq_init()`: `irq_alloc_matrix(NR_VECTORS, FIRST_EXTERNAL_VECTOR,
+//! FIRST_SYSTEM_VECTOR)`, then `lapic_assign_system_vectors()` and `irq_matrix_online()` per CPU).
+//! It keeps the per-CPU counts of `struct cpumap` (`available`, `allocated`, `managed`,
+//! `managed_allocated`, `online`) and the global ones of `struct irq_matrix`
+//! (`global_available`, `global_reserved`, `total_allocated`), and answers `-ENOSPC` where the
+//! kernel does:
+//!
+//! * `irq_matrix_reserve_managed()`: a CPU of the managed mask has no free bit left for the
+//!   reservation (the reservations already made on earlier CPUs of the mask are undone);
+//! * `irq_matrix_alloc()`: no online CPU of the search mask has an available vector
+//!   (`matrix_find_best_cpu()` finds none);
+//! * `irq_matrix_alloc_managed()`: no online CPU of the mask, or no reserved bit left unallocated.
+//!
+//! Only counts are kept, not bit positions: the model answers "how many" and "where", never
+//! "which vector number" (the kernel does not promise the same offset on every CPU either).
+//!
+//! [`VectorMatrix`] is the scenario's view: the matrix behind one of two effective-CPU models.
+//!
+//! * [`EffectiveModel::X86Matrix`]: managed vectors reserve a slot on every CPU of their mask
 //!   when allocated and, when activated, go to the online CPU of the mask with the fewest
 //!   managed allocations (ties to the highest id: the scan replaces the best on `<=`).
-//!   Non-managed vectors go to the CPU of their target mask with the most free vectors (ties to
-//!   the lowest id).
-//! * [`EffectiveModel::FirstCpu`]: the lowest CPU of the mask, as a GIC-based arm64 guest does.
+//!   Non-managed vectors go to the CPU of their target mask with the most available vectors
+//!   (ties to the lowest id).
+//! * [`EffectiveModel::FirstCpu`]: the lowest CPU of the mask, as a GIC-based arm64 guest does;
+//!   no vector space is tracked.
 //!
-//! Simplifications (stated in the spec): every online CPU starts with the same number of free
-//! vectors, no exhaustion, no other devices, no vector moves.
+//! Not modelled: vector moves caused by CPU hotplug, irqbalance or user writes, the cleanup
+//! timer's timing, `IRQ_MOVE_CLEANUP_VECTOR` (a system vector before v6.8), and what a driver
+//! does after `-ENOSPC` (`docs/vector-space.md`).
 
 use crate::topology::{CpuSet, Topology};
+use std::fmt;
 
-/// Free vectors per CPU at start: the 0x20..0xEB window minus one system vector. Only
-/// differences between CPUs matter.
-pub const VECTORS_AVAILABLE_START: u32 = 203;
+/// Vectors per CPU (`NR_VECTORS`, arch/x86/include/asm/irq_vectors.h).
+pub const NR_VECTORS: u32 = 256;
+/// First vector a device may get (`FIRST_EXTERNAL_VECTOR`, 0x20): below it are the exceptions.
+pub const FIRST_EXTERNAL_VECTOR: u32 = 0x20;
+/// First system vector (`FIRST_SYSTEM_VECTOR`: `LOCAL_TIMER_VECTOR`, 0xec, on x86-64 without
+/// posted MSI): the allocation window ends here.
+pub const FIRST_SYSTEM_VECTOR: u32 = 0xec;
+/// System vectors inside the window (`systembits_inalloc`): `IA32_SYSCALL_VECTOR` (0x80), set
+/// in `system_vectors` with IA32 emulation and handed to `irq_matrix_assign_system()`.
+pub const SYSTEM_VECTORS_IN_ALLOC: u32 = 1;
+/// Vectors a device may get on each online CPU at start (`irq_matrix_online()`:
+/// `alloc_size - systembits_inalloc`): 203.
+pub const VECTORS_AVAILABLE_START: u32 = FIRST_SYSTEM_VECTOR - FIRST_EXTERNAL_VECTOR - SYSTEM_VECTORS_IN_ALLOC;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum EffectiveModel {
@@ -45,74 +76,466 @@ impl EffectiveModel {
     }
 }
 
-/// Per-CPU vector state (`struct cpumap` of the matrix), for online CPUs.
+/// Why the matrix refused a request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MatrixError {
+    /// `-EINVAL`: the search mask is empty (`irq_matrix_alloc()`, `irq_matrix_alloc_managed()`).
+    EmptyMask,
+    /// `-ENOSPC` from `irq_matrix_reserve_managed()`: `cpu` has no free bit for the reservation.
+    ReserveManaged { cpu: u32 },
+    /// `-ENOSPC` from `irq_matrix_alloc()` (`managed: false`: no online CPU of the mask has an
+    /// available vector) or `irq_matrix_alloc_managed()` (`managed: true`).
+    Alloc { managed: bool },
+}
+
+impl fmt::Display for MatrixError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            MatrixError::EmptyMask => write!(f, "the search mask is empty"),
+            MatrixError::ReserveManaged { cpu } => write!(
+                f,
+                "irq_matrix_reserve_managed() finds no free vector on CPU {cpu} for the managed reservation"
+            ),
+            MatrixError::Alloc { managed: false } => write!(
+                f,
+                "irq_matrix_alloc() finds no online CPU of the search mask with an available vector"
+            ),
+            MatrixError::Alloc { managed: true } => {
+                write!(f, "irq_matrix_alloc_managed() finds no reserved vector to allocate")
+            }
+        }
+    }
+}
+
+/// `matrix_find_best_cpu()`: among `cpus` (ascending), the CPU with the most available vectors.
+/// `available` answers `None` for an offline CPU. The scan keeps a CPU only when it has strictly
+/// more than the best so far, starting from 0: ties go to the lowest id, and a CPU with no
+/// available vector is never chosen (`None` is the kernel's `UINT_MAX`).
+pub fn matrix_find_best_cpu(
+    cpus: impl IntoIterator<Item = u32>,
+    mut available: impl FnMut(u32) -> Option<u32>,
+) -> Option<u32> {
+    let mut best = None;
+    let mut maxavl = 0;
+    for cpu in cpus {
+        match available(cpu) {
+            Some(avl) if avl > maxavl => {
+                best = Some(cpu);
+                maxavl = avl;
+            }
+            _ => {}
+        }
+    }
+    best
+}
+
+/// `matrix_find_best_cpu_managed()`: among `cpus` (ascending), the online CPU with the fewest
+/// managed allocations. `managed_allocated` answers `None` for an offline CPU. The scan skips
+/// only CPUs with strictly more than the best so far, so ties go to the highest id.
+pub fn matrix_find_best_cpu_managed(
+    cpus: impl IntoIterator<Item = u32>,
+    mut managed_allocated: impl FnMut(u32) -> Option<u32>,
+) -> Option<u32> {
+    let mut best = None;
+    let mut allocated = u32::MAX;
+    for cpu in cpus {
+        match managed_allocated(cpu) {
+            Some(a) if a <= allocated => {
+                best = Some(cpu);
+                allocated = a;
+            }
+            _ => {}
+        }
+    }
+    best
+}
+
+/// One CPU's counts (`struct cpumap`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct CpuMap {
+    /// Vectors still free for a non-managed allocation (online CPUs only; 0 when offline).
+    pub available: u32,
+    /// Vectors allocated: pre-existing, non-managed and activated managed ones.
+    pub allocated: u32,
+    /// Managed reservations (allocated or not).
+    pub managed: u32,
+    /// Managed reservations that are allocated.
+    pub managed_allocated: u32,
+    pub online: bool,
+}
+
+impl CpuMap {
+    /// Managed reservations not (yet) allocated.
+    pub fn reserved(&self) -> u32 {
+        self.managed - self.managed_allocated
+    }
+}
+
+/// The vector matrix (`struct irq_matrix`), counts only.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IrqMatrix {
+    alloc_size: u32,
+    systembits_inalloc: u32,
+    global_available: u32,
+    global_reserved: u32,
+    total_allocated: u32,
+    maps: Vec<CpuMap>,
+}
+
+impl IrqMatrix {
+    /// The x86 matrix of `arch_early_irq_init()` with `online` CPUs brought up.
+    pub fn new(nr_cpu_ids: u32, online: &CpuSet) -> IrqMatrix {
+        IrqMatrix::with_window(
+            nr_cpu_ids,
+            online,
+            FIRST_SYSTEM_VECTOR - FIRST_EXTERNAL_VECTOR,
+            SYSTEM_VECTORS_IN_ALLOC,
+        )
+    }
+
+    /// `irq_alloc_matrix()` with an allocation window of `alloc_size` bits of which
+    /// `systembits_inalloc` are system vectors, then `irq_matrix_online()` on every CPU of
+    /// `online` (`available = alloc_size - managed - systembits_inalloc`, added to
+    /// `global_available`).
+    pub fn with_window(nr_cpu_ids: u32, online: &CpuSet, alloc_size: u32, systembits_inalloc: u32) -> IrqMatrix {
+        let mut m = IrqMatrix {
+            alloc_size,
+            systembits_inalloc: systembits_inalloc.min(alloc_size),
+            global_available: 0,
+            global_reserved: 0,
+            total_allocated: 0,
+            maps: vec![CpuMap::default(); nr_cpu_ids as usize],
+        };
+        for cpu in online.iter().filter(|&c| c < nr_cpu_ids) {
+            let capacity = m.capacity();
+            let cm = &mut m.maps[cpu as usize];
+            cm.available = capacity - cm.managed;
+            cm.online = true;
+            m.global_available += cm.available;
+        }
+        m
+    }
+
+    /// Vectors a device may hold on one CPU: the window minus its system vectors.
+    pub fn capacity(&self) -> u32 {
+        self.alloc_size - self.systembits_inalloc
+    }
+
+    /// Bits of the window neither system, managed-reserved nor allocated: what
+    /// `matrix_alloc_area()` can still find on `cpu` (online or not).
+    fn free_bits(&self, cpu: u32) -> u32 {
+        let cm = &self.maps[cpu as usize];
+        self.capacity() - cm.managed - (cm.allocated - cm.managed_allocated)
+    }
+
+    fn map(&self, cpu: u32) -> Option<&CpuMap> {
+        self.maps.get(cpu as usize)
+    }
+
+    pub fn cpu(&self, cpu: u32) -> CpuMap {
+        self.map(cpu).copied().unwrap_or_default()
+    }
+
+    pub fn nr_cpu_ids(&self) -> u32 {
+        self.maps.len() as u32
+    }
+
+    pub fn global_available(&self) -> u32 {
+        self.global_available
+    }
+    pub fn global_reserved(&self) -> u32 {
+        self.global_reserved
+    }
+    pub fn total_allocated(&self) -> u32 {
+        self.total_allocated
+    }
+
+    /// `irq_matrix_assign()`-style: mark one vector on `cpu` as taken by an interrupt set up
+    /// before the scenario (legacy ISA vectors, timer, serial, ACPI, other drivers). Fails with
+    /// `Alloc` when the CPU has no free bit or is not online.
+    pub fn assign(&mut self, cpu: u32) -> Result<(), MatrixError> {
+        if !self.map(cpu).is_some_and(|cm| cm.online) || self.free_bits(cpu) == 0 {
+            return Err(MatrixError::Alloc { managed: false });
+        }
+        let cm = &mut self.maps[cpu as usize];
+        cm.allocated += 1;
+        cm.available -= 1;
+        self.total_allocated += 1;
+        self.global_available -= 1;
+        Ok(())
+    }
+
+    /// `irq_matrix_reserve_managed()`: one managed bit on every CPU of `mask` (online or not).
+    /// When a CPU has no free bit, the reservations made on the CPUs before it are removed
+    /// again (`irq_matrix_remove_managed()` on each) and the answer is `-ENOSPC` naming it.
+    pub fn reserve_managed(&mut self, mask: &CpuSet) -> Result<(), MatrixError> {
+        let cpus: Vec<u32> = mask.iter().filter(|&c| c < self.nr_cpu_ids()).collect();
+        for (k, &cpu) in cpus.iter().enumerate() {
+            if self.free_bits(cpu) == 0 {
+                for &done in &cpus[..k] {
+                    self.remove_managed_one(done);
+                }
+                return Err(MatrixError::ReserveManaged { cpu });
+            }
+            let cm = &mut self.maps[cpu as usize];
+            cm.managed += 1;
+            if cm.online {
+                cm.available -= 1;
+                self.global_available -= 1;
+            }
+        }
+        Ok(())
+    }
+
+    /// `irq_matrix_remove_managed()`: drop one unallocated managed reservation on every CPU of
+    /// `mask` (the kernel WARNs and skips a CPU with none).
+    pub fn remove_managed(&mut self, mask: &CpuSet) {
+        let n = self.nr_cpu_ids();
+        for cpu in mask.iter().filter(|&c| c < n) {
+            self.remove_managed_one(cpu);
+        }
+    }
+
+    fn remove_managed_one(&mut self, cpu: u32) {
+        let cm = &mut self.maps[cpu as usize];
+        if cm.managed == 0 || cm.reserved() == 0 {
+            return;
+        }
+        cm.managed -= 1;
+        if cm.online {
+            cm.available += 1;
+            self.global_available += 1;
+        }
+    }
+
+    /// `irq_matrix_alloc_managed()`: allocate a reserved managed vector on the online CPU of
+    /// `mask` with the fewest managed allocations.
+    pub fn alloc_managed(&mut self, mask: &CpuSet) -> Result<u32, MatrixError> {
+        if mask.is_empty() {
+            return Err(MatrixError::EmptyMask);
+        }
+        let cpu = matrix_find_best_cpu_managed(mask.iter(), |c| {
+            self.map(c).filter(|cm| cm.online).map(|cm| cm.managed_allocated)
+        })
+        .ok_or(MatrixError::Alloc { managed: true })?;
+        let cm = &mut self.maps[cpu as usize];
+        if cm.reserved() == 0 {
+            return Err(MatrixError::Alloc { managed: true });
+        }
+        cm.allocated += 1;
+        cm.managed_allocated += 1;
+        self.total_allocated += 1;
+        Ok(cpu)
+    }
+
+    /// `irq_matrix_reserve()`: a global reservation for a non-managed interrupt, made at
+    /// allocation time; the real vector comes at activation. Returns `true` when the kernel
+    /// prints "Interrupt reservation exceeds available resources" (`global_reserved ==
+    /// global_available` before the increment); the reservation is made either way.
+    pub fn reserve(&mut self) -> bool {
+        let exceeds = self.global_reserved == self.global_available;
+        self.global_reserved += 1;
+        exceeds
+    }
+
+    /// `irq_matrix_remove_reserved()`.
+    pub fn remove_reserved(&mut self) {
+        self.global_reserved = self.global_reserved.saturating_sub(1);
+    }
+
+    /// `irq_matrix_alloc()`: a non-managed vector on the online CPU of `mask` with the most
+    /// available vectors; `reserved` consumes a global reservation made by [`Self::reserve`].
+    pub fn alloc(&mut self, mask: &CpuSet, reserved: bool) -> Result<u32, MatrixError> {
+        if mask.is_empty() {
+            return Err(MatrixError::EmptyMask);
+        }
+        let cpu = matrix_find_best_cpu(mask.iter(), |c| {
+            self.map(c).filter(|cm| cm.online).map(|cm| cm.available)
+        })
+        .ok_or(MatrixError::Alloc { managed: false })?;
+        // matrix_alloc_area() cannot fail here: an online CPU's `available` counts its free bits.
+        let cm = &mut self.maps[cpu as usize];
+        cm.allocated += 1;
+        cm.available -= 1;
+        self.total_allocated += 1;
+        self.global_available -= 1;
+        if reserved {
+            self.global_reserved = self.global_reserved.saturating_sub(1);
+        }
+        Ok(cpu)
+    }
+
+    /// `irq_matrix_free()`: release an allocated vector. A managed one keeps its reservation
+    /// (`available` does not change); a non-managed one becomes available again.
+    pub fn free(&mut self, cpu: u32, managed: bool) {
+        let Some(cm) = self.maps.get_mut(cpu as usize) else {
+            return;
+        };
+        if cm.allocated == 0 || (managed && cm.managed_allocated == 0) {
+            return; // the kernel WARNs: the bit was not allocated
+        }
+        cm.allocated -= 1;
+        if managed {
+            cm.managed_allocated -= 1;
+        }
+        if cm.online {
+            self.total_allocated -= 1;
+        }
+        if !managed {
+            cm.available += 1;
+            if cm.online {
+                self.global_available += 1;
+            }
+        }
+    }
+}
+
+/// Where a non-managed activation found its vector.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct NonManagedActivation {
+    pub cpu: u32,
+    /// The target mask had no available vector and a wider search of
+    /// `assign_irq_vector_any_locked()` found one outside the descriptor's affinity mask: the
+    /// kernel prints "Affinity broken due to vector space exhaustion".
+    pub affinity_broken: bool,
+}
+
+/// The vector matrix behind an effective-CPU model, for the CPUs of one topology.
 #[derive(Debug, Clone)]
 pub struct VectorMatrix {
     model: EffectiveModel,
     online: CpuSet,
-    available: Vec<u32>,
-    managed_allocated: Vec<u32>,
+    matrix: IrqMatrix,
 }
 
 impl VectorMatrix {
     pub fn new(topo: &Topology, model: EffectiveModel) -> VectorMatrix {
-        let n = topo.nr_cpu_ids() as usize;
         VectorMatrix {
             model,
             online: topo.online().clone(),
-            available: vec![VECTORS_AVAILABLE_START; n],
-            managed_allocated: vec![0; n],
+            matrix: IrqMatrix::new(topo.nr_cpu_ids(), topo.online()),
         }
     }
 
-    /// `irq_matrix_reserve_managed()`: one managed slot on every CPU of the mask.
-    pub fn reserve_managed(&mut self, mask: &CpuSet) {
-        if self.model != EffectiveModel::X86Matrix {
-            return;
-        }
-        for cpu in mask.iter().filter(|&c| self.online.contains(c)) {
-            self.available[cpu as usize] = self.available[cpu as usize].saturating_sub(1);
-        }
+    pub fn model(&self) -> EffectiveModel {
+        self.model
     }
 
-    /// Activate a managed vector: `None` when no CPU of its mask is online (shut down).
-    pub fn activate_managed(&mut self, mask: &CpuSet) -> Option<u32> {
+    /// The counts behind the model (all zero under [`EffectiveModel::FirstCpu`]).
+    pub fn matrix(&self) -> &IrqMatrix {
+        &self.matrix
+    }
+
+    fn tracks(&self) -> bool {
+        self.model == EffectiveModel::X86Matrix
+    }
+
+    /// Vectors other interrupts hold on `cpu` before the scenario starts.
+    pub fn hold(&mut self, cpu: u32, n: u32) -> Result<(), MatrixError> {
+        if !self.tracks() {
+            return Ok(());
+        }
+        for _ in 0..n {
+            self.matrix.assign(cpu)?;
+        }
+        Ok(())
+    }
+
+    /// Allocation of a managed vector (`reserve_managed_vector()` → `irq_matrix_reserve_managed()`).
+    pub fn reserve_managed(&mut self, mask: &CpuSet) -> Result<(), MatrixError> {
+        if !self.tracks() {
+            return Ok(());
+        }
+        self.matrix.reserve_managed(mask)
+    }
+
+    /// Allocation of a non-managed vector without a target (`reserve_irq_vector()` →
+    /// `irq_matrix_reserve()`): `true` when the kernel warns that reservations exceed what is
+    /// available.
+    pub fn reserve(&mut self) -> bool {
+        self.tracks() && self.matrix.reserve()
+    }
+
+    /// Activation of a managed vector (`activate_managed()` → `assign_managed_vector()` →
+    /// `irq_matrix_alloc_managed()` on `mask ∩ online`). `Ok(None)` when no CPU of the mask
+    /// is online: the vector stays shut down.
+    pub fn activate_managed(&mut self, mask: &CpuSet) -> Result<Option<u32>, MatrixError> {
         let target = mask.and(&self.online);
+        if target.is_empty() {
+            return Ok(None);
+        }
         match self.model {
-            EffectiveModel::FirstCpu => target.first(),
-            EffectiveModel::X86Matrix => {
-                // matrix_find_best_cpu_managed(): scan ascending, keep the CPU with the fewest
-                // managed allocations, replacing on equal counts (so ties go to the highest id).
-                let mut best: Option<u32> = None;
-                for cpu in target.iter() {
-                    let alloc = self.managed_allocated[cpu as usize];
-                    if best.is_none_or(|b| alloc <= self.managed_allocated[b as usize]) {
-                        best = Some(cpu);
-                    }
-                }
-                let cpu = best?;
-                self.managed_allocated[cpu as usize] += 1;
-                Some(cpu)
-            }
+            EffectiveModel::FirstCpu => Ok(target.first()),
+            EffectiveModel::X86Matrix => self.matrix.alloc_managed(&target).map(Some),
         }
     }
 
-    /// Activate a non-managed vector on its target mask (see `manage::irq_setup_affinity`).
-    pub fn activate_non_managed(&mut self, target: &CpuSet) -> Option<u32> {
+    /// `apic_set_affinity()` on an activated managed vector now on `current`
+    /// (`assign_managed_vector()`): nothing changes when `current` is in `dest ∩ online`;
+    /// otherwise a reserved vector is allocated on the best CPU of `dest ∩ online ∩ mask` and
+    /// the new CPU returned. The old vector stays allocated until [`Self::free_managed`].
+    pub fn set_affinity_managed(&mut self, current: u32, dest: &CpuSet, mask: &CpuSet) -> Result<u32, MatrixError> {
+        let search = dest.and(&self.online).and(mask);
+        if search.contains(current) {
+            return Ok(current);
+        }
         match self.model {
-            EffectiveModel::FirstCpu => target.first(),
+            EffectiveModel::FirstCpu => Ok(search.first().unwrap_or(current)),
+            EffectiveModel::X86Matrix => self.matrix.alloc_managed(&search),
+        }
+    }
+
+    /// `irq_matrix_free()` of a managed vector's old allocation after a move (the
+    /// reservation stays).
+    pub fn free_managed(&mut self, cpu: u32) {
+        if self.tracks() {
+            self.matrix.free(cpu, true);
+        }
+    }
+
+    /// Activation of a non-managed vector with a global reservation on its target mask
+    /// (`irq_matrix_alloc(.., reserved = true)`). When no CPU of the target has an available
+    /// vector, the searches of `assign_irq_vector_any_locked()` that remain are tried in order
+    /// (`wider`: the descriptor node's CPUs, the affinity mask, the online CPUs); `-ENOSPC` when none has
+    /// one. `affinity` is the descriptor's affinity mask, which the kernel checks the result
+    /// against (`activate_reserved()`).
+    pub fn activate_non_managed(
+        &mut self,
+        target: &CpuSet,
+        wider: impl FnOnce() -> Vec<CpuSet>,
+        affinity: &CpuSet,
+    ) -> Result<NonManagedActivation, MatrixError> {
+        match self.model {
+            EffectiveModel::FirstCpu => target
+                .first()
+                .map(|cpu| NonManagedActivation {
+                    cpu,
+                    affinity_broken: false,
+                })
+                .ok_or(MatrixError::EmptyMask),
             EffectiveModel::X86Matrix => {
-                // matrix_find_best_cpu(): the most free vectors, replacing only on more (ties to
-                // the lowest id).
-                let mut best: Option<u32> = None;
-                for cpu in target.iter().filter(|&c| self.online.contains(c)) {
-                    if best.is_none_or(|b| self.available[cpu as usize] > self.available[b as usize]) {
-                        best = Some(cpu);
+                let mut last = match self.matrix.alloc(target, true) {
+                    Ok(cpu) => {
+                        return Ok(NonManagedActivation {
+                            cpu,
+                            affinity_broken: false,
+                        })
+                    }
+                    Err(e) => e,
+                };
+                // The wider searches are built only when the target is full.
+                for search in wider() {
+                    match self.matrix.alloc(&search, true) {
+                        Ok(cpu) => {
+                            return Ok(NonManagedActivation {
+                                cpu,
+                                affinity_broken: !affinity.contains(cpu),
+                            })
+                        }
+                        Err(e) => last = e,
                     }
                 }
-                let cpu = best?;
-                self.available[cpu as usize] = self.available[cpu as usize].saturating_sub(1);
-                Some(cpu)
+                Err(last)
             }
         }
     }
@@ -121,24 +544,320 @@ impl VectorMatrix {
     /// reservations and non-managed allocations. Offline CPUs hold none. Always zero under
     /// [`EffectiveModel::FirstCpu`], which tracks no vectors.
     pub fn vector_load(&self) -> Vec<u32> {
-        self.available
-            .iter()
-            .map(|&a| VECTORS_AVAILABLE_START - a.min(VECTORS_AVAILABLE_START))
+        (0..self.matrix.nr_cpu_ids())
+            .map(|cpu| {
+                let cm = self.matrix.cpu(cpu);
+                if cm.online {
+                    self.matrix.capacity() - cm.available
+                } else {
+                    0
+                }
+            })
             .collect()
     }
 
-    /// Set the vectors in use per online CPU (after a driver that did its own allocation, like
-    /// MANA, reports what it holds); no-op under [`EffectiveModel::FirstCpu`].
-    pub fn set_vector_load(&mut self, load: &[u32]) {
-        if self.model != EffectiveModel::X86Matrix {
-            return;
+    /// Raise the vectors in use per online CPU to `load` (after a driver that did its own
+    /// allocation, like MANA, reports what it holds) by allocating non-managed vectors there;
+    /// no-op under [`EffectiveModel::FirstCpu`]. Fails with the first CPU, in ascending order,
+    /// whose vector space `load` overfills (it is left full).
+    pub fn set_vector_load(&mut self, load: &[u32]) -> Result<(), u32> {
+        if !self.tracks() {
+            return Ok(());
         }
-        for (cpu, &l) in load.iter().enumerate() {
-            if self.online.contains(cpu as u32) {
-                if let Some(a) = self.available.get_mut(cpu) {
-                    *a = VECTORS_AVAILABLE_START.saturating_sub(l);
+        let before = self.vector_load();
+        let mut first_full = None;
+        for (cpu, (&want, &have)) in load.iter().zip(&before).enumerate() {
+            let cpu = cpu as u32;
+            if !self.online.contains(cpu) {
+                continue;
+            }
+            for _ in have..want {
+                if self.matrix.assign(cpu).is_err() {
+                    first_full.get_or_insert(cpu);
+                    break;
                 }
             }
+        }
+        first_full.map_or(Ok(()), Err)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn set(cpus: &[u32]) -> CpuSet {
+        CpuSet::from_cpus(cpus.iter().copied())
+    }
+
+    /// A small window: `alloc_size` 4 with 1 system bit leaves 3 vectors per CPU.
+    fn small(n: u32, online: &[u32]) -> IrqMatrix {
+        IrqMatrix::with_window(n, &set(online), 4, 1)
+    }
+
+    /// Every count the kernel keeps agrees with the others (`irq_matrix_debug_show()` columns).
+    fn consistent(m: &IrqMatrix) -> Result<(), String> {
+        let mut avl = 0;
+        let mut alloc = 0;
+        for cpu in 0..m.nr_cpu_ids() {
+            let cm = m.cpu(cpu);
+            if cm.managed_allocated > cm.managed || cm.managed_allocated > cm.allocated {
+                return Err(format!("CPU {cpu}: {cm:?}"));
+            }
+            let taken = cm.managed + (cm.allocated - cm.managed_allocated);
+            if taken > m.capacity() {
+                return Err(format!("CPU {cpu} holds {taken} of {}", m.capacity()));
+            }
+            if cm.online {
+                if cm.available != m.capacity() - taken {
+                    return Err(format!("CPU {cpu}: available {} with {taken} taken", cm.available));
+                }
+                avl += cm.available;
+                alloc += cm.allocated;
+            }
+        }
+        if avl != m.global_available() || alloc != m.total_allocated() {
+            return Err(format!(
+                "global_available {} (sum {avl}), total_allocated {} (sum {alloc})",
+                m.global_available(),
+                m.total_allocated()
+            ));
+        }
+        Ok(())
+    }
+
+    /// `arch_early_irq_init()` → `irq_alloc_matrix(NR_VECTORS, FIRST_EXTERNAL_VECTOR,
+    /// FIRST_SYSTEM_VECTOR)`, `irq_matrix_online()`: `available = alloc_size - systembits_inalloc`
+    /// on online CPUs only, summed into `global_available`.
+    #[test]
+    fn irq_matrix_online_counts_the_window_minus_system_vectors() {
+        let m = IrqMatrix::new(4, &set(&[0, 1, 3]));
+        assert_eq!(m.capacity(), 0xec - 0x20 - 1);
+        assert_eq!(m.capacity(), VECTORS_AVAILABLE_START);
+        assert_eq!(m.cpu(0).available, 203);
+        assert_eq!(m.cpu(2), CpuMap::default());
+        assert_eq!(m.global_available(), 3 * 203);
+        assert_eq!((m.global_reserved(), m.total_allocated()), (0, 0));
+    }
+
+    /// `matrix_find_best_cpu()`: replaces on `available > maxavl` from 0, skips offline CPUs.
+    #[test]
+    fn find_best_cpu_ties_low_and_never_an_empty_cpu() {
+        let avl = |v: &'static [Option<u32>]| move |c: u32| v[c as usize];
+        assert_eq!(
+            matrix_find_best_cpu(0..4, avl(&[Some(5), Some(7), Some(7), None])),
+            Some(1)
+        );
+        assert_eq!(matrix_find_best_cpu(0..3, avl(&[Some(0), None, Some(0)])), None);
+        assert_eq!(matrix_find_best_cpu(0..3, avl(&[None, Some(1), Some(9)])), Some(2));
+    }
+
+    /// `matrix_find_best_cpu_managed()`: skips only `managed_allocated > allocated`, so equal
+    /// counts move the choice up: ties go to the highest online id.
+    #[test]
+    fn find_best_cpu_managed_ties_high() {
+        let ma = |v: &'static [Option<u32>]| move |c: u32| v[c as usize];
+        assert_eq!(
+            matrix_find_best_cpu_managed(0..4, ma(&[Some(1), Some(0), Some(0), None])),
+            Some(2)
+        );
+        assert_eq!(matrix_find_best_cpu_managed(0..2, ma(&[None, None])), None);
+        assert_eq!(
+            matrix_find_best_cpu_managed(0..3, ma(&[Some(0), Some(2), Some(1)])),
+            Some(0)
+        );
+    }
+
+    /// `irq_matrix_reserve_managed()`: one bit on every CPU of the mask, offline ones included
+    /// (their `available` is not touched); on a full CPU the earlier CPUs' reservations are
+    /// removed again and the answer is -ENOSPC for that CPU.
+    #[test]
+    fn reserve_managed_reserves_everywhere_and_rolls_back_on_enospc() {
+        let mut m = small(3, &[0, 1]);
+        m.reserve_managed(&set(&[0, 1, 2])).unwrap();
+        assert_eq!((m.cpu(0).managed, m.cpu(0).available), (1, 2));
+        assert_eq!((m.cpu(2).managed, m.cpu(2).available), (1, 0));
+        assert_eq!(m.global_available(), 4);
+        // Fill CPU 1 with non-managed vectors, then a mask 0-1 cannot reserve on CPU 1.
+        m.alloc(&set(&[1]), false).unwrap();
+        m.alloc(&set(&[1]), false).unwrap();
+        let before = m.clone();
+        assert_eq!(
+            m.reserve_managed(&set(&[0, 1])),
+            Err(MatrixError::ReserveManaged { cpu: 1 })
+        );
+        assert_eq!(m, before, "CPU 0's reservation is undone");
+        consistent(&m).unwrap();
+    }
+
+    /// `irq_matrix_alloc_managed()`: -EINVAL for an empty mask; the vector comes out of a
+    /// reservation, so `available` does not move; -ENOSPC when the chosen CPU has no
+    /// unallocated reservation left.
+    #[test]
+    fn alloc_managed_uses_the_reservation() {
+        let mut m = small(2, &[0, 1]);
+        assert_eq!(m.alloc_managed(&CpuSet::new(2)), Err(MatrixError::EmptyMask));
+        m.reserve_managed(&set(&[0, 1])).unwrap();
+        let avl = m.global_available();
+        assert_eq!(m.alloc_managed(&set(&[0, 1])), Ok(1));
+        assert_eq!(m.global_available(), avl);
+        assert_eq!((m.cpu(1).allocated, m.cpu(1).managed_allocated), (1, 1));
+        // CPU 0 has the fewest managed allocations now; its reservation is still free.
+        assert_eq!(m.alloc_managed(&set(&[0, 1])), Ok(0));
+        assert_eq!(m.alloc_managed(&set(&[0])), Err(MatrixError::Alloc { managed: true }));
+        consistent(&m).unwrap();
+    }
+
+    /// `irq_matrix_alloc()`: the CPU with the most available vectors, -ENOSPC when every CPU of
+    /// the mask is full; `reserved` consumes a global reservation (`irq_matrix_reserve()`).
+    #[test]
+    fn alloc_spreads_then_answers_enospc() {
+        let mut m = small(2, &[0, 1]);
+        assert!(!m.reserve());
+        assert_eq!(m.global_reserved(), 1);
+        assert_eq!(m.alloc(&set(&[0, 1]), true), Ok(0));
+        assert_eq!(m.global_reserved(), 0);
+        let cpus: Vec<u32> = (0..5).map(|_| m.alloc(&set(&[0, 1]), false).unwrap()).collect();
+        assert_eq!(cpus, [1, 0, 1, 0, 1]);
+        assert_eq!(
+            m.alloc(&set(&[0, 1]), false),
+            Err(MatrixError::Alloc { managed: false })
+        );
+        assert_eq!(m.global_available(), 0);
+        consistent(&m).unwrap();
+    }
+
+    /// `irq_matrix_reserve()` warns once reservations reach `global_available`, and reserves
+    /// anyway.
+    #[test]
+    fn reserve_warns_when_reservations_reach_availability() {
+        let mut m = small(1, &[0]);
+        let warned: Vec<bool> = (0..4).map(|_| m.reserve()).collect();
+        assert_eq!(warned, [false, false, false, true]);
+        assert_eq!(m.global_reserved(), 4);
+        m.remove_reserved();
+        assert_eq!(m.global_reserved(), 3);
+    }
+
+    /// `irq_matrix_free()`: a managed vector gives its bit back to the reservation
+    /// (`available` unchanged); only `irq_matrix_remove_managed()` releases the reservation. A
+    /// non-managed vector becomes available again.
+    #[test]
+    fn free_keeps_managed_reservations_until_removed() {
+        let mut m = small(1, &[0]);
+        m.reserve_managed(&set(&[0])).unwrap();
+        let cpu = m.alloc_managed(&set(&[0])).unwrap();
+        m.free(cpu, true);
+        assert_eq!((m.cpu(0).managed, m.cpu(0).available, m.cpu(0).allocated), (1, 2, 0));
+        m.remove_managed(&set(&[0]));
+        assert_eq!(m.cpu(0).available, 3);
+        let cpu = m.alloc(&set(&[0]), false).unwrap();
+        m.free(cpu, false);
+        assert_eq!(m, small(1, &[0]));
+    }
+
+    /// Pre-existing vectors (`irq_matrix_assign()`) count as allocated and fail on a full CPU.
+    #[test]
+    fn assign_fills_a_cpu() {
+        let mut m = small(2, &[0, 1]);
+        for _ in 0..3 {
+            m.assign(0).unwrap();
+        }
+        assert_eq!(m.assign(0), Err(MatrixError::Alloc { managed: false }));
+        assert_eq!(m.alloc(&set(&[0, 1]), false), Ok(1));
+        consistent(&m).unwrap();
+    }
+
+    #[derive(Debug, Clone)]
+    enum Op {
+        ReserveManaged(Vec<u32>),
+        AllocManaged(usize),
+        Alloc(Vec<u32>),
+        Free(usize),
+        RemoveManaged(usize),
+    }
+
+    fn op() -> impl Strategy<Value = Op> {
+        let mask = proptest::collection::vec(0u32..4, 1..4);
+        prop_oneof![
+            mask.clone().prop_map(Op::ReserveManaged),
+            (0usize..16).prop_map(Op::AllocManaged),
+            mask.prop_map(Op::Alloc),
+            (0usize..16).prop_map(Op::Free),
+            (0usize..16).prop_map(Op::RemoveManaged),
+        ]
+    }
+
+    proptest! {
+        /// Any sequence of kernel calls keeps every CPU within its window and the global counts
+        /// equal to the per-CPU sums; a refused call changes nothing; releasing everything the
+        /// way the kernel does (`irq_matrix_free()` keeps a managed reservation,
+        /// `irq_matrix_remove_managed()` drops it) gives back the fresh matrix.
+        #[test]
+        fn allocation_never_exceeds_capacity(ops in proptest::collection::vec(op(), 1..60), offline in 0u32..4) {
+            let online: Vec<u32> = (0..4).filter(|&c| c != offline).collect();
+            let fresh = small(4, &online);
+            let mut m = fresh.clone();
+            // Reservations: mask and the CPU of its allocation, if any.
+            let mut resv: Vec<(CpuSet, Option<u32>)> = Vec::new();
+            let mut plain: Vec<u32> = Vec::new();
+            for op in ops {
+                let before = m.clone();
+                match op {
+                    Op::ReserveManaged(cpus) => {
+                        let mask = set(&cpus);
+                        match m.reserve_managed(&mask) {
+                            Ok(()) => resv.push((mask, None)),
+                            Err(_) => prop_assert_eq!(&m, &before),
+                        }
+                    }
+                    Op::AllocManaged(i) => {
+                        if let Some((mask, cpu @ None)) = resv.get_mut(i) {
+                            match m.alloc_managed(&mask.and(&set(&online))) {
+                                Ok(c) => {
+                                    prop_assert!(mask.contains(c) && online.contains(&c));
+                                    *cpu = Some(c);
+                                }
+                                Err(_) => prop_assert_eq!(&m, &before),
+                            }
+                        }
+                    }
+                    Op::Alloc(cpus) => match m.alloc(&set(&cpus), false) {
+                        Ok(c) => {
+                            prop_assert!(cpus.contains(&c) && online.contains(&c));
+                            plain.push(c);
+                        }
+                        Err(_) => prop_assert_eq!(&m, &before),
+                    },
+                    Op::Free(i) => {
+                        if i < plain.len() {
+                            m.free(plain.remove(i), false);
+                        } else if let Some((_, cpu @ Some(_))) = resv.get_mut(i - plain.len()) {
+                            let avl = m.global_available();
+                            m.free(cpu.take().unwrap(), true);
+                            prop_assert_eq!(m.global_available(), avl, "a freed managed vector stays reserved");
+                        }
+                    }
+                    Op::RemoveManaged(i) => {
+                        if i < resv.len() && resv[i].1.is_none() {
+                            let (mask, _) = resv.remove(i);
+                            m.remove_managed(&mask);
+                        }
+                    }
+                }
+                prop_assert!(consistent(&m).is_ok(), "{:?}", consistent(&m));
+            }
+            for c in plain {
+                m.free(c, false);
+            }
+            for (mask, cpu) in resv {
+                if let Some(c) = cpu {
+                    m.free(c, true);
+                }
+                m.remove_managed(&mask);
+            }
+            prop_assert_eq!(m, fresh);
         }
     }
 }

@@ -302,6 +302,10 @@ pub fn compare_with(snap: &Snapshot, opts: &ModelOptions) -> Result<Comparison, 
         effective: effective.to_string(),
         spread_counter: 0,
         proposal: None,
+        irqaffinity: None,
+        isolcpus: None,
+        nohz_full: None,
+        vectors_held: None,
     };
     let scenario = spec.resolve(|_| None)?;
     let outcome = scenario::run(&scenario);

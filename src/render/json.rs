@@ -116,5 +116,6 @@ pub fn outcome_json(scenario: &Scenario, outcome: &Outcome, m: &Metrics) -> Valu
         "hot_per_cpu": m.per_cpu.iter().map(|c| c.hot_irqs).collect::<Vec<_>>(),
         "summary": [summary::devices_line(m), summary::irqs_line(m), summary::nodes_line(m)],
     });
+    crate::render::vector_space::add_to_json(&mut value, scenario, outcome);
     value
 }

@@ -13,3 +13,4 @@ pub mod svg_live;
 pub mod svg_mana_sched;
 pub mod sweep;
 pub mod text;
+pub mod vector_space;

@@ -127,6 +127,10 @@ mod tests {
             effective: "x86-matrix".into(),
             spread_counter: 0,
             proposal: None,
+            irqaffinity: None,
+            isolcpus: None,
+            nohz_full: None,
+            vectors_held: None,
         };
         let scenario = spec.resolve(crate::catalogue::get).unwrap();
         let outcome = crate::scenario::run(&scenario);

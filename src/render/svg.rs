@@ -621,6 +621,10 @@ mod tests {
             effective: "x86-matrix".into(),
             spread_counter: 0,
             proposal: None,
+            irqaffinity: None,
+            isolcpus: None,
+            nohz_full: None,
+            vectors_held: None,
         };
         let s = spec.resolve(catalogue::get).unwrap();
         let o = scenario::run(&s);

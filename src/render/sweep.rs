@@ -168,6 +168,18 @@ fn aggregate_lines(a: &Aggregate, out: &mut String) {
             figure_cells(&a.best)
         );
     }
+    // The vector-space column: a line of its own so the table keeps to mail width; only a
+    // placement that runs out of vectors has one.
+    if a.worst.vectors_failed > 0 {
+        out.push_str(&wrap(
+            &format!(
+                "ENOSPC: {} vectors got none (counter {}); simulate names the first",
+                a.worst.vectors_failed, a.worst_counter
+            ),
+            "    ",
+            "      ",
+        ));
+    }
 }
 
 /// Where each proposal beats every kernel variant and where it does not, and its cost.
@@ -239,7 +251,7 @@ pub fn csv(sweep: &Sweep, link: LinkFn<'_>) -> String {
     let mut out = String::from(
         "topology,mix,placement,counter,irqs_per_cpu_min,irqs_per_cpu_max,ideal_irqs_per_cpu,gap_irqs,\
          within_nodes_irqs_per_cpu,cpus_idle,hot_irqs_per_cpu_max,hot_ideal_per_cpu,devices_per_cpu_max,\
-         node_irqs_min,node_irqs_max,node_over_fair,per_node_irqs,kernel_warnings,permalink\n",
+         node_irqs_min,node_irqs_max,node_over_fair,per_node_irqs,kernel_warnings,vectors_failed,permalink\n",
     );
     for r in &sweep.rows {
         let f = &r.figures;
@@ -247,7 +259,7 @@ pub fn csv(sweep: &Sweep, link: LinkFn<'_>) -> String {
         let permalink = link(&sweep.spec(&r.topology, &r.mix, r.placement, r.counter)).unwrap_or_default();
         let _ = writeln!(
             out,
-            "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
+            "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
             csv_field(&r.topology),
             csv_field(&r.mix),
             r.placement.name(),
@@ -266,6 +278,7 @@ pub fn csv(sweep: &Sweep, link: LinkFn<'_>) -> String {
             signed_milli(f.node_over_fair_milli),
             per_node.join(" "),
             f.kernel_warnings,
+            f.vectors_failed,
             csv_field(&permalink),
         );
     }

@@ -165,6 +165,9 @@ pub fn report(scenario: &Scenario, outcome: &Outcome, m: &Metrics, opts: &TextOp
             out.push_str(&wrap(&format!("{device}: {w}"), "  ", "    "));
         }
     }
+    if crate::render::vector_space::shown(scenario, outcome) {
+        crate::render::vector_space::text_block(scenario, outcome, &mut out);
+    }
     out
 }
 

@@ -8,7 +8,9 @@
 //! Device sequencing (spec §9.2): for each device in list order, compute its affinity masks,
 //! allocate all its vectors in index order, activate (request) them in index order, then build
 //! its blk-mq map if it has one. NVMe's preliminary single admin vector has no net effect and is
-//! not modelled; nothing else in the system holds vectors.
+//! not modelled. Other interrupts hold only the vectors the scenario's `vectors_held` gives;
+//! boot parameters (`irqaffinity=`, `isolcpus=`, `nohz_full=`) are [`BootParams`]. The vector
+//! space and its `-ENOSPC` answers are [`VectorSpace`] (`docs/vector-space.md`).
 
 pub mod payloads;
 pub mod permalink;
@@ -19,9 +21,10 @@ use crate::kernel::irq_affinity::{
     affinity_sets, affinity_vectors, irq_create_affinity_masks, AffinityMasks, AffinityRequest, IrqAffinityDesc,
     IRQ_AFFINITY_MAX_SETS,
 };
+use crate::kernel::isolation::{HkType, Housekeeping};
 use crate::kernel::mana::{self, DriverVersion, ManaInput, ManaOutcome, MsixMode};
-use crate::kernel::manage::irq_setup_affinity;
-use crate::kernel::vector_matrix::{EffectiveModel, VectorMatrix};
+use crate::kernel::manage::{irq_affinity_setup, irq_setup_affinity_with, managed_irq_prog_mask};
+use crate::kernel::vector_matrix::{CpuMap, EffectiveModel, MatrixError, VectorMatrix, VECTORS_AVAILABLE_START};
 use crate::kernel::{KernelWarn, SortGen, Variant};
 use crate::policy::offset_by_probed::{offset_by_probed, Fires, ProbedLoad};
 use crate::policy::Proposal;
@@ -140,6 +143,88 @@ pub struct Scenario {
     /// A `policy` proposal that forms the managed masks instead of `irq_create_affinity_masks`
     /// (`None`: the kernel variant does, as always).
     proposal: Option<Proposal>,
+    /// Kernel command-line settings and the vectors other interrupts hold (all unset: the
+    /// behaviour of every scenario written before they existed).
+    boot: BootParams,
+    /// What `boot` means once validated against the topology.
+    boot_state: BootState,
+}
+
+/// Boot parameters that move interrupts, and the vectors held before the first device, as
+/// the user wrote them (the command line and permalinks carry this text).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct BootParams {
+    /// `irqaffinity=LIST`: the default affinity of non-managed interrupts.
+    pub irqaffinity: Option<String>,
+    /// `isolcpus=[FLAGS,]LIST`; `managed_irq` keeps managed interrupts on housekeeping CPUs.
+    pub isolcpus: Option<String>,
+    /// `nohz_full=LIST` (checked as the kernel checks it; moves no interrupt).
+    pub nohz_full: Option<String>,
+    /// Vectors other interrupts hold per CPU before the first device: `CPUS:N,...` with CPUS a
+    /// CPU or a range `a-b` (e.g. `0:16,1-3:2`).
+    pub vectors_held: Option<String>,
+}
+
+impl BootParams {
+    pub fn is_empty(&self) -> bool {
+        *self == BootParams::default()
+    }
+}
+
+/// Longest boot-parameter text.
+pub const BOOT_PARAM_BYTES_MAX: usize = 64 << 10;
+
+/// Validated [`BootParams`].
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+struct BootState {
+    /// `irq_default_affinity` when `irqaffinity=` is given.
+    default_affinity: Option<CpuSet>,
+    /// `housekeeping_cpumask(HK_TYPE_MANAGED_IRQ)` when enabled.
+    managed_irq_housekeeping: Option<CpuSet>,
+    /// Vectors held per CPU (index = CPU).
+    held: Vec<u32>,
+}
+
+/// Parse `vectors_held` text (`CPUS:N,...`) for `n` CPU ids.
+pub fn parse_vectors_held(text: &str, n: u32) -> Result<Vec<u32>, ScenarioError> {
+    let mut held = vec![0u32; n as usize];
+    let mut seen = CpuSet::new(n);
+    let bad = |why: String| {
+        ScenarioError(format!(
+            "vectors_held {:?}: {why} (form: CPUS:N,..., e.g. 0:16,1-3:2)",
+            shorten(text)
+        ))
+    };
+    for item in text.split(',').filter(|i| !i.trim().is_empty()) {
+        let (cpus, count) = item
+            .split_once(':')
+            .ok_or_else(|| bad(format!("{item:?} is not CPUS:N")))?;
+        let count: u32 = count
+            .trim()
+            .parse()
+            .map_err(|_| bad(format!("{count:?} is not a number")))?;
+        let (a, b) = match cpus.split_once('-') {
+            Some((a, b)) => (a, b),
+            None => (cpus, cpus),
+        };
+        let num = |x: &str| {
+            x.trim()
+                .parse::<u32>()
+                .map_err(|_| bad(format!("{x:?} is not a CPU number")))
+        };
+        let (a, b) = (num(a)?, num(b)?);
+        if a > b || b >= n {
+            return Err(bad(format!("CPUs {cpus:?} are not a range of CPU ids below {n}")));
+        }
+        for cpu in a..=b {
+            if seen.contains(cpu) {
+                return Err(bad(format!("CPU {cpu} is given twice")));
+            }
+            seen.insert(cpu);
+            held[cpu as usize] = count;
+        }
+    }
+    Ok(held)
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -256,7 +341,72 @@ impl Scenario {
             effective,
             spread_counter,
             proposal: None,
+            boot: BootParams::default(),
+            boot_state: BootState::default(),
         })
+    }
+
+    /// The same scenario with boot parameters and held vectors, validated against the
+    /// topology: each list names existing CPUs, `isolcpus=`/`nohz_full=` pass the kernel's
+    /// `housekeeping_setup()` checks, a CPU holds at most the vectors its space has and only
+    /// online CPUs hold any.
+    pub fn with_boot(&self, boot: BootParams) -> Result<Scenario, ScenarioError> {
+        let topo = &self.topology;
+        let n = topo.nr_cpu_ids();
+        for (name, text) in [
+            ("irqaffinity", &boot.irqaffinity),
+            ("isolcpus", &boot.isolcpus),
+            ("nohz_full", &boot.nohz_full),
+            ("vectors_held", &boot.vectors_held),
+        ] {
+            if text.as_ref().is_some_and(|t| t.len() > BOOT_PARAM_BYTES_MAX) {
+                return Err(ScenarioError(format!(
+                    "{name}: longer than {BOOT_PARAM_BYTES_MAX} bytes"
+                )));
+            }
+        }
+        let mut state = BootState::default();
+        if let Some(text) = &boot.irqaffinity {
+            let list =
+                crate::topology::parse_cpulist(text, n).map_err(|e| ScenarioError(format!("irqaffinity: {e}")))?;
+            state.default_affinity = Some(irq_affinity_setup(&list, n));
+        }
+        let possible = CpuSet::full(n);
+        let mut hk = Housekeeping::default();
+        if let Some(text) = &boot.isolcpus {
+            hk.isolcpus_setup(text, &possible, topo.online())
+                .map_err(ScenarioError)?;
+        }
+        if let Some(text) = &boot.nohz_full {
+            hk.nohz_full_setup(text, &possible, topo.online())
+                .map_err(ScenarioError)?;
+        }
+        state.managed_irq_housekeeping = hk.cpumask(HkType::ManagedIrq).cloned();
+        if let Some(text) = &boot.vectors_held {
+            let held = parse_vectors_held(text, n)?;
+            for (cpu, &h) in held.iter().enumerate() {
+                if h > 0 && !topo.online().contains(cpu as u32) {
+                    return Err(ScenarioError(format!(
+                        "vectors_held: CPU {cpu} is offline and holds no vectors"
+                    )));
+                }
+                if h > VECTORS_AVAILABLE_START {
+                    return Err(ScenarioError(format!(
+                        "vectors_held: CPU {cpu} holds {h}, more than the {VECTORS_AVAILABLE_START} vectors a CPU has for devices"
+                    )));
+                }
+            }
+            state.held = held;
+        }
+        Ok(Scenario {
+            boot,
+            boot_state: state,
+            ..self.clone()
+        })
+    }
+
+    pub fn boot(&self) -> &BootParams {
+        &self.boot
     }
 
     pub fn topology(&self) -> &Topology {
@@ -340,6 +490,60 @@ pub struct DeviceOutcome {
 pub struct Outcome {
     pub devices: Vec<DeviceOutcome>,
     pub spread_counter_after: u32,
+    /// The x86 vector space after the probe, and where it ran out.
+    pub vector_space: VectorSpace,
+}
+
+/// A vector the kernel could not give a device (`-ENOSPC`, or `-EINVAL` for an empty mask).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct VectorFailure {
+    pub device: String,
+    pub vector: u32,
+    pub managed: bool,
+    /// Which matrix call refused, and for a reservation on which CPU.
+    pub error: MatrixError,
+}
+
+impl VectorFailure {
+    /// "reservation" or "allocation".
+    pub fn stage(&self) -> &'static str {
+        match self.error {
+            MatrixError::ReserveManaged { .. } => "reservation",
+            _ => "allocation",
+        }
+    }
+}
+
+/// The vector matrix after the probe (x86 model only; `tracked == false` under `first-cpu`).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct VectorSpace {
+    pub tracked: bool,
+    /// Vectors a device may hold on one CPU.
+    pub capacity: u32,
+    /// Per possible CPU (index = CPU id).
+    pub per_cpu: Vec<CpuMap>,
+    pub global_available: u32,
+    pub global_reserved: u32,
+    pub total_allocated: u32,
+    /// Vectors that got none, in probe order; the first is the kernel's first failure.
+    pub failures: Vec<VectorFailure>,
+    /// Non-managed vectors placed outside their affinity mask because it was full (the
+    /// kernel prints "Affinity broken due to vector space exhaustion").
+    pub affinity_broken: Vec<(String, u32)>,
+    /// The first non-managed allocation whose global reservation met `global_available`
+    /// (`irq_matrix_reserve()` prints "Interrupt reservation exceeds available resources").
+    pub reservation_exceeded: Option<(String, u32)>,
+}
+
+impl VectorSpace {
+    pub fn first_failure(&self) -> Option<&VectorFailure> {
+        self.failures.first()
+    }
+    /// Whether the vector space ran out anywhere (a failure, a broken affinity or an
+    /// over-reservation).
+    pub fn exhausted(&self) -> bool {
+        !self.failures.is_empty() || !self.affinity_broken.is_empty() || self.reservation_exceeded.is_some()
+    }
 }
 
 impl Outcome {
@@ -351,17 +555,37 @@ impl Outcome {
 }
 
 /// Probe every device in order and report where each vector landed.
+///
+/// Vector space (x86 model): before the first device the matrix holds `vectors_held`. For each
+/// device, allocation (`x86_vector_alloc_irqs()`, index order) reserves a managed slot on every
+/// CPU of each managed mask (`irq_matrix_reserve_managed()`) and makes a global reservation
+/// for each non-managed vector (`irq_matrix_reserve()`); activation (index order) allocates the
+/// real vector. A vector whose reservation or allocation fails gets no CPU and is recorded in
+/// [`VectorSpace::failures`]; the devices go on as if the driver had ignored the error, which
+/// the kernel does not promise (driver fallbacks are out of scope). A managed vector moved to
+/// a housekeeping CPU (`isolcpus=managed_irq`) keeps its first vector until the device's probe
+/// ends, then frees it (`irq_matrix_free()`, the reservation stays).
 pub fn run(scenario: &Scenario) -> Outcome {
     let topo = scenario.topology();
+    let boot = &scenario.boot_state;
     let mut counter = scenario.spread_counter;
     let mut matrix = VectorMatrix::new(topo, scenario.effective);
-    let default = CpuSet::full(topo.nr_cpu_ids());
+    for (cpu, &n) in boot.held.iter().enumerate() {
+        // Scenario::with_boot checked every count against the CPU's space.
+        let _ = matrix.hold(cpu as u32, n);
+    }
+    let default = boot
+        .default_affinity
+        .clone()
+        .unwrap_or_else(|| CpuSet::full(topo.nr_cpu_ids()));
+    let hk = boot.managed_irq_housekeeping.as_ref();
+    let mut space = VectorSpace::default();
     let mut devices = Vec::with_capacity(scenario.devices.len());
     // What earlier probes left on each CPU; only a proposal reads it.
     let mut probed = ProbedLoad::new(topo.nr_cpu_ids());
     for dev in &scenario.devices {
         if let Driver::Mana { patched, mode } = dev.driver {
-            devices.push(run_mana(topo, dev, patched, mode, &mut matrix));
+            devices.push(run_mana(topo, dev, patched, mode, &mut matrix, boot, &mut space));
             continue;
         }
         let mut warnings = Vec::new();
@@ -387,9 +611,13 @@ pub fn run(scenario: &Scenario) -> Outcome {
             )
         };
         let spread_offsets = masks.as_ref().map(|m| m.spread_offsets.clone()).unwrap_or_default();
+        let pre_post = |index: u32| index < dev.pre_vectors || index >= dev.vectors - dev.post_vectors;
         let mut vectors: Vec<VectorOutcome> = (0..dev.vectors)
             .map(|index| {
                 let (mask, managed) = match &masks {
+                    // irq_create_affinity_masks() copies irq_default_affinity into the pre and
+                    // post vectors' masks.
+                    Some(_) if boot.default_affinity.is_some() && pre_post(index) => (default.clone(), false),
                     Some(m) => (m.descs[index as usize].mask.clone(), m.descs[index as usize].is_managed),
                     None => (default.clone(), false),
                 };
@@ -401,23 +629,74 @@ pub fn run(scenario: &Scenario) -> Outcome {
                 }
             })
             .collect();
-        // Allocate in index order: managed vectors reserve a slot on every CPU of their mask.
-        for v in vectors.iter().filter(|v| v.managed) {
-            matrix.reserve_managed(&v.mask);
+        let mut failed = vec![false; vectors.len()];
+        let fail = |space: &mut VectorSpace, v: &VectorOutcome, error: MatrixError| {
+            space.failures.push(VectorFailure {
+                device: dev.name.clone(),
+                vector: v.index,
+                managed: v.managed,
+                error,
+            });
+        };
+        // Allocate in index order: managed vectors reserve a slot on every CPU of their mask,
+        // non-managed ones make a global reservation.
+        for (v, failed) in vectors.iter().zip(failed.iter_mut()) {
+            if v.managed {
+                if let Err(e) = matrix.reserve_managed(&v.mask) {
+                    fail(&mut space, v, e);
+                    *failed = true;
+                }
+            } else if matrix.reserve() && space.reservation_exceeded.is_none() {
+                space.reservation_exceeded = Some((dev.name.clone(), v.index));
+            }
         }
         // Activate in index order.
-        for v in vectors.iter_mut() {
-            v.effective_cpu = if v.managed {
-                matrix.activate_managed(&v.mask)
+        let mut moved_from = Vec::new();
+        for (v, &failed) in vectors.iter_mut().zip(failed.iter()) {
+            if failed {
+                continue;
+            }
+            let placed = if v.managed {
+                matrix.activate_managed(&v.mask).and_then(|cpu| match (cpu, hk) {
+                    (Some(cpu), Some(_)) => {
+                        let prog = managed_irq_prog_mask(&v.mask, hk, topo.online());
+                        let to = matrix.set_affinity_managed(cpu, &prog, &v.mask)?;
+                        if to != cpu {
+                            moved_from.push(cpu);
+                        }
+                        Ok(Some(to))
+                    }
+                    (cpu, _) => Ok(cpu),
+                })
             } else {
                 let (desc_mask, node) = if masks.is_some() {
                     (Some(&v.mask), v.mask.first().map(|c| topo.cpu_to_node(c)))
                 } else {
                     (None, dev.node)
                 };
-                let target = irq_setup_affinity(topo, desc_mask, node);
-                matrix.activate_non_managed(&target)
+                let target = irq_setup_affinity_with(topo, desc_mask, node, &default);
+                // assign_irq_vector_any_locked()'s wider searches, tried only when the target
+                // has no vector left: the node, the affinity mask, every online CPU.
+                let wider = || {
+                    let mut w: Vec<CpuSet> = node.map(|n| topo.node_cpus(n).clone()).into_iter().collect();
+                    w.push(v.mask.and(topo.online()));
+                    w.push(topo.online().clone());
+                    w
+                };
+                matrix.activate_non_managed(&target, wider, &v.mask).map(|a| {
+                    if a.affinity_broken {
+                        space.affinity_broken.push((dev.name.clone(), v.index));
+                    }
+                    Some(a.cpu)
+                })
             };
+            match placed {
+                Ok(cpu) => v.effective_cpu = cpu,
+                Err(e) => fail(&mut space, v, e),
+            }
+        }
+        for cpu in moved_from {
+            matrix.free_managed(cpu);
         }
         // Managed vectors only: the matrix's managed-allocation count, the basis metrics use.
         for v in vectors.iter().filter(|v| v.managed) {
@@ -475,6 +754,20 @@ pub fn run(scenario: &Scenario) -> Outcome {
     Outcome {
         devices,
         spread_counter_after: counter,
+        vector_space: space.finish(&matrix),
+    }
+}
+
+impl VectorSpace {
+    fn finish(mut self, matrix: &VectorMatrix) -> VectorSpace {
+        let m = matrix.matrix();
+        self.tracked = matrix.model() == EffectiveModel::X86Matrix;
+        self.capacity = m.capacity();
+        self.per_cpu = (0..m.nr_cpu_ids()).map(|c| m.cpu(c)).collect();
+        self.global_available = m.global_available();
+        self.global_reserved = m.global_reserved();
+        self.total_allocated = m.total_allocated();
+        self
     }
 }
 
@@ -556,18 +849,41 @@ pub fn mana_input(
 /// left, and the load it leaves is written back for the devices after it. Vectors MANA left
 /// behind by moves are released once its setup ends (the first interrupt on each new vector
 /// frees the old one, spec A.2), so later devices see the pre-existing load plus MANA's own.
-fn run_mana(topo: &Topology, dev: &Device, patched: bool, mode: MsixMode, matrix: &mut VectorMatrix) -> DeviceOutcome {
+fn run_mana(
+    topo: &Topology,
+    dev: &Device,
+    patched: bool,
+    mode: MsixMode,
+    matrix: &mut VectorMatrix,
+    boot: &BootState,
+    space: &mut VectorSpace,
+) -> DeviceOutcome {
     let version = if patched {
         DriverVersion::Patched
     } else {
         DriverVersion::Unpatched
     };
-    let input = mana_input(topo, dev.node, mode, dev.vectors, matrix.vector_load());
-    let default = CpuSet::full(topo.nr_cpu_ids());
+    let mut input = mana_input(topo, dev.node, mode, dev.vectors, matrix.vector_load());
+    input.default_affinity = boot.default_affinity.as_ref().map(|d| d.iter().collect());
+    let default = boot
+        .default_affinity
+        .clone()
+        .unwrap_or_else(|| CpuSet::full(topo.nr_cpu_ids()));
     let (vectors, mana) = match mana::run(&input, version) {
         Ok(o) => {
             let after: Vec<u32> = o.load_breakdown.iter().map(|b| b.pre_existing + b.mana_held).collect();
-            matrix.set_vector_load(&after);
+            // The MANA model counts vectors without a limit; the matrix holds them to the CPU's
+            // space, and the first IRQ on a CPU it overfills is the failure.
+            if let Err(cpu) = matrix.set_vector_load(&after) {
+                if let Some(irq) = o.irqs.iter().find(|i| i.effective_cpu == cpu) {
+                    space.failures.push(VectorFailure {
+                        device: dev.name.clone(),
+                        vector: irq.index,
+                        managed: false,
+                        error: MatrixError::Alloc { managed: false },
+                    });
+                }
+            }
             let vectors = o
                 .irqs
                 .iter()

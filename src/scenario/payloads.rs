@@ -89,6 +89,10 @@ mod tests {
                 effective: "x86-matrix".into(),
                 spread_counter: 0,
                 proposal: None,
+                irqaffinity: None,
+                isolcpus: None,
+                nohz_full: None,
+                vectors_held: None,
             },
             a: SideSpec {
                 variant: Some("pre-cluster".into()),

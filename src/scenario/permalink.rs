@@ -99,6 +99,10 @@ mod tests {
             effective: "x86-matrix".into(),
             spread_counter: 3,
             proposal: None,
+            irqaffinity: None,
+            isolcpus: None,
+            nohz_full: None,
+            vectors_held: None,
         }
     }
 

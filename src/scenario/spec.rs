@@ -16,7 +16,7 @@
 //! `COUNT` devices named `p` become `p0 .. p{COUNT-1}` (one device keeps the name `p`); devices
 //! without a name are `dev{i}` by their position in the whole list.
 
-use super::{BlkMqSource, Device, Driver, Scenario, ScenarioError, DEVICES_MAX};
+use super::{BlkMqSource, BootParams, Device, Driver, Scenario, ScenarioError, DEVICES_MAX};
 use crate::kernel::mana::MsixMode;
 use crate::kernel::vector_matrix::EffectiveModel;
 use crate::kernel::{SortGen, Variant};
@@ -49,6 +49,32 @@ pub struct ScenarioSpec {
     /// decode and encode unchanged.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub proposal: Option<String>,
+    /// `irqaffinity=` (a cpulist). This and the three fields after it are absent in every link
+    /// written before they existed and omitted when unset, so those links decode and encode
+    /// unchanged.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub irqaffinity: Option<String>,
+    /// `isolcpus=` (`[FLAGS,]LIST`, e.g. `managed_irq,2-5`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub isolcpus: Option<String>,
+    /// `nohz_full=` (a cpulist).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nohz_full: Option<String>,
+    /// Vectors other interrupts hold before the first device: `CPUS:N,...` (`0:16,1-3:2`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub vectors_held: Option<String>,
+}
+
+impl ScenarioSpec {
+    /// The boot parameters of this spec.
+    pub fn boot(&self) -> BootParams {
+        BootParams {
+            irqaffinity: self.irqaffinity.clone(),
+            isolcpus: self.isolcpus.clone(),
+            nohz_full: self.nohz_full.clone(),
+            vectors_held: self.vectors_held.clone(),
+        }
+    }
 }
 
 fn default_variant() -> String {
@@ -290,11 +316,17 @@ impl ScenarioSpec {
             parse_effective(&self.effective)?,
             self.spread_counter,
         )?;
-        Ok(if proposal.is_some() {
+        let scenario = if proposal.is_some() {
             scenario.with_proposal(proposal)
         } else {
             scenario
-        })
+        };
+        let boot = self.boot();
+        if boot.is_empty() {
+            Ok(scenario)
+        } else {
+            scenario.with_boot(boot)
+        }
     }
 }
 
@@ -498,6 +530,17 @@ pub fn command_words(scenario: &Scenario, topology: &str) -> Vec<String> {
     if let Some(p) = scenario.proposal() {
         words.push(format!("--proposal {}", p.name()));
     }
+    let boot = scenario.boot();
+    for (flag, value) in [
+        ("--irqaffinity", &boot.irqaffinity),
+        ("--isolcpus", &boot.isolcpus),
+        ("--nohz-full", &boot.nohz_full),
+        ("--vectors-held", &boot.vectors_held),
+    ] {
+        if let Some(v) = value {
+            words.push(format!("{flag} {}", shell_word(v)));
+        }
+    }
     words
 }
 
@@ -535,6 +578,10 @@ pub fn spec_of(scenario: &Scenario, topology: TopologyRef) -> ScenarioSpec {
         effective: scenario.effective().name().into(),
         spread_counter: scenario.spread_counter(),
         proposal: scenario.proposal().map(|p| p.name().to_string()),
+        irqaffinity: scenario.boot().irqaffinity.clone(),
+        isolcpus: scenario.boot().isolcpus.clone(),
+        nohz_full: scenario.boot().nohz_full.clone(),
+        vectors_held: scenario.boot().vectors_held.clone(),
     }
 }
 

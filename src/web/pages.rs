@@ -189,6 +189,10 @@ impl IndexQuery {
                 .unwrap_or_else(|| spec::DEFAULT_EFFECTIVE.name().into()),
             spread_counter: self.counter.unwrap_or(0),
             proposal: None,
+            irqaffinity: None,
+            isolcpus: None,
+            nohz_full: None,
+            vectors_held: None,
         })
     }
 
@@ -384,7 +388,12 @@ impl ResultView {
             irqs_line: summary::irqs_line(m),
             nodes_line: summary::nodes_line(m),
             ideal: summary::ideal_line(m),
-            warnings: run.outcome.warnings().map(|(d, w)| format!("{d}: {w}")).collect(),
+            warnings: run
+                .outcome
+                .warnings()
+                .map(|(d, w)| format!("{d}: {w}"))
+                .chain(crate::render::vector_space::warning_line(&run.outcome.vector_space))
+                .collect(),
             metric: view.metric.name(),
             metric_describe: view.metric.describe(),
             metrics: HeatMetric::ALL.iter().map(|h| (h.name(), h.describe())).collect(),

@@ -204,6 +204,10 @@ async fn device_driver_columns_and_the_proposal_survive_edits() {
         effective: "x86-matrix".into(),
         spread_counter: 0,
         proposal: Some("offset-by-probed".into()),
+        irqaffinity: None,
+        isolcpus: None,
+        nohz_full: None,
+        vectors_held: None,
     };
     c.goto(&format!("{}/s/{}", h.base, permalink::encode(&spec).unwrap()))
         .await
@@ -273,5 +277,48 @@ async fn device_driver_columns_and_the_proposal_survive_edits() {
     let got = url_spec(&c, "no proposal", |s| s.proposal.is_none()).await;
     assert_eq!(got.spread_counter, 3);
     screenshot(&c, "editor-devices-proposal").await;
+    c.close().await.unwrap();
+}
+
+/// The boot-parameter fields: typed values reach the permalink and the mail text (with the
+/// ENOSPC line when the held vectors fill the machine); an emptied field leaves the spec.
+#[tokio::test]
+async fn boot_parameter_fields_reach_the_permalink() {
+    let _one = ONE_AT_A_TIME.lock().await;
+    let Some(mut h) = Harness::start().await else { return };
+    let c = h.session().await;
+    let spec: ScenarioSpec = serde_json::from_value(serde_json::json!({
+        "topology": "vm-2vcpu-smt2",
+        "devices": [{"count": 2, "queues": 8, "managed": false}],
+        "isolcpus": "managed_irq,1",
+    }))
+    .unwrap();
+    c.goto(&format!("{}/s/{}", h.base, permalink::encode(&spec).unwrap()))
+        .await
+        .unwrap();
+    assert_eq!(value(&c, "#boot-isolcpus").await, "managed_irq,1");
+    assert_eq!(value(&c, "#boot-irqaffinity").await, "");
+    set_text(&c, "#boot-vectors-held", "0-1:200").await;
+    let got = url_spec(&c, "vectors_held in the link", |s| {
+        s.vectors_held.as_deref() == Some("0-1:200")
+    })
+    .await;
+    assert_eq!(got.isolcpus.as_deref(), Some("managed_irq,1"));
+    let text = wait_for("the ENOSPC line in the mail text", || async {
+        let t = c
+            .find(Locator::Css("#mail-text"))
+            .await
+            .ok()?
+            .prop("textContent")
+            .await
+            .ok()??;
+        t.contains("ENOSPC").then_some(t)
+    })
+    .await;
+    assert!(text.contains("--vectors-held 0-1:200"), "{text}");
+    // Backspace over the selected value empties the field.
+    set_text(&c, "#boot-isolcpus", "\u{E003}").await;
+    let got = url_spec(&c, "isolcpus gone from the link", |s| s.isolcpus.is_none()).await;
+    assert_eq!(got.vectors_held.as_deref(), Some("0-1:200"));
     c.close().await.unwrap();
 }

@@ -1,13 +1,13 @@
 //! The integration tests, one binary (ripgrep's layout): each module is one area, sharing the
 //! helpers in `common`. Run one area with `cargo test --test it AREA::`.
 
-mod common;
 mod browser;
 mod browser_editor;
 mod browser_mana_sched;
 mod browser_sweep;
 mod catalogue;
 mod cli_errors;
+mod common;
 mod golden;
 mod ideal;
 mod import;
@@ -22,5 +22,6 @@ mod scenario_mana;
 mod seed_presets;
 mod seeds;
 mod sweep;
+mod vector_space;
 mod web_http;
 mod web_mana_sched;

@@ -17,6 +17,10 @@ fn spec(preset: &str, tokens: &[&str]) -> ScenarioSpec {
         effective: "x86-matrix".into(),
         spread_counter: 0,
         proposal: None,
+        irqaffinity: None,
+        isolcpus: None,
+        nohz_full: None,
+        vectors_held: None,
     }
 }
 

@@ -27,6 +27,10 @@ fn seed_spec(variant: &str) -> ScenarioSpec {
         effective: "x86-matrix".into(),
         spread_counter: 0,
         proposal: None,
+        irqaffinity: None,
+        isolcpus: None,
+        nohz_full: None,
+        vectors_held: None,
     }
 }
 
