@@ -19,7 +19,7 @@ pub fn outcome_json(scenario: &Scenario, outcome: &Outcome, m: &Metrics) -> Valu
     // and so every scenario without a MANA device, are unchanged.
     for (i, d) in outcome.devices.iter().enumerate() {
         if let Some(o) = &d.mana {
-            value["devices"][i]["mana"] = crate::golden::mana_sched::mana_outcome_json(o);
+            value["devices"][i]["mana"] = super::json_mana_sched::mana_outcome_json(o);
         }
     }
     value["warnings"] = outcome

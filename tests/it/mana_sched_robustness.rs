@@ -2,7 +2,7 @@
 //! typed error, never panic, and keep their own invariants.
 
 use irqscope::kernel::mana::{self, ManaInput, MsixMode};
-use irqscope::kernel::sched_numa::{self, SchedInput};
+use irqscope::kernel::sched::{self, SchedInput};
 
 /// A small deterministic generator (64-bit LCG), so failures reproduce.
 struct Lcg(u64);
@@ -134,7 +134,7 @@ fn sched_generated_inputs() {
             nr_running,
             pair_cpus: pair,
         };
-        match sched_numa::run(&input) {
+        match sched::run(&input) {
             Err(e) => {
                 n_err += 1;
                 assert!(!e.to_string().is_empty());
@@ -197,12 +197,12 @@ fn sched_at_the_size_limits() {
         nr_running,
         pair_cpus: [0, 1],
     };
-    let out = sched_numa::run(&input).expect("valid input at the limits");
+    let out = sched::run(&input).expect("valid input at the limits");
     assert_eq!(out.topology.nodes.len(), 64);
     let mut too_big = input.clone();
     too_big.cpus_per_node[0] = 129;
     too_big.nr_running.push(0);
-    assert!(sched_numa::run(&too_big).is_err());
+    assert!(sched::run(&too_big).is_err());
 }
 
 #[test]

@@ -4,9 +4,10 @@
 
 use axum::http::{header, StatusCode};
 use irqscope::catalogue;
-use irqscope::kernel::sched_numa::INTERPRETATION_NOTES;
+use irqscope::kernel::sched::INTERPRETATION_NOTES;
+use irqscope::scenario::mana::ManaSpec;
+use irqscope::scenario::sched::SchedSpec;
 use irqscope::scenario::spec::TopologyRef;
-use irqscope::web::mana_sched::{ManaSpec, SchedSpec};
 use irqscope::web::permalink;
 use serde_json::Value;
 
