@@ -218,3 +218,74 @@ pub fn mana_input(
         default_affinity: None,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::catalogue;
+
+    #[test]
+    fn serialized_form_is_frozen() {
+        // Field order and the omitted `load`/`irqaffinity` are what old /m/ links carry.
+        let spec = ManaSpec {
+            load: None,
+            irqaffinity: Some("0-1".into()),
+            ..ManaSpec::seed()
+        };
+        assert_eq!(
+            serde_json::to_string(&spec).unwrap(),
+            r#"{"topology":"azure-4vcpu-smt2","device_node":0,"mode":"dynamic","max_msix":64,"irqaffinity":"0-1"}"#
+        );
+        let old: ManaSpec = serde_json::from_str(r#"{"topology":"azure-4vcpu-smt2"}"#).unwrap();
+        assert_eq!(
+            old,
+            ManaSpec {
+                load: None,
+                ..ManaSpec::seed()
+            }
+        );
+    }
+
+    #[test]
+    fn resolve_builds_the_input_and_names_bad_fields() {
+        let s = ManaSpec::seed().resolve(catalogue::get).unwrap();
+        assert_eq!(s.input.initial_vector_load, vec![0, 1, 1, 1]);
+        assert_eq!(s.input.device_node, 0);
+        assert_eq!(s.input.default_affinity, None);
+        let run = s.run().unwrap();
+        assert_eq!(run.outcome(DriverVersion::Patched).version, DriverVersion::Patched);
+
+        let with = |f: &dyn Fn(&mut ManaSpec)| {
+            let mut spec = ManaSpec::seed();
+            f(&mut spec);
+            spec.resolve(catalogue::get).and_then(|s| s.run()).unwrap_err().0
+        };
+        assert!(with(&|s| s.mode = "weird".into()).contains("dynamic or static"));
+        assert!(with(&|s| s.irqaffinity = Some("9".into())).starts_with("irqaffinity \"9\""));
+        assert!(with(&|s| s.irqaffinity = Some("0,".repeat(LIST_TEXT_BYTES_MAX))).contains("longer than"));
+        assert!(with(&|s| s.topology = TopologyRef::Preset("nope".into())).contains("unknown topology preset"));
+        assert!(with(&|s| s.load = Some(vec![0, 1])).starts_with("MANA: "));
+    }
+
+    #[test]
+    fn count_lists() {
+        assert_eq!(parse_count_list("0, 1,2", "load").unwrap(), vec![0, 1, 2]);
+        assert!(parse_count_list("0,x", "load")
+            .unwrap_err()
+            .0
+            .contains("\"x\" is not a number"));
+        assert!(parse_count_list(&"1".repeat(LIST_TEXT_BYTES_MAX + 1), "load").is_err());
+    }
+
+    #[test]
+    fn command_line_reproduces_the_spec() {
+        let spec = ManaSpec {
+            irqaffinity: Some("0-1".into()),
+            ..ManaSpec::seed()
+        };
+        assert_eq!(
+            spec.command_line(),
+            "irqscope mana azure-4vcpu-smt2 --device-node 0 --mode dynamic --max-msix 64 --load 0,1,1,1 --irqaffinity 0-1"
+        );
+    }
+}

@@ -156,3 +156,75 @@ pub fn run_input(input: SchedInput) -> Result<SchedRun, ScenarioError> {
     let outcome = sched::run(&input).map_err(|e| ScenarioError(e.to_string()))?;
     Ok(SchedRun { input, outcome })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::catalogue;
+
+    #[test]
+    fn serialized_form_is_frozen() {
+        assert_eq!(
+            serde_json::to_string(&SchedSpec::seed()).unwrap(),
+            r#"{"topology":"arm64-4node-diameter3","pair_node":1,"noise":0,"node_reclaim_distance":30}"#
+        );
+        let old: SchedSpec = serde_json::from_str(r#"{"topology":"arm64-4node-diameter3"}"#).unwrap();
+        assert_eq!(old, SchedSpec::seed());
+    }
+
+    #[test]
+    fn resolve_places_the_pair_and_noise() {
+        let spec = SchedSpec {
+            noise: 2,
+            ..SchedSpec::seed()
+        };
+        let s = spec.resolve(catalogue::get).unwrap();
+        let first = s.topology.node_cpus(1).first().unwrap();
+        assert_eq!(s.input.pair_cpus, [first, first + 1]);
+        let running: Vec<u32> = (0..s.input.nr_running.len() as u32)
+            .filter(|&c| s.input.nr_running[c as usize] == 1)
+            .collect();
+        assert_eq!(running, (first..first + 4).collect::<Vec<_>>());
+        assert_eq!(s.input.node_reclaim_distance, 30);
+        assert_eq!(s.run().unwrap().outcome.variants.len(), 3);
+    }
+
+    #[test]
+    fn resolve_refuses_what_the_model_cannot_take() {
+        let err = |spec: SchedSpec| spec.resolve(catalogue::get).unwrap_err().0;
+        let on = |preset: &str| SchedSpec {
+            topology: TopologyRef::Preset(preset.into()),
+            ..SchedSpec::seed()
+        };
+        assert_eq!(
+            err(SchedSpec {
+                pair_node: 9,
+                ..SchedSpec::seed()
+            }),
+            "sched: pair node 9: the machine has 4 node(s)"
+        );
+        assert!(err(SchedSpec {
+            noise: 1000,
+            ..SchedSpec::seed()
+        })
+        .contains("too few for the pair and 1000 noise tasks"));
+        assert!(err(on("synthetic-sparse-ids")).contains("no sparse ids"));
+        assert!(err(on("xeon-2s-18c-smt2")).contains("node by node"));
+        // Validated by the model itself (spec B.1), still at resolve time.
+        assert_eq!(
+            err(SchedSpec {
+                pair_node: 0,
+                ..on("azure-4vcpu-smt2")
+            }),
+            "sched: 1 node(s) given, at least 2 are needed"
+        );
+    }
+
+    #[test]
+    fn command_line_reproduces_the_spec() {
+        assert_eq!(
+            SchedSpec::seed().command_line(),
+            "irqscope sched arm64-4node-diameter3 --pair-node 1 --noise 0 --node-reclaim-distance 30"
+        );
+    }
+}
