@@ -53,9 +53,6 @@ pub struct SchedTopology {
     pub nodes: Vec<NodeTopology>,
 }
 
-/// `enum group_type`, restricted to what the model produces. The order is
-/// the kernel's: a later type is busier.
-
 // ---------------------------------------------------------------------------
 // The built domains
 
