@@ -342,7 +342,9 @@ fn group_classify(sum_nr: u64, weight: u64, capacity: u64, util: u64, runnable: 
 }
 
 /// `allow_numa_imbalance()`: a destination running at most `imb_numa_nr` tasks may stay
-/// slightly imbalanced.
+/// slightly imbalanced (`running <= imb_numa_nr`, as the 2022 "sched/numa: Apply imbalance
+/// limitations consistently" series left it; later kernels inline this test into
+/// `adjust_numa_imbalance()`).
 fn allow_numa_imbalance(dst_running: u64, imb_numa_nr: u32) -> bool {
     dst_running <= u64::from(imb_numa_nr)
 }
