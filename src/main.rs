@@ -495,111 +495,73 @@ fn input_object(path: &Path) -> anyhow::Result<serde_json::Value> {
     Ok(value.get("input").cloned().unwrap_or(value))
 }
 
-/// A topology the MANA and sched models can take: every id possible, nodes in id order.
-fn dense_topology(name: &str) -> anyhow::Result<Arc<irqscope::topology::Topology>> {
-    let t = load_topology(name)?;
+/// How the `mana` and `sched` commands name a machine: a preset by name, or a topology file
+/// carried inline (validated by the scenario's `resolve`).
+fn topology_ref(name_or_path: &str) -> anyhow::Result<TopologyRef> {
+    if catalogue::get(name_or_path).is_some() {
+        return Ok(TopologyRef::Preset(name_or_path.to_string()));
+    }
+    let path = Path::new(name_or_path);
     anyhow::ensure!(
-        t.possible().weight() == t.nr_cpu_ids(),
-        "{name}: these models need every CPU id 0..{} to exist (no sparse ids)",
-        t.nr_cpu_ids()
+        path.exists(),
+        "{name_or_path:?} is neither a preset (see `irqscope topology list`) nor a file"
     );
-    Ok(t)
+    let spec = toml::from_str(&read_text(path)?).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+    Ok(TopologyRef::Inline(Box::new(spec)))
 }
 
 fn mana(args: ManaArgs) -> anyhow::Result<ExitCode> {
-    use irqscope::kernel::mana::{self as m, ManaInput, MsixMode};
-    let input = match (&args.input, &args.topology) {
-        (Some(path), _) => irqscope::golden::mana_sched::parse_mana_input(&input_object(path)?)
-            .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?,
+    use irqscope::scenario::mana::{self as m, ManaSpec};
+    let run = match (&args.input, &args.topology) {
+        (Some(path), _) => {
+            let input = golden::mana_sched::parse_mana_input(&input_object(path)?)
+                .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+            m::run_input(input)?
+        }
         (None, Some(name)) => {
-            let t = dense_topology(name)?;
-            let n = t.nr_cpu_ids();
-            let cpus = 0..n;
-            let load = match &args.load {
-                None => vec![0; n as usize],
-                Some(text) => text
-                    .split(',')
-                    .map(|v| v.trim().parse::<u32>().with_context(|| format!("--load {text:?}")))
-                    .collect::<Result<Vec<_>, _>>()?,
-            };
-            let default_affinity = match &args.irqaffinity {
-                None => None,
-                Some(text) => Some(irqscope::topology::parse_cpulist(text, n)?.iter().collect()),
-            };
-            let nn = t.nr_node_ids();
-            ManaInput {
-                cpu_node: cpus.clone().map(|c| t.cpu_to_node(c)).collect(),
-                cpu_core: cpus.clone().map(|c| t.smt(c).first().unwrap_or(c)).collect(),
-                node_distance: (0..nn).map(|a| (0..nn).map(|b| t.distance(a, b)).collect()).collect(),
+            let spec = ManaSpec {
+                topology: topology_ref(name)?,
                 device_node: args.device_node,
-                mode: match args.mode.as_str() {
-                    "dynamic" => MsixMode::Dynamic,
-                    "static" => MsixMode::Static,
-                    other => anyhow::bail!("--mode {other:?}: dynamic or static"),
-                },
+                mode: args.mode,
                 max_msix: args.max_msix,
-                initial_vector_load: load,
-                online: cpus.map(|c| t.online().contains(c)).collect(),
-                default_affinity,
-            }
+                load: args
+                    .load
+                    .as_deref()
+                    .map(|l| m::parse_count_list(l, "--load"))
+                    .transpose()?,
+                irqaffinity: args.irqaffinity,
+            };
+            spec.resolve(catalogue::get)?.run()?
         }
         (None, None) => anyhow::bail!("give a topology (preset or file) or --input FILE"),
     };
-    let (unpatched, patched) = m::run_both(&input)?;
-    print!("{}", render::mana_sched::mana_report(&input, &unpatched, &patched));
+    print!(
+        "{}",
+        render::mana_sched::mana_report(&run.input, &run.unpatched, &run.patched)
+    );
     Ok(ExitCode::SUCCESS)
 }
 
 fn sched(args: SchedArgs) -> anyhow::Result<ExitCode> {
-    use irqscope::kernel::sched_numa::{self as s, SchedInput};
-    let input = match (&args.input, &args.topology) {
-        (Some(path), _) => irqscope::golden::mana_sched::parse_sched_input(&input_object(path)?)
-            .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?,
+    use irqscope::scenario::sched::{self as s, SchedSpec};
+    let run = match (&args.input, &args.topology) {
+        (Some(path), _) => {
+            let input = golden::mana_sched::parse_sched_input(&input_object(path)?)
+                .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+            s::run_input(input)?
+        }
         (None, Some(name)) => {
-            let t = dense_topology(name)?;
-            let nn = t.nr_node_ids();
-            // The model numbers CPUs node by node; the topology must too.
-            let mut next = 0;
-            for node in 0..nn {
-                let cpus = t.node_cpus(node);
-                anyhow::ensure!(
-                    cpus.first() == Some(next) && cpus.last() == Some(next + cpus.weight() - 1),
-                    "{name}: the sched model needs CPUs numbered node by node (node {node} is {cpus})"
-                );
-                next += cpus.weight();
-            }
-            anyhow::ensure!(
-                args.pair_node < nn,
-                "--pair-node {}: the machine has {nn} node(s)",
-                args.pair_node
-            );
-            let node_cpus = t.node_cpus(args.pair_node);
-            anyhow::ensure!(
-                node_cpus.weight() >= 2 + args.noise,
-                "node {} has {} CPUs: too few for the pair and {} noise tasks",
-                args.pair_node,
-                node_cpus.weight(),
-                args.noise
-            );
-            let mut nr_running = vec![0u32; t.nr_cpu_ids() as usize];
-            let on_node: Vec<u32> = node_cpus.iter().collect();
-            for &cpu in on_node.iter().take(2 + args.noise as usize) {
-                nr_running[cpu as usize] = 1;
-            }
-            SchedInput {
-                node_distance: (0..nn).map(|a| (0..nn).map(|b| t.distance(a, b)).collect()).collect(),
-                cpus_per_node: (0..nn).map(|n| t.node_cpus(n).weight()).collect(),
-                smt: t.threads_per_core_max(),
-                llcs_per_node: 1,
+            let spec = SchedSpec {
+                topology: topology_ref(name)?,
+                pair_node: args.pair_node,
+                noise: args.noise,
                 node_reclaim_distance: args.node_reclaim_distance,
-                nr_running,
-                pair_cpus: [on_node[0], on_node[1]],
-            }
+            };
+            spec.resolve(catalogue::get)?.run()?
         }
         (None, None) => anyhow::bail!("give a topology (preset or file) or --input FILE"),
     };
-    let outcome = s::run(&input)?;
-    print!("{}", render::mana_sched::sched_report(&input, &outcome));
+    print!("{}", render::mana_sched::sched_report(&run.input, &run.outcome));
     Ok(ExitCode::SUCCESS)
 }
 

@@ -6,7 +6,7 @@
 //! condition on which the kernel would `WARN` is returned as a [`KernelWarn`] beside the result;
 //! `assert!` is kept for bugs in irqscope itself.
 //!
-//! `mana` models a network driver's own IRQ set-up and `sched_numa` the scheduler's NUMA
+//! `mana` models a network driver's own IRQ set-up and `sched` the scheduler's NUMA
 //! imbalance decision; both are self-contained (their inputs are plain vectors, as in the spec).
 
 pub mod blk_mq_cpumap;
@@ -15,7 +15,7 @@ pub mod irq_affinity;
 pub mod isolation;
 pub mod mana;
 pub mod manage;
-pub mod sched_numa;
+pub mod sched;
 pub mod sort;
 pub mod vector_matrix;
 

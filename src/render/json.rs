@@ -4,7 +4,6 @@
 //! scenario's names, warnings, metrics and summary sentences.
 
 use super::summary;
-use crate::kernel::mana::ManaOutcome;
 use crate::metrics::{self, Metrics};
 use crate::scenario::{Outcome, Scenario};
 use serde_json::{json, Map, Value};
@@ -43,36 +42,6 @@ pub fn system_view(scenario: &Scenario, outcome: &Outcome) -> Value {
     Value::Object(out)
 }
 
-/// A MANA driver run's own account, in the shape of a golden `mana` case's `expected` side.
-pub fn mana_view(o: &ManaOutcome) -> Value {
-    let irqs: Vec<Value> = o
-        .irqs
-        .iter()
-        .map(|irq| {
-            json!({
-                "index": irq.index,
-                "kind": irq.kind.as_str(),
-                "affinity": match &irq.affinity {
-                    Some(mask) => json!(mask),
-                    None => json!("default"),
-                },
-                "request_cpu": irq.request_cpu,
-                "effective_cpu": irq.effective_cpu,
-            })
-        })
-        .collect();
-    json!({
-        "num_msix_usable": o.num_msix_usable,
-        "queue_irq_count": o.queue_irq_count,
-        "skip_first_cpu": o.skip_first_cpu,
-        "setup_fn": o.setup_fn.as_str(),
-        "irqs": irqs,
-        "effective_cpus": o.effective_cpus,
-        "queue_irqs_per_cpu": o.queue_irqs_per_cpu,
-        "final_vector_load": o.final_vector_load,
-    })
-}
-
 /// The public JSON API's view of a scenario run (`/s/…/json`, `simulate --format json`).
 pub fn outcome_json(scenario: &Scenario, outcome: &Outcome, m: &Metrics) -> Value {
     let mut value = system_view(scenario, outcome);
@@ -88,7 +57,7 @@ pub fn outcome_json(scenario: &Scenario, outcome: &Outcome, m: &Metrics) -> Valu
     // and so every scenario without a MANA device, are unchanged.
     for (i, d) in outcome.devices.iter().enumerate() {
         if let Some(o) = &d.mana {
-            value["devices"][i]["mana"] = mana_view(o);
+            value["devices"][i]["mana"] = super::json_mana_sched::mana_outcome_json(o);
         }
     }
     value["warnings"] = outcome

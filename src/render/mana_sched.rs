@@ -4,7 +4,9 @@
 
 use super::text::wrap;
 use crate::kernel::mana::{ManaInput, ManaOutcome};
-use crate::kernel::sched_numa::{SchedInput, SchedOutcome, INTERPRETATION_NOTES};
+use crate::kernel::sched::{SchedInput, SchedOutcome, INTERPRETATION_NOTES};
+use crate::scenario::mana::ManaRun;
+use crate::scenario::sched::SchedRun;
 use std::fmt::Write;
 
 fn list(v: &[u32]) -> String {
@@ -168,4 +170,19 @@ pub fn sched_report(input: &SchedInput, outcome: &SchedOutcome) -> String {
         out.push_str(&wrap(note, "  - ", "    "));
     }
     out
+}
+
+/// The text twin of a MANA page (`/m/{p}/text`): the command line that reproduces it, its
+/// link, then [`mana_report`].
+pub fn mana_twin(command: &str, url: &str, run: &ManaRun) -> String {
+    format!(
+        "  $ {command}\n  {url}\n\n{}",
+        mana_report(&run.input, &run.unpatched, &run.patched)
+    )
+}
+
+/// The text twin of a sched page (`/n/{p}/text`): the command line, the link, then
+/// [`sched_report`].
+pub fn sched_twin(command: &str, url: &str, run: &SchedRun) -> String {
+    format!("  $ {command}\n  {url}\n\n{}", sched_report(&run.input, &run.outcome))
 }

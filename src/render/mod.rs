@@ -6,6 +6,7 @@
 //! `golden` or `web`.
 
 pub mod json;
+pub mod json_mana_sched;
 pub mod mana_sched;
 pub mod summary;
 pub mod svg;

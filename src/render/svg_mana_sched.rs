@@ -4,7 +4,7 @@
 
 use super::svg::escape;
 use crate::kernel::mana::{ManaInput, ManaOutcome};
-use crate::kernel::sched_numa::{NodeTopology, Topology as SchedTopology};
+use crate::kernel::sched::{NodeTopology, SchedTopology};
 use std::fmt::Write;
 
 /// Grids larger than this many cells are not drawn (the tables and JSON still hold them).

@@ -14,7 +14,11 @@
 
 pub mod payloads;
 pub mod permalink;
+pub mod mana;
+pub mod sched;
 pub mod spec;
+
+pub use mana::mana_input;
 
 use crate::kernel::blk_mq_cpumap::{blk_mq_map_hw_queues, blk_mq_map_queues, Mapper};
 use crate::kernel::irq_affinity::{
@@ -22,7 +26,7 @@ use crate::kernel::irq_affinity::{
     IRQ_AFFINITY_MAX_SETS,
 };
 use crate::kernel::isolation::{HkType, Housekeeping};
-use crate::kernel::mana::{self, DriverVersion, ManaInput, ManaOutcome, MsixMode};
+use crate::kernel::mana::{DriverVersion, ManaOutcome, MsixMode};
 use crate::kernel::manage::{irq_affinity_setup, irq_setup_affinity_with, managed_irq_prog_mask};
 use crate::kernel::vector_matrix::{CpuMap, EffectiveModel, MatrixError, VectorMatrix, VECTORS_AVAILABLE_START};
 use crate::kernel::{KernelWarn, SortGen, Variant};
@@ -322,11 +326,17 @@ impl Scenario {
                         "{at}: the MANA model places IRQs by the x86 vector matrix; use the x86-matrix effective model"
                     ));
                 }
-                if topology.nr_node_ids() as usize > mana::NODES_MAX {
-                    return err(format!("{at}: the MANA model takes at most {} nodes", mana::NODES_MAX));
+                if topology.nr_node_ids() as usize > crate::kernel::mana::NODES_MAX {
+                    return err(format!(
+                        "{at}: the MANA model takes at most {} nodes",
+                        crate::kernel::mana::NODES_MAX
+                    ));
                 }
-                if topology.nr_cpu_ids() as usize > mana::CPUS_MAX {
-                    return err(format!("{at}: the MANA model takes at most {} CPUs", mana::CPUS_MAX));
+                if topology.nr_cpu_ids() as usize > crate::kernel::mana::CPUS_MAX {
+                    return err(format!(
+                        "{at}: the MANA model takes at most {} CPUs",
+                        crate::kernel::mana::CPUS_MAX
+                    ));
                 }
             }
         }
@@ -817,34 +827,6 @@ fn proposal_masks(
     })
 }
 
-/// The [`ManaInput`] for a MANA device probed now: the machine as the model sees it, and as
-/// `initial_vector_load` the vectors the devices probed before it hold on each CPU (from the
-/// vector matrix). CPU ids that are not possible appear as offline CPUs on node 0.
-pub fn mana_input(
-    topo: &Topology,
-    device_node: Option<u32>,
-    mode: MsixMode,
-    max_msix: u32,
-    initial_vector_load: Vec<u32>,
-) -> ManaInput {
-    let n = topo.nr_cpu_ids();
-    let nn = topo.nr_node_ids();
-    ManaInput {
-        cpu_node: (0..n).map(|c| topo.cpu_to_node(c)).collect(),
-        // A core is named by its lowest thread; a CPU without a sibling set is its own core.
-        cpu_core: (0..n).map(|c| topo.smt(c).first().unwrap_or(c)).collect(),
-        node_distance: (0..nn)
-            .map(|a| (0..nn).map(|b| topo.distance(a, b)).collect())
-            .collect(),
-        device_node: device_node.map_or(-1, |d| d as i32),
-        mode,
-        max_msix,
-        initial_vector_load,
-        online: (0..n).map(|c| topo.online().contains(c)).collect(),
-        default_affinity: None,
-    }
-}
-
 /// A MANA device: its IRQs are placed by `kernel::mana` on the vector load the earlier devices
 /// left, and the load it leaves is written back for the devices after it. Vectors MANA left
 /// behind by moves are released once its setup ends (the first interrupt on each new vector
@@ -869,7 +851,7 @@ fn run_mana(
         .default_affinity
         .clone()
         .unwrap_or_else(|| CpuSet::full(topo.nr_cpu_ids()));
-    let (vectors, mana) = match mana::run(&input, version) {
+    let (vectors, mana) = match crate::kernel::mana::run(&input, version) {
         Ok(o) => {
             let after: Vec<u32> = o.load_breakdown.iter().map(|b| b.pre_existing + b.mana_held).collect();
             // The MANA model counts vectors without a limit; the matrix holds them to the CPU's

@@ -11,8 +11,10 @@
 //! `POST /api/simulate`, `GET /api/topologies`, `GET /api/topologies/{name}`, `/static/*`.
 
 pub mod live;
-pub mod mana_sched;
+pub mod mana;
+mod model_pages;
 pub mod pages;
+pub mod sched;
 pub mod sweep;
 
 use crate::catalogue;
@@ -76,14 +78,14 @@ pub fn app(state: AppState) -> Router {
         .route("/c/{link}", get(compare_page))
         .route("/c/{link}/text", get(compare_text))
         .route("/c/{link}/json", get(compare_json))
-        .route("/mana", get(mana_sched::mana_query))
-        .route("/m/{link}", get(mana_sched::mana_page))
-        .route("/m/{link}/text", get(mana_sched::mana_text))
-        .route("/m/{link}/json", get(mana_sched::mana_json))
-        .route("/sched", get(mana_sched::sched_query))
-        .route("/n/{link}", get(mana_sched::sched_page))
-        .route("/n/{link}/text", get(mana_sched::sched_text))
-        .route("/n/{link}/json", get(mana_sched::sched_json))
+        .route("/mana", get(mana::mana_query))
+        .route("/m/{link}", get(mana::mana_page))
+        .route("/m/{link}/text", get(mana::mana_text))
+        .route("/m/{link}/json", get(mana::mana_json))
+        .route("/sched", get(sched::sched_query))
+        .route("/n/{link}", get(sched::sched_page))
+        .route("/n/{link}/text", get(sched::sched_text))
+        .route("/n/{link}/json", get(sched::sched_json))
         .route("/fragment", post(fragment))
         .route("/api/simulate", post(api_simulate))
         .route("/sweep", get(sweep::sweep_page))

@@ -127,7 +127,7 @@ async fn sched_seed_preset_noise_and_variant() {
     assert_eq!(c.find_all(Locator::Css("svg.ladder")).await.unwrap().len(), 4);
     assert_eq!(
         c.find_all(Locator::Css("#notes li")).await.unwrap().len(),
-        irqscope::kernel::sched_numa::INTERPRETATION_NOTES.len()
+        irqscope::kernel::sched::INTERPRETATION_NOTES.len()
     );
     screenshot(&c, "sched-seed003-noise0").await;
 

@@ -19,6 +19,7 @@ mod mana_sched_robustness;
 mod presets_frozen;
 mod properties;
 mod scenario_mana;
+mod sched_wake_paths;
 mod seed_presets;
 mod seeds;
 mod sweep;

@@ -2,7 +2,7 @@
 //! typed error, never panic, and keep their own invariants.
 
 use irqscope::kernel::mana::{self, ManaInput, MsixMode};
-use irqscope::kernel::sched_numa::{self, SchedInput};
+use irqscope::kernel::sched::{self, SchedInput};
 
 /// A small deterministic generator (64-bit LCG), so failures reproduce.
 struct Lcg(u64);
@@ -134,7 +134,7 @@ fn sched_generated_inputs() {
             nr_running,
             pair_cpus: pair,
         };
-        match sched_numa::run(&input) {
+        match sched::run(&input) {
             Err(e) => {
                 n_err += 1;
                 assert!(!e.to_string().is_empty());
@@ -171,7 +171,9 @@ fn sched_generated_inputs() {
 
 #[test]
 fn sched_at_the_size_limits() {
-    let n_nodes = 64;
+    // The model's node limit, and the machine CPU limit spread over it.
+    let n_nodes = sched::SCHED_NODES_MAX as usize;
+    let per_node = irqscope::topology::CPUS_MAX / sched::SCHED_NODES_MAX;
     let node_distance: Vec<Vec<u32>> = (0..n_nodes)
         .map(|i: usize| {
             (0..n_nodes)
@@ -185,24 +187,38 @@ fn sched_at_the_size_limits() {
                 .collect()
         })
         .collect();
-    let mut nr_running = vec![0u32; 8192];
+    let mut nr_running = vec![0u32; irqscope::topology::CPUS_MAX as usize];
     nr_running[0] = 1;
     nr_running[1] = 2;
     let input = SchedInput {
         node_distance,
-        cpus_per_node: vec![128; n_nodes],
+        cpus_per_node: vec![per_node; n_nodes],
         smt: 2,
         llcs_per_node: 1,
         node_reclaim_distance: 30,
         nr_running,
         pair_cpus: [0, 1],
     };
-    let out = sched_numa::run(&input).expect("valid input at the limits");
-    assert_eq!(out.topology.nodes.len(), 64);
+    let out = sched::run(&input).expect("valid input at the limits");
+    assert_eq!(out.topology.nodes.len(), n_nodes);
     let mut too_big = input.clone();
-    too_big.cpus_per_node[0] = 129;
+    too_big.cpus_per_node[0] = per_node + 1;
     too_big.nr_running.push(0);
-    assert!(sched_numa::run(&too_big).is_err());
+    assert!(matches!(
+        sched::run(&too_big),
+        Err(sched::SchedError::TooManyCpus { .. })
+    ));
+    let mut too_many_nodes = input.clone();
+    too_many_nodes.node_distance = vec![vec![20; n_nodes + 1]; n_nodes + 1];
+    for (i, row) in too_many_nodes.node_distance.iter_mut().enumerate() {
+        row[i] = 10;
+    }
+    too_many_nodes.cpus_per_node.push(1);
+    too_many_nodes.nr_running.push(0);
+    assert!(matches!(
+        sched::run(&too_many_nodes),
+        Err(sched::SchedError::TooManyNodes { .. })
+    ));
 }
 
 #[test]

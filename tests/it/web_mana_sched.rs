@@ -4,11 +4,12 @@
 
 use axum::http::{header, StatusCode};
 use irqscope::catalogue;
-use irqscope::kernel::sched_numa::INTERPRETATION_NOTES;
-use irqscope::scenario::permalink;
+use irqscope::kernel::sched::INTERPRETATION_NOTES;
+use irqscope::scenario::mana::ManaSpec;
+use irqscope::scenario::sched::SchedSpec;
 use irqscope::scenario::spec::TopologyRef;
-use irqscope::web::mana_sched::{ManaSpec, SchedSpec};
-use serde_json::Value;
+use irqscope::scenario::permalink;
+use serde_json::{json, Value};
 
 use crate::common;
 use common::http::{get, Reply};
@@ -35,6 +36,74 @@ async fn permalink_from_before_mana_devices_reproduces_exactly() {
         page.body.contains(&format!("/s/{link}")),
         "the page re-encodes to the same link"
     );
+}
+
+/// `tests/data/permalink-mana-seed-irqaffinity.*` were recorded from the code before MANA
+/// and sched went through `scenario`: the `/m/` link reproduces its text and JSON twins byte
+/// for byte.
+#[tokio::test]
+async fn old_mana_permalink_reproduces_exactly() {
+    let link = data("permalink-mana-seed-irqaffinity.txt");
+    let link = link.trim();
+    let text = get(&format!("/m/{link}/text")).await;
+    assert_eq!(text.status, StatusCode::OK, "{}", text.body);
+    assert_eq!(text.body, data("permalink-mana-seed-irqaffinity.text"));
+    let json = get(&format!("/m/{link}/json")).await;
+    assert_eq!(json.status, StatusCode::OK, "{}", json.body);
+    assert_eq!(json.body, data("permalink-mana-seed-irqaffinity.json"));
+    let page = get(&format!("/m/{link}")).await;
+    assert!(
+        page.body.contains(&format!("/m/{link}")),
+        "the page re-encodes to the same link"
+    );
+}
+
+/// The text without the interpretation note on the wake path names (the one note the
+/// spec B.8 names changed), from its `  - ` line to the next one.
+fn without_wake_names_note(text: &str) -> String {
+    let mut out = Vec::new();
+    let mut skipping = false;
+    for line in text.lines() {
+        if line.starts_with("  - ") {
+            skipping = line.starts_with("  - Wake path with both groups fully busy or overloaded");
+        }
+        if !skipping {
+            out.push(line);
+        }
+    }
+    out.join("\n")
+}
+
+/// `tests/data/permalink-sched-seed*` were recorded before the wake-path names followed spec
+/// B.8: the old `/n/` link still decodes to the same spec, and its twins are the same bytes
+/// except the interpretation note that called those names the model's own.
+#[tokio::test]
+async fn old_sched_permalink_reproduces_but_for_the_wake_names_note() {
+    let link = data("permalink-sched-seed.txt");
+    let link = link.trim();
+    let before = data("permalink-sched-seed-before-wake-names.text");
+    let text = get(&format!("/n/{link}/text")).await;
+    assert_eq!(text.status, StatusCode::OK, "{}", text.body);
+    assert_ne!(text.body, before);
+    assert_eq!(without_wake_names_note(&text.body), without_wake_names_note(&before));
+    assert!(before.contains("avg_load_*") && !text.body.contains("avg_load_*"));
+
+    let json = get(&format!("/n/{link}/json")).await;
+    assert_eq!(json.status, StatusCode::OK, "{}", json.body);
+    let mut now: Value = serde_json::from_str(&json.body).unwrap();
+    let mut old: Value = serde_json::from_str(&data("permalink-sched-seed-before-wake-names.json")).unwrap();
+    let note = |v: &mut Value| -> Value {
+        let notes = v["interpretation_notes"].as_array_mut().unwrap();
+        let i = notes
+            .iter()
+            .position(|n| n.as_str().unwrap().starts_with("Wake path with both groups fully busy"))
+            .unwrap();
+        notes.remove(i)
+    };
+    let (now_note, old_note) = (note(&mut now), note(&mut old));
+    assert_ne!(now_note, old_note);
+    assert_eq!(now, old);
+    assert_eq!(now["permalink"], json!(link));
 }
 
 /// A 4xx with a plain-text message containing `needle`.

@@ -1,0 +1,230 @@
+//! The sched scenario: a communicating task pair on one node of a machine, judged by the
+//! scheduler's NUMA imbalance decision in every variant (seed 003). [`SchedSpec`] is its
+//! input as data, the payload of the `/n/{permalink}` links; [`SchedSpec::resolve`] validates
+//! it once into a [`SchedScenario`] (the machine and the model input), and
+//! [`SchedScenario::run`] runs `kernel::sched` on it. The CLI (`irqscope sched`) and the
+//! `/sched` page both go through here.
+
+use super::mana::{resolve_topology, topology_label};
+use super::spec::{shell_word, TopologyRef};
+use super::ScenarioError;
+use crate::kernel::sched::{self, SchedInput, SchedOutcome, DEFAULT_NODE_RECLAIM_DISTANCE};
+use crate::topology::Topology;
+use serde::{Deserialize, Serialize};
+use std::sync::Arc;
+
+/// The preset the sched page opens with (seed 003's machine) and its pair node.
+pub const SCHED_DEFAULT_PRESET: &str = "arm64-4node-diameter3";
+pub const SCHED_DEFAULT_PAIR_NODE: u32 = 1;
+
+fn sched_error(m: impl std::fmt::Display) -> ScenarioError {
+    ScenarioError(format!("sched: {m}"))
+}
+
+/// The sched scenario as data (what `/n/{permalink}` carries). Its serialized form is frozen:
+/// old links must decode to the same spec.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SchedSpec {
+    pub topology: TopologyRef,
+    /// Node running the communicating pair (on its two lowest CPUs).
+    #[serde(default = "pair_node_default")]
+    pub pair_node: u32,
+    /// Extra runnable tasks on otherwise idle CPUs of the pair's node.
+    #[serde(default)]
+    pub noise: u32,
+    #[serde(default = "reclaim_default")]
+    pub node_reclaim_distance: u32,
+}
+
+fn pair_node_default() -> u32 {
+    SCHED_DEFAULT_PAIR_NODE
+}
+fn reclaim_default() -> u32 {
+    DEFAULT_NODE_RECLAIM_DISTANCE
+}
+
+impl SchedSpec {
+    /// Seed 003: the pair on node 1 of the diameter-3 machine, no noise.
+    pub fn seed() -> SchedSpec {
+        SchedSpec {
+            topology: TopologyRef::Preset(SCHED_DEFAULT_PRESET.into()),
+            pair_node: SCHED_DEFAULT_PAIR_NODE,
+            noise: 0,
+            node_reclaim_distance: reclaim_default(),
+        }
+    }
+
+    /// Validates the spec once: the machine, its shape as the model needs it (every CPU id
+    /// present, CPUs numbered node by node), the pair node and the noise it must hold, then the
+    /// model input itself (`kernel::sched::validate`, spec B.1).
+    pub fn resolve(&self, preset: impl Fn(&str) -> Option<Arc<Topology>>) -> Result<SchedScenario, ScenarioError> {
+        let topology = resolve_topology(&self.topology, preset)?;
+        let input = sched_input(&topology, self).map_err(sched_error)?;
+        sched::validate(&input).map_err(sched_error)?;
+        Ok(SchedScenario {
+            spec: self.clone(),
+            topology,
+            input,
+        })
+    }
+
+    /// The `irqscope sched …` line that reproduces this spec.
+    pub fn command_line(&self) -> String {
+        format!(
+            "irqscope sched {} --pair-node {} --noise {} --node-reclaim-distance {}",
+            shell_word(&topology_label(&self.topology)),
+            self.pair_node,
+            self.noise,
+            self.node_reclaim_distance
+        )
+    }
+}
+
+/// The model's input for a machine: CPUs must be numbered node by node; the pair runs on the
+/// two lowest CPUs of `pair_node`, each noise task on the next idle CPU of that node.
+fn sched_input(t: &Topology, spec: &SchedSpec) -> Result<SchedInput, String> {
+    let nn = t.nr_node_ids();
+    if t.possible().weight() != t.nr_cpu_ids() {
+        return Err(format!(
+            "the sched model needs every CPU id 0..{} to exist (no sparse ids)",
+            t.nr_cpu_ids()
+        ));
+    }
+    let mut next = 0;
+    for node in 0..nn {
+        let cpus = t.node_cpus(node);
+        if cpus.first() != Some(next) || cpus.last() != Some(next + cpus.weight() - 1) {
+            return Err(format!(
+                "the sched model needs CPUs numbered node by node (node {node} is {cpus})"
+            ));
+        }
+        next += cpus.weight();
+    }
+    if spec.pair_node >= nn {
+        return Err(format!("pair node {}: the machine has {nn} node(s)", spec.pair_node));
+    }
+    let node_cpus: Vec<u32> = t.node_cpus(spec.pair_node).iter().collect();
+    if (node_cpus.len() as u64) < 2 + u64::from(spec.noise) {
+        return Err(format!(
+            "node {} has {} CPUs: too few for the pair and {} noise tasks",
+            spec.pair_node,
+            node_cpus.len(),
+            spec.noise
+        ));
+    }
+    let mut nr_running = vec![0u32; t.nr_cpu_ids() as usize];
+    for &cpu in node_cpus.iter().take(2 + spec.noise as usize) {
+        nr_running[cpu as usize] = 1;
+    }
+    Ok(SchedInput {
+        node_distance: (0..nn).map(|a| (0..nn).map(|b| t.distance(a, b)).collect()).collect(),
+        cpus_per_node: (0..nn).map(|n| t.node_cpus(n).weight()).collect(),
+        smt: t.threads_per_core_max(),
+        llcs_per_node: 1,
+        node_reclaim_distance: spec.node_reclaim_distance,
+        nr_running,
+        pair_cpus: [node_cpus[0], node_cpus[1]],
+    })
+}
+
+/// A validated sched spec: the machine and the model input built from it.
+#[derive(Debug, Clone)]
+pub struct SchedScenario {
+    pub spec: SchedSpec,
+    pub topology: Arc<Topology>,
+    pub input: SchedInput,
+}
+
+impl SchedScenario {
+    /// Every variant on this scenario ([`SchedSpec::resolve`] validated the input already).
+    pub fn run(&self) -> Result<SchedRun, ScenarioError> {
+        run_input(self.input.clone()).map_err(|e| sched_error(e.0))
+    }
+}
+
+/// A sched input run once: the built topology, every variant and the summary.
+#[derive(Debug, Clone)]
+pub struct SchedRun {
+    pub input: SchedInput,
+    pub outcome: SchedOutcome,
+}
+
+/// Every variant on a model input given as such (the golden-vector form of
+/// `irqscope sched --input`).
+pub fn run_input(input: SchedInput) -> Result<SchedRun, ScenarioError> {
+    let outcome = sched::run(&input).map_err(|e| ScenarioError(e.to_string()))?;
+    Ok(SchedRun { input, outcome })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::catalogue;
+
+    #[test]
+    fn serialized_form_is_frozen() {
+        assert_eq!(
+            serde_json::to_string(&SchedSpec::seed()).unwrap(),
+            r#"{"topology":"arm64-4node-diameter3","pair_node":1,"noise":0,"node_reclaim_distance":30}"#
+        );
+        let old: SchedSpec = serde_json::from_str(r#"{"topology":"arm64-4node-diameter3"}"#).unwrap();
+        assert_eq!(old, SchedSpec::seed());
+    }
+
+    #[test]
+    fn resolve_places_the_pair_and_noise() {
+        let spec = SchedSpec {
+            noise: 2,
+            ..SchedSpec::seed()
+        };
+        let s = spec.resolve(catalogue::get).unwrap();
+        let first = s.topology.node_cpus(1).first().unwrap();
+        assert_eq!(s.input.pair_cpus, [first, first + 1]);
+        let running: Vec<u32> = (0..s.input.nr_running.len() as u32)
+            .filter(|&c| s.input.nr_running[c as usize] == 1)
+            .collect();
+        assert_eq!(running, (first..first + 4).collect::<Vec<_>>());
+        assert_eq!(s.input.node_reclaim_distance, 30);
+        assert_eq!(s.run().unwrap().outcome.variants.len(), 3);
+    }
+
+    #[test]
+    fn resolve_refuses_what_the_model_cannot_take() {
+        let err = |spec: SchedSpec| spec.resolve(catalogue::get).unwrap_err().0;
+        let on = |preset: &str| SchedSpec {
+            topology: TopologyRef::Preset(preset.into()),
+            ..SchedSpec::seed()
+        };
+        assert_eq!(
+            err(SchedSpec {
+                pair_node: 9,
+                ..SchedSpec::seed()
+            }),
+            "sched: pair node 9: the machine has 4 node(s)"
+        );
+        assert!(err(SchedSpec {
+            noise: 1000,
+            ..SchedSpec::seed()
+        })
+        .contains("too few for the pair and 1000 noise tasks"));
+        assert!(err(on("synthetic-sparse-ids")).contains("no sparse ids"));
+        assert!(err(on("xeon-2s-18c-smt2")).contains("node by node"));
+        // Validated by the model itself (spec B.1), still at resolve time.
+        assert_eq!(
+            err(SchedSpec {
+                pair_node: 0,
+                ..on("azure-4vcpu-smt2")
+            }),
+            "sched: 1 node(s) given, at least 2 are needed"
+        );
+    }
+
+    #[test]
+    fn command_line_reproduces_the_spec() {
+        assert_eq!(
+            SchedSpec::seed().command_line(),
+            "irqscope sched arm64-4node-diameter3 --pair-node 1 --noise 0 --node-reclaim-distance 30"
+        );
+    }
+}
