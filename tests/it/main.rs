@@ -21,6 +21,7 @@ mod properties;
 mod scenario_mana;
 mod seed_presets;
 mod seeds;
+mod spread_offsets;
 mod sweep;
 mod web_http;
 mod web_mana_sched;
