@@ -405,11 +405,7 @@ impl Spread<'_> {
             if numgrps == 0 {
                 self.warnings.push(KernelWarn::GroupsExhausted { domain: d.id });
             }
-            let share = if remaining_ncpus == 0 {
-                0
-            } else {
-                numgrps.wrapping_mul(d.ncpus) / remaining_ncpus
-            };
+            let share = numgrps.wrapping_mul(d.ncpus).checked_div(remaining_ncpus).unwrap_or(0);
             d.ngroups = share.max(1);
             debug_assert!(d.ngroups <= d.ncpus || numgrps > remaining_ncpus);
             remaining_ncpus = remaining_ncpus.wrapping_sub(d.ncpus);

@@ -60,7 +60,7 @@ impl Spread<'_> {
             let (base, extra) = (total / count, total % count);
             run.iter_mut().for_each(|d| d.ngroups = base as u32);
             let start = u64::from(self.offset) % count;
-            let stride = if extra > 0 { count / extra } else { 1 };
+            let stride = count.checked_div(extra).unwrap_or(1);
             for k in 0..extra {
                 run[((start + k * stride) % count) as usize].ngroups += 1;
             }
@@ -80,13 +80,8 @@ impl Spread<'_> {
         let (g0, n0) = (g, n);
         let (mut rem_cpus, mut rem_grps, mut pool_extra) = (n, g, 0u32);
         for d in domains[fa..].iter_mut() {
-            let ng = if rem_cpus == 0 {
-                0
-            } else {
-                rem_grps.wrapping_mul(d.ncpus) / rem_cpus
-            }
-            .max(1);
-            let whole = if n0 == 0 { 0 } else { g0.wrapping_mul(d.ncpus) / n0 }.max(1);
+            let ng = rem_grps.wrapping_mul(d.ncpus).checked_div(rem_cpus).unwrap_or(0).max(1);
+            let whole = g0.wrapping_mul(d.ncpus).checked_div(n0).unwrap_or(0).max(1);
             let base = whole.min(ng);
             pool_extra = pool_extra.wrapping_add(ng - base);
             d.ngroups = base;
@@ -151,7 +146,7 @@ impl Spread<'_> {
         let mut cursor: i64 = -1;
         if use_cursor && extra > 0 {
             let mut stride = ncpus / 2 + 1;
-            if ncpus % 2 == 0 && stride % 2 == 0 {
+            if ncpus.is_multiple_of(2) && stride.is_multiple_of(2) {
                 stride += 1;
             }
             let start = ((u64::from(self.offset % ncpus) * u64::from(stride)) % u64::from(ncpus)) as u32;
