@@ -372,9 +372,17 @@ impl Spread<'_> {
         }
         nodes
     }
+}
 
-    /// `ncpus_cmp_func()` is [`ncpus_cmp_func`]. `alloc_groups_to_nodes()`: sort the domains by
-    /// CPU count, then split `numgrps` groups over those holding `numcpus` CPUs with the level's
+/// `ncpus_cmp_func()`: `ncpus` subtracted as unsigned, read as signed. INACTIVE therefore
+/// compares like -1 and sorts to the front.
+fn ncpus_cmp_func(l: &Domain, r: &Domain) -> i32 {
+    l.ncpus.wrapping_sub(r.ncpus) as i32
+}
+
+impl Spread<'_> {
+    /// `alloc_groups_to_nodes()`: sort the domains by CPU count ([`ncpus_cmp_func`], the
+    /// kernel heapsort of the chosen generation), then split `numgrps` groups over those holding `numcpus` CPUs with the level's
     /// rule (upstream: [`Spread::split_by_ratio`]).
     fn alloc_groups_to_nodes(&mut self, numgrps: u32, numcpus: u32, groups: &mut [Domain], alloc: Alloc) {
         sort(groups, self.sort, ncpus_cmp_func);
@@ -495,7 +503,22 @@ impl Spread<'_> {
         self.cluster_groups = cluster_groups;
         ncluster
     }
+}
 
+/// `WARN_ON_ONCE(nv->ngroups > nc)` of `__try_group_cluster_cpus()`: a cluster got more groups
+/// than it has CPUs. Not reachable from a valid topology: the node's groups never exceed its
+/// CPUs (see [`Spread::split_by_ratio`]) and every variant's cluster split keeps each cluster
+/// within its own CPU count, so the check is tested on its own.
+fn cluster_groups_exceed_cpus(node: u32, first_cpu: u32, ngroups: u32, ncpus: u32) -> Option<KernelWarn> {
+    (ngroups > ncpus).then_some(KernelWarn::ClusterGroupsExceedCpus {
+        node,
+        first_cpu,
+        ngroups,
+        ncpus,
+    })
+}
+
+impl Spread<'_> {
     /// `__try_group_cluster_cpus()`: split the node's groups over its clusters and assign inside
     /// each cluster. `false` (the node falls back to plain assignment) when
     /// `alloc_cluster_groups()` finds no usable clusters.
@@ -531,6 +554,14 @@ impl Spread<'_> {
         self.cmsk = nmsk;
         self.cluster_groups = cluster_groups;
         true
+    }
+
+    /// Index into the active nodes where the few-groups walk starts ([`Rules::few_groups`]).
+    fn few_groups_start(&self, active: &[u32]) -> usize {
+        match self.rules.few_groups {
+            FewGroups::Lowest => 0,
+            rotated => self.few_groups_start_rotation(rotated, active),
+        }
     }
 
     /// `__group_cpus_evenly()`: one stage over the CPUs in `cpu_mask`, starting at group
@@ -594,33 +625,6 @@ impl Spread<'_> {
         self.nmsk = nmsk;
         done
     }
-
-    /// Index into the active nodes where the few-groups walk starts ([`Rules::few_groups`]).
-    fn few_groups_start(&self, active: &[u32]) -> usize {
-        match self.rules.few_groups {
-            FewGroups::Lowest => 0,
-            rotated => self.few_groups_start_rotation(rotated, active),
-        }
-    }
-}
-
-/// `ncpus_cmp_func()`: `ncpus` subtracted as unsigned, read as signed. INACTIVE therefore
-/// compares like -1 and sorts to the front.
-fn ncpus_cmp_func(l: &Domain, r: &Domain) -> i32 {
-    l.ncpus.wrapping_sub(r.ncpus) as i32
-}
-
-/// `WARN_ON_ONCE(nv->ngroups > nc)` of `__try_group_cluster_cpus()`: a cluster got more groups
-/// than it has CPUs. Not reachable from a valid topology: the node's groups never exceed its
-/// CPUs (see [`Spread::split_by_ratio`]) and every variant's cluster split keeps each cluster
-/// within its own CPU count, so the check is tested on its own.
-fn cluster_groups_exceed_cpus(node: u32, first_cpu: u32, ngroups: u32, ncpus: u32) -> Option<KernelWarn> {
-    (ngroups > ncpus).then_some(KernelWarn::ClusterGroupsExceedCpus {
-        node,
-        first_cpu,
-        ngroups,
-        ncpus,
-    })
 }
 
 /// Spread `numgrps` groups over the possible CPUs: present CPUs first, then possible CPUs that
@@ -669,6 +673,9 @@ pub fn group_cpus_evenly(
 
     // Stage 1: present CPUs from group 0. Stage 2: possible but absent CPUs, from the first
     // group stage 1 did not use, or from group 0 when stage 1 used them all.
+    // Divergence from C: the C copies cpu_present_mask as is; the model ANDs it with the
+    // possible mask, which changes nothing because `Topology::new` rejects a present CPU that
+    // is not possible, and keeps "every CPU in a group is possible" local to this function.
     let npresmsk = topo.present().and(topo.possible());
     let nr_present = spread.group_cpus_evenly_stage(0, &npresmsk);
     let curgrp = if nr_present >= numgrps { 0 } else { nr_present };
