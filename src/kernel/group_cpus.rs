@@ -2,7 +2,7 @@
 //!
 //! The file reads in the C's order (helpers first, the exported entry point last) and keeps the
 //! C's function names; leading underscores are dropped and the C name is given in each doc.
-//! Everything a variant changes is one field of [`Rules`], built once per call by [`rules`]; the
+//! Everything a variant changes is one field of `Rules`, built once per call by `rules()`; the
 //! bodies of the rotation patches are in `group_cpus_rotation.rs`, so this file is upstream
 //! only and the patch is read on its own.
 //!
@@ -24,7 +24,7 @@
 //! CPU" ([`Grouping`]), which is both cheaper than an array of cpumasks and makes "a CPU in two
 //! groups" unrepresentable.
 //!
-//! Speed: the working masks are [`Window`]s, kept over the words their node occupies (see
+//! Speed: the working masks are `Window`s, kept over the words their node occupies (see
 //! `group_cpus_window.rs`), and their buffers are allocated once per call and reused for every
 //! node and cluster; nothing else differs from the C's walks.
 
