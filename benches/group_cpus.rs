@@ -1,6 +1,7 @@
 //! `group_cpus_evenly` on a large machine: 8,192 CPUs, 64 nodes, SMT2, clusters of 8 CPUs, with
-//! 1,024 and 8,192 groups, for every variant. The kernel's own C takes about 1-2.3 ms per call
-//! there on this machine class; results go to the README's performance section.
+//! 1,024 and 8,192 groups, for every variant (the shape of perf-oracle's `shapes/p1-8192.toml`).
+//! Absolute times only; the ratio against the kernel's own C, run side by side, comes from
+//! `scripts/bench-vs-kernel-c` (see `docs/perf.md`).
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
 use irqscope::kernel::{group_cpus_evenly, SortGen, Variant};

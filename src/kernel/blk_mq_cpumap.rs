@@ -89,7 +89,7 @@ pub fn blk_mq_map_queues(
                 }
             }
             Some(grouping) => {
-                spread_offsets.extend(grouping.spread_offset());
+                spread_offsets.extend(grouping.consumed_offset());
                 let masks = grouping.masks();
                 let nummasks = grouping.nummasks().max(1);
                 for q in 0..nq {

@@ -1,12 +1,18 @@
 //! Model of `lib/group_cpus.c`: `group_cpus_evenly()` in five named variants.
 //!
+//! The file reads in the C's order (helpers first, the exported entry point last) and keeps the
+//! C's function names; leading underscores are dropped and the C name is given in each doc.
+//! Everything a variant changes is one field of `Rules`, built once per call by `rules()`; the
+//! bodies of the rotation patches are in `group_cpus_rotation.rs`, so this file is upstream
+//! only and the patch is read on its own.
+//!
 //! | variant | code modelled |
 //! |---|---|
-//! | `pre-cluster` | v6.3 `lib/group_cpus.c` (and `irq_build_affinity_masks()` of v5.x..v6.2): NUMA-aware only |
-//! | `cluster` | upstream "lib/group_cpus: make group CPU cluster aware" |
-//! | `rotation` | the per-caller rotation ("spread counter") patch, newest revision |
-//! | `rotation-ohcl` | an earlier revision of that patch ("pooled extras" with a stride) |
-//! | `rotation-v1r` | a **reconstruction** of the first posted revision from its commit message |
+//! | `pre-cluster` | torvalds/linux `lib/group_cpus.c` blob `6d08ac05f371`: v6.3 (the file's creation) up to the parent of `136114e0abf0`; the same placement as `irq_build_affinity_masks()` of v5.x..v6.2. NUMA-aware only |
+//! | `cluster` | torvalds/linux `136114e0abf0` "lib/group_cpus: make group CPU cluster aware" (blob `a93df70919df`) |
+//! | `rotation` | the per-caller rotation ("spread counter") patch, newest revision: namancse/linux `9dd308490b7e` |
+//! | `rotation-ohcl` | an earlier revision of that patch ("pooled extras" with a stride): microsoft/OHCL-Linux-Kernel `42964c436995` |
+//! | `rotation-v1r` | a **reconstruction** of the first posted revision from its commit message, not published code |
 //!
 //! Pure: no I/O, no globals. The present and possible masks come from the [`Topology`]
 //! parameter and the rotation patch's global counter is a `&mut u32` owned by the caller, so a
@@ -17,10 +23,20 @@
 //! possible CPU lands in exactly one group. The result is therefore stored as "the group of each
 //! CPU" ([`Grouping`]), which is both cheaper than an array of cpumasks and makes "a CPU in two
 //! groups" unrepresentable.
+//!
+//! Speed: the working masks are `Window`s, kept over the words their node occupies (see
+//! `group_cpus_window.rs`), and their buffers are allocated once per call and reused for every
+//! node and cluster; nothing else differs from the C's walks.
+
+#[path = "group_cpus_rotation.rs"]
+mod rotation;
+#[path = "group_cpus_window.rs"]
+mod window;
 
 use super::sort::{sort, SortGen};
 use super::KernelWarn;
 use crate::topology::{CpuSet, Topology};
+use window::Window;
 
 /// The named `group_cpus_evenly` variants. A variant's behaviour never changes once named.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -70,11 +86,130 @@ impl Variant {
 
     /// Whether the variant reads and advances the global spread counter.
     pub fn uses_counter(self) -> bool {
-        matches!(self, Variant::Rotation | Variant::RotationOhcl | Variant::RotationV1r)
+        rules(self).counter
     }
+}
 
-    fn cluster_aware(self) -> bool {
-        self != Variant::PreCluster
+/// How one level's groups are split over its domains (`alloc_groups_to_nodes()` and what the
+/// rotation patches put in its place).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Alloc {
+    /// Upstream: `max(1, remaining groups * ncpus / remaining CPUs)`, smallest domain first.
+    Ratio,
+    /// `rotation`: the ratio split, then groups re-dealt inside every run of equal-sized domains
+    /// from the rotating offset.
+    EqualClasses,
+    /// `rotation-ohcl`: every domain's share of the whole, the difference pooled and dealt out
+    /// with a stride from the offset.
+    PooledExtras,
+}
+
+/// Where the few-groups walk (`numgrps <= nodes`) of `__group_cpus_evenly()` starts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum FewGroups {
+    /// Upstream: the lowest active node.
+    Lowest,
+    /// `rotation`: the active node at `offset % nodes` when all active nodes are equal-sized.
+    RotatedIfEqual,
+    /// `rotation-ohcl`: always the active node at `offset % nodes`.
+    Rotated,
+}
+
+/// Which groups of a domain get the rounding CPU in `assign_cpus_to_groups()`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Extras {
+    /// Upstream: the first `ncpus % ngroups` groups.
+    First,
+    /// Every rotation revision: group `v` iff `(v + offset % ngroups) % ngroups < extra`.
+    Modular,
+}
+
+/// How `grp_spread_init_one()` picks the next CPU of a domain.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Fill {
+    /// Upstream: the lowest CPU left.
+    Lowest,
+    /// `rotation`: the lowest CPU above a per-domain cursor that starts at a rotated position.
+    Cursor,
+}
+
+/// Every decision in which the variants differ, as plain fields: the one table the code
+/// consults at its branch points. `model` names the code the row models.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Rules {
+    /// The kernel code (commit, version) this row models.
+    pub model: &'static str,
+    /// Reads and advances the global spread counter (offset = counter, once per call with
+    /// `numgrps >= 2`); without it the offset is 0.
+    pub counter: bool,
+    pub few_groups: FewGroups,
+    /// Split of a stage's groups over the NUMA nodes (`alloc_nodes_groups()`).
+    pub node_alloc: Alloc,
+    /// Whether `__try_group_cluster_cpus()` is tried for every node.
+    pub cluster_path: bool,
+    /// Split of a node's groups over its clusters (`alloc_cluster_groups()`).
+    pub cluster_alloc: Alloc,
+    /// A cluster is assigned with the size kept in its record (`ncpus`) rather than the weight
+    /// of `node & cluster` recomputed in `__try_group_cluster_cpus()` (equal for partitioning
+    /// clusters; the rotation revisions read the record).
+    pub cluster_size_from_record: bool,
+    pub extras: Extras,
+    pub fill: Fill,
+}
+
+/// The rules of one variant (the table of the module doc, as code).
+pub(crate) fn rules(variant: Variant) -> Rules {
+    let upstream = Rules {
+        model: "",
+        counter: false,
+        few_groups: FewGroups::Lowest,
+        node_alloc: Alloc::Ratio,
+        cluster_path: false,
+        cluster_alloc: Alloc::Ratio,
+        cluster_size_from_record: false,
+        extras: Extras::First,
+        fill: Fill::Lowest,
+    };
+    match variant {
+        Variant::PreCluster => Rules {
+            model: "torvalds/linux lib/group_cpus.c blob 6d08ac05f371 (v6.3 to the parent of 136114e0abf0)",
+            ..upstream
+        },
+        Variant::Cluster => Rules {
+            model: "torvalds/linux 136114e0abf0 \"lib/group_cpus: make group CPU cluster aware\"",
+            cluster_path: true,
+            ..upstream
+        },
+        Variant::Rotation => Rules {
+            model: "rotation patch, newest revision: namancse/linux 9dd308490b7e",
+            counter: true,
+            few_groups: FewGroups::RotatedIfEqual,
+            node_alloc: Alloc::EqualClasses,
+            cluster_path: true,
+            cluster_alloc: Alloc::EqualClasses,
+            cluster_size_from_record: true,
+            extras: Extras::Modular,
+            fill: Fill::Cursor,
+        },
+        Variant::RotationOhcl => Rules {
+            model: "rotation patch, pooled-extras revision: microsoft/OHCL-Linux-Kernel 42964c436995",
+            counter: true,
+            few_groups: FewGroups::Rotated,
+            node_alloc: Alloc::PooledExtras,
+            cluster_path: true,
+            cluster_alloc: Alloc::PooledExtras,
+            cluster_size_from_record: true,
+            extras: Extras::Modular,
+            fill: Fill::Lowest,
+        },
+        Variant::RotationV1r => Rules {
+            model: "rotation patch v1, reconstructed from its commit message (not published code)",
+            counter: true,
+            cluster_path: true,
+            cluster_alloc: Alloc::PooledExtras,
+            extras: Extras::Modular,
+            ..upstream
+        },
     }
 }
 
@@ -99,9 +234,15 @@ impl Grouping {
     pub fn nummasks(&self) -> u32 {
         self.nummasks
     }
-    /// The counter value this call used (rotation variants only).
+    /// The offset this call used (rotation variants only; 0 for a one-group call).
     pub fn spread_offset(&self) -> Option<u32> {
         self.spread_offset
+    }
+    /// The counter value this call consumed: the offset for rotation variants with
+    /// `numgrps >= 2`, `None` otherwise (a one-group call uses offset 0 without advancing the
+    /// counter). Per-device offset lists are built from this.
+    pub fn consumed_offset(&self) -> Option<u32> {
+        self.spread_offset.filter(|_| self.numgrps >= 2)
     }
     /// Group index of a CPU, `None` for CPUs in no group (ids that are not possible).
     pub fn group_of(&self, cpu: u32) -> Option<u32> {
@@ -120,9 +261,12 @@ impl Grouping {
     }
 }
 
-/// `{id, ncpus, ngroups}` of one node or cluster. `ncpus == INACTIVE` marks a node with no CPU
-/// in the current stage. The kernel keeps `ncpus` and `ngroups` in a union in the upstream
-/// variants; nothing reads `ncpus` after `ngroups` is written, so two fields are equivalent.
+/// `struct node_groups`: `{id, ncpus, ngroups}` of one node or cluster. `ncpus == INACTIVE`
+/// marks a node with no CPU in the current stage.
+///
+/// Divergence from C: `ncpus` and `ngroups` are two fields where upstream keeps them in a union,
+/// because the rotation revisions keep them apart and nothing upstream reads `ncpus` after
+/// `ngroups` is written, so both layouts give the same results.
 #[derive(Debug, Clone, Copy)]
 struct Domain {
     id: u32,
@@ -132,21 +276,355 @@ struct Domain {
 
 const INACTIVE: u32 = u32::MAX;
 
-/// The kernel's comparator: `ncpus` subtracted as unsigned, read as signed. INACTIVE therefore
-/// compares like -1 and sorts to the front.
-fn ncpus_cmp(l: &Domain, r: &Domain) -> i32 {
-    l.ncpus.wrapping_sub(r.ncpus) as i32
+/// Where one node's CPUs of the current stage lie: words `lo..hi`, `ncpus` of them (0: the node
+/// has none in this stage and is not in the C's `nodemsk`).
+#[derive(Debug, Clone, Copy, Default)]
+struct NodeSpan {
+    lo: usize,
+    hi: usize,
+    ncpus: u32,
 }
 
-/// One call's working state: the fixed inputs and the output being built.
+/// One call's working state: the fixed inputs, the output being built, and the scratch buffers
+/// the C allocates per node or per cluster (allocated here once per call).
 struct Spread<'a> {
     topo: &'a Topology,
-    variant: Variant,
+    rules: Rules,
     sort: SortGen,
     numgrps: u32,
     offset: u32,
+    /// The C's `masks` array, as the group of each CPU.
     group_of: Vec<u32>,
     warnings: &'a mut Vec<KernelWarn>,
+    /// Per node id: its CPUs in the current stage (`get_nodes_in_cpumask()`).
+    spans: Vec<NodeSpan>,
+    node_groups: Vec<Domain>,
+    cluster_groups: Vec<Domain>,
+    /// The lowest CPU of each cluster found by `alloc_cluster_groups()` (the C keeps the
+    /// cluster's mask pointer; `topo.cluster(cpu)` gives it back).
+    clusters: Vec<u32>,
+    /// `nmsk` of `__group_cpus_evenly()`: one node's CPUs in the stage.
+    nmsk: Window,
+    /// `nmsk` of `__try_group_cluster_cpus()`: one cluster's CPUs of the node.
+    cmsk: Window,
+    /// `msk` of `alloc_cluster_groups()`: the cluster probe.
+    probe: Window,
+}
+
+impl Spread<'_> {
+    /// `grp_spread_init_one()`: take the lowest CPU of the domain, then its SMT siblings still in
+    /// the domain (lower ids included), until the group has `k` CPUs or the domain is empty.
+    ///
+    /// `hint` is a lower bound on the domain's lowest CPU, kept across the groups of one domain:
+    /// every CPU below the last one picked has left it. The sibling walk starts only while the
+    /// group still needs CPUs, as the C's `for (sibl = -1; cpus_per_grp > 0; )` does.
+    fn grp_spread_init_one(&mut self, grp: u32, nmsk: &mut Window, mut k: u32, hint: &mut u32) {
+        while k > 0 {
+            let Some(cpu) = nmsk.first_from(*hint) else {
+                // "Should not happen": the domain ran out before the group was full.
+                return;
+            };
+            *hint = cpu;
+            k = self.take_with_siblings(grp, nmsk, cpu, k);
+        }
+    }
+
+    /// The body of `grp_spread_init_one()`'s loop once `cpu` is chosen: `cpu` joins `grp`, then
+    /// the siblings still in `nmsk`, in ascending order, while the group needs CPUs.
+    fn take_with_siblings(&mut self, grp: u32, nmsk: &mut Window, cpu: u32, k: u32) -> u32 {
+        nmsk.remove(cpu);
+        self.group_of[cpu as usize] = grp;
+        let k = k - 1;
+        if k == 0 {
+            return 0;
+        }
+        let group_of = &mut self.group_of;
+        nmsk.take_siblings(self.topo.smt(cpu), k, |sibl| group_of[sibl as usize] = grp)
+    }
+
+    /// `get_nodes_in_cpumask()`: the nodes with CPUs in `cpu_mask`, counted; records for every
+    /// node id where its CPUs of the stage lie.
+    ///
+    /// Divergence from C: the C's `node_to_cpumask` table (`alloc_node_to_cpumask()` and
+    /// `build_node_to_cpumask()`, filled from `cpu_to_node()` on every call) is
+    /// [`Topology::node_cpus`], built once when the topology is validated, because a topology
+    /// never changes after that; the two give the same masks.
+    fn get_nodes_in_cpumask(&mut self, cpu_mask: &CpuSet) -> u32 {
+        let topo = self.topo;
+        let sw = cpu_mask.words();
+        self.spans.clear();
+        let mut nodes = 0;
+        for n in 0..topo.nr_node_ids() {
+            let nw = topo.node_cpus(n).words();
+            let mut span = NodeSpan::default();
+            for (i, (a, b)) in nw.iter().zip(sw).enumerate() {
+                let w = a & b;
+                if w != 0 {
+                    if span.ncpus == 0 {
+                        span.lo = i;
+                    }
+                    span.hi = i + 1;
+                    span.ncpus += w.count_ones();
+                }
+            }
+            nodes += u32::from(span.ncpus > 0);
+            self.spans.push(span);
+        }
+        nodes
+    }
+}
+
+/// `ncpus_cmp_func()`: `ncpus` subtracted as unsigned, read as signed. INACTIVE therefore
+/// compares like -1 and sorts to the front.
+fn ncpus_cmp_func(l: &Domain, r: &Domain) -> i32 {
+    l.ncpus.wrapping_sub(r.ncpus) as i32
+}
+
+impl Spread<'_> {
+    /// `alloc_groups_to_nodes()`: sort the domains by CPU count ([`ncpus_cmp_func`], the
+    /// kernel heapsort of the chosen generation), then split `numgrps` groups over those holding `numcpus` CPUs with the level's
+    /// rule (upstream: [`Spread::split_by_ratio`]).
+    fn alloc_groups_to_nodes(&mut self, numgrps: u32, numcpus: u32, groups: &mut [Domain], alloc: Alloc) {
+        sort(groups, self.sort, ncpus_cmp_func);
+        match alloc {
+            Alloc::Ratio => self.split_by_ratio(groups, numgrps, numcpus),
+            Alloc::EqualClasses => self.alloc_equal_classes(groups, numgrps, numcpus),
+            Alloc::PooledExtras => self.alloc_pooled_extras(groups, numgrps, numcpus),
+        }
+    }
+
+    /// The loop of `alloc_groups_to_nodes()`: the proportional split, smallest domain first.
+    /// Because domains are visited smallest-first, rounding losses drift toward the larger
+    /// (later) domains.
+    ///
+    /// Why no domain gets more groups than CPUs (the kernel's proof, restated): visiting in
+    /// ascending `ncpus`, `ngroups = max(1, rem_grps * ncpus / rem_cpus)`. With `rem_grps <=
+    /// rem_cpus` at the start (`g <= n`), the ratio `rem_grps / rem_cpus` never exceeds 1 after a
+    /// domain takes `floor` of its share, and a domain of size `ncpus >= 1` taking `max(1, ..)`
+    /// only raises the ratio when the share rounded to 0, which later, larger domains absorb.
+    ///
+    /// Divergence from C: the C's `WARN_ON_ONCE(ngroups > ncpus)` in this loop is not repeated
+    /// here because the same condition is checked (and reported) by the caller before the
+    /// domain's CPUs are assigned, and a division by `rem_cpus == 0` (reachable only after a
+    /// WARN) gives 0 instead of a trap.
+    fn split_by_ratio(&mut self, groups: &mut [Domain], numgrps: u32, numcpus: u32) {
+        let (mut remaining_ncpus, mut numgrps) = (numcpus, numgrps);
+        for d in groups.iter_mut().filter(|d| d.ncpus != INACTIVE) {
+            if numgrps == 0 {
+                self.warnings.push(KernelWarn::GroupsExhausted { domain: d.id });
+            }
+            let share = numgrps.wrapping_mul(d.ncpus).checked_div(remaining_ncpus).unwrap_or(0);
+            d.ngroups = share.max(1);
+            debug_assert!(d.ngroups <= d.ncpus || numgrps > remaining_ncpus);
+            remaining_ncpus = remaining_ncpus.wrapping_sub(d.ncpus);
+            numgrps = numgrps.wrapping_sub(d.ngroups);
+        }
+    }
+
+    /// `alloc_nodes_groups()`: a record for every node id (INACTIVE for nodes without CPUs in
+    /// the stage), at most one group per CPU, then `alloc_groups_to_nodes()`.
+    fn alloc_nodes_groups(&mut self, numgrps: u32) -> Vec<Domain> {
+        let mut node_groups = std::mem::take(&mut self.node_groups);
+        node_groups.clear();
+        node_groups.extend(self.spans.iter().enumerate().map(|(n, s)| Domain {
+            id: n as u32,
+            ncpus: if s.ncpus == 0 { INACTIVE } else { s.ncpus },
+            ngroups: 0,
+        }));
+        let numcpus: u32 = self.spans.iter().map(|s| s.ncpus).sum();
+        let numgrps = numcpus.min(numgrps);
+        self.alloc_groups_to_nodes(numgrps, numcpus, &mut node_groups, self.rules.node_alloc);
+        node_groups
+    }
+
+    /// `assign_cpus_to_groups()`: cut one domain (a node or a cluster) into `ngroups` groups of
+    /// `ncpus / ngroups` CPUs, the first `ncpus % ngroups` of them one larger, starting at group
+    /// `*curgrp` and wrapping at `numgrps`. The rotation revisions place the larger groups and
+    /// pick CPUs their own way ([`Rules::extras`], [`Rules::fill`]).
+    fn assign_cpus_to_groups(&mut self, ncpus: u32, nmsk: &mut Window, ngroups: u32, curgrp: &mut u32) {
+        if ngroups == 0 {
+            // Divergence from C: the kernel divides by zero here; the model reports it.
+            self.warnings.push(KernelWarn::ZeroGroups);
+            return;
+        }
+        if self.rules.extras != Extras::First || self.rules.fill != Fill::Lowest {
+            self.assign_cpus_to_groups_rotation(ncpus, nmsk, ngroups, curgrp);
+            return;
+        }
+        let mut extra_grps = ncpus - ngroups * (ncpus / ngroups);
+        let mut hint = 0u32;
+        for _ in 0..ngroups {
+            let mut cpus_per_grp = ncpus / ngroups;
+            if extra_grps > 0 {
+                cpus_per_grp += 1;
+                extra_grps -= 1;
+            }
+            if *curgrp >= self.numgrps {
+                *curgrp = 0;
+            }
+            self.grp_spread_init_one(*curgrp, nmsk, cpus_per_grp, &mut hint);
+            *curgrp += 1;
+        }
+    }
+
+    /// `alloc_cluster_groups()`: find the clusters of the node's CPUs `node_cpumask` (each by its
+    /// lowest CPU, into `self.clusters`) and split the node's `ngroups` over them. Returns the
+    /// number of clusters, 0 when the node must use plain assignment: a CPU without a cluster,
+    /// or more clusters than groups ("cross cluster is inevitable").
+    ///
+    /// Divergence from C: the clusters are found in one walk, where the C walks twice (to count
+    /// them, then after `kcalloc()` to fill the records), because a `Vec` grows; both walks
+    /// visit the same clusters in the same order.
+    fn alloc_cluster_groups(&mut self, ncpus: u32, ngroups: u32, node_cpumask: &Window) -> u32 {
+        let topo = self.topo;
+        self.clusters.clear();
+        self.probe.copy_from(node_cpumask);
+        while let Some(cpu) = self.probe.first() {
+            let cluster_mask = topo.cluster(cpu);
+            // `cpumask_weight(cluster_mask) == 0`; a CPU's cluster holds the CPU when it has one.
+            if !cluster_mask.contains(cpu) && cluster_mask.is_empty() {
+                return 0;
+            }
+            self.probe.andnot_assign(cluster_mask);
+            self.clusters.push(cpu);
+        }
+        let ncluster = self.clusters.len() as u32;
+        if ncluster == 0 || ncluster > ngroups {
+            return 0;
+        }
+        let mut cluster_groups = std::mem::take(&mut self.cluster_groups);
+        cluster_groups.clear();
+        cluster_groups.extend(self.clusters.iter().enumerate().map(|(n, &cpu)| Domain {
+            id: n as u32,
+            ncpus: node_cpumask.weight_and(topo.cluster(cpu)),
+            ngroups: 0,
+        }));
+        self.alloc_groups_to_nodes(ngroups, ncpus, &mut cluster_groups, self.rules.cluster_alloc);
+        self.cluster_groups = cluster_groups;
+        ncluster
+    }
+}
+
+/// `WARN_ON_ONCE(nv->ngroups > nc)` of `__try_group_cluster_cpus()`: a cluster got more groups
+/// than it has CPUs. Not reachable from a valid topology: the node's groups never exceed its
+/// CPUs (see [`Spread::split_by_ratio`]) and every variant's cluster split keeps each cluster
+/// within its own CPU count, so the check is tested on its own.
+fn cluster_groups_exceed_cpus(node: u32, first_cpu: u32, ngroups: u32, ncpus: u32) -> Option<KernelWarn> {
+    (ngroups > ncpus).then_some(KernelWarn::ClusterGroupsExceedCpus {
+        node,
+        first_cpu,
+        ngroups,
+        ncpus,
+    })
+}
+
+impl Spread<'_> {
+    /// `__try_group_cluster_cpus()`: split the node's groups over its clusters and assign inside
+    /// each cluster. `false` (the node falls back to plain assignment) when
+    /// `alloc_cluster_groups()` finds no usable clusters.
+    fn try_group_cluster_cpus(
+        &mut self,
+        node: u32,
+        ncpus: u32,
+        ngroups: u32,
+        node_cpumask: &Window,
+        curgrp: &mut u32,
+    ) -> bool {
+        if self.alloc_cluster_groups(ncpus, ngroups, node_cpumask) == 0 {
+            return false;
+        }
+        let topo = self.topo;
+        let cluster_groups = std::mem::take(&mut self.cluster_groups);
+        let mut nmsk = std::mem::take(&mut self.cmsk);
+        for nv in &cluster_groups {
+            let first_cpu = self.clusters[nv.id as usize];
+            let nc = nmsk.load_window_and(node_cpumask, topo.cluster(first_cpu));
+            if nc == 0 {
+                continue;
+            }
+            self.warnings
+                .extend(cluster_groups_exceed_cpus(node, first_cpu, nv.ngroups, nc));
+            let size = if self.rules.cluster_size_from_record {
+                nv.ncpus
+            } else {
+                nc
+            };
+            self.assign_cpus_to_groups(size, &mut nmsk, nv.ngroups, curgrp);
+        }
+        self.cmsk = nmsk;
+        self.cluster_groups = cluster_groups;
+        true
+    }
+
+    /// Index into the active nodes where the few-groups walk starts ([`Rules::few_groups`]).
+    fn few_groups_start(&self, active: &[u32]) -> usize {
+        match self.rules.few_groups {
+            FewGroups::Lowest => 0,
+            rotated => self.few_groups_start_rotation(rotated, active),
+        }
+    }
+
+    /// `__group_cpus_evenly()`: one stage over the CPUs in `cpu_mask`, starting at group
+    /// `startgrp`. Returns how many groups the stage initialized (by the kernel's count).
+    fn group_cpus_evenly_stage(&mut self, startgrp: u32, cpu_mask: &CpuSet) -> u32 {
+        if cpu_mask.is_empty() {
+            return 0;
+        }
+        let topo = self.topo;
+        let last_grp = self.numgrps;
+        let mut curgrp = startgrp;
+        let nodes = self.get_nodes_in_cpumask(cpu_mask);
+        let mut nmsk = std::mem::take(&mut self.nmsk);
+
+        // Few groups: every node with CPUs in the stage is one group's worth; several nodes may
+        // share a group.
+        if self.numgrps <= nodes {
+            let active: Vec<u32> = (0..topo.nr_node_ids())
+                .filter(|&n| self.spans[n as usize].ncpus > 0)
+                .collect();
+            let k = active.len();
+            let start = self.few_groups_start(&active);
+            for i in 0..k {
+                let n = active[(start + i) % k];
+                let span = self.spans[n as usize];
+                nmsk.load_and(cpu_mask, topo.node_cpus(n), span.lo, span.hi);
+                let group_of = &mut self.group_of;
+                nmsk.for_each(|cpu| group_of[cpu as usize] = curgrp);
+                curgrp += 1;
+                if curgrp == last_grp {
+                    curgrp = 0;
+                }
+            }
+            self.nmsk = nmsk;
+            return self.numgrps;
+        }
+
+        let node_groups = self.alloc_nodes_groups(self.numgrps);
+        let mut done: u32 = 0;
+        for nv in node_groups.iter().filter(|d| d.ncpus != INACTIVE) {
+            let span = self.spans[nv.id as usize];
+            let ncpus = nmsk.load_and(cpu_mask, topo.node_cpus(nv.id), span.lo, span.hi);
+            if ncpus == 0 {
+                continue;
+            }
+            if nv.ngroups > ncpus {
+                self.warnings.push(KernelWarn::GroupsExceedCpus {
+                    node: nv.id,
+                    ngroups: nv.ngroups,
+                    ncpus,
+                });
+            }
+            if self.rules.cluster_path && self.try_group_cluster_cpus(nv.id, ncpus, nv.ngroups, &nmsk, &mut curgrp) {
+                done = done.wrapping_add(nv.ngroups);
+                continue;
+            }
+            self.assign_cpus_to_groups(ncpus, &mut nmsk, nv.ngroups, &mut curgrp);
+            done = done.wrapping_add(nv.ngroups);
+        }
+        self.node_groups = node_groups;
+        self.nmsk = nmsk;
+        done
+    }
 }
 
 /// Spread `numgrps` groups over the possible CPUs: present CPUs first, then possible CPUs that
@@ -166,7 +644,8 @@ pub fn group_cpus_evenly(
     if numgrps == 0 {
         return None;
     }
-    let (offset, spread_offset) = if !variant.uses_counter() {
+    let rules = rules(variant);
+    let (offset, spread_offset) = if !rules.counter {
         (0, None)
     } else if numgrps == 1 {
         (0, Some(0))
@@ -177,21 +656,31 @@ pub fn group_cpus_evenly(
     };
     let mut spread = Spread {
         topo,
-        variant,
+        rules,
         sort,
         numgrps,
         offset,
         group_of: vec![NO_GROUP; topo.nr_cpu_ids() as usize],
         warnings,
+        spans: Vec::with_capacity(topo.nr_node_ids() as usize),
+        node_groups: Vec::with_capacity(topo.nr_node_ids() as usize),
+        cluster_groups: Vec::new(),
+        clusters: Vec::new(),
+        nmsk: Window::default(),
+        cmsk: Window::default(),
+        probe: Window::default(),
     };
 
     // Stage 1: present CPUs from group 0. Stage 2: possible but absent CPUs, from the first
     // group stage 1 did not use, or from group 0 when stage 1 used them all.
-    let present = topo.present().and(topo.possible());
-    let nr_present = spread.spread_stage(0, &present);
-    let curgrp = if nr_present < numgrps { nr_present } else { 0 };
-    let absent = topo.possible().andnot(&present);
-    let nr_others = spread.spread_stage(curgrp, &absent);
+    // Divergence from C: the C copies cpu_present_mask as is; the model ANDs it with the
+    // possible mask, which changes nothing because `Topology::new` rejects a present CPU that
+    // is not possible, and keeps "every CPU in a group is possible" local to this function.
+    let npresmsk = topo.present().and(topo.possible());
+    let nr_present = spread.group_cpus_evenly_stage(0, &npresmsk);
+    let curgrp = if nr_present >= numgrps { 0 } else { nr_present };
+    let others = topo.possible().andnot(&npresmsk);
+    let nr_others = spread.group_cpus_evenly_stage(curgrp, &others);
 
     let initialized = u64::from(nr_present) + u64::from(nr_others);
     if initialized < u64::from(numgrps) {
@@ -207,345 +696,6 @@ pub fn group_cpus_evenly(
         group_of: spread.group_of,
         spread_offset,
     })
-}
-
-impl Spread<'_> {
-    /// `__group_cpus_evenly()`: one stage over the CPUs in `stage`, starting at group `startgrp`.
-    /// Returns how many groups the stage initialized (by the kernel's count).
-    fn spread_stage(&mut self, startgrp: u32, stage: &CpuSet) -> u32 {
-        if stage.is_empty() {
-            return 0;
-        }
-        let topo = self.topo;
-        let active: Vec<u32> = (0..topo.nr_node_ids())
-            .filter(|&n| topo.node_cpus(n).intersects(stage))
-            .collect();
-        let last = self.numgrps;
-        let mut cur = startgrp;
-
-        // Few groups: every active node is one group's worth; several nodes may share a group.
-        if self.numgrps as usize <= active.len() {
-            let k = active.len();
-            let start = match self.variant {
-                Variant::RotationOhcl => self.offset as usize % k,
-                Variant::Rotation => {
-                    let first = topo.node_cpus(active[0]).and_weight(stage);
-                    let all_equal = active.iter().all(|&n| topo.node_cpus(n).and_weight(stage) == first);
-                    if all_equal {
-                        self.offset as usize % k
-                    } else {
-                        0
-                    }
-                }
-                _ => 0,
-            };
-            for i in 0..k {
-                let node = active[(start + i) % k];
-                for cpu in topo.node_cpus(node).and(stage).iter() {
-                    self.group_of[cpu as usize] = cur;
-                }
-                cur += 1;
-                if cur == last {
-                    cur = 0;
-                }
-            }
-            return self.numgrps;
-        }
-
-        let mut nodes: Vec<Domain> = (0..topo.nr_node_ids())
-            .map(|n| {
-                let w = topo.node_cpus(n).and_weight(stage);
-                Domain {
-                    id: n,
-                    ncpus: if w == 0 { INACTIVE } else { w },
-                    ngroups: 0,
-                }
-            })
-            .collect();
-        let total: u32 = nodes.iter().filter(|d| d.ncpus != INACTIVE).map(|d| d.ncpus).sum();
-        let g = total.min(self.numgrps);
-        self.alloc(&mut nodes, g, total, false);
-
-        let mut done: u32 = 0;
-        for node in nodes.iter().filter(|d| d.ncpus != INACTIVE) {
-            let mut pool = topo.node_cpus(node.id).and(stage);
-            let ncpus = pool.weight();
-            if ncpus == 0 {
-                continue;
-            }
-            if node.ngroups > ncpus {
-                self.warnings.push(KernelWarn::GroupsExceedCpus {
-                    node: node.id,
-                    ngroups: node.ngroups,
-                    ncpus,
-                });
-            }
-            if self.variant.cluster_aware() && self.try_group_cluster_cpus(&pool, ncpus, node.ngroups, &mut cur) {
-                done = done.wrapping_add(node.ngroups);
-                continue;
-            }
-            self.assign_cpus_to_groups(&mut pool, ncpus, node.ngroups, &mut cur);
-            done = done.wrapping_add(node.ngroups);
-        }
-        done
-    }
-
-    /// Node- or cluster-level allocation of `g` groups over domains holding `n` CPUs, with the
-    /// variant's rule. `cluster_level` selects the rule where a variant differs by level.
-    fn alloc(&mut self, domains: &mut [Domain], g: u32, n: u32, cluster_level: bool) {
-        sort(domains, self.sort, ncpus_cmp);
-        match (self.variant, cluster_level) {
-            (Variant::Rotation, _) => self.alloc_rot(domains, g, n),
-            (Variant::RotationOhcl, _) | (Variant::RotationV1r, true) => self.alloc_ohcl(domains, g, n),
-            _ => self.alloc_floor(domains, g, n),
-        }
-    }
-
-    /// `alloc_nodes_groups()`' proportional split, smallest domain first. Because domains are
-    /// visited smallest-first, rounding losses drift toward the larger (later) domains.
-    ///
-    /// Why no domain gets more groups than CPUs (the kernel's proof, restated): visiting in
-    /// ascending `ncpus`, `ngroups = max(1, rem_grps * ncpus / rem_cpus)`. With `rem_grps <=
-    /// rem_cpus` at the start (`g <= n`), the ratio `rem_grps / rem_cpus` never exceeds 1 after a
-    /// domain takes `floor` of its share, and a domain of size `ncpus >= 1` taking `max(1, ..)`
-    /// only raises the ratio when the share rounded to 0, which later, larger domains absorb.
-    fn alloc_floor(&mut self, domains: &mut [Domain], g: u32, n: u32) {
-        let (mut rem_cpus, mut rem_grps) = (n, g);
-        for d in domains.iter_mut().filter(|d| d.ncpus != INACTIVE) {
-            if rem_grps == 0 {
-                self.warnings.push(KernelWarn::GroupsExhausted { domain: d.id });
-            }
-            let share = if rem_cpus == 0 {
-                0
-            } else {
-                rem_grps.wrapping_mul(d.ncpus) / rem_cpus
-            };
-            d.ngroups = share.max(1);
-            debug_assert!(d.ngroups <= d.ncpus || rem_grps > rem_cpus);
-            rem_cpus = rem_cpus.wrapping_sub(d.ncpus);
-            rem_grps = rem_grps.wrapping_sub(d.ngroups);
-        }
-    }
-
-    /// `rotation`: the floor split, then inside every run of equal-sized domains the run's groups
-    /// are re-dealt evenly and the remainder goes to positions picked from the rotating offset.
-    fn alloc_rot(&mut self, domains: &mut [Domain], g: u32, n: u32) {
-        let Some(fa) = domains.iter().position(|d| d.ncpus != INACTIVE) else {
-            return;
-        };
-        self.alloc_floor(&mut domains[fa..], g, n);
-        let mut i = fa;
-        while i < domains.len() {
-            let mut j = i + 1;
-            while j < domains.len() && domains[j].ncpus == domains[i].ncpus {
-                j += 1;
-            }
-            let run = &mut domains[i..j];
-            let count = run.len() as u64;
-            let total: u64 = run.iter().map(|d| u64::from(d.ngroups)).sum();
-            let (base, extra) = (total / count, total % count);
-            run.iter_mut().for_each(|d| d.ngroups = base as u32);
-            let start = u64::from(self.offset) % count;
-            let stride = if extra > 0 { count / extra } else { 1 };
-            for k in 0..extra {
-                run[((start + k * stride) % count) as usize].ngroups += 1;
-            }
-            i = j;
-        }
-    }
-
-    /// `rotation-ohcl`: every domain first gets the share of the whole (`G0*ncpus/N0`, capped by
-    /// the floor split); the difference is pooled and dealt out with a stride from the offset,
-    /// never giving a domain more groups than CPUs.
-    fn alloc_ohcl(&mut self, domains: &mut [Domain], g: u32, n: u32) {
-        let Some(fa) = domains.iter().position(|d| d.ncpus != INACTIVE) else {
-            return;
-        };
-        let nact = (domains.len() - fa) as u64;
-        let (g0, n0) = (g, n);
-        let (mut rem_cpus, mut rem_grps, mut pool_extra) = (n, g, 0u32);
-        for d in domains[fa..].iter_mut() {
-            let ng = if rem_cpus == 0 {
-                0
-            } else {
-                rem_grps.wrapping_mul(d.ncpus) / rem_cpus
-            }
-            .max(1);
-            let whole = if n0 == 0 { 0 } else { g0.wrapping_mul(d.ncpus) / n0 }.max(1);
-            let base = whole.min(ng);
-            pool_extra = pool_extra.wrapping_add(ng - base);
-            d.ngroups = base;
-            rem_cpus = rem_cpus.wrapping_sub(d.ncpus);
-            rem_grps = rem_grps.wrapping_sub(ng);
-        }
-        let start = u64::from(self.offset) % nact;
-        let stride = if pool_extra > 0 && u64::from(pool_extra) < nact {
-            nact / u64::from(pool_extra)
-        } else {
-            1
-        };
-        for j in 0..nact {
-            if pool_extra == 0 {
-                break;
-            }
-            let d = &mut domains[fa + ((start + j * stride) % nact) as usize];
-            if d.ngroups < d.ncpus {
-                d.ngroups += 1;
-                pool_extra -= 1;
-            }
-        }
-        while pool_extra > 0 {
-            let before = pool_extra;
-            for d in domains[fa..].iter_mut() {
-                if pool_extra == 0 {
-                    break;
-                }
-                if d.ngroups < d.ncpus {
-                    d.ngroups += 1;
-                    pool_extra -= 1;
-                }
-            }
-            if pool_extra == before {
-                // The kernel would spin here forever; every domain is already full.
-                self.warnings.push(KernelWarn::ExtrasUnplaced { left: pool_extra });
-                break;
-            }
-        }
-    }
-
-    /// `__try_group_cluster_cpus()`: split the node's groups over its clusters and assign inside
-    /// each cluster. Fails (and the node falls back to plain assignment) when a remaining CPU has
-    /// an empty cluster mask or when there are more clusters than groups.
-    fn try_group_cluster_cpus(&mut self, pool: &CpuSet, ncpus: u32, ngroups: u32, cur: &mut u32) -> bool {
-        let topo = self.topo;
-        let mut reps = Vec::new();
-        let mut rest = pool.clone();
-        while let Some(c) = rest.first() {
-            let cluster = topo.cluster(c);
-            if cluster.is_empty() {
-                return false;
-            }
-            rest.andnot_assign(cluster);
-            reps.push(c);
-        }
-        if reps.len() as u64 > u64::from(ngroups) {
-            return false;
-        }
-        let mut clusters: Vec<Domain> = reps
-            .iter()
-            .enumerate()
-            .map(|(i, &c)| Domain {
-                id: i as u32,
-                ncpus: topo.cluster(c).and_weight(pool),
-                ngroups: 0,
-            })
-            .collect();
-        self.alloc(&mut clusters, ngroups, ncpus, true);
-        for cl in &clusters {
-            let mut cpool = pool.and(topo.cluster(reps[cl.id as usize]));
-            let nc = cpool.weight();
-            if nc == 0 {
-                continue;
-            }
-            // The rotation revisions size the domain by the record (equal to |cpool| here).
-            let size = if matches!(self.variant, Variant::Rotation | Variant::RotationOhcl) {
-                cl.ncpus
-            } else {
-                nc
-            };
-            self.assign_cpus_to_groups(&mut cpool, size, cl.ngroups, cur);
-        }
-        true
-    }
-
-    /// `assign_cpus_to_groups()`: cut one domain (a node or a cluster) into `ngroups` groups of
-    /// `ncpus / ngroups` CPUs, `ncpus % ngroups` of them one larger, starting at group `*cur`.
-    fn assign_cpus_to_groups(&mut self, pool: &mut CpuSet, ncpus: u32, ngroups: u32, cur: &mut u32) {
-        if ngroups == 0 {
-            self.warnings.push(KernelWarn::ZeroGroups);
-            return;
-        }
-        let extra = ncpus % ngroups;
-        let per_group = ncpus / ngroups;
-        // Which groups get the extra CPU: the first `extra` (upstream) or, in every rotation
-        // revision, those with `(v + offset % ngroups) % ngroups < extra`.
-        let spread = if self.variant.uses_counter() {
-            self.offset % ngroups
-        } else {
-            0
-        };
-        let mut cursor: i64 = -1;
-        let use_cursor = self.variant == Variant::Rotation;
-        if use_cursor && extra > 0 {
-            let mut stride = ncpus / 2 + 1;
-            if ncpus % 2 == 0 && stride % 2 == 0 {
-                stride += 1;
-            }
-            let start = ((u64::from(self.offset % ncpus) * u64::from(stride)) % u64::from(ncpus)) as u32;
-            cursor = pool.nth(start).map_or(-1, |c| i64::from(c) - 1);
-        }
-        let mut hint = 0u32;
-        for v in 0..ngroups {
-            let big = if spread == 0 {
-                v < extra
-            } else {
-                (u64::from(v) + u64::from(spread)) % u64::from(ngroups) < u64::from(extra)
-            };
-            let size = per_group + u32::from(big);
-            if *cur >= self.numgrps {
-                *cur = 0;
-            }
-            if use_cursor {
-                self.fill_rot(*cur, pool, size, &mut cursor);
-            } else {
-                self.fill(*cur, pool, size, &mut hint);
-            }
-            *cur += 1;
-        }
-    }
-
-    /// `grp_spread_init_one()`: take the lowest CPU of the pool, then its SMT siblings that are
-    /// still in the pool (lower ids included), until the group has `k` CPUs or the pool is empty.
-    /// `hint` is a lower bound on the pool's lowest CPU, kept across the groups of one domain:
-    /// every CPU below the last one picked has left the pool.
-    fn fill(&mut self, grp: u32, pool: &mut CpuSet, mut k: u32, hint: &mut u32) {
-        while k > 0 {
-            let Some(cpu) = pool.first_from(*hint) else {
-                return;
-            };
-            *hint = cpu;
-            k = self.take_with_siblings(grp, pool, cpu, k);
-        }
-    }
-
-    /// `rotation`'s fill: the first CPU is the lowest one above the domain's cursor (wrapping to
-    /// the lowest), and it moves the cursor; siblings taken with it do not.
-    fn fill_rot(&mut self, grp: u32, pool: &mut CpuSet, mut k: u32, cursor: &mut i64) {
-        while k > 0 {
-            let Some(cpu) = pool.next_wrap(*cursor) else {
-                return;
-            };
-            *cursor = i64::from(cpu);
-            k = self.take_with_siblings(grp, pool, cpu, k);
-        }
-    }
-
-    fn take_with_siblings(&mut self, grp: u32, pool: &mut CpuSet, cpu: u32, mut k: u32) -> u32 {
-        pool.remove(cpu);
-        self.group_of[cpu as usize] = grp;
-        k -= 1;
-        for sibling in self.topo.smt(cpu).iter() {
-            if k == 0 {
-                break;
-            }
-            if pool.contains(sibling) {
-                pool.remove(sibling);
-                self.group_of[sibling as usize] = grp;
-                k -= 1;
-            }
-        }
-        k
-    }
 }
 
 #[cfg(test)]
@@ -587,6 +737,21 @@ mod tests {
         assert_eq!(after, 2);
     }
 
+    /// Siblings far apart in id order (`{1,130}`): the sibling walk reaches a word of another
+    /// part of the node's window, and a full group stops it.
+    #[test]
+    fn distant_siblings_join_their_group() {
+        let t = topo(
+            r#"name = "t"
+            nodes = ["0-1,128-131"]
+            smt = ["0,129", "1,130", "128,131"]"#,
+        );
+        let (masks, _, _) = run(&t, 3, Variant::PreCluster, 0);
+        assert_eq!(masks, ["0,129", "1,130", "128,131"]);
+        let (masks, _, _) = run(&t, 6, Variant::Cluster, 0);
+        assert_eq!(masks, ["0", "1", "128", "129", "130", "131"]);
+    }
+
     #[test]
     fn counter_rules() {
         let t = topo("name = \"t\"\nnodes = [\"0-3\"]");
@@ -595,11 +760,14 @@ mod tests {
         assert!(group_cpus_evenly(&t, 0, Variant::Rotation, SortGen::HeapV6_11, &mut c, &mut w).is_none());
         assert_eq!(c, u32::MAX);
         let g = group_cpus_evenly(&t, 1, Variant::Rotation, SortGen::HeapV6_11, &mut c, &mut w).unwrap();
-        assert_eq!((g.spread_offset(), c), (Some(0), u32::MAX));
+        assert_eq!((g.spread_offset(), g.consumed_offset(), c), (Some(0), None, u32::MAX));
         let g = group_cpus_evenly(&t, 2, Variant::Rotation, SortGen::HeapV6_11, &mut c, &mut w).unwrap();
-        assert_eq!((g.spread_offset(), c), (Some(u32::MAX), 0));
+        assert_eq!(
+            (g.spread_offset(), g.consumed_offset(), c),
+            (Some(u32::MAX), Some(u32::MAX), 0)
+        );
         let g = group_cpus_evenly(&t, 2, Variant::Cluster, SortGen::HeapV6_11, &mut c, &mut w).unwrap();
-        assert_eq!((g.spread_offset(), c), (None, 0));
+        assert_eq!((g.spread_offset(), g.consumed_offset(), c), (None, None, 0));
     }
 
     #[test]
@@ -616,5 +784,44 @@ mod tests {
                 initialized: 4
             }]
         );
+    }
+
+    /// The cluster-level WARN cannot be reached from a valid topology (see
+    /// [`cluster_groups_exceed_cpus`]), so the check itself is tested at its boundary.
+    #[test]
+    fn cluster_level_warn() {
+        assert_eq!(cluster_groups_exceed_cpus(2, 40, 4, 4), None);
+        assert_eq!(
+            cluster_groups_exceed_cpus(2, 40, 5, 4),
+            Some(KernelWarn::ClusterGroupsExceedCpus {
+                node: 2,
+                first_cpu: 40,
+                ngroups: 5,
+                ncpus: 4
+            })
+        );
+        let text = cluster_groups_exceed_cpus(2, 40, 5, 4).unwrap().to_string();
+        assert!(
+            text.contains("WARN") && text.contains("CPU 40") && text.contains("node 2"),
+            "{text}"
+        );
+    }
+
+    /// Each row of the table is the variant's: the counter rule is read from it, and upstream
+    /// rows take no rotation branch.
+    #[test]
+    fn rules_table() {
+        for v in Variant::ALL {
+            let r = rules(v);
+            assert!(!r.model.is_empty(), "{v:?} names its code");
+            assert_eq!(r.counter, v.uses_counter());
+            let upstream = matches!(v, Variant::PreCluster | Variant::Cluster);
+            assert_eq!(upstream, !r.counter);
+            assert_eq!(
+                upstream,
+                r.extras == Extras::First && r.fill == Fill::Lowest && r.few_groups == FewGroups::Lowest
+            );
+            assert_eq!(r.cluster_path, v != Variant::PreCluster);
+        }
     }
 }

@@ -96,7 +96,7 @@ pub fn irq_create_affinity_masks(
     let (mut curvec, mut usedvecs) = (pre, 0usize);
     for &this_vecs in &sets {
         let grouping = group_cpus_evenly(topo, this_vecs, variant, sort, counter, warnings)?;
-        spread_offsets.extend(grouping.spread_offset());
+        spread_offsets.extend(grouping.consumed_offset());
         let result = grouping.masks();
         let nr_masks = grouping.nummasks() as usize;
         for (j, mask) in result.into_iter().take(nr_masks).enumerate() {

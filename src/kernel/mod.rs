@@ -32,6 +32,14 @@ pub enum KernelWarn {
     GroupsUnfilled { numgrps: u32, initialized: u32 },
     /// `WARN_ON_ONCE(nv->ngroups > ncpus)`: a node got more groups than it has CPUs.
     GroupsExceedCpus { node: u32, ngroups: u32, ncpus: u32 },
+    /// `WARN_ON_ONCE(nv->ngroups > nc)` in `__try_group_cluster_cpus()`: a cluster (named by its
+    /// lowest CPU in the node) got more groups than it has CPUs.
+    ClusterGroupsExceedCpus {
+        node: u32,
+        first_cpu: u32,
+        ngroups: u32,
+        ncpus: u32,
+    },
     /// `WARN_ON_ONCE(numgrps == 0)` in the allocation loop: groups ran out before domains did.
     GroupsExhausted { domain: u32 },
     /// A domain was handed zero groups (the kernel would divide by zero).
@@ -54,6 +62,15 @@ impl fmt::Display for KernelWarn {
             KernelWarn::GroupsExceedCpus { node, ngroups, ncpus } => {
                 write!(f, "WARN: node {node} got {ngroups} groups for {ncpus} CPUs")
             }
+            KernelWarn::ClusterGroupsExceedCpus {
+                node,
+                first_cpu,
+                ngroups,
+                ncpus,
+            } => write!(
+                f,
+                "WARN: the cluster of CPU {first_cpu} in node {node} got {ngroups} groups for {ncpus} CPUs"
+            ),
             KernelWarn::GroupsExhausted { domain } => {
                 write!(f, "WARN: no groups left when allocating domain {domain}")
             }

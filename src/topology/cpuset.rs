@@ -215,6 +215,12 @@ impl CpuSet {
             .all(|(i, &w)| w & !other.words.get(i).copied().unwrap_or(0) == 0)
     }
 
+    /// The bitmap's 64-bit words, lowest CPUs first (word `w` bit `b` is CPU `64 * w + b`).
+    /// May be shorter than the width asked for at construction; missing words read as zero.
+    pub fn words(&self) -> &[u64] {
+        &self.words
+    }
+
     /// Kernel cpulist text (`0-3,8`), see [`crate::topology::cpulist`].
     pub fn to_cpulist(&self) -> String {
         super::cpulist::format_cpulist(self)

@@ -22,6 +22,7 @@ mod scenario_mana;
 mod sched_wake_paths;
 mod seed_presets;
 mod seeds;
+mod spread_offsets;
 mod sweep;
 mod vector_space;
 mod web_http;
