@@ -380,3 +380,15 @@ fn distances_keep_the_kernel_rules() {
         &["node/node1/distance", "distance 256"],
     );
 }
+
+#[test]
+fn an_agent_on_an_asymmetric_machine_sends_its_topology() {
+    // The agent reads sysfs (live::collect) and the server rebuilds the Topology from the wire.
+    let spec = import::parse_toml(&data("import-asymmetric-2.toml")).unwrap();
+    let t = Topology::new(&spec).unwrap();
+    let wire = irqscope::live::collect::topology_of(&import::export::sysfs_files(&t), "host-a")
+        .unwrap_or_else(|e| panic!("{e}"));
+    let back = Topology::new(&wire.to_spec("host-a")).unwrap();
+    assert_eq!((back.distance(1, 2), back.distance(2, 1)), (12, 40));
+    assert_eq!(import::shape(&back), import::shape(&t));
+}
