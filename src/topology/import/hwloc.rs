@@ -484,13 +484,47 @@ fn pci_devices(
     /// Most OS device names kept per PCI device.
     const OS_NAMES_MAX: usize = 16;
     let is_io = |n: &roxmltree::Node| matches!(n.attribute("type"), Some("Bridge") | Some("PCIDev") | Some("OSDev"));
-    // Node of each ancestor seen, by its position in the text.
-    let mut node_of: BTreeMap<usize, Option<u32>> = BTreeMap::new();
+    let is_pci = |n: &roxmltree::Node| {
+        n.is_element() && n.tag_name().name() == "object" && n.attribute("type") == Some("PCIDev")
+    };
+    if !doc.descendants().any(|n| is_pci(&n)) {
+        return Ok(Vec::new());
+    }
+    // The nodes of the PUs below each element, in one pass from the leaves up (children come
+    // after their parent in document order), so nested parents cost no rescans.
+    #[derive(Clone, Copy, PartialEq)]
+    enum Nodes {
+        NoPu,
+        One(u32),
+        Several,
+    }
+    let merge = |a: Nodes, b: Nodes| match (a, b) {
+        (Nodes::NoPu, x) | (x, Nodes::NoPu) => x,
+        (Nodes::One(x), Nodes::One(y)) if x == y => a,
+        _ => Nodes::Several,
+    };
+    let order: Vec<roxmltree::NodeId> = doc.descendants().map(|n| n.id()).collect();
+    let mut below = vec![Nodes::NoPu; doc.descendants().map(|n| n.id().get_usize()).max().unwrap_or(0) + 1];
+    for &id in order.iter().rev() {
+        let Some(n) = doc.get_node(id) else { continue };
+        let mut here = below[id.get_usize()];
+        if n.is_element() && n.attribute("type") == Some("PU") {
+            if let Some(node) = n
+                .attribute("os_index")
+                .and_then(|v| v.parse::<u32>().ok())
+                .and_then(|cpu| draft.cpu_node.get(&cpu))
+            {
+                here = merge(here, Nodes::One(node.0));
+            }
+            below[id.get_usize()] = here;
+        }
+        if let Some(parent) = n.parent() {
+            let slot = &mut below[parent.id().get_usize()];
+            *slot = merge(*slot, here);
+        }
+    }
     let mut out = Vec::new();
-    for dev in doc
-        .descendants()
-        .filter(|n| n.is_element() && n.tag_name().name() == "object" && n.attribute("type") == Some("PCIDev"))
-    {
+    for dev in doc.descendants().filter(|n| is_pci(n)) {
         if out.len() >= DEVICES_MAX {
             return Err(ImportError::new(
                 F,
@@ -507,15 +541,10 @@ fn pci_devices(
         else {
             continue;
         };
-        let node = *node_of.entry(parent.range().start).or_insert_with(|| {
-            let mut nodes = parent
-                .descendants()
-                .filter(|n| n.is_element() && n.attribute("type") == Some("PU"))
-                .filter_map(|pu| pu.attribute("os_index")?.parse::<u32>().ok())
-                .filter_map(|cpu| draft.cpu_node.get(&cpu).map(|(node, _)| *node));
-            let first = nodes.next()?;
-            nodes.all(|n| n == first).then_some(first)
-        });
+        let node = match below[parent.id().get_usize()] {
+            Nodes::One(n) => Some(n),
+            Nodes::NoPu | Nodes::Several => None,
+        };
         let pci_type = dev.attribute("pci_type").unwrap_or("");
         let mut words = pci_type.split_whitespace();
         let class = words.next().unwrap_or("").to_string();
