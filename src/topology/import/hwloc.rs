@@ -557,7 +557,7 @@ fn pci_devices(
             .filter(|c| c.is_element() && c.attribute("type") == Some("OSDev"))
             .filter_map(|c| c.attribute("name"))
             .take(OS_NAMES_MAX)
-            .map(|n| short(n))
+            .map(short)
             .collect();
         out.push(DeviceLocality {
             pci_addr: short(dev.attribute("pci_busid").unwrap_or("")),
