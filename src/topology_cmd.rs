@@ -6,8 +6,8 @@ use anyhow::Context;
 use clap::{Subcommand, ValueEnum};
 use irqscope::catalogue;
 use irqscope::render::text::wrap;
-use irqscope::topology::import::{self, export, hwloc, lscpu, numactl, sysfs};
-use irqscope::topology::{CpuSet, Topology, TopologySpec};
+use irqscope::topology::import::{self, export, hwloc, lscpu, numactl, sysfs, DeviceLocality, Imported};
+use irqscope::topology::{CpuSet, Topology};
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -22,7 +22,9 @@ pub enum TopologyCommand {
         topology: String,
     },
     /// Import a machine from sysfs, lscpu, numactl, hwloc XML or an hwloc synthetic string and
-    /// print it as a topology file (TOML).
+    /// print it as a topology file (TOML). What the source cannot carry is printed as
+    /// `warning:` lines on standard error (and kept in the file's note); PCI devices found in
+    /// hwloc XML are printed there as `device:` lines with their NUMA node.
     Import {
         #[arg(value_enum)]
         kind: ImportKind,
@@ -35,6 +37,9 @@ pub enum TopologyCommand {
         /// Name of the imported machine.
         #[arg(long)]
         name: Option<String>,
+        /// Print JSON instead: `{"spec": …, "warnings": […], "devices": […]}`.
+        #[arg(long)]
+        json: bool,
     },
     /// Export a preset or topology file: toml, synthetic, or a sysfs tree written under DIR.
     Export {
@@ -78,16 +83,34 @@ pub fn run(cmd: TopologyCommand) -> anyhow::Result<ExitCode> {
             let t = crate::load_topology(&topology)?;
             print!("{}", folded_tree(&t));
         }
-        TopologyCommand::Import { kind, path, out, name } => {
-            let mut spec = import_spec(kind, &path)?;
+        TopologyCommand::Import {
+            kind,
+            path,
+            out,
+            name,
+            json,
+        } => {
+            let mut imported = import_spec(kind, &path)?;
             if let Some(name) = name {
-                spec.name = name;
+                imported.spec.name = name;
             }
-            let text = toml::to_string(&spec).context("serialising the imported topology")?;
+            let text = if json {
+                let mut t = serde_json::to_string_pretty(&imported).context("serialising the import")?;
+                t.push('\n');
+                t
+            } else {
+                toml::to_string(&imported.spec).context("serialising the imported topology")?
+            };
+            let mut err = String::new();
+            for w in &imported.warnings {
+                err.push_str(&format!("warning: {}: {w}\n", kind.name()));
+            }
+            err.push_str(&device_lines(&imported.devices, out.as_deref()));
             match out {
                 Some(file) => std::fs::write(&file, text).with_context(|| format!("{}", file.display()))?,
                 None => print!("{text}"),
             }
+            eprint!("{err}");
         }
         TopologyCommand::Export { format, topology, dir } => {
             let t = crate::load_topology(&topology)?;
@@ -108,23 +131,74 @@ pub fn run(cmd: TopologyCommand) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-fn import_spec(kind: ImportKind, path: &str) -> anyhow::Result<TopologySpec> {
-    let spec = match kind {
+impl ImportKind {
+    fn name(self) -> &'static str {
+        match self {
+            ImportKind::Sysfs => "sysfs",
+            ImportKind::Lscpu => "lscpu",
+            ImportKind::Numactl => "numactl",
+            ImportKind::HwlocXml => "hwloc-xml",
+            ImportKind::Synthetic => "synthetic",
+            ImportKind::Toml => "toml",
+        }
+    }
+}
+
+fn import_spec(kind: ImportKind, path: &str) -> anyhow::Result<Imported> {
+    let imported = match kind {
         ImportKind::Sysfs => {
             let files = sysfs::read_tree(Path::new(path)).with_context(|| format!("reading sysfs under {path}"))?;
-            let mut spec = sysfs::parse(&files)?;
-            spec.name = format!("imported from sysfs under {path}");
-            spec
+            let mut imported = sysfs::import(&files)?;
+            imported.spec.name = format!("imported from sysfs under {path}");
+            imported
         }
-        ImportKind::Synthetic => hwloc::parse_synthetic(path)?,
-        ImportKind::Lscpu => lscpu::parse(&read_input(path)?)?,
-        ImportKind::Numactl => numactl::parse(&read_input(path)?)?,
-        ImportKind::HwlocXml => hwloc::parse_xml(&read_input(path)?)?,
-        ImportKind::Toml => import::parse_toml(&read_input(path)?)?,
+        ImportKind::Synthetic => hwloc::import_synthetic(path)?,
+        ImportKind::Lscpu => lscpu::import(&read_input(path)?)?,
+        ImportKind::Numactl => numactl::import(&read_input(path)?)?,
+        ImportKind::HwlocXml => hwloc::import_xml(&read_input(path)?)?,
+        ImportKind::Toml => Imported {
+            spec: import::parse_toml(&read_input(path)?)?,
+            warnings: Vec::new(),
+            devices: Vec::new(),
+        },
     };
     // The parsers validate; this guards the printed file against a bug between them and here.
-    Topology::new(&spec).context("imported topology failed validation")?;
-    Ok(spec)
+    Topology::new(&imported.spec).context("imported topology failed validation")?;
+    Ok(imported)
+}
+
+/// `device:` lines for the PCI devices an import located, and the `simulate` arguments that
+/// place them (the queue count is the user's: hwloc does not know what a driver asks for).
+fn device_lines(devices: &[DeviceLocality], out: Option<&Path>) -> String {
+    if devices.is_empty() {
+        return String::new();
+    }
+    let mut text = String::new();
+    for d in devices {
+        let names = if d.os_names.is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", d.os_names.join(", "))
+        };
+        let place = match d.node {
+            Some(n) => format!("node {n}"),
+            None => "no single node (its locality spans nodes)".to_string(),
+        };
+        text.push_str(&format!(
+            "device: {} {} [{}]{names} on {place}: {}\n",
+            d.pci_addr,
+            d.class_name(),
+            d.vendor_device,
+            d.token_hint()
+        ));
+    }
+    let file = out.map_or("FILE".to_string(), |p| p.display().to_string());
+    let tokens: Vec<String> = devices.iter().map(DeviceLocality::token_hint).collect();
+    text.push_str(&format!(
+        "devices: irqscope simulate {file} {} (replace QUEUES with each device's vector count)\n",
+        tokens.join(" ")
+    ));
+    text
 }
 
 /// A file or standard input (`-`), bounded like every import.

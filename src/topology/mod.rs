@@ -28,6 +28,15 @@ pub const NOTE_BYTES_MAX: usize = 2000;
 /// The kernel's `LOCAL_DISTANCE` and the default distance between two nodes.
 pub const LOCAL_DISTANCE: u32 = 10;
 pub const REMOTE_DISTANCE: u32 = 20;
+/// Largest distance: the ACPI SLIT holds one byte per entry, and the kernel's `slit_valid`
+/// (drivers/acpi/numa/srat.c) takes any value above `LOCAL_DISTANCE` off the diagonal.
+///
+/// The matrix may be asymmetric: `slit_valid` checks only the diagonal and the lower bound,
+/// `acpi_numa_slit_init` stores entry (i, j) with `numa_set_distance(from, to, d)` as given, and
+/// `node_read_distance` (drivers/base/node.c) prints row N of `nodeN/distance` as
+/// `node_distance(N, i)` for each online node i. So `distances[a][b]` is `node_distance(a, b)`,
+/// and every importer and exporter keeps the two directions apart.
+pub const DISTANCE_MAX: u32 = 255;
 
 const NONE: u32 = u32::MAX;
 
@@ -211,6 +220,23 @@ impl Topology {
             }
             cluster_sets.push(set);
         }
+        // The kernel's cluster mask always contains the SMT mask (build_sched_domain refuses a
+        // child domain that is not a subset of its parent: "BUG: arch topology borken"; on x86
+        // cpu_clustergroup_mask is the L2-sharing mask, which holds every SMT sibling; on arm64
+        // cpu_clustergroup_mask falls back to the SMT mask). A cluster that splits a sibling set
+        // cannot come from a real machine.
+        for (i, cluster) in cluster_sets.iter().enumerate() {
+            for cpu in cluster.iter() {
+                let s = cpu_smt[cpu as usize] as usize;
+                let siblings = &smt_sets[s];
+                if let Some(out) = siblings.andnot(cluster).first() {
+                    return Err(invalid(format!(
+                        "clusters[{i}]: cluster {cluster} splits SMT sibling set smt[{s}] {siblings} \
+                         (CPU {cpu} is in the cluster, its sibling {out} is not); a cluster must hold whole sibling sets"
+                    )));
+                }
+            }
+        }
 
         // Packages are for display; by default one package per node with CPUs.
         let mut cpu_package = vec![NONE; nr_cpu_ids as usize];
@@ -275,8 +301,10 @@ impl Topology {
                                 "distances[{i}][{j}]: a node's distance to itself is 10, not {d}"
                             )));
                         }
-                        if i != j && !(LOCAL_DISTANCE + 1..=254).contains(&d) {
-                            return Err(invalid(format!("distances[{i}][{j}]: {d} is outside 11..254")));
+                        if i != j && !(LOCAL_DISTANCE + 1..=DISTANCE_MAX).contains(&d) {
+                            return Err(invalid(format!(
+                                "distances[{i}][{j}]: {d} is outside 11..{DISTANCE_MAX}"
+                            )));
                         }
                     }
                     flat.extend_from_slice(row);
@@ -574,10 +602,64 @@ nodes=["0-3"]
 online="0-4""#,
                 "beyond the last CPU id",
             ),
+            (
+                r#"name="x"
+nodes=["0-3"]
+smt=["0-1","2-3"]
+clusters=["0","1-3"]"#,
+                "clusters[0]: cluster 0 splits SMT sibling set smt[0] 0-1 (CPU 0 is in the cluster, its sibling 1 is not)",
+            ),
+            (
+                r#"name="x"
+nodes=["0-3"]
+smt=["0,2","1,3"]
+clusters=["0-1","2-3"]"#,
+                "clusters[0]: cluster 0-1 splits SMT sibling set smt[0] 0,2",
+            ),
+            (
+                r#"name="x"
+nodes=["0-3","4-5"]
+distances=[[10,256],[20,10]]"#,
+                "distances[0][1]: 256 is outside 11..255",
+            ),
         ];
         for (text, want) in cases {
             let err = Topology::new(&spec(text)).unwrap_err().to_string();
             assert!(err.contains(want), "{text}: got {err:?}, want {want:?}");
         }
+    }
+
+    #[test]
+    fn clusters_holding_whole_sibling_sets_are_accepted() {
+        // A cluster of two SMT pairs, and CPUs outside any cluster.
+        let t = Topology::new(&spec(
+            r#"
+            name = "t"
+            nodes = ["0-5"]
+            smt = ["0-1", "2-3", "4-5"]
+            clusters = ["0-3"]
+            "#,
+        ))
+        .unwrap();
+        assert_eq!(t.cluster(3).to_cpulist(), "0-3");
+        assert!(t.cluster(4).is_empty());
+    }
+
+    #[test]
+    fn asymmetric_distances_and_255_round_trip() {
+        // ACPI SLIT may be asymmetric and hold 255; node_distance(a, b) keeps the direction.
+        let t = Topology::new(&spec(
+            r#"
+            name = "t"
+            nodes = ["0-1", "2-3", ""]
+            distances = [[10, 21, 255], [31, 10, 12], [17, 13, 10]]
+            "#,
+        ))
+        .unwrap();
+        assert_eq!((t.distance(0, 1), t.distance(1, 0)), (21, 31));
+        assert_eq!(t.distance(0, 2), 255);
+        let back = Topology::new(&t.to_spec()).unwrap();
+        assert_eq!(back, t);
+        assert_eq!(back.to_spec().distances, t.to_spec().distances);
     }
 }

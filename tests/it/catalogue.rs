@@ -62,8 +62,11 @@ fn toml_round_trip_is_exact() {
 fn sysfs_round_trip_in_memory() {
     for (name, t) in presets() {
         let files = export::sysfs_files(&t);
-        let spec = sysfs::parse(&files).unwrap_or_else(|e| panic!("{name}: {e}"));
-        assert_eq!(shape(&Topology::new(&spec).unwrap()), shape(&t), "{name}");
+        let imported = sysfs::import(&files).unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert_eq!(shape(&Topology::new(&imported.spec).unwrap()), shape(&t), "{name}");
+        // The exported tree carries everything: nothing is lost, nothing is filled in.
+        assert_eq!(imported.warnings, Vec::<String>::new(), "{name}");
+        assert!(imported.spec.note.is_empty(), "{name}: {}", imported.spec.note);
     }
 }
 

@@ -6,7 +6,7 @@
 //! unless `IRQSCOPE_REQUIRE_TOOLS=1` (CI sets it after `apt-get install hwloc`).
 
 use irqscope::catalogue;
-use irqscope::topology::import::{export, hwloc, lscpu, numactl, shape, sysfs};
+use irqscope::topology::import::{export, hwloc, lscpu, numactl, shape, sysfs, Imported};
 use irqscope::topology::{Topology, TopologySpec};
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -325,4 +325,266 @@ fn live_sysfs_with_offline_cpus() {
     assert_eq!(t.smt(3).to_cpulist(), "3");
     assert_eq!(t.smt(2).to_cpulist(), "0,2");
     assert_eq!(t.package_sets()[0].to_cpulist(), "0-3");
+}
+
+/// The warning that contains `want`, or a panic listing them all.
+fn warning<'a>(imported: &'a Imported, want: &str) -> &'a str {
+    imported
+        .warnings
+        .iter()
+        .find(|w| w.contains(want))
+        .unwrap_or_else(|| panic!("no warning containing {want:?} in {:#?}", imported.warnings))
+}
+
+fn no_warning(imported: &Imported, unwanted: &str) {
+    assert!(
+        !imported.warnings.iter().any(|w| w.contains(unwanted)),
+        "unexpected warning {unwanted:?} in {:#?}",
+        imported.warnings
+    );
+}
+
+#[test]
+fn lscpu_says_it_lost_the_clusters_and_distances() {
+    if !tool("lscpu") {
+        return;
+    }
+    // Azure L96as_v4: a cluster per SMT pair (48 clusters) on 2 nodes at the default 10/20.
+    let t = catalogue::get("azure-l96as-v4").unwrap();
+    assert_eq!(t.cluster_sets().len(), 48);
+    let dir = tmp("warn-lscpu-l96as");
+    export::write_sysfs(&t, &dir).unwrap();
+    let plain = run(Command::new("lscpu").arg("--sysroot").arg(&dir).arg("-p"));
+    let imported = lscpu::import(&plain).unwrap();
+    let back = topo(&imported.spec);
+    assert!(back.cluster_sets().is_empty());
+    assert_eq!(
+        warning(&imported, "no cluster information"),
+        "no cluster information in lscpu output (no CLUSTER column): imported without clusters, so \
+         cluster-aware spreading sees none; take clusters from sysfs cluster_cpus_list (irqscope \
+         topology import sysfs)."
+    );
+    warning(
+        &imported,
+        "no ONLINE column in lscpu output: every listed CPU is taken as online",
+    );
+    warning(&imported, "lscpu does not tell possible from present CPUs");
+    // Two nodes and no distances from lscpu: the default is said even when it is right.
+    warning(
+        &imported,
+        "lscpu prints no NUMA distances: the default 10 (local) / 20 (remote) is filled in for the 2 nodes",
+    );
+    // The warnings travel in the file too.
+    assert!(
+        back.note().contains("no cluster information in lscpu output"),
+        "{}",
+        back.note()
+    );
+
+    // Asking for the column does not help on x86: util-linux 2.38 leaves it empty.
+    let cols = run(Command::new("lscpu")
+        .arg("--sysroot")
+        .arg(&dir)
+        .args(["-p=CPU,CORE,SOCKET,NODE,CLUSTER,ONLINE", "--all"]));
+    let imported = lscpu::import(&cols).unwrap();
+    let back = topo(&imported.spec);
+    if back.cluster_sets().is_empty() {
+        warning(
+            &imported,
+            "no cluster information in lscpu output (the CLUSTER column is empty, as util-linux 2.38 prints it on x86)",
+        );
+    } else {
+        // A later lscpu that fills the column must not be warned about.
+        assert_eq!(back.cluster_sets(), t.cluster_sets());
+        no_warning(&imported, "no cluster information");
+    }
+    no_warning(&imported, "no ONLINE column");
+}
+
+#[test]
+fn lscpu_says_it_filled_in_the_distances_of_a_diameter_3_machine() {
+    if !tool("lscpu") {
+        return;
+    }
+    let t = catalogue::get("arm64-4node-diameter3").unwrap();
+    let dir = tmp("warn-lscpu-diameter3");
+    export::write_sysfs(&t, &dir).unwrap();
+    let text = run(Command::new("lscpu").arg("--sysroot").arg(&dir).args(["-e"]));
+    let imported = lscpu::import(&text).unwrap();
+    let back = topo(&imported.spec);
+    assert_eq!((t.distance(0, 3), back.distance(0, 3)), (37, 20));
+    assert_eq!(
+        warning(&imported, "NUMA distances"),
+        "lscpu prints no NUMA distances: the default 10 (local) / 20 (remote) is filled in for the 4 \
+         nodes, so a machine with other distances (SNC/NPS, more than one hop) differs; take them \
+         from sysfs node*/distance or numactl -H."
+    );
+    // The same tree through sysfs loses nothing.
+    let from_sysfs = sysfs::import(&sysfs::read_tree(&dir).unwrap()).unwrap();
+    assert_eq!(from_sysfs.warnings, Vec::<String>::new());
+    assert_eq!(topo(&from_sysfs.spec).distance(0, 3), 37);
+}
+
+#[test]
+fn lstopo_says_it_lost_the_clusters() {
+    if !tool("lstopo") {
+        return;
+    }
+    // hwloc reads cluster_cpus_list but removes a cluster equal to its core: nothing is left.
+    let t = catalogue::get("azure-l96as-v4").unwrap();
+    let dir = tmp("warn-lstopo-l96as");
+    export::write_sysfs(&t, &dir).unwrap();
+    let xml = run(Command::new("lstopo").arg("-i").arg(&dir).args(["--of", "xml", "-"]));
+    let imported = hwloc::import_xml(&xml).unwrap();
+    let back = topo(&imported.spec);
+    assert!(back.cluster_sets().is_empty());
+    assert_eq!(without(&back, true, true), without(&t, true, true));
+    assert_eq!(
+        warning(&imported, "cluster"),
+        "no cluster information in the hwloc XML (no Group of subtype Cluster and no L2 cache: hwloc \
+         removes a cluster equal to a core, and hwloc before 2.5 has none): imported without \
+         clusters; take clusters from sysfs cluster_cpus_list."
+    );
+    // hwloc's Linux backend reads node*/distance: distances are not lost.
+    no_warning(&imported, "distances");
+
+    // Clusters of two cores survive as hwloc Cluster groups: no warning then.
+    let t = catalogue::get("intel-core-i9-13900k").unwrap();
+    let dir = tmp("warn-lstopo-13900k");
+    export::write_sysfs(&t, &dir).unwrap();
+    let xml = run(Command::new("lstopo").arg("-i").arg(&dir).args(["--of", "xml", "-"]));
+    let imported = hwloc::import_xml(&xml).unwrap();
+    let back = topo(&imported.spec);
+    // The E-core clusters of four survive; the P-core clusters (one SMT pair each) do not.
+    let multi_core: Vec<_> = t
+        .cluster_sets()
+        .iter()
+        .filter(|c| c.weight() > t.smt(c.first().unwrap()).weight())
+        .cloned()
+        .collect();
+    assert_eq!(back.cluster_sets(), &multi_core[..]);
+    assert_eq!(
+        warning(&imported, "Cluster group"),
+        "CPUs 0-15 are in no Cluster group of the hwloc XML (hwloc removes a cluster equal to its \
+         core or L2): imported without a cluster; take clusters from sysfs cluster_cpus_list."
+    );
+}
+
+#[test]
+fn lstopo_synthetic_has_no_distances_and_says_so() {
+    if !tool("lstopo") {
+        return;
+    }
+    let xml = run(Command::new("lstopo").args(["-i", "pack:2 numa:2 core:2 pu:2", "--of", "xml", "-"]));
+    let imported = hwloc::import_xml(&xml).unwrap();
+    if xml.contains("<distances2") {
+        no_warning(&imported, "distances");
+    } else {
+        warning(
+            &imported,
+            "the hwloc XML has no NUMANode distances2 matrix (hwloc 1.x <distances> are not read): the default 10 (local) / 20 (remote) is filled in for the 4 nodes",
+        );
+    }
+    // No cache level in the description, so no cluster either, and the warning says so.
+    warning(&imported, "no cluster information in the hwloc XML");
+    let synth = hwloc::import_synthetic("pack:2 numa:2 core:2 pu:2").unwrap();
+    warning(&synth, "an hwloc synthetic description carries no NUMA distances");
+}
+
+#[test]
+fn numactl_says_it_has_no_smt_clusters_or_packages() {
+    let imported = numactl::import(&data("numactl-H-amd-epyc-9654-2s-nps4.txt")).unwrap();
+    assert_eq!(
+        warning(&imported, "SMT"),
+        "numactl -H carries no SMT, cluster or package information: each CPU is imported as its own \
+         core, without clusters, one package per node."
+    );
+    warning(&imported, "every listed CPU is taken as present and online");
+    no_warning(&imported, "distances");
+    let no_matrix =
+        numactl::import("node 0 cpus: 0 1\nnode 1 cpus: 2 3\nNo distance information available.\n").unwrap();
+    warning(
+        &no_matrix,
+        "numactl -H output has no `node distances:` matrix: the default 10 (local) / 20 (remote) is filled in for the 2 nodes",
+    );
+}
+
+#[test]
+fn hwloc_device_locality_from_the_io_fixture() {
+    // lstopo 2.9 read an exported L96as_v4 tree with three PCI devices (tests/data/README.md).
+    let imported = hwloc::import_xml(&data("hwloc-io-azure-l96as-v4.xml")).unwrap();
+    let got: Vec<(String, String, Vec<String>, Option<u32>)> = imported
+        .devices
+        .iter()
+        .map(|d| (d.pci_addr.clone(), d.class.clone(), d.os_names.clone(), d.node))
+        .collect();
+    let dev =
+        |addr: &str, class: &str, name: &str, node| (addr.to_string(), class.to_string(), vec![name.to_string()], node);
+    assert_eq!(
+        got,
+        [
+            dev("0000:01:00.0", "0200", "eth0", Some(0)),
+            dev("0000:41:00.0", "0108", "nvme0n1", Some(1)),
+            dev("0000:81:00.0", "0108", "nvme1n1", None),
+        ]
+    );
+    assert_eq!(imported.devices[0].vendor_device, "1414:00ba");
+    assert_eq!(imported.devices[1].class_name(), "NVMe");
+    assert_eq!(imported.devices[1].token_hint(), "QUEUES:name=nvme0n1,node=1");
+    assert_eq!(imported.devices[2].token_hint(), "QUEUES:name=nvme1n1");
+    // The CPUs are those of the preset (clusters aside, which hwloc removed).
+    let t = catalogue::get("azure-l96as-v4").unwrap();
+    assert_eq!(without(&topo(&imported.spec), true, true), without(&t, true, true));
+}
+
+#[test]
+fn lstopo_places_pci_devices_on_their_node() {
+    if !tool("lstopo") {
+        return;
+    }
+    // The fixture's recipe, run against this machine's hwloc.
+    let out = tmp("io-fixture").join("io.xml");
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/make-io-fixture.sh");
+    let status = Command::new("sh")
+        .arg(script)
+        .arg(&out)
+        .env("IRQSCOPE", env!("CARGO_BIN_EXE_irqscope"))
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let xml = std::fs::read_to_string(&out).unwrap();
+    let imported = hwloc::import_xml(&xml).unwrap();
+    let nodes: Vec<(String, Option<u32>)> = imported.devices.iter().map(|d| (d.name(), d.node)).collect();
+    assert_eq!(
+        nodes,
+        [
+            ("eth0".to_string(), Some(0)),
+            ("nvme0n1".to_string(), Some(1)),
+            ("nvme1n1".to_string(), None)
+        ]
+    );
+}
+
+#[test]
+fn hwloc_1x_device_under_a_numa_node() {
+    // hwloc 1.x puts I/O objects in the tree below the NUMANode that holds them.
+    let v1 = r#"<topology><object type="Machine" os_index="0">
+      <object type="NUMANode" os_index="0"><object type="Socket" os_index="0">
+        <object type="Core" os_index="0"><object type="PU" os_index="0"/></object></object>
+        <object type="Bridge"><object type="PCIDev" pci_busid="0000:02:00.0" pci_type="0200 [8086:1572] [0000:0000] 01">
+          <object type="OSDev" name="ens1f0" osdev_type="2"/></object></object>
+      </object>
+      <object type="NUMANode" os_index="1"><object type="Socket" os_index="1">
+        <object type="Core" os_index="0"><object type="PU" os_index="1"/></object></object>
+        <object type="Bridge"><object type="PCIDev" pci_busid="0000:82:00.0" pci_type="0108 [144d:a808] [0000:0000] 00"/></object>
+      </object></object></topology>"#;
+    let imported = hwloc::import_xml(v1).unwrap();
+    let got: Vec<(String, Option<u32>)> = imported.devices.iter().map(|d| (d.name(), d.node)).collect();
+    assert_eq!(
+        got,
+        [
+            ("ens1f0".to_string(), Some(0)),
+            ("pci-0000:82:00.0".to_string(), Some(1))
+        ]
+    );
 }

@@ -12,7 +12,7 @@
 //! XML is parsed with `roxmltree`: a small, dependency-free, read-only DOM parser with a node
 //! limit, so a hostile file cannot grow memory without bound.
 
-use super::{check_text, parse_id, short, Draft, Format, ImportError, Place};
+use super::{check_text, parse_id, short, DeviceLocality, Draft, Format, ImportError, Imported, Place, DEVICES_MAX};
 use crate::topology::{CpuSet, TopologySpec, CPUS_MAX, NODES_MAX};
 use std::collections::BTreeMap;
 
@@ -64,6 +64,11 @@ fn kind_of(name: &str) -> Option<Kind> {
 
 /// Parse an hwloc synthetic description.
 pub fn parse_synthetic(text: &str) -> Result<TopologySpec, ImportError> {
+    import_synthetic(text).map(|i| i.spec)
+}
+
+/// [`parse_synthetic`] with the warnings (a synthetic description has no distances).
+pub fn import_synthetic(text: &str) -> Result<Imported, ImportError> {
     const F: Format = Format::Synthetic;
     if text.len() > SYNTHETIC_BYTES_MAX {
         return Err(ImportError::new(
@@ -215,6 +220,13 @@ pub fn parse_synthetic(text: &str) -> Result<TopologySpec, ImportError> {
 
 /// Parse an hwloc XML topology (`lstopo --of xml`).
 pub fn parse_xml(text: &str) -> Result<TopologySpec, ImportError> {
+    import_xml(text).map(|i| i.spec)
+}
+
+/// [`parse_xml`] with what the file could not carry (clusters hwloc removed, distances,
+/// packages, CPUs it did not list) and the NUMA node of each PCI device (`PCIDev` objects,
+/// written by `lstopo` when I/O discovery is on, the default).
+pub fn import_xml(text: &str) -> Result<Imported, ImportError> {
     const F: Format = Format::HwlocXml;
     check_text(F, text)?;
     let opts = roxmltree::ParsingOptions {
@@ -350,6 +362,36 @@ pub fn parse_xml(text: &str) -> Result<TopologySpec, ImportError> {
             draft.smt.add(F, set, place)?;
         }
     }
+    // hwloc removes a Group equal to its child or parent, so a cluster of one core (AMD,
+    // the Azure L*as machines) or equal to the L2 leaves no trace; before 2.5 there are none.
+    let in_cluster: CpuSet = clusters.values().flat_map(|(s, _)| s.iter()).collect();
+    let clusterless = pus.andnot(&in_cluster);
+    if has_cluster_groups {
+        if !clusterless.is_empty() {
+            draft.warnings.push(format!(
+                "CPUs {} are in no Cluster group of the hwloc XML (hwloc removes a cluster equal to \
+                 its core or L2): imported without a cluster; take clusters from sysfs cluster_cpus_list.",
+                short(&clusterless.to_cpulist())
+            ));
+        }
+    } else if clusters.is_empty() {
+        draft.warnings.push(
+            "no cluster information in the hwloc XML (no Group of subtype Cluster and no L2 cache: \
+             hwloc removes a cluster equal to a core, and hwloc before 2.5 has none): imported \
+             without clusters; take clusters from sysfs cluster_cpus_list."
+                .to_string(),
+        );
+    } else {
+        draft.warnings.push(format!(
+            "no Group of subtype Cluster in the hwloc XML: clusters are taken from the L2 caches \
+             (the kernel's cluster on x86; elsewhere it may differ){}.",
+            if clusterless.is_empty() {
+                String::new()
+            } else {
+                format!("; CPUs {} have no L2 and no cluster", short(&clusterless.to_cpulist()))
+            }
+        ));
+    }
     for (set, place) in clusters.into_values() {
         draft.clusters.add(F, set, place)?;
     }
@@ -358,8 +400,26 @@ pub fn parse_xml(text: &str) -> Result<TopologySpec, ImportError> {
     }
     // hwloc drops the Package level when it cannot tell packages apart: one package then.
     if draft.packages.is_empty() {
-        draft.packages.add(F, pus, Place::new(None, "Machine"))?;
+        draft
+            .warnings
+            .push("no Package objects in the hwloc XML: every CPU is imported in one package.".to_string());
+        draft.packages.add(F, pus.clone(), Place::new(None, "Machine"))?;
     }
+    // hwloc lists the PUs it may use; the root's complete_cpuset also holds offline ones.
+    let (cpuset, complete) = (
+        root_object_attr(&root, "cpuset"),
+        root_object_attr(&root, "complete_cpuset"),
+    );
+    if let (Some(c), Some(all)) = (cpuset, complete) {
+        if c != all {
+            draft.warnings.push(
+                "the hwloc XML lists only the PUs hwloc could use (its complete_cpuset is larger): \
+                 offline and not-present CPUs are missing, and every imported CPU is online."
+                    .to_string(),
+            );
+        }
+    }
+    draft.devices = pci_devices(&doc, &draft, &line_of)?;
     // Distances (hwloc 2): <distances2 type="NUMANode" nbobjs=N><indexes>…<u64values>….
     if let Some(d) = doc.descendants().find(|n| {
         n.is_element()
@@ -404,4 +464,108 @@ pub fn parse_xml(text: &str) -> Result<TopologySpec, ImportError> {
         draft.distances = Some((ids, rows));
     }
     draft.finish()
+}
+
+/// An attribute of the root's first `object` (the Machine).
+fn root_object_attr<'a>(root: &roxmltree::Node<'a, '_>, name: &str) -> Option<&'a str> {
+    root.children()
+        .find(|n| n.is_element() && n.tag_name().name() == "object")
+        .and_then(|m| m.attribute(name))
+}
+
+/// The PCI devices of an hwloc XML and the NUMA node each sits on: the node whose CPUs hold
+/// every PU under the device's nearest non-I/O ancestor (hwloc 1.x and 2.x alike), else none.
+fn pci_devices(
+    doc: &roxmltree::Document,
+    draft: &Draft,
+    line_of: &dyn Fn(roxmltree::Node) -> usize,
+) -> Result<Vec<DeviceLocality>, ImportError> {
+    const F: Format = Format::HwlocXml;
+    /// Most OS device names kept per PCI device.
+    const OS_NAMES_MAX: usize = 16;
+    let is_io = |n: &roxmltree::Node| matches!(n.attribute("type"), Some("Bridge") | Some("PCIDev") | Some("OSDev"));
+    let is_pci = |n: &roxmltree::Node| {
+        n.is_element() && n.tag_name().name() == "object" && n.attribute("type") == Some("PCIDev")
+    };
+    if !doc.descendants().any(|n| is_pci(&n)) {
+        return Ok(Vec::new());
+    }
+    // The nodes of the PUs below each element, in one pass from the leaves up (children come
+    // after their parent in document order), so nested parents cost no rescans.
+    #[derive(Clone, Copy, PartialEq)]
+    enum Nodes {
+        NoPu,
+        One(u32),
+        Several,
+    }
+    let merge = |a: Nodes, b: Nodes| match (a, b) {
+        (Nodes::NoPu, x) | (x, Nodes::NoPu) => x,
+        (Nodes::One(x), Nodes::One(y)) if x == y => a,
+        _ => Nodes::Several,
+    };
+    let order: Vec<roxmltree::NodeId> = doc.descendants().map(|n| n.id()).collect();
+    let mut below = vec![Nodes::NoPu; doc.descendants().map(|n| n.id().get_usize()).max().unwrap_or(0) + 1];
+    for &id in order.iter().rev() {
+        let Some(n) = doc.get_node(id) else { continue };
+        let mut here = below[id.get_usize()];
+        if n.is_element() && n.attribute("type") == Some("PU") {
+            if let Some(node) = n
+                .attribute("os_index")
+                .and_then(|v| v.parse::<u32>().ok())
+                .and_then(|cpu| draft.cpu_node.get(&cpu))
+            {
+                here = merge(here, Nodes::One(node.0));
+            }
+            below[id.get_usize()] = here;
+        }
+        if let Some(parent) = n.parent() {
+            let slot = &mut below[parent.id().get_usize()];
+            *slot = merge(*slot, here);
+        }
+    }
+    let mut out = Vec::new();
+    for dev in doc.descendants().filter(|n| is_pci(n)) {
+        if out.len() >= DEVICES_MAX {
+            return Err(ImportError::new(
+                F,
+                Some(line_of(dev)),
+                "PCIDev",
+                format!("more than {DEVICES_MAX} PCI devices"),
+            ));
+        }
+        let Some(parent) = dev
+            .ancestors()
+            .skip(1)
+            .take(XML_DEPTH_MAX)
+            .find(|a| a.is_element() && !is_io(a))
+        else {
+            continue;
+        };
+        let node = match below[parent.id().get_usize()] {
+            Nodes::One(n) => Some(n),
+            Nodes::NoPu | Nodes::Several => None,
+        };
+        let pci_type = dev.attribute("pci_type").unwrap_or("");
+        let mut words = pci_type.split_whitespace();
+        let class = words.next().unwrap_or("").to_string();
+        let vendor_device = words
+            .next()
+            .map(|w| w.trim_matches(|c| c == '[' || c == ']').to_string())
+            .unwrap_or_default();
+        let os_names = dev
+            .children()
+            .filter(|c| c.is_element() && c.attribute("type") == Some("OSDev"))
+            .filter_map(|c| c.attribute("name"))
+            .take(OS_NAMES_MAX)
+            .map(short)
+            .collect();
+        out.push(DeviceLocality {
+            pci_addr: short(dev.attribute("pci_busid").unwrap_or("")),
+            class: short(&class),
+            vendor_device: short(&vendor_device),
+            os_names,
+            node,
+        });
+    }
+    Ok(out)
 }

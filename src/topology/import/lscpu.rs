@@ -8,7 +8,7 @@
 //! (`-e`) mean unknown, as lscpu prints for offline CPUs. Rows with `ONLINE` `N`/`no` are
 //! present but offline; without `ONLINE`, every listed CPU is online.
 
-use super::{check_text, parse_id, short, Draft, Format, ImportError, Place};
+use super::{check_text, parse_id, short, Draft, Format, ImportError, Imported, Place};
 use crate::topology::{CpuSet, TopologySpec, CPUS_MAX, NODES_MAX};
 use std::collections::BTreeMap;
 
@@ -18,6 +18,12 @@ const COLUMNS_MAX: usize = 64;
 
 /// Parse `lscpu -p` or `lscpu -e` output (told apart by the `#` header of `-p`).
 pub fn parse(text: &str) -> Result<TopologySpec, ImportError> {
+    import(text).map(|i| i.spec)
+}
+
+/// [`parse`] with what lscpu could not say: clusters (util-linux 2.38 leaves the column empty on
+/// x86), distances (never printed), possible-but-absent CPUs, and any column left out.
+pub fn import(text: &str) -> Result<Imported, ImportError> {
     check_text(F, text)?;
     let parsable = text.lines().any(|l| l.trim_start().starts_with('#'));
     let (columns, rows) = if parsable { table_p(text)? } else { table_e(text)? };
@@ -156,7 +162,7 @@ fn table_e(text: &str) -> Result<(Vec<String>, Vec<Row>), ImportError> {
     Ok((columns, rows))
 }
 
-fn from_table(columns: &[String], rows: &[Row]) -> Result<TopologySpec, ImportError> {
+fn from_table(columns: &[String], rows: &[Row]) -> Result<Imported, ImportError> {
     let col = |name: &str| columns.iter().position(|c| c == name);
     let cpu_col = col("CPU").unwrap_or(0);
     let (node_col, socket_col, core_col, cluster_col) = (col("NODE"), col("SOCKET"), col("CORE"), col("CLUSTER"));
@@ -248,6 +254,47 @@ fn from_table(columns: &[String], rows: &[Row]) -> Result<TopologySpec, ImportEr
             draft.smt.add(F, set, place)?;
         }
     }
+    // What the columns could not say.
+    let missing = |c: Option<usize>, what: &str, default: &str| {
+        c.is_none()
+            .then(|| format!("no {what} column in lscpu output: {default}."))
+    };
+    draft.warnings.extend(
+        [
+            missing(node_col, "NODE", "every CPU is placed in node 0"),
+            missing(
+                core_col,
+                "CORE",
+                "each CPU is imported as its own core (no SMT siblings)",
+            ),
+            missing(socket_col, "SOCKET", "packages default to one per node"),
+            missing(
+                online_col,
+                "ONLINE",
+                "every listed CPU is taken as online, and CPUs lscpu did not list (offline ones, \
+                 without --all) are missing",
+            ),
+        ]
+        .into_iter()
+        .flatten(),
+    );
+    if clusters.is_empty() {
+        let why = if cluster_col.is_some() {
+            "the CLUSTER column is empty, as util-linux 2.38 prints it on x86"
+        } else {
+            "no CLUSTER column"
+        };
+        draft.warnings.push(format!(
+            "no cluster information in lscpu output ({why}): imported without clusters, so \
+             cluster-aware spreading sees none; take clusters from sysfs cluster_cpus_list \
+             (irqscope topology import sysfs)."
+        ));
+    }
+    draft.warnings.push(
+        "lscpu does not tell possible from present CPUs: possible CPUs that are not present \
+         (hot-plug slots) are missing, which changes nr_cpu_ids and the spread over possible CPUs."
+            .to_string(),
+    );
     for (set, place) in clusters.into_values() {
         draft.clusters.add(F, set, place)?;
     }

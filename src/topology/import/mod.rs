@@ -8,13 +8,20 @@
 //!
 //! Each parser fills a [`Draft`] (CPU → node, sibling sets, clusters, packages, distances);
 //! [`Draft::finish`] checks what the tools can contradict (a CPU in two nodes, SMT siblings on
-//! different nodes, a distance matrix that is not square or not symmetric), then validates with
-//! [`Topology::new`] and returns the canonical explicit spec ([`Topology::to_spec`]), sets ordered
-//! by their first CPU.
+//! different nodes, a distance matrix that is not square or has a diagonal other than 10), then
+//! validates with [`Topology::new`] and returns the canonical explicit spec
+//! ([`Topology::to_spec`]), sets ordered by their first CPU.
 //!
-//! **Asymmetric distances are rejected on import.** The kernel's SLIT parser warns about and
-//! fixes up asymmetric tables only in odd firmware; none of the machines we know of need them,
-//! and an asymmetric matrix from a tool is far more likely a truncated or mangled paste.
+//! **What a source cannot carry is said, never invented silently.** Every parser has an
+//! `import` function returning an [`Imported`]: the spec, one warning per thing the source
+//! lost (clusters, distances, SMT, online state, …) naming the default filled in for it, and,
+//! from hwloc XML with I/O objects, the NUMA node of each PCI device ([`DeviceLocality`]). The
+//! warnings are also kept in the spec's `note`, so a saved topology file still says what was
+//! assumed. `parse` is `import` without the side lists. See `docs/topology-import.md`.
+//!
+//! **Asymmetric distances are kept.** ACPI SLIT may be asymmetric and Linux stores and prints it
+//! as given (see [`DISTANCE_MAX`](super::DISTANCE_MAX)); every importer and exporter keeps
+//! `distances[a][b]` as `node_distance(a, b)`.
 
 pub mod export;
 pub mod hwloc;
@@ -22,7 +29,8 @@ pub mod lscpu;
 pub mod numactl;
 pub mod sysfs;
 
-use super::{CpuSet, Topology, TopologySpec, CPUS_MAX, LOCAL_DISTANCE, NODES_MAX};
+use super::{CpuSet, Topology, TopologySpec, CPUS_MAX, LOCAL_DISTANCE, NODES_MAX, NOTE_BYTES_MAX};
+use serde::Serialize;
 use std::collections::BTreeMap;
 use std::fmt;
 
@@ -30,6 +38,78 @@ use std::fmt;
 pub const INPUT_BYTES_MAX: usize = 64 << 20;
 /// Most lines accepted in one input.
 pub const LINES_MAX: usize = 1_000_000;
+
+/// An imported topology with what its source could not carry.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Imported {
+    pub spec: TopologySpec,
+    /// One sentence per thing the source cannot carry or did not say, naming the default filled
+    /// in (`no cluster information in lscpu output …`). Empty when nothing was lost.
+    pub warnings: Vec<String>,
+    /// PCI devices and their NUMA node, in the order of the input (hwloc XML with I/O objects).
+    pub devices: Vec<DeviceLocality>,
+}
+
+/// Where a PCI device sits: hwloc attaches an I/O object below the smallest object that holds
+/// its `local_cpus`, so the node whose CPUs cover that object is the device's node
+/// (`dev_to_node`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct DeviceLocality {
+    /// PCI address, `0000:41:00.0`.
+    pub pci_addr: String,
+    /// PCI class and subclass, four hex digits (`0108` NVMe, `0200` Ethernet).
+    pub class: String,
+    /// `vendor:device` in hex, as hwloc prints them.
+    pub vendor_device: String,
+    /// The kernel names of the device (hwloc OS devices: `nvme0n1`, `eth0`, `mlx5_0`).
+    pub os_names: Vec<String>,
+    /// The NUMA node, `None` when the device's locality spans nodes (`NUMA_NO_NODE`).
+    pub node: Option<u32>,
+}
+
+/// Most PCI devices read from one hwloc XML.
+pub const DEVICES_MAX: usize = 4096;
+
+impl DeviceLocality {
+    /// A short name for the class (`NVMe`, `Ethernet`, …), or `class XXXX`.
+    pub fn class_name(&self) -> String {
+        let known = match self.class.as_str() {
+            "0104" => "RAID",
+            "0106" => "SATA",
+            "0107" => "SAS",
+            "0108" => "NVMe",
+            "0200" => "Ethernet",
+            "0207" => "InfiniBand",
+            "0280" => "network",
+            "0300" => "VGA",
+            "0302" => "3D controller",
+            "1200" => "accelerator",
+            _ => "",
+        };
+        if known.is_empty() {
+            format!("class {}", self.class)
+        } else {
+            known.to_string()
+        }
+    }
+
+    /// The device name to use in a device token: its first OS device name, else `pci-ADDR`.
+    pub fn name(&self) -> String {
+        self.os_names
+            .first()
+            .cloned()
+            .unwrap_or_else(|| format!("pci-{}", self.pci_addr))
+    }
+
+    /// A device token with the node filled in and the queue count left to the user (hwloc does
+    /// not know how many vectors a driver asks for): `QUEUES:name=nvme0n1,node=1`.
+    pub fn token_hint(&self) -> String {
+        match self.node {
+            Some(node) => format!("QUEUES:name={},node={node}", self.name()),
+            None => format!("QUEUES:name={}", self.name()),
+        }
+    }
+}
 
 /// The input formats.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -51,6 +131,20 @@ impl Format {
             Format::Numactl => "numactl",
             Format::HwlocXml => "hwloc-xml",
             Format::Synthetic => "synthetic",
+        }
+    }
+}
+
+impl Format {
+    /// How warnings name the source: `lscpu output`, `the hwloc XML`, ….
+    fn source(self) -> &'static str {
+        match self {
+            Format::Toml => "the topology file",
+            Format::Sysfs => "the sysfs tree",
+            Format::Lscpu => "lscpu output",
+            Format::Numactl => "numactl -H output",
+            Format::HwlocXml => "the hwloc XML",
+            Format::Synthetic => "an hwloc synthetic description",
         }
     }
 }
@@ -245,7 +339,10 @@ pub(crate) type DistanceRow = (Vec<u32>, Place);
 pub(crate) struct Draft {
     pub format: Format,
     pub name: String,
-    pub notes: Vec<String>,
+    /// What the source lost or left unsaid, and the default filled in (see [`Imported`]).
+    pub warnings: Vec<String>,
+    /// PCI device locality (hwloc XML).
+    pub devices: Vec<DeviceLocality>,
     /// CPU → (node, where that was said).
     pub cpu_node: BTreeMap<u32, (u32, Place)>,
     /// Node ids seen (some may have no CPUs).
@@ -265,7 +362,8 @@ impl Draft {
         Draft {
             format,
             name: name.into(),
-            notes: Vec::new(),
+            warnings: Vec::new(),
+            devices: Vec::new(),
             cpu_node: BTreeMap::new(),
             node_ids: Vec::new(),
             smt: Partition::new("SMT sibling set"),
@@ -308,8 +406,26 @@ impl Draft {
         Ok(())
     }
 
-    /// Check, validate and return the canonical explicit spec.
-    pub fn finish(mut self) -> Result<TopologySpec, ImportError> {
+    /// Say that the source carries no distance matrix (when there is more than one node).
+    fn warn_no_distances(&mut self, nr_node_ids: u32) {
+        let format = self.format;
+        let why = match format {
+            Format::Lscpu => "lscpu prints no NUMA distances",
+            Format::Numactl => "numactl -H output has no `node distances:` matrix",
+            Format::HwlocXml => "the hwloc XML has no NUMANode distances2 matrix (hwloc 1.x <distances> are not read)",
+            Format::Synthetic => "an hwloc synthetic description carries no NUMA distances",
+            Format::Sysfs => "the sysfs tree has no node*/distance files",
+            Format::Toml => "the topology file has no distances",
+        };
+        self.warnings.push(format!(
+            "{why}: the default 10 (local) / 20 (remote) is filled in for the {nr_node_ids} nodes, \
+             so a machine with other distances (SNC/NPS, more than one hop) differs; take them from \
+             sysfs node*/distance or numactl -H."
+        ));
+    }
+
+    /// Check, validate and return the canonical explicit spec with the warnings.
+    pub fn finish(mut self) -> Result<Imported, ImportError> {
         let format = self.format;
         let whole = Place::default();
         let mut possible: CpuSet = self.cpu_node.keys().copied().collect();
@@ -338,8 +454,9 @@ impl Draft {
         if !homeless.is_empty() {
             let node = self.node_ids.iter().copied().min().unwrap_or(0);
             if !self.cpu_node.is_empty() {
-                self.notes.push(format!(
-                    "CPUs {homeless} are in no node's CPU list; placed in node {node}."
+                self.warnings.push(format!(
+                    "CPUs {} are in no node's CPU list; placed in node {node}.",
+                    short(&homeless.to_cpulist())
                 ));
             }
             for cpu in homeless.iter() {
@@ -388,8 +505,9 @@ impl Draft {
             }
             if !lost.is_empty() {
                 let lost: CpuSet = lost.into_iter().collect();
-                self.notes.push(format!(
-                    "CPUs {lost} have no package information; placed with their node."
+                self.warnings.push(format!(
+                    "CPUs {} have no package information; placed with their node.",
+                    short(&lost.to_cpulist())
                 ));
             }
             packages.sort_by_key(CpuSet::first);
@@ -401,13 +519,18 @@ impl Draft {
             }
         }
         let distances = match self.distances.take() {
-            None => None,
+            None => {
+                if nr_node_ids > 1 {
+                    self.warn_no_distances(nr_node_ids);
+                }
+                None
+            }
             Some((ids, rows)) => Some(self.check_distances(&ids, &rows, nr_node_ids)?),
         };
         let list = |p: &Partition| p.sorted().into_iter().map(|(s, _)| s.to_cpulist()).collect::<Vec<_>>();
         let spec = TopologySpec {
             name: self.name.clone(),
-            note: self.notes.join(" "),
+            note: note_of(format, &self.warnings),
             source: String::new(),
             nr_cpu_ids: None,
             nr_node_ids: Some(nr_node_ids),
@@ -421,10 +544,15 @@ impl Draft {
             generate: None,
         };
         let topology = Topology::new(&spec).map_err(|e| ImportError::new(format, None, "", e.to_string()))?;
-        Ok(topology.to_spec())
+        Ok(Imported {
+            spec: topology.to_spec(),
+            warnings: self.warnings,
+            devices: self.devices,
+        })
     }
 
-    /// The matrix must be square, symmetric, 10 on the diagonal; node ids without a row get the
+    /// The matrix must be square with 10 on the diagonal (the rest is [`Topology::new`]'s
+    /// range check); it may be asymmetric, as the SLIT may. Node ids without a row get the
     /// default distances.
     fn check_distances(
         &self,
@@ -465,20 +593,6 @@ impl Draft {
                 ));
             }
         }
-        for i in 0..n {
-            let (row, place) = &rows[i];
-            for j in 0..n {
-                if row[j] != rows[j].0[i] {
-                    return Err(self.err(
-                        place,
-                        format!(
-                            "distance matrix is not symmetric: node {} to {} is {}, but {} to {} is {}",
-                            ids[i], ids[j], row[j], ids[j], ids[i], rows[j].0[i]
-                        ),
-                    ));
-                }
-            }
-        }
         let size = nr_node_ids as usize;
         let mut out: Vec<Vec<u32>> = (0..size)
             .map(|i| {
@@ -503,6 +617,23 @@ impl Draft {
         }
         Ok(out)
     }
+}
+
+/// The spec's note for an import: the warnings, bounded by [`NOTE_BYTES_MAX`].
+fn note_of(format: Format, warnings: &[String]) -> String {
+    if warnings.is_empty() {
+        return String::new();
+    }
+    let mut note = format!("Imported from {}: {}", format.source(), warnings.join(" "));
+    if note.len() > NOTE_BYTES_MAX {
+        let mut end = NOTE_BYTES_MAX - '…'.len_utf8();
+        while !note.is_char_boundary(end) {
+            end -= 1;
+        }
+        note.truncate(end);
+        note.push('…');
+    }
+    note
 }
 
 /// Parse a topology file (TOML) and return its canonical explicit spec.

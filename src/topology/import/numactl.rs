@@ -3,7 +3,7 @@
 //! numactl says nothing of SMT, clusters or packages: each CPU comes back as its own core and
 //! each node as its own package. `size:`/`free:` lines are ignored.
 
-use super::{check_text, parse_id, short, Draft, Format, ImportError, Place};
+use super::{check_text, parse_id, short, Draft, Format, ImportError, Imported, Place};
 use crate::topology::{TopologySpec, CPUS_MAX, NODES_MAX};
 
 const F: Format = Format::Numactl;
@@ -11,6 +11,12 @@ const F: Format = Format::Numactl;
 const DISTANCE_MAX: u32 = 255;
 
 pub fn parse(text: &str) -> Result<TopologySpec, ImportError> {
+    import(text).map(|i| i.spec)
+}
+
+/// [`parse`] with what numactl cannot say: SMT, clusters, packages, online state, and the
+/// distances when the matrix is missing.
+pub fn import(text: &str) -> Result<Imported, ImportError> {
     check_text(F, text)?;
     let mut draft = Draft::new(F, "imported from numactl -H");
     let mut header: Option<Vec<u32>> = None;
@@ -98,6 +104,16 @@ pub fn parse(text: &str) -> Result<TopologySpec, ImportError> {
             "no `node N cpus:` lines (is this `numactl -H` output?)",
         ));
     }
+    draft.warnings.push(
+        "numactl -H carries no SMT, cluster or package information: each CPU is imported as its \
+         own core, without clusters, one package per node."
+            .to_string(),
+    );
+    draft.warnings.push(
+        "numactl -H does not say which CPUs are possible, present or online: every listed CPU is \
+         taken as present and online."
+            .to_string(),
+    );
     if let Some(ids) = header {
         if row_ids.len() == ids.len() && row_ids != ids {
             return Err(draft.err(

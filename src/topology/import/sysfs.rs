@@ -12,7 +12,7 @@
 //! CPU's sibling lists hold only online siblings, so SMT pairs with an offline half import as
 //! single CPUs; trees written by [`super::export::write_sysfs`] list full sets.
 
-use super::{parse_id, short, Draft, Format, ImportError, Place, INPUT_BYTES_MAX};
+use super::{parse_id, short, Draft, Format, ImportError, Imported, Place, INPUT_BYTES_MAX};
 use crate::topology::{parse_cpulist, CpuSet, TopologySpec, CPUS_MAX, NODES_MAX};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -132,6 +132,11 @@ pub fn read_tree(root: &Path) -> std::io::Result<SysfsFiles> {
 
 /// Turn the files of a sysfs tree into a spec.
 pub fn parse(files: &SysfsFiles) -> Result<TopologySpec, ImportError> {
+    import(files).map(|i| i.spec)
+}
+
+/// [`parse`] with what the tree did not say (CPUs without `topology/`, missing distance files).
+pub fn import(files: &SysfsFiles) -> Result<Imported, ImportError> {
     if files.len() > FILES_MAX {
         return Err(ImportError::new(F, None, "", format!("more than {FILES_MAX} files")));
     }
@@ -277,8 +282,9 @@ pub fn parse(files: &SysfsFiles) -> Result<TopologySpec, ImportError> {
         }
     }
     if !missing_topology.is_empty() {
-        draft.notes.push(format!(
-            "CPUs {missing_topology} have no topology/ directory (offline); each imported as its own core."
+        draft.warnings.push(format!(
+            "CPUs {} have no topology/ directory (offline); each imported as its own core, without a cluster.",
+            short(&missing_topology.to_cpulist())
         ));
     }
     // Distances: node N's row lists the distance to every node directory, in id order.
