@@ -370,7 +370,7 @@ fn simulate(args: SimulateArgs) -> anyhow::Result<ExitCode> {
 }
 
 fn sweep(args: SweepArgs) -> anyhow::Result<ExitCode> {
-    use irqscope::sweep::{self, Mix, SweepConfig};
+    use irqscope::analysis::sweep::{self, Mix, SweepConfig};
     let topologies = match &args.topologies {
         Some(list) if !args.all => SweepConfig::parse_topologies(list)?,
         _ => catalogue::names().map(str::to_string).collect(),

@@ -6,9 +6,71 @@
 //! store compares content on insert: a different capture whose id is taken gets the next free
 //! id derived from it, and an id never names other content than it was given for.
 
-use super::protocol::Capture;
+use super::collect::topology_from_columns;
+use super::limits::CAPTURE_SNAPSHOTS_MAX;
+use super::parse::parse_interrupts;
+use super::protocol::{Capture, Snapshot, WireIrq, PROTOCOL_VERSION};
 use std::collections::{BTreeMap, VecDeque};
 use std::sync::Arc;
+
+/// Why a pasted or uploaded text is not an import.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct BadImport(pub String);
+
+/// The host name of a bare pasted `/proc/interrupts`.
+pub const PASTED_HOST: &str = "pasted";
+
+/// The snapshots an import holds: a capture file (`{"snapshots": …}`), one snapshot (JSON), or
+/// a bare `/proc/interrupts` (anything not starting with `{`), which becomes one snapshot of
+/// host [`PASTED_HOST`] on a one-node topology of its columns.
+pub fn snapshots_of_text(text: &str) -> Result<Vec<Snapshot>, BadImport> {
+    let bad = |m: String| BadImport(m);
+    let t = text.trim_start();
+    if !t.starts_with('{') {
+        let parsed = parse_interrupts(text).map_err(|e| bad(e.to_string()))?;
+        let irqs = parsed
+            .rows
+            .into_iter()
+            .map(|r| WireIrq {
+                label: r.label,
+                chip: r.chip,
+                hwirq: r.hwirq,
+                name: r.name,
+                counts: r.counts,
+                affinity: None,
+                effective: None,
+                node: None,
+            })
+            .collect();
+        return Ok(vec![Snapshot {
+            version: PROTOCOL_VERSION,
+            host: PASTED_HOST.into(),
+            taken_unix_ms: 0,
+            boot_id: String::new(),
+            topology: topology_from_columns(&parsed.cpus),
+            cpus: parsed.cpus,
+            irqs,
+        }]);
+    }
+    let v: serde_json::Value = serde_json::from_str(t).map_err(|e| bad(format!("bad capture JSON: {e}")))?;
+    if v.get("snapshots").is_none() {
+        return Ok(vec![
+            serde_json::from_value(v).map_err(|e| bad(format!("bad snapshot: {e}")))?
+        ]);
+    }
+    let c: Capture = serde_json::from_value(v).map_err(|e| bad(format!("bad capture: {e}")))?;
+    if c.version != PROTOCOL_VERSION {
+        return Err(bad(format!(
+            "capture version {} is not supported (this server reads {PROTOCOL_VERSION})",
+            c.version
+        )));
+    }
+    if c.snapshots.is_empty() || c.snapshots.len() > CAPTURE_SNAPSHOTS_MAX {
+        return Err(bad(format!("a capture holds 1 to {CAPTURE_SNAPSHOTS_MAX} snapshots")));
+    }
+    Ok(c.snapshots)
+}
 
 /// Most imports kept.
 pub const IMPORTS_MAX: usize = 64;

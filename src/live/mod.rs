@@ -7,16 +7,21 @@
 //!   files, like `sysfs::read_tree`) and build a [`protocol::Snapshot`] from them without I/O.
 //! * [`store`]: the bounded per-host store: latest snapshot, rates, a ring of history.
 //! * [`persist`]: the store on disk (redb), so a restart loses no history.
-//! * [`devices`]: group a snapshot's IRQs into devices and build the scenario the kernel
-//!   would have computed, to put predicted and actual effective CPUs side by side.
-//! * [`imports`]: imported captures kept under content ids, so an import has a link.
+//! * [`devices`]: group a snapshot's IRQs into devices by their names (the comparison with
+//!   the model is `analysis::live_vs_model`).
+//! * [`imports`]: imported captures kept under content ids, so an import has a link; what an
+//!   imported text is (capture, snapshot or bare `/proc/interrupts`).
 //! * [`auth`]: bearer tokens, compared in constant time, optionally bound to one host.
+//! * [`hub`]: store + imports + persistence + tokens + SSE broadcast + ingestion policy, the
+//!   one object the web layer calls.
 //!
-//! Refuses: routing, templates, the clock (timestamps come in with the snapshot).
+//! A leaf: nothing here runs the model or knows routing and templates (the hub is handed the
+//! function that renders an SSE event).
 
 pub mod auth;
 pub mod collect;
 pub mod devices;
+pub mod hub;
 pub mod imports;
 pub mod parse;
 pub mod persist;
@@ -41,6 +46,9 @@ pub mod limits {
     pub const AGENT_INTERVAL_MS_MIN: u64 = 100;
     /// Longest host name.
     pub const HOST_NAME_BYTES_MAX: usize = 64;
+    /// Longest device name made from IRQ names (the scenario's device-name limit; the analysis
+    /// module checks at compile time that the two agree).
+    pub const DEVICE_NAME_BYTES_MAX: usize = 64;
     /// Most snapshots in one capture file.
     pub const CAPTURE_SNAPSHOTS_MAX: usize = 64;
     /// Most tokens configured.

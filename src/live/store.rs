@@ -75,9 +75,12 @@ pub enum IngestError {
     TooFast { interval_ms: u64 },
 }
 
+/// Hosts by name. Each state is shared (`Arc`): readers clone the pointer under the caller's
+/// lock and render or run the model after releasing it; an accepted snapshot replaces the
+/// pointer and never changes a state a reader holds.
 #[derive(Debug, Clone, Default)]
 pub struct LiveStore {
-    hosts: BTreeMap<String, HostState>,
+    hosts: BTreeMap<String, Arc<HostState>>,
 }
 
 fn validate(snap: &Snapshot) -> Result<Arc<Topology>, IngestError> {
@@ -98,11 +101,11 @@ impl LiveStore {
         LiveStore::default()
     }
 
-    pub fn host(&self, host: &str) -> Option<&HostState> {
+    pub fn host(&self, host: &str) -> Option<&Arc<HostState>> {
         self.hosts.get(host)
     }
 
-    pub fn hosts(&self) -> impl Iterator<Item = (&String, &HostState)> {
+    pub fn hosts(&self) -> impl Iterator<Item = (&String, &Arc<HostState>)> {
         self.hosts.iter()
     }
 
@@ -115,7 +118,7 @@ impl LiveStore {
     }
 
     /// Accept a snapshot for `host` (the name it was sent under). On error nothing changes.
-    pub fn ingest(&mut self, host: &str, snap: Snapshot) -> Result<&HostState, IngestError> {
+    pub fn ingest(&mut self, host: &str, snap: Snapshot) -> Result<Arc<HostState>, IngestError> {
         if snap.host != host {
             return Err(IngestError::HostMismatch {
                 snapshot: super::parse::short(&snap.host),
@@ -142,7 +145,12 @@ impl LiveStore {
             }
         };
         let seq = prev.map_or(0, |p| p.seq) + 1;
-        let mut history = prev.map(|p| p.history.clone()).unwrap_or_default();
+        // Nothing can fail from here on: take the old history (without a copy when no reader
+        // holds the old state).
+        let mut history = match self.hosts.remove(host) {
+            Some(old) => Arc::try_unwrap(old).map_or_else(|shared| shared.history.clone(), |own| own.history),
+            None => VecDeque::new(),
+        };
         let sample = sample_of(seq, &snap, rates.as_ref());
         if history.len() >= HISTORY_LEN_MAX {
             history.pop_front();
@@ -155,8 +163,9 @@ impl LiveStore {
             rates,
             history,
         };
-        self.hosts.insert(host.to_string(), state);
-        Ok(&self.hosts[host])
+        let state = Arc::new(state);
+        self.hosts.insert(host.to_string(), state.clone());
+        Ok(state)
     }
 
     /// Put back a persisted host (after a restart). The next reading computes rates against it.
@@ -169,13 +178,13 @@ impl LiveStore {
         let host = p.snapshot.host.clone();
         self.hosts.insert(
             host,
-            HostState {
+            Arc::new(HostState {
                 snapshot: p.snapshot,
                 topology,
                 seq: p.seq,
                 rates: None,
                 history,
-            },
+            }),
         );
         Ok(())
     }

@@ -6,6 +6,7 @@
 use axum::body::Body;
 use axum::http::{header, Request, StatusCode};
 use http_body_util::BodyExt;
+use irqscope::analysis::live_vs_model::{self, Comparison};
 use irqscope::live::auth::Tokens;
 use irqscope::live::collect;
 use irqscope::live::devices;
@@ -35,6 +36,15 @@ fn snapshot_of(name: &str, host: &str, t: u64) -> Snapshot {
     collect::build_snapshot(&proc, &topo, host, t).unwrap()
 }
 
+/// The snapshot's topology, validated as the store does on ingest.
+fn topology_of(s: &Snapshot) -> std::sync::Arc<irqscope::topology::Topology> {
+    std::sync::Arc::new(irqscope::topology::Topology::new(&s.topology.to_spec(&s.host)).unwrap())
+}
+
+fn compare(s: &Snapshot, variant: &str, effective: &str) -> Result<Comparison, irqscope::scenario::ScenarioError> {
+    live_vs_model::compare(s, &topology_of(s), variant, effective)
+}
+
 #[test]
 fn fixtures_parse_and_match_the_model() {
     // x86 VM, 4 NVMe devices with managed queues: the fixture was written from the model, so
@@ -48,7 +58,7 @@ fn fixtures_parse_and_match_the_model() {
     );
     assert!(devs.iter().all(|d| d.pre == 1 && d.vectors.len() == 9 && d.managed));
     assert!(other.len() >= 2, "timer and i8042 are not devices");
-    let c = devices::compare(&s, "cluster", "x86-matrix").unwrap();
+    let c = compare(&s, "cluster", "x86-matrix").unwrap();
     assert_eq!(c.vectors.len(), 36);
     assert_eq!(
         c.mismatches(),
@@ -60,7 +70,7 @@ fn fixtures_parse_and_match_the_model() {
             .collect::<Vec<_>>()
     );
     // Another variant predicts other CPUs somewhere.
-    assert!(devices::compare(&s, "pre-cluster", "first-cpu").unwrap().mismatches() > 0);
+    assert!(compare(&s, "pre-cluster", "first-cpu").unwrap().mismatches() > 0);
 
     // arm64 VM: GIC rows, IPI rows, one NVMe.
     let s = snapshot_of("arm64-vm", "arm", 1);
@@ -72,7 +82,7 @@ fn fixtures_parse_and_match_the_model() {
         .irqs
         .iter()
         .any(|i| i.chip == "GICv3" && i.hwirq == "27 Level" && i.name == "arch_timer"));
-    assert_eq!(devices::compare(&s, "cluster", "first-cpu").unwrap().mismatches(), 0);
+    assert_eq!(compare(&s, "cluster", "first-cpu").unwrap().mismatches(), 0);
 
     // Offline CPUs: only online CPUs are columns; the topology knows the rest.
     let s = snapshot_of("offline-cpus", "off", 1);
@@ -80,7 +90,7 @@ fn fixtures_parse_and_match_the_model() {
     let topo = irqscope::topology::Topology::new(&s.topology.to_spec("off")).unwrap();
     assert_eq!(topo.possible().weight(), 72);
     assert_eq!(topo.online().weight(), 36);
-    assert_eq!(devices::compare(&s, "cluster", "x86-matrix").unwrap().mismatches(), 0);
+    assert_eq!(compare(&s, "cluster", "x86-matrix").unwrap().mismatches(), 0);
 }
 
 #[test]
@@ -110,7 +120,7 @@ fn mana_nic_is_compared_with_the_mana_model() {
     );
     assert_eq!(s.irqs[mana.vectors[1]].name, "mana_q0@pci:7870:00:00.0");
 
-    let c = devices::compare(&s, "cluster", "x86-matrix").unwrap();
+    let c = compare(&s, "cluster", "x86-matrix").unwrap();
     assert_eq!(
         c.spec.devices[1].driver.as_deref(),
         Some("mana"),
@@ -165,9 +175,10 @@ fn mana_nic_is_compared_with_the_mana_model() {
 
     // The patched driver chooses differently on 8 vCPUs with 8 queues; first-cpu is refused
     // for MANA (the model needs the x86 matrix) and the NIC is listed as not modelled.
-    let patched = devices::compare_with(
+    let patched = live_vs_model::compare_with(
         &s,
-        &devices::ModelOptions {
+        &topology_of(&s),
+        &live_vs_model::ModelOptions {
             variant: "cluster".into(),
             effective: "x86-matrix".into(),
             mana_patched: true,
@@ -175,7 +186,7 @@ fn mana_nic_is_compared_with_the_mana_model() {
     )
     .unwrap();
     assert_eq!(patched.spec.devices[1].patched, true);
-    let fc = devices::compare(&s, "cluster", "first-cpu").unwrap();
+    let fc = compare(&s, "cluster", "first-cpu").unwrap();
     assert!(fc.vectors.iter().all(|v| v.device == "nvme0"));
     assert!(
         fc.not_modelled
@@ -195,7 +206,7 @@ fn mana_nic_is_compared_with_the_mana_model() {
         (devs[1].name.as_str(), devs[1].driver, devs[1].pre),
         ("mana", devices::LiveDriver::Mana, 1)
     );
-    assert_eq!(devices::compare(&old, "cluster", "x86-matrix").unwrap().mismatches(), 0);
+    assert_eq!(compare(&old, "cluster", "x86-matrix").unwrap().mismatches(), 0);
 }
 
 fn live_app(tokens: &str) -> (axum::Router, LiveState) {

@@ -1,0 +1,299 @@
+//! The live hub: the one object the web layer calls. It owns the host store, the kept imports,
+//! persistence, the ingestion tokens, the SSE slots and the broadcast of updates, and it holds
+//! the ingestion policy (who may push, what is accepted, what is kept, what viewers are told).
+//!
+//! Locks are held only to read or swap `Arc`s: a snapshot is parsed before the store lock is
+//! taken, and persisted and rendered after it is released. The SSE event body of an accepted
+//! snapshot is rendered once (by the [`EventRenderer`] the web layer hands in) and every stream
+//! sends the same bytes.
+//!
+//! Blocking: [`Hub::ingest`], [`Hub::import`], [`Hub::replay_import`] and
+//! [`Hub::latest_event`] parse, persist or render; callers on an async executor run them on a
+//! blocking thread.
+
+use super::auth::{Tokens, Verdict};
+use super::imports::{snapshots_of_text, BadImport, ImportStore, ImportStoreError};
+use super::persist::{Persist, PersistError};
+use super::protocol::{valid_host_name, Capture, Snapshot, PROTOCOL_VERSION};
+use super::store::{HostState, IngestError, LiveStore};
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use tokio::sync::broadcast;
+
+/// Most SSE streams open at once; more are refused ([`HubError::TooManyStreams`]).
+pub const SSE_STREAMS_MAX: usize = 256;
+/// Updates buffered (one ring shared by every SSE stream) before a slow reader skips to the
+/// latest event of its host.
+const UPDATES_BUFFERED: usize = 64;
+
+/// An SSE event body, rendered once and shared by every stream.
+pub type EventBody = Arc<str>;
+
+/// Renders the SSE event body of a host state (the web layer's view).
+pub type EventRenderer = Arc<dyn Fn(&HostState) -> String + Send + Sync>;
+
+/// One accepted snapshot, as the streams learn of it.
+#[derive(Debug, Clone)]
+pub struct Update {
+    pub host: Arc<str>,
+    pub seq: u64,
+    pub body: EventBody,
+}
+
+/// Why the hub refused a request. Each kind maps to one HTTP status at the edge.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum HubError {
+    /// No tokens configured: ingestion is off.
+    #[error("live ingestion is disabled: start the server with --live-tokens FILE or IRQSCOPE_LIVE_TOKENS")]
+    Disabled,
+    #[error("a bearer token is required (Authorization: Bearer TOKEN)")]
+    TokenMissing,
+    #[error("unknown token")]
+    TokenUnknown,
+    #[error("this token may not push for this host")]
+    WrongHost,
+    #[error("bad host name: 1 to 64 bytes of A-Z a-z 0-9 . _ -, not starting with . or _")]
+    BadHostName,
+    #[error("bad snapshot JSON: {0}")]
+    BadJson(String),
+    /// The store refused the snapshot (bad content, too many hosts, too fast).
+    #[error("{0}")]
+    Ingest(IngestError),
+    /// An import that is not a capture, or does not replay.
+    #[error("{0}")]
+    BadImport(String),
+    #[error("too many live streams open")]
+    TooManyStreams,
+}
+
+impl From<BadImport> for HubError {
+    fn from(e: BadImport) -> Self {
+        HubError::BadImport(e.0)
+    }
+}
+
+/// What the hub keeps of a rendered event: the reading it shows, and its bytes.
+type CachedEvent = (u64, EventBody);
+
+pub struct Hub {
+    store: Mutex<LiveStore>,
+    /// The latest rendered event body of each host.
+    events: Mutex<HashMap<String, CachedEvent>>,
+    imports: Mutex<ImportStore>,
+    /// Insertion counter of imports (their persisted order).
+    import_order: AtomicU64,
+    tokens: Tokens,
+    persist: Option<Persist>,
+    updates: broadcast::Sender<Update>,
+    streams: AtomicUsize,
+    render: EventRenderer,
+}
+
+impl std::fmt::Debug for Hub {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Hub")
+            .field("tokens", &self.tokens)
+            .field("persist", &self.persist)
+            .field("streams", &self.streams)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Lock, riding over poisoning: every update builds its new value before swapping it in, so a
+/// panic while a lock was held cannot leave a half-updated value behind.
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// An open SSE slot; released when dropped.
+#[derive(Debug)]
+pub struct StreamSlot(Arc<Hub>);
+
+impl Drop for StreamSlot {
+    fn drop(&mut self) {
+        self.0.streams.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
+impl StreamSlot {
+    pub fn hub(&self) -> &Arc<Hub> {
+        &self.0
+    }
+}
+
+/// Replay a capture into a scratch store, so its last reading has rates as a pushed host's would.
+pub fn replay(capture: &Capture) -> Result<Arc<HostState>, HubError> {
+    let first = capture
+        .snapshots
+        .first()
+        .ok_or_else(|| HubError::BadImport("an empty capture".into()))?;
+    let host = first.host.clone();
+    let mut store = LiveStore::new();
+    let mut last = None;
+    for s in capture.snapshots.iter().cloned() {
+        last = Some(store.ingest(&host, s).map_err(|e| HubError::BadImport(e.to_string()))?);
+    }
+    last.ok_or_else(|| HubError::BadImport("an empty capture".into()))
+}
+
+impl Hub {
+    /// A hub with `tokens` (empty: ingestion off), history kept in `persist` when given and
+    /// restored from it now. Returns the hub and notes about records that were skipped.
+    pub fn new(
+        tokens: Tokens,
+        persist: Option<Persist>,
+        render: EventRenderer,
+    ) -> Result<(Hub, Vec<String>), PersistError> {
+        let mut store = LiveStore::new();
+        let mut imports = ImportStore::new();
+        let mut notes = Vec::new();
+        if let Some(p) = &persist {
+            for (id, bytes) in p.load_imports()? {
+                match serde_json::from_slice::<Capture>(&bytes) {
+                    Ok(c) => {
+                        imports.restore(id, c, bytes);
+                    }
+                    Err(e) => notes.push(format!("import {}: {e}", super::parse::short(&id))),
+                }
+            }
+            let (records, bad) = p.load_all()?;
+            notes.extend(bad);
+            for rec in records {
+                let host = rec.snapshot.host.clone();
+                if let Err(e) = store.restore(rec) {
+                    notes.push(format!("{host}: {e}"));
+                }
+            }
+        }
+        let (updates, _) = broadcast::channel(UPDATES_BUFFERED);
+        let import_order = AtomicU64::new(imports.len() as u64);
+        let hub = Hub {
+            store: Mutex::new(store),
+            events: Mutex::new(HashMap::new()),
+            imports: Mutex::new(imports),
+            import_order,
+            tokens,
+            persist,
+            updates,
+            streams: AtomicUsize::new(0),
+            render,
+        };
+        Ok((hub, notes))
+    }
+
+    /// Ingestion is on (tokens are configured).
+    pub fn ingestion_enabled(&self) -> bool {
+        !self.tokens.is_empty()
+    }
+
+    /// Accept a pushed snapshot: check the token presented (`bearer`, without `Bearer `), the
+    /// host name and the body, keep it, persist it, render its event once and tell the streams.
+    /// Returns the host's new `seq`. Blocking.
+    pub fn ingest(&self, host: &str, bearer: Option<&[u8]>, body: &[u8]) -> Result<u64, HubError> {
+        if self.tokens.is_empty() {
+            return Err(HubError::Disabled);
+        }
+        let presented = bearer.ok_or(HubError::TokenMissing)?;
+        if !valid_host_name(host) {
+            return Err(HubError::BadHostName);
+        }
+        match self.tokens.check(presented, host) {
+            Verdict::Accepted => {}
+            Verdict::Unknown => return Err(HubError::TokenUnknown),
+            Verdict::WrongHost => return Err(HubError::WrongHost),
+        }
+        let snap: Snapshot = serde_json::from_slice(body).map_err(|e| HubError::BadJson(e.to_string()))?;
+        let state = lock(&self.store).ingest(host, snap).map_err(HubError::Ingest)?;
+        if let Some(p) = &self.persist {
+            if let Err(e) = p.save(&state.persisted()) {
+                tracing::error!("{e}");
+            }
+        }
+        self.publish(host, &state);
+        Ok(state.seq)
+    }
+
+    /// Render `state`'s event (no lock held), keep it as the host's latest and broadcast it.
+    fn publish(&self, host: &str, state: &HostState) {
+        let body = self.render_and_cache(host, state);
+        // No receiver (no stream open) is not an error.
+        let _ = self.updates.send(Update {
+            host: host.into(),
+            seq: state.seq,
+            body,
+        });
+    }
+
+    /// Render `state`'s event and keep it unless a newer one is kept already.
+    fn render_and_cache(&self, host: &str, state: &HostState) -> EventBody {
+        let body: EventBody = (self.render)(state).into();
+        let mut events = lock(&self.events);
+        if events.get(host).is_none_or(|(seq, _)| *seq < state.seq) {
+            events.insert(host.to_string(), (state.seq, body.clone()));
+        }
+        body
+    }
+
+    /// The host's current state (a pointer: nothing is copied under the lock).
+    pub fn host(&self, host: &str) -> Option<Arc<HostState>> {
+        lock(&self.store).host(host).cloned()
+    }
+
+    /// Every host's current state, by name.
+    pub fn hosts(&self) -> Vec<Arc<HostState>> {
+        lock(&self.store).hosts().map(|(_, st)| st.clone()).collect()
+    }
+
+    /// The latest event of `host`: the cached bytes, or rendered now for a host restored from
+    /// disk that has not pushed since. Blocking (may render).
+    pub fn latest_event(&self, host: &str) -> Option<(u64, EventBody)> {
+        let state = self.host(host)?;
+        if let Some(cached) = lock(&self.events).get(host).filter(|c| c.0 >= state.seq) {
+            return Some(cached.clone());
+        }
+        let body = self.render_and_cache(host, &state);
+        Some((state.seq, body))
+    }
+
+    /// Take an SSE slot and subscribe to updates, or refuse when [`SSE_STREAMS_MAX`] are open.
+    pub fn open_stream(self: &Arc<Self>) -> Result<(StreamSlot, broadcast::Receiver<Update>), HubError> {
+        if self.streams.fetch_add(1, Ordering::Relaxed) >= SSE_STREAMS_MAX {
+            self.streams.fetch_sub(1, Ordering::Relaxed);
+            return Err(HubError::TooManyStreams);
+        }
+        let slot = StreamSlot(self.clone());
+        Ok((slot, self.updates.subscribe()))
+    }
+
+    /// Keep an import (a capture, a snapshot or a pasted `/proc/interrupts`) and return its id.
+    /// What would not replay is refused before it is kept. Blocking.
+    pub fn import(&self, text: &str) -> Result<String, HubError> {
+        let capture = Capture {
+            version: PROTOCOL_VERSION,
+            snapshots: snapshots_of_text(text)?,
+        };
+        replay(&capture)?;
+        let bytes = serde_json::to_vec(&capture).map_err(|e| HubError::BadImport(e.to_string()))?;
+        let kept = lock(&self.imports)
+            .insert(capture, bytes.clone())
+            .map_err(|e: ImportStoreError| HubError::BadImport(e.to_string()))?;
+        if let (Some(p), false) = (&self.persist, kept.existed) {
+            let order = self.import_order.fetch_add(1, Ordering::Relaxed);
+            if let Err(e) = p.save_import(&kept.id, order, &bytes, &kept.evicted) {
+                tracing::error!("{e}");
+            }
+        }
+        Ok(kept.id)
+    }
+
+    /// A kept import, if `id` names one.
+    pub fn import_capture(&self, id: &str) -> Option<Arc<Capture>> {
+        lock(&self.imports).get(id).map(|i| i.capture.clone())
+    }
+
+    /// A kept import replayed as the page shows it. Blocking.
+    pub fn replay_import(&self, capture: &Capture) -> Result<Arc<HostState>, HubError> {
+        replay(capture)
+    }
+}
