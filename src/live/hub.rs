@@ -19,6 +19,7 @@ use super::store::{HostState, IngestError, LiveStore};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Instant;
 use tokio::sync::broadcast;
 
 /// Most SSE streams open at once; more are refused ([`HubError::TooManyStreams`]).
@@ -88,6 +89,18 @@ pub struct Hub {
     updates: broadcast::Sender<Update>,
     streams: AtomicUsize,
     render: EventRenderer,
+    /// The server's clock for push pacing, in milliseconds (monotonic; the wall clock never
+    /// paces).
+    clock: Clock,
+}
+
+/// A monotonic clock in milliseconds.
+pub type Clock = Arc<dyn Fn() -> u64 + Send + Sync>;
+
+/// Milliseconds since the first call (`Instant`: monotonic, never steps).
+pub fn monotonic_clock() -> Clock {
+    let started = Instant::now();
+    Arc::new(move || u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX))
 }
 
 impl std::fmt::Debug for Hub {
@@ -131,8 +144,14 @@ pub fn replay(capture: &Capture) -> Result<Arc<HostState>, HubError> {
     let host = first.host.clone();
     let mut store = LiveStore::new();
     let mut last = None;
+    // A capture is paced by its own timestamps (the agent read it at its interval).
     for s in capture.snapshots.iter().cloned() {
-        last = Some(store.ingest(&host, s).map_err(|e| HubError::BadImport(e.to_string()))?);
+        let received = s.taken_unix_ms;
+        last = Some(
+            store
+                .ingest(&host, s, received)
+                .map_err(|e| HubError::BadImport(e.to_string()))?,
+        );
     }
     last.ok_or_else(|| HubError::BadImport("an empty capture".into()))
 }
@@ -178,8 +197,15 @@ impl Hub {
             updates,
             streams: AtomicUsize::new(0),
             render,
+            clock: monotonic_clock(),
         };
         Ok((hub, notes))
+    }
+
+    /// The same hub paced by `clock` instead of the monotonic clock (tests drive time).
+    pub fn with_clock(mut self, clock: Clock) -> Hub {
+        self.clock = clock;
+        self
     }
 
     /// Ingestion is on (tokens are configured).
@@ -204,7 +230,10 @@ impl Hub {
             Verdict::WrongHost => return Err(HubError::WrongHost),
         }
         let snap: Snapshot = serde_json::from_slice(body).map_err(|e| HubError::BadJson(e.to_string()))?;
-        let state = lock(&self.store).ingest(host, snap).map_err(HubError::Ingest)?;
+        let received_ms = (self.clock)();
+        let state = lock(&self.store)
+            .ingest(host, snap, received_ms)
+            .map_err(HubError::Ingest)?;
         if let Some(p) = &self.persist {
             if let Err(e) = p.save(&state.persisted()) {
                 tracing::error!("{e}");

@@ -41,9 +41,13 @@ pub mod limits {
     pub const IRQS_MAX: usize = 16_384;
     /// History samples kept per host (one hour at 1 Hz).
     pub const HISTORY_LEN_MAX: usize = 3_600;
-    /// Shortest push interval: the agent will not go faster, the server answers 429 to faster
-    /// pushes from one host.
+    /// Shortest push interval: the agent will not go faster; the server answers 429 to pushes
+    /// for one host that come faster by its own clock (see `store`).
     pub const AGENT_INTERVAL_MS_MIN: u64 = 100;
+    /// How early against its host's schedule (one push per [`AGENT_INTERVAL_MS_MIN`], by the
+    /// server's clock) a push is still accepted: a late push followed by an early one, each up
+    /// to 25 ms off (reading time, network, scheduling), passes.
+    pub const PUSH_EARLY_MS_MAX: u64 = 50;
     /// Longest host name.
     pub const HOST_NAME_BYTES_MAX: usize = 64;
     /// Longest device name made from IRQ names (the scenario's device-name limit; the analysis

@@ -2,9 +2,17 @@
 //! the last interval, and a ring of history samples ([`HISTORY_LEN_MAX`]). At most
 //! [`HOSTS_MAX`] hosts. Pure: no clock, no files (persistence is [`super::persist`]).
 //!
+//! Push pacing is by the server's clock, passed in as `received_ms` (a monotonic millisecond
+//! count): each host may push once per [`AGENT_INTERVAL_MS_MIN`] on average, a push arriving up
+//! to [`PUSH_EARLY_MS_MAX`] early against that schedule is accepted (network and scheduling
+//! jitter), an earlier one is refused. This is the generic cell rate algorithm with one
+//! interval of spacing: the host's next slot moves forward one interval per accepted push, so a
+//! client cannot push faster by forging `taken_unix_ms`, and an agent at its minimum interval
+//! is never refused. The snapshot's own timestamp only measures the interval of its rates.
+//!
 //! Rates are computed here from raw counters, so what the kernel did between two readings is
 //! handled in one place and never an error:
-//! * a new `boot_id`, or a timestamp that went backwards: the reading is a new baseline (no
+//! * a new `boot_id`, or a timestamp that did not advance: the reading is a new baseline (no
 //!   rates for that interval, the sample is marked `reset`);
 //! * CPU hotplug: only CPUs that are columns in both readings get a delta; a CPU coming back
 //!   online starts from its kept counter and is compared from the next reading on;
@@ -12,7 +20,7 @@
 //!   an IRQ number reused by another action (name or chip changed), or a counter that went
 //!   down, is a new baseline for that IRQ only.
 
-use super::limits::{AGENT_INTERVAL_MS_MIN, HISTORY_LEN_MAX, HOSTS_MAX};
+use super::limits::{AGENT_INTERVAL_MS_MIN, HISTORY_LEN_MAX, HOSTS_MAX, PUSH_EARLY_MS_MAX};
 use super::protocol::{Snapshot, WireIrq};
 use crate::topology::Topology;
 use serde::{Deserialize, Serialize};
@@ -53,6 +61,9 @@ pub struct HostState {
     pub seq: u64,
     pub rates: Option<Rates>,
     pub history: VecDeque<Sample>,
+    /// The server-clock time (`received_ms`) of this host's next push slot (pacing; not
+    /// persisted: a restarted server starts every host afresh).
+    pub next_push_ms: u64,
 }
 
 /// A host as persisted (and restored): the latest raw snapshot and the history.
@@ -71,8 +82,10 @@ pub enum IngestError {
     HostMismatch { snapshot: String, path: String },
     #[error("the server already keeps {HOSTS_MAX} hosts")]
     TooManyHosts,
-    #[error("snapshots {interval_ms} ms apart; at least {AGENT_INTERVAL_MS_MIN} ms")]
-    TooFast { interval_ms: u64 },
+    #[error(
+        "too fast: one snapshot per {AGENT_INTERVAL_MS_MIN} ms per host by the server's clock; retry in {retry_ms} ms"
+    )]
+    TooFast { retry_ms: u64 },
 }
 
 /// Hosts by name. Each state is shared (`Arc`): readers clone the pointer under the caller's
@@ -117,8 +130,9 @@ impl LiveStore {
         self.hosts.is_empty()
     }
 
-    /// Accept a snapshot for `host` (the name it was sent under). On error nothing changes.
-    pub fn ingest(&mut self, host: &str, snap: Snapshot) -> Result<Arc<HostState>, IngestError> {
+    /// Accept a snapshot for `host` (the name it was sent under), received at `received_ms` by
+    /// the server's monotonic clock (see the pacing rule above). On error nothing changes.
+    pub fn ingest(&mut self, host: &str, snap: Snapshot, received_ms: u64) -> Result<Arc<HostState>, IngestError> {
         if snap.host != host {
             return Err(IngestError::HostMismatch {
                 snapshot: super::parse::short(&snap.host),
@@ -130,16 +144,18 @@ impl LiveStore {
             return Err(IngestError::TooManyHosts);
         }
         let prev = self.hosts.get(host);
+        let slot = prev.map_or(0, |p| p.next_push_ms).max(received_ms);
+        if slot > received_ms + PUSH_EARLY_MS_MAX {
+            return Err(IngestError::TooFast {
+                retry_ms: slot - PUSH_EARLY_MS_MAX - received_ms,
+            });
+        }
         let rates = match prev {
             None => None,
             Some(p) => {
                 let same_boot = p.snapshot.boot_id == snap.boot_id;
-                let dt = snap.taken_unix_ms.checked_sub(p.snapshot.taken_unix_ms);
-                match dt {
-                    Some(dt) if same_boot && dt < AGENT_INTERVAL_MS_MIN => {
-                        return Err(IngestError::TooFast { interval_ms: dt })
-                    }
-                    Some(dt) if same_boot => Some(rates(&p.snapshot, &snap, dt)),
+                match snap.taken_unix_ms.checked_sub(p.snapshot.taken_unix_ms) {
+                    Some(dt) if same_boot && dt > 0 => Some(rates(&p.snapshot, &snap, dt)),
                     _ => None,
                 }
             }
@@ -162,6 +178,7 @@ impl LiveStore {
             seq,
             rates,
             history,
+            next_push_ms: slot + AGENT_INTERVAL_MS_MIN,
         };
         let state = Arc::new(state);
         self.hosts.insert(host.to_string(), state.clone());
@@ -184,6 +201,7 @@ impl LiveStore {
                 seq: p.seq,
                 rates: None,
                 history,
+                next_push_ms: 0,
             }),
         );
         Ok(())
@@ -337,10 +355,17 @@ mod tests {
         }
     }
 
+    /// Ingest received at the snapshot's own timestamp.
+    fn at(s: &mut LiveStore, host: &str, snap: Snapshot) -> Result<Arc<HostState>, IngestError> {
+        let t = snap.taken_unix_ms;
+        s.ingest(host, snap, t)
+    }
+
     #[test]
     fn rates_resets_hotplug_and_churn() {
         let mut s = LiveStore::new();
-        s.ingest(
+        at(
+            &mut s,
             "h",
             snap(
                 1000,
@@ -355,57 +380,57 @@ mod tests {
         .unwrap();
         assert!(s.host("h").unwrap().rates.is_none());
         // One second later: CPU 3 went offline, IRQ 25 vanished, IRQ 26 appeared.
-        let st = s
-            .ingest(
-                "h",
-                snap(
-                    2000,
-                    &[0, 1, 2],
-                    &[
-                        ("24", "nvme0q1", &[(1, 300)]),
-                        ("26", "x", &[(0, 5)]),
-                        ("LOC", "Local", &[(0, 19)]),
-                    ],
-                ),
-            )
-            .unwrap();
+        let st = at(
+            &mut s,
+            "h",
+            snap(
+                2000,
+                &[0, 1, 2],
+                &[
+                    ("24", "nvme0q1", &[(1, 300)]),
+                    ("26", "x", &[(0, 5)]),
+                    ("LOC", "Local", &[(0, 19)]),
+                ],
+            ),
+        )
+        .unwrap();
         let r = st.rates.as_ref().unwrap();
         assert_eq!(r.per_irq, vec![Some(200.0), None, Some(10.0)]);
         assert_eq!(r.per_cpu.get(&1), Some(&200.0));
         assert_eq!(r.per_cpu.get(&0), Some(&0.0), "arch rows do not count");
         assert!(!r.per_cpu.contains_key(&3));
         // A counter going down resets that IRQ only.
-        let st = s
-            .ingest(
-                "h",
-                snap(
-                    3000,
-                    &[0, 1, 2],
-                    &[("24", "nvme0q1", &[(1, 10)]), ("26", "x", &[(0, 15)])],
-                ),
-            )
-            .unwrap();
+        let st = at(
+            &mut s,
+            "h",
+            snap(
+                3000,
+                &[0, 1, 2],
+                &[("24", "nvme0q1", &[(1, 10)]), ("26", "x", &[(0, 15)])],
+            ),
+        )
+        .unwrap();
         assert_eq!(st.rates.as_ref().unwrap().per_irq, vec![None, Some(10.0)]);
-        // Too fast.
+        // Too fast by the server clock (received at the stamp here).
         assert!(matches!(
-            s.ingest("h", snap(3050, &[0], &[])),
+            at(&mut s, "h", snap(3040, &[0], &[])),
             Err(IngestError::TooFast { .. })
         ));
         // Reboot: new boot id is a baseline.
         let mut reboot = snap(4000, &[0, 1, 2, 3], &[("24", "nvme0q1", &[(1, 1)])]);
         reboot.boot_id = "c".into();
-        let st = s.ingest("h", reboot).unwrap();
+        let st = at(&mut s, "h", reboot).unwrap();
         assert!(st.rates.is_none());
         assert_eq!(st.seq, 4);
         assert!(st.history.back().unwrap().reset);
         // Host mismatch and bad topology leave the store alone.
         assert!(matches!(
-            s.ingest("other", snap(5000, &[0], &[])),
+            at(&mut s, "other", snap(5000, &[0], &[])),
             Err(IngestError::HostMismatch { .. })
         ));
         let mut bad = snap(5000, &[0, 9], &[]);
         bad.topology.nodes = vec!["0-3".into()];
-        assert!(s.ingest("h", bad).is_err());
+        assert!(at(&mut s, "h", bad).is_err());
         assert_eq!(s.host("h").unwrap().seq, 4);
         // Persist and restore keeps seq and history.
         let p = s.host("h").unwrap().persisted();
@@ -413,8 +438,43 @@ mod tests {
         s2.restore(p).unwrap();
         let mut next = snap(6000, &[0, 1, 2, 3], &[("24", "nvme0q1", &[(1, 2001)])]);
         next.boot_id = "c".into();
-        let st = s2.ingest("h", next).unwrap();
+        let st = at(&mut s2, "h", next).unwrap();
         assert_eq!(st.seq, 5);
         assert_eq!(st.rates.as_ref().unwrap().per_irq, vec![Some(1000.0)]);
+    }
+
+    #[test]
+    fn pushes_are_paced_by_the_server_clock() {
+        let mut s = LiveStore::new();
+        // Forged timestamps a second apart, all received within 30 ms: one is accepted.
+        let accepted = (0..30u64)
+            .filter(|&i| s.ingest("h", snap(1_000 * (i + 1), &[0], &[]), i).is_ok())
+            .count();
+        assert_eq!(accepted, 1);
+        assert_eq!(
+            s.ingest("h", snap(99_000, &[0], &[]), 40).err(),
+            Some(IngestError::TooFast { retry_ms: 10 })
+        );
+        // An agent at its minimum interval whose pushes arrive up to 25 ms early or late each
+        // (it stamps after reading): every push is accepted, and rates use the stamps.
+        let mut t = 0;
+        let mut s = LiveStore::new();
+        let mut next_slot = 0;
+        for (i, jitter) in [0i64, -20, 15, 25, -25, 10, 0, -20].into_iter().enumerate() {
+            let received = (100 * i as i64 + jitter) as u64;
+            t += 95;
+            let st = s
+                .ingest("h", snap(t, &[0], &[]), received)
+                .unwrap_or_else(|e| panic!("push {i} at {received} ms: {e}"));
+            assert_eq!(st.rates.as_ref().map(|r| r.interval_ms), (i > 0).then_some(95));
+            next_slot = st.next_push_ms;
+        }
+        // No faster than one per interval on average: earlier than the margin is refused.
+        let early = next_slot - PUSH_EARLY_MS_MAX - 1;
+        assert!(matches!(
+            s.ingest("h", snap(t + 95, &[0], &[]), early),
+            Err(IngestError::TooFast { retry_ms: 1 })
+        ));
+        assert!(s.ingest("h", snap(t + 95, &[0], &[]), early + 1).is_ok());
     }
 }

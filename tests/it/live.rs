@@ -10,11 +10,15 @@ use irqscope::analysis::live_vs_model::{self, Comparison};
 use irqscope::live::auth::Tokens;
 use irqscope::live::collect;
 use irqscope::live::devices;
+use irqscope::live::hub::Clock;
+use irqscope::live::limits::{AGENT_INTERVAL_MS_MIN, PUSH_EARLY_MS_MAX};
 use irqscope::live::parse::{format_interrupts, parse_interrupts};
 use irqscope::live::protocol::{Capture, Snapshot};
 use irqscope::web::{self, live::LiveState, AppState};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tower::ServiceExt;
 
@@ -209,8 +213,25 @@ fn mana_nic_is_compared_with_the_mana_model() {
     assert_eq!(compare(&old, "cluster", "x86-matrix").unwrap().mismatches(), 0);
 }
 
+/// A clock that moves one agent interval per reading: every push is on schedule.
+fn paced_clock() -> Clock {
+    let t = Arc::new(AtomicU64::new(0));
+    Arc::new(move || t.fetch_add(AGENT_INTERVAL_MS_MIN, Ordering::Relaxed))
+}
+
+/// A clock the test sets.
+fn manual_clock() -> (Clock, Arc<AtomicU64>) {
+    let t = Arc::new(AtomicU64::new(0));
+    let read = t.clone();
+    (Arc::new(move || read.load(Ordering::Relaxed)), t)
+}
+
 fn live_app(tokens: &str) -> (axum::Router, LiveState) {
-    let (live, _) = LiveState::new(Tokens::parse(tokens).unwrap(), None).unwrap();
+    live_app_with(tokens, paced_clock())
+}
+
+fn live_app_with(tokens: &str, clock: Clock) -> (axum::Router, LiveState) {
+    let (live, _) = LiveState::with_clock(Tokens::parse(tokens).unwrap(), None, clock).unwrap();
     (
         web::app(AppState {
             live: live.clone(),
@@ -259,7 +280,8 @@ async fn pushes_are_refused_without_the_right_token_and_leave_history_alone() {
     assert_eq!(st, StatusCode::FORBIDDEN, "{body}");
     assert!(body.contains("disabled"), "{body}");
 
-    let (app, _) = live_app(&format!("{TOKEN}\n{BOUND}\n"));
+    let (clock, now) = manual_clock();
+    let (app, _) = live_app_with(&format!("{TOKEN}\n{BOUND}\n"), clock);
     assert_eq!(
         call(&app, push_req("web1", Some(TOKEN), s1.clone())).await.0,
         StatusCode::OK
@@ -316,6 +338,11 @@ async fn pushes_are_refused_without_the_right_token_and_leave_history_alone() {
             StatusCode::TOO_MANY_REQUESTS,
         ),
         (
+            "too fast by the server's clock, whatever the stamp says",
+            push_req("web1", Some(TOKEN), s2.clone()),
+            StatusCode::TOO_MANY_REQUESTS,
+        ),
+        (
             "bad host name",
             push_req("web%3Cx%3E", Some(TOKEN), s2.clone()),
             StatusCode::BAD_REQUEST,
@@ -327,10 +354,52 @@ async fn pushes_are_refused_without_the_right_token_and_leave_history_alone() {
         assert_eq!(seq_of(&app, "web1").await, Some(1), "{what} changed the history");
     }
     assert_eq!(seq_of(&app, "web2").await, None);
-    // The bound token works for its host.
+    // The bound token works for its host, one interval later.
+    now.store(AGENT_INTERVAL_MS_MIN, Ordering::Relaxed);
     let (st, body) = call(&app, push_req("web1", Some("bound-token-0123456789abcdef"), s2)).await;
     assert_eq!(st, StatusCode::OK, "{body}");
     assert_eq!(seq_of(&app, "web1").await, Some(2));
+}
+
+#[tokio::test]
+async fn push_rate_is_measured_by_the_server_clock() {
+    // The server's own clock.
+    let (live, _) = LiveState::new(Tokens::parse(TOKEN).unwrap(), None).unwrap();
+    let app = web::app(AppState {
+        live,
+        ..AppState::default()
+    });
+    // Forged stamps a second apart, sent back to back: limited like any other burst.
+    let started = Instant::now();
+    let (mut accepted, mut refused) = (0u64, 0u64);
+    for i in 0..20u64 {
+        let body = serde_json::to_string(&snapshot_of("x86-nvme-vm", "forger", 1_000 * (i + 1))).unwrap();
+        let (st, text) = call(&app, push_req("forger", Some(TOKEN), body)).await;
+        match st {
+            StatusCode::OK => accepted += 1,
+            StatusCode::TOO_MANY_REQUESTS => {
+                assert!(text.contains("server's clock"), "{text}");
+                refused += 1
+            }
+            other => panic!("{other}: {text}"),
+        }
+    }
+    let elapsed = started.elapsed().as_millis() as u64;
+    assert!(refused > 0, "20 pushes in {elapsed} ms all accepted");
+    assert!(
+        accepted <= 1 + (elapsed + PUSH_EARLY_MS_MAX) / AGENT_INTERVAL_MS_MIN,
+        "{accepted} accepted in {elapsed} ms"
+    );
+    // An agent at its minimum interval whose stamps are closer than that (it stamps after
+    // reading, and reading takes a varying time): never refused.
+    for i in 0..5u64 {
+        let next = Instant::now() + Duration::from_millis(AGENT_INTERVAL_MS_MIN);
+        let body = serde_json::to_string(&snapshot_of("x86-nvme-vm", "agent", 10_000 + 90 * i)).unwrap();
+        let (st, text) = call(&app, push_req("agent", Some(TOKEN), body)).await;
+        assert_eq!(st, StatusCode::OK, "push {i}: {text}");
+        tokio::time::sleep_until(next.into()).await;
+    }
+    assert_eq!(seq_of(&app, "agent").await, Some(5));
 }
 
 #[tokio::test]
@@ -1052,7 +1121,8 @@ fn agent_captures_this_machine() {
     assert!(c.snapshots[1].taken_unix_ms >= s.taken_unix_ms + 250);
     let mut store = irqscope::live::store::LiveStore::new();
     for snap in c.snapshots.clone() {
-        store.ingest("this-machine", snap).unwrap();
+        let received = snap.taken_unix_ms;
+        store.ingest("this-machine", snap, received).unwrap();
     }
     assert!(store.host("this-machine").unwrap().rates.is_some());
 }

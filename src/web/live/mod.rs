@@ -13,7 +13,7 @@
 
 use super::{AppError, AppState};
 use crate::live::auth::Tokens;
-use crate::live::hub::{EventRenderer, Hub, HubError, Update};
+use crate::live::hub::{Clock, EventRenderer, Hub, HubError, Update};
 use crate::live::imports::{valid_id, IMPORTS_MAX};
 use crate::live::limits::SNAPSHOT_BYTES_MAX;
 use crate::live::persist::Persist;
@@ -64,6 +64,22 @@ impl LiveState {
         let render: EventRenderer = Arc::new(sse_event_body);
         let (hub, notes) = Hub::new(tokens, persist, render).map_err(|e| e.to_string())?;
         Ok((LiveState { hub: Arc::new(hub) }, notes))
+    }
+
+    /// [`LiveState::new`] with push pacing by `clock` (tests drive time with it).
+    pub fn with_clock(
+        tokens: Tokens,
+        persist: Option<Persist>,
+        clock: Clock,
+    ) -> Result<(LiveState, Vec<String>), String> {
+        let render: EventRenderer = Arc::new(sse_event_body);
+        let (hub, notes) = Hub::new(tokens, persist, render).map_err(|e| e.to_string())?;
+        Ok((
+            LiveState {
+                hub: Arc::new(hub.with_clock(clock)),
+            },
+            notes,
+        ))
     }
 
     pub fn hub(&self) -> &Arc<Hub> {
