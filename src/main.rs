@@ -64,7 +64,7 @@ enum Command {
 }
 
 /// Live mode: who may push snapshots, and where history is kept.
-#[derive(clap::Args, Default)]
+#[derive(clap::Args)]
 struct LiveArgs {
     /// Ingestion tokens, one `TOKEN` or `HOST=TOKEN` per line (or the same text in the
     /// IRQSCOPE_LIVE_TOKENS variable). Without tokens, ingestion is disabled.
@@ -73,6 +73,9 @@ struct LiveArgs {
     /// Keep live history in this file (redb) so a restart loses none.
     #[arg(long, value_name = "FILE")]
     live_store: Option<PathBuf>,
+    /// Drop a live host that has not pushed for this many seconds.
+    #[arg(long, value_name = "SECS", default_value_t = irqscope::live::limits::HOST_IDLE_MS_DEFAULT / 1000)]
+    live_host_idle: u64,
 }
 
 #[derive(clap::Args)]
@@ -233,7 +236,14 @@ fn main() -> ExitCode {
         Some(Command::Sched(args)) => sched(args),
         Some(Command::Sweep(args)) => sweep(args),
         Some(Command::Serve { addr, live }) => serve(&addr, live),
-        None => serve(DEFAULT_SERVE_ADDR, LiveArgs::default()),
+        None => serve(
+            DEFAULT_SERVE_ADDR,
+            LiveArgs {
+                live_tokens: None,
+                live_store: None,
+                live_host_idle: irqscope::live::limits::HOST_IDLE_MS_DEFAULT / 1000,
+            },
+        ),
     };
     match result {
         Ok(code) => code,
@@ -573,8 +583,11 @@ fn live_state(args: LiveArgs) -> anyhow::Result<irqscope::web::live::LiveState> 
     };
     let tokens = Tokens::parse(&text).map_err(|e| anyhow::anyhow!(e))?;
     let persist = args.live_store.as_deref().map(Persist::open).transpose()?;
+    let policy = irqscope::live::hub::HubPolicy {
+        host_idle_ms: args.live_host_idle.saturating_mul(1000),
+    };
     let (state, notes) =
-        irqscope::web::live::LiveState::new(tokens.clone(), persist).map_err(|e| anyhow::anyhow!(e))?;
+        irqscope::web::live::LiveState::with(tokens.clone(), persist, policy, None).map_err(|e| anyhow::anyhow!(e))?;
     for n in notes {
         tracing::warn!("live store: skipped {n}");
     }

@@ -13,9 +13,10 @@
 
 use super::auth::{Tokens, Verdict};
 use super::imports::{snapshots_of_text, BadImport, ImportStore, ImportStoreError};
+use super::limits::HOST_IDLE_MS_DEFAULT;
 use super::persist::{Persist, PersistError};
 use super::protocol::{valid_host_name, Capture, Snapshot, PROTOCOL_VERSION};
-use super::store::{HostState, IngestError, LiveStore};
+use super::store::{Arrival, HostState, IngestError, LiveStore};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -66,6 +67,27 @@ pub enum HubError {
     BadImport(String),
     #[error("too many live streams open")]
     TooManyStreams,
+    #[error("deleting hosts is disabled: add an _admin=TOKEN line to the live tokens")]
+    NoAdmin,
+    #[error("this token may not delete hosts")]
+    NotAdmin,
+    #[error("no live host {0:?}")]
+    NoHost(String),
+}
+
+/// The hub's policy knobs (the limits that are not constants).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct HubPolicy {
+    /// A host that has not pushed for this long is dropped (server clock).
+    pub host_idle_ms: u64,
+}
+
+impl Default for HubPolicy {
+    fn default() -> Self {
+        HubPolicy {
+            host_idle_ms: HOST_IDLE_MS_DEFAULT,
+        }
+    }
 }
 
 impl From<BadImport> for HubError {
@@ -92,6 +114,7 @@ pub struct Hub {
     /// The server's clock for push pacing, in milliseconds (monotonic; the wall clock never
     /// paces).
     clock: Clock,
+    policy: HubPolicy,
 }
 
 /// A monotonic clock in milliseconds.
@@ -146,7 +169,10 @@ pub fn replay(capture: &Capture) -> Result<Arc<HostState>, HubError> {
     let mut last = None;
     // A capture is paced by its own timestamps (the agent read it at its interval).
     for s in capture.snapshots.iter().cloned() {
-        let received = s.taken_unix_ms;
+        let received = Arrival {
+            received_ms: s.taken_unix_ms,
+            unbound: None,
+        };
         last = Some(
             store
                 .ingest(&host, s, received)
@@ -180,7 +206,8 @@ impl Hub {
             notes.extend(bad);
             for rec in records {
                 let host = rec.snapshot.host.clone();
-                if let Err(e) = store.restore(rec) {
+                // Restored hosts' idle time counts from now (the clock starts at 0).
+                if let Err(e) = store.restore(rec, 0) {
                     notes.push(format!("{host}: {e}"));
                 }
             }
@@ -198,6 +225,7 @@ impl Hub {
             streams: AtomicUsize::new(0),
             render,
             clock: monotonic_clock(),
+            policy: HubPolicy::default(),
         };
         Ok((hub, notes))
     }
@@ -205,6 +233,12 @@ impl Hub {
     /// The same hub paced by `clock` instead of the monotonic clock (tests drive time).
     pub fn with_clock(mut self, clock: Clock) -> Hub {
         self.clock = clock;
+        self
+    }
+
+    /// The same hub with `policy`.
+    pub fn with_policy(mut self, policy: HubPolicy) -> Hub {
+        self.policy = policy;
         self
     }
 
@@ -224,16 +258,21 @@ impl Hub {
         if !valid_host_name(host) {
             return Err(HubError::BadHostName);
         }
-        match self.tokens.check(presented, host) {
-            Verdict::Accepted => {}
+        let unbound = match self.tokens.check(presented, host) {
+            Verdict::Accepted { unbound } => unbound,
             Verdict::Unknown => return Err(HubError::TokenUnknown),
             Verdict::WrongHost => return Err(HubError::WrongHost),
-        }
+        };
         let snap: Snapshot = serde_json::from_slice(body).map_err(|e| HubError::BadJson(e.to_string()))?;
         let received_ms = (self.clock)();
-        let state = lock(&self.store)
-            .ingest(host, snap, received_ms)
-            .map_err(HubError::Ingest)?;
+        let (state, expired) = {
+            let mut store = lock(&self.store);
+            let expired = store.expire(received_ms, self.policy.host_idle_ms);
+            let at = Arrival { received_ms, unbound };
+            (store.ingest(host, snap, at), expired)
+        };
+        self.forget(&expired);
+        let state = state.map_err(HubError::Ingest)?;
         if let Some(p) = &self.persist {
             if let Err(e) = p.save(&state.persisted()) {
                 tracing::error!("{e}");
@@ -269,9 +308,49 @@ impl Hub {
         lock(&self.store).host(host).cloned()
     }
 
-    /// Every host's current state, by name.
+    /// Every host's current state, by name (idle ones dropped first).
     pub fn hosts(&self) -> Vec<Arc<HostState>> {
-        lock(&self.store).hosts().map(|(_, st)| st.clone()).collect()
+        let (hosts, expired) = {
+            let mut store = lock(&self.store);
+            let expired = store.expire((self.clock)(), self.policy.host_idle_ms);
+            (store.hosts().map(|(_, st)| st.clone()).collect(), expired)
+        };
+        self.forget(&expired);
+        hosts
+    }
+
+    /// Delete `host` with an admin token. Blocking (persists).
+    pub fn delete(&self, host: &str, bearer: Option<&[u8]>) -> Result<(), HubError> {
+        if self.tokens.no_admin() {
+            return Err(HubError::NoAdmin);
+        }
+        let presented = bearer.ok_or(HubError::TokenMissing)?;
+        if !self.tokens.is_admin(presented) {
+            return Err(HubError::NotAdmin);
+        }
+        if !lock(&self.store).remove(host) {
+            return Err(HubError::NoHost(super::parse::short(host)));
+        }
+        self.forget(&[host.to_string()]);
+        Ok(())
+    }
+
+    /// Drop the cached events and stored records of hosts the store no longer keeps.
+    fn forget(&self, hosts: &[String]) {
+        if hosts.is_empty() {
+            return;
+        }
+        let mut events = lock(&self.events);
+        for h in hosts {
+            events.remove(h);
+            tracing::info!("live host {h} dropped");
+        }
+        drop(events);
+        if let Some(p) = &self.persist {
+            if let Err(e) = p.remove_hosts(hosts) {
+                tracing::error!("{e}");
+            }
+        }
     }
 
     /// The latest event of `host`: the cached bytes, or rendered now for a host restored from

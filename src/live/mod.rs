@@ -55,6 +55,12 @@ pub mod limits {
     pub const DEVICE_NAME_BYTES_MAX: usize = 64;
     /// Most snapshots in one capture file.
     pub const CAPTURE_SNAPSHOTS_MAX: usize = 64;
+    /// Most hosts one unbound token may create (counted since the server started); a token
+    /// bound to a host names its one host.
+    pub const UNBOUND_TOKEN_HOSTS_MAX: usize = 64;
+    /// A host that has not pushed for this long (by the server's clock) is dropped, unless
+    /// `serve --live-host-idle` says otherwise; restored hosts count from the start.
+    pub const HOST_IDLE_MS_DEFAULT: u64 = 24 * 60 * 60 * 1000;
     /// Most tokens configured.
     pub const TOKENS_MAX: usize = 1_024;
     /// Shortest token accepted in a token file (weak tokens are refused at startup).

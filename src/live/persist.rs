@@ -50,6 +50,21 @@ impl Persist {
         txn.commit().map_err(e)
     }
 
+    /// Forget the hosts named (deleted or expired), in one transaction.
+    pub fn remove_hosts(&self, hosts: &[String]) -> Result<(), PersistError> {
+        if hosts.is_empty() {
+            return Ok(());
+        }
+        let txn = self.db.begin_write().map_err(e)?;
+        {
+            let mut table = txn.open_table(HOSTS).map_err(e)?;
+            for h in hosts {
+                table.remove(h.as_str()).map_err(e)?;
+            }
+        }
+        txn.commit().map_err(e)
+    }
+
     /// Keep an import under `id` and drop the evicted ones, in one transaction.
     pub fn save_import(&self, id: &str, order: u64, bytes: &[u8], evicted: &[String]) -> Result<(), PersistError> {
         let txn = self.db.begin_write().map_err(e)?;

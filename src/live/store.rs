@@ -20,7 +20,7 @@
 //!   an IRQ number reused by another action (name or chip changed), or a counter that went
 //!   down, is a new baseline for that IRQ only.
 
-use super::limits::{AGENT_INTERVAL_MS_MIN, HISTORY_LEN_MAX, HOSTS_MAX, PUSH_EARLY_MS_MAX};
+use super::limits::{AGENT_INTERVAL_MS_MIN, HISTORY_LEN_MAX, HOSTS_MAX, PUSH_EARLY_MS_MAX, UNBOUND_TOKEN_HOSTS_MAX};
 use super::protocol::{Snapshot, WireIrq};
 use crate::topology::Topology;
 use serde::{Deserialize, Serialize};
@@ -64,6 +64,18 @@ pub struct HostState {
     /// The server-clock time (`received_ms`) of this host's next push slot (pacing; not
     /// persisted: a restarted server starts every host afresh).
     pub next_push_ms: u64,
+    /// The server-clock time of the last accepted push (or of the restore), for expiry.
+    pub received_ms: u64,
+    /// The unbound token that created this host (for its quota); `None` for a bound token or
+    /// a restored host.
+    pub owner: Option<u32>,
+}
+
+/// How a push arrived: when by the server's clock, and through which unbound token (if any).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Arrival {
+    pub received_ms: u64,
+    pub unbound: Option<u32>,
 }
 
 /// A host as persisted (and restored): the latest raw snapshot and the history.
@@ -82,6 +94,8 @@ pub enum IngestError {
     HostMismatch { snapshot: String, path: String },
     #[error("the server already keeps {HOSTS_MAX} hosts")]
     TooManyHosts,
+    #[error("this token already pushes for {UNBOUND_TOKEN_HOSTS_MAX} hosts (bind tokens to hosts: HOST=TOKEN)")]
+    QuotaExceeded,
     #[error(
         "too fast: one snapshot per {AGENT_INTERVAL_MS_MIN} ms per host by the server's clock; retry in {retry_ms} ms"
     )]
@@ -132,7 +146,8 @@ impl LiveStore {
 
     /// Accept a snapshot for `host` (the name it was sent under), received at `received_ms` by
     /// the server's monotonic clock (see the pacing rule above). On error nothing changes.
-    pub fn ingest(&mut self, host: &str, snap: Snapshot, received_ms: u64) -> Result<Arc<HostState>, IngestError> {
+    pub fn ingest(&mut self, host: &str, snap: Snapshot, at: Arrival) -> Result<Arc<HostState>, IngestError> {
+        let received_ms = at.received_ms;
         if snap.host != host {
             return Err(IngestError::HostMismatch {
                 snapshot: super::parse::short(&snap.host),
@@ -140,10 +155,21 @@ impl LiveStore {
             });
         }
         let topology = validate(&snap)?;
-        if !self.hosts.contains_key(host) && self.hosts.len() >= HOSTS_MAX {
-            return Err(IngestError::TooManyHosts);
-        }
         let prev = self.hosts.get(host);
+        if prev.is_none() {
+            if self.hosts.len() >= HOSTS_MAX {
+                return Err(IngestError::TooManyHosts);
+            }
+            if let Some(token) = at.unbound {
+                if self.hosts.values().filter(|h| h.owner == Some(token)).count() >= UNBOUND_TOKEN_HOSTS_MAX {
+                    return Err(IngestError::QuotaExceeded);
+                }
+            }
+        }
+        let owner = match prev {
+            Some(p) => p.owner,
+            None => at.unbound,
+        };
         let slot = prev.map_or(0, |p| p.next_push_ms).max(received_ms);
         if slot > received_ms + PUSH_EARLY_MS_MAX {
             return Err(IngestError::TooFast {
@@ -179,14 +205,36 @@ impl LiveStore {
             rates,
             history,
             next_push_ms: slot + AGENT_INTERVAL_MS_MIN,
+            received_ms,
+            owner,
         };
         let state = Arc::new(state);
         self.hosts.insert(host.to_string(), state.clone());
         Ok(state)
     }
 
-    /// Put back a persisted host (after a restart). The next reading computes rates against it.
-    pub fn restore(&mut self, p: PersistedHost) -> Result<(), IngestError> {
+    /// Drop `host`; whether it was kept.
+    pub fn remove(&mut self, host: &str) -> bool {
+        self.hosts.remove(host).is_some()
+    }
+
+    /// Drop every host whose last push is more than `idle_ms` before `now_ms`; their names.
+    pub fn expire(&mut self, now_ms: u64, idle_ms: u64) -> Vec<String> {
+        let gone: Vec<String> = self
+            .hosts
+            .iter()
+            .filter(|(_, h)| now_ms.saturating_sub(h.received_ms) > idle_ms)
+            .map(|(n, _)| n.clone())
+            .collect();
+        for n in &gone {
+            self.hosts.remove(n);
+        }
+        gone
+    }
+
+    /// Put back a persisted host (after a restart, at `now_ms` by the server's clock). The next
+    /// reading computes rates against it.
+    pub fn restore(&mut self, p: PersistedHost, now_ms: u64) -> Result<(), IngestError> {
         let topology = validate(&p.snapshot)?;
         if !self.hosts.contains_key(&p.snapshot.host) && self.hosts.len() >= HOSTS_MAX {
             return Err(IngestError::TooManyHosts);
@@ -202,6 +250,8 @@ impl LiveStore {
                 rates: None,
                 history,
                 next_push_ms: 0,
+                received_ms: now_ms,
+                owner: None,
             }),
         );
         Ok(())
@@ -357,8 +407,15 @@ mod tests {
 
     /// Ingest received at the snapshot's own timestamp.
     fn at(s: &mut LiveStore, host: &str, snap: Snapshot) -> Result<Arc<HostState>, IngestError> {
-        let t = snap.taken_unix_ms;
-        s.ingest(host, snap, t)
+        let received_ms = snap.taken_unix_ms;
+        s.ingest(
+            host,
+            snap,
+            Arrival {
+                received_ms,
+                unbound: None,
+            },
+        )
     }
 
     #[test]
@@ -435,7 +492,7 @@ mod tests {
         // Persist and restore keeps seq and history.
         let p = s.host("h").unwrap().persisted();
         let mut s2 = LiveStore::new();
-        s2.restore(p).unwrap();
+        s2.restore(p, 0).unwrap();
         let mut next = snap(6000, &[0, 1, 2, 3], &[("24", "nvme0q1", &[(1, 2001)])]);
         next.boot_id = "c".into();
         let st = at(&mut s2, "h", next).unwrap();
@@ -443,16 +500,23 @@ mod tests {
         assert_eq!(st.rates.as_ref().unwrap().per_irq, vec![Some(1000.0)]);
     }
 
+    fn rx(received_ms: u64) -> Arrival {
+        Arrival {
+            received_ms,
+            unbound: None,
+        }
+    }
+
     #[test]
     fn pushes_are_paced_by_the_server_clock() {
         let mut s = LiveStore::new();
         // Forged timestamps a second apart, all received within 30 ms: one is accepted.
         let accepted = (0..30u64)
-            .filter(|&i| s.ingest("h", snap(1_000 * (i + 1), &[0], &[]), i).is_ok())
+            .filter(|&i| s.ingest("h", snap(1_000 * (i + 1), &[0], &[]), rx(i)).is_ok())
             .count();
         assert_eq!(accepted, 1);
         assert_eq!(
-            s.ingest("h", snap(99_000, &[0], &[]), 40).err(),
+            s.ingest("h", snap(99_000, &[0], &[]), rx(40)).err(),
             Some(IngestError::TooFast { retry_ms: 10 })
         );
         // An agent at its minimum interval whose pushes arrive up to 25 ms early or late each
@@ -464,7 +528,7 @@ mod tests {
             let received = (100 * i as i64 + jitter) as u64;
             t += 95;
             let st = s
-                .ingest("h", snap(t, &[0], &[]), received)
+                .ingest("h", snap(t, &[0], &[]), rx(received))
                 .unwrap_or_else(|e| panic!("push {i} at {received} ms: {e}"));
             assert_eq!(st.rates.as_ref().map(|r| r.interval_ms), (i > 0).then_some(95));
             next_slot = st.next_push_ms;
@@ -472,9 +536,40 @@ mod tests {
         // No faster than one per interval on average: earlier than the margin is refused.
         let early = next_slot - PUSH_EARLY_MS_MAX - 1;
         assert!(matches!(
-            s.ingest("h", snap(t + 95, &[0], &[]), early),
+            s.ingest("h", snap(t + 95, &[0], &[]), rx(early)),
             Err(IngestError::TooFast { retry_ms: 1 })
         ));
-        assert!(s.ingest("h", snap(t + 95, &[0], &[]), early + 1).is_ok());
+        assert!(s.ingest("h", snap(t + 95, &[0], &[]), rx(early + 1)).is_ok());
+    }
+
+    #[test]
+    fn idle_hosts_expire_and_unbound_tokens_have_a_quota() {
+        let mut s = LiveStore::new();
+        let named = |n: &str, t: u64| Snapshot {
+            host: n.to_string(),
+            ..snap(t, &[0], &[])
+        };
+        let by = |token, received_ms| Arrival {
+            received_ms,
+            unbound: Some(token),
+        };
+        for i in 0..UNBOUND_TOKEN_HOSTS_MAX {
+            let h = format!("h{i}");
+            s.ingest(&h, named(&h, 1), by(7, 0)).unwrap();
+        }
+        assert_eq!(
+            s.ingest("one-more", named("one-more", 1), by(7, 0)).err(),
+            Some(IngestError::QuotaExceeded)
+        );
+        // Another token, or a bound one, still creates hosts; a kept host still takes pushes.
+        s.ingest("other", named("other", 1), by(8, 0)).unwrap();
+        s.ingest("bound", named("bound", 1), rx(0)).unwrap();
+        s.ingest("h0", named("h0", 1_000), by(7, 1_000)).unwrap();
+        // Idle for more than the limit: dropped, and the quota frees up.
+        let gone = s.expire(60_500, 60_000);
+        assert_eq!(gone.len(), UNBOUND_TOKEN_HOSTS_MAX + 1, "all but h0: {gone:?}");
+        assert!(s.host("h0").is_some() && s.host("h1").is_none());
+        s.ingest("one-more", named("one-more", 1), by(7, 60_500)).unwrap();
+        assert!(s.remove("one-more") && !s.remove("one-more"));
     }
 }

@@ -403,6 +403,70 @@ async fn push_rate_is_measured_by_the_server_clock() {
 }
 
 #[tokio::test]
+async fn idle_hosts_expire_admins_delete_and_unbound_tokens_have_a_quota() {
+    use irqscope::live::hub::HubPolicy;
+    use irqscope::live::limits::UNBOUND_TOKEN_HOSTS_MAX;
+    const ADMIN: &str = "admin-token-0123456789abcdef";
+    let (clock, now) = manual_clock();
+    let tokens = Tokens::parse(&format!("{TOKEN}\n{BOUND}\n_admin={ADMIN}\n")).unwrap();
+    let policy = HubPolicy { host_idle_ms: 60_000 };
+    let (live, _) = LiveState::with(tokens, None, policy, Some(clock)).unwrap();
+    let app = web::app(AppState {
+        live,
+        ..AppState::default()
+    });
+    let push = |host: &str| push_req(host, Some(TOKEN), reading("azure-mana-vm", host, 0));
+    // The unbound token creates hosts up to its quota.
+    for i in 0..UNBOUND_TOKEN_HOSTS_MAX {
+        let (st, body) = call(&app, push(&format!("h{i}"))).await;
+        assert_eq!(st, StatusCode::OK, "{body}");
+    }
+    let (st, body) = call(&app, push("one-more")).await;
+    assert_eq!(st, StatusCode::CONFLICT, "{body}");
+    assert!(body.contains("HOST=TOKEN"), "{body}");
+    // A bound token still creates its host.
+    let bound = push_req(
+        "web1",
+        Some("bound-token-0123456789abcdef"),
+        reading("azure-mana-vm", "web1", 0),
+    );
+    assert_eq!(call(&app, bound).await.0, StatusCode::OK);
+
+    // Delete: admin token only.
+    let delete = |host: &str, token: Option<&str>| {
+        let mut r = Request::delete(format!("/api/live/{host}"));
+        if let Some(t) = token {
+            r = r.header(header::AUTHORIZATION, format!("Bearer {t}"));
+        }
+        r.body(Body::empty()).unwrap()
+    };
+    let (st, _) = call(&app, delete("h0", None)).await;
+    assert_eq!(st, StatusCode::UNAUTHORIZED);
+    assert_eq!(call(&app, delete("h0", Some(TOKEN))).await.0, StatusCode::FORBIDDEN);
+    assert_eq!(seq_of(&app, "h0").await, Some(1));
+    assert_eq!(call(&app, delete("h0", Some(ADMIN))).await.0, StatusCode::NO_CONTENT);
+    assert_eq!(seq_of(&app, "h0").await, None);
+    assert_eq!(call(&app, delete("h0", Some(ADMIN))).await.0, StatusCode::NOT_FOUND);
+    // The freed slot of the quota takes a new host.
+    assert_eq!(call(&app, push("one-more")).await.0, StatusCode::OK);
+
+    // A minute idle: every host but the one that pushed again is dropped.
+    now.store(50_000, Ordering::Relaxed);
+    let again = push_req(
+        "web1",
+        Some("bound-token-0123456789abcdef"),
+        reading("azure-mana-vm", "web1", 1),
+    );
+    assert_eq!(call(&app, again).await.0, StatusCode::OK);
+    now.store(100_000, Ordering::Relaxed);
+    let (_, list) = call(&app, Request::get("/live").body(Body::empty()).unwrap()).await;
+    assert!(list.contains("href=\"/live/web1\""), "{list}");
+    assert!(!list.contains("href=\"/live/h1\""), "{list}");
+    assert_eq!(seq_of(&app, "h1").await, None);
+    assert_eq!(seq_of(&app, "web1").await, Some(2));
+}
+
+#[tokio::test]
 async fn pages_escape_hostile_names_and_imports_show_the_same_views() {
     let (app, _) = live_app(TOKEN);
     let mut s = snapshot_of("x86-nvme-vm", "web1", 1_000);
@@ -1121,8 +1185,11 @@ fn agent_captures_this_machine() {
     assert!(c.snapshots[1].taken_unix_ms >= s.taken_unix_ms + 250);
     let mut store = irqscope::live::store::LiveStore::new();
     for snap in c.snapshots.clone() {
-        let received = snap.taken_unix_ms;
-        store.ingest("this-machine", snap, received).unwrap();
+        let at = irqscope::live::store::Arrival {
+            received_ms: snap.taken_unix_ms,
+            unbound: None,
+        };
+        store.ingest("this-machine", snap, at).unwrap();
     }
     assert!(store.host("this-machine").unwrap().rates.is_some());
 }

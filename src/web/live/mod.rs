@@ -13,7 +13,7 @@
 
 use super::{AppError, AppState};
 use crate::live::auth::Tokens;
-use crate::live::hub::{Clock, EventRenderer, Hub, HubError, Update};
+use crate::live::hub::{Clock, EventRenderer, Hub, HubError, HubPolicy, Update};
 use crate::live::imports::{valid_id, IMPORTS_MAX};
 use crate::live::limits::SNAPSHOT_BYTES_MAX;
 use crate::live::persist::Persist;
@@ -72,14 +72,24 @@ impl LiveState {
         persist: Option<Persist>,
         clock: Clock,
     ) -> Result<(LiveState, Vec<String>), String> {
+        LiveState::with(tokens, persist, HubPolicy::default(), Some(clock))
+    }
+
+    /// Every knob: the policy, and the pacing clock (`None`: the monotonic clock).
+    pub fn with(
+        tokens: Tokens,
+        persist: Option<Persist>,
+        policy: HubPolicy,
+        clock: Option<Clock>,
+    ) -> Result<(LiveState, Vec<String>), String> {
         let render: EventRenderer = Arc::new(sse_event_body);
         let (hub, notes) = Hub::new(tokens, persist, render).map_err(|e| e.to_string())?;
-        Ok((
-            LiveState {
-                hub: Arc::new(hub.with_clock(clock)),
-            },
-            notes,
-        ))
+        let hub = hub.with_policy(policy);
+        let hub = match clock {
+            Some(c) => hub.with_clock(c),
+            None => hub,
+        };
+        Ok((LiveState { hub: Arc::new(hub) }, notes))
     }
 
     pub fn hub(&self) -> &Arc<Hub> {
@@ -95,7 +105,9 @@ impl From<HubError> for AppError {
             HubError::TokenMissing | HubError::TokenUnknown => AppError::Unauthorized(m),
             HubError::BadHostName | HubError::BadJson(_) | HubError::BadImport(_) => AppError::BadInput(m),
             HubError::Ingest(IngestError::Bad(_) | IngestError::HostMismatch { .. }) => AppError::BadInput(m),
-            HubError::Ingest(IngestError::TooManyHosts) => AppError::Conflict(m),
+            HubError::Ingest(IngestError::TooManyHosts | IngestError::QuotaExceeded) => AppError::Conflict(m),
+            HubError::NoAdmin | HubError::NotAdmin => AppError::Forbidden(m),
+            HubError::NoHost(_) => AppError::NotFound(m),
             HubError::Ingest(IngestError::TooFast { .. }) => AppError::TooManyRequests(m),
             HubError::TooManyStreams => AppError::Unavailable(m),
         }
@@ -131,7 +143,7 @@ pub fn routes() -> Router<AppState> {
         )
         .route("/live/{host}", get(host_page))
         .route("/live/{host}/events", get(events))
-        .route("/api/live/{host}", get(host_json))
+        .route("/api/live/{host}", get(host_json).delete(delete_host))
         .route(
             "/api/live/{host}/snapshots",
             post(ingest)
@@ -177,6 +189,17 @@ async fn hosts_page(State(app): State<AppState>) -> Result<Html<String>, AppErro
         ingestion: app.live.hub.ingestion_enabled(),
     };
     Ok(Html(page.render()?))
+}
+
+/// `DELETE /api/live/{host}` with an admin token: the host, its history and its record go.
+async fn delete_host(
+    State(app): State<AppState>,
+    Path(host): Path<String>,
+    headers: HeaderMap,
+) -> Result<StatusCode, AppError> {
+    let (hub, token) = (app.live.hub.clone(), bearer(&headers));
+    blocking(move || Ok(hub.delete(&host, token.as_deref())?)).await?;
+    Ok(StatusCode::NO_CONTENT)
 }
 
 fn no_host(host: &str) -> AppError {
