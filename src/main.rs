@@ -616,12 +616,15 @@ fn serve(addr: &str, live: LiveArgs) -> anyhow::Result<ExitCode> {
             ..Default::default()
         };
         let app = irqscope::web::app(state);
-        axum::serve(listener, app)
-            .with_graceful_shutdown(async {
-                let _ = tokio::signal::ctrl_c().await;
-            })
-            .await
-            .context("serving")
+        axum::serve(
+            listener,
+            app.into_make_service_with_connect_info::<std::net::SocketAddr>(),
+        )
+        .with_graceful_shutdown(async {
+            let _ = tokio::signal::ctrl_c().await;
+        })
+        .await
+        .context("serving")
     })?;
     Ok(ExitCode::SUCCESS)
 }

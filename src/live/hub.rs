@@ -18,6 +18,7 @@ use super::persist::{Persist, PersistError};
 use super::protocol::{valid_host_name, Capture, Snapshot, PROTOCOL_VERSION};
 use super::store::{Arrival, HostState, IngestError, LiveStore};
 use std::collections::HashMap;
+use std::net::IpAddr;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Instant;
@@ -25,6 +26,13 @@ use tokio::sync::broadcast;
 
 /// Most SSE streams open at once; more are refused ([`HubError::TooManyStreams`]).
 pub const SSE_STREAMS_MAX: usize = 256;
+/// Most SSE streams open for one host.
+pub const SSE_STREAMS_PER_HOST_MAX: usize = 64;
+/// Most SSE streams open from one client address ([`HubError::TooManyStreamsFromClient`]).
+pub const SSE_STREAMS_PER_CLIENT_MAX: usize = 16;
+/// Longest an SSE stream stays open; then it ends and the browser's `EventSource` reconnects
+/// (and is counted again against the caps).
+pub const SSE_STREAM_LIFETIME_MS: u64 = 30 * 60 * 1000;
 /// Updates buffered (one ring shared by every SSE stream) before a slow reader skips to the
 /// latest event of its host.
 const UPDATES_BUFFERED: usize = 64;
@@ -67,6 +75,8 @@ pub enum HubError {
     BadImport(String),
     #[error("too many live streams open")]
     TooManyStreams,
+    #[error("too many live streams open from this address (at most {SSE_STREAMS_PER_CLIENT_MAX})")]
+    TooManyStreamsFromClient,
     #[error("deleting hosts is disabled: add an _admin=TOKEN line to the live tokens")]
     NoAdmin,
     #[error("this token may not delete hosts")]
@@ -110,6 +120,8 @@ pub struct Hub {
     persist: Option<Persist>,
     updates: broadcast::Sender<Update>,
     streams: AtomicUsize,
+    /// Open streams per host and per client address.
+    stream_counts: Mutex<StreamCounts>,
     render: EventRenderer,
     /// The server's clock for push pacing, in milliseconds (monotonic; the wall clock never
     /// paces).
@@ -142,19 +154,43 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
+#[derive(Debug, Default)]
+struct StreamCounts {
+    by_host: HashMap<String, usize>,
+    by_client: HashMap<IpAddr, usize>,
+}
+
+fn release<K: std::hash::Hash + Eq>(map: &mut HashMap<K, usize>, key: &K) {
+    if let Some(n) = map.get_mut(key) {
+        *n -= 1;
+        if *n == 0 {
+            map.remove(key);
+        }
+    }
+}
+
 /// An open SSE slot; released when dropped.
 #[derive(Debug)]
-pub struct StreamSlot(Arc<Hub>);
+pub struct StreamSlot {
+    hub: Arc<Hub>,
+    host: String,
+    client: Option<IpAddr>,
+}
 
 impl Drop for StreamSlot {
     fn drop(&mut self) {
-        self.0.streams.fetch_sub(1, Ordering::Relaxed);
+        self.hub.streams.fetch_sub(1, Ordering::Relaxed);
+        let mut counts = lock(&self.hub.stream_counts);
+        release(&mut counts.by_host, &self.host);
+        if let Some(c) = &self.client {
+            release(&mut counts.by_client, c);
+        }
     }
 }
 
 impl StreamSlot {
     pub fn hub(&self) -> &Arc<Hub> {
-        &self.0
+        &self.hub
     }
 }
 
@@ -223,6 +259,7 @@ impl Hub {
             persist,
             updates,
             streams: AtomicUsize::new(0),
+            stream_counts: Mutex::new(StreamCounts::default()),
             render,
             clock: monotonic_clock(),
             policy: HubPolicy::default(),
@@ -365,12 +402,37 @@ impl Hub {
     }
 
     /// Take an SSE slot and subscribe to updates, or refuse when [`SSE_STREAMS_MAX`] are open.
-    pub fn open_stream(self: &Arc<Self>) -> Result<(StreamSlot, broadcast::Receiver<Update>), HubError> {
+    /// Streams are for hosts the hub keeps, at most [`SSE_STREAMS_PER_HOST_MAX`] per host and
+    /// [`SSE_STREAMS_PER_CLIENT_MAX`] per client address (when known).
+    pub fn open_stream(
+        self: &Arc<Self>,
+        host: &str,
+        client: Option<IpAddr>,
+    ) -> Result<(StreamSlot, broadcast::Receiver<Update>), HubError> {
+        if self.host(host).is_none() {
+            return Err(HubError::NoHost(super::parse::short(host)));
+        }
+        let mut counts = lock(&self.stream_counts);
+        if client.is_some_and(|c| counts.by_client.get(&c).copied().unwrap_or(0) >= SSE_STREAMS_PER_CLIENT_MAX) {
+            return Err(HubError::TooManyStreamsFromClient);
+        }
+        if counts.by_host.get(host).copied().unwrap_or(0) >= SSE_STREAMS_PER_HOST_MAX {
+            return Err(HubError::TooManyStreams);
+        }
         if self.streams.fetch_add(1, Ordering::Relaxed) >= SSE_STREAMS_MAX {
             self.streams.fetch_sub(1, Ordering::Relaxed);
             return Err(HubError::TooManyStreams);
         }
-        let slot = StreamSlot(self.clone());
+        *counts.by_host.entry(host.to_string()).or_insert(0) += 1;
+        if let Some(c) = client {
+            *counts.by_client.entry(c).or_insert(0) += 1;
+        }
+        drop(counts);
+        let slot = StreamSlot {
+            hub: self.clone(),
+            host: host.to_string(),
+            client,
+        };
         Ok((slot, self.updates.subscribe()))
     }
 

@@ -467,6 +467,50 @@ async fn idle_hosts_expire_admins_delete_and_unbound_tokens_have_a_quota() {
 }
 
 #[tokio::test]
+async fn sse_streams_only_for_known_hosts_within_per_client_and_per_host_caps() {
+    use irqscope::web::live::{SSE_STREAMS_PER_CLIENT_MAX, SSE_STREAMS_PER_HOST_MAX};
+    let (app, _) = live_app(TOKEN);
+    let open = |host: &str, client: [u8; 4]| {
+        let mut r = Request::get(format!("/live/{host}/events"))
+            .body(Body::empty())
+            .unwrap();
+        let addr = std::net::SocketAddr::from((client, 40_000));
+        r.extensions_mut().insert(axum::extract::ConnectInfo(addr));
+        r
+    };
+    // A host nobody pushes for holds no stream.
+    let (st, body) = call(&app, open("nobody", [127, 0, 0, 1])).await;
+    assert_eq!(st, StatusCode::NOT_FOUND, "{body}");
+    assert_eq!(
+        call(&app, push_req("h", Some(TOKEN), reading("azure-mana-vm", "h", 0)))
+            .await
+            .0,
+        StatusCode::OK
+    );
+    // One client: its cap, then 429; the streams it holds stay open.
+    let mut held = Vec::new();
+    for _ in 0..SSE_STREAMS_PER_CLIENT_MAX {
+        let resp = app.clone().oneshot(open("h", [127, 0, 0, 1])).await.unwrap();
+        assert_eq!(resp.status(), StatusCode::OK);
+        held.push(resp);
+    }
+    let (st, body) = call(&app, open("h", [127, 0, 0, 1])).await;
+    assert_eq!(st, StatusCode::TOO_MANY_REQUESTS, "{body}");
+    // Other clients fill the host's cap, then 503.
+    for i in SSE_STREAMS_PER_CLIENT_MAX..SSE_STREAMS_PER_HOST_MAX {
+        let resp = app.clone().oneshot(open("h", [127, 0, 1, i as u8])).await.unwrap();
+        assert_eq!(resp.status(), StatusCode::OK);
+        held.push(resp);
+    }
+    let (st, body) = call(&app, open("h", [127, 0, 2, 1])).await;
+    assert_eq!(st, StatusCode::SERVICE_UNAVAILABLE, "{body}");
+    // Closing streams frees their slots.
+    held.clear();
+    let resp = app.clone().oneshot(open("h", [127, 0, 0, 1])).await.unwrap();
+    assert_eq!(resp.status(), StatusCode::OK);
+}
+
+#[tokio::test]
 async fn pages_escape_hostile_names_and_imports_show_the_same_views() {
     let (app, _) = live_app(TOKEN);
     let mut s = snapshot_of("x86-nvme-vm", "web1", 1_000);
@@ -1035,8 +1079,10 @@ async fn agent_pushes_and_sse_shows_rates_change() {
     });
     let server = tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
 
-    let mut sse = SseReader::open(&base, "vm1").await;
     let _agent = start_agent(&base, &root, "vm1", &token_file, 200);
+    // Streams are for known hosts: open it once the agent's first reading is in.
+    wait_seq(&format!("{base}/api/live/vm1"), 1).await;
+    let mut sse = SseReader::open(&base, "vm1").await;
     // Counters still: the rate settles at 0.
     let ev = sse.until(|r| r == 0.0).await;
     assert!(ev["heatmap"].as_str().unwrap().contains("class=\"heatmap live\""));

@@ -21,20 +21,24 @@ use crate::live::protocol::{valid_host_name, PROTOCOL_VERSION};
 use crate::live::store::IngestError;
 use askama::Template;
 use axum::body::Bytes;
-use axum::extract::{DefaultBodyLimit, Path, Query, State};
+use axum::extract::{ConnectInfo, DefaultBodyLimit, Path, Query, State};
 use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{Html, IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Form, Json, Router};
 use serde::Deserialize;
+use std::net::SocketAddr;
 use std::sync::Arc;
+use std::time::Duration;
 use tokio::sync::broadcast;
 use tower_http::limit::RequestBodyLimitLayer;
 
 mod view;
 
-pub use crate::live::hub::SSE_STREAMS_MAX;
+pub use crate::live::hub::{
+    SSE_STREAMS_MAX, SSE_STREAMS_PER_CLIENT_MAX, SSE_STREAMS_PER_HOST_MAX, SSE_STREAM_LIFETIME_MS,
+};
 use view::{sse_event_body, status_line, update_json, HostsPage as Hosts};
 pub use view::{HostListEntry, HostPage, HostView, HostsPage, ImportChoice, IrqRowView, LiveQuery, ModelRowView};
 
@@ -110,6 +114,7 @@ impl From<HubError> for AppError {
             HubError::NoHost(_) => AppError::NotFound(m),
             HubError::Ingest(IngestError::TooFast { .. }) => AppError::TooManyRequests(m),
             HubError::TooManyStreams => AppError::Unavailable(m),
+            HubError::TooManyStreamsFromClient => AppError::TooManyRequests(m),
         }
     }
 }
@@ -237,13 +242,23 @@ fn snapshot_event(seq: u64, body: &str) -> Event {
 /// The host's SSE stream: its latest event at once, then one event per accepted snapshot (the
 /// bytes the hub rendered once), skipping readings already sent; a reader that fell behind the
 /// shared ring gets the latest event.
-async fn events(State(app): State<AppState>, Path(host): Path<String>) -> Result<Response, AppError> {
+async fn events(
+    State(app): State<AppState>,
+    Path(host): Path<String>,
+    extensions: axum::http::Extensions,
+) -> Result<Response, AppError> {
     if !valid_host_name(&host) {
         return Err(no_host(&host));
     }
+    // The peer address, when the server was started with connect info.
+    let client = extensions.get::<ConnectInfo<SocketAddr>>().map(|ConnectInfo(a)| a.ip());
     // Subscribe first, then read the latest event: a snapshot accepted in between is either in
     // that event or announced on `rx` (and then skipped by seq).
-    let (slot, rx) = app.live.hub.open_stream()?;
+    let (slot, rx) = app.live.hub.open_stream(&host, client).map_err(|e| match e {
+        HubError::NoHost(_) => no_host(&host),
+        e => e.into(),
+    })?;
+    let deadline = tokio::time::Instant::now() + Duration::from_millis(SSE_STREAM_LIFETIME_MS);
     let hub = app.live.hub.clone();
     let h = host.clone();
     let first = blocking(move || Ok(hub.latest_event(&h))).await?;
@@ -251,12 +266,16 @@ async fn events(State(app): State<AppState>, Path(host): Path<String>) -> Result
     let first = first.map(|(seq, body)| snapshot_event(seq, &body));
     let stream = futures_util::stream::unfold(
         (rx, first, sent, slot, host),
-        |(mut rx, first, sent, slot, host)| async move {
+        move |(mut rx, first, sent, slot, host)| async move {
             if let Some(ev) = first {
                 return Some((Ok::<_, std::convert::Infallible>(ev), (rx, None, sent, slot, host)));
             }
             loop {
-                let (seq, body) = match rx.recv().await {
+                // At the end of its lifetime the stream ends; `EventSource` reconnects.
+                let Ok(next) = tokio::time::timeout_at(deadline, rx.recv()).await else {
+                    return None;
+                };
+                let (seq, body) = match next {
                     Ok(Update { host: h, seq, body }) if *h == *host => (seq, body),
                     Ok(_) => continue,
                     // Updates were dropped: this host may have had some.
