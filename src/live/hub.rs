@@ -83,6 +83,9 @@ pub enum HubError {
     NotAdmin,
     #[error("no live host {0:?}")]
     NoHost(String),
+    /// Persisting failed: the push is not acknowledged (the store reopens on the next write).
+    #[error("{0}; this snapshot was not kept, push again later")]
+    Store(String),
 }
 
 /// The hub's policy knobs (the limits that are not constants).
@@ -310,9 +313,11 @@ impl Hub {
         };
         self.forget(&expired);
         let state = state.map_err(HubError::Ingest)?;
+        // Acknowledged only once kept on disk (when a store is configured).
         if let Some(p) = &self.persist {
-            if let Err(e) = p.save(&state.persisted()) {
+            if let Err(e) = p.append(&state) {
                 tracing::error!("{e}");
+                return Err(HubError::Store(e.to_string()));
             }
         }
         self.publish(host, &state);

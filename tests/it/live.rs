@@ -510,6 +510,98 @@ async fn sse_streams_only_for_known_hosts_within_per_client_and_per_host_caps() 
     assert_eq!(resp.status(), StatusCode::OK);
 }
 
+/// A 1 MiB tmpfs at a fresh directory, unmounted on drop; `None` where mounting is not allowed.
+struct SmallDisk(PathBuf);
+
+impl SmallDisk {
+    fn mount(tag: &str) -> Option<SmallDisk> {
+        let dir = temp_dir(tag);
+        let ok = Command::new("mount")
+            .args(["-t", "tmpfs", "-o", "size=1m", "tmpfs"])
+            .arg(&dir)
+            .stderr(Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success());
+        ok.then_some(SmallDisk(dir))
+    }
+}
+
+impl Drop for SmallDisk {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg(&self.0).status();
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+#[tokio::test]
+async fn a_full_disk_answers_503_keeps_every_acknowledged_push_and_recovers() {
+    let Some(disk) = SmallDisk::mount("full") else {
+        eprintln!("skipped: cannot mount a tmpfs here (needs root)");
+        return;
+    };
+    let file = disk.0.join("live.redb");
+    let open = || {
+        let persist = irqscope::live::persist::Persist::open(&file).unwrap();
+        let (live, _) = LiveState::with_clock(Tokens::parse(TOKEN).unwrap(), Some(persist), paced_clock()).unwrap();
+        web::app(AppState {
+            live,
+            ..AppState::default()
+        })
+    };
+    let app = open();
+    // Leave the store a little room.
+    let filler = disk.0.join("filler");
+    {
+        use std::io::Write;
+        let mut f = std::fs::File::create(&filler).unwrap();
+        let mut len = 0u64;
+        while f.write_all(&[0u8; 4096]).is_ok() {
+            len += 4096;
+        }
+        f.set_len(len.saturating_sub(256 << 10)).unwrap();
+    }
+    let seq_of_body = |body: &str| {
+        serde_json::from_str::<serde_json::Value>(body).unwrap()["seq"]
+            .as_u64()
+            .unwrap()
+    };
+    let mut acked = Vec::new();
+    let mut refused = None;
+    let mut next = 0u64;
+    for _ in 0..3_000 {
+        next += 1;
+        let (st, body) = call(&app, push_req("h", Some(TOKEN), reading("x86-nvme-vm", "h", next))).await;
+        match st {
+            StatusCode::OK => acked.push(seq_of_body(&body)),
+            StatusCode::SERVICE_UNAVAILABLE => {
+                refused = Some(body);
+                break;
+            }
+            other => panic!("{other}: {body}"),
+        }
+    }
+    let refused = refused.expect("the disk filled up");
+    assert!(refused.contains("not kept"), "{refused}");
+    assert!(!acked.is_empty());
+    // Still full: still refused. Space again: the same process resumes persisting by itself.
+    next += 1;
+    let (st, body) = call(&app, push_req("h", Some(TOKEN), reading("x86-nvme-vm", "h", next))).await;
+    assert_eq!(st, StatusCode::SERVICE_UNAVAILABLE, "still full: {body}");
+    std::fs::remove_file(&filler).unwrap();
+    next += 1;
+    let (st, body) = call(&app, push_req("h", Some(TOKEN), reading("x86-nvme-vm", "h", next))).await;
+    assert_eq!(st, StatusCode::OK, "after freeing space: {body}");
+    let seq = seq_of_body(&body);
+    drop(app);
+    // After a restart every acknowledged push is there (and only those).
+    let persist = irqscope::live::persist::Persist::open(&file).unwrap();
+    let (hosts, bad) = persist.load_all().unwrap();
+    assert!(bad.is_empty(), "{bad:?}");
+    let kept: Vec<u64> = hosts[0].history.iter().map(|s| s.seq).collect();
+    acked.push(seq);
+    assert_eq!(kept, acked, "history on disk");
+}
+
 #[tokio::test]
 async fn pages_escape_hostile_names_and_imports_show_the_same_views() {
     let (app, _) = live_app(TOKEN);

@@ -115,6 +115,7 @@ impl From<HubError> for AppError {
             HubError::Ingest(IngestError::TooFast { .. }) => AppError::TooManyRequests(m),
             HubError::TooManyStreams => AppError::Unavailable(m),
             HubError::TooManyStreamsFromClient => AppError::TooManyRequests(m),
+            HubError::Store(_) => AppError::Unavailable(m),
         }
     }
 }
