@@ -76,6 +76,9 @@ struct LiveArgs {
     /// Drop a live host that has not pushed for this many seconds.
     #[arg(long, value_name = "SECS", default_value_t = irqscope::live::limits::HOST_IDLE_MS_DEFAULT / 1000)]
     live_host_idle: u64,
+    /// If the --live-store file is damaged, rename it to FILE.damaged-N and start empty.
+    #[arg(long)]
+    live_store_move_aside: bool,
 }
 
 #[derive(clap::Args)]
@@ -242,6 +245,7 @@ fn main() -> ExitCode {
                 live_tokens: None,
                 live_store: None,
                 live_host_idle: irqscope::live::limits::HOST_IDLE_MS_DEFAULT / 1000,
+                live_store_move_aside: false,
             },
         ),
     };
@@ -582,7 +586,17 @@ fn live_state(args: LiveArgs) -> anyhow::Result<irqscope::web::live::LiveState> 
         (None, Err(_)) => String::new(),
     };
     let tokens = Tokens::parse(&text).map_err(|e| anyhow::anyhow!(e))?;
-    let persist = args.live_store.as_deref().map(Persist::open).transpose()?;
+    let persist = match args.live_store.as_deref() {
+        Some(path) if args.live_store_move_aside => {
+            let (p, moved) = Persist::open_moving_aside(path)?;
+            if let Some(to) = moved {
+                tracing::warn!("live store {} was damaged: moved to {}", path.display(), to.display());
+            }
+            Some(p)
+        }
+        Some(path) => Some(Persist::open(path)?),
+        None => None,
+    };
     let policy = irqscope::live::hub::HubPolicy {
         host_idle_ms: args.live_host_idle.saturating_mul(1000),
     };

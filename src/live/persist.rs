@@ -59,14 +59,77 @@ fn open_db(path: &Path) -> Result<Database, PersistError> {
     Database::create(path).map_err(|err| PersistError(format!("{}: {err}", path.display())))
 }
 
+/// What to tell the operator about a store file that cannot be opened as one.
+fn damaged(path: &Path, what: &str) -> PersistError {
+    PersistError(format!(
+        "{}: {what}; move it away (or start with --live-store-move-aside to rename it and begin empty)",
+        path.display()
+    ))
+}
+
+/// Open an existing file as a redb database, refusing a 0-byte file and turning redb's
+/// assertion on a damaged file into an error (the panic message is not printed).
+fn open_existing(path: &Path) -> Result<Database, PersistError> {
+    let len = std::fs::metadata(path)
+        .map_err(|err| PersistError(format!("{}: {err}", path.display())))?
+        .len();
+    if len == 0 {
+        return Err(damaged(path, "the file is empty (0 bytes), not a live store"));
+    }
+    let quiet = std::panic::take_hook();
+    std::panic::set_hook(Box::new(|_| {}));
+    let opened = std::panic::catch_unwind(|| Database::create(path));
+    std::panic::set_hook(quiet);
+    match opened {
+        Ok(Ok(db)) => Ok(db),
+        Ok(Err(err)) => Err(damaged(path, &format!("not a readable live store ({err})"))),
+        Err(_) => Err(damaged(path, "the file is damaged (truncated?)")),
+    }
+}
+
+/// Rename a damaged store file to `FILE.damaged-N` (the first free N) and return the new name.
+pub fn move_aside(path: &Path) -> Result<PathBuf, PersistError> {
+    for n in 1..=1_000u32 {
+        let mut name = path.as_os_str().to_owned();
+        name.push(format!(".damaged-{n}"));
+        let to = PathBuf::from(name);
+        if !to.exists() {
+            std::fs::rename(path, &to).map_err(|err| PersistError(format!("{}: {err}", path.display())))?;
+            return Ok(to);
+        }
+    }
+    Err(PersistError(format!(
+        "{}: too many damaged copies beside it",
+        path.display()
+    )))
+}
+
 impl Persist {
-    /// Open (or create) the store file.
+    /// Open (or create) the store file. A file that exists but is no store (0 bytes, damaged)
+    /// is an error naming it, never started empty over.
     pub fn open(path: &Path) -> Result<Persist, PersistError> {
-        let db = open_db(path)?;
+        let db = if path.exists() {
+            open_existing(path)?
+        } else {
+            open_db(path)?
+        };
         Ok(Persist {
             path: path.to_path_buf(),
             db: Mutex::new(Some(db)),
         })
+    }
+
+    /// [`Persist::open`], or when the file is damaged, move it aside and start a new one
+    /// (returns where the old file went).
+    pub fn open_moving_aside(path: &Path) -> Result<(Persist, Option<PathBuf>), PersistError> {
+        match Persist::open(path) {
+            Ok(p) => Ok((p, None)),
+            Err(_) if path.exists() => {
+                let moved = move_aside(path)?;
+                Ok((Persist::open(path)?, Some(moved)))
+            }
+            Err(err) => Err(err),
+        }
     }
 
     fn lock(&self) -> MutexGuard<'_, Option<Database>> {

@@ -1331,3 +1331,67 @@ fn agent_captures_this_machine() {
     }
     assert!(store.host("this-machine").unwrap().rates.is_some());
 }
+
+#[test]
+fn a_damaged_store_file_is_one_line_and_exit_2_and_can_be_moved_aside() {
+    let dir = temp_dir("damaged");
+    let file = dir.join("live.redb");
+    // A real store with one host in it, then cut in half.
+    {
+        let persist = irqscope::live::persist::Persist::open(&file).unwrap();
+        let (live, _) = LiveState::with_clock(Tokens::parse(TOKEN).unwrap(), Some(persist), paced_clock()).unwrap();
+        let body = reading("x86-nvme-vm", "h", 1);
+        live.hub().ingest("h", Some(TOKEN.as_bytes()), body.as_bytes()).unwrap();
+    }
+    let len = std::fs::metadata(&file).unwrap().len();
+    let serve = |extra: &[&str]| {
+        let port = free_port();
+        let child = Command::new(env!("CARGO_BIN_EXE_irqscope"))
+            .args(["serve", "--addr", &format!("127.0.0.1:{port}"), "--live-store"])
+            .arg(&file)
+            .args(extra)
+            .env("RUST_LOG", "off")
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        (KillOnDrop(child), port)
+    };
+    let exits_with_one_line = |what: &str| {
+        let (mut child, _) = serve(&[]);
+        let started = Instant::now();
+        let status = loop {
+            if let Some(st) = child.0.try_wait().unwrap() {
+                break st;
+            }
+            assert!(
+                started.elapsed() < Duration::from_secs(20),
+                "{what}: the server started"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        };
+        let mut err = String::new();
+        std::io::Read::read_to_string(child.0.stderr.as_mut().unwrap(), &mut err).unwrap();
+        assert_eq!(status.code(), Some(2), "{what}: {err}");
+        assert_eq!(err.lines().count(), 1, "{what}: {err}");
+        assert!(
+            err.contains("live.redb") && err.contains("--live-store-move-aside"),
+            "{what}: {err}"
+        );
+    };
+    for cut in [len / 2, 4096, 0] {
+        let f = std::fs::OpenOptions::new().write(true).open(&file).unwrap();
+        f.set_len(cut).unwrap();
+        drop(f);
+        exits_with_one_line(&format!("cut to {cut} bytes"));
+    }
+    // The flag moves it aside and starts empty.
+    let (_server, port) = serve(&["--live-store-move-aside"]);
+    let started = Instant::now();
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(started.elapsed() < Duration::from_secs(20), "server did not listen");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(dir.join("live.redb.damaged-1").exists());
+    let _ = std::fs::remove_dir_all(&dir);
+}
