@@ -43,6 +43,19 @@ pub type EventBody = Arc<str>;
 /// Renders the SSE event body of a host state (the web layer's view).
 pub type EventRenderer = Arc<dyn Fn(&HostState) -> String + Send + Sync>;
 
+/// Imports one client address may make per [`IMPORT_WINDOW_MS`] (`POST /live/_/import` needs
+/// no token, and each runs ingest, the model and a render).
+pub const IMPORTS_PER_CLIENT_MAX: u32 = 10;
+/// Bytes of imported text one client address may send per [`IMPORT_WINDOW_MS`].
+pub const IMPORT_BYTES_PER_CLIENT_MAX: u64 = 64 << 20;
+/// The window of the per-client import budget.
+pub const IMPORT_WINDOW_MS: u64 = 60_000;
+/// Imports (and kept-import pages, which replay and run the model) worked on at once; more
+/// answer 503 at once rather than queue.
+pub const IMPORTS_CONCURRENT_MAX: usize = 2;
+/// Client addresses tracked by the import budget; past this, finished windows are forgotten.
+const IMPORT_CLIENTS_TRACKED: usize = 4_096;
+
 /// One accepted snapshot, as the streams learn of it.
 #[derive(Debug, Clone)]
 pub struct Update {
@@ -77,6 +90,12 @@ pub enum HubError {
     TooManyStreams,
     #[error("too many live streams open from this address (at most {SSE_STREAMS_PER_CLIENT_MAX})")]
     TooManyStreamsFromClient,
+    #[error(
+        "import budget spent: {IMPORTS_PER_CLIENT_MAX} imports or {IMPORT_BYTES_PER_CLIENT_MAX} bytes per address per {IMPORT_WINDOW_MS} ms"
+    )]
+    ImportBudget,
+    #[error("the server is busy with other imports; try again in a moment")]
+    ImportsBusy,
     #[error("deleting hosts is disabled: add an _admin=TOKEN line to the live tokens")]
     NoAdmin,
     #[error("this token may not delete hosts")]
@@ -125,6 +144,9 @@ pub struct Hub {
     streams: AtomicUsize,
     /// Open streams per host and per client address.
     stream_counts: Mutex<StreamCounts>,
+    /// Per client address: (window start, imports, bytes) in the current window.
+    import_budget: Mutex<HashMap<IpAddr, (u64, u32, u64)>>,
+    imports_running: AtomicUsize,
     render: EventRenderer,
     /// The server's clock for push pacing, in milliseconds (monotonic; the wall clock never
     /// paces).
@@ -197,6 +219,16 @@ impl StreamSlot {
     }
 }
 
+/// A running import; released when dropped.
+#[derive(Debug)]
+pub struct ImportSlot(Arc<Hub>);
+
+impl Drop for ImportSlot {
+    fn drop(&mut self) {
+        self.0.imports_running.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
 /// Replay a capture into a scratch store, so its last reading has rates as a pushed host's would.
 pub fn replay(capture: &Capture) -> Result<Arc<HostState>, HubError> {
     let first = capture
@@ -263,6 +295,8 @@ impl Hub {
             updates,
             streams: AtomicUsize::new(0),
             stream_counts: Mutex::new(StreamCounts::default()),
+            import_budget: Mutex::new(HashMap::new()),
+            imports_running: AtomicUsize::new(0),
             render,
             clock: monotonic_clock(),
             policy: HubPolicy::default(),
@@ -439,6 +473,37 @@ impl Hub {
             client,
         };
         Ok((slot, self.updates.subscribe()))
+    }
+
+    /// Charge an import of `bytes` to `client`'s budget (no address known: not charged).
+    pub fn charge_import(&self, client: Option<IpAddr>, bytes: usize) -> Result<(), HubError> {
+        let Some(client) = client else { return Ok(()) };
+        let now = (self.clock)();
+        let mut budget = lock(&self.import_budget);
+        if budget.len() >= IMPORT_CLIENTS_TRACKED {
+            budget.retain(|_, (start, _, _)| now.saturating_sub(*start) < IMPORT_WINDOW_MS);
+        }
+        let entry = budget.entry(client).or_insert((now, 0, 0));
+        if now.saturating_sub(entry.0) >= IMPORT_WINDOW_MS {
+            *entry = (now, 0, 0);
+        }
+        let bytes = bytes as u64;
+        if entry.1 >= IMPORTS_PER_CLIENT_MAX || entry.2 + bytes > IMPORT_BYTES_PER_CLIENT_MAX {
+            return Err(HubError::ImportBudget);
+        }
+        entry.1 += 1;
+        entry.2 += bytes;
+        Ok(())
+    }
+
+    /// A slot to work on an import, or [`HubError::ImportsBusy`] when
+    /// [`IMPORTS_CONCURRENT_MAX`] are running.
+    pub fn import_slot(self: &Arc<Self>) -> Result<ImportSlot, HubError> {
+        if self.imports_running.fetch_add(1, Ordering::Relaxed) >= IMPORTS_CONCURRENT_MAX {
+            self.imports_running.fetch_sub(1, Ordering::Relaxed);
+            return Err(HubError::ImportsBusy);
+        }
+        Ok(ImportSlot(self.clone()))
     }
 
     /// Keep an import (a capture, a snapshot or a pasted `/proc/interrupts`) and return its id.

@@ -1395,3 +1395,33 @@ fn a_damaged_store_file_is_one_line_and_exit_2_and_can_be_moved_aside() {
     assert!(dir.join("live.redb.damaged-1").exists());
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[tokio::test]
+async fn imports_have_a_per_client_budget_and_a_concurrency_limit() {
+    use irqscope::live::hub::{IMPORTS_CONCURRENT_MAX, IMPORTS_PER_CLIENT_MAX};
+    let (app, live) = live_app(TOKEN);
+    let pasted = std::fs::read_to_string(fixture("arm64-vm/proc/interrupts")).unwrap();
+    let from = |client: [u8; 4]| {
+        let mut r = import_form(&pasted, "");
+        let addr = std::net::SocketAddr::from((client, 40_000));
+        r.extensions_mut().insert(axum::extract::ConnectInfo(addr));
+        r
+    };
+    for i in 0..IMPORTS_PER_CLIENT_MAX {
+        let (st, body) = call(&app, from([127, 0, 0, 1])).await;
+        assert_eq!(st, StatusCode::SEE_OTHER, "import {i}: {body}");
+    }
+    let (st, body) = call(&app, from([127, 0, 0, 1])).await;
+    assert_eq!(st, StatusCode::TOO_MANY_REQUESTS, "{body}");
+    assert!(body.contains("import budget"), "{body}");
+    // Another address has its own budget.
+    assert_eq!(call(&app, from([127, 0, 0, 2])).await.0, StatusCode::SEE_OTHER);
+    // At most IMPORTS_CONCURRENT_MAX at once; the next is refused, not queued.
+    let slots: Vec<_> = (0..IMPORTS_CONCURRENT_MAX)
+        .map(|_| live.hub().import_slot().unwrap())
+        .collect();
+    let (st, body) = call(&app, from([127, 0, 0, 3])).await;
+    assert_eq!(st, StatusCode::SERVICE_UNAVAILABLE, "{body}");
+    drop(slots);
+    assert_eq!(call(&app, from([127, 0, 0, 3])).await.0, StatusCode::SEE_OTHER);
+}

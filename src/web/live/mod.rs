@@ -115,7 +115,8 @@ impl From<HubError> for AppError {
             HubError::Ingest(IngestError::TooFast { .. }) => AppError::TooManyRequests(m),
             HubError::TooManyStreams => AppError::Unavailable(m),
             HubError::TooManyStreamsFromClient => AppError::TooManyRequests(m),
-            HubError::Store(_) => AppError::Unavailable(m),
+            HubError::Store(_) | HubError::ImportsBusy => AppError::Unavailable(m),
+            HubError::ImportBudget => AppError::TooManyRequests(m),
         }
     }
 }
@@ -236,6 +237,11 @@ async fn host_json(State(app): State<AppState>, Path(host): Path<String>) -> Res
     Ok(Json(update_json(&st)))
 }
 
+/// The peer address, when the server runs with connect info.
+fn client_of(extensions: &axum::http::Extensions) -> Option<std::net::IpAddr> {
+    extensions.get::<ConnectInfo<SocketAddr>>().map(|ConnectInfo(a)| a.ip())
+}
+
 fn snapshot_event(seq: u64, body: &str) -> Event {
     Event::default().event("snapshot").id(seq.to_string()).data(body)
 }
@@ -251,8 +257,7 @@ async fn events(
     if !valid_host_name(&host) {
         return Err(no_host(&host));
     }
-    // The peer address, when the server was started with connect info.
-    let client = extensions.get::<ConnectInfo<SocketAddr>>().map(|ConnectInfo(a)| a.ip());
+    let client = client_of(&extensions);
     // Subscribe first, then read the latest event: a snapshot accepted in between is either in
     // that event or announced on `rx` (and then skipped by seq).
     let (slot, rx) = app.live.hub.open_stream(&host, client).map_err(|e| match e {
@@ -309,10 +314,22 @@ pub struct ImportForm {
 }
 
 /// Keep an import and answer with its link (303 to `/live/_/import/ID`, the model choice kept).
-async fn import(State(app): State<AppState>, Form(form): Form<ImportForm>) -> Result<Response, AppError> {
+/// Unauthenticated, so each client address has a budget ([`crate::live::hub::IMPORTS_PER_CLIENT_MAX`]
+/// imports and bytes per window) and the work runs on a blocking thread, a few at a time.
+async fn import(
+    State(app): State<AppState>,
+    extensions: axum::http::Extensions,
+    Form(form): Form<ImportForm>,
+) -> Result<Response, AppError> {
     let choice = ImportChoice::new(form.variant.as_deref(), form.effective.as_deref())?;
     let hub = app.live.hub.clone();
-    let id = blocking(move || Ok(hub.import(&form.capture)?)).await?;
+    hub.charge_import(client_of(&extensions), form.capture.len())?;
+    let slot = hub.import_slot()?;
+    let id = blocking(move || {
+        let _slot = slot;
+        Ok(hub.import(&form.capture)?)
+    })
+    .await?;
     Ok((StatusCode::SEE_OTHER, [(header::LOCATION, choice.location(&id))]).into_response())
 }
 
@@ -334,7 +351,9 @@ async fn import_page(
         .flatten()
         .ok_or_else(gone)?;
     let hub = app.live.hub.clone();
+    let slot = hub.import_slot()?;
     let page = blocking(move || {
+        let _slot = slot;
         let st = hub.replay_import(&capture)?;
         let mut v = HostView::new(&st, &choice, false);
         v.share = format!("{ACTIONS_PREFIX}/import/{id}");
