@@ -347,7 +347,10 @@ impl Hub {
         };
         self.forget(&expired);
         let state = state.map_err(HubError::Ingest)?;
-        // Acknowledged only once kept on disk (when a store is configured).
+        // Acknowledged only once kept on disk (when a store is configured). A reading that
+        // could not be kept stays in memory (rates stay continuous) but is not announced nor
+        // acknowledged: the agent pushes a newer one, and only acknowledged readings are
+        // promised to survive a restart.
         if let Some(p) = &self.persist {
             if let Err(e) = p.append(&state) {
                 tracing::error!("{e}");
