@@ -6,6 +6,7 @@
 //! `ARCHITECTURE.md` is the map; dependencies point one way:
 //! `topology` ← `kernel`/`policy` ← `scenario` ← `metrics` ← `render`.
 
+pub mod analysis;
 pub mod catalogue;
 pub mod golden;
 pub mod kernel;
@@ -14,6 +15,5 @@ pub mod metrics;
 pub mod policy;
 pub mod render;
 pub mod scenario;
-pub mod sweep;
 pub mod topology;
 pub mod web;

@@ -64,7 +64,7 @@ enum Command {
 }
 
 /// Live mode: who may push snapshots, and where history is kept.
-#[derive(clap::Args, Default)]
+#[derive(clap::Args)]
 struct LiveArgs {
     /// Ingestion tokens, one `TOKEN` or `HOST=TOKEN` per line (or the same text in the
     /// IRQSCOPE_LIVE_TOKENS variable). Without tokens, ingestion is disabled.
@@ -73,6 +73,12 @@ struct LiveArgs {
     /// Keep live history in this file (redb) so a restart loses none.
     #[arg(long, value_name = "FILE")]
     live_store: Option<PathBuf>,
+    /// Drop a live host that has not pushed for this many seconds.
+    #[arg(long, value_name = "SECS", default_value_t = irqscope::live::limits::HOST_IDLE_MS_DEFAULT / 1000)]
+    live_host_idle: u64,
+    /// If the --live-store file is damaged, rename it to FILE.damaged-N and start empty.
+    #[arg(long)]
+    live_store_move_aside: bool,
 }
 
 #[derive(clap::Args)]
@@ -249,7 +255,15 @@ fn main() -> ExitCode {
         Some(Command::Sched(args)) => sched(args),
         Some(Command::Sweep(args)) => sweep(args),
         Some(Command::Serve { addr, live }) => serve(&addr, live),
-        None => serve(DEFAULT_SERVE_ADDR, LiveArgs::default()),
+        None => serve(
+            DEFAULT_SERVE_ADDR,
+            LiveArgs {
+                live_tokens: None,
+                live_store: None,
+                live_host_idle: irqscope::live::limits::HOST_IDLE_MS_DEFAULT / 1000,
+                live_store_move_aside: false,
+            },
+        ),
     };
     match result {
         Ok(code) => code,
@@ -422,7 +436,7 @@ fn boot_args(args: &SimulateArgs) -> scen::BootParams {
 }
 
 fn sweep(args: SweepArgs) -> anyhow::Result<ExitCode> {
-    use irqscope::sweep::{self, Mix, SweepConfig};
+    use irqscope::analysis::sweep::{self, Mix, SweepConfig};
     let topologies = match &args.topologies {
         Some(list) if !args.all => SweepConfig::parse_topologies(list)?,
         _ => catalogue::names().map(str::to_string).collect(),
@@ -586,9 +600,22 @@ fn live_state(args: LiveArgs) -> anyhow::Result<irqscope::web::live::LiveState> 
         (None, Err(_)) => String::new(),
     };
     let tokens = Tokens::parse(&text).map_err(|e| anyhow::anyhow!(e))?;
-    let persist = args.live_store.as_deref().map(Persist::open).transpose()?;
+    let persist = match args.live_store.as_deref() {
+        Some(path) if args.live_store_move_aside => {
+            let (p, moved) = Persist::open_moving_aside(path)?;
+            if let Some(to) = moved {
+                tracing::warn!("live store {} was damaged: moved to {}", path.display(), to.display());
+            }
+            Some(p)
+        }
+        Some(path) => Some(Persist::open(path)?),
+        None => None,
+    };
+    let policy = irqscope::live::hub::HubPolicy {
+        host_idle_ms: args.live_host_idle.saturating_mul(1000),
+    };
     let (state, notes) =
-        irqscope::web::live::LiveState::new(tokens.clone(), persist).map_err(|e| anyhow::anyhow!(e))?;
+        irqscope::web::live::LiveState::with(tokens.clone(), persist, policy, None).map_err(|e| anyhow::anyhow!(e))?;
     for n in notes {
         tracing::warn!("live store: skipped {n}");
     }
@@ -617,12 +644,15 @@ fn serve(addr: &str, live: LiveArgs) -> anyhow::Result<ExitCode> {
             ..Default::default()
         };
         let app = irqscope::web::app(state);
-        axum::serve(listener, app)
-            .with_graceful_shutdown(async {
-                let _ = tokio::signal::ctrl_c().await;
-            })
-            .await
-            .context("serving")
+        axum::serve(
+            listener,
+            app.into_make_service_with_connect_info::<std::net::SocketAddr>(),
+        )
+        .with_graceful_shutdown(async {
+            let _ = tokio::signal::ctrl_c().await;
+        })
+        .await
+        .context("serving")
     })?;
     Ok(ExitCode::SUCCESS)
 }

@@ -4,7 +4,7 @@
 #![no_main]
 
 use irqscope::live::protocol::Snapshot;
-use irqscope::live::store::LiveStore;
+use irqscope::live::store::{Arrival, LiveStore};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
@@ -13,10 +13,14 @@ fuzz_target!(|data: &[u8]| {
     };
     let mut store = LiveStore::new();
     let host = snap.host.clone();
-    if store.ingest(&host, snap.clone()).is_ok() {
+    if store.ingest(&host, snap.clone(), Arrival::default()).is_ok() {
         let mut later = snap;
         later.taken_unix_ms = later.taken_unix_ms.saturating_add(1000);
-        let _ = store.ingest(&host, later);
+        let at = Arrival {
+            received_ms: 1000,
+            unbound: None,
+        };
+        let _ = store.ingest(&host, later, at);
         assert!(store.host(&host).is_some());
     } else {
         assert!(store.is_empty());

@@ -1,16 +1,26 @@
-//! Bearer tokens for ingestion. Each token may be bound to one host name; comparison takes the
-//! same time whatever the presented token holds, and every configured token is compared.
+//! Bearer tokens for ingestion and administration. Each push token may be bound to one host
+//! name; comparison takes the same time whatever the presented token holds (`subtle`), and
+//! every configured token is compared.
 //!
 //! Token text (a file given to `--live-tokens`, or the `IRQSCOPE_LIVE_TOKENS` variable):
-//! entries separated by newlines or commas, each `TOKEN` (any host) or `HOST=TOKEN`; `#` starts
-//! a comment line. Tokens are 16 to 256 bytes without whitespace, `,` or `=`.
+//! entries separated by newlines or commas, each `TOKEN` (pushes for any host, at most
+//! [`UNBOUND_TOKEN_HOSTS_MAX`] of them), `HOST=TOKEN` (pushes for that host) or
+//! [`ADMIN_ENTRY`]`=TOKEN` (may delete hosts; `_` starts no host name); `#` starts a comment
+//! line. Tokens are 16 to 256 bytes without whitespace, `,` or `=`.
 
 use super::limits::{TOKENS_MAX, TOKEN_BYTES_MAX, TOKEN_BYTES_MIN};
 use super::protocol::valid_host_name;
+use subtle::ConstantTimeEq;
+
+pub use super::limits::UNBOUND_TOKEN_HOSTS_MAX;
+
+/// The name before `=` that makes an entry an admin token.
+pub const ADMIN_ENTRY: &str = "_admin";
 
 #[derive(Clone, Default)]
 pub struct Tokens {
     entries: Vec<(Vec<u8>, Option<String>)>,
+    admins: Vec<Vec<u8>>,
 }
 
 impl std::fmt::Debug for Tokens {
@@ -22,7 +32,9 @@ impl std::fmt::Debug for Tokens {
 /// The answer to a presented token.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Verdict {
-    Accepted,
+    /// May push for this host: through a token bound to it (`unbound: None`), or through the
+    /// unbound token with this index, which counts against its host quota.
+    Accepted { unbound: Option<u32> },
     /// No token matches.
     Unknown,
     /// The token is valid but bound to another host.
@@ -32,6 +44,7 @@ pub enum Verdict {
 impl Tokens {
     pub fn parse(text: &str) -> Result<Tokens, String> {
         let mut entries = Vec::new();
+        let mut admins = Vec::new();
         for (i, line) in text.lines().enumerate() {
             let line = line.trim();
             if line.is_empty() || line.starts_with('#') {
@@ -43,7 +56,7 @@ impl Tokens {
                     None => (None, entry),
                 };
                 if let Some(h) = &host {
-                    if !valid_host_name(h) {
+                    if !valid_host_name(h) && h != ADMIN_ENTRY {
                         return Err(format!(
                             "tokens: line {}: {:?} is not a valid host name",
                             i + 1,
@@ -60,44 +73,55 @@ impl Tokens {
                         i + 1
                     ));
                 }
-                if entries.len() >= TOKENS_MAX {
+                if entries.len() + admins.len() >= TOKENS_MAX {
                     return Err(format!("tokens: more than {TOKENS_MAX}"));
                 }
-                entries.push((token.as_bytes().to_vec(), host));
+                if host.as_deref() == Some(ADMIN_ENTRY) {
+                    admins.push(token.as_bytes().to_vec());
+                } else {
+                    entries.push((token.as_bytes().to_vec(), host));
+                }
             }
         }
-        Ok(Tokens { entries })
+        Ok(Tokens { entries, admins })
+    }
+
+    /// No admin token is configured (deleting hosts is off).
+    pub fn no_admin(&self) -> bool {
+        self.admins.is_empty()
+    }
+
+    /// The presented token is an admin token. Every admin token is compared in full.
+    pub fn is_admin(&self, presented: &[u8]) -> bool {
+        self.admins
+            .iter()
+            .fold(false, |found, t| found | bool::from(presented.ct_eq(t)))
     }
 
     pub fn is_empty(&self) -> bool {
         self.entries.is_empty()
     }
 
-    /// Check a presented token for `host`. Every entry is compared in full.
+    /// Check a presented token for `host`. Every entry is compared in full; a token bound to
+    /// the host wins over the same text unbound.
     pub fn check(&self, presented: &[u8], host: &str) -> Verdict {
         let mut verdict = Verdict::Unknown;
-        for (token, bound) in &self.entries {
-            if ct_eq(presented, token) {
-                let ok = bound.as_deref().is_none_or(|b| b == host);
-                verdict = match (verdict, ok) {
-                    (Verdict::Accepted, _) | (_, true) => Verdict::Accepted,
-                    _ => Verdict::WrongHost,
+        for (i, (token, bound)) in self.entries.iter().enumerate() {
+            // `subtle`: the time depends on the lengths only, never on where bytes differ.
+            if bool::from(presented.ct_eq(token)) {
+                verdict = match (verdict, bound.as_deref()) {
+                    (_, Some(b)) if b == host => Verdict::Accepted { unbound: None },
+                    (Verdict::Accepted { unbound: None }, _) => verdict,
+                    (_, None) => Verdict::Accepted {
+                        unbound: Some(i as u32),
+                    },
+                    (Verdict::Accepted { .. }, Some(_)) => verdict,
+                    (_, Some(_)) => Verdict::WrongHost,
                 };
             }
         }
         verdict
     }
-}
-
-/// Constant-time equality: the time depends only on the configured token's length, never on
-/// where the bytes differ.
-fn ct_eq(presented: &[u8], expected: &[u8]) -> bool {
-    let mut diff = (presented.len() ^ expected.len()) as u64;
-    for (i, &e) in expected.iter().enumerate() {
-        let p = presented.get(i).copied().unwrap_or(0);
-        diff |= u64::from(std::hint::black_box(p ^ e));
-    }
-    std::hint::black_box(diff) == 0
 }
 
 #[cfg(test)]
@@ -108,14 +132,24 @@ mod tests {
     fn tokens_bind_hosts() {
         let t = Tokens::parse("# comment\nweb1=aaaaaaaaaaaaaaaaaaaa\nbbbbbbbbbbbbbbbbbbbb, cccccccccccccccccccc\n")
             .unwrap();
-        assert_eq!(t.check(b"aaaaaaaaaaaaaaaaaaaa", "web1"), Verdict::Accepted);
+        assert_eq!(
+            t.check(b"aaaaaaaaaaaaaaaaaaaa", "web1"),
+            Verdict::Accepted { unbound: None }
+        );
         assert_eq!(t.check(b"aaaaaaaaaaaaaaaaaaaa", "web2"), Verdict::WrongHost);
-        assert_eq!(t.check(b"cccccccccccccccccccc", "any"), Verdict::Accepted);
+        assert_eq!(
+            t.check(b"cccccccccccccccccccc", "any"),
+            Verdict::Accepted { unbound: Some(2) }
+        );
         assert_eq!(t.check(b"aaaaaaaaaaaaaaaaaaa", "web1"), Verdict::Unknown);
         assert_eq!(t.check(b"aaaaaaaaaaaaaaaaaaaab", "web1"), Verdict::Unknown);
         assert_eq!(t.check(b"", "web1"), Verdict::Unknown);
         assert!(Tokens::parse("short").is_err());
         assert!(Tokens::parse("bad host=aaaaaaaaaaaaaaaaaaaa").is_err());
         assert!(Tokens::parse("").unwrap().is_empty());
+        let a = Tokens::parse("_admin=dddddddddddddddddddd\n").unwrap();
+        assert!(a.is_empty() && !a.no_admin(), "an admin token pushes for no host");
+        assert!(a.is_admin(b"dddddddddddddddddddd") && !a.is_admin(b"ddddddddddddddddddd"));
+        assert!(!t.is_admin(b"aaaaaaaaaaaaaaaaaaaa") && t.no_admin());
     }
 }

@@ -1,6 +1,5 @@
-//! Live vs model: group a snapshot's IRQs into devices, build the scenario the kernel would
-//! have computed for that topology and device list, and line predicted placement up with the
-//! actual one.
+//! Group a snapshot's IRQs into devices, as far as the action names tell. Pure parsing: the
+//! comparison with the model is `analysis::live_vs_model`.
 //!
 //! Grouping by action name (the names drivers give their vectors):
 //! * NVMe `nvme{N}q{M}`: device `nvme{N}`; `q0` (the admin queue) is the pre-vector, the I/O
@@ -12,19 +11,13 @@
 //! * MANA `mana_q{M}@pci:{BDF}` with `mana_hwc@pci:{BDF}` (MSI-X index 0, the hardware
 //!   channel) first: the names `mana_gd_setup_irqs()` gives since "net: mana: Add names to irq";
 //!   older drivers name every vector `mana_intr` (one device `mana`, the lowest IRQ is the HWC).
-//!   A MANA device is modelled by [`crate::kernel::mana`] (`driver=mana`: the driver spreads its
-//!   own non-managed IRQs), not as a generic device; that model places IRQs by the x86 vector
-//!   matrix, so under another effective model, or on a machine it does not take, the device is
-//!   listed as not modelled.
+//!   Such a device is marked [`LiveDriver::Mana`] so the comparison runs the MANA driver model.
 //!
-//! Devices are probed in the order of their lowest IRQ number. Other IRQs are listed as not
-//! modelled. The model knows the topology and the device list only: the order other drivers
-//! took vectors in, and anything irqbalance moved, show up as mismatches.
+//! Devices come out in probe order: the order of their lowest IRQ number. IRQs of no known
+//! device are returned apart. Device names are cut to [`DEVICE_NAME_BYTES_MAX`] bytes.
 
+use super::limits::DEVICE_NAME_BYTES_MAX;
 use super::protocol::Snapshot;
-use crate::scenario::spec::{self, DeviceSpec, ScenarioSpec, TopologyRef};
-use crate::scenario::{self, ScenarioError, DEVICE_NAME_BYTES_MAX};
-use crate::topology::{parse_cpulist, CPUS_MAX};
 use std::collections::BTreeMap;
 
 /// The driver that set a live device's IRQs up, as far as the names tell.
@@ -32,7 +25,7 @@ use std::collections::BTreeMap;
 pub enum LiveDriver {
     /// `pci_alloc_irq_vectors_affinity()` (NVMe, virtio, mlx5's pool seen as one device).
     Generic,
-    /// The MANA NIC driver: modelled by `kernel::mana`.
+    /// The MANA NIC driver (its own IRQ spreading, not `PCI_IRQ_AFFINITY`).
     Mana,
 }
 
@@ -186,172 +179,6 @@ pub fn group_devices(snap: &Snapshot) -> (Vec<LiveDevice>, Vec<usize>) {
         .collect();
     devices.sort_by_key(|d| d.0);
     (devices.into_iter().map(|d| d.1).collect(), other)
-}
-
-/// One vector, predicted beside actual.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct VectorComparison {
-    pub device: String,
-    pub index: u32,
-    /// Index into `snapshot.irqs`.
-    pub irq: usize,
-    pub predicted_mask: String,
-    pub actual_mask: String,
-    pub predicted_cpu: Option<u32>,
-    pub actual_effective: String,
-    pub mask_matches: bool,
-    /// The predicted CPU is the one the kernel chose (the effective list is that one CPU).
-    pub cpu_matches: bool,
-}
-
-#[derive(Debug, Clone)]
-pub struct Comparison {
-    /// The scenario for this snapshot (topology inline), ready for a permalink.
-    pub spec: ScenarioSpec,
-    pub vectors: Vec<VectorComparison>,
-    /// Devices seen but not modelled (no queue vectors), and IRQs of no known device.
-    pub not_modelled: Vec<String>,
-}
-
-impl Comparison {
-    pub fn mismatches(&self) -> usize {
-        self.vectors
-            .iter()
-            .filter(|v| !v.cpu_matches || !v.mask_matches)
-            .count()
-    }
-}
-
-/// What to compare a snapshot against.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ModelOptions {
-    pub variant: String,
-    pub effective: String,
-    /// MANA devices run the driver after "net: mana: Optimize irq affinity for low vcpu
-    /// configs" (default: before it).
-    pub mana_patched: bool,
-}
-
-/// Build the scenario the kernel would have computed for this snapshot, run it, and compare
-/// (MANA devices as the unpatched driver).
-pub fn compare(snap: &Snapshot, variant: &str, effective: &str) -> Result<Comparison, ScenarioError> {
-    compare_with(
-        snap,
-        &ModelOptions {
-            variant: variant.into(),
-            effective: effective.into(),
-            mana_patched: false,
-        },
-    )
-}
-
-/// Why the MANA model cannot place this device here, if it cannot.
-fn mana_refusal(snap: &Snapshot, effective: &str) -> Option<String> {
-    if effective != crate::kernel::vector_matrix::EffectiveModel::X86Matrix.name() {
-        return Some("the MANA model places IRQs by the x86 vector matrix; choose effective x86-matrix".into());
-    }
-    if snap.topology.nodes.len() > crate::kernel::mana::NODES_MAX {
-        return Some(format!(
-            "the MANA model takes at most {} nodes",
-            crate::kernel::mana::NODES_MAX
-        ));
-    }
-    None
-}
-
-/// [`compare`] with every option.
-pub fn compare_with(snap: &Snapshot, opts: &ModelOptions) -> Result<Comparison, ScenarioError> {
-    let (variant, effective) = (opts.variant.as_str(), opts.effective.as_str());
-    let (devices, other) = group_devices(snap);
-    let mut not_modelled: Vec<String> = other
-        .iter()
-        .map(|&i| format!("IRQ {} {}", snap.irqs[i].label, snap.irqs[i].name))
-        .collect();
-    let mana_refused = mana_refusal(snap, effective);
-    let mut modelled: Vec<&LiveDevice> = Vec::new();
-    for d in &devices {
-        if d.vectors.len() as u32 <= d.pre {
-            not_modelled.push(format!("{} (no queue vectors)", d.name));
-        } else if let (LiveDriver::Mana, Some(why)) = (d.driver, &mana_refused) {
-            not_modelled.push(format!("{} ({why})", d.name));
-        } else {
-            modelled.push(d);
-        }
-    }
-    let spec = ScenarioSpec {
-        topology: TopologyRef::Inline(Box::new(snap.topology.to_spec(&snap.host))),
-        devices: modelled
-            .iter()
-            .map(|d| match d.driver {
-                // The HWC plus one vector per queue: the MSI-X table the driver used.
-                LiveDriver::Mana => DeviceSpec {
-                    name: Some(d.name.clone()),
-                    patched: opts.mana_patched,
-                    ..DeviceSpec::mana(d.vectors.len() as u32 - 1)
-                },
-                LiveDriver::Generic => DeviceSpec {
-                    name: Some(d.name.clone()),
-                    pre: d.pre,
-                    managed: d.managed,
-                    ..DeviceSpec::new(1, d.vectors.len() as u32 - d.pre)
-                },
-            })
-            .collect(),
-        variant: variant.to_string(),
-        sort: spec::DEFAULT_SORT.name().into(),
-        effective: effective.to_string(),
-        spread_counter: 0,
-        proposal: None,
-        irqaffinity: None,
-        isolcpus: None,
-        nohz_full: None,
-        vectors_held: None,
-    };
-    let scenario = spec.resolve(|_| None)?;
-    let outcome = scenario::run(&scenario);
-    // Inline topologies travel in explicit form so the permalink reproduces this machine.
-    let spec = ScenarioSpec {
-        topology: TopologyRef::Inline(Box::new(scenario.topology().to_spec())),
-        ..spec
-    };
-    let mut vectors = Vec::new();
-    for (d, o) in modelled.iter().zip(&outcome.devices) {
-        if d.vectors.len() > o.vectors.len() {
-            not_modelled.push(format!(
-                "{}: {} of its {} IRQs (the model uses fewer vectors)",
-                d.name,
-                d.vectors.len() - o.vectors.len(),
-                d.vectors.len()
-            ));
-        }
-        for (v, &irq_idx) in o.vectors.iter().zip(&d.vectors) {
-            let irq = &snap.irqs[irq_idx];
-            let parse = |s: &Option<String>| s.as_deref().and_then(|t| parse_cpulist(t, CPUS_MAX).ok());
-            let actual_mask = parse(&irq.affinity);
-            let actual_eff = parse(&irq.effective);
-            let predicted_mask = v.mask.to_cpulist();
-            vectors.push(VectorComparison {
-                device: d.name.clone(),
-                index: v.index,
-                irq: irq_idx,
-                mask_matches: actual_mask.as_ref().is_some_and(|m| m.to_cpulist() == predicted_mask),
-                predicted_mask,
-                actual_mask: irq.affinity.clone().unwrap_or_else(|| "?".into()),
-                cpu_matches: match (&actual_eff, v.effective_cpu) {
-                    (Some(e), Some(c)) => e.weight() == 1 && e.contains(c),
-                    (Some(e), None) => e.is_empty(),
-                    (None, _) => false,
-                },
-                predicted_cpu: v.effective_cpu,
-                actual_effective: irq.effective.clone().unwrap_or_else(|| "?".into()),
-            });
-        }
-    }
-    Ok(Comparison {
-        spec,
-        vectors,
-        not_modelled,
-    })
 }
 
 #[cfg(test)]

@@ -2,49 +2,97 @@
 //! canonical JSON), at most [`IMPORTS_MAX`] of them and [`IMPORTS_BYTES_MAX`] bytes in all,
 //! the oldest dropped first. Pure: no clock, no files (persistence is [`super::persist`]).
 //!
-//! The id is FNV-1a-128 of the canonical bytes, hex. It is not a cryptographic hash, so the
-//! store compares content on insert: a different capture whose id is taken gets the next free
-//! id derived from it, and an id never names other content than it was given for.
+//! The id is the SHA-256 of the canonical bytes, 64 hex digits: the same content gives the same
+//! id, and no other content can be made to take it, so there is no probing. Ids of the first
+//! format (32 hex digits of FNV-1a-128, kept by older servers) still resolve: they are restored
+//! under their own keys and never made again.
 
-use super::protocol::Capture;
+use super::collect::topology_from_columns;
+use super::limits::CAPTURE_SNAPSHOTS_MAX;
+use super::parse::parse_interrupts;
+use super::protocol::{Capture, Snapshot, WireIrq, PROTOCOL_VERSION};
 use std::collections::{BTreeMap, VecDeque};
 use std::sync::Arc;
+
+/// Why a pasted or uploaded text is not an import.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct BadImport(pub String);
+
+/// The host name of a bare pasted `/proc/interrupts`.
+pub const PASTED_HOST: &str = "pasted";
+
+/// The snapshots an import holds: a capture file (`{"snapshots": …}`), one snapshot (JSON), or
+/// a bare `/proc/interrupts` (anything not starting with `{`), which becomes one snapshot of
+/// host [`PASTED_HOST`] on a one-node topology of its columns.
+pub fn snapshots_of_text(text: &str) -> Result<Vec<Snapshot>, BadImport> {
+    let bad = |m: String| BadImport(m);
+    let t = text.trim_start();
+    if !t.starts_with('{') {
+        let parsed = parse_interrupts(text).map_err(|e| bad(e.to_string()))?;
+        let irqs = parsed
+            .rows
+            .into_iter()
+            .map(|r| WireIrq {
+                label: r.label,
+                chip: r.chip,
+                hwirq: r.hwirq,
+                name: r.name,
+                counts: r.counts,
+                affinity: None,
+                effective: None,
+                node: None,
+            })
+            .collect();
+        return Ok(vec![Snapshot {
+            version: PROTOCOL_VERSION,
+            host: PASTED_HOST.into(),
+            taken_unix_ms: 0,
+            boot_id: String::new(),
+            topology: topology_from_columns(&parsed.cpus),
+            cpus: parsed.cpus,
+            irqs,
+        }]);
+    }
+    let v: serde_json::Value = serde_json::from_str(t).map_err(|e| bad(format!("bad capture JSON: {e}")))?;
+    if v.get("snapshots").is_none() {
+        return Ok(vec![
+            serde_json::from_value(v).map_err(|e| bad(format!("bad snapshot: {e}")))?
+        ]);
+    }
+    let c: Capture = serde_json::from_value(v).map_err(|e| bad(format!("bad capture: {e}")))?;
+    if c.version != PROTOCOL_VERSION {
+        return Err(bad(format!(
+            "capture version {} is not supported (this server reads {PROTOCOL_VERSION})",
+            c.version
+        )));
+    }
+    if c.snapshots.is_empty() || c.snapshots.len() > CAPTURE_SNAPSHOTS_MAX {
+        return Err(bad(format!("a capture holds 1 to {CAPTURE_SNAPSHOTS_MAX} snapshots")));
+    }
+    Ok(c.snapshots)
+}
 
 /// Most imports kept.
 pub const IMPORTS_MAX: usize = 64;
 /// Most canonical JSON bytes kept over all imports.
 pub const IMPORTS_BYTES_MAX: usize = 64 << 20;
 /// Hex digits of an import id.
-pub const IMPORT_ID_LEN: usize = 32;
-/// Ids tried for one capture before giving up (only colliding content needs more than one).
-const ID_PROBES_MAX: u32 = 8;
+pub const IMPORT_ID_LEN: usize = 64;
+/// Hex digits of an id of the first format (still resolved, never made).
+pub const LEGACY_IMPORT_ID_LEN: usize = 32;
 
-fn fnv1a_128(parts: &[&[u8]]) -> u128 {
-    const OFFSET: u128 = 0x6c62272e07bb014262b821756295c58d;
-    const PRIME: u128 = 0x0000000001000000000000000000013b;
-    let mut h = OFFSET;
-    for part in parts {
-        for &b in *part {
-            h ^= u128::from(b);
-            h = h.wrapping_mul(PRIME);
-        }
-    }
-    h
+/// The id of `bytes`: SHA-256, lowercase hex.
+pub fn content_id(bytes: &[u8]) -> String {
+    use sha2::{Digest, Sha256};
+    Sha256::digest(bytes).iter().map(|b| format!("{b:02x}")).collect()
 }
 
-/// The id `probe` of `bytes` (probe 0 is the plain content hash).
-pub fn content_id(bytes: &[u8], probe: u32) -> String {
-    let h = if probe == 0 {
-        fnv1a_128(&[bytes])
-    } else {
-        fnv1a_128(&[bytes, b"#", probe.to_string().as_bytes()])
-    };
-    format!("{h:032x}")
-}
-
-/// An id as it may appear in a URL: exactly [`IMPORT_ID_LEN`] lowercase hex digits.
+/// An id as it may appear in a URL: [`IMPORT_ID_LEN`] (or [`LEGACY_IMPORT_ID_LEN`]) lowercase
+/// hex digits.
 pub fn valid_id(id: &str) -> bool {
-    id.len() == IMPORT_ID_LEN && id.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+    (id.len() == IMPORT_ID_LEN || id.len() == LEGACY_IMPORT_ID_LEN)
+        && id.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
 }
 
 /// One kept import.
@@ -59,8 +107,8 @@ pub struct StoredImport {
 pub enum ImportStoreError {
     #[error("the capture is {0} bytes; imports are kept up to {IMPORTS_BYTES_MAX} bytes in all")]
     TooLarge(usize),
-    #[error("no free id for this capture")]
-    NoId,
+    #[error("another capture has this content id")]
+    Collision,
 }
 
 /// What [`ImportStore::insert`] did.
@@ -108,25 +156,18 @@ impl ImportStore {
         if bytes.len() > IMPORTS_BYTES_MAX {
             return Err(ImportStoreError::TooLarge(bytes.len()));
         }
-        let mut id = None;
-        for probe in 0..ID_PROBES_MAX {
-            let candidate = content_id(&bytes, probe);
-            match self.by_id.get(&candidate) {
-                Some(kept) if *kept.bytes == *bytes => {
-                    return Ok(Inserted {
-                        id: candidate,
-                        evicted: Vec::new(),
-                        existed: true,
-                    });
-                }
-                Some(_) => continue,
-                None => {
-                    id = Some(candidate);
-                    break;
-                }
+        let id = content_id(&bytes);
+        if let Some(kept) = self.by_id.get(&id) {
+            // Equal hashes are equal content; the compare only guards the invariant.
+            if *kept.bytes != *bytes {
+                return Err(ImportStoreError::Collision);
             }
+            return Ok(Inserted {
+                id,
+                evicted: Vec::new(),
+                existed: true,
+            });
         }
-        let id = id.ok_or(ImportStoreError::NoId)?;
         let evicted = self.make_room(bytes.len());
         self.bytes += bytes.len();
         self.order.push_back(id.clone());
@@ -193,7 +234,8 @@ mod tests {
         let mut s = ImportStore::new();
         let a = s.insert(cap(), b"a".to_vec()).unwrap();
         assert!(valid_id(&a.id) && !a.existed);
-        assert_eq!(a.id, content_id(b"a", 0));
+        // SHA-256("a").
+        assert_eq!(a.id, "ca978112ca1bbdcafac231b39a23dc4da786eff8147c4e72b9807785afee48bb");
         assert_eq!(
             s.insert(cap(), b"a".to_vec()).unwrap(),
             Inserted {
@@ -202,25 +244,23 @@ mod tests {
                 existed: true
             }
         );
-        // An id taken by other content (as a hash collision would): the next probe.
+        // An id of the first format, restored from an older store, still resolves.
+        let legacy = "0123456789abcdef0123456789abcdef";
+        assert!(valid_id(legacy));
         let mut s2 = ImportStore::new();
-        s2.restore(content_id(b"b", 0), cap(), b"not b".to_vec());
-        let b = s2.insert(cap(), b"b".to_vec()).unwrap();
-        assert_eq!(b.id, content_id(b"b", 1));
-        assert_eq!(&*s2.get(&content_id(b"b", 0)).unwrap().bytes, b"not b");
+        s2.restore(legacy.into(), cap(), b"old".to_vec());
+        assert_eq!(&*s2.get(legacy).unwrap().bytes, b"old");
         // Bounded by count, oldest first.
         for i in 0..IMPORTS_MAX + 3 {
             s.insert(cap(), format!("x{i}").into_bytes()).unwrap();
         }
         assert_eq!(s.len(), IMPORTS_MAX);
         assert!(s.get(&a.id).is_none(), "the oldest went first");
-        assert!(s
-            .get(&content_id(format!("x{}", IMPORTS_MAX + 2).as_bytes(), 0))
-            .is_some());
+        assert!(s.get(&content_id(format!("x{}", IMPORTS_MAX + 2).as_bytes())).is_some());
         assert!(matches!(
             s.insert(cap(), vec![b' '; IMPORTS_BYTES_MAX + 1]),
             Err(ImportStoreError::TooLarge(_))
         ));
-        assert!(!valid_id("../etc") && !valid_id(&"A".repeat(IMPORT_ID_LEN)));
+        assert!(!valid_id("../etc") && !valid_id(&"A".repeat(IMPORT_ID_LEN)) && !valid_id(&"a".repeat(40)));
     }
 }

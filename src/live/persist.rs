@@ -1,17 +1,37 @@
-//! The live store on disk: one redb table, host name → the host's latest snapshot and history
-//! (`PersistedHost` as JSON), and one of kept imports (id → canonical capture JSON). Written after every accepted snapshot, read once at start, so a
-//! server restart loses no history. Like `sysfs::read_tree`, the only file access in its module
-//! tree; the records are validated again on load exactly as a pushed snapshot is.
+//! The live store on disk: one redb file with each host's latest snapshot, its history as
+//! append-only samples (one row per accepted snapshot, the oldest dropped past
+//! `HISTORY_LEN_MAX`), and the kept imports (id → canonical capture JSON). Written before a push
+//! is acknowledged, read once at start, so a server restart loses nothing acknowledged. Like
+//! `sysfs::read_tree`, the only file access in its module tree; the records are validated again
+//! on load exactly as a pushed snapshot is.
+//!
+//! A failed write (a full disk, an I/O error) closes the database; the next write opens it
+//! again, so persistence resumes by itself once the disk allows it.
 //!
 //! Why redb: pure Rust (no C toolchain or system SQLite), one file, transactional commits, and a
 //! key-value table is all this needs.
 
-use super::store::PersistedHost;
+use super::limits::HISTORY_LEN_MAX;
+use super::protocol::Snapshot;
+use super::store::{HostState, PersistedHost, Sample};
 use redb::{Database, ReadableTable, TableDefinition};
-use std::path::Path;
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, MutexGuard};
 
-/// Table name carries the record version.
-const HOSTS: TableDefinition<&str, &[u8]> = TableDefinition::new("live_hosts_v1");
+/// Host name → `HostRow` JSON (the latest snapshot and its seq).
+const HOSTS: TableDefinition<&str, &[u8]> = TableDefinition::new("live_hosts_v2");
+/// `(host, seq)` → `Sample` JSON: the history, one row per accepted snapshot.
+const SAMPLES: TableDefinition<(&str, u64), &[u8]> = TableDefinition::new("live_samples_v1");
+/// The first format: host → the whole `PersistedHost` (history included) rewritten per push.
+/// Read once and moved into the tables above.
+const HOSTS_V1: TableDefinition<&str, &[u8]> = TableDefinition::new("live_hosts_v1");
+
+#[derive(Serialize, Deserialize)]
+struct HostRow {
+    snapshot: Snapshot,
+    seq: u64,
+}
 /// Import id → `(order, canonical capture JSON)`; `order` restores oldest-first eviction.
 const IMPORTS: TableDefinition<&str, (u64, &[u8])> = TableDefinition::new("live_imports_v1");
 
@@ -24,79 +44,274 @@ fn e(err: impl std::fmt::Display) -> PersistError {
 }
 
 pub struct Persist {
-    db: Database,
+    path: PathBuf,
+    /// `None` after a failed write: reopened by the next one.
+    db: Mutex<Option<Database>>,
 }
 
 impl std::fmt::Debug for Persist {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("Persist(redb)")
+        write!(f, "Persist(redb {})", self.path.display())
     }
 }
 
+fn open_db(path: &Path) -> Result<Database, PersistError> {
+    Database::create(path).map_err(|err| PersistError(format!("{}: {err}", path.display())))
+}
+
+/// What to tell the operator about a store file that cannot be opened as one.
+fn damaged(path: &Path, what: &str) -> PersistError {
+    PersistError(format!(
+        "{}: {what}; move it away (or start with --live-store-move-aside to rename it and begin empty)",
+        path.display()
+    ))
+}
+
+/// Open an existing file as a redb database, refusing a 0-byte file and turning redb's
+/// assertion on a damaged file into an error (the panic message is not printed).
+fn open_existing(path: &Path) -> Result<Database, PersistError> {
+    let len = std::fs::metadata(path)
+        .map_err(|err| PersistError(format!("{}: {err}", path.display())))?
+        .len();
+    if len == 0 {
+        return Err(damaged(path, "the file is empty (0 bytes), not a live store"));
+    }
+    let quiet = std::panic::take_hook();
+    std::panic::set_hook(Box::new(|_| {}));
+    let opened = std::panic::catch_unwind(|| Database::create(path));
+    std::panic::set_hook(quiet);
+    match opened {
+        Ok(Ok(db)) => Ok(db),
+        Ok(Err(err)) => Err(damaged(path, &format!("not a readable live store ({err})"))),
+        Err(_) => Err(damaged(path, "the file is damaged (truncated?)")),
+    }
+}
+
+/// Rename a damaged store file to `FILE.damaged-N` (the first free N) and return the new name.
+pub fn move_aside(path: &Path) -> Result<PathBuf, PersistError> {
+    for n in 1..=1_000u32 {
+        let mut name = path.as_os_str().to_owned();
+        name.push(format!(".damaged-{n}"));
+        let to = PathBuf::from(name);
+        if !to.exists() {
+            std::fs::rename(path, &to).map_err(|err| PersistError(format!("{}: {err}", path.display())))?;
+            return Ok(to);
+        }
+    }
+    Err(PersistError(format!(
+        "{}: too many damaged copies beside it",
+        path.display()
+    )))
+}
+
 impl Persist {
-    /// Open (or create) the store file.
+    /// Open (or create) the store file. A file that exists but is no store (0 bytes, damaged)
+    /// is an error naming it, never started empty over.
     pub fn open(path: &Path) -> Result<Persist, PersistError> {
-        let db = Database::create(path).map_err(|err| PersistError(format!("{}: {err}", path.display())))?;
-        Ok(Persist { db })
+        let db = if path.exists() {
+            open_existing(path)?
+        } else {
+            open_db(path)?
+        };
+        Ok(Persist {
+            path: path.to_path_buf(),
+            db: Mutex::new(Some(db)),
+        })
     }
 
-    pub fn save(&self, rec: &PersistedHost) -> Result<(), PersistError> {
-        let bytes = serde_json::to_vec(rec).map_err(e)?;
-        let txn = self.db.begin_write().map_err(e)?;
-        {
-            let mut table = txn.open_table(HOSTS).map_err(e)?;
-            table.insert(rec.snapshot.host.as_str(), bytes.as_slice()).map_err(e)?;
+    /// [`Persist::open`], or when the file is damaged, move it aside and start a new one
+    /// (returns where the old file went).
+    pub fn open_moving_aside(path: &Path) -> Result<(Persist, Option<PathBuf>), PersistError> {
+        match Persist::open(path) {
+            Ok(p) => Ok((p, None)),
+            Err(_) if path.exists() => {
+                let moved = move_aside(path)?;
+                Ok((Persist::open(path)?, Some(moved)))
+            }
+            Err(err) => Err(err),
         }
-        txn.commit().map_err(e)
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Option<Database>> {
+        self.db.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Run `f` on the database, opening it first if a failure closed it; a failure closes it.
+    fn with_db<T>(&self, f: impl FnOnce(&Database) -> Result<T, PersistError>) -> Result<T, PersistError> {
+        let mut guard = self.lock();
+        let db = match guard.take() {
+            Some(db) => db,
+            None => open_db(&self.path)?,
+        };
+        let result = f(&db);
+        if result.is_ok() {
+            *guard = Some(db);
+        }
+        // On error `db` is dropped here: redb refuses writes after some I/O errors until the
+        // file is opened again.
+        result
+    }
+
+    /// Keep an accepted reading: the host's latest snapshot and one history sample, dropping
+    /// the sample that fell out of the history ring.
+    pub fn append(&self, state: &HostState) -> Result<(), PersistError> {
+        let host = state.snapshot.host.as_str();
+        let row = HostRow {
+            snapshot: state.snapshot.clone(),
+            seq: state.seq,
+        };
+        let row = serde_json::to_vec(&row).map_err(e)?;
+        let sample = state.history.back().map(serde_json::to_vec).transpose().map_err(e)?;
+        self.with_db(|db| {
+            let txn = db.begin_write().map_err(e)?;
+            {
+                let mut hosts = txn.open_table(HOSTS).map_err(e)?;
+                hosts.insert(host, row.as_slice()).map_err(e)?;
+                let mut samples = txn.open_table(SAMPLES).map_err(e)?;
+                if let (Some(bytes), Some(last)) = (&sample, state.history.back()) {
+                    samples.insert((host, last.seq), bytes.as_slice()).map_err(e)?;
+                    if let Some(old) = last.seq.checked_sub(HISTORY_LEN_MAX as u64) {
+                        samples.remove((host, old)).map_err(e)?;
+                    }
+                }
+            }
+            txn.commit().map_err(e)
+        })
+    }
+
+    /// Forget the hosts named (deleted or expired), in one transaction.
+    pub fn remove_hosts(&self, hosts: &[String]) -> Result<(), PersistError> {
+        if hosts.is_empty() {
+            return Ok(());
+        }
+        self.with_db(|db| {
+            let txn = db.begin_write().map_err(e)?;
+            {
+                let mut table = txn.open_table(HOSTS).map_err(e)?;
+                let mut samples = txn.open_table(SAMPLES).map_err(e)?;
+                for h in hosts {
+                    table.remove(h.as_str()).map_err(e)?;
+                    samples
+                        .retain_in((h.as_str(), 0)..=(h.as_str(), u64::MAX), |_, _| false)
+                        .map_err(e)?;
+                }
+            }
+            txn.commit().map_err(e)
+        })
     }
 
     /// Keep an import under `id` and drop the evicted ones, in one transaction.
     pub fn save_import(&self, id: &str, order: u64, bytes: &[u8], evicted: &[String]) -> Result<(), PersistError> {
-        let txn = self.db.begin_write().map_err(e)?;
-        {
-            let mut table = txn.open_table(IMPORTS).map_err(e)?;
-            for old in evicted {
-                table.remove(old.as_str()).map_err(e)?;
+        self.with_db(|db| {
+            let txn = db.begin_write().map_err(e)?;
+            {
+                let mut table = txn.open_table(IMPORTS).map_err(e)?;
+                for old in evicted {
+                    table.remove(old.as_str()).map_err(e)?;
+                }
+                table.insert(id, (order, bytes)).map_err(e)?;
             }
-            table.insert(id, (order, bytes)).map_err(e)?;
-        }
-        txn.commit().map_err(e)
+            txn.commit().map_err(e)
+        })
     }
 
     /// Every kept import as `(id, canonical JSON)`, oldest first.
     pub fn load_imports(&self) -> Result<Vec<(String, Vec<u8>)>, PersistError> {
-        let txn = self.db.begin_read().map_err(e)?;
-        let table = match txn.open_table(IMPORTS) {
-            Ok(t) => t,
-            Err(redb::TableError::TableDoesNotExist(_)) => return Ok(Vec::new()),
-            Err(err) => return Err(e(err)),
-        };
-        let mut out = Vec::new();
-        for item in table.iter().map_err(e)? {
-            let (k, v) = item.map_err(e)?;
-            let (order, bytes) = v.value();
-            out.push((order, k.value().to_string(), bytes.to_vec()));
-        }
-        out.sort_by_key(|r| r.0);
-        Ok(out.into_iter().map(|(_, id, b)| (id, b)).collect())
+        self.with_db(|db| {
+            let txn = db.begin_read().map_err(e)?;
+            let table = match txn.open_table(IMPORTS) {
+                Ok(t) => t,
+                Err(redb::TableError::TableDoesNotExist(_)) => return Ok(Vec::new()),
+                Err(err) => return Err(e(err)),
+            };
+            let mut out = Vec::new();
+            for item in table.iter().map_err(e)? {
+                let (k, v) = item.map_err(e)?;
+                let (order, bytes) = v.value();
+                out.push((order, k.value().to_string(), bytes.to_vec()));
+            }
+            out.sort_by_key(|r| r.0);
+            Ok(out.into_iter().map(|(_, id, b)| (id, b)).collect())
+        })
     }
 
-    /// Every stored host; records that no longer parse are skipped and named.
-    pub fn load_all(&self) -> Result<(Vec<PersistedHost>, Vec<String>), PersistError> {
-        let txn = self.db.begin_read().map_err(e)?;
-        let table = match txn.open_table(HOSTS) {
-            Ok(t) => t,
-            Err(redb::TableError::TableDoesNotExist(_)) => return Ok((Vec::new(), Vec::new())),
-            Err(err) => return Err(e(err)),
-        };
-        let (mut ok, mut bad) = (Vec::new(), Vec::new());
-        for item in table.iter().map_err(e)? {
-            let (k, v) = item.map_err(e)?;
-            match serde_json::from_slice::<PersistedHost>(v.value()) {
-                Ok(rec) => ok.push(rec),
-                Err(err) => bad.push(format!("{}: {err}", super::parse::short(k.value()))),
+    /// Move records of the first format (whole record per host) into the append-only tables.
+    fn migrate_v1(db: &Database) -> Result<(), PersistError> {
+        let txn = db.begin_write().map_err(e)?;
+        {
+            let old = match txn.open_table(HOSTS_V1) {
+                Ok(t) => t,
+                Err(redb::TableError::TableDoesNotExist(_)) => return Ok(()),
+                Err(err) => return Err(e(err)),
+            };
+            let mut hosts = txn.open_table(HOSTS).map_err(e)?;
+            let mut samples = txn.open_table(SAMPLES).map_err(e)?;
+            for item in old.iter().map_err(e)? {
+                let (k, v) = item.map_err(e)?;
+                // A record that does not parse is left out here and named by `load_all` no
+                // more: it was unreadable before the move too.
+                let Ok(rec) = serde_json::from_slice::<PersistedHost>(v.value()) else {
+                    continue;
+                };
+                let row = serde_json::to_vec(&HostRow {
+                    snapshot: rec.snapshot,
+                    seq: rec.seq,
+                })
+                .map_err(e)?;
+                hosts.insert(k.value(), row.as_slice()).map_err(e)?;
+                for s in &rec.history {
+                    let bytes = serde_json::to_vec(s).map_err(e)?;
+                    samples.insert((k.value(), s.seq), bytes.as_slice()).map_err(e)?;
+                }
             }
         }
-        Ok((ok, bad))
+        txn.delete_table(HOSTS_V1).map_err(e)?;
+        txn.commit().map_err(e)
+    }
+
+    /// Every stored host with its history; records that no longer parse are skipped and named.
+    pub fn load_all(&self) -> Result<(Vec<PersistedHost>, Vec<String>), PersistError> {
+        self.with_db(|db| {
+            Self::migrate_v1(db)?;
+            let txn = db.begin_read().map_err(e)?;
+            let table = match txn.open_table(HOSTS) {
+                Ok(t) => t,
+                Err(redb::TableError::TableDoesNotExist(_)) => return Ok((Vec::new(), Vec::new())),
+                Err(err) => return Err(e(err)),
+            };
+            let samples = match txn.open_table(SAMPLES) {
+                Ok(t) => Some(t),
+                Err(redb::TableError::TableDoesNotExist(_)) => None,
+                Err(err) => return Err(e(err)),
+            };
+            let (mut ok, mut bad) = (Vec::new(), Vec::new());
+            for item in table.iter().map_err(e)? {
+                let (k, v) = item.map_err(e)?;
+                let host = k.value();
+                let row = match serde_json::from_slice::<HostRow>(v.value()) {
+                    Ok(row) => row,
+                    Err(err) => {
+                        bad.push(format!("{}: {err}", super::parse::short(host)));
+                        continue;
+                    }
+                };
+                let mut history: Vec<Sample> = Vec::new();
+                if let Some(samples) = &samples {
+                    for item in samples.range((host, 0)..=(host, u64::MAX)).map_err(e)? {
+                        let (_, v) = item.map_err(e)?;
+                        match serde_json::from_slice::<Sample>(v.value()) {
+                            Ok(s) => history.push(s),
+                            Err(err) => bad.push(format!("{} sample: {err}", super::parse::short(host))),
+                        }
+                    }
+                }
+                ok.push(PersistedHost {
+                    snapshot: row.snapshot,
+                    seq: row.seq,
+                    history,
+                });
+            }
+            Ok((ok, bad))
+        })
     }
 }

@@ -2,9 +2,17 @@
 //! the last interval, and a ring of history samples ([`HISTORY_LEN_MAX`]). At most
 //! [`HOSTS_MAX`] hosts. Pure: no clock, no files (persistence is [`super::persist`]).
 //!
+//! Push pacing is by the server's clock, passed in as `received_ms` (a monotonic millisecond
+//! count): each host may push once per [`AGENT_INTERVAL_MS_MIN`] on average, a push arriving up
+//! to [`PUSH_EARLY_MS_MAX`] early against that schedule is accepted (network and scheduling
+//! jitter), an earlier one is refused. This is the generic cell rate algorithm with one
+//! interval of spacing: the host's next slot moves forward one interval per accepted push, so a
+//! client cannot push faster by forging `taken_unix_ms`, and an agent at its minimum interval
+//! is never refused. The snapshot's own timestamp only measures the interval of its rates.
+//!
 //! Rates are computed here from raw counters, so what the kernel did between two readings is
 //! handled in one place and never an error:
-//! * a new `boot_id`, or a timestamp that went backwards: the reading is a new baseline (no
+//! * a new `boot_id`, or a timestamp that did not advance: the reading is a new baseline (no
 //!   rates for that interval, the sample is marked `reset`);
 //! * CPU hotplug: only CPUs that are columns in both readings get a delta; a CPU coming back
 //!   online starts from its kept counter and is compared from the next reading on;
@@ -12,7 +20,7 @@
 //!   an IRQ number reused by another action (name or chip changed), or a counter that went
 //!   down, is a new baseline for that IRQ only.
 
-use super::limits::{AGENT_INTERVAL_MS_MIN, HISTORY_LEN_MAX, HOSTS_MAX};
+use super::limits::{AGENT_INTERVAL_MS_MIN, HISTORY_LEN_MAX, HOSTS_MAX, PUSH_EARLY_MS_MAX, UNBOUND_TOKEN_HOSTS_MAX};
 use super::protocol::{Snapshot, WireIrq};
 use crate::topology::Topology;
 use serde::{Deserialize, Serialize};
@@ -53,6 +61,21 @@ pub struct HostState {
     pub seq: u64,
     pub rates: Option<Rates>,
     pub history: VecDeque<Sample>,
+    /// The server-clock time (`received_ms`) of this host's next push slot (pacing; not
+    /// persisted: a restarted server starts every host afresh).
+    pub next_push_ms: u64,
+    /// The server-clock time of the last accepted push (or of the restore), for expiry.
+    pub received_ms: u64,
+    /// The unbound token that created this host (for its quota); `None` for a bound token or
+    /// a restored host.
+    pub owner: Option<u32>,
+}
+
+/// How a push arrived: when by the server's clock, and through which unbound token (if any).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Arrival {
+    pub received_ms: u64,
+    pub unbound: Option<u32>,
 }
 
 /// A host as persisted (and restored): the latest raw snapshot and the history.
@@ -71,13 +94,20 @@ pub enum IngestError {
     HostMismatch { snapshot: String, path: String },
     #[error("the server already keeps {HOSTS_MAX} hosts")]
     TooManyHosts,
-    #[error("snapshots {interval_ms} ms apart; at least {AGENT_INTERVAL_MS_MIN} ms")]
-    TooFast { interval_ms: u64 },
+    #[error("this token already pushes for {UNBOUND_TOKEN_HOSTS_MAX} hosts (bind tokens to hosts: HOST=TOKEN)")]
+    QuotaExceeded,
+    #[error(
+        "too fast: one snapshot per {AGENT_INTERVAL_MS_MIN} ms per host by the server's clock; retry in {retry_ms} ms"
+    )]
+    TooFast { retry_ms: u64 },
 }
 
+/// Hosts by name. Each state is shared (`Arc`): readers clone the pointer under the caller's
+/// lock and render or run the model after releasing it; an accepted snapshot replaces the
+/// pointer and never changes a state a reader holds.
 #[derive(Debug, Clone, Default)]
 pub struct LiveStore {
-    hosts: BTreeMap<String, HostState>,
+    hosts: BTreeMap<String, Arc<HostState>>,
 }
 
 fn validate(snap: &Snapshot) -> Result<Arc<Topology>, IngestError> {
@@ -98,11 +128,11 @@ impl LiveStore {
         LiveStore::default()
     }
 
-    pub fn host(&self, host: &str) -> Option<&HostState> {
+    pub fn host(&self, host: &str) -> Option<&Arc<HostState>> {
         self.hosts.get(host)
     }
 
-    pub fn hosts(&self) -> impl Iterator<Item = (&String, &HostState)> {
+    pub fn hosts(&self) -> impl Iterator<Item = (&String, &Arc<HostState>)> {
         self.hosts.iter()
     }
 
@@ -114,8 +144,10 @@ impl LiveStore {
         self.hosts.is_empty()
     }
 
-    /// Accept a snapshot for `host` (the name it was sent under). On error nothing changes.
-    pub fn ingest(&mut self, host: &str, snap: Snapshot) -> Result<&HostState, IngestError> {
+    /// Accept a snapshot for `host` (the name it was sent under), received at `received_ms` by
+    /// the server's monotonic clock (see the pacing rule above). On error nothing changes.
+    pub fn ingest(&mut self, host: &str, snap: Snapshot, at: Arrival) -> Result<Arc<HostState>, IngestError> {
+        let received_ms = at.received_ms;
         if snap.host != host {
             return Err(IngestError::HostMismatch {
                 snapshot: super::parse::short(&snap.host),
@@ -123,26 +155,44 @@ impl LiveStore {
             });
         }
         let topology = validate(&snap)?;
-        if !self.hosts.contains_key(host) && self.hosts.len() >= HOSTS_MAX {
-            return Err(IngestError::TooManyHosts);
-        }
         let prev = self.hosts.get(host);
+        if prev.is_none() {
+            if self.hosts.len() >= HOSTS_MAX {
+                return Err(IngestError::TooManyHosts);
+            }
+            if let Some(token) = at.unbound {
+                if self.hosts.values().filter(|h| h.owner == Some(token)).count() >= UNBOUND_TOKEN_HOSTS_MAX {
+                    return Err(IngestError::QuotaExceeded);
+                }
+            }
+        }
+        let owner = match prev {
+            Some(p) => p.owner,
+            None => at.unbound,
+        };
+        let slot = prev.map_or(0, |p| p.next_push_ms).max(received_ms);
+        if slot > received_ms + PUSH_EARLY_MS_MAX {
+            return Err(IngestError::TooFast {
+                retry_ms: slot - PUSH_EARLY_MS_MAX - received_ms,
+            });
+        }
         let rates = match prev {
             None => None,
             Some(p) => {
                 let same_boot = p.snapshot.boot_id == snap.boot_id;
-                let dt = snap.taken_unix_ms.checked_sub(p.snapshot.taken_unix_ms);
-                match dt {
-                    Some(dt) if same_boot && dt < AGENT_INTERVAL_MS_MIN => {
-                        return Err(IngestError::TooFast { interval_ms: dt })
-                    }
-                    Some(dt) if same_boot => Some(rates(&p.snapshot, &snap, dt)),
+                match snap.taken_unix_ms.checked_sub(p.snapshot.taken_unix_ms) {
+                    Some(dt) if same_boot && dt > 0 => Some(rates(&p.snapshot, &snap, dt)),
                     _ => None,
                 }
             }
         };
         let seq = prev.map_or(0, |p| p.seq) + 1;
-        let mut history = prev.map(|p| p.history.clone()).unwrap_or_default();
+        // Nothing can fail from here on: take the old history (without a copy when no reader
+        // holds the old state).
+        let mut history = match self.hosts.remove(host) {
+            Some(old) => Arc::try_unwrap(old).map_or_else(|shared| shared.history.clone(), |own| own.history),
+            None => VecDeque::new(),
+        };
         let sample = sample_of(seq, &snap, rates.as_ref());
         if history.len() >= HISTORY_LEN_MAX {
             history.pop_front();
@@ -154,13 +204,37 @@ impl LiveStore {
             seq,
             rates,
             history,
+            next_push_ms: slot + AGENT_INTERVAL_MS_MIN,
+            received_ms,
+            owner,
         };
-        self.hosts.insert(host.to_string(), state);
-        Ok(&self.hosts[host])
+        let state = Arc::new(state);
+        self.hosts.insert(host.to_string(), state.clone());
+        Ok(state)
     }
 
-    /// Put back a persisted host (after a restart). The next reading computes rates against it.
-    pub fn restore(&mut self, p: PersistedHost) -> Result<(), IngestError> {
+    /// Drop `host`; whether it was kept.
+    pub fn remove(&mut self, host: &str) -> bool {
+        self.hosts.remove(host).is_some()
+    }
+
+    /// Drop every host whose last push is more than `idle_ms` before `now_ms`; their names.
+    pub fn expire(&mut self, now_ms: u64, idle_ms: u64) -> Vec<String> {
+        let gone: Vec<String> = self
+            .hosts
+            .iter()
+            .filter(|(_, h)| now_ms.saturating_sub(h.received_ms) > idle_ms)
+            .map(|(n, _)| n.clone())
+            .collect();
+        for n in &gone {
+            self.hosts.remove(n);
+        }
+        gone
+    }
+
+    /// Put back a persisted host (after a restart, at `now_ms` by the server's clock). The next
+    /// reading computes rates against it.
+    pub fn restore(&mut self, p: PersistedHost, now_ms: u64) -> Result<(), IngestError> {
         let topology = validate(&p.snapshot)?;
         if !self.hosts.contains_key(&p.snapshot.host) && self.hosts.len() >= HOSTS_MAX {
             return Err(IngestError::TooManyHosts);
@@ -169,13 +243,16 @@ impl LiveStore {
         let host = p.snapshot.host.clone();
         self.hosts.insert(
             host,
-            HostState {
+            Arc::new(HostState {
                 snapshot: p.snapshot,
                 topology,
                 seq: p.seq,
                 rates: None,
                 history,
-            },
+                next_push_ms: 0,
+                received_ms: now_ms,
+                owner: None,
+            }),
         );
         Ok(())
     }
@@ -328,10 +405,24 @@ mod tests {
         }
     }
 
+    /// Ingest received at the snapshot's own timestamp.
+    fn at(s: &mut LiveStore, host: &str, snap: Snapshot) -> Result<Arc<HostState>, IngestError> {
+        let received_ms = snap.taken_unix_ms;
+        s.ingest(
+            host,
+            snap,
+            Arrival {
+                received_ms,
+                unbound: None,
+            },
+        )
+    }
+
     #[test]
     fn rates_resets_hotplug_and_churn() {
         let mut s = LiveStore::new();
-        s.ingest(
+        at(
+            &mut s,
             "h",
             snap(
                 1000,
@@ -346,66 +437,139 @@ mod tests {
         .unwrap();
         assert!(s.host("h").unwrap().rates.is_none());
         // One second later: CPU 3 went offline, IRQ 25 vanished, IRQ 26 appeared.
-        let st = s
-            .ingest(
-                "h",
-                snap(
-                    2000,
-                    &[0, 1, 2],
-                    &[
-                        ("24", "nvme0q1", &[(1, 300)]),
-                        ("26", "x", &[(0, 5)]),
-                        ("LOC", "Local", &[(0, 19)]),
-                    ],
-                ),
-            )
-            .unwrap();
+        let st = at(
+            &mut s,
+            "h",
+            snap(
+                2000,
+                &[0, 1, 2],
+                &[
+                    ("24", "nvme0q1", &[(1, 300)]),
+                    ("26", "x", &[(0, 5)]),
+                    ("LOC", "Local", &[(0, 19)]),
+                ],
+            ),
+        )
+        .unwrap();
         let r = st.rates.as_ref().unwrap();
         assert_eq!(r.per_irq, vec![Some(200.0), None, Some(10.0)]);
         assert_eq!(r.per_cpu.get(&1), Some(&200.0));
         assert_eq!(r.per_cpu.get(&0), Some(&0.0), "arch rows do not count");
         assert!(!r.per_cpu.contains_key(&3));
         // A counter going down resets that IRQ only.
-        let st = s
-            .ingest(
-                "h",
-                snap(
-                    3000,
-                    &[0, 1, 2],
-                    &[("24", "nvme0q1", &[(1, 10)]), ("26", "x", &[(0, 15)])],
-                ),
-            )
-            .unwrap();
+        let st = at(
+            &mut s,
+            "h",
+            snap(
+                3000,
+                &[0, 1, 2],
+                &[("24", "nvme0q1", &[(1, 10)]), ("26", "x", &[(0, 15)])],
+            ),
+        )
+        .unwrap();
         assert_eq!(st.rates.as_ref().unwrap().per_irq, vec![None, Some(10.0)]);
-        // Too fast.
+        // Too fast by the server clock (received at the stamp here).
         assert!(matches!(
-            s.ingest("h", snap(3050, &[0], &[])),
+            at(&mut s, "h", snap(3040, &[0], &[])),
             Err(IngestError::TooFast { .. })
         ));
         // Reboot: new boot id is a baseline.
         let mut reboot = snap(4000, &[0, 1, 2, 3], &[("24", "nvme0q1", &[(1, 1)])]);
         reboot.boot_id = "c".into();
-        let st = s.ingest("h", reboot).unwrap();
+        let st = at(&mut s, "h", reboot).unwrap();
         assert!(st.rates.is_none());
         assert_eq!(st.seq, 4);
         assert!(st.history.back().unwrap().reset);
         // Host mismatch and bad topology leave the store alone.
         assert!(matches!(
-            s.ingest("other", snap(5000, &[0], &[])),
+            at(&mut s, "other", snap(5000, &[0], &[])),
             Err(IngestError::HostMismatch { .. })
         ));
         let mut bad = snap(5000, &[0, 9], &[]);
         bad.topology.nodes = vec!["0-3".into()];
-        assert!(s.ingest("h", bad).is_err());
+        assert!(at(&mut s, "h", bad).is_err());
         assert_eq!(s.host("h").unwrap().seq, 4);
         // Persist and restore keeps seq and history.
         let p = s.host("h").unwrap().persisted();
         let mut s2 = LiveStore::new();
-        s2.restore(p).unwrap();
+        s2.restore(p, 0).unwrap();
         let mut next = snap(6000, &[0, 1, 2, 3], &[("24", "nvme0q1", &[(1, 2001)])]);
         next.boot_id = "c".into();
-        let st = s2.ingest("h", next).unwrap();
+        let st = at(&mut s2, "h", next).unwrap();
         assert_eq!(st.seq, 5);
         assert_eq!(st.rates.as_ref().unwrap().per_irq, vec![Some(1000.0)]);
+    }
+
+    fn rx(received_ms: u64) -> Arrival {
+        Arrival {
+            received_ms,
+            unbound: None,
+        }
+    }
+
+    #[test]
+    fn pushes_are_paced_by_the_server_clock() {
+        let mut s = LiveStore::new();
+        // Forged timestamps a second apart, all received within 30 ms: one is accepted.
+        let accepted = (0..30u64)
+            .filter(|&i| s.ingest("h", snap(1_000 * (i + 1), &[0], &[]), rx(i)).is_ok())
+            .count();
+        assert_eq!(accepted, 1);
+        assert_eq!(
+            s.ingest("h", snap(99_000, &[0], &[]), rx(40)).err(),
+            Some(IngestError::TooFast { retry_ms: 10 })
+        );
+        // An agent at its minimum interval whose pushes arrive up to 25 ms early or late each
+        // (it stamps after reading): every push is accepted, and rates use the stamps.
+        let mut t = 0;
+        let mut s = LiveStore::new();
+        let mut next_slot = 0;
+        for (i, jitter) in [0i64, -20, 15, 25, -25, 10, 0, -20].into_iter().enumerate() {
+            let received = (100 * i as i64 + jitter) as u64;
+            t += 95;
+            let st = s
+                .ingest("h", snap(t, &[0], &[]), rx(received))
+                .unwrap_or_else(|e| panic!("push {i} at {received} ms: {e}"));
+            assert_eq!(st.rates.as_ref().map(|r| r.interval_ms), (i > 0).then_some(95));
+            next_slot = st.next_push_ms;
+        }
+        // No faster than one per interval on average: earlier than the margin is refused.
+        let early = next_slot - PUSH_EARLY_MS_MAX - 1;
+        assert!(matches!(
+            s.ingest("h", snap(t + 95, &[0], &[]), rx(early)),
+            Err(IngestError::TooFast { retry_ms: 1 })
+        ));
+        assert!(s.ingest("h", snap(t + 95, &[0], &[]), rx(early + 1)).is_ok());
+    }
+
+    #[test]
+    fn idle_hosts_expire_and_unbound_tokens_have_a_quota() {
+        let mut s = LiveStore::new();
+        let named = |n: &str, t: u64| Snapshot {
+            host: n.to_string(),
+            ..snap(t, &[0], &[])
+        };
+        let by = |token, received_ms| Arrival {
+            received_ms,
+            unbound: Some(token),
+        };
+        for i in 0..UNBOUND_TOKEN_HOSTS_MAX {
+            let h = format!("h{i}");
+            s.ingest(&h, named(&h, 1), by(7, 0)).unwrap();
+        }
+        assert_eq!(
+            s.ingest("one-more", named("one-more", 1), by(7, 0)).err(),
+            Some(IngestError::QuotaExceeded)
+        );
+        // Another token, or a bound one, still creates hosts; a kept host still takes pushes.
+        s.ingest("other", named("other", 1), by(8, 0)).unwrap();
+        s.ingest("bound", named("bound", 1), rx(0)).unwrap();
+        s.ingest("h0", named("h0", 1_000), by(7, 1_000)).unwrap();
+        // Idle for more than the limit: dropped, and the quota frees up.
+        let gone = s.expire(60_500, 60_000);
+        assert_eq!(gone.len(), UNBOUND_TOKEN_HOSTS_MAX + 1, "all but h0: {gone:?}");
+        assert!(s.host("h0").is_some() && s.host("h1").is_none());
+        s.ingest("one-more", named("one-more", 1), by(7, 60_500)).unwrap();
+        assert!(s.remove("one-more") && !s.remove("one-more"));
     }
 }

@@ -7,8 +7,8 @@
 use super::summary::milli;
 use super::svg::escape;
 use super::text::{wrap, COLUMNS_MAX};
+use crate::analysis::sweep::{Aggregate, Figures, Placement, Sweep, SweepConfig, Verdict};
 use crate::scenario::spec::ScenarioSpec;
-use crate::sweep::{Aggregate, Figures, Placement, Sweep, SweepConfig, Verdict};
 use serde_json::json;
 use std::fmt::Write;
 
@@ -25,7 +25,7 @@ pub fn command_line(config: &SweepConfig) -> String {
         words.push(format!("--topologies {}", config.topologies.join(",")));
     }
     for m in &config.mixes {
-        let named = crate::sweep::NAMED_MIXES.iter().any(|(n, _)| *n == m.name);
+        let named = crate::analysis::sweep::NAMED_MIXES.iter().any(|(n, _)| *n == m.name);
         let text = if named {
             m.name.clone()
         } else if m.name == m.tokens {
@@ -462,7 +462,7 @@ pub fn small_multiples(sweep: &Sweep) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sweep::{self, Mix};
+    use crate::analysis::sweep::{self, Mix};
 
     fn small() -> Sweep {
         let config = SweepConfig {

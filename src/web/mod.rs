@@ -124,7 +124,20 @@ pub enum AppError {
     BadInput(String),
     NotFound(String),
     Internal(String),
+    /// 401 with `WWW-Authenticate: Bearer`: no credential, or an unknown one.
+    Unauthorized(String),
+    /// 403: a known credential that may not do this, or an action that is switched off.
+    Forbidden(String),
+    /// 409: the request conflicts with what the server keeps (a full table).
+    Conflict(String),
+    /// 429: too many requests from this client or for this resource.
+    TooManyRequests(String),
+    /// 503: the server cannot take this now (a full slot table, a failing store).
+    Unavailable(String),
 }
+
+/// The realm named in `WWW-Authenticate` on a 401.
+pub const BEARER_CHALLENGE: &str = "Bearer realm=\"irqscope-live\"";
 
 impl IntoResponse for AppError {
     fn into_response(self) -> Response {
@@ -135,13 +148,24 @@ impl IntoResponse for AppError {
                 tracing::error!("internal error: {m}");
                 (StatusCode::INTERNAL_SERVER_ERROR, "internal error".to_string())
             }
+            AppError::Unauthorized(m) => (StatusCode::UNAUTHORIZED, m),
+            AppError::Forbidden(m) => (StatusCode::FORBIDDEN, m),
+            AppError::Conflict(m) => (StatusCode::CONFLICT, m),
+            AppError::TooManyRequests(m) => (StatusCode::TOO_MANY_REQUESTS, m),
+            AppError::Unavailable(m) => (StatusCode::SERVICE_UNAVAILABLE, m),
         };
-        (
+        let mut response = (
             status,
             [(header::CONTENT_TYPE, "text/plain; charset=utf-8")],
             format!("{message}\n"),
         )
-            .into_response()
+            .into_response();
+        if status == StatusCode::UNAUTHORIZED {
+            response
+                .headers_mut()
+                .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static(BEARER_CHALLENGE));
+        }
+        response
     }
 }
 

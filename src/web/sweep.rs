@@ -4,10 +4,10 @@
 //! Every row links to its scenario's permalink.
 
 use super::{text, AppError};
+use crate::analysis::sweep::{self, Aggregate, Mix, Sweep, SweepConfig};
 use crate::render;
 use crate::scenario::permalink;
 use crate::scenario::spec::{self, ScenarioSpec};
-use crate::sweep::{self, Aggregate, Mix, Sweep, SweepConfig};
 use askama::Template;
 use axum::extract::Query;
 use axum::http::header;

@@ -2,12 +2,12 @@
 //! on random machines and device lists (proptest): no placement ever beats a bound, so each
 //! gap is a number ≥ 0. Cases where the answer is known by hand check that the bound is reached.
 
+use irqscope::analysis::sweep;
 use irqscope::kernel::vector_matrix::EffectiveModel;
 use irqscope::kernel::{SortGen, Variant};
 use irqscope::policy::Proposal;
 use irqscope::scenario::spec::{expand_devices, DeviceSpec};
 use irqscope::scenario::Scenario;
-use irqscope::sweep;
 use irqscope::topology::{Topology, TopologySpec};
 use proptest::prelude::*;
 

@@ -6,14 +6,19 @@
 use axum::body::Body;
 use axum::http::{header, Request, StatusCode};
 use http_body_util::BodyExt;
+use irqscope::analysis::live_vs_model::{self, Comparison};
 use irqscope::live::auth::Tokens;
 use irqscope::live::collect;
 use irqscope::live::devices;
+use irqscope::live::hub::Clock;
+use irqscope::live::limits::{AGENT_INTERVAL_MS_MIN, PUSH_EARLY_MS_MAX};
 use irqscope::live::parse::{format_interrupts, parse_interrupts};
 use irqscope::live::protocol::{Capture, Snapshot};
 use irqscope::web::{self, live::LiveState, AppState};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tower::ServiceExt;
 
@@ -35,6 +40,15 @@ fn snapshot_of(name: &str, host: &str, t: u64) -> Snapshot {
     collect::build_snapshot(&proc, &topo, host, t).unwrap()
 }
 
+/// The snapshot's topology, validated as the store does on ingest.
+fn topology_of(s: &Snapshot) -> std::sync::Arc<irqscope::topology::Topology> {
+    std::sync::Arc::new(irqscope::topology::Topology::new(&s.topology.to_spec(&s.host)).unwrap())
+}
+
+fn compare(s: &Snapshot, variant: &str, effective: &str) -> Result<Comparison, irqscope::scenario::ScenarioError> {
+    live_vs_model::compare(s, &topology_of(s), variant, effective)
+}
+
 #[test]
 fn fixtures_parse_and_match_the_model() {
     // x86 VM, 4 NVMe devices with managed queues: the fixture was written from the model, so
@@ -48,7 +62,7 @@ fn fixtures_parse_and_match_the_model() {
     );
     assert!(devs.iter().all(|d| d.pre == 1 && d.vectors.len() == 9 && d.managed));
     assert!(other.len() >= 2, "timer and i8042 are not devices");
-    let c = devices::compare(&s, "cluster", "x86-matrix").unwrap();
+    let c = compare(&s, "cluster", "x86-matrix").unwrap();
     assert_eq!(c.vectors.len(), 36);
     assert_eq!(
         c.mismatches(),
@@ -60,7 +74,7 @@ fn fixtures_parse_and_match_the_model() {
             .collect::<Vec<_>>()
     );
     // Another variant predicts other CPUs somewhere.
-    assert!(devices::compare(&s, "pre-cluster", "first-cpu").unwrap().mismatches() > 0);
+    assert!(compare(&s, "pre-cluster", "first-cpu").unwrap().mismatches() > 0);
 
     // arm64 VM: GIC rows, IPI rows, one NVMe.
     let s = snapshot_of("arm64-vm", "arm", 1);
@@ -72,7 +86,7 @@ fn fixtures_parse_and_match_the_model() {
         .irqs
         .iter()
         .any(|i| i.chip == "GICv3" && i.hwirq == "27 Level" && i.name == "arch_timer"));
-    assert_eq!(devices::compare(&s, "cluster", "first-cpu").unwrap().mismatches(), 0);
+    assert_eq!(compare(&s, "cluster", "first-cpu").unwrap().mismatches(), 0);
 
     // Offline CPUs: only online CPUs are columns; the topology knows the rest.
     let s = snapshot_of("offline-cpus", "off", 1);
@@ -80,7 +94,7 @@ fn fixtures_parse_and_match_the_model() {
     let topo = irqscope::topology::Topology::new(&s.topology.to_spec("off")).unwrap();
     assert_eq!(topo.possible().weight(), 72);
     assert_eq!(topo.online().weight(), 36);
-    assert_eq!(devices::compare(&s, "cluster", "x86-matrix").unwrap().mismatches(), 0);
+    assert_eq!(compare(&s, "cluster", "x86-matrix").unwrap().mismatches(), 0);
 }
 
 #[test]
@@ -110,7 +124,7 @@ fn mana_nic_is_compared_with_the_mana_model() {
     );
     assert_eq!(s.irqs[mana.vectors[1]].name, "mana_q0@pci:7870:00:00.0");
 
-    let c = devices::compare(&s, "cluster", "x86-matrix").unwrap();
+    let c = compare(&s, "cluster", "x86-matrix").unwrap();
     assert_eq!(
         c.spec.devices[1].driver.as_deref(),
         Some("mana"),
@@ -165,9 +179,10 @@ fn mana_nic_is_compared_with_the_mana_model() {
 
     // The patched driver chooses differently on 8 vCPUs with 8 queues; first-cpu is refused
     // for MANA (the model needs the x86 matrix) and the NIC is listed as not modelled.
-    let patched = devices::compare_with(
+    let patched = live_vs_model::compare_with(
         &s,
-        &devices::ModelOptions {
+        &topology_of(&s),
+        &live_vs_model::ModelOptions {
             variant: "cluster".into(),
             effective: "x86-matrix".into(),
             mana_patched: true,
@@ -175,7 +190,7 @@ fn mana_nic_is_compared_with_the_mana_model() {
     )
     .unwrap();
     assert_eq!(patched.spec.devices[1].patched, true);
-    let fc = devices::compare(&s, "cluster", "first-cpu").unwrap();
+    let fc = compare(&s, "cluster", "first-cpu").unwrap();
     assert!(fc.vectors.iter().all(|v| v.device == "nvme0"));
     assert!(
         fc.not_modelled
@@ -195,11 +210,28 @@ fn mana_nic_is_compared_with_the_mana_model() {
         (devs[1].name.as_str(), devs[1].driver, devs[1].pre),
         ("mana", devices::LiveDriver::Mana, 1)
     );
-    assert_eq!(devices::compare(&old, "cluster", "x86-matrix").unwrap().mismatches(), 0);
+    assert_eq!(compare(&old, "cluster", "x86-matrix").unwrap().mismatches(), 0);
+}
+
+/// A clock that moves one agent interval per reading: every push is on schedule.
+fn paced_clock() -> Clock {
+    let t = Arc::new(AtomicU64::new(0));
+    Arc::new(move || t.fetch_add(AGENT_INTERVAL_MS_MIN, Ordering::Relaxed))
+}
+
+/// A clock the test sets.
+fn manual_clock() -> (Clock, Arc<AtomicU64>) {
+    let t = Arc::new(AtomicU64::new(0));
+    let read = t.clone();
+    (Arc::new(move || read.load(Ordering::Relaxed)), t)
 }
 
 fn live_app(tokens: &str) -> (axum::Router, LiveState) {
-    let (live, _) = LiveState::new(Tokens::parse(tokens).unwrap(), None).unwrap();
+    live_app_with(tokens, paced_clock())
+}
+
+fn live_app_with(tokens: &str, clock: Clock) -> (axum::Router, LiveState) {
+    let (live, _) = LiveState::with_clock(Tokens::parse(tokens).unwrap(), None, clock).unwrap();
     (
         web::app(AppState {
             live: live.clone(),
@@ -248,7 +280,8 @@ async fn pushes_are_refused_without_the_right_token_and_leave_history_alone() {
     assert_eq!(st, StatusCode::FORBIDDEN, "{body}");
     assert!(body.contains("disabled"), "{body}");
 
-    let (app, _) = live_app(&format!("{TOKEN}\n{BOUND}\n"));
+    let (clock, now) = manual_clock();
+    let (app, _) = live_app_with(&format!("{TOKEN}\n{BOUND}\n"), clock);
     assert_eq!(
         call(&app, push_req("web1", Some(TOKEN), s1.clone())).await.0,
         StatusCode::OK
@@ -305,6 +338,11 @@ async fn pushes_are_refused_without_the_right_token_and_leave_history_alone() {
             StatusCode::TOO_MANY_REQUESTS,
         ),
         (
+            "too fast by the server's clock, whatever the stamp says",
+            push_req("web1", Some(TOKEN), s2.clone()),
+            StatusCode::TOO_MANY_REQUESTS,
+        ),
+        (
             "bad host name",
             push_req("web%3Cx%3E", Some(TOKEN), s2.clone()),
             StatusCode::BAD_REQUEST,
@@ -316,10 +354,252 @@ async fn pushes_are_refused_without_the_right_token_and_leave_history_alone() {
         assert_eq!(seq_of(&app, "web1").await, Some(1), "{what} changed the history");
     }
     assert_eq!(seq_of(&app, "web2").await, None);
-    // The bound token works for its host.
+    // The bound token works for its host, one interval later.
+    now.store(AGENT_INTERVAL_MS_MIN, Ordering::Relaxed);
     let (st, body) = call(&app, push_req("web1", Some("bound-token-0123456789abcdef"), s2)).await;
     assert_eq!(st, StatusCode::OK, "{body}");
     assert_eq!(seq_of(&app, "web1").await, Some(2));
+}
+
+#[tokio::test]
+async fn push_rate_is_measured_by_the_server_clock() {
+    // The server's own clock.
+    let (live, _) = LiveState::new(Tokens::parse(TOKEN).unwrap(), None).unwrap();
+    let app = web::app(AppState {
+        live,
+        ..AppState::default()
+    });
+    // Forged stamps a second apart, sent back to back: limited like any other burst.
+    let started = Instant::now();
+    let (mut accepted, mut refused) = (0u64, 0u64);
+    for i in 0..20u64 {
+        let body = serde_json::to_string(&snapshot_of("x86-nvme-vm", "forger", 1_000 * (i + 1))).unwrap();
+        let (st, text) = call(&app, push_req("forger", Some(TOKEN), body)).await;
+        match st {
+            StatusCode::OK => accepted += 1,
+            StatusCode::TOO_MANY_REQUESTS => {
+                assert!(text.contains("server's clock"), "{text}");
+                refused += 1
+            }
+            other => panic!("{other}: {text}"),
+        }
+    }
+    let elapsed = started.elapsed().as_millis() as u64;
+    assert!(refused > 0, "20 pushes in {elapsed} ms all accepted");
+    assert!(
+        accepted <= 1 + (elapsed + PUSH_EARLY_MS_MAX) / AGENT_INTERVAL_MS_MIN,
+        "{accepted} accepted in {elapsed} ms"
+    );
+    // An agent at its minimum interval whose stamps are closer than that (it stamps after
+    // reading, and reading takes a varying time): never refused.
+    for i in 0..5u64 {
+        let next = Instant::now() + Duration::from_millis(AGENT_INTERVAL_MS_MIN);
+        let body = serde_json::to_string(&snapshot_of("x86-nvme-vm", "agent", 10_000 + 90 * i)).unwrap();
+        let (st, text) = call(&app, push_req("agent", Some(TOKEN), body)).await;
+        assert_eq!(st, StatusCode::OK, "push {i}: {text}");
+        tokio::time::sleep_until(next.into()).await;
+    }
+    assert_eq!(seq_of(&app, "agent").await, Some(5));
+}
+
+#[tokio::test]
+async fn idle_hosts_expire_admins_delete_and_unbound_tokens_have_a_quota() {
+    use irqscope::live::hub::HubPolicy;
+    use irqscope::live::limits::UNBOUND_TOKEN_HOSTS_MAX;
+    const ADMIN: &str = "admin-token-0123456789abcdef";
+    let (clock, now) = manual_clock();
+    let tokens = Tokens::parse(&format!("{TOKEN}\n{BOUND}\n_admin={ADMIN}\n")).unwrap();
+    let policy = HubPolicy { host_idle_ms: 60_000 };
+    let (live, _) = LiveState::with(tokens, None, policy, Some(clock)).unwrap();
+    let app = web::app(AppState {
+        live,
+        ..AppState::default()
+    });
+    let push = |host: &str| push_req(host, Some(TOKEN), reading("azure-mana-vm", host, 0));
+    // The unbound token creates hosts up to its quota.
+    for i in 0..UNBOUND_TOKEN_HOSTS_MAX {
+        let (st, body) = call(&app, push(&format!("h{i}"))).await;
+        assert_eq!(st, StatusCode::OK, "{body}");
+    }
+    let (st, body) = call(&app, push("one-more")).await;
+    assert_eq!(st, StatusCode::CONFLICT, "{body}");
+    assert!(body.contains("HOST=TOKEN"), "{body}");
+    // A bound token still creates its host.
+    let bound = push_req(
+        "web1",
+        Some("bound-token-0123456789abcdef"),
+        reading("azure-mana-vm", "web1", 0),
+    );
+    assert_eq!(call(&app, bound).await.0, StatusCode::OK);
+
+    // Delete: admin token only.
+    let delete = |host: &str, token: Option<&str>| {
+        let mut r = Request::delete(format!("/api/live/{host}"));
+        if let Some(t) = token {
+            r = r.header(header::AUTHORIZATION, format!("Bearer {t}"));
+        }
+        r.body(Body::empty()).unwrap()
+    };
+    let (st, _) = call(&app, delete("h0", None)).await;
+    assert_eq!(st, StatusCode::UNAUTHORIZED);
+    assert_eq!(call(&app, delete("h0", Some(TOKEN))).await.0, StatusCode::FORBIDDEN);
+    assert_eq!(seq_of(&app, "h0").await, Some(1));
+    assert_eq!(call(&app, delete("h0", Some(ADMIN))).await.0, StatusCode::NO_CONTENT);
+    assert_eq!(seq_of(&app, "h0").await, None);
+    assert_eq!(call(&app, delete("h0", Some(ADMIN))).await.0, StatusCode::NOT_FOUND);
+    // The freed slot of the quota takes a new host.
+    assert_eq!(call(&app, push("one-more")).await.0, StatusCode::OK);
+
+    // A minute idle: every host but the one that pushed again is dropped.
+    now.store(50_000, Ordering::Relaxed);
+    let again = push_req(
+        "web1",
+        Some("bound-token-0123456789abcdef"),
+        reading("azure-mana-vm", "web1", 1),
+    );
+    assert_eq!(call(&app, again).await.0, StatusCode::OK);
+    now.store(100_000, Ordering::Relaxed);
+    let (_, list) = call(&app, Request::get("/live").body(Body::empty()).unwrap()).await;
+    assert!(list.contains("href=\"/live/web1\""), "{list}");
+    assert!(!list.contains("href=\"/live/h1\""), "{list}");
+    assert_eq!(seq_of(&app, "h1").await, None);
+    assert_eq!(seq_of(&app, "web1").await, Some(2));
+}
+
+#[tokio::test]
+async fn sse_streams_only_for_known_hosts_within_per_client_and_per_host_caps() {
+    use irqscope::web::live::{SSE_STREAMS_PER_CLIENT_MAX, SSE_STREAMS_PER_HOST_MAX};
+    let (app, _) = live_app(TOKEN);
+    let open = |host: &str, client: [u8; 4]| {
+        let mut r = Request::get(format!("/live/{host}/events"))
+            .body(Body::empty())
+            .unwrap();
+        let addr = std::net::SocketAddr::from((client, 40_000));
+        r.extensions_mut().insert(axum::extract::ConnectInfo(addr));
+        r
+    };
+    // A host nobody pushes for holds no stream.
+    let (st, body) = call(&app, open("nobody", [127, 0, 0, 1])).await;
+    assert_eq!(st, StatusCode::NOT_FOUND, "{body}");
+    assert_eq!(
+        call(&app, push_req("h", Some(TOKEN), reading("azure-mana-vm", "h", 0)))
+            .await
+            .0,
+        StatusCode::OK
+    );
+    // One client: its cap, then 429; the streams it holds stay open.
+    let mut held = Vec::new();
+    for _ in 0..SSE_STREAMS_PER_CLIENT_MAX {
+        let resp = app.clone().oneshot(open("h", [127, 0, 0, 1])).await.unwrap();
+        assert_eq!(resp.status(), StatusCode::OK);
+        held.push(resp);
+    }
+    let (st, body) = call(&app, open("h", [127, 0, 0, 1])).await;
+    assert_eq!(st, StatusCode::TOO_MANY_REQUESTS, "{body}");
+    // Other clients fill the host's cap, then 503.
+    for i in SSE_STREAMS_PER_CLIENT_MAX..SSE_STREAMS_PER_HOST_MAX {
+        let resp = app.clone().oneshot(open("h", [127, 0, 1, i as u8])).await.unwrap();
+        assert_eq!(resp.status(), StatusCode::OK);
+        held.push(resp);
+    }
+    let (st, body) = call(&app, open("h", [127, 0, 2, 1])).await;
+    assert_eq!(st, StatusCode::SERVICE_UNAVAILABLE, "{body}");
+    // Closing streams frees their slots.
+    held.clear();
+    let resp = app.clone().oneshot(open("h", [127, 0, 0, 1])).await.unwrap();
+    assert_eq!(resp.status(), StatusCode::OK);
+}
+
+/// A 1 MiB tmpfs at a fresh directory, unmounted on drop; `None` where mounting is not allowed.
+struct SmallDisk(PathBuf);
+
+impl SmallDisk {
+    fn mount(tag: &str) -> Option<SmallDisk> {
+        let dir = temp_dir(tag);
+        let ok = Command::new("mount")
+            .args(["-t", "tmpfs", "-o", "size=1m", "tmpfs"])
+            .arg(&dir)
+            .stderr(Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success());
+        ok.then_some(SmallDisk(dir))
+    }
+}
+
+impl Drop for SmallDisk {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg(&self.0).status();
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+#[tokio::test]
+async fn a_full_disk_answers_503_keeps_every_acknowledged_push_and_recovers() {
+    let Some(disk) = SmallDisk::mount("full") else {
+        eprintln!("skipped: cannot mount a tmpfs here (needs root)");
+        return;
+    };
+    let file = disk.0.join("live.redb");
+    let open = || {
+        let persist = irqscope::live::persist::Persist::open(&file).unwrap();
+        let (live, _) = LiveState::with_clock(Tokens::parse(TOKEN).unwrap(), Some(persist), paced_clock()).unwrap();
+        web::app(AppState {
+            live,
+            ..AppState::default()
+        })
+    };
+    let app = open();
+    // Leave the store a little room.
+    let filler = disk.0.join("filler");
+    {
+        use std::io::Write;
+        let mut f = std::fs::File::create(&filler).unwrap();
+        let mut len = 0u64;
+        while f.write_all(&[0u8; 4096]).is_ok() {
+            len += 4096;
+        }
+        f.set_len(len.saturating_sub(256 << 10)).unwrap();
+    }
+    let seq_of_body = |body: &str| {
+        serde_json::from_str::<serde_json::Value>(body).unwrap()["seq"]
+            .as_u64()
+            .unwrap()
+    };
+    let mut acked = Vec::new();
+    let mut refused = None;
+    let mut next = 0u64;
+    for _ in 0..3_000 {
+        next += 1;
+        let (st, body) = call(&app, push_req("h", Some(TOKEN), reading("x86-nvme-vm", "h", next))).await;
+        match st {
+            StatusCode::OK => acked.push(seq_of_body(&body)),
+            StatusCode::SERVICE_UNAVAILABLE => {
+                refused = Some(body);
+                break;
+            }
+            other => panic!("{other}: {body}"),
+        }
+    }
+    let refused = refused.expect("the disk filled up");
+    assert!(refused.contains("not kept"), "{refused}");
+    assert!(!acked.is_empty());
+    // Still full: still refused. Space again: the same process resumes persisting by itself.
+    next += 1;
+    let (st, body) = call(&app, push_req("h", Some(TOKEN), reading("x86-nvme-vm", "h", next))).await;
+    assert_eq!(st, StatusCode::SERVICE_UNAVAILABLE, "still full: {body}");
+    std::fs::remove_file(&filler).unwrap();
+    next += 1;
+    let (st, body) = call(&app, push_req("h", Some(TOKEN), reading("x86-nvme-vm", "h", next))).await;
+    assert_eq!(st, StatusCode::OK, "after freeing space: {body}");
+    let seq = seq_of_body(&body);
+    drop(app);
+    // After a restart every acknowledged push is there (and only those).
+    let persist = irqscope::live::persist::Persist::open(&file).unwrap();
+    let (hosts, bad) = persist.load_all().unwrap();
+    assert!(bad.is_empty(), "{bad:?}");
+    let kept: Vec<u64> = hosts[0].history.iter().map(|s| s.seq).collect();
+    acked.push(seq);
+    assert_eq!(kept, acked, "history on disk");
 }
 
 #[tokio::test]
@@ -891,8 +1171,10 @@ async fn agent_pushes_and_sse_shows_rates_change() {
     });
     let server = tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
 
-    let mut sse = SseReader::open(&base, "vm1").await;
     let _agent = start_agent(&base, &root, "vm1", &token_file, 200);
+    // Streams are for known hosts: open it once the agent's first reading is in.
+    wait_seq(&format!("{base}/api/live/vm1"), 1).await;
+    let mut sse = SseReader::open(&base, "vm1").await;
     // Counters still: the rate settles at 0.
     let ev = sse.until(|r| r == 0.0).await;
     assert!(ev["heatmap"].as_str().unwrap().contains("class=\"heatmap live\""));
@@ -1041,7 +1323,105 @@ fn agent_captures_this_machine() {
     assert!(c.snapshots[1].taken_unix_ms >= s.taken_unix_ms + 250);
     let mut store = irqscope::live::store::LiveStore::new();
     for snap in c.snapshots.clone() {
-        store.ingest("this-machine", snap).unwrap();
+        let at = irqscope::live::store::Arrival {
+            received_ms: snap.taken_unix_ms,
+            unbound: None,
+        };
+        store.ingest("this-machine", snap, at).unwrap();
     }
     assert!(store.host("this-machine").unwrap().rates.is_some());
+}
+
+#[test]
+fn a_damaged_store_file_is_one_line_and_exit_2_and_can_be_moved_aside() {
+    let dir = temp_dir("damaged");
+    let file = dir.join("live.redb");
+    // A real store with one host in it, then cut in half.
+    {
+        let persist = irqscope::live::persist::Persist::open(&file).unwrap();
+        let (live, _) = LiveState::with_clock(Tokens::parse(TOKEN).unwrap(), Some(persist), paced_clock()).unwrap();
+        let body = reading("x86-nvme-vm", "h", 1);
+        live.hub().ingest("h", Some(TOKEN.as_bytes()), body.as_bytes()).unwrap();
+    }
+    let len = std::fs::metadata(&file).unwrap().len();
+    let serve = |extra: &[&str]| {
+        let port = free_port();
+        let child = Command::new(env!("CARGO_BIN_EXE_irqscope"))
+            .args(["serve", "--addr", &format!("127.0.0.1:{port}"), "--live-store"])
+            .arg(&file)
+            .args(extra)
+            .env("RUST_LOG", "off")
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        (KillOnDrop(child), port)
+    };
+    let exits_with_one_line = |what: &str| {
+        let (mut child, _) = serve(&[]);
+        let started = Instant::now();
+        let status = loop {
+            if let Some(st) = child.0.try_wait().unwrap() {
+                break st;
+            }
+            assert!(
+                started.elapsed() < Duration::from_secs(20),
+                "{what}: the server started"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        };
+        let mut err = String::new();
+        std::io::Read::read_to_string(child.0.stderr.as_mut().unwrap(), &mut err).unwrap();
+        assert_eq!(status.code(), Some(2), "{what}: {err}");
+        assert_eq!(err.lines().count(), 1, "{what}: {err}");
+        assert!(
+            err.contains("live.redb") && err.contains("--live-store-move-aside"),
+            "{what}: {err}"
+        );
+    };
+    for cut in [len / 2, 4096, 0] {
+        let f = std::fs::OpenOptions::new().write(true).open(&file).unwrap();
+        f.set_len(cut).unwrap();
+        drop(f);
+        exits_with_one_line(&format!("cut to {cut} bytes"));
+    }
+    // The flag moves it aside and starts empty.
+    let (_server, port) = serve(&["--live-store-move-aside"]);
+    let started = Instant::now();
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(started.elapsed() < Duration::from_secs(20), "server did not listen");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(dir.join("live.redb.damaged-1").exists());
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[tokio::test]
+async fn imports_have_a_per_client_budget_and_a_concurrency_limit() {
+    use irqscope::live::hub::{IMPORTS_CONCURRENT_MAX, IMPORTS_PER_CLIENT_MAX};
+    let (app, live) = live_app(TOKEN);
+    let pasted = std::fs::read_to_string(fixture("arm64-vm/proc/interrupts")).unwrap();
+    let from = |client: [u8; 4]| {
+        let mut r = import_form(&pasted, "");
+        let addr = std::net::SocketAddr::from((client, 40_000));
+        r.extensions_mut().insert(axum::extract::ConnectInfo(addr));
+        r
+    };
+    for i in 0..IMPORTS_PER_CLIENT_MAX {
+        let (st, body) = call(&app, from([127, 0, 0, 1])).await;
+        assert_eq!(st, StatusCode::SEE_OTHER, "import {i}: {body}");
+    }
+    let (st, body) = call(&app, from([127, 0, 0, 1])).await;
+    assert_eq!(st, StatusCode::TOO_MANY_REQUESTS, "{body}");
+    assert!(body.contains("import budget"), "{body}");
+    // Another address has its own budget.
+    assert_eq!(call(&app, from([127, 0, 0, 2])).await.0, StatusCode::SEE_OTHER);
+    // At most IMPORTS_CONCURRENT_MAX at once; the next is refused, not queued.
+    let slots: Vec<_> = (0..IMPORTS_CONCURRENT_MAX)
+        .map(|_| live.hub().import_slot().unwrap())
+        .collect();
+    let (st, body) = call(&app, from([127, 0, 0, 3])).await;
+    assert_eq!(st, StatusCode::SERVICE_UNAVAILABLE, "{body}");
+    drop(slots);
+    assert_eq!(call(&app, from([127, 0, 0, 3])).await.0, StatusCode::SEE_OTHER);
 }

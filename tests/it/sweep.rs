@@ -6,7 +6,7 @@ use axum::body::Body;
 use axum::http::{Request, StatusCode};
 use expect_test::expect_file;
 use http_body_util::BodyExt;
-use irqscope::sweep::{self, SweepConfig};
+use irqscope::analysis::sweep::{self, SweepConfig};
 use std::process::Command;
 use tower::ServiceExt;
 

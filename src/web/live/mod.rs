@@ -1,0 +1,365 @@
+//! Live mode over HTTP: authenticated ingestion, the host list, the live page with its SSE
+//! stream, live vs model, and importing a capture (or a pasted `/proc/interrupts`).
+//!
+//! Routes: `POST /api/live/{host}/snapshots` (bearer token, [`SNAPSHOT_BYTES_MAX`] body),
+//! `GET /api/live/{host}` (JSON), `GET /live`, `GET /live/{host}`
+//! (`?variant=&effective=&mana=&node=`), `GET /live/{host}/events` (SSE). Actions live under
+//! [`ACTIONS_PREFIX`] (`POST /live/_/import`), which no host name can take (host names never
+//! start with `_`), so `/live/HOST` means the host for every valid name, `import` included.
+//! Everything a host sends (host names, IRQ names, chips) is escaped by askama; only
+//! `render::svg*` output is `|safe`.
+//!
+//! Without configured tokens ingestion answers 403: the live path is never open by default.
+
+use super::{AppError, AppState};
+use crate::live::auth::Tokens;
+use crate::live::hub::{Clock, EventRenderer, Hub, HubError, HubPolicy, Update};
+use crate::live::imports::{valid_id, IMPORTS_MAX};
+use crate::live::limits::SNAPSHOT_BYTES_MAX;
+use crate::live::persist::Persist;
+use crate::live::protocol::{valid_host_name, PROTOCOL_VERSION};
+use crate::live::store::IngestError;
+use askama::Template;
+use axum::body::Bytes;
+use axum::extract::{ConnectInfo, DefaultBodyLimit, Path, Query, State};
+use axum::http::{header, HeaderMap, StatusCode};
+use axum::response::sse::{Event, KeepAlive, Sse};
+use axum::response::{Html, IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::{Form, Json, Router};
+use serde::Deserialize;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::broadcast;
+use tower_http::limit::RequestBodyLimitLayer;
+
+mod view;
+
+pub use crate::live::hub::{
+    SSE_STREAMS_MAX, SSE_STREAMS_PER_CLIENT_MAX, SSE_STREAMS_PER_HOST_MAX, SSE_STREAM_LIFETIME_MS,
+};
+use view::{sse_event_body, status_line, update_json, HostsPage as Hosts};
+pub use view::{HostListEntry, HostPage, HostView, HostsPage, ImportChoice, IrqRowView, LiveQuery, ModelRowView};
+
+/// History samples on the chart, and the most an SSE event carries (the JSON has them all).
+pub const HISTORY_CHART_LEN: usize = 120;
+/// Path segment under `/live/` that holds actions; host names may not start with `_`.
+pub const ACTIONS_PREFIX: &str = "/live/_";
+
+/// The live half of [`AppState`]: the hub. Cheap to clone.
+#[derive(Clone, Debug)]
+pub struct LiveState {
+    hub: Arc<Hub>,
+}
+
+impl Default for LiveState {
+    fn default() -> Self {
+        LiveState::new(Tokens::default(), None)
+            .map(|(s, _)| s)
+            .unwrap_or_else(|e| unreachable!("no store to read: {e}"))
+    }
+}
+
+impl LiveState {
+    /// Ingestion with `tokens` (empty: disabled), history kept in `persist` when given and
+    /// restored from it now. Returns the state and notes about records that were skipped.
+    pub fn new(tokens: Tokens, persist: Option<Persist>) -> Result<(LiveState, Vec<String>), String> {
+        let render: EventRenderer = Arc::new(sse_event_body);
+        let (hub, notes) = Hub::new(tokens, persist, render).map_err(|e| e.to_string())?;
+        Ok((LiveState { hub: Arc::new(hub) }, notes))
+    }
+
+    /// [`LiveState::new`] with push pacing by `clock` (tests drive time with it).
+    pub fn with_clock(
+        tokens: Tokens,
+        persist: Option<Persist>,
+        clock: Clock,
+    ) -> Result<(LiveState, Vec<String>), String> {
+        LiveState::with(tokens, persist, HubPolicy::default(), Some(clock))
+    }
+
+    /// Every knob: the policy, and the pacing clock (`None`: the monotonic clock).
+    pub fn with(
+        tokens: Tokens,
+        persist: Option<Persist>,
+        policy: HubPolicy,
+        clock: Option<Clock>,
+    ) -> Result<(LiveState, Vec<String>), String> {
+        let render: EventRenderer = Arc::new(sse_event_body);
+        let (hub, notes) = Hub::new(tokens, persist, render).map_err(|e| e.to_string())?;
+        let hub = hub.with_policy(policy);
+        let hub = match clock {
+            Some(c) => hub.with_clock(c),
+            None => hub,
+        };
+        Ok((LiveState { hub: Arc::new(hub) }, notes))
+    }
+
+    pub fn hub(&self) -> &Arc<Hub> {
+        &self.hub
+    }
+}
+
+impl From<HubError> for AppError {
+    fn from(e: HubError) -> Self {
+        let m = e.to_string();
+        match e {
+            HubError::Disabled | HubError::WrongHost => AppError::Forbidden(m),
+            HubError::TokenMissing | HubError::TokenUnknown => AppError::Unauthorized(m),
+            HubError::BadHostName | HubError::BadJson(_) | HubError::BadImport(_) => AppError::BadInput(m),
+            HubError::Ingest(IngestError::Bad(_) | IngestError::HostMismatch { .. }) => AppError::BadInput(m),
+            HubError::Ingest(IngestError::TooManyHosts | IngestError::QuotaExceeded) => AppError::Conflict(m),
+            HubError::NoAdmin | HubError::NotAdmin => AppError::Forbidden(m),
+            HubError::NoHost(_) => AppError::NotFound(m),
+            HubError::Ingest(IngestError::TooFast { .. }) => AppError::TooManyRequests(m),
+            HubError::TooManyStreams => AppError::Unavailable(m),
+            HubError::TooManyStreamsFromClient => AppError::TooManyRequests(m),
+            HubError::Store(_) | HubError::ImportsBusy => AppError::Unavailable(m),
+            HubError::ImportBudget => AppError::TooManyRequests(m),
+        }
+    }
+}
+
+/// Run blocking hub work (parsing, persisting, rendering, the model) off the async executor.
+async fn blocking<T: Send + 'static>(f: impl FnOnce() -> Result<T, AppError> + Send + 'static) -> Result<T, AppError> {
+    tokio::task::spawn_blocking(f)
+        .await
+        .map_err(|e| AppError::Internal(format!("live task: {e}")))?
+}
+
+/// The live routes; merged into `web::app` outside the dashboard's 1 MiB body limit because
+/// snapshots of large machines are bigger.
+pub fn routes() -> Router<AppState> {
+    let big_body = || {
+        (
+            DefaultBodyLimit::max(SNAPSHOT_BYTES_MAX),
+            RequestBodyLimitLayer::new(SNAPSHOT_BYTES_MAX),
+        )
+    };
+    let (d1, r1) = big_body();
+    let (d2, r2) = big_body();
+    Router::new()
+        .route("/live", get(hosts_page))
+        .route("/live/_/import/{id}", get(import_page))
+        .route(
+            "/live/_/import",
+            post(import)
+                .layer::<_, std::convert::Infallible>(d1)
+                .layer::<_, std::convert::Infallible>(r1),
+        )
+        .route("/live/{host}", get(host_page))
+        .route("/live/{host}/events", get(events))
+        .route("/api/live/{host}", get(host_json).delete(delete_host))
+        .route(
+            "/api/live/{host}/snapshots",
+            post(ingest)
+                .layer::<_, std::convert::Infallible>(d2)
+                .layer::<_, std::convert::Infallible>(r2),
+        )
+}
+
+/// The token after `Authorization: Bearer `, if one was presented.
+fn bearer(headers: &HeaderMap) -> Option<Vec<u8>> {
+    headers
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.as_bytes().strip_prefix(b"Bearer "))
+        .map(<[u8]>::to_vec)
+}
+
+async fn ingest(
+    State(app): State<AppState>,
+    Path(host): Path<String>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Result<Response, AppError> {
+    let (hub, token) = (app.live.hub.clone(), bearer(&headers));
+    let seq = blocking(move || Ok(hub.ingest(&host, token.as_deref(), &body)?)).await?;
+    Ok(Json(serde_json::json!({ "seq": seq, "version": PROTOCOL_VERSION })).into_response())
+}
+
+async fn hosts_page(State(app): State<AppState>) -> Result<Html<String>, AppError> {
+    let hosts = app
+        .live
+        .hub
+        .hosts()
+        .iter()
+        .map(|st| HostListEntry {
+            host: st.snapshot.host.clone(),
+            seq: st.seq,
+            status: status_line(st),
+        })
+        .collect();
+    let page = Hosts {
+        title: "live hosts".into(),
+        hosts,
+        ingestion: app.live.hub.ingestion_enabled(),
+    };
+    Ok(Html(page.render()?))
+}
+
+/// `DELETE /api/live/{host}` with an admin token: the host, its history and its record go.
+async fn delete_host(
+    State(app): State<AppState>,
+    Path(host): Path<String>,
+    headers: HeaderMap,
+) -> Result<StatusCode, AppError> {
+    let (hub, token) = (app.live.hub.clone(), bearer(&headers));
+    blocking(move || Ok(hub.delete(&host, token.as_deref())?)).await?;
+    Ok(StatusCode::NO_CONTENT)
+}
+
+fn no_host(host: &str) -> AppError {
+    AppError::NotFound(format!(
+        "no live host {:?} (agents push to /api/live/HOST/snapshots)",
+        crate::live::parse::short(host)
+    ))
+}
+
+async fn host_page(
+    State(app): State<AppState>,
+    Path(host): Path<String>,
+    Query(q): Query<LiveQuery>,
+) -> Result<Html<String>, AppError> {
+    let choice = q.choice()?;
+    let st = app.live.hub.host(&host).ok_or_else(|| no_host(&host))?;
+    let page = blocking(move || {
+        let v = HostView::new(&st, &choice, true);
+        let title = format!("{} · live", v.host);
+        Ok(HostPage { title, v }.render()?)
+    })
+    .await?;
+    Ok(Html(page))
+}
+
+async fn host_json(State(app): State<AppState>, Path(host): Path<String>) -> Result<Json<serde_json::Value>, AppError> {
+    let st = app.live.hub.host(&host).ok_or_else(|| no_host(&host))?;
+    Ok(Json(update_json(&st)))
+}
+
+/// The peer address, when the server runs with connect info.
+fn client_of(extensions: &axum::http::Extensions) -> Option<std::net::IpAddr> {
+    extensions.get::<ConnectInfo<SocketAddr>>().map(|ConnectInfo(a)| a.ip())
+}
+
+fn snapshot_event(seq: u64, body: &str) -> Event {
+    Event::default().event("snapshot").id(seq.to_string()).data(body)
+}
+
+/// The host's SSE stream: its latest event at once, then one event per accepted snapshot (the
+/// bytes the hub rendered once), skipping readings already sent; a reader that fell behind the
+/// shared ring gets the latest event.
+async fn events(
+    State(app): State<AppState>,
+    Path(host): Path<String>,
+    extensions: axum::http::Extensions,
+) -> Result<Response, AppError> {
+    if !valid_host_name(&host) {
+        return Err(no_host(&host));
+    }
+    let client = client_of(&extensions);
+    // Subscribe first, then read the latest event: a snapshot accepted in between is either in
+    // that event or announced on `rx` (and then skipped by seq).
+    let (slot, rx) = app.live.hub.open_stream(&host, client).map_err(|e| match e {
+        HubError::NoHost(_) => no_host(&host),
+        e => e.into(),
+    })?;
+    let deadline = tokio::time::Instant::now() + Duration::from_millis(SSE_STREAM_LIFETIME_MS);
+    let hub = app.live.hub.clone();
+    let h = host.clone();
+    let first = blocking(move || Ok(hub.latest_event(&h))).await?;
+    let sent = first.as_ref().map(|f| f.0);
+    let first = first.map(|(seq, body)| snapshot_event(seq, &body));
+    let stream = futures_util::stream::unfold(
+        (rx, first, sent, slot, host),
+        move |(mut rx, first, sent, slot, host)| async move {
+            if let Some(ev) = first {
+                return Some((Ok::<_, std::convert::Infallible>(ev), (rx, None, sent, slot, host)));
+            }
+            loop {
+                // At the end of its lifetime the stream ends; `EventSource` reconnects.
+                let Ok(next) = tokio::time::timeout_at(deadline, rx.recv()).await else {
+                    return None;
+                };
+                let (seq, body) = match next {
+                    Ok(Update { host: h, seq, body }) if *h == *host => (seq, body),
+                    Ok(_) => continue,
+                    // Updates were dropped: this host may have had some.
+                    Err(broadcast::error::RecvError::Lagged(_)) => {
+                        let (hub, h) = (slot.hub().clone(), host.clone());
+                        match tokio::task::spawn_blocking(move || hub.latest_event(&h)).await {
+                            Ok(Some(latest)) => latest,
+                            _ => continue,
+                        }
+                    }
+                    Err(broadcast::error::RecvError::Closed) => return None,
+                };
+                if sent.is_none_or(|s| seq > s) {
+                    let ev = snapshot_event(seq, &body);
+                    return Some((Ok(ev), (rx, None, Some(seq), slot, host)));
+                }
+            }
+        },
+    );
+    Ok(Sse::new(stream).keep_alive(KeepAlive::default()).into_response())
+}
+
+#[derive(Debug, Deserialize)]
+pub struct ImportForm {
+    pub capture: String,
+    #[serde(default)]
+    pub variant: Option<String>,
+    #[serde(default)]
+    pub effective: Option<String>,
+}
+
+/// Keep an import and answer with its link (303 to `/live/_/import/ID`, the model choice kept).
+/// Unauthenticated, so each client address has a budget ([`crate::live::hub::IMPORTS_PER_CLIENT_MAX`]
+/// imports and bytes per window) and the work runs on a blocking thread, a few at a time.
+async fn import(
+    State(app): State<AppState>,
+    extensions: axum::http::Extensions,
+    Form(form): Form<ImportForm>,
+) -> Result<Response, AppError> {
+    let choice = ImportChoice::new(form.variant.as_deref(), form.effective.as_deref())?;
+    let hub = app.live.hub.clone();
+    hub.charge_import(client_of(&extensions), form.capture.len())?;
+    let slot = hub.import_slot()?;
+    let id = blocking(move || {
+        let _slot = slot;
+        Ok(hub.import(&form.capture)?)
+    })
+    .await?;
+    Ok((StatusCode::SEE_OTHER, [(header::LOCATION, choice.location(&id))]).into_response())
+}
+
+/// A kept import, by its link.
+async fn import_page(
+    State(app): State<AppState>,
+    Path(id): Path<String>,
+    Query(q): Query<LiveQuery>,
+) -> Result<Html<String>, AppError> {
+    let choice = q.choice()?;
+    let gone = || {
+        AppError::NotFound(format!(
+            "no kept import {:?} (the server keeps the last {IMPORTS_MAX}; import the capture again)",
+            crate::live::parse::short(&id)
+        ))
+    };
+    let capture = valid_id(&id)
+        .then(|| app.live.hub.import_capture(&id))
+        .flatten()
+        .ok_or_else(gone)?;
+    let hub = app.live.hub.clone();
+    let slot = hub.import_slot()?;
+    let page = blocking(move || {
+        let _slot = slot;
+        let st = hub.replay_import(&capture)?;
+        let mut v = HostView::new(&st, &choice, false);
+        v.share = format!("{ACTIONS_PREFIX}/import/{id}");
+        let title = format!("{} · imported", v.host);
+        Ok(HostPage { title, v }.render()?)
+    })
+    .await?;
+    Ok(Html(page))
+}

@@ -1,0 +1,383 @@
+//! What the live pages and the SSE stream show of a host state: views built from a
+//! `HostState` (no lock held; the hub hands out `Arc`s), the model comparison through
+//! `analysis::live_vs_model`, and the SSE event body, rendered once per accepted snapshot.
+
+use super::HISTORY_CHART_LEN;
+use crate::analysis::live_vs_model::{self, Comparison};
+use crate::live::devices;
+use crate::live::protocol::WireIrq;
+use crate::live::store::HostState;
+use crate::render::svg;
+use crate::render::svg_live::{history_chart, HistoryPoint};
+use crate::scenario::spec;
+use crate::web::AppError;
+use askama::Template;
+use serde::Deserialize;
+
+/// History samples listed as text on the page.
+const HISTORY_SHOWN: usize = 20;
+
+/// Query of the host page: the model to compare against, and a node to zoom to.
+#[derive(Debug, Default, Deserialize)]
+pub struct LiveQuery {
+    pub variant: Option<String>,
+    pub effective: Option<String>,
+    /// MANA driver version: `unpatched` (default) or `patched`.
+    pub mana: Option<String>,
+    pub node: Option<String>,
+}
+
+pub(super) struct ModelChoice {
+    variant: String,
+    effective: String,
+    mana_patched: bool,
+    node: Option<u32>,
+}
+
+impl LiveQuery {
+    pub(super) fn choice(&self) -> Result<ModelChoice, AppError> {
+        let pick = |v: &Option<String>, d: &str| v.clone().filter(|s| !s.is_empty()).unwrap_or_else(|| d.to_string());
+        let variant = pick(&self.variant, spec::DEFAULT_VARIANT.name());
+        let effective = pick(&self.effective, spec::DEFAULT_EFFECTIVE.name());
+        spec::parse_variant(&variant)?;
+        spec::parse_effective(&effective)?;
+        let mana_patched = match self.mana.as_deref() {
+            None | Some("") | Some("unpatched") => false,
+            Some("patched") => true,
+            Some(m) => {
+                return Err(AppError::BadInput(format!(
+                    "mana {:?}: unpatched or patched",
+                    crate::live::parse::short(m)
+                )))
+            }
+        };
+        let node = match self.node.as_deref() {
+            None | Some("") | Some("all") => None,
+            Some(n) => Some(
+                n.parse::<u32>()
+                    .map_err(|_| AppError::BadInput(format!("node {n:?} is not a number")))?,
+            ),
+        };
+        Ok(ModelChoice {
+            variant,
+            effective,
+            mana_patched,
+            node,
+        })
+    }
+}
+
+pub struct IrqRowView {
+    pub label: String,
+    pub name: String,
+    pub chip: String,
+    pub device: String,
+    pub affinity: String,
+    pub effective: String,
+    pub rate: String,
+    /// Sort key for the rate column (-1 without a rate).
+    pub rate_key: f64,
+}
+
+pub struct ModelRowView {
+    pub device: String,
+    pub index: u32,
+    pub irq: String,
+    pub name: String,
+    pub predicted_mask: String,
+    pub actual_mask: String,
+    pub predicted_cpu: String,
+    pub actual_effective: String,
+    pub mismatch: bool,
+}
+
+/// Everything the live page shows, for a pushed host or an imported capture.
+pub struct HostView {
+    pub host: String,
+    pub live: bool,
+    /// For a kept import: its link (`/live/_/import/ID`).
+    pub share: String,
+    pub summary: String,
+    pub seq: u64,
+    pub status: String,
+    pub heatmap_svg: String,
+    pub rows: Vec<IrqRowView>,
+    pub history: Vec<String>,
+    pub history_svg: String,
+    pub model_rows: Vec<ModelRowView>,
+    pub model_error: String,
+    pub not_modelled: Vec<String>,
+    pub mismatches: usize,
+    pub permalink: String,
+    pub variant: String,
+    pub effective: String,
+    pub mana_patched: bool,
+    pub variants: Vec<(&'static str, bool)>,
+    pub effectives: Vec<(&'static str, bool)>,
+}
+
+fn fmt_rate(r: f64) -> String {
+    if r >= 100.0 {
+        format!("{r:.0}")
+    } else {
+        format!("{r:.1}")
+    }
+}
+
+pub(super) fn status_line(st: &HostState) -> String {
+    match &st.rates {
+        Some(r) => format!(
+            "reading {} · device interrupts/s over the last {} ms: {} in all",
+            st.seq,
+            r.interval_ms,
+            fmt_rate(r.per_cpu.values().sum())
+        ),
+        None => format!("reading {} · baseline (rates from the next reading on)", st.seq),
+    }
+}
+
+fn heatmap_of(st: &HostState, node: Option<u32>) -> String {
+    let values: Vec<(u32, u64)> = match &st.rates {
+        Some(r) => r.per_cpu.iter().map(|(&c, &v)| (c, v.round() as u64)).collect(),
+        None => Vec::new(),
+    };
+    svg::value_heatmap(
+        &st.topology,
+        &values,
+        "device interrupts per second per CPU",
+        "irq/s",
+        node,
+    )
+}
+
+fn irq_rows(st: &HostState) -> Vec<IrqRowView> {
+    let (devices, _) = devices::group_devices(&st.snapshot);
+    let mut device_of = vec![String::new(); st.snapshot.irqs.len()];
+    for d in &devices {
+        for &i in &d.vectors {
+            device_of[i] = d.name.clone();
+        }
+    }
+    st.snapshot
+        .irqs
+        .iter()
+        .enumerate()
+        .map(|(i, irq): (usize, &WireIrq)| {
+            let rate = st.rates.as_ref().and_then(|r| r.per_irq.get(i).copied().flatten());
+            IrqRowView {
+                label: irq.label.clone(),
+                name: irq.name.clone(),
+                chip: irq.chip.clone(),
+                device: std::mem::take(&mut device_of[i]),
+                affinity: irq.affinity.clone().unwrap_or_default(),
+                effective: irq.effective.clone().unwrap_or_default(),
+                rate: rate.map_or_else(|| "–".into(), fmt_rate),
+                rate_key: rate.unwrap_or(-1.0),
+            }
+        })
+        .collect()
+}
+
+#[derive(Template)]
+#[template(path = "live/rows.html")]
+pub struct RowsFragment<'a> {
+    pub rows: &'a [IrqRowView],
+}
+
+impl HostView {
+    pub(super) fn new(st: &HostState, choice: &ModelChoice, live: bool) -> HostView {
+        let comparison: Result<Comparison, String> = live_vs_model::compare_with(
+            &st.snapshot,
+            &st.topology,
+            &live_vs_model::ModelOptions {
+                variant: choice.variant.clone(),
+                effective: choice.effective.clone(),
+                mana_patched: choice.mana_patched,
+            },
+        )
+        .map_err(|e| e.to_string());
+        let (model_rows, model_error, not_modelled, mismatches, permalink) = match comparison {
+            Ok(c) => {
+                let link = crate::web::permalink::encode(&c.spec)
+                    .ok()
+                    .filter(|l| l.len() <= 48 << 10)
+                    .unwrap_or_default();
+                let rows = c
+                    .vectors
+                    .iter()
+                    .map(|v| ModelRowView {
+                        device: v.device.clone(),
+                        index: v.index,
+                        irq: st.snapshot.irqs[v.irq].label.clone(),
+                        name: st.snapshot.irqs[v.irq].name.clone(),
+                        predicted_mask: v.predicted_mask.clone(),
+                        actual_mask: v.actual_mask.clone(),
+                        predicted_cpu: v.predicted_cpu.map_or_else(|| "shut down".into(), |c| c.to_string()),
+                        actual_effective: v.actual_effective.clone(),
+                        mismatch: !v.cpu_matches || !v.mask_matches,
+                    })
+                    .collect();
+                (rows, String::new(), c.not_modelled.clone(), c.mismatches(), link)
+            }
+            Err(e) => (Vec::new(), e, Vec::new(), 0, String::new()),
+        };
+        let history = history_text(st);
+        HostView {
+            host: st.snapshot.host.clone(),
+            live,
+            share: String::new(),
+            summary: format!(
+                "{} · {} IRQ rows · {} CPU columns",
+                st.topology.summary(),
+                st.snapshot.irqs.len(),
+                st.snapshot.cpus.len()
+            ),
+            seq: st.seq,
+            status: status_line(st),
+            heatmap_svg: heatmap_of(st, choice.node),
+            rows: irq_rows(st),
+            history,
+            history_svg: history_svg(st),
+            model_rows,
+            model_error,
+            not_modelled,
+            mismatches,
+            permalink,
+            variants: crate::kernel::Variant::ALL
+                .iter()
+                .map(|v| (v.name(), v.name() == choice.variant))
+                .collect(),
+            effectives: crate::kernel::vector_matrix::EffectiveModel::ALL
+                .iter()
+                .map(|e| (e.name(), e.name() == choice.effective))
+                .collect(),
+            variant: choice.variant.clone(),
+            effective: choice.effective.clone(),
+            mana_patched: choice.mana_patched,
+        }
+    }
+}
+
+/// The newest [`HISTORY_SHOWN`] samples as text, newest first.
+fn history_text(st: &HostState) -> Vec<String> {
+    st.history
+        .iter()
+        .rev()
+        .take(HISTORY_SHOWN)
+        .map(|s| {
+            if s.reset {
+                format!("#{} baseline", s.seq)
+            } else {
+                format!("#{} {} irq/s", s.seq, fmt_rate(s.irqs_per_s))
+            }
+        })
+        .collect()
+}
+
+/// The chart of the newest [`HISTORY_CHART_LEN`] samples.
+fn history_svg(st: &HostState) -> String {
+    let skip = st.history.len().saturating_sub(HISTORY_CHART_LEN);
+    let points: Vec<HistoryPoint> = st
+        .history
+        .iter()
+        .skip(skip)
+        .map(|s| HistoryPoint {
+            seq: s.seq,
+            value: (!s.reset).then_some(s.irqs_per_s),
+        })
+        .collect();
+    history_chart(&points, "device interrupts per second, one point per reading", "irq/s")
+}
+
+#[derive(Template)]
+#[template(path = "live/host.html")]
+pub struct HostPage {
+    pub title: String,
+    pub v: HostView,
+}
+
+pub struct HostListEntry {
+    pub host: String,
+    pub seq: u64,
+    pub status: String,
+}
+
+#[derive(Template)]
+#[template(path = "live/hosts.html")]
+pub struct HostsPage {
+    pub title: String,
+    pub hosts: Vec<HostListEntry>,
+    pub ingestion: bool,
+}
+
+/// What an SSE update (and `GET /api/live/{host}`) carries.
+pub(super) fn update_json(st: &HostState) -> serde_json::Value {
+    let per_cpu: serde_json::Map<String, serde_json::Value> = st
+        .rates
+        .as_ref()
+        .map(|r| {
+            r.per_cpu
+                .iter()
+                .map(|(c, v)| (c.to_string(), serde_json::json!(v)))
+                .collect()
+        })
+        .unwrap_or_default();
+    serde_json::json!({
+        "host": st.snapshot.host,
+        "seq": st.seq,
+        "taken_unix_ms": st.snapshot.taken_unix_ms,
+        "interval_ms": st.rates.as_ref().map(|r| r.interval_ms),
+        "irqs_per_s": st.rates.as_ref().map(|r| r.per_cpu.values().sum::<f64>()),
+        "per_cpu": per_cpu,
+        "history": st.history,
+    })
+}
+
+/// The body of the SSE event for `st`: [`update_json`] with the newest [`HISTORY_CHART_LEN`]
+/// history samples (not all of them) and the rendered status, heatmap, chart and table rows.
+/// The hub renders it once per accepted snapshot and every stream sends these bytes.
+pub(super) fn sse_event_body(st: &HostState) -> String {
+    let mut data = update_json(st);
+    let skip = st.history.len().saturating_sub(HISTORY_CHART_LEN);
+    data["history"] = serde_json::json!(st.history.iter().skip(skip).collect::<Vec<_>>());
+    data["status"] = serde_json::Value::String(status_line(st));
+    data["heatmap"] = serde_json::Value::String(heatmap_of(st, None));
+    data["history_svg"] = serde_json::Value::String(history_svg(st));
+    data["history_text"] = serde_json::json!(history_text(st));
+    data["rows"] = serde_json::Value::String(RowsFragment { rows: &irq_rows(st) }.render().unwrap_or_default());
+    data.to_string()
+}
+
+/// The model choice of the import form, checked, and carried into the link the import answers
+/// with.
+pub struct ImportChoice {
+    query: Vec<String>,
+}
+
+impl ImportChoice {
+    pub fn new(variant: Option<&str>, effective: Option<&str>) -> Result<ImportChoice, AppError> {
+        LiveQuery {
+            variant: variant.map(Into::into),
+            effective: effective.map(Into::into),
+            mana: None,
+            node: None,
+        }
+        .choice()?;
+        // Both were checked against the known names: plain words.
+        let query = [("variant", variant), ("effective", effective)]
+            .into_iter()
+            .filter_map(|(k, v)| v.filter(|v| !v.is_empty()).map(|v| format!("{k}={v}")))
+            .collect();
+        Ok(ImportChoice { query })
+    }
+
+    /// `/live/_/import/ID`, with the choice as its query.
+    pub fn location(&self, id: &str) -> String {
+        let mut location = format!("{}/import/{id}", super::ACTIONS_PREFIX);
+        if !self.query.is_empty() {
+            location.push('?');
+            location.push_str(&self.query.join("&"));
+        }
+        location
+    }
+}
