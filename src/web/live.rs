@@ -207,9 +207,15 @@ async fn ingest(State(app): State<AppState>, Path(host): Path<String>, headers: 
         Verdict::Unknown => return refuse(StatusCode::UNAUTHORIZED, "unknown token"),
         Verdict::WrongHost => return refuse(StatusCode::FORBIDDEN, "this token may not push for this host"),
     }
-    let snap: Snapshot = match serde_json::from_slice(&body) {
+    let encoding = headers.get(header::CONTENT_ENCODING).map(|v| v.to_str().unwrap_or("?"));
+    let snap: Snapshot = match crate::live::protocol::decode_push_body(encoding, &body, SNAPSHOT_BYTES_MAX) {
         Ok(s) => s,
-        Err(e) => return refuse(StatusCode::BAD_REQUEST, &format!("bad snapshot JSON: {e}")),
+        Err(e) => {
+            return refuse(
+                StatusCode::from_u16(e.status()).unwrap_or(StatusCode::BAD_REQUEST),
+                &e.to_string(),
+            )
+        }
     };
     let live2 = live.clone();
     let host2 = host.clone();
