@@ -350,7 +350,7 @@ async fn send(
         .body(Body::from(body.to_vec()))
         .map_err(|e| e.to_string())?;
     let reply = tokio::time::timeout(Duration::from_millis(PUSH_TIMEOUT_MS), async {
-        let resp = client.request(req).await.map_err(|e| format!("{e}"))?;
+        let resp = client.request(req).await.map_err(|e| with_causes(&e))?;
         let status = resp.status();
         let bytes = axum::body::to_bytes(Body::new(resp.into_body()), REPLY_BYTES_MAX)
             .await
@@ -368,4 +368,19 @@ async fn send(
             String::from_utf8_lossy(&reply.1).trim()
         ))
     }
+}
+
+/// An error and its causes on one line (the client's own message hides a refused certificate).
+fn with_causes(e: &dyn std::error::Error) -> String {
+    let mut text = e.to_string();
+    let mut cause = e.source();
+    while let Some(c) = cause {
+        let part = c.to_string();
+        if !text.contains(&part) {
+            text.push_str(": ");
+            text.push_str(&part);
+        }
+        cause = c.source();
+    }
+    text
 }
