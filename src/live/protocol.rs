@@ -401,3 +401,103 @@ pub fn encode_push_body(snap: &Snapshot, json: &mut Vec<u8>, out: &mut Vec<u8>) 
     *out = gz.finish()?;
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn v1(nodes: &[&str], distances: Option<Vec<Vec<u32>>>) -> String {
+        serde_json::json!({
+            "version": 1, "host": "h", "taken_unix_ms": 5,
+            "topology": { "nodes": nodes, "distances": distances },
+            "cpus": [0, 1], "irqs": [{ "label": "24", "counts": [[1, 9]] }],
+        })
+        .to_string()
+    }
+
+    #[test]
+    fn version_1_reads_as_2_with_its_cpu_less_last_nodes_back() {
+        let d = vec![vec![10, 20, 30], vec![20, 10, 20], vec![30, 20, 10]];
+        let s: Snapshot = serde_json::from_str(&v1(&["0", "1"], Some(d.clone()))).unwrap();
+        assert_eq!(s.version, PROTOCOL_VERSION);
+        assert_eq!(s.topology.nodes, ["0", "1", ""]);
+        let topo = Topology::new(&s.topology.to_spec("h")).unwrap();
+        assert_eq!(topo.nr_node_ids(), 3);
+        // Nothing to restore without distances, and a matrix that is not square is left for
+        // validation to refuse.
+        let s: Snapshot = serde_json::from_str(&v1(&["0-1"], None)).unwrap();
+        assert_eq!(s.topology.nodes, ["0-1"]);
+        let s: Snapshot =
+            serde_json::from_str(&v1(&["0", "1"], Some(vec![vec![10, 20], vec![20, 10], vec![1]]))).unwrap();
+        assert_eq!(s.topology.nodes.len(), 2);
+        // Written again, it is a version-2 snapshot that reads back the same.
+        let again: Snapshot = serde_json::from_str(&serde_json::to_string(&s).unwrap()).unwrap();
+        assert_eq!(again, s);
+    }
+
+    #[test]
+    fn unknown_versions_and_fields_are_refused() {
+        for v in [0, PROTOCOL_VERSION + 1] {
+            let text = v1(&["0-1"], None).replace("\"version\":1", &format!("\"version\":{v}"));
+            let e = serde_json::from_str::<Snapshot>(&text).unwrap_err().to_string();
+            assert!(e.contains(&format!("protocol version {v} is not supported")), "{e}");
+            let cap = format!("{{\"version\":{v},\"snapshots\":[]}}");
+            assert!(serde_json::from_str::<Capture>(&cap).is_err());
+        }
+        let text = v1(&["0-1"], None).replace("\"host\"", "\"extra\":1,\"host\"");
+        assert!(serde_json::from_str::<Snapshot>(&text)
+            .unwrap_err()
+            .to_string()
+            .contains("unknown field"));
+        let cap: Capture =
+            serde_json::from_str(&format!("{{\"version\":1,\"snapshots\":[{}]}}", v1(&["0-1"], None))).unwrap();
+        assert_eq!(
+            (cap.version, cap.snapshots[0].version),
+            (PROTOCOL_VERSION, PROTOCOL_VERSION)
+        );
+    }
+
+    #[test]
+    fn push_bodies_decode_plain_and_gzip_within_the_bound() {
+        let s: Snapshot = serde_json::from_str(&v1(&["0-1"], None)).unwrap();
+        let (mut json, mut gz) = (Vec::new(), Vec::new());
+        encode_push_body(&s, &mut json, &mut gz).unwrap();
+        assert!(gz.starts_with(&[0x1f, 0x8b]));
+        assert_eq!(decode_push_body(Some("gzip"), &gz, 1 << 20).unwrap(), s);
+        assert_eq!(decode_push_body(None, &json, 1 << 20).unwrap(), s);
+        assert_eq!(decode_push_body(Some("identity"), &json, 1 << 20).unwrap(), s);
+        // The bound applies after decompression, to the byte.
+        assert_eq!(
+            decode_push_body(Some("gzip"), &gz, json.len() - 1),
+            Err(PushBodyError::TooLarge(json.len() - 1))
+        );
+        assert!(decode_push_body(Some("gzip"), &gz, json.len()).is_ok());
+        assert_eq!(decode_push_body(None, &json, json.len() - 1).unwrap_err().status(), 413);
+        assert_eq!(decode_push_body(Some("br"), &json, 1 << 20).unwrap_err().status(), 415);
+        assert_eq!(
+            decode_push_body(Some("gzip"), &json, 1 << 20).unwrap_err().status(),
+            400
+        );
+        assert_eq!(
+            decode_push_body(Some("gzip"), &gz[..gz.len() / 2], 1 << 20)
+                .unwrap_err()
+                .status(),
+            400
+        );
+    }
+
+    #[test]
+    fn kernel_release_and_cpu_sets_are_checked() {
+        let mut s: Snapshot = serde_json::from_str(&v1(&["0-1"], None)).unwrap();
+        s.topology.kernel_release = "6.12.107+deb12-cloud-amd64".into();
+        s.topology.possible = Some("0-1".into());
+        s.check().unwrap();
+        s.topology.kernel_release = "6.1 with space".into();
+        assert!(s.check().unwrap_err().contains("kernel_release"));
+        s.topology.kernel_release = "x".repeat(KERNEL_RELEASE_BYTES_MAX + 1);
+        assert!(s.check().is_err());
+        s.topology.kernel_release.clear();
+        s.topology.possible = Some("0-x".into());
+        assert!(s.check().unwrap_err().starts_with("possible"));
+    }
+}
