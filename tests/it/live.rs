@@ -10,7 +10,7 @@ use irqscope::live::auth::Tokens;
 use irqscope::live::collect;
 use irqscope::live::devices;
 use irqscope::live::parse::{format_interrupts, parse_interrupts};
-use irqscope::live::protocol::{Capture, Snapshot};
+use irqscope::live::protocol::{Capture, Snapshot, PROTOCOL_VERSION};
 use irqscope::web::{self, live::LiveState, AppState};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -283,7 +283,7 @@ async fn pushes_are_refused_without_the_right_token_and_leave_history_alone() {
         ),
         (
             "wrong version",
-            push_req("web1", Some(TOKEN), s2.replacen("\"version\":1", "\"version\":99", 1)),
+            push_req("web1", Some(TOKEN), s2.replacen(&format!("\"version\":{PROTOCOL_VERSION}"), "\"version\":99", 1)),
             StatusCode::BAD_REQUEST,
         ),
         (
