@@ -100,6 +100,43 @@ fn best_ms(runs: usize, program: &str, args: &[&str]) -> Option<f64> {
     Some(best)
 }
 
+/// CPU time this thread has run, in ns (`/proc/thread-self/schedstat`, first field): CPU,
+/// not wall time, so the figures hold on a loaded machine.
+fn thread_cpu_ns() -> Option<u64> {
+    std::fs::read_to_string("/proc/thread-self/schedstat")
+        .ok()?
+        .split_whitespace()
+        .next()?
+        .parse()
+        .ok()
+}
+
+/// CPU ms per call of `f`, over `runs` calls.
+fn cpu_ms(runs: u32, mut f: impl FnMut()) -> Option<f64> {
+    f();
+    let t = thread_cpu_ns()?;
+    for _ in 0..runs {
+        f();
+    }
+    Some((thread_cpu_ns()? - t) as f64 / 1e6 / f64::from(runs))
+}
+
+/// CPU ms (user + system) per run of a shell command, from bash's `times` after `runs` runs.
+fn child_cpu_ms(runs: u32, command: &str) -> Option<f64> {
+    let script = format!("for i in $(seq {runs}); do {command} >/dev/null; done; times");
+    let out = std::process::Command::new("bash").args(["-c", &script]).output().ok()?;
+    let text = String::from_utf8(out.stdout).ok()?;
+    // `times` prints the shell's then the children's "0m0.123s 0m0.004s".
+    let children = text.lines().last()?;
+    let secs = |w: &str| -> Option<f64> {
+        let (m, s) = w.strip_suffix('s')?.split_once('m')?;
+        Some(m.parse::<f64>().ok()? * 60.0 + s.parse::<f64>().ok()?)
+    };
+    let mut words = children.split_whitespace();
+    let total = secs(words.next()?)? + secs(words.next()?)?;
+    Some(total * 1e3 / f64::from(runs))
+}
+
 fn gzip_len(bytes: &[u8]) -> usize {
     use std::io::Write;
     let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::new(1));
@@ -146,6 +183,26 @@ fn bench(c: &mut Criterion) {
             eprintln!("reference {what}: {ms:.1} ms ({:.0} MB/s)", mb / (ms / 1e3));
         }
     }
+    // CPU time side by side (user + system of the awk processes; this thread's CPU for ours).
+    let awk_sum2 = child_cpu_ms(10, &format!("awk '{{s+=$2}} END{{print s}}' {file}"));
+    let awk_all = child_cpu_ms(3, &format!("awk '{{for(i=2;i<=NF;i++)s+=$i}} END{{print s}}' {file}"));
+    let wc = child_cpu_ms(10, &format!("wc -l {file}"));
+    let mut parsed = parse_interrupts(&text).unwrap();
+    let parse_cpu = cpu_ms(20, || parse_interrupts_into(black_box(&text), &mut parsed).unwrap());
+    let mut reading_collector = Collector::new(&root, "bench");
+    let (mut s1, mut b1) = (Vec::new(), Vec::new());
+    let reading_cpu = cpu_ms(20, || {
+        let snap = reading_collector.read(5).unwrap();
+        encode_push_body(&snap, &mut s1, &mut b1).unwrap();
+    });
+    if let (Some(a2), Some(aa), Some(wc), Some(p), Some(r)) = (awk_sum2, awk_all, wc, parse_cpu, reading_cpu) {
+        eprintln!("CPU ms: wc -l {wc:.1}, awk '{{s+=$2}}' {a2:.1}, awk sum of every column {aa:.1}");
+        eprintln!(
+            "CPU ms: parse {p:.1} ({:.3} x awk '{{s+=$2}}', {:.3} x awk sum of every column); whole reading (read, parse, build, gzip) {r:.1}",
+            p / a2,
+            p / aa
+        );
+    }
     // Push body bytes per reading.
     let mut collector = Collector::new(&root, "bench");
     let first = collector.read(1).unwrap();
@@ -171,7 +228,6 @@ fn bench(c: &mut Criterion) {
     let mut g = c.benchmark_group("live");
     g.sample_size(10);
     g.throughput(Throughput::Bytes(text.len() as u64));
-    let mut parsed = parse_interrupts(&text).unwrap();
     assert_eq!(parsed.rows.len(), N_IRQS as usize + 2);
     g.bench_function("parse_interrupts_1024cpu_4096irq", |b| {
         b.iter(|| parse_interrupts_into(black_box(&text), &mut parsed).unwrap())

@@ -207,6 +207,13 @@ pub fn build_snapshot_from(
     })
 }
 
+/// Most IRQs whose `/proc/irq/N/` files one [`Collector::read`] refreshes. An IRQ new to the
+/// collector is always read, and all are re-read when the online CPUs change; on a host with
+/// more IRQs than this the others are refreshed in turn, so no IRQ's files are more than
+/// `ceil(IRQs / IRQ_FILES_PER_READING)` readings old (8 on a 4,096-IRQ host). A host with fewer
+/// re-reads every file on every reading.
+pub const IRQ_FILES_PER_READING: usize = 512;
+
 /// A host's reading loop: the buffers and the topology kept between readings.
 pub struct Collector {
     root: PathBuf,
@@ -216,6 +223,48 @@ pub struct Collector {
     /// The `cpu/online` text the topology was read with, and the topology.
     topology: Option<(String, WireTopology)>,
     online: String,
+    /// The numbered IRQs of this reading, sorted, and where the next refresh starts.
+    numbered: Vec<u32>,
+    refresh_at: usize,
+}
+
+/// A small file (`/proc/irq/N/*`): open, read into a stack buffer until a short read, close. A
+/// regular file or a kernel seq_file gives its whole text in one read when it fits, so this
+/// costs three system calls (no `fstat`, unlike `read_to_string`). `None` when absent, larger
+/// than `bytes_max`, or not UTF-8.
+fn read_small(path: &Path, bytes_max: usize) -> Option<String> {
+    let mut f = std::fs::File::open(path).ok()?;
+    let mut buf = [0u8; 4096];
+    let mut out = Vec::new();
+    loop {
+        let n = match f.read(&mut buf) {
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(_) => return None,
+        };
+        out.extend_from_slice(&buf[..n]);
+        if out.len() > bytes_max {
+            return None;
+        }
+        if n < buf.len() {
+            break;
+        }
+    }
+    String::from_utf8(out).ok()
+}
+
+fn read_irq_dir(dir: &mut PathBuf) -> IrqFiles {
+    let mut get = |name: &str| {
+        dir.push(name);
+        let text = read_small(dir, IRQ_FILE_BYTES_MAX);
+        dir.pop();
+        text
+    };
+    IrqFiles {
+        smp_affinity_list: get("smp_affinity_list"),
+        effective_affinity_list: get("effective_affinity_list"),
+        node: get("node"),
+    }
 }
 
 /// A reading that failed: which file, and why.
@@ -236,7 +285,39 @@ impl Collector {
             parsed: Interrupts::default(),
             topology: None,
             online: String::new(),
+            numbered: Vec::new(),
+            refresh_at: 0,
         }
+    }
+
+    /// Bring the `/proc/irq/N/` files of this reading's numbered IRQs up to date: new ones
+    /// read, vanished ones dropped, [`IRQ_FILES_PER_READING`] of the others refreshed (all of
+    /// them when `all`).
+    fn refresh_irq_files(&mut self, proc_dir: &Path, all: bool) {
+        self.numbered.clear();
+        self.numbered.extend(self.parsed.rows.iter().filter_map(|r| r.irq()));
+        self.numbered.sort_unstable();
+        self.numbered.dedup();
+        let numbered = &self.numbered;
+        self.proc.irqs.retain(|n, _| numbered.binary_search(n).is_ok());
+        let mut dir = proc_dir.join("irq");
+        let mut in_dir = |n: u32, irqs: &mut BTreeMap<u32, IrqFiles>| {
+            dir.push(n.to_string());
+            irqs.insert(n, read_irq_dir(&mut dir));
+            dir.pop();
+        };
+        for &n in numbered {
+            if !self.proc.irqs.contains_key(&n) {
+                in_dir(n, &mut self.proc.irqs);
+            }
+        }
+        let len = numbered.len();
+        let count = if all { len } else { len.min(IRQ_FILES_PER_READING) };
+        let start = if len == 0 { 0 } else { self.refresh_at % len };
+        for k in 0..count {
+            in_dir(numbered[(start + k) % len], &mut self.proc.irqs);
+        }
+        self.refresh_at = if len == 0 { 0 } else { (start + count) % len };
     }
 
     /// Read the host once and build its snapshot, stamped `taken_unix_ms`.
@@ -249,7 +330,6 @@ impl Collector {
         let path = proc_dir.join("interrupts");
         read_bounded_into(&path, INTERRUPTS_BYTES_MAX, &mut self.proc.interrupts).map_err(io(&path))?;
         parse::parse_interrupts_into(&self.proc.interrupts, &mut self.parsed)?;
-        self.proc.irqs = read_irq_files(&proc_dir).map_err(io(&proc_dir.join("irq")))?;
         if self.proc.boot_id.is_empty() {
             self.proc.boot_id = read_bounded(&proc_dir.join("sys/kernel/random/boot_id"), 64)
                 .map(|s| s.trim().to_string())
@@ -260,10 +340,13 @@ impl Collector {
         if read_bounded_into(&online_path, sysfs::FILE_BYTES_MAX, &mut self.online).is_err() {
             self.online.clear();
         }
-        if self.topology.as_ref().is_none_or(|(o, _)| *o != self.online) {
+        let online_changed = self.topology.as_ref().is_none_or(|(o, _)| *o != self.online);
+        if online_changed {
             let files = read_topology(&self.root).map_err(io(&sysfs::system_dir(&self.root)))?;
             self.topology = Some((self.online.clone(), topology_of(&files, &self.host)?));
         }
+        // Effective affinities move when CPUs go on- or offline: re-read them all then.
+        self.refresh_irq_files(&proc_dir, online_changed);
         let topology = &self.topology.as_ref().expect("set above").1;
         Ok(build_snapshot_from(
             &self.parsed,

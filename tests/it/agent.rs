@@ -297,3 +297,30 @@ async fn the_agent_pushes_over_tls_with_a_private_ca() {
     server.abort();
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn a_large_host_refreshes_its_irq_files_in_turn() {
+    use irqscope::live::collect::IRQ_FILES_PER_READING;
+    let root = std::env::temp_dir().join(format!("irqscope-agent-refresh-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&root);
+    let topo = irqscope::catalogue::get("vm-2vcpu-smt2").unwrap();
+    irqscope::topology::import::export::write_sysfs(&topo, &root).unwrap();
+    let n = IRQ_FILES_PER_READING + 88;
+    let mut text = String::from("           CPU0       CPU1\n");
+    for irq in 0..n {
+        text.push_str(&format!("{irq:>4}: 1 0 PCI-MSIX 0-edge q{irq}\n"));
+        let dir = root.join(format!("proc/irq/{irq}"));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("smp_affinity_list"), "0-1\n").unwrap();
+    }
+    std::fs::write(root.join("proc/interrupts"), text).unwrap();
+    let mut c = Collector::new(&root, "big");
+    let on_1 = |s: &Snapshot| s.irqs.iter().filter(|i| i.affinity.as_deref() == Some("1")).count();
+    assert_eq!(on_1(&c.read(1).unwrap()), 0, "the first reading reads every IRQ");
+    for irq in 0..n {
+        std::fs::write(root.join(format!("proc/irq/{irq}/smp_affinity_list")), "1\n").unwrap();
+    }
+    assert_eq!(on_1(&c.read(2).unwrap()), IRQ_FILES_PER_READING, "one reading refreshes its share");
+    assert_eq!(on_1(&c.read(3).unwrap()), n, "the next one the rest");
+    let _ = std::fs::remove_dir_all(&root);
+}
