@@ -189,6 +189,24 @@ fn bench(c: &mut Criterion) {
     let wc = child_cpu_ms(10, &format!("wc -l {file}"));
     let mut parsed = parse_interrupts(&text).unwrap();
     let parse_cpu = cpu_ms(20, || parse_interrupts_into(black_box(&text), &mut parsed).unwrap());
+    let proc_files = collect::read_proc(&root).unwrap();
+    let topo = Collector::new(&root, "bench").read(0).unwrap().topology;
+    let mut snap = None;
+    let build_cpu = cpu_ms(20, || {
+        snap = Some(collect::build_snapshot_from(&parsed, &proc_files, &topo, "bench", 3).unwrap())
+    });
+    let snap = snap.unwrap();
+    let mut json_buf = Vec::new();
+    let json_cpu = cpu_ms(20, || {
+        json_buf.clear();
+        serde_json::to_writer(&mut json_buf, &snap).unwrap();
+    });
+    let gzip_cpu = cpu_ms(20, || {
+        black_box(gzip_len(&json_buf));
+    });
+    if let (Some(b), Some(j), Some(z)) = (build_cpu, json_cpu, gzip_cpu) {
+        eprintln!("CPU ms: build {b:.1}, JSON {j:.1}, gzip level 1 {z:.1}");
+    }
     let mut reading_collector = Collector::new(&root, "bench");
     let (mut s1, mut b1) = (Vec::new(), Vec::new());
     let reading_cpu = cpu_ms(20, || {

@@ -104,7 +104,7 @@ pub fn parse_interrupts(text: &str) -> Result<Interrupts, ParseError> {
 /// error `out` holds a partial reading; do not use it.
 ///
 /// Lines are found with `memchr`; the counter columns, which are nearly all of the bytes on a
-/// large host (`" %10u"` per CPU, mostly `0`), are classified 32 bytes at a time
+/// large host (`" %10u"` per CPU, mostly `0`), are classified 64 bytes at a time
 /// ([`scan_counters`]) and only non-zero words are converted.
 pub fn parse_interrupts_into(text: &str, out: &mut Interrupts) -> Result<(), ParseError> {
     let err = |line: usize, m: String| Err(ParseError::new(FILE, Some(line), m));
@@ -248,14 +248,15 @@ impl<'a> Iterator for Lines<'a> {
 }
 
 /// Bytes classified at once by [`scan_counters`].
-const BLOCK: usize = 32;
+const BLOCK: usize = 64;
 
-/// Per-byte bit masks of one [`BLOCK`]: spaces, `0` digits, `1`–`9` digits.
+/// Per-byte bit masks of one [`BLOCK`]: spaces, `0` digits, `1`–`9` digits. SSE2 is part of
+/// x86_64, so its classifier needs no run-time detection.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct Classes {
-    space: u32,
-    zero: u32,
-    nonzero: u32,
+    space: u64,
+    zero: u64,
+    nonzero: u64,
 }
 
 /// The portable classifier (and the reference the SSE2 one is tested against).
@@ -267,39 +268,44 @@ fn classify_portable(block: &[u8; BLOCK]) -> Classes {
         nonzero: 0,
     };
     for (i, &b) in block.iter().enumerate() {
-        c.space |= u32::from(b == b' ') << i;
-        c.zero |= u32::from(b == b'0') << i;
-        c.nonzero |= u32::from((b'1'..=b'9').contains(&b)) << i;
+        c.space |= u64::from(b == b' ') << i;
+        c.zero |= u64::from(b == b'0') << i;
+        c.nonzero |= u64::from((b'1'..=b'9').contains(&b)) << i;
     }
     c
 }
 
-/// SSE2 is part of x86_64, so no run-time detection is needed.
 #[cfg(target_arch = "x86_64")]
+#[inline]
 fn classify(block: &[u8; BLOCK]) -> Classes {
     use std::arch::x86_64::*;
-    // SAFETY: SSE2 is always available on x86_64, and both unaligned loads read 16 bytes
-    // inside `block`, which is 32 bytes long.
-    unsafe {
-        let lo = _mm_loadu_si128(block.as_ptr().cast());
-        let hi = _mm_loadu_si128(block.as_ptr().add(16).cast());
-        let space = _mm_set1_epi8(b' ' as i8);
-        let zero = _mm_set1_epi8(b'0' as i8);
-        let nine = _mm_set1_epi8(b'9' as i8);
-        // Signed compares: bytes >= 0x80 are negative, so never digits.
-        let nonzero = |v| {
-            _mm_and_si128(
-                _mm_cmpgt_epi8(v, zero),
-                _mm_cmpgt_epi8(_mm_add_epi8(nine, _mm_set1_epi8(1)), v),
+    let mut c = Classes {
+        space: 0,
+        zero: 0,
+        nonzero: 0,
+    };
+    for k in 0..BLOCK / 16 {
+        // SAFETY: SSE2 is always available on x86_64, and the unaligned load reads the 16
+        // bytes at 16 * k, inside `block`.
+        let (space, zero, nonzero) = unsafe {
+            let v = _mm_loadu_si128(block.as_ptr().add(16 * k).cast());
+            // Signed compares: bytes >= 0x80 are negative, so never digits.
+            let nonzero = _mm_and_si128(
+                _mm_cmpgt_epi8(v, _mm_set1_epi8(b'0' as i8)),
+                _mm_cmpgt_epi8(_mm_set1_epi8(b':' as i8), v),
+            );
+            (
+                _mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_set1_epi8(b' ' as i8))),
+                _mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_set1_epi8(b'0' as i8))),
+                _mm_movemask_epi8(nonzero),
             )
         };
-        let mask = |v| _mm_movemask_epi8(v) as u32 & 0xffff;
-        Classes {
-            space: mask(_mm_cmpeq_epi8(lo, space)) | mask(_mm_cmpeq_epi8(hi, space)) << 16,
-            zero: mask(_mm_cmpeq_epi8(lo, zero)) | mask(_mm_cmpeq_epi8(hi, zero)) << 16,
-            nonzero: mask(nonzero(lo)) | mask(nonzero(hi)) << 16,
-        }
+        let at = 16 * k as u32;
+        c.space |= u64::from(space as u16) << at;
+        c.zero |= u64::from(zero as u16) << at;
+        c.nonzero |= u64::from(nonzero as u16) << at;
     }
+    c
 }
 
 #[cfg(not(target_arch = "x86_64"))]
@@ -330,13 +336,13 @@ fn scan_counters<'a>(r: &'a [u8], cpus: &[u32], counts: &mut Vec<(u32, u64)>) ->
             let block: &[u8; BLOCK] = block.try_into().expect("BLOCK bytes");
             let c = classify(block);
             let digit = c.zero | c.nonzero;
-            if c.space | digit == u32::MAX && c.space != 0 {
+            if c.space | digit == u64::MAX && c.space != 0 {
                 // Up to and including the last space: words starting there end inside.
-                let last_space = 31 - c.space.leading_zeros();
-                let upto = if last_space == 31 {
-                    u32::MAX
+                let last_space = 63 - c.space.leading_zeros();
+                let upto = if last_space == 63 {
+                    u64::MAX
                 } else {
-                    (1u32 << (last_space + 1)) - 1
+                    (1u64 << (last_space + 1)) - 1
                 };
                 let starts = digit & ((c.space << 1) | 1) & upto;
                 let k = starts.count_ones() as usize;
@@ -347,9 +353,9 @@ fn scan_counters<'a>(r: &'a [u8], cpus: &[u32], counts: &mut Vec<(u32, u64)>) ->
                             let i = s.trailing_zeros();
                             s &= s - 1;
                             // The word ends at the next space (there is one: the last space).
-                            let end = (c.space & !((2u32 << i) - 1)).trailing_zeros();
-                            // At most 31 digits here would overflow: words longer than 19
-                            // digits are rare, so take the checked path.
+                            let end = (c.space & !((2u64 << i) - 1)).trailing_zeros();
+                            // Up to 19 digits cannot overflow; longer words (rare) take the
+                            // checked path.
                             let word = &block[i as usize..end as usize];
                             let v = if word.len() <= 19 {
                                 word.iter().fold(0u64, |a, &d| a * 10 + u64::from(d - b'0'))

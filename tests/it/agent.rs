@@ -320,7 +320,11 @@ fn a_large_host_refreshes_its_irq_files_in_turn() {
     for irq in 0..n {
         std::fs::write(root.join(format!("proc/irq/{irq}/smp_affinity_list")), "1\n").unwrap();
     }
-    assert_eq!(on_1(&c.read(2).unwrap()), IRQ_FILES_PER_READING, "one reading refreshes its share");
+    assert_eq!(
+        on_1(&c.read(2).unwrap()),
+        IRQ_FILES_PER_READING,
+        "one reading refreshes its share"
+    );
     assert_eq!(on_1(&c.read(3).unwrap()), n, "the next one the rest");
     let _ = std::fs::remove_dir_all(&root);
 }

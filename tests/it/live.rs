@@ -283,7 +283,11 @@ async fn pushes_are_refused_without_the_right_token_and_leave_history_alone() {
         ),
         (
             "wrong version",
-            push_req("web1", Some(TOKEN), s2.replacen(&format!("\"version\":{PROTOCOL_VERSION}"), "\"version\":99", 1)),
+            push_req(
+                "web1",
+                Some(TOKEN),
+                s2.replacen(&format!("\"version\":{PROTOCOL_VERSION}"), "\"version\":99", 1),
+            ),
             StatusCode::BAD_REQUEST,
         ),
         (
