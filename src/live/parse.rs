@@ -149,7 +149,30 @@ pub fn parse_interrupts_into(text: &str, out: &mut Interrupts) -> Result<(), Par
     let cpus = &out.cpus[..];
     let rows = &mut out.rows;
     let mut n_rows = 0usize;
-    for (no, line) in lines {
+    let bytes = text.as_bytes();
+    while lines.at < bytes.len() {
+        // A row whose line starts with ASCII: its counters are scanned straight from the text
+        // (a newline ends the scan) and its end is searched from the description on, so the
+        // counter bytes are read once. Anything else takes the line-at-a-time path below.
+        let mut p = lines.at;
+        while p < bytes.len() && matches!(bytes[p], b' ' | b'\t' | 0x0b | 0x0c | b'\r') {
+            p += 1;
+        }
+        if p < bytes.len() && bytes[p] != b'\n' && bytes[p] < 0x80 {
+            if let Some(i) = memchr::memchr2(b':', b'\n', &bytes[p..]).filter(|&i| bytes[p + i] == b':') {
+                let no = lines.no + 1;
+                lines.no = no;
+                if n_rows >= ROWS_MAX {
+                    return err(no, format!("more than {ROWS_MAX} rows"));
+                }
+                let (label, rest) = (&text[p..p + i], &text[p + i + 1..]);
+                check_label(no, label)?;
+                let used = parse_row(no, label, rest, cpus, rows, &mut n_rows)?;
+                lines.at = (p + i + 1 + used + 1).min(bytes.len());
+                continue;
+            }
+        }
+        let Some((no, line)) = lines.next() else { break };
         if line.trim().is_empty() {
             continue;
         }
@@ -161,57 +184,82 @@ pub fn parse_interrupts_into(text: &str, out: &mut Interrupts) -> Result<(), Par
             return err(no, format!("no `label:` at the start of {:?}", short(body)));
         };
         let (label, rest) = (&body[..colon], &body[colon + 1..]);
-        if label.is_empty()
-            || label.len() > 32
-            || !label
-                .bytes()
-                .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
-        {
-            return err(no, format!("bad row label {:?}", short(label)));
-        }
-        if n_rows == rows.len() {
-            rows.push(IrqRow::default());
-        }
-        let row = &mut rows[n_rows];
-        n_rows += 1;
-        row.label.clear();
-        row.label.push_str(label);
-        row.counts.clear();
-        let (n_counts, desc_at) = match scan_counters(rest.as_bytes(), cpus, &mut row.counts) {
-            Ok(done) => done,
-            Err(word) => {
-                return err(
-                    no,
-                    format!(
-                        "counter {:?} does not fit 64 bits",
-                        short(&String::from_utf8_lossy(word))
-                    ),
-                )
-            }
-        };
-        row.n_counts = n_counts;
-        // Words are split on ASCII whitespace everywhere, so a row prints and parses back the
-        // same (found by fuzzing: a form feed between a counter and a number).
-        let desc = rest[desc_at..].trim_matches(|c: char| c.is_ascii_whitespace());
-        row.chip.clear();
-        row.hwirq.clear();
-        row.name.clear();
-        if label.bytes().all(|b| b.is_ascii_digit()) {
-            split_description(desc, &mut row.chip, &mut row.hwirq, &mut row.name);
-        } else {
-            row.name.push_str(desc);
-        }
-        for (what, v) in [("chip", &row.chip), ("hwirq", &row.hwirq), ("name", &row.name)] {
-            if v.len() > FIELD_BYTES_MAX {
-                return err(no, format!("{what} is longer than {FIELD_BYTES_MAX} bytes"));
-            }
-        }
-        if n_rows > 1 && rows[n_rows - 2].label == label {
-            return err(no, format!("row {label} appears twice"));
-        }
+        check_label(no, label)?;
+        parse_row(no, label, rest, cpus, rows, &mut n_rows)?;
     }
     rows.truncate(n_rows);
     Ok(())
+}
+
+fn check_label(no: usize, label: &str) -> Result<(), ParseError> {
+    if label.is_empty()
+        || label.len() > 32
+        || !label
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+    {
+        return Err(ParseError::new(
+            FILE,
+            Some(no),
+            format!("bad row label {:?}", short(label)),
+        ));
+    }
+    Ok(())
+}
+
+/// One row after its `label:`. `rest` runs to the end of the line or beyond it (a newline
+/// ends the row); returns the length of the row's part of `rest`.
+fn parse_row(
+    no: usize,
+    label: &str,
+    rest: &str,
+    cpus: &[u32],
+    rows: &mut Vec<IrqRow>,
+    n_rows: &mut usize,
+) -> Result<usize, ParseError> {
+    let err = |line: usize, m: String| Err(ParseError::new(FILE, Some(line), m));
+    if *n_rows == rows.len() {
+        rows.push(IrqRow::default());
+    }
+    let row = &mut rows[*n_rows];
+    *n_rows += 1;
+    row.label.clear();
+    row.label.push_str(label);
+    row.counts.clear();
+    let (n_counts, desc_at) = match scan_counters(rest.as_bytes(), cpus, &mut row.counts) {
+        Ok(done) => done,
+        Err(word) => {
+            return err(
+                no,
+                format!(
+                    "counter {:?} does not fit 64 bits",
+                    short(&String::from_utf8_lossy(word))
+                ),
+            )
+        }
+    };
+    row.n_counts = n_counts;
+    // Words are split on ASCII whitespace everywhere, so a row prints and parses back the
+    // same (found by fuzzing: a form feed between a counter and a number).
+    let line_end = desc_at + memchr::memchr(b'\n', &rest.as_bytes()[desc_at..]).unwrap_or(rest.len() - desc_at);
+    let desc = rest[desc_at..line_end].trim_matches(|c: char| c.is_ascii_whitespace());
+    row.chip.clear();
+    row.hwirq.clear();
+    row.name.clear();
+    if label.bytes().all(|b| b.is_ascii_digit()) {
+        split_description(desc, &mut row.chip, &mut row.hwirq, &mut row.name);
+    } else {
+        row.name.push_str(desc);
+    }
+    for (what, v) in [("chip", &row.chip), ("hwirq", &row.hwirq), ("name", &row.name)] {
+        if v.len() > FIELD_BYTES_MAX {
+            return err(no, format!("{what} is longer than {FIELD_BYTES_MAX} bytes"));
+        }
+    }
+    if *n_rows > 1 && rows[*n_rows - 2].label == label {
+        return err(no, format!("row {label} appears twice"));
+    }
+    Ok(line_end)
 }
 
 /// The lines of a text as `str::lines` gives them (split at `\n`, a `\r` before it dropped),
@@ -376,7 +424,7 @@ fn scan_counters<'a>(r: &'a [u8], cpus: &[u32], counts: &mut Vec<(u32, u64)>) ->
             }
         }
         // One word, byte by byte.
-        while at < r.len() && r[at].is_ascii_whitespace() {
+        while at < r.len() && r[at] != b'\n' && r[at].is_ascii_whitespace() {
             at += 1;
         }
         if n >= cols {
@@ -938,6 +986,11 @@ Err:          0
             "CPU0\n",
             "CPU0\r\n 1: 5\r\n",
             " CPU0 CPU1\n\u{a0}\n 1:\t0 0 x\n",
+            "CPU0 CPU1\n\x0b 1: 3 4 a\r\n\r\n 2: 5\r\r\n 3 no colon\n",
+            "CPU0\n 1: 2 x\n\u{85}\n 2: 1 y",
+            "CPU0\n 1: 2\n 2: 3 : 4\n\t\n 3:\n",
+            "CPU0\n 1: 2\nno colon at all",
+            "CPU0\n 1: 2\n 1: 3\n",
         ] {
             same_as_reference(text);
         }
