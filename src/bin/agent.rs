@@ -5,15 +5,20 @@
 //! `push` never exits because of the server: a refused, slow or absent server is logged and
 //! retried with capped exponential backoff; every attempt sends a fresh reading (counters are
 //! cumulative, so nothing is lost by skipping a stale one).
+//!
+//! Bodies are gzip-compressed JSON (`Content-Encoding: gzip`). `https://` servers are reached
+//! through rustls, trusting the Mozilla roots compiled in and, with `--ca-file`, the PEM
+//! certificates of that file. Connections are kept alive and set `TCP_NODELAY`.
 
 use anyhow::Context;
 use axum::body::Body;
 use clap::{Parser, Subcommand};
+use hyper_rustls::HttpsConnector;
 use hyper_util::client::legacy::{connect::HttpConnector, Client};
 use hyper_util::rt::TokioExecutor;
-use irqscope::live::collect::{self, ProcFiles};
+use irqscope::live::collect::Collector;
 use irqscope::live::limits::{AGENT_INTERVAL_MS_MIN, CAPTURE_SNAPSHOTS_MAX};
-use irqscope::live::protocol::{Capture, Snapshot, WireTopology, PROTOCOL_VERSION};
+use irqscope::live::protocol::{encode_push_body, Capture, Snapshot, PROTOCOL_VERSION};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -22,6 +27,8 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 const PUSH_TIMEOUT_MS: u64 = 10_000;
 /// Largest server reply read.
 const REPLY_BYTES_MAX: usize = 64 << 10;
+/// Largest `--ca-file` read.
+const CA_FILE_BYTES_MAX: usize = 1 << 20;
 
 #[derive(Parser)]
 #[command(
@@ -50,9 +57,13 @@ enum Command {
     Push {
         #[command(flatten)]
         source: Source,
-        /// Server base URL, e.g. http://127.0.0.1:8080 (plain HTTP; put TLS in front).
+        /// Server base URL: http://127.0.0.1:8080, or https://irqscope.example:8443.
         #[arg(long)]
         server: String,
+        /// PEM file of CA certificates to trust for an https:// server, besides the Mozilla
+        /// roots built in (e.g. a private CA).
+        #[arg(long, value_name = "PEM")]
+        ca_file: Option<PathBuf>,
         /// File holding the bearer token (or set IRQSCOPE_AGENT_TOKEN).
         #[arg(long, value_name = "FILE")]
         token_file: Option<PathBuf>,
@@ -103,26 +114,20 @@ fn host_name(source: &Source) -> anyhow::Result<String> {
     Ok(name)
 }
 
-/// Reads a host, re-reading the sysfs topology only when the online CPUs change.
+/// Reads a host (buffers and the sysfs topology kept between readings).
 struct Reader {
-    root: PathBuf,
-    host: String,
-    topology: Option<(String, WireTopology)>,
+    collector: Collector,
 }
 
 impl Reader {
+    fn new(source: &Source) -> anyhow::Result<Reader> {
+        Ok(Reader {
+            collector: Collector::new(&source.root, &host_name(source)?),
+        })
+    }
+
     fn read(&mut self) -> anyhow::Result<Snapshot> {
-        let proc: ProcFiles =
-            collect::read_proc(&self.root).with_context(|| format!("reading {}", self.root.join("proc").display()))?;
-        let online =
-            std::fs::read_to_string(irqscope::topology::import::sysfs::system_dir(&self.root).join("cpu/online"))
-                .unwrap_or_default();
-        if self.topology.as_ref().is_none_or(|(o, _)| *o != online) {
-            let files = collect::read_topology(&self.root).context("reading the sysfs topology")?;
-            self.topology = Some((online, collect::topology_of(&files, &self.host)?));
-        }
-        let topo = &self.topology.as_ref().expect("set above").1;
-        Ok(collect::build_snapshot(&proc, topo, &self.host, now_unix_ms())?)
+        Ok(self.collector.read(now_unix_ms())?)
     }
 }
 
@@ -135,6 +140,7 @@ fn main() -> ExitCode {
         Command::Push {
             source,
             server,
+            ca_file,
             token_file,
             interval_ms,
             backoff_max_ms,
@@ -142,6 +148,7 @@ fn main() -> ExitCode {
         } => push(
             source,
             &server,
+            ca_file.as_deref(),
             token_file.as_deref(),
             interval_ms,
             backoff_max_ms,
@@ -181,11 +188,7 @@ fn capture(source: Source, output: &Path, count: usize, over_s: f64) -> anyhow::
         count == 1 || gap.as_millis() as u64 >= AGENT_INTERVAL_MS_MIN,
         "snapshots would be closer than {AGENT_INTERVAL_MS_MIN} ms"
     );
-    let mut reader = Reader {
-        host: host_name(&source)?,
-        root: source.root,
-        topology: None,
-    };
+    let mut reader = Reader::new(&source)?;
     let mut snapshots = Vec::with_capacity(count);
     for i in 0..count {
         if i > 0 {
@@ -208,6 +211,7 @@ fn capture(source: Source, output: &Path, count: usize, over_s: f64) -> anyhow::
 fn push(
     source: Source,
     server: &str,
+    ca_file: Option<&Path>,
     token_file: Option<&Path>,
     interval_ms: u64,
     backoff_max_ms: u64,
@@ -229,23 +233,39 @@ fn push(
         .parse()
         .with_context(|| format!("--server {server:?} is not a URL"))?;
     anyhow::ensure!(
-        url.scheme_str() == Some("http"),
-        "--server: only http:// (put a TLS proxy in front)"
+        matches!(url.scheme_str(), Some("http" | "https")),
+        "--server: an http:// or https:// URL"
     );
+    anyhow::ensure!(
+        ca_file.is_none() || url.scheme_str() == Some("https"),
+        "--ca-file needs an https:// server"
+    );
+    let tls = tls_config(ca_file)?;
     let mut reader = Reader {
-        host,
-        root: source.root,
-        topology: None,
+        collector: Collector::new(&source.root, &host),
     };
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
     runtime.block_on(async move {
-        let client: Client<HttpConnector, Body> = Client::builder(TokioExecutor::new()).build_http();
+        let mut http = HttpConnector::new();
+        http.set_nodelay(true);
+        http.enforce_http(false);
+        let connector = hyper_rustls::HttpsConnectorBuilder::new()
+            .with_tls_config(tls)
+            .https_or_http()
+            .enable_http1()
+            .wrap_connector(http);
+        let client: Client<HttpsConnector<HttpConnector>, Body> =
+            Client::builder(TokioExecutor::new()).build(connector);
         let mut failures: u32 = 0;
         let mut pushed: u64 = 0;
+        let (mut json, mut body) = (Vec::new(), Vec::new());
         loop {
             let started = tokio::time::Instant::now();
             let outcome = match reader.read() {
-                Ok(snap) => send(&client, &url, &token, &snap).await,
+                Ok(snap) => match encode_push_body(&snap, &mut json, &mut body) {
+                    Ok(()) => send(&client, &url, &token, &body).await,
+                    Err(e) => Err(format!("encoding: {e}")),
+                },
                 Err(e) => Err(format!("reading: {e:#}")),
             };
             let wait_ms = match outcome {
@@ -272,20 +292,65 @@ fn push(
     })
 }
 
+/// rustls with the ring provider: the Mozilla roots, plus the certificates of `ca_file`.
+fn tls_config(ca_file: Option<&Path>) -> anyhow::Result<rustls::ClientConfig> {
+    use rustls::pki_types::{pem::PemObject, CertificateDer};
+    let mut roots = rustls::RootCertStore::empty();
+    roots.extend(webpki_roots::TLS_SERVER_ROOTS.iter().cloned());
+    if let Some(path) = ca_file {
+        let len = std::fs::metadata(path)
+            .with_context(|| format!("reading {}", path.display()))?
+            .len();
+        anyhow::ensure!(
+            len <= CA_FILE_BYTES_MAX as u64,
+            "{}: larger than {CA_FILE_BYTES_MAX} bytes",
+            path.display()
+        );
+        let mut pem = Vec::new();
+        std::io::Read::read_to_end(
+            &mut std::io::Read::take(
+                std::fs::File::open(path).with_context(|| format!("reading {}", path.display()))?,
+                CA_FILE_BYTES_MAX as u64 + 1,
+            ),
+            &mut pem,
+        )?;
+        anyhow::ensure!(
+            pem.len() <= CA_FILE_BYTES_MAX,
+            "{}: larger than {CA_FILE_BYTES_MAX} bytes",
+            path.display()
+        );
+        let mut added = 0;
+        for cert in CertificateDer::pem_slice_iter(&pem) {
+            let cert = cert.map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+            roots
+                .add(cert)
+                .map_err(|e| anyhow::anyhow!("{}: a certificate rustls refuses: {e}", path.display()))?;
+            added += 1;
+        }
+        anyhow::ensure!(added > 0, "{}: no PEM CERTIFICATE in it", path.display());
+    }
+    let provider = std::sync::Arc::new(rustls::crypto::ring::default_provider());
+    Ok(rustls::ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .context("TLS set-up")?
+        .with_root_certificates(roots)
+        .with_no_client_auth())
+}
+
 async fn send(
-    client: &Client<HttpConnector, Body>,
+    client: &Client<HttpsConnector<HttpConnector>, Body>,
     url: &axum::http::Uri,
     token: &str,
-    snap: &Snapshot,
+    body: &[u8],
 ) -> Result<(), String> {
-    let body = serde_json::to_vec(snap).map_err(|e| e.to_string())?;
     let req = axum::http::Request::post(url.clone())
         .header(axum::http::header::CONTENT_TYPE, "application/json")
+        .header(axum::http::header::CONTENT_ENCODING, "gzip")
         .header(axum::http::header::AUTHORIZATION, format!("Bearer {token}"))
-        .body(Body::from(body))
+        .body(Body::from(body.to_vec()))
         .map_err(|e| e.to_string())?;
     let reply = tokio::time::timeout(Duration::from_millis(PUSH_TIMEOUT_MS), async {
-        let resp = client.request(req).await.map_err(|e| format!("{e}"))?;
+        let resp = client.request(req).await.map_err(|e| with_causes(&e))?;
         let status = resp.status();
         let bytes = axum::body::to_bytes(Body::new(resp.into_body()), REPLY_BYTES_MAX)
             .await
@@ -303,4 +368,19 @@ async fn send(
             String::from_utf8_lossy(&reply.1).trim()
         ))
     }
+}
+
+/// An error and its causes on one line (the client's own message hides a refused certificate).
+fn with_causes(e: &dyn std::error::Error) -> String {
+    let mut text = e.to_string();
+    let mut cause = e.source();
+    while let Some(c) = cause {
+        let part = c.to_string();
+        if !text.contains(&part) {
+            text.push_str(": ");
+            text.push_str(&part);
+        }
+        cause = c.source();
+    }
+    text
 }

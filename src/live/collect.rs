@@ -3,16 +3,21 @@
 //! [`read_proc`] and [`read_topology`] are the only functions here that touch files; they
 //! collect text, bounded per file and in total. [`topology_of`] and [`build_snapshot`] are pure.
 //! A root of `/` reads this machine; tests point it at a fixture tree holding `proc/interrupts`,
-//! `proc/irq/N/…`, `proc/sys/kernel/random/boot_id` and `sys/devices/system/{cpu,node}`.
+//! `proc/irq/N/…`, `proc/sys/kernel/random/boot_id`, `proc/sys/kernel/osrelease` and
+//! `sys/devices/system/{cpu,node}`.
+//!
+//! [`Collector`] is the agent's reading loop: it keeps the `/proc/interrupts` text, the parsed
+//! rows and the topology between readings, so a steady host re-reads files into the same
+//! buffers and re-reads sysfs only when the online CPUs change.
 
 use super::limits::IRQS_MAX;
-use super::parse::{self, ParseError, INTERRUPTS_BYTES_MAX, IRQ_FILE_BYTES_MAX};
-use super::protocol::{Snapshot, WireIrq, WireTopology, PROTOCOL_VERSION};
+use super::parse::{self, Interrupts, ParseError, INTERRUPTS_BYTES_MAX, IRQ_FILE_BYTES_MAX};
+use super::protocol::{Snapshot, WireIrq, WireTopology, KERNEL_RELEASE_BYTES_MAX, PROTOCOL_VERSION};
 use crate::topology::import::sysfs::{self, SysfsFiles};
 use crate::topology::Topology;
 use std::collections::BTreeMap;
 use std::io::Read;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// The `/proc` text of one reading.
 #[derive(Debug, Clone, Default)]
@@ -21,6 +26,8 @@ pub struct ProcFiles {
     /// IRQ number → its files.
     pub irqs: BTreeMap<u32, IrqFiles>,
     pub boot_id: String,
+    /// `/proc/sys/kernel/osrelease`, trimmed; empty when absent.
+    pub kernel_release: String,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -32,16 +39,29 @@ pub struct IrqFiles {
 
 fn read_bounded(path: &Path, bytes_max: usize) -> std::io::Result<String> {
     let mut text = String::new();
+    read_bounded_into(path, bytes_max, &mut text)?;
+    Ok(text)
+}
+
+/// Read a file into `text` (cleared first, its capacity kept), refusing more than `bytes_max`.
+fn read_bounded_into(path: &Path, bytes_max: usize, text: &mut String) -> std::io::Result<()> {
+    text.clear();
     std::fs::File::open(path)?
         .take(bytes_max as u64 + 1)
-        .read_to_string(&mut text)?;
+        .read_to_string(text)?;
     if text.len() > bytes_max {
         return Err(std::io::Error::other(format!(
             "{}: larger than {bytes_max} bytes",
             path.display()
         )));
     }
-    Ok(text)
+    Ok(())
+}
+
+fn read_kernel_release(proc: &Path) -> String {
+    read_bounded(&proc.join("sys/kernel/osrelease"), KERNEL_RELEASE_BYTES_MAX + 1)
+        .map(|s| s.trim().to_string())
+        .unwrap_or_default()
 }
 
 /// Read `ROOT/proc/interrupts`, `ROOT/proc/irq/N/{smp_affinity_list,effective_affinity_list,
@@ -53,6 +73,18 @@ pub fn read_proc(root: &Path) -> std::io::Result<ProcFiles> {
     let boot_id = read_bounded(&proc.join("sys/kernel/random/boot_id"), 64)
         .map(|s| s.trim().to_string())
         .unwrap_or_default();
+    let kernel_release = read_kernel_release(&proc);
+    let irqs = read_irq_files(&proc)?;
+    Ok(ProcFiles {
+        interrupts,
+        irqs,
+        boot_id,
+        kernel_release,
+    })
+}
+
+/// `PROC/irq/N/{smp_affinity_list,effective_affinity_list,node}` of every IRQ directory.
+fn read_irq_files(proc: &Path) -> std::io::Result<BTreeMap<u32, IrqFiles>> {
     let mut irqs = BTreeMap::new();
     if let Ok(entries) = std::fs::read_dir(proc.join("irq")) {
         for entry in entries {
@@ -75,11 +107,7 @@ pub fn read_proc(root: &Path) -> std::io::Result<ProcFiles> {
             );
         }
     }
-    Ok(ProcFiles {
-        interrupts,
-        irqs,
-        boot_id,
-    })
+    Ok(irqs)
 }
 
 /// Read the sysfs topology files (`ROOT/sys/devices/system/{cpu,node}`).
@@ -87,12 +115,28 @@ pub fn read_topology(root: &Path) -> std::io::Result<SysfsFiles> {
     sysfs::read_tree(root)
 }
 
-/// The topology of a sysfs tree, validated, in wire form.
+/// The topology of a sysfs tree, validated, in wire form, with the possible, present and
+/// online sets as the kernel printed them (canonical cpulists; absent files left out).
 pub fn topology_of(files: &SysfsFiles, host: &str) -> Result<WireTopology, ParseError> {
     let mut spec = sysfs::parse(files).map_err(|e| ParseError::new("sysfs", e.line, e.to_string()))?;
     spec.name = host.to_string();
     let topo = Topology::new(&spec).map_err(|e| ParseError::new("sysfs", None, e.to_string()))?;
-    Ok(WireTopology::from_topology(&topo))
+    let mut wire = WireTopology::from_topology(&topo);
+    // `sysfs::parse` has checked these files; print them in the kernel's canonical form.
+    let set = |name: &str| -> Result<Option<String>, ParseError> {
+        files
+            .get(name)
+            .map(|t| parse::parse_affinity_list(&format!("/sys/devices/system/{name}"), t).map(|s| s.to_cpulist()))
+            .transpose()
+    };
+    wire.possible = set("cpu/possible")?;
+    if let Some(present) = set("cpu/present")? {
+        wire.present = Some(present);
+    }
+    if let Some(online) = set("cpu/online")? {
+        wire.online = Some(online);
+    }
+    Ok(wire)
 }
 
 /// Build a snapshot from one reading. Per-IRQ files that do not parse are reported, not
@@ -104,8 +148,19 @@ pub fn build_snapshot(
     taken_unix_ms: u64,
 ) -> Result<Snapshot, ParseError> {
     let parsed = parse::parse_interrupts(&proc.interrupts)?;
+    build_snapshot_from(&parsed, proc, topology, host, taken_unix_ms)
+}
+
+/// [`build_snapshot`] from rows already parsed.
+pub fn build_snapshot_from(
+    parsed: &Interrupts,
+    proc: &ProcFiles,
+    topology: &WireTopology,
+    host: &str,
+    taken_unix_ms: u64,
+) -> Result<Snapshot, ParseError> {
     let mut irqs = Vec::with_capacity(parsed.rows.len());
-    for row in parsed.rows {
+    for row in &parsed.rows {
         let files = row.irq().and_then(|n| proc.irqs.get(&n).map(|f| (n, f)));
         let (affinity, effective, node) = match files {
             None => (None, None, None),
@@ -129,25 +184,178 @@ pub fn build_snapshot(
             }
         };
         irqs.push(WireIrq {
-            label: row.label,
-            chip: row.chip,
-            hwirq: row.hwirq,
-            name: row.name,
-            counts: row.counts,
+            label: row.label.clone(),
+            chip: row.chip.clone(),
+            hwirq: row.hwirq.clone(),
+            name: row.name.clone(),
+            counts: row.counts.clone(),
             affinity,
             effective,
             node,
         });
     }
+    let mut topology = topology.clone();
+    topology.kernel_release = proc.kernel_release.clone();
     Ok(Snapshot {
         version: PROTOCOL_VERSION,
         host: host.to_string(),
         taken_unix_ms,
         boot_id: proc.boot_id.clone(),
-        topology: topology.clone(),
-        cpus: parsed.cpus,
+        topology,
+        cpus: parsed.cpus.clone(),
         irqs,
     })
+}
+
+/// Most IRQs whose `/proc/irq/N/` files one [`Collector::read`] refreshes. An IRQ new to the
+/// collector is always read, and all are re-read when the online CPUs change; on a host with
+/// more IRQs than this the others are refreshed in turn, so no IRQ's files are more than
+/// `ceil(IRQs / IRQ_FILES_PER_READING)` readings old (8 on a 4,096-IRQ host). A host with fewer
+/// re-reads every file on every reading.
+pub const IRQ_FILES_PER_READING: usize = 512;
+
+/// A host's reading loop: the buffers and the topology kept between readings.
+pub struct Collector {
+    root: PathBuf,
+    host: String,
+    proc: ProcFiles,
+    parsed: Interrupts,
+    /// The `cpu/online` text the topology was read with, and the topology.
+    topology: Option<(String, WireTopology)>,
+    online: String,
+    /// The numbered IRQs of this reading, sorted, and where the next refresh starts.
+    numbered: Vec<u32>,
+    refresh_at: usize,
+}
+
+/// A small file (`/proc/irq/N/*`): open, read into a stack buffer until a short read, close. A
+/// regular file or a kernel seq_file gives its whole text in one read when it fits, so this
+/// costs three system calls (no `fstat`, unlike `read_to_string`). `None` when absent, larger
+/// than `bytes_max`, or not UTF-8.
+fn read_small(path: &Path, bytes_max: usize) -> Option<String> {
+    let mut f = std::fs::File::open(path).ok()?;
+    let mut buf = [0u8; 4096];
+    let mut out = Vec::new();
+    loop {
+        let n = match f.read(&mut buf) {
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(_) => return None,
+        };
+        out.extend_from_slice(&buf[..n]);
+        if out.len() > bytes_max {
+            return None;
+        }
+        if n < buf.len() {
+            break;
+        }
+    }
+    String::from_utf8(out).ok()
+}
+
+fn read_irq_dir(dir: &mut PathBuf) -> IrqFiles {
+    let mut get = |name: &str| {
+        dir.push(name);
+        let text = read_small(dir, IRQ_FILE_BYTES_MAX);
+        dir.pop();
+        text
+    };
+    IrqFiles {
+        smp_affinity_list: get("smp_affinity_list"),
+        effective_affinity_list: get("effective_affinity_list"),
+        node: get("node"),
+    }
+}
+
+/// A reading that failed: which file, and why.
+#[derive(Debug, thiserror::Error)]
+pub enum CollectError {
+    #[error("reading {0}: {1}")]
+    Io(String, std::io::Error),
+    #[error(transparent)]
+    Parse(#[from] ParseError),
+}
+
+impl Collector {
+    pub fn new(root: &Path, host: &str) -> Collector {
+        Collector {
+            root: root.to_path_buf(),
+            host: host.to_string(),
+            proc: ProcFiles::default(),
+            parsed: Interrupts::default(),
+            topology: None,
+            online: String::new(),
+            numbered: Vec::new(),
+            refresh_at: 0,
+        }
+    }
+
+    /// Bring the `/proc/irq/N/` files of this reading's numbered IRQs up to date: new ones
+    /// read, vanished ones dropped, [`IRQ_FILES_PER_READING`] of the others refreshed (all of
+    /// them when `all`).
+    fn refresh_irq_files(&mut self, proc_dir: &Path, all: bool) {
+        self.numbered.clear();
+        self.numbered.extend(self.parsed.rows.iter().filter_map(|r| r.irq()));
+        self.numbered.sort_unstable();
+        self.numbered.dedup();
+        let numbered = &self.numbered;
+        self.proc.irqs.retain(|n, _| numbered.binary_search(n).is_ok());
+        let mut dir = proc_dir.join("irq");
+        let mut in_dir = |n: u32, irqs: &mut BTreeMap<u32, IrqFiles>| {
+            dir.push(n.to_string());
+            irqs.insert(n, read_irq_dir(&mut dir));
+            dir.pop();
+        };
+        for &n in numbered {
+            if !self.proc.irqs.contains_key(&n) {
+                in_dir(n, &mut self.proc.irqs);
+            }
+        }
+        let len = numbered.len();
+        let count = if all { len } else { len.min(IRQ_FILES_PER_READING) };
+        let start = if len == 0 { 0 } else { self.refresh_at % len };
+        for k in 0..count {
+            in_dir(numbered[(start + k) % len], &mut self.proc.irqs);
+        }
+        self.refresh_at = if len == 0 { 0 } else { (start + count) % len };
+    }
+
+    /// Read the host once and build its snapshot, stamped `taken_unix_ms`.
+    pub fn read(&mut self, taken_unix_ms: u64) -> Result<Snapshot, CollectError> {
+        let proc_dir = self.root.join("proc");
+        let io = |what: &Path| {
+            let what = what.display().to_string();
+            move |e| CollectError::Io(what, e)
+        };
+        let path = proc_dir.join("interrupts");
+        read_bounded_into(&path, INTERRUPTS_BYTES_MAX, &mut self.proc.interrupts).map_err(io(&path))?;
+        parse::parse_interrupts_into(&self.proc.interrupts, &mut self.parsed)?;
+        if self.proc.boot_id.is_empty() {
+            self.proc.boot_id = read_bounded(&proc_dir.join("sys/kernel/random/boot_id"), 64)
+                .map(|s| s.trim().to_string())
+                .unwrap_or_default();
+            self.proc.kernel_release = read_kernel_release(&proc_dir);
+        }
+        let online_path = sysfs::system_dir(&self.root).join("cpu/online");
+        if read_bounded_into(&online_path, sysfs::FILE_BYTES_MAX, &mut self.online).is_err() {
+            self.online.clear();
+        }
+        let online_changed = self.topology.as_ref().is_none_or(|(o, _)| *o != self.online);
+        if online_changed {
+            let files = read_topology(&self.root).map_err(io(&sysfs::system_dir(&self.root)))?;
+            self.topology = Some((self.online.clone(), topology_of(&files, &self.host)?));
+        }
+        // Effective affinities move when CPUs go on- or offline: re-read them all then.
+        self.refresh_irq_files(&proc_dir, online_changed);
+        let topology = &self.topology.as_ref().expect("set above").1;
+        Ok(build_snapshot_from(
+            &self.parsed,
+            &self.proc,
+            topology,
+            &self.host,
+            taken_unix_ms,
+        )?)
+    }
 }
 
 /// A topology for a bare pasted `/proc/interrupts`: one node holding CPUs 0 to the highest

@@ -13,9 +13,9 @@
 
 use super::auth::{Tokens, Verdict};
 use super::imports::{snapshots_of_text, BadImport, ImportStore, ImportStoreError};
-use super::limits::HOST_IDLE_MS_DEFAULT;
+use super::limits::{HOST_IDLE_MS_DEFAULT, SNAPSHOT_BYTES_MAX};
 use super::persist::{Persist, PersistError};
-use super::protocol::{valid_host_name, Capture, Snapshot, PROTOCOL_VERSION};
+use super::protocol::{decode_push_body, valid_host_name, Capture, PushBodyError, PROTOCOL_VERSION};
 use super::store::{Arrival, HostState, IngestError, LiveStore};
 use std::collections::HashMap;
 use std::net::IpAddr;
@@ -80,6 +80,9 @@ pub enum HubError {
     BadHostName,
     #[error("bad snapshot JSON: {0}")]
     BadJson(String),
+    /// A push body that does not decode (encoding, size, JSON, version).
+    #[error("{0}")]
+    Body(PushBodyError),
     /// The store refused the snapshot (bad content, too many hosts, too fast).
     #[error("{0}")]
     Ingest(IngestError),
@@ -322,9 +325,15 @@ impl Hub {
     }
 
     /// Accept a pushed snapshot: check the token presented (`bearer`, without `Bearer `), the
-    /// host name and the body, keep it, persist it, render its event once and tell the streams.
+    /// host name and the body (`content_encoding` as sent: identity or gzip), keep it, persist it, render its event once and tell the streams.
     /// Returns the host's new `seq`. Blocking.
-    pub fn ingest(&self, host: &str, bearer: Option<&[u8]>, body: &[u8]) -> Result<u64, HubError> {
+    pub fn ingest(
+        &self,
+        host: &str,
+        bearer: Option<&[u8]>,
+        content_encoding: Option<&str>,
+        body: &[u8],
+    ) -> Result<u64, HubError> {
         if self.tokens.is_empty() {
             return Err(HubError::Disabled);
         }
@@ -337,7 +346,7 @@ impl Hub {
             Verdict::Unknown => return Err(HubError::TokenUnknown),
             Verdict::WrongHost => return Err(HubError::WrongHost),
         };
-        let snap: Snapshot = serde_json::from_slice(body).map_err(|e| HubError::BadJson(e.to_string()))?;
+        let snap = decode_push_body(content_encoding, body, SNAPSHOT_BYTES_MAX).map_err(HubError::Body)?;
         let received_ms = (self.clock)();
         let (state, expired) = {
             let mut store = lock(&self.store);

@@ -5,19 +5,48 @@
 //! `Topology` and `Outcome` are never sent: [`WireTopology::from_topology`] and
 //! [`WireTopology::to_spec`] convert explicitly, and the server validates with
 //! `Topology::new` like any other import. A change that an old peer would misread bumps
-//! [`PROTOCOL_VERSION`]; the server refuses other versions with a message.
+//! [`PROTOCOL_VERSION`]; every released version still reads (a snapshot or capture of an older
+//! version is upgraded as it is deserialized, [`Snapshot::upgrade`]), other versions are refused
+//! with a message.
+//!
+//! Versions:
+//! * 1: the first release.
+//! * 2: [`WireTopology`] carries the kernel release and the possible/present/online CPU sets as
+//!   sysfs printed them, and lists every node up to the highest node id, a CPU-less last node as
+//!   `""` (version 1 dropped trailing CPU-less nodes but kept their distance rows, so a machine
+//!   with a memory-only last node gave `distances: 4 rows for 3 nodes`; reading a version-1
+//!   snapshot restores those nodes). Push bodies may be gzip-compressed
+//!   ([`encode_push_body`], [`decode_push_body`]). Counters stay raw and only non-zero ones are
+//!   sent, as in version 1.
 
 use super::limits::{HOST_NAME_BYTES_MAX, IRQS_MAX};
 use super::parse::FIELD_BYTES_MAX;
-use crate::topology::{Topology, TopologySpec, CPUS_MAX, NODES_MAX};
+use crate::topology::{parse_cpulist, Topology, TopologySpec, CPUS_MAX, NODES_MAX};
 use serde::{Deserialize, Serialize};
+use std::io::{Read, Write};
 
-/// The version this build writes and accepts.
-pub const PROTOCOL_VERSION: u32 = 1;
+/// The version this build writes.
+pub const PROTOCOL_VERSION: u32 = 2;
+/// The oldest version this build reads (and upgrades).
+pub const PROTOCOL_VERSION_OLDEST: u32 = 1;
+/// Longest kernel release accepted (`struct new_utsname` holds 64 bytes and a NUL).
+pub const KERNEL_RELEASE_BYTES_MAX: usize = 64;
+/// Longest CPU-set text accepted in a snapshot.
+pub const CPU_SET_TEXT_BYTES_MAX: usize = crate::topology::cpulist::CPULIST_TEXT_BYTES_MAX;
+
+fn version_supported(version: u32) -> Result<(), String> {
+    if (PROTOCOL_VERSION_OLDEST..=PROTOCOL_VERSION).contains(&version) {
+        Ok(())
+    } else {
+        Err(format!(
+            "protocol version {version} is not supported (this server reads {PROTOCOL_VERSION_OLDEST} to {PROTOCOL_VERSION})"
+        ))
+    }
+}
 
 /// One reading of a host.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(try_from = "AnySnapshot")]
 pub struct Snapshot {
     pub version: u32,
     /// The host name the agent reports (`[A-Za-z0-9._-]`, checked by [`valid_host_name`]).
@@ -31,6 +60,39 @@ pub struct Snapshot {
     /// The CPU of each `/proc/interrupts` column (the online CPUs when it was read).
     pub cpus: Vec<u32>,
     pub irqs: Vec<WireIrq>,
+}
+
+/// A snapshot of any readable version, as it arrives; [`Snapshot`] deserializes through it and
+/// [`Snapshot::upgrade`].
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct AnySnapshot {
+    version: u32,
+    host: String,
+    taken_unix_ms: u64,
+    #[serde(default)]
+    boot_id: String,
+    topology: WireTopology,
+    cpus: Vec<u32>,
+    irqs: Vec<WireIrq>,
+}
+
+impl TryFrom<AnySnapshot> for Snapshot {
+    type Error = String;
+
+    fn try_from(a: AnySnapshot) -> Result<Snapshot, String> {
+        version_supported(a.version)?;
+        let snap = Snapshot {
+            version: a.version,
+            host: a.host,
+            taken_unix_ms: a.taken_unix_ms,
+            boot_id: a.boot_id,
+            topology: a.topology,
+            cpus: a.cpus,
+            irqs: a.irqs,
+        };
+        Ok(snap.upgrade())
+    }
 }
 
 /// One `/proc/interrupts` row plus its `/proc/irq/N/` files.
@@ -59,11 +121,13 @@ pub struct WireIrq {
     pub node: Option<u32>,
 }
 
-/// A topology as explicit kernel cpulists (the sysfs facts, nothing derived).
+/// The machine as its kernel sees it: explicit kernel cpulists (the sysfs facts, nothing
+/// derived), and the kernel release that decides how some of them are read (version 2).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
 #[serde(deny_unknown_fields)]
 pub struct WireTopology {
-    /// `nodes[i]`: node i's possible CPUs.
+    /// `nodes[i]`: node i's possible CPUs; `""` for a node without CPUs (memory-only: CXL,
+    /// HBM). Version 2 lists every node up to the highest node id.
     pub nodes: Vec<String>,
     #[serde(default)]
     pub smt: Vec<String>,
@@ -77,19 +141,36 @@ pub struct WireTopology {
     pub online: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub distances: Option<Vec<Vec<u32>>>,
+    /// `/sys/devices/system/cpu/possible` as the kernel printed it (version 2; `present` and
+    /// `online` above are then always given, from the files of the same name).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub possible: Option<String>,
+    /// `/proc/sys/kernel/osrelease` (`6.1.0-57-amd64`): which kernel generation placed these
+    /// interrupts. Empty when unknown (version 1).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub kernel_release: String,
 }
 
 impl WireTopology {
     pub fn from_topology(t: &Topology) -> WireTopology {
         let s = t.to_spec();
+        let mut nodes = s.nodes.unwrap_or_default();
+        // `to_spec` leaves trailing CPU-less nodes to `nr_node_ids`; the wire lists them.
+        if let Some(n) = s.nr_node_ids {
+            if nodes.len() < n as usize {
+                nodes.resize(n as usize, String::new());
+            }
+        }
         WireTopology {
-            nodes: s.nodes.unwrap_or_default(),
+            nodes,
             smt: s.smt,
             clusters: s.clusters,
             packages: s.packages,
             present: s.present,
             online: s.online,
             distances: s.distances,
+            possible: None,
+            kernel_release: String::new(),
         }
     }
 
@@ -110,12 +191,32 @@ impl WireTopology {
     }
 }
 
-/// A capture file (`irqscope-agent capture`): snapshots of one host, oldest first.
+/// A capture file (`irqscope-agent capture`): snapshots of one host, oldest first. A capture
+/// of an older version reads as the current one (its snapshots upgraded).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(try_from = "AnyCapture")]
 pub struct Capture {
     pub version: u32,
     pub snapshots: Vec<Snapshot>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct AnyCapture {
+    version: u32,
+    snapshots: Vec<Snapshot>,
+}
+
+impl TryFrom<AnyCapture> for Capture {
+    type Error = String;
+
+    fn try_from(a: AnyCapture) -> Result<Capture, String> {
+        version_supported(a.version)?;
+        Ok(Capture {
+            version: PROTOCOL_VERSION,
+            snapshots: a.snapshots,
+        })
+    }
 }
 
 /// Host names: 1 to [`HOST_NAME_BYTES_MAX`] bytes of `[A-Za-z0-9._-]`, not starting with `.`
@@ -131,6 +232,23 @@ pub fn valid_host_name(host: &str) -> bool {
 }
 
 impl Snapshot {
+    /// The same reading in the current version. Version 1 lost trailing CPU-less nodes from
+    /// `nodes` while keeping their distance rows (the distance matrix has one row per node id):
+    /// they come back as `""`.
+    pub fn upgrade(mut self) -> Snapshot {
+        if self.version == 1 {
+            let t = &mut self.topology;
+            if let Some(d) = &t.distances {
+                let square = d.iter().all(|row| row.len() == d.len());
+                if square && d.len() > t.nodes.len() && d.len() <= NODES_MAX as usize {
+                    t.nodes.resize(d.len(), String::new());
+                }
+            }
+        }
+        self.version = PROTOCOL_VERSION;
+        self
+    }
+
     /// Check the version and every size limit; the topology is validated separately.
     pub fn check(&self) -> Result<(), String> {
         if self.version != PROTOCOL_VERSION {
@@ -158,6 +276,18 @@ impl Snapshot {
         }
         if self.boot_id.len() > 64 {
             return Err("boot_id is longer than 64 bytes".into());
+        }
+        let release = &self.topology.kernel_release;
+        if release.len() > KERNEL_RELEASE_BYTES_MAX || !release.bytes().all(|b| b.is_ascii_graphic()) {
+            return Err(format!(
+                "kernel_release must be at most {KERNEL_RELEASE_BYTES_MAX} printable ASCII bytes without spaces"
+            ));
+        }
+        if let Some(possible) = &self.topology.possible {
+            if possible.len() > CPU_SET_TEXT_BYTES_MAX {
+                return Err(format!("possible is longer than {CPU_SET_TEXT_BYTES_MAX} bytes"));
+            }
+            parse_cpulist(possible, CPUS_MAX).map_err(|e| format!("possible: {e}"))?;
         }
         for irq in &self.irqs {
             for (what, v) in [
@@ -198,5 +328,176 @@ impl Snapshot {
             }
         }
         Ok(())
+    }
+}
+
+/// Largest decompressed push body: the same bound as a plain one.
+pub const PUSH_BODY_BYTES_MAX: usize = super::limits::SNAPSHOT_BYTES_MAX;
+
+/// Why a push body was refused, with the HTTP status it deserves.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PushBodyError {
+    /// A `Content-Encoding` other than identity or gzip: 415.
+    #[error("Content-Encoding {0:?} is not supported (send identity or gzip)")]
+    Encoding(String),
+    /// More than the limit once decompressed: 413.
+    #[error("the snapshot is larger than {0} bytes once decompressed")]
+    TooLarge(usize),
+    /// Not gzip, not JSON, or not a snapshot of a readable version: 400.
+    #[error("{0}")]
+    Bad(String),
+}
+
+impl PushBodyError {
+    pub fn status(&self) -> u16 {
+        match self {
+            PushBodyError::Encoding(_) => 415,
+            PushBodyError::TooLarge(_) => 413,
+            PushBodyError::Bad(_) => 400,
+        }
+    }
+}
+
+/// A push body as the agent sends it: JSON, gzip-compressed when `content_encoding` says so,
+/// at most `bytes_max` bytes after decompression (a gzip bomb stops there). Older protocol
+/// versions are upgraded. Limits and the topology are checked by the store, as for any snapshot.
+pub fn decode_push_body(
+    content_encoding: Option<&str>,
+    body: &[u8],
+    bytes_max: usize,
+) -> Result<Snapshot, PushBodyError> {
+    let json_err = |e: serde_json::Error| PushBodyError::Bad(format!("bad snapshot JSON: {e}"));
+    match content_encoding.map(str::trim) {
+        None | Some("") | Some("identity") => {
+            if body.len() > bytes_max {
+                return Err(PushBodyError::TooLarge(bytes_max));
+            }
+            serde_json::from_slice(body).map_err(json_err)
+        }
+        Some(e) if e.eq_ignore_ascii_case("gzip") || e.eq_ignore_ascii_case("x-gzip") => {
+            let mut json = Vec::with_capacity(body.len().saturating_mul(4).min(bytes_max));
+            flate2::read::GzDecoder::new(body)
+                .take(bytes_max as u64 + 1)
+                .read_to_end(&mut json)
+                .map_err(|e| PushBodyError::Bad(format!("bad gzip body: {e}")))?;
+            if json.len() > bytes_max {
+                return Err(PushBodyError::TooLarge(bytes_max));
+            }
+            serde_json::from_slice(&json).map_err(json_err)
+        }
+        Some(other) => Err(PushBodyError::Encoding(super::parse::short(other))),
+    }
+}
+
+/// Encode a snapshot as a gzip push body into `out`, through `json` (both cleared first;
+/// reuse them between readings). Level 1: on a large host's counters it compresses nearly as
+/// well as the default level at a fraction of the CPU.
+pub fn encode_push_body(snap: &Snapshot, json: &mut Vec<u8>, out: &mut Vec<u8>) -> std::io::Result<()> {
+    json.clear();
+    serde_json::to_writer(&mut *json, snap)?;
+    out.clear();
+    let mut gz = flate2::write::GzEncoder::new(std::mem::take(out), flate2::Compression::new(1));
+    gz.write_all(json)?;
+    *out = gz.finish()?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn v1(nodes: &[&str], distances: Option<Vec<Vec<u32>>>) -> String {
+        serde_json::json!({
+            "version": 1, "host": "h", "taken_unix_ms": 5,
+            "topology": { "nodes": nodes, "distances": distances },
+            "cpus": [0, 1], "irqs": [{ "label": "24", "counts": [[1, 9]] }],
+        })
+        .to_string()
+    }
+
+    #[test]
+    fn version_1_reads_as_2_with_its_cpu_less_last_nodes_back() {
+        let d = vec![vec![10, 20, 30], vec![20, 10, 20], vec![30, 20, 10]];
+        let s: Snapshot = serde_json::from_str(&v1(&["0", "1"], Some(d.clone()))).unwrap();
+        assert_eq!(s.version, PROTOCOL_VERSION);
+        assert_eq!(s.topology.nodes, ["0", "1", ""]);
+        let topo = Topology::new(&s.topology.to_spec("h")).unwrap();
+        assert_eq!(topo.nr_node_ids(), 3);
+        // Nothing to restore without distances, and a matrix that is not square is left for
+        // validation to refuse.
+        let s: Snapshot = serde_json::from_str(&v1(&["0-1"], None)).unwrap();
+        assert_eq!(s.topology.nodes, ["0-1"]);
+        let s: Snapshot =
+            serde_json::from_str(&v1(&["0", "1"], Some(vec![vec![10, 20], vec![20, 10], vec![1]]))).unwrap();
+        assert_eq!(s.topology.nodes.len(), 2);
+        // Written again, it is a version-2 snapshot that reads back the same.
+        let again: Snapshot = serde_json::from_str(&serde_json::to_string(&s).unwrap()).unwrap();
+        assert_eq!(again, s);
+    }
+
+    #[test]
+    fn unknown_versions_and_fields_are_refused() {
+        for v in [0, PROTOCOL_VERSION + 1] {
+            let text = v1(&["0-1"], None).replace("\"version\":1", &format!("\"version\":{v}"));
+            let e = serde_json::from_str::<Snapshot>(&text).unwrap_err().to_string();
+            assert!(e.contains(&format!("protocol version {v} is not supported")), "{e}");
+            let cap = format!("{{\"version\":{v},\"snapshots\":[]}}");
+            assert!(serde_json::from_str::<Capture>(&cap).is_err());
+        }
+        let text = v1(&["0-1"], None).replace("\"host\"", "\"extra\":1,\"host\"");
+        assert!(serde_json::from_str::<Snapshot>(&text)
+            .unwrap_err()
+            .to_string()
+            .contains("unknown field"));
+        let cap: Capture =
+            serde_json::from_str(&format!("{{\"version\":1,\"snapshots\":[{}]}}", v1(&["0-1"], None))).unwrap();
+        assert_eq!(
+            (cap.version, cap.snapshots[0].version),
+            (PROTOCOL_VERSION, PROTOCOL_VERSION)
+        );
+    }
+
+    #[test]
+    fn push_bodies_decode_plain_and_gzip_within_the_bound() {
+        let s: Snapshot = serde_json::from_str(&v1(&["0-1"], None)).unwrap();
+        let (mut json, mut gz) = (Vec::new(), Vec::new());
+        encode_push_body(&s, &mut json, &mut gz).unwrap();
+        assert!(gz.starts_with(&[0x1f, 0x8b]));
+        assert_eq!(decode_push_body(Some("gzip"), &gz, 1 << 20).unwrap(), s);
+        assert_eq!(decode_push_body(None, &json, 1 << 20).unwrap(), s);
+        assert_eq!(decode_push_body(Some("identity"), &json, 1 << 20).unwrap(), s);
+        // The bound applies after decompression, to the byte.
+        assert_eq!(
+            decode_push_body(Some("gzip"), &gz, json.len() - 1),
+            Err(PushBodyError::TooLarge(json.len() - 1))
+        );
+        assert!(decode_push_body(Some("gzip"), &gz, json.len()).is_ok());
+        assert_eq!(decode_push_body(None, &json, json.len() - 1).unwrap_err().status(), 413);
+        assert_eq!(decode_push_body(Some("br"), &json, 1 << 20).unwrap_err().status(), 415);
+        assert_eq!(
+            decode_push_body(Some("gzip"), &json, 1 << 20).unwrap_err().status(),
+            400
+        );
+        assert_eq!(
+            decode_push_body(Some("gzip"), &gz[..gz.len() / 2], 1 << 20)
+                .unwrap_err()
+                .status(),
+            400
+        );
+    }
+
+    #[test]
+    fn kernel_release_and_cpu_sets_are_checked() {
+        let mut s: Snapshot = serde_json::from_str(&v1(&["0-1"], None)).unwrap();
+        s.topology.kernel_release = "6.12.107+deb12-cloud-amd64".into();
+        s.topology.possible = Some("0-1".into());
+        s.check().unwrap();
+        s.topology.kernel_release = "6.1 with space".into();
+        assert!(s.check().unwrap_err().contains("kernel_release"));
+        s.topology.kernel_release = "x".repeat(KERNEL_RELEASE_BYTES_MAX + 1);
+        assert!(s.check().is_err());
+        s.topology.kernel_release.clear();
+        s.topology.possible = Some("0-x".into());
+        assert!(s.check().unwrap_err().starts_with("possible"));
     }
 }

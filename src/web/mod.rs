@@ -134,6 +134,10 @@ pub enum AppError {
     TooManyRequests(String),
     /// 503: the server cannot take this now (a full slot table, a failing store).
     Unavailable(String),
+    /// 413: a body larger than its limit (after decompression).
+    TooLarge(String),
+    /// 415: a `Content-Encoding` the server does not read.
+    UnsupportedEncoding(String),
 }
 
 /// The realm named in `WWW-Authenticate` on a 401.
@@ -153,6 +157,8 @@ impl IntoResponse for AppError {
             AppError::Conflict(m) => (StatusCode::CONFLICT, m),
             AppError::TooManyRequests(m) => (StatusCode::TOO_MANY_REQUESTS, m),
             AppError::Unavailable(m) => (StatusCode::SERVICE_UNAVAILABLE, m),
+            AppError::TooLarge(m) => (StatusCode::PAYLOAD_TOO_LARGE, m),
+            AppError::UnsupportedEncoding(m) => (StatusCode::UNSUPPORTED_MEDIA_TYPE, m),
         };
         let mut response = (
             status,

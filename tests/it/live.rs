@@ -13,7 +13,7 @@ use irqscope::live::devices;
 use irqscope::live::hub::Clock;
 use irqscope::live::limits::{AGENT_INTERVAL_MS_MIN, PUSH_EARLY_MS_MAX};
 use irqscope::live::parse::{format_interrupts, parse_interrupts};
-use irqscope::live::protocol::{Capture, Snapshot};
+use irqscope::live::protocol::{Capture, Snapshot, PROTOCOL_VERSION};
 use irqscope::web::{self, live::LiveState, AppState};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -316,7 +316,11 @@ async fn pushes_are_refused_without_the_right_token_and_leave_history_alone() {
         ),
         (
             "wrong version",
-            push_req("web1", Some(TOKEN), s2.replacen("\"version\":1", "\"version\":99", 1)),
+            push_req(
+                "web1",
+                Some(TOKEN),
+                s2.replacen(&format!("\"version\":{PROTOCOL_VERSION}"), "\"version\":99", 1),
+            ),
             StatusCode::BAD_REQUEST,
         ),
         (
@@ -392,12 +396,13 @@ async fn push_rate_is_measured_by_the_server_clock() {
     );
     // An agent at its minimum interval whose stamps are closer than that (it stamps after
     // reading, and reading takes a varying time): never refused.
+    // The wait starts at the answer, so arrivals are at least the interval apart however long
+    // the server took (a loaded machine), while the stamps stay 90 ms apart.
     for i in 0..5u64 {
-        let next = Instant::now() + Duration::from_millis(AGENT_INTERVAL_MS_MIN);
         let body = serde_json::to_string(&snapshot_of("x86-nvme-vm", "agent", 10_000 + 90 * i)).unwrap();
         let (st, text) = call(&app, push_req("agent", Some(TOKEN), body)).await;
         assert_eq!(st, StatusCode::OK, "push {i}: {text}");
-        tokio::time::sleep_until(next.into()).await;
+        tokio::time::sleep(Duration::from_millis(AGENT_INTERVAL_MS_MIN)).await;
     }
     assert_eq!(seq_of(&app, "agent").await, Some(5));
 }
@@ -1341,7 +1346,7 @@ fn a_damaged_store_file_is_one_line_and_exit_2_and_can_be_moved_aside() {
         let persist = irqscope::live::persist::Persist::open(&file).unwrap();
         let (live, _) = LiveState::with_clock(Tokens::parse(TOKEN).unwrap(), Some(persist), paced_clock()).unwrap();
         let body = reading("x86-nvme-vm", "h", 1);
-        live.hub().ingest("h", Some(TOKEN.as_bytes()), body.as_bytes()).unwrap();
+        live.hub().ingest("h", Some(TOKEN.as_bytes()), None, body.as_bytes()).unwrap();
     }
     let len = std::fs::metadata(&file).unwrap().len();
     let serve = |extra: &[&str]| {

@@ -17,7 +17,7 @@ use crate::live::hub::{Clock, EventRenderer, Hub, HubError, HubPolicy, Update};
 use crate::live::imports::{valid_id, IMPORTS_MAX};
 use crate::live::limits::SNAPSHOT_BYTES_MAX;
 use crate::live::persist::Persist;
-use crate::live::protocol::{valid_host_name, PROTOCOL_VERSION};
+use crate::live::protocol::{valid_host_name, PushBodyError, PROTOCOL_VERSION};
 use crate::live::store::IngestError;
 use askama::Template;
 use axum::body::Bytes;
@@ -108,6 +108,9 @@ impl From<HubError> for AppError {
             HubError::Disabled | HubError::WrongHost => AppError::Forbidden(m),
             HubError::TokenMissing | HubError::TokenUnknown => AppError::Unauthorized(m),
             HubError::BadHostName | HubError::BadJson(_) | HubError::BadImport(_) => AppError::BadInput(m),
+            HubError::Body(PushBodyError::TooLarge(_)) => AppError::TooLarge(m),
+            HubError::Body(PushBodyError::Encoding(_)) => AppError::UnsupportedEncoding(m),
+            HubError::Body(PushBodyError::Bad(_)) => AppError::BadInput(m),
             HubError::Ingest(IngestError::Bad(_) | IngestError::HostMismatch { .. }) => AppError::BadInput(m),
             HubError::Ingest(IngestError::TooManyHosts | IngestError::QuotaExceeded) => AppError::Conflict(m),
             HubError::NoAdmin | HubError::NotAdmin => AppError::Forbidden(m),
@@ -174,7 +177,10 @@ async fn ingest(
     body: Bytes,
 ) -> Result<Response, AppError> {
     let (hub, token) = (app.live.hub.clone(), bearer(&headers));
-    let seq = blocking(move || Ok(hub.ingest(&host, token.as_deref(), &body)?)).await?;
+    let encoding = headers
+        .get(header::CONTENT_ENCODING)
+        .map(|v| v.to_str().unwrap_or("?").to_string());
+    let seq = blocking(move || Ok(hub.ingest(&host, token.as_deref(), encoding.as_deref(), &body)?)).await?;
     Ok(Json(serde_json::json!({ "seq": seq, "version": PROTOCOL_VERSION })).into_response())
 }
 

@@ -1,0 +1,333 @@
+//! The agent side of live mode: a CPU-less last NUMA node (the lab's c5), captures of every
+//! released protocol version, gzip push bodies and their bounds, and the agent binary pushing
+//! over TLS to a local endpoint whose CA is made here.
+
+use axum::body::Body;
+use axum::http::{header, Request, StatusCode};
+use http_body_util::BodyExt;
+use irqscope::live::auth::Tokens;
+use irqscope::live::collect::Collector;
+use irqscope::live::limits::SNAPSHOT_BYTES_MAX;
+use irqscope::live::protocol::{encode_push_body, Capture, Snapshot, PROTOCOL_VERSION};
+use irqscope::topology::Topology;
+use irqscope::web::{self, live::LiveState, AppState};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+use tower::ServiceExt;
+
+use crate::common::process::KillOnDrop;
+
+const TOKEN: &str = "agent-test-token-0123456789abcdef";
+
+fn data(rel: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/live").join(rel)
+}
+
+fn live_app() -> (axum::Router, LiveState) {
+    let (live, _) = LiveState::new(Tokens::parse(TOKEN).unwrap(), None).unwrap();
+    (
+        web::app(AppState {
+            live: live.clone(),
+            ..AppState::default()
+        }),
+        live,
+    )
+}
+
+async fn call(app: &axum::Router, req: Request<Body>) -> (StatusCode, String) {
+    let resp = app.clone().oneshot(req).await.unwrap();
+    let status = resp.status();
+    let bytes = resp.into_body().collect().await.unwrap().to_bytes();
+    (status, String::from_utf8_lossy(&bytes).into_owned())
+}
+
+fn push(host: &str, encoding: Option<&str>, body: Vec<u8>) -> Request<Body> {
+    let mut r = Request::post(format!("/api/live/{host}/snapshots"))
+        .header(header::CONTENT_TYPE, "application/json")
+        .header(header::AUTHORIZATION, format!("Bearer {TOKEN}"));
+    if let Some(e) = encoding {
+        r = r.header(header::CONTENT_ENCODING, e);
+    }
+    r.body(Body::from(body)).unwrap()
+}
+
+fn gzip(bytes: &[u8]) -> Vec<u8> {
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    gz.write_all(bytes).unwrap();
+    gz.finish().unwrap()
+}
+
+fn validate(snap: &Snapshot) -> Topology {
+    snap.check().unwrap();
+    Topology::new(&snap.topology.to_spec(&snap.host)).unwrap_or_else(|e| panic!("{}: {e}", snap.host))
+}
+
+#[tokio::test]
+async fn a_cpu_less_last_node_gives_a_valid_snapshot_that_round_trips() {
+    // The lab's c5: node 1 memoryless (CPUs, no memory), node 3 CPU-less (memory only), SLIT
+    // 10/20/30/40. Version 1 sent 3 nodes and 4 distance rows, which the server refused.
+    let snap = Collector::new(&data("c5-cpuless-node"), "c5").read(1_000).unwrap();
+    assert_eq!(snap.version, PROTOCOL_VERSION);
+    assert_eq!(snap.topology.nodes, ["0-3", "4-7", "8-11", ""]);
+    assert_eq!(snap.topology.distances.as_ref().map(Vec::len), Some(4));
+    let topo = validate(&snap);
+    assert_eq!(topo.nr_node_ids(), 4);
+    assert_eq!(topo.to_spec().nodes.unwrap().len(), 3, "to_spec keeps the count aside");
+    // Kernel release and CPU sets as sysfs printed them.
+    assert_eq!(snap.topology.kernel_release, "6.1.0-57-amd64");
+    for set in [&snap.topology.possible, &snap.topology.present, &snap.topology.online] {
+        assert_eq!(set.as_deref(), Some("0-11"));
+    }
+    let json = serde_json::to_vec(&snap).unwrap();
+    assert_eq!(serde_json::from_slice::<Snapshot>(&json).unwrap(), snap);
+    // The server takes it, plain and gzip-compressed.
+    let (app, _) = live_app();
+    let (st, body) = call(&app, push("c5", None, json)).await;
+    assert_eq!(st, StatusCode::OK, "{body}");
+    // The next reading arrives no sooner than the agent's minimum interval (the server paces
+    // pushes by its own clock).
+    tokio::time::sleep(std::time::Duration::from_millis(irqscope::live::limits::AGENT_INTERVAL_MS_MIN)).await;
+    let (mut scratch, mut gz) = (Vec::new(), Vec::new());
+    let later = Snapshot {
+        taken_unix_ms: 2_000,
+        ..snap.clone()
+    };
+    encode_push_body(&later, &mut scratch, &mut gz).unwrap();
+    let (st, body) = call(&app, push("c5", Some("gzip"), gz)).await;
+    assert_eq!(st, StatusCode::OK, "{body}");
+    assert!(
+        body.contains("\"seq\":2") && body.contains(&format!("\"version\":{PROTOCOL_VERSION}")),
+        "{body}"
+    );
+}
+
+#[tokio::test]
+async fn captures_of_protocol_1_still_load() {
+    let (app, _) = live_app();
+    let mut seen = 0;
+    for entry in std::fs::read_dir(data("captures-v1")).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_none_or(|e| e != "json") {
+            continue;
+        }
+        let text = std::fs::read_to_string(&path).unwrap();
+        let raw: serde_json::Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(raw["version"], 1, "{}", path.display());
+        let capture: Capture = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        assert_eq!(capture.version, PROTOCOL_VERSION);
+        for snap in &capture.snapshots {
+            let topo = validate(snap);
+            let rows = raw["snapshots"][0]["topology"]["distances"]
+                .as_array()
+                .map_or(0, Vec::len);
+            if rows > 0 {
+                assert_eq!(topo.nr_node_ids() as usize, rows, "{}", path.display());
+            }
+        }
+        // The server's import takes the file as written by the old agent.
+        let form = format!(
+            "capture={}",
+            text.bytes()
+                .map(|b| if b.is_ascii_alphanumeric() {
+                    (b as char).to_string()
+                } else {
+                    format!("%{b:02X}")
+                })
+                .collect::<String>()
+        );
+        let req = Request::post("/live/_/import")
+            .header(header::CONTENT_TYPE, "application/x-www-form-urlencoded")
+            .body(Body::from(form))
+            .unwrap();
+        let (st, body) = call(&app, req).await;
+        assert!(
+            st.is_success() || st.is_redirection(),
+            "{}: {st} {body}",
+            path.display()
+        );
+        seen += 1;
+    }
+    assert_eq!(seen, 4);
+    // A version-1 push is upgraded too; versions never released are refused with a message.
+    let c5: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(data("captures-v1/c5-61.agent.json")).unwrap()).unwrap();
+    let mut v1 = c5["snapshots"][0].clone();
+    v1["host"] = "c5old".into();
+    let (st, body) = call(&app, push("c5old", None, serde_json::to_vec(&v1).unwrap())).await;
+    assert_eq!(st, StatusCode::OK, "{body}");
+    v1["version"] = 99.into();
+    let (st, body) = call(&app, push("c5old", None, serde_json::to_vec(&v1).unwrap())).await;
+    assert_eq!(st, StatusCode::BAD_REQUEST);
+    assert!(body.contains("protocol version 99 is not supported"), "{body}");
+}
+
+#[tokio::test]
+async fn gzip_bodies_are_bounded_once_decompressed() {
+    let (app, _) = live_app();
+    // 17 MiB of JSON whitespace compresses to a few KiB: refused by the decompressed size.
+    let bomb = gzip(&vec![b' '; SNAPSHOT_BYTES_MAX + (1 << 20)]);
+    assert!(bomb.len() < 64 << 10);
+    let (st, body) = call(&app, push("h1", Some("gzip"), bomb)).await;
+    assert_eq!(st, StatusCode::PAYLOAD_TOO_LARGE, "{body}");
+    let (st, body) = call(&app, push("h1", Some("br"), b"{}".to_vec())).await;
+    assert_eq!(st, StatusCode::UNSUPPORTED_MEDIA_TYPE, "{body}");
+    let (st, body) = call(&app, push("h1", Some("gzip"), b"not gzip".to_vec())).await;
+    assert_eq!(st, StatusCode::BAD_REQUEST, "{body}");
+    assert!(body.contains("gzip"), "{body}");
+}
+
+/// A TLS endpoint on loopback serving the irqscope app with a certificate for `localhost`
+/// signed by a CA made here; returns the port, the CA's PEM and the app.
+async fn tls_server() -> (u16, String, axum::Router, tokio::task::JoinHandle<()>) {
+    use rcgen::{BasicConstraints, CertificateParams, CertifiedIssuer, IsCa, KeyPair};
+    let ca_key = KeyPair::generate().unwrap();
+    let mut ca_params = CertificateParams::new(Vec::<String>::new()).unwrap();
+    ca_params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+    let ca = CertifiedIssuer::self_signed(ca_params, ca_key).unwrap();
+    let leaf_key = KeyPair::generate().unwrap();
+    let leaf = CertificateParams::new(vec!["localhost".to_string()])
+        .unwrap()
+        .signed_by(&leaf_key, &ca)
+        .unwrap();
+    let config =
+        rustls::ServerConfig::builder_with_provider(std::sync::Arc::new(rustls::crypto::ring::default_provider()))
+            .with_safe_default_protocol_versions()
+            .unwrap()
+            .with_no_client_auth()
+            .with_single_cert(
+                vec![leaf.der().clone()],
+                rustls::pki_types::PrivateKeyDer::Pkcs8(leaf_key.serialize_der().into()),
+            )
+            .unwrap();
+    let acceptor = tokio_rustls::TlsAcceptor::from(std::sync::Arc::new(config));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let (app, _) = live_app();
+    let served = app.clone();
+    let task = tokio::spawn(async move {
+        loop {
+            let Ok((tcp, _)) = listener.accept().await else { return };
+            let acceptor = acceptor.clone();
+            let app = served.clone();
+            tokio::spawn(async move {
+                let Ok(tls) = acceptor.accept(tcp).await else { return };
+                let service = hyper::service::service_fn(move |req: Request<hyper::body::Incoming>| {
+                    app.clone().oneshot(req.map(Body::new))
+                });
+                let _ = hyper::server::conn::http1::Builder::new()
+                    .serve_connection(hyper_util::rt::TokioIo::new(tls), service)
+                    .await;
+            });
+        }
+    });
+    (port, ca.pem(), app, task)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_agent_pushes_over_tls_with_a_private_ca() {
+    let (port, ca_pem, app, server) = tls_server().await;
+    let dir = std::env::temp_dir().join(format!("irqscope-agent-tls-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let (ca_file, token_file) = (dir.join("ca.pem"), dir.join("token"));
+    std::fs::write(&ca_file, &ca_pem).unwrap();
+    std::fs::write(&token_file, TOKEN).unwrap();
+    let agent = |host: &str, ca: Option<&Path>| {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_irqscope-agent"));
+        c.args(["push", "--server", &format!("https://localhost:{port}"), "--host", host])
+            .arg("--root")
+            .arg(data("c5-cpuless-node"))
+            .arg("--token-file")
+            .arg(&token_file)
+            .args(["--count", "1", "--interval-ms", "100", "--backoff-max-ms", "200"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped());
+        if let Some(ca) = ca {
+            c.arg("--ca-file").arg(ca);
+        }
+        KillOnDrop(c.spawn().unwrap())
+    };
+    // Trusting the CA: one push, then the agent exits 0.
+    let mut trusted = agent("tls1", Some(&ca_file));
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let status = loop {
+        if let Some(s) = trusted.0.try_wait().unwrap() {
+            break s;
+        }
+        assert!(Instant::now() < deadline, "the agent did not finish its push");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    assert!(status.success());
+    let (st, body) = call(&app, Request::get("/api/live/tls1").body(Body::empty()).unwrap()).await;
+    assert_eq!(st, StatusCode::OK, "{body}");
+    assert!(body.contains("\"seq\":1"), "{body}");
+    // Without it, the self-signed chain is refused and nothing arrives.
+    let mut untrusted = agent("tls2", None);
+    tokio::time::sleep(Duration::from_millis(1_500)).await;
+    assert!(
+        untrusted.0.try_wait().unwrap().is_none(),
+        "push retries, never exits on refusal"
+    );
+    let _ = untrusted.0.kill();
+    let mut err = String::new();
+    std::io::Read::read_to_string(untrusted.0.stderr.as_mut().unwrap(), &mut err).unwrap();
+    assert!(err.contains("certificate") || err.contains("Unknown"), "{err}");
+    let (st, _) = call(&app, Request::get("/api/live/tls2").body(Body::empty()).unwrap()).await;
+    assert_eq!(st, StatusCode::NOT_FOUND);
+    // A CA file that holds no certificate is one line and exit 2.
+    std::fs::write(dir.join("empty.pem"), "nothing\n").unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_irqscope-agent"))
+        .args([
+            "push",
+            "--server",
+            &format!("https://localhost:{port}"),
+            "--host",
+            "tls3",
+        ])
+        .arg("--ca-file")
+        .arg(dir.join("empty.pem"))
+        .arg("--token-file")
+        .arg(&token_file)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("no PEM CERTIFICATE") && err.trim().lines().count() == 1,
+        "{err}"
+    );
+    server.abort();
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_large_host_refreshes_its_irq_files_in_turn() {
+    use irqscope::live::collect::IRQ_FILES_PER_READING;
+    let root = std::env::temp_dir().join(format!("irqscope-agent-refresh-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&root);
+    let topo = irqscope::catalogue::get("vm-2vcpu-smt2").unwrap();
+    irqscope::topology::import::export::write_sysfs(&topo, &root).unwrap();
+    let n = IRQ_FILES_PER_READING + 88;
+    let mut text = String::from("           CPU0       CPU1\n");
+    for irq in 0..n {
+        text.push_str(&format!("{irq:>4}: 1 0 PCI-MSIX 0-edge q{irq}\n"));
+        let dir = root.join(format!("proc/irq/{irq}"));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("smp_affinity_list"), "0-1\n").unwrap();
+    }
+    std::fs::write(root.join("proc/interrupts"), text).unwrap();
+    let mut c = Collector::new(&root, "big");
+    let on_1 = |s: &Snapshot| s.irqs.iter().filter(|i| i.affinity.as_deref() == Some("1")).count();
+    assert_eq!(on_1(&c.read(1).unwrap()), 0, "the first reading reads every IRQ");
+    for irq in 0..n {
+        std::fs::write(root.join(format!("proc/irq/{irq}/smp_affinity_list")), "1\n").unwrap();
+    }
+    assert_eq!(
+        on_1(&c.read(2).unwrap()),
+        IRQ_FILES_PER_READING,
+        "one reading refreshes its share"
+    );
+    assert_eq!(on_1(&c.read(3).unwrap()), n, "the next one the rest");
+    let _ = std::fs::remove_dir_all(&root);
+}
