@@ -14,6 +14,7 @@ pub mod live;
 pub mod mana_sched;
 pub mod pages;
 pub mod permalink;
+pub mod server;
 pub mod sweep;
 
 use crate::catalogue;
