@@ -113,6 +113,9 @@ pub fn app(state: AppState) -> Router {
             StatusCode::REQUEST_TIMEOUT,
             Duration::from_millis(REQUEST_TIMEOUT_MS),
         ))
+        .layer(axum::middleware::map_request(
+            |req: axum::extract::Request| async move { devices_plus_is_literal(req) },
+        ))
         .layer(TraceLayer::new_for_http())
 }
 
@@ -271,6 +274,40 @@ async fn api_topologies() -> Json<serde_json::Value> {
 async fn api_topology(Path(name): Path<String>) -> Result<Json<crate::topology::TopologySpec>, AppError> {
     let t = catalogue::get(&name).ok_or_else(|| AppError::NotFound(format!("no topology preset {name:?}")))?;
     Ok(Json(t.to_spec()))
+}
+
+/// The `devices` query parameter keeps `+` literal. Its tokens use `+` themselves
+/// (`sets=4+2`) and are separated by spaces (`%20`), so the form decoding the `Query`
+/// extractor applies (`+` is a space) would silently split `6x62:sets=4+2` into a second
+/// device `2`. Rewriting a raw `+` in that parameter to `%2B` before any extractor runs fixes
+/// it for every route that reads `devices`; every other parameter decodes as before.
+fn devices_plus_is_literal<B>(mut req: axum::http::Request<B>) -> axum::http::Request<B> {
+    let Some(query) = req.uri().query() else {
+        return req;
+    };
+    let touches = |pair: &str| pair.starts_with("devices=") && pair.contains('+');
+    if !query.split('&').any(touches) {
+        return req;
+    }
+    let rewritten: Vec<String> = query
+        .split('&')
+        .map(|pair| {
+            if touches(pair) {
+                pair.replace('+', "%2B")
+            } else {
+                pair.to_string()
+            }
+        })
+        .collect();
+    let path_and_query = format!("{}?{}", req.uri().path(), rewritten.join("&"));
+    let mut parts = req.uri().clone().into_parts();
+    if let Ok(pq) = path_and_query.parse() {
+        parts.path_and_query = Some(pq);
+        if let Ok(uri) = axum::http::Uri::from_parts(parts) {
+            *req.uri_mut() = uri;
+        }
+    }
+    req
 }
 
 async fn not_found() -> AppError {

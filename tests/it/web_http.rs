@@ -660,3 +660,30 @@ mod server {
         assert!(closed.is_some(), "the SSE stream survived the shutdown");
     }
 }
+
+/// `+` inside a device token is the token's own `+` (`sets=4+2`), never a space that would add a
+/// device; devices are separated by `%20`.
+#[tokio::test]
+async fn plus_in_the_devices_query_never_adds_a_device() {
+    let plus = get("/?preset=azure-l48s-v2&devices=6x62:sets=4%2B2").await;
+    assert_eq!(plus.status, StatusCode::OK, "{}", plus.body);
+    let raw = get("/?preset=azure-l48s-v2&devices=6x62:sets=4+2").await;
+    assert_eq!(raw.status, StatusCode::OK, "{}", raw.body);
+    assert_eq!(raw.body, plus.body);
+    assert!(
+        raw.body.contains("serve all 6 devices") || raw.body.contains("6 devices"),
+        "{}",
+        raw.body
+    );
+    // Two devices, the second of 2 vectors, only when a space says so.
+    let two = get("/?preset=azure-l48s-v2&devices=6x62:sets=4%202").await;
+    assert_eq!(two.status, StatusCode::OK, "{}", two.body);
+    assert_ne!(two.body, raw.body);
+    // The compare page reads `devices` the same way.
+    let c = get("/compare?preset=azure-l48s-v2&devices=2x8:sets=4+2&a=cluster&b=rotation").await;
+    let c2 = get("/compare?preset=azure-l48s-v2&devices=2x8:sets=4%2B2&a=cluster&b=rotation").await;
+    assert_eq!(c.status, StatusCode::OK, "{}", c.body);
+    assert_eq!(c.body, c2.body);
+    // Other parameters still decode `+` as a space (a bad variant name shows it).
+    assert_bad(&get("/?preset=azure-l48s-v2&variant=a+b").await, "\"a b\"");
+}
