@@ -652,7 +652,7 @@ fn serve(addr: &str, live: LiveArgs) -> anyhow::Result<ExitCode> {
         .parse()
         .with_context(|| format!("--addr {addr:?}: want HOST:PORT"))?;
     let runtime = tokio::runtime::Runtime::new().context("starting the async runtime")?;
-    runtime.block_on(async {
+    let served = runtime.block_on(async {
         let listener = tokio::net::TcpListener::bind(addr)
             .await
             .with_context(|| format!("binding {addr}"))?;
@@ -670,7 +670,11 @@ fn serve(addr: &str, live: LiveArgs) -> anyhow::Result<ExitCode> {
         )
         .await;
         anyhow::Ok(())
-    })?;
+    });
+    // serve() has finished or cut every connection; blocking work still running (a sweep)
+    // gets a moment, not a wait without bound.
+    runtime.shutdown_timeout(std::time::Duration::from_millis(200));
+    served?;
     Ok(ExitCode::SUCCESS)
 }
 

@@ -10,6 +10,7 @@
 //! (+ `/text`, `/json`), `/sweep` (+ `/text`, `/csv`, `/json`), `POST /fragment`,
 //! `POST /api/simulate`, `GET /api/topologies`, `GET /api/topologies/{name}`, `/static/*`.
 
+pub mod cache;
 pub mod live;
 pub mod mana_sched;
 pub mod pages;
@@ -30,11 +31,9 @@ use axum::routing::{get, post};
 use axum::{Json, Router};
 use pages::{CompareSpec, Run, ViewQuery};
 use permalink::PermalinkError;
-use std::path::PathBuf;
 use std::time::Duration;
 use tower_http::compression::CompressionLayer;
 use tower_http::limit::RequestBodyLimitLayer;
-use tower_http::services::ServeDir;
 use tower_http::set_header::SetResponseHeaderLayer;
 use tower_http::timeout::TimeoutLayer;
 use tower_http::trace::TraceLayer;
@@ -48,43 +47,39 @@ pub const CONTENT_SECURITY_POLICY: &str = "default-src 'none'; script-src 'self'
      img-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
 
 /// What the handlers share. Cheap to clone.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub struct AppState {
-    /// Directory served under `/static`.
-    pub static_dir: PathBuf,
     /// Live mode: the host store, ingestion tokens, SSE updates.
     pub live: live::LiveState,
 }
 
-impl Default for AppState {
-    fn default() -> Self {
-        AppState {
-            static_dir: PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/static")),
-            live: Default::default(),
-        }
-    }
-}
-
-/// The whole dashboard as a router; tests drive it with `oneshot`, `main` binds it to a port.
+/// The whole dashboard as a router; tests drive it with `oneshot`, `main` binds it to a port
+/// (`server::serve`). Build it once and clone it: clones share the permalink cache.
 pub fn app(state: AppState) -> Router {
-    let static_files = ServeDir::new(&state.static_dir);
-    Router::new()
-        .route("/", get(index))
+    // Permalink pages and their twins: immutable content behind one bounded cache.
+    let permalinks = Router::new()
         .route("/s/{link}", get(scenario_page))
         .route("/s/{link}/text", get(scenario_text))
         .route("/s/{link}/json", get(scenario_json))
-        .route("/compare", get(compare_query))
         .route("/c/{link}", get(compare_page))
         .route("/c/{link}/text", get(compare_text))
         .route("/c/{link}/json", get(compare_json))
-        .route("/mana", get(mana_sched::mana_query))
         .route("/m/{link}", get(mana_sched::mana_page))
         .route("/m/{link}/text", get(mana_sched::mana_text))
         .route("/m/{link}/json", get(mana_sched::mana_json))
-        .route("/sched", get(mana_sched::sched_query))
         .route("/n/{link}", get(mana_sched::sched_page))
         .route("/n/{link}/text", get(mana_sched::sched_text))
         .route("/n/{link}/json", get(mana_sched::sched_json))
+        .route_layer(axum::middleware::from_fn_with_state(
+            cache::PermalinkCache::default(),
+            cache::immutable,
+        ));
+    Router::new()
+        .route("/", get(index))
+        .merge(permalinks)
+        .route("/compare", get(compare_query))
+        .route("/mana", get(mana_sched::mana_query))
+        .route("/sched", get(mana_sched::sched_query))
         .route("/fragment", post(fragment))
         .route("/api/simulate", post(api_simulate))
         .route("/sweep", get(sweep::sweep_page))
@@ -93,7 +88,7 @@ pub fn app(state: AppState) -> Router {
         .route("/sweep/json", get(sweep::sweep_json))
         .route("/api/topologies", get(api_topologies))
         .route("/api/topologies/{name}", get(api_topology))
-        .nest_service("/static", static_files)
+        .route("/static/{file}", get(cache::static_asset))
         .layer(DefaultBodyLimit::max(BODY_BYTES_MAX))
         .layer(RequestBodyLimitLayer::new(BODY_BYTES_MAX))
         // Live routes set their own (larger) snapshot body limit.
@@ -108,6 +103,7 @@ pub fn app(state: AppState) -> Router {
             header::X_CONTENT_TYPE_OPTIONS,
             HeaderValue::from_static("nosniff"),
         ))
+        // Skips answers that carry their own encoding (permalinks, static files).
         .layer(CompressionLayer::new())
         .layer(TimeoutLayer::with_status_code(
             StatusCode::REQUEST_TIMEOUT,

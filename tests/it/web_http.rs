@@ -687,3 +687,129 @@ async fn plus_in_the_devices_query_never_adds_a_device() {
     // Other parameters still decode `+` as a space (a bad variant name shows it).
     assert_bad(&get("/?preset=azure-l48s-v2&variant=a+b").await, "\"a b\"");
 }
+
+/// Permalink pages and twins: strong ETag per encoding, immutable caching, 304 on a match, the
+/// same bytes from the cache as from the first render, errors never cached.
+#[tokio::test]
+async fn permalinks_are_immutable_content() {
+    use axum::body::Body;
+    use axum::http::Request;
+    use http_body_util::BodyExt;
+    use tower::ServiceExt;
+    let app = irqscope::web::app(irqscope::web::AppState::default());
+    let send = |uri: String, headers: Vec<(header::HeaderName, String)>| {
+        let app = app.clone();
+        async move {
+            let mut req = Request::get(uri).header(header::HOST, "irqscope.test");
+            for (k, v) in headers {
+                req = req.header(k, v);
+            }
+            let resp = app.oneshot(req.body(Body::empty()).unwrap()).await.unwrap();
+            let (parts, body) = resp.into_parts();
+            (parts.status, parts.headers, body.collect().await.unwrap().to_bytes())
+        }
+    };
+    let gunzip = |b: &[u8]| {
+        use std::io::Read;
+        let mut out = Vec::new();
+        flate2::read::GzDecoder::new(b).read_to_end(&mut out).unwrap();
+        out
+    };
+    let link = link_of(&seed_spec("cluster"));
+    let compare = link_of(&CompareSpec {
+        scenario: seed_spec("cluster"),
+        a: SideSpec::default(),
+        b: SideSpec {
+            variant: Some("rotation".into()),
+            ..SideSpec::default()
+        },
+    });
+    for uri in [
+        format!("/s/{link}"),
+        format!("/s/{link}/text"),
+        format!("/s/{link}/json"),
+        format!("/s/{link}?metric=hot&node=1"),
+        format!("/c/{compare}"),
+        format!("/c/{compare}/text"),
+    ] {
+        let gz = vec![(header::ACCEPT_ENCODING, "gzip, br".to_string())];
+        let (status, h1, plain) = send(uri.clone(), vec![]).await;
+        assert_eq!(status, StatusCode::OK, "{uri}");
+        assert_eq!(h1[header::CACHE_CONTROL], "public, max-age=86400, immutable", "{uri}");
+        assert_eq!(h1[header::VARY], "accept-encoding");
+        assert!(h1.get(header::CONTENT_ENCODING).is_none());
+        let etag = h1[header::ETAG].to_str().unwrap().to_string();
+        assert!(
+            etag.starts_with('"') && etag.ends_with('"') && !etag.starts_with("W/"),
+            "{etag}"
+        );
+        // From the cache now: gzip of the same bytes, its own strong tag.
+        let (_, h2, zipped) = send(uri.clone(), gz.clone()).await;
+        assert_eq!(h2[header::CONTENT_ENCODING], "gzip", "{uri}");
+        let gz_etag = h2[header::ETAG].to_str().unwrap().to_string();
+        assert_ne!(gz_etag, etag);
+        assert_eq!(gunzip(&zipped), plain.to_vec(), "{uri}: gzip differs from the page");
+        let (_, _, again) = send(uri.clone(), vec![]).await;
+        assert_eq!(again, plain, "{uri}: the cached page differs from the first render");
+        // The same page rendered by a fresh router is byte-identical (nothing stale is kept).
+        let fresh = get(&uri).await;
+        assert_eq!(fresh.body.as_bytes(), &plain[..], "{uri}");
+        for tag in [&etag, &gz_etag] {
+            let (status, h, body) = send(uri.clone(), vec![(header::IF_NONE_MATCH, format!("\"other\", {tag}"))]).await;
+            assert_eq!(status, StatusCode::NOT_MODIFIED, "{uri}");
+            assert!(body.is_empty());
+            assert_eq!(h[header::ETAG].to_str().unwrap(), etag);
+        }
+        let (status, _, _) = send(uri.clone(), vec![(header::IF_NONE_MATCH, "\"other\"".to_string())]).await;
+        assert_eq!(status, StatusCode::OK);
+    }
+    // The text twin prints absolute links from `Host`: another host is another entry and tag.
+    let (_, h, _) = send(format!("/s/{link}/text"), vec![]).await;
+    let req = Request::get(format!("/s/{link}/text"))
+        .header(header::HOST, "other.test")
+        .body(Body::empty())
+        .unwrap();
+    let resp = app.clone().oneshot(req).await.unwrap();
+    assert_ne!(resp.headers()[header::ETAG], h[header::ETAG]);
+    let body = resp.into_body().collect().await.unwrap().to_bytes();
+    assert!(String::from_utf8_lossy(&body).contains("http://other.test/s/"));
+    // Errors are neither cached nor marked immutable.
+    for _ in 0..2 {
+        let (status, h, _) = send("/s/v1.zzz".into(), vec![]).await;
+        assert!(status.is_client_error());
+        assert!(h.get(header::ETAG).is_none() && h.get(header::CACHE_CONTROL).is_none());
+    }
+}
+
+#[tokio::test]
+async fn static_files_are_embedded_with_their_gzip_encoding() {
+    use axum::body::Body;
+    use axum::http::Request;
+    use http_body_util::BodyExt;
+    use tower::ServiceExt;
+    let on_disk = std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/static/app.js")).unwrap();
+    let app = irqscope::web::app(irqscope::web::AppState::default());
+    let req = Request::get("/static/app.js")
+        .header(header::ACCEPT_ENCODING, "gzip")
+        .body(Body::empty())
+        .unwrap();
+    let resp = app.clone().oneshot(req).await.unwrap();
+    assert_eq!(resp.headers()[header::CONTENT_ENCODING], "gzip");
+    assert_eq!(resp.headers()[header::CONTENT_TYPE], "text/javascript; charset=utf-8");
+    assert_eq!(resp.headers()[header::VARY], "accept-encoding");
+    let etag = resp.headers()[header::ETAG].clone();
+    let zipped = resp.into_body().collect().await.unwrap().to_bytes();
+    assert!(zipped.len() * 2 < on_disk.len());
+    let mut out = Vec::new();
+    std::io::Read::read_to_end(&mut flate2::read::GzDecoder::new(&zipped[..]), &mut out).unwrap();
+    assert_eq!(out, on_disk);
+    let plain = get("/static/app.js").await;
+    assert_eq!(plain.body.as_bytes(), &on_disk[..]);
+    assert!(plain.headers.get(header::CONTENT_ENCODING).is_none());
+    let req = Request::get("/static/app.js")
+        .header(header::IF_NONE_MATCH, etag)
+        .body(Body::empty())
+        .unwrap();
+    assert_eq!(app.oneshot(req).await.unwrap().status(), StatusCode::NOT_MODIFIED);
+    assert_eq!(get("/static/nope.js").await.status, StatusCode::NOT_FOUND);
+}
