@@ -659,7 +659,6 @@ fn serve(addr: &str, live: LiveArgs) -> anyhow::Result<ExitCode> {
         tracing::info!("irqscope dashboard on http://{}", listener.local_addr()?);
         let state = irqscope::web::AppState {
             live: live_state(live)?,
-            ..Default::default()
         };
         let app = irqscope::web::app(state);
         irqscope::web::server::serve(

@@ -526,7 +526,7 @@ mod server {
                 closed = Some(t0.elapsed());
                 break;
             }
-            if let Some(_) = closed_within(&mut slow, Duration::from_millis(200)).await {
+            if closed_within(&mut slow, Duration::from_millis(200)).await.is_some() {
                 closed = Some(t0.elapsed());
                 break;
             }
