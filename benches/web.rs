@@ -1,9 +1,11 @@
-//! Requests per second through `web::app().oneshot`: the scenario page for the seed machine
-//! (azure-l96as-v4, six NVMe devices of 62 queues) against a static file of the same size, so
-//! the cost of simulating and rendering stands beside the cost of the HTTP stack alone.
+//! Requests per second through `web::app().oneshot`, for the seed machine's scenario page
+//! (azure-l96as-v4, six NVMe devices of 62 queues): rendered from scratch (a fresh router, so an
+//! empty permalink cache), repeated (served from the cache, gzip), against an embedded static
+//! file (gzip), so the cost of simulating and rendering stands beside the HTTP stack alone.
 
 use axum::body::Body;
-use axum::http::Request;
+use axum::http::{header, Request};
+use axum::Router;
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use http_body_util::BodyExt;
 use irqscope::scenario::permalink;
@@ -31,11 +33,12 @@ fn spec() -> ScenarioSpec {
     }
 }
 
-async fn fetch(state: &AppState, uri: &str) -> usize {
-    let resp = web::app(state.clone())
-        .oneshot(Request::get(uri).body(Body::empty()).unwrap())
-        .await
-        .unwrap();
+async fn fetch(app: Router, uri: &str, gzip: bool) -> usize {
+    let mut req = Request::get(uri);
+    if gzip {
+        req = req.header(header::ACCEPT_ENCODING, "gzip");
+    }
+    let resp = app.oneshot(req.body(Body::empty()).unwrap()).await.unwrap();
     assert!(resp.status().is_success(), "{uri}: {}", resp.status());
     resp.into_body().collect().await.unwrap().to_bytes().len()
 }
@@ -45,26 +48,24 @@ fn bench(c: &mut Criterion) {
         .enable_all()
         .build()
         .unwrap();
-    let dir = std::env::temp_dir().join(format!("irqscope-bench-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
     let page_uri = format!("/s/{}", permalink::encode(&spec()).unwrap());
-    let state = AppState {
-        static_dir: dir.clone(),
-        ..AppState::default()
-    };
-    let page_bytes = rt.block_on(fetch(&state, &page_uri));
-    std::fs::write(dir.join("same-size.html"), "x".repeat(page_bytes)).unwrap();
+    let shared = web::app(AppState::default());
 
     let mut g = c.benchmark_group("web");
     g.throughput(Throughput::Elements(1));
-    g.bench_function("scenario_page_l96as_v4_6x62", |b| {
-        b.iter(|| rt.block_on(fetch(&state, &page_uri)))
+    g.bench_function("scenario_page_l96as_v4_6x62_first_render", |b| {
+        b.iter(|| rt.block_on(fetch(web::app(AppState::default()), &page_uri, false)))
     });
-    g.bench_function("static_file_same_size", |b| {
-        b.iter(|| rt.block_on(fetch(&state, "/static/same-size.html")))
+    g.bench_function("scenario_page_l96as_v4_6x62_first_render_gzip", |b| {
+        b.iter(|| rt.block_on(fetch(web::app(AppState::default()), &page_uri, true)))
+    });
+    g.bench_function("scenario_page_l96as_v4_6x62_repeated_gzip", |b| {
+        b.iter(|| rt.block_on(fetch(shared.clone(), &page_uri, true)))
+    });
+    g.bench_function("static_app_js_gzip", |b| {
+        b.iter(|| rt.block_on(fetch(shared.clone(), "/static/app.js", true)))
     });
     g.finish();
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 criterion_group!(benches, bench);

@@ -245,7 +245,10 @@ struct SimulateArgs {
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => return argument_error(e),
+    };
     let result = match cli.command {
         Some(Command::Simulate(args)) => simulate(args),
         Some(Command::CheckGolden { dirs }) => check_golden(&dirs),
@@ -274,6 +277,55 @@ fn main() -> ExitCode {
     }
 }
 
+/// `--help` and `--version` print in full (exit 0); every other parse error is one line on
+/// stderr with exit status 2, like every other bad input: clap's message and its tip (a
+/// similar argument, `--` before a value starting with `-`), without the usage block.
+fn argument_error(e: clap::Error) -> ExitCode {
+    use clap::error::ErrorKind;
+    match e.kind() {
+        ErrorKind::DisplayHelp | ErrorKind::DisplayVersion => {
+            let _ = e.print();
+            return ExitCode::SUCCESS;
+        }
+        _ => {}
+    }
+    let rendered = e.render().to_string();
+    // The (sub)command the error is about, from the words of the command line that name one.
+    let mut cmd = <Cli as clap::CommandFactory>::command();
+    let mut command = vec![cmd.get_name().to_string()];
+    for arg in std::env::args().skip(1) {
+        match cmd.find_subcommand(&arg) {
+            Some(sub) => {
+                command.push(sub.get_name().to_string());
+                cmd = sub.clone();
+            }
+            None => break,
+        }
+    }
+    let command = command.join(" ");
+    let message = if e.kind() == ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand {
+        "a subcommand is required".to_string()
+    } else {
+        // clap's paragraphs: "error: …" (with an indented list of missing arguments, say),
+        // "tip: …", "Usage: …", "For more information, …"; keep the first two kinds.
+        let mut parts: Vec<String> = rendered
+            .split("\n\n")
+            .map(|p| p.split_whitespace().collect::<Vec<_>>().join(" "))
+            .filter_map(|p| {
+                p.strip_prefix("error: ")
+                    .or_else(|| p.strip_prefix("tip: "))
+                    .map(str::to_string)
+            })
+            .collect();
+        if parts.is_empty() {
+            parts.push(rendered.lines().next().unwrap_or("bad arguments").trim().to_string());
+        }
+        parts.join("; ")
+    };
+    eprintln!("irqscope: {message} (see `{command} --help`)");
+    ExitCode::from(2)
+}
+
 fn one_line(e: &anyhow::Error) -> String {
     let text = format!("{e:#}");
     text.lines()
@@ -283,15 +335,22 @@ fn one_line(e: &anyhow::Error) -> String {
         .join(" ")
 }
 
-/// Read a text file with a size limit.
+/// Read a text file of at most [`INPUT_FILE_BYTES_MAX`] bytes. The limit is enforced on what is
+/// read, not on the file's metadata: `/dev/zero`, a FIFO or a file still growing stop one byte
+/// past the limit.
 pub(crate) fn read_text(path: &Path) -> anyhow::Result<String> {
-    let meta = std::fs::metadata(path).with_context(|| format!("{}", path.display()))?;
+    use std::io::Read;
+    let file = std::fs::File::open(path).with_context(|| format!("{}", path.display()))?;
+    let mut bytes = Vec::new();
+    file.take(INPUT_FILE_BYTES_MAX + 1)
+        .read_to_end(&mut bytes)
+        .with_context(|| format!("{}", path.display()))?;
     anyhow::ensure!(
-        meta.len() <= INPUT_FILE_BYTES_MAX,
+        bytes.len() as u64 <= INPUT_FILE_BYTES_MAX,
         "{}: larger than {INPUT_FILE_BYTES_MAX} bytes",
         path.display()
     );
-    std::fs::read_to_string(path).with_context(|| format!("{}", path.display()))
+    String::from_utf8(bytes).map_err(|_| anyhow::anyhow!("{}: not UTF-8 text", path.display()))
 }
 
 /// A preset name or a topology file path.
@@ -634,25 +693,51 @@ fn serve(addr: &str, live: LiveArgs) -> anyhow::Result<ExitCode> {
         .parse()
         .with_context(|| format!("--addr {addr:?}: want HOST:PORT"))?;
     let runtime = tokio::runtime::Runtime::new().context("starting the async runtime")?;
-    runtime.block_on(async {
+    let served = runtime.block_on(async {
         let listener = tokio::net::TcpListener::bind(addr)
             .await
             .with_context(|| format!("binding {addr}"))?;
         tracing::info!("irqscope dashboard on http://{}", listener.local_addr()?);
         let state = irqscope::web::AppState {
             live: live_state(live)?,
-            ..Default::default()
         };
         let app = irqscope::web::app(state);
-        axum::serve(
+        irqscope::web::server::serve(
             listener,
-            app.into_make_service_with_connect_info::<std::net::SocketAddr>(),
+            app,
+            irqscope::web::server::Limits::default(),
+            shutdown_signal(),
         )
-        .with_graceful_shutdown(async {
-            let _ = tokio::signal::ctrl_c().await;
-        })
-        .await
-        .context("serving")
-    })?;
+        .await;
+        anyhow::Ok(())
+    });
+    // serve() has finished or cut every connection; blocking work still running (a sweep)
+    // gets a moment, not a wait without bound.
+    runtime.shutdown_timeout(std::time::Duration::from_millis(200));
+    served?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// SIGINT (Ctrl-C) or SIGTERM: stop accepting and let requests in flight finish.
+async fn shutdown_signal() {
+    let interrupt = tokio::signal::ctrl_c();
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{signal, SignalKind};
+        match signal(SignalKind::terminate()) {
+            Ok(mut term) => {
+                tokio::select! {
+                    _ = interrupt => {}
+                    _ = term.recv() => {}
+                }
+            }
+            Err(e) => {
+                tracing::warn!("cannot watch SIGTERM: {e}");
+                let _ = interrupt.await;
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = interrupt.await;
+    tracing::info!("shutting down: finishing requests in flight");
 }

@@ -10,11 +10,13 @@
 //! (+ `/text`, `/json`), `/sweep` (+ `/text`, `/csv`, `/json`), `POST /fragment`,
 //! `POST /api/simulate`, `GET /api/topologies`, `GET /api/topologies/{name}`, `/static/*`.
 
+pub mod cache;
 pub mod live;
 pub mod mana;
 mod model_pages;
 pub mod pages;
 pub mod sched;
+pub mod server;
 pub mod sweep;
 
 use crate::catalogue;
@@ -31,11 +33,9 @@ use axum::response::{Html, IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
 use pages::{Run, ViewQuery};
-use std::path::PathBuf;
 use std::time::Duration;
 use tower_http::compression::CompressionLayer;
 use tower_http::limit::RequestBodyLimitLayer;
-use tower_http::services::ServeDir;
 use tower_http::set_header::SetResponseHeaderLayer;
 use tower_http::timeout::TimeoutLayer;
 use tower_http::trace::TraceLayer;
@@ -49,43 +49,39 @@ pub const CONTENT_SECURITY_POLICY: &str = "default-src 'none'; script-src 'self'
      img-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
 
 /// What the handlers share. Cheap to clone.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub struct AppState {
-    /// Directory served under `/static`.
-    pub static_dir: PathBuf,
     /// Live mode: the host store, ingestion tokens, SSE updates.
     pub live: live::LiveState,
 }
 
-impl Default for AppState {
-    fn default() -> Self {
-        AppState {
-            static_dir: PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/static")),
-            live: Default::default(),
-        }
-    }
-}
-
-/// The whole dashboard as a router; tests drive it with `oneshot`, `main` binds it to a port.
+/// The whole dashboard as a router; tests drive it with `oneshot`, `main` binds it to a port
+/// (`server::serve`). Build it once and clone it: clones share the permalink cache.
 pub fn app(state: AppState) -> Router {
-    let static_files = ServeDir::new(&state.static_dir);
-    Router::new()
-        .route("/", get(index))
+    // Permalink pages and their twins: immutable content behind one bounded cache.
+    let permalinks = Router::new()
         .route("/s/{link}", get(scenario_page))
         .route("/s/{link}/text", get(scenario_text))
         .route("/s/{link}/json", get(scenario_json))
-        .route("/compare", get(compare_query))
         .route("/c/{link}", get(compare_page))
         .route("/c/{link}/text", get(compare_text))
         .route("/c/{link}/json", get(compare_json))
-        .route("/mana", get(mana::mana_query))
         .route("/m/{link}", get(mana::mana_page))
         .route("/m/{link}/text", get(mana::mana_text))
         .route("/m/{link}/json", get(mana::mana_json))
-        .route("/sched", get(sched::sched_query))
         .route("/n/{link}", get(sched::sched_page))
         .route("/n/{link}/text", get(sched::sched_text))
         .route("/n/{link}/json", get(sched::sched_json))
+        .route_layer(axum::middleware::from_fn_with_state(
+            cache::PermalinkCache::default(),
+            cache::immutable,
+        ));
+    Router::new()
+        .route("/", get(index))
+        .merge(permalinks)
+        .route("/compare", get(compare_query))
+        .route("/mana", get(mana::mana_query))
+        .route("/sched", get(sched::sched_query))
         .route("/fragment", post(fragment))
         .route("/api/simulate", post(api_simulate))
         .route("/sweep", get(sweep::sweep_page))
@@ -94,7 +90,7 @@ pub fn app(state: AppState) -> Router {
         .route("/sweep/json", get(sweep::sweep_json))
         .route("/api/topologies", get(api_topologies))
         .route("/api/topologies/{name}", get(api_topology))
-        .nest_service("/static", static_files)
+        .route("/static/{file}", get(cache::static_asset))
         .layer(DefaultBodyLimit::max(BODY_BYTES_MAX))
         .layer(RequestBodyLimitLayer::new(BODY_BYTES_MAX))
         // Live routes set their own (larger) snapshot body limit.
@@ -109,10 +105,14 @@ pub fn app(state: AppState) -> Router {
             header::X_CONTENT_TYPE_OPTIONS,
             HeaderValue::from_static("nosniff"),
         ))
+        // Skips answers that carry their own encoding (permalinks, static files).
         .layer(CompressionLayer::new())
         .layer(TimeoutLayer::with_status_code(
             StatusCode::REQUEST_TIMEOUT,
             Duration::from_millis(REQUEST_TIMEOUT_MS),
+        ))
+        .layer(axum::middleware::map_request(
+            |req: axum::extract::Request| async move { devices_plus_is_literal(req) },
         ))
         .layer(TraceLayer::new_for_http())
 }
@@ -302,6 +302,40 @@ async fn api_topologies() -> Json<serde_json::Value> {
 async fn api_topology(Path(name): Path<String>) -> Result<Json<crate::topology::TopologySpec>, AppError> {
     let t = catalogue::get(&name).ok_or_else(|| AppError::NotFound(format!("no topology preset {name:?}")))?;
     Ok(Json(t.to_spec()))
+}
+
+/// The `devices` query parameter keeps `+` literal. Its tokens use `+` themselves
+/// (`sets=4+2`) and are separated by spaces (`%20`), so the form decoding the `Query`
+/// extractor applies (`+` is a space) would silently split `6x62:sets=4+2` into a second
+/// device `2`. Rewriting a raw `+` in that parameter to `%2B` before any extractor runs fixes
+/// it for every route that reads `devices`; every other parameter decodes as before.
+fn devices_plus_is_literal<B>(mut req: axum::http::Request<B>) -> axum::http::Request<B> {
+    let Some(query) = req.uri().query() else {
+        return req;
+    };
+    let touches = |pair: &str| pair.starts_with("devices=") && pair.contains('+');
+    if !query.split('&').any(touches) {
+        return req;
+    }
+    let rewritten: Vec<String> = query
+        .split('&')
+        .map(|pair| {
+            if touches(pair) {
+                pair.replace('+', "%2B")
+            } else {
+                pair.to_string()
+            }
+        })
+        .collect();
+    let path_and_query = format!("{}?{}", req.uri().path(), rewritten.join("&"));
+    let mut parts = req.uri().clone().into_parts();
+    if let Ok(pq) = path_and_query.parse() {
+        parts.path_and_query = Some(pq);
+        if let Ok(uri) = axum::http::Uri::from_parts(parts) {
+            *req.uri_mut() = uri;
+        }
+    }
+    req
 }
 
 async fn not_found() -> AppError {

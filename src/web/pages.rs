@@ -150,6 +150,8 @@ fn blank_topology() -> TopologySpec {
     }
 }
 
+/// Device tokens separated by whitespace (`%20` in a URL). A `+` in the query reaches here as a
+/// `+` (the router keeps it literal in `devices`), so `sets=4+2` stays one device.
 pub(crate) fn parse_devices(tokens: &str) -> Result<Vec<DeviceSpec>, AppError> {
     if tokens.len() > QUERY_DEVICES_BYTES_MAX {
         return Err(AppError::BadInput(format!(

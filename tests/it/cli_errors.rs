@@ -137,3 +137,38 @@ fn bad_model_inputs() {
     );
     expect_error(&["sched", "xeon-2s-18c-smt2"], "node by node");
 }
+
+#[test]
+fn argument_errors_are_one_line() {
+    expect_error(&["simulate", "--frob"], "unexpected argument '--frob'");
+    expect_error(&["simulate", "--varient", "x"], "similar argument exists: '--variant'");
+    expect_error(&["blk-mq", "azure-l48s-v2", "--queues", "q"], "irqscope blk-mq --help");
+    expect_error(&["topology", "import"], "<KIND> <PATH>");
+    expect_error(&["topology"], "a subcommand is required");
+    expect_error(&["frob"], "unrecognized subcommand 'frob'");
+    expect_error(&["serve", "--addr"], "a value is required for '--addr");
+    // Help and version still print in full, on stdout, with exit 0.
+    let out = Command::new(env!("CARGO_BIN_EXE_irqscope"))
+        .args(["simulate", "--help"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let help = String::from_utf8_lossy(&out.stdout);
+    assert!(help.lines().count() > 10 && help.contains("--scenario"), "{help}");
+}
+
+#[test]
+fn input_files_are_read_within_their_limit() {
+    // A character device has no size in its metadata; the limit holds on what is read.
+    expect_error(
+        &["simulate", "--scenario", "/dev/zero"],
+        "/dev/zero: larger than 16777216 bytes",
+    );
+    expect_error(&["simulate", "/dev/zero", "4"], "larger than");
+    expect_error(&["mana", "--input", "/dev/zero"], "larger than");
+    let big = write_temp("big.json", &" ".repeat((16 << 20) + 1));
+    expect_error(&["simulate", "--scenario", &big], "larger than");
+    let latin1 = std::env::temp_dir().join(format!("irqscope-cli-{}/latin1.json", std::process::id()));
+    std::fs::write(&latin1, b"{\"topology\": \"\xe9\"}").unwrap();
+    expect_error(&["simulate", "--scenario", latin1.to_str().unwrap()], "not UTF-8");
+}

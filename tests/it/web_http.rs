@@ -411,3 +411,409 @@ async fn pages_name_the_variant_and_flag_the_reconstruction() {
     assert_eq!(r.status, StatusCode::OK, "{}", r.body);
     assert!(r.body.contains("variant rotation-v1r: RECONSTRUCTION"), "{}", r.body);
 }
+
+/// `web::server::serve` on a real loopback socket: slow, silent and idle clients are closed
+/// within their bound, slow requests and SSE streams are not, the connection cap holds, and a
+/// shutdown finishes requests in flight within its grace. Limits are shortened to keep it quick.
+mod server {
+    use axum::response::sse::{Event, Sse};
+    use axum::routing::get;
+    use axum::Router;
+    use irqscope::web::server::{serve, Limits};
+    use irqscope::web::{app, AppState};
+    use std::time::{Duration, Instant};
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    use tokio::net::{TcpListener, TcpStream};
+
+    const LIMITS: Limits = Limits {
+        header_read_timeout: Duration::from_millis(1500),
+        idle_timeout: Duration::from_millis(500),
+        connections_max: 64,
+        shutdown_grace: Duration::from_millis(800),
+    };
+
+    /// A router with a slow page and an SSE stream faster than the idle timeout, beside the app.
+    fn test_router() -> Router {
+        Router::new()
+            .route(
+                "/slow",
+                get(|| async {
+                    tokio::time::sleep(Duration::from_millis(1200)).await;
+                    "done"
+                }),
+            )
+            .route(
+                "/events",
+                get(|| async {
+                    let ticks = futures_util::stream::unfold(0u32, |n| async move {
+                        tokio::time::sleep(Duration::from_millis(150)).await;
+                        Some((
+                            Ok::<_, std::convert::Infallible>(Event::default().data(n.to_string())),
+                            n + 1,
+                        ))
+                    });
+                    Sse::new(ticks)
+                }),
+            )
+            .merge(app(AppState::default()))
+    }
+
+    /// Serve `router` with `limits`; the sender shuts it down, the handle ends with it.
+    async fn start(
+        router: Router,
+        limits: Limits,
+    ) -> (
+        std::net::SocketAddr,
+        tokio::sync::oneshot::Sender<()>,
+        tokio::task::JoinHandle<()>,
+    ) {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let (tx, rx) = tokio::sync::oneshot::channel::<()>();
+        let handle = tokio::spawn(serve(listener, router, limits, async {
+            let _ = rx.await;
+        }));
+        (addr, tx, handle)
+    }
+
+    /// Wait until the server closes `s` (EOF or reset); how long that took, or `None` after `max`.
+    async fn closed_within(s: &mut TcpStream, max: Duration) -> Option<Duration> {
+        let t0 = Instant::now();
+        let mut buf = [0u8; 4096];
+        while t0.elapsed() < max {
+            match tokio::time::timeout(Duration::from_millis(50), s.read(&mut buf)).await {
+                Ok(Ok(0)) | Ok(Err(_)) => return Some(t0.elapsed()),
+                Ok(Ok(_)) | Err(_) => {}
+            }
+        }
+        None
+    }
+
+    /// One request on a kept-alive connection: the response head and its Content-Length body.
+    async fn request(s: &mut TcpStream, path: &str) -> String {
+        s.write_all(format!("GET {path} HTTP/1.1\r\nHost: t\r\n\r\n").as_bytes())
+            .await
+            .unwrap();
+        let mut got = Vec::new();
+        let mut buf = [0u8; 65536];
+        loop {
+            let n = s.read(&mut buf).await.unwrap();
+            assert!(n > 0, "closed mid-response: {:?}", String::from_utf8_lossy(&got));
+            got.extend_from_slice(&buf[..n]);
+            let text = String::from_utf8_lossy(&got).into_owned();
+            if let Some(end) = text.find("\r\n\r\n") {
+                let len: usize = text[..end]
+                    .lines()
+                    .find_map(|l| {
+                        l.to_ascii_lowercase()
+                            .strip_prefix("content-length: ")
+                            .map(|v| v.trim().parse().unwrap())
+                    })
+                    .expect("content-length");
+                if got.len() >= end + 4 + len {
+                    return text;
+                }
+            }
+        }
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn slowloris_and_silent_clients_are_closed_within_their_bounds() {
+        let (addr, _stop, _h) = start(test_router(), LIMITS).await;
+        // One header byte every 200 ms: never idle, but the head never completes.
+        let mut slow = TcpStream::connect(addr).await.unwrap();
+        let head = b"GET / HTTP/1.1\r\nHost: t\r\nX-Slow: aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa";
+        let t0 = Instant::now();
+        let mut closed = None;
+        for b in head.iter() {
+            if slow.write_all(&[*b]).await.is_err() {
+                closed = Some(t0.elapsed());
+                break;
+            }
+            if closed_within(&mut slow, Duration::from_millis(200)).await.is_some() {
+                closed = Some(t0.elapsed());
+                break;
+            }
+        }
+        let closed = closed.expect("a trickling client was never closed");
+        assert!(
+            closed >= LIMITS.header_read_timeout - Duration::from_millis(100)
+                && closed < LIMITS.header_read_timeout + Duration::from_millis(700),
+            "slowloris closed after {closed:?}, header timeout {:?}",
+            LIMITS.header_read_timeout
+        );
+        // A client that connects and sends nothing.
+        let mut silent = TcpStream::connect(addr).await.unwrap();
+        let closed = closed_within(&mut silent, Duration::from_secs(5))
+            .await
+            .expect("silent client kept");
+        assert!(
+            closed < LIMITS.idle_timeout + Duration::from_millis(500),
+            "silent client closed after {closed:?}"
+        );
+        // An idle keep-alive connection after one answered request.
+        let mut idle = TcpStream::connect(addr).await.unwrap();
+        let r = request(&mut idle, "/static/style.css").await;
+        assert!(r.starts_with("HTTP/1.1 200"), "{r}");
+        let closed = closed_within(&mut idle, Duration::from_secs(5))
+            .await
+            .expect("idle keep-alive kept");
+        assert!(
+            closed < LIMITS.idle_timeout + Duration::from_millis(500),
+            "idle connection closed after {closed:?}"
+        );
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn slow_requests_and_sse_streams_outlive_the_idle_timeout() {
+        let (addr, _stop, _h) = start(test_router(), LIMITS).await;
+        let mut s = TcpStream::connect(addr).await.unwrap();
+        let r = request(&mut s, "/slow").await;
+        assert!(r.starts_with("HTTP/1.1 200") && r.ends_with("done"), "{r}");
+        let mut sse = TcpStream::connect(addr).await.unwrap();
+        sse.write_all(b"GET /events HTTP/1.1\r\nHost: t\r\n\r\n").await.unwrap();
+        let mut got = Vec::new();
+        let mut buf = [0u8; 4096];
+        let t0 = Instant::now();
+        while t0.elapsed() < Duration::from_millis(1800) {
+            if let Ok(r) = tokio::time::timeout(Duration::from_millis(100), sse.read(&mut buf)).await {
+                let n = r.unwrap();
+                assert!(n > 0, "SSE stream closed after {:?}", t0.elapsed());
+                got.extend_from_slice(&buf[..n]);
+            }
+        }
+        let text = String::from_utf8_lossy(&got);
+        assert!(text.contains("data: 9\n"), "{text}");
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn connections_beyond_the_cap_wait_for_a_free_slot() {
+        let limits = Limits {
+            connections_max: 2,
+            idle_timeout: Duration::from_secs(30),
+            header_read_timeout: Duration::from_secs(30),
+            ..LIMITS
+        };
+        let (addr, _stop, _h) = start(test_router(), limits).await;
+        let first = TcpStream::connect(addr).await.unwrap();
+        let _second = TcpStream::connect(addr).await.unwrap();
+        let mut third = TcpStream::connect(addr).await.unwrap();
+        third
+            .write_all(b"GET /static/style.css HTTP/1.1\r\nHost: t\r\n\r\n")
+            .await
+            .unwrap();
+        let mut buf = [0u8; 65536];
+        let early = tokio::time::timeout(Duration::from_millis(400), third.read(&mut buf)).await;
+        assert!(early.is_err(), "a third connection was served beyond the cap of 2");
+        drop(first);
+        let n = tokio::time::timeout(Duration::from_secs(3), third.read(&mut buf))
+            .await
+            .expect("not served once a slot was free")
+            .unwrap();
+        assert!(
+            buf[..n].starts_with(b"HTTP/1.1 200"),
+            "{:?}",
+            String::from_utf8_lossy(&buf[..n])
+        );
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn shutdown_finishes_requests_in_flight_within_the_grace() {
+        // A slow request in flight when the shutdown starts is answered whole.
+        let limits = Limits {
+            shutdown_grace: Duration::from_secs(5),
+            ..LIMITS
+        };
+        let (addr, stop, handle) = start(test_router(), limits).await;
+        let mut s = TcpStream::connect(addr).await.unwrap();
+        s.write_all(b"GET /slow HTTP/1.1\r\nHost: t\r\n\r\n").await.unwrap();
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        let t0 = Instant::now();
+        stop.send(()).unwrap();
+        let mut got = Vec::new();
+        s.read_to_end(&mut got).await.unwrap();
+        let text = String::from_utf8_lossy(&got);
+        assert!(text.starts_with("HTTP/1.1 200") && text.ends_with("done"), "{text}");
+        tokio::time::timeout(Duration::from_secs(2), handle)
+            .await
+            .expect("serve kept running")
+            .unwrap();
+        assert!(
+            t0.elapsed() < Duration::from_secs(2),
+            "shutdown took {:?}",
+            t0.elapsed()
+        );
+        assert!(
+            TcpStream::connect(addr).await.is_err(),
+            "still accepting after shutdown"
+        );
+
+        // An endless SSE stream is cut when the grace runs out.
+        let (addr, stop, handle) = start(test_router(), LIMITS).await;
+        let mut sse = TcpStream::connect(addr).await.unwrap();
+        sse.write_all(b"GET /events HTTP/1.1\r\nHost: t\r\n\r\n").await.unwrap();
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        let t0 = Instant::now();
+        stop.send(()).unwrap();
+        tokio::time::timeout(LIMITS.shutdown_grace + Duration::from_secs(1), handle)
+            .await
+            .expect("serve outlived its grace")
+            .unwrap();
+        assert!(t0.elapsed() >= LIMITS.shutdown_grace - Duration::from_millis(50));
+        let closed = closed_within(&mut sse, Duration::from_secs(2)).await;
+        assert!(closed.is_some(), "the SSE stream survived the shutdown");
+    }
+}
+
+/// `+` inside a device token is the token's own `+` (`sets=4+2`), never a space that would add a
+/// device; devices are separated by `%20`.
+#[tokio::test]
+async fn plus_in_the_devices_query_never_adds_a_device() {
+    let plus = get("/?preset=azure-l48s-v2&devices=6x62:sets=4%2B2").await;
+    assert_eq!(plus.status, StatusCode::OK, "{}", plus.body);
+    let raw = get("/?preset=azure-l48s-v2&devices=6x62:sets=4+2").await;
+    assert_eq!(raw.status, StatusCode::OK, "{}", raw.body);
+    assert_eq!(raw.body, plus.body);
+    assert!(
+        raw.body.contains("serve all 6 devices") || raw.body.contains("6 devices"),
+        "{}",
+        raw.body
+    );
+    // Two devices, the second of 2 vectors, only when a space says so.
+    let two = get("/?preset=azure-l48s-v2&devices=6x62:sets=4%202").await;
+    assert_eq!(two.status, StatusCode::OK, "{}", two.body);
+    assert_ne!(two.body, raw.body);
+    // The compare page reads `devices` the same way.
+    let c = get("/compare?preset=azure-l48s-v2&devices=2x8:sets=4+2&a=cluster&b=rotation").await;
+    let c2 = get("/compare?preset=azure-l48s-v2&devices=2x8:sets=4%2B2&a=cluster&b=rotation").await;
+    assert_eq!(c.status, StatusCode::OK, "{}", c.body);
+    assert_eq!(c.body, c2.body);
+    // Other parameters still decode `+` as a space (a bad variant name shows it).
+    assert_bad(&get("/?preset=azure-l48s-v2&variant=a+b").await, "\"a b\"");
+}
+
+/// Permalink pages and twins: strong ETag per encoding, immutable caching, 304 on a match, the
+/// same bytes from the cache as from the first render, errors never cached.
+#[tokio::test]
+async fn permalinks_are_immutable_content() {
+    use axum::body::Body;
+    use axum::http::Request;
+    use http_body_util::BodyExt;
+    use tower::ServiceExt;
+    let app = irqscope::web::app(irqscope::web::AppState::default());
+    let send = |uri: String, headers: Vec<(header::HeaderName, String)>| {
+        let app = app.clone();
+        async move {
+            let mut req = Request::get(uri).header(header::HOST, "irqscope.test");
+            for (k, v) in headers {
+                req = req.header(k, v);
+            }
+            let resp = app.oneshot(req.body(Body::empty()).unwrap()).await.unwrap();
+            let (parts, body) = resp.into_parts();
+            (parts.status, parts.headers, body.collect().await.unwrap().to_bytes())
+        }
+    };
+    let gunzip = |b: &[u8]| {
+        use std::io::Read;
+        let mut out = Vec::new();
+        flate2::read::GzDecoder::new(b).read_to_end(&mut out).unwrap();
+        out
+    };
+    let link = link_of(&seed_spec("cluster"));
+    let compare = link_of(&CompareSpec {
+        scenario: seed_spec("cluster"),
+        a: SideSpec::default(),
+        b: SideSpec {
+            variant: Some("rotation".into()),
+            ..SideSpec::default()
+        },
+    });
+    for uri in [
+        format!("/s/{link}"),
+        format!("/s/{link}/text"),
+        format!("/s/{link}/json"),
+        format!("/s/{link}?metric=hot&node=1"),
+        format!("/c/{compare}"),
+        format!("/c/{compare}/text"),
+    ] {
+        let gz = vec![(header::ACCEPT_ENCODING, "gzip, br".to_string())];
+        let (status, h1, plain) = send(uri.clone(), vec![]).await;
+        assert_eq!(status, StatusCode::OK, "{uri}");
+        assert_eq!(h1[header::CACHE_CONTROL], "public, max-age=86400, immutable", "{uri}");
+        assert_eq!(h1[header::VARY], "accept-encoding");
+        assert!(h1.get(header::CONTENT_ENCODING).is_none());
+        let etag = h1[header::ETAG].to_str().unwrap().to_string();
+        assert!(
+            etag.starts_with('"') && etag.ends_with('"') && !etag.starts_with("W/"),
+            "{etag}"
+        );
+        // From the cache now: gzip of the same bytes, its own strong tag.
+        let (_, h2, zipped) = send(uri.clone(), gz.clone()).await;
+        assert_eq!(h2[header::CONTENT_ENCODING], "gzip", "{uri}");
+        let gz_etag = h2[header::ETAG].to_str().unwrap().to_string();
+        assert_ne!(gz_etag, etag);
+        assert_eq!(gunzip(&zipped), plain.to_vec(), "{uri}: gzip differs from the page");
+        let (_, _, again) = send(uri.clone(), vec![]).await;
+        assert_eq!(again, plain, "{uri}: the cached page differs from the first render");
+        // The same page rendered by a fresh router is byte-identical (nothing stale is kept).
+        let fresh = get(&uri).await;
+        assert_eq!(fresh.body.as_bytes(), &plain[..], "{uri}");
+        for tag in [&etag, &gz_etag] {
+            let (status, h, body) = send(uri.clone(), vec![(header::IF_NONE_MATCH, format!("\"other\", {tag}"))]).await;
+            assert_eq!(status, StatusCode::NOT_MODIFIED, "{uri}");
+            assert!(body.is_empty());
+            assert_eq!(h[header::ETAG].to_str().unwrap(), etag);
+        }
+        let (status, _, _) = send(uri.clone(), vec![(header::IF_NONE_MATCH, "\"other\"".to_string())]).await;
+        assert_eq!(status, StatusCode::OK);
+    }
+    // The text twin prints absolute links from `Host`: another host is another entry and tag.
+    let (_, h, _) = send(format!("/s/{link}/text"), vec![]).await;
+    let req = Request::get(format!("/s/{link}/text"))
+        .header(header::HOST, "other.test")
+        .body(Body::empty())
+        .unwrap();
+    let resp = app.clone().oneshot(req).await.unwrap();
+    assert_ne!(resp.headers()[header::ETAG], h[header::ETAG]);
+    let body = resp.into_body().collect().await.unwrap().to_bytes();
+    assert!(String::from_utf8_lossy(&body).contains("http://other.test/s/"));
+    // Errors are neither cached nor marked immutable.
+    for _ in 0..2 {
+        let (status, h, _) = send("/s/v1.zzz".into(), vec![]).await;
+        assert!(status.is_client_error());
+        assert!(h.get(header::ETAG).is_none() && h.get(header::CACHE_CONTROL).is_none());
+    }
+}
+
+#[tokio::test]
+async fn static_files_are_embedded_with_their_gzip_encoding() {
+    use axum::body::Body;
+    use axum::http::Request;
+    use http_body_util::BodyExt;
+    use tower::ServiceExt;
+    let on_disk = std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/static/app.js")).unwrap();
+    let app = irqscope::web::app(irqscope::web::AppState::default());
+    let req = Request::get("/static/app.js")
+        .header(header::ACCEPT_ENCODING, "gzip")
+        .body(Body::empty())
+        .unwrap();
+    let resp = app.clone().oneshot(req).await.unwrap();
+    assert_eq!(resp.headers()[header::CONTENT_ENCODING], "gzip");
+    assert_eq!(resp.headers()[header::CONTENT_TYPE], "text/javascript; charset=utf-8");
+    assert_eq!(resp.headers()[header::VARY], "accept-encoding");
+    let etag = resp.headers()[header::ETAG].clone();
+    let zipped = resp.into_body().collect().await.unwrap().to_bytes();
+    assert!(zipped.len() * 2 < on_disk.len());
+    let mut out = Vec::new();
+    std::io::Read::read_to_end(&mut flate2::read::GzDecoder::new(&zipped[..]), &mut out).unwrap();
+    assert_eq!(out, on_disk);
+    let plain = get("/static/app.js").await;
+    assert_eq!(plain.body.as_bytes(), &on_disk[..]);
+    assert!(plain.headers.get(header::CONTENT_ENCODING).is_none());
+    let req = Request::get("/static/app.js")
+        .header(header::IF_NONE_MATCH, etag)
+        .body(Body::empty())
+        .unwrap();
+    assert_eq!(app.oneshot(req).await.unwrap().status(), StatusCode::NOT_MODIFIED);
+    assert_eq!(get("/static/nope.js").await.status, StatusCode::NOT_FOUND);
+}
