@@ -197,10 +197,25 @@ pub fn check(text: &str, o: &CheckOptions) -> Result<Report, String> {
                 }
             }
         }
-        if exact.is_empty() {
-            let _ = writeln!(out, "verdict: no model reproduces this capture exactly");
-        } else {
-            let _ = writeln!(out, "verdict: reproduced exactly by {}", exact.join(", "));
+        // The release's own model first, when it is among the exact ones.
+        let own = format!("{}/{}/{}", opts.variant, opts.sort, opts.effective);
+        if let Some(i) = exact.iter().position(|e| *e == own) {
+            exact[..=i].rotate_right(1);
+        }
+        match exact.split_first() {
+            None => {
+                let _ = writeln!(out, "verdict: no model reproduces this capture exactly");
+            }
+            Some((first, [])) => {
+                let _ = writeln!(out, "verdict: {first}");
+            }
+            Some((first, rest)) => {
+                let _ = writeln!(
+                    out,
+                    "verdict: {first} (this capture cannot tell it from {})",
+                    rest.join(", ")
+                );
+            }
         }
     }
     let matched = t.iter().map(|(m, _)| m).sum();

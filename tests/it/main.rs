@@ -14,6 +14,7 @@ mod ideal;
 mod import;
 mod import_cli;
 mod import_errors;
+mod lab_check;
 mod live;
 mod live_browser;
 mod mana_sched_robustness;
