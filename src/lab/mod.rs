@@ -25,7 +25,9 @@ impl HotplugRule {
             HotplugRule::RoundRobinOnlineNodes => {
                 "hotplug CPUs dealt round-robin over the online nodes (numa_init_array())"
             }
-            HotplugRule::IgnoreDisabled => "disabled MADT entries ignored: possible = present",
+            HotplugRule::IgnoreDisabled => {
+                "CPUs possible but not present left out, as this kernel leaves out QEMU's disabled MADT entries (online-capable hotplug slots of real firmware would count, on nodes sysfs does not show)"
+            }
         }
     }
 }

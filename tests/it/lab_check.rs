@@ -260,3 +260,108 @@ fn bad_input_is_one_line_exit_2() {
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// The lab's text capture (`../shared/lab/captures/CONFIG-KERNEL.txt`, the `seq` phase) as the
+/// protocol 2 agent would record it: sysfs node lists (hotplug CPUs, in no node list, go to
+/// node 0 as the agent puts them), the kernel release from `@meta kernel=`.
+fn text_capture_as_agent(text: &str) -> String {
+    let field = |line: &str, key: &str| -> String {
+        line.split_whitespace()
+            .find_map(|w| w.strip_prefix(&format!("{key}=")))
+            .unwrap_or("")
+            .to_string()
+    };
+    let value = |key: &str| -> String {
+        text.lines()
+            .find_map(|l| l.strip_prefix(&format!("{key} ")))
+            .unwrap_or("")
+            .to_string()
+    };
+    let release = text
+        .lines()
+        .find_map(|l| l.strip_prefix("@meta kernel="))
+        .and_then(|r| r.split_whitespace().next())
+        .unwrap()
+        .to_string();
+    let list = |s: &str| irqscope::topology::parse_cpulist(s, 4096).unwrap();
+    let (possible, present, online) = (value("cpu_possible"), value("cpu_present"), value("cpu_online"));
+    let mut nodes = Vec::new();
+    let mut distances = Vec::new();
+    let (mut smt, mut clusters) = (Vec::<String>::new(), Vec::<String>::new());
+    for l in text.lines() {
+        if l.starts_with("node ") {
+            nodes.push(list(&field(l, "cpulist")));
+            distances.push(
+                field(l, "distance")
+                    .split(',')
+                    .map(|d| d.parse::<u32>().unwrap())
+                    .collect::<Vec<_>>(),
+            );
+        } else if l.starts_with("cpu ") {
+            for (key, sets) in [("thread_siblings", &mut smt), ("cluster_cpus", &mut clusters)] {
+                let s = field(l, key);
+                if !s.is_empty() && !sets.contains(&s) {
+                    sets.push(s);
+                }
+            }
+        }
+    }
+    let mut unplaced = list(&possible);
+    for n in &nodes {
+        unplaced.andnot_assign(n);
+    }
+    nodes[0].or_assign(&unplaced);
+    let mut irqs = Vec::new();
+    for l in text
+        .lines()
+        .skip_while(|l| *l != "@section irq seq")
+        .skip(1)
+        .take_while(|l| !l.starts_with('@'))
+    {
+        let chip = field(l, "chip");
+        if chip == "-" {
+            continue;
+        }
+        let (chip, hwirq) = chip.split_once('_').unwrap_or((&chip, ""));
+        let opt = |s: String| (!s.is_empty()).then_some(s);
+        irqs.push(serde_json::json!({
+            "label": l.split_whitespace().nth(1).unwrap(), "chip": chip, "hwirq": hwirq, "name": field(l, "name"),
+            "counts": [], "affinity": opt(field(l, "aff")), "effective": opt(field(l, "eff")),
+            "node": field(l, "node").parse::<u32>().ok(),
+        }));
+    }
+    let cpus: Vec<u32> = list(&online).iter().collect();
+    serde_json::json!({"version": 2, "snapshots": [{
+        "version": 2, "host": "irqlab", "taken_unix_ms": 1, "boot_id": "lab",
+        "topology": {
+            "nodes": nodes.iter().map(|n| n.to_cpulist()).collect::<Vec<_>>(),
+            "smt": smt, "clusters": clusters, "packages": [],
+            "present": present, "online": online, "possible": possible,
+            "distances": distances, "kernel_release": release,
+        },
+        "cpus": cpus, "irqs": irqs,
+    }]})
+    .to_string()
+}
+
+/// Every text capture of the lab (c1, c2, c3, c5, c7 on 6.1 and 6.12), converted: the release
+/// it records picks the model, and every vector matches.
+#[test]
+fn lab_text_captures_match_with_the_release_they_record() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/lab/captures");
+    let mut seen = 0;
+    for e in std::fs::read_dir(&dir).unwrap() {
+        let path = e.unwrap().path();
+        if path.extension().and_then(|x| x.to_str()) != Some("txt") {
+            continue;
+        }
+        let text = std::fs::read_to_string(&path).unwrap();
+        let report = irqscope::lab::check::check(&text_capture_as_agent(&text), &Default::default())
+            .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        assert_eq!(report.differ, 0, "{}:\n{}", path.display(), report.text);
+        assert!(report.matched > 10, "{}:\n{}", path.display(), report.text);
+        eprintln!("{}: {}", path.display(), report.text.lines().last().unwrap());
+        seen += 1;
+    }
+    assert!(seen >= 10, "{seen} text captures");
+}
