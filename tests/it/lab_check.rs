@@ -264,7 +264,7 @@ fn bad_input_is_one_line_exit_2() {
 /// The lab's text capture (`../shared/lab/captures/CONFIG-KERNEL.txt`, the `seq` phase) as the
 /// protocol 2 agent would record it: sysfs node lists (hotplug CPUs, in no node list, go to
 /// node 0 as the agent puts them), the kernel release from `@meta kernel=`.
-fn text_capture_as_agent(text: &str) -> String {
+fn text_capture_as_agent(text: &str, phase: &str) -> String {
     let field = |line: &str, key: &str| -> String {
         line.split_whitespace()
             .find_map(|w| w.strip_prefix(&format!("{key}=")))
@@ -314,7 +314,7 @@ fn text_capture_as_agent(text: &str) -> String {
     let mut irqs = Vec::new();
     for l in text
         .lines()
-        .skip_while(|l| *l != "@section irq seq")
+        .skip_while(|l| *l != format!("@section irq {phase}"))
         .skip(1)
         .take_while(|l| !l.starts_with('@'))
     {
@@ -356,7 +356,7 @@ fn lab_text_captures_match_with_the_release_they_record() {
             continue;
         }
         let text = std::fs::read_to_string(&path).unwrap();
-        let report = irqscope::lab::check::check(&text_capture_as_agent(&text), &Default::default())
+        let report = irqscope::lab::check::check(&text_capture_as_agent(&text, "seq"), &Default::default())
             .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
         assert_eq!(report.differ, 0, "{}:\n{}", path.display(), report.text);
         assert!(report.matched > 10, "{}:\n{}", path.display(), report.text);
@@ -364,4 +364,22 @@ fn lab_text_captures_match_with_the_release_they_record() {
         seen += 1;
     }
     assert!(seen >= 10, "{seen} text captures");
+}
+
+/// The boot phase (controllers probed concurrently): masks still match; effective CPUs that
+/// differ are reported as what concurrent probing does, not as a wrong mask.
+#[test]
+fn boot_phase_moves_effective_cpus_never_masks() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/lab/captures");
+    let mut moved = 0;
+    for config in ["c2-61", "c3-61", "c3-612", "c5-612"] {
+        let text = std::fs::read_to_string(dir.join(format!("{config}.txt"))).unwrap();
+        let r = irqscope::lab::check::check(&text_capture_as_agent(&text, "boot"), &Default::default()).unwrap();
+        assert!(!r.text.contains("differ: managed mask"), "{config}:\n{}", r.text);
+        if r.differ > 0 {
+            moved += 1;
+            assert!(r.text.contains("note: every mask matches"), "{config}:\n{}", r.text);
+        }
+    }
+    assert!(moved > 0, "no boot capture moved an effective CPU");
 }
