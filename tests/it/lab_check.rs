@@ -383,3 +383,46 @@ fn boot_phase_moves_effective_cpus_never_masks() {
     }
     assert!(moved > 0, "no boot capture moved an effective CPU");
 }
+
+/// The live page (an imported capture) runs the release's model and explains what it cannot
+/// remove: a boot capture's effective CPUs moved by concurrent probing are not model errors.
+#[tokio::test]
+async fn live_page_uses_the_release_and_explains_moved_effective_cpus() {
+    use axum::body::Body;
+    use axum::http::{header, Request, StatusCode};
+    use http_body_util::BodyExt;
+    use tower::ServiceExt;
+    let text = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/lab/captures/c3-61.txt"))
+        .unwrap();
+    let capture = text_capture_as_agent(&text, "boot");
+    let report = irqscope::lab::check::check(&capture, &Default::default()).unwrap();
+    assert!(report.differ > 0, "the boot capture moved nothing:\n{}", report.text);
+    let app = irqscope::web::app(irqscope::web::AppState::default());
+    let form: String = capture
+        .bytes()
+        .map(|b| match b.is_ascii_alphanumeric() {
+            true => (b as char).to_string(),
+            false => format!("%{b:02X}"),
+        })
+        .collect();
+    let req = Request::post("/live/_/import")
+        .header(header::CONTENT_TYPE, "application/x-www-form-urlencoded")
+        .body(Body::from(format!("capture={form}")))
+        .unwrap();
+    let resp = app.clone().oneshot(req).await.unwrap();
+    assert_eq!(resp.status(), StatusCode::SEE_OTHER);
+    let to = resp.headers()[header::LOCATION].to_str().unwrap().to_string();
+    let resp = app
+        .oneshot(Request::get(to).body(Body::empty()).unwrap())
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), StatusCode::OK);
+    let page = String::from_utf8(resp.into_body().collect().await.unwrap().to_bytes().to_vec()).unwrap();
+    assert!(
+        page.contains("heap-v5.1") && page.contains("kernel 6.1.0-57-amd64"),
+        "{page}"
+    );
+    assert!(page.contains("<strong>0</strong> differ"), "{page}");
+    assert!(page.contains("id=\"model-moved\""), "{page}");
+    assert!(page.contains("class=\"moved\""), "{page}");
+}
