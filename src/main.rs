@@ -54,6 +54,9 @@ enum Command {
     /// Judge variants and proposals on many machines at once: variants x topologies x device
     /// mixes x starting counters.
     Sweep(SweepArgs),
+    /// Real kernels in the loop: check a kernel's captured placement against the models.
+    #[command(subcommand)]
+    Lab(LabCmd),
     /// Start the dashboard.
     Serve {
         #[arg(long, default_value = DEFAULT_SERVE_ADDR)]
@@ -244,6 +247,57 @@ struct SimulateArgs {
     vector_space: bool,
 }
 
+#[derive(Subcommand)]
+enum LabCmd {
+    /// Compare an agent capture with the model of the captured machine: per kind
+    /// matched/total, the differences, `N matched, M differ` (exit 0 only when M is 0).
+    Check(LabCheckArgs),
+}
+
+#[derive(clap::Args)]
+struct LabCheckArgs {
+    /// An `irqscope-agent capture` file (any released protocol version).
+    capture: PathBuf,
+    /// The kernel release that placed the interrupts (for captures that do not record it):
+    /// variant, sort and hotplug rule default from it.
+    #[arg(long)]
+    kernel: Option<String>,
+    #[arg(long)]
+    variant: Option<String>,
+    #[arg(long)]
+    sort: Option<String>,
+    #[arg(long)]
+    effective: Option<String>,
+    /// Also run every variant x sort x effective model and say which reproduce the capture.
+    #[arg(long)]
+    all: bool,
+}
+
+fn lab(cmd: LabCmd) -> anyhow::Result<ExitCode> {
+    match cmd {
+        LabCmd::Check(a) => {
+            let text = read_text(&a.capture)?;
+            let report = irqscope::lab::check::check(
+                &text,
+                &irqscope::lab::check::CheckOptions {
+                    kernel: a.kernel,
+                    variant: a.variant,
+                    sort: a.sort,
+                    effective: a.effective,
+                    all: a.all,
+                },
+            )
+            .map_err(|e| anyhow::anyhow!("{}: {e}", a.capture.display()))?;
+            print!("{}", report.text);
+            Ok(if report.differ == 0 {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::from(1)
+            })
+        }
+    }
+}
+
 fn main() -> ExitCode {
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
@@ -257,6 +311,7 @@ fn main() -> ExitCode {
         Some(Command::Mana(args)) => mana(args),
         Some(Command::Sched(args)) => sched(args),
         Some(Command::Sweep(args)) => sweep(args),
+        Some(Command::Lab(cmd)) => lab(cmd),
         Some(Command::Serve { addr, live }) => serve(&addr, live),
         None => serve(
             DEFAULT_SERVE_ADDR,

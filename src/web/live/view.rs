@@ -28,6 +28,7 @@ pub struct LiveQuery {
 }
 
 pub(super) struct ModelChoice {
+    /// Empty: the variant the snapshot's kernel release implies.
     variant: String,
     effective: String,
     mana_patched: bool,
@@ -37,9 +38,11 @@ pub(super) struct ModelChoice {
 impl LiveQuery {
     pub(super) fn choice(&self) -> Result<ModelChoice, AppError> {
         let pick = |v: &Option<String>, d: &str| v.clone().filter(|s| !s.is_empty()).unwrap_or_else(|| d.to_string());
-        let variant = pick(&self.variant, spec::DEFAULT_VARIANT.name());
+        let variant = self.variant.clone().unwrap_or_default();
         let effective = pick(&self.effective, spec::DEFAULT_EFFECTIVE.name());
-        spec::parse_variant(&variant)?;
+        if !variant.is_empty() {
+            spec::parse_variant(&variant)?;
+        }
         spec::parse_effective(&effective)?;
         let mana_patched = match self.mana.as_deref() {
             None | Some("") | Some("unpatched") => false,
@@ -89,6 +92,8 @@ pub struct ModelRowView {
     pub predicted_cpu: String,
     pub actual_effective: String,
     pub mismatch: bool,
+    /// Only the effective CPU of a managed vector differs: boot-time concurrent probing.
+    pub moved: bool,
 }
 
 /// Everything the live page shows, for a pushed host or an imported capture.
@@ -108,6 +113,13 @@ pub struct HostView {
     pub model_error: String,
     pub not_modelled: Vec<String>,
     pub mismatches: usize,
+    /// Managed vectors whose mask matches but whose effective CPU concurrent probing moved.
+    pub moved: usize,
+    /// What the snapshot could not tell the model (kernel release, hotplug CPUs' nodes).
+    pub model_warnings: Vec<String>,
+    /// The kernel release the snapshot records, or "unknown".
+    pub kernel: String,
+    pub sort: String,
     pub permalink: String,
     pub variant: String,
     pub effective: String,
@@ -186,23 +198,24 @@ pub struct RowsFragment<'a> {
 
 impl HostView {
     pub(super) fn new(st: &HostState, choice: &ModelChoice, live: bool) -> HostView {
-        let comparison: Result<Comparison, String> = live_vs_model::compare_with(
-            &st.snapshot,
-            &st.topology,
-            &live_vs_model::ModelOptions {
-                variant: choice.variant.clone(),
-                effective: choice.effective.clone(),
-                mana_patched: choice.mana_patched,
-            },
-        )
-        .map_err(|e| e.to_string());
+        // Variant, sort and hotplug rule from the kernel release; the query may name a variant.
+        let (mut opts, mut model_warnings) = live_vs_model::options_for(&st.snapshot, None);
+        if !choice.variant.is_empty() {
+            opts.variant = choice.variant.clone();
+        }
+        opts.effective = choice.effective.clone();
+        opts.mana_patched = choice.mana_patched;
+        let comparison: Result<Comparison, String> =
+            live_vs_model::compare_with(&st.snapshot, &st.topology, &opts).map_err(|e| e.to_string());
+        let mut moved = 0;
         let (model_rows, model_error, not_modelled, mismatches, permalink) = match comparison {
             Ok(c) => {
                 let link = crate::web::permalink::encode(&c.spec)
                     .ok()
                     .filter(|l| l.len() <= 48 << 10)
                     .unwrap_or_default();
-                let rows = c
+                model_warnings.extend(c.warnings.iter().cloned());
+                let rows: Vec<ModelRowView> = c
                     .vectors
                     .iter()
                     .map(|v| ModelRowView {
@@ -214,10 +227,13 @@ impl HostView {
                         actual_mask: v.actual_mask.clone(),
                         predicted_cpu: v.predicted_cpu.map_or_else(|| "shut down".into(), |c| c.to_string()),
                         actual_effective: v.actual_effective.clone(),
-                        mismatch: !v.cpu_matches || !v.mask_matches,
+                        mismatch: !v.mask_matches || (!v.cpu_matches && !v.managed),
+                        moved: v.managed && v.mask_matches && !v.cpu_matches,
                     })
                     .collect();
-                (rows, String::new(), c.not_modelled.clone(), c.mismatches(), link)
+                moved = rows.iter().filter(|r| r.moved).count();
+                let errors = rows.iter().filter(|r| r.mismatch).count();
+                (rows, String::new(), c.not_modelled.clone(), errors, link)
             }
             Err(e) => (Vec::new(), e, Vec::new(), 0, String::new()),
         };
@@ -245,13 +261,21 @@ impl HostView {
             permalink,
             variants: crate::kernel::Variant::ALL
                 .iter()
-                .map(|v| (v.name(), v.name() == choice.variant))
+                .map(|v| (v.name(), v.name() == opts.variant))
                 .collect(),
             effectives: crate::kernel::vector_matrix::EffectiveModel::ALL
                 .iter()
                 .map(|e| (e.name(), e.name() == choice.effective))
                 .collect(),
-            variant: choice.variant.clone(),
+            moved,
+            model_warnings,
+            kernel: if st.snapshot.topology.kernel_release.is_empty() {
+                "unknown".into()
+            } else {
+                st.snapshot.topology.kernel_release.clone()
+            },
+            sort: opts.sort.clone(),
+            variant: opts.variant.clone(),
             effective: choice.effective.clone(),
             mana_patched: choice.mana_patched,
         }

@@ -1,0 +1,229 @@
+//! `irqscope lab check`: an agent capture against the model of the captured machine.
+//!
+//! The capture's last snapshot is compared (the agent captures after the controllers were
+//! bound one at a time, so effective CPUs follow probe order). Kernel release → variant, sort
+//! and hotplug rule come from [`super::generation`]; the comparison itself is live mode's
+//! ([`live_vs_model::compare_with`]), so both read a machine the same way.
+
+use crate::analysis::live_vs_model::{self, Comparison, ModelOptions};
+use crate::kernel::group_cpus::Variant;
+use crate::kernel::sort::SortGen;
+use crate::kernel::vector_matrix::EffectiveModel;
+use crate::live::protocol::{Capture, Snapshot};
+use crate::scenario::spec;
+use crate::topology::Topology;
+use std::fmt::Write;
+use std::sync::Arc;
+
+/// Largest capture read (bytes).
+pub const CAPTURE_BYTES_MAX: usize = 64 << 20;
+
+/// What `lab check` was asked for beyond the capture.
+#[derive(Debug, Clone, Default)]
+pub struct CheckOptions {
+    /// The kernel release, for captures that do not record it (or to override it).
+    pub kernel: Option<String>,
+    pub variant: Option<String>,
+    pub sort: Option<String>,
+    pub effective: Option<String>,
+    /// Also run every variant × sort × effective model and name those that reproduce it.
+    pub all: bool,
+}
+
+/// The kinds counted, in print order.
+pub const KINDS: [&str; 5] = [
+    "managed mask",
+    "managed effective CPU",
+    "non-managed mask",
+    "non-managed effective CPU",
+    "blk-mq map",
+];
+
+/// A finished check.
+#[derive(Debug, Clone)]
+pub struct Report {
+    pub text: String,
+    pub matched: usize,
+    pub differ: usize,
+    /// With `all`: the `variant/sort/effective` triples that reproduce the capture exactly.
+    pub exact: Vec<String>,
+}
+
+/// Per kind (matched, total).
+pub fn tally(c: &Comparison) -> [(usize, usize); 5] {
+    let mut t = [(0, 0); 5];
+    for v in &c.vectors {
+        let (mask, cpu) = if v.managed { (0, 1) } else { (2, 3) };
+        t[mask].1 += 1;
+        t[mask].0 += v.mask_matches as usize;
+        t[cpu].1 += 1;
+        t[cpu].0 += v.cpu_matches as usize;
+    }
+    t
+}
+
+fn count_differ(c: &Comparison) -> usize {
+    tally(c).iter().map(|(m, n)| n - m).sum()
+}
+
+/// Read a capture (any released protocol version) and pick the snapshot to check.
+pub fn read_capture(text: &str) -> Result<Snapshot, String> {
+    if text.len() > CAPTURE_BYTES_MAX {
+        return Err(format!("capture larger than {CAPTURE_BYTES_MAX} bytes"));
+    }
+    let capture: Capture = serde_json::from_str(text).map_err(|e| format!("not an agent capture: {e}"))?;
+    let snap = capture
+        .snapshots
+        .into_iter()
+        .last()
+        .ok_or("the capture holds no snapshot")?
+        .upgrade();
+    snap.check()?;
+    Ok(snap)
+}
+
+/// Run the check on a capture's text.
+pub fn check(text: &str, o: &CheckOptions) -> Result<Report, String> {
+    let snap = read_capture(text)?;
+    if let Some(k) = &o.kernel {
+        if crate::lab::parse_release(k).is_none() {
+            return Err(format!("--kernel {k:?}: not a kernel release (e.g. 6.1.0-57-amd64)"));
+        }
+    }
+    let topology = Arc::new(Topology::new(&snap.topology.to_spec(&snap.host)).map_err(|e| format!("topology: {e}"))?);
+    let (mut opts, mut warnings) = live_vs_model::options_for(&snap, o.kernel.as_deref());
+    if let Some(v) = &o.variant {
+        spec::parse_variant(v).map_err(|e| e.0)?;
+        opts.variant = v.clone();
+    }
+    if let Some(s) = &o.sort {
+        spec::parse_sort(s).map_err(|e| e.0)?;
+        opts.sort = s.clone();
+    }
+    if let Some(e) = &o.effective {
+        spec::parse_effective(e).map_err(|e| e.0)?;
+        opts.effective = e.clone();
+    }
+    let c = live_vs_model::compare_with(&snap, &topology, &opts).map_err(|e| e.0)?;
+    warnings.extend(c.warnings.iter().cloned());
+    let mut out = String::new();
+    let release = o.kernel.as_deref().unwrap_or(&snap.topology.kernel_release);
+    let _ = writeln!(
+        out,
+        "capture: host {}, kernel {}, {} CPUs",
+        snap.host,
+        if release.is_empty() { "unknown" } else { release },
+        topology.possible().weight()
+    );
+    let _ = writeln!(
+        out,
+        "model: variant {}, sort {}, effective {}",
+        opts.variant, opts.sort, opts.effective
+    );
+    for w in &warnings {
+        let _ = writeln!(out, "warning: {w}");
+    }
+    for n in &c.not_modelled {
+        let _ = writeln!(out, "not modelled: {n}");
+    }
+    let t = tally(&c);
+    for (kind, (m, n)) in KINDS.iter().zip(t) {
+        if *kind == "blk-mq map" {
+            let _ = writeln!(out, "{kind}: {m}/{n} (an agent capture records no blk-mq maps)");
+        } else {
+            let _ = writeln!(out, "{kind}: {m}/{n}");
+        }
+    }
+    let label =
+        |v: &live_vs_model::VectorComparison| format!("{} q{} (IRQ {})", v.device, v.index, snap.irqs[v.irq].label);
+    let mut moved_only = true;
+    for v in &c.vectors {
+        let kind = if v.managed { "managed" } else { "non-managed" };
+        if !v.mask_matches {
+            moved_only = false;
+            let _ = writeln!(
+                out,
+                "differ: {kind} mask {}: model {}, kernel {}",
+                label(v),
+                v.predicted_mask,
+                v.actual_mask
+            );
+        }
+        if !v.cpu_matches {
+            let cpu = v.predicted_cpu.map_or("none".to_string(), |c| c.to_string());
+            let _ = writeln!(
+                out,
+                "differ: {kind} effective CPU {}: model {cpu}, kernel {}",
+                label(v),
+                v.actual_effective
+            );
+        }
+    }
+    let differ = count_differ(&c);
+    if differ > 0 && moved_only {
+        let _ = writeln!(
+            out,
+            "note: every mask matches; effective CPUs follow the order the controllers were bound in. \
+             A capture taken at boot (controllers probed concurrently) moves them between devices: \
+             compare one taken with the controllers bound one at a time"
+        );
+    }
+    let mut exact = Vec::new();
+    if o.all {
+        let _ = writeln!(out, "all models:");
+        for variant in Variant::ALL {
+            for sort in SortGen::ALL {
+                for eff in EffectiveModel::ALL {
+                    let m = ModelOptions {
+                        variant: variant.name().into(),
+                        sort: sort.name().into(),
+                        effective: eff.name().into(),
+                        ..opts.clone()
+                    };
+                    let name = format!("{}/{}/{}", m.variant, m.sort, m.effective);
+                    match live_vs_model::compare_with(&snap, &topology, &m) {
+                        Ok(c) => {
+                            let d = count_differ(&c);
+                            let masks = tally(&c)[0];
+                            let _ = writeln!(out, "  {name}: {d} differ (managed masks {}/{})", masks.0, masks.1);
+                            if d == 0 && !c.vectors.is_empty() {
+                                exact.push(name);
+                            }
+                        }
+                        Err(e) => {
+                            let _ = writeln!(out, "  {name}: not run ({})", e.0);
+                        }
+                    }
+                }
+            }
+        }
+        // The release's own model first, when it is among the exact ones.
+        let own = format!("{}/{}/{}", opts.variant, opts.sort, opts.effective);
+        if let Some(i) = exact.iter().position(|e| *e == own) {
+            exact[..=i].rotate_right(1);
+        }
+        match exact.split_first() {
+            None => {
+                let _ = writeln!(out, "verdict: no model reproduces this capture exactly");
+            }
+            Some((first, [])) => {
+                let _ = writeln!(out, "verdict: {first}");
+            }
+            Some((first, rest)) => {
+                let _ = writeln!(
+                    out,
+                    "verdict: {first} (this capture cannot tell it from {})",
+                    rest.join(", ")
+                );
+            }
+        }
+    }
+    let matched = t.iter().map(|(m, _)| m).sum();
+    let _ = writeln!(out, "{matched} matched, {differ} differ");
+    Ok(Report {
+        text: out,
+        matched,
+        differ,
+        exact,
+    })
+}
