@@ -198,7 +198,7 @@ pub fn page_devices_line(topo: &Topology, m: &Metrics) -> String {
     let value = |c: &CpuLoad| c.counted_devices(m.basis);
     let line = match same_on_every_node(topo, m, &value) {
         Some(groups) if groups.len() > 1 => {
-            let parts = devices_parts(m, &groups, &|s| format!("({s} of each node)"));
+            let parts = devices_parts(m, &groups, &|s| format!("({s}) of each node"));
             format!("{}{}", every_node_prefix(topo), fold_parts(parts))
         }
         _ => fold_parts(devices_parts(m, &m.group_online(value), &|s| short_list(s, LIST_CHARS_MAX))),
@@ -211,7 +211,7 @@ pub fn page_irqs_line(topo: &Topology, m: &Metrics) -> String {
     let value = |c: &CpuLoad| c.counted_irqs(m.basis);
     let line = match same_on_every_node(topo, m, &value) {
         Some(groups) if groups.len() > 1 => {
-            let parts = irqs_parts(&groups, &|s| format!("({s} of each node)"));
+            let parts = irqs_parts(&groups, &|s| format!("({s}) of each node"));
             format!("{}{}", every_node_prefix(topo), fold_parts(parts))
         }
         _ => fold_parts(irqs_parts(&m.group_online(value), &|s| short_list(s, LIST_CHARS_MAX))),
