@@ -12,9 +12,11 @@ pub const PARTS_SHOWN_MAX: usize = 4;
 
 /// "28 CPUs (34-47,82-95) serve all 6 devices; 68 CPUs (0-33,48-81) serve 3".
 pub fn devices_line(m: &Metrics) -> String {
-    fold_parts(devices_parts(m, &m.group_online(|c| c.counted_devices(m.basis)), &|s| {
-        format!("({s})")
-    }))
+    fold_parts(devices_parts(
+        m,
+        &m.group_online(|c| c.counted_devices(m.basis)),
+        &|s| format!("({s})"),
+    ))
 }
 
 /// The parts of [`devices_line`], each group's CPUs written by `list`.
@@ -45,7 +47,9 @@ fn devices_parts(m: &Metrics, groups: &[(u32, CpuSet)], list: &dyn Fn(&CpuSet) -
 
 /// "32 CPUs (...) get 3 IRQs; 16 CPUs (...) get 6".
 pub fn irqs_line(m: &Metrics) -> String {
-    fold_parts(irqs_parts(&m.group_online(|c| c.counted_irqs(m.basis)), &|s| format!("({s})")))
+    fold_parts(irqs_parts(&m.group_online(|c| c.counted_irqs(m.basis)), &|s| {
+        format!("({s})")
+    }))
 }
 
 /// The parts of [`irqs_line`], each group's CPUs written by `list`.
@@ -163,7 +167,12 @@ fn same_on_every_node(topo: &Topology, m: &Metrics, value: &dyn Fn(&CpuLoad) -> 
     if nodes.len() < 2 {
         return None;
     }
-    let load = |cpu: u32| m.per_cpu.binary_search_by_key(&cpu, |c| c.cpu).ok().map(|i| &m.per_cpu[i]);
+    let load = |cpu: u32| {
+        m.per_cpu
+            .binary_search_by_key(&cpu, |c| c.cpu)
+            .ok()
+            .map(|i| &m.per_cpu[i])
+    };
     // Per position: None when offline, else the value.
     let pattern = |node: u32| -> Vec<Option<u32>> {
         topo.node_cpus(node)
@@ -192,22 +201,32 @@ fn every_node_prefix(topo: &Topology) -> String {
 
 /// [`devices_line`] for a page: on a machine whose nodes all look alike, one node's pattern
 /// ("every node the same (64 nodes × 128 CPUs): 16 CPUs (112-127 of each node) serve all 16
-/// devices; …"); otherwise the same sentence with long cpulists cut. Never longer than
-/// [`BULLET_CHARS_MAX`].
+/// devices; …"); otherwise the same sentence with long cpulists cut. A line that already fits
+/// is the mail text's and the JSON's own. Never longer than [`BULLET_CHARS_MAX`].
 pub fn page_devices_line(topo: &Topology, m: &Metrics) -> String {
+    let plain = devices_line(m);
+    if plain.chars().count() <= BULLET_CHARS_MAX {
+        return plain;
+    }
     let value = |c: &CpuLoad| c.counted_devices(m.basis);
     let line = match same_on_every_node(topo, m, &value) {
         Some(groups) if groups.len() > 1 => {
             let parts = devices_parts(m, &groups, &|s| format!("({s}) of each node"));
             format!("{}{}", every_node_prefix(topo), fold_parts(parts))
         }
-        _ => fold_parts(devices_parts(m, &m.group_online(value), &|s| short_list(s, LIST_CHARS_MAX))),
+        _ => fold_parts(devices_parts(m, &m.group_online(value), &|s| {
+            short_list(s, LIST_CHARS_MAX)
+        })),
     };
     bounded(line)
 }
 
 /// [`irqs_line`] for a page, folded as [`page_devices_line`].
 pub fn page_irqs_line(topo: &Topology, m: &Metrics) -> String {
+    let plain = irqs_line(m);
+    if plain.chars().count() <= BULLET_CHARS_MAX {
+        return plain;
+    }
     let value = |c: &CpuLoad| c.counted_irqs(m.basis);
     let line = match same_on_every_node(topo, m, &value) {
         Some(groups) if groups.len() > 1 => {
@@ -222,8 +241,9 @@ pub fn page_irqs_line(topo: &Topology, m: &Metrics) -> String {
 /// [`nodes_line`] for a page: beyond [`NODES_LISTED_MAX`] nodes, nodes grouped by their count
 /// ("per node: 16 IRQs on 48 nodes (0-47), 17 on 16 nodes (48-63) (fair share 16.2)").
 pub fn page_nodes_line(m: &Metrics) -> String {
-    if m.per_node.len() <= NODES_LISTED_MAX {
-        return bounded(nodes_line(m));
+    let plain = nodes_line(m);
+    if m.per_node.len() <= NODES_LISTED_MAX || plain.chars().count() <= BULLET_CHARS_MAX {
+        return bounded(plain);
     }
     let mut by_count: std::collections::BTreeMap<u32, CpuSet> = std::collections::BTreeMap::new();
     for n in &m.per_node {
@@ -273,7 +293,11 @@ pub fn verdict_line(m: &Metrics, metric: HeatMetric) -> String {
     let idle = groups.first().filter(|(v, _)| *v == 0).map(|(_, s)| s);
     let used = match idle {
         None => format!("all {online} CPUs used"),
-        Some(s) => format!("{} of {online} CPUs get none {}", s.weight(), short_list(s, LIST_CHARS_MAX)),
+        Some(s) => format!(
+            "{} of {online} CPUs get none {}",
+            s.weight(),
+            short_list(s, LIST_CHARS_MAX)
+        ),
     };
     let n = hot.weight();
     let list = short_list(hot, LIST_CHARS_MAX);
@@ -285,7 +309,10 @@ pub fn verdict_line(m: &Metrics, metric: HeatMetric) -> String {
     };
     let line = match metric.ideal(m) {
         Some(ideal) if *max > ideal => {
-            format!("max {max} {unit} on a CPU (ideal {ideal}): {n} CPU{} {list} {verb}", plural(n as usize))
+            format!(
+                "max {max} {unit} on a CPU (ideal {ideal}): {n} CPU{} {list} {verb}",
+                plural(n as usize)
+            )
         }
         Some(ideal) if *max == ideal => format!("max {max} = ideal, {used}"),
         Some(ideal) => format!("max {max} (ideal {ideal}), {used}"),
@@ -384,9 +411,16 @@ mod tests {
             page_nodes_line(&spec_m),
         ];
         for l in &lines {
-            assert!(l.chars().count() <= BULLET_CHARS_MAX, "{} chars: {l}", l.chars().count());
+            assert!(
+                l.chars().count() <= BULLET_CHARS_MAX,
+                "{} chars: {l}",
+                l.chars().count()
+            );
         }
-        assert!(devices_line(&spec_m).len() > BULLET_CHARS_MAX, "the unfolded line is the long one");
+        assert!(
+            devices_line(&spec_m).len() > BULLET_CHARS_MAX,
+            "the unfolded line is the long one"
+        );
         eprintln!("{lines:#?}");
     }
 

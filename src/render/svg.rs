@@ -280,7 +280,10 @@ fn draw_cells(g: &Grid<'_>, nodes: &[u32], numbered: bool, body: &mut String) ->
         let mut i = 0;
         while i < order.len() {
             let k = key(order[i]);
-            let j = order[i..].iter().position(|&c| key(c) != k).map_or(order.len(), |p| i + p);
+            let j = order[i..]
+                .iter()
+                .position(|&c| key(c) != k)
+                .map_or(order.len(), |p| i + p);
             cores.push(&order[i..j]);
             i = j;
         }
@@ -307,9 +310,17 @@ fn draw_cells(g: &Grid<'_>, nodes: &[u32], numbered: bool, body: &mut String) ->
                 let lx = f64::from(GUTTER_PX) + x + gap / 2.0;
                 let (y0, y1) = (row_top(y), row_top(y) + cell);
                 if gap == PACKAGE_GAP_PX {
-                    let _ = writeln!(body, r#"<line class="pkg" x1="{lx:.1}" y1="{}" x2="{lx:.1}" y2="{}"/>"#, y0 - 2, y1 + 2);
+                    let _ = writeln!(
+                        body,
+                        r#"<line class="pkg" x1="{lx:.1}" y1="{}" x2="{lx:.1}" y2="{}"/>"#,
+                        y0 - 2,
+                        y1 + 2
+                    );
                 } else if gap == CLUSTER_GAP_PX {
-                    let _ = writeln!(body, r#"<line class="clu" x1="{lx:.1}" y1="{y0}" x2="{lx:.1}" y2="{y1}"/>"#);
+                    let _ = writeln!(
+                        body,
+                        r#"<line class="clu" x1="{lx:.1}" y1="{y0}" x2="{lx:.1}" y2="{y1}"/>"#
+                    );
                 }
                 x += gap;
             }
@@ -336,7 +347,11 @@ fn draw_cells(g: &Grid<'_>, nodes: &[u32], numbered: bool, body: &mut String) ->
                 let cx = f64::from(GUTTER_PX) + x;
                 cell_rect(body, g, &c, cx, row_top(y), f64::from(cell), cell, false);
                 if numbered {
-                    let fill = if c.online { (g.colour)(c.value) } else { OFFLINE_FILL.into() };
+                    let fill = if c.online {
+                        (g.colour)(c.value)
+                    } else {
+                        OFFLINE_FILL.into()
+                    };
                     let _ = writeln!(
                         body,
                         r#"<text class="{}" x="{:.1}" y="{}" text-anchor="middle">{cpu}</text>"#,
@@ -374,7 +389,12 @@ fn draw_cells(g: &Grid<'_>, nodes: &[u32], numbered: bool, body: &mut String) ->
 /// CPUs in topology order across the row, runs of equal value folded into one segment. Slot
 /// ticks on top; the row label names the node (pick it in the node menu to draw its CPUs).
 fn draw_matrix(g: &Grid<'_>, nodes: &[u32], body: &mut String) -> (u32, u32) {
-    let slots = nodes.iter().map(|&n| g.topo.node_cpus(n).weight()).max().unwrap_or(1).max(1);
+    let slots = nodes
+        .iter()
+        .map(|&n| g.topo.node_cpus(n).weight())
+        .max()
+        .unwrap_or(1)
+        .max(1);
     let _ = writeln!(
         body,
         r#"<text class="lbl" x="0" y="10">{} nodes × CPU slot (each node's CPUs in topology order; equal neighbours folded; pick a node to see its CPUs)</text>"#,
@@ -388,7 +408,10 @@ fn draw_matrix(g: &Grid<'_>, nodes: &[u32], body: &mut String) -> (u32, u32) {
             4 => "end",
             _ => "middle",
         };
-        let _ = writeln!(body, r#"<text class="tick" x="{x:.1}" y="24" text-anchor="{anchor}">{slot}</text>"#);
+        let _ = writeln!(
+            body,
+            r#"<text class="tick" x="{x:.1}" y="24" text-anchor="{anchor}">{slot}</text>"#
+        );
     }
     let mut y = 28u32;
     for &node in nodes {
@@ -458,7 +481,9 @@ fn seq_legend(max: u32, ideal: Option<u32>, unit: &str) -> String {
     let values: Vec<u32> = if max <= 12 {
         (0..=max).collect()
     } else {
-        let mut v: Vec<u32> = (0..=10u32).map(|i| (u64::from(max) * u64::from(i) / 10) as u32).collect();
+        let mut v: Vec<u32> = (0..=10u32)
+            .map(|i| (u64::from(max) * u64::from(i) / 10) as u32)
+            .collect();
         v.dedup();
         v
     };
@@ -477,7 +502,10 @@ fn seq_legend(max: u32, ideal: Option<u32>, unit: &str) -> String {
     let mut note = format!("{} per CPU", escape(unit));
     if let Some(ideal) = ideal {
         // The step at (or just above) the ideal, outlined in red.
-        let i = values.iter().position(|&v| v >= ideal).unwrap_or(values.len().saturating_sub(1));
+        let i = values
+            .iter()
+            .position(|&v| v >= ideal)
+            .unwrap_or(values.len().saturating_sub(1));
         let _ = write!(
             out,
             r#"<rect class="ideal" x="{}" y="-2" width="{sw}" height="14" fill="none"/><text class="tick ideal" x="{}" y="-4" text-anchor="middle">ideal {ideal}</text>"#,
@@ -498,7 +526,13 @@ pub fn heatmap(topo: &Topology, m: &Metrics, metric: HeatMetric, zoom: Option<u3
 
 /// [`heatmap`] on a colour scale `0..=scale_max` given by the caller (a compare draws both
 /// sides on one scale: the larger of the two maxima); `None` scales to this outcome's maximum.
-pub fn heatmap_scaled(topo: &Topology, m: &Metrics, metric: HeatMetric, zoom: Option<u32>, scale_max: Option<u32>) -> String {
+pub fn heatmap_scaled(
+    topo: &Topology,
+    m: &Metrics,
+    metric: HeatMetric,
+    zoom: Option<u32>,
+    scale_max: Option<u32>,
+) -> String {
     let values: Vec<(u32, u32)> = m.per_cpu.iter().map(|c| (c.cpu, metric.value(c, m.basis))).collect();
     let lookup = |cpu: u32| -> i64 {
         values
@@ -757,14 +791,20 @@ pub fn device_strip(topo: &Topology, outcome: &Outcome, zoom: Option<u32>) -> St
                 let list = if a == b { a.to_string() } else { format!("{a}-{b}") };
                 let each = if a == b { "" } else { " each" };
                 (
-                    format!(r#"data-node="{a}" data-tip="{}""#, escape(&format!("{} on node {list}: {k} vector{s}{each}", dev.name))),
+                    format!(
+                        r#"data-node="{a}" data-tip="{}""#,
+                        escape(&format!("{} on node {list}: {k} vector{s}{each}", dev.name))
+                    ),
                     String::new(),
                 )
             } else {
                 let cpu = order[col];
                 (
                     format!(r#"data-cpu="{cpu}""#),
-                    format!("<title>{}: {k} vector{s}</title>", escape(&format!("{} on CPU {cpu}", dev.name))),
+                    format!(
+                        "<title>{}: {k} vector{s}</title>",
+                        escape(&format!("{} on CPU {cpu}", dev.name))
+                    ),
                 )
             };
             let _ = writeln!(
