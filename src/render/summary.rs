@@ -241,9 +241,8 @@ pub fn page_irqs_line(topo: &Topology, m: &Metrics) -> String {
 /// [`nodes_line`] for a page: beyond [`NODES_LISTED_MAX`] nodes, nodes grouped by their count
 /// ("per node: 16 IRQs on 48 nodes (0-47), 17 on 16 nodes (48-63) (fair share 16.2)").
 pub fn page_nodes_line(m: &Metrics) -> String {
-    let plain = nodes_line(m);
-    if m.per_node.len() <= NODES_LISTED_MAX || plain.chars().count() <= BULLET_CHARS_MAX {
-        return bounded(plain);
+    if m.per_node.len() <= NODES_LISTED_MAX {
+        return bounded(nodes_line(m));
     }
     let mut by_count: std::collections::BTreeMap<u32, CpuSet> = std::collections::BTreeMap::new();
     for n in &m.per_node {
@@ -278,9 +277,26 @@ pub const NODES_LISTED_MAX: usize = 16;
 
 /// The one line above a heatmap, in reviewers' words: "max 6 devices on a CPU (ideal 4): 28
 /// CPUs 34-47,82-95 serve all 6" or "max 4 = ideal, all 96 CPUs used".
-pub fn verdict_line(m: &Metrics, metric: HeatMetric) -> String {
-    let groups = m.group_online(|c| metric.value(c, m.basis));
+/// On a machine whose nodes all look alike the CPU lists name one node's positions ("CPUs
+/// 112-127 of each node").
+pub fn verdict_line(topo: &Topology, m: &Metrics, metric: HeatMetric) -> String {
+    let value = |c: &CpuLoad| metric.value(c, m.basis);
+    let groups = m.group_online(value);
     let online: u32 = groups.iter().map(|(_, s)| s.weight()).sum();
+    // The lists to print: machine-wide, or one node's positions when every node is the same.
+    let (list_groups, each) = match same_on_every_node(topo, m, &value) {
+        Some(g) if online > 256 => (g, " of each node"),
+        _ => (groups.clone(), ""),
+    };
+    let list_of = |v: u32| -> String {
+        let s = list_groups
+            .iter()
+            .find(|(x, _)| *x == v)
+            .map(|(_, s)| s.clone())
+            .unwrap_or_default();
+        let l = short_list(&s, LIST_CHARS_MAX);
+        format!("{}{each}", l.trim_start_matches('(').trim_end_matches(')'))
+    };
     let Some((max, hot)) = groups.last() else {
         return "no online CPUs".into();
     };
@@ -293,15 +309,10 @@ pub fn verdict_line(m: &Metrics, metric: HeatMetric) -> String {
     let idle = groups.first().filter(|(v, _)| *v == 0).map(|(_, s)| s);
     let used = match idle {
         None => format!("all {online} CPUs used"),
-        Some(s) => format!(
-            "{} of {online} CPUs get none {}",
-            s.weight(),
-            short_list(s, LIST_CHARS_MAX)
-        ),
+        Some(s) => format!("{} of {online} CPUs get none ({})", s.weight(), list_of(0)),
     };
     let n = hot.weight();
-    let list = short_list(hot, LIST_CHARS_MAX);
-    let list = list.trim_start_matches('(').trim_end_matches(')');
+    let list = list_of(*max);
     let verb = match metric {
         HeatMetric::Devices if *max == m.devices_total && m.devices_total > 1 => format!("serve all {max}"),
         HeatMetric::Devices => format!("serve{} {max}", if n == 1 { "s" } else { "" }),
@@ -375,7 +386,8 @@ mod tests {
     #[test]
     fn seed_000_verdict_names_the_hot_cpus() {
         let m = metrics_of("azure-l96as-v4", "6x62:name=nvme,pre=1", "pre-cluster");
-        let v = verdict_line(&m, HeatMetric::Devices);
+        let topo = crate::catalogue::get("azure-l96as-v4").unwrap();
+        let v = verdict_line(&topo, &m, HeatMetric::Devices);
         let groups = m.group_online(|c| c.counted_devices(m.basis));
         let (max, hot) = groups.last().unwrap();
         assert!(*max > m.ideal.devices_per_cpu_max, "seed 000 is over the ideal: {v}");
@@ -395,7 +407,8 @@ mod tests {
     #[test]
     fn verdict_at_the_ideal() {
         let m = metrics_of("azure-l96as-v4", "1x96", "cluster");
-        let v = verdict_line(&m, HeatMetric::Irqs);
+        let topo = crate::catalogue::get("azure-l96as-v4").unwrap();
+        let v = verdict_line(&topo, &m, HeatMetric::Irqs);
         assert_eq!(m.ideal.irqs_per_cpu_max, 1);
         assert_eq!(v, "max 1 = ideal, all 96 CPUs used");
     }
@@ -409,6 +422,7 @@ mod tests {
             page_devices_line(&topo, &spec_m),
             page_irqs_line(&topo, &spec_m),
             page_nodes_line(&spec_m),
+            verdict_line(&topo, &spec_m, HeatMetric::Irqs),
         ];
         for l in &lines {
             assert!(
@@ -421,7 +435,11 @@ mod tests {
             devices_line(&spec_m).len() > BULLET_CHARS_MAX,
             "the unfolded line is the long one"
         );
-        eprintln!("{lines:#?}");
+        assert_eq!(lines[2], "per node: 16 IRQs on 64 nodes (0-63) (fair share 16)");
+        assert_eq!(
+            lines[3],
+            "max 1 = ideal, 7168 of 8192 CPUs get none (0-111 of each node)"
+        );
     }
 
     #[test]

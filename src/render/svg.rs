@@ -22,6 +22,8 @@ pub const STRIP_CELLS_MAX: u64 = 65_536;
 
 /// Width of the cell area of a row in viewBox units; longer rows wrap (at a core boundary).
 const ROW_PX: u32 = 760;
+/// The same for numbered cells: shorter rows, so the numbers stay legible in a narrow column.
+const NUMBERED_ROW_PX: u32 = 440;
 /// Left gutter for row labels (the first CPU of a row, or the node of a matrix row).
 const GUTTER_PX: u32 = 40;
 /// Views up to this many CPUs draw big cells with the CPU number inside each.
@@ -242,7 +244,7 @@ fn draw_grid(g: &Grid<'_>) -> String {
     };
     width = width.max(520);
     let legend_y = y + 14;
-    let height = legend_y + 30;
+    let height = legend_y + 44;
     format!(
         "{open}{body}<g class=\"legend\" transform=\"translate({GUTTER_PX},{legend_y})\">{legend}</g>\n</svg>\n",
         open = svg_open(g.class, &g.label, width, height),
@@ -255,6 +257,7 @@ fn draw_grid(g: &Grid<'_>) -> String {
 /// boundary, a solid one a package boundary). Returns (width, height) used.
 fn draw_cells(g: &Grid<'_>, nodes: &[u32], numbered: bool, body: &mut String) -> (u32, u32) {
     let cell = if numbered { 18u32 } else { 11 };
+    let row_px = if numbered { NUMBERED_ROW_PX } else { ROW_PX };
     let row_pitch = cell + if numbered { 4 } else { 12 };
     let mut y = 0u32;
     let mut width = 0f64;
@@ -301,7 +304,7 @@ fn draw_cells(g: &Grid<'_>, nodes: &[u32], numbered: bool, body: &mut String) ->
                 Some(p) if p.1 != k.1 => CLUSTER_GAP_PX,
                 Some(_) => CORE_GAP_PX,
             };
-            if !row_start && x + gap + core_w > f64::from(ROW_PX) {
+            if !row_start && x + gap + core_w > f64::from(row_px) {
                 y += row_pitch;
                 x = 0.0;
                 col = 0;
@@ -498,7 +501,6 @@ fn seq_legend(max: u32, ideal: Option<u32>, unit: &str) -> String {
             x + sw / 2
         );
     }
-    let end = values.len() as u32 * sw + 10;
     let mut note = format!("{} per CPU", escape(unit));
     if let Some(ideal) = ideal {
         // The step at (or just above) the ideal, outlined in red.
@@ -515,7 +517,7 @@ fn seq_legend(max: u32, ideal: Option<u32>, unit: &str) -> String {
         note.push_str("; red outline: above the ideal");
     }
     note.push_str("; grey: offline");
-    let _ = write!(out, r#"<text class="lbl" x="{end}" y="9">{note}</text>"#);
+    let _ = write!(out, r#"<text class="lbl" x="0" y="36">{note}</text>"#);
     out
 }
 
@@ -635,8 +637,7 @@ pub fn diff_heatmap(topo: &Topology, a: &Metrics, b: &Metrics, metric: HeatMetri
     }
     let _ = write!(
         legend,
-        r#"<text class="lbl" x="{}" y="9">B − A {m} per CPU: blue fewer on B, red more, grey unchanged; dark grey: offline</text>"#,
-        steps.len() as u32 * 24 + 10,
+        r#"<text class="lbl" x="0" y="36">B − A {m} per CPU: blue fewer on B, red more, light grey unchanged; grey: offline</text>"#,
         m = escape(metric.name())
     );
     draw_grid(&Grid {

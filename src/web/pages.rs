@@ -395,7 +395,7 @@ impl ResultView {
             permalink: run.permalink.clone(),
             topology_summary: format!("{}: {}", topo.name(), topo.summary()),
             variant_line: summary::variant_line(&run.scenario),
-            verdict: summary::verdict_line(m, view.metric),
+            verdict: summary::verdict_line(topo, m, view.metric),
             devices_line: summary::page_devices_line(topo, m),
             irqs_line: summary::page_irqs_line(topo, m),
             nodes_line: summary::page_nodes_line(m),
