@@ -362,7 +362,7 @@ fn draw_cells(g: &Grid<'_>, nodes: &[u32], numbered: bool, body: &mut String) ->
                         cx + f64::from(cell) / 2.0,
                         y + cell / 2 + 3,
                     );
-                } else if col % 8 == 0 {
+                } else if col.is_multiple_of(8) {
                     let _ = writeln!(body, r#"<text class="tick" x="{cx:.1}" y="{}">{cpu}</text>"#, y + 7);
                 }
                 x += f64::from(cell + 1);
@@ -705,7 +705,7 @@ pub fn numa_chart(m: &Metrics) -> String {
                     ((x0 + x1) / 2, scale(u64::from(n.irqs) * 1000) - 2),
                 );
             }
-            if !many || i % 8 == 0 {
+            if !many || i.is_multiple_of(8) {
                 let _ = svg.draw_text(
                     &format!("n{}", n.node),
                     &text(Pos::new(HPos::Center, VPos::Top)),
@@ -884,6 +884,74 @@ mod tests {
         let zoomed = heatmap(s.topology(), &m, HeatMetric::Irqs, Some(1));
         assert_eq!(zoomed.matches("<rect class=\"cpu").count(), 48);
         assert_eq!(svg.matches("<svg").count(), 1);
+    }
+
+    /// Attribute `name` of the first element that has it, as a number.
+    fn attr(tag: &str, name: &str) -> f64 {
+        let k = format!(" {name}=\"");
+        let i = tag.find(&k).unwrap_or_else(|| panic!("no {name} in {tag}")) + k.len();
+        tag[i..i + tag[i..].find('"').unwrap()].parse().unwrap()
+    }
+
+    /// Every picture scales to its box: width 100%, a viewBox, no pixel width or height; every
+    /// cell inside the viewBox; SMT siblings touch; the legend labels each step and the ideal.
+    #[test]
+    fn heatmap_fits_its_viewbox_and_labels_its_scale() {
+        let (s, o, m) = run(
+            "azure-l96as-v4",
+            vec![DeviceSpec {
+                pre: 1,
+                ..DeviceSpec::new(6, 62)
+            }],
+        );
+        let topo = s.topology();
+        for svg in [
+            heatmap(topo, &m, HeatMetric::Devices, None),
+            diff_heatmap(topo, &m, &m, HeatMetric::Irqs, None),
+            device_strip(topo, &o, None),
+        ] {
+            let open = &svg[..svg.find('>').unwrap()];
+            assert!(open.contains(r#"width="100%""#) && !open.contains(" height="), "{open}");
+            let (w, h) = (attr(open, "data-w"), attr(open, "data-h"));
+            for rect in svg.split("<rect").skip(1).filter(|r| r.contains("data-cpu")) {
+                let (x, y) = (attr(rect, "x"), attr(rect, "y"));
+                assert!(x >= 0.0 && x + attr(rect, "width") <= w, "{rect} beyond width {w}");
+                assert!(y >= 0.0 && y + attr(rect, "height") <= h, "{rect} beyond height {h}");
+            }
+        }
+        let svg = heatmap(topo, &m, HeatMetric::Devices, None);
+        // SMT siblings side by side: CPU 0's sibling is the next cell, one pixel apart.
+        let x_of = |cpu: u32| {
+            let k = format!(r#"data-cpu="{cpu}" "#);
+            attr(&svg[svg.find(&k).unwrap()..], "x")
+        };
+        let sib = topo.smt(0).iter().find(|&c| c != 0).unwrap();
+        assert_eq!(x_of(sib) - x_of(0), 19.0);
+        let max = m.devices_per_cpu_max;
+        for v in 0..=max {
+            assert!(svg.contains(&format!(r#"data-step="{v}""#)), "step {v} missing");
+        }
+        assert!(svg.contains(&format!(">ideal {}</text>", m.ideal.devices_per_cpu_max)));
+        // Unchanged CPUs in a difference map are a visible grey, not white.
+        let diff = diff_heatmap(topo, &m, &m, HeatMetric::Irqs, None);
+        assert!(diff.contains(&format!(r#"fill="{UNCHANGED_FILL}""#)) && !diff.contains(r##"fill="#ffffff""##));
+    }
+
+    /// Big machines: a node × slot overview whose rows fold runs; the shared scale darkens less.
+    #[test]
+    fn big_machine_overview_and_shared_scale() {
+        let (s, _o, m) = run("synthetic-8192", vec![DeviceSpec::new(16, 64)]);
+        let svg = heatmap(s.topology(), &m, HeatMetric::Irqs, None);
+        assert_eq!(svg.matches(r#"<g class="node""#).count(), 64);
+        assert!(svg.matches("<rect class=\"cpu").count() <= 64 * 4, "runs are folded");
+        assert!(svg.len() < 40_000, "{} bytes", svg.len());
+        let own = heatmap(s.topology(), &m, HeatMetric::Irqs, Some(0));
+        let shared = heatmap_scaled(s.topology(), &m, HeatMetric::Irqs, Some(0), Some(4));
+        let cells_of = |svg: &str| svg[..svg.find(r#"<g class="legend""#).unwrap()].to_string();
+        let (own, shared) = (cells_of(&own), cells_of(&shared));
+        let hot = |max: u32| format!(r#"fill="{}""#, seq_colour(1, max));
+        assert!(own.contains(&hot(1)) && !shared.contains(&hot(1)), "{shared}");
+        assert!(shared.contains(&hot(4)));
     }
 
     #[test]
