@@ -2,17 +2,26 @@
 //! serve all 6 devices; 68 CPUs (0-33,48-81) serve 3". The mail text, the JSON view and the
 //! pages print the same sentences. Also the page headlines naming the ideal and the variant.
 
-use crate::metrics::Metrics;
+use crate::metrics::{CpuLoad, Metrics};
+use crate::render::svg::HeatMetric;
 use crate::scenario::Scenario;
-use crate::topology::plural;
+use crate::topology::{plural, CpuSet, Topology};
 
 /// Most parts of a sentence shown; the middle ones are folded into a count.
 pub const PARTS_SHOWN_MAX: usize = 4;
 
 /// "28 CPUs (34-47,82-95) serve all 6 devices; 68 CPUs (0-33,48-81) serve 3".
 pub fn devices_line(m: &Metrics) -> String {
-    let groups = m.group_online(|c| c.counted_devices(m.basis));
-    let parts: Vec<String> = groups
+    fold_parts(devices_parts(
+        m,
+        &m.group_online(|c| c.counted_devices(m.basis)),
+        &|s| format!("({s})"),
+    ))
+}
+
+/// The parts of [`devices_line`], each group's CPUs written by `list`.
+fn devices_parts(m: &Metrics, groups: &[(u32, CpuSet)], list: &dyn Fn(&CpuSet) -> String) -> Vec<String> {
+    groups
         .iter()
         .rev()
         .enumerate()
@@ -31,16 +40,21 @@ pub fn devices_line(m: &Metrics) -> String {
             } else {
                 format!("serve{} {value}", if n == 1 { "s" } else { "" })
             };
-            format!("{n} CPU{} ({cpus}) {what}", plural(n as usize))
+            format!("{n} CPU{} {} {what}", plural(n as usize), list(cpus))
         })
-        .collect();
-    fold_parts(parts)
+        .collect()
 }
 
 /// "32 CPUs (...) get 3 IRQs; 16 CPUs (...) get 6".
 pub fn irqs_line(m: &Metrics) -> String {
-    let groups = m.group_online(|c| c.counted_irqs(m.basis));
-    let parts: Vec<String> = groups
+    fold_parts(irqs_parts(&m.group_online(|c| c.counted_irqs(m.basis)), &|s| {
+        format!("({s})")
+    }))
+}
+
+/// The parts of [`irqs_line`], each group's CPUs written by `list`.
+fn irqs_parts(groups: &[(u32, CpuSet)], list: &dyn Fn(&CpuSet) -> String) -> Vec<String> {
+    groups
         .iter()
         .enumerate()
         .map(|(i, (value, cpus))| {
@@ -51,13 +65,13 @@ pub fn irqs_line(m: &Metrics) -> String {
                 String::new()
             };
             format!(
-                "{n} CPU{} ({cpus}) get{} {value}{unit}",
+                "{n} CPU{} {} get{} {value}{unit}",
                 plural(n as usize),
+                list(cpus),
                 if n == 1 { "s" } else { "" }
             )
         })
-        .collect();
-    fold_parts(parts)
+        .collect()
 }
 
 /// "per node: 36 36 30 30 30 30 IRQs (fair share 32)".
@@ -113,6 +127,212 @@ pub fn milli(v: u64) -> String {
     }
 }
 
+/// Longest bullet the pages print: a line a reviewer reads, not a wall of cpulists.
+pub const BULLET_CHARS_MAX: usize = 400;
+/// A cpulist in a page bullet is cut after this many characters (the count stays exact).
+const LIST_CHARS_MAX: usize = 60;
+
+/// "(0-3,8-11,… 40 ranges)": a cpulist cut at a range boundary once it passes `chars_max`.
+fn short_list(cpus: &CpuSet, chars_max: usize) -> String {
+    let full = cpus.to_cpulist();
+    if full.len() <= chars_max {
+        return format!("({full})");
+    }
+    let ranges: Vec<&str> = full.split(',').collect();
+    let mut shown = String::new();
+    for r in &ranges {
+        if shown.len() + r.len() + 1 > chars_max {
+            break;
+        }
+        shown.push_str(r);
+        shown.push(',');
+    }
+    format!("({shown}… {} ranges)", ranges.len())
+}
+
+/// Cut a line to [`BULLET_CHARS_MAX`] characters (at a char boundary, marked with "…").
+fn bounded(line: String) -> String {
+    if line.chars().count() <= BULLET_CHARS_MAX {
+        return line;
+    }
+    let mut out: String = line.chars().take(BULLET_CHARS_MAX - 1).collect();
+    out.push('…');
+    out
+}
+
+/// When every node with CPUs has the same number of CPUs and the same value at each position
+/// (its n-th CPU in ascending order), the groups of positions: value → positions.
+fn same_on_every_node(topo: &Topology, m: &Metrics, value: &dyn Fn(&CpuLoad) -> u32) -> Option<Vec<(u32, CpuSet)>> {
+    let nodes: Vec<u32> = topo.nodes_with_cpus().collect();
+    if nodes.len() < 2 {
+        return None;
+    }
+    let load = |cpu: u32| {
+        m.per_cpu
+            .binary_search_by_key(&cpu, |c| c.cpu)
+            .ok()
+            .map(|i| &m.per_cpu[i])
+    };
+    // Per position: None when offline, else the value.
+    let pattern = |node: u32| -> Vec<Option<u32>> {
+        topo.node_cpus(node)
+            .iter()
+            .map(|cpu| load(cpu).filter(|c| c.online).map(value))
+            .collect()
+    };
+    let first = pattern(nodes[0]);
+    if nodes[1..].iter().any(|&n| pattern(n) != first) {
+        return None;
+    }
+    let mut groups: std::collections::BTreeMap<u32, CpuSet> = std::collections::BTreeMap::new();
+    for (slot, v) in first.iter().enumerate() {
+        if let Some(v) = v {
+            groups.entry(*v).or_default().insert(slot as u32);
+        }
+    }
+    Some(groups.into_iter().collect())
+}
+
+fn every_node_prefix(topo: &Topology) -> String {
+    let nodes = topo.nodes_with_cpus().count();
+    let per = topo.nodes_with_cpus().next().map_or(0, |n| topo.node_cpus(n).weight());
+    format!("every node the same ({nodes} nodes × {per} CPUs): ")
+}
+
+/// [`devices_line`] for a page: on a machine whose nodes all look alike, one node's pattern
+/// ("every node the same (64 nodes × 128 CPUs): 16 CPUs (112-127 of each node) serve all 16
+/// devices; …"); otherwise the same sentence with long cpulists cut. A line that already fits
+/// is the mail text's and the JSON's own. Never longer than [`BULLET_CHARS_MAX`].
+pub fn page_devices_line(topo: &Topology, m: &Metrics) -> String {
+    let plain = devices_line(m);
+    if plain.chars().count() <= BULLET_CHARS_MAX {
+        return plain;
+    }
+    let value = |c: &CpuLoad| c.counted_devices(m.basis);
+    let line = match same_on_every_node(topo, m, &value) {
+        Some(groups) if groups.len() > 1 => {
+            let parts = devices_parts(m, &groups, &|s| format!("({s}) of each node"));
+            format!("{}{}", every_node_prefix(topo), fold_parts(parts))
+        }
+        _ => fold_parts(devices_parts(m, &m.group_online(value), &|s| {
+            short_list(s, LIST_CHARS_MAX)
+        })),
+    };
+    bounded(line)
+}
+
+/// [`irqs_line`] for a page, folded as [`page_devices_line`].
+pub fn page_irqs_line(topo: &Topology, m: &Metrics) -> String {
+    let plain = irqs_line(m);
+    if plain.chars().count() <= BULLET_CHARS_MAX {
+        return plain;
+    }
+    let value = |c: &CpuLoad| c.counted_irqs(m.basis);
+    let line = match same_on_every_node(topo, m, &value) {
+        Some(groups) if groups.len() > 1 => {
+            let parts = irqs_parts(&groups, &|s| format!("({s}) of each node"));
+            format!("{}{}", every_node_prefix(topo), fold_parts(parts))
+        }
+        _ => fold_parts(irqs_parts(&m.group_online(value), &|s| short_list(s, LIST_CHARS_MAX))),
+    };
+    bounded(line)
+}
+
+/// [`nodes_line`] for a page: beyond [`NODES_LISTED_MAX`] nodes, nodes grouped by their count
+/// ("per node: 16 IRQs on 48 nodes (0-47), 17 on 16 nodes (48-63) (fair share 16.2)").
+pub fn page_nodes_line(m: &Metrics) -> String {
+    if m.per_node.len() <= NODES_LISTED_MAX {
+        return bounded(nodes_line(m));
+    }
+    let mut by_count: std::collections::BTreeMap<u32, CpuSet> = std::collections::BTreeMap::new();
+    for n in &m.per_node {
+        by_count.entry(n.irqs).or_default().insert(n.node);
+    }
+    let parts: Vec<String> = by_count
+        .iter()
+        .enumerate()
+        .map(|(i, (irqs, nodes))| {
+            let k = nodes.weight();
+            format!(
+                "{irqs}{} on {k} node{} {}",
+                if i == 0 { " IRQs" } else { "" },
+                plural(k as usize),
+                short_list(nodes, LIST_CHARS_MAX)
+            )
+        })
+        .collect();
+    let shares: Vec<u64> = m.per_node.iter().map(|n| n.fair_share_milli).collect();
+    let share = if shares.windows(2).all(|w| w[0] == w[1]) {
+        format!("fair share {}", milli(shares.first().copied().unwrap_or(0)))
+    } else {
+        let lo = shares.iter().copied().min().unwrap_or(0);
+        let hi = shares.iter().copied().max().unwrap_or(0);
+        format!("fair shares {}–{}", milli(lo), milli(hi))
+    };
+    bounded(format!("per node: {} ({share})", fold_parts(parts)))
+}
+
+/// Nodes listed one by one in [`page_nodes_line`]; beyond, grouped by count.
+pub const NODES_LISTED_MAX: usize = 16;
+
+/// The one line above a heatmap, in reviewers' words: "max 6 devices on a CPU (ideal 4): 28
+/// CPUs 34-47,82-95 serve all 6" or "max 4 = ideal, all 96 CPUs used".
+/// On a machine whose nodes all look alike the CPU lists name one node's positions ("CPUs
+/// 112-127 of each node").
+pub fn verdict_line(topo: &Topology, m: &Metrics, metric: HeatMetric) -> String {
+    let value = |c: &CpuLoad| metric.value(c, m.basis);
+    let groups = m.group_online(value);
+    let online: u32 = groups.iter().map(|(_, s)| s.weight()).sum();
+    // The lists to print: machine-wide, or one node's positions when every node is the same.
+    let (list_groups, each) = match same_on_every_node(topo, m, &value) {
+        Some(g) if online > 256 => (g, " of each node"),
+        _ => (groups.clone(), ""),
+    };
+    let list_of = |v: u32| -> String {
+        let s = list_groups
+            .iter()
+            .find(|(x, _)| *x == v)
+            .map(|(_, s)| s.clone())
+            .unwrap_or_default();
+        let l = short_list(&s, LIST_CHARS_MAX);
+        format!("{}{each}", l.trim_start_matches('(').trim_end_matches(')'))
+    };
+    let Some((max, hot)) = groups.last() else {
+        return "no online CPUs".into();
+    };
+    let unit = match metric {
+        HeatMetric::Irqs => "IRQs",
+        HeatMetric::Managed => "managed IRQs",
+        HeatMetric::Devices => "devices",
+        HeatMetric::Hot => "hot single-CPU IRQs",
+    };
+    let idle = groups.first().filter(|(v, _)| *v == 0).map(|(_, s)| s);
+    let used = match idle {
+        None => format!("all {online} CPUs used"),
+        Some(s) => format!("{} of {online} CPUs get none ({})", s.weight(), list_of(0)),
+    };
+    let n = hot.weight();
+    let list = list_of(*max);
+    let verb = match metric {
+        HeatMetric::Devices if *max == m.devices_total && m.devices_total > 1 => format!("serve all {max}"),
+        HeatMetric::Devices => format!("serve{} {max}", if n == 1 { "s" } else { "" }),
+        _ => format!("get{} {max}", if n == 1 { "s" } else { "" }),
+    };
+    let line = match metric.ideal(m) {
+        Some(ideal) if *max > ideal => {
+            format!(
+                "max {max} {unit} on a CPU (ideal {ideal}): {n} CPU{} {list} {verb}",
+                plural(n as usize)
+            )
+        }
+        Some(ideal) if *max == ideal => format!("max {max} = ideal, {used}"),
+        Some(ideal) => format!("max {max} (ideal {ideal}), {used}"),
+        None if *max == 0 => format!("no {unit}"),
+        None => format!("max {max} {unit} on a CPU: {n} CPU{} {list} {verb}", plural(n as usize)),
+    };
+    bounded(line)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -159,6 +379,76 @@ mod tests {
             ideal.contains(&format!("at most {} IRQs", m.ideal.irqs_per_cpu_max)),
             "{ideal}"
         );
+    }
+
+    /// Seed 000's figure: six NVMe disks of 62 queues (one pre-vector) on the 96-vCPU VM,
+    /// pre-cluster. The verdict names the hottest group from the metrics and the ideal bound.
+    #[test]
+    fn seed_000_verdict_names_the_hot_cpus() {
+        let m = metrics_of("azure-l96as-v4", "6x62:name=nvme,pre=1", "pre-cluster");
+        let topo = crate::catalogue::get("azure-l96as-v4").unwrap();
+        let v = verdict_line(&topo, &m, HeatMetric::Devices);
+        let groups = m.group_online(|c| c.counted_devices(m.basis));
+        let (max, hot) = groups.last().unwrap();
+        assert!(*max > m.ideal.devices_per_cpu_max, "seed 000 is over the ideal: {v}");
+        assert_eq!(
+            v,
+            format!(
+                "max {max} devices on a CPU (ideal {}): {} CPUs {hot} serve all {}",
+                m.ideal.devices_per_cpu_max,
+                hot.weight(),
+                m.devices_total
+            )
+        );
+        assert_eq!(v, "max 6 devices on a CPU (ideal 4): 28 CPUs 34-47,82-95 serve all 6");
+    }
+
+    /// A placement at the ideal says so and that every CPU is used.
+    #[test]
+    fn verdict_at_the_ideal() {
+        let m = metrics_of("azure-l96as-v4", "1x96", "cluster");
+        let topo = crate::catalogue::get("azure-l96as-v4").unwrap();
+        let v = verdict_line(&topo, &m, HeatMetric::Irqs);
+        assert_eq!(m.ideal.irqs_per_cpu_max, 1);
+        assert_eq!(v, "max 1 = ideal, all 96 CPUs used");
+    }
+
+    /// At 8,192 CPUs the page bullets fold to one node's pattern and stay short.
+    #[test]
+    fn large_machine_bullets_fold() {
+        let spec_m = metrics_of("synthetic-8192", "16x64", "cluster");
+        let topo = crate::catalogue::get("synthetic-8192").unwrap();
+        let lines = [
+            page_devices_line(&topo, &spec_m),
+            page_irqs_line(&topo, &spec_m),
+            page_nodes_line(&spec_m),
+            verdict_line(&topo, &spec_m, HeatMetric::Irqs),
+        ];
+        for l in &lines {
+            assert!(
+                l.chars().count() <= BULLET_CHARS_MAX,
+                "{} chars: {l}",
+                l.chars().count()
+            );
+        }
+        assert!(
+            devices_line(&spec_m).len() > BULLET_CHARS_MAX,
+            "the unfolded line is the long one"
+        );
+        assert_eq!(lines[2], "per node: 16 IRQs on 64 nodes (0-63) (fair share 16)");
+        assert_eq!(
+            lines[3],
+            "max 1 = ideal, 7168 of 8192 CPUs get none (0-111 of each node)"
+        );
+    }
+
+    #[test]
+    fn long_lists_are_cut_at_a_range() {
+        let s = CpuSet::from_cpus((0..400).step_by(2));
+        let l = short_list(&s, 20);
+        assert!(l.starts_with("(0,2,4,") && l.ends_with("… 200 ranges)"), "{l}");
+        assert!(l.len() < 40, "{l}");
+        assert_eq!(short_list(&CpuSet::from_cpus([1, 2, 3]), 20), "(1-3)");
     }
 
     #[test]

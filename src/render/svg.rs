@@ -20,11 +20,21 @@ pub const CELLS_UNFOLDED_MAX: u32 = 1024;
 /// Device strips draw one cell per CPU up to this many cells in all; beyond, one per node.
 pub const STRIP_CELLS_MAX: u64 = 65_536;
 
-const CELL_PX: u32 = 14;
-const GAP_PX: u32 = 2;
-const COLUMNS: u32 = 48;
-const FOLDED_WIDTH_PX: u32 = 960;
-const LABEL_PX: u32 = 18;
+/// Width of the cell area of a row in viewBox units; longer rows wrap (at a core boundary).
+const ROW_PX: u32 = 760;
+/// The same for numbered cells: shorter rows, so the numbers stay legible in a narrow column.
+const NUMBERED_ROW_PX: u32 = 440;
+/// Left gutter for row labels (the first CPU of a row, or the node of a matrix row).
+const GUTTER_PX: u32 = 40;
+/// Views up to this many CPUs draw big cells with the CPU number inside each.
+const NUMBERED_CELLS_MAX: u32 = 256;
+/// Extra space between cores, clusters and packages (siblings of one core touch but for 1).
+const CORE_GAP_PX: f64 = 3.0;
+const CLUSTER_GAP_PX: f64 = 8.0;
+const PACKAGE_GAP_PX: f64 = 14.0;
+const LABEL_PX: u32 = 16;
+/// The folded overview: one row per node (a node × CPU-slot matrix), this tall.
+const MATRIX_ROW_PX: u32 = 9;
 
 /// Which per-CPU number a heatmap shows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -144,7 +154,8 @@ fn seq_colour(v: u32, max: u32) -> String {
 /// Diverging scale: negative blue, zero white, positive red, saturating at `span`.
 fn div_colour(d: i64, span: i64) -> String {
     if d == 0 || span == 0 {
-        return "#ffffff".into();
+        // Unchanged: a neutral grey that stands apart from the page and from a faint change.
+        return UNCHANGED_FILL.into();
     }
     let t = (d.unsigned_abs() as f64 / span as f64).min(1.0);
     let fade = |c: f64| (255.0 + (c - 255.0) * t).round() as u8;
@@ -155,7 +166,15 @@ fn div_colour(d: i64, span: i64) -> String {
     }
 }
 
+/// Whether white text reads better than dark on a `#rrggbb` fill.
+fn is_dark(fill: &str) -> bool {
+    let ch = |i: usize| u32::from_str_radix(fill.get(i..i + 2).unwrap_or("ff"), 16).unwrap_or(255);
+    let luma = 299 * ch(1) + 587 * ch(3) + 114 * ch(5);
+    luma < 140_000
+}
+
 const OFFLINE_FILL: &str = "#c8c8c8";
+const UNCHANGED_FILL: &str = "#e3e6ea";
 
 /// One cell to draw: a CPU or (folded) a run of CPUs with the same value.
 struct Cell {
@@ -204,66 +223,224 @@ struct Grid<'a> {
     legend: String,
 }
 
+/// The root element: scales to its container (`width="100%"`, height from the viewBox), never
+/// wider than 1.6 times its drawn size so small machines do not balloon.
+fn svg_open(class: &str, label: &str, width: u32, height: u32) -> String {
+    format!(
+        r#"<svg xmlns="http://www.w3.org/2000/svg" class="{class}" width="100%" viewBox="0 0 {width} {height}" preserveAspectRatio="xMinYMin meet" style="max-width:{}px" role="img" aria-label="{}" data-w="{width}" data-h="{height}">"#,
+        width * 8 / 5,
+        escape(label)
+    ) + "\n"
+}
+
 fn draw_grid(g: &Grid<'_>) -> String {
     let nodes = view_nodes(g.topo, g.zoom);
     let n_view: u32 = nodes.iter().map(|&n| g.topo.node_cpus(n).weight()).sum();
-    let fold = n_view > CELLS_UNFOLDED_MAX;
-    let pitch = CELL_PX + GAP_PX;
-    let width = if fold { FOLDED_WIDTH_PX } else { COLUMNS * pitch }.max(420);
     let mut body = String::new();
-    let mut y = 0u32;
-    for &node in &nodes {
-        let order = layout_order(g.topo, node);
-        let node_cpus = g.topo.node_cpus(node);
-        let _ = writeln!(
-            body,
-            r#"<text class="lbl" x="0" y="{}">node {node} · CPUs {}{}</text>"#,
-            y + 12,
-            escape(&node_cpus.to_cpulist()),
-            if fold { " (equal neighbours folded)" } else { "" }
-        );
-        y += LABEL_PX;
-        let _ = writeln!(body, r#"<g class="node" data-node="{node}">"#);
-        let cs = cells(&order, g.topo.online(), g.value, fold);
-        if fold {
-            let total = order.len().max(1) as f64;
-            let mut x = 0.0f64;
-            for c in &cs {
-                let w = f64::from(c.n) / total * f64::from(FOLDED_WIDTH_PX);
-                cell_rect(&mut body, g, c, x, y, w.max(0.5), CELL_PX * 2);
-                x += w;
-            }
-            y += CELL_PX * 2 + GAP_PX * 3;
-        } else {
-            for (i, c) in cs.iter().enumerate() {
-                let (col, row) = (i as u32 % COLUMNS, i as u32 / COLUMNS);
-                cell_rect(
-                    &mut body,
-                    g,
-                    c,
-                    f64::from(col * pitch),
-                    y + row * pitch,
-                    f64::from(CELL_PX),
-                    CELL_PX,
-                );
-            }
-            y += cs.len().div_ceil(COLUMNS as usize) as u32 * pitch + GAP_PX * 2;
-        }
-        body.push_str("</g>\n");
-    }
-    let legend_y = y + 4;
-    let height = legend_y + 40;
+    let (mut width, y) = if n_view > CELLS_UNFOLDED_MAX {
+        draw_matrix(g, &nodes, &mut body)
+    } else {
+        draw_cells(g, &nodes, n_view <= NUMBERED_CELLS_MAX, &mut body)
+    };
+    width = width.max(520);
+    let legend_y = y + 14;
+    let height = legend_y + 44;
     format!(
-        "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"{class}\" width=\"{width}\" height=\"{height}\" \
-         viewBox=\"0 0 {width} {height}\" role=\"img\" aria-label=\"{label}\">\n{body}<g class=\"legend\" \
-         transform=\"translate(0,{legend_y})\">{legend}</g>\n</svg>\n",
-        class = g.class,
-        label = escape(&g.label),
+        "{open}{body}<g class=\"legend\" transform=\"translate({GUTTER_PX},{legend_y})\">{legend}</g>\n</svg>\n",
+        open = svg_open(g.class, &g.label, width, height),
         legend = g.legend,
     )
 }
 
-fn cell_rect(out: &mut String, g: &Grid<'_>, c: &Cell, x: f64, y: u32, w: f64, h: u32) {
+/// One cell per CPU, nodes as blocks, rows wrapped at a core boundary. SMT siblings touch,
+/// cores, clusters and packages are set apart by growing gaps (a dashed line marks a cluster
+/// boundary, a solid one a package boundary). Returns (width, height) used.
+fn draw_cells(g: &Grid<'_>, nodes: &[u32], numbered: bool, body: &mut String) -> (u32, u32) {
+    let cell = if numbered { 18u32 } else { 11 };
+    let row_px = if numbered { NUMBERED_ROW_PX } else { ROW_PX };
+    let row_pitch = cell + if numbered { 4 } else { 12 };
+    let mut y = 0u32;
+    let mut width = 0f64;
+    for &node in nodes {
+        let order = layout_order(g.topo, node);
+        let _ = writeln!(
+            body,
+            r#"<text class="lbl" x="0" y="{}">node {node} · CPUs {}</text>"#,
+            y + 12,
+            escape(&g.topo.node_cpus(node).to_cpulist()),
+        );
+        y += LABEL_PX;
+        let _ = writeln!(body, r#"<g class="node" data-node="{node}">"#);
+        let key = |cpu: u32| {
+            (
+                g.topo.cpu_to_package(cpu),
+                g.topo.cluster(cpu).first().unwrap_or(u32::MAX),
+                g.topo.smt(cpu).first().unwrap_or(cpu),
+            )
+        };
+        // Cores (runs of one SMT set) in drawing order, so a row never splits a core.
+        let mut cores: Vec<&[u32]> = Vec::new();
+        let mut i = 0;
+        while i < order.len() {
+            let k = key(order[i]);
+            let j = order[i..]
+                .iter()
+                .position(|&c| key(c) != k)
+                .map_or(order.len(), |p| i + p);
+            cores.push(&order[i..j]);
+            i = j;
+        }
+        let row_top = |y: u32| if numbered { y } else { y + 9 };
+        let mut x = 0f64;
+        let mut prev: Option<(u32, u32, u32)> = None;
+        let mut col = 0u32;
+        let mut row_start = true;
+        for core in cores {
+            let k = key(core[0]);
+            let core_w = core.len() as f64 * f64::from(cell + 1);
+            let gap = match prev {
+                None => 0.0,
+                Some(p) if p.0 != k.0 => PACKAGE_GAP_PX,
+                Some(p) if p.1 != k.1 => CLUSTER_GAP_PX,
+                Some(_) => CORE_GAP_PX,
+            };
+            if !row_start && x + gap + core_w > f64::from(row_px) {
+                y += row_pitch;
+                x = 0.0;
+                col = 0;
+                row_start = true;
+            } else if !row_start {
+                let lx = f64::from(GUTTER_PX) + x + gap / 2.0;
+                let (y0, y1) = (row_top(y), row_top(y) + cell);
+                if gap == PACKAGE_GAP_PX {
+                    let _ = writeln!(
+                        body,
+                        r#"<line class="pkg" x1="{lx:.1}" y1="{}" x2="{lx:.1}" y2="{}"/>"#,
+                        y0 - 2,
+                        y1 + 2
+                    );
+                } else if gap == CLUSTER_GAP_PX {
+                    let _ = writeln!(
+                        body,
+                        r#"<line class="clu" x1="{lx:.1}" y1="{y0}" x2="{lx:.1}" y2="{y1}"/>"#
+                    );
+                }
+                x += gap;
+            }
+            if row_start {
+                // Tick: the first CPU of the row in the gutter.
+                let _ = writeln!(
+                    body,
+                    r#"<text class="tick" x="{}" y="{}" text-anchor="end">{}</text>"#,
+                    GUTTER_PX - 4,
+                    row_top(y) + cell / 2 + 4,
+                    core[0]
+                );
+                row_start = false;
+            }
+            let core_x = x;
+            for &cpu in core {
+                let c = Cell {
+                    cpus: CpuSet::from_cpus([cpu]),
+                    first: cpu,
+                    n: 1,
+                    online: g.topo.online().contains(cpu),
+                    value: (g.value)(cpu),
+                };
+                let cx = f64::from(GUTTER_PX) + x;
+                cell_rect(body, g, &c, cx, row_top(y), f64::from(cell), cell, false);
+                if numbered {
+                    let fill = if c.online {
+                        (g.colour)(c.value)
+                    } else {
+                        OFFLINE_FILL.into()
+                    };
+                    let _ = writeln!(
+                        body,
+                        r#"<text class="{}" x="{:.1}" y="{}" text-anchor="middle">{cpu}</text>"#,
+                        if is_dark(&fill) { "n light" } else { "n" },
+                        cx + f64::from(cell) / 2.0,
+                        y + cell / 2 + 3,
+                    );
+                } else if col.is_multiple_of(8) {
+                    let _ = writeln!(body, r#"<text class="tick" x="{cx:.1}" y="{}">{cpu}</text>"#, y + 7);
+                }
+                x += f64::from(cell + 1);
+                col += 1;
+            }
+            if core.len() > 1 {
+                // SMT siblings side by side, joined by a bar under the core.
+                let _ = writeln!(
+                    body,
+                    r#"<line class="smt" x1="{:.1}" y1="{}" x2="{:.1}" y2="{}"/>"#,
+                    f64::from(GUTTER_PX) + core_x,
+                    row_top(y) + cell + 1,
+                    f64::from(GUTTER_PX) + x - 1.0,
+                    row_top(y) + cell + 1,
+                );
+            }
+            width = width.max(x);
+            prev = Some(k);
+        }
+        y += row_pitch + 4;
+        body.push_str("</g>\n");
+    }
+    (GUTTER_PX + width.ceil() as u32 + 4, y)
+}
+
+/// The overview of a big machine: one row per node (a node × CPU-slot matrix), each node's
+/// CPUs in topology order across the row, runs of equal value folded into one segment. Slot
+/// ticks on top; the row label names the node (pick it in the node menu to draw its CPUs).
+fn draw_matrix(g: &Grid<'_>, nodes: &[u32], body: &mut String) -> (u32, u32) {
+    let slots = nodes
+        .iter()
+        .map(|&n| g.topo.node_cpus(n).weight())
+        .max()
+        .unwrap_or(1)
+        .max(1);
+    let _ = writeln!(
+        body,
+        r#"<text class="lbl" x="0" y="10">{} nodes × CPU slot (each node's CPUs in topology order; equal neighbours folded; pick a node to see its CPUs)</text>"#,
+        nodes.len()
+    );
+    for q in 0..=4u32 {
+        let slot = (slots - 1) * q / 4;
+        let x = f64::from(GUTTER_PX) + (f64::from(slot) + 0.5) / f64::from(slots) * f64::from(ROW_PX);
+        let anchor = match q {
+            0 => "start",
+            4 => "end",
+            _ => "middle",
+        };
+        let _ = writeln!(
+            body,
+            r#"<text class="tick" x="{x:.1}" y="24" text-anchor="{anchor}">{slot}</text>"#
+        );
+    }
+    let mut y = 28u32;
+    for &node in nodes {
+        let order = layout_order(g.topo, node);
+        let _ = writeln!(
+            body,
+            r#"<g class="node" data-node="{node}"><text class="tick" x="{}" y="{}" text-anchor="end">n{node}</text>"#,
+            GUTTER_PX - 4,
+            y + MATRIX_ROW_PX - 1
+        );
+        let cs = cells(&order, g.topo.online(), g.value, true);
+        let mut x = 0.0f64;
+        for c in &cs {
+            let w = f64::from(c.n) / f64::from(slots) * f64::from(ROW_PX);
+            cell_rect(body, g, c, f64::from(GUTTER_PX) + x, y, w.max(0.5), MATRIX_ROW_PX, true);
+            x += w;
+        }
+        body.push_str("</g>\n");
+        y += MATRIX_ROW_PX + 1;
+    }
+    (GUTTER_PX + ROW_PX + 4, y)
+}
+
+/// `tip`: carry the hover text as `data-tip` (one shared tooltip) rather than a `<title>`.
+#[allow(clippy::too_many_arguments)]
+fn cell_rect(out: &mut String, g: &Grid<'_>, c: &Cell, x: f64, y: u32, w: f64, h: u32, tip: bool) {
     let fill = if c.online {
         (g.colour)(c.value)
     } else {
@@ -286,59 +463,78 @@ fn cell_rect(out: &mut String, g: &Grid<'_>, c: &Cell, x: f64, y: u32, w: f64, h
     } else {
         "offline or not present".to_string()
     };
+    let text = escape(&format!("{what}: {state}"));
+    let (tip_attr, title) = if tip {
+        (format!(r#" data-tip="{text}""#), String::new())
+    } else {
+        (String::new(), format!("<title>{text}</title>"))
+    };
     let _ = writeln!(
         out,
-        r#"<rect class="{class}" data-cpu="{first}" data-cpus="{list}" data-v="{v}" x="{x:.1}" y="{y}" width="{w:.1}" height="{h}" fill="{fill}"><title>{what}: {state}</title></rect>"#,
+        r#"<rect class="{class}" data-cpu="{first}" data-cpus="{list}" data-v="{v}"{tip_attr} x="{x:.1}" y="{y}" width="{w:.1}" height="{h}" fill="{fill}">{title}</rect>"#,
         first = c.first,
         list = escape(&list),
         v = c.value,
-        what = escape(&what),
-        state = escape(&state),
     );
 }
 
-/// Legend for a sequential scale `0..=max`, with the ideal maximum marked.
+/// Legend for a sequential scale `0..=max`: labelled steps (every value up to 12, else eleven
+/// even steps), the ideal maximum's step outlined and named.
 fn seq_legend(max: u32, ideal: Option<u32>, unit: &str) -> String {
-    let steps = 10u32;
-    let mut out = String::new();
-    for i in 0..=steps {
-        let v = (max * i).div_ceil(steps.max(1));
-        let _ = write!(
-            out,
-            r#"<rect x="{}" y="0" width="20" height="10" fill="{}"/>"#,
-            i * 20,
-            seq_colour(v, max)
-        );
-    }
-    let _ = write!(
-        out,
-        r#"<text class="lbl" x="0" y="24">0</text><text class="lbl" x="{}" y="24" text-anchor="end">{max} {}</text>"#,
-        (steps + 1) * 20,
-        escape(unit)
-    );
-    if let Some(ideal) = ideal {
-        let x = if max == 0 {
-            0
-        } else {
-            (ideal.min(max) * steps * 20) / max.max(1) + 10
-        };
-        let _ = write!(
-            out,
-            r##"<line class="ideal" x1="{x}" y1="-3" x2="{x}" y2="13" stroke="#d62728" stroke-width="2"/><text class="lbl" x="{}" y="24">ideal max {ideal}; outlined cells exceed it; grey: offline</text>"##,
-            (steps + 1) * 20 + 12
-        );
+    let values: Vec<u32> = if max <= 12 {
+        (0..=max).collect()
     } else {
+        let mut v: Vec<u32> = (0..=10u32)
+            .map(|i| (u64::from(max) * u64::from(i) / 10) as u32)
+            .collect();
+        v.dedup();
+        v
+    };
+    let mut out = String::new();
+    let sw = 24u32;
+    for (i, &v) in values.iter().enumerate() {
+        let x = i as u32 * sw;
         let _ = write!(
             out,
-            r#"<text class="lbl" x="{}" y="24">grey: offline</text>"#,
-            (steps + 1) * 20 + 12
+            r##"<rect class="step" data-step="{v}" x="{x}" y="0" width="{sw}" height="10" fill="{}" stroke="#999" stroke-width="0.5"/><text class="tick" x="{}" y="21" text-anchor="middle">{v}</text>"##,
+            seq_colour(v, max),
+            x + sw / 2
         );
     }
+    let mut note = format!("{} per CPU", escape(unit));
+    if let Some(ideal) = ideal {
+        // The step at (or just above) the ideal, outlined in red.
+        let i = values
+            .iter()
+            .position(|&v| v >= ideal)
+            .unwrap_or(values.len().saturating_sub(1));
+        let _ = write!(
+            out,
+            r#"<rect class="ideal" x="{}" y="-2" width="{sw}" height="14" fill="none"/><text class="tick ideal" x="{}" y="-4" text-anchor="middle">ideal {ideal}</text>"#,
+            i as u32 * sw,
+            i as u32 * sw + sw / 2
+        );
+        note.push_str("; red outline: above the ideal");
+    }
+    note.push_str("; grey: offline");
+    let _ = write!(out, r#"<text class="lbl" x="0" y="36">{note}</text>"#);
     out
 }
 
 /// Per-CPU heatmap of one metric, nodes as row blocks, CPUs in topology order.
 pub fn heatmap(topo: &Topology, m: &Metrics, metric: HeatMetric, zoom: Option<u32>) -> String {
+    heatmap_scaled(topo, m, metric, zoom, None)
+}
+
+/// [`heatmap`] on a colour scale `0..=scale_max` given by the caller (a compare draws both
+/// sides on one scale: the larger of the two maxima); `None` scales to this outcome's maximum.
+pub fn heatmap_scaled(
+    topo: &Topology,
+    m: &Metrics,
+    metric: HeatMetric,
+    zoom: Option<u32>,
+    scale_max: Option<u32>,
+) -> String {
     let values: Vec<(u32, u32)> = m.per_cpu.iter().map(|c| (c.cpu, metric.value(c, m.basis))).collect();
     let lookup = |cpu: u32| -> i64 {
         values
@@ -353,6 +549,7 @@ pub fn heatmap(topo: &Topology, m: &Metrics, metric: HeatMetric, zoom: Option<u3
         .map(|c| metric.value(c, m.basis))
         .max()
         .unwrap_or(0);
+    let max = scale_max.map_or(max, |s| s.max(max));
     let ideal = metric.ideal(m);
     let colour = |v: i64| seq_colour(v as u32, max);
     draw_grid(&Grid {
@@ -419,18 +616,28 @@ pub fn diff_heatmap(topo: &Topology, a: &Metrics, b: &Metrics, metric: HeatMetri
     };
     let span = deltas.iter().map(|(_, d)| d.abs()).max().unwrap_or(0);
     let colour = |d: i64| div_colour(d, span);
+    // Labelled steps: every value up to ±6, else eleven even steps from −span to +span.
+    let steps: Vec<i64> = if span <= 6 {
+        (-span..=span).collect()
+    } else {
+        let mut v: Vec<i64> = (-5..=5i64).map(|i| span * i / 5).collect();
+        v.dedup();
+        v
+    };
     let mut legend = String::new();
-    for (i, d) in (-span..=span).step_by((span as usize / 5).max(1)).enumerate() {
+    for (i, d) in steps.iter().enumerate() {
+        let x = i as u32 * 24;
         let _ = write!(
             legend,
-            r##"<rect x="{}" y="0" width="20" height="10" fill="{}" stroke="#999" stroke-width="0.5"/>"##,
-            i * 20,
-            div_colour(d, span)
+            r##"<rect class="step" data-step="{d}" x="{x}" y="0" width="24" height="10" fill="{}" stroke="#999" stroke-width="0.5"/><text class="tick" x="{}" y="21" text-anchor="middle">{}</text>"##,
+            div_colour(*d, span),
+            x + 12,
+            if *d > 0 { format!("+{d}") } else { d.to_string() }
         );
     }
     let _ = write!(
         legend,
-        r#"<text class="lbl" x="0" y="24">B − A: blue = fewer {m} on B, red = more (±{span}); grey: offline</text>"#,
+        r#"<text class="lbl" x="0" y="36">B − A {m} per CPU: blue fewer on B, red more, light grey unchanged; grey: offline</text>"#,
         m = escape(metric.name())
     );
     draw_grid(&Grid {
@@ -445,6 +652,9 @@ pub fn diff_heatmap(topo: &Topology, a: &Metrics, b: &Metrics, metric: HeatMetri
         legend,
     })
 }
+
+/// The NUMA chart writes each bar's count and node name up to this many nodes.
+const NUMA_LABELLED_MAX: usize = 16;
 
 /// Counted IRQs per node against each node's fair share (by online CPUs), drawn with plotters.
 pub fn numa_chart(m: &Metrics) -> String {
@@ -486,16 +696,22 @@ pub fn numa_chart(m: &Metrics) -> String {
             let _ = svg.draw_rect((x0, scale(u64::from(n.irqs) * 1000)), (x1, base_y), &bar, true);
             let fy = scale(n.fair_share_milli);
             let _ = svg.draw_line((x0 - 4, fy), (x1 + 4, fy), &ShapeStyle::from(&red).stroke_width(2));
-            let _ = svg.draw_text(
-                &n.irqs.to_string(),
-                &text(Pos::new(HPos::Center, VPos::Bottom)),
-                ((x0 + x1) / 2, scale(u64::from(n.irqs) * 1000) - 2),
-            );
-            let _ = svg.draw_text(
-                &format!("n{}", n.node),
-                &text(Pos::new(HPos::Center, VPos::Top)),
-                ((x0 + x1) / 2, base_y + 4),
-            );
+            // Many nodes: every 8th named and no count over each bar, so the chart stays light.
+            let many = nodes.len() > NUMA_LABELLED_MAX;
+            if !many {
+                let _ = svg.draw_text(
+                    &n.irqs.to_string(),
+                    &text(Pos::new(HPos::Center, VPos::Bottom)),
+                    ((x0 + x1) / 2, scale(u64::from(n.irqs) * 1000) - 2),
+                );
+            }
+            if !many || i.is_multiple_of(8) {
+                let _ = svg.draw_text(
+                    &format!("n{}", n.node),
+                    &text(Pos::new(HPos::Center, VPos::Top)),
+                    ((x0 + x1) / 2, base_y + 4),
+                );
+            }
         }
         let _ = svg.draw_text(
             "bars: IRQs per node; red: fair share",
@@ -527,10 +743,7 @@ pub fn device_strip(topo: &Topology, outcome: &Outcome, zoom: Option<u32>) -> St
     let width = name_px + n_cols * cell_w + 10;
     let height = outcome.devices.len() as u32 * (row_h + 2) + 26;
     let mut out = String::new();
-    let _ = writeln!(
-        out,
-        "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"strip\" width=\"{width}\" height=\"{height}\" viewBox=\"0 0 {width} {height}\" role=\"img\" aria-label=\"vectors of each device by CPU\">"
-    );
+    out.push_str(&svg_open("strip", "vectors of each device by CPU", width, height));
     let column: std::collections::BTreeMap<u32, u32> = if per_node {
         order
             .iter()
@@ -559,26 +772,50 @@ pub fn device_strip(topo: &Topology, outcome: &Outcome, zoom: Option<u32>) -> St
             y + 10,
             escape(&truncate(&dev.name, 16))
         );
-        for (col, &k) in counts.iter().enumerate() {
+        // Per node, runs of nodes with the same count are one segment (a 16-device, 64-node
+        // machine draws one bar per device, not 1,024 cells).
+        let mut col = 0usize;
+        while col < counts.len() {
+            let k = counts[col];
+            let run = if per_node {
+                counts[col..].iter().take_while(|&&c| c == k).count()
+            } else {
+                1
+            };
             if k == 0 {
+                col += run;
                 continue;
             }
+            let s = if k == 1 { "" } else { "s" };
             let (attr, what) = if per_node {
-                let n = nodes[col];
-                (format!(r#"data-node="{n}""#), format!("node {n}"))
+                let (a, b) = (nodes[col], nodes[col + run - 1]);
+                let list = if a == b { a.to_string() } else { format!("{a}-{b}") };
+                let each = if a == b { "" } else { " each" };
+                (
+                    format!(
+                        r#"data-node="{a}" data-tip="{}""#,
+                        escape(&format!("{} on node {list}: {k} vector{s}{each}", dev.name))
+                    ),
+                    String::new(),
+                )
             } else {
                 let cpu = order[col];
-                (format!(r#"data-cpu="{cpu}""#), format!("CPU {cpu}"))
+                (
+                    format!(r#"data-cpu="{cpu}""#),
+                    format!(
+                        "<title>{}: {k} vector{s}</title>",
+                        escape(&format!("{} on CPU {cpu}", dev.name))
+                    ),
+                )
             };
             let _ = writeln!(
                 out,
-                r#"<rect class="hit" {attr} x="{}" y="{y}" width="{}" height="{row_h}" fill="{}"><title>{}: {k} vector{}</title></rect>"#,
+                r#"<rect class="hit" {attr} x="{}" y="{y}" width="{}" height="{row_h}" fill="{}">{what}</rect>"#,
                 name_px + col as u32 * cell_w,
-                cell_w.saturating_sub(1).max(1),
+                (run as u32 * cell_w).saturating_sub(1).max(1),
                 seq_colour(k.max(1), max.max(1)),
-                escape(&format!("{} on {what}", dev.name)),
-                if k == 1 { "" } else { "s" }
             );
+            col += run;
         }
         out.push_str("</g>\n");
     }
@@ -647,6 +884,74 @@ mod tests {
         let zoomed = heatmap(s.topology(), &m, HeatMetric::Irqs, Some(1));
         assert_eq!(zoomed.matches("<rect class=\"cpu").count(), 48);
         assert_eq!(svg.matches("<svg").count(), 1);
+    }
+
+    /// Attribute `name` of the first element that has it, as a number.
+    fn attr(tag: &str, name: &str) -> f64 {
+        let k = format!(" {name}=\"");
+        let i = tag.find(&k).unwrap_or_else(|| panic!("no {name} in {tag}")) + k.len();
+        tag[i..i + tag[i..].find('"').unwrap()].parse().unwrap()
+    }
+
+    /// Every picture scales to its box: width 100%, a viewBox, no pixel width or height; every
+    /// cell inside the viewBox; SMT siblings touch; the legend labels each step and the ideal.
+    #[test]
+    fn heatmap_fits_its_viewbox_and_labels_its_scale() {
+        let (s, o, m) = run(
+            "azure-l96as-v4",
+            vec![DeviceSpec {
+                pre: 1,
+                ..DeviceSpec::new(6, 62)
+            }],
+        );
+        let topo = s.topology();
+        for svg in [
+            heatmap(topo, &m, HeatMetric::Devices, None),
+            diff_heatmap(topo, &m, &m, HeatMetric::Irqs, None),
+            device_strip(topo, &o, None),
+        ] {
+            let open = &svg[..svg.find('>').unwrap()];
+            assert!(open.contains(r#"width="100%""#) && !open.contains(" height="), "{open}");
+            let (w, h) = (attr(open, "data-w"), attr(open, "data-h"));
+            for rect in svg.split("<rect").skip(1).filter(|r| r.contains("data-cpu")) {
+                let (x, y) = (attr(rect, "x"), attr(rect, "y"));
+                assert!(x >= 0.0 && x + attr(rect, "width") <= w, "{rect} beyond width {w}");
+                assert!(y >= 0.0 && y + attr(rect, "height") <= h, "{rect} beyond height {h}");
+            }
+        }
+        let svg = heatmap(topo, &m, HeatMetric::Devices, None);
+        // SMT siblings side by side: CPU 0's sibling is the next cell, one pixel apart.
+        let x_of = |cpu: u32| {
+            let k = format!(r#"data-cpu="{cpu}" "#);
+            attr(&svg[svg.find(&k).unwrap()..], "x")
+        };
+        let sib = topo.smt(0).iter().find(|&c| c != 0).unwrap();
+        assert_eq!(x_of(sib) - x_of(0), 19.0);
+        let max = m.devices_per_cpu_max;
+        for v in 0..=max {
+            assert!(svg.contains(&format!(r#"data-step="{v}""#)), "step {v} missing");
+        }
+        assert!(svg.contains(&format!(">ideal {}</text>", m.ideal.devices_per_cpu_max)));
+        // Unchanged CPUs in a difference map are a visible grey, not white.
+        let diff = diff_heatmap(topo, &m, &m, HeatMetric::Irqs, None);
+        assert!(diff.contains(&format!(r#"fill="{UNCHANGED_FILL}""#)) && !diff.contains(r##"fill="#ffffff""##));
+    }
+
+    /// Big machines: a node × slot overview whose rows fold runs; the shared scale darkens less.
+    #[test]
+    fn big_machine_overview_and_shared_scale() {
+        let (s, _o, m) = run("synthetic-8192", vec![DeviceSpec::new(16, 64)]);
+        let svg = heatmap(s.topology(), &m, HeatMetric::Irqs, None);
+        assert_eq!(svg.matches(r#"<g class="node""#).count(), 64);
+        assert!(svg.matches("<rect class=\"cpu").count() <= 64 * 4, "runs are folded");
+        assert!(svg.len() < 40_000, "{} bytes", svg.len());
+        let own = heatmap(s.topology(), &m, HeatMetric::Irqs, Some(0));
+        let shared = heatmap_scaled(s.topology(), &m, HeatMetric::Irqs, Some(0), Some(4));
+        let cells_of = |svg: &str| svg[..svg.find(r#"<g class="legend""#).unwrap()].to_string();
+        let (own, shared) = (cells_of(&own), cells_of(&shared));
+        let hot = |max: u32| format!(r#"fill="{}""#, seq_colour(1, max));
+        assert!(own.contains(&hot(1)) && !shared.contains(&hot(1)), "{shared}");
+        assert!(shared.contains(&hot(4)));
     }
 
     #[test]

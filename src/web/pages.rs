@@ -16,6 +16,8 @@ use serde::{Deserialize, Serialize};
 
 /// Rows of the IRQ × CPU table shown before the rest is left to the JSON twin.
 pub const VECTOR_ROWS_MAX: usize = 1024;
+/// The same on machines drawn as an overview (more than `svg::CELLS_UNFOLDED_MAX` CPUs).
+pub const VECTOR_ROWS_BIG_MAX: usize = 128;
 /// Devices whose vector rows start open (more than this total vectors: all closed).
 pub const VECTORS_OPEN_MAX: usize = 128;
 /// Longest device list accepted in a query string.
@@ -334,6 +336,8 @@ pub struct ResultView {
     pub metrics: Vec<(&'static str, &'static str)>,
     pub node: String,
     pub nodes: Vec<u32>,
+    /// The line above the heatmap ("max 6 devices on a CPU (ideal 4): …").
+    pub verdict: String,
     pub heatmap_svg: String,
     pub numa_svg: String,
     pub strip_svg: String,
@@ -348,7 +352,12 @@ impl ResultView {
         let topo = run.scenario.topology();
         let m = &run.metrics;
         let n_vectors: usize = run.outcome.devices.iter().map(|d| d.vectors.len()).sum();
-        let mut budget = VECTOR_ROWS_MAX;
+        // A big machine's page keeps its weight for the overview: fewer table rows.
+        let mut budget = if topo.nr_cpu_ids() > svg::CELLS_UNFOLDED_MAX {
+            VECTOR_ROWS_BIG_MAX
+        } else {
+            VECTOR_ROWS_MAX
+        };
         let mut left_out = 0;
         let devices = run
             .outcome
@@ -386,9 +395,10 @@ impl ResultView {
             permalink: run.permalink.clone(),
             topology_summary: format!("{}: {}", topo.name(), topo.summary()),
             variant_line: summary::variant_line(&run.scenario),
-            devices_line: summary::devices_line(m),
-            irqs_line: summary::irqs_line(m),
-            nodes_line: summary::nodes_line(m),
+            verdict: summary::verdict_line(topo, m, view.metric),
+            devices_line: summary::page_devices_line(topo, m),
+            irqs_line: summary::page_irqs_line(topo, m),
+            nodes_line: summary::page_nodes_line(m),
             ideal: summary::ideal_line(m),
             warnings: run
                 .outcome

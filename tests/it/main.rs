@@ -4,6 +4,7 @@
 mod agent;
 mod browser;
 mod browser_editor;
+mod browser_figures;
 mod browser_mana_sched;
 mod browser_sweep;
 mod catalogue;

@@ -817,3 +817,73 @@ async fn static_files_are_embedded_with_their_gzip_encoding() {
     assert_eq!(app.oneshot(req).await.unwrap().status(), StatusCode::NOT_MODIFIED);
     assert_eq!(get("/static/nope.js").await.status, StatusCode::NOT_FOUND);
 }
+
+/// Item text of every `<li>` in the page's summary list.
+fn summary_bullets(body: &str) -> Vec<String> {
+    let start = body.find(r#"<ul id="summary""#).expect("summary list");
+    let end = start + body[start..].find("</ul>").expect("end of summary");
+    body[start..end]
+        .split("<li")
+        .skip(1)
+        .map(|li| {
+            let text = &li[li.find('>').unwrap() + 1..];
+            text[..text.find("</li>").unwrap_or(text.len())].to_string()
+        })
+        .collect()
+}
+
+/// The 8,192-CPU machine with 16 devices: the page stays under 300 KB, its summary bullets are
+/// folded by node pattern and none passes 400 characters, and the heatmap is the node × slot
+/// overview (one row per node), not 8,192 cells.
+#[tokio::test]
+async fn big_machine_page_is_light_and_folded() {
+    let r = get("/?preset=synthetic-8192&devices=16x64").await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+    eprintln!("8192 CPUs x 16 devices: page {} bytes", r.body.len());
+    assert!(r.body.len() < 300_000, "page is {} bytes", r.body.len());
+    let bullets = summary_bullets(&r.body);
+    assert_eq!(bullets.len(), 4, "{bullets:?}");
+    for b in &bullets {
+        assert!(b.chars().count() <= 400, "{} chars: {b}", b.chars().count());
+    }
+    assert!(
+        bullets[0].starts_with("every node the same (64 nodes × 128 CPUs)"),
+        "{}",
+        bullets[0]
+    );
+    let heat = &r.body[r.body.find(r#"id="heatmap""#).unwrap()..];
+    let heat = &heat[..heat.find("</svg>").unwrap()];
+    assert_eq!(heat.matches(r#"<g class="node""#).count(), 64);
+    assert!(
+        heat.matches(r#"<rect class="cpu"#).count() < 1024,
+        "overview should fold runs"
+    );
+    // Drill-down: one node drawn CPU by CPU.
+    let r = get("/?preset=synthetic-8192&devices=16x64&node=5").await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+    let heat = &r.body[r.body.find(r#"id="heatmap""#).unwrap()..];
+    let heat = &heat[..heat.find("</svg>").unwrap()];
+    assert_eq!(heat.matches(r#"<rect class="cpu"#).count(), 128);
+}
+
+/// Seed 000 (pre-cluster): the verdict above the heatmap names the hot CPUs; the heatmap scales
+/// to its box (viewBox, width 100%, no pixel width) and numbers its CPUs.
+#[tokio::test]
+async fn seed_000_verdict_and_scalable_heatmap() {
+    let r = get("/?preset=azure-l96as-v4&devices=6x62:pre=1,name=nvme&variant=pre-cluster&metric=devices").await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+    assert!(
+        r.body.contains(
+            r#"<p class="verdict" id="verdict">max 6 devices on a CPU (ideal 4): 28 CPUs 34-47,82-95 serve all 6</p>"#
+        ),
+        "no verdict"
+    );
+    let heat = &r.body[r.body.find(r#"id="heatmap""#).unwrap()..];
+    let open = &heat[heat.find("<svg").unwrap()..];
+    let open = &open[..open.find('>').unwrap()];
+    assert!(open.contains(r#"width="100%""#) && open.contains("viewBox="), "{open}");
+    assert!(!open.contains(" height="), "{open}");
+    let heat = &heat[..heat.find("</svg>").unwrap()];
+    assert_eq!(heat.matches(r#"<text class="n"#).count(), 96, "one CPU number per cell");
+    assert!(heat.contains(r#"class="ideal""#), "the ideal is marked in the legend");
+}
