@@ -443,7 +443,10 @@ fn simulate(args: SimulateArgs) -> anyhow::Result<ExitCode> {
                 spec::expand_devices(&devices)?,
                 spec::parse_variant(args.variant.as_deref().unwrap_or(spec::DEFAULT_VARIANT.name()))?,
                 spec::parse_sort(args.sort.as_deref().unwrap_or(spec::DEFAULT_SORT.name()))?,
-                spec::parse_effective(args.effective.as_deref().unwrap_or(spec::DEFAULT_EFFECTIVE.name()))?,
+                match args.effective.as_deref() {
+                    Some(name) => spec::parse_effective(name)?,
+                    None => effective_for_arg(topology_arg),
+                },
                 args.counter.unwrap_or(0),
             )?;
             let proposal = args.proposal.as_deref().map(spec::parse_proposal).transpose()?;
@@ -482,6 +485,13 @@ fn simulate(args: SimulateArgs) -> anyhow::Result<ExitCode> {
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The effective-CPU model when the command line names none: from the preset's architecture
+/// (arm64 → first-cpu); a topology file is taken as x86_64.
+fn effective_for_arg(topology_arg: &str) -> irqscope::kernel::vector_matrix::EffectiveModel {
+    let preset = catalogue::source_text(topology_arg).map(|_| topology_arg);
+    catalogue::default_effective(preset).0
 }
 
 /// The boot-parameter flags of `simulate`.

@@ -178,6 +178,10 @@ impl IndexQuery {
             None => parse_devices(DEFAULT_DEVICES)?,
         };
         Ok(ScenarioSpec {
+            effective: self
+                .effective
+                .clone()
+                .unwrap_or_else(|| spec::effective_default(&topology).0.name().into()),
             topology,
             devices,
             variant: self
@@ -185,10 +189,6 @@ impl IndexQuery {
                 .clone()
                 .unwrap_or_else(|| spec::DEFAULT_VARIANT.name().into()),
             sort: self.sort.clone().unwrap_or_else(|| spec::DEFAULT_SORT.name().into()),
-            effective: self
-                .effective
-                .clone()
-                .unwrap_or_else(|| spec::DEFAULT_EFFECTIVE.name().into()),
             spread_counter: self.counter.unwrap_or(0),
             proposal: None,
             irqaffinity: None,
