@@ -261,7 +261,7 @@ async fn fragment(Query(v): Query<ViewQuery>, headers: HeaderMap, body: Bytes) -
 async fn compare_query(Query(q): Query<pages::CompareQuery>, headers: HeaderMap) -> Result<Html<String>, AppError> {
     let run = pages::CompareRun::new(q.spec()?)?;
     Ok(Html(
-        pages::ComparePage::new(&run, &q.view()?, &origin(&headers))?.render()?,
+        pages::ComparePage::with_scale(&run, &q.view()?, &origin(&headers), q.scale()?)?.render()?,
     ))
 }
 

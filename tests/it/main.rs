@@ -26,5 +26,6 @@ mod seeds;
 mod spread_offsets;
 mod sweep;
 mod vector_space;
+mod web_compare;
 mod web_http;
 mod web_mana_sched;

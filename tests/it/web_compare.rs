@@ -1,0 +1,108 @@
+//! Compare over HTTP and on the command line: one colour scale for both sides, the per-vector
+//! difference (seed 002's P-core permutation), B's default, and `irqscope compare` printing the
+//! text of `/c/…/text` with a command that reproduces it.
+
+use crate::common;
+use common::cli::irqscope;
+use common::http::get;
+
+/// The `data-scale-max` values on a page, in order.
+fn scale_maxes(body: &str) -> Vec<u32> {
+    body.split("data-scale-max=\"")
+        .skip(1)
+        .map(|rest| rest[..rest.find('"').unwrap()].parse().unwrap())
+        .collect()
+}
+
+/// Seed 000 pre-cluster (max 6 devices on a CPU) against rotation (max 4): both heatmaps and
+/// the note carry one maximum, the larger.
+#[tokio::test]
+async fn both_sides_share_one_scale() {
+    let r = get("/compare?a=pre-cluster&b=rotation&metric=devices").await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    let maxes = scale_maxes(&r.body);
+    assert_eq!(maxes, [6, 6, 6], "note, A, B");
+    assert!(r.body.contains("data-side=\"A\"") && r.body.contains("data-side=\"B\""));
+    let fixed = get("/compare?a=pre-cluster&b=rotation&metric=devices&scale=10").await;
+    assert_eq!(scale_maxes(&fixed.body), [10, 10, 10]);
+    let bad = get("/compare?scale=0").await;
+    assert_eq!(bad.status, 400);
+    assert!(bad.body.contains("fixed maximum"), "{}", bad.body);
+}
+
+/// Seed 002: the cluster patch permutes the P-core queues (queue 0..7 -> CPU 1,4,0,5,6,7,3,2).
+#[tokio::test]
+async fn seed002_permutation_listed_per_vector() {
+    let r = get("/compare?preset=intel-core-ultra-7-265k&devices=20:name%3Dnvme0,pre%3D1&a=pre-cluster&b=cluster").await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert!(r.body.contains(r#"data-moved="8""#), "8 vectors moved");
+    let rows: Vec<(u32, u32)> = r
+        .body
+        .split("<tr><td>nvme0</td>")
+        .skip(1)
+        .map(|row| {
+            let cells: Vec<&str> = row.split("<td>").map(|c| c.split('<').next().unwrap()).collect();
+            (cells[2].parse().unwrap(), cells[4].parse().unwrap())
+        })
+        .collect();
+    assert_eq!(
+        rows,
+        [(0, 1), (1, 4), (2, 0), (3, 5), (4, 6), (5, 7), (6, 3), (7, 2)],
+        "queue -> CPU under B"
+    );
+}
+
+/// With no variant named for B, the form compares A against another variant.
+#[tokio::test]
+async fn b_defaults_to_another_variant() {
+    let r = get("/compare").await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert!(r.body.contains("cluster vs pre-cluster"), "title names two variants");
+    let r = get("/compare?a=rotation").await;
+    assert!(r.body.contains("rotation (heap-v6.11, x86-matrix, counter 0) vs cluster"));
+}
+
+/// `irqscope compare` prints `/c/…/text` less its permalink line, within 72 columns, and its
+/// first command reproduces it byte for byte.
+#[tokio::test]
+async fn cli_compare_is_the_page_text_and_reproduces_itself() {
+    let text = irqscope(&["compare", "intel-core-ultra-7-265k", "20:name=nvme0,pre=1", "--a", "pre-cluster"]);
+    for line in text.lines() {
+        assert!(line.chars().count() <= 72, "{line:?}");
+    }
+    assert!(text.contains("nvme0: 8 of 21 vectors moved"), "{text}");
+    assert!(text.contains("queue 0         0 -> 1"), "{text}");
+    // The command: the lines after the title up to the first without a continuation.
+    let mut command = String::new();
+    for line in text.lines().skip(1) {
+        let l = line.trim().trim_start_matches("$ ");
+        command.push_str(l.trim_end_matches('\\'));
+        if !l.ends_with('\\') {
+            break;
+        }
+    }
+    let words: Vec<&str> = command.split_whitespace().collect();
+    assert_eq!(&words[..2], ["irqscope", "compare"]);
+    assert_eq!(irqscope(&words[1..]), text);
+    // The page's text twin is the same report with the permalink under the commands.
+    let page = get("/compare?preset=intel-core-ultra-7-265k&devices=20:name%3Dnvme0,pre%3D1&a=pre-cluster").await;
+    let link = page.body.split("/c/").nth(1).unwrap().split('"').next().unwrap().to_string();
+    let twin = get(&format!("/c/{link}/text")).await;
+    assert_eq!(twin.status, 200);
+    let without_link: String = twin
+        .body
+        .lines()
+        .filter(|l| !l.contains("/c/"))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    assert_eq!(without_link, text);
+}
+
+/// The arm64 preset with no model named runs first-cpu: the seed-000 D16plds v6 figure.
+#[test]
+fn arm64_preset_defaults_to_first_cpu() {
+    let text = irqscope(&["simulate", "azure-d16plds-v6", "2x6:name=nvme,pre=1", "--variant", "pre-cluster"]);
+    assert!(text.contains("6 CPUs (0,3,6,9,12,14) serve all 2 devices"), "{text}");
+    let x86 = irqscope(&["simulate", "azure-l96as-v4", "6x62:name=nvme,pre=1"]);
+    assert!(x86.contains("--effective x86-matrix"));
+}
