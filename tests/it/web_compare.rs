@@ -57,7 +57,7 @@ async fn seed002_permutation_listed_per_vector() {
 async fn b_defaults_to_another_variant() {
     let r = get("/compare").await;
     assert_eq!(r.status, 200, "{}", r.body);
-    assert!(r.body.contains("cluster vs pre-cluster"), "title names two variants");
+    assert!(r.body.contains("cluster (heap-v6.11, x86-matrix, counter 0) vs pre-cluster ("), "{}", r.body);
     let r = get("/compare?a=rotation").await;
     assert!(r.body.contains("rotation (heap-v6.11, x86-matrix, counter 0) vs cluster"));
 }
