@@ -39,7 +39,12 @@ fn shade(v: u32, max: u32) -> String {
     }
     let t = f64::from(v.min(max)) / f64::from(max);
     let mix = |from: f64, to: f64| (from + (to - from) * t).round() as u8;
-    format!("#{:02x}{:02x}{:02x}", mix(247.0, 8.0), mix(251.0, 48.0), mix(255.0, 107.0))
+    format!(
+        "#{:02x}{:02x}{:02x}",
+        mix(247.0, 8.0),
+        mix(251.0, 48.0),
+        mix(255.0, 107.0)
+    )
 }
 
 /// One side's heatmap drawn with the scale maximum `max`.

@@ -363,7 +363,10 @@ pub struct Side<'a> {
 pub fn compare_report(a: &Side<'_>, b: &Side<'_>, opts: &TextOptions) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "irqscope compare: {}", a.scenario.topology().name());
-    command_block(&compare_command_words(a.scenario, b.scenario, &opts.topology_label), &mut out);
+    command_block(
+        &compare_command_words(a.scenario, b.scenario, &opts.topology_label),
+        &mut out,
+    );
     let _ = writeln!(out, "A: {}", a.label);
     command_block(&command_words(a.scenario, &opts.topology_label), &mut out);
     let _ = writeln!(out, "B: {}", b.label);
@@ -506,7 +509,13 @@ fn vector_changes(a: &Outcome, b: &Outcome, scenario: &Scenario, out: &mut Strin
             let _ = writeln!(out, "  {}: {} of {} vectors moved", da.name, mine.len(), dev.vectors);
             for c in mine.iter().take(VECTOR_CHANGES_SHOWN_MAX) {
                 let queue = c.queue.map_or(String::new(), |q| format!("queue {q}"));
-                let _ = writeln!(out, "    vec {:>4}  {queue:<10}  {:>5} -> {}", c.vector, cpu(c.a), cpu(c.b));
+                let _ = writeln!(
+                    out,
+                    "    vec {:>4}  {queue:<10}  {:>5} -> {}",
+                    c.vector,
+                    cpu(c.a),
+                    cpu(c.b)
+                );
             }
             if mine.len() > VECTOR_CHANGES_SHOWN_MAX {
                 let _ = writeln!(out, "    ... {} more", mine.len() - VECTOR_CHANGES_SHOWN_MAX);
@@ -534,7 +543,13 @@ fn vector_changes(a: &Outcome, b: &Outcome, scenario: &Scenario, out: &mut Strin
             let _ = writeln!(out, "  {} blk-mq map: the same under A and B", da.name);
             continue;
         }
-        let _ = writeln!(out, "  {} blk-mq map: {} queue{} differ", da.name, differ.len(), plural(differ.len()));
+        let _ = writeln!(
+            out,
+            "  {} blk-mq map: {} queue{} differ",
+            da.name,
+            differ.len(),
+            plural(differ.len())
+        );
         for q in differ.iter().take(VECTOR_CHANGES_SHOWN_MAX) {
             let show = |m: &BTreeMap<u32, CpuSet>| m.get(q).map_or("none".to_string(), |c| c.to_string());
             let lead = format!("    queue {q:>4}  ");

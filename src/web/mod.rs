@@ -10,6 +10,7 @@
 //! (+ `/text`, `/json`), `/sweep` (+ `/text`, `/csv`, `/json`), `POST /fragment`,
 //! `POST /api/simulate`, `GET /api/topologies`, `GET /api/topologies/{name}`, `/static/*`.
 
+mod blkmq;
 pub mod cache;
 pub mod live;
 pub mod mana;
@@ -80,6 +81,7 @@ pub fn app(state: AppState) -> Router {
         .route("/", get(index))
         .merge(permalinks)
         .route("/compare", get(compare_query))
+        .route("/blkmq", get(blkmq::blkmq_page))
         .route("/mana", get(mana::mana_query))
         .route("/sched", get(sched::sched_query))
         .route("/fragment", post(fragment))

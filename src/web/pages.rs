@@ -5,8 +5,8 @@ use super::{parse_metric, AppError};
 use crate::metrics::{self, Metrics};
 use crate::render::summary;
 use crate::render::svg::{self, HeatMetric};
-use crate::render::text::{self, Side, TextOptions};
 use crate::render::svg_compare::{self, Scale};
+use crate::render::text::{self, Side, TextOptions};
 use crate::scenario::payloads::{other_variant, side_label, CompareSpec, SideSpec};
 use crate::scenario::spec::{self, DeviceSpec, ScenarioSpec, TopologyRef};
 use crate::scenario::{self, permalink, Outcome, Scenario};
@@ -644,7 +644,10 @@ impl ComparePage {
                 "One colour scale for A and B: 0 to {scale_max} {} (the larger maximum of the two)",
                 view.metric.describe()
             ),
-            Scale::Absolute(n) => format!("One fixed colour scale for A and B: 0 to {n} {}", view.metric.describe()),
+            Scale::Absolute(n) => format!(
+                "One fixed colour scale for A and B: 0 to {n} {}",
+                view.metric.describe()
+            ),
         };
         let cpu = |c: Option<u32>| c.map_or_else(|| "off".to_string(), |c| c.to_string());
         let vector_changes = text::vector_changes_list(&run.a.outcome, &run.b.outcome, &run.a.scenario)

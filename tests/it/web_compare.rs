@@ -33,7 +33,8 @@ async fn both_sides_share_one_scale() {
 /// Seed 002: the cluster patch permutes the P-core queues (queue 0..7 -> CPU 1,4,0,5,6,7,3,2).
 #[tokio::test]
 async fn seed002_permutation_listed_per_vector() {
-    let r = get("/compare?preset=intel-core-ultra-7-265k&devices=20:name%3Dnvme0,pre%3D1&a=pre-cluster&b=cluster").await;
+    let r =
+        get("/compare?preset=intel-core-ultra-7-265k&devices=20:name%3Dnvme0,pre%3D1&a=pre-cluster&b=cluster").await;
     assert_eq!(r.status, 200, "{}", r.body);
     assert!(r.body.contains(r#"data-moved="8""#), "8 vectors moved");
     let rows: Vec<(u32, u32)> = r
@@ -57,16 +58,29 @@ async fn seed002_permutation_listed_per_vector() {
 async fn b_defaults_to_another_variant() {
     let r = get("/compare").await;
     assert_eq!(r.status, 200, "{}", r.body);
-    assert!(r.body.contains("cluster (heap-v6.11, x86-matrix, counter 0) vs pre-cluster ("), "{}", r.body);
+    assert!(
+        r.body
+            .contains("cluster (heap-v6.11, x86-matrix, counter 0) vs pre-cluster ("),
+        "{}",
+        r.body
+    );
     let r = get("/compare?a=rotation").await;
-    assert!(r.body.contains("rotation (heap-v6.11, x86-matrix, counter 0) vs cluster"));
+    assert!(r
+        .body
+        .contains("rotation (heap-v6.11, x86-matrix, counter 0) vs cluster"));
 }
 
 /// `irqscope compare` prints `/c/…/text` less its permalink line, within 72 columns, and its
 /// first command reproduces it byte for byte.
 #[tokio::test]
 async fn cli_compare_is_the_page_text_and_reproduces_itself() {
-    let text = irqscope(&["compare", "intel-core-ultra-7-265k", "20:name=nvme0,pre=1", "--a", "pre-cluster"]);
+    let text = irqscope(&[
+        "compare",
+        "intel-core-ultra-7-265k",
+        "20:name=nvme0,pre=1",
+        "--a",
+        "pre-cluster",
+    ]);
     for line in text.lines() {
         assert!(line.chars().count() <= 72, "{line:?}");
     }
@@ -86,7 +100,15 @@ async fn cli_compare_is_the_page_text_and_reproduces_itself() {
     assert_eq!(irqscope(&words[1..]), text);
     // The page's text twin is the same report with the permalink under the commands.
     let page = get("/compare?preset=intel-core-ultra-7-265k&devices=20:name%3Dnvme0,pre%3D1&a=pre-cluster").await;
-    let link = page.body.split("/c/").nth(1).unwrap().split('"').next().unwrap().to_string();
+    let link = page
+        .body
+        .split("/c/")
+        .nth(1)
+        .unwrap()
+        .split('"')
+        .next()
+        .unwrap()
+        .to_string();
     let twin = get(&format!("/c/{link}/text")).await;
     assert_eq!(twin.status, 200);
     let without_link: String = twin
@@ -101,8 +123,30 @@ async fn cli_compare_is_the_page_text_and_reproduces_itself() {
 /// The arm64 preset with no model named runs first-cpu: the seed-000 D16plds v6 figure.
 #[test]
 fn arm64_preset_defaults_to_first_cpu() {
-    let text = irqscope(&["simulate", "azure-d16plds-v6", "2x6:name=nvme,pre=1", "--variant", "pre-cluster"]);
+    let text = irqscope(&[
+        "simulate",
+        "azure-d16plds-v6",
+        "2x6:name=nvme,pre=1",
+        "--variant",
+        "pre-cluster",
+    ]);
     assert!(text.contains("6 CPUs (0,3,6,9,12,14) serve all 2 devices"), "{text}");
     let x86 = irqscope(&["simulate", "azure-l96as-v4", "6x62:name=nvme,pre=1"]);
     assert!(x86.contains("--effective x86-matrix"));
+}
+
+/// Seed 004 on `/blkmq`: v4.10's mapper leaves 28 of 64 queues without a CPU; v4.13 maps all.
+#[tokio::test]
+async fn blkmq_page_shows_seed004_unmapped_queues() {
+    let r = get("/blkmq?preset=xeon-2s-18c-smt2&queues=64").await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert!(
+        r.body.contains(r#"data-mapper="legacy-v4.10" data-unmapped="28""#),
+        "{}",
+        r.body
+    );
+    assert!(r.body.contains(r#"data-mapper="legacy-v4.13" data-unmapped="0""#));
+    assert_eq!(r.body.matches(r#"class="queue unmapped""#).count(), 28);
+    assert_eq!(get("/blkmq?queues=0").await.status, 400);
+    assert_eq!(get("/blkmq?preset=nope").await.status, 400);
 }
