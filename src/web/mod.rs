@@ -17,6 +17,7 @@ pub mod mana;
 mod model_pages;
 pub mod pages;
 pub mod sched;
+mod seeds;
 pub mod server;
 pub mod sweep;
 
@@ -82,6 +83,7 @@ pub fn app(state: AppState) -> Router {
         .merge(permalinks)
         .route("/compare", get(compare_query))
         .route("/blkmq", get(blkmq::blkmq_page))
+        .route("/seeds", get(seeds::seeds_page))
         .route("/mana", get(mana::mana_query))
         .route("/sched", get(sched::sched_query))
         .route("/fragment", post(fragment))

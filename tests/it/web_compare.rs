@@ -150,3 +150,37 @@ async fn blkmq_page_shows_seed004_unmapped_queues() {
     assert_eq!(get("/blkmq?queues=0").await.status, 400);
     assert_eq!(get("/blkmq?preset=nope").await.status, 400);
 }
+
+/// `/seeds`: every figure's link resolves, and each names its assumptions; the figures the
+/// seed tests check are on the pages the links open.
+#[tokio::test]
+async fn seeds_gallery_links_resolve() {
+    let r = get("/seeds").await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    let links: Vec<String> = r
+        .body
+        .split(r#"class="seed-link" href=""#)
+        .skip(1)
+        .map(|rest| rest[..rest.find('"').unwrap()].replace("&amp;", "&"))
+        .collect();
+    assert!(links.len() >= 14, "{} figures", links.len());
+    for seed in ["000", "001", "002", "003", "004"] {
+        assert!(r.body.contains(&format!(r#"data-seed="{seed}""#)), "seed {seed}");
+    }
+    let mut pages = Vec::new();
+    for link in &links {
+        let page = get(link).await;
+        assert_eq!(page.status, 200, "{link}: {}", page.body);
+        pages.push(page.body);
+    }
+    let all = pages.join("\n");
+    assert!(all.contains("28 CPUs (34-47,82-95) serve all 6 devices"));
+    assert!(all.contains("6 CPUs (0,3,6,9,12,14) serve all 2 devices"));
+    assert!(all.contains(r#"data-moved="8""#), "seed 002's permutation");
+    assert!(all.contains(r#"data-mapper="legacy-v4.10" data-unmapped="28""#));
+    assert!(r.body.contains("--load 0,1,1,1") && r.body.contains("counter 2"));
+    assert!(
+        get("/").await.body.contains(r#"href="/seeds""#),
+        "linked from the top bar"
+    );
+}
