@@ -82,7 +82,7 @@ pub fn heatmap_on_scale(
             let fill = if online { shade(v, max) } else { "#bbbbbb".into() };
             let _ = write!(
                 body,
-                r##"<rect class="cell" data-cpu="{cpu}" data-value="{v}" x="{x}" y="{cy}" width="{w}" height="{w}" fill="{fill}" stroke="#999" stroke-width="0.5"><title>CPU {cpu}: {v} {unit}</title></rect>"##,
+                r##"<rect class="shared-cell" data-cpu="{cpu}" data-value="{v}" x="{x}" y="{cy}" width="{w}" height="{w}" fill="{fill}" stroke="#999" stroke-width="0.5"><title>CPU {cpu}: {v} {unit}</title></rect>"##,
                 w = CELL - 1,
                 unit = metric.name()
             );

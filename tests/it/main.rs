@@ -4,6 +4,7 @@
 mod common;
 mod agent;
 mod browser;
+mod browser_compare;
 mod browser_editor;
 mod browser_mana_sched;
 mod browser_sweep;
