@@ -106,7 +106,7 @@ pub fn heatmap_on_scale(
     let height = y + 36;
     let width = LABEL_W + COLUMNS * CELL;
     format!(
-        r#"<svg xmlns="http://www.w3.org/2000/svg" class="heatmap shared-scale" data-side="{}" data-scale-max="{max}" viewBox="0 0 {width} {height}" width="100%" preserveAspectRatio="xMinYMin meet" role="img" aria-label="{}"><style>.lbl{{font:10px sans-serif;fill:#333}}</style>{body}</svg>"#,
+        r#"<svg xmlns="http://www.w3.org/2000/svg" class="heatmap" data-scale="shared" data-side="{}" data-scale-max="{max}" viewBox="0 0 {width} {height}" width="100%" preserveAspectRatio="xMinYMin meet" role="img" aria-label="{}"><style>.lbl{{font:10px sans-serif;fill:#333}}</style>{body}</svg>"#,
         svg::escape(side),
         svg::escape(&format!("{side}: per-CPU {}, scale 0 to {max}", metric.describe()))
     )

@@ -16,7 +16,7 @@ async fn compare_reads_one_shared_scale() {
         .unwrap();
     let read = r#"
         const sides = {};
-        for (const svg of document.querySelectorAll('svg.shared-scale')) {
+        for (const svg of document.querySelectorAll('svg[data-scale=shared]')) {
             const box = svg.getBoundingClientRect();
             const fills = {};
             let outside = 0;
