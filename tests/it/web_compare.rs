@@ -184,3 +184,35 @@ async fn seeds_gallery_links_resolve() {
         "linked from the top bar"
     );
 }
+
+/// A link that names a model keeps it on an arm64 preset (old links always carry one); the
+/// front-page form with none named takes the preset's architecture's.
+#[tokio::test]
+async fn links_keep_their_model_forms_default_by_architecture() {
+    use irqscope::scenario::permalink;
+    use irqscope::scenario::spec::{parse_device_token, ScenarioSpec, TopologyRef};
+    let spec = ScenarioSpec {
+        topology: TopologyRef::Preset("azure-d16plds-v6".into()),
+        devices: vec![parse_device_token("2x6:name=nvme,pre=1").unwrap()],
+        variant: "pre-cluster".into(),
+        sort: "heap-v6.11".into(),
+        effective: "x86-matrix".into(),
+        spread_counter: 0,
+        proposal: None,
+        irqaffinity: None,
+        isolcpus: None,
+        nohz_full: None,
+        vectors_held: None,
+    };
+    let old = get(&format!("/s/{}/text", permalink::encode(&spec).unwrap())).await;
+    assert_eq!(old.status, 200, "{}", old.body);
+    assert!(old.body.contains("--effective x86-matrix"), "{}", old.body);
+    assert!(!old.body.contains("6 CPUs (0,3,6,9,12,14) serve all 2 devices"));
+    let form = get("/?preset=azure-d16plds-v6&devices=2x6:name%3Dnvme,pre%3D1&variant=pre-cluster").await;
+    assert_eq!(form.status, 200, "{}", form.body);
+    assert!(
+        form.body.contains("6 CPUs (0,3,6,9,12,14) serve all 2 devices"),
+        "{}",
+        form.body
+    );
+}
