@@ -47,6 +47,9 @@ enum Command {
     Topology(topology_cmd::TopologyCommand),
     /// Map CPUs to blk-mq hardware queues with one of the kernel's mappers.
     BlkMq(BlkMqArgs),
+    /// The same machine and devices under two sides (variant, sort, effective model, counter):
+    /// the text of `/c/…/text`.
+    Compare(CompareArgs),
     /// The MANA driver's IRQ set-up, before and after the low-vCPU patch (seed 001).
     Mana(ManaArgs),
     /// The scheduler's NUMA imbalance decision for a communicating pair (seed 003).
@@ -187,6 +190,44 @@ enum Format {
 }
 
 #[derive(clap::Args)]
+struct CompareArgs {
+    /// A preset name (`irqscope topology list`) or a topology file (.toml).
+    topology: String,
+    /// Devices: [COUNTx]QUEUES[:key=value,...], e.g. `6x62:pre=1,name=nvme`.
+    #[arg(required = true)]
+    devices: Vec<String>,
+    /// Side A's variant (default: cluster).
+    #[arg(long)]
+    a: Option<String>,
+    /// Side B's variant (default: another variant than A's).
+    #[arg(long)]
+    b: Option<String>,
+    #[arg(long)]
+    a_sort: Option<String>,
+    #[arg(long)]
+    b_sort: Option<String>,
+    /// Default: from the preset's architecture (arm64: first-cpu).
+    #[arg(long)]
+    a_effective: Option<String>,
+    #[arg(long)]
+    b_effective: Option<String>,
+    #[arg(long)]
+    a_counter: Option<u32>,
+    #[arg(long)]
+    b_counter: Option<u32>,
+    #[arg(long)]
+    proposal: Option<String>,
+    #[arg(long, value_name = "LIST")]
+    irqaffinity: Option<String>,
+    #[arg(long, value_name = "[FLAGS,]LIST")]
+    isolcpus: Option<String>,
+    #[arg(long, value_name = "LIST")]
+    nohz_full: Option<String>,
+    #[arg(long, value_name = "CPUS:N,...")]
+    vectors_held: Option<String>,
+}
+
+#[derive(clap::Args)]
 struct SimulateArgs {
     /// A preset name (`irqscope topology list`) or a topology file (.toml); with --scenario, omit.
     topology: Option<String>,
@@ -308,6 +349,7 @@ fn main() -> ExitCode {
         Some(Command::CheckGolden { dirs }) => check_golden(&dirs),
         Some(Command::Topology(cmd)) => topology_cmd::run(cmd),
         Some(Command::BlkMq(args)) => blk_mq(args),
+        Some(Command::Compare(args)) => compare(args),
         Some(Command::Mana(args)) => mana(args),
         Some(Command::Sched(args)) => sched(args),
         Some(Command::Sweep(args)) => sweep(args),
@@ -498,7 +540,10 @@ fn simulate(args: SimulateArgs) -> anyhow::Result<ExitCode> {
                 spec::expand_devices(&devices)?,
                 spec::parse_variant(args.variant.as_deref().unwrap_or(spec::DEFAULT_VARIANT.name()))?,
                 spec::parse_sort(args.sort.as_deref().unwrap_or(spec::DEFAULT_SORT.name()))?,
-                spec::parse_effective(args.effective.as_deref().unwrap_or(spec::DEFAULT_EFFECTIVE.name()))?,
+                match args.effective.as_deref() {
+                    Some(name) => spec::parse_effective(name)?,
+                    None => effective_for_arg(topology_arg),
+                },
                 args.counter.unwrap_or(0),
             )?;
             let proposal = args.proposal.as_deref().map(spec::parse_proposal).transpose()?;
@@ -536,6 +581,79 @@ fn simulate(args: SimulateArgs) -> anyhow::Result<ExitCode> {
             println!("{}", serde_json::to_string_pretty(&value)?);
         }
     }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The effective-CPU model when the command line names none: from the preset's architecture
+/// (arm64 → first-cpu); a topology file is taken as x86_64.
+fn effective_for_arg(topology_arg: &str) -> irqscope::kernel::vector_matrix::EffectiveModel {
+    let preset = catalogue::source_text(topology_arg).map(|_| topology_arg);
+    catalogue::default_effective(preset).0
+}
+
+fn compare(args: CompareArgs) -> anyhow::Result<ExitCode> {
+    use irqscope::scenario::payloads::{other_variant, side_label, CompareSpec, SideSpec};
+    let topology = load_topology(&args.topology)?;
+    let devices = args
+        .devices
+        .iter()
+        .map(|t| spec::parse_device_token(t))
+        .collect::<Result<Vec<_>, _>>()?;
+    let a_variant = args.a.clone().unwrap_or_else(|| spec::DEFAULT_VARIANT.name().into());
+    let b_variant = args.b.clone().unwrap_or_else(|| other_variant(&a_variant).into());
+    let base = ScenarioSpec {
+        topology: TopologyRef::Preset(args.topology.clone()),
+        devices,
+        variant: a_variant,
+        sort: spec::DEFAULT_SORT.name().into(),
+        effective: effective_for_arg(&args.topology).name().into(),
+        spread_counter: 0,
+        proposal: args.proposal.clone(),
+        irqaffinity: args.irqaffinity.clone(),
+        isolcpus: args.isolcpus.clone(),
+        nohz_full: args.nohz_full.clone(),
+        vectors_held: args.vectors_held.clone(),
+    };
+    let cmp = CompareSpec {
+        scenario: base,
+        a: SideSpec {
+            variant: None,
+            sort: args.a_sort.clone(),
+            effective: args.a_effective.clone(),
+            spread_counter: args.a_counter,
+        },
+        b: SideSpec {
+            variant: Some(b_variant),
+            sort: args.b_sort.clone(),
+            effective: args.b_effective.clone(),
+            spread_counter: args.b_counter,
+        },
+    };
+    // A topology file is read once and shared by both sides.
+    let lookup = |_: &str| Some(topology.clone());
+    let [sa, sb] = cmp.sides();
+    let (a, b) = (sa.resolve(lookup)?, sb.resolve(lookup)?);
+    let (oa, ob) = (scen::run(&a), scen::run(&b));
+    let (ma, mb) = (metrics::compute(&a, &oa), metrics::compute(&b, &ob));
+    let side = |label: String, s, o, m| render::text::Side {
+        label,
+        scenario: s,
+        outcome: o,
+        metrics: m,
+    };
+    let opts = render::text::TextOptions {
+        topology_label: args.topology.clone(),
+        vectors: false,
+        permalink: None,
+    };
+    print!(
+        "{}",
+        render::text::compare_report(
+            &side(side_label(&sa), &a, &oa, &ma),
+            &side(side_label(&sb), &b, &ob, &mb),
+            &opts
+        )
+    );
     Ok(ExitCode::SUCCESS)
 }
 

@@ -10,6 +10,7 @@ pub mod json_mana_sched;
 pub mod mana_sched;
 pub mod summary;
 pub mod svg;
+pub mod svg_compare;
 pub mod svg_live;
 pub mod svg_mana_sched;
 pub mod sweep;

@@ -363,6 +363,10 @@ pub struct Side<'a> {
 pub fn compare_report(a: &Side<'_>, b: &Side<'_>, opts: &TextOptions) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "irqscope compare: {}", a.scenario.topology().name());
+    command_block(
+        &compare_command_words(a.scenario, b.scenario, &opts.topology_label),
+        &mut out,
+    );
     let _ = writeln!(out, "A: {}", a.label);
     command_block(&command_words(a.scenario, &opts.topology_label), &mut out);
     let _ = writeln!(out, "B: {}", b.label);
@@ -443,7 +447,141 @@ pub fn compare_report(a: &Side<'_>, b: &Side<'_>, opts: &TextOptions) -> String 
             &" ".repeat(lead.len()),
         ));
     }
+    vector_changes(a.outcome, b.outcome, a.scenario, &mut out);
     out
+}
+
+/// Rows of the per-vector difference printed per device before the rest is counted only.
+pub const VECTOR_CHANGES_SHOWN_MAX: usize = 32;
+
+/// One vector whose effective CPU differs between the two sides of a comparison.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct VectorChange {
+    pub device: String,
+    /// The vector's index within its device.
+    pub vector: u32,
+    /// Its blk-mq hardware queue (the vector's place among the device's queue vectors), when
+    /// it is one.
+    pub queue: Option<u32>,
+    pub a: Option<u32>,
+    pub b: Option<u32>,
+}
+
+/// Every vector whose effective CPU differs between `a` and `b`, in device then vector order.
+/// Both sides run the same devices, so vectors pair by position.
+pub fn vector_changes_list(a: &Outcome, b: &Outcome, scenario: &Scenario) -> Vec<VectorChange> {
+    let mut changes = Vec::new();
+    for ((da, db), dev) in a.devices.iter().zip(&b.devices).zip(scenario.devices()) {
+        for (va, vb) in da.vectors.iter().zip(&db.vectors) {
+            if va.effective_cpu != vb.effective_cpu {
+                let queue = va
+                    .index
+                    .checked_sub(dev.pre_vectors)
+                    .filter(|q| *q < dev.queue_vectors());
+                changes.push(VectorChange {
+                    device: da.name.clone(),
+                    vector: va.index,
+                    queue,
+                    a: va.effective_cpu,
+                    b: vb.effective_cpu,
+                });
+            }
+        }
+    }
+    changes
+}
+
+/// The per-vector section: which vectors fire on another CPU under B, and the blk-mq
+/// hardware queues whose CPUs differ.
+fn vector_changes(a: &Outcome, b: &Outcome, scenario: &Scenario, out: &mut String) {
+    let changes = vector_changes_list(a, b, scenario);
+    out.push('\n');
+    if changes.is_empty() {
+        out.push_str("Per-vector change: every vector fires on the same CPU\n");
+    } else {
+        out.push_str("Per-vector change, effective CPU A -> B\n");
+        let cpu = |c: Option<u32>| c.map_or("off".to_string(), |c| c.to_string());
+        for (da, dev) in a.devices.iter().zip(scenario.devices()) {
+            let mine: Vec<&VectorChange> = changes.iter().filter(|c| c.device == da.name).collect();
+            if mine.is_empty() {
+                continue;
+            }
+            let _ = writeln!(out, "  {}: {} of {} vectors moved", da.name, mine.len(), dev.vectors);
+            for c in mine.iter().take(VECTOR_CHANGES_SHOWN_MAX) {
+                let queue = c.queue.map_or(String::new(), |q| format!("queue {q}"));
+                let _ = writeln!(
+                    out,
+                    "    vec {:>4}  {queue:<10}  {:>5} -> {}",
+                    c.vector,
+                    cpu(c.a),
+                    cpu(c.b)
+                );
+            }
+            if mine.len() > VECTOR_CHANGES_SHOWN_MAX {
+                let _ = writeln!(out, "    ... {} more", mine.len() - VECTOR_CHANGES_SHOWN_MAX);
+            }
+        }
+    }
+    for (da, db) in a.devices.iter().zip(&b.devices) {
+        let (Some(ma), Some(mb)) = (&da.blk_mq_map, &db.blk_mq_map) else {
+            continue;
+        };
+        let by_queue = |map: &[Option<u32>]| {
+            let mut q: BTreeMap<u32, CpuSet> = BTreeMap::new();
+            for (cpu, queue) in map.iter().enumerate() {
+                if let Some(queue) = queue {
+                    q.entry(*queue).or_default().insert(cpu as u32);
+                }
+            }
+            q
+        };
+        let (qa, qb) = (by_queue(ma), by_queue(mb));
+        let queues: std::collections::BTreeSet<u32> = qa.keys().chain(qb.keys()).copied().collect();
+        let text = |m: &BTreeMap<u32, CpuSet>, q: &u32| m.get(q).map(|c| c.to_string());
+        let differ: Vec<u32> = queues.into_iter().filter(|q| text(&qa, q) != text(&qb, q)).collect();
+        if differ.is_empty() {
+            let _ = writeln!(out, "  {} blk-mq map: the same under A and B", da.name);
+            continue;
+        }
+        let _ = writeln!(
+            out,
+            "  {} blk-mq map: {} queue{} differ",
+            da.name,
+            differ.len(),
+            plural(differ.len())
+        );
+        for q in differ.iter().take(VECTOR_CHANGES_SHOWN_MAX) {
+            let show = |m: &BTreeMap<u32, CpuSet>| m.get(q).map_or("none".to_string(), |c| c.to_string());
+            let lead = format!("    queue {q:>4}  ");
+            out.push_str(&wrap(
+                &format!("{} -> {}", show(&qa), show(&qb)),
+                &lead,
+                &" ".repeat(lead.len()),
+            ));
+        }
+        if differ.len() > VECTOR_CHANGES_SHOWN_MAX {
+            let _ = writeln!(out, "    ... {} more", differ.len() - VECTOR_CHANGES_SHOWN_MAX);
+        }
+    }
+}
+
+/// The `irqscope compare …` command that reproduces a comparison: `a`'s machine, devices,
+/// proposal and boot parameters, then every name of each side spelled out (no default
+/// involved, so the command means the same whatever later defaults become).
+pub fn compare_command_words(a: &Scenario, b: &Scenario, topology: &str) -> Vec<String> {
+    let side_flags = ["--variant ", "--sort ", "--effective ", "--counter "];
+    let mut words: Vec<String> = command_words(a, topology)
+        .into_iter()
+        .filter(|w| !side_flags.iter().any(|f| w.starts_with(f)))
+        .collect();
+    words[1] = "compare".into();
+    for (side, s) in [("a", a), ("b", b)] {
+        words.push(format!("--{side} {}", s.variant().name()));
+        words.push(format!("--{side}-sort {}", s.sort().name()));
+        words.push(format!("--{side}-effective {}", s.effective().name()));
+        words.push(format!("--{side}-counter {}", s.spread_counter()));
+    }
+    words
 }
 
 fn gap(max: u32, ideal: u32) -> String {

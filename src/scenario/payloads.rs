@@ -62,6 +62,18 @@ impl CompareSpec {
     }
 }
 
+/// The variant side B runs when a form or the command line names none: another variant than
+/// A's, so a comparison never opens on two identical sides. `pre-cluster` against `cluster`
+/// (the pair seed 000 and seed 002 quote), and `cluster` against anything else. Only forms use
+/// this; a `/c/…` link keeps the sides it names.
+pub fn other_variant(a: &str) -> &'static str {
+    if a == "cluster" {
+        "pre-cluster"
+    } else {
+        "cluster"
+    }
+}
+
 /// How a side is named in reports: "rotation (heap-v6.11, x86-matrix, counter 3)".
 pub fn side_label(s: &ScenarioSpec) -> String {
     format!(

@@ -87,6 +87,18 @@ fn default_effective() -> String {
     DEFAULT_EFFECTIVE.name().into()
 }
 
+/// The effective-CPU model for a scenario on `topology` that names none, and why in words:
+/// the preset's architecture decides (arm64 presets fire on the first CPU of the mask). Only the
+/// command line and the pages' forms call this where the user gave no model; a permalink always
+/// carries its model (`effective` is serialized unconditionally), so old links keep theirs, and
+/// the serde default above stays [`DEFAULT_EFFECTIVE`].
+pub fn effective_default(topology: &TopologyRef) -> (EffectiveModel, String) {
+    match topology {
+        TopologyRef::Preset(name) => crate::catalogue::default_effective(Some(name)),
+        TopologyRef::Inline(_) => crate::catalogue::default_effective(None),
+    }
+}
+
 /// A catalogue preset by name, or a whole topology inline.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(untagged)]

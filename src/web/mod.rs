@@ -10,12 +10,14 @@
 //! (+ `/text`, `/json`), `/sweep` (+ `/text`, `/csv`, `/json`), `POST /fragment`,
 //! `POST /api/simulate`, `GET /api/topologies`, `GET /api/topologies/{name}`, `/static/*`.
 
+mod blkmq;
 pub mod cache;
 pub mod live;
 pub mod mana;
 mod model_pages;
 pub mod pages;
 pub mod sched;
+mod seeds;
 pub mod server;
 pub mod sweep;
 
@@ -80,6 +82,8 @@ pub fn app(state: AppState) -> Router {
         .route("/", get(index))
         .merge(permalinks)
         .route("/compare", get(compare_query))
+        .route("/blkmq", get(blkmq::blkmq_page))
+        .route("/seeds", get(seeds::seeds_page))
         .route("/mana", get(mana::mana_query))
         .route("/sched", get(sched::sched_query))
         .route("/fragment", post(fragment))
@@ -261,7 +265,7 @@ async fn fragment(Query(v): Query<ViewQuery>, headers: HeaderMap, body: Bytes) -
 async fn compare_query(Query(q): Query<pages::CompareQuery>, headers: HeaderMap) -> Result<Html<String>, AppError> {
     let run = pages::CompareRun::new(q.spec()?)?;
     Ok(Html(
-        pages::ComparePage::new(&run, &q.view()?, &origin(&headers))?.render()?,
+        pages::ComparePage::with_scale(&run, &q.view()?, &origin(&headers), q.scale()?)?.render()?,
     ))
 }
 

@@ -5,8 +5,9 @@ use super::{parse_metric, AppError};
 use crate::metrics::{self, Metrics};
 use crate::render::summary;
 use crate::render::svg::{self, HeatMetric};
+use crate::render::svg_compare::{self, Scale};
 use crate::render::text::{self, Side, TextOptions};
-use crate::scenario::payloads::{side_label, CompareSpec, SideSpec};
+use crate::scenario::payloads::{other_variant, side_label, CompareSpec, SideSpec};
 use crate::scenario::spec::{self, DeviceSpec, ScenarioSpec, TopologyRef};
 use crate::scenario::{self, permalink, Outcome, Scenario};
 use crate::topology::{Generator, SmtNumbering, Topology, TopologySpec};
@@ -180,6 +181,10 @@ impl IndexQuery {
             None => parse_devices(DEFAULT_DEVICES)?,
         };
         Ok(ScenarioSpec {
+            effective: self
+                .effective
+                .clone()
+                .unwrap_or_else(|| spec::effective_default(&topology).0.name().into()),
             topology,
             devices,
             variant: self
@@ -187,10 +192,6 @@ impl IndexQuery {
                 .clone()
                 .unwrap_or_else(|| spec::DEFAULT_VARIANT.name().into()),
             sort: self.sort.clone().unwrap_or_else(|| spec::DEFAULT_SORT.name().into()),
-            effective: self
-                .effective
-                .clone()
-                .unwrap_or_else(|| spec::DEFAULT_EFFECTIVE.name().into()),
             spread_counter: self.counter.unwrap_or(0),
             proposal: None,
             irqaffinity: None,
@@ -488,9 +489,27 @@ pub struct CompareQuery {
     pub b_counter: Option<u32>,
     pub metric: Option<String>,
     pub node: Option<String>,
+    /// The colour scale: `shared` (default: the larger maximum of A and B) or a number, a
+    /// fixed maximum (absolute).
+    pub scale: Option<String>,
 }
 
+/// The largest fixed maximum `scale=N` takes.
+pub const SCALE_MAX: u32 = 100_000;
+
 impl CompareQuery {
+    pub fn scale(&self) -> Result<Scale, AppError> {
+        match self.scale.as_deref().filter(|s| !s.is_empty()) {
+            None | Some("shared") => Ok(Scale::Shared),
+            Some(n) => match n.parse::<u32>() {
+                Ok(v) if (1..=SCALE_MAX).contains(&v) => Ok(Scale::Absolute(v)),
+                _ => Err(AppError::BadInput(format!(
+                    "scale {n:?}: shared, or a fixed maximum 1 to {SCALE_MAX}"
+                ))),
+            },
+        }
+    }
+
     pub fn spec(&self) -> Result<CompareSpec, AppError> {
         let scenario = match &self.s {
             Some(link) => permalink::decode::<ScenarioSpec>(link)?,
@@ -503,7 +522,7 @@ impl CompareQuery {
         };
         let empty = |s: &Option<String>| s.clone().filter(|v| !v.is_empty());
         Ok(CompareSpec {
-            scenario,
+            scenario: scenario.clone(),
             a: SideSpec {
                 variant: empty(&self.a),
                 sort: empty(&self.a_sort),
@@ -511,7 +530,11 @@ impl CompareQuery {
                 spread_counter: self.a_counter,
             },
             b: SideSpec {
-                variant: empty(&self.b),
+                // No variant named for B: another one than A's, so the sides differ.
+                variant: empty(&self.b).or_else(|| {
+                    let a = empty(&self.a).unwrap_or_else(|| scenario.variant.clone());
+                    Some(other_variant(&a).to_string())
+                }),
                 sort: empty(&self.b_sort),
                 effective: empty(&self.b_effective),
                 spread_counter: self.b_counter,
@@ -600,6 +623,14 @@ pub struct ComparePage {
     pub topology_summary: String,
     pub sides: Vec<CompareSideView>,
     pub diff_svg: String,
+    /// The colour scale both heatmaps share, in words, and its maximum.
+    pub scale_line: String,
+    pub scale_max: u32,
+    pub scale: String,
+    /// Vectors that fire on another CPU under B: (device, vector, queue, A CPU, B CPU).
+    pub vector_changes: Vec<(String, u32, String, String, String)>,
+    /// Why each side runs the effective-CPU model it runs.
+    pub effective_note: String,
     pub text: String,
     pub metric: &'static str,
     pub metrics: Vec<(&'static str, &'static str)>,
@@ -609,22 +640,67 @@ pub struct ComparePage {
 
 impl ComparePage {
     pub fn new(run: &CompareRun, view: &View, origin: &str) -> Result<ComparePage, AppError> {
+        ComparePage::with_scale(run, view, origin, Scale::Shared)
+    }
+
+    pub fn with_scale(run: &CompareRun, view: &View, origin: &str, scale: Scale) -> Result<ComparePage, AppError> {
         let topo = run.a.scenario.topology();
-        let side = |r: &Run, label: &str| CompareSideView {
+        let scale_max = match scale {
+            Scale::Shared => svg_compare::shared_max(&run.a.metrics, &run.b.metrics, view.metric),
+            Scale::Absolute(n) => n,
+        };
+        let scale_line = match scale {
+            Scale::Shared => format!(
+                "One colour scale for A and B: 0 to {scale_max} {} (the larger maximum of the two)",
+                view.metric.describe()
+            ),
+            Scale::Absolute(n) => format!(
+                "One fixed colour scale for A and B: 0 to {n} {}",
+                view.metric.describe()
+            ),
+        };
+        let cpu = |c: Option<u32>| c.map_or_else(|| "off".to_string(), |c| c.to_string());
+        let vector_changes = text::vector_changes_list(&run.a.outcome, &run.b.outcome, &run.a.scenario)
+            .into_iter()
+            .map(|c| {
+                let queue = c.queue.map_or_else(String::new, |q| q.to_string());
+                (c.device, c.vector, queue, cpu(c.a), cpu(c.b))
+            })
+            .collect();
+        let preset = match &run.spec.scenario.topology {
+            TopologyRef::Preset(name) => Some(name.as_str()),
+            TopologyRef::Inline(_) => None,
+        };
+        let (default_model, why) = crate::catalogue::default_effective(preset);
+        let effective_note = format!(
+            "Effective-CPU model: A {}, B {}; with none named, {} (default {why}).",
+            run.a.scenario.effective().name(),
+            run.b.scenario.effective().name(),
+            default_model.name()
+        );
+        let side = |r: &Run, label: &str, which: &str| CompareSideView {
             label: label.to_string(),
             variant_line: summary::variant_line(&r.scenario),
             permalink: r.permalink.clone(),
             devices_line: summary::devices_line(&r.metrics),
             irqs_line: summary::irqs_line(&r.metrics),
             nodes_line: summary::nodes_line(&r.metrics),
-            heatmap_svg: svg::heatmap(topo, &r.metrics, view.metric, view.node),
+            heatmap_svg: svg_compare::heatmap_on_scale(topo, &r.metrics, view.metric, view.node, scale_max, which),
         };
         Ok(ComparePage {
             title: format!("{} vs {}", run.labels[0], run.labels[1]),
             permalink: run.permalink.clone(),
             base_permalink: encode_link(&run.spec.scenario)?,
             topology_summary: format!("{}: {}", topo.name(), topo.summary()),
-            sides: vec![side(&run.a, &run.labels[0]), side(&run.b, &run.labels[1])],
+            sides: vec![side(&run.a, &run.labels[0], "A"), side(&run.b, &run.labels[1], "B")],
+            scale_line,
+            scale_max,
+            scale: match scale {
+                Scale::Shared => String::new(),
+                Scale::Absolute(n) => n.to_string(),
+            },
+            vector_changes,
+            effective_note,
             diff_svg: svg::diff_heatmap(topo, &run.a.metrics, &run.b.metrics, view.metric, view.node),
             text: run.text_report(origin),
             metric: view.metric.name(),

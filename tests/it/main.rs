@@ -3,6 +3,7 @@
 
 mod agent;
 mod browser;
+mod browser_compare;
 mod browser_editor;
 mod browser_figures;
 mod browser_mana_sched;
@@ -28,5 +29,6 @@ mod seeds;
 mod spread_offsets;
 mod sweep;
 mod vector_space;
+mod web_compare;
 mod web_http;
 mod web_mana_sched;

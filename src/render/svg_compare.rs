@@ -1,0 +1,113 @@
+//! The two heatmaps of a comparison on one colour scale, so equal loads look equal on both
+//! sides. Cells are laid out as [`svg::layout_order`] orders them, one block of rows per node,
+//! wrapped at [`COLUMNS`] cells; the picture scales to its box (`viewBox`, width 100%).
+//! The root element carries `data-scale-max` and every cell `data-cpu` and `data-value`, so a
+//! browser test can read the scale the page drew.
+
+use super::svg::{self, HeatMetric};
+use crate::metrics::Metrics;
+use crate::topology::Topology;
+use std::fmt::Write;
+
+/// Cells per row before a node's CPUs wrap to the next row.
+pub const COLUMNS: u32 = 32;
+const CELL: u32 = 16;
+const LABEL_W: u32 = 56;
+
+/// How the colour scale of a comparison is chosen.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scale {
+    /// The larger maximum of the two sides (the default).
+    Shared,
+    /// A fixed maximum given by the reader, the same for every comparison.
+    Absolute(u32),
+}
+
+/// The largest value of `metric` on any online CPU of either side.
+pub fn shared_max(a: &Metrics, b: &Metrics, metric: HeatMetric) -> u32 {
+    [a, b]
+        .iter()
+        .flat_map(|m| m.per_cpu.iter().filter(|c| c.online).map(|c| metric.value(c, m.basis)))
+        .max()
+        .unwrap_or(0)
+}
+
+/// White (0) to dark blue (`max` and above), linear in each channel.
+fn shade(v: u32, max: u32) -> String {
+    if v == 0 || max == 0 {
+        return "#ffffff".into();
+    }
+    let t = f64::from(v.min(max)) / f64::from(max);
+    let mix = |from: f64, to: f64| (from + (to - from) * t).round() as u8;
+    format!(
+        "#{:02x}{:02x}{:02x}",
+        mix(247.0, 8.0),
+        mix(251.0, 48.0),
+        mix(255.0, 107.0)
+    )
+}
+
+/// One side's heatmap drawn with the scale maximum `max`.
+pub fn heatmap_on_scale(
+    topo: &Topology,
+    m: &Metrics,
+    metric: HeatMetric,
+    zoom: Option<u32>,
+    max: u32,
+    side: &str,
+) -> String {
+    let nodes: Vec<u32> = match zoom {
+        Some(n) if !topo.node_cpus(n).is_empty() => vec![n],
+        _ => topo.nodes_with_cpus().collect(),
+    };
+    let value = |cpu: u32| {
+        m.per_cpu
+            .binary_search_by_key(&cpu, |c| c.cpu)
+            .ok()
+            .map(|i| (m.per_cpu[i].online, metric.value(&m.per_cpu[i], m.basis)))
+    };
+    let mut body = String::new();
+    let mut y = 0;
+    for node in nodes {
+        let order = svg::layout_order(topo, node);
+        let _ = write!(
+            body,
+            r#"<text class="lbl" x="0" y="{}">node {node}</text>"#,
+            y + CELL - 4
+        );
+        for (i, cpu) in order.iter().enumerate() {
+            let (col, row) = (i as u32 % COLUMNS, i as u32 / COLUMNS);
+            let (x, cy) = (LABEL_W + col * CELL, y + row * CELL);
+            let (online, v) = value(*cpu).unwrap_or((false, 0));
+            let fill = if online { shade(v, max) } else { "#bbbbbb".into() };
+            let _ = write!(
+                body,
+                r##"<rect class="shared-cell" data-cpu="{cpu}" data-value="{v}" x="{x}" y="{cy}" width="{w}" height="{w}" fill="{fill}" stroke="#999" stroke-width="0.5"><title>CPU {cpu}: {v} {unit}</title></rect>"##,
+                w = CELL - 1,
+                unit = metric.name()
+            );
+        }
+        y += (order.len() as u32).div_ceil(COLUMNS).max(1) * CELL + 6;
+    }
+    // Legend: labelled steps 0..=max (at most 7 of them).
+    let steps = max.clamp(1, 6);
+    let _ = write!(body, r#"<g class="legend" transform="translate({LABEL_W},{})">"#, y + 4);
+    for i in 0..=steps {
+        let v = (max * i).div_ceil(steps);
+        let x = i * 36;
+        let _ = write!(
+            body,
+            r##"<rect class="step" data-value="{v}" x="{x}" y="0" width="34" height="12" fill="{}" stroke="#999" stroke-width="0.5"/><text class="lbl" x="{}" y="26" text-anchor="middle">{v}</text>"##,
+            shade(v, max),
+            x + 17
+        );
+    }
+    body.push_str("</g>");
+    let height = y + 36;
+    let width = LABEL_W + COLUMNS * CELL;
+    format!(
+        r#"<svg xmlns="http://www.w3.org/2000/svg" class="heatmap" data-scale="shared" data-side="{}" data-scale-max="{max}" viewBox="0 0 {width} {height}" width="100%" preserveAspectRatio="xMinYMin meet" role="img" aria-label="{}"><style>.lbl{{font:10px sans-serif;fill:#333}}</style>{body}</svg>"#,
+        svg::escape(side),
+        svg::escape(&format!("{side}: per-CPU {}, scale 0 to {max}", metric.describe()))
+    )
+}

@@ -1,0 +1,218 @@
+//! Compare over HTTP and on the command line: one colour scale for both sides, the per-vector
+//! difference (seed 002's P-core permutation), B's default, and `irqscope compare` printing the
+//! text of `/c/…/text` with a command that reproduces it.
+
+use crate::common;
+use common::cli::irqscope;
+use common::http::get;
+
+/// The `data-scale-max` values on a page, in order.
+fn scale_maxes(body: &str) -> Vec<u32> {
+    body.split("data-scale-max=\"")
+        .skip(1)
+        .map(|rest| rest[..rest.find('"').unwrap()].parse().unwrap())
+        .collect()
+}
+
+/// Seed 000 pre-cluster (max 6 devices on a CPU) against rotation (max 4): both heatmaps and
+/// the note carry one maximum, the larger.
+#[tokio::test]
+async fn both_sides_share_one_scale() {
+    let r = get("/compare?a=pre-cluster&b=rotation&metric=devices").await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    let maxes = scale_maxes(&r.body);
+    assert_eq!(maxes, [6, 6, 6], "note, A, B");
+    assert!(r.body.contains("data-side=\"A\"") && r.body.contains("data-side=\"B\""));
+    let fixed = get("/compare?a=pre-cluster&b=rotation&metric=devices&scale=10").await;
+    assert_eq!(scale_maxes(&fixed.body), [10, 10, 10]);
+    let bad = get("/compare?scale=0").await;
+    assert_eq!(bad.status, 400);
+    assert!(bad.body.contains("fixed maximum"), "{}", bad.body);
+}
+
+/// Seed 002: the cluster patch permutes the P-core queues (queue 0..7 -> CPU 1,4,0,5,6,7,3,2).
+#[tokio::test]
+async fn seed002_permutation_listed_per_vector() {
+    let r =
+        get("/compare?preset=intel-core-ultra-7-265k&devices=20:name%3Dnvme0,pre%3D1&a=pre-cluster&b=cluster").await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert!(r.body.contains(r#"data-moved="8""#), "8 vectors moved");
+    let rows: Vec<(u32, u32)> = r
+        .body
+        .split("<tr><td>nvme0</td>")
+        .skip(1)
+        .map(|row| {
+            let cells: Vec<&str> = row.split("<td>").map(|c| c.split('<').next().unwrap()).collect();
+            (cells[2].parse().unwrap(), cells[4].parse().unwrap())
+        })
+        .collect();
+    assert_eq!(
+        rows,
+        [(0, 1), (1, 4), (2, 0), (3, 5), (4, 6), (5, 7), (6, 3), (7, 2)],
+        "queue -> CPU under B"
+    );
+}
+
+/// With no variant named for B, the form compares A against another variant.
+#[tokio::test]
+async fn b_defaults_to_another_variant() {
+    let r = get("/compare").await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert!(
+        r.body
+            .contains("cluster (heap-v6.11, x86-matrix, counter 0) vs pre-cluster ("),
+        "{}",
+        r.body
+    );
+    let r = get("/compare?a=rotation").await;
+    assert!(r
+        .body
+        .contains("rotation (heap-v6.11, x86-matrix, counter 0) vs cluster"));
+}
+
+/// `irqscope compare` prints `/c/…/text` less its permalink line, within 72 columns, and its
+/// first command reproduces it byte for byte.
+#[tokio::test]
+async fn cli_compare_is_the_page_text_and_reproduces_itself() {
+    let text = irqscope(&[
+        "compare",
+        "intel-core-ultra-7-265k",
+        "20:name=nvme0,pre=1",
+        "--a",
+        "pre-cluster",
+    ]);
+    for line in text.lines() {
+        assert!(line.chars().count() <= 72, "{line:?}");
+    }
+    assert!(text.contains("nvme0: 8 of 21 vectors moved"), "{text}");
+    assert!(text.contains("queue 0         0 -> 1"), "{text}");
+    // The command: the lines after the title up to the first without a continuation.
+    let mut command = String::new();
+    for line in text.lines().skip(1) {
+        let l = line.trim().trim_start_matches("$ ");
+        command.push_str(l.trim_end_matches('\\'));
+        if !l.ends_with('\\') {
+            break;
+        }
+    }
+    let words: Vec<&str> = command.split_whitespace().collect();
+    assert_eq!(&words[..2], ["irqscope", "compare"]);
+    assert_eq!(irqscope(&words[1..]), text);
+    // The page's text twin is the same report with the permalink under the commands.
+    let page = get("/compare?preset=intel-core-ultra-7-265k&devices=20:name%3Dnvme0,pre%3D1&a=pre-cluster").await;
+    let link = page
+        .body
+        .split("/c/")
+        .nth(1)
+        .unwrap()
+        .split('"')
+        .next()
+        .unwrap()
+        .to_string();
+    let twin = get(&format!("/c/{link}/text")).await;
+    assert_eq!(twin.status, 200);
+    let without_link: String = twin
+        .body
+        .lines()
+        .filter(|l| !l.contains("/c/"))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    assert_eq!(without_link, text);
+}
+
+/// The arm64 preset with no model named runs first-cpu: the seed-000 D16plds v6 figure.
+#[test]
+fn arm64_preset_defaults_to_first_cpu() {
+    let text = irqscope(&[
+        "simulate",
+        "azure-d16plds-v6",
+        "2x6:name=nvme,pre=1",
+        "--variant",
+        "pre-cluster",
+    ]);
+    assert!(text.contains("6 CPUs (0,3,6,9,12,14) serve all 2 devices"), "{text}");
+    let x86 = irqscope(&["simulate", "azure-l96as-v4", "6x62:name=nvme,pre=1"]);
+    assert!(x86.contains("--effective x86-matrix"));
+}
+
+/// Seed 004 on `/blkmq`: v4.10's mapper leaves 28 of 64 queues without a CPU; v4.13 maps all.
+#[tokio::test]
+async fn blkmq_page_shows_seed004_unmapped_queues() {
+    let r = get("/blkmq?preset=xeon-2s-18c-smt2&queues=64").await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert!(
+        r.body.contains(r#"data-mapper="legacy-v4.10" data-unmapped="28""#),
+        "{}",
+        r.body
+    );
+    assert!(r.body.contains(r#"data-mapper="legacy-v4.13" data-unmapped="0""#));
+    assert_eq!(r.body.matches(r#"class="queue unmapped""#).count(), 28);
+    assert_eq!(get("/blkmq?queues=0").await.status, 400);
+    assert_eq!(get("/blkmq?preset=nope").await.status, 400);
+}
+
+/// `/seeds`: every figure's link resolves, and each names its assumptions; the figures the
+/// seed tests check are on the pages the links open.
+#[tokio::test]
+async fn seeds_gallery_links_resolve() {
+    let r = get("/seeds").await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    let links: Vec<String> = r
+        .body
+        .split(r#"class="seed-link" href=""#)
+        .skip(1)
+        .map(|rest| rest[..rest.find('"').unwrap()].replace("&amp;", "&"))
+        .collect();
+    assert!(links.len() >= 14, "{} figures", links.len());
+    for seed in ["000", "001", "002", "003", "004"] {
+        assert!(r.body.contains(&format!(r#"data-seed="{seed}""#)), "seed {seed}");
+    }
+    let mut pages = Vec::new();
+    for link in &links {
+        let page = get(link).await;
+        assert_eq!(page.status, 200, "{link}: {}", page.body);
+        pages.push(page.body);
+    }
+    let all = pages.join("\n");
+    assert!(all.contains("28 CPUs (34-47,82-95) serve all 6 devices"));
+    assert!(all.contains("6 CPUs (0,3,6,9,12,14) serve all 2 devices"));
+    assert!(all.contains(r#"data-moved="8""#), "seed 002's permutation");
+    assert!(all.contains(r#"data-mapper="legacy-v4.10" data-unmapped="28""#));
+    assert!(r.body.contains("--load 0,1,1,1") && r.body.contains("counter 2"));
+    assert!(
+        get("/").await.body.contains(r#"href="/seeds""#),
+        "linked from the top bar"
+    );
+}
+
+/// A link that names a model keeps it on an arm64 preset (old links always carry one); the
+/// front-page form with none named takes the preset's architecture's.
+#[tokio::test]
+async fn links_keep_their_model_forms_default_by_architecture() {
+    use irqscope::scenario::permalink;
+    use irqscope::scenario::spec::{parse_device_token, ScenarioSpec, TopologyRef};
+    let spec = ScenarioSpec {
+        topology: TopologyRef::Preset("azure-d16plds-v6".into()),
+        devices: vec![parse_device_token("2x6:name=nvme,pre=1").unwrap()],
+        variant: "pre-cluster".into(),
+        sort: "heap-v6.11".into(),
+        effective: "x86-matrix".into(),
+        spread_counter: 0,
+        proposal: None,
+        irqaffinity: None,
+        isolcpus: None,
+        nohz_full: None,
+        vectors_held: None,
+    };
+    let old = get(&format!("/s/{}/text", permalink::encode(&spec).unwrap())).await;
+    assert_eq!(old.status, 200, "{}", old.body);
+    assert!(old.body.contains("--effective x86-matrix"), "{}", old.body);
+    assert!(!old.body.contains("6 CPUs (0,3,6,9,12,14) serve all 2 devices"));
+    let form = get("/?preset=azure-d16plds-v6&devices=2x6:name%3Dnvme,pre%3D1&variant=pre-cluster").await;
+    assert_eq!(form.status, 200, "{}", form.body);
+    assert!(
+        form.body.contains("6 CPUs (0,3,6,9,12,14) serve all 2 devices"),
+        "{}",
+        form.body
+    );
+}
