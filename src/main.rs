@@ -373,6 +373,16 @@ pub(crate) fn load_topology(name_or_path: &str) -> anyhow::Result<Arc<irqscope::
     catalogue::parse_preset(&text).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))
 }
 
+/// How the printed command names the machine given as `arg`: as given, except a compact word,
+/// printed in its canonical form (the reader ignores the whitespace a pasted word carries).
+fn machine_label(arg: &str, topology: &irqscope::topology::Topology) -> String {
+    if compact::is_compact(arg) {
+        compact::encode(topology)
+    } else {
+        arg.to_string()
+    }
+}
+
 fn simulate(args: SimulateArgs) -> anyhow::Result<ExitCode> {
     let (scenario, label) = match &args.scenario {
         Some(path) => {
@@ -416,6 +426,7 @@ fn simulate(args: SimulateArgs) -> anyhow::Result<ExitCode> {
             };
             anyhow::ensure!(!args.devices.is_empty(), "give at least one device, e.g. 6x62:pre=1");
             let topology = load_topology(topology_arg)?;
+            let label = machine_label(topology_arg, &topology);
             let mut devices = Vec::new();
             for token in &args.devices {
                 let mut d: DeviceSpec = spec::parse_device_token(token)?;
@@ -460,7 +471,7 @@ fn simulate(args: SimulateArgs) -> anyhow::Result<ExitCode> {
             } else {
                 scenario.with_boot(boot)?
             };
-            (scenario, topology_arg.clone())
+            (scenario, label)
         }
     };
     let outcome = scen::run(&scenario);
@@ -569,7 +580,7 @@ fn blk_mq(args: BlkMqArgs) -> anyhow::Result<ExitCode> {
     let mut words = vec![
         "irqscope".to_string(),
         "blk-mq".into(),
-        spec::shell_word(&args.topology),
+        spec::shell_word(&machine_label(&args.topology, &topology)),
         format!("--queues {}", args.queues),
         format!("--mapper {}", mapper.name()),
         format!("--queue-offset {}", args.queue_offset),
@@ -626,7 +637,10 @@ fn mana(args: ManaArgs) -> anyhow::Result<ExitCode> {
         (Some(path), _) => {
             let input = golden::mana_sched::parse_mana_input(&input_object(path)?)
                 .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
-            let command = format!("irqscope mana --input {}", spec::shell_word(&path.display().to_string()));
+            let command = format!(
+                "irqscope mana --input {}",
+                spec::shell_word(&path.display().to_string())
+            );
             (m::run_input(input)?, command)
         }
         (None, Some(name)) => {
@@ -657,7 +671,10 @@ fn sched(args: SchedArgs) -> anyhow::Result<ExitCode> {
         (Some(path), _) => {
             let input = golden::mana_sched::parse_sched_input(&input_object(path)?)
                 .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
-            let command = format!("irqscope sched --input {}", spec::shell_word(&path.display().to_string()));
+            let command = format!(
+                "irqscope sched --input {}",
+                spec::shell_word(&path.display().to_string())
+            );
             (s::run_input(input)?, command)
         }
         (None, Some(name)) => {

@@ -106,13 +106,16 @@ pub fn mana_report(input: &ManaInput, unpatched: &ManaOutcome, patched: &ManaOut
 pub fn sched_report(input: &SchedInput, outcome: &SchedOutcome) -> String {
     let mut out = String::new();
     let n = input.node_distance.len();
-    let _ = writeln!(
-        out,
-        "sched NUMA imbalance: {n} nodes, CPUs per node {}, SMT{}, distances {}",
-        list(&input.cpus_per_node),
-        input.smt,
-        list(&outcome.topology.distances)
-    );
+    out.push_str(&wrap(
+        &format!(
+            "sched NUMA imbalance: {n} nodes, CPUs per node {}, SMT{}, distances {}",
+            list(&input.cpus_per_node),
+            input.smt,
+            list(&outcome.topology.distances)
+        ),
+        "",
+        "  ",
+    ));
     let noise: u32 = input.nr_running.iter().sum::<u32>().saturating_sub(2);
     let _ = writeln!(
         out,
@@ -186,7 +189,11 @@ pub fn with_command(command: &str, report: &str, url: Option<&str>) -> String {
 /// The text twin of a MANA page (`/m/{p}/text`): the command line that reproduces it,
 /// [`mana_report`], then its link.
 pub fn mana_twin(command: &str, url: &str, run: &ManaRun) -> String {
-    with_command(command, &mana_report(&run.input, &run.unpatched, &run.patched), Some(url))
+    with_command(
+        command,
+        &mana_report(&run.input, &run.unpatched, &run.patched),
+        Some(url),
+    )
 }
 
 /// The text twin of a sched page (`/n/{p}/text`): the command line, [`sched_report`], then the

@@ -168,14 +168,17 @@ pub fn report(scenario: &Scenario, outcome: &Outcome, m: &Metrics, opts: &TextOp
     let topo = scenario.topology();
     let mut out = String::new();
     let n_dev = scenario.devices().len();
-    let _ = writeln!(
-        out,
-        "irqscope: {}, {n_dev} device{}, {}, {}",
-        topo.name(),
-        plural(n_dev),
-        scenario.variant().name(),
-        scenario.effective().name()
-    );
+    out.push_str(&wrap(
+        &format!(
+            "{}, {n_dev} device{}, {}, {}",
+            topo.name(),
+            plural(n_dev),
+            scenario.variant().name(),
+            scenario.effective().name()
+        ),
+        "irqscope: ",
+        "  ",
+    ));
     command_block(&command_words(scenario, &opts.topology_label), &mut out);
     out.push('\n');
     out.push_str(&wrap(&topo.summary(), "machine:  ", "          "));

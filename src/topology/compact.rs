@@ -56,7 +56,11 @@ pub fn encode_spec(spec: &TopologySpec) -> String {
     if let Some(n) = spec.nr_node_ids {
         fields.push(format!("nr_node_ids={n}"));
     }
-    for (key, list) in [("smt", &spec.smt), ("clusters", &spec.clusters), ("packages", &spec.packages)] {
+    for (key, list) in [
+        ("smt", &spec.smt),
+        ("clusters", &spec.clusters),
+        ("packages", &spec.packages),
+    ] {
         if !list.is_empty() {
             fields.push(format!("{key}={}", list.join("+")));
         }
