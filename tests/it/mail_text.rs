@@ -228,3 +228,71 @@ fn a_bad_machine_word_is_one_line_exit_2() {
         assert!(err.contains("machine word"), "{word}: {err}");
     }
 }
+
+async fn get_accepting(uri: &str, accept: &str) -> crate::common::http::Reply {
+    use axum::body::Body;
+    use axum::http::{header, Request};
+    crate::common::http::send(
+        Request::get(uri)
+            .header(header::HOST, "irqscope.test")
+            .header(header::ACCEPT, accept)
+            .body(Body::empty())
+            .unwrap(),
+    )
+    .await
+}
+
+/// A damaged link: a page for a browser, the one-line text for curl, same status and message.
+#[tokio::test]
+async fn errors_are_html_for_browsers_and_text_for_curl() {
+    let link = permalink::encode(&seed_spec(TopologyRef::Preset("azure-l96as-v4".into()))).unwrap();
+    let damaged = format!("/s/{}", &link[..link.len() - 10]);
+    let curl = get_accepting(&damaged, "*/*").await;
+    assert_eq!(curl.status, 400);
+    assert!(curl.headers["content-type"].to_str().unwrap().starts_with("text/plain"));
+    assert_eq!(curl.body.lines().count(), 1, "{}", curl.body);
+    let browser = get_accepting(
+        &damaged,
+        "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8",
+    )
+    .await;
+    assert_eq!(browser.status, 400);
+    assert!(browser.headers["content-type"]
+        .to_str()
+        .unwrap()
+        .starts_with("text/html"));
+    assert!(browser.body.contains("<!doctype html>"), "{}", browser.body);
+    assert!(browser.body.contains("400 Bad Request"));
+    assert!(
+        browser.body.contains(curl.body.trim().split('"').next().unwrap()),
+        "{}",
+        browser.body
+    );
+    assert!(browser.body.contains("href=\"/static/favicon.svg\""));
+    // A message quoting the input is escaped in the page.
+    let r = get_accepting("/sweep/text?topologies=%3Cscript%3Ealert(1)%3C/script%3E", "text/html").await;
+    assert!(r.status.is_client_error());
+    assert!(
+        r.body.contains("&lt;script&gt;") || r.body.contains("&#60;script&#62;"),
+        "{}",
+        r.body
+    );
+    assert!(!r.body.contains("<script>alert"), "{}", r.body);
+    let missing = get_accepting("/no/such/page", "text/html").await;
+    assert_eq!(missing.status, 404);
+    assert!(missing.body.contains("no such page") && missing.body.contains("<html"));
+    // Successful pages are untouched.
+    let ok = get_accepting("/sweep/text?topologies=azure-4vcpu-smt2&counters=0", "text/html").await;
+    assert_eq!(ok.status, 200);
+    assert!(ok.body.starts_with("irqscope sweep"));
+}
+
+#[tokio::test]
+async fn the_favicon_is_served() {
+    for uri in ["/favicon.ico", "/static/favicon.svg"] {
+        let r = get(uri).await;
+        assert_eq!(r.status, 200, "{uri}");
+        assert_eq!(r.headers["content-type"], "image/svg+xml", "{uri}");
+        assert!(r.body.starts_with("<svg"), "{uri}");
+    }
+}

@@ -197,8 +197,9 @@ async fn mana_seed_preset_reproduces_seed001_through_http() {
     let text = get(&format!("/m/{link}/text")).await;
     assert_ok(&text);
     assert!(
-        text.body
-            .contains("$ irqscope mana azure-4vcpu-smt2 --device-node 0 --mode dynamic \\\n     --max-msix 64 --load 0,1,1,1\n"),
+        text.body.contains(
+            "$ irqscope mana azure-4vcpu-smt2 --device-node 0 --mode dynamic \\\n     --max-msix 64 --load 0,1,1,1\n"
+        ),
         "{}",
         text.body
     );
