@@ -245,6 +245,7 @@
 
   function changed() {
     clearError();
+    for (const input of [...invalid]) if (!input.isConnected) invalid.delete(input);
     if (invalid.size) {
       markStale("out of date: fix the marked field; the result below is for the last valid input");
       return;

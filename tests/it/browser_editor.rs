@@ -322,3 +322,86 @@ async fn boot_parameter_fields_reach_the_permalink() {
     assert_eq!(got.vectors_held.as_deref(), Some("0-1:200"));
     c.close().await.unwrap();
 }
+
+/// The message beside the field matching `css` (its `.field-error` sibling), once shown.
+async fn field_error(c: &Client, css: &str) -> String {
+    let sibling = format!("{css} + .field-error");
+    wait_for(&format!("a message beside {css}"), || async {
+        let el = c.find(Locator::Css(&sibling)).await.ok()?;
+        let text = el.text().await.ok()?;
+        (!text.is_empty()).then_some(text)
+    })
+    .await
+}
+
+async fn stale_shown(c: &Client) -> bool {
+    prop_of(c, "#stale-mark", "hidden").await.as_deref() == Some("false")
+        && text_of(c, "#stale-mark").await.starts_with("out of date")
+}
+
+/// Bad values are named beside their field and not applied (no clamping), the result is
+/// marked out of date until a valid value recomputes it, and node 0 cannot lose CPU 0 (which
+/// would renumber the other nodes).
+#[tokio::test]
+async fn bad_values_are_named_beside_the_field_and_the_result_marked_stale() {
+    let _one = ONE_AT_A_TIME.lock().await;
+    let Some(mut h) = Harness::start().await else { return };
+    let c = h.session().await;
+    c.goto(&format!("{}/?preset=azure-l96as-v4&devices=6x62:name=nvme", h.base))
+        .await
+        .unwrap();
+    let queues = "#devices tr.dev-row input.queues";
+    set_text(&c, queues, "-3").await;
+    let msg = field_error(&c, queues).await;
+    assert!(
+        msg.contains("queues") && msg.contains("-3") && msg.contains("0 to 2048"),
+        "{msg}"
+    );
+    assert!(!msg.contains("JSON"), "{msg}");
+    assert!(stale_shown(&c).await, "no stale mark after a bad value");
+    assert!(text_of(&c, "#stale-mark").await.contains("fix the marked field"));
+    screenshot(&c, "editor-bad-queues").await;
+    // Not applied: the URL still holds the old scenario.
+    tokio::time::sleep(std::time::Duration::from_millis(600)).await;
+    let url = c.current_url().await.unwrap();
+    if let Some(link) = url.path().strip_prefix("/s/") {
+        let spec: ScenarioSpec = permalink::decode(link).unwrap();
+        assert_eq!(spec.devices[0].queues, 62, "a bad value was applied");
+    }
+    // A good value clears the message and, once recomputed, the stale mark.
+    set_text(&c, queues, "8").await;
+    url_spec(&c, "queues 8 in the URL", |s| s.devices[0].queues == 8).await;
+    wait_for("the stale mark cleared", || async {
+        (prop_of(&c, "#stale-mark", "hidden").await.as_deref() == Some("true")).then_some(())
+    })
+    .await;
+    assert_eq!(
+        prop_of(&c, &format!("{queues} + .field-error"), "hidden")
+            .await
+            .as_deref(),
+        Some("true")
+    );
+
+    let count = "#devices tr.dev-row input.count";
+    set_text(&c, count, "0").await;
+    let msg = field_error(&c, count).await;
+    assert!(msg.contains("count") && msg.contains("out of range"), "{msg}");
+    set_text(&c, count, "1").await;
+    url_spec(&c, "count fixed", |s| s.devices[0].queues == 8).await;
+
+    let offline = "#nodes tr.node-row:nth-of-type(2) input.offline";
+    set_text(&c, offline, "foo").await;
+    let msg = field_error(&c, offline).await;
+    assert!(msg.contains("\"foo\" is not a CPU list"), "{msg}");
+    set_text(&c, offline, "200").await;
+    let msg = field_error(&c, offline).await;
+    assert!(msg.contains("CPU 200 is not in this node"), "{msg}");
+    set_text(&c, offline, "").await;
+
+    let cores = "#nodes tr.node-row:nth-of-type(2) input.cores";
+    set_text(&c, cores, "0").await;
+    let msg = field_error(&c, cores).await;
+    assert!(msg.contains("CPU 0"), "{msg}");
+    assert_eq!(value(&c, cores).await, "0", "the typed value stays for the user to fix");
+    c.close().await.unwrap();
+}
