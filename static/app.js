@@ -365,9 +365,9 @@
     box.append(el("p", { class: "note", id: "topo-note", text: "Offline and not-present CPUs, packages and distances are edited on the machine as it is. Changing a node's cores, SMT or cores/cluster regenerates that node as a regular shape (reusing its CPU ids); the other nodes stay exactly as they are." }));
     const built = state.spec.topology && state.spec.topology.nodes;
     const table = el("table", { id: "nodes" }, el("tr", {}, ...["node", "CPUs", "cores", "SMT", "cores/cluster", "package", "offline", "not present", "", ""].map((h) => el("th", { text: h }))));
-    ed.nodes.forEach((n, i) => {
+    const nodeRow = (n, i) => {
       const [cls, status] = nodeStatus(n);
-      table.append(el("tr", { class: "node-row " + cls, "data-status": cls },
+      return (el("tr", { class: "node-row " + cls, "data-status": cls },
         el("td", { text: String(i) }),
         el("td", { class: "cpus", text: (built && built[i] !== undefined ? built[i] : n.cpus) || "-" }),
         el("td", {}, num(n.cores, 0, 4096, (v, input) => {
@@ -396,7 +396,37 @@
           ed.distances.forEach((row) => row.splice(i, 1));
           topologyChanged();
         } }))));
-    });
+    };
+    // Runs of identical nodes (same shape, status and edits) fold into one row
+    // ("64 nodes × 128 CPUs") with an expand button, on machines of more than FOLD_NODES_MIN
+    // nodes; a run shorter than GROUP_MIN is listed.
+    const GROUP_MIN = 4, FOLD_NODES_MIN = 8;
+    if (!ed.expanded) ed.expanded = new Set();
+    const nodeSize = (n) => (n.regen ? n.cores * Math.max(1, n.threads) : (n.orig || []).length);
+    const nodeKey = (n) => JSON.stringify([n.cores, n.threads, n.cluster, n.offline, n.absent, !!n.regen, n.irregular, n.package === null, nodeSize(n)]);
+    for (let i = 0; i < ed.nodes.length;) {
+      let j = i + 1;
+      while (j < ed.nodes.length && nodeKey(ed.nodes[j]) === nodeKey(ed.nodes[i])) j++;
+      const start = i, count = j - i, n = ed.nodes[i];
+      if (count >= GROUP_MIN && ed.nodes.length > FOLD_NODES_MIN) {
+        const open = ed.expanded.has(start);
+        const [cls, status] = nodeStatus(n);
+        const cpus = built ? cpulist(ed.nodes.slice(start, j).flatMap((_, k) => [...parseList(built[start + k] || "")])) : "";
+        table.append(el("tr", { class: "node-group " + cls, "data-first": String(start), "data-count": String(count) },
+          el("td", { text: start + "-" + (j - 1) }),
+          el("td", { class: "cpus", text: cpus || "-" }),
+          el("td", { colspan: "6", class: "group-size", text: count + " nodes × " + nodeSize(n) + " CPUs (" + n.cores + " cores × " + Math.max(1, n.threads) + " threads" + (n.cluster ? ", clusters of " + n.cluster + " cores" : "") + ")" }),
+          el("td", { class: "status", text: status }),
+          el("td", {}, el("button", { type: "button", class: "expand-group", text: open ? "collapse" : "expand", onclick: () => {
+            if (open) ed.expanded.delete(start); else ed.expanded.add(start);
+            renderTopology();
+          } }))));
+        if (open) for (let k = start; k < j; k++) table.append(nodeRow(ed.nodes[k], k));
+      } else {
+        for (let k = start; k < j; k++) table.append(nodeRow(ed.nodes[k], k));
+      }
+      i = j;
+    }
     box.append(table);
     box.append(el("button", { type: "button", id: "add-node", text: "add node", onclick: () => {
       const last = ed.nodes[ed.nodes.length - 1] || { cores: 4, threads: 2, cluster: 0 };
@@ -519,7 +549,8 @@
   }
 
   // ---- results: view switches, hover highlighting, copy buttons ----
-  // Every figure gets a "download SVG" link: the figure's own markup as a blob URL.
+  // Every figure gets a "download SVG" link: the figure's own markup as a data URL (the page's
+  // CSP allows no fetch of blob URLs, and a data URL needs none).
   function addDownloads(root) {
     (root || document).querySelectorAll("main svg").forEach((svg, k) => {
       if (svg.parentElement.closest("svg") || svg.dataset.download) return;
@@ -527,7 +558,7 @@
       const name = (svg.getAttribute("aria-label") || svg.id || document.title.split(" · ")[0] || "figure")
         .toLowerCase().replace(/[^a-z0-9]+/g, "-").replace(/^-|-$/g, "").slice(0, 60) || "figure";
       const text = '<?xml version="1.0" encoding="UTF-8"?>\n' + new XMLSerializer().serializeToString(svg);
-      const href = URL.createObjectURL(new Blob([text], { type: "image/svg+xml" }));
+      const href = "data:image/svg+xml;charset=utf-8," + encodeURIComponent(text);
       svg.after(el("a", { class: "svg-download", href, download: "irqscope-" + name + "-" + (k + 1) + ".svg", text: "download SVG" }));
     });
   }

@@ -405,3 +405,70 @@ async fn bad_values_are_named_beside_the_field_and_the_result_marked_stale() {
     assert_eq!(value(&c, cores).await, "0", "the typed value stays for the user to fix");
     c.close().await.unwrap();
 }
+
+/// The 64-node preset lists one folded row for its identical nodes, which expands to the 64
+/// rows; every figure of the result carries a "download SVG" link holding the figure.
+#[tokio::test]
+async fn identical_nodes_fold_into_one_row_and_figures_download() {
+    let _one = ONE_AT_A_TIME.lock().await;
+    let Some(mut h) = Harness::start().await else { return };
+    let c = h.session().await;
+    c.goto(&format!("{}/?preset=synthetic-8192&devices=4:name=nvme", h.base))
+        .await
+        .unwrap();
+    let group = text_of(&c, "#nodes tr.node-group td.group-size").await;
+    assert!(group.starts_with("64 nodes × 128 CPUs"), "{group}");
+    let rows = c.find_all(Locator::Css("#nodes tr.node-row")).await.unwrap();
+    assert_eq!(rows.len(), 0, "folded nodes listed one by one");
+    c.find(Locator::Css("#nodes button.expand-group"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    let rows = wait_for("64 node rows", || async {
+        let rows = c.find_all(Locator::Css("#nodes tr.node-row")).await.ok()?;
+        (rows.len() == 64).then_some(rows)
+    })
+    .await;
+    assert_eq!(rows.len(), 64);
+    screenshot(&c, "editor-groups-expanded").await;
+
+    c.goto(&format!("{}/?preset=azure-l96as-v4&devices=6x62:name=nvme", h.base))
+        .await
+        .unwrap();
+    let (figures, links, first): (u64, u64, String) = wait_for("download links", || async {
+        let v = c
+            .execute(
+                "const svgs = [...document.querySelectorAll('#result svg')].filter((s) => !s.parentElement.closest('svg'));
+                 const links = [...document.querySelectorAll('#result a.svg-download')];
+                 return [svgs.length, links.length, links.length ? links[0].getAttribute('download') + ' ' + links[0].href : ''];",
+                vec![],
+            )
+            .await
+            .ok()?;
+        let a = v.as_array()?;
+        let t = (a[0].as_u64()?, a[1].as_u64()?, a[2].as_str()?.to_string());
+        (t.0 > 0 && t.1 == t.0).then_some(t)
+    })
+    .await;
+    assert_eq!(figures, links, "every figure has its link");
+    let (name, href) = first.split_once(' ').unwrap();
+    assert!(name.starts_with("irqscope-") && name.ends_with(".svg"), "{name}");
+    let encoded = href
+        .strip_prefix("data:image/svg+xml;charset=utf-8,")
+        .expect("a data URL");
+    let body: String = c
+        .execute("return decodeURIComponent(arguments[0]);", vec![encoded.into()])
+        .await
+        .unwrap()
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        body.starts_with("<?xml") && body.contains("<svg") && body.contains("xmlns=\"http://www.w3.org/2000/svg\""),
+        "{}",
+        &body[..body.len().min(300)]
+    );
+    c.close().await.unwrap();
+}
