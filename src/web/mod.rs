@@ -8,7 +8,8 @@
 //! Routes (see `docs/http-api.md`): `/`, `/s/{p}`, `/s/{p}/text`, `/s/{p}/json`, `/compare`,
 //! `/c/{p}` (+ `/text`, `/json`), `/mana`, `/m/{p}` (+ `/text`, `/json`), `/sched`, `/n/{p}`
 //! (+ `/text`, `/json`), `/sweep` (+ `/text`, `/csv`, `/json`), `POST /fragment`,
-//! `POST /api/simulate`, `GET /api/topologies`, `GET /api/topologies/{name}`, `/static/*`.
+//! `POST /api/simulate`, `GET /api/topologies`, `GET /api/topologies/{name}`, `/static/*`,
+//! `/favicon.ico`. Errors are one `text/plain` line, or an HTML page for `Accept: text/html`.
 
 pub mod cache;
 pub mod live;
