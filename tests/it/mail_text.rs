@@ -218,15 +218,29 @@ fn a_bad_machine_word_is_one_line_exit_2() {
         "cpus:nodes=0-3;distances=10,x",
         "cpus:smt=0-1",
     ] {
-        let out = Command::new(env!("CARGO_BIN_EXE_irqscope"))
-            .args(["simulate", word, "2x2"])
-            .output()
-            .unwrap();
-        assert_eq!(out.status.code(), Some(2), "{word}");
-        let err = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(err.trim_end().lines().count(), 1, "{word}: {err}");
-        assert!(err.contains("machine word"), "{word}: {err}");
+        for args in [
+            vec!["simulate", word, "2x2"],
+            vec!["mana", word],
+            vec!["sched", word],
+            vec!["blk-mq", word, "--queues", "2"],
+        ] {
+            let out = Command::new(env!("CARGO_BIN_EXE_irqscope"))
+                .args(&args)
+                .output()
+                .unwrap();
+            assert_eq!(out.status.code(), Some(2), "{args:?}");
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(err.trim_end().lines().count(), 1, "{args:?}: {err}");
+            assert!(err.contains("machine word"), "{args:?}: {err}");
+        }
     }
+    // A word that reads but does not validate is refused by the topology's own check.
+    let out = Command::new(env!("CARGO_BIN_EXE_irqscope"))
+        .args(["simulate", "cpus:nodes=1-3", "2x2"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(String::from_utf8_lossy(&out.stderr).trim_end().lines().count(), 1);
 }
 
 async fn get_accepting(uri: &str, accept: &str) -> crate::common::http::Reply {
