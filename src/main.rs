@@ -10,6 +10,7 @@ use anyhow::Context;
 use clap::{Parser, Subcommand, ValueEnum};
 use irqscope::scenario::spec::{self, DeviceSpec, ScenarioSpec, TopologyRef};
 use irqscope::scenario::{self as scen, Scenario};
+use irqscope::topology::compact;
 use irqscope::{catalogue, golden, metrics, render};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -149,9 +150,9 @@ struct SchedArgs {
 
 #[derive(clap::Args)]
 struct SweepArgs {
-    /// Presets separated by commas (default: the whole catalogue).
+    /// Presets separated by commas (default: the whole catalogue); repeat to add more.
     #[arg(long, conflicts_with = "all")]
-    topologies: Option<String>,
+    topologies: Vec<String>,
     /// The whole catalogue.
     #[arg(long)]
     all: bool,
@@ -159,9 +160,9 @@ struct SweepArgs {
     /// separated by spaces, optionally NAME=TOKENS; repeat for several (default: the named mixes).
     #[arg(long)]
     mix: Vec<String>,
-    /// Variants and proposals separated by commas, or `all` (default).
-    #[arg(long, default_value = "all")]
-    variants: String,
+    /// Variants and proposals separated by commas, or `all` (default); repeat to add more.
+    #[arg(long)]
+    variants: Vec<String>,
     /// Starting spread counters: a..b (b excluded), a..=b or n.
     #[arg(long, default_value = "0..8")]
     counters: String,
@@ -450,10 +451,15 @@ pub(crate) fn read_text(path: &Path) -> anyhow::Result<String> {
     String::from_utf8(bytes).map_err(|_| anyhow::anyhow!("{}: not UTF-8 text", path.display()))
 }
 
-/// A preset name or a topology file path.
+/// A preset name, a compact machine word (`cpus:nodes=0-3+4-7;…`) or a topology file path.
 pub(crate) fn load_topology(name_or_path: &str) -> anyhow::Result<Arc<irqscope::topology::Topology>> {
     if let Some(t) = catalogue::get(name_or_path) {
         return Ok(t);
+    }
+    if compact::is_compact(name_or_path) {
+        let spec = compact::decode(name_or_path).map_err(anyhow::Error::msg)?;
+        let t = irqscope::topology::Topology::new(&spec).map_err(|e| anyhow::anyhow!("machine word: {e}"))?;
+        return Ok(Arc::new(t));
     }
     let path = Path::new(name_or_path);
     anyhow::ensure!(
@@ -462,6 +468,16 @@ pub(crate) fn load_topology(name_or_path: &str) -> anyhow::Result<Arc<irqscope::
     );
     let text = read_text(path)?;
     catalogue::parse_preset(&text).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))
+}
+
+/// How the printed command names the machine given as `arg`: as given, except a compact word,
+/// printed in its canonical form (the reader ignores the whitespace a pasted word carries).
+fn machine_label(arg: &str, topology: &irqscope::topology::Topology) -> String {
+    if compact::is_compact(arg) {
+        compact::encode(topology)
+    } else {
+        arg.to_string()
+    }
 }
 
 fn simulate(args: SimulateArgs) -> anyhow::Result<ExitCode> {
@@ -507,6 +523,7 @@ fn simulate(args: SimulateArgs) -> anyhow::Result<ExitCode> {
             };
             anyhow::ensure!(!args.devices.is_empty(), "give at least one device, e.g. 6x62:pre=1");
             let topology = load_topology(topology_arg)?;
+            let label = machine_label(topology_arg, &topology);
             let mut devices = Vec::new();
             for token in &args.devices {
                 let mut d: DeviceSpec = spec::parse_device_token(token)?;
@@ -554,7 +571,7 @@ fn simulate(args: SimulateArgs) -> anyhow::Result<ExitCode> {
             } else {
                 scenario.with_boot(boot)?
             };
-            (scenario, topology_arg.clone())
+            (scenario, label)
         }
     };
     let outcome = scen::run(&scenario);
@@ -669,9 +686,15 @@ fn boot_args(args: &SimulateArgs) -> scen::BootParams {
 
 fn sweep(args: SweepArgs) -> anyhow::Result<ExitCode> {
     use irqscope::analysis::sweep::{self, Mix, SweepConfig};
-    let topologies = match &args.topologies {
-        Some(list) if !args.all => SweepConfig::parse_topologies(list)?,
-        _ => catalogue::names().map(str::to_string).collect(),
+    let topologies = if args.topologies.is_empty() || args.all {
+        catalogue::names().map(str::to_string).collect()
+    } else {
+        SweepConfig::parse_topologies(&args.topologies.join(","))?
+    };
+    let variants = if args.variants.is_empty() {
+        "all".to_string()
+    } else {
+        args.variants.join(",")
     };
     let mixes = if args.mix.is_empty() {
         Mix::named()
@@ -681,7 +704,7 @@ fn sweep(args: SweepArgs) -> anyhow::Result<ExitCode> {
     let config = SweepConfig {
         topologies,
         mixes,
-        placements: SweepConfig::parse_placements(&args.variants)?,
+        placements: SweepConfig::parse_placements(&variants)?,
         counters: sweep::parse_counters(&args.counters)?,
         sort: spec::parse_sort(args.sort.as_deref().unwrap_or(spec::DEFAULT_SORT.name()))?,
         effective: spec::parse_effective(args.effective.as_deref().unwrap_or(spec::DEFAULT_EFFECTIVE.name()))?,
@@ -727,10 +750,31 @@ fn blk_mq(args: BlkMqArgs) -> anyhow::Result<ExitCode> {
         &mut counter,
         &mut warnings,
     );
-    print!(
-        "{}",
-        render::text::queue_map_report(&topology, mapper, variant, args.queues, args.queue_offset, &map.map)
-    );
+    let mut words = vec![
+        "irqscope".to_string(),
+        "blk-mq".into(),
+        spec::shell_word(&machine_label(&args.topology, &topology)),
+        format!("--queues {}", args.queues),
+        format!("--mapper {}", mapper.name()),
+        format!("--queue-offset {}", args.queue_offset),
+    ];
+    if mapper.uses_group_cpus() {
+        words.push(format!("--variant {}", variant.name()));
+        words.push(format!("--sort {}", sort.name()));
+        words.push(format!("--counter {}", args.counter));
+    }
+    let mut out = String::new();
+    render::text::command_block(&words, &mut out);
+    out.push('\n');
+    out.push_str(&render::text::queue_map_report(
+        &topology,
+        mapper,
+        variant,
+        args.queues,
+        args.queue_offset,
+        &map.map,
+    ));
+    print!("{out}");
     Ok(ExitCode::SUCCESS)
 }
 
@@ -747,6 +791,10 @@ fn topology_ref(name_or_path: &str) -> anyhow::Result<TopologyRef> {
     if catalogue::get(name_or_path).is_some() {
         return Ok(TopologyRef::Preset(name_or_path.to_string()));
     }
+    if compact::is_compact(name_or_path) {
+        let spec = compact::decode(name_or_path).map_err(anyhow::Error::msg)?;
+        return Ok(TopologyRef::Inline(Box::new(spec)));
+    }
     let path = Path::new(name_or_path);
     anyhow::ensure!(
         path.exists(),
@@ -758,11 +806,15 @@ fn topology_ref(name_or_path: &str) -> anyhow::Result<TopologyRef> {
 
 fn mana(args: ManaArgs) -> anyhow::Result<ExitCode> {
     use irqscope::scenario::mana::{self as m, ManaSpec};
-    let run = match (&args.input, &args.topology) {
+    let (run, command) = match (&args.input, &args.topology) {
         (Some(path), _) => {
             let input = golden::mana_sched::parse_mana_input(&input_object(path)?)
                 .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
-            m::run_input(input)?
+            let command = format!(
+                "irqscope mana --input {}",
+                spec::shell_word(&path.display().to_string())
+            );
+            (m::run_input(input)?, command)
         }
         (None, Some(name)) => {
             let spec = ManaSpec {
@@ -777,24 +829,26 @@ fn mana(args: ManaArgs) -> anyhow::Result<ExitCode> {
                     .transpose()?,
                 irqaffinity: args.irqaffinity,
             };
-            spec.resolve(catalogue::get)?.run()?
+            (spec.resolve(catalogue::get)?.run()?, spec.command_line())
         }
         (None, None) => anyhow::bail!("give a topology (preset or file) or --input FILE"),
     };
-    print!(
-        "{}",
-        render::mana_sched::mana_report(&run.input, &run.unpatched, &run.patched)
-    );
+    let report = render::mana_sched::mana_report(&run.input, &run.unpatched, &run.patched);
+    print!("{}", render::mana_sched::with_command(&command, &report, None));
     Ok(ExitCode::SUCCESS)
 }
 
 fn sched(args: SchedArgs) -> anyhow::Result<ExitCode> {
     use irqscope::scenario::sched::{self as s, SchedSpec};
-    let run = match (&args.input, &args.topology) {
+    let (run, command) = match (&args.input, &args.topology) {
         (Some(path), _) => {
             let input = golden::mana_sched::parse_sched_input(&input_object(path)?)
                 .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
-            s::run_input(input)?
+            let command = format!(
+                "irqscope sched --input {}",
+                spec::shell_word(&path.display().to_string())
+            );
+            (s::run_input(input)?, command)
         }
         (None, Some(name)) => {
             let spec = SchedSpec {
@@ -803,11 +857,12 @@ fn sched(args: SchedArgs) -> anyhow::Result<ExitCode> {
                 noise: args.noise,
                 node_reclaim_distance: args.node_reclaim_distance,
             };
-            spec.resolve(catalogue::get)?.run()?
+            (spec.resolve(catalogue::get)?.run()?, spec.command_line())
         }
         (None, None) => anyhow::bail!("give a topology (preset or file) or --input FILE"),
     };
-    print!("{}", render::mana_sched::sched_report(&run.input, &run.outcome));
+    let report = render::mana_sched::sched_report(&run.input, &run.outcome);
+    print!("{}", render::mana_sched::with_command(&command, &report, None));
     Ok(ExitCode::SUCCESS)
 }
 

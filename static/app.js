@@ -180,10 +180,12 @@
       });
       const body = await resp.text();
       if (!resp.ok) {
-        showError(body);
+        showError(plainMessage(body));
+        markStale("out of date: the machine or devices above cannot be simulated; the result below is for the last valid input");
         return;
       }
       result.innerHTML = body;
+      clearStale();
       const link = resp.headers.get("x-permalink");
       if (link) {
         history.replaceState(null, "", "/s/" + link + (qs.toString() ? "?" + qs : ""));
@@ -196,6 +198,15 @@
     } finally {
       result.classList.remove("busy");
     }
+  }
+
+  // A server message in plain words: the JSON decoder's wording is the editor's fault, not the
+  // user's, so it is said as what went wrong with which field.
+  function plainMessage(body) {
+    const t = body.trim();
+    const m = /^bad JSON: (.*?)(?: at line [0-9]+ column [0-9]+)?$/.exec(t);
+    if (!m) return t;
+    return "the editor could not send this scenario (" + m[1].replace(/`/g, "") + "); check the fields marked above";
   }
 
   function showError(text) {
@@ -213,8 +224,33 @@
     if (box) box.hidden = true;
   }
 
+  // The result no longer matches the inputs: marked until a recompute replaces it.
+  function markStale(why) {
+    const result = $("#result");
+    if (!result) return;
+    result.classList.add("stale");
+    let mark = $("#stale-mark");
+    if (!mark) {
+      mark = el("p", { id: "stale-mark", class: "stale-mark", role: "status" });
+      result.before(mark);
+    }
+    mark.textContent = why;
+    mark.hidden = false;
+  }
+  function clearStale() {
+    const result = $("#result"), mark = $("#stale-mark");
+    if (result) result.classList.remove("stale");
+    if (mark) mark.hidden = true;
+  }
+
   function changed() {
     clearError();
+    for (const input of [...invalid]) if (!input.isConnected) invalid.delete(input);
+    if (invalid.size) {
+      markStale("out of date: fix the marked field; the result below is for the last valid input");
+      return;
+    }
+    markStale("out of date: recomputing…");
     schedule();
   }
 
@@ -235,15 +271,68 @@
     topologyChanged();
   }
 
+  // ---- validation beside the field: a bad value is named in plain words next to its input and
+  // is not applied (never clamped or dropped); the result stays marked out of date meanwhile.
+  const invalid = new Set();
+  function fieldMessage(input, msg) {
+    input.classList.toggle("invalid", !!msg);
+    input.setAttribute("aria-invalid", msg ? "true" : "false");
+    let m = input.nextElementSibling;
+    if (!m || !m.classList.contains("field-error")) {
+      m = el("span", { class: "field-error", role: "alert" });
+      input.after(m);
+    }
+    m.textContent = msg || "";
+    m.hidden = !msg;
+    if (msg) invalid.add(input); else invalid.delete(input);
+    if (msg) markStale("out of date: fix the marked field; the result below is for the last valid input");
+  }
+  const fieldName = (attrs) => ((attrs && (attrs["data-what"] || attrs.class)) || "this value").replace(/-/g, " ");
+  // A whole number in min..max, or a message saying why not.
+  function readInt(input, text, min, max, what) {
+    if (input.validity && input.validity.badInput) return [null, what + ": that is not a number; want a whole number from " + min + " to " + max];
+    if (!/^-?[0-9]+$/.test(text)) return [null, what + ": \"" + text + "\" is not a whole number; want " + min + " to " + max];
+    const v = parseInt(text, 10);
+    if (v < min || v > max) return [null, what + ": " + v + " is out of range; want " + min + " to " + max];
+    return [v, ""];
+  }
   const num = (value, min, max, onset, attrs) =>
-    el("input", Object.assign({ type: "number", min, max, value, onchange: (e) => onset(Math.max(min, Math.min(max, parseInt(e.target.value, 10) || 0))) }, attrs || {}));
+    el("input", Object.assign({ type: "number", min, max, value, onchange: (e) => {
+      const [v, msg] = readInt(e.target, e.target.value.trim(), min, max, fieldName(attrs));
+      fieldMessage(e.target, msg);
+      if (!msg) onset(v, e.target);
+    } }, attrs || {}));
   // A number that may be left empty (an unset optional field).
   const optnum = (value, min, max, onset, attrs) =>
     el("input", Object.assign({ type: "number", min, max, value: value ?? "", placeholder: "-", onchange: (e) => {
-      const v = e.target.value.trim();
-      onset(v === "" ? "" : Math.max(min, Math.min(max, parseInt(v, 10) || 0)));
+      const t = e.target.value.trim();
+      if (t === "" && !(e.target.validity && e.target.validity.badInput)) { fieldMessage(e.target, ""); onset(""); return; }
+      const [v, msg] = readInt(e.target, t, min, max, fieldName(attrs));
+      fieldMessage(e.target, msg);
+      if (!msg) onset(v, e.target);
     } }, attrs || {}));
-  const txt = (value, onset, attrs) => el("input", Object.assign({ type: "text", value, onchange: (e) => onset(e.target.value.trim()) }, attrs || {}));
+  // Free text; `check(text)` returns a message when the text is not acceptable.
+  const txt = (value, onset, attrs, check) => el("input", Object.assign({ type: "text", value, onchange: (e) => {
+    const t = e.target.value.trim();
+    const msg = check ? check(t) : "";
+    fieldMessage(e.target, msg);
+    if (!msg) onset(t, e.target);
+  } }, attrs || {}));
+  // A kernel cpulist (`0-3,8,10-15:2/4`), empty allowed; `within` (ascending ids) when given.
+  const CPULIST = /^[0-9]+(-[0-9]+(:[0-9]+\/[0-9]+)?)?(,[0-9]+(-[0-9]+(:[0-9]+\/[0-9]+)?)?)*$/;
+  function cpulistCheck(what, within) {
+    return (t) => {
+      if (t === "") return "";
+      const compact = t.replace(/\s+/g, "");
+      if (!CPULIST.test(compact)) return what + ": \"" + t + "\" is not a CPU list; write it as 0-3,8,10-11";
+      if (within && within.length) {
+        const mine = new Set(within);
+        const out = [...parseList(compact)].filter((c) => !mine.has(c));
+        if (out.length) return what + ": CPU " + out[0] + " is not in this node (its CPUs are " + cpulist(within) + ")";
+      }
+      return "";
+    };
+  }
   const check = (on, onset, attrs) => {
     const c = el("input", Object.assign({ type: "checkbox", onchange: (e) => onset(e.target.checked) }, attrs || {}));
     c.checked = on;
@@ -276,28 +365,68 @@
     box.append(el("p", { class: "note", id: "topo-note", text: "Offline and not-present CPUs, packages and distances are edited on the machine as it is. Changing a node's cores, SMT or cores/cluster regenerates that node as a regular shape (reusing its CPU ids); the other nodes stay exactly as they are." }));
     const built = state.spec.topology && state.spec.topology.nodes;
     const table = el("table", { id: "nodes" }, el("tr", {}, ...["node", "CPUs", "cores", "SMT", "cores/cluster", "package", "offline", "not present", "", ""].map((h) => el("th", { text: h }))));
-    ed.nodes.forEach((n, i) => {
+    const nodeRow = (n, i) => {
       const [cls, status] = nodeStatus(n);
-      table.append(el("tr", { class: "node-row " + cls, "data-status": cls },
+      return (el("tr", { class: "node-row " + cls, "data-status": cls },
         el("td", { text: String(i) }),
         el("td", { class: "cpus", text: (built && built[i] !== undefined ? built[i] : n.cpus) || "-" }),
-        el("td", {}, num(n.cores, 0, 4096, (v) => { n.cores = v; reshape(n); }, { class: "cores" })),
+        el("td", {}, num(n.cores, 0, 4096, (v, input) => {
+          if (v === 0 && (n.orig || []).includes(0)) {
+            fieldMessage(input, "cores: node " + i + " holds CPU 0, which every machine needs; give it at least one core");
+            return;
+          }
+          n.cores = v; reshape(n);
+        }, { class: "cores" })),
         el("td", {}, el("label", {}, check(n.threads > 1, (on) => { n.threads = on ? 2 : 1; reshape(n); }, { class: "smt" }), "on")),
         el("td", {}, num(n.cluster, 0, 4096, (v) => { n.cluster = v; reshape(n); }, { class: "cluster" })),
         el("td", {}, n.package === null
           ? el("span", { class: "package mixed", text: "mixed", title: "this node's CPUs are in several packages; kept as they are" })
           : num(n.package, 0, 1023, (v) => { n.package = v; topologyChanged(false); }, { class: "package" })),
-        el("td", {}, txt(n.offline, (v) => { n.offline = v; topologyChanged(false); }, { class: "offline", placeholder: "cpulist" })),
-        el("td", {}, txt(n.absent, (v) => { n.absent = v; topologyChanged(false); }, { class: "absent", placeholder: "cpulist" })),
+        el("td", {}, txt(n.offline, (v) => { n.offline = v; topologyChanged(false); }, { class: "offline", placeholder: "cpulist" }, cpulistCheck("offline", n.regen ? null : n.orig))),
+        el("td", {}, txt(n.absent, (v) => { n.absent = v; topologyChanged(false); }, { class: "absent", placeholder: "cpulist" }, cpulistCheck("not present", n.regen ? null : n.orig))),
         el("td", { class: "status", text: status }),
         el("td", {}, el("button", { type: "button", class: "del-node", text: "×", title: "remove node", onclick: () => {
-          if (ed.nodes.length <= 1) return;
+          if (ed.nodes.length <= 1) { showError("a machine needs at least one node"); return; }
+          if ((n.orig || []).includes(0)) {
+            showError("node " + i + " holds CPU 0, which every machine needs: it cannot be removed (change its cores instead)");
+            return;
+          }
           ed.nodes.splice(i, 1);
           ed.distances.splice(i, 1);
           ed.distances.forEach((row) => row.splice(i, 1));
           topologyChanged();
         } }))));
-    });
+    };
+    // Runs of identical nodes (same shape, status and edits) fold into one row
+    // ("64 nodes × 128 CPUs") with an expand button, on machines of more than FOLD_NODES_MIN
+    // nodes; a run shorter than GROUP_MIN is listed.
+    const GROUP_MIN = 4, FOLD_NODES_MIN = 8;
+    if (!ed.expanded) ed.expanded = new Set();
+    const nodeSize = (n) => (n.regen ? n.cores * Math.max(1, n.threads) : (n.orig || []).length);
+    const nodeKey = (n) => JSON.stringify([n.cores, n.threads, n.cluster, n.offline, n.absent, !!n.regen, n.irregular, n.package === null, nodeSize(n)]);
+    for (let i = 0; i < ed.nodes.length;) {
+      let j = i + 1;
+      while (j < ed.nodes.length && nodeKey(ed.nodes[j]) === nodeKey(ed.nodes[i])) j++;
+      const start = i, count = j - i, n = ed.nodes[i];
+      if (count >= GROUP_MIN && ed.nodes.length > FOLD_NODES_MIN) {
+        const open = ed.expanded.has(start);
+        const [cls, status] = nodeStatus(n);
+        const cpus = built ? cpulist(ed.nodes.slice(start, j).flatMap((_, k) => [...parseList(built[start + k] || "")])) : "";
+        table.append(el("tr", { class: "node-group " + cls, "data-first": String(start), "data-count": String(count) },
+          el("td", { text: start + "-" + (j - 1) }),
+          el("td", { class: "cpus", text: cpus || "-" }),
+          el("td", { colspan: "6", class: "group-size", text: count + " nodes × " + nodeSize(n) + " CPUs (" + n.cores + " cores × " + Math.max(1, n.threads) + " threads" + (n.cluster ? ", clusters of " + n.cluster + " cores" : "") + ")" }),
+          el("td", { class: "status", text: status }),
+          el("td", {}, el("button", { type: "button", class: "expand-group", text: open ? "collapse" : "expand", onclick: () => {
+            if (open) ed.expanded.delete(start); else ed.expanded.add(start);
+            renderTopology();
+          } }))));
+        if (open) for (let k = start; k < j; k++) table.append(nodeRow(ed.nodes[k], k));
+      } else {
+        for (let k = start; k < j; k++) table.append(nodeRow(ed.nodes[k], k));
+      }
+      i = j;
+    }
     box.append(table);
     box.append(el("button", { type: "button", id: "add-node", text: "add node", onclick: () => {
       const last = ed.nodes[ed.nodes.length - 1] || { cores: 4, threads: 2, cluster: 0 };
@@ -309,7 +438,7 @@
     } }));
     const dist = el("table", { class: "dist", id: "distances" }, el("tr", {}, el("th", { text: "distance" }), ...ed.nodes.map((_, j) => el("th", { text: String(j) }))));
     ed.distances.forEach((row, a) => {
-      dist.append(el("tr", {}, el("th", { text: String(a) }), ...row.map((d, b) => el("td", {}, num(d, 10, 254, (v) => { row[b] = v; topologyChanged(false); })))));
+      dist.append(el("tr", {}, el("th", { text: String(a) }), ...row.map((d, b) => el("td", {}, num(d, 10, 254, (v) => { row[b] = v; topologyChanged(false); }, { "data-what": "distance " + a + "→" + b })))));
     });
     box.append(el("details", {}, el("summary", { text: "distance matrix" }), dist));
   }
@@ -329,7 +458,8 @@
         el("td", {}, num(d.queues, 0, 2048, (v) => set("queues", v), { class: "queues" })),
         el("td", {}, num(d.pre ?? 0, 0, 2048, (v) => set("pre", v), { class: "pre" })),
         el("td", {}, num(d.post ?? 0, 0, 2048, (v) => set("post", v), { class: "post" })),
-        el("td", {}, txt((d.sets || []).join("+"), (v) => set("sets", v ? v.split("+").map((x) => parseInt(x, 10)) : ""), { class: "sets", placeholder: "4+2" })),
+        el("td", {}, txt((d.sets || []).join("+"), (v) => set("sets", v ? v.split("+").map((x) => parseInt(x, 10)) : ""), { class: "sets", placeholder: "4+2" },
+          (t) => (t === "" || /^[0-9]+(\+[0-9]+)*$/.test(t.replace(/\s+/g, "")) ? "" : "sets: \"" + t + "\" is not vector counts joined by +, e.g. 4+2"))),
         el("td", {}, mana
           ? el("span", { class: "managed", text: "no", title: "MANA IRQs are not managed" })
           : check(d.managed !== false, (on) => set("managed", on ? "" : false), { class: "managed" })),
@@ -419,7 +549,22 @@
   }
 
   // ---- results: view switches, hover highlighting, copy buttons ----
+  // Every figure gets a "download SVG" link: the figure's own markup as a data URL (the page's
+  // CSP allows no fetch of blob URLs, and a data URL needs none).
+  function addDownloads(root) {
+    (root || document).querySelectorAll("main svg").forEach((svg, k) => {
+      if (svg.parentElement.closest("svg") || svg.dataset.download) return;
+      svg.dataset.download = "1";
+      const name = (svg.getAttribute("aria-label") || svg.id || document.title.split(" · ")[0] || "figure")
+        .toLowerCase().replace(/[^a-z0-9]+/g, "-").replace(/^-|-$/g, "").slice(0, 60) || "figure";
+      const text = '<?xml version="1.0" encoding="UTF-8"?>\n' + new XMLSerializer().serializeToString(svg);
+      const href = "data:image/svg+xml;charset=utf-8," + encodeURIComponent(text);
+      svg.after(el("a", { class: "svg-download", href, download: "irqscope-" + name + "-" + (k + 1) + ".svg", text: "download SVG" }));
+    });
+  }
+
   function wireResult() {
+    addDownloads($("#result"));
     const metric = $("#metric"), zoom = $("#zoom");
     if (metric && state) metric.onchange = () => { view.metric = metric.value; update(); };
     if (zoom && state) zoom.onchange = () => { view.node = zoom.value; update(); };
@@ -488,6 +633,7 @@
       copy(await resp.text(), e.target);
     }
   });
+  if (!state) addDownloads(document);
   document.querySelectorAll("select.autosubmit").forEach((s) => s.addEventListener("change", () => s.form.submit()));
 
   if (state) {

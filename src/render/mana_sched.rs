@@ -2,7 +2,7 @@
 //! set-up before and after the low-vCPU patch (seed 001), and the scheduler's NUMA imbalance
 //! decision for a communicating pair under the three patch levels (seed 003).
 
-use super::text::wrap;
+use super::text::{command_block, permalink_block, words_of, wrap};
 use crate::kernel::mana::{ManaInput, ManaOutcome};
 use crate::kernel::sched::{SchedInput, SchedOutcome, INTERPRETATION_NOTES};
 use crate::scenario::mana::ManaRun;
@@ -106,13 +106,16 @@ pub fn mana_report(input: &ManaInput, unpatched: &ManaOutcome, patched: &ManaOut
 pub fn sched_report(input: &SchedInput, outcome: &SchedOutcome) -> String {
     let mut out = String::new();
     let n = input.node_distance.len();
-    let _ = writeln!(
-        out,
-        "sched NUMA imbalance: {n} nodes, CPUs per node {}, SMT{}, distances {}",
-        list(&input.cpus_per_node),
-        input.smt,
-        list(&outcome.topology.distances)
-    );
+    out.push_str(&wrap(
+        &format!(
+            "sched NUMA imbalance: {n} nodes, CPUs per node {}, SMT{}, distances {}",
+            list(&input.cpus_per_node),
+            input.smt,
+            list(&outcome.topology.distances)
+        ),
+        "",
+        "  ",
+    ));
     let noise: u32 = input.nr_running.iter().sum::<u32>().saturating_sub(2);
     let _ = writeln!(
         out,
@@ -172,17 +175,29 @@ pub fn sched_report(input: &SchedInput, outcome: &SchedOutcome) -> String {
     out
 }
 
-/// The text twin of a MANA page (`/m/{p}/text`): the command line that reproduces it, its
-/// link, then [`mana_report`].
+/// A CLI or twin report: the command that reproduces it (wrapped to 72 columns with shell
+/// continuations), the report, and the link last on its own line when there is one.
+pub fn with_command(command: &str, report: &str, url: Option<&str>) -> String {
+    let mut out = String::new();
+    command_block(&words_of(command), &mut out);
+    out.push('\n');
+    out.push_str(report);
+    permalink_block(url, &mut out);
+    out
+}
+
+/// The text twin of a MANA page (`/m/{p}/text`): the command line that reproduces it,
+/// [`mana_report`], then its link.
 pub fn mana_twin(command: &str, url: &str, run: &ManaRun) -> String {
-    format!(
-        "  $ {command}\n  {url}\n\n{}",
-        mana_report(&run.input, &run.unpatched, &run.patched)
+    with_command(
+        command,
+        &mana_report(&run.input, &run.unpatched, &run.patched),
+        Some(url),
     )
 }
 
-/// The text twin of a sched page (`/n/{p}/text`): the command line, the link, then
-/// [`sched_report`].
+/// The text twin of a sched page (`/n/{p}/text`): the command line, [`sched_report`], then the
+/// link.
 pub fn sched_twin(command: &str, url: &str, run: &SchedRun) -> String {
-    format!("  $ {command}\n  {url}\n\n{}", sched_report(&run.input, &run.outcome))
+    with_command(command, &sched_report(&run.input, &run.outcome), Some(url))
 }

@@ -17,12 +17,17 @@ pub type LinkFn<'a> = &'a dyn Fn(&ScenarioSpec) -> Option<String>;
 
 /// The `irqscope sweep …` line that reproduces a sweep.
 pub fn command_line(config: &SweepConfig) -> String {
+    command_words(config).join(" ")
+}
+
+/// [`command_line`] as words for `text::command_block`; an option and its value are one word.
+pub fn command_words(config: &SweepConfig) -> Vec<String> {
     let all_topologies: Vec<String> = crate::catalogue::names().map(str::to_string).collect();
-    let mut words = vec!["irqscope sweep".to_string()];
+    let mut words = vec!["irqscope".to_string(), "sweep".to_string()];
     if config.topologies == all_topologies {
         words.push("--all".into());
     } else {
-        words.push(format!("--topologies {}", config.topologies.join(",")));
+        words.extend(list_words("--topologies", &config.topologies));
     }
     for m in &config.mixes {
         let named = crate::analysis::sweep::NAMED_MIXES.iter().any(|(n, _)| *n == m.name);
@@ -35,12 +40,37 @@ pub fn command_line(config: &SweepConfig) -> String {
         };
         words.push(format!("--mix {}", crate::scenario::spec::shell_word(&text)));
     }
-    let names: Vec<&str> = config.placements.iter().map(|p| p.name()).collect();
-    words.push(format!("--variants {}", names.join(",")));
+    if config.placements == crate::analysis::sweep::Placement::all() {
+        words.push("--variants all".into());
+    } else {
+        let names: Vec<String> = config.placements.iter().map(|p| p.name().to_string()).collect();
+        words.extend(list_words("--variants", &names));
+    }
     words.push(format!("--counters {}", counters_text(&config.counters)));
     words.push(format!("--sort {}", config.sort.name()));
     words.push(format!("--effective {}", config.effective.name()));
-    words.join(" ")
+    words
+}
+
+/// `--flag a,b,c` words, the list cut into several repeats of the flag (the CLI joins them) so
+/// that no word is wider than a continuation line; a line never breaks inside a list.
+fn list_words(flag: &str, items: &[String]) -> Vec<String> {
+    let width = super::text::COLUMNS_MAX - 8;
+    let mut words = Vec::new();
+    let mut cur = String::new();
+    for item in items {
+        if !cur.is_empty() && flag.len() + 1 + cur.len() + 1 + item.len() > width {
+            words.push(format!("{flag} {}", std::mem::take(&mut cur)));
+        }
+        if !cur.is_empty() {
+            cur.push(',');
+        }
+        cur.push_str(item);
+    }
+    if !cur.is_empty() || words.is_empty() {
+        words.push(format!("{flag} {cur}"));
+    }
+    words
 }
 
 fn counters_text(counters: &[u32]) -> String {
@@ -91,7 +121,7 @@ pub fn text(sweep: &Sweep) -> String {
         c.counters.len(),
         if c.counters.len() == 1 { "" } else { "s" },
     );
-    out.push_str(&wrap(&command_line(c), "  $ ", "      "));
+    super::text::command_block(&command_words(c), &mut out);
     out.push('\n');
     out.push_str(&wrap(
         &format!(

@@ -74,23 +74,93 @@ fn split_long(word: &str, width: usize) -> Vec<String> {
     pieces
 }
 
-/// The command line, wrapped with shell continuations.
-fn command_block(words: &[String], out: &mut String) {
+/// The command line, wrapped with shell continuations (` \\` at the end of a line, a break
+/// only between words, so an option stays beside its value). A quoted compact machine word
+/// (`'cpus:…'`, `topology::compact`) longer than a line is laid over lines inside its quotes,
+/// broken after a `;` or `+` (after a `,` only inside a cpulist longer than a line): its reader
+/// ignores whitespace, so the pasted command gives the same machine.
+pub fn command_block(words: &[String], out: &mut String) {
     let mut line = String::from("  $");
     for (i, word) in words.iter().enumerate() {
         let last = i + 1 == words.len();
-        let need = line.len() + 1 + word.len() + if last { 0 } else { 2 };
-        if need > COLUMNS_MAX && line.len() > 4 {
+        let tail = if last { 0 } else { 2 };
+        if line.len() + 1 + word.len() + tail > COLUMNS_MAX && line.len() > 4 {
             out.push_str(&line);
             out.push_str(" \\\n");
             line = String::from("     ");
         } else {
             line.push(' ');
         }
-        line.push_str(word);
+        if line.len() + word.len() + tail > COLUMNS_MAX && word.starts_with("'cpus:") {
+            let pieces = machine_pieces(word, COLUMNS_MAX - MACHINE_INDENT.len() - tail);
+            let n = pieces.len();
+            for (k, piece) in pieces.into_iter().enumerate() {
+                let need = if k + 1 == n { tail } else { 0 };
+                if k > 0 && line.len() + piece.len() + need > COLUMNS_MAX {
+                    out.push_str(&line);
+                    out.push('\n');
+                    line = String::from(MACHINE_INDENT);
+                }
+                line.push_str(&piece);
+            }
+        } else {
+            line.push_str(word);
+        }
     }
     out.push_str(&line);
     out.push('\n');
+}
+
+/// Indent of the lines of a machine word laid over lines (inside its quotes).
+const MACHINE_INDENT: &str = "       ";
+
+/// A compact machine word cut after each `;` and `+`; a piece still wider than `width` is cut
+/// after its commas. Re-joined, the pieces give the word.
+fn machine_pieces(word: &str, width: usize) -> Vec<String> {
+    let mut coarse = Vec::new();
+    let mut cur = String::new();
+    for c in word.chars() {
+        cur.push(c);
+        if c == ';' || c == '+' {
+            coarse.push(std::mem::take(&mut cur));
+        }
+    }
+    if !cur.is_empty() {
+        coarse.push(cur);
+    }
+    let mut pieces = Vec::new();
+    for piece in coarse {
+        if piece.len() <= width {
+            pieces.push(piece);
+            continue;
+        }
+        let mut cur = String::new();
+        for c in piece.chars() {
+            cur.push(c);
+            if c == ',' {
+                pieces.push(std::mem::take(&mut cur));
+            }
+        }
+        if !cur.is_empty() {
+            pieces.push(cur);
+        }
+    }
+    pieces
+}
+
+/// A one-line command (`irqscope mana X --opt v …`) as [`command_block`] words: the leading
+/// words, then each option with its value.
+pub fn words_of(command: &str) -> Vec<String> {
+    let mut chunks = command.split(" --");
+    let mut words: Vec<String> = chunks
+        .next()
+        .unwrap_or("")
+        .split(' ')
+        .filter(|w| !w.is_empty())
+        .map(str::to_string)
+        .collect();
+    words.extend(chunks.map(|c| format!("--{c}")));
+    words
 }
 
 /// The full single-scenario report.
@@ -98,18 +168,18 @@ pub fn report(scenario: &Scenario, outcome: &Outcome, m: &Metrics, opts: &TextOp
     let topo = scenario.topology();
     let mut out = String::new();
     let n_dev = scenario.devices().len();
-    let _ = writeln!(
-        out,
-        "irqscope: {}, {n_dev} device{}, {}, {}",
-        topo.name(),
-        plural(n_dev),
-        scenario.variant().name(),
-        scenario.effective().name()
-    );
+    out.push_str(&wrap(
+        &format!(
+            "{}, {n_dev} device{}, {}, {}",
+            topo.name(),
+            plural(n_dev),
+            scenario.variant().name(),
+            scenario.effective().name()
+        ),
+        "irqscope: ",
+        "  ",
+    ));
     command_block(&command_words(scenario, &opts.topology_label), &mut out);
-    if let Some(link) = &opts.permalink {
-        let _ = writeln!(out, "  {link}");
-    }
     out.push('\n');
     out.push_str(&wrap(&topo.summary(), "machine:  ", "          "));
     out.push_str(&wrap(
@@ -168,7 +238,17 @@ pub fn report(scenario: &Scenario, outcome: &Outcome, m: &Metrics, opts: &TextOp
     if crate::render::vector_space::shown(scenario, outcome) {
         crate::render::vector_space::text_block(scenario, outcome, &mut out);
     }
+    permalink_block(opts.permalink.as_deref(), &mut out);
     out
+}
+
+/// The permalink last, alone on its line (the one line allowed past 72 columns).
+pub fn permalink_block(link: Option<&str>, out: &mut String) {
+    if let Some(link) = link {
+        out.push('\n');
+        out.push_str(link);
+        out.push('\n');
+    }
 }
 
 fn summary_block(m: &Metrics, out: &mut String) {

@@ -36,11 +36,11 @@ pub(crate) fn resolve_topology(
     }
 }
 
-/// How a command line names the machine: the preset, or `topology.toml` for an edited one.
+/// How a command line names the machine: the preset, or the compact word of an edited one.
 pub(crate) fn topology_label(t: &TopologyRef) -> String {
     match t {
         TopologyRef::Preset(name) => name.clone(),
-        TopologyRef::Inline(_) => "topology.toml".into(),
+        TopologyRef::Inline(spec) => crate::topology::compact::label(spec),
     }
 }
 

@@ -7,6 +7,7 @@
 //! inside its node) and at most one cluster; `present ⊆ possible`, `online ⊆ present`, CPU 0 is
 //! present. This module reads no files and knows nothing of HTTP.
 
+pub mod compact;
 pub mod cpulist;
 mod cpuset;
 pub mod import;

@@ -8,7 +8,8 @@
 //! Routes (see `docs/http-api.md`): `/`, `/s/{p}`, `/s/{p}/text`, `/s/{p}/json`, `/compare`,
 //! `/c/{p}` (+ `/text`, `/json`), `/mana`, `/m/{p}` (+ `/text`, `/json`), `/sched`, `/n/{p}`
 //! (+ `/text`, `/json`), `/sweep` (+ `/text`, `/csv`, `/json`), `POST /fragment`,
-//! `POST /api/simulate`, `GET /api/topologies`, `GET /api/topologies/{name}`, `/static/*`.
+//! `POST /api/simulate`, `GET /api/topologies`, `GET /api/topologies/{name}`, `/static/*`,
+//! `/favicon.ico`. Errors are one `text/plain` line, or an HTML page for `Accept: text/html`.
 
 mod blkmq;
 pub mod cache;
@@ -95,12 +96,14 @@ pub fn app(state: AppState) -> Router {
         .route("/api/topologies", get(api_topologies))
         .route("/api/topologies/{name}", get(api_topology))
         .route("/static/{file}", get(cache::static_asset))
+        .route("/favicon.ico", get(favicon))
         .layer(DefaultBodyLimit::max(BODY_BYTES_MAX))
         .layer(RequestBodyLimitLayer::new(BODY_BYTES_MAX))
         // Live routes set their own (larger) snapshot body limit.
         .merge(live::routes())
         .fallback(not_found)
         .with_state(state)
+        .layer(axum::middleware::from_fn(html_errors))
         .layer(SetResponseHeaderLayer::if_not_present(
             header::CONTENT_SECURITY_POLICY,
             HeaderValue::from_static(CONTENT_SECURITY_POLICY),
@@ -170,6 +173,8 @@ impl IntoResponse for AppError {
             format!("{message}\n"),
         )
             .into_response();
+        // Kept for [`html_errors`], which turns it into a page for a browser.
+        response.extensions_mut().insert(ErrorText(message));
         if status == StatusCode::UNAUTHORIZED {
             response
                 .headers_mut()
@@ -177,6 +182,64 @@ impl IntoResponse for AppError {
         }
         response
     }
+}
+
+/// The message of an [`AppError`] answer, carried beside its text body.
+#[derive(Debug, Clone)]
+struct ErrorText(String);
+
+#[derive(Template)]
+#[template(path = "error.html")]
+struct ErrorPage {
+    title: String,
+    status: String,
+    message: String,
+}
+
+/// Does the client ask for a page (`Accept: text/html`, as browsers do)? `curl` and the
+/// agent send `*/*` or nothing and keep the one-line text.
+fn wants_html(headers: &HeaderMap) -> bool {
+    headers
+        .get_all(header::ACCEPT)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .any(|t| t.split(';').next().map(str::trim) == Some("text/html"))
+}
+
+/// Error answers as an HTML page for a browser, the same status and message (escaped by the
+/// template); everyone else keeps the `text/plain` line. Headers such as `WWW-Authenticate`
+/// stay.
+async fn html_errors(req: axum::extract::Request, next: axum::middleware::Next) -> Response {
+    let html = wants_html(req.headers());
+    let mut response = next.run(req).await;
+    if !html {
+        return response;
+    }
+    let Some(ErrorText(message)) = response.extensions_mut().remove::<ErrorText>() else {
+        return response;
+    };
+    let status = response.status();
+    let page = ErrorPage {
+        title: format!("{} {}", status.as_u16(), status.canonical_reason().unwrap_or("error")),
+        status: format!("{} {}", status.as_u16(), status.canonical_reason().unwrap_or("error")),
+        message,
+    };
+    let Ok(body) = page.render() else {
+        return response;
+    };
+    let (mut parts, _) = response.into_parts();
+    parts.headers.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/html; charset=utf-8"),
+    );
+    parts.headers.remove(header::CONTENT_LENGTH);
+    Response::from_parts(parts, axum::body::Body::from(body))
+}
+
+/// `/favicon.ico`, asked for by browsers on pages that name no icon (the SVG icon).
+async fn favicon(headers: HeaderMap) -> Response {
+    cache::static_asset(Path("favicon.svg".to_string()), headers).await
 }
 
 impl From<ScenarioError> for AppError {

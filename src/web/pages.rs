@@ -89,7 +89,7 @@ fn encode_link<T: Serialize>(spec: &T) -> Result<String, AppError> {
 fn topology_label(t: &TopologyRef) -> String {
     match t {
         TopologyRef::Preset(name) => name.clone(),
-        TopologyRef::Inline(_) => "topology.toml".into(),
+        TopologyRef::Inline(spec) => crate::topology::compact::label(spec),
     }
 }
 

@@ -322,3 +322,153 @@ async fn boot_parameter_fields_reach_the_permalink() {
     assert_eq!(got.vectors_held.as_deref(), Some("0-1:200"));
     c.close().await.unwrap();
 }
+
+/// The message beside the field matching `css` (its `.field-error` sibling), once shown.
+async fn field_error(c: &Client, css: &str) -> String {
+    let sibling = format!("{css} + .field-error");
+    wait_for(&format!("a message beside {css}"), || async {
+        let el = c.find(Locator::Css(&sibling)).await.ok()?;
+        let text = el.text().await.ok()?;
+        (!text.is_empty()).then_some(text)
+    })
+    .await
+}
+
+async fn stale_shown(c: &Client) -> bool {
+    prop_of(c, "#stale-mark", "hidden").await.as_deref() == Some("false")
+        && text_of(c, "#stale-mark").await.starts_with("out of date")
+}
+
+/// Bad values are named beside their field and not applied (no clamping), the result is
+/// marked out of date until a valid value recomputes it, and node 0 cannot lose CPU 0 (which
+/// would renumber the other nodes).
+#[tokio::test]
+async fn bad_values_are_named_beside_the_field_and_the_result_marked_stale() {
+    let _one = ONE_AT_A_TIME.lock().await;
+    let Some(mut h) = Harness::start().await else { return };
+    let c = h.session().await;
+    c.goto(&format!("{}/?preset=azure-l96as-v4&devices=6x62:name=nvme", h.base))
+        .await
+        .unwrap();
+    let queues = "#devices tr.dev-row input.queues";
+    set_text(&c, queues, "-3").await;
+    let msg = field_error(&c, queues).await;
+    assert!(
+        msg.contains("queues") && msg.contains("-3") && msg.contains("0 to 2048"),
+        "{msg}"
+    );
+    assert!(!msg.contains("JSON"), "{msg}");
+    assert!(stale_shown(&c).await, "no stale mark after a bad value");
+    assert!(text_of(&c, "#stale-mark").await.contains("fix the marked field"));
+    screenshot(&c, "editor-bad-queues").await;
+    // Not applied: the URL still holds the old scenario.
+    tokio::time::sleep(std::time::Duration::from_millis(600)).await;
+    let url = c.current_url().await.unwrap();
+    if let Some(link) = url.path().strip_prefix("/s/") {
+        let spec: ScenarioSpec = permalink::decode(link).unwrap();
+        assert_eq!(spec.devices[0].queues, 62, "a bad value was applied");
+    }
+    // A good value clears the message and, once recomputed, the stale mark.
+    set_text(&c, queues, "8").await;
+    url_spec(&c, "queues 8 in the URL", |s| s.devices[0].queues == 8).await;
+    wait_for("the stale mark cleared", || async {
+        (prop_of(&c, "#stale-mark", "hidden").await.as_deref() == Some("true")).then_some(())
+    })
+    .await;
+    assert_eq!(
+        prop_of(&c, &format!("{queues} + .field-error"), "hidden")
+            .await
+            .as_deref(),
+        Some("true")
+    );
+
+    let count = "#devices tr.dev-row input.count";
+    set_text(&c, count, "0").await;
+    let msg = field_error(&c, count).await;
+    assert!(msg.contains("count") && msg.contains("out of range"), "{msg}");
+    set_text(&c, count, "1").await;
+    url_spec(&c, "count fixed", |s| s.devices[0].queues == 8).await;
+
+    let offline = "#nodes tr.node-row:nth-of-type(2) input.offline";
+    set_text(&c, offline, "foo").await;
+    let msg = field_error(&c, offline).await;
+    assert!(msg.contains("\"foo\" is not a CPU list"), "{msg}");
+    set_text(&c, offline, "200").await;
+    let msg = field_error(&c, offline).await;
+    assert!(msg.contains("CPU 200 is not in this node"), "{msg}");
+    set_text(&c, offline, "").await;
+
+    let cores = "#nodes tr.node-row:nth-of-type(2) input.cores";
+    set_text(&c, cores, "0").await;
+    let msg = field_error(&c, cores).await;
+    assert!(msg.contains("CPU 0"), "{msg}");
+    assert_eq!(value(&c, cores).await, "0", "the typed value stays for the user to fix");
+    c.close().await.unwrap();
+}
+
+/// The 64-node preset lists one folded row for its identical nodes, which expands to the 64
+/// rows; every figure of the result carries a "download SVG" link holding the figure.
+#[tokio::test]
+async fn identical_nodes_fold_into_one_row_and_figures_download() {
+    let _one = ONE_AT_A_TIME.lock().await;
+    let Some(mut h) = Harness::start().await else { return };
+    let c = h.session().await;
+    c.goto(&format!("{}/?preset=synthetic-8192&devices=4:name=nvme", h.base))
+        .await
+        .unwrap();
+    let group = text_of(&c, "#nodes tr.node-group td.group-size").await;
+    assert!(group.starts_with("64 nodes × 128 CPUs"), "{group}");
+    let rows = c.find_all(Locator::Css("#nodes tr.node-row")).await.unwrap();
+    assert_eq!(rows.len(), 0, "folded nodes listed one by one");
+    c.find(Locator::Css("#nodes button.expand-group"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    let rows = wait_for("64 node rows", || async {
+        let rows = c.find_all(Locator::Css("#nodes tr.node-row")).await.ok()?;
+        (rows.len() == 64).then_some(rows)
+    })
+    .await;
+    assert_eq!(rows.len(), 64);
+    screenshot(&c, "editor-groups-expanded").await;
+
+    c.goto(&format!("{}/?preset=azure-l96as-v4&devices=6x62:name=nvme", h.base))
+        .await
+        .unwrap();
+    let (figures, links, first): (u64, u64, String) = wait_for("download links", || async {
+        let v = c
+            .execute(
+                "const svgs = [...document.querySelectorAll('#result svg')].filter((s) => !s.parentElement.closest('svg'));
+                 const links = [...document.querySelectorAll('#result a.svg-download')];
+                 return [svgs.length, links.length, links.length ? links[0].getAttribute('download') + ' ' + links[0].href : ''];",
+                vec![],
+            )
+            .await
+            .ok()?;
+        let a = v.as_array()?;
+        let t = (a[0].as_u64()?, a[1].as_u64()?, a[2].as_str()?.to_string());
+        (t.0 > 0 && t.1 == t.0).then_some(t)
+    })
+    .await;
+    assert_eq!(figures, links, "every figure has its link");
+    let (name, href) = first.split_once(' ').unwrap();
+    assert!(name.starts_with("irqscope-") && name.ends_with(".svg"), "{name}");
+    let encoded = href
+        .strip_prefix("data:image/svg+xml;charset=utf-8,")
+        .expect("a data URL");
+    let body: String = c
+        .execute("return decodeURIComponent(arguments[0]);", vec![encoded.into()])
+        .await
+        .unwrap()
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        body.starts_with("<?xml") && body.contains("<svg") && body.contains("xmlns=\"http://www.w3.org/2000/svg\""),
+        "{}",
+        &body[..body.len().min(300)]
+    );
+    c.close().await.unwrap();
+}

@@ -19,6 +19,7 @@ mod import_errors;
 mod lab_check;
 mod live;
 mod live_browser;
+mod mail_text;
 mod mana_sched_robustness;
 mod presets_frozen;
 mod properties;

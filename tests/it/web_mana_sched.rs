@@ -197,8 +197,9 @@ async fn mana_seed_preset_reproduces_seed001_through_http() {
     let text = get(&format!("/m/{link}/text")).await;
     assert_ok(&text);
     assert!(
-        text.body
-            .contains("$ irqscope mana azure-4vcpu-smt2 --device-node 0 --mode dynamic --max-msix 64 --load 0,1,1,1\n"),
+        text.body.contains(
+            "$ irqscope mana azure-4vcpu-smt2 --device-node 0 --mode dynamic \\\n     --max-msix 64 --load 0,1,1,1\n"
+        ),
         "{}",
         text.body
     );
@@ -453,7 +454,7 @@ async fn sched_text_twin_tells_the_seed003_story() {
         assert_ok(&text);
         assert!(
             text.body.contains(&format!(
-                "$ irqscope sched arm64-4node-diameter3 --pair-node 1 --noise {noise} --node-reclaim-distance 30\n"
+                "$ irqscope sched arm64-4node-diameter3 --pair-node 1 --noise {noise} \\\n     --node-reclaim-distance 30\n"
             )),
             "{}",
             text.body
