@@ -394,7 +394,11 @@ fn argument_error(e: clap::Error) -> ExitCode {
 
 fn comma_list(text: &str, what: &str) -> anyhow::Result<Vec<u32>> {
     text.split(',')
-        .map(|v| v.trim().parse::<u32>().map_err(|_| anyhow::anyhow!("{what} {text:?}: give numbers like 3,5,6")))
+        .map(|v| {
+            v.trim()
+                .parse::<u32>()
+                .map_err(|_| anyhow::anyhow!("{what} {text:?}: give numbers like 3,5,6"))
+        })
         .collect()
 }
 
@@ -413,7 +417,11 @@ fn lab_run(args: RunArgs) -> anyhow::Result<ExitCode> {
     } else {
         (load_topology(&args.machine)?, Vec::new())
     };
-    let memory = args.node_memory.as_deref().map(|m| comma_list(m, "--node-memory")).transpose()?;
+    let memory = args
+        .node_memory
+        .as_deref()
+        .map(|m| comma_list(m, "--node-memory"))
+        .transpose()?;
     let machine = qemu::guest_machine(&topology, memory.as_deref())?;
     let ioqpairs = match &args.nvme {
         Some(list) => comma_list(list, "--nvme")?,
@@ -431,14 +439,21 @@ fn lab_run(args: RunArgs) -> anyhow::Result<ExitCode> {
             modules: args.modules_dir.clone(),
         }
     } else {
-        anyhow::ensure!(args.modules_dir.is_none(), "--modules-dir goes with a kernel image file");
+        anyhow::ensure!(
+            args.modules_dir.is_none(),
+            "--modules-dir goes with a kernel image file"
+        );
         run::KernelSource::Package(args.kernel.clone())
     };
     let agent = match args.agent {
         Some(a) => a,
         None => std::env::current_exe()?.with_file_name("irqscope-agent"),
     };
-    anyhow::ensure!(agent.is_file(), "{}: no irqscope-agent (build it, or give --agent)", agent.display());
+    anyhow::ensure!(
+        agent.is_file(),
+        "{}: no irqscope-agent (build it, or give --agent)",
+        agent.display()
+    );
     let busybox = args
         .busybox
         .or_else(|| find_on_path("busybox"))
@@ -453,7 +468,9 @@ fn lab_run(args: RunArgs) -> anyhow::Result<ExitCode> {
         agent,
         busybox,
         qemu: args.qemu,
-        modules: args.modules.map(|m| m.split(',').map(|s| s.trim().to_string()).collect()),
+        modules: args
+            .modules
+            .map(|m| m.split(',').map(|s| s.trim().to_string()).collect()),
         accel,
         cpu: args.cpu,
         append: args.append,

@@ -26,7 +26,7 @@ pub enum Entry {
 
 /// The gzip'd newc archive of the entries, in order (directories before their contents).
 pub fn cpio_gz(entries: &[Entry]) -> std::io::Result<Vec<u8>> {
-    let mut out = GzEncoder::new(Vec::new(), flate2::Compression::new(6));
+    let mut out = GzEncoder::new(Vec::new(), flate2::Compression::fast());
     let mut ino = 1u32;
     let mut member = |out: &mut GzEncoder<Vec<u8>>, name: &str, mode: u32, data: &[u8]| -> std::io::Result<()> {
         let nlink = if mode & 0o170000 == 0o040000 { 2 } else { 1 };
@@ -153,12 +153,12 @@ pub fn module_order(
         visit(w, true, index, read, &mut seen, &mut out)?;
     }
     // The CRC libraries of 6.1 look their algorithms up by name when they load.
-    for (lib, generic) in [("crc_t10dif", "crct10dif_generic"), ("crc64_rocksoft", "crc64_rocksoft_generic")] {
+    for (lib, generic) in [
+        ("crc_t10dif", "crct10dif_generic"),
+        ("crc64_rocksoft", "crc64_rocksoft_generic"),
+    ] {
         if seen.contains(lib) && !seen.contains(generic) {
-            if let Some(pos) = out
-                .iter()
-                .position(|p| module_name(p).as_deref() == Some(lib))
-            {
+            if let Some(pos) = out.iter().position(|p| module_name(p).as_deref() == Some(lib)) {
                 let mut extra = Vec::new();
                 visit(generic, false, index, read, &mut seen, &mut extra)?;
                 for (i, p) in extra.into_iter().enumerate() {
@@ -247,7 +247,10 @@ mod tests {
         let mut read = |p: &Path| Ok(files[p.file_stem().unwrap().to_str().unwrap()].to_vec());
         let order = module_order(&["nvme".into()], &index, &mut read).unwrap();
         let names: Vec<_> = order.iter().map(|p| p.file_stem().unwrap().to_str().unwrap()).collect();
-        assert_eq!(names, ["crct10dif_generic", "crc_t10dif", "t10_pi", "nvme_core", "nvme"]);
+        assert_eq!(
+            names,
+            ["crct10dif_generic", "crc_t10dif", "t10_pi", "nvme_core", "nvme"]
+        );
         let missing = module_order(&["nvme-tcp".into()], &index, &mut read).unwrap_err();
         assert!(missing.contains("nvme-tcp"), "{missing}");
     }
@@ -255,7 +258,13 @@ mod tests {
     #[test]
     fn ldd_output_gives_library_paths() {
         let out = "\tlinux-vdso.so.1 (0x00007ffc)\n\tlibc.so.6 => /lib/x86_64-linux-gnu/libc.so.6 (0x7f)\n\t/lib64/ld-linux-x86-64.so.2 (0x7f)\n";
-        assert_eq!(ldd_paths(out), ["/lib/x86_64-linux-gnu/libc.so.6", "/lib64/ld-linux-x86-64.so.2"]);
-        assert_eq!(parent_dirs(["/lib/x86_64-linux-gnu/libc.so.6"]), ["lib", "lib/x86_64-linux-gnu"]);
+        assert_eq!(
+            ldd_paths(out),
+            ["/lib/x86_64-linux-gnu/libc.so.6", "/lib64/ld-linux-x86-64.so.2"]
+        );
+        assert_eq!(
+            parent_dirs(["/lib/x86_64-linux-gnu/libc.so.6"]),
+            ["lib", "lib/x86_64-linux-gnu"]
+        );
     }
 }

@@ -204,7 +204,10 @@ pub fn guest_machine(t: &Topology, node_memory_mib: Option<&[u32]>) -> Result<Gu
 /// The `max_ioqpairs` of the controller that makes the nvme driver ask for a device's vectors.
 pub fn nvme_ioqpairs(devices: &[Device], possible: u32) -> Result<Vec<u32>, Unexpressible> {
     if devices.len() > NVME_MAX {
-        return Err(refuse(format!("{} devices, a lab machine has at most {NVME_MAX}", devices.len())));
+        return Err(refuse(format!(
+            "{} devices, a lab machine has at most {NVME_MAX}",
+            devices.len()
+        )));
     }
     devices
         .iter()
@@ -289,7 +292,10 @@ pub fn qemu_args(m: &GuestMachine, ioqpairs: &[u32], accel: Accel, cpu: &str, f:
     push(&["-nodefaults", "-nographic", "-no-reboot", "-machine", "q35"]);
     push(&["-accel", accel.name(), "-cpu", cpu]);
     let smp = if m.cpus == m.maxcpus {
-        format!("{},sockets={},cores={},threads={}", m.cpus, m.sockets, m.cores, m.threads)
+        format!(
+            "{},sockets={},cores={},threads={}",
+            m.cpus, m.sockets, m.cores, m.threads
+        )
     } else {
         format!(
             "cpus={},maxcpus={},sockets={},cores={},threads={}",
@@ -304,7 +310,10 @@ pub fn qemu_args(m: &GuestMachine, ioqpairs: &[u32], accel: Accel, cpu: &str, f:
     for (i, node) in m.nodes.iter().enumerate() {
         let mut opt = format!("node,nodeid={i}");
         if node.memory_mib > 0 {
-            push(&["-object", &format!("memory-backend-ram,id=mem{i},size={}M", node.memory_mib)]);
+            push(&[
+                "-object",
+                &format!("memory-backend-ram,id=mem{i},size={}M", node.memory_mib),
+            ]);
             opt.push_str(&format!(",memdev=mem{i}"));
             total += node.memory_mib;
         }
@@ -398,13 +407,17 @@ distances = [[10, 20, 30, 40], [20, 10, 20, 30], [30, 20, 10, 20], [40, 30, 20, 
         let sparse = topo("name = \"x\"\nnodes = [\"0-1,4-5\"]\n");
         assert!(guest_machine(&sparse, None).unwrap_err().to_string().contains("sparse"));
         let wide = topo("name = \"x\"\nnodes = [\"0-3\"]\nsmt = [\"0-1\", \"2-3\"]\nclusters = [\"0-3\"]\n");
-        assert!(guest_machine(&wide, None).unwrap_err().to_string().contains("clusters other"));
+        assert!(guest_machine(&wide, None)
+            .unwrap_err()
+            .to_string()
+            .contains("clusters other"));
     }
 
     #[test]
     fn non_nvme_devices_are_refused() {
-        let mut d = crate::scenario::spec::expand_devices(&[crate::scenario::spec::parse_device_token("2x5:pre=1").unwrap()])
-            .unwrap();
+        let mut d =
+            crate::scenario::spec::expand_devices(&[crate::scenario::spec::parse_device_token("2x5:pre=1").unwrap()])
+                .unwrap();
         assert_eq!(nvme_ioqpairs(&d, 8).unwrap(), vec![4, 4]);
         d[0].pre_vectors = 0;
         assert!(nvme_ioqpairs(&d, 8).is_err());

@@ -125,7 +125,9 @@ pub fn fetch_package(
     progress: &mut dyn FnMut(&str),
 ) -> Result<(PathBuf, Option<PathBuf>), LabError> {
     if !valid_package_name(name) {
-        return Err(input(format!("{name:?} is neither a kernel image file nor a package name")));
+        return Err(input(format!(
+            "{name:?} is neither a kernel image file nor a package name"
+        )));
     }
     let dir = work_dir.join("kernels").join(name);
     let root = dir.join("root");
@@ -180,10 +182,17 @@ fn find_kernel(root: &Path) -> Option<(PathBuf, Option<PathBuf>)> {
         .collect();
     let image = list(root.join("boot"))
         .into_iter()
-        .find(|p| p.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.starts_with("vmlinuz")))
+        .find(|p| {
+            p.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.starts_with("vmlinuz"))
+        })
         .or_else(|| {
             moddirs.iter().flat_map(|d| list(d.clone())).find(|p| {
-                p.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.starts_with("vmlinuz")) && p.is_file()
+                p.file_name()
+                    .and_then(|n| n.to_str())
+                    .is_some_and(|n| n.starts_with("vmlinuz"))
+                    && p.is_file()
             })
         })?;
     let modules = moddirs.into_iter().find(|d| d.join("kernel").is_dir());
@@ -226,6 +235,28 @@ fn read_module(path: &Path) -> std::io::Result<Vec<u8>> {
     }
 }
 
+/// The agent without its debug information when `strip` is there (a debug build is mostly
+/// DWARF, which the guest never reads), else as it is.
+fn stripped(agent: &Path) -> Result<Vec<u8>, LabError> {
+    let tmp = std::env::temp_dir().join(format!("irqscope-agent-stripped-{}", std::process::id()));
+    let ok = Command::new("strip")
+        .arg("--strip-debug")
+        .arg("-o")
+        .arg(&tmp)
+        .arg(agent)
+        .stdin(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    let data = if ok {
+        read_file(&tmp, "irqscope-agent")
+    } else {
+        read_file(agent, "irqscope-agent")
+    };
+    let _ = std::fs::remove_file(&tmp);
+    data
+}
+
 /// The libraries `ldd` says a binary loads (none for a static one).
 fn libraries(binary: &Path) -> Vec<String> {
     match Command::new("ldd").arg(binary).stdin(Stdio::null()).output() {
@@ -242,7 +273,17 @@ pub fn build_initramfs(
     modules: Option<&[String]>,
 ) -> Result<Vec<u8>, LabError> {
     let mut entries = Vec::new();
-    for d in ["bin", "dev", "proc", "sys", "tmp", "etc", "etc/lab", "lib", "lib/modules"] {
+    for d in [
+        "bin",
+        "dev",
+        "proc",
+        "sys",
+        "tmp",
+        "etc",
+        "etc/lab",
+        "lib",
+        "lib/modules",
+    ] {
         entries.push(Entry::Dir(d.to_string()));
     }
     entries.push(Entry::File {
@@ -262,7 +303,7 @@ pub fn build_initramfs(
     entries.push(Entry::File {
         path: "bin/irqscope-agent".into(),
         mode: 0o755,
-        data: read_file(agent, "irqscope-agent")?,
+        data: stripped(agent)?,
     });
     // A dynamically linked agent (or busybox) brings its libraries, at the same paths.
     let mut libs = libraries(agent);
@@ -314,7 +355,11 @@ pub fn build_initramfs(
 
 /// Whether `/dev/kvm` can be opened for use.
 fn kvm_openable() -> bool {
-    std::fs::OpenOptions::new().read(true).write(true).open("/dev/kvm").is_ok()
+    std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open("/dev/kvm")
+        .is_ok()
 }
 
 fn with_suffix(prefix: &Path, suffix: &str) -> PathBuf {
@@ -345,7 +390,9 @@ pub fn read_capture(path: &Path) -> Result<Capture, String> {
 }
 
 enum Outcome {
-    Done { wall: Duration },
+    Done {
+        wall: Duration,
+    },
     /// QEMU could not start with KVM.
     NoKvm(String),
     Failed(String),
@@ -390,9 +437,7 @@ fn boot_once(args: &[String], opts: &RunOptions, files: &BootFiles, progress: &m
                         if let Some(msg) = line.find("lab: ").map(|i| &line[i + 5..]) {
                             progress(&format!("[{:5.1}s] {msg}", t0.elapsed().as_secs_f64()));
                             done |= msg == "done";
-                        } else if oops.is_none()
-                            && ["Oops", "Kernel panic", "BUG:"].iter().any(|k| line.contains(k))
-                        {
+                        } else if oops.is_none() && ["Oops", "Kernel panic", "BUG:"].iter().any(|k| line.contains(k)) {
                             progress(&format!("[{:5.1}s] kernel: {line}", t0.elapsed().as_secs_f64()));
                             oops = Some(line.to_string());
                         }
@@ -466,7 +511,10 @@ pub fn run(opts: &RunOptions, progress: &mut dyn FnMut(&str)) -> Result<RunRepor
     progress(&format!(
         "kernel {}{}",
         image.display(),
-        moddir.as_ref().map(|m| format!(", modules {}", m.display())).unwrap_or_default()
+        moddir
+            .as_ref()
+            .map(|m| format!(", modules {}", m.display()))
+            .unwrap_or_default()
     ));
     let initrd_bytes = build_initramfs(&opts.agent, &opts.busybox, moddir.as_deref(), opts.modules.as_deref())?;
     let initrd = opts.work_dir.join(format!("initramfs-{}.cpio.gz", std::process::id()));
@@ -475,7 +523,8 @@ pub fn run(opts: &RunOptions, progress: &mut dyn FnMut(&str)) -> Result<RunRepor
     for k in 0..opts.ioqpairs.len() {
         let p = opts.work_dir.join("disks").join(format!("nvme{k}.img"));
         let f = std::fs::File::create(&p).map_err(|e| input(format!("{}: {e}", p.display())))?;
-        f.set_len(DISK_BYTES).map_err(|e| input(format!("{}: {e}", p.display())))?;
+        f.set_len(DISK_BYTES)
+            .map_err(|e| input(format!("{}: {e}", p.display())))?;
         disks.push(p.to_string_lossy().into_owned());
     }
     let s = |suffix: &str| with_suffix(&opts.output, suffix).to_string_lossy().into_owned();
