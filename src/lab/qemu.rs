@@ -418,7 +418,7 @@ distances = [[10, 20, 30, 40], [20, 10, 20, 30], [30, 20, 10, 20], [40, 30, 20, 
         let mut d =
             crate::scenario::spec::expand_devices(&[crate::scenario::spec::parse_device_token("2x5:pre=1").unwrap()])
                 .unwrap();
-        assert_eq!(nvme_ioqpairs(&d, 8).unwrap(), vec![4, 4]);
+        assert_eq!(nvme_ioqpairs(&d, 8).unwrap(), vec![5, 5]);
         d[0].pre_vectors = 0;
         assert!(nvme_ioqpairs(&d, 8).is_err());
     }
