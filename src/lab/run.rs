@@ -42,7 +42,8 @@ fn input(msg: impl Into<String>) -> LabError {
 /// How the accelerator is chosen.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum AccelChoice {
-    /// KVM when `/dev/kvm` opens and QEMU starts with it, TCG otherwise.
+    /// KVM when `/dev/kvm` opens on a CPU with hardware virtualization and QEMU runs the guest
+    /// with it, TCG otherwise.
     Auto,
     Only(Accel),
 }
@@ -353,13 +354,21 @@ pub fn build_initramfs(
     initramfs::cpio_gz(&entries).map_err(|e| input(format!("building the initramfs: {e}")))
 }
 
-/// Whether `/dev/kvm` can be opened for use.
-fn kvm_openable() -> bool {
-    std::fs::OpenOptions::new()
+/// Whether KVM can run a guest here: `/dev/kvm` opens and the CPU has hardware
+/// virtualization (`vmx` or `svm`); a `/dev/kvm` without either (an emulated one) accepts QEMU
+/// and then hangs or stops the guest.
+fn kvm_usable() -> bool {
+    let opens = std::fs::OpenOptions::new()
         .read(true)
         .write(true)
         .open("/dev/kvm")
-        .is_ok()
+        .is_ok();
+    let flags = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+    opens
+        && flags
+            .lines()
+            .filter(|l| l.starts_with("flags"))
+            .any(|l| l.split_whitespace().any(|f| f == "vmx" || f == "svm"))
 }
 
 fn with_suffix(prefix: &Path, suffix: &str) -> PathBuf {
@@ -546,7 +555,7 @@ pub fn run(opts: &RunOptions, progress: &mut dyn FnMut(&str)) -> Result<RunRepor
     };
     let mut accel = match opts.accel {
         AccelChoice::Only(a) => a,
-        AccelChoice::Auto if kvm_openable() => Accel::Kvm,
+        AccelChoice::Auto if kvm_usable() => Accel::Kvm,
         AccelChoice::Auto => Accel::Tcg,
     };
     let mut tries = 0;
