@@ -189,3 +189,37 @@ fn real_kernels_boot_and_capture() {
     assert!(booted >= 4, "only {booted} kernels booted");
     std::fs::remove_dir_all(&out_dir).unwrap();
 }
+
+/// Machines QEMU cannot build are refused before anything is downloaded or started: exit 2,
+/// one line naming the rule. Needs no QEMU.
+#[test]
+fn unexpressible_machines_are_refused_with_one_line() {
+    let dir = std::env::temp_dir().join(format!("irqscope-lab-refuse-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let cases = [
+        (
+            "name = \"x\"\nnodes = [\"0-3\"]\nsmt = [\"0,2\", \"1,3\"]\n",
+            "offset SMT numbering",
+        ),
+        (
+            "name = \"x\"\nnodes = [\"0-3\"]\nsmt = [\"0-1\", \"2-3\"]\nclusters = [\"0-3\"]\n",
+            "clusters other than the core",
+        ),
+        ("name = \"x\"\nnodes = [\"0-1,4-5\"]\n", "sparse ids"),
+    ];
+    for (i, (text, rule)) in cases.iter().enumerate() {
+        let path = dir.join(format!("t{i}.toml"));
+        std::fs::write(&path, text).unwrap();
+        let out = Command::new(env!("CARGO_BIN_EXE_irqscope"))
+            .args(["lab", "run"])
+            .arg(&path)
+            .args(["--kernel", "/nonexistent/bzImage", "--nvme", "3"])
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{stderr}");
+        assert_eq!(stderr.trim_end().lines().count(), 1, "{stderr}");
+        assert!(stderr.contains(rule), "{rule}: {stderr}");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
