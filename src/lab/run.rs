@@ -545,7 +545,9 @@ pub fn run(opts: &RunOptions, progress: &mut dyn FnMut(&str)) -> Result<RunRepor
         boot_capture: s(".boot.agent.json"),
         seq_capture: s(".seq.agent.json"),
         append: format!(
-            "console=ttyS0 quiet panic=-1 lab.nvme={} lab.timeout={} {}",
+            // An oops ends the boot at once (panic, then QEMU's -no-reboot exit) instead of
+            // leaving a half-dead guest until the timeout.
+            "console=ttyS0 quiet panic=-1 oops=panic lab.nvme={} lab.timeout={} {}",
             opts.ioqpairs.len(),
             opts.timeout.as_secs(),
             opts.append
