@@ -127,7 +127,7 @@ pub fn guest_machine(t: &Topology, node_memory_mib: Option<&[u32]>) -> Result<Gu
     // Sockets: the packages, all of one size and in id order.
     let packages = t.package_sets();
     let per_package = packages.first().map(CpuSet::weight).unwrap_or(n).max(1);
-    if per_package % threads != 0 {
+    if !per_package.is_multiple_of(threads) {
         return Err(refuse(format!(
             "{per_package} CPUs per package is not a whole number of {threads}-thread cores"
         )));
@@ -142,7 +142,7 @@ pub fn guest_machine(t: &Topology, node_memory_mib: Option<&[u32]>) -> Result<Gu
             )));
         }
     }
-    if n % per_package != 0 {
+    if !n.is_multiple_of(per_package) {
         return Err(refuse(format!("{n} CPUs do not fill packages of {per_package}")));
     }
     let sockets = n / per_package;
