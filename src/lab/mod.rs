@@ -1,4 +1,11 @@
-//! The lab: real kernels' placements checked against the models.
+//! The lab: real kernels booted in QEMU on a scenario's machine, and their placements checked
+//! against the models.
+//!
+//! `qemu` turns a validated topology and NVMe list into a QEMU x86 command line (or refuses the
+//! shapes QEMU cannot express), `initramfs` builds the busybox initramfs the guest boots into,
+//! and `run` drives the boots (downloads, retries, progress). `run` is the one part that starts
+//! processes and reads the clock; it sits at the top beside the binaries, nothing else in the
+//! library calls it, and nothing else needs QEMU.
 //!
 //! [`generation`] is the table of kernel releases → the model generation that placed their
 //! interrupts; [`check`] runs `irqscope lab check` on an agent capture. The model itself (the
@@ -6,6 +13,9 @@
 //! [`crate::analysis::live_vs_model`].
 
 pub mod check;
+pub mod initramfs;
+pub mod qemu;
+pub mod run;
 
 /// How a kernel gives not-yet-present (hotplug) CPUs a NUMA node. Sysfs does not show it: the
 /// node lists hold the CPUs that were brought up.

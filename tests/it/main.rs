@@ -16,6 +16,7 @@ mod ideal;
 mod import;
 mod import_cli;
 mod import_errors;
+mod lab_boot;
 mod lab_check;
 mod live;
 mod live_browser;
