@@ -57,6 +57,7 @@ async fn agent(i: usize, base: Arc<str>, fixture: Arc<Snapshot>, start: Instant,
     let auth = format!("Bearer {}", token(i));
     let (mut json, mut body) = (Vec::new(), Vec::new());
     let mut refused = 0u64;
+    let mut why = String::new();
     for round in 0u64.. {
         let at = start + INTERVAL * round as u32 + Duration::from_micros(i as u64 * 1_000_000 / AGENTS as u64);
         if at >= end {
@@ -79,9 +80,13 @@ async fn agent(i: usize, base: Arc<str>, fixture: Arc<Snapshot>, start: Instant,
             .body(Body::from(body.clone()))
             .unwrap();
         let t = Instant::now();
-        let Ok(resp) = client.request(req).await else {
-            refused += 1;
-            continue;
+        let resp = match client.request(req).await {
+            Ok(r) => r,
+            Err(e) => {
+                refused += 1;
+                why = e.to_string();
+                continue;
+            }
         };
         let status = resp.status();
         let bytes = resp
@@ -99,11 +104,14 @@ async fn agent(i: usize, base: Arc<str>, fixture: Arc<Snapshot>, start: Instant,
                 sent.lock().unwrap().push((i, seq, t));
                 rtt.lock().unwrap().push((i, (done - t).as_micros() as u64, t));
             }
-            _ => refused += 1,
+            _ => {
+                refused += 1;
+                why = format!("HTTP {status}: {}", String::from_utf8_lossy(&bytes));
+            }
         }
     }
     if refused > 0 {
-        eprintln!("agent {i}: {refused} pushes refused or failed");
+        eprintln!("agent {i}: {refused} pushes refused or failed (last: {why})");
     }
 }
 
