@@ -11,7 +11,7 @@
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use irqscope::live::collect::{self, Collector};
 use irqscope::live::parse::{format_interrupts, parse_interrupts, parse_interrupts_into, Interrupts, IrqRow};
-use irqscope::live::protocol::{encode_push_body, Snapshot};
+use irqscope::live::protocol::{encode_push_body, gzip_into, Snapshot, PUSH_GZIP_LEVEL};
 use std::hint::black_box;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -137,7 +137,15 @@ fn child_cpu_ms(runs: u32, command: &str) -> Option<f64> {
     Some(total * 1e3 / f64::from(runs))
 }
 
+/// Bytes of `bytes` as a push body's gzip (zlib-rs, the agent's level).
 fn gzip_len(bytes: &[u8]) -> usize {
+    let mut out = Vec::new();
+    gzip_into(bytes, PUSH_GZIP_LEVEL, &mut out).unwrap();
+    out.len()
+}
+
+/// The same through flate2's miniz backend at level 1, the push encoder before zlib-rs.
+fn miniz_gzip_len(bytes: &[u8]) -> usize {
     use std::io::Write;
     let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::new(1));
     gz.write_all(bytes).unwrap();
@@ -201,11 +209,45 @@ fn bench(c: &mut Criterion) {
         json_buf.clear();
         serde_json::to_writer(&mut json_buf, &snap).unwrap();
     });
+    let mut gz_buf = Vec::new();
     let gzip_cpu = cpu_ms(20, || {
-        black_box(gzip_len(&json_buf));
+        gzip_into(black_box(&json_buf), PUSH_GZIP_LEVEL, &mut gz_buf).unwrap()
     });
-    if let (Some(b), Some(j), Some(z)) = (build_cpu, json_cpu, gzip_cpu) {
-        eprintln!("CPU ms: build {b:.1}, JSON {j:.1}, gzip level 1 {z:.1}");
+    let miniz_cpu = cpu_ms(5, || {
+        black_box(miniz_gzip_len(&json_buf));
+    });
+    if let (Some(b), Some(j), Some(z), Some(m)) = (build_cpu, json_cpu, gzip_cpu, miniz_cpu) {
+        eprintln!(
+            "CPU ms: build {b:.1}, JSON {j:.1} ({} bytes), gzip zlib-rs level {PUSH_GZIP_LEVEL} {z:.1} ({} bytes), \
+             miniz level 1 {m:.1} ({} bytes)",
+            json_buf.len(),
+            gz_buf.len(),
+            miniz_gzip_len(&json_buf)
+        );
+    }
+    // Reading the files alone: /proc/interrupts into a kept buffer, and the 512 IRQ
+    // directories one reading refreshes.
+    let mut text_buf = String::new();
+    let read_cpu = cpu_ms(20, || {
+        use std::io::Read;
+        text_buf.clear();
+        std::fs::File::open(file)
+            .unwrap()
+            .read_to_string(&mut text_buf)
+            .unwrap();
+    });
+    let irq_cpu = cpu_ms(5, || {
+        for i in 0..collect::IRQ_FILES_PER_READING as u32 {
+            for name in ["smp_affinity_list", "effective_affinity_list", "node"] {
+                black_box(std::fs::read(root.join(format!("proc/irq/{}/{name}", 24 + i))).ok());
+            }
+        }
+    });
+    if let (Some(r), Some(i)) = (read_cpu, irq_cpu) {
+        eprintln!(
+            "CPU ms: read /proc/interrupts {r:.1}, {} IRQ directories {i:.1}",
+            collect::IRQ_FILES_PER_READING
+        );
     }
     let mut reading_collector = Collector::new(&root, "bench");
     let (mut s1, mut b1) = (Vec::new(), Vec::new());

@@ -151,6 +151,28 @@ pub fn build_snapshot(
     build_snapshot_from(&parsed, proc, topology, host, taken_unix_ms)
 }
 
+/// The wire fields of one IRQ's `/proc/irq/N/` files: requested and effective affinity in
+/// canonical cpulist form, and the node.
+type IrqWireFields = (Option<String>, Option<String>, Option<u32>);
+
+/// Parse IRQ `n`'s files into their wire fields; an error names the file.
+fn irq_wire_fields(n: u32, f: &IrqFiles) -> Result<IrqWireFields, ParseError> {
+    let list = |name: &str, text: &Option<String>| -> Result<Option<String>, ParseError> {
+        text.as_deref()
+            .map(|t| parse::parse_affinity_list(&format!("/proc/irq/{n}/{name}"), t).map(|s| s.to_cpulist()))
+            .transpose()
+    };
+    let node = match &f.node {
+        Some(t) => parse::parse_irq_node(&format!("/proc/irq/{n}/node"), t)?,
+        None => None,
+    };
+    Ok((
+        list("smp_affinity_list", &f.smp_affinity_list)?,
+        list("effective_affinity_list", &f.effective_affinity_list)?,
+        node,
+    ))
+}
+
 /// [`build_snapshot`] from rows already parsed.
 pub fn build_snapshot_from(
     parsed: &Interrupts,
@@ -159,29 +181,27 @@ pub fn build_snapshot_from(
     host: &str,
     taken_unix_ms: u64,
 ) -> Result<Snapshot, ParseError> {
+    build_snapshot_with(parsed, proc, topology, host, taken_unix_ms, |n, f| {
+        irq_wire_fields(n, f)
+    })
+}
+
+/// [`build_snapshot_from`] with the IRQ files' wire fields from `fields` (the collector
+/// keeps them parsed between readings).
+fn build_snapshot_with(
+    parsed: &Interrupts,
+    proc: &ProcFiles,
+    topology: &WireTopology,
+    host: &str,
+    taken_unix_ms: u64,
+    mut fields: impl FnMut(u32, &IrqFiles) -> Result<IrqWireFields, ParseError>,
+) -> Result<Snapshot, ParseError> {
     let mut irqs = Vec::with_capacity(parsed.rows.len());
     for row in &parsed.rows {
         let files = row.irq().and_then(|n| proc.irqs.get(&n).map(|f| (n, f)));
         let (affinity, effective, node) = match files {
             None => (None, None, None),
-            Some((n, f)) => {
-                let list = |name: &str, text: &Option<String>| -> Result<Option<String>, ParseError> {
-                    text.as_deref()
-                        .map(|t| {
-                            parse::parse_affinity_list(&format!("/proc/irq/{n}/{name}"), t).map(|s| s.to_cpulist())
-                        })
-                        .transpose()
-                };
-                let node = match &f.node {
-                    Some(t) => parse::parse_irq_node(&format!("/proc/irq/{n}/node"), t)?,
-                    None => None,
-                };
-                (
-                    list("smp_affinity_list", &f.smp_affinity_list)?,
-                    list("effective_affinity_list", &f.effective_affinity_list)?,
-                    node,
-                )
-            }
+            Some((n, f)) => fields(n, f)?,
         };
         irqs.push(WireIrq {
             label: row.label.clone(),
@@ -226,6 +246,9 @@ pub struct Collector {
     /// The numbered IRQs of this reading, sorted, and where the next refresh starts.
     numbered: Vec<u32>,
     refresh_at: usize,
+    /// Each IRQ's files parsed into wire fields when they were read (an error is kept and
+    /// reported by every reading until the file is read again).
+    wire: BTreeMap<u32, Result<IrqWireFields, ParseError>>,
 }
 
 /// A small file (`/proc/irq/N/*`): open, read into a stack buffer until a short read, close. A
@@ -287,6 +310,7 @@ impl Collector {
             online: String::new(),
             numbered: Vec::new(),
             refresh_at: 0,
+            wire: BTreeMap::new(),
         }
     }
 
@@ -300,11 +324,15 @@ impl Collector {
         self.numbered.dedup();
         let numbered = &self.numbered;
         self.proc.irqs.retain(|n, _| numbered.binary_search(n).is_ok());
+        self.wire.retain(|n, _| numbered.binary_search(n).is_ok());
         let mut dir = proc_dir.join("irq");
+        let wire = &mut self.wire;
         let mut in_dir = |n: u32, irqs: &mut BTreeMap<u32, IrqFiles>| {
             dir.push(n.to_string());
-            irqs.insert(n, read_irq_dir(&mut dir));
+            let files = read_irq_dir(&mut dir);
             dir.pop();
+            wire.insert(n, irq_wire_fields(n, &files));
+            irqs.insert(n, files);
         };
         for &n in numbered {
             if !self.proc.irqs.contains_key(&n) {
@@ -348,12 +376,14 @@ impl Collector {
         // Effective affinities move when CPUs go on- or offline: re-read them all then.
         self.refresh_irq_files(&proc_dir, online_changed);
         let topology = &self.topology.as_ref().expect("set above").1;
-        Ok(build_snapshot_from(
+        let wire = &self.wire;
+        Ok(build_snapshot_with(
             &self.parsed,
             &self.proc,
             topology,
             &self.host,
             taken_unix_ms,
+            |n, f| wire.get(&n).cloned().unwrap_or_else(|| irq_wire_fields(n, f)),
         )?)
     }
 }

@@ -23,7 +23,7 @@ use super::limits::{HOST_NAME_BYTES_MAX, IRQS_MAX};
 use super::parse::FIELD_BYTES_MAX;
 use crate::topology::{parse_cpulist, Topology, TopologySpec, CPUS_MAX, NODES_MAX};
 use serde::{Deserialize, Serialize};
-use std::io::{Read, Write};
+use std::io::Read;
 
 /// The version this build writes.
 pub const PROTOCOL_VERSION: u32 = 2;
@@ -389,16 +389,39 @@ pub fn decode_push_body(
     }
 }
 
+/// Deflate level of push bodies (zlib-rs; see [`encode_push_body`]).
+pub const PUSH_GZIP_LEVEL: i32 = 1;
+
 /// Encode a snapshot as a gzip push body into `out`, through `json` (both cleared first;
-/// reuse them between readings). Level 1: on a large host's counters it compresses nearly as
-/// well as the default level at a fraction of the CPU.
+/// reuse them between readings). The gzip stream comes from zlib-rs at level 1 (zlib-ng's
+/// `deflate_quick`), in one call into a buffer sized by the deflate bound: on a large host's
+/// counters it is several times faster than miniz at level 1 for a body a few percent larger.
+/// Any gzip decoder reads it; the permalink codec keeps its own encoder and bytes.
 pub fn encode_push_body(snap: &Snapshot, json: &mut Vec<u8>, out: &mut Vec<u8>) -> std::io::Result<()> {
     json.clear();
     serde_json::to_writer(&mut *json, snap)?;
+    gzip_into(json, PUSH_GZIP_LEVEL, out)
+}
+
+/// `bytes` as one gzip member at deflate `level` into `out` (cleared first, capacity kept).
+pub fn gzip_into(bytes: &[u8], level: i32, out: &mut Vec<u8>) -> std::io::Result<()> {
+    // The zlib bound plus the gzip header and trailer's extra 12 bytes.
+    let bound = zlib_rs::compress_bound(bytes.len()) + 32;
     out.clear();
-    let mut gz = flate2::write::GzEncoder::new(std::mem::take(out), flate2::Compression::new(1));
-    gz.write_all(json)?;
-    *out = gz.finish()?;
+    out.resize(bound, 0);
+    let config = zlib_rs::DeflateConfig {
+        level,
+        // 15 + 16: a 32 KiB window with a gzip header and CRC-32 trailer.
+        window_bits: 31,
+        ..zlib_rs::DeflateConfig::default()
+    };
+    let (written, rc) = zlib_rs::compress_slice(out, bytes, config);
+    let len = written.len();
+    if rc != zlib_rs::ReturnCode::Ok {
+        out.clear();
+        return Err(std::io::Error::other(format!("gzip: {rc:?}")));
+    }
+    out.truncate(len);
     Ok(())
 }
 
