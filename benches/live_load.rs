@@ -172,7 +172,12 @@ fn ms_percentiles(mut us: Vec<u64>) -> String {
 }
 
 fn main() {
-    // `cargo bench` passes `--bench`; nothing to filter.
+    // `cargo bench` passes `--bench`. `cargo test --all-targets` runs bench targets without it:
+    // a 60-second load is no test, so say how to run it and stop.
+    if !std::env::args().any(|a| a == "--bench") {
+        println!("live_load: a load measurement, not a test; run `cargo bench --bench live_load`");
+        return;
+    }
     let secs: u64 = std::env::var("LOAD_SECS")
         .ok()
         .and_then(|s| s.parse().ok())
