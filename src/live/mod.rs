@@ -21,6 +21,7 @@
 pub mod auth;
 pub mod collect;
 pub mod devices;
+pub mod export;
 pub mod hub;
 pub mod imports;
 pub mod parse;

@@ -12,9 +12,9 @@
 //! boot parameters (`irqaffinity=`, `isolcpus=`, `nohz_full=`) are [`BootParams`]. The vector
 //! space and its `-ENOSPC` answers are [`VectorSpace`] (`docs/vector-space.md`).
 
+pub mod mana;
 pub mod payloads;
 pub mod permalink;
-pub mod mana;
 pub mod sched;
 pub mod spec;
 

@@ -88,7 +88,10 @@ async fn a_cpu_less_last_node_gives_a_valid_snapshot_that_round_trips() {
     assert_eq!(st, StatusCode::OK, "{body}");
     // The next reading arrives no sooner than the agent's minimum interval (the server paces
     // pushes by its own clock).
-    tokio::time::sleep(std::time::Duration::from_millis(irqscope::live::limits::AGENT_INTERVAL_MS_MIN)).await;
+    tokio::time::sleep(std::time::Duration::from_millis(
+        irqscope::live::limits::AGENT_INTERVAL_MS_MIN,
+    ))
+    .await;
     let (mut scratch, mut gz) = (Vec::new(), Vec::new());
     let later = Snapshot {
         taken_unix_ms: 2_000,

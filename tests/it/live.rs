@@ -1346,7 +1346,9 @@ fn a_damaged_store_file_is_one_line_and_exit_2_and_can_be_moved_aside() {
         let persist = irqscope::live::persist::Persist::open(&file).unwrap();
         let (live, _) = LiveState::with_clock(Tokens::parse(TOKEN).unwrap(), Some(persist), paced_clock()).unwrap();
         let body = reading("x86-nvme-vm", "h", 1);
-        live.hub().ingest("h", Some(TOKEN.as_bytes()), None, body.as_bytes()).unwrap();
+        live.hub()
+            .ingest("h", Some(TOKEN.as_bytes()), None, body.as_bytes())
+            .unwrap();
     }
     let len = std::fs::metadata(&file).unwrap().len();
     let serve = |extra: &[&str]| {

@@ -1,7 +1,6 @@
 //! The integration tests, one binary (ripgrep's layout): each module is one area, sharing the
 //! helpers in `common`. Run one area with `cargo test --test it AREA::`.
 
-mod common;
 mod agent;
 mod browser;
 mod browser_editor;
@@ -9,6 +8,7 @@ mod browser_mana_sched;
 mod browser_sweep;
 mod catalogue;
 mod cli_errors;
+mod common;
 mod golden;
 mod ideal;
 mod import;

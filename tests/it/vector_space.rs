@@ -4,8 +4,8 @@
 
 use crate::common::cli::irqscope;
 use crate::common::http::get;
-use irqscope::scenario::spec::ScenarioSpec;
 use irqscope::scenario::permalink;
+use irqscope::scenario::spec::ScenarioSpec;
 use serde_json::Value;
 use std::process::Command;
 

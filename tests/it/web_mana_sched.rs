@@ -6,9 +6,9 @@ use axum::http::{header, StatusCode};
 use irqscope::catalogue;
 use irqscope::kernel::sched::INTERPRETATION_NOTES;
 use irqscope::scenario::mana::ManaSpec;
+use irqscope::scenario::permalink;
 use irqscope::scenario::sched::SchedSpec;
 use irqscope::scenario::spec::TopologyRef;
-use irqscope::scenario::permalink;
 use serde_json::{json, Value};
 
 use crate::common;
