@@ -27,6 +27,7 @@ pub mod imports;
 pub mod parse;
 pub mod persist;
 pub mod protocol;
+pub mod source;
 pub mod store;
 
 /// Named limits of the live path (STYLE habit 12). Every size a host or a pasted file can
