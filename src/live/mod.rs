@@ -26,6 +26,7 @@ pub mod hub;
 pub mod imports;
 pub mod parse;
 pub mod persist;
+pub mod prometheus;
 pub mod protocol;
 pub mod source;
 pub mod store;
