@@ -39,8 +39,8 @@ pub const URL_BYTES_MAX: usize = 1_024;
 pub enum PromError {
     #[error("Prometheus at {0} is unreachable: {1}")]
     Unreachable(String, String),
-    #[error("Prometheus at {0} did not answer within {QUERY_TIMEOUT_MS} ms")]
-    Timeout(String),
+    #[error("Prometheus at {0} did not answer within {1} ms")]
+    Timeout(String, u128),
     #[error("Prometheus at {0} answered more than {RESPONSE_BYTES_MAX} bytes")]
     TooLarge(String),
     #[error("Prometheus at {0} answered something that is not a query result: {1}")]
@@ -153,7 +153,7 @@ impl PromClient {
             Ok::<_, PromError>((status, bytes))
         })
         .await
-        .map_err(|_| PromError::Timeout(self.base.clone()))??;
+        .map_err(|_| PromError::Timeout(self.base.clone(), self.timeout.as_millis()))??;
         let (status, bytes) = body;
         let reply: ApiReply = serde_json::from_slice(&bytes)
             .map_err(|e| PromError::Garbage(self.base.clone(), format!("HTTP {}: {e}", status.as_u16())))?;
