@@ -11,6 +11,7 @@
 //! `POST /api/simulate`, `GET /api/topologies`, `GET /api/topologies/{name}`, `/static/*`.
 
 pub mod cache;
+pub mod fleet;
 pub mod live;
 pub mod mana;
 mod model_pages;
@@ -78,6 +79,7 @@ pub fn app(state: AppState) -> Router {
         ));
     Router::new()
         .route("/", get(index))
+        .route("/fleet", get(fleet::fleet_page))
         .merge(permalinks)
         .route("/compare", get(compare_query))
         .route("/mana", get(mana::mana_query))

@@ -403,3 +403,45 @@ async fn a_prometheus_answering_garbage_gives_503() {
     });
     troubled(port, "not a query result").await;
 }
+
+#[tokio::test]
+async fn the_fleet_page_sorts_and_filters_by_model() {
+    let (live, _) = LiveState::new(Tokens::parse(TOKEN).unwrap(), None).unwrap();
+    let app = app_of(&live);
+    let good = Collector::new(&fixture(), "a-good").read(1_000).unwrap();
+    let mut odd = good.clone();
+    odd.host = "b-odd".into();
+    // Every device IRQ stacked on CPU 0: the model disagrees, and stacking is the IRQ count.
+    let mut stacked = 0;
+    for irq in odd.irqs.iter_mut().filter(|i| i.label.parse::<u32>().is_ok()) {
+        irq.effective = Some("0".into());
+        irq.affinity = Some("0".into());
+        stacked += 1;
+    }
+    for snap in [&good, &odd] {
+        let req = Request::post(format!("/api/live/{}/snapshots", snap.host))
+            .header(header::AUTHORIZATION, format!("Bearer {TOKEN}"))
+            .header(header::CONTENT_TYPE, "application/json")
+            .body(Body::from(serde_json::to_vec(snap).unwrap()))
+            .unwrap();
+        assert_eq!(app.clone().oneshot(req).await.unwrap().status(), StatusCode::OK);
+    }
+    let (code, page, _) = call(&app, "/fleet?sort=stacking").await;
+    assert_eq!(code, StatusCode::OK, "{page}");
+    let (a, b) = (page.find(">a-good<").unwrap(), page.find(">b-odd<").unwrap());
+    assert!(b < a, "sorted by stacking, the stacked host first");
+    assert!(page.contains(&format!("<td class=\"num\">{stacked}</td>")));
+    let (_, page, _) = call(&app, "/fleet?sort=host").await;
+    assert!(page.find(">a-good<").unwrap() < page.find(">b-odd<").unwrap());
+
+    // "Which hosts match the model": b-odd never; a-good exactly when its row says 0 differ.
+    let good_matches = page.contains("0 of ");
+    let (_, only, _) = call(&app, "/fleet?matching=1").await;
+    assert!(!only.contains(">b-odd<"), "{only}");
+    assert_eq!(only.contains(">a-good<"), good_matches);
+
+    let (code, _, _) = call(&app, "/fleet?sort=nope").await;
+    assert_eq!(code, StatusCode::BAD_REQUEST);
+    let (code, _, _) = call(&app, "/fleet?variant=nope").await;
+    assert_eq!(code, StatusCode::BAD_REQUEST);
+}
