@@ -435,7 +435,8 @@ async fn the_fleet_page_sorts_and_filters_by_model() {
     assert!(page.find(">a-good<").unwrap() < page.find(">b-odd<").unwrap());
 
     // "Which hosts match the model": b-odd never; a-good exactly when its row says 0 differ.
-    let good_matches = page.contains("0 of ");
+    let good_matches = page.contains("<td>0 of ");
+    assert!(page.contains("vectors differ"), "{page}");
     let (_, only, _) = call(&app, "/fleet?matching=1").await;
     assert!(!only.contains(">b-odd<"), "{only}");
     assert_eq!(only.contains(">a-good<"), good_matches);
