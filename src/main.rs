@@ -142,6 +142,13 @@ struct LiveArgs {
     /// If the --live-store file is damaged, rename it to FILE.damaged-N and start empty.
     #[arg(long)]
     live_store_move_aside: bool,
+    /// Also serve every host this Prometheus scrapes from `irqscope-agent export`
+    /// (http://HOST:PORT, or a Thanos/Mimir query URL).
+    #[arg(long, value_name = "URL")]
+    prometheus: Option<String>,
+    /// How often to ask the Prometheus for new scrapes (its scrape interval).
+    #[arg(long, value_name = "MS", default_value_t = irqscope::live::prometheus::POLL_MS_DEFAULT)]
+    prometheus_poll_ms: u64,
 }
 
 #[derive(clap::Args)]
@@ -423,6 +430,8 @@ fn main() -> ExitCode {
                 live_store: None,
                 live_host_idle: irqscope::live::limits::HOST_IDLE_MS_DEFAULT / 1000,
                 live_store_move_aside: false,
+                prometheus: None,
+                prometheus_poll_ms: irqscope::live::prometheus::POLL_MS_DEFAULT,
             },
         ),
     };
@@ -1073,8 +1082,16 @@ fn live_state(args: LiveArgs) -> anyhow::Result<irqscope::web::live::LiveState> 
     let policy = irqscope::live::hub::HubPolicy {
         host_idle_ms: args.live_host_idle.saturating_mul(1000),
     };
-    let (state, notes) =
+    let (mut state, notes) =
         irqscope::web::live::LiveState::with(tokens.clone(), persist, policy, None).map_err(|e| anyhow::anyhow!(e))?;
+    if let Some(url) = &args.prometheus {
+        use irqscope::live::prometheus::{run, PromClient, PromStatus};
+        let client = PromClient::new(url).map_err(|e| anyhow::anyhow!(e))?;
+        let status = std::sync::Arc::new(PromStatus::new(client.base()));
+        state = state.with_prometheus(status.clone());
+        tracing::info!("reading live hosts from Prometheus at {}", client.base());
+        tokio::spawn(run(client, state.hub().clone(), status, args.prometheus_poll_ms));
+    }
     for n in notes {
         tracing::warn!("live store: skipped {n}");
     }

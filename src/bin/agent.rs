@@ -17,10 +17,12 @@ use hyper_rustls::HttpsConnector;
 use hyper_util::client::legacy::{connect::HttpConnector, Client};
 use hyper_util::rt::TokioExecutor;
 use irqscope::live::collect::Collector;
+use irqscope::live::export::{self, ExportOptions};
 use irqscope::live::limits::{AGENT_INTERVAL_MS_MIN, CAPTURE_SNAPSHOTS_MAX};
 use irqscope::live::protocol::{encode_push_body, Capture, Snapshot, PROTOCOL_VERSION};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 /// Longest a push may take before it counts as failed.
@@ -75,6 +77,33 @@ enum Command {
         /// Stop after this many successful pushes (0: run until killed).
         #[arg(long, default_value_t = 0)]
         count: u64,
+    },
+    /// Serve the host's readings as Prometheus series on /metrics (a fresh reading per scrape),
+    /// and/or write them to a file for node_exporter's textfile collector.
+    Export {
+        #[command(flatten)]
+        source: Source,
+        /// Address to serve /metrics on (e.g. 127.0.0.1:9477).
+        #[arg(long, value_name = "ADDR")]
+        listen: Option<std::net::SocketAddr>,
+        /// Also (or only) write the series to this file every interval, atomically.
+        #[arg(long, value_name = "PATH")]
+        textfile: Option<PathBuf>,
+        /// Interval of --textfile writes.
+        #[arg(long, default_value_t = 15_000)]
+        interval_ms: u64,
+        /// With --textfile and no --listen: stop after this many writes (0: run until killed).
+        #[arg(long, default_value_t = 0)]
+        count: u64,
+        /// Most irqscope_interrupts_total series per scrape.
+        #[arg(long, default_value_t = irqscope::live::export::SERIES_MAX_DEFAULT)]
+        max_series: usize,
+        /// Export only IRQs whose name contains this (repeatable).
+        #[arg(long, value_name = "SUBSTRING")]
+        include: Vec<String>,
+        /// Leave out IRQs whose name contains this (repeatable).
+        #[arg(long, value_name = "SUBSTRING")]
+        exclude: Vec<String>,
     },
     /// Write snapshots to a file instead: one, or N over T seconds.
     Capture {
@@ -160,6 +189,28 @@ fn main() -> ExitCode {
             count,
             over_s,
         } => capture(source, &output, count, over_s),
+        Command::Export {
+            source,
+            listen,
+            textfile,
+            interval_ms,
+            count,
+            max_series,
+            include,
+            exclude,
+        } => export(
+            source,
+            listen,
+            textfile,
+            interval_ms,
+            count,
+            ExportOptions {
+                max_series,
+                include,
+                exclude,
+                ..ExportOptions::default()
+            },
+        ),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -168,6 +219,110 @@ fn main() -> ExitCode {
             ExitCode::from(2)
         }
     }
+}
+
+/// The exporter's state: one reader, shared by scrapes (a scrape reads the host afresh).
+struct Exporter {
+    reader: std::sync::Mutex<Reader>,
+    opts: Arc<ExportOptions>,
+}
+
+impl Exporter {
+    fn text(&self) -> anyhow::Result<String> {
+        let snap = self
+            .reader
+            .lock()
+            .map_err(|_| anyhow::anyhow!("reader poisoned"))?
+            .read()?;
+        Ok(export::encode(Arc::new(snap), self.opts.clone()))
+    }
+}
+
+fn export(
+    source: Source,
+    listen: Option<std::net::SocketAddr>,
+    textfile: Option<PathBuf>,
+    interval_ms: u64,
+    count: u64,
+    opts: ExportOptions,
+) -> anyhow::Result<()> {
+    anyhow::ensure!(
+        listen.is_some() || textfile.is_some(),
+        "give --listen ADDR, --textfile PATH or both"
+    );
+    anyhow::ensure!(
+        opts.include.len() + opts.exclude.len() <= export::FILTERS_MAX,
+        "at most {} --include/--exclude patterns",
+        export::FILTERS_MAX
+    );
+    anyhow::ensure!(
+        interval_ms >= AGENT_INTERVAL_MS_MIN,
+        "--interval-ms must be at least {AGENT_INTERVAL_MS_MIN}"
+    );
+    let exporter = Arc::new(Exporter {
+        reader: std::sync::Mutex::new(Reader::new(&source)?),
+        opts: Arc::new(opts),
+    });
+    // Fail now, with the reading's error, rather than on the first scrape.
+    let first = exporter.text()?;
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+    runtime.block_on(async move {
+        let writer = textfile.map(|path| {
+            let exporter = exporter.clone();
+            let mut text = Some(first);
+            tokio::spawn(async move {
+                let mut written = 0u64;
+                loop {
+                    let t = match text.take() {
+                        Some(t) => Ok(t),
+                        None => exporter.text(),
+                    };
+                    match t.and_then(|t| Ok(export::write_textfile(&path, &export::to_classic_text(&t))?)) {
+                        Ok(()) => written += 1,
+                        Err(e) => tracing::warn!("writing {}: {e:#}", path.display()),
+                    }
+                    if count > 0 && written >= count {
+                        return;
+                    }
+                    tokio::time::sleep(Duration::from_millis(interval_ms)).await;
+                }
+            })
+        });
+        match listen {
+            Some(addr) => {
+                let listener = tokio::net::TcpListener::bind(addr)
+                    .await
+                    .with_context(|| format!("listening on {addr}"))?;
+                tracing::info!("serving /metrics on {}", listener.local_addr()?);
+                let app = axum::Router::new().route(
+                    "/metrics",
+                    axum::routing::get(move || {
+                        let exporter = exporter.clone();
+                        async move {
+                            use axum::http::{header, StatusCode};
+                            use axum::response::IntoResponse;
+                            match exporter.text() {
+                                Ok(t) => (
+                                    [(header::CONTENT_TYPE, export::CLASSIC_CONTENT_TYPE)],
+                                    export::to_classic_text(&t),
+                                )
+                                    .into_response(),
+                                Err(e) => (StatusCode::SERVICE_UNAVAILABLE, format!("reading the host: {e:#}\n"))
+                                    .into_response(),
+                            }
+                        }
+                    }),
+                );
+                axum::serve(listener, app).await?;
+            }
+            None => {
+                if let Some(w) = writer {
+                    w.await?;
+                }
+            }
+        }
+        Ok(())
+    })
 }
 
 fn capture(source: Source, output: &Path, count: usize, over_s: f64) -> anyhow::Result<()> {

@@ -108,6 +108,12 @@ fn classify(name: &str) -> Option<(String, Role, bool)> {
     None
 }
 
+/// The device an IRQ's action name belongs to, and whether its driver asks for managed
+/// affinity (`None` for names no rule knows).
+pub fn device_of(name: &str) -> Option<(String, bool)> {
+    classify(name).map(|(dev, _, managed)| (dev, managed))
+}
+
 /// Group the numbered IRQs of a snapshot into devices, in probe order.
 pub fn group_devices(snap: &Snapshot) -> (Vec<LiveDevice>, Vec<usize>) {
     struct Acc {

@@ -15,7 +15,7 @@ use super::auth::{Tokens, Verdict};
 use super::imports::{snapshots_of_text, BadImport, ImportStore, ImportStoreError};
 use super::limits::{HOST_IDLE_MS_DEFAULT, SNAPSHOT_BYTES_MAX};
 use super::persist::{Persist, PersistError};
-use super::protocol::{decode_push_body, valid_host_name, Capture, PushBodyError, PROTOCOL_VERSION};
+use super::protocol::{decode_push_body, valid_host_name, Capture, PushBodyError, Snapshot, PROTOCOL_VERSION};
 use super::store::{Arrival, HostState, IngestError, LiveStore};
 use std::collections::HashMap;
 use std::net::IpAddr;
@@ -367,6 +367,30 @@ impl Hub {
             }
         }
         self.publish(host, &state);
+        Ok(state.seq)
+    }
+
+    /// Accept a snapshot the server read itself (`live::prometheus`): no token, not persisted
+    /// (its source keeps the history), otherwise the path of a push: the same store, pacing,
+    /// rendering and streams. Blocking.
+    pub fn ingest_source(&self, snap: Snapshot) -> Result<u64, HubError> {
+        let host = snap.host.clone();
+        if !valid_host_name(&host) {
+            return Err(HubError::BadHostName);
+        }
+        let received_ms = (self.clock)();
+        let (state, expired) = {
+            let mut store = lock(&self.store);
+            let expired = store.expire(received_ms, self.policy.host_idle_ms);
+            let at = Arrival {
+                received_ms,
+                unbound: None,
+            };
+            (store.ingest(&host, snap, at), expired)
+        };
+        self.forget(&expired);
+        let state = state.map_err(HubError::Ingest)?;
+        self.publish(&host, &state);
         Ok(state.seq)
     }
 

@@ -21,11 +21,14 @@
 pub mod auth;
 pub mod collect;
 pub mod devices;
+pub mod export;
 pub mod hub;
 pub mod imports;
 pub mod parse;
 pub mod persist;
+pub mod prometheus;
 pub mod protocol;
+pub mod source;
 pub mod store;
 
 /// Named limits of the live path (STYLE habit 12). Every size a host or a pasted file can

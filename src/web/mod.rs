@@ -13,6 +13,7 @@
 
 mod blkmq;
 pub mod cache;
+pub mod fleet;
 pub mod live;
 pub mod mana;
 mod model_pages;
@@ -81,6 +82,7 @@ pub fn app(state: AppState) -> Router {
         ));
     Router::new()
         .route("/", get(index))
+        .route("/fleet", get(fleet::fleet_page))
         .merge(permalinks)
         .route("/compare", get(compare_query))
         .route("/blkmq", get(blkmq::blkmq_page))

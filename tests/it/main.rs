@@ -11,6 +11,7 @@ mod browser_sweep;
 mod catalogue;
 mod cli_errors;
 mod common;
+mod fleet;
 mod golden;
 mod ideal;
 mod import;

@@ -17,6 +17,7 @@ use crate::live::hub::{Clock, EventRenderer, Hub, HubError, HubPolicy, Update};
 use crate::live::imports::{valid_id, IMPORTS_MAX};
 use crate::live::limits::SNAPSHOT_BYTES_MAX;
 use crate::live::persist::Persist;
+use crate::live::prometheus::PromStatus;
 use crate::live::protocol::{valid_host_name, PushBodyError, PROTOCOL_VERSION};
 use crate::live::store::IngestError;
 use askama::Template;
@@ -51,6 +52,8 @@ pub const ACTIONS_PREFIX: &str = "/live/_";
 #[derive(Clone, Debug)]
 pub struct LiveState {
     hub: Arc<Hub>,
+    /// Hosts read from a Prometheus (`serve --prometheus`), when configured.
+    prometheus: Option<Arc<PromStatus>>,
 }
 
 impl Default for LiveState {
@@ -67,7 +70,13 @@ impl LiveState {
     pub fn new(tokens: Tokens, persist: Option<Persist>) -> Result<(LiveState, Vec<String>), String> {
         let render: EventRenderer = Arc::new(sse_event_body);
         let (hub, notes) = Hub::new(tokens, persist, render).map_err(|e| e.to_string())?;
-        Ok((LiveState { hub: Arc::new(hub) }, notes))
+        Ok((
+            LiveState {
+                hub: Arc::new(hub),
+                prometheus: None,
+            },
+            notes,
+        ))
     }
 
     /// [`LiveState::new`] with push pacing by `clock` (tests drive time with it).
@@ -93,11 +102,43 @@ impl LiveState {
             Some(c) => hub.with_clock(c),
             None => hub,
         };
-        Ok((LiveState { hub: Arc::new(hub) }, notes))
+        Ok((
+            LiveState {
+                hub: Arc::new(hub),
+                prometheus: None,
+            },
+            notes,
+        ))
     }
 
     pub fn hub(&self) -> &Arc<Hub> {
         &self.hub
+    }
+
+    /// Serve the hosts of a Prometheus too: `status` is what its poller
+    /// (`live::prometheus::run`, fed this state's hub) last saw.
+    pub fn with_prometheus(mut self, status: Arc<PromStatus>) -> LiveState {
+        self.prometheus = Some(status);
+        self
+    }
+
+    pub fn prometheus(&self) -> Option<&Arc<PromStatus>> {
+        self.prometheus.as_ref()
+    }
+
+    /// The host, or why not: 404 for an unknown host; 503 with the source's message for a
+    /// Prometheus host (or an unknown one, which may be one) while Prometheus is not answering.
+    /// Pushed hosts are answered as without a Prometheus.
+    fn host(&self, host: &str) -> Result<Arc<crate::live::store::HostState>, AppError> {
+        let st = self.hub.host(host);
+        if let Some(p) = &self.prometheus {
+            if st.is_none() || p.has(host) {
+                if let Some(problem) = p.problem() {
+                    return Err(AppError::Unavailable(problem));
+                }
+            }
+        }
+        st.ok_or_else(|| no_host(host))
     }
 }
 
@@ -228,7 +269,7 @@ async fn host_page(
     Query(q): Query<LiveQuery>,
 ) -> Result<Html<String>, AppError> {
     let choice = q.choice()?;
-    let st = app.live.hub.host(&host).ok_or_else(|| no_host(&host))?;
+    let st = app.live.host(&host)?;
     let page = blocking(move || {
         let v = HostView::new(&st, &choice, true);
         let title = format!("{} · live", v.host);
@@ -239,7 +280,7 @@ async fn host_page(
 }
 
 async fn host_json(State(app): State<AppState>, Path(host): Path<String>) -> Result<Json<serde_json::Value>, AppError> {
-    let st = app.live.hub.host(&host).ok_or_else(|| no_host(&host))?;
+    let st = app.live.host(&host)?;
     Ok(Json(update_json(&st)))
 }
 

@@ -1,0 +1,141 @@
+//! `GET /fleet`: every live host at a glance (pushed or read from Prometheus): kernel release,
+//! the busiest CPU's share of device interrupts, the most IRQs whose effective CPU is one and
+//! the same CPU, and how many vectors differ from a model (`live_vs_model`), sortable
+//! (`?sort=host|kernel|busiest|stacking|mismatches`), and filtered to the hosts that match
+//! the model (`?matching=1&variant=&effective=`).
+
+use super::{AppError, AppState};
+use crate::analysis::live_vs_model;
+use crate::live::store::HostState;
+use crate::scenario::spec;
+use askama::Template;
+use axum::extract::{Query, State};
+use axum::response::Html;
+use serde::Deserialize;
+use std::collections::HashMap;
+use std::sync::Arc;
+
+#[derive(Debug, Default, Deserialize)]
+pub struct FleetQuery {
+    pub sort: Option<String>,
+    pub variant: Option<String>,
+    pub effective: Option<String>,
+    pub matching: Option<String>,
+}
+
+pub struct FleetRow {
+    pub host: String,
+    pub kernel: String,
+    pub busiest: String,
+    pub stacking: u32,
+    pub verdict: String,
+    busiest_share: f64,
+    mismatches: Option<usize>,
+    vectors: usize,
+}
+
+#[derive(Template)]
+#[template(path = "fleet/fleet.html")]
+pub struct FleetPage {
+    pub title: String,
+    pub rows: Vec<FleetRow>,
+    pub variant: String,
+    pub effective: String,
+    pub matching: bool,
+    pub sort: String,
+    pub link_base: String,
+    pub problem: Option<String>,
+}
+
+/// The most numbered IRQs whose effective affinity is the same single CPU.
+fn stacking(st: &HostState) -> u32 {
+    let mut per_cpu: HashMap<&str, u32> = HashMap::new();
+    for irq in &st.snapshot.irqs {
+        if irq.label.parse::<u32>().is_err() {
+            continue;
+        }
+        if let Some(e) = irq.effective.as_deref().filter(|e| e.parse::<u32>().is_ok()) {
+            *per_cpu.entry(e).or_default() += 1;
+        }
+    }
+    per_cpu.values().copied().max().unwrap_or(0)
+}
+
+fn row(st: &HostState, variant: &str, effective: &str) -> FleetRow {
+    let share = st.rates.as_ref().and_then(|r| {
+        let total: f64 = r.per_cpu.values().sum();
+        (total > 0.0).then(|| r.per_cpu.values().cloned().fold(0.0, f64::max) / total)
+    });
+    let cmp = live_vs_model::compare(&st.snapshot, &st.topology, variant, effective);
+    let (verdict, mismatches, vectors) = match &cmp {
+        Ok(c) if c.vectors.is_empty() => ("no modelled device".to_string(), None, 0),
+        Ok(c) => (
+            format!("{} of {} vectors differ", c.mismatches(), c.vectors.len()),
+            Some(c.mismatches()),
+            c.vectors.len(),
+        ),
+        Err(e) => (format!("not modelled: {e}"), None, 0),
+    };
+    FleetRow {
+        host: st.snapshot.host.clone(),
+        kernel: st.snapshot.topology.kernel_release.clone(),
+        busiest: share.map_or("—".into(), |s| format!("{:.1}%", s * 100.0)),
+        stacking: stacking(st),
+        verdict,
+        busiest_share: share.unwrap_or(0.0),
+        mismatches,
+        vectors,
+    }
+}
+
+/// Most hosts compared per page view (the store's own host limit).
+const FLEET_ROWS_MAX: usize = crate::live::limits::HOSTS_MAX;
+
+pub async fn fleet_page(State(app): State<AppState>, Query(q): Query<FleetQuery>) -> Result<Html<String>, AppError> {
+    let pick = |v: &Option<String>, d: &str| v.clone().filter(|s| !s.is_empty()).unwrap_or_else(|| d.to_string());
+    let variant = pick(&q.variant, spec::DEFAULT_VARIANT.name());
+    let effective = pick(&q.effective, spec::DEFAULT_EFFECTIVE.name());
+    spec::parse_variant(&variant)?;
+    spec::parse_effective(&effective)?;
+    let sort = pick(&q.sort, "host");
+    if !["host", "kernel", "busiest", "stacking", "mismatches"].contains(&sort.as_str()) {
+        return Err(AppError::BadInput(
+            "sort: host, kernel, busiest, stacking or mismatches".into(),
+        ));
+    }
+    let matching = q.matching.as_deref() == Some("1");
+    let hosts: Vec<Arc<HostState>> = app.live.hub().hosts().into_iter().take(FLEET_ROWS_MAX).collect();
+    let problem = app.live.prometheus().and_then(|p| p.problem());
+    let (v, e) = (variant.clone(), effective.clone());
+    let mut rows = tokio::task::spawn_blocking(move || hosts.iter().map(|h| row(h, &v, &e)).collect::<Vec<_>>())
+        .await
+        .map_err(|e| AppError::Internal(format!("fleet task: {e}")))?;
+    if matching {
+        rows.retain(|r| r.mismatches == Some(0) && r.vectors > 0);
+    }
+    match sort.as_str() {
+        "kernel" => rows.sort_by(|a, b| a.kernel.cmp(&b.kernel).then(a.host.cmp(&b.host))),
+        "busiest" => rows.sort_by(|a, b| b.busiest_share.total_cmp(&a.busiest_share)),
+        "stacking" => rows.sort_by(|a, b| b.stacking.cmp(&a.stacking)),
+        "mismatches" => rows.sort_by(|a, b| b.mismatches.cmp(&a.mismatches)),
+        _ => rows.sort_by(|a, b| a.host.cmp(&b.host)),
+    }
+    let enc = |s: &str| s.replace('&', "%26").replace(' ', "%20");
+    let link_base = format!(
+        "/fleet?variant={}&effective={}{}",
+        enc(&variant),
+        enc(&effective),
+        if matching { "&matching=1" } else { "" }
+    );
+    let page = FleetPage {
+        title: "fleet".into(),
+        rows,
+        variant,
+        effective,
+        matching,
+        sort,
+        link_base,
+        problem,
+    };
+    Ok(Html(page.render()?))
+}
