@@ -183,6 +183,23 @@ fn real_kernels_boot_and_capture() {
             let text = String::from_utf8_lossy(&check.stdout);
             assert!(check.status.success(), "lab check {seq}:\n{text}");
             assert!(text.trim_end().ends_with(", 0 differ"), "lab check {seq}:\n{text}");
+            // "Which kernel is this?": the verdict across models names the generation this
+            // release runs (src/lab/mod.rs's table), and that model reproduces the capture.
+            let expected = match boot.release_prefix {
+                "6.1." => "pre-cluster/heap-v5.1/",
+                "6.12." => "pre-cluster/heap-v6.11/",
+                _ => "cluster/heap-v6.11/",
+            };
+            let all = Command::new(env!("CARGO_BIN_EXE_irqscope"))
+                .args(["lab", "check", &seq, "--all"])
+                .output()
+                .unwrap();
+            let all_text = String::from_utf8_lossy(&all.stdout);
+            let verdict = all_text.lines().find(|l| l.starts_with("verdict: ")).unwrap_or("");
+            assert!(
+                verdict.starts_with(&format!("verdict: {expected}")),
+                "lab check --all {seq} on {kernel}:\n{all_text}"
+            );
         }
         booted += 1;
     }
