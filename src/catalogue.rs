@@ -65,7 +65,7 @@ impl Arch {
     /// The effective-CPU model of this architecture's interrupt code: x86 spreads through the
     /// vector matrix (arch/x86/kernel/apic/vector.c), arm64's GICv3 `its_set_affinity` /
     /// `gic_set_affinity` fire on the first online CPU of the mask.
-    pub fn effective_model(self) -> EffectiveModel {
+    pub(crate) fn effective_model(self) -> EffectiveModel {
         match self {
             Arch::X86_64 => EffectiveModel::X86Matrix,
             Arch::Arm64 => EffectiveModel::FirstCpu,
@@ -76,7 +76,7 @@ impl Arch {
 /// The architecture of every preset that is not x86_64, by name. Released preset files are
 /// frozen (`tests/it/presets_frozen.rs`), so the architecture lives here rather than in them;
 /// a preset missing from this table is x86_64. The catalogue test checks every name exists.
-pub const ARCHITECTURES: &[(&str, Arch)] = &[
+pub(crate) const ARCHITECTURES: &[(&str, Arch)] = &[
     ("ampere-altra-q80", Arch::Arm64),
     ("arm64-2s-snc-cluster-spans", Arch::Arm64),
     ("arm64-4node-diameter3", Arch::Arm64),

@@ -78,13 +78,13 @@ pub struct Metrics {
 
 impl CpuLoad {
     /// IRQs counted under the basis.
-    pub fn counted_irqs(&self, basis: Basis) -> u32 {
+    pub(crate) fn counted_irqs(&self, basis: Basis) -> u32 {
         match basis {
             Basis::Managed => self.managed_irqs,
             Basis::All => self.irqs,
         }
     }
-    pub fn counted_devices(&self, basis: Basis) -> u32 {
+    pub(crate) fn counted_devices(&self, basis: Basis) -> u32 {
         match basis {
             Basis::Managed => self.managed_devices,
             Basis::All => self.devices,
@@ -207,7 +207,7 @@ pub fn compute(scenario: &Scenario, outcome: &Outcome) -> Metrics {
 
 impl Metrics {
     /// Online CPUs grouped by a value, ascending by value.
-    pub fn group_online(&self, value: impl Fn(&CpuLoad) -> u32) -> Vec<(u32, CpuSet)> {
+    pub(crate) fn group_online(&self, value: impl Fn(&CpuLoad) -> u32) -> Vec<(u32, CpuSet)> {
         let mut groups: BTreeMap<u32, CpuSet> = BTreeMap::new();
         for c in self.per_cpu.iter().filter(|c| c.online) {
             groups.entry(value(c)).or_default().insert(c.cpu);

@@ -202,7 +202,7 @@ pub fn hotplug_topology(snap: &Snapshot, rule: HotplugRule) -> Option<WireTopolo
 
 /// The vectors the snapshot's interrupts other than `skip` hold, per CPU (`CPU:N,...`, the
 /// `vectors_held` form): one for every numbered IRQ whose effective list is one online CPU.
-pub fn held_vectors(snap: &Snapshot, topology: &Topology, skip: &[usize]) -> Option<String> {
+pub(crate) fn held_vectors(snap: &Snapshot, topology: &Topology, skip: &[usize]) -> Option<String> {
     let mut held = std::collections::BTreeMap::<u32, u32>::new();
     for (i, irq) in snap.irqs.iter().enumerate() {
         if skip.contains(&i) || irq.label.parse::<u32>().is_err() || irq.chip == "-" {
@@ -228,7 +228,7 @@ pub fn held_vectors(snap: &Snapshot, topology: &Topology, skip: &[usize]) -> Opt
 /// A non-managed vector's mask as `/proc` shows it: `irq_setup_affinity()` with the
 /// descriptor's node, which `alloc_descs()` took from the affinity mask's first CPU (devices
 /// with an affinity descriptor) or the device's node (`node`, the IRQ's reported node).
-pub fn proc_mask(topology: &Topology, mask: &CpuSet, has_affinity: bool, node: Option<u32>) -> CpuSet {
+pub(crate) fn proc_mask(topology: &Topology, mask: &CpuSet, has_affinity: bool, node: Option<u32>) -> CpuSet {
     let node = if has_affinity {
         mask.first()
             .filter(|&c| c < topology.nr_cpu_ids())

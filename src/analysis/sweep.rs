@@ -24,16 +24,16 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 /// Most combinations (rows) one sweep may run.
-pub const ROWS_MAX: usize = 200_000;
+pub(crate) const ROWS_MAX: usize = 200_000;
 /// Most starting counters in one sweep.
-pub const COUNTERS_MAX: u32 = 4096;
+pub(crate) const COUNTERS_MAX: u32 = 4096;
 /// Most mixes in one sweep.
-pub const MIXES_MAX: usize = 32;
+pub(crate) const MIXES_MAX: usize = 32;
 /// Most worker threads.
-pub const THREADS_MAX: usize = 64;
+pub(crate) const THREADS_MAX: usize = 64;
 
 /// The named device mixes; `--mix NAME` or device tokens separated by spaces.
-pub const NAMED_MIXES: &[(&str, &str)] = &[
+pub(crate) const NAMED_MIXES: &[(&str, &str)] = &[
     // Seed 000, configuration 1 (L48s v2): six NVMe controllers of 32 I/O queues.
     ("nvme-6x32", "6x32:name=nvme,pre=1"),
     // Seed 000, configuration 3 (D96plds v6): six NVMe controllers of 14 I/O queues.
@@ -145,7 +145,7 @@ impl Placement {
         }
     }
 
-    pub fn is_proposal(self) -> bool {
+    pub(crate) fn is_proposal(self) -> bool {
         matches!(self, Placement::Proposal(_))
     }
 
@@ -296,14 +296,14 @@ pub struct Figures {
 }
 
 impl Figures {
-    pub fn node_spread(&self) -> u32 {
+    pub(crate) fn node_spread(&self) -> u32 {
         self.node_irqs_max - self.node_irqs_min
     }
 
     /// How a reviewer ranks placements: vectors lost to `-ENOSPC` (a placement that loses
     /// vectors only looks lighter), the busiest CPU, then hot stacking, then the node spread,
     /// then idle CPUs. Smaller is better.
-    pub fn badness(&self) -> (u32, u32, u32, u32, u32) {
+    pub(crate) fn badness(&self) -> (u32, u32, u32, u32, u32) {
         (
             self.vectors_failed,
             self.irqs_per_cpu_max,
@@ -580,7 +580,7 @@ pub fn figures(scenario: &Scenario) -> Figures {
 /// The interrupt sets that must fire a counted vector in every node with online CPUs: managed
 /// sets of at least as many groups as nodes with possible CPUs (`alloc_nodes_groups` then gives
 /// every node a group, and a group with an online CPU fires there).
-pub fn spanning_sets(scenario: &Scenario, basis: Basis) -> u32 {
+pub(crate) fn spanning_sets(scenario: &Scenario, basis: Basis) -> u32 {
     if basis != Basis::Managed {
         return 0;
     }

@@ -13,14 +13,14 @@ use crate::render::json_mana_sched::{mana_run_json, sched_outcome_json};
 use crate::scenario::{mana, sched};
 
 /// Runs a MANA case (`{"input": ...}`) and returns `{"unpatched", "patched"}`.
-pub fn run_mana_case(case: &Value) -> Result<Value, String> {
+pub(crate) fn run_mana_case(case: &Value) -> Result<Value, String> {
     let input = parse_mana_input(field(case, "input")?)?;
     let run = mana::run_input(input).map_err(|e| e.0)?;
     Ok(mana_run_json(&run))
 }
 
 /// Runs a sched case and returns `{"topology", "variants", "summary"}`.
-pub fn run_sched_case(case: &Value) -> Result<Value, String> {
+pub(crate) fn run_sched_case(case: &Value) -> Result<Value, String> {
     let input = parse_sched_input(field(case, "input")?)?;
     let run = sched::run_input(input).map_err(|e| e.0)?;
     Ok(sched_outcome_json(&run.outcome))

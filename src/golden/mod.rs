@@ -24,7 +24,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 /// Largest golden file read.
-pub const CASE_BYTES_MAX: u64 = 64 << 20;
+pub(crate) const CASE_BYTES_MAX: u64 = 64 << 20;
 
 /// The result of checking one file.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -323,7 +323,7 @@ fn run_blk_mq(case: &Value) -> Result<Value, String> {
 }
 
 /// Build a scenario from a `system` case.
-pub fn scenario_from_golden(case: &Value) -> Result<Scenario, String> {
+pub(crate) fn scenario_from_golden(case: &Value) -> Result<Scenario, String> {
     let topo = topology_from_golden(field(case, "topology")?)?;
     let effective_name = str_field(case, "effective_model")?;
     let effective = EffectiveModel::from_name(effective_name)

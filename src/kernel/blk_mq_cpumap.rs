@@ -193,7 +193,7 @@ fn get_first_sibling(topo: &Topology, cpu: u32) -> u32 {
 /// possible CPU starts on queue 0; then, for each queue in order, every CPU of the mask of
 /// vector `first_vector + q` moves to queue `q` (later queues overwrite earlier ones).
 /// `masks = None` means the device got no affinity masks.
-pub fn blk_mq_map_hw_queues(
+pub(crate) fn blk_mq_map_hw_queues(
     topo: &Topology,
     nr_queues: u32,
     masks: Option<&[CpuSet]>,

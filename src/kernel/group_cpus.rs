@@ -214,7 +214,7 @@ pub(crate) fn rules(variant: Variant) -> Rules {
 }
 
 /// Marks a CPU that belongs to no group.
-pub const NO_GROUP: u32 = u32::MAX;
+pub(crate) const NO_GROUP: u32 = u32::MAX;
 
 /// The result of one `group_cpus_evenly(numgrps)` call.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -235,13 +235,13 @@ impl Grouping {
         self.nummasks
     }
     /// The offset this call used (rotation variants only; 0 for a one-group call).
-    pub fn spread_offset(&self) -> Option<u32> {
+    pub(crate) fn spread_offset(&self) -> Option<u32> {
         self.spread_offset
     }
     /// The counter value this call consumed: the offset for rotation variants with
     /// `numgrps >= 2`, `None` otherwise (a one-group call uses offset 0 without advancing the
     /// counter). Per-device offset lists are built from this.
-    pub fn consumed_offset(&self) -> Option<u32> {
+    pub(crate) fn consumed_offset(&self) -> Option<u32> {
         self.spread_offset.filter(|_| self.numgrps >= 2)
     }
     /// Group index of a CPU, `None` for CPUs in no group (ids that are not possible).

@@ -10,7 +10,7 @@ use super::KernelWarn;
 use crate::topology::{CpuSet, Topology};
 
 /// `IRQ_AFFINITY_MAX_SETS`.
-pub const IRQ_AFFINITY_MAX_SETS: usize = 4;
+pub(crate) const IRQ_AFFINITY_MAX_SETS: usize = 4;
 
 /// What a driver passes in `struct irq_affinity` plus the vector count it was granted.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -37,7 +37,7 @@ pub struct AffinityMasks {
 }
 
 /// The vectors that get affinity: `nvecs - pre - post`, or 0 when pre/post use them all.
-pub fn affinity_vectors(req: &AffinityRequest) -> u32 {
+pub(crate) fn affinity_vectors(req: &AffinityRequest) -> u32 {
     let reserved = u64::from(req.pre_vectors) + u64::from(req.post_vectors);
     if u64::from(req.nvecs) > reserved {
         req.nvecs - reserved as u32
@@ -50,7 +50,7 @@ pub fn affinity_vectors(req: &AffinityRequest) -> u32 {
 /// where it returns NULL before spreading anything: more than `IRQ_AFFINITY_MAX_SETS` sets (a
 /// WARN) or no affinity vectors. Without driver sets, one set of all affinity vectors
 /// (`default_calc_sets`).
-pub fn affinity_sets(req: &AffinityRequest, warnings: &mut Vec<KernelWarn>) -> Option<(u32, Vec<u32>)> {
+pub(crate) fn affinity_sets(req: &AffinityRequest, warnings: &mut Vec<KernelWarn>) -> Option<(u32, Vec<u32>)> {
     let affvecs = affinity_vectors(req);
     let sets: Vec<u32> = req.sets.clone().unwrap_or_else(|| vec![affvecs]);
     if sets.len() > IRQ_AFFINITY_MAX_SETS {

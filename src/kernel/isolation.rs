@@ -39,19 +39,19 @@ pub struct Housekeeping {
 
 impl Housekeeping {
     /// `housekeeping_enabled()`.
-    pub fn enabled(&self, t: HkType) -> bool {
+    pub(crate) fn enabled(&self, t: HkType) -> bool {
         self.masks.iter().any(|(k, _)| *k == t)
     }
 
     /// `housekeeping_cpumask()` for an enabled type; `None` stands for `cpu_possible_mask`.
-    pub fn cpumask(&self, t: HkType) -> Option<&CpuSet> {
+    pub(crate) fn cpumask(&self, t: HkType) -> Option<&CpuSet> {
         self.masks.iter().find(|(k, _)| *k == t).map(|(_, m)| m)
     }
 
     /// `housekeeping_isolcpus_setup()`: the flags before the CPU list (`nohz,`, `domain,`,
     /// `managed_irq,`; none means `domain`), then [`Self::setup`]. An unknown flag the kernel
     /// would skip is an error here, so a typo cannot silently change nothing.
-    pub fn isolcpus_setup(&mut self, text: &str, possible: &CpuSet, present: &CpuSet) -> Result<(), String> {
+    pub(crate) fn isolcpus_setup(&mut self, text: &str, possible: &CpuSet, present: &CpuSet) -> Result<(), String> {
         let mut rest = text;
         let mut flags = Vec::new();
         while rest.starts_with(|c: char| c.is_ascii_alphabetic()) {
@@ -77,7 +77,7 @@ impl Housekeeping {
     }
 
     /// `housekeeping_nohz_full_setup()`: `HK_TYPE_KERNEL_NOISE` (assumes `CONFIG_NO_HZ_FULL`).
-    pub fn nohz_full_setup(&mut self, text: &str, possible: &CpuSet, present: &CpuSet) -> Result<(), String> {
+    pub(crate) fn nohz_full_setup(&mut self, text: &str, possible: &CpuSet, present: &CpuSet) -> Result<(), String> {
         self.setup("nohz_full", text, &[HkType::KernelNoise], possible, present)
     }
 

@@ -19,17 +19,17 @@ use std::collections::BTreeMap;
 use std::fmt;
 
 /// Queue limit of the static MSI-X path (`MANA_MAX_NUM_QUEUES`).
-pub const MANA_MAX_NUM_QUEUES: u32 = 64;
+pub(crate) const MANA_MAX_NUM_QUEUES: u32 = 64;
 /// Largest CPU count the model accepts.
 pub const CPUS_MAX: usize = 8192;
 /// Largest node count the model accepts.
-pub const NODES_MAX: usize = 64;
+pub(crate) const NODES_MAX: usize = 64;
 /// Largest MSI-X table a PCI function can have.
-pub const MSIX_MAX: u32 = 2048;
+pub(crate) const MSIX_MAX: u32 = 2048;
 /// Largest pre-existing vector count per CPU the model accepts. Real x86
 /// CPUs have about 200 allocatable vectors; the cap only keeps the
 /// arithmetic far from overflow.
-pub const VECTOR_LOAD_MAX: u32 = 1 << 20;
+pub(crate) const VECTOR_LOAD_MAX: u32 = 1 << 20;
 
 /// How the PCI host hands out MSI-X vectors.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

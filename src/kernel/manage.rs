@@ -17,7 +17,7 @@ pub fn irq_setup_affinity(topo: &Topology, mask: Option<&CpuSet>, node: Option<u
 /// `irq_setup_affinity()` with `irq_default_affinity` = `default_affinity` (the
 /// `irqaffinity=` boot parameter, see [`irq_affinity_setup`]): as [`irq_setup_affinity`], with
 /// `set` falling back to the default affinity instead of all CPUs.
-pub fn irq_setup_affinity_with(
+pub(crate) fn irq_setup_affinity_with(
     topo: &Topology,
     mask: Option<&CpuSet>,
     node: Option<u32>,
@@ -58,7 +58,7 @@ pub fn irq_affinity_setup(list: &CpuSet, nr_cpu_ids: u32) -> CpuSet {
 /// narrowed to the housekeeping CPUs when that keeps an online CPU, else the requested mask
 /// unchanged (the isolated CPUs then serve the interrupt). The managed mask itself, and so the
 /// reservations and the blk-mq map, do not change. `None` housekeeping: the mask as given.
-pub fn managed_irq_prog_mask(mask: &CpuSet, housekeeping: Option<&CpuSet>, online: &CpuSet) -> CpuSet {
+pub(crate) fn managed_irq_prog_mask(mask: &CpuSet, housekeeping: Option<&CpuSet>, online: &CpuSet) -> CpuSet {
     match housekeeping {
         Some(hk) => {
             let tmp = mask.and(hk);

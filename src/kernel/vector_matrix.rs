@@ -37,16 +37,16 @@ use std::fmt;
 /// Vectors per CPU (`NR_VECTORS`, arch/x86/include/asm/irq_vectors.h).
 pub const NR_VECTORS: u32 = 256;
 /// First vector a device may get (`FIRST_EXTERNAL_VECTOR`, 0x20): below it are the exceptions.
-pub const FIRST_EXTERNAL_VECTOR: u32 = 0x20;
+pub(crate) const FIRST_EXTERNAL_VECTOR: u32 = 0x20;
 /// First system vector (`FIRST_SYSTEM_VECTOR`: `LOCAL_TIMER_VECTOR`, 0xec, on x86-64 without
 /// posted MSI): the allocation window ends here.
-pub const FIRST_SYSTEM_VECTOR: u32 = 0xec;
+pub(crate) const FIRST_SYSTEM_VECTOR: u32 = 0xec;
 /// System vectors inside the window (`systembits_inalloc`): `IA32_SYSCALL_VECTOR` (0x80), set
 /// in `system_vectors` with IA32 emulation and handed to `irq_matrix_assign_system()`.
-pub const SYSTEM_VECTORS_IN_ALLOC: u32 = 1;
+pub(crate) const SYSTEM_VECTORS_IN_ALLOC: u32 = 1;
 /// Vectors a device may get on each online CPU at start (`irq_matrix_online()`:
 /// `alloc_size - systembits_inalloc`): 203.
-pub const VECTORS_AVAILABLE_START: u32 = FIRST_SYSTEM_VECTOR - FIRST_EXTERNAL_VECTOR - SYSTEM_VECTORS_IN_ALLOC;
+pub(crate) const VECTORS_AVAILABLE_START: u32 = FIRST_SYSTEM_VECTOR - FIRST_EXTERNAL_VECTOR - SYSTEM_VECTORS_IN_ALLOC;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum EffectiveModel {
@@ -111,7 +111,7 @@ impl fmt::Display for MatrixError {
 /// `available` answers `None` for an offline CPU. The scan keeps a CPU only when it has strictly
 /// more than the best so far, starting from 0: ties go to the lowest id, and a CPU with no
 /// available vector is never chosen (`None` is the kernel's `UINT_MAX`).
-pub fn matrix_find_best_cpu(
+pub(crate) fn matrix_find_best_cpu(
     cpus: impl IntoIterator<Item = u32>,
     mut available: impl FnMut(u32) -> Option<u32>,
 ) -> Option<u32> {
@@ -132,7 +132,7 @@ pub fn matrix_find_best_cpu(
 /// `matrix_find_best_cpu_managed()`: among `cpus` (ascending), the online CPU with the fewest
 /// managed allocations. `managed_allocated` answers `None` for an offline CPU. The scan skips
 /// only CPUs with strictly more than the best so far, so ties go to the highest id.
-pub fn matrix_find_best_cpu_managed(
+pub(crate) fn matrix_find_best_cpu_managed(
     cpus: impl IntoIterator<Item = u32>,
     mut managed_allocated: impl FnMut(u32) -> Option<u32>,
 ) -> Option<u32> {
@@ -166,7 +166,7 @@ pub struct CpuMap {
 
 impl CpuMap {
     /// Managed reservations not (yet) allocated.
-    pub fn reserved(&self) -> u32 {
+    pub(crate) fn reserved(&self) -> u32 {
         self.managed - self.managed_allocated
     }
 }
@@ -197,7 +197,7 @@ impl IrqMatrix {
     /// `systembits_inalloc` are system vectors, then `irq_matrix_online()` on every CPU of
     /// `online` (`available = alloc_size - managed - systembits_inalloc`, added to
     /// `global_available`).
-    pub fn with_window(nr_cpu_ids: u32, online: &CpuSet, alloc_size: u32, systembits_inalloc: u32) -> IrqMatrix {
+    pub(crate) fn with_window(nr_cpu_ids: u32, online: &CpuSet, alloc_size: u32, systembits_inalloc: u32) -> IrqMatrix {
         let mut m = IrqMatrix {
             alloc_size,
             systembits_inalloc: systembits_inalloc.min(alloc_size),
@@ -217,7 +217,7 @@ impl IrqMatrix {
     }
 
     /// Vectors a device may hold on one CPU: the window minus its system vectors.
-    pub fn capacity(&self) -> u32 {
+    pub(crate) fn capacity(&self) -> u32 {
         self.alloc_size - self.systembits_inalloc
     }
 
@@ -240,20 +240,20 @@ impl IrqMatrix {
         self.maps.len() as u32
     }
 
-    pub fn global_available(&self) -> u32 {
+    pub(crate) fn global_available(&self) -> u32 {
         self.global_available
     }
-    pub fn global_reserved(&self) -> u32 {
+    pub(crate) fn global_reserved(&self) -> u32 {
         self.global_reserved
     }
-    pub fn total_allocated(&self) -> u32 {
+    pub(crate) fn total_allocated(&self) -> u32 {
         self.total_allocated
     }
 
     /// `irq_matrix_assign()`-style: mark one vector on `cpu` as taken by an interrupt set up
     /// before the scenario (legacy ISA vectors, timer, serial, ACPI, other drivers). Fails with
     /// `Alloc` when the CPU has no free bit or is not online.
-    pub fn assign(&mut self, cpu: u32) -> Result<(), MatrixError> {
+    pub(crate) fn assign(&mut self, cpu: u32) -> Result<(), MatrixError> {
         if !self.map(cpu).is_some_and(|cm| cm.online) || self.free_bits(cpu) == 0 {
             return Err(MatrixError::Alloc { managed: false });
         }
@@ -268,7 +268,7 @@ impl IrqMatrix {
     /// `irq_matrix_reserve_managed()`: one managed bit on every CPU of `mask` (online or not).
     /// When a CPU has no free bit, the reservations made on the CPUs before it are removed
     /// again (`irq_matrix_remove_managed()` on each) and the answer is `-ENOSPC` naming it.
-    pub fn reserve_managed(&mut self, mask: &CpuSet) -> Result<(), MatrixError> {
+    pub(crate) fn reserve_managed(&mut self, mask: &CpuSet) -> Result<(), MatrixError> {
         let cpus: Vec<u32> = mask.iter().filter(|&c| c < self.nr_cpu_ids()).collect();
         for (k, &cpu) in cpus.iter().enumerate() {
             if self.free_bits(cpu) == 0 {
@@ -310,7 +310,7 @@ impl IrqMatrix {
 
     /// `irq_matrix_alloc_managed()`: allocate a reserved managed vector on the online CPU of
     /// `mask` with the fewest managed allocations.
-    pub fn alloc_managed(&mut self, mask: &CpuSet) -> Result<u32, MatrixError> {
+    pub(crate) fn alloc_managed(&mut self, mask: &CpuSet) -> Result<u32, MatrixError> {
         if mask.is_empty() {
             return Err(MatrixError::EmptyMask);
         }
@@ -345,7 +345,7 @@ impl IrqMatrix {
 
     /// `irq_matrix_alloc()`: a non-managed vector on the online CPU of `mask` with the most
     /// available vectors; `reserved` consumes a global reservation made by [`Self::reserve`].
-    pub fn alloc(&mut self, mask: &CpuSet, reserved: bool) -> Result<u32, MatrixError> {
+    pub(crate) fn alloc(&mut self, mask: &CpuSet, reserved: bool) -> Result<u32, MatrixError> {
         if mask.is_empty() {
             return Err(MatrixError::EmptyMask);
         }
@@ -392,7 +392,7 @@ impl IrqMatrix {
 
 /// Where a non-managed activation found its vector.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct NonManagedActivation {
+pub(crate) struct NonManagedActivation {
     pub cpu: u32,
     /// The target mask had no available vector and a wider search of
     /// `assign_irq_vector_any_locked()` found one outside the descriptor's affinity mask: the
@@ -402,7 +402,7 @@ pub struct NonManagedActivation {
 
 /// The vector matrix behind an effective-CPU model, for the CPUs of one topology.
 #[derive(Debug, Clone)]
-pub struct VectorMatrix {
+pub(crate) struct VectorMatrix {
     model: EffectiveModel,
     online: CpuSet,
     matrix: IrqMatrix,
@@ -442,7 +442,7 @@ impl VectorMatrix {
     }
 
     /// Allocation of a managed vector (`reserve_managed_vector()` → `irq_matrix_reserve_managed()`).
-    pub fn reserve_managed(&mut self, mask: &CpuSet) -> Result<(), MatrixError> {
+    pub(crate) fn reserve_managed(&mut self, mask: &CpuSet) -> Result<(), MatrixError> {
         if !self.tracks() {
             return Ok(());
         }
@@ -459,7 +459,7 @@ impl VectorMatrix {
     /// Activation of a managed vector (`activate_managed()` → `assign_managed_vector()` →
     /// `irq_matrix_alloc_managed()` on `mask ∩ online`). `Ok(None)` when no CPU of the mask
     /// is online: the vector stays shut down.
-    pub fn activate_managed(&mut self, mask: &CpuSet) -> Result<Option<u32>, MatrixError> {
+    pub(crate) fn activate_managed(&mut self, mask: &CpuSet) -> Result<Option<u32>, MatrixError> {
         let target = mask.and(&self.online);
         if target.is_empty() {
             return Ok(None);
@@ -474,7 +474,7 @@ impl VectorMatrix {
     /// (`assign_managed_vector()`): nothing changes when `current` is in `dest ∩ online`;
     /// otherwise a reserved vector is allocated on the best CPU of `dest ∩ online ∩ mask` and
     /// the new CPU returned. The old vector stays allocated until [`Self::free_managed`].
-    pub fn set_affinity_managed(&mut self, current: u32, dest: &CpuSet, mask: &CpuSet) -> Result<u32, MatrixError> {
+    pub(crate) fn set_affinity_managed(&mut self, current: u32, dest: &CpuSet, mask: &CpuSet) -> Result<u32, MatrixError> {
         let search = dest.and(&self.online).and(mask);
         if search.contains(current) {
             return Ok(current);
@@ -487,7 +487,7 @@ impl VectorMatrix {
 
     /// `irq_matrix_free()` of a managed vector's old allocation after a move (the
     /// reservation stays).
-    pub fn free_managed(&mut self, cpu: u32) {
+    pub(crate) fn free_managed(&mut self, cpu: u32) {
         if self.tracks() {
             self.matrix.free(cpu, true);
         }
@@ -499,7 +499,7 @@ impl VectorMatrix {
     /// (`wider`: the descriptor node's CPUs, the affinity mask, the online CPUs); `-ENOSPC` when none has
     /// one. `affinity` is the descriptor's affinity mask, which the kernel checks the result
     /// against (`activate_reserved()`).
-    pub fn activate_non_managed(
+    pub(crate) fn activate_non_managed(
         &mut self,
         target: &CpuSet,
         wider: impl FnOnce() -> Vec<CpuSet>,
@@ -543,7 +543,7 @@ impl VectorMatrix {
     /// Vectors in use on each CPU (`VECTORS_AVAILABLE_START - available`): managed
     /// reservations and non-managed allocations. Offline CPUs hold none. Always zero under
     /// [`EffectiveModel::FirstCpu`], which tracks no vectors.
-    pub fn vector_load(&self) -> Vec<u32> {
+    pub(crate) fn vector_load(&self) -> Vec<u32> {
         (0..self.matrix.nr_cpu_ids())
             .map(|cpu| {
                 let cm = self.matrix.cpu(cpu);
@@ -560,7 +560,7 @@ impl VectorMatrix {
     /// allocation, like MANA, reports what it holds) by allocating non-managed vectors there;
     /// no-op under [`EffectiveModel::FirstCpu`]. Fails with the first CPU, in ascending order,
     /// whose vector space `load` overfills (it is left full).
-    pub fn set_vector_load(&mut self, load: &[u32]) -> Result<(), u32> {
+    pub(crate) fn set_vector_load(&mut self, load: &[u32]) -> Result<(), u32> {
         if !self.tracks() {
             return Ok(());
         }

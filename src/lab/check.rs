@@ -16,7 +16,7 @@ use std::fmt::Write;
 use std::sync::Arc;
 
 /// Largest capture read (bytes).
-pub const CAPTURE_BYTES_MAX: usize = 64 << 20;
+pub(crate) const CAPTURE_BYTES_MAX: usize = 64 << 20;
 
 /// What `lab check` was asked for beyond the capture.
 #[derive(Debug, Clone, Default)]
@@ -31,7 +31,7 @@ pub struct CheckOptions {
 }
 
 /// The kinds counted, in print order.
-pub const KINDS: [&str; 5] = [
+pub(crate) const KINDS: [&str; 5] = [
     "managed mask",
     "managed effective CPU",
     "non-managed mask",
@@ -50,7 +50,7 @@ pub struct Report {
 }
 
 /// Per kind (matched, total).
-pub fn tally(c: &Comparison) -> [(usize, usize); 5] {
+pub(crate) fn tally(c: &Comparison) -> [(usize, usize); 5] {
     let mut t = [(0, 0); 5];
     for v in &c.vectors {
         let (mask, cpu) = if v.managed { (0, 1) } else { (2, 3) };

@@ -12,20 +12,20 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 /// Most modules the initramfs loads (the nvme stack needs about eight).
-pub const MODULES_MAX: usize = 64;
+pub(crate) const MODULES_MAX: usize = 64;
 /// Largest file put into the initramfs.
-pub const FILE_BYTES_MAX: u64 = 256 << 20;
+pub(crate) const FILE_BYTES_MAX: u64 = 256 << 20;
 
 /// One archive member.
 #[derive(Debug, Clone)]
-pub enum Entry {
+pub(crate) enum Entry {
     Dir(String),
     File { path: String, mode: u32, data: Vec<u8> },
     Symlink { path: String, target: String },
 }
 
 /// The gzip'd newc archive of the entries, in order (directories before their contents).
-pub fn cpio_gz(entries: &[Entry]) -> std::io::Result<Vec<u8>> {
+pub(crate) fn cpio_gz(entries: &[Entry]) -> std::io::Result<Vec<u8>> {
     let mut out = GzEncoder::new(Vec::new(), flate2::Compression::fast());
     let mut ino = 1u32;
     let mut member = |out: &mut GzEncoder<Vec<u8>>, name: &str, mode: u32, data: &[u8]| -> std::io::Result<()> {
@@ -68,7 +68,7 @@ fn pad(out: &mut impl Write, len: usize) -> std::io::Result<()> {
 }
 
 /// The `.modinfo` values of a key in a module file (`depends`, `softdep`, ...).
-pub fn modinfo(ko: &[u8], key: &str) -> Vec<String> {
+pub(crate) fn modinfo(ko: &[u8], key: &str) -> Vec<String> {
     let prefix = format!("{key}=");
     ko.split(|&b| b == 0)
         .filter_map(|s| std::str::from_utf8(s).ok())
@@ -79,7 +79,7 @@ pub fn modinfo(ko: &[u8], key: &str) -> Vec<String> {
 
 /// Index of a module tree: module name (dashes as underscores) → path of its `.ko` (possibly
 /// compressed: `.ko.xz`, `.ko.zst`, `.ko.gz`).
-pub fn index_modules(moddir: &Path) -> std::io::Result<std::collections::BTreeMap<String, PathBuf>> {
+pub(crate) fn index_modules(moddir: &Path) -> std::io::Result<std::collections::BTreeMap<String, PathBuf>> {
     let mut map = std::collections::BTreeMap::new();
     let mut stack = vec![moddir.to_path_buf()];
     while let Some(dir) = stack.pop() {
@@ -102,7 +102,7 @@ pub fn index_modules(moddir: &Path) -> std::io::Result<std::collections::BTreeMa
 }
 
 /// Names, dependencies first, of the modules to load for `wanted`; `read` gives a module's bytes.
-pub fn module_order(
+pub(crate) fn module_order(
     wanted: &[String],
     index: &std::collections::BTreeMap<String, PathBuf>,
     read: &mut dyn FnMut(&Path) -> std::io::Result<Vec<u8>>,
@@ -171,14 +171,14 @@ pub fn module_order(
 }
 
 /// The module name of a `.ko` path, dashes as underscores.
-pub fn module_name(path: &Path) -> Option<String> {
+pub(crate) fn module_name(path: &Path) -> Option<String> {
     let name = path.file_name()?.to_str()?;
     let stem = name.split(".ko").next()?;
     Some(stem.replace('-', "_"))
 }
 
 /// Shared libraries a dynamically linked binary needs, from `ldd`'s output (absolute paths).
-pub fn ldd_paths(ldd_output: &str) -> Vec<String> {
+pub(crate) fn ldd_paths(ldd_output: &str) -> Vec<String> {
     ldd_output
         .split_whitespace()
         .filter(|w| w.starts_with('/'))
@@ -189,7 +189,7 @@ pub fn ldd_paths(ldd_output: &str) -> Vec<String> {
 }
 
 /// Every parent directory of the paths, shortest first (as the archive needs them).
-pub fn parent_dirs<'a>(paths: impl IntoIterator<Item = &'a str>) -> Vec<String> {
+pub(crate) fn parent_dirs<'a>(paths: impl IntoIterator<Item = &'a str>) -> Vec<String> {
     let mut dirs = BTreeSet::new();
     for p in paths {
         let mut cur = Path::new(p.trim_start_matches('/'));

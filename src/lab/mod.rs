@@ -54,7 +54,7 @@ pub struct Generation {
 
 /// `6.1.0-57-amd64`, `6.12.107+deb12-cloud-amd64`, `7.2.13+deb14-cloud-amd64`, `v6.9-rc1` →
 /// (major, minor).
-pub fn parse_release(release: &str) -> Option<(u32, u32)> {
+pub(crate) fn parse_release(release: &str) -> Option<(u32, u32)> {
     let r = release.trim().trim_start_matches('v');
     let mut parts = r.split(|c: char| !c.is_ascii_digit());
     let major = parts.next()?.parse().ok()?;

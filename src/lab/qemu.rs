@@ -12,16 +12,16 @@ use crate::scenario::{Device, Driver};
 use crate::topology::{CpuSet, Topology};
 
 /// Memory of a node that has CPUs, unless `--node-memory` says otherwise.
-pub const NODE_MEMORY_MIB_DEFAULT: u32 = 512;
+pub(crate) const NODE_MEMORY_MIB_DEFAULT: u32 = 512;
 /// Memory of a node without CPUs (it exists only through its memory).
-pub const CPULESS_NODE_MEMORY_MIB_DEFAULT: u32 = 256;
+pub(crate) const CPULESS_NODE_MEMORY_MIB_DEFAULT: u32 = 256;
 /// Guest memory when the machine has one node.
-pub const SINGLE_NODE_MEMORY_MIB: u32 = 1024;
+pub(crate) const SINGLE_NODE_MEMORY_MIB: u32 = 1024;
 /// Most NVMe controllers a lab machine gets (PCI slots 0x10 onwards on the q35 root bus).
-pub const NVME_MAX: usize = 16;
+pub(crate) const NVME_MAX: usize = 16;
 /// Most I/O queue pairs one controller offers (QEMU's `max_ioqpairs` limit is far higher; the
 /// guest never uses more than one per CPU).
-pub const IOQPAIRS_MAX: u32 = 1024;
+pub(crate) const IOQPAIRS_MAX: u32 = 1024;
 /// QEMU's default MSI-X table size of an NVMe controller.
 const MSIX_QSIZE_DEFAULT: u32 = 65;
 
@@ -237,7 +237,7 @@ pub fn nvme_ioqpairs(devices: &[Device], possible: u32) -> Result<Vec<u32>, Unex
 }
 
 /// Check an explicit `max_ioqpairs` list.
-pub fn check_ioqpairs(list: &[u32]) -> Result<(), Unexpressible> {
+pub(crate) fn check_ioqpairs(list: &[u32]) -> Result<(), Unexpressible> {
     if list.len() > NVME_MAX {
         return Err(refuse(format!("{} controllers, at most {NVME_MAX}", list.len())));
     }
@@ -263,7 +263,7 @@ impl Accel {
     }
     /// The CPU model: the host's under KVM; under TCG an Intel-vendor qemu64, because an AMD
     /// CPU without `topoext` (which TCG lacks) hides the SMT siblings from Linux.
-    pub fn default_cpu(self) -> &'static str {
+    pub(crate) fn default_cpu(self) -> &'static str {
         match self {
             Accel::Kvm => "host",
             Accel::Tcg => "qemu64,vendor=GenuineIntel",
@@ -273,7 +273,7 @@ impl Accel {
 
 /// Files and settings of one boot.
 #[derive(Debug, Clone)]
-pub struct BootFiles {
+pub(crate) struct BootFiles {
     pub kernel: String,
     pub initrd: String,
     /// One raw image per controller.
@@ -286,7 +286,7 @@ pub struct BootFiles {
 }
 
 /// The `qemu-system-x86_64` arguments for a machine, its controllers and the boot files.
-pub fn qemu_args(m: &GuestMachine, ioqpairs: &[u32], accel: Accel, cpu: &str, f: &BootFiles) -> Vec<String> {
+pub(crate) fn qemu_args(m: &GuestMachine, ioqpairs: &[u32], accel: Accel, cpu: &str, f: &BootFiles) -> Vec<String> {
     let mut a: Vec<String> = Vec::new();
     let mut push = |xs: &[&str]| a.extend(xs.iter().map(|s| s.to_string()));
     push(&["-nodefaults", "-nographic", "-no-reboot", "-machine", "q35"]);

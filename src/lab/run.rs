@@ -17,9 +17,9 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 /// The guest's PID 1.
-pub const INIT_SCRIPT: &str = include_str!("../../lab/init.sh");
+pub(crate) const INIT_SCRIPT: &str = include_str!("../../lab/init.sh");
 /// Largest capture read back from a serial port file.
-pub const CAPTURE_BYTES_MAX: u64 = 64 << 20;
+pub(crate) const CAPTURE_BYTES_MAX: u64 = 64 << 20;
 /// Most boots of one run (the first and its retries).
 pub const TRIES_MAX: u32 = 20;
 /// Size of each controller's (empty, sparse) disk image.
@@ -119,7 +119,7 @@ fn valid_package_name(name: &str) -> bool {
 
 /// Download and unpack a kernel package (cached under `work_dir/kernels`); the image and its
 /// module tree.
-pub fn fetch_package(
+pub(crate) fn fetch_package(
     name: &str,
     work_dir: &Path,
     apt_options: &[String],
@@ -267,7 +267,7 @@ fn libraries(binary: &Path) -> Vec<String> {
 }
 
 /// Build the initramfs image for a module tree; returns its bytes.
-pub fn build_initramfs(
+pub(crate) fn build_initramfs(
     agent: &Path,
     busybox: &Path,
     moddir: Option<&Path>,

@@ -15,7 +15,7 @@ use subtle::ConstantTimeEq;
 pub use super::limits::UNBOUND_TOKEN_HOSTS_MAX;
 
 /// The name before `=` that makes an entry an admin token.
-pub const ADMIN_ENTRY: &str = "_admin";
+pub(crate) const ADMIN_ENTRY: &str = "_admin";
 
 #[derive(Clone, Default)]
 pub struct Tokens {
@@ -87,12 +87,12 @@ impl Tokens {
     }
 
     /// No admin token is configured (deleting hosts is off).
-    pub fn no_admin(&self) -> bool {
+    pub(crate) fn no_admin(&self) -> bool {
         self.admins.is_empty()
     }
 
     /// The presented token is an admin token. Every admin token is compared in full.
-    pub fn is_admin(&self, presented: &[u8]) -> bool {
+    pub(crate) fn is_admin(&self, presented: &[u8]) -> bool {
         self.admins
             .iter()
             .fold(false, |found, t| found | bool::from(presented.ct_eq(t)))

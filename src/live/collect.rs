@@ -390,7 +390,7 @@ impl Collector {
 
 /// A topology for a bare pasted `/proc/interrupts`: one node holding CPUs 0 to the highest
 /// column, the columns online, no SMT or cluster facts.
-pub fn topology_from_columns(cpus: &[u32]) -> WireTopology {
+pub(crate) fn topology_from_columns(cpus: &[u32]) -> WireTopology {
     let last = cpus.iter().copied().max().unwrap_or(0);
     let online = crate::topology::CpuSet::from_cpus(cpus.iter().copied());
     WireTopology {

@@ -110,7 +110,7 @@ fn classify(name: &str) -> Option<(String, Role, bool)> {
 
 /// The device an IRQ's action name belongs to, and whether its driver asks for managed
 /// affinity (`None` for names no rule knows).
-pub fn device_of(name: &str) -> Option<(String, bool)> {
+pub(crate) fn device_of(name: &str) -> Option<(String, bool)> {
     classify(name).map(|(dev, _, managed)| (dev, managed))
 }
 

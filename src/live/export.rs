@@ -133,7 +133,7 @@ fn cpu_set(text: &Option<String>) -> Option<Vec<u32>> {
 }
 
 /// The possible CPUs of a topology: `possible`, or every CPU of a node.
-pub fn possible_cpus(t: &WireTopology) -> Vec<u32> {
+pub(crate) fn possible_cpus(t: &WireTopology) -> Vec<u32> {
     if let Some(p) = cpu_set(&t.possible) {
         return p;
     }

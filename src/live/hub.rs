@@ -38,18 +38,18 @@ pub const SSE_STREAM_LIFETIME_MS: u64 = 30 * 60 * 1000;
 const UPDATES_BUFFERED: usize = 64;
 
 /// An SSE event body, rendered once and shared by every stream.
-pub type EventBody = Arc<str>;
+pub(crate) type EventBody = Arc<str>;
 
 /// Renders the SSE event body of a host state (the web layer's view).
-pub type EventRenderer = Arc<dyn Fn(&HostState) -> String + Send + Sync>;
+pub(crate) type EventRenderer = Arc<dyn Fn(&HostState) -> String + Send + Sync>;
 
 /// Imports one client address may make per [`IMPORT_WINDOW_MS`] (`POST /live/_/import` needs
 /// no token, and each runs ingest, the model and a render).
 pub const IMPORTS_PER_CLIENT_MAX: u32 = 10;
 /// Bytes of imported text one client address may send per [`IMPORT_WINDOW_MS`].
-pub const IMPORT_BYTES_PER_CLIENT_MAX: u64 = 64 << 20;
+pub(crate) const IMPORT_BYTES_PER_CLIENT_MAX: u64 = 64 << 20;
 /// The window of the per-client import budget.
-pub const IMPORT_WINDOW_MS: u64 = 60_000;
+pub(crate) const IMPORT_WINDOW_MS: u64 = 60_000;
 /// Imports (and kept-import pages, which replay and run the model) worked on at once; more
 /// answer 503 at once rather than queue.
 pub const IMPORTS_CONCURRENT_MAX: usize = 2;
@@ -58,7 +58,7 @@ const IMPORT_CLIENTS_TRACKED: usize = 4_096;
 
 /// One accepted snapshot, as the streams learn of it.
 #[derive(Debug, Clone)]
-pub struct Update {
+pub(crate) struct Update {
     pub host: Arc<str>,
     pub seq: u64,
     pub body: EventBody,
@@ -161,7 +161,7 @@ pub struct Hub {
 pub type Clock = Arc<dyn Fn() -> u64 + Send + Sync>;
 
 /// Milliseconds since the first call (`Instant`: monotonic, never steps).
-pub fn monotonic_clock() -> Clock {
+pub(crate) fn monotonic_clock() -> Clock {
     let started = Instant::now();
     Arc::new(move || u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX))
 }
@@ -199,7 +199,7 @@ fn release<K: std::hash::Hash + Eq>(map: &mut HashMap<K, usize>, key: &K) {
 
 /// An open SSE slot; released when dropped.
 #[derive(Debug)]
-pub struct StreamSlot {
+pub(crate) struct StreamSlot {
     hub: Arc<Hub>,
     host: String,
     client: Option<IpAddr>,
@@ -233,7 +233,7 @@ impl Drop for ImportSlot {
 }
 
 /// Replay a capture into a scratch store, so its last reading has rates as a pushed host's would.
-pub fn replay(capture: &Capture) -> Result<Arc<HostState>, HubError> {
+pub(crate) fn replay(capture: &Capture) -> Result<Arc<HostState>, HubError> {
     let first = capture
         .snapshots
         .first()
@@ -314,13 +314,13 @@ impl Hub {
     }
 
     /// The same hub with `policy`.
-    pub fn with_policy(mut self, policy: HubPolicy) -> Hub {
+    pub(crate) fn with_policy(mut self, policy: HubPolicy) -> Hub {
         self.policy = policy;
         self
     }
 
     /// Ingestion is on (tokens are configured).
-    pub fn ingestion_enabled(&self) -> bool {
+    pub(crate) fn ingestion_enabled(&self) -> bool {
         !self.tokens.is_empty()
     }
 
@@ -373,7 +373,7 @@ impl Hub {
     /// Accept a snapshot the server read itself (`live::prometheus`): no token, not persisted
     /// (its source keeps the history), otherwise the path of a push: the same store, pacing,
     /// rendering and streams. Blocking.
-    pub fn ingest_source(&self, snap: Snapshot) -> Result<u64, HubError> {
+    pub(crate) fn ingest_source(&self, snap: Snapshot) -> Result<u64, HubError> {
         let host = snap.host.clone();
         if !valid_host_name(&host) {
             return Err(HubError::BadHostName);
@@ -467,7 +467,7 @@ impl Hub {
 
     /// The latest event of `host`: the cached bytes, or rendered now for a host restored from
     /// disk that has not pushed since. Blocking (may render).
-    pub fn latest_event(&self, host: &str) -> Option<(u64, EventBody)> {
+    pub(crate) fn latest_event(&self, host: &str) -> Option<(u64, EventBody)> {
         let state = self.host(host)?;
         if let Some(cached) = lock(&self.events).get(host).filter(|c| c.0 >= state.seq) {
             return Some(cached.clone());
@@ -479,7 +479,7 @@ impl Hub {
     /// Take an SSE slot and subscribe to updates, or refuse when [`SSE_STREAMS_MAX`] are open.
     /// Streams are for hosts the hub keeps, at most [`SSE_STREAMS_PER_HOST_MAX`] per host and
     /// [`SSE_STREAMS_PER_CLIENT_MAX`] per client address (when known).
-    pub fn open_stream(
+    pub(crate) fn open_stream(
         self: &Arc<Self>,
         host: &str,
         client: Option<IpAddr>,
@@ -512,7 +512,7 @@ impl Hub {
     }
 
     /// Charge an import of `bytes` to `client`'s budget (no address known: not charged).
-    pub fn charge_import(&self, client: Option<IpAddr>, bytes: usize) -> Result<(), HubError> {
+    pub(crate) fn charge_import(&self, client: Option<IpAddr>, bytes: usize) -> Result<(), HubError> {
         let Some(client) = client else { return Ok(()) };
         let now = (self.clock)();
         let mut budget = lock(&self.import_budget);
@@ -564,12 +564,12 @@ impl Hub {
     }
 
     /// A kept import, if `id` names one.
-    pub fn import_capture(&self, id: &str) -> Option<Arc<Capture>> {
+    pub(crate) fn import_capture(&self, id: &str) -> Option<Arc<Capture>> {
         lock(&self.imports).get(id).map(|i| i.capture.clone())
     }
 
     /// A kept import replayed as the page shows it. Blocking.
-    pub fn replay_import(&self, capture: &Capture) -> Result<Arc<HostState>, HubError> {
+    pub(crate) fn replay_import(&self, capture: &Capture) -> Result<Arc<HostState>, HubError> {
         replay(capture)
     }
 }

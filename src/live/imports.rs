@@ -17,15 +17,15 @@ use std::sync::Arc;
 /// Why a pasted or uploaded text is not an import.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{0}")]
-pub struct BadImport(pub String);
+pub(crate) struct BadImport(pub String);
 
 /// The host name of a bare pasted `/proc/interrupts`.
-pub const PASTED_HOST: &str = "pasted";
+pub(crate) const PASTED_HOST: &str = "pasted";
 
 /// The snapshots an import holds: a capture file (`{"snapshots": …}`), one snapshot (JSON), or
 /// a bare `/proc/interrupts` (anything not starting with `{`), which becomes one snapshot of
 /// host [`PASTED_HOST`] on a one-node topology of its columns.
-pub fn snapshots_of_text(text: &str) -> Result<Vec<Snapshot>, BadImport> {
+pub(crate) fn snapshots_of_text(text: &str) -> Result<Vec<Snapshot>, BadImport> {
     let bad = |m: String| BadImport(m);
     let t = text.trim_start();
     if !t.starts_with('{') {
@@ -78,12 +78,12 @@ pub const IMPORTS_MAX: usize = 64;
 /// Most canonical JSON bytes kept over all imports.
 pub const IMPORTS_BYTES_MAX: usize = 64 << 20;
 /// Hex digits of an import id.
-pub const IMPORT_ID_LEN: usize = 64;
+pub(crate) const IMPORT_ID_LEN: usize = 64;
 /// Hex digits of an id of the first format (still resolved, never made).
-pub const LEGACY_IMPORT_ID_LEN: usize = 32;
+pub(crate) const LEGACY_IMPORT_ID_LEN: usize = 32;
 
 /// The id of `bytes`: SHA-256, lowercase hex.
-pub fn content_id(bytes: &[u8]) -> String {
+pub(crate) fn content_id(bytes: &[u8]) -> String {
     use sha2::{Digest, Sha256};
     Sha256::digest(bytes).iter().map(|b| format!("{b:02x}")).collect()
 }
@@ -186,7 +186,7 @@ impl ImportStore {
     }
 
     /// Put back a persisted import under its id (oldest first), within the same bounds.
-    pub fn restore(&mut self, id: String, capture: Capture, bytes: Vec<u8>) -> Vec<String> {
+    pub(crate) fn restore(&mut self, id: String, capture: Capture, bytes: Vec<u8>) -> Vec<String> {
         if !valid_id(&id) || self.by_id.contains_key(&id) || bytes.len() > IMPORTS_BYTES_MAX {
             return Vec::new();
         }

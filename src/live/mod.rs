@@ -37,13 +37,13 @@ pub mod limits {
     /// Largest snapshot body accepted by `POST /api/live/{host}/snapshots` and the import form.
     pub const SNAPSHOT_BYTES_MAX: usize = 16 << 20;
     /// Most hosts the server keeps.
-    pub const HOSTS_MAX: usize = 256;
+    pub(crate) const HOSTS_MAX: usize = 256;
     /// Most CPUs in one snapshot (the topology limit).
     pub const CPUS_MAX: u32 = crate::topology::CPUS_MAX;
     /// Most IRQ rows in one snapshot.
-    pub const IRQS_MAX: usize = 16_384;
+    pub(crate) const IRQS_MAX: usize = 16_384;
     /// History samples kept per host (one hour at 1 Hz).
-    pub const HISTORY_LEN_MAX: usize = 3_600;
+    pub(crate) const HISTORY_LEN_MAX: usize = 3_600;
     /// Shortest push interval: the agent will not go faster; the server answers 429 to pushes
     /// for one host that come faster by its own clock (see `store`).
     pub const AGENT_INTERVAL_MS_MIN: u64 = 100;
@@ -52,10 +52,10 @@ pub mod limits {
     /// to 25 ms off (reading time, network, scheduling), passes.
     pub const PUSH_EARLY_MS_MAX: u64 = 50;
     /// Longest host name.
-    pub const HOST_NAME_BYTES_MAX: usize = 64;
+    pub(crate) const HOST_NAME_BYTES_MAX: usize = 64;
     /// Longest device name made from IRQ names (the scenario's device-name limit; the analysis
     /// module checks at compile time that the two agree).
-    pub const DEVICE_NAME_BYTES_MAX: usize = 64;
+    pub(crate) const DEVICE_NAME_BYTES_MAX: usize = 64;
     /// Most snapshots in one capture file.
     pub const CAPTURE_SNAPSHOTS_MAX: usize = 64;
     /// Most hosts one unbound token may create (counted since the server started); a token
@@ -65,11 +65,11 @@ pub mod limits {
     /// `serve --live-host-idle` says otherwise; restored hosts count from the start.
     pub const HOST_IDLE_MS_DEFAULT: u64 = 24 * 60 * 60 * 1000;
     /// Most tokens configured.
-    pub const TOKENS_MAX: usize = 1_024;
+    pub(crate) const TOKENS_MAX: usize = 1_024;
     /// Shortest token accepted in a token file (weak tokens are refused at startup).
-    pub const TOKEN_BYTES_MIN: usize = 16;
+    pub(crate) const TOKEN_BYTES_MIN: usize = 16;
     /// Longest token accepted.
-    pub const TOKEN_BYTES_MAX: usize = 256;
+    pub(crate) const TOKEN_BYTES_MAX: usize = 256;
     /// Imported captures kept for their links, and their bytes in all.
     pub use super::imports::{IMPORTS_BYTES_MAX, IMPORTS_MAX};
 }

@@ -17,13 +17,13 @@ use std::fmt;
 use std::fmt::Write;
 
 /// Largest `/proc/interrupts` accepted (8,192 CPUs × 16,384 IRQs of sparse counts fit).
-pub const INTERRUPTS_BYTES_MAX: usize = 256 << 20;
+pub(crate) const INTERRUPTS_BYTES_MAX: usize = 256 << 20;
 /// Most rows of `/proc/interrupts` (IRQs plus the arch rows).
-pub const ROWS_MAX: usize = super::limits::IRQS_MAX + 256;
+pub(crate) const ROWS_MAX: usize = super::limits::IRQS_MAX + 256;
 /// Longest label, chip, hwirq or name field kept.
-pub const FIELD_BYTES_MAX: usize = 256;
+pub(crate) const FIELD_BYTES_MAX: usize = 256;
 /// Largest `/proc/irq/N/*` file accepted.
-pub const IRQ_FILE_BYTES_MAX: usize = 64 << 10;
+pub(crate) const IRQ_FILE_BYTES_MAX: usize = 64 << 10;
 
 /// Bad input: which file, which line (1-based), what is wrong.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -457,7 +457,7 @@ fn parse_u64(digits: &[u8]) -> Option<u64> {
 }
 
 /// Most words of a chip name: Hyper-V's vPCI MSI chip is `Hyper-V PCIe MSI` (three words).
-pub const CHIP_WORDS_MAX: usize = 3;
+pub(crate) const CHIP_WORDS_MAX: usize = 3;
 
 /// Split a numbered row's text after the counters into chip, hwirq + flow, and action names.
 ///

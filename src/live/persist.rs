@@ -88,7 +88,7 @@ fn open_existing(path: &Path) -> Result<Database, PersistError> {
 }
 
 /// Rename a damaged store file to `FILE.damaged-N` (the first free N) and return the new name.
-pub fn move_aside(path: &Path) -> Result<PathBuf, PersistError> {
+pub(crate) fn move_aside(path: &Path) -> Result<PathBuf, PersistError> {
     for n in 1..=1_000u32 {
         let mut name = path.as_os_str().to_owned();
         name.push(format!(".damaged-{n}"));
@@ -180,7 +180,7 @@ impl Persist {
     }
 
     /// Forget the hosts named (deleted or expired), in one transaction.
-    pub fn remove_hosts(&self, hosts: &[String]) -> Result<(), PersistError> {
+    pub(crate) fn remove_hosts(&self, hosts: &[String]) -> Result<(), PersistError> {
         if hosts.is_empty() {
             return Ok(());
         }
@@ -201,7 +201,7 @@ impl Persist {
     }
 
     /// Keep an import under `id` and drop the evicted ones, in one transaction.
-    pub fn save_import(&self, id: &str, order: u64, bytes: &[u8], evicted: &[String]) -> Result<(), PersistError> {
+    pub(crate) fn save_import(&self, id: &str, order: u64, bytes: &[u8], evicted: &[String]) -> Result<(), PersistError> {
         self.with_db(|db| {
             let txn = db.begin_write().map_err(e)?;
             {
@@ -216,7 +216,7 @@ impl Persist {
     }
 
     /// Every kept import as `(id, canonical JSON)`, oldest first.
-    pub fn load_imports(&self) -> Result<Vec<(String, Vec<u8>)>, PersistError> {
+    pub(crate) fn load_imports(&self) -> Result<Vec<(String, Vec<u8>)>, PersistError> {
         self.with_db(|db| {
             let txn = db.begin_read().map_err(e)?;
             let table = match txn.open_table(IMPORTS) {

@@ -25,14 +25,14 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 /// Longest one query may take (connect, send, the whole answer).
-pub const QUERY_TIMEOUT_MS: u64 = 5_000;
+pub(crate) const QUERY_TIMEOUT_MS: u64 = 5_000;
 /// Largest answer read from Prometheus (a 1,024-CPU host with every counter non-zero on 512
 /// IRQs is about 100 MB of JSON; hosts that large should export with --max-series).
-pub const RESPONSE_BYTES_MAX: usize = 64 << 20;
+pub(crate) const RESPONSE_BYTES_MAX: usize = 64 << 20;
 /// Default poll interval: the scrape interval the docs recommend.
 pub const POLL_MS_DEFAULT: u64 = 1_000;
 /// Longest accepted `--prometheus` URL.
-pub const URL_BYTES_MAX: usize = 1_024;
+pub(crate) const URL_BYTES_MAX: usize = 1_024;
 
 /// Why a query failed; the text is what the pages show.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

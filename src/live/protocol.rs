@@ -28,11 +28,11 @@ use std::io::Read;
 /// The version this build writes.
 pub const PROTOCOL_VERSION: u32 = 2;
 /// The oldest version this build reads (and upgrades).
-pub const PROTOCOL_VERSION_OLDEST: u32 = 1;
+pub(crate) const PROTOCOL_VERSION_OLDEST: u32 = 1;
 /// Longest kernel release accepted (`struct new_utsname` holds 64 bytes and a NUL).
-pub const KERNEL_RELEASE_BYTES_MAX: usize = 64;
+pub(crate) const KERNEL_RELEASE_BYTES_MAX: usize = 64;
 /// Longest CPU-set text accepted in a snapshot.
-pub const CPU_SET_TEXT_BYTES_MAX: usize = crate::topology::cpulist::CPULIST_TEXT_BYTES_MAX;
+pub(crate) const CPU_SET_TEXT_BYTES_MAX: usize = crate::topology::cpulist::CPULIST_TEXT_BYTES_MAX;
 
 fn version_supported(version: u32) -> Result<(), String> {
     if (PROTOCOL_VERSION_OLDEST..=PROTOCOL_VERSION).contains(&version) {
@@ -235,7 +235,7 @@ impl Snapshot {
     /// The same reading in the current version. Version 1 lost trailing CPU-less nodes from
     /// `nodes` while keeping their distance rows (the distance matrix has one row per node id):
     /// they come back as `""`.
-    pub fn upgrade(mut self) -> Snapshot {
+    pub(crate) fn upgrade(mut self) -> Snapshot {
         if self.version == 1 {
             let t = &mut self.topology;
             if let Some(d) = &t.distances {
@@ -361,7 +361,7 @@ impl PushBodyError {
 /// A push body as the agent sends it: JSON, gzip-compressed when `content_encoding` says so,
 /// at most `bytes_max` bytes after decompression (a gzip bomb stops there). Older protocol
 /// versions are upgraded. Limits and the topology are checked by the store, as for any snapshot.
-pub fn decode_push_body(
+pub(crate) fn decode_push_body(
     content_encoding: Option<&str>,
     body: &[u8],
     bytes_max: usize,

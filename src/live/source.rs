@@ -37,7 +37,7 @@ pub struct HostSeries {
 
 /// Most series per metric read back for one host (the counters: CPUs × IRQs would be 4 M at
 /// the limits, the exporter's own default bound is far below this).
-pub const HOST_SERIES_MAX: usize = 1 << 20;
+pub(crate) const HOST_SERIES_MAX: usize = 1 << 20;
 
 impl HostSeries {
     /// Add one series of the metric `name` (others are ignored).
@@ -93,7 +93,7 @@ fn grouped(cpus: &[(u32, Option<u32>)], what: &str) -> Result<Vec<String>, Strin
 }
 
 /// The snapshot `host`'s series describe, as read at `taken_unix_ms`.
-pub fn snapshot_from_series(host: &str, taken_unix_ms: u64, s: &HostSeries) -> Result<Snapshot, String> {
+pub(crate) fn snapshot_from_series(host: &str, taken_unix_ms: u64, s: &HostSeries) -> Result<Snapshot, String> {
     if !valid_host_name(host) {
         return Err(format!("bad host name {host:?}"));
     }

@@ -219,7 +219,7 @@ impl LiveStore {
     }
 
     /// Drop every host whose last push is more than `idle_ms` before `now_ms`; their names.
-    pub fn expire(&mut self, now_ms: u64, idle_ms: u64) -> Vec<String> {
+    pub(crate) fn expire(&mut self, now_ms: u64, idle_ms: u64) -> Vec<String> {
         let gone: Vec<String> = self
             .hosts
             .iter()
@@ -234,7 +234,7 @@ impl LiveStore {
 
     /// Put back a persisted host (after a restart, at `now_ms` by the server's clock). The next
     /// reading computes rates against it.
-    pub fn restore(&mut self, p: PersistedHost, now_ms: u64) -> Result<(), IngestError> {
+    pub(crate) fn restore(&mut self, p: PersistedHost, now_ms: u64) -> Result<(), IngestError> {
         let topology = validate(&p.snapshot)?;
         if !self.hosts.contains_key(&p.snapshot.host) && self.hosts.len() >= HOSTS_MAX {
             return Err(IngestError::TooManyHosts);

@@ -21,7 +21,7 @@ pub struct IdealBound {
 }
 
 /// `irqs_per_device[d]`: the counted vectors of device `d` that fire somewhere.
-pub fn ideal_bound(irqs_per_device: &[u64], cpus_online: u32) -> IdealBound {
+pub(crate) fn ideal_bound(irqs_per_device: &[u64], cpus_online: u32) -> IdealBound {
     let cpus_online = cpus_online.max(1);
     let irqs: u64 = irqs_per_device.iter().sum();
     let touches: u64 = irqs_per_device.iter().map(|&n| n.min(u64::from(cpus_online))).sum();
@@ -48,7 +48,7 @@ pub fn ideal_bound(irqs_per_device: &[u64], cpus_online: u32) -> IdealBound {
 /// the CPUs with the lowest load (never raising a CPU above the bound, since
 /// `S <= bound * c_n` and `N <= bound * C`), and let each set's remaining CPUs join a group of
 /// that set in the same node.
-pub fn node_local_bound(irqs_total: u64, node_cpus_online: &[u32], sets_spanning_nodes: u32) -> u32 {
+pub(crate) fn node_local_bound(irqs_total: u64, node_cpus_online: &[u32], sets_spanning_nodes: u32) -> u32 {
     let cpus_online: u64 = node_cpus_online.iter().map(|&c| u64::from(c)).sum();
     if cpus_online == 0 {
         return 0;
@@ -71,7 +71,7 @@ pub fn node_local_bound(irqs_total: u64, node_cpus_online: &[u32], sets_spanning
 /// reached by dealing each node's IRQs round-robin over its CPUs). A placement's maximum minus
 /// this is what it loses inside nodes; this minus [`node_local_bound`] is what it loses in how
 /// it splits IRQs between nodes.
-pub fn within_nodes_bound(per_node: &[(u64, u32)]) -> u32 {
+pub(crate) fn within_nodes_bound(per_node: &[(u64, u32)]) -> u32 {
     per_node
         .iter()
         .map(|&(irqs, cpus)| if cpus == 0 { 0 } else { irqs.div_ceil(u64::from(cpus)) })

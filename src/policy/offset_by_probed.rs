@@ -30,7 +30,7 @@ use std::collections::BTreeSet;
 
 /// The per-CPU state a probe sees, indexed by CPU id (`nr_cpu_ids` long).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ProbedLoad {
+pub(crate) struct ProbedLoad {
     /// Managed IRQs whose effective CPU is this CPU (the x86 vector matrix's managed count).
     pub irqs: Vec<u32>,
     /// Of those, IRQs whose mask is this CPU alone.
@@ -57,7 +57,7 @@ impl ProbedLoad {
 /// Which CPU of a mask a vector fires on, as the proposal expects it (the effective-CPU model
 /// in `kernel::vector_matrix`, named here without depending on it).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Fires {
+pub(crate) enum Fires {
     /// The CPU with the fewest managed IRQs, ties to the highest id (the x86 vector matrix).
     LeastLoaded,
     /// The lowest CPU of the mask (GIC-based arm64 guests).
@@ -79,7 +79,7 @@ impl Fires {
 /// any further vectors the default mask, as `irq_create_affinity_masks` does) and adds to
 /// `load` the IRQ each group's anchor is expected to take, so a following set of the same
 /// device steers around it too.
-pub fn offset_by_probed(topo: &Topology, numgrps: u32, fires: Fires, load: &mut ProbedLoad) -> Vec<CpuSet> {
+pub(crate) fn offset_by_probed(topo: &Topology, numgrps: u32, fires: Fires, load: &mut ProbedLoad) -> Vec<CpuSet> {
     let width = topo.nr_cpu_ids();
     let nodes: Vec<(u32, Vec<u32>)> = topo
         .nodes_with_cpus()

@@ -9,7 +9,7 @@ use crate::scenario::{Outcome, Scenario};
 use serde_json::{json, Map, Value};
 
 /// A scenario's outcome in the golden `system` shape (also the JSON API's core).
-pub fn system_view(scenario: &Scenario, outcome: &Outcome) -> Value {
+pub(crate) fn system_view(scenario: &Scenario, outcome: &Outcome) -> Value {
     let devices: Vec<Value> = outcome
         .devices
         .iter()

@@ -12,7 +12,7 @@ use crate::scenario::mana::{ManaRun, ManaSpec};
 use crate::scenario::sched::SchedSpec;
 
 /// Both driver versions: `{"unpatched", "patched"}`.
-pub fn mana_run_json(run: &ManaRun) -> Value {
+pub(crate) fn mana_run_json(run: &ManaRun) -> Value {
     json!({
         "unpatched": mana_outcome_json(&run.unpatched),
         "patched": mana_outcome_json(&run.patched),
@@ -20,7 +20,7 @@ pub fn mana_run_json(run: &ManaRun) -> Value {
 }
 
 /// The `/m/{permalink}/json` view.
-pub fn mana_view(permalink: &str, spec: &ManaSpec, run: &ManaRun) -> Value {
+pub(crate) fn mana_view(permalink: &str, spec: &ManaSpec, run: &ManaRun) -> Value {
     let mut v = mana_run_json(run);
     v["permalink"] = json!(permalink);
     v["spec"] = json!(spec);
@@ -28,7 +28,7 @@ pub fn mana_view(permalink: &str, spec: &ManaSpec, run: &ManaRun) -> Value {
 }
 
 /// Topology, variants and summary: `{"topology", "variants", "summary"}`.
-pub fn sched_outcome_json(out: &SchedOutcome) -> Value {
+pub(crate) fn sched_outcome_json(out: &SchedOutcome) -> Value {
     let mut variants = Map::new();
     for v in &out.variants {
         variants.insert(v.variant.as_str().to_string(), variant_json(v));
@@ -53,7 +53,7 @@ pub fn sched_outcome_json(out: &SchedOutcome) -> Value {
 
 /// The `/n/{permalink}/json` view: the outcome plus the permalink, the spec and the
 /// interpretation notes.
-pub fn sched_view(permalink: &str, spec: &SchedSpec, out: &SchedOutcome) -> Value {
+pub(crate) fn sched_view(permalink: &str, spec: &SchedSpec, out: &SchedOutcome) -> Value {
     let mut v = sched_outcome_json(out);
     v["permalink"] = json!(permalink);
     v["spec"] = json!(spec);
@@ -62,7 +62,7 @@ pub fn sched_view(permalink: &str, spec: &SchedSpec, out: &SchedOutcome) -> Valu
 }
 
 /// One driver version's outcome, in the golden-vector shape.
-pub fn mana_outcome_json(o: &ManaOutcome) -> Value {
+pub(crate) fn mana_outcome_json(o: &ManaOutcome) -> Value {
     let irqs: Vec<Value> = o
         .irqs
         .iter()
@@ -92,7 +92,7 @@ pub fn mana_outcome_json(o: &ManaOutcome) -> Value {
 }
 
 /// The built sched-domain topology.
-pub fn sched_topology_json(t: &SchedTopology) -> Value {
+pub(crate) fn sched_topology_json(t: &SchedTopology) -> Value {
     let nodes: Vec<Value> = t
         .nodes
         .iter()
@@ -207,7 +207,7 @@ fn fork_json(f: &ForkPlacement) -> Value {
 }
 
 /// One variant's periodic, wake and fork results.
-pub fn variant_json(v: &VariantOutcome) -> Value {
+pub(crate) fn variant_json(v: &VariantOutcome) -> Value {
     let periodic: Vec<Value> = v
         .periodic
         .iter()

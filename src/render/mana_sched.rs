@@ -188,7 +188,7 @@ pub fn with_command(command: &str, report: &str, url: Option<&str>) -> String {
 
 /// The text twin of a MANA page (`/m/{p}/text`): the command line that reproduces it,
 /// [`mana_report`], then its link.
-pub fn mana_twin(command: &str, url: &str, run: &ManaRun) -> String {
+pub(crate) fn mana_twin(command: &str, url: &str, run: &ManaRun) -> String {
     with_command(
         command,
         &mana_report(&run.input, &run.unpatched, &run.patched),
@@ -198,6 +198,6 @@ pub fn mana_twin(command: &str, url: &str, run: &ManaRun) -> String {
 
 /// The text twin of a sched page (`/n/{p}/text`): the command line, [`sched_report`], then the
 /// link.
-pub fn sched_twin(command: &str, url: &str, run: &SchedRun) -> String {
+pub(crate) fn sched_twin(command: &str, url: &str, run: &SchedRun) -> String {
     with_command(command, &sched_report(&run.input, &run.outcome), Some(url))
 }

@@ -8,10 +8,10 @@ use crate::scenario::Scenario;
 use crate::topology::{plural, CpuSet, Topology};
 
 /// Most parts of a sentence shown; the middle ones are folded into a count.
-pub const PARTS_SHOWN_MAX: usize = 4;
+pub(crate) const PARTS_SHOWN_MAX: usize = 4;
 
 /// "28 CPUs (34-47,82-95) serve all 6 devices; 68 CPUs (0-33,48-81) serve 3".
-pub fn devices_line(m: &Metrics) -> String {
+pub(crate) fn devices_line(m: &Metrics) -> String {
     fold_parts(devices_parts(
         m,
         &m.group_online(|c| c.counted_devices(m.basis)),
@@ -90,7 +90,7 @@ pub fn nodes_line(m: &Metrics) -> String {
 }
 
 /// "ideal: at most 32 IRQs and 2 devices per CPU (managed (queue) vectors)".
-pub fn ideal_line(m: &Metrics) -> String {
+pub(crate) fn ideal_line(m: &Metrics) -> String {
     format!(
         "ideal: at most {} IRQs and {} devices per CPU ({})",
         m.ideal.irqs_per_cpu_max,
@@ -100,7 +100,7 @@ pub fn ideal_line(m: &Metrics) -> String {
 }
 
 /// "variant rotation-v1r: RECONSTRUCTION of …": every view names the code it ran.
-pub fn variant_line(scenario: &Scenario) -> String {
+pub(crate) fn variant_line(scenario: &Scenario) -> String {
     format!(
         "variant {}: {}",
         scenario.variant().name(),
@@ -119,7 +119,7 @@ fn fold_parts(parts: Vec<String>) -> String {
 }
 
 /// Thousandths as a short decimal: 32000 → "32", 21333 → "21.3".
-pub fn milli(v: u64) -> String {
+pub(crate) fn milli(v: u64) -> String {
     if v % 1000 == 0 {
         (v / 1000).to_string()
     } else {
@@ -128,7 +128,7 @@ pub fn milli(v: u64) -> String {
 }
 
 /// Longest bullet the pages print: a line a reviewer reads, not a wall of cpulists.
-pub const BULLET_CHARS_MAX: usize = 400;
+pub(crate) const BULLET_CHARS_MAX: usize = 400;
 /// A cpulist in a page bullet is cut after this many characters (the count stays exact).
 const LIST_CHARS_MAX: usize = 60;
 
@@ -203,7 +203,7 @@ fn every_node_prefix(topo: &Topology) -> String {
 /// ("every node the same (64 nodes × 128 CPUs): 16 CPUs (112-127 of each node) serve all 16
 /// devices; …"); otherwise the same sentence with long cpulists cut. A line that already fits
 /// is the mail text's and the JSON's own. Never longer than [`BULLET_CHARS_MAX`].
-pub fn page_devices_line(topo: &Topology, m: &Metrics) -> String {
+pub(crate) fn page_devices_line(topo: &Topology, m: &Metrics) -> String {
     let plain = devices_line(m);
     if plain.chars().count() <= BULLET_CHARS_MAX {
         return plain;
@@ -222,7 +222,7 @@ pub fn page_devices_line(topo: &Topology, m: &Metrics) -> String {
 }
 
 /// [`irqs_line`] for a page, folded as [`page_devices_line`].
-pub fn page_irqs_line(topo: &Topology, m: &Metrics) -> String {
+pub(crate) fn page_irqs_line(topo: &Topology, m: &Metrics) -> String {
     let plain = irqs_line(m);
     if plain.chars().count() <= BULLET_CHARS_MAX {
         return plain;
@@ -240,7 +240,7 @@ pub fn page_irqs_line(topo: &Topology, m: &Metrics) -> String {
 
 /// [`nodes_line`] for a page: beyond [`NODES_LISTED_MAX`] nodes, nodes grouped by their count
 /// ("per node: 16 IRQs on 48 nodes (0-47), 17 on 16 nodes (48-63) (fair share 16.2)").
-pub fn page_nodes_line(m: &Metrics) -> String {
+pub(crate) fn page_nodes_line(m: &Metrics) -> String {
     if m.per_node.len() <= NODES_LISTED_MAX {
         return bounded(nodes_line(m));
     }
@@ -273,13 +273,13 @@ pub fn page_nodes_line(m: &Metrics) -> String {
 }
 
 /// Nodes listed one by one in [`page_nodes_line`]; beyond, grouped by count.
-pub const NODES_LISTED_MAX: usize = 16;
+pub(crate) const NODES_LISTED_MAX: usize = 16;
 
 /// The one line above a heatmap, in reviewers' words: "max 6 devices on a CPU (ideal 4): 28
 /// CPUs 34-47,82-95 serve all 6" or "max 4 = ideal, all 96 CPUs used".
 /// On a machine whose nodes all look alike the CPU lists name one node's positions ("CPUs
 /// 112-127 of each node").
-pub fn verdict_line(topo: &Topology, m: &Metrics, metric: HeatMetric) -> String {
+pub(crate) fn verdict_line(topo: &Topology, m: &Metrics, metric: HeatMetric) -> String {
     let value = |c: &CpuLoad| metric.value(c, m.basis);
     let groups = m.group_online(value);
     let online: u32 = groups.iter().map(|(_, s)| s.weight()).sum();

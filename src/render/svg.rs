@@ -16,9 +16,9 @@ use crate::topology::{CpuSet, Topology};
 use std::fmt::Write;
 
 /// Views with more CPUs than this fold runs of equal value into segments.
-pub const CELLS_UNFOLDED_MAX: u32 = 1024;
+pub(crate) const CELLS_UNFOLDED_MAX: u32 = 1024;
 /// Device strips draw one cell per CPU up to this many cells in all; beyond, one per node.
-pub const STRIP_CELLS_MAX: u64 = 65_536;
+pub(crate) const STRIP_CELLS_MAX: u64 = 65_536;
 
 /// Width of the cell area of a row in viewBox units; longer rows wrap (at a core boundary).
 const ROW_PX: u32 = 760;
@@ -102,7 +102,7 @@ impl HeatMetric {
 }
 
 /// Escape text for SVG/HTML content and attribute values.
-pub fn escape(text: &str) -> String {
+pub(crate) fn escape(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for ch in text.chars() {
         match ch {
@@ -118,7 +118,7 @@ pub fn escape(text: &str) -> String {
 }
 
 /// Possible CPUs of a node in drawing order: package, cluster, core (SMT set), thread.
-pub fn layout_order(topo: &Topology, node: u32) -> Vec<u32> {
+pub(crate) fn layout_order(topo: &Topology, node: u32) -> Vec<u32> {
     let mut cpus: Vec<u32> = topo.node_cpus(node).iter().collect();
     cpus.sort_by_key(|&cpu| {
         let cluster = topo.cluster(cpu).first().unwrap_or(u32::MAX);
@@ -528,7 +528,7 @@ pub fn heatmap(topo: &Topology, m: &Metrics, metric: HeatMetric, zoom: Option<u3
 
 /// [`heatmap`] on a colour scale `0..=scale_max` given by the caller (a compare draws both
 /// sides on one scale: the larger of the two maxima); `None` scales to this outcome's maximum.
-pub fn heatmap_scaled(
+pub(crate) fn heatmap_scaled(
     topo: &Topology,
     m: &Metrics,
     metric: HeatMetric,
@@ -567,7 +567,7 @@ pub fn heatmap_scaled(
 
 /// Per-CPU heatmap of measured values (live mode: interrupts per second), laid out exactly as
 /// [`heatmap`]. `values` is ordered by CPU; CPUs not listed are 0.
-pub fn value_heatmap(topo: &Topology, values: &[(u32, u64)], label: &str, unit: &str, zoom: Option<u32>) -> String {
+pub(crate) fn value_heatmap(topo: &Topology, values: &[(u32, u64)], label: &str, unit: &str, zoom: Option<u32>) -> String {
     let lookup = |cpu: u32| -> i64 {
         values
             .binary_search_by_key(&cpu, |v| v.0)
@@ -596,7 +596,7 @@ pub fn value_heatmap(topo: &Topology, values: &[(u32, u64)], label: &str, unit: 
 }
 
 /// Per-CPU difference B − A of one metric (same topology on both sides).
-pub fn diff_heatmap(topo: &Topology, a: &Metrics, b: &Metrics, metric: HeatMetric, zoom: Option<u32>) -> String {
+pub(crate) fn diff_heatmap(topo: &Topology, a: &Metrics, b: &Metrics, metric: HeatMetric, zoom: Option<u32>) -> String {
     let deltas: Vec<(u32, i64)> = a
         .per_cpu
         .iter()
@@ -657,7 +657,7 @@ pub fn diff_heatmap(topo: &Topology, a: &Metrics, b: &Metrics, metric: HeatMetri
 const NUMA_LABELLED_MAX: usize = 16;
 
 /// Counted IRQs per node against each node's fair share (by online CPUs), drawn with plotters.
-pub fn numa_chart(m: &Metrics) -> String {
+pub(crate) fn numa_chart(m: &Metrics) -> String {
     use plotters::prelude::*;
     use plotters::style::text_anchor::{HPos, Pos, VPos};
     const BAR_PX: u32 = 36;
@@ -729,7 +729,7 @@ pub fn numa_chart(m: &Metrics) -> String {
 
 /// Which CPUs each device's vectors landed on (by effective CPU): one row per device, CPUs in
 /// topology order; folded to one cell per node when the picture would be too big.
-pub fn device_strip(topo: &Topology, outcome: &Outcome, zoom: Option<u32>) -> String {
+pub(crate) fn device_strip(topo: &Topology, outcome: &Outcome, zoom: Option<u32>) -> String {
     let nodes = view_nodes(topo, zoom);
     let order: Vec<u32> = nodes.iter().flat_map(|&n| layout_order(topo, n)).collect();
     let per_node = order.len() as u64 * outcome.devices.len() as u64 > STRIP_CELLS_MAX;

@@ -10,13 +10,13 @@ use crate::topology::Topology;
 use std::fmt::Write;
 
 /// Cells per row before a node's CPUs wrap to the next row.
-pub const COLUMNS: u32 = 32;
+pub(crate) const COLUMNS: u32 = 32;
 const CELL: u32 = 16;
 const LABEL_W: u32 = 56;
 
 /// How the colour scale of a comparison is chosen.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Scale {
+pub(crate) enum Scale {
     /// The larger maximum of the two sides (the default).
     Shared,
     /// A fixed maximum given by the reader, the same for every comparison.
@@ -24,7 +24,7 @@ pub enum Scale {
 }
 
 /// The largest value of `metric` on any online CPU of either side.
-pub fn shared_max(a: &Metrics, b: &Metrics, metric: HeatMetric) -> u32 {
+pub(crate) fn shared_max(a: &Metrics, b: &Metrics, metric: HeatMetric) -> u32 {
     [a, b]
         .iter()
         .flat_map(|m| m.per_cpu.iter().filter(|c| c.online).map(|c| metric.value(c, m.basis)))
@@ -48,7 +48,7 @@ fn shade(v: u32, max: u32) -> String {
 }
 
 /// One side's heatmap drawn with the scale maximum `max`.
-pub fn heatmap_on_scale(
+pub(crate) fn heatmap_on_scale(
     topo: &Topology,
     m: &Metrics,
     metric: HeatMetric,

@@ -7,7 +7,7 @@ use std::fmt::Write;
 
 /// One reading on the chart.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct HistoryPoint {
+pub(crate) struct HistoryPoint {
     pub seq: u64,
     /// `None`: a baseline, no rate.
     pub value: Option<f64>,
@@ -30,7 +30,7 @@ fn fmt_value(v: f64) -> String {
 }
 
 /// A line chart of `points` (oldest first). `data-last-seq` names the newest reading shown.
-pub fn history_chart(points: &[HistoryPoint], label: &str, unit: &str) -> String {
+pub(crate) fn history_chart(points: &[HistoryPoint], label: &str, unit: &str) -> String {
     let mut out = String::with_capacity(256 + points.len() * 16);
     let last_seq = points.last().map_or(0, |p| p.seq);
     let max = points

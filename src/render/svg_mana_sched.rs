@@ -8,12 +8,12 @@ use crate::kernel::sched::{NodeTopology, SchedTopology};
 use std::fmt::Write;
 
 /// Grids larger than this many cells are not drawn (the tables and JSON still hold them).
-pub const GRID_CELLS_MAX: usize = 65_536;
+pub(crate) const GRID_CELLS_MAX: usize = 65_536;
 /// Grids with more cells than this draw no per-cell rect and tooltip: runs of identical cells
 /// fold into one rect that carries its CPUs and a `data-tip` for the page's hover script.
-pub const GRID_TIPS_MAX: usize = 4096;
+pub(crate) const GRID_TIPS_MAX: usize = 4096;
 /// Bar charts with more CPUs than this carry `data-tip` instead of a `<title>` per bar.
-pub const BAR_TIPS_MAX: usize = 64;
+pub(crate) const BAR_TIPS_MAX: usize = 64;
 
 /// A bar's rect: closed with a `<title>` on small charts, with a `data-tip` on large ones.
 fn bar_rect(out: &mut String, attrs: &str, tip: &str, titles: bool) {
@@ -32,7 +32,7 @@ const HEAD_H: u32 = 34;
 
 /// Columns of the MANA pictures: CPUs grouped by core, cores by node; with the x offset of
 /// each column. Node changes and core changes add a gap.
-pub fn mana_columns(input: &ManaInput) -> Vec<(u32, u32)> {
+pub(crate) fn mana_columns(input: &ManaInput) -> Vec<(u32, u32)> {
     let mut cpus: Vec<u32> = (0..input.cpu_node.len() as u32).collect();
     cpus.sort_by_key(|&c| (input.cpu_node[c as usize], input.cpu_core[c as usize], c));
     let mut out = Vec::with_capacity(cpus.len());
@@ -91,7 +91,7 @@ fn irq_label(index: u32) -> String {
 
 /// The IRQ × CPU grid of one driver version: shaded cells are the IRQ's affinity mask (pale
 /// when the driver left the default mask), a dot marks the effective CPU.
-pub fn mana_grid(input: &ManaInput, o: &ManaOutcome, id: &str, title: &str) -> String {
+pub(crate) fn mana_grid(input: &ManaInput, o: &ManaOutcome, id: &str, title: &str) -> String {
     let cols = mana_columns(input);
     let n_cpus = cols.len();
     if n_cpus * o.irqs.len() > GRID_CELLS_MAX {
@@ -193,7 +193,7 @@ pub fn mana_grid(input: &ManaInput, o: &ManaOutcome, id: &str, title: &str) -> S
 
 /// Per-CPU stacked bar of the vector load at the end of setup: vectors other devices held
 /// before, MANA's own, and old vectors left behind by moves.
-pub fn mana_load_bars(input: &ManaInput, o: &ManaOutcome, id: &str) -> String {
+pub(crate) fn mana_load_bars(input: &ManaInput, o: &ManaOutcome, id: &str) -> String {
     let cols = mana_columns(input);
     let titles = cols.len() <= BAR_TIPS_MAX;
     let max = o
@@ -261,7 +261,7 @@ pub fn mana_load_bars(input: &ManaInput, o: &ManaOutcome, id: &str) -> String {
 }
 
 /// Max − min of the queue IRQs per online CPU.
-pub fn queue_imbalance(input: &ManaInput, o: &ManaOutcome) -> u32 {
+pub(crate) fn queue_imbalance(input: &ManaInput, o: &ManaOutcome) -> u32 {
     let online: Vec<u32> = o
         .queue_irqs_per_cpu
         .iter()
@@ -273,7 +273,7 @@ pub fn queue_imbalance(input: &ManaInput, o: &ManaOutcome) -> u32 {
 }
 
 /// Per-CPU bar of queue IRQs (the proxy for the seed's %soft table), the imbalance called out.
-pub fn mana_queue_bars(input: &ManaInput, o: &ManaOutcome, id: &str, title: &str) -> String {
+pub(crate) fn mana_queue_bars(input: &ManaInput, o: &ManaOutcome, id: &str, title: &str) -> String {
     let cols = mana_columns(input);
     let titles = cols.len() <= BAR_TIPS_MAX;
     let max = o.queue_irqs_per_cpu.iter().copied().max().unwrap_or(0).max(1);
@@ -328,7 +328,7 @@ fn level_colour(i: usize, n: usize) -> String {
 }
 
 /// The node distance matrix as a heatmap coloured by distance level; the levels listed below.
-pub fn sched_distance_heatmap(distance: &[Vec<u32>], levels: &[u32]) -> String {
+pub(crate) fn sched_distance_heatmap(distance: &[Vec<u32>], levels: &[u32]) -> String {
     let n = distance.len();
     let cell = 34u32;
     let left = 30u32;
@@ -385,7 +385,7 @@ fn node_set(nodes: &[u32]) -> String {
 /// width is proportional to their CPU count. Unequal-weight domains, descended groups
 /// (built below the level under the domain) and prefer-sibling groups carry classes that the
 /// stylesheet highlights; degenerate levels are greyed.
-pub fn sched_ladder(t: &SchedTopology, node: &NodeTopology) -> String {
+pub(crate) fn sched_ladder(t: &SchedTopology, node: &NodeTopology) -> String {
     // Overlapping groups can add up to more than the span: scale by the widest row.
     let total: u32 = t
         .nodes

@@ -13,7 +13,7 @@ use serde_json::json;
 use std::fmt::Write;
 
 /// Makes a link for a row's scenario (or `None` when links are not wanted).
-pub type LinkFn<'a> = &'a dyn Fn(&ScenarioSpec) -> Option<String>;
+pub(crate) type LinkFn<'a> = &'a dyn Fn(&ScenarioSpec) -> Option<String>;
 
 /// The `irqscope sweep …` line that reproduces a sweep.
 pub fn command_line(config: &SweepConfig) -> String {
@@ -21,7 +21,7 @@ pub fn command_line(config: &SweepConfig) -> String {
 }
 
 /// [`command_line`] as words for `text::command_block`; an option and its value are one word.
-pub fn command_words(config: &SweepConfig) -> Vec<String> {
+pub(crate) fn command_words(config: &SweepConfig) -> Vec<String> {
     let all_topologies: Vec<String> = crate::catalogue::names().map(str::to_string).collect();
     let mut words = vec!["irqscope".to_string(), "sweep".to_string()];
     if config.topologies == all_topologies {
@@ -213,7 +213,7 @@ fn aggregate_lines(a: &Aggregate, out: &mut String) {
 }
 
 /// Where each proposal beats every kernel variant and where it does not, and its cost.
-pub fn comparison_text(sweep: &Sweep) -> String {
+pub(crate) fn comparison_text(sweep: &Sweep) -> String {
     let mut out = String::new();
     let proposals: Vec<Placement> = sweep
         .config
@@ -383,7 +383,7 @@ const PLOT_BOTTOM: u32 = 18;
 /// Small multiples: one panel per machine; in it, one cluster of bars per mix, one bar per
 /// placement: the worst counter's gap to the ideal (full bar) and the best counter's (dark
 /// tick). One scale for every panel, so panels compare.
-pub fn small_multiples(sweep: &Sweep) -> String {
+pub(crate) fn small_multiples(sweep: &Sweep) -> String {
     let c = &sweep.config;
     let n_place = c.placements.len();
     let n_mix = c.mixes.len();

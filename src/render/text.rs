@@ -150,7 +150,7 @@ fn machine_pieces(word: &str, width: usize) -> Vec<String> {
 
 /// A one-line command (`irqscope mana X --opt v …`) as [`command_block`] words: the leading
 /// words, then each option with its value.
-pub fn words_of(command: &str) -> Vec<String> {
+pub(crate) fn words_of(command: &str) -> Vec<String> {
     let mut chunks = command.split(" --");
     let mut words: Vec<String> = chunks
         .next()
@@ -243,7 +243,7 @@ pub fn report(scenario: &Scenario, outcome: &Outcome, m: &Metrics, opts: &TextOp
 }
 
 /// The permalink last, alone on its line (the one line allowed past 72 columns).
-pub fn permalink_block(link: Option<&str>, out: &mut String) {
+pub(crate) fn permalink_block(link: Option<&str>, out: &mut String) {
     if let Some(link) = link {
         out.push('\n');
         out.push_str(link);
@@ -532,11 +532,11 @@ pub fn compare_report(a: &Side<'_>, b: &Side<'_>, opts: &TextOptions) -> String 
 }
 
 /// Rows of the per-vector difference printed per device before the rest is counted only.
-pub const VECTOR_CHANGES_SHOWN_MAX: usize = 32;
+pub(crate) const VECTOR_CHANGES_SHOWN_MAX: usize = 32;
 
 /// One vector whose effective CPU differs between the two sides of a comparison.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct VectorChange {
+pub(crate) struct VectorChange {
     pub device: String,
     /// The vector's index within its device.
     pub vector: u32,
@@ -549,7 +549,7 @@ pub struct VectorChange {
 
 /// Every vector whose effective CPU differs between `a` and `b`, in device then vector order.
 /// Both sides run the same devices, so vectors pair by position.
-pub fn vector_changes_list(a: &Outcome, b: &Outcome, scenario: &Scenario) -> Vec<VectorChange> {
+pub(crate) fn vector_changes_list(a: &Outcome, b: &Outcome, scenario: &Scenario) -> Vec<VectorChange> {
     let mut changes = Vec::new();
     for ((da, db), dev) in a.devices.iter().zip(&b.devices).zip(scenario.devices()) {
         for (va, vb) in da.vectors.iter().zip(&db.vectors) {
@@ -648,7 +648,7 @@ fn vector_changes(a: &Outcome, b: &Outcome, scenario: &Scenario, out: &mut Strin
 /// The `irqscope compare …` command that reproduces a comparison: `a`'s machine, devices,
 /// proposal and boot parameters, then every name of each side spelled out (no default
 /// involved, so the command means the same whatever later defaults become).
-pub fn compare_command_words(a: &Scenario, b: &Scenario, topology: &str) -> Vec<String> {
+pub(crate) fn compare_command_words(a: &Scenario, b: &Scenario, topology: &str) -> Vec<String> {
     let side_flags = ["--variant ", "--sort ", "--effective ", "--counter "];
     let mut words: Vec<String> = command_words(a, topology)
         .into_iter()

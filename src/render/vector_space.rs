@@ -12,7 +12,7 @@ use std::fmt::Write as _;
 const TEXT_ROWS_MAX: usize = 64;
 
 /// What the report says about the kernel after a failure.
-pub const OUT_OF_SCOPE: &str = "What the kernel does after a failed allocation (the driver's fallbacks: \
+pub(crate) const OUT_OF_SCOPE: &str = "What the kernel does after a failed allocation (the driver's fallbacks: \
 fewer vectors, legacy interrupts, a failed probe) is not modelled; placements after this failure \
 are the model's, not the kernel's.";
 
@@ -40,7 +40,7 @@ fn failure_line(f: &VectorFailure) -> String {
 }
 
 /// One line naming the first failure (for warning lists), `None` when nothing failed.
-pub fn warning_line(vs: &VectorSpace) -> Option<String> {
+pub(crate) fn warning_line(vs: &VectorSpace) -> Option<String> {
     vs.first_failure()
         .map(|f| format!("{}. {OUT_OF_SCOPE}", failure_line(f)))
 }
@@ -198,7 +198,7 @@ pub fn json(vs: &VectorSpace) -> Value {
 }
 
 /// Add the vector space and the boot parameters to an outcome's JSON when [`shown`].
-pub fn add_to_json(value: &mut Value, scenario: &Scenario, outcome: &Outcome) {
+pub(crate) fn add_to_json(value: &mut Value, scenario: &Scenario, outcome: &Outcome) {
     if !shown(scenario, outcome) {
         return;
     }

@@ -12,9 +12,9 @@ use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 
 /// The preset the MANA page opens with (seed 001's VM).
-pub const MANA_DEFAULT_PRESET: &str = "azure-4vcpu-smt2";
+pub(crate) const MANA_DEFAULT_PRESET: &str = "azure-4vcpu-smt2";
 /// Longest `load` or `irqaffinity` text accepted.
-pub const LIST_TEXT_BYTES_MAX: usize = 65_536;
+pub(crate) const LIST_TEXT_BYTES_MAX: usize = 65_536;
 
 fn bad<T>(m: impl Into<String>) -> Result<T, ScenarioError> {
     Err(ScenarioError(m.into()))

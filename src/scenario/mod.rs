@@ -41,11 +41,11 @@ pub const DEVICES_MAX: usize = 256;
 /// Most vectors of one device (the MSI-X table size limit).
 pub const VECTORS_PER_DEVICE_MAX: u32 = 2048;
 /// Most vectors over all devices.
-pub const VECTORS_TOTAL_MAX: u64 = 65_536;
+pub(crate) const VECTORS_TOTAL_MAX: u64 = 65_536;
 /// Longest device name.
-pub const DEVICE_NAME_BYTES_MAX: usize = 64;
+pub(crate) const DEVICE_NAME_BYTES_MAX: usize = 64;
 /// Most interrupt sets a scenario may ask for (the kernel accepts 4 and WARNs above).
-pub const SETS_MAX: usize = 8;
+pub(crate) const SETS_MAX: usize = 8;
 
 /// Where a device's blk-mq queue map comes from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -113,7 +113,7 @@ pub struct Device {
 impl Device {
     /// Queue vectors the device offers: its affinity vectors, or for MANA every vector but
     /// the HWC's.
-    pub fn queue_vectors(&self) -> u32 {
+    pub(crate) fn queue_vectors(&self) -> u32 {
         match self.driver {
             Driver::Generic => self.affinity_vectors(),
             Driver::Mana { .. } => self.vectors.saturating_sub(1),
@@ -121,7 +121,7 @@ impl Device {
     }
 
     /// Vectors that get affinity: all but the pre and post vectors.
-    pub fn affinity_vectors(&self) -> u32 {
+    pub(crate) fn affinity_vectors(&self) -> u32 {
         affinity_vectors(&self.affinity_request())
     }
 
@@ -176,7 +176,7 @@ impl BootParams {
 }
 
 /// Longest boot-parameter text.
-pub const BOOT_PARAM_BYTES_MAX: usize = 64 << 10;
+pub(crate) const BOOT_PARAM_BYTES_MAX: usize = 64 << 10;
 
 /// Validated [`BootParams`].
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -190,7 +190,7 @@ struct BootState {
 }
 
 /// Parse `vectors_held` text (`CPUS:N,...`) for `n` CPU ids.
-pub fn parse_vectors_held(text: &str, n: u32) -> Result<Vec<u32>, ScenarioError> {
+pub(crate) fn parse_vectors_held(text: &str, n: u32) -> Result<Vec<u32>, ScenarioError> {
     let mut held = vec![0u32; n as usize];
     let mut seen = CpuSet::new(n);
     let bad = |why: String| {
@@ -551,7 +551,7 @@ impl VectorSpace {
     }
     /// Whether the vector space ran out anywhere (a failure, a broken affinity or an
     /// over-reservation).
-    pub fn exhausted(&self) -> bool {
+    pub(crate) fn exhausted(&self) -> bool {
         !self.failures.is_empty() || !self.affinity_broken.is_empty() || self.reservation_exceeded.is_some()
     }
 }

@@ -35,7 +35,7 @@ pub struct SideSpec {
 
 impl SideSpec {
     /// The scenario this side runs: `base` with this side's overrides.
-    pub fn apply(&self, base: &ScenarioSpec) -> ScenarioSpec {
+    pub(crate) fn apply(&self, base: &ScenarioSpec) -> ScenarioSpec {
         ScenarioSpec {
             variant: self.variant.clone().unwrap_or_else(|| base.variant.clone()),
             sort: self.sort.clone().unwrap_or_else(|| base.sort.clone()),

@@ -25,12 +25,12 @@ use serde::Serialize;
 use std::io::{Read, Write};
 
 /// The version prefix this build writes and reads.
-pub const VERSION_PREFIX: &str = "v1.";
+pub(crate) const VERSION_PREFIX: &str = "v1.";
 /// Largest compressed payload accepted. 32 KiB keeps the whole link under the 64 KiB that
 /// HTTP libraries accept in a request line; an explicit 8,192-CPU machine needs a few KiB.
-pub const COMPRESSED_BYTES_MAX: usize = 32 << 10;
+pub(crate) const COMPRESSED_BYTES_MAX: usize = 32 << 10;
 /// Largest inflated JSON accepted.
-pub const JSON_BYTES_MAX: usize = 1 << 20;
+pub(crate) const JSON_BYTES_MAX: usize = 1 << 20;
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum PermalinkError {

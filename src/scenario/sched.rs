@@ -14,8 +14,8 @@ use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 
 /// The preset the sched page opens with (seed 003's machine) and its pair node.
-pub const SCHED_DEFAULT_PRESET: &str = "arm64-4node-diameter3";
-pub const SCHED_DEFAULT_PAIR_NODE: u32 = 1;
+pub(crate) const SCHED_DEFAULT_PRESET: &str = "arm64-4node-diameter3";
+pub(crate) const SCHED_DEFAULT_PAIR_NODE: u32 = 1;
 
 fn sched_error(m: impl std::fmt::Display) -> ScenarioError {
     ScenarioError(format!("sched: {m}"))

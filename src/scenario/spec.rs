@@ -92,7 +92,7 @@ fn default_effective() -> String {
 /// command line and the pages' forms call this where the user gave no model; a permalink always
 /// carries its model (`effective` is serialized unconditionally), so old links keep theirs, and
 /// the serde default above stays [`DEFAULT_EFFECTIVE`].
-pub fn effective_default(topology: &TopologyRef) -> (EffectiveModel, String) {
+pub(crate) fn effective_default(topology: &TopologyRef) -> (EffectiveModel, String) {
     match topology {
         TopologyRef::Preset(name) => crate::catalogue::default_effective(Some(name)),
         TopologyRef::Inline(_) => crate::catalogue::default_effective(None),
@@ -193,9 +193,9 @@ impl DeviceSpec {
 }
 
 /// The `driver` name of the MANA NIC driver.
-pub const DRIVER_MANA: &str = "mana";
+pub(crate) const DRIVER_MANA: &str = "mana";
 
-pub fn parse_msix_mode(name: &str) -> Result<MsixMode, ScenarioError> {
+pub(crate) fn parse_msix_mode(name: &str) -> Result<MsixMode, ScenarioError> {
     match name {
         "dynamic" => Ok(MsixMode::Dynamic),
         "static" => Ok(MsixMode::Static),
@@ -203,7 +203,7 @@ pub fn parse_msix_mode(name: &str) -> Result<MsixMode, ScenarioError> {
     }
 }
 
-pub fn msix_mode_name(mode: MsixMode) -> &'static str {
+pub(crate) fn msix_mode_name(mode: MsixMode) -> &'static str {
     match mode {
         MsixMode::Dynamic => "dynamic",
         MsixMode::Static => "static",
@@ -532,7 +532,7 @@ pub fn command_line(scenario: &Scenario, topology: &str) -> String {
 }
 
 /// [`command_line`] as words; an option and its value are one word.
-pub fn command_words(scenario: &Scenario, topology: &str) -> Vec<String> {
+pub(crate) fn command_words(scenario: &Scenario, topology: &str) -> Vec<String> {
     let mut words = vec!["irqscope".to_string(), "simulate".into(), shell_word(topology)];
     words.extend(format_device_tokens(scenario.devices()).iter().map(|t| shell_word(t)));
     words.push(format!("--variant {}", scenario.variant().name()));

@@ -22,9 +22,9 @@ use super::{Topology, CPUS_MAX, NODES_MAX};
 /// What starts a compact machine word.
 pub const PREFIX: &str = "cpus:";
 /// Longest compact word (Linux `MAX_ARG_STRLEN`, 32 pages).
-pub const COMPACT_BYTES_MAX: usize = 128 * 1024;
+pub(crate) const COMPACT_BYTES_MAX: usize = 128 * 1024;
 /// Most items in one list field (every CPU its own set).
-pub const COMPACT_ITEMS_MAX: usize = CPUS_MAX as usize;
+pub(crate) const COMPACT_ITEMS_MAX: usize = CPUS_MAX as usize;
 
 /// Does this argument name a compact machine?
 pub fn is_compact(word: &str) -> bool {
@@ -48,7 +48,7 @@ pub fn label(spec: &TopologySpec) -> String {
 
 /// The compact word of an explicit spec (a `[generate]` table is not carried: call [`encode`]
 /// on the validated topology for those).
-pub fn encode_spec(spec: &TopologySpec) -> String {
+pub(crate) fn encode_spec(spec: &TopologySpec) -> String {
     let mut fields = vec![format!("name={}", percent_encode(&spec.name))];
     if let Some(nodes) = &spec.nodes {
         fields.push(format!("nodes={}", nodes.join("+")));

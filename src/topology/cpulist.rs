@@ -14,7 +14,7 @@ use super::CpuSet;
 use std::fmt::Write;
 
 /// Longest text accepted by the parsers; longer input is refused rather than scanned.
-pub const CPULIST_TEXT_BYTES_MAX: usize = 1 << 20;
+pub(crate) const CPULIST_TEXT_BYTES_MAX: usize = 1 << 20;
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum CpulistError {

@@ -86,7 +86,7 @@ impl CpuSet {
     }
 
     /// Lowest CPU `>= start`.
-    pub fn first_from(&self, start: u32) -> Option<u32> {
+    pub(crate) fn first_from(&self, start: u32) -> Option<u32> {
         let mut w = (start / WORD_BITS) as usize;
         if w >= self.words.len() {
             return None;
@@ -196,7 +196,7 @@ impl CpuSet {
     }
 
     /// `|self & other|` without building the intersection.
-    pub fn and_weight(&self, other: &CpuSet) -> u32 {
+    pub(crate) fn and_weight(&self, other: &CpuSet) -> u32 {
         self.words
             .iter()
             .zip(other.words.iter())

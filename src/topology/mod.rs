@@ -20,15 +20,15 @@ pub use spec::{ClusterShape, Generator, SmtNumbering, TopologySpec};
 /// Highest number of CPU ids a topology may have (`nr_cpu_ids`).
 pub const CPUS_MAX: u32 = 8192;
 /// Highest number of NUMA node ids (`nr_node_ids`).
-pub const NODES_MAX: u32 = 1024;
+pub(crate) const NODES_MAX: u32 = 1024;
 /// Longest topology name accepted.
-pub const NAME_BYTES_MAX: usize = 200;
+pub(crate) const NAME_BYTES_MAX: usize = 200;
 /// Longest note accepted.
-pub const NOTE_BYTES_MAX: usize = 2000;
+pub(crate) const NOTE_BYTES_MAX: usize = 2000;
 
 /// The kernel's `LOCAL_DISTANCE` and the default distance between two nodes.
-pub const LOCAL_DISTANCE: u32 = 10;
-pub const REMOTE_DISTANCE: u32 = 20;
+pub(crate) const LOCAL_DISTANCE: u32 = 10;
+pub(crate) const REMOTE_DISTANCE: u32 = 20;
 /// Largest distance: the ACPI SLIT holds one byte per entry, and the kernel's `slit_valid`
 /// (drivers/acpi/numa/srat.c) takes any value above `LOCAL_DISTANCE` off the diagonal.
 ///
@@ -37,7 +37,7 @@ pub const REMOTE_DISTANCE: u32 = 20;
 /// `node_read_distance` (drivers/base/node.c) prints row N of `nodeN/distance` as
 /// `node_distance(N, i)` for each online node i. So `distances[a][b]` is `node_distance(a, b)`,
 /// and every importer and exporter keeps the two directions apart.
-pub const DISTANCE_MAX: u32 = 255;
+pub(crate) const DISTANCE_MAX: u32 = 255;
 
 const NONE: u32 = u32::MAX;
 
@@ -374,7 +374,7 @@ impl Topology {
     pub fn cpu_to_node(&self, cpu: u32) -> u32 {
         self.cpu_node.get(cpu as usize).copied().unwrap_or(0)
     }
-    pub fn cpu_to_package(&self, cpu: u32) -> u32 {
+    pub(crate) fn cpu_to_package(&self, cpu: u32) -> u32 {
         self.cpu_package.get(cpu as usize).copied().unwrap_or(0)
     }
     /// Possible CPUs of a node (the kernel's `node_to_cpumask`); empty for memory-only nodes.
@@ -413,7 +413,7 @@ impl Topology {
             .unwrap_or(REMOTE_DISTANCE)
     }
     /// Highest number of SMT threads in one core.
-    pub fn threads_per_core_max(&self) -> u32 {
+    pub(crate) fn threads_per_core_max(&self) -> u32 {
         self.smt_sets.iter().map(CpuSet::weight).max().unwrap_or(1)
     }
     /// Node ids that have at least one possible CPU.

@@ -123,7 +123,7 @@ pub enum ClusterShape {
 
 impl ClusterShape {
     /// No `clusters` key was given (empty cluster masks); such a generator serializes without it.
-    pub fn is_unset(&self) -> bool {
+    pub(crate) fn is_unset(&self) -> bool {
         *self == ClusterShape::Unset
     }
 }
@@ -154,7 +154,7 @@ struct GenCore {
 
 impl TopologySpec {
     /// The spec with `[generate]` expanded into explicit lists.
-    pub fn to_explicit(&self) -> Result<TopologySpec, TopologyError> {
+    pub(crate) fn to_explicit(&self) -> Result<TopologySpec, TopologyError> {
         let Some(gen) = &self.generate else {
             return Ok(self.clone());
         };

@@ -16,13 +16,13 @@ use serde::Deserialize;
 use std::fmt::Write;
 
 #[derive(Debug, Default, Deserialize)]
-pub struct BlkMqQuery {
+pub(crate) struct BlkMqQuery {
     pub preset: Option<String>,
     pub queues: Option<u32>,
     pub variant: Option<String>,
 }
 
-pub struct MapperView {
+pub(crate) struct MapperView {
     pub name: &'static str,
     pub mapped: u32,
     pub unmapped: Vec<u32>,
@@ -33,7 +33,7 @@ pub struct MapperView {
 
 #[derive(Template)]
 #[template(path = "blkmq/page.html")]
-pub struct BlkMqPage {
+pub(crate) struct BlkMqPage {
     pub title: String,
     pub preset: String,
     pub queues: u32,
@@ -66,7 +66,7 @@ fn strip(mapper: &str, queues: u32, unmapped: &[u32]) -> String {
     )
 }
 
-pub async fn blkmq_page(Query(q): Query<BlkMqQuery>) -> Result<Html<String>, AppError> {
+pub(crate) async fn blkmq_page(Query(q): Query<BlkMqQuery>) -> Result<Html<String>, AppError> {
     let preset = q.preset.clone().unwrap_or_else(|| "xeon-2s-18c-smt2".into());
     let topo = catalogue::get(&preset).ok_or_else(|| AppError::BadInput(format!("unknown preset {preset:?}")))?;
     let queues = q.queues.unwrap_or(64);

@@ -24,14 +24,14 @@ use std::io::Write;
 use std::sync::{Arc, Mutex};
 
 /// The crate version and a hash of every input of a rendered page (see `build.rs`).
-pub const MODEL_VERSION: &str = env!("IRQSCOPE_MODEL_VERSION");
+pub(crate) const MODEL_VERSION: &str = env!("IRQSCOPE_MODEL_VERSION");
 /// Rendered permalink bodies and their encodings kept at most, in bytes.
-pub const PERMALINK_CACHE_BYTES_MAX: usize = 64 << 20;
+pub(crate) const PERMALINK_CACHE_BYTES_MAX: usize = 64 << 20;
 /// A body larger than this (with its encoding) is served but not kept.
-pub const PERMALINK_CACHE_ENTRY_BYTES_MAX: usize = 4 << 20;
+pub(crate) const PERMALINK_CACHE_ENTRY_BYTES_MAX: usize = 4 << 20;
 /// How long a browser or proxy may keep a permalink page without asking again. Pinned bytes
 /// could be kept for ever, but a fix to a model or a page reaches readers within a day.
-pub const PERMALINK_MAX_AGE_S: u64 = 86_400;
+pub(crate) const PERMALINK_MAX_AGE_S: u64 = 86_400;
 
 const PERMALINK_CACHE_CONTROL: &str = "public, max-age=86400, immutable";
 const _: () = assert!(PERMALINK_MAX_AGE_S == 86_400, "update PERMALINK_CACHE_CONTROL");
@@ -250,7 +250,7 @@ pub async fn immutable(State(cache): State<PermalinkCache>, req: Request, next: 
 
 /// `GET /static/{file}`: the files of `static/`, embedded at build time with their gzip
 /// encoding. Not fingerprinted in their URLs, so browsers revalidate (`no-cache`) and get 304.
-pub async fn static_asset(Path(file): Path<String>, headers: HeaderMap) -> Response {
+pub(crate) async fn static_asset(Path(file): Path<String>, headers: HeaderMap) -> Response {
     let Some(&(name, bytes, gz, tag)) = STATIC_ASSETS.iter().find(|a| a.0 == file) else {
         return super::AppError::NotFound(format!("no static file {file:?}")).into_response();
     };

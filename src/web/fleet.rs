@@ -16,14 +16,14 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 #[derive(Debug, Default, Deserialize)]
-pub struct FleetQuery {
+pub(crate) struct FleetQuery {
     pub sort: Option<String>,
     pub variant: Option<String>,
     pub effective: Option<String>,
     pub matching: Option<String>,
 }
 
-pub struct FleetRow {
+pub(crate) struct FleetRow {
     pub host: String,
     pub kernel: String,
     pub busiest: String,
@@ -36,7 +36,7 @@ pub struct FleetRow {
 
 #[derive(Template)]
 #[template(path = "fleet/fleet.html")]
-pub struct FleetPage {
+pub(crate) struct FleetPage {
     pub title: String,
     pub rows: Vec<FleetRow>,
     pub variant: String,
@@ -91,7 +91,7 @@ fn row(st: &HostState, variant: &str, effective: &str) -> FleetRow {
 /// Most hosts compared per page view (the store's own host limit).
 const FLEET_ROWS_MAX: usize = crate::live::limits::HOSTS_MAX;
 
-pub async fn fleet_page(State(app): State<AppState>, Query(q): Query<FleetQuery>) -> Result<Html<String>, AppError> {
+pub(crate) async fn fleet_page(State(app): State<AppState>, Query(q): Query<FleetQuery>) -> Result<Html<String>, AppError> {
     let pick = |v: &Option<String>, d: &str| v.clone().filter(|s| !s.is_empty()).unwrap_or_else(|| d.to_string());
     let variant = pick(&q.variant, spec::DEFAULT_VARIANT.name());
     let effective = pick(&q.effective, spec::DEFAULT_EFFECTIVE.name());

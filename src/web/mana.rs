@@ -29,7 +29,7 @@ fn bad(m: impl Into<String>) -> AppError {
 
 /// `/mana?preset=…&node=…&mode=…&max_msix=…&load=0,1,1,1&irqaffinity=0&driver=patched`.
 #[derive(Debug, Default, Deserialize)]
-pub struct ManaQuery {
+pub(crate) struct ManaQuery {
     /// This page's own permalink, the base the fields change.
     pub from: Option<String>,
     /// A scenario permalink whose machine (edited or preset) to use.
@@ -104,12 +104,12 @@ fn parse_driver(name: Option<&str>) -> Result<DriverVersion, AppError> {
 }
 
 #[derive(Debug, Default, Deserialize)]
-pub struct ManaView {
+pub(crate) struct ManaView {
     pub driver: Option<String>,
 }
 
 /// A MANA spec resolved and run, with its permalink: what every `/m/` response shows.
-pub struct ManaShown {
+pub(crate) struct ManaShown {
     pub scenario: ManaScenario,
     pub run: ManaRun,
     pub permalink: String,
@@ -127,7 +127,7 @@ impl ManaShown {
         })
     }
 
-    pub fn text_report(&self, origin: &str) -> String {
+    pub(crate) fn text_report(&self, origin: &str) -> String {
         mana_twin(
             &self.scenario.spec.command_line(),
             &format!("{origin}/m/{}", self.permalink),
@@ -148,7 +148,7 @@ fn mask_text(m: &[u32]) -> String {
     format_cpulist(&m.iter().copied().collect())
 }
 
-pub struct StepRow {
+pub(crate) struct StepRow {
     pub n: usize,
     pub kind: &'static str,
     pub text: String,
@@ -234,7 +234,7 @@ fn step_rows(o: &ManaOutcome) -> Vec<StepRow> {
         .collect()
 }
 
-pub struct ManaSide {
+pub(crate) struct ManaSide {
     pub version: &'static str,
     pub headline: String,
     pub effective: String,
@@ -246,7 +246,7 @@ pub struct ManaSide {
 
 #[derive(Template)]
 #[template(path = "mana/page.html")]
-pub struct ManaPage {
+pub(crate) struct ManaPage {
     pub title: String,
     pub permalink: String,
     pub topology_summary: String,
@@ -343,14 +343,14 @@ impl ManaPage {
     }
 }
 
-pub async fn mana_query(Query(q): Query<ManaQuery>, headers: HeaderMap) -> Result<Html<String>, AppError> {
+pub(crate) async fn mana_query(Query(q): Query<ManaQuery>, headers: HeaderMap) -> Result<Html<String>, AppError> {
     let run = ManaShown::new(q.spec()?)?;
     Ok(Html(
         ManaPage::new(&run, parse_driver(q.driver.as_deref())?, &origin(&headers)).render()?,
     ))
 }
 
-pub async fn mana_page(
+pub(crate) async fn mana_page(
     Path(link): Path<String>,
     Query(v): Query<ManaView>,
     headers: HeaderMap,
@@ -361,12 +361,12 @@ pub async fn mana_page(
     ))
 }
 
-pub async fn mana_text(Path(link): Path<String>, headers: HeaderMap) -> Result<Response, AppError> {
+pub(crate) async fn mana_text(Path(link): Path<String>, headers: HeaderMap) -> Result<Response, AppError> {
     let run = ManaShown::new(permalink::decode::<ManaSpec>(&link)?)?;
     Ok(text(run.text_report(&origin(&headers))))
 }
 
-pub async fn mana_json(Path(link): Path<String>) -> Result<Json<serde_json::Value>, AppError> {
+pub(crate) async fn mana_json(Path(link): Path<String>) -> Result<Json<serde_json::Value>, AppError> {
     let run = ManaShown::new(permalink::decode::<ManaSpec>(&link)?)?;
     Ok(Json(mana_view(&run.permalink, &run.scenario.spec, &run.run)))
 }

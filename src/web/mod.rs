@@ -45,9 +45,9 @@ use tower_http::timeout::TimeoutLayer;
 use tower_http::trace::TraceLayer;
 
 /// Largest request body accepted (JSON scenarios, inline topologies included).
-pub const BODY_BYTES_MAX: usize = 1 << 20;
+pub(crate) const BODY_BYTES_MAX: usize = 1 << 20;
 /// Longest a request may take before it is answered 408.
-pub const REQUEST_TIMEOUT_MS: u64 = 20_000;
+pub(crate) const REQUEST_TIMEOUT_MS: u64 = 20_000;
 /// Pages load scripts, styles and data only from this origin; SVG is inline markup.
 pub const CONTENT_SECURITY_POLICY: &str = "default-src 'none'; script-src 'self'; style-src 'self'; \
      img-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
@@ -150,7 +150,7 @@ pub enum AppError {
 }
 
 /// The realm named in `WWW-Authenticate` on a 401.
-pub const BEARER_CHALLENGE: &str = "Bearer realm=\"irqscope-live\"";
+pub(crate) const BEARER_CHALLENGE: &str = "Bearer realm=\"irqscope-live\"";
 
 impl IntoResponse for AppError {
     fn into_response(self) -> Response {

@@ -16,17 +16,17 @@ use askama::Template;
 use serde::{Deserialize, Serialize};
 
 /// Rows of the IRQ × CPU table shown before the rest is left to the JSON twin.
-pub const VECTOR_ROWS_MAX: usize = 1024;
+pub(crate) const VECTOR_ROWS_MAX: usize = 1024;
 /// The same on machines drawn as an overview (more than `svg::CELLS_UNFOLDED_MAX` CPUs).
-pub const VECTOR_ROWS_BIG_MAX: usize = 128;
+pub(crate) const VECTOR_ROWS_BIG_MAX: usize = 128;
 /// Devices whose vector rows start open (more than this total vectors: all closed).
-pub const VECTORS_OPEN_MAX: usize = 128;
+pub(crate) const VECTORS_OPEN_MAX: usize = 128;
 /// Longest device list accepted in a query string.
-pub const QUERY_DEVICES_BYTES_MAX: usize = 4096;
+pub(crate) const QUERY_DEVICES_BYTES_MAX: usize = 4096;
 
 /// The preset the front page opens with, and its devices (the seed-000 thread's six NVMe disks).
-pub const DEFAULT_PRESET: &str = "azure-l96as-v4";
-pub const DEFAULT_DEVICES: &str = "6x62:pre=1,name=nvme";
+pub(crate) const DEFAULT_PRESET: &str = "azure-l96as-v4";
+pub(crate) const DEFAULT_DEVICES: &str = "6x62:pre=1,name=nvme";
 
 /// A validated scenario run once: the spec it came from, its permalink, outcome and metrics.
 pub struct Run {
@@ -66,7 +66,7 @@ impl Run {
     }
 
     /// The mail-ready report, with the absolute permalink under the command.
-    pub fn text_report(&self, origin: &str) -> String {
+    pub(crate) fn text_report(&self, origin: &str) -> String {
         let opts = TextOptions {
             topology_label: self.topology_label(),
             vectors: false,
@@ -95,13 +95,13 @@ fn topology_label(t: &TopologyRef) -> String {
 
 /// How the pictures are drawn: which metric, and zoomed to one node or not.
 #[derive(Debug, Clone, Copy)]
-pub struct View {
+pub(crate) struct View {
     pub metric: HeatMetric,
     pub node: Option<u32>,
 }
 
 #[derive(Debug, Default, Deserialize)]
-pub struct ViewQuery {
+pub(crate) struct ViewQuery {
     pub metric: Option<String>,
     pub node: Option<String>,
 }
@@ -125,7 +125,7 @@ impl ViewQuery {
 /// `/?preset=NAME&devices=TOKENS&variant=…`: a scenario from a preset (or `blank`) and
 /// compact device tokens separated by spaces.
 #[derive(Debug, Default, Deserialize)]
-pub struct IndexQuery {
+pub(crate) struct IndexQuery {
     pub preset: Option<String>,
     pub devices: Option<String>,
     pub variant: Option<String>,
@@ -217,7 +217,7 @@ impl IndexQuery {
 /// absent CPUs, distances and packages are edited on the exact machine. An untouched preset
 /// stays a preset (travels by name).
 #[derive(Debug, Serialize)]
-pub struct EditorModel {
+pub(crate) struct EditorModel {
     pub name: String,
     /// The preset this machine is, when it is one (the editor names edits after it).
     pub preset: Option<String>,
@@ -228,7 +228,7 @@ pub struct EditorModel {
 }
 
 #[derive(Debug, Serialize)]
-pub struct EditorNode {
+pub(crate) struct EditorNode {
     pub cores: u32,
     pub threads: u32,
     /// Cores per cluster; 0 for no cluster masks.
@@ -305,14 +305,14 @@ fn variant_names() -> Vec<&'static str> {
     kernel::Variant::ALL.iter().map(|v| v.name()).collect()
 }
 
-pub struct VectorRow {
+pub(crate) struct VectorRow {
     pub index: u32,
     pub managed: bool,
     pub mask: String,
     pub effective: String,
 }
 
-pub struct DeviceRows {
+pub(crate) struct DeviceRows {
     pub name: String,
     pub n_vectors: usize,
     pub cpus: String,
@@ -322,7 +322,7 @@ pub struct DeviceRows {
 }
 
 /// The result block: summary, pictures, table. Shared by the page and `/fragment`.
-pub struct ResultView {
+pub(crate) struct ResultView {
     pub permalink: String,
     pub topology_summary: String,
     /// The variant and what code it models (says when it is a reconstruction).
@@ -424,7 +424,7 @@ impl ResultView {
 
 #[derive(Template)]
 #[template(path = "scenario/page.html")]
-pub struct ScenarioPage {
+pub(crate) struct ScenarioPage {
     pub title: String,
     pub state_json: String,
     pub r: ResultView,
@@ -460,7 +460,7 @@ impl ScenarioPage {
 
 #[derive(Template)]
 #[template(path = "scenario/result.html")]
-pub struct ResultFragment {
+pub(crate) struct ResultFragment {
     pub r: ResultView,
 }
 
@@ -475,7 +475,7 @@ impl ResultFragment {
 /// `/compare?s=PERMALINK&a=VARIANT&b=VARIANT[&a_counter=…&b_effective=…]`, or the front
 /// page's `preset`/`devices` in place of `s`.
 #[derive(Debug, Default, Deserialize)]
-pub struct CompareQuery {
+pub(crate) struct CompareQuery {
     pub s: Option<String>,
     pub preset: Option<String>,
     pub devices: Option<String>,
@@ -495,7 +495,7 @@ pub struct CompareQuery {
 }
 
 /// The largest fixed maximum `scale=N` takes.
-pub const SCALE_MAX: u32 = 100_000;
+pub(crate) const SCALE_MAX: u32 = 100_000;
 
 impl CompareQuery {
     pub fn scale(&self) -> Result<Scale, AppError> {
@@ -552,7 +552,7 @@ impl CompareQuery {
 }
 
 /// Both sides of a comparison, each run once.
-pub struct CompareRun {
+pub(crate) struct CompareRun {
     pub spec: CompareSpec,
     pub a: Run,
     pub b: Run,
@@ -577,7 +577,7 @@ impl CompareRun {
         })
     }
 
-    pub fn text_report(&self, origin: &str) -> String {
+    pub(crate) fn text_report(&self, origin: &str) -> String {
         fn side<'a>(r: &'a Run, label: &str) -> Side<'a> {
             Side {
                 label: label.to_string(),
@@ -603,7 +603,7 @@ impl CompareRun {
     }
 }
 
-pub struct CompareSideView {
+pub(crate) struct CompareSideView {
     pub label: String,
     /// The variant and what code it models (says when it is a reconstruction).
     pub variant_line: String,
@@ -616,7 +616,7 @@ pub struct CompareSideView {
 
 #[derive(Template)]
 #[template(path = "compare/page.html")]
-pub struct ComparePage {
+pub(crate) struct ComparePage {
     pub title: String,
     pub permalink: String,
     pub base_permalink: String,
@@ -643,7 +643,7 @@ impl ComparePage {
         ComparePage::with_scale(run, view, origin, Scale::Shared)
     }
 
-    pub fn with_scale(run: &CompareRun, view: &View, origin: &str, scale: Scale) -> Result<ComparePage, AppError> {
+    pub(crate) fn with_scale(run: &CompareRun, view: &View, origin: &str, scale: Scale) -> Result<ComparePage, AppError> {
         let topo = run.a.scenario.topology();
         let scale_max = match scale {
             Scale::Shared => svg_compare::shared_max(&run.a.metrics, &run.b.metrics, view.metric),

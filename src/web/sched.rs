@@ -20,7 +20,7 @@ use axum::Json;
 use serde::Deserialize;
 
 /// Noise choices the sched page offers (the spec's 0-3 slider).
-pub const NOISE_CHOICES: [u32; 4] = [0, 1, 2, 3];
+pub(crate) const NOISE_CHOICES: [u32; 4] = [0, 1, 2, 3];
 
 fn bad(m: impl Into<String>) -> AppError {
     AppError::BadInput(m.into())
@@ -28,7 +28,7 @@ fn bad(m: impl Into<String>) -> AppError {
 
 /// `/sched?preset=…&pair_node=1&noise=0&reclaim=30&variant=p12`.
 #[derive(Debug, Default, Deserialize)]
-pub struct SchedQuery {
+pub(crate) struct SchedQuery {
     pub from: Option<String>,
     pub s: Option<String>,
     pub preset: Option<String>,
@@ -76,7 +76,7 @@ impl SchedQuery {
 }
 
 #[derive(Debug, Default, Deserialize)]
-pub struct SchedView {
+pub(crate) struct SchedView {
     pub variant: Option<String>,
 }
 
@@ -94,7 +94,7 @@ fn parse_variant(name: Option<&str>) -> Result<ImbalanceVariant, AppError> {
 }
 
 /// A sched spec resolved and run, with its permalink: what every `/n/` response shows.
-pub struct SchedShown {
+pub(crate) struct SchedShown {
     pub scenario: SchedScenario,
     pub run: SchedRun,
     pub permalink: String,
@@ -112,7 +112,7 @@ impl SchedShown {
         })
     }
 
-    pub fn text_report(&self, origin: &str) -> String {
+    pub(crate) fn text_report(&self, origin: &str) -> String {
         sched_twin(
             &self.scenario.spec.command_line(),
             &format!("{origin}/n/{}", self.permalink),
@@ -132,7 +132,7 @@ fn group_counts(g: &GroupLoad) -> String {
     )
 }
 
-pub struct DecisionCell {
+pub(crate) struct DecisionCell {
     pub variant: &'static str,
     pub path: &'static str,
     pub numbers: String,
@@ -141,7 +141,7 @@ pub struct DecisionCell {
     pub selected: bool,
 }
 
-pub struct DecisionRow {
+pub(crate) struct DecisionRow {
     pub dst_node: u32,
     pub dst_cpu: u32,
     pub level: u32,
@@ -151,13 +151,13 @@ pub struct DecisionRow {
     pub cells: Vec<DecisionCell>,
 }
 
-pub struct SummaryLine {
+pub(crate) struct SummaryLine {
     pub variant: &'static str,
     pub text: String,
     pub split: bool,
 }
 
-pub struct WakeRow {
+pub(crate) struct WakeRow {
     pub level: u32,
     pub distance: u32,
     pub fork: bool,
@@ -168,7 +168,7 @@ pub struct WakeRow {
 
 #[derive(Template)]
 #[template(path = "sched/page.html")]
-pub struct SchedPage {
+pub(crate) struct SchedPage {
     pub title: String,
     pub permalink: String,
     pub topology_summary: String,
@@ -358,14 +358,14 @@ impl SchedPage {
     }
 }
 
-pub async fn sched_query(Query(q): Query<SchedQuery>, headers: HeaderMap) -> Result<Html<String>, AppError> {
+pub(crate) async fn sched_query(Query(q): Query<SchedQuery>, headers: HeaderMap) -> Result<Html<String>, AppError> {
     let run = SchedShown::new(q.spec()?)?;
     Ok(Html(
         SchedPage::new(&run, parse_variant(q.variant.as_deref())?, &origin(&headers)).render()?,
     ))
 }
 
-pub async fn sched_page(
+pub(crate) async fn sched_page(
     Path(link): Path<String>,
     Query(v): Query<SchedView>,
     headers: HeaderMap,
@@ -376,12 +376,12 @@ pub async fn sched_page(
     ))
 }
 
-pub async fn sched_text(Path(link): Path<String>, headers: HeaderMap) -> Result<Response, AppError> {
+pub(crate) async fn sched_text(Path(link): Path<String>, headers: HeaderMap) -> Result<Response, AppError> {
     let run = SchedShown::new(permalink::decode::<SchedSpec>(&link)?)?;
     Ok(text(run.text_report(&origin(&headers))))
 }
 
-pub async fn sched_json(Path(link): Path<String>) -> Result<Json<serde_json::Value>, AppError> {
+pub(crate) async fn sched_json(Path(link): Path<String>) -> Result<Json<serde_json::Value>, AppError> {
     let run = SchedShown::new(permalink::decode::<SchedSpec>(&link)?)?;
     Ok(Json(sched_view(&run.permalink, &run.scenario.spec, &run.run.outcome)))
 }

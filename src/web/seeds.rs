@@ -9,7 +9,7 @@ use crate::scenario::spec::{parse_device_token, ScenarioSpec, TopologyRef};
 use askama::Template;
 use axum::response::Html;
 
-pub struct SeedFigure {
+pub(crate) struct SeedFigure {
     pub seed: &'static str,
     pub title: &'static str,
     /// What the figure needs to reproduce (variant, counter, model, pre-load …), in words.
@@ -20,7 +20,7 @@ pub struct SeedFigure {
 
 #[derive(Template)]
 #[template(path = "seeds/page.html")]
-pub struct SeedsPage {
+pub(crate) struct SeedsPage {
     pub title: String,
     pub figures: Vec<SeedFigure>,
 }
@@ -197,7 +197,7 @@ pub fn figures() -> Result<Vec<SeedFigure>, AppError> {
     Ok(out)
 }
 
-pub async fn seeds_page() -> Result<Html<String>, AppError> {
+pub(crate) async fn seeds_page() -> Result<Html<String>, AppError> {
     let page = SeedsPage {
         title: "seed figures".into(),
         figures: figures()?,

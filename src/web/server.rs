@@ -33,14 +33,14 @@ use tokio::net::TcpListener;
 use tokio::sync::{watch, Semaphore};
 
 /// Longest wait for a whole request head, counted from when the server starts waiting for it.
-pub const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(10);
+pub(crate) const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(10);
 /// A connection with no request in flight and nothing read for this long is closed.
-pub const IDLE_TIMEOUT: Duration = Duration::from_secs(5);
+pub(crate) const IDLE_TIMEOUT: Duration = Duration::from_secs(5);
 /// Open connections at most (SSE streams included); keep it under the descriptor limit
 /// (`ulimit -n`, often 1,024) with room for files.
-pub const CONNECTIONS_MAX: usize = 512;
+pub(crate) const CONNECTIONS_MAX: usize = 512;
 /// After a shutdown signal, how long requests in flight may take to finish.
-pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
+pub(crate) const SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
 /// Pause after an accept error such as EMFILE, instead of spinning on it.
 const ACCEPT_ERROR_PAUSE: Duration = Duration::from_millis(100);
 

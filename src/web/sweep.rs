@@ -15,14 +15,14 @@ use axum::response::{Html, IntoResponse, Response};
 use serde::Deserialize;
 
 /// Longest query value accepted for mixes.
-pub const QUERY_MIXES_BYTES_MAX: usize = 4096;
+pub(crate) const QUERY_MIXES_BYTES_MAX: usize = 4096;
 /// Threads a web sweep may use (the machine serves other requests too).
-pub const WEB_THREADS: usize = 2;
+pub(crate) const WEB_THREADS: usize = 2;
 
 /// `/sweep?topologies=a,b|all&mixes=NAME;TOKENS&variants=a,b|all&counters=0..8&sort=&effective=`.
 /// Mixes are separated by `;`.
 #[derive(Debug, Default, Deserialize)]
-pub struct SweepQuery {
+pub(crate) struct SweepQuery {
     pub topologies: Option<String>,
     pub mixes: Option<String>,
     pub variants: Option<String>,
@@ -83,7 +83,7 @@ fn link(spec: &ScenarioSpec) -> Option<String> {
 
 /// One table row: an aggregate over the counters, worst case shown, linking to the worst
 /// counter's scenario.
-pub struct RowView {
+pub(crate) struct RowView {
     pub topology: String,
     pub mix: String,
     pub placement: &'static str,
@@ -135,7 +135,7 @@ impl RowView {
 
 #[derive(Template)]
 #[template(path = "sweep/page.html")]
-pub struct SweepPage {
+pub(crate) struct SweepPage {
     pub title: String,
     pub command: String,
     pub query: String,
@@ -191,20 +191,20 @@ fn encode_component(v: &str) -> String {
         .collect()
 }
 
-pub async fn sweep_page(Query(q): Query<SweepQuery>) -> Result<Html<String>, AppError> {
+pub(crate) async fn sweep_page(Query(q): Query<SweepQuery>) -> Result<Html<String>, AppError> {
     let s = run(&q).await?;
     Ok(Html(SweepPage::new(&s, query_string(&q)).render()?))
 }
 
-pub async fn sweep_text(Query(q): Query<SweepQuery>) -> Result<Response, AppError> {
+pub(crate) async fn sweep_text(Query(q): Query<SweepQuery>) -> Result<Response, AppError> {
     Ok(text(render::sweep::text(&run(&q).await?)))
 }
 
-pub async fn sweep_csv(Query(q): Query<SweepQuery>) -> Result<Response, AppError> {
+pub(crate) async fn sweep_csv(Query(q): Query<SweepQuery>) -> Result<Response, AppError> {
     let body = render::sweep::csv(&run(&q).await?, &link);
     Ok(([(header::CONTENT_TYPE, "text/csv; charset=utf-8")], body).into_response())
 }
 
-pub async fn sweep_json(Query(q): Query<SweepQuery>) -> Result<axum::Json<serde_json::Value>, AppError> {
+pub(crate) async fn sweep_json(Query(q): Query<SweepQuery>) -> Result<axum::Json<serde_json::Value>, AppError> {
     Ok(axum::Json(render::sweep::json(&run(&q).await?, &link)))
 }

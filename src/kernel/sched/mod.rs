@@ -44,9 +44,9 @@ pub const SCHED_NODES_MAX: u32 = u64::BITS;
 const _: () = assert!(SCHED_NODES_MAX <= crate::topology::NODES_MAX);
 /// Largest `nr_running` per CPU the model accepts; keeps load sums far from
 /// overflow.
-pub const NR_RUNNING_MAX: u32 = 1 << 20;
+pub(crate) const NR_RUNNING_MAX: u32 = 1 << 20;
 /// Default `node_reclaim_distance` (`RECLAIM_DISTANCE`).
-pub const DEFAULT_NODE_RECLAIM_DISTANCE: u32 = 30;
+pub(crate) const DEFAULT_NODE_RECLAIM_DISTANCE: u32 = 30;
 
 /// `SCHED_CAPACITY_SCALE`, also `NICE_0_LOAD` after `scale_load_down()`.
 const SCHED_CAPACITY_SCALE: u64 = 1024;

@@ -17,13 +17,13 @@ use crate::topology::{CpuSet, TopologySpec, CPUS_MAX, NODES_MAX};
 use std::collections::BTreeMap;
 
 /// Most XML nodes (elements, attributes' text) in one document.
-pub const XML_NODES_MAX: u32 = 4_000_000;
+pub(crate) const XML_NODES_MAX: u32 = 4_000_000;
 /// Deepest object nesting followed from a PU upwards (real trees are about 12 deep).
-pub const XML_DEPTH_MAX: usize = 256;
+pub(crate) const XML_DEPTH_MAX: usize = 256;
 /// Longest synthetic description.
-pub const SYNTHETIC_BYTES_MAX: usize = 4096;
+pub(crate) const SYNTHETIC_BYTES_MAX: usize = 4096;
 /// Most levels in a synthetic description.
-pub const SYNTHETIC_LEVELS_MAX: usize = 32;
+pub(crate) const SYNTHETIC_LEVELS_MAX: usize = 32;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 enum Kind {

@@ -380,14 +380,14 @@ impl Draft {
         ImportError::new(self.format, place.line, place.field.clone(), message)
     }
 
-    pub fn add_node_id(&mut self, node: u32) {
+    pub(crate) fn add_node_id(&mut self, node: u32) {
         if !self.node_ids.contains(&node) {
             self.node_ids.push(node);
         }
     }
 
     /// Put a CPU in a node; a CPU already in another node is an error.
-    pub fn set_node(&mut self, cpu: u32, node: u32, place: Place) -> Result<(), ImportError> {
+    pub(crate) fn set_node(&mut self, cpu: u32, node: u32, place: Place) -> Result<(), ImportError> {
         self.add_node_id(node);
         if let Some((other, other_place)) = self.cpu_node.get(&cpu) {
             if *other != node {

@@ -19,10 +19,10 @@ use std::path::{Path, PathBuf};
 
 const F: Format = Format::Sysfs;
 /// Largest single sysfs file read (a cpulist of 8192 sparse CPUs is under 64 KiB).
-pub const FILE_BYTES_MAX: usize = 64 << 10;
+pub(crate) const FILE_BYTES_MAX: usize = 64 << 10;
 /// Most files accepted: a full `topology/` directory (16 files) and `online` per CPU, a few
 /// per node. [`read_tree`] reads far fewer; an in-memory tree from the exporter has them all.
-pub const FILES_MAX: usize = (CPUS_MAX as usize) * 24 + (NODES_MAX as usize) * 8 + 16;
+pub(crate) const FILES_MAX: usize = (CPUS_MAX as usize) * 24 + (NODES_MAX as usize) * 8 + 16;
 
 /// Files under `devices/system`, keyed by relative path (`cpu/cpu3/topology/core_cpus_list`).
 pub type SysfsFiles = BTreeMap<String, String>;
@@ -38,7 +38,7 @@ const CPU_TOPOLOGY_FILES: [&str; 6] = [
 
 /// The `devices/system` directory under a root: `ROOT/sys/devices/system` when it exists (so
 /// `/` means this machine), else `ROOT` itself when it holds `cpu/`.
-pub fn system_dir(root: &Path) -> PathBuf {
+pub(crate) fn system_dir(root: &Path) -> PathBuf {
     let under = root.join("sys/devices/system");
     if under.is_dir() {
         under

@@ -46,7 +46,7 @@ pub use view::{HostListEntry, HostPage, HostView, HostsPage, ImportChoice, IrqRo
 /// History samples on the chart, and the most an SSE event carries (the JSON has them all).
 pub const HISTORY_CHART_LEN: usize = 120;
 /// Path segment under `/live/` that holds actions; host names may not start with `_`.
-pub const ACTIONS_PREFIX: &str = "/live/_";
+pub(crate) const ACTIONS_PREFIX: &str = "/live/_";
 
 /// The live half of [`AppState`]: the hub. Cheap to clone.
 #[derive(Clone, Debug)]
@@ -352,7 +352,7 @@ async fn events(
 }
 
 #[derive(Debug, Deserialize)]
-pub struct ImportForm {
+pub(crate) struct ImportForm {
     pub capture: String,
     #[serde(default)]
     pub variant: Option<String>,

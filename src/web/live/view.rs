@@ -192,7 +192,7 @@ fn irq_rows(st: &HostState) -> Vec<IrqRowView> {
 
 #[derive(Template)]
 #[template(path = "live/rows.html")]
-pub struct RowsFragment<'a> {
+pub(crate) struct RowsFragment<'a> {
     pub rows: &'a [IrqRowView],
 }
 
@@ -396,7 +396,7 @@ impl ImportChoice {
     }
 
     /// `/live/_/import/ID`, with the choice as its query.
-    pub fn location(&self, id: &str) -> String {
+    pub(crate) fn location(&self, id: &str) -> String {
         let mut location = format!("{}/import/{id}", super::ACTIONS_PREFIX);
         if !self.query.is_empty() {
             location.push('?');
