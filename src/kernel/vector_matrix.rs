@@ -474,7 +474,12 @@ impl VectorMatrix {
     /// (`assign_managed_vector()`): nothing changes when `current` is in `dest ∩ online`;
     /// otherwise a reserved vector is allocated on the best CPU of `dest ∩ online ∩ mask` and
     /// the new CPU returned. The old vector stays allocated until [`Self::free_managed`].
-    pub(crate) fn set_affinity_managed(&mut self, current: u32, dest: &CpuSet, mask: &CpuSet) -> Result<u32, MatrixError> {
+    pub(crate) fn set_affinity_managed(
+        &mut self,
+        current: u32,
+        dest: &CpuSet,
+        mask: &CpuSet,
+    ) -> Result<u32, MatrixError> {
         let search = dest.and(&self.online).and(mask);
         if search.contains(current) {
             return Ok(current);

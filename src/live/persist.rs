@@ -201,7 +201,13 @@ impl Persist {
     }
 
     /// Keep an import under `id` and drop the evicted ones, in one transaction.
-    pub(crate) fn save_import(&self, id: &str, order: u64, bytes: &[u8], evicted: &[String]) -> Result<(), PersistError> {
+    pub(crate) fn save_import(
+        &self,
+        id: &str,
+        order: u64,
+        bytes: &[u8],
+        evicted: &[String],
+    ) -> Result<(), PersistError> {
         self.with_db(|db| {
             let txn = db.begin_write().map_err(e)?;
             {

@@ -567,7 +567,13 @@ pub(crate) fn heatmap_scaled(
 
 /// Per-CPU heatmap of measured values (live mode: interrupts per second), laid out exactly as
 /// [`heatmap`]. `values` is ordered by CPU; CPUs not listed are 0.
-pub(crate) fn value_heatmap(topo: &Topology, values: &[(u32, u64)], label: &str, unit: &str, zoom: Option<u32>) -> String {
+pub(crate) fn value_heatmap(
+    topo: &Topology,
+    values: &[(u32, u64)],
+    label: &str,
+    unit: &str,
+    zoom: Option<u32>,
+) -> String {
     let lookup = |cpu: u32| -> i64 {
         values
             .binary_search_by_key(&cpu, |v| v.0)

@@ -91,7 +91,10 @@ fn row(st: &HostState, variant: &str, effective: &str) -> FleetRow {
 /// Most hosts compared per page view (the store's own host limit).
 const FLEET_ROWS_MAX: usize = crate::live::limits::HOSTS_MAX;
 
-pub(crate) async fn fleet_page(State(app): State<AppState>, Query(q): Query<FleetQuery>) -> Result<Html<String>, AppError> {
+pub(crate) async fn fleet_page(
+    State(app): State<AppState>,
+    Query(q): Query<FleetQuery>,
+) -> Result<Html<String>, AppError> {
     let pick = |v: &Option<String>, d: &str| v.clone().filter(|s| !s.is_empty()).unwrap_or_else(|| d.to_string());
     let variant = pick(&q.variant, spec::DEFAULT_VARIANT.name());
     let effective = pick(&q.effective, spec::DEFAULT_EFFECTIVE.name());

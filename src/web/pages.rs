@@ -643,7 +643,12 @@ impl ComparePage {
         ComparePage::with_scale(run, view, origin, Scale::Shared)
     }
 
-    pub(crate) fn with_scale(run: &CompareRun, view: &View, origin: &str, scale: Scale) -> Result<ComparePage, AppError> {
+    pub(crate) fn with_scale(
+        run: &CompareRun,
+        view: &View,
+        origin: &str,
+        scale: Scale,
+    ) -> Result<ComparePage, AppError> {
         let topo = run.a.scenario.topology();
         let scale_max = match scale {
             Scale::Shared => svg_compare::shared_max(&run.a.metrics, &run.b.metrics, view.metric),
