@@ -20,10 +20,10 @@ use std::fmt;
 
 /// Queue limit of the static MSI-X path (`MANA_MAX_NUM_QUEUES`).
 pub(crate) const MANA_MAX_NUM_QUEUES: u32 = 64;
-/// Largest CPU count the model accepts.
-pub const CPUS_MAX: usize = 8192;
-/// Largest node count the model accepts.
-pub(crate) const NODES_MAX: usize = 64;
+/// Largest CPU count the model accepts: the topology's own limit (one set of limits).
+pub const CPUS_MAX: usize = crate::topology::CPUS_MAX as usize;
+/// Largest node count the model accepts: the topology's own limit.
+pub(crate) const NODES_MAX: usize = crate::topology::NODES_MAX as usize;
 /// Largest MSI-X table a PCI function can have.
 pub(crate) const MSIX_MAX: u32 = 2048;
 /// Largest pre-existing vector count per CPU the model accepts. Real x86
