@@ -840,7 +840,7 @@ fn compare(args: CompareArgs) -> anyhow::Result<ExitCode> {
         metrics: m,
     };
     let opts = render::text::TextOptions {
-        topology_label: args.topology.clone(),
+        topology_label: machine_label(&args.topology, &topology),
         vectors: false,
         permalink: None,
     };

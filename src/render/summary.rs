@@ -2,6 +2,8 @@
 //! serve all 6 devices; 68 CPUs (0-33,48-81) serve 3". The mail text, the JSON view and the
 //! pages print the same sentences. Also the page headlines naming the ideal and the variant.
 
+use crate::catalogue::Arch;
+use crate::kernel::vector_matrix::EffectiveModel;
 use crate::metrics::{CpuLoad, Metrics};
 use crate::render::svg::HeatMetric;
 use crate::scenario::Scenario;
@@ -106,6 +108,63 @@ pub(crate) fn variant_line(scenario: &Scenario) -> String {
         scenario.variant().name(),
         scenario.variant().describe()
     )
+}
+
+/// What the architecture's interrupt code does to pick the one CPU a vector fires on.
+fn effective_reason(arch: Arch) -> &'static str {
+    match arch {
+        Arch::X86_64 => "the x86 vector matrix picks the least-loaded CPU of each mask",
+        Arch::Arm64 => "the kernel's arm64 GIC fires each vector on the first CPU of its mask",
+    }
+}
+
+/// "effective CPU: first-cpu (arm64 preset: …)": which effective-CPU model a scenario ran and
+/// why. `preset` is the machine's preset name (`None` for an edited or imported machine, taken
+/// as x86_64); `named` says the link or the query named the model, so no default was involved.
+pub(crate) fn effective_line(model: EffectiveModel, preset: Option<&str>, named: bool) -> String {
+    let (default, _) = crate::catalogue::default_effective(preset);
+    let arch = preset.map_or(Arch::X86_64, crate::catalogue::architecture);
+    let machine = match preset {
+        Some(_) => format!("this {} preset", arch.name()),
+        None => "an edited machine (not a preset, taken as x86_64)".to_string(),
+    };
+    let why = match (named, preset) {
+        (false, Some(_)) => format!("{} preset: {}", arch.name(), effective_reason(arch)),
+        (false, None) => format!(
+            "edited machine: not a preset, taken as x86_64: {}",
+            effective_reason(arch)
+        ),
+        (true, _) if model == default => format!("named in the link; also the default for {machine}"),
+        (true, _) => format!(
+            "named in the link; with none named, {machine} would use {}",
+            default.name()
+        ),
+    };
+    format!("effective CPU: {} ({why})", model.name())
+}
+
+/// The first words of a verdict ("max 6 devices on a CPU (ideal 4)", "max 4 = ideal"): the
+/// number and the bound, without the CPU lists.
+fn verdict_head(verdict: &str) -> &str {
+    let cut = verdict
+        .find(": ")
+        .or_else(|| verdict.find(", "))
+        .unwrap_or(verdict.len());
+    &verdict[..cut]
+}
+
+/// The line over a comparison: "A: max 6 devices on a CPU (ideal 4) / B: max 4 = ideal;
+/// B moves 120 vectors", from the two sides' verdicts and the vectors that change CPU.
+pub(crate) fn compare_line(verdict_a: &str, verdict_b: &str, moved: usize) -> String {
+    let moves = match moved {
+        0 => "no vector changes CPU".to_string(),
+        n => format!("B moves {n} vector{}", plural(n)),
+    };
+    bounded(format!(
+        "A: {} / B: {}; {moves}",
+        verdict_head(verdict_a),
+        verdict_head(verdict_b)
+    ))
 }
 
 /// At most [`PARTS_SHOWN_MAX`] parts; the middle ones are folded into a count.
@@ -411,6 +470,49 @@ mod tests {
         let v = verdict_line(&topo, &m, HeatMetric::Irqs);
         assert_eq!(m.ideal.irqs_per_cpu_max, 1);
         assert_eq!(v, "max 1 = ideal, all 96 CPUs used");
+    }
+
+    /// The line says which model ran and why, in each of the three cases the pages meet.
+    #[test]
+    fn effective_line_names_the_reason() {
+        let arm = effective_line(EffectiveModel::FirstCpu, Some("azure-d16plds-v6"), false);
+        assert_eq!(
+            arm,
+            "effective CPU: first-cpu (arm64 preset: the kernel's arm64 GIC fires each vector on the first CPU of its mask)"
+        );
+        let x86 = effective_line(EffectiveModel::X86Matrix, Some("azure-l96as-v4"), false);
+        assert!(x86.starts_with("effective CPU: x86-matrix (x86_64 preset: "), "{x86}");
+        let edited = effective_line(EffectiveModel::X86Matrix, None, false);
+        assert!(
+            edited.contains("(edited machine: not a preset, taken as x86_64"),
+            "{edited}"
+        );
+        let named = effective_line(EffectiveModel::X86Matrix, Some("azure-d16plds-v6"), true);
+        assert_eq!(
+            named,
+            "effective CPU: x86-matrix (named in the link; with none named, this arm64 preset would use first-cpu)"
+        );
+        let same = effective_line(EffectiveModel::FirstCpu, Some("graviton3-64c"), true);
+        assert!(
+            same.ends_with("(named in the link; also the default for this arm64 preset)"),
+            "{same}"
+        );
+    }
+
+    /// The compare line keeps each verdict's number and bound and counts the moved vectors.
+    #[test]
+    fn compare_line_heads_both_verdicts() {
+        let a = "max 6 devices on a CPU (ideal 4): 28 CPUs 34-47,82-95 serve all 6";
+        let b = "max 4 = ideal, all 96 CPUs used";
+        assert_eq!(
+            compare_line(a, b, 120),
+            "A: max 6 devices on a CPU (ideal 4) / B: max 4 = ideal; B moves 120 vectors"
+        );
+        assert_eq!(
+            compare_line(b, b, 1),
+            "A: max 4 = ideal / B: max 4 = ideal; B moves 1 vector"
+        );
+        assert!(compare_line(b, b, 0).ends_with("; no vector changes CPU"));
     }
 
     /// At 8,192 CPUs the page bullets fold to one node's pattern and stay short.

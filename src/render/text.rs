@@ -19,7 +19,7 @@ pub struct TextOptions {
     pub topology_label: String,
     /// Include every vector.
     pub vectors: bool,
-    /// A permalink to print under the command.
+    /// A permalink, printed last on its own line.
     pub permalink: Option<String>,
 }
 
@@ -451,9 +451,6 @@ pub fn compare_report(a: &Side<'_>, b: &Side<'_>, opts: &TextOptions) -> String 
     command_block(&command_words(a.scenario, &opts.topology_label), &mut out);
     let _ = writeln!(out, "B: {}", b.label);
     command_block(&command_words(b.scenario, &opts.topology_label), &mut out);
-    if let Some(link) = &opts.permalink {
-        let _ = writeln!(out, "  {link}");
-    }
     out.push('\n');
     let (ma, mb) = (a.metrics, b.metrics);
     let rows: Vec<(&str, String, String)> = vec![
@@ -528,6 +525,7 @@ pub fn compare_report(a: &Side<'_>, b: &Side<'_>, opts: &TextOptions) -> String 
         ));
     }
     vector_changes(a.outcome, b.outcome, a.scenario, &mut out);
+    permalink_block(opts.permalink.as_deref(), &mut out);
     out
 }
 

@@ -283,7 +283,8 @@ fn text(body: String) -> Response {
 }
 
 async fn index(Query(q): Query<pages::IndexQuery>, headers: HeaderMap) -> Result<Html<String>, AppError> {
-    let run = Run::new(q.spec()?)?;
+    let mut run = Run::new(q.spec()?)?;
+    run.effective_named = q.effective.is_some();
     Ok(Html(
         pages::ScenarioPage::new(&run, &q.view()?, &origin(&headers)).render()?,
     ))

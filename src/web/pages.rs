@@ -35,6 +35,9 @@ pub struct Run {
     pub outcome: Outcome,
     pub metrics: Metrics,
     pub permalink: String,
+    /// Whether the input named the effective-CPU model (a permalink always does); `false` when
+    /// the machine's default was taken, which the page then explains.
+    pub effective_named: bool,
 }
 
 impl Run {
@@ -58,7 +61,16 @@ impl Run {
             outcome,
             metrics,
             permalink,
+            effective_named: true,
         })
+    }
+
+    /// The machine's preset name, when it is one.
+    pub(crate) fn preset(&self) -> Option<&str> {
+        match &self.spec.topology {
+            TopologyRef::Preset(name) => Some(name),
+            TopologyRef::Inline(_) => None,
+        }
     }
 
     pub fn topology_label(&self) -> String {
@@ -327,6 +339,8 @@ pub(crate) struct ResultView {
     pub topology_summary: String,
     /// The variant and what code it models (says when it is a reconstruction).
     pub variant_line: String,
+    /// Which effective-CPU model ran and why ("first-cpu (arm64 preset: …)").
+    pub effective_line: String,
     pub devices_line: String,
     pub irqs_line: String,
     pub nodes_line: String,
@@ -396,6 +410,7 @@ impl ResultView {
             permalink: run.permalink.clone(),
             topology_summary: format!("{}: {}", topo.name(), topo.summary()),
             variant_line: summary::variant_line(&run.scenario),
+            effective_line: summary::effective_line(run.scenario.effective(), run.preset(), run.effective_named),
             verdict: summary::verdict_line(topo, m, view.metric),
             devices_line: summary::page_devices_line(topo, m),
             irqs_line: summary::page_irqs_line(topo, m),
@@ -605,6 +620,8 @@ impl CompareRun {
 
 pub(crate) struct CompareSideView {
     pub label: String,
+    /// The line above this side's heatmap ("max 6 devices on a CPU (ideal 4): …").
+    pub verdict: String,
     /// The variant and what code it models (says when it is a reconstruction).
     pub variant_line: String,
     pub permalink: String,
@@ -622,6 +639,8 @@ pub(crate) struct ComparePage {
     pub base_permalink: String,
     pub topology_summary: String,
     pub sides: Vec<CompareSideView>,
+    /// Both verdicts in one line and how many vectors B moves.
+    pub overall: String,
     pub diff_svg: String,
     /// The colour scale both heatmaps share, in words, and its maximum.
     pub scale_line: String,
@@ -665,7 +684,7 @@ impl ComparePage {
             ),
         };
         let cpu = |c: Option<u32>| c.map_or_else(|| "off".to_string(), |c| c.to_string());
-        let vector_changes = text::vector_changes_list(&run.a.outcome, &run.b.outcome, &run.a.scenario)
+        let vector_changes: Vec<_> = text::vector_changes_list(&run.a.outcome, &run.b.outcome, &run.a.scenario)
             .into_iter()
             .map(|c| {
                 let queue = c.queue.map_or_else(String::new, |q| q.to_string());
@@ -685,6 +704,7 @@ impl ComparePage {
         );
         let side = |r: &Run, label: &str, which: &str| CompareSideView {
             label: label.to_string(),
+            verdict: summary::verdict_line(topo, &r.metrics, view.metric),
             variant_line: summary::variant_line(&r.scenario),
             permalink: r.permalink.clone(),
             devices_line: summary::devices_line(&r.metrics),
@@ -692,12 +712,15 @@ impl ComparePage {
             nodes_line: summary::nodes_line(&r.metrics),
             heatmap_svg: svg_compare::heatmap_on_scale(topo, &r.metrics, view.metric, view.node, scale_max, which),
         };
+        let sides = vec![side(&run.a, &run.labels[0], "A"), side(&run.b, &run.labels[1], "B")];
+        let overall = summary::compare_line(&sides[0].verdict, &sides[1].verdict, vector_changes.len());
         Ok(ComparePage {
             title: format!("{} vs {}", run.labels[0], run.labels[1]),
+            overall,
             permalink: run.permalink.clone(),
             base_permalink: encode_link(&run.spec.scenario)?,
             topology_summary: format!("{}: {}", topo.name(), topo.summary()),
-            sides: vec![side(&run.a, &run.labels[0], "A"), side(&run.b, &run.labels[1], "B")],
+            sides,
             scale_line,
             scale_max,
             scale: match scale {

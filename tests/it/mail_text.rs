@@ -186,6 +186,49 @@ async fn mana_and_sched_twins_paste_and_reproduce() {
     check_twin("sched seed", &r.body);
 }
 
+/// The compare twin: the permalink last, and its first command (`irqscope compare …`, the
+/// machine as a compact word when edited) pasted into `sh` prints the report byte for byte.
+#[tokio::test]
+async fn compare_twins_paste_and_reproduce() {
+    use irqscope::scenario::payloads::{CompareSpec, SideSpec};
+    let side = |variant: &str, counter: Option<u32>| SideSpec {
+        variant: Some(variant.into()),
+        sort: None,
+        effective: None,
+        spread_counter: counter,
+    };
+    let cases = [
+        (
+            "preset",
+            CompareSpec {
+                scenario: seed_spec(TopologyRef::Preset("azure-l96as-v4".into())),
+                a: side("pre-cluster", None),
+                b: side("rotation", Some(3)),
+            },
+        ),
+        (
+            "edited",
+            CompareSpec {
+                scenario: seed_spec(edited("azure-l96as-v4")),
+                a: side("cluster", None),
+                b: side("pre-cluster", None),
+            },
+        ),
+    ];
+    for (what, spec) in cases {
+        let r = get(&format!("/c/{}/text", permalink::encode(&spec).unwrap())).await;
+        assert_eq!(r.status, 200, "{what}: {}", r.body);
+        assert!(r.body.contains("  $ irqscope compare "), "{what}:\n{}", r.body);
+        assert_eq!(
+            r.body.matches("http://irqscope.test/").count(),
+            1,
+            "{what}:\n{}",
+            r.body
+        );
+        check_twin(&format!("compare {what}"), &r.body);
+    }
+}
+
 #[tokio::test]
 async fn sweep_twin_pastes_and_reproduces() {
     let r = get("/sweep/text?topologies=azure-l96as-v4,azure-4vcpu-smt2&counters=0..2&variants=cluster,pre-cluster,rotation,rotation-ohcl,rotation-v1r").await;

@@ -98,7 +98,7 @@ async fn cli_compare_is_the_page_text_and_reproduces_itself() {
     let words: Vec<&str> = command.split_whitespace().collect();
     assert_eq!(&words[..2], ["irqscope", "compare"]);
     assert_eq!(irqscope(&words[1..]), text);
-    // The page's text twin is the same report with the permalink under the commands.
+    // The page's text twin is the same report with the permalink last, alone on its line.
     let page = get("/compare?preset=intel-core-ultra-7-265k&devices=20:name%3Dnvme0,pre%3D1&a=pre-cluster").await;
     let link = page
         .body
@@ -111,12 +111,10 @@ async fn cli_compare_is_the_page_text_and_reproduces_itself() {
         .to_string();
     let twin = get(&format!("/c/{link}/text")).await;
     assert_eq!(twin.status, 200);
-    let without_link: String = twin
-        .body
-        .lines()
-        .filter(|l| !l.contains("/c/"))
-        .map(|l| format!("{l}\n"))
-        .collect();
+    let last = twin.body.lines().last().unwrap();
+    assert!(last.starts_with("http://") && last.contains("/c/"), "{}", twin.body);
+    assert_eq!(twin.body.matches("/c/").count(), 1, "{}", twin.body);
+    let without_link = twin.body.strip_suffix(&format!("\n{last}\n")).expect("permalink block");
     assert_eq!(without_link, text);
 }
 
@@ -215,4 +213,90 @@ async fn links_keep_their_model_forms_default_by_architecture() {
         "{}",
         form.body
     );
+}
+
+/// The text of the element with `id` (first tag carrying it), up to its closing `<`.
+fn text_by_id<'a>(body: &'a str, id: &str) -> &'a str {
+    let start = body.find(&format!("id=\"{id}\"")).unwrap_or_else(|| panic!("no #{id}"));
+    let rest = &body[start..];
+    let rest = &rest[rest.find('>').unwrap() + 1..];
+    &rest[..rest.find('<').unwrap()]
+}
+
+/// The scenario page says which effective-CPU model ran and why: named in the URL or the
+/// permalink, the preset architecture's default, or an edited machine's (x86_64).
+#[tokio::test]
+async fn scenario_page_says_which_effective_model_and_why() {
+    use irqscope::scenario::permalink;
+    let arm = get("/?preset=azure-d16plds-v6&devices=2x6:name%3Dnvme,pre%3D1&variant=pre-cluster").await;
+    assert_eq!(arm.status, 200, "{}", arm.body);
+    let line = text_by_id(&arm.body, "effective-line");
+    assert!(line.starts_with("effective CPU: first-cpu (arm64 preset: "), "{line}");
+    assert!(
+        line.contains("GIC fires each vector on the first CPU of its mask)"),
+        "{line}"
+    );
+    let x86 = get("/?preset=azure-l96as-v4").await;
+    let line = text_by_id(&x86.body, "effective-line");
+    assert!(line.starts_with("effective CPU: x86-matrix (x86_64 preset: "), "{line}");
+    let named = get("/?preset=azure-d16plds-v6&effective=x86-matrix").await;
+    assert_eq!(
+        text_by_id(&named.body, "effective-line"),
+        "effective CPU: x86-matrix (named in the link; with none named, this arm64 preset would use first-cpu)"
+    );
+    let blank = get("/?preset=blank").await;
+    let line = text_by_id(&blank.body, "effective-line");
+    assert!(
+        line.starts_with("effective CPU: x86-matrix (edited machine: not a preset, taken as x86_64"),
+        "{line}"
+    );
+    // The permalink of the arm64 page carries its model: the link named it.
+    let link = text_by_id(&arm.body, "permalink");
+    assert_eq!(link, "permalink");
+    let p = arm.body.split("href=\"/s/").nth(1).unwrap().split('"').next().unwrap();
+    assert!(permalink::decode::<irqscope::scenario::spec::ScenarioSpec>(p).is_ok());
+    let page = get(&format!("/s/{p}")).await;
+    assert_eq!(
+        text_by_id(&page.body, "effective-line"),
+        "effective CPU: first-cpu (named in the link; also the default for this arm64 preset)"
+    );
+}
+
+/// /compare opens with one line for both verdicts and the vectors B moves, and each side's
+/// picture has its own verdict line above it, numbers read from the page's own figures.
+#[tokio::test]
+async fn compare_has_verdict_lines() {
+    let r = get("/compare?a=pre-cluster&b=rotation&metric=devices").await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    let moved: usize = r
+        .body
+        .split("data-moved=\"")
+        .nth(1)
+        .unwrap()
+        .split('"')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!(moved > 0);
+    let overall = text_by_id(&r.body, "compare-verdict");
+    assert_eq!(
+        overall,
+        format!("A: max 6 devices on a CPU (ideal 4) / B: max 4 = ideal; B moves {moved} vectors")
+    );
+    let sides: Vec<&str> = r
+        .body
+        .split("<p class=\"verdict side-verdict\">")
+        .skip(1)
+        .map(|s| s.split('<').next().unwrap())
+        .collect();
+    assert_eq!(sides.len(), 2, "one verdict per side");
+    assert_eq!(
+        sides[0],
+        "max 6 devices on a CPU (ideal 4): 28 CPUs 34-47,82-95 serve all 6"
+    );
+    assert!(sides[1].starts_with("max 4 = ideal, "), "{}", sides[1]);
+    // The same comparison with B = A: nothing moves and the line says so.
+    let same = get("/compare?a=cluster&b=cluster").await;
+    assert!(text_by_id(&same.body, "compare-verdict").ends_with("; no vector changes CPU"));
 }
