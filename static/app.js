@@ -154,7 +154,8 @@
   // ---- page state ----
   const inputs = $("#inputs");
   let state = null;
-  if (inputs) state = JSON.parse(inputs.dataset.state);
+  const stateScript = document.getElementById("state");
+  if (inputs && stateScript) state = JSON.parse(stateScript.textContent);
   let view = { metric: "", node: "" };
   let timer = null, inflight = null;
 

@@ -371,16 +371,10 @@ async fn every_page_links_the_other_views_in_the_top_bar() {
 async fn editor_state_carries_the_exact_machine() {
     let r = get("/?preset=intel-core-ultra-7-265k&devices=4").await;
     assert_eq!(r.status, StatusCode::OK, "{}", r.body);
-    let at = r.body.find("data-state=\"").unwrap() + 12;
-    let raw = &r.body[at..at + r.body[at..].find('"').unwrap()];
-    let json = raw
-        .replace("&quot;", "\"")
-        .replace("&#34;", "\"")
-        .replace("&#39;", "'")
-        .replace("&lt;", "<")
-        .replace("&gt;", ">")
-        .replace("&amp;", "&");
-    let state: Value = serde_json::from_str(&json).unwrap();
+    let open = "<script type=\"application/json\" id=\"state\">";
+    let at = r.body.find(open).unwrap() + open.len();
+    let json = &r.body[at..at + r.body[at..].find("</script>").unwrap()];
+    let state: Value = serde_json::from_str(json).unwrap();
     let want = irqscope::catalogue::get("intel-core-ultra-7-265k").unwrap().to_spec();
     let base: irqscope::topology::TopologySpec = serde_json::from_value(state["editor"]["base"].clone()).unwrap();
     assert_eq!(base, want);
@@ -392,6 +386,46 @@ async fn editor_state_carries_the_exact_machine() {
         .unwrap()
         .iter()
         .any(|p| p == "offset-by-probed"));
+}
+
+/// The editor state sits in a JSON script element: a machine named with `</script>`, `<!--`
+/// and `&` cannot end or change it, and the JSON reads back to the same name.
+#[tokio::test]
+async fn editor_state_script_cannot_be_closed_by_its_content() {
+    use irqscope::scenario::permalink;
+    use irqscope::scenario::spec::{parse_device_token, ScenarioSpec, TopologyRef};
+    let mut t = irqscope::catalogue::get("azure-4vcpu-smt2").unwrap().to_spec();
+    let name = "x</script><script>alert(1)</script><!-- & -->";
+    t.name = name.into();
+    let spec = ScenarioSpec {
+        topology: TopologyRef::Inline(Box::new(t)),
+        devices: vec![parse_device_token("4").unwrap()],
+        variant: "cluster".into(),
+        sort: "heap-v6.11".into(),
+        effective: "x86-matrix".into(),
+        spread_counter: 0,
+        proposal: None,
+        irqaffinity: None,
+        isolcpus: None,
+        nohz_full: None,
+        vectors_held: None,
+    };
+    let r = get(&format!("/s/{}", permalink::encode(&spec).unwrap())).await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+    let open = "<script type=\"application/json\" id=\"state\">";
+    let at = r.body.find(open).unwrap() + open.len();
+    let json = &r.body[at..at + r.body[at..].find("</script>").unwrap()];
+    assert!(
+        !json.contains('<') && !json.contains('>') && !json.contains('&'),
+        "{json}"
+    );
+    assert!(json.contains("\\u003c/script\\u003e"), "{json}");
+    let state: Value = serde_json::from_str(json).unwrap();
+    assert_eq!(state["editor"]["name"], name);
+    assert!(
+        !r.body.contains("<script>alert(1)"),
+        "the name reached the page unescaped"
+    );
 }
 
 /// Every view names the variant it ran, and says when it is the reconstructed v1.
