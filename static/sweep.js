@@ -31,3 +31,21 @@
     });
   });
 })();
+
+// The form: sent as the server reads it. A browser's own form encoding writes a space as `+`,
+// but in `mixes` a `+` is literal (`sets=4+2`), so build the query with encodeURIComponent
+// (space → %20, + → %2B) and leave out empty fields.
+(function () {
+  "use strict";
+  const form = document.getElementById("sweep-form");
+  if (!form) return;
+  form.addEventListener("submit", (e) => {
+    e.preventDefault();
+    const parts = [];
+    for (const input of form.querySelectorAll("input[name]")) {
+      const v = input.value.trim();
+      if (v) parts.push(input.name + "=" + encodeURIComponent(v));
+    }
+    location.href = (form.getAttribute("action") || location.pathname) + (parts.length ? "?" + parts.join("&") : "");
+  });
+})();

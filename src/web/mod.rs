@@ -374,16 +374,20 @@ async fn api_topology(Path(name): Path<String>) -> Result<Json<crate::topology::
     Ok(Json(t.to_spec()))
 }
 
-/// The `devices` query parameter keeps `+` literal. Its tokens use `+` themselves
-/// (`sets=4+2`) and are separated by spaces (`%20`), so the form decoding the `Query`
-/// extractor applies (`+` is a space) would silently split `6x62:sets=4+2` into a second
-/// device `2`. Rewriting a raw `+` in that parameter to `%2B` before any extractor runs fixes
-/// it for every route that reads `devices`; every other parameter decodes as before.
+/// Query parameters holding device tokens: `devices` (`/`, `/compare`) and `mixes`
+/// (`/sweep`), where a `+` is part of a token.
+pub(crate) const PLUS_LITERAL_PARAMS: [&str; 2] = ["devices=", "mixes="];
+
+/// The device-token query parameters ([`PLUS_LITERAL_PARAMS`]) keep `+` literal. Their tokens
+/// use `+` themselves (`sets=4+2`) and are separated by spaces (`%20`), so the form decoding
+/// the `Query` extractor applies (`+` is a space) would silently split `6x62:sets=4+2` into a
+/// second device `2`. Rewriting a raw `+` in those parameters to `%2B` before any extractor
+/// runs fixes it for every route that reads them; every other parameter decodes as before.
 fn devices_plus_is_literal<B>(mut req: axum::http::Request<B>) -> axum::http::Request<B> {
     let Some(query) = req.uri().query() else {
         return req;
     };
-    let touches = |pair: &str| pair.starts_with("devices=") && pair.contains('+');
+    let touches = |pair: &str| PLUS_LITERAL_PARAMS.iter().any(|p| pair.starts_with(p)) && pair.contains('+');
     if !query.split('&').any(touches) {
         return req;
     }

@@ -35,6 +35,19 @@ fn bad(e: impl std::fmt::Display) -> AppError {
     AppError::BadInput(e.to_string())
 }
 
+/// A mix that does not parse. A `+` in the link stays a `+` (as in `sets=4+2`, see
+/// `web::PLUS_LITERAL_PARAMS`), so a `+` meant as a space (a hand-typed link, a form sent
+/// without the page's script) reaches the device grammar: say so instead of a bare grammar error.
+fn bad_mix(mix: &str, e: impl std::fmt::Display) -> AppError {
+    if mix.contains('+') {
+        bad(format!(
+            "{e} (a + in mixes is kept as a +, as in sets=4+2; separate devices with a space, %20)"
+        ))
+    } else {
+        bad(e)
+    }
+}
+
 impl SweepQuery {
     pub fn config(&self) -> Result<SweepConfig, AppError> {
         let mut config = SweepConfig::catalogue_default();
@@ -49,9 +62,8 @@ impl SweepQuery {
             config.mixes = m
                 .split(';')
                 .filter(|s| !s.trim().is_empty())
-                .map(Mix::parse)
-                .collect::<Result<_, _>>()
-                .map_err(bad)?;
+                .map(|mix| Mix::parse(mix).map_err(|e| bad_mix(mix, e)))
+                .collect::<Result<_, _>>()?;
         }
         if let Some(v) = self.variants.as_deref().filter(|v| !v.is_empty()) {
             config.placements = SweepConfig::parse_placements(v).map_err(bad)?;

@@ -921,3 +921,29 @@ async fn seed_000_verdict_and_scalable_heatmap() {
     assert_eq!(heat.matches(r#"<text class="n"#).count(), 96, "one CPU number per cell");
     assert!(heat.contains(r#"class="ideal""#), "the ideal is marked in the legend");
 }
+
+/// `/sweep?mixes=` reads `+` as `/?devices=` does: `sets=4+2` stays one device whether the `+`
+/// comes raw or as `%2B`, and a `+` meant as a space is an error that says so, never a silent
+/// change of the mix.
+#[tokio::test]
+async fn plus_in_the_sweep_mixes_query_is_literal() {
+    let q = "/sweep/text?topologies=azure-l48s-v2&variants=cluster&counters=0&mixes=m%3D2x8:sets%3D4";
+    let encoded = get(&format!("{q}%2B4")).await;
+    assert_eq!(encoded.status, StatusCode::OK, "{}", encoded.body);
+    let raw = get(&format!("{q}+4")).await;
+    assert_eq!(raw.status, StatusCode::OK, "{}", raw.body);
+    assert_eq!(raw.body, encoded.body);
+    assert!(raw.body.contains("sets=4+4"), "{}", raw.body);
+    // A space (%20) makes a second device: another sweep.
+    let spaced = get(&format!("{q}%204")).await;
+    assert_eq!(spaced.status, StatusCode::OK, "{}", spaced.body);
+    assert_ne!(spaced.body, raw.body);
+    // The page and its other twins read the query the same way.
+    let page = get("/sweep?topologies=azure-l48s-v2&variants=cluster&counters=0&mixes=m%3D2x8:sets%3D4+4").await;
+    assert_eq!(page.status, StatusCode::OK, "{}", page.body);
+    assert!(page.body.contains("sets%3D4%2B4"), "the page's own links keep the +");
+    // Two devices joined by a + (a space in form encoding): an error naming the +.
+    let bad = get("/sweep/text?topologies=azure-l48s-v2&variants=cluster&counters=0&mixes=2x8+4x8").await;
+    assert_eq!(bad.status, StatusCode::BAD_REQUEST, "{}", bad.body);
+    assert!(bad.body.contains("a + in mixes is kept as a +"), "{}", bad.body);
+}
