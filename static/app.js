@@ -552,9 +552,25 @@
   // ---- results: view switches, hover highlighting, copy buttons ----
   // Every figure gets a "download SVG" link: the figure's own markup as a data URL (the page's
   // CSP allows no fetch of blob URLs, and a data URL needs none).
+  // A figure drawn at width 100% grows with its box, but no further than the max-width
+  // render::svg writes on it (1.6 × its drawn size when it names none): the page's
+  // Content-Security-Policy (style-src 'self') keeps inline style attributes from applying,
+  // so the limit is set here through the CSSOM, which the policy allows.
+  const FIGURE_ZOOM_MAX = 1.6;
+  function capWidth(svg) {
+    if (svg.getAttribute("width") !== "100%") return;
+    const named = /max-width:\s*(\d+(?:\.\d+)?)px/.exec(svg.getAttribute("style") || "");
+    const box = (svg.getAttribute("viewBox") || "").split(/[\s,]+/).map(Number);
+    const drawn = Number(svg.dataset.w) || box[2];
+    const max = named ? Number(named[1]) : drawn * FIGURE_ZOOM_MAX;
+    if (max > 0) svg.style.maxWidth = Math.round(max) + "px";
+  }
+
   function addDownloads(root) {
     (root || document).querySelectorAll("main svg").forEach((svg, k) => {
-      if (svg.parentElement.closest("svg") || svg.dataset.download) return;
+      if (svg.parentElement.closest("svg")) return;
+      capWidth(svg);
+      if (svg.dataset.download) return;
       svg.dataset.download = "1";
       const name = (svg.getAttribute("aria-label") || svg.id || document.title.split(" · ")[0] || "figure")
         .toLowerCase().replace(/[^a-z0-9]+/g, "-").replace(/^-|-$/g, "").slice(0, 60) || "figure";

@@ -101,8 +101,9 @@ async fn compare_pre_cluster_with_rotation() {
         .await
         .unwrap();
     let text = wait_for("the compare page", || async {
+        // The mail text sits in a closed <details> under the pictures: read its content.
         match c.find(Locator::Css("#compare-text")).await {
-            Ok(e) => e.text().await.ok(),
+            Ok(e) => e.prop("textContent").await.ok().flatten(),
             Err(_) => None,
         }
     })

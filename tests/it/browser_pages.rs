@@ -77,6 +77,9 @@ for (const fig of document.querySelectorAll('.figure')) {
   for (const svg of fig.querySelectorAll('svg')) {
     const r = svg.getBoundingClientRect();
     if (r.left < box.left - 0.5 || r.right > box.right + 0.5) out.push(`${name}: svg ${r.left}..${r.right} overflows ${box.left}..${box.right}`);
+    // A scaling figure grows to at most 1.6 x its drawn size: text in it stays body-sized.
+    const drawn = Number(svg.dataset.w) || Number((svg.getAttribute('viewBox') || '').split(/[\s,]+/)[2]);
+    if (svg.getAttribute('width') === '100%' && drawn > 0 && r.width > drawn * 1.6 + 1) out.push(`${name}: svg ${Math.round(r.width)} px wide, drawn ${drawn}: over 1.6 x`);
   }
 }
 return out;
