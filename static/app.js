@@ -557,7 +557,17 @@
   // Content-Security-Policy (style-src 'self') keeps inline style attributes from applying,
   // so the limit is set here through the CSSOM, which the policy allows.
   const FIGURE_ZOOM_MAX = 1.6;
+  // The MANA IRQ × CPU grids are drawn at a fixed size: a small one is shown at 1.5 × that,
+  // within its box.
+  const SMALL_GRID_PX = 320, SMALL_GRID_ZOOM = 1.5;
   function capWidth(svg) {
+    const fixed = Number(svg.getAttribute("width"));
+    if (svg.classList.contains("mana-grid") && fixed > 0 && fixed <= SMALL_GRID_PX) {
+      svg.style.width = Math.round(SMALL_GRID_ZOOM * fixed) + "px";
+      svg.style.maxWidth = "100%";
+      svg.style.height = "auto";
+      return;
+    }
     if (svg.getAttribute("width") !== "100%") return;
     const named = /max-width:\s*(\d+(?:\.\d+)?)px/.exec(svg.getAttribute("style") || "");
     const box = (svg.getAttribute("viewBox") || "").split(/[\s,]+/).map(Number);

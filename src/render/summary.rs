@@ -209,6 +209,22 @@ fn short_list(cpus: &CpuSet, chars_max: usize) -> String {
     format!("({shown}… {} ranges)", ranges.len())
 }
 
+/// A cpulist on a page line outside the bullets (a device's CPUs over its vector table) is cut
+/// past this many characters.
+pub(crate) const LINE_LIST_CHARS_MAX: usize = 120;
+
+/// "0-1,3,5,7,… 40 ranges, 63 CPUs": a cpulist for a page line, whole when it is at most
+/// [`LINE_LIST_CHARS_MAX`] characters, otherwise cut at a range with the exact count.
+pub(crate) fn page_cpulist(cpus: &CpuSet) -> String {
+    let full = cpus.to_cpulist();
+    if full.len() <= LINE_LIST_CHARS_MAX {
+        return full;
+    }
+    let cut = short_list(cpus, LINE_LIST_CHARS_MAX);
+    let inner = cut.trim_start_matches('(').trim_end_matches(')');
+    format!("{inner}, {} CPUs", cpus.weight())
+}
+
 /// Cut a line to [`BULLET_CHARS_MAX`] characters (at a char boundary, marked with "…").
 fn bounded(line: String) -> String {
     if line.chars().count() <= BULLET_CHARS_MAX {
@@ -513,6 +529,22 @@ mod tests {
             "A: max 4 = ideal / B: max 4 = ideal; B moves 1 vector"
         );
         assert!(compare_line(b, b, 0).ends_with("; no vector changes CPU"));
+    }
+
+    /// A device's CPU list on the page stays whole when short and is cut, with its count,
+    /// when long.
+    #[test]
+    fn page_cpulist_cuts_long_lists() {
+        let short = crate::topology::cpulist::parse_cpulist("0-1,3,5", 8).unwrap();
+        assert_eq!(page_cpulist(&short), "0-1,3,5");
+        let mut long = CpuSet::new(8192);
+        for c in (0..8192).step_by(128) {
+            long.insert(c);
+        }
+        let line = page_cpulist(&long);
+        assert!(line.len() <= LINE_LIST_CHARS_MAX + 30, "{line}");
+        assert!(line.starts_with("0,128,256,"), "{line}");
+        assert!(line.ends_with("… 64 ranges, 64 CPUs"), "{line}");
     }
 
     /// At 8,192 CPUs the page bullets fold to one node's pattern and stay short.

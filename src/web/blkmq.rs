@@ -41,7 +41,10 @@ pub(crate) struct BlkMqPage {
     pub mappers: Vec<MapperView>,
 }
 
-/// A strip of one cell per queue: blue when it has CPUs, red when none.
+/// Most queue numbers printed under a strip.
+const TICKS_MAX: u32 = 16;
+
+/// A strip of one cell per queue: blue when it has CPUs, red when none; queue numbers below.
 fn strip(mapper: &str, queues: u32, unmapped: &[u32]) -> String {
     const CELL: u32 = 10;
     let mut body = String::new();
@@ -57,8 +60,20 @@ fn strip(mapper: &str, queues: u32, unmapped: &[u32]) -> String {
             if missing { "no CPU" } else { "has CPUs" }
         );
     }
+    // Queue numbers under the strip: at most about 16 ticks, on a power-of-two step.
+    let step = (0..)
+        .map(|k| 1u32 << k)
+        .find(|s| queues.div_ceil(*s) <= TICKS_MAX)
+        .unwrap_or(1);
+    for q in (0..queues).step_by(step as usize) {
+        let _ = write!(
+            body,
+            r#"<text class="tick" x="{}" y="28" font-size="8">{q}</text>"#,
+            q * CELL
+        );
+    }
     format!(
-        r#"<svg xmlns="http://www.w3.org/2000/svg" class="blkmq-strip" data-mapper="{}" viewBox="0 0 {} 18" width="100%" preserveAspectRatio="xMinYMin meet" role="img" aria-label="{} queues, {} without a CPU">{body}</svg>"#,
+        r#"<svg xmlns="http://www.w3.org/2000/svg" class="blkmq-strip" data-mapper="{}" viewBox="0 0 {} 30" width="100%" preserveAspectRatio="xMinYMin meet" role="img" aria-label="{} queues, {} without a CPU">{body}</svg>"#,
         escape(mapper),
         queues * CELL,
         queues,

@@ -392,7 +392,7 @@ impl ResultView {
                 DeviceRows {
                     name: d.name.clone(),
                     n_vectors: d.vectors.len(),
-                    cpus: cpus.to_cpulist(),
+                    cpus: summary::page_cpulist(&cpus),
                     open: n_vectors <= VECTORS_OPEN_MAX,
                     rows: d.vectors[..take]
                         .iter()
