@@ -866,15 +866,21 @@ fn summary_bullets(body: &str) -> Vec<String> {
         .collect()
 }
 
-/// The 8,192-CPU machine with 16 devices: the page stays under 300 KB, its summary bullets are
-/// folded by node pattern and none passes 400 characters, and the heatmap is the node × slot
-/// overview (one row per node), not 8,192 cells.
+/// The 8,192-CPU machine with 16 devices: the page stays under 300 KB (the goal; it is
+/// 203 KB since the editor state left its HTML-escaped attribute, so 230 KB catches that coming
+/// back), its summary bullets are folded by node pattern and none passes 400 characters, and
+/// the heatmap is the node × slot overview (one row per node), not 8,192 cells.
 #[tokio::test]
 async fn big_machine_page_is_light_and_folded() {
+    const BIG_PAGE_BYTES_MAX: usize = 230_000;
     let r = get("/?preset=synthetic-8192&devices=16x64").await;
     assert_eq!(r.status, StatusCode::OK, "{}", r.body);
     eprintln!("8192 CPUs x 16 devices: page {} bytes", r.body.len());
-    assert!(r.body.len() < 300_000, "page is {} bytes", r.body.len());
+    assert!(r.body.len() < BIG_PAGE_BYTES_MAX, "page is {} bytes", r.body.len());
+    assert!(
+        !r.body.contains("data-state="),
+        "the editor state is back in an attribute"
+    );
     let bullets = summary_bullets(&r.body);
     assert_eq!(bullets.len(), 4, "{bullets:?}");
     for b in &bullets {
