@@ -348,7 +348,7 @@ pub fn parse_device_token(token: &str) -> Result<DeviceSpec, ScenarioError> {
     if token.len() > TOKEN_BYTES_MAX {
         return err(format!(
             "device {:?}…: longer than {TOKEN_BYTES_MAX} bytes",
-            &token[..token.floor_char_boundary(40)]
+            &token[..(0..=40).rev().find(|&i| token.is_char_boundary(i)).unwrap_or(0)]
         ));
     }
     let bad = |why: &str| {
