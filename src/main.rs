@@ -143,7 +143,7 @@ struct LiveArgs {
     #[arg(long)]
     live_store_move_aside: bool,
     /// Also serve every host this Prometheus scrapes from `irqscope-agent export`
-    /// (http://HOST:PORT, or a Thanos/Mimir query URL).
+    /// (http://HOST:PORT or https://, or a Thanos/Mimir query URL).
     #[arg(long, value_name = "URL")]
     prometheus: Option<String>,
     /// How often to ask the Prometheus for new scrapes (its scrape interval).
