@@ -52,7 +52,8 @@ pub const SCRAPE_MS_DEFAULT: u64 = 15_000;
 pub const RATE_WINDOW_MS_MIN: u64 = 4_000;
 /// Longest scrape interval believed (from the flag or from Prometheus): one hour.
 pub const SCRAPE_MS_MAX: u64 = 3_600_000;
-/// Polls between two readings of `/api/v1/targets` (a new job is looked up at once).
+/// Polls between two readings of `/api/v1/targets` (a scrape interval changed by a reload of
+/// Prometheus' configuration is seen within this many polls).
 const TARGETS_REFRESH_POLLS: u32 = 60;
 /// Longest accepted `--prometheus` URL.
 pub(crate) const URL_BYTES_MAX: usize = 1_024;
@@ -475,9 +476,8 @@ impl PollState {
         if let Some(s) = self.scrape_ms {
             return s;
         }
-        let known = |jobs: &Option<HashMap<String, u64>>| job.and_then(|j| jobs.as_ref()?.get(j).copied());
         let due = self.polls_since_targets >= TARGETS_REFRESH_POLLS || self.jobs.is_none();
-        if known(&self.jobs).is_none() && due {
+        if due {
             self.polls_since_targets = 0;
             self.jobs = match client.scrape_intervals().await {
                 Ok(j) => Some(j),
@@ -487,7 +487,8 @@ impl PollState {
                 }
             };
         }
-        known(&self.jobs).unwrap_or(SCRAPE_MS_DEFAULT)
+        job.and_then(|j| self.jobs.as_ref()?.get(j).copied())
+            .unwrap_or(SCRAPE_MS_DEFAULT)
     }
 }
 
