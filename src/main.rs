@@ -143,12 +143,19 @@ struct LiveArgs {
     #[arg(long)]
     live_store_move_aside: bool,
     /// Also serve every host this Prometheus scrapes from `irqscope-agent export`
-    /// (http://HOST:PORT, or a Thanos/Mimir query URL).
+    /// (http://HOST:PORT or https://, or a Thanos/Mimir query URL).
     #[arg(long, value_name = "URL")]
     prometheus: Option<String>,
     /// How often to ask the Prometheus for new scrapes (its scrape interval).
     #[arg(long, value_name = "MS", default_value_t = irqscope::live::prometheus::POLL_MS_DEFAULT)]
     prometheus_poll_ms: u64,
+    /// The hosts' scrape interval, for the rate() window (4 x it); default: what Prometheus'
+    /// /api/v1/targets says for the host's job, else 15000.
+    #[arg(long, value_name = "MS")]
+    prometheus_scrape_ms: Option<u64>,
+    /// PEM certificates of a private CA to trust for an https:// --prometheus.
+    #[arg(long, value_name = "FILE")]
+    prometheus_ca_file: Option<std::path::PathBuf>,
 }
 
 #[derive(clap::Args)]
@@ -432,6 +439,8 @@ fn main() -> ExitCode {
                 live_store_move_aside: false,
                 prometheus: None,
                 prometheus_poll_ms: irqscope::live::prometheus::POLL_MS_DEFAULT,
+                prometheus_scrape_ms: None,
+                prometheus_ca_file: None,
             },
         ),
     };
@@ -1086,11 +1095,12 @@ fn live_state(args: LiveArgs) -> anyhow::Result<irqscope::web::live::LiveState> 
         irqscope::web::live::LiveState::with(tokens.clone(), persist, policy, None).map_err(|e| anyhow::anyhow!(e))?;
     if let Some(url) = &args.prometheus {
         use irqscope::live::prometheus::{run, PromClient, PromStatus};
-        let client = PromClient::new(url).map_err(|e| anyhow::anyhow!(e))?;
+        let client = PromClient::new(url, args.prometheus_ca_file.as_deref()).map_err(|e| anyhow::anyhow!(e))?;
         let status = std::sync::Arc::new(PromStatus::new(client.base()));
         state = state.with_prometheus(status.clone());
         tracing::info!("reading live hosts from Prometheus at {}", client.base());
-        tokio::spawn(run(client, state.hub().clone(), status, args.prometheus_poll_ms));
+        let (poll_ms, scrape_ms) = (args.prometheus_poll_ms, args.prometheus_scrape_ms);
+        tokio::spawn(run(client, state.hub().clone(), status, poll_ms, scrape_ms));
     }
     for n in notes {
         tracing::warn!("live store: skipped {n}");

@@ -394,6 +394,40 @@ impl Hub {
         Ok(state.seq)
     }
 
+    /// [`Hub::ingest_source`] for a source that brings its own rates and history
+    /// (`live::prometheus`): the store keeps the snapshot as ever, then `amend` changes the kept
+    /// state in place, under the store lock, before it is rendered and announced. Blocking.
+    pub(crate) fn ingest_source_with(
+        &self,
+        snap: Snapshot,
+        amend: impl FnOnce(&mut HostState),
+    ) -> Result<u64, HubError> {
+        let host = snap.host.clone();
+        if !valid_host_name(&host) {
+            return Err(HubError::BadHostName);
+        }
+        let received_ms = (self.clock)();
+        let (state, expired) = {
+            let mut store = lock(&self.store);
+            let expired = store.expire(received_ms, self.policy.host_idle_ms);
+            let at = Arrival {
+                received_ms,
+                unbound: None,
+            };
+            let state = store.ingest(&host, snap, at).map(|kept| {
+                drop(kept);
+                store.amend(&host, amend)
+            });
+            (state, expired)
+        };
+        self.forget(&expired);
+        let state = state
+            .map_err(HubError::Ingest)?
+            .ok_or_else(|| HubError::NoHost(host.clone()))?;
+        self.publish(&host, &state);
+        Ok(state.seq)
+    }
+
     /// Render `state`'s event (no lock held), keep it as the host's latest and broadcast it.
     fn publish(&self, host: &str, state: &HostState) {
         let body = self.render_and_cache(host, state);

@@ -93,7 +93,7 @@ fn grouped(cpus: &[(u32, Option<u32>)], what: &str) -> Result<Vec<String>, Strin
 }
 
 /// The snapshot `host`'s series describe, as read at `taken_unix_ms`.
-pub(crate) fn snapshot_from_series(host: &str, taken_unix_ms: u64, s: &HostSeries) -> Result<Snapshot, String> {
+pub fn snapshot_from_series(host: &str, taken_unix_ms: u64, s: &HostSeries) -> Result<Snapshot, String> {
     if !valid_host_name(host) {
         return Err(format!("bad host name {host:?}"));
     }

@@ -213,6 +213,14 @@ impl LiveStore {
         Ok(state)
     }
 
+    /// Change `host`'s kept state in place (a source that brings its own rates and history);
+    /// the new state, or `None` for an unknown host. No copy while no reader holds the state.
+    pub(crate) fn amend(&mut self, host: &str, f: impl FnOnce(&mut HostState)) -> Option<Arc<HostState>> {
+        let st = self.hosts.get_mut(host)?;
+        f(Arc::make_mut(st));
+        Some(st.clone())
+    }
+
     /// Drop `host`; whether it was kept.
     pub fn remove(&mut self, host: &str) -> bool {
         self.hosts.remove(host).is_some()

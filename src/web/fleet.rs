@@ -29,6 +29,8 @@ pub(crate) struct FleetRow {
     pub busiest: String,
     pub stacking: u32,
     pub verdict: String,
+    /// Some vector differs from the model.
+    pub differs: bool,
     busiest_share: f64,
     mismatches: Option<usize>,
     vectors: usize,
@@ -45,7 +47,27 @@ pub(crate) struct FleetPage {
     pub sort: String,
     pub link_base: String,
     pub problem: Option<String>,
+    pub columns: Vec<Column>,
 }
+
+/// A column header: its sort key and label, right-aligned or not, and the sort order it
+/// shows (`aria-sort` value and arrow; empty when the table is sorted by another column).
+pub(crate) struct Column {
+    pub key: &'static str,
+    pub label: &'static str,
+    pub num: bool,
+    pub aria: &'static str,
+    pub arrow: &'static str,
+}
+
+/// The table's columns, in order: sort key, header, numeric.
+const COLUMNS: [(&str, &str, bool); 5] = [
+    ("host", "host", false),
+    ("kernel", "kernel", false),
+    ("busiest", "busiest CPU share", true),
+    ("stacking", "most IRQs on one CPU", true),
+    ("mismatches", "live vs model", false),
+];
 
 /// The most numbered IRQs whose effective affinity is the same single CPU.
 fn stacking(st: &HostState) -> u32 {
@@ -78,10 +100,13 @@ fn row(st: &HostState, variant: &str, effective: &str) -> FleetRow {
     };
     FleetRow {
         host: st.snapshot.host.clone(),
-        kernel: st.snapshot.topology.kernel_release.clone(),
+        kernel: Some(st.snapshot.topology.kernel_release.clone())
+            .filter(|k| !k.is_empty())
+            .unwrap_or_else(|| "unknown".into()),
         busiest: share.map_or("—".into(), |s| format!("{:.1}%", s * 100.0)),
         stacking: stacking(st),
         verdict,
+        differs: mismatches.is_some_and(|m| m > 0),
         busiest_share: share.unwrap_or(0.0),
         mismatches,
         vectors,
@@ -101,7 +126,7 @@ pub(crate) async fn fleet_page(
     spec::parse_variant(&variant)?;
     spec::parse_effective(&effective)?;
     let sort = pick(&q.sort, "host");
-    if !["host", "kernel", "busiest", "stacking", "mismatches"].contains(&sort.as_str()) {
+    if !COLUMNS.iter().any(|c| c.0 == sort) {
         return Err(AppError::BadInput(
             "sort: host, kernel, busiest, stacking or mismatches".into(),
         ));
@@ -130,6 +155,24 @@ pub(crate) async fn fleet_page(
         enc(&effective),
         if matching { "&matching=1" } else { "" }
     );
+    let columns = COLUMNS
+        .iter()
+        .map(|&(key, label, num)| {
+            // Names sort A→Z, figures from the largest.
+            let (aria, arrow) = match (key == sort, key == "host" || key == "kernel") {
+                (false, _) => ("", ""),
+                (true, true) => ("ascending", "▴"),
+                (true, false) => ("descending", "▾"),
+            };
+            Column {
+                key,
+                label,
+                num,
+                aria,
+                arrow,
+            }
+        })
+        .collect();
     let page = FleetPage {
         title: "fleet".into(),
         rows,
@@ -139,6 +182,7 @@ pub(crate) async fn fleet_page(
         sort,
         link_base,
         problem,
+        columns,
     };
     Ok(Html(page.render()?))
 }

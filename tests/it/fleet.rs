@@ -10,12 +10,12 @@ use irqscope::analysis::live_vs_model;
 use irqscope::live::auth::Tokens;
 use irqscope::live::collect::Collector;
 use irqscope::live::parse::{format_interrupts, parse_interrupts};
-use irqscope::live::prometheus::{poll_once, run, PromClient, PromStatus};
+use irqscope::live::prometheus::{poll_once, run, PollState, PromClient, PromStatus};
 use irqscope::web::{self, live::LiveState, AppState};
-use std::collections::HashMap;
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tower::ServiceExt;
@@ -39,18 +39,47 @@ fn temp_dir(tag: &str) -> PathBuf {
     d
 }
 
-/// Add `per_irq` to every non-zero counter of numbered IRQs (atomically: a rename).
-fn advance(root: &Path, per_irq: u64) {
+/// The rate the counters of the `k`-th numbered IRQ row move at, on each CPU it fired on.
+fn row_rate(k: usize) -> f64 {
+    100.0 * (k as f64 + 1.0)
+}
+
+/// Move the counters of `root` steadily until `stop`: every non-zero counter of the `k`-th
+/// numbered IRQ row is its fixture value plus `row_rate(k)` × the seconds since the start,
+/// rewritten every 20 ms (atomically: a rename). Any two readings see these slopes.
+fn advance_steadily(root: PathBuf, stop: Arc<AtomicBool>) -> std::thread::JoinHandle<()> {
     let path = root.join("proc/interrupts");
-    let mut p = parse_interrupts(&std::fs::read_to_string(&path).unwrap()).unwrap();
-    for r in p.rows.iter_mut().filter(|r| r.irq().is_some()) {
-        for c in r.counts.iter_mut().filter(|c| c.1 > 0) {
-            c.1 += per_irq;
+    let base = parse_interrupts(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    std::thread::spawn(move || {
+        let t0 = Instant::now();
+        while !stop.load(Ordering::Relaxed) {
+            let secs = t0.elapsed().as_secs_f64();
+            let mut p = base.clone();
+            for (k, r) in p.rows.iter_mut().filter(|r| r.irq().is_some()).enumerate() {
+                for c in r.counts.iter_mut().filter(|c| c.1 > 0) {
+                    c.1 += (row_rate(k) * secs) as u64;
+                }
+            }
+            let tmp = root.join("proc/interrupts.new");
+            std::fs::write(&tmp, format_interrupts(&p)).unwrap();
+            std::fs::rename(tmp, &path).unwrap();
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    })
+}
+
+/// The per-CPU device-interrupt rates the steady counters of `root`'s fixture have.
+fn expected_per_cpu(root: &Path) -> Vec<(String, f64)> {
+    let base = parse_interrupts(&std::fs::read_to_string(root.join("proc/interrupts")).unwrap()).unwrap();
+    let mut per_cpu = std::collections::BTreeMap::<u32, f64>::new();
+    for (k, r) in base.rows.iter().filter(|r| r.irq().is_some()).enumerate() {
+        for c in r.counts.iter().filter(|c| c.1 > 0) {
+            *per_cpu.entry(c.0).or_default() += row_rate(k);
         }
     }
-    let tmp = root.join("proc/interrupts.new");
-    std::fs::write(&tmp, format_interrupts(&p)).unwrap();
-    std::fs::rename(tmp, path).unwrap();
+    let mut v: Vec<(String, f64)> = per_cpu.into_iter().map(|(c, r)| (c.to_string(), r)).collect();
+    v.sort_by(|a, b| a.0.cmp(&b.0));
+    v
 }
 
 /// GET over a fresh connection (no client library: what a scraper sees).
@@ -208,6 +237,16 @@ fn verdicts(live: &LiveState) -> Vec<(String, u32, bool, bool)> {
         .collect()
 }
 
+/// Whether `got` is `want` within `tol` (relative), or both near 0.
+fn close(got: f64, want: f64, tol: f64) -> bool {
+    (got - want).abs() <= tol * want.abs().max(1.0)
+}
+
+/// Relative error allowed between two readings of the steady counters: each reading may see
+/// counters up to one 20 ms rewrite old at either end of its interval (the push path's 2 s,
+/// Prometheus' window of 4 scrapes), and Prometheus stamps a scrape when it starts.
+const RATE_TOLERANCE: f64 = 0.08;
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn prometheus_hosts_match_the_push_path() {
     let Some(prometheus) = find_program(&["prometheus"]) else {
@@ -216,6 +255,10 @@ async fn prometheus_hosts_match_the_push_path() {
     let dir = temp_dir("e2e");
     let root = dir.join("root");
     copy_dir(&fixture(), &root);
+    let expected = expected_per_cpu(&root);
+    assert!(expected.iter().filter(|c| c.1 > 0.0).count() > 1);
+    let stop = Arc::new(AtomicBool::new(false));
+    let mover = advance_steadily(root.clone(), stop.clone());
     let (agent_port, prom_port) = (free_port(), free_port());
     let _agent = start_exporter(&root, agent_port);
     std::fs::write(
@@ -237,56 +280,49 @@ async fn prometheus_hosts_match_the_push_path() {
     );
 
     let live = LiveState::default();
-    let client = PromClient::new(&format!("http://127.0.0.1:{prom_port}")).unwrap();
+    let base = format!("http://127.0.0.1:{prom_port}");
+    let client = PromClient::new(&base, None).unwrap();
     let status = Arc::new(PromStatus::new(client.base()));
     let live = live.with_prometheus(status.clone());
-    let poller = tokio::spawn(run(client, live.hub().clone(), status.clone(), 250));
+    // The scrape interval is not given: it comes from Prometheus' targets (1 s, so the rate
+    // window is 4 s; without it the window would be 4 × the 15 s default).
+    let poller = tokio::spawn(run(client, live.hub().clone(), status.clone(), 250, None));
     let app = app_of(&live);
 
-    // The host appears once Prometheus has scraped it.
+    // The host appears once Prometheus has scraped it, then has rates once the window holds
+    // scrapes; read it when the window holds only steady counters (a few scrapes on).
     let t0 = Instant::now();
-    let first_seq = loop {
+    let prom_json = loop {
         let (code, body, _) = call(&app, "/api/live/vm1").await;
         if code == StatusCode::OK {
             let j: serde_json::Value = serde_json::from_str(&body).unwrap();
-            break j["seq"].as_u64().unwrap();
+            if j["interval_ms"].as_u64().is_some() && j["seq"].as_u64().unwrap() >= 7 {
+                break j;
+            }
         }
         assert!(
             t0.elapsed() < Duration::from_secs(60),
-            "no host from Prometheus: {code} {body}"
+            "no rates from Prometheus: {code} {body}"
         );
         tokio::time::sleep(Duration::from_millis(200)).await;
     };
     assert_eq!(status.hosts(), [HOST]);
-    let before = Collector::new(&root, HOST).read(0).unwrap();
+    // The rates are Prometheus' rate() over 4 scrapes, not deltas between two scrapes.
+    assert_eq!(prom_json["interval_ms"].as_u64(), Some(4_000), "{prom_json}");
+    let (code, page, _) = call(&app, "/live").await;
+    assert_eq!(code, StatusCode::OK);
+    assert!(page.contains(">vm1<") && !page.contains("live-problem"), "{page}");
 
-    // Counters move once; the first reading with rates is the interval across the move.
-    advance(&root, 1_000);
-    let t0 = Instant::now();
-    let prom_json = loop {
-        let (code, body, _) = call(&app, "/api/live/vm1").await;
-        assert_eq!(code, StatusCode::OK, "{body}");
-        let j: serde_json::Value = serde_json::from_str(&body).unwrap();
-        if j["seq"].as_u64().unwrap() > first_seq && j["irqs_per_s"].as_f64().unwrap_or(0.0) > 0.0 {
-            break j;
-        }
-        assert!(
-            t0.elapsed() < Duration::from_secs(30),
-            "no rates from Prometheus: {body}"
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    };
-    let taken = prom_json["taken_unix_ms"].as_u64().unwrap();
-    let interval = prom_json["interval_ms"].as_u64().unwrap();
-    // One scrape apart (the scrape interval, within Prometheus' jitter), not across several.
-    assert!((500..=2_500).contains(&interval), "interval {interval} ms");
-    let after = Collector::new(&root, HOST).read(0).unwrap();
-
-    // The push path given the same counters at the same instants.
+    // The push path given the same counters: two readings 2 s apart.
     let (push, _) = LiveState::new(Tokens::parse(TOKEN).unwrap(), None).unwrap();
     let push_app = app_of(&push);
-    for (mut snap, at) in [(before, taken - interval), (after, taken)] {
-        snap.taken_unix_ms = at;
+    let t_push = Instant::now();
+    for k in 0..2 {
+        if k == 1 {
+            tokio::time::sleep(Duration::from_millis(2_000)).await;
+        }
+        let at = t_push.elapsed().as_millis() as u64 + 1;
+        let snap = Collector::new(&root, HOST).read(at).unwrap();
         let req = Request::post("/api/live/vm1/snapshots")
             .header(header::AUTHORIZATION, format!("Bearer {TOKEN}"))
             .header(header::CONTENT_TYPE, "application/json")
@@ -294,18 +330,28 @@ async fn prometheus_hosts_match_the_push_path() {
             .unwrap();
         let resp = push_app.clone().oneshot(req).await.unwrap();
         assert_eq!(resp.status(), StatusCode::OK);
-        tokio::time::sleep(Duration::from_millis(150)).await;
     }
     let (_, body, _) = call(&push_app, "/api/live/vm1").await;
     let push_json: serde_json::Value = serde_json::from_str(&body).unwrap();
     let (p, q) = (per_cpu(&prom_json), per_cpu(&push_json));
     assert_eq!(p.len(), q.len());
-    assert!(p.iter().any(|c| c.1 > 0.0));
+    assert!(p.iter().filter(|c| c.1 > 0.0).count() > 1);
+    let want = |cpu: &str| expected.iter().find(|e| e.0 == cpu).map_or(0.0, |e| e.1);
     for ((c1, r1), (c2, r2)) in p.iter().zip(&q) {
         assert_eq!(c1, c2);
         assert!(
-            (r1 - r2).abs() <= 1e-9 * r2.abs().max(1.0),
-            "CPU {c1}: {r1} vs push {r2}"
+            close(*r1, *r2, RATE_TOLERANCE),
+            "CPU {c1}: Prometheus {r1} vs push {r2}"
+        );
+        assert!(
+            close(*r1, want(c1), RATE_TOLERANCE),
+            "CPU {c1}: Prometheus {r1} vs {}",
+            want(c1)
+        );
+        assert!(
+            close(*r2, want(c2), RATE_TOLERANCE),
+            "CPU {c2}: push {r2} vs {}",
+            want(c2)
         );
     }
 
@@ -322,7 +368,62 @@ async fn prometheus_hosts_match_the_push_path() {
     assert_eq!(resp.status(), StatusCode::OK);
     drop(resp);
 
+    // A server started afresh (or a host first seen) has the host's history from query_range
+    // at its first poll: one point per scrape, the device-interrupt total and busiest CPU.
+    let fresh = LiveState::default();
+    let client = PromClient::new(&base, None).unwrap();
+    let st2 = Arc::new(PromStatus::new(client.base()));
+    let fresh = fresh.with_prometheus(st2.clone());
+    assert_eq!(
+        poll_once(&client, fresh.hub(), &st2, &mut PollState::new(Some(1_000)))
+            .await
+            .unwrap(),
+        1
+    );
+    let (code, body, _) = call(&app_of(&fresh), "/api/live/vm1").await;
+    assert_eq!(code, StatusCode::OK, "{body}");
+    let j: serde_json::Value = serde_json::from_str(&body).unwrap();
+    let history = j["history"].as_array().unwrap();
+    let seq = j["seq"].as_u64().unwrap();
+    assert!(history.len() >= 5, "{j}");
+    assert_eq!(
+        history.len() as u64,
+        seq,
+        "one sample per reading, the current one last"
+    );
+    let total: f64 = expected.iter().map(|e| e.1).sum();
+    let (busiest_cpu, busiest) = expected
+        .iter()
+        .fold(("", 0.0), |b, e| if e.1 > b.1 { (&e.0, e.1) } else { b });
+    // Points whose window holds only steady counters (after the first few) carry the slope.
+    for s in &history[history.len() - 3..] {
+        assert!(
+            close(s["irqs_per_s"].as_f64().unwrap(), total, RATE_TOLERANCE),
+            "history {s} vs {total}"
+        );
+        assert!(
+            close(s["busiest_irqs_per_s"].as_f64().unwrap(), busiest, RATE_TOLERANCE),
+            "{s}"
+        );
+        // Rows with equal rates could tie; the fixture's busiest CPU is alone at the top.
+        assert_eq!(
+            s["busiest_cpu"].as_u64().map(|c| c.to_string()).as_deref(),
+            Some(busiest_cpu),
+            "{s}"
+        );
+    }
+    let times: Vec<u64> = history.iter().map(|s| s["taken_unix_ms"].as_u64().unwrap()).collect();
+    assert!(times.windows(2).all(|w| w[0] < w[1]), "{times:?}");
+    let (code, page, _) = call(&app_of(&fresh), "/live/vm1").await;
+    assert_eq!(code, StatusCode::OK);
+    assert!(
+        page.contains(&format!("data-last-seq=\"{seq}\"")),
+        "the chart shows the history"
+    );
+
     poller.abort();
+    stop.store(true, Ordering::Relaxed);
+    mover.join().unwrap();
     drop(_prom);
     drop(_agent);
     std::fs::remove_dir_all(&dir).unwrap();
@@ -343,7 +444,7 @@ fn tiny_server(f: fn(std::net::TcpStream)) -> u16 {
 async fn troubled(port: u16, expect: &str) {
     // A pushed host beside the Prometheus ones, answered as ever.
     let (live, _) = LiveState::new(Tokens::parse(TOKEN).unwrap(), None).unwrap();
-    let client = PromClient::new(&format!("http://127.0.0.1:{port}"))
+    let client = PromClient::new(&format!("http://127.0.0.1:{port}"), None)
         .unwrap()
         .with_timeout(Duration::from_millis(500));
     let status = Arc::new(PromStatus::new(client.base()));
@@ -363,9 +464,15 @@ async fn troubled(port: u16, expect: &str) {
     assert_eq!(code, StatusCode::SERVICE_UNAVAILABLE, "{body}");
     assert!(body.contains("has not answered yet"), "{body}");
     assert!(took < ANSWER_BOUND);
+    let (code, body, _) = call(&app, "/live").await;
+    assert_eq!(code, StatusCode::OK, "{body}");
+    assert!(
+        body.contains("id=\"live-problem\"") && body.contains("has not answered yet"),
+        "{body}"
+    );
 
     let t0 = Instant::now();
-    let e = poll_once(&client, live.hub(), &status, &mut HashMap::new())
+    let e = poll_once(&client, live.hub(), &status, &mut PollState::new(None))
         .await
         .unwrap_err();
     assert!(t0.elapsed() < ANSWER_BOUND, "the poll took {:?}", t0.elapsed());
@@ -378,6 +485,17 @@ async fn troubled(port: u16, expect: &str) {
     }
     let (code, _, _) = call(&app, "/api/live/pushed").await;
     assert_eq!(code, StatusCode::OK);
+    // The host list still lists the pushed host, under the same message.
+    let (code, body, took) = call(&app, "/live").await;
+    assert_eq!(code, StatusCode::OK, "{body}");
+    assert!(body.contains(">pushed<"), "{body}");
+    let banner = body
+        .split("<p class=\"error\" id=\"live-problem\">")
+        .nth(1)
+        .and_then(|b| b.split("</p>").next())
+        .unwrap_or_else(|| panic!("no banner on /live: {body}"));
+    assert!(banner.contains(expect), "{banner}");
+    assert!(took < ANSWER_BOUND);
 }
 
 #[tokio::test]
@@ -445,4 +563,98 @@ async fn the_fleet_page_sorts_and_filters_by_model() {
     assert_eq!(code, StatusCode::BAD_REQUEST);
     let (code, _, _) = call(&app, "/fleet?variant=nope").await;
     assert_eq!(code, StatusCode::BAD_REQUEST);
+}
+
+/// A Prometheus API over TLS on loopback, with a certificate for `localhost` signed by a CA
+/// made here: it knows no host (`timestamp(irqscope_agent_info)` is empty). The port and the
+/// CA's PEM.
+async fn tls_prometheus() -> (u16, String) {
+    use rcgen::{BasicConstraints, CertificateParams, CertifiedIssuer, IsCa, KeyPair};
+    let ca_key = KeyPair::generate().unwrap();
+    let mut ca_params = CertificateParams::new(Vec::<String>::new()).unwrap();
+    ca_params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+    let ca = CertifiedIssuer::self_signed(ca_params, ca_key).unwrap();
+    let leaf_key = KeyPair::generate().unwrap();
+    let leaf = rcgen::CertificateParams::new(vec!["localhost".to_string()])
+        .unwrap()
+        .signed_by(&leaf_key, &ca)
+        .unwrap();
+    let config = rustls::ServerConfig::builder_with_provider(Arc::new(rustls::crypto::ring::default_provider()))
+        .with_safe_default_protocol_versions()
+        .unwrap()
+        .with_no_client_auth()
+        .with_single_cert(
+            vec![leaf.der().clone()],
+            rustls::pki_types::PrivateKeyDer::Pkcs8(leaf_key.serialize_der().into()),
+        )
+        .unwrap();
+    let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(config));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let api = axum::Router::new().route(
+        "/api/v1/query",
+        axum::routing::get(|| async {
+            axum::Json(serde_json::json!({"status": "success", "data": {"resultType": "vector", "result": []}}))
+        }),
+    );
+    tokio::spawn(async move {
+        loop {
+            let Ok((tcp, _)) = listener.accept().await else { return };
+            let (acceptor, api) = (acceptor.clone(), api.clone());
+            tokio::spawn(async move {
+                let Ok(tls) = acceptor.accept(tcp).await else { return };
+                let service = hyper::service::service_fn(move |req: Request<hyper::body::Incoming>| {
+                    api.clone().oneshot(req.map(Body::new))
+                });
+                let _ = hyper::server::conn::http1::Builder::new()
+                    .serve_connection(hyper_util::rt::TokioIo::new(tls), service)
+                    .await;
+            });
+        }
+    });
+    (port, ca.pem())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_https_prometheus_with_a_private_ca() {
+    let (port, ca_pem) = tls_prometheus().await;
+    let dir = temp_dir("tls");
+    let ca_file = dir.join("ca.pem");
+    std::fs::write(&ca_file, &ca_pem).unwrap();
+    let url = format!("https://localhost:{port}");
+    let live = LiveState::default();
+
+    // Trusting the CA: the poll succeeds (no host) and the pages have nothing to report.
+    let client = PromClient::new(&url, Some(&ca_file)).unwrap();
+    let status = Arc::new(PromStatus::new(client.base()));
+    let live = live.with_prometheus(status.clone());
+    assert_eq!(
+        poll_once(&client, live.hub(), &status, &mut PollState::new(None))
+            .await
+            .unwrap(),
+        0
+    );
+    assert_eq!(status.problem(), None);
+
+    // Without it the certificate is refused, and that is the message the pages show.
+    let untrusted = PromClient::new(&url, None).unwrap();
+    let e = poll_once(&untrusted, live.hub(), &status, &mut PollState::new(None))
+        .await
+        .unwrap_err();
+    assert!(
+        e.to_string().contains("certificate") || e.to_string().contains("Unknown"),
+        "{e}"
+    );
+    let (code, body, _) = call(&app_of(&live), "/live").await;
+    assert_eq!(code, StatusCode::OK);
+    assert!(body.contains("id=\"live-problem\""), "{body}");
+
+    // Bad set-ups are refused when the client is made, with a message naming the flag.
+    std::fs::write(dir.join("empty.pem"), "nothing\n").unwrap();
+    let err = |r: Result<PromClient, String>| r.err().unwrap_or_default();
+    assert!(err(PromClient::new(&url, Some(&dir.join("empty.pem")))).contains("no PEM CERTIFICATE"));
+    assert!(err(PromClient::new(&format!("http://localhost:{port}"), Some(&ca_file))).contains("needs an https://"));
+    assert!(err(PromClient::new(&url, Some(&dir.join("missing.pem")))).contains("--prometheus-ca-file"));
+    assert!(err(PromClient::new("ftp://localhost", None)).contains("http:// or https://"));
+    std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -13,6 +13,7 @@ mod catalogue;
 mod cli_errors;
 mod common;
 mod fleet;
+mod fleet_browser;
 mod golden;
 mod ideal;
 mod import;

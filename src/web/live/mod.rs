@@ -241,6 +241,7 @@ async fn hosts_page(State(app): State<AppState>) -> Result<Html<String>, AppErro
         title: "live hosts".into(),
         hosts,
         ingestion: app.live.hub.ingestion_enabled(),
+        problem: app.live.prometheus.as_ref().and_then(|p| p.problem()),
     };
     Ok(Html(page.render()?))
 }

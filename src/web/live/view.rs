@@ -332,6 +332,8 @@ pub struct HostsPage {
     pub title: String,
     pub hosts: Vec<HostListEntry>,
     pub ingestion: bool,
+    /// Why the Prometheus source (`serve --prometheus`) is not answering, if it is not.
+    pub problem: Option<String>,
 }
 
 /// What an SSE update (and `GET /api/live/{host}`) carries.
