@@ -141,6 +141,11 @@ struct LiveArgs {
     /// need one (Authorization: Bearer, or the cookie a visit with ?token=TOKEN sets).
     #[arg(long, value_name = "FILE")]
     live_viewer_tokens: Option<PathBuf>,
+    /// A TLS proxy in front of the server (its address as the server sees it, e.g.
+    /// 127.0.0.1): requests from it are counted against the client its X-Forwarded-For names
+    /// (per-client SSE cap, import budget). Repeat for several.
+    #[arg(long, value_name = "ADDR")]
+    live_trusted_proxy: Vec<std::net::IpAddr>,
     /// Keep live history in this file (redb) so a restart loses none.
     #[arg(long, value_name = "FILE")]
     live_store: Option<PathBuf>,
@@ -441,6 +446,7 @@ fn main() -> ExitCode {
             LiveArgs {
                 live_tokens: None,
                 live_viewer_tokens: None,
+                live_trusted_proxy: Vec::new(),
                 live_store: None,
                 live_host_idle: irqscope::live::limits::HOST_IDLE_MS_DEFAULT / 1000,
                 live_store_move_aside: false,
@@ -1103,6 +1109,11 @@ fn live_state(args: LiveArgs) -> anyhow::Result<irqscope::web::live::LiveState> 
             .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
         anyhow::ensure!(!viewers.is_empty(), "{}: no viewer token in the file", path.display());
         state = state.with_viewer_tokens(viewers);
+    }
+    if !args.live_trusted_proxy.is_empty() {
+        state = state
+            .with_trusted_proxies(&args.live_trusted_proxy)
+            .map_err(|e| anyhow::anyhow!("--live-trusted-proxy: {e}"))?;
     }
     if let Some(url) = &args.prometheus {
         use irqscope::live::prometheus::{run, PromClient, PromStatus};

@@ -1623,3 +1623,78 @@ fn serve_max_connections_holds_the_cap() {
         "accepted once one closed"
     );
 }
+
+/// Behind a trusted proxy the per-client SSE cap counts the clients its `X-Forwarded-For`
+/// names; from any other peer the header changes nothing.
+#[tokio::test]
+async fn a_trusted_proxy_forwards_the_client_for_the_per_client_caps() {
+    use irqscope::web::live::SSE_STREAMS_PER_CLIENT_MAX;
+    let proxy = std::net::IpAddr::from([127, 0, 0, 1]);
+    let (plain, _) = live_app(TOKEN);
+    let (live, _) = LiveState::with_clock(Tokens::parse(TOKEN).unwrap(), None, paced_clock()).unwrap();
+    let behind = web::app(AppState {
+        live: live.with_trusted_proxies(&[proxy]).unwrap(),
+        ..AppState::default()
+    });
+    let open = |peer: [u8; 4], forwarded: &str| {
+        let mut r = Request::get("/live/h/events")
+            .header("x-forwarded-for", forwarded)
+            .body(Body::empty())
+            .unwrap();
+        let addr = std::net::SocketAddr::from((peer, 40_000));
+        r.extensions_mut().insert(axum::extract::ConnectInfo(addr));
+        r
+    };
+    for app in [&plain, &behind] {
+        let (st, body) = call(app, push_req("h", Some(TOKEN), reading("azure-mana-vm", "h", 0))).await;
+        assert_eq!(st, StatusCode::OK, "{body}");
+    }
+    let mut held = Vec::new();
+    // Through the proxy: one client's cap, then 429 for it while another client still gets in.
+    for _ in 0..SSE_STREAMS_PER_CLIENT_MAX {
+        let resp = behind
+            .clone()
+            .oneshot(open([127, 0, 0, 1], "192.0.2.7, 198.51.100.1"))
+            .await
+            .unwrap();
+        assert_eq!(resp.status(), StatusCode::OK);
+        held.push(resp);
+    }
+    let (st, _) = call(&behind, open([127, 0, 0, 1], "192.0.2.8, 198.51.100.1")).await;
+    assert_eq!(
+        st,
+        StatusCode::TOO_MANY_REQUESTS,
+        "the last entry (the proxy's) is the client"
+    );
+    let resp = behind
+        .clone()
+        .oneshot(open([127, 0, 0, 1], "198.51.100.2"))
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), StatusCode::OK, "another client behind the proxy");
+    held.push(resp);
+    // A peer that is not the proxy: the header is ignored, the peer is the client.
+    for i in 0..SSE_STREAMS_PER_CLIENT_MAX {
+        let resp = behind
+            .clone()
+            .oneshot(open([10, 0, 0, 9], &format!("203.0.113.{i}")))
+            .await
+            .unwrap();
+        assert_eq!(resp.status(), StatusCode::OK);
+        held.push(resp);
+    }
+    let (st, _) = call(&behind, open([10, 0, 0, 9], "203.0.113.200")).await;
+    assert_eq!(st, StatusCode::TOO_MANY_REQUESTS);
+    // Without a trusted proxy, the same requests from 127.0.0.1 are one client.
+    for i in 0..SSE_STREAMS_PER_CLIENT_MAX {
+        let resp = plain
+            .clone()
+            .oneshot(open([127, 0, 0, 1], &format!("203.0.113.{i}")))
+            .await
+            .unwrap();
+        assert_eq!(resp.status(), StatusCode::OK);
+        held.push(resp);
+    }
+    let (st, _) = call(&plain, open([127, 0, 0, 1], "203.0.113.201")).await;
+    assert_eq!(st, StatusCode::TOO_MANY_REQUESTS);
+}

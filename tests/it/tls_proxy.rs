@@ -148,7 +148,8 @@ fn the_documented_nginx_site_carries_pushes_pages_and_events() {
     let (port, nport) = (free_port(), free_port());
     let _server = KillOnDrop(
         Command::new(env!("CARGO_BIN_EXE_irqscope"))
-            .args(["serve", "--addr", &format!("127.0.0.1:{port}"), "--live-tokens"])
+            .args(["serve", "--addr", &format!("127.0.0.1:{port}")])
+            .args(["--live-trusted-proxy", "127.0.0.1", "--live-tokens"])
             .arg(dir.join("tokens"))
             .env("RUST_LOG", "warn")
             .stdout(Stdio::null())

@@ -36,7 +36,7 @@ use axum::response::{Html, IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Form, Json, Router};
 use serde::Deserialize;
-use std::net::SocketAddr;
+use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::broadcast;
@@ -56,6 +56,8 @@ pub const HISTORY_CHART_LEN: usize = 120;
 pub(crate) const ACTIONS_PREFIX: &str = "/live/_";
 /// The cookie that carries a viewer token (set by a `?token=` visit).
 pub const VIEWER_COOKIE: &str = "token";
+/// Most addresses `serve --live-trusted-proxy` may name.
+pub const TRUSTED_PROXIES_MAX: usize = 16;
 
 /// The live half of [`AppState`]: the hub. Cheap to clone.
 #[derive(Clone, Debug)]
@@ -65,6 +67,8 @@ pub struct LiveState {
     prometheus: Option<Arc<PromStatus>>,
     /// Who may view live hosts; `None`: anyone.
     viewers: Option<Arc<ViewerTokens>>,
+    /// Proxies whose `X-Forwarded-For` names the client (`serve --live-trusted-proxy`).
+    trusted_proxies: Arc<[IpAddr]>,
 }
 
 impl Default for LiveState {
@@ -86,6 +90,7 @@ impl LiveState {
                 hub: Arc::new(hub),
                 prometheus: None,
                 viewers: None,
+                trusted_proxies: Arc::from([]),
             },
             notes,
         ))
@@ -119,6 +124,7 @@ impl LiveState {
                 hub: Arc::new(hub),
                 prometheus: None,
                 viewers: None,
+                trusted_proxies: Arc::from([]),
             },
             notes,
         ))
@@ -137,6 +143,37 @@ impl LiveState {
 
     pub fn prometheus(&self) -> Option<&Arc<PromStatus>> {
         self.prometheus.as_ref()
+    }
+
+    /// Take the client address of a request from these proxies from the last
+    /// `X-Forwarded-For` entry (the one the proxy added), for the per-client SSE cap and import
+    /// budget; from any other peer the header is ignored (a client could write anything there).
+    /// At most [`TRUSTED_PROXIES_MAX`].
+    pub fn with_trusted_proxies(mut self, proxies: &[IpAddr]) -> Result<LiveState, String> {
+        if proxies.len() > TRUSTED_PROXIES_MAX {
+            return Err(format!("at most {TRUSTED_PROXIES_MAX} trusted proxies"));
+        }
+        self.trusted_proxies = Arc::from(proxies);
+        Ok(self)
+    }
+
+    /// The client a request is counted against: the peer address, or for a trusted proxy the
+    /// address it forwarded for (the peer when the header is missing or not an address).
+    fn client_of(&self, extensions: &axum::http::Extensions, headers: &HeaderMap) -> Option<IpAddr> {
+        let peer = extensions
+            .get::<ConnectInfo<SocketAddr>>()
+            .map(|ConnectInfo(a)| a.ip())?;
+        if !self.trusted_proxies.contains(&peer) {
+            return Some(peer);
+        }
+        let forwarded = headers
+            .get_all("x-forwarded-for")
+            .iter()
+            .next_back()
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.rsplit(',').next())
+            .and_then(|last| last.trim().parse::<IpAddr>().ok());
+        Some(forwarded.unwrap_or(peer))
     }
 
     /// Require one of `tokens` to view live hosts (none: viewing stays open).
@@ -384,11 +421,6 @@ async fn host_json(
     Ok(Json(update_json(&st)))
 }
 
-/// The peer address, when the server runs with connect info.
-fn client_of(extensions: &axum::http::Extensions) -> Option<std::net::IpAddr> {
-    extensions.get::<ConnectInfo<SocketAddr>>().map(|ConnectInfo(a)| a.ip())
-}
-
 fn snapshot_event(seq: u64, body: &str) -> Event {
     Event::default().event("snapshot").id(seq.to_string()).data(body)
 }
@@ -407,7 +439,7 @@ async fn events(
     if !valid_host_name(&host) {
         return Err(no_host(&host));
     }
-    let client = client_of(&extensions);
+    let client = app.live.client_of(&extensions, &headers);
     // Subscribe first, then read the latest event: a snapshot accepted in between is either in
     // that event or announced on `rx` (and then skipped by seq).
     let (slot, rx) = app.live.hub.open_stream(&host, client).map_err(|e| match e {
@@ -476,7 +508,7 @@ async fn import(
     app.live.admit(&uri, &headers, false)?;
     let choice = ImportChoice::new(form.variant.as_deref(), form.effective.as_deref())?;
     let hub = app.live.hub.clone();
-    hub.charge_import(client_of(&extensions), form.capture.len())?;
+    hub.charge_import(app.live.client_of(&extensions, &headers), form.capture.len())?;
     let slot = hub.import_slot()?;
     let id = blocking(move || {
         let _slot = slot;
