@@ -47,17 +47,28 @@ fn host(i: usize) -> String {
 
 /// `(host index, seq, instant)` records: pushes sent and events read.
 type Log = Arc<Mutex<Vec<(usize, u64, Instant)>>>;
+/// Pushes not acknowledged, by reason (the status, or the client's error).
+type Refusals = Arc<Mutex<std::collections::BTreeMap<String, u64>>>;
 
 /// One agent: a reading of the fixture every second, counters advanced by the round.
-async fn agent(i: usize, base: Arc<str>, fixture: Arc<Snapshot>, start: Instant, end: Instant, sent: Log, rtt: Log) {
+#[allow(clippy::too_many_arguments)]
+async fn agent(
+    i: usize,
+    base: Arc<str>,
+    fixture: Arc<Snapshot>,
+    start: Instant,
+    end: Instant,
+    sent: Log,
+    rtt: Log,
+    refusals: Refusals,
+) {
     let mut http = HttpConnector::new();
     http.set_nodelay(true);
     let client: Client<HttpConnector, Body> = Client::builder(TokioExecutor::new()).build(http);
     let url = format!("{base}/api/live/{}/snapshots", host(i));
     let auth = format!("Bearer {}", token(i));
     let (mut json, mut body) = (Vec::new(), Vec::new());
-    let mut refused = 0u64;
-    let mut why = String::new();
+    let refuse = |why: String| *refusals.lock().unwrap().entry(why).or_insert(0) += 1;
     for round in 0u64.. {
         let at = start + INTERVAL * round as u32 + Duration::from_micros(i as u64 * 1_000_000 / AGENTS as u64);
         if at >= end {
@@ -83,8 +94,7 @@ async fn agent(i: usize, base: Arc<str>, fixture: Arc<Snapshot>, start: Instant,
         let resp = match client.request(req).await {
             Ok(r) => r,
             Err(e) => {
-                refused += 1;
-                why = e.to_string();
+                refuse(format!("client: {e}"));
                 continue;
             }
         };
@@ -104,14 +114,8 @@ async fn agent(i: usize, base: Arc<str>, fixture: Arc<Snapshot>, start: Instant,
                 sent.lock().unwrap().push((i, seq, t));
                 rtt.lock().unwrap().push((i, (done - t).as_micros() as u64, t));
             }
-            _ => {
-                refused += 1;
-                why = format!("HTTP {status}: {}", String::from_utf8_lossy(&bytes));
-            }
+            _ => refuse(format!("HTTP {status}")),
         }
-    }
-    if refused > 0 {
-        eprintln!("agent {i}: {refused} pushes refused or failed (last: {why})");
     }
 }
 
@@ -217,6 +221,7 @@ fn main() {
         .build()
         .unwrap();
     let (sent, seen, rtt): (Log, Log, Log) = Default::default();
+    let refusals = Refusals::default();
     let start = Instant::now() + Duration::from_millis(200);
     let end = start + Duration::from_secs(secs);
     let mut rss = Vec::new();
@@ -231,6 +236,7 @@ fn main() {
                 end,
                 sent.clone(),
                 rtt.clone(),
+                refusals.clone(),
             )));
         }
         // Viewers attach once every host has pushed once.
@@ -276,6 +282,9 @@ fn main() {
         "live_load: {AGENTS} agents at 1 Hz, {VIEWERS} SSE viewers, {secs} s, --live-store ({} pushes acknowledged)",
         sent.len()
     );
+    for (why, n) in refusals.lock().unwrap().iter() {
+        eprintln!("pushes not acknowledged: {n} × {why}");
+    }
     eprintln!("push round trip: {}", ms_percentiles(rtt));
     eprintln!(
         "SSE lag (push sent to event read): {} ({unmatched} events of unacknowledged pushes or the first)",

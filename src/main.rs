@@ -66,6 +66,10 @@ enum Command {
     Serve {
         #[arg(long, default_value = DEFAULT_SERVE_ADDR)]
         addr: String,
+        /// Open connections at most (SSE streams included); more wait to be accepted.
+        #[arg(long, value_name = "N", default_value_t = irqscope::web::server::CONNECTIONS_MAX,
+              value_parser = irqscope::web::server::parse_connections_max)]
+        max_connections: usize,
         #[command(flatten)]
         live: LiveArgs,
     },
@@ -133,6 +137,15 @@ struct LiveArgs {
     /// IRQSCOPE_LIVE_TOKENS variable). Without tokens, ingestion is disabled.
     #[arg(long, value_name = "FILE")]
     live_tokens: Option<PathBuf>,
+    /// Viewer tokens, one per line: when given, the live pages, their JSON and SSE streams
+    /// need one (Authorization: Bearer, or the cookie a visit with ?token=TOKEN sets).
+    #[arg(long, value_name = "FILE")]
+    live_viewer_tokens: Option<PathBuf>,
+    /// A TLS proxy in front of the server (its address as the server sees it, e.g.
+    /// 127.0.0.1): requests from it are counted against the client its X-Forwarded-For names
+    /// (per-client SSE cap, import budget). Repeat for several.
+    #[arg(long, value_name = "ADDR")]
+    live_trusted_proxy: Vec<std::net::IpAddr>,
     /// Keep live history in this file (redb) so a restart loses none.
     #[arg(long, value_name = "FILE")]
     live_store: Option<PathBuf>,
@@ -429,11 +442,18 @@ fn main() -> ExitCode {
         Some(Command::Sched(args)) => sched(args),
         Some(Command::Sweep(args)) => sweep(args),
         Some(Command::Lab(cmd)) => lab(cmd),
-        Some(Command::Serve { addr, live }) => serve(&addr, live),
+        Some(Command::Serve {
+            addr,
+            max_connections,
+            live,
+        }) => serve(&addr, max_connections, live),
         None => serve(
             DEFAULT_SERVE_ADDR,
+            irqscope::web::server::CONNECTIONS_MAX,
             LiveArgs {
                 live_tokens: None,
+                live_viewer_tokens: None,
+                live_trusted_proxy: Vec::new(),
                 live_store: None,
                 live_host_idle: irqscope::live::limits::HOST_IDLE_MS_DEFAULT / 1000,
                 live_store_move_aside: false,
@@ -1093,6 +1113,17 @@ fn live_state(args: LiveArgs) -> anyhow::Result<irqscope::web::live::LiveState> 
     };
     let (mut state, notes) =
         irqscope::web::live::LiveState::with(tokens.clone(), persist, policy, None).map_err(|e| anyhow::anyhow!(e))?;
+    if let Some(path) = &args.live_viewer_tokens {
+        let viewers = irqscope::live::auth::ViewerTokens::parse(&read_text(path)?)
+            .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+        anyhow::ensure!(!viewers.is_empty(), "{}: no viewer token in the file", path.display());
+        state = state.with_viewer_tokens(viewers);
+    }
+    if !args.live_trusted_proxy.is_empty() {
+        state = state
+            .with_trusted_proxies(&args.live_trusted_proxy)
+            .map_err(|e| anyhow::anyhow!("--live-trusted-proxy: {e}"))?;
+    }
     if let Some(url) = &args.prometheus {
         use irqscope::live::prometheus::{run, PromClient, PromStatus};
         let client = PromClient::new(url, args.prometheus_ca_file.as_deref()).map_err(|e| anyhow::anyhow!(e))?;
@@ -1111,7 +1142,7 @@ fn live_state(args: LiveArgs) -> anyhow::Result<irqscope::web::live::LiveState> 
     Ok(state)
 }
 
-fn serve(addr: &str, live: LiveArgs) -> anyhow::Result<ExitCode> {
+fn serve(addr: &str, max_connections: usize, live: LiveArgs) -> anyhow::Result<ExitCode> {
     use tracing_subscriber::EnvFilter;
     let _ = tracing_subscriber::fmt()
         .with_env_filter(EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info,tower_http=info")))
@@ -1132,7 +1163,10 @@ fn serve(addr: &str, live: LiveArgs) -> anyhow::Result<ExitCode> {
         irqscope::web::server::serve(
             listener,
             app,
-            irqscope::web::server::Limits::default(),
+            irqscope::web::server::Limits {
+                connections_max: max_connections,
+                ..Default::default()
+            },
             shutdown_signal(),
         )
         .await;

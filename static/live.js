@@ -54,4 +54,14 @@
     live.dataset.seq = d.seq;
     sortTable();
   });
+  // The browser reconnects by itself after a dropped stream; a refused one (401 when the
+  // server wants a viewer token and the cookie is gone, 404 for a host that expired) is closed
+  // for good: say so instead of showing stale figures as live.
+  es.addEventListener("error", () => {
+    if (es.readyState === EventSource.CLOSED) {
+      document.getElementById("live-status").textContent =
+        "live updates stopped: reload the page (a viewer token may be needed: ?token=TOKEN)";
+      live.dataset.stopped = "1";
+    }
+  });
 })();

@@ -55,10 +55,12 @@ impl Report {
 pub fn collect_files(paths: &[PathBuf]) -> Result<Vec<PathBuf>, String> {
     let mut out = Vec::new();
     for path in paths {
-        if path.is_file() {
-            out.push(path.clone());
-        } else if path.is_dir() {
+        if path.is_dir() {
             walk(path, &mut out).map_err(|e| format!("{}: {e}", path.display()))?;
+        } else if path.exists() {
+            // A file named on the command line is read as it is (a device or a FIFO too, within
+            // `CASE_BYTES_MAX`).
+            out.push(path.clone());
         } else {
             return Err(format!("{}: no such file or directory", path.display()));
         }
@@ -116,11 +118,25 @@ pub fn check_paths(paths: &[PathBuf]) -> Result<Report, String> {
 }
 
 fn read_json(file: &Path) -> Result<Value, String> {
+    read_json_within(file, CASE_BYTES_MAX)
+}
+
+/// Read `file` as JSON, refusing it once more than `max` bytes came: the bound is on what is
+/// read, not on the size the file claims (a device, a FIFO or a growing file claims none).
+fn read_json_within(file: &Path, max: u64) -> Result<Value, String> {
+    use std::io::Read;
     let size = std::fs::metadata(file).map_err(|e| e.to_string())?.len();
-    if size > CASE_BYTES_MAX {
-        return Err(format!("larger than {CASE_BYTES_MAX} bytes"));
+    if size > max {
+        return Err(format!("larger than {max} bytes (the most a case file may be)"));
     }
-    let text = std::fs::read_to_string(file).map_err(|e| e.to_string())?;
+    let mut bytes = Vec::new();
+    std::fs::File::open(file)
+        .and_then(|f| f.take(max + 1).read_to_end(&mut bytes))
+        .map_err(|e| e.to_string())?;
+    if bytes.len() as u64 > max {
+        return Err(format!("larger than {max} bytes (the most a case file may be)"));
+    }
+    let text = String::from_utf8(bytes).map_err(|e| format!("not UTF-8 text: {e}"))?;
     serde_json::from_str(&text).map_err(|e| format!("not JSON: {e}"))
 }
 
@@ -418,6 +434,37 @@ mod tests {
         assert!(first_difference(&e, &a, "expected")
             .unwrap()
             .contains("expected.c: missing"));
+    }
+
+    /// A case file is read within its bound whatever size it claims: a file past the bound is a
+    /// failed case naming it, and `/dev/zero` (size 0, endless) ends the same way.
+    #[test]
+    fn case_files_are_read_within_a_bound() {
+        let dir = std::env::temp_dir().join(format!("irqscope-golden-bound-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("big.json");
+        std::fs::write(&file, format!("{{\"expected\": \"{}\"}}", "x".repeat(100))).unwrap();
+        assert!(read_json_within(&file, 200).is_ok());
+        let e = read_json_within(&file, 50).unwrap_err();
+        assert!(e.contains("larger than 50 bytes"), "{e}");
+        // Through `check_paths`: the failed case is the file, with the reason.
+        let sparse = dir.join("sparse.json");
+        std::fs::File::create(&sparse)
+            .unwrap()
+            .set_len(CASE_BYTES_MAX + 1)
+            .unwrap();
+        let report = check_paths(std::slice::from_ref(&sparse)).unwrap();
+        assert_eq!(report.passed, 0);
+        assert_eq!(report.failed.len(), 1, "{:?}", report.failed);
+        assert!(report.failed[0].0.contains("sparse.json"), "{:?}", report.failed);
+        assert!(report.failed[0].1.contains("larger than"), "{:?}", report.failed);
+        std::fs::remove_dir_all(&dir).unwrap();
+        let zero = Path::new("/dev/zero");
+        if zero.exists() {
+            let report = check_paths(&[zero.to_path_buf()]).unwrap();
+            assert_eq!(report.failed.len(), 1, "{:?}", report.failed);
+            assert!(report.failed[0].1.contains("larger than"), "{:?}", report.failed);
+        }
     }
 
     #[test]

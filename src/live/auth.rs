@@ -7,6 +7,11 @@
 //! [`UNBOUND_TOKEN_HOSTS_MAX`] of them), `HOST=TOKEN` (pushes for that host) or
 //! [`ADMIN_ENTRY`]`=TOKEN` (may delete hosts; `_` starts no host name); `#` starts a comment
 //! line. Tokens are 16 to 256 bytes without whitespace, `,` or `=`.
+//!
+//! Viewer tokens (`serve --live-viewer-tokens FILE`, [`ViewerTokens`]): when set, the live
+//! pages, their JSON and their SSE streams need one. One token per line, `#` starts a comment
+//! line; 16 to 256 bytes of `A-Z a-z 0-9 . _ ~ -` (characters a URL query and a cookie carry as
+//! they are, so `?token=` and the cookie need no decoding).
 
 use super::limits::{TOKENS_MAX, TOKEN_BYTES_MAX, TOKEN_BYTES_MIN};
 use super::protocol::valid_host_name;
@@ -124,9 +129,80 @@ impl Tokens {
     }
 }
 
+/// The tokens that may view live hosts. Empty: viewing is open.
+#[derive(Clone, Default)]
+pub struct ViewerTokens {
+    tokens: Vec<Vec<u8>>,
+}
+
+impl std::fmt::Debug for ViewerTokens {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "ViewerTokens({} configured)", self.tokens.len())
+    }
+}
+
+/// A byte a viewer token may hold: URL-unreserved, so a query and a cookie carry it unchanged.
+fn viewer_token_byte(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'~' | b'-')
+}
+
+impl ViewerTokens {
+    pub fn parse(text: &str) -> Result<ViewerTokens, String> {
+        let mut tokens = Vec::new();
+        for (i, line) in text.lines().enumerate() {
+            let line = line.trim();
+            if line.is_empty() || line.starts_with('#') {
+                continue;
+            }
+            if line.len() < TOKEN_BYTES_MIN || line.len() > TOKEN_BYTES_MAX || !line.bytes().all(viewer_token_byte) {
+                return Err(format!(
+                    "viewer tokens: line {}: one token per line, {TOKEN_BYTES_MIN} to {TOKEN_BYTES_MAX} bytes of A-Z a-z 0-9 . _ ~ -",
+                    i + 1
+                ));
+            }
+            if tokens.len() >= TOKENS_MAX {
+                return Err(format!("viewer tokens: more than {TOKENS_MAX}"));
+            }
+            tokens.push(line.as_bytes().to_vec());
+        }
+        Ok(ViewerTokens { tokens })
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.tokens.is_empty()
+    }
+
+    /// The presented token is a viewer token. Every token is compared in full (`subtle`).
+    pub fn accepts(&self, presented: &[u8]) -> bool {
+        self.tokens
+            .iter()
+            .fold(false, |found, t| found | bool::from(presented.ct_eq(t)))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn viewer_tokens_one_per_line() {
+        let v = ViewerTokens::parse("# viewers\nviewer-token-0123456789\n\n  abcdefghijklmnop.q_~  \n").unwrap();
+        assert!(!v.is_empty());
+        assert!(v.accepts(b"viewer-token-0123456789"));
+        assert!(v.accepts(b"abcdefghijklmnop.q_~"));
+        assert!(!v.accepts(b"viewer-token-012345678"));
+        assert!(!v.accepts(b""));
+        assert!(ViewerTokens::parse("").unwrap().is_empty());
+        for bad in [
+            "short",
+            "host=viewer-token-0123456789",
+            "viewer;token;0123456789",
+            "viewer token 0123456789",
+        ] {
+            let e = ViewerTokens::parse(bad).unwrap_err();
+            assert!(e.contains("line 1"), "{bad}: {e}");
+        }
+    }
 
     #[test]
     fn tokens_bind_hosts() {

@@ -2,10 +2,14 @@
 //! persistence, the ingestion tokens, the SSE slots and the broadcast of updates, and it holds
 //! the ingestion policy (who may push, what is accepted, what is kept, what viewers are told).
 //!
-//! Locks are held only to read or swap `Arc`s: a snapshot is parsed before the store lock is
-//! taken, and persisted and rendered after it is released. The SSE event body of an accepted
-//! snapshot is rendered once (by the [`EventRenderer`] the web layer hands in) and every stream
-//! sends the same bytes.
+//! Locks are held only to read or swap `Arc`s: a snapshot is parsed and validated before the
+//! store lock is taken, and persisted and rendered after it is released. Persisting is group
+//! commit (`Persist::wait`): pushes arriving together share one transaction and one fsync, and
+//! each is answered once its batch is on disk. The SSE event body of an accepted snapshot is
+//! rendered once (by the [`EventRenderer`] the web layer hands in) on the hub's publisher
+//! thread, only for hosts someone watches, and every stream of the host sends the same bytes:
+//! a push is answered without waiting for rendering or for viewers, and each push wakes only
+//! its own host's streams (one broadcast channel per watched host).
 //!
 //! Blocking: [`Hub::ingest`], [`Hub::import`], [`Hub::replay_import`] and
 //! [`Hub::latest_event`] parse, persist or render; callers on an async executor run them on a
@@ -16,11 +20,11 @@ use super::imports::{snapshots_of_text, BadImport, ImportStore, ImportStoreError
 use super::limits::{HOST_IDLE_MS_DEFAULT, SNAPSHOT_BYTES_MAX};
 use super::persist::{Persist, PersistError};
 use super::protocol::{decode_push_body, valid_host_name, Capture, PushBodyError, Snapshot, PROTOCOL_VERSION};
-use super::store::{Arrival, HostState, IngestError, LiveStore};
+use super::store::{self, Arrival, HostState, IngestError, LiveStore};
 use std::collections::HashMap;
 use std::net::IpAddr;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::Instant;
 use tokio::sync::broadcast;
 
@@ -33,9 +37,9 @@ pub const SSE_STREAMS_PER_CLIENT_MAX: usize = 16;
 /// Longest an SSE stream stays open; then it ends and the browser's `EventSource` reconnects
 /// (and is counted again against the caps).
 pub const SSE_STREAM_LIFETIME_MS: u64 = 30 * 60 * 1000;
-/// Updates buffered (one ring shared by every SSE stream) before a slow reader skips to the
-/// latest event of its host.
-const UPDATES_BUFFERED: usize = 64;
+/// Updates buffered per watched host (a ring shared by that host's SSE streams) before a slow
+/// reader skips to the latest event of its host.
+const UPDATES_BUFFERED_PER_HOST: usize = 4;
 
 /// An SSE event body, rendered once and shared by every stream.
 pub(crate) type EventBody = Arc<str>;
@@ -136,21 +140,19 @@ type CachedEvent = (u64, EventBody);
 
 pub struct Hub {
     store: Mutex<LiveStore>,
-    /// The latest rendered event body of each host.
-    events: Mutex<HashMap<String, CachedEvent>>,
+    /// Renders events and tells the streams (its own thread).
+    publisher: Arc<Publisher>,
     imports: Mutex<ImportStore>,
     /// Insertion counter of imports (their persisted order).
     import_order: AtomicU64,
     tokens: Tokens,
     persist: Option<Persist>,
-    updates: broadcast::Sender<Update>,
     streams: AtomicUsize,
     /// Open streams per host and per client address.
     stream_counts: Mutex<StreamCounts>,
     /// Per client address: (window start, imports, bytes) in the current window.
     import_budget: Mutex<HashMap<IpAddr, (u64, u32, u64)>>,
     imports_running: AtomicUsize,
-    render: EventRenderer,
     /// The server's clock for push pacing, in milliseconds (monotonic; the wall clock never
     /// paces).
     clock: Clock,
@@ -182,6 +184,108 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
+/// The rendering and broadcasting half of the hub, shared with its publisher thread.
+struct Publisher {
+    render: EventRenderer,
+    /// The latest rendered event body of each host.
+    events: Mutex<HashMap<String, CachedEvent>>,
+    /// One channel per host with open streams (made by the first, dropped with the last).
+    channels: Mutex<HashMap<String, broadcast::Sender<Update>>>,
+    /// Accepted states not yet published, the latest per host (a newer one replaces an older:
+    /// bounded by the hosts kept), and whether the hub is gone.
+    pending: Mutex<(HashMap<String, Arc<HostState>>, bool)>,
+    wake: Condvar,
+}
+
+impl Publisher {
+    fn new(render: EventRenderer) -> Arc<Publisher> {
+        Arc::new(Publisher {
+            render,
+            events: Mutex::new(HashMap::new()),
+            channels: Mutex::new(HashMap::new()),
+            pending: Mutex::new((HashMap::new(), false)),
+            wake: Condvar::new(),
+        })
+    }
+
+    /// Start the publisher thread; it ends once [`Publisher::close`] was called.
+    fn start(self: &Arc<Self>) {
+        let me = self.clone();
+        let started = std::thread::Builder::new()
+            .name("live-publish".into())
+            .spawn(move || me.run());
+        if let Err(e) = started {
+            // Without the thread streams still get every host's latest event on connect and
+            // after falling behind; say why updates do not flow.
+            tracing::error!("live: cannot start the publisher thread: {e}");
+        }
+    }
+
+    fn run(&self) {
+        loop {
+            let batch = {
+                let mut pending = lock(&self.pending);
+                while pending.0.is_empty() && !pending.1 {
+                    pending = self.wake.wait(pending).unwrap_or_else(|p| p.into_inner());
+                }
+                if pending.1 {
+                    return;
+                }
+                std::mem::take(&mut pending.0)
+            };
+            for (host, state) in batch {
+                self.publish_now(&host, &state);
+            }
+        }
+    }
+
+    /// Hand `state` to the thread (replacing an older state of its host not yet published).
+    fn submit(&self, host: &str, state: Arc<HostState>) {
+        let mut pending = lock(&self.pending);
+        if pending.0.get(host).is_none_or(|p| p.seq < state.seq) {
+            pending.0.insert(host.to_string(), state);
+        }
+        drop(pending);
+        self.wake.notify_one();
+    }
+
+    fn close(&self) {
+        lock(&self.pending).1 = true;
+        self.wake.notify_all();
+    }
+
+    /// Render `state`'s event, keep it as the host's latest and send it to the host's streams;
+    /// a host nobody watches is not rendered (its first viewer renders it, `latest_event`).
+    fn publish_now(&self, host: &str, state: &HostState) {
+        let Some(tx) = lock(&self.channels).get(host).cloned() else {
+            return;
+        };
+        let body = self.render_and_cache(host, state);
+        // Every stream may have ended meanwhile: not an error.
+        let _ = tx.send(Update {
+            host: host.into(),
+            seq: state.seq,
+            body,
+        });
+    }
+
+    /// Render `state`'s event and keep it unless a newer one is kept already.
+    fn render_and_cache(&self, host: &str, state: &HostState) -> EventBody {
+        let body: EventBody = (self.render)(state).into();
+        let mut events = lock(&self.events);
+        if events.get(host).is_none_or(|(seq, _)| *seq < state.seq) {
+            events.insert(host.to_string(), (state.seq, body.clone()));
+        }
+        body
+    }
+}
+
+impl Drop for Hub {
+    fn drop(&mut self) {
+        self.publisher.close();
+    }
+}
+
 #[derive(Debug, Default)]
 struct StreamCounts {
     by_host: HashMap<String, usize>,
@@ -210,6 +314,9 @@ impl Drop for StreamSlot {
         self.hub.streams.fetch_sub(1, Ordering::Relaxed);
         let mut counts = lock(&self.hub.stream_counts);
         release(&mut counts.by_host, &self.host);
+        if !counts.by_host.contains_key(&self.host) {
+            lock(&self.hub.publisher.channels).remove(&self.host);
+        }
         if let Some(c) = &self.client {
             release(&mut counts.by_client, c);
         }
@@ -286,21 +393,20 @@ impl Hub {
                 }
             }
         }
-        let (updates, _) = broadcast::channel(UPDATES_BUFFERED);
         let import_order = AtomicU64::new(imports.len() as u64);
+        let publisher = Publisher::new(render);
+        publisher.start();
         let hub = Hub {
             store: Mutex::new(store),
-            events: Mutex::new(HashMap::new()),
+            publisher,
             imports: Mutex::new(imports),
             import_order,
             tokens,
             persist,
-            updates,
             streams: AtomicUsize::new(0),
             stream_counts: Mutex::new(StreamCounts::default()),
             import_budget: Mutex::new(HashMap::new()),
             imports_running: AtomicUsize::new(0),
-            render,
             clock: monotonic_clock(),
             policy: HubPolicy::default(),
         };
@@ -325,8 +431,10 @@ impl Hub {
     }
 
     /// Accept a pushed snapshot: check the token presented (`bearer`, without `Bearer `), the
-    /// host name and the body (`content_encoding` as sent: identity or gzip), keep it, persist it, render its event once and tell the streams.
-    /// Returns the host's new `seq`. Blocking.
+    /// host name and the body (`content_encoding` as sent: identity or gzip), keep it, persist it
+    /// (group commit: answered once its batch is on disk), and hand it to the publisher thread,
+    /// which renders its event once and tells the streams. Returns the host's new `seq`.
+    /// Blocking.
     pub fn ingest(
         &self,
         host: &str,
@@ -347,56 +455,42 @@ impl Hub {
             Verdict::WrongHost => return Err(HubError::WrongHost),
         };
         let snap = decode_push_body(content_encoding, body, SNAPSHOT_BYTES_MAX).map_err(HubError::Body)?;
+        let topology = store::check(host, &snap).map_err(HubError::Ingest)?;
         let received_ms = (self.clock)();
         let (state, expired) = {
             let mut store = lock(&self.store);
             let expired = store.expire(received_ms, self.policy.host_idle_ms);
             let at = Arrival { received_ms, unbound };
-            (store.ingest(host, snap, at), expired)
+            let state = store.ingest_checked(host, snap, topology, at);
+            // Queued under the store lock, so one host's readings reach the disk in seq order.
+            let ticket = match (&state, &self.persist) {
+                (Ok(st), Some(p)) => Some(p.enqueue(st.clone())),
+                _ => None,
+            };
+            ((state, ticket), expired)
         };
         self.forget(&expired);
+        let (state, ticket) = state;
         let state = state.map_err(HubError::Ingest)?;
         // Acknowledged only once kept on disk (when a store is configured). A reading that
         // could not be kept stays in memory (rates stay continuous) but is not announced nor
         // acknowledged: the agent pushes a newer one, and only acknowledged readings are
         // promised to survive a restart.
-        if let Some(p) = &self.persist {
-            if let Err(e) = p.append(&state) {
+        if let (Some(p), Some(ticket)) = (&self.persist, ticket) {
+            if let Err(e) = p.wait(ticket) {
                 tracing::error!("{e}");
                 return Err(HubError::Store(e.to_string()));
             }
         }
-        self.publish(host, &state);
-        Ok(state.seq)
+        let seq = state.seq;
+        self.publish(host, state);
+        Ok(seq)
     }
 
     /// Accept a snapshot the server read itself (`live::prometheus`): no token, not persisted
     /// (its source keeps the history), otherwise the path of a push: the same store, pacing,
-    /// rendering and streams. Blocking.
-    pub(crate) fn ingest_source(&self, snap: Snapshot) -> Result<u64, HubError> {
-        let host = snap.host.clone();
-        if !valid_host_name(&host) {
-            return Err(HubError::BadHostName);
-        }
-        let received_ms = (self.clock)();
-        let (state, expired) = {
-            let mut store = lock(&self.store);
-            let expired = store.expire(received_ms, self.policy.host_idle_ms);
-            let at = Arrival {
-                received_ms,
-                unbound: None,
-            };
-            (store.ingest(&host, snap, at), expired)
-        };
-        self.forget(&expired);
-        let state = state.map_err(HubError::Ingest)?;
-        self.publish(&host, &state);
-        Ok(state.seq)
-    }
-
-    /// [`Hub::ingest_source`] for a source that brings its own rates and history
-    /// (`live::prometheus`): the store keeps the snapshot as ever, then `amend` changes the kept
-    /// state in place, under the store lock, before it is rendered and announced. Blocking.
+    /// rendering and streams. The source brings its own rates and history: `amend` changes the
+    /// kept state in place, under the store lock, before it is published. Blocking.
     pub(crate) fn ingest_source_with(
         &self,
         snap: Snapshot,
@@ -406,6 +500,7 @@ impl Hub {
         if !valid_host_name(&host) {
             return Err(HubError::BadHostName);
         }
+        let topology = store::check(&host, &snap).map_err(HubError::Ingest)?;
         let received_ms = (self.clock)();
         let (state, expired) = {
             let mut store = lock(&self.store);
@@ -414,7 +509,7 @@ impl Hub {
                 received_ms,
                 unbound: None,
             };
-            let state = store.ingest(&host, snap, at).map(|kept| {
+            let state = store.ingest_checked(&host, snap, topology, at).map(|kept| {
                 drop(kept);
                 store.amend(&host, amend)
             });
@@ -424,29 +519,15 @@ impl Hub {
         let state = state
             .map_err(HubError::Ingest)?
             .ok_or_else(|| HubError::NoHost(host.clone()))?;
-        self.publish(&host, &state);
-        Ok(state.seq)
+        let seq = state.seq;
+        self.publish(&host, state);
+        Ok(seq)
     }
 
-    /// Render `state`'s event (no lock held), keep it as the host's latest and broadcast it.
-    fn publish(&self, host: &str, state: &HostState) {
-        let body = self.render_and_cache(host, state);
-        // No receiver (no stream open) is not an error.
-        let _ = self.updates.send(Update {
-            host: host.into(),
-            seq: state.seq,
-            body,
-        });
-    }
-
-    /// Render `state`'s event and keep it unless a newer one is kept already.
-    fn render_and_cache(&self, host: &str, state: &HostState) -> EventBody {
-        let body: EventBody = (self.render)(state).into();
-        let mut events = lock(&self.events);
-        if events.get(host).is_none_or(|(seq, _)| *seq < state.seq) {
-            events.insert(host.to_string(), (state.seq, body.clone()));
-        }
-        body
+    /// Hand an accepted state to the publisher thread (renders its event when the host is
+    /// watched and tells its streams). Never waits for rendering.
+    fn publish(&self, host: &str, state: Arc<HostState>) {
+        self.publisher.submit(host, state);
     }
 
     /// The host's current state (a pointer: nothing is copied under the lock).
@@ -486,7 +567,7 @@ impl Hub {
         if hosts.is_empty() {
             return;
         }
-        let mut events = lock(&self.events);
+        let mut events = lock(&self.publisher.events);
         for h in hosts {
             events.remove(h);
             tracing::info!("live host {h} dropped");
@@ -503,10 +584,10 @@ impl Hub {
     /// disk that has not pushed since. Blocking (may render).
     pub(crate) fn latest_event(&self, host: &str) -> Option<(u64, EventBody)> {
         let state = self.host(host)?;
-        if let Some(cached) = lock(&self.events).get(host).filter(|c| c.0 >= state.seq) {
+        if let Some(cached) = lock(&self.publisher.events).get(host).filter(|c| c.0 >= state.seq) {
             return Some(cached.clone());
         }
-        let body = self.render_and_cache(host, &state);
+        let body = self.publisher.render_and_cache(host, &state);
         Some((state.seq, body))
     }
 
@@ -536,13 +617,17 @@ impl Hub {
         if let Some(c) = client {
             *counts.by_client.entry(c).or_insert(0) += 1;
         }
+        let rx = lock(&self.publisher.channels)
+            .entry(host.to_string())
+            .or_insert_with(|| broadcast::channel(UPDATES_BUFFERED_PER_HOST).0)
+            .subscribe();
         drop(counts);
         let slot = StreamSlot {
             hub: self.clone(),
             host: host.to_string(),
             client,
         };
-        Ok((slot, self.updates.subscribe()))
+        Ok((slot, rx))
     }
 
     /// Charge an import of `bytes` to `client`'s budget (no address known: not charged).

@@ -1,7 +1,8 @@
 //! The live store on disk: one redb file with each host's latest snapshot, its history as
 //! append-only samples (one row per accepted snapshot, the oldest dropped past
 //! `HISTORY_LEN_MAX`), and the kept imports (id → canonical capture JSON). Written before a push
-//! is acknowledged, read once at start, so a server restart loses nothing acknowledged. Like
+//! is acknowledged (readings arriving together share one transaction and one commit: group
+//! commit, [`Persist::wait`]), read once at start, so a server restart loses nothing acknowledged. Like
 //! `sysfs::read_tree`, the only file access in its module tree; the records are validated again
 //! on load exactly as a pushed snapshot is.
 //!
@@ -16,8 +17,9 @@ use super::protocol::Snapshot;
 use super::store::{HostState, PersistedHost, Sample};
 use redb::{Database, ReadableTable, TableDefinition};
 use serde::{Deserialize, Serialize};
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::{Mutex, MutexGuard};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 
 /// Host name → `HostRow` JSON (the latest snapshot and its seq).
 const HOSTS: TableDefinition<&str, &[u8]> = TableDefinition::new("live_hosts_v2");
@@ -47,6 +49,43 @@ pub struct Persist {
     path: PathBuf,
     /// `None` after a failed write: reopened by the next one.
     db: Mutex<Option<Database>>,
+    /// Accepted readings waiting for their commit (group commit, [`Persist::wait`]).
+    queue: Mutex<Queue>,
+    /// Signalled when a batch's commit finished.
+    committed: Condvar,
+}
+
+/// Where a queued reading waits: the number of the batch it is committed in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Ticket(u64);
+
+/// The group-commit queue.
+#[derive(Default)]
+struct Queue {
+    /// Readings of batch `next_batch`, not yet taken by a writer.
+    pending: Vec<Arc<HostState>>,
+    next_batch: u64,
+    /// A writer is committing a batch (it holds no lock while it writes).
+    writing: bool,
+    /// Finished batches: readings not yet told, and the outcome.
+    outcomes: HashMap<u64, (usize, Result<(), PersistError>)>,
+}
+
+impl Queue {
+    /// The outcome of `batch` once it finished, counting its readers down.
+    fn take_outcome(&mut self, batch: u64) -> Option<Result<(), PersistError>> {
+        let (left, outcome) = self.outcomes.get_mut(&batch)?;
+        let outcome = outcome.clone();
+        *left -= 1;
+        if *left == 0 {
+            self.outcomes.remove(&batch);
+        }
+        Some(outcome)
+    }
+}
+
+fn lock_queue(q: &Mutex<Queue>) -> MutexGuard<'_, Queue> {
+    q.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 impl std::fmt::Debug for Persist {
@@ -116,6 +155,8 @@ impl Persist {
         Ok(Persist {
             path: path.to_path_buf(),
             db: Mutex::new(Some(db)),
+            queue: Mutex::new(Queue::default()),
+            committed: Condvar::new(),
         })
     }
 
@@ -152,26 +193,93 @@ impl Persist {
         result
     }
 
-    /// Keep an accepted reading: the host's latest snapshot and one history sample, dropping
-    /// the sample that fell out of the history ring.
-    pub fn append(&self, state: &HostState) -> Result<(), PersistError> {
-        let host = state.snapshot.host.as_str();
-        let row = HostRow {
-            snapshot: state.snapshot.clone(),
-            seq: state.seq,
-        };
-        let row = serde_json::to_vec(&row).map_err(e)?;
-        let sample = state.history.back().map(serde_json::to_vec).transpose().map_err(e)?;
+    /// Keep an accepted reading and wait until it is on disk: [`Persist::enqueue`] then
+    /// [`Persist::wait`].
+    pub fn append(&self, state: &Arc<HostState>) -> Result<(), PersistError> {
+        let ticket = self.enqueue(state.clone());
+        self.wait(ticket)
+    }
+
+    /// Queue an accepted reading for the next commit and return the ticket to
+    /// [`Persist::wait`] on. Cheap (no I/O): the hub calls it under its store lock, so the
+    /// readings of one host are queued, and so written, in `seq` order.
+    pub(crate) fn enqueue(&self, state: Arc<HostState>) -> Ticket {
+        let mut q = lock_queue(&self.queue);
+        q.pending.push(state);
+        Ticket(q.next_batch)
+    }
+
+    /// Wait until the batch holding the ticket's reading is committed (or failed). Group
+    /// commit: the first waiter that finds no commit running takes every queued reading, writes
+    /// them in one transaction and commits once (one fsync), while readings arriving meanwhile
+    /// queue for the next batch; the outcome of a batch is every one of its readings' outcome.
+    /// Blocking.
+    pub(crate) fn wait(&self, ticket: Ticket) -> Result<(), PersistError> {
+        let mut q = lock_queue(&self.queue);
+        loop {
+            if let Some(outcome) = q.take_outcome(ticket.0) {
+                return outcome;
+            }
+            if !q.writing && q.next_batch == ticket.0 {
+                let batch = std::mem::take(&mut q.pending);
+                q.next_batch += 1;
+                q.writing = true;
+                drop(q);
+                let outcome = self.write_batch(&batch);
+                q = lock_queue(&self.queue);
+                q.writing = false;
+                q.outcomes.insert(ticket.0, (batch.len(), outcome));
+                self.committed.notify_all();
+                continue;
+            }
+            q = self.committed.wait(q).unwrap_or_else(|p| p.into_inner());
+        }
+    }
+
+    /// Write a batch of accepted readings in one transaction: each host's latest snapshot once
+    /// (the highest `seq` of the batch) and one history sample per reading, dropping the samples
+    /// that fell out of the history ring.
+    fn write_batch(&self, batch: &[Arc<HostState>]) -> Result<(), PersistError> {
+        if batch.is_empty() {
+            return Ok(());
+        }
+        let mut latest: HashMap<&str, &HostState> = HashMap::new();
+        for st in batch {
+            let host = st.snapshot.host.as_str();
+            if latest.get(host).is_none_or(|l| l.seq < st.seq) {
+                latest.insert(host, st);
+            }
+        }
+        let mut rows = Vec::with_capacity(latest.len());
+        for (host, st) in latest {
+            let row = HostRow {
+                snapshot: st.snapshot.clone(),
+                seq: st.seq,
+            };
+            rows.push((host, serde_json::to_vec(&row).map_err(e)?));
+        }
+        let mut samples = Vec::with_capacity(batch.len());
+        for st in batch {
+            if let Some(last) = st.history.back() {
+                samples.push((
+                    st.snapshot.host.as_str(),
+                    last.seq,
+                    serde_json::to_vec(last).map_err(e)?,
+                ));
+            }
+        }
         self.with_db(|db| {
             let txn = db.begin_write().map_err(e)?;
             {
                 let mut hosts = txn.open_table(HOSTS).map_err(e)?;
-                hosts.insert(host, row.as_slice()).map_err(e)?;
-                let mut samples = txn.open_table(SAMPLES).map_err(e)?;
-                if let (Some(bytes), Some(last)) = (&sample, state.history.back()) {
-                    samples.insert((host, last.seq), bytes.as_slice()).map_err(e)?;
-                    if let Some(old) = last.seq.checked_sub(HISTORY_LEN_MAX as u64) {
-                        samples.remove((host, old)).map_err(e)?;
+                for (host, row) in &rows {
+                    hosts.insert(*host, row.as_slice()).map_err(e)?;
+                }
+                let mut table = txn.open_table(SAMPLES).map_err(e)?;
+                for (host, seq, bytes) in &samples {
+                    table.insert((*host, *seq), bytes.as_slice()).map_err(e)?;
+                    if let Some(old) = seq.checked_sub(HISTORY_LEN_MAX as u64) {
+                        table.remove((*host, old)).map_err(e)?;
                     }
                 }
             }
@@ -319,5 +427,101 @@ impl Persist {
             }
             Ok((ok, bad))
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::live::protocol::{WireIrq, WireTopology, PROTOCOL_VERSION};
+    use crate::live::store::{Arrival, LiveStore};
+
+    fn reading(host: &str, t: u64) -> Snapshot {
+        Snapshot {
+            version: PROTOCOL_VERSION,
+            host: host.into(),
+            taken_unix_ms: t,
+            boot_id: "b".into(),
+            topology: WireTopology {
+                nodes: vec!["0-3".into()],
+                ..Default::default()
+            },
+            cpus: vec![0, 1, 2, 3],
+            irqs: vec![WireIrq {
+                label: "24".into(),
+                chip: "PCI-MSIX".into(),
+                hwirq: "0-edge".into(),
+                name: "nvme0q1".into(),
+                counts: vec![(1, t)],
+                affinity: None,
+                effective: None,
+                node: None,
+            }],
+        }
+    }
+
+    /// Many pushes at once: every one is answered Ok only once on disk, each host's row is its
+    /// newest reading and every reading's sample is kept, whatever batches they fell into.
+    #[test]
+    fn concurrent_appends_are_all_committed() {
+        let dir = std::env::temp_dir().join(format!("irqscope-persist-group-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("live.redb");
+        let persist = Arc::new(Persist::open(&path).unwrap());
+        let store = Arc::new(Mutex::new(LiveStore::new()));
+        const HOSTS: usize = 8;
+        const READINGS: u64 = 5;
+        let start = Arc::new(std::sync::Barrier::new(HOSTS * 2));
+        let mut threads = Vec::new();
+        // Two threads per host push in turn, so one host's readings meet in the queue.
+        for t in 0..HOSTS * 2 {
+            let (persist, store, start) = (persist.clone(), store.clone(), start.clone());
+            threads.push(std::thread::spawn(move || {
+                let host = format!("h{}", t % HOSTS);
+                start.wait();
+                for r in 0..READINGS {
+                    let received_ms = (r * 2 + (t / HOSTS) as u64) * 1_000 + 1;
+                    let ticket = {
+                        let mut s = store.lock().unwrap();
+                        let at = Arrival {
+                            received_ms,
+                            unbound: None,
+                        };
+                        let Ok(st) = s.ingest(&host, reading(&host, received_ms), at) else {
+                            // The other thread of the host got there first within its pacing.
+                            continue;
+                        };
+                        persist.enqueue(st)
+                    };
+                    persist.wait(ticket).unwrap();
+                }
+            }));
+        }
+        for t in threads {
+            t.join().unwrap();
+        }
+        let kept = store
+            .lock()
+            .unwrap()
+            .hosts()
+            .map(|(h, st)| (h.clone(), st.seq))
+            .collect::<Vec<_>>();
+        drop(persist);
+        let (records, bad) = Persist::open(&path).unwrap().load_all().unwrap();
+        assert!(bad.is_empty(), "{bad:?}");
+        assert_eq!(records.len(), HOSTS);
+        for rec in &records {
+            let seq = kept.iter().find(|(h, _)| *h == rec.snapshot.host).unwrap().1;
+            assert_eq!(rec.seq, seq, "{}: the newest reading is the row", rec.snapshot.host);
+            let seqs: Vec<u64> = rec.history.iter().map(|s| s.seq).collect();
+            assert_eq!(
+                seqs,
+                (1..=seq).collect::<Vec<_>>(),
+                "{}: every sample",
+                rec.snapshot.host
+            );
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -110,6 +110,18 @@ pub struct LiveStore {
     hosts: BTreeMap<String, Arc<HostState>>,
 }
 
+/// What [`LiveStore::ingest`] checks of a snapshot on its own (no store state): it names
+/// `host` and it is valid; returns its validated topology. Pure.
+pub(crate) fn check(host: &str, snap: &Snapshot) -> Result<Arc<Topology>, IngestError> {
+    if snap.host != host {
+        return Err(IngestError::HostMismatch {
+            snapshot: super::parse::short(&snap.host),
+            path: super::parse::short(host),
+        });
+    }
+    validate(snap)
+}
+
 fn validate(snap: &Snapshot) -> Result<Arc<Topology>, IngestError> {
     snap.check().map_err(IngestError::Bad)?;
     let topo =
@@ -147,14 +159,20 @@ impl LiveStore {
     /// Accept a snapshot for `host` (the name it was sent under), received at `received_ms` by
     /// the server's monotonic clock (see the pacing rule above). On error nothing changes.
     pub fn ingest(&mut self, host: &str, snap: Snapshot, at: Arrival) -> Result<Arc<HostState>, IngestError> {
+        let topology = check(host, &snap)?;
+        self.ingest_checked(host, snap, topology, at)
+    }
+
+    /// [`LiveStore::ingest`] of a snapshot [`check`] accepted (with the topology it built), so
+    /// the validation runs before a caller takes its lock around the store.
+    pub(crate) fn ingest_checked(
+        &mut self,
+        host: &str,
+        snap: Snapshot,
+        topology: Arc<Topology>,
+        at: Arrival,
+    ) -> Result<Arc<HostState>, IngestError> {
         let received_ms = at.received_ms;
-        if snap.host != host {
-            return Err(IngestError::HostMismatch {
-                snapshot: super::parse::short(&snap.host),
-                path: super::parse::short(host),
-            });
-        }
-        let topology = validate(&snap)?;
         let prev = self.hosts.get(host);
         if prev.is_none() {
             if self.hosts.len() >= HOSTS_MAX {

@@ -11,8 +11,9 @@
 //! - [`IDLE_TIMEOUT`]: a connection with no request in flight that has read nothing for this
 //!   long is closed: a client that connects and says nothing, and an idle keep-alive connection.
 //!   A request in flight (a slow page, an SSE stream) is never idle, whatever its pace.
-//! - [`CONNECTIONS_MAX`]: beyond this many open connections the server stops accepting until one
-//!   closes (new clients wait in the listen backlog), so idle sockets cannot exhaust descriptors.
+//! - [`CONNECTIONS_MAX`] (`serve --max-connections N`, at most [`CONNECTIONS_MAX_LIMIT`]):
+//!   beyond this many open connections the server stops accepting until one closes (new clients
+//!   wait in the listen backlog), so idle sockets cannot exhaust descriptors.
 //! - Shutdown: stop accepting, let every connection finish its request in flight (keep-alive
 //!   connections close after it), and give up after [`SHUTDOWN_GRACE`].
 
@@ -36,9 +37,24 @@ use tokio::sync::{watch, Semaphore};
 pub(crate) const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(10);
 /// A connection with no request in flight and nothing read for this long is closed.
 pub(crate) const IDLE_TIMEOUT: Duration = Duration::from_secs(5);
-/// Open connections at most (SSE streams included); keep it under the descriptor limit
-/// (`ulimit -n`, often 1,024) with room for files.
-pub(crate) const CONNECTIONS_MAX: usize = 512;
+/// Open connections at most (SSE streams included) unless `serve --max-connections` says
+/// otherwise; keep it under the descriptor limit (`ulimit -n`, often 1,024) with room for files.
+pub const CONNECTIONS_MAX: usize = 512;
+/// The most `--max-connections` may ask for: each connection is a descriptor, a task and its
+/// buffers, and the kernel's own ceiling on descriptors per process is about a million.
+pub const CONNECTIONS_MAX_LIMIT: usize = 65_536;
+
+/// A `--max-connections` value: 1 to [`CONNECTIONS_MAX_LIMIT`].
+pub fn parse_connections_max(text: &str) -> Result<usize, String> {
+    let n: usize = text
+        .trim()
+        .parse()
+        .map_err(|_| format!("{text:?} is not a number of connections"))?;
+    if n == 0 || n > CONNECTIONS_MAX_LIMIT {
+        return Err(format!("{n} connections: want 1 to {CONNECTIONS_MAX_LIMIT}"));
+    }
+    Ok(n)
+}
 /// After a shutdown signal, how long requests in flight may take to finish.
 pub(crate) const SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
 /// Pause after an accept error such as EMFILE, instead of spinning on it.

@@ -1434,3 +1434,267 @@ async fn imports_have_a_per_client_budget_and_a_concurrency_limit() {
     drop(slots);
     assert_eq!(call(&app, from([127, 0, 0, 3])).await.0, StatusCode::SEE_OTHER);
 }
+
+const VIEWER: &str = "viewer-token-0123456789";
+
+/// With viewer tokens, every live read needs one (bearer header or the cookie a `?token=`
+/// visit sets, the visit redirecting to the page without it); ingestion keeps its own tokens.
+#[tokio::test]
+async fn viewer_tokens_guard_pages_json_and_streams() {
+    use irqscope::live::auth::ViewerTokens;
+    let (live, _) = LiveState::with_clock(Tokens::parse(TOKEN).unwrap(), None, paced_clock()).unwrap();
+    let live = live.with_viewer_tokens(ViewerTokens::parse(&format!("# viewers\n{VIEWER}\n")).unwrap());
+    let app = web::app(AppState {
+        live,
+        ..AppState::default()
+    });
+    // Pushing needs the push token only.
+    let (st, body) = call(&app, push_req("v1", Some(TOKEN), reading("azure-mana-vm", "v1", 0))).await;
+    assert_eq!(st, StatusCode::OK, "{body}");
+    let get = |path: &str, auth: Option<(&'static str, String)>| {
+        let mut r = Request::get(path);
+        if let Some((name, value)) = auth {
+            r = r.header(name, value);
+        }
+        r.body(Body::empty()).unwrap()
+    };
+    for path in ["/live", "/live/v1", "/api/live/v1", "/live/v1/events"] {
+        let (st, body) = call(&app, get(path, None)).await;
+        assert_eq!(st, StatusCode::UNAUTHORIZED, "{path}: {body}");
+        assert!(body.contains("viewer token"), "{path}: {body}");
+        let (st, body) = call(
+            &app,
+            get(path, Some(("authorization", "Bearer wrong-token-0123456789".into()))),
+        )
+        .await;
+        assert_eq!(st, StatusCode::UNAUTHORIZED, "{path}: {body}");
+        let (st, body) = call(&app, get(path, Some(("cookie", format!("other=1; token={VIEWER}x"))))).await;
+        assert_eq!(st, StatusCode::UNAUTHORIZED, "{path}: {body}");
+    }
+    // The bearer header and the cookie each let a reader in.
+    let (st, body) = call(
+        &app,
+        get("/api/live/v1", Some(("authorization", format!("Bearer {VIEWER}")))),
+    )
+    .await;
+    assert_eq!(st, StatusCode::OK, "{body}");
+    let (st, body) = call(&app, get("/live/v1", Some(("cookie", format!("a=b; token={VIEWER}"))))).await;
+    assert_eq!(st, StatusCode::OK, "{body}");
+    assert!(body.contains("v1"));
+    let resp = app
+        .clone()
+        .oneshot(get("/live/v1/events", Some(("cookie", format!("token={VIEWER}")))))
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), StatusCode::OK);
+    let mut events = resp.into_body();
+    let mut buf = String::new();
+    let ev = next_event(&mut events, &mut buf, Duration::from_secs(10)).await;
+    assert_eq!(ev.expect("the latest event")["seq"].as_u64(), Some(1));
+    // A `?token=` visit: the cookie, and a redirect to the same page without the token.
+    let resp = app
+        .clone()
+        .oneshot(get(&format!("/live/v1?variant=cluster&token={VIEWER}"), None))
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), StatusCode::SEE_OTHER);
+    assert_eq!(resp.headers()[header::LOCATION], "/live/v1?variant=cluster");
+    let cookie = resp.headers()[header::SET_COOKIE].to_str().unwrap().to_string();
+    assert!(
+        cookie.starts_with(&format!("token={VIEWER};")) && cookie.contains("HttpOnly"),
+        "{cookie}"
+    );
+    assert!(!cookie.contains("Secure"), "plain HTTP: {cookie}");
+    let resp = app
+        .clone()
+        .oneshot(
+            Request::get(format!("/live?token={VIEWER}"))
+                .header("x-forwarded-proto", "https")
+                .body(Body::empty())
+                .unwrap(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(resp.headers()[header::LOCATION], "/live");
+    assert!(resp.headers()[header::SET_COOKIE].to_str().unwrap().contains("Secure"));
+    let (st, body) = call(&app, get("/live/v1?token=not-a-viewer-token-000", None)).await;
+    assert_eq!(st, StatusCode::UNAUTHORIZED, "{body}");
+    // Import needs it too.
+    let (st, _) = call(&app, import_form("nothing", "")).await;
+    assert_eq!(st, StatusCode::UNAUTHORIZED);
+}
+
+/// `serve --live-viewer-tokens` reads the file once; a bad one stops the server with one line.
+#[test]
+fn serve_refuses_a_bad_viewer_tokens_file_in_one_line() {
+    let dir = temp_dir("viewer-file");
+    std::fs::write(dir.join("viewers"), "short\n").unwrap();
+    std::fs::write(dir.join("empty"), "# nobody\n").unwrap();
+    for (file, want) in [("viewers", "line 1"), ("empty", "no viewer token")] {
+        let out = Command::new(env!("CARGO_BIN_EXE_irqscope"))
+            .args(["serve", "--addr", &format!("127.0.0.1:{}", free_port())])
+            .arg("--live-viewer-tokens")
+            .arg(dir.join(file))
+            .env("RUST_LOG", "off")
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{err}");
+        assert!(err.contains(want) && err.trim().lines().count() == 1, "{err}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// `serve --max-connections N`: N connections are served, the next waits to be accepted until
+/// one closes; 0 and values past the limit are refused in one line.
+#[test]
+fn serve_max_connections_holds_the_cap() {
+    use std::io::{Read, Write};
+    use std::net::TcpStream;
+    for bad in ["0", "65537", "many"] {
+        let out = Command::new(env!("CARGO_BIN_EXE_irqscope"))
+            .args(["serve", "--max-connections", bad])
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{bad}: {err}");
+        assert!(
+            err.contains("--max-connections") && err.trim().lines().count() == 1,
+            "{bad}: {err}"
+        );
+    }
+    let port = free_port();
+    let _server = KillOnDrop(
+        Command::new(env!("CARGO_BIN_EXE_irqscope"))
+            .args([
+                "serve",
+                "--addr",
+                &format!("127.0.0.1:{port}"),
+                "--max-connections",
+                "2",
+            ])
+            .env("RUST_LOG", "off")
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    let started = Instant::now();
+    let connect = || loop {
+        match TcpStream::connect(("127.0.0.1", port)) {
+            Ok(s) => break s,
+            Err(_) => {
+                assert!(started.elapsed() < Duration::from_secs(20), "server did not listen");
+                std::thread::sleep(Duration::from_millis(50));
+            }
+        }
+    };
+    let ask = |s: &mut TcpStream, wait: Duration| -> Option<String> {
+        s.set_read_timeout(Some(wait)).unwrap();
+        s.write_all(b"GET /static/live.js HTTP/1.1\r\nHost: t\r\n\r\n").unwrap();
+        let mut buf = [0u8; 256];
+        match s.read(&mut buf) {
+            Ok(n) if n > 0 => Some(String::from_utf8_lossy(&buf[..n]).into_owned()),
+            _ => None,
+        }
+    };
+    // The first connection is probed until the server answers (it has started).
+    let mut a = connect();
+    assert!(ask(&mut a, Duration::from_secs(10)).is_some_and(|r| r.starts_with("HTTP/1.1 200")));
+    let mut b = connect();
+    assert!(
+        ask(&mut b, Duration::from_secs(5)).is_some(),
+        "the second of 2 is served"
+    );
+    // The third completes its handshake in the listen backlog but is not accepted while the
+    // two stay open (well within the 5 s idle timeout).
+    let mut c = connect();
+    assert_eq!(
+        ask(&mut c, Duration::from_millis(700)),
+        None,
+        "a third connection past the cap"
+    );
+    drop(a);
+    let mut rest = [0u8; 256];
+    c.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    let n = c.read(&mut rest).unwrap_or(0);
+    assert!(
+        String::from_utf8_lossy(&rest[..n]).starts_with("HTTP/1.1 200"),
+        "accepted once one closed"
+    );
+}
+
+/// Behind a trusted proxy the per-client SSE cap counts the clients its `X-Forwarded-For`
+/// names; from any other peer the header changes nothing.
+#[tokio::test]
+async fn a_trusted_proxy_forwards_the_client_for_the_per_client_caps() {
+    use irqscope::web::live::SSE_STREAMS_PER_CLIENT_MAX;
+    let proxy = std::net::IpAddr::from([127, 0, 0, 1]);
+    let (plain, _) = live_app(TOKEN);
+    let (live, _) = LiveState::with_clock(Tokens::parse(TOKEN).unwrap(), None, paced_clock()).unwrap();
+    let behind = web::app(AppState {
+        live: live.with_trusted_proxies(&[proxy]).unwrap(),
+        ..AppState::default()
+    });
+    let open = |peer: [u8; 4], forwarded: &str| {
+        let mut r = Request::get("/live/h/events")
+            .header("x-forwarded-for", forwarded)
+            .body(Body::empty())
+            .unwrap();
+        let addr = std::net::SocketAddr::from((peer, 40_000));
+        r.extensions_mut().insert(axum::extract::ConnectInfo(addr));
+        r
+    };
+    for app in [&plain, &behind] {
+        let (st, body) = call(app, push_req("h", Some(TOKEN), reading("azure-mana-vm", "h", 0))).await;
+        assert_eq!(st, StatusCode::OK, "{body}");
+    }
+    let mut held = Vec::new();
+    // Through the proxy: one client's cap, then 429 for it while another client still gets in.
+    for _ in 0..SSE_STREAMS_PER_CLIENT_MAX {
+        let resp = behind
+            .clone()
+            .oneshot(open([127, 0, 0, 1], "192.0.2.7, 198.51.100.1"))
+            .await
+            .unwrap();
+        assert_eq!(resp.status(), StatusCode::OK);
+        held.push(resp);
+    }
+    let (st, _) = call(&behind, open([127, 0, 0, 1], "192.0.2.8, 198.51.100.1")).await;
+    assert_eq!(
+        st,
+        StatusCode::TOO_MANY_REQUESTS,
+        "the last entry (the proxy's) is the client"
+    );
+    let resp = behind
+        .clone()
+        .oneshot(open([127, 0, 0, 1], "198.51.100.2"))
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), StatusCode::OK, "another client behind the proxy");
+    held.push(resp);
+    // A peer that is not the proxy: the header is ignored, the peer is the client.
+    for i in 0..SSE_STREAMS_PER_CLIENT_MAX {
+        let resp = behind
+            .clone()
+            .oneshot(open([10, 0, 0, 9], &format!("203.0.113.{i}")))
+            .await
+            .unwrap();
+        assert_eq!(resp.status(), StatusCode::OK);
+        held.push(resp);
+    }
+    let (st, _) = call(&behind, open([10, 0, 0, 9], "203.0.113.200")).await;
+    assert_eq!(st, StatusCode::TOO_MANY_REQUESTS);
+    // Without a trusted proxy, the same requests from 127.0.0.1 are one client.
+    for i in 0..SSE_STREAMS_PER_CLIENT_MAX {
+        let resp = plain
+            .clone()
+            .oneshot(open([127, 0, 0, 1], &format!("203.0.113.{i}")))
+            .await
+            .unwrap();
+        assert_eq!(resp.status(), StatusCode::OK);
+        held.push(resp);
+    }
+    let (st, _) = call(&plain, open([127, 0, 0, 1], "203.0.113.201")).await;
+    assert_eq!(st, StatusCode::TOO_MANY_REQUESTS);
+}

@@ -32,11 +32,45 @@ fn advance(root: &Path, device: &str, n: u64) {
     std::fs::rename(root.join("proc/interrupts.new"), path).unwrap();
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn live_heatmap_follows_the_agent_in_chromium() {
+/// chromedriver on a free port and a headless Chromium session with its profile under `root`.
+async fn browser(chromium: &Path, driver: &Path, root: &Path) -> (fantoccini::Client, KillOnDrop) {
+    let port = free_port();
+    let chromedriver = KillOnDrop(
+        Command::new(driver)
+            .arg(format!("--port={port}"))
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    let started = Instant::now();
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(
+            started.elapsed() < Duration::from_secs(20),
+            "chromedriver did not listen"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let profile = root.join("profile");
+    let mut caps = serde_json::Map::new();
+    caps.insert(
+        "goog:chromeOptions".into(),
+        json!({"binary": chromium, "args": ["--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+            "--no-first-run", "--window-size=1400,1100", format!("--user-data-dir={}", profile.display())]}),
+    );
+    let c = ClientBuilder::new(HttpConnector::new())
+        .capabilities(caps)
+        .connect(&format!("http://127.0.0.1:{port}"))
+        .await
+        .unwrap();
+    (c, chromedriver)
+}
+
+/// The browser tools, or `None` when `IRQSCOPE_SKIP_BROWSER=1`; missing tools fail the test.
+fn tools() -> Option<(std::path::PathBuf, std::path::PathBuf)> {
     if std::env::var("IRQSCOPE_SKIP_BROWSER").as_deref() == Ok("1") {
         eprintln!("IRQSCOPE_SKIP_BROWSER=1: browser test skipped");
-        return;
+        return None;
     }
     let (Some(chromium), Some(driver)) = (
         find_program(&["chromium", "chromium-browser"]),
@@ -44,6 +78,12 @@ async fn live_heatmap_follows_the_agent_in_chromium() {
     ) else {
         panic!("the live browser test needs Debian's `chromium` and `chromium-driver` (or IRQSCOPE_SKIP_BROWSER=1)");
     };
+    Some((chromium, driver))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn live_heatmap_follows_the_agent_in_chromium() {
+    let Some((chromium, driver)) = tools() else { return };
     let root = std::env::temp_dir().join(format!("irqscope-live-browser-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&root);
     copy_dir(
@@ -72,35 +112,7 @@ async fn live_heatmap_follows_the_agent_in_chromium() {
             .spawn()
             .unwrap(),
     );
-    let port = free_port();
-    let _driver = KillOnDrop(
-        Command::new(&driver)
-            .arg(format!("--port={port}"))
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap(),
-    );
-    let started = Instant::now();
-    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-        assert!(
-            started.elapsed() < Duration::from_secs(20),
-            "chromedriver did not listen"
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    let profile = root.join("profile");
-    let mut caps = serde_json::Map::new();
-    caps.insert(
-        "goog:chromeOptions".into(),
-        json!({"binary": chromium, "args": ["--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-            "--no-first-run", "--window-size=1400,1100", format!("--user-data-dir={}", profile.display())]}),
-    );
-    let c = ClientBuilder::new(HttpConnector::new())
-        .capabilities(caps)
-        .connect(&format!("http://127.0.0.1:{port}"))
-        .await
-        .unwrap();
+    let (c, _driver) = browser(&chromium, &driver, &root).await;
 
     // Wait for the host to exist, then open its page once.
     let started = Instant::now();
@@ -196,6 +208,87 @@ async fn live_heatmap_follows_the_agent_in_chromium() {
         .unwrap_or("")
         .is_empty();
     assert!(!rates_on || first.starts_with("nvme2"), "first row {first:?}");
+    c.close().await.unwrap();
+    server.abort();
+    let _ = std::fs::remove_dir_all(&root);
+}
+
+const VIEWER: &str = "browser-viewer-0123456789";
+
+/// With viewer tokens the page refuses a visit without one; a `?token=` visit lands on the
+/// page without the token in the address, and the page's `EventSource` (carrying the cookie)
+/// keeps following the agent.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_viewer_token_visit_keeps_the_live_page_streaming() {
+    let Some((chromium, driver)) = tools() else { return };
+    let root = std::env::temp_dir().join(format!("irqscope-live-browser-viewer-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&root);
+    copy_dir(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/live/x86-nvme-vm"),
+        &root,
+    );
+    std::fs::write(root.join("token"), TOKEN).unwrap();
+    let (live, _) = LiveState::new(Tokens::parse(TOKEN).unwrap(), None).unwrap();
+    let live = live.with_viewer_tokens(irqscope::live::auth::ViewerTokens::parse(VIEWER).unwrap());
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    let app = web::app(AppState {
+        live,
+        ..AppState::default()
+    });
+    let server = tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    let _agent = KillOnDrop(
+        Command::new(env!("CARGO_BIN_EXE_irqscope-agent"))
+            .args(["push", "--server", &base, "--host", "vm2", "--interval-ms", "300"])
+            .arg("--root")
+            .arg(&root)
+            .arg("--token-file")
+            .arg(root.join("token"))
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    let (c, _driver) = browser(&chromium, &driver, &root).await;
+    // Without the token: the refusal, not the page.
+    let started = Instant::now();
+    loop {
+        c.goto(&format!("{base}/live/vm2")).await.unwrap();
+        let text = c.find(Locator::Css("body")).await.unwrap().text().await.unwrap();
+        if text.contains("viewer token") {
+            break;
+        }
+        assert!(started.elapsed() < Duration::from_secs(20), "no refusal: {text}");
+        tokio::time::sleep(Duration::from_millis(300)).await;
+    }
+    assert!(c.find(Locator::Css("#live-heatmap")).await.is_err());
+    // With it: the page, the token gone from the address.
+    c.goto(&format!("{base}/live/vm2?token={VIEWER}")).await.unwrap();
+    c.find(Locator::Css("#live-heatmap svg")).await.expect("the live page");
+    let url = c.current_url().await.unwrap();
+    assert_eq!(url.as_str(), format!("{base}/live/vm2"));
+    // The stream follows the agent: the page's reading moves on by two without a reload.
+    let seq = r#"return Number(document.getElementById('live').dataset.seq || 0);"#;
+    let started = Instant::now();
+    let mut first = None;
+    loop {
+        let now = c.execute(seq, vec![]).await.unwrap().as_u64().unwrap_or(0);
+        match first {
+            None if now > 0 => first = Some(now),
+            Some(f) if now >= f + 2 => break,
+            _ => {}
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(20),
+            "the stream did not move (seq {now}, first {first:?})"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let stopped = c
+        .execute("return document.getElementById('live').dataset.stopped || '';", vec![])
+        .await
+        .unwrap();
+    assert_eq!(stopped, json!(""), "the stream was refused");
     c.close().await.unwrap();
     server.abort();
     let _ = std::fs::remove_dir_all(&root);

@@ -33,6 +33,7 @@ mod seed_presets;
 mod seeds;
 mod spread_offsets;
 mod sweep;
+mod tls_proxy;
 mod vector_space;
 mod web_compare;
 mod web_http;

@@ -10,9 +10,16 @@
 //! `render::svg*` output is `|safe`.
 //!
 //! Without configured tokens ingestion answers 403: the live path is never open by default.
+//!
+//! Viewing is open unless viewer tokens are configured (`serve --live-viewer-tokens FILE`,
+//! [`LiveState::with_viewer_tokens`]); then every live page, its JSON, its SSE stream and the
+//! import need one: `Authorization: Bearer TOKEN`, or the [`VIEWER_COOKIE`] cookie, which a
+//! page visit with `?token=TOKEN` sets (answered with a redirect to the same page without the
+//! token, so it stays out of the address bar and of `Referer`); 401 with a message otherwise.
+//! Ingestion and delete keep their own tokens.
 
 use super::{AppError, AppState};
-use crate::live::auth::Tokens;
+use crate::live::auth::{Tokens, ViewerTokens};
 use crate::live::hub::{Clock, EventRenderer, Hub, HubError, HubPolicy, Update};
 use crate::live::imports::{valid_id, IMPORTS_MAX};
 use crate::live::limits::SNAPSHOT_BYTES_MAX;
@@ -23,13 +30,13 @@ use crate::live::store::IngestError;
 use askama::Template;
 use axum::body::Bytes;
 use axum::extract::{ConnectInfo, DefaultBodyLimit, Path, Query, State};
-use axum::http::{header, HeaderMap, StatusCode};
+use axum::http::{header, HeaderMap, StatusCode, Uri};
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{Html, IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Form, Json, Router};
 use serde::Deserialize;
-use std::net::SocketAddr;
+use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::broadcast;
@@ -47,6 +54,10 @@ pub use view::{HostListEntry, HostPage, HostView, HostsPage, ImportChoice, IrqRo
 pub const HISTORY_CHART_LEN: usize = 120;
 /// Path segment under `/live/` that holds actions; host names may not start with `_`.
 pub(crate) const ACTIONS_PREFIX: &str = "/live/_";
+/// The cookie that carries a viewer token (set by a `?token=` visit).
+pub const VIEWER_COOKIE: &str = "token";
+/// Most addresses `serve --live-trusted-proxy` may name.
+pub const TRUSTED_PROXIES_MAX: usize = 16;
 
 /// The live half of [`AppState`]: the hub. Cheap to clone.
 #[derive(Clone, Debug)]
@@ -54,6 +65,10 @@ pub struct LiveState {
     hub: Arc<Hub>,
     /// Hosts read from a Prometheus (`serve --prometheus`), when configured.
     prometheus: Option<Arc<PromStatus>>,
+    /// Who may view live hosts; `None`: anyone.
+    viewers: Option<Arc<ViewerTokens>>,
+    /// Proxies whose `X-Forwarded-For` names the client (`serve --live-trusted-proxy`).
+    trusted_proxies: Arc<[IpAddr]>,
 }
 
 impl Default for LiveState {
@@ -74,6 +89,8 @@ impl LiveState {
             LiveState {
                 hub: Arc::new(hub),
                 prometheus: None,
+                viewers: None,
+                trusted_proxies: Arc::from([]),
             },
             notes,
         ))
@@ -106,6 +123,8 @@ impl LiveState {
             LiveState {
                 hub: Arc::new(hub),
                 prometheus: None,
+                viewers: None,
+                trusted_proxies: Arc::from([]),
             },
             notes,
         ))
@@ -124,6 +143,91 @@ impl LiveState {
 
     pub fn prometheus(&self) -> Option<&Arc<PromStatus>> {
         self.prometheus.as_ref()
+    }
+
+    /// Take the client address of a request from these proxies from the last
+    /// `X-Forwarded-For` entry (the one the proxy added), for the per-client SSE cap and import
+    /// budget; from any other peer the header is ignored (a client could write anything there).
+    /// At most [`TRUSTED_PROXIES_MAX`].
+    pub fn with_trusted_proxies(mut self, proxies: &[IpAddr]) -> Result<LiveState, String> {
+        if proxies.len() > TRUSTED_PROXIES_MAX {
+            return Err(format!("at most {TRUSTED_PROXIES_MAX} trusted proxies"));
+        }
+        self.trusted_proxies = Arc::from(proxies);
+        Ok(self)
+    }
+
+    /// The client a request is counted against: the peer address, or for a trusted proxy the
+    /// address it forwarded for (the peer when the header is missing or not an address).
+    fn client_of(&self, extensions: &axum::http::Extensions, headers: &HeaderMap) -> Option<IpAddr> {
+        let peer = extensions
+            .get::<ConnectInfo<SocketAddr>>()
+            .map(|ConnectInfo(a)| a.ip())?;
+        if !self.trusted_proxies.contains(&peer) {
+            return Some(peer);
+        }
+        let forwarded = headers
+            .get_all("x-forwarded-for")
+            .iter()
+            .next_back()
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.rsplit(',').next())
+            .and_then(|last| last.trim().parse::<IpAddr>().ok());
+        Some(forwarded.unwrap_or(peer))
+    }
+
+    /// Require one of `tokens` to view live hosts (none: viewing stays open).
+    pub fn with_viewer_tokens(mut self, tokens: ViewerTokens) -> LiveState {
+        self.viewers = (!tokens.is_empty()).then(|| Arc::new(tokens));
+        self
+    }
+
+    /// Let a viewer in, or say how to get in. `visit`: a page a browser opens, where
+    /// `?token=` is taken, stored in the cookie and dropped from the address by a redirect
+    /// (returned as `Ok(Some(response))`).
+    fn admit(&self, uri: &Uri, headers: &HeaderMap, visit: bool) -> Result<Option<Response>, AppError> {
+        let Some(viewers) = &self.viewers else {
+            return Ok(None);
+        };
+        let query = uri.query().unwrap_or("");
+        let in_query = query.split('&').find_map(|kv| kv.strip_prefix("token="));
+        if let (true, Some(token)) = (visit, in_query) {
+            if !viewers.accepts(token.as_bytes()) {
+                return Err(AppError::Unauthorized("unknown viewer token".into()));
+            }
+            let rest: Vec<&str> = query
+                .split('&')
+                .filter(|kv| !kv.starts_with("token=") && !kv.is_empty())
+                .collect();
+            let mut location = uri.path().to_string();
+            if !rest.is_empty() {
+                location.push('?');
+                location.push_str(&rest.join("&"));
+            }
+            let https = headers
+                .get("x-forwarded-proto")
+                .is_some_and(|v| v.as_bytes().eq_ignore_ascii_case(b"https"));
+            let cookie = format!(
+                "{VIEWER_COOKIE}={token}; Path=/; HttpOnly; SameSite=Lax{}",
+                if https { "; Secure" } else { "" }
+            );
+            return Ok(Some(
+                (
+                    StatusCode::SEE_OTHER,
+                    [(header::LOCATION, location), (header::SET_COOKIE, cookie)],
+                )
+                    .into_response(),
+            ));
+        }
+        match viewer_token(headers) {
+            Some(t) if viewers.accepts(t) => Ok(None),
+            Some(_) => Err(AppError::Unauthorized("unknown viewer token".into())),
+            None => Err(AppError::Unauthorized(
+                "viewing live hosts needs a viewer token: open the page once with ?token=TOKEN (a cookie \
+                 keeps it) or send Authorization: Bearer TOKEN"
+                    .into(),
+            )),
+        }
     }
 
     /// The host, or why not: 404 for an unknown host; 503 with the source's message for a
@@ -203,6 +307,25 @@ pub fn routes() -> Router<AppState> {
         )
 }
 
+/// The viewer token presented: `Authorization: Bearer`, else the [`VIEWER_COOKIE`] cookie.
+fn viewer_token(headers: &HeaderMap) -> Option<&[u8]> {
+    if let Some(t) = headers
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.as_bytes().strip_prefix(b"Bearer "))
+    {
+        return Some(t);
+    }
+    headers
+        .get_all(header::COOKIE)
+        .iter()
+        .flat_map(|v| v.as_bytes().split(|&b| b == b';'))
+        .find_map(|c| {
+            c.trim_ascii()
+                .strip_prefix(VIEWER_COOKIE.as_bytes())?
+                .strip_prefix(b"=")
+        })
+}
+
 /// The token after `Authorization: Bearer `, if one was presented.
 fn bearer(headers: &HeaderMap) -> Option<Vec<u8>> {
     headers
@@ -225,7 +348,10 @@ async fn ingest(
     Ok(Json(serde_json::json!({ "seq": seq, "version": PROTOCOL_VERSION })).into_response())
 }
 
-async fn hosts_page(State(app): State<AppState>) -> Result<Html<String>, AppError> {
+async fn hosts_page(State(app): State<AppState>, uri: Uri, headers: HeaderMap) -> Result<Response, AppError> {
+    if let Some(redirect) = app.live.admit(&uri, &headers, true)? {
+        return Ok(redirect);
+    }
     let hosts = app
         .live
         .hub
@@ -243,7 +369,7 @@ async fn hosts_page(State(app): State<AppState>) -> Result<Html<String>, AppErro
         ingestion: app.live.hub.ingestion_enabled(),
         problem: app.live.prometheus.as_ref().and_then(|p| p.problem()),
     };
-    Ok(Html(page.render()?))
+    Ok(Html(page.render()?).into_response())
 }
 
 /// `DELETE /api/live/{host}` with an admin token: the host, its history and its record go.
@@ -268,7 +394,12 @@ async fn host_page(
     State(app): State<AppState>,
     Path(host): Path<String>,
     Query(q): Query<LiveQuery>,
-) -> Result<Html<String>, AppError> {
+    uri: Uri,
+    headers: HeaderMap,
+) -> Result<Response, AppError> {
+    if let Some(redirect) = app.live.admit(&uri, &headers, true)? {
+        return Ok(redirect);
+    }
     let choice = q.choice()?;
     let st = app.live.host(&host)?;
     let page = blocking(move || {
@@ -277,17 +408,18 @@ async fn host_page(
         Ok(HostPage { title, v }.render()?)
     })
     .await?;
-    Ok(Html(page))
+    Ok(Html(page).into_response())
 }
 
-async fn host_json(State(app): State<AppState>, Path(host): Path<String>) -> Result<Json<serde_json::Value>, AppError> {
+async fn host_json(
+    State(app): State<AppState>,
+    Path(host): Path<String>,
+    uri: Uri,
+    headers: HeaderMap,
+) -> Result<Json<serde_json::Value>, AppError> {
+    app.live.admit(&uri, &headers, false)?;
     let st = app.live.host(&host)?;
     Ok(Json(update_json(&st)))
-}
-
-/// The peer address, when the server runs with connect info.
-fn client_of(extensions: &axum::http::Extensions) -> Option<std::net::IpAddr> {
-    extensions.get::<ConnectInfo<SocketAddr>>().map(|ConnectInfo(a)| a.ip())
 }
 
 fn snapshot_event(seq: u64, body: &str) -> Event {
@@ -300,12 +432,15 @@ fn snapshot_event(seq: u64, body: &str) -> Event {
 async fn events(
     State(app): State<AppState>,
     Path(host): Path<String>,
+    uri: Uri,
+    headers: HeaderMap,
     extensions: axum::http::Extensions,
 ) -> Result<Response, AppError> {
+    app.live.admit(&uri, &headers, false)?;
     if !valid_host_name(&host) {
         return Err(no_host(&host));
     }
-    let client = client_of(&extensions);
+    let client = app.live.client_of(&extensions, &headers);
     // Subscribe first, then read the latest event: a snapshot accepted in between is either in
     // that event or announced on `rx` (and then skipped by seq).
     let (slot, rx) = app.live.hub.open_stream(&host, client).map_err(|e| match e {
@@ -366,12 +501,15 @@ pub(crate) struct ImportForm {
 /// imports and bytes per window) and the work runs on a blocking thread, a few at a time.
 async fn import(
     State(app): State<AppState>,
+    uri: Uri,
+    headers: HeaderMap,
     extensions: axum::http::Extensions,
     Form(form): Form<ImportForm>,
 ) -> Result<Response, AppError> {
+    app.live.admit(&uri, &headers, false)?;
     let choice = ImportChoice::new(form.variant.as_deref(), form.effective.as_deref())?;
     let hub = app.live.hub.clone();
-    hub.charge_import(client_of(&extensions), form.capture.len())?;
+    hub.charge_import(app.live.client_of(&extensions, &headers), form.capture.len())?;
     let slot = hub.import_slot()?;
     let id = blocking(move || {
         let _slot = slot;
@@ -386,7 +524,12 @@ async fn import_page(
     State(app): State<AppState>,
     Path(id): Path<String>,
     Query(q): Query<LiveQuery>,
-) -> Result<Html<String>, AppError> {
+    uri: Uri,
+    headers: HeaderMap,
+) -> Result<Response, AppError> {
+    if let Some(redirect) = app.live.admit(&uri, &headers, true)? {
+        return Ok(redirect);
+    }
     let choice = q.choice()?;
     let gone = || {
         AppError::NotFound(format!(
@@ -409,5 +552,5 @@ async fn import_page(
         Ok(HostPage { title, v }.render()?)
     })
     .await?;
-    Ok(Html(page))
+    Ok(Html(page).into_response())
 }
