@@ -119,7 +119,13 @@ const FLEET_ROWS_MAX: usize = crate::live::limits::HOSTS_MAX;
 pub(crate) async fn fleet_page(
     State(app): State<AppState>,
     Query(q): Query<FleetQuery>,
-) -> Result<Html<String>, AppError> {
+    uri: axum::http::Uri,
+    headers: axum::http::HeaderMap,
+) -> Result<axum::response::Response, AppError> {
+    // The fleet shows every live host: the same viewer tokens as the live pages guard it.
+    if let Some(redirect) = app.live.admit(&uri, &headers, true)? {
+        return Ok(redirect);
+    }
     let pick = |v: &Option<String>, d: &str| v.clone().filter(|s| !s.is_empty()).unwrap_or_else(|| d.to_string());
     let variant = pick(&q.variant, spec::DEFAULT_VARIANT.name());
     let effective = pick(&q.effective, spec::DEFAULT_EFFECTIVE.name());
@@ -184,5 +190,5 @@ pub(crate) async fn fleet_page(
         problem,
         columns,
     };
-    Ok(Html(page.render()?))
+    Ok(axum::response::IntoResponse::into_response(Html(page.render()?)))
 }

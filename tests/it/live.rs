@@ -1458,7 +1458,7 @@ async fn viewer_tokens_guard_pages_json_and_streams() {
         }
         r.body(Body::empty()).unwrap()
     };
-    for path in ["/live", "/live/v1", "/api/live/v1", "/live/v1/events"] {
+    for path in ["/live", "/live/v1", "/api/live/v1", "/live/v1/events", "/fleet"] {
         let (st, body) = call(&app, get(path, None)).await;
         assert_eq!(st, StatusCode::UNAUTHORIZED, "{path}: {body}");
         assert!(body.contains("viewer token"), "{path}: {body}");
@@ -1481,6 +1481,9 @@ async fn viewer_tokens_guard_pages_json_and_streams() {
     let (st, body) = call(&app, get("/live/v1", Some(("cookie", format!("a=b; token={VIEWER}"))))).await;
     assert_eq!(st, StatusCode::OK, "{body}");
     assert!(body.contains("v1"));
+    let (st, body) = call(&app, get("/fleet", Some(("cookie", format!("token={VIEWER}"))))).await;
+    assert_eq!(st, StatusCode::OK, "{body}");
+    assert!(body.contains("v1"), "the fleet lists the host once the viewer is in");
     let resp = app
         .clone()
         .oneshot(get("/live/v1/events", Some(("cookie", format!("token={VIEWER}")))))

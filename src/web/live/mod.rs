@@ -13,7 +13,7 @@
 //!
 //! Viewing is open unless viewer tokens are configured (`serve --live-viewer-tokens FILE`,
 //! [`LiveState::with_viewer_tokens`]); then every live page, its JSON, its SSE stream and the
-//! import need one: `Authorization: Bearer TOKEN`, or the [`VIEWER_COOKIE`] cookie, which a
+//! import (and `/fleet`) need one: `Authorization: Bearer TOKEN`, or the [`VIEWER_COOKIE`] cookie, which a
 //! page visit with `?token=TOKEN` sets (answered with a redirect to the same page without the
 //! token, so it stays out of the address bar and of `Referer`); 401 with a message otherwise.
 //! Ingestion and delete keep their own tokens.
@@ -185,7 +185,7 @@ impl LiveState {
     /// Let a viewer in, or say how to get in. `visit`: a page a browser opens, where
     /// `?token=` is taken, stored in the cookie and dropped from the address by a redirect
     /// (returned as `Ok(Some(response))`).
-    fn admit(&self, uri: &Uri, headers: &HeaderMap, visit: bool) -> Result<Option<Response>, AppError> {
+    pub(crate) fn admit(&self, uri: &Uri, headers: &HeaderMap, visit: bool) -> Result<Option<Response>, AppError> {
         let Some(viewers) = &self.viewers else {
             return Ok(None);
         };
