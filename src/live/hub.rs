@@ -18,7 +18,7 @@
 use super::auth::{Tokens, Verdict};
 use super::imports::{snapshots_of_text, BadImport, ImportStore, ImportStoreError};
 use super::limits::{HOST_IDLE_MS_DEFAULT, SNAPSHOT_BYTES_MAX};
-use super::persist::{Persist, PersistError};
+use super::persist::{Persist, PersistError, Ticket};
 use super::protocol::{decode_push_body, valid_host_name, Capture, PushBodyError, Snapshot, PROTOCOL_VERSION};
 use super::store::{self, Arrival, HostState, IngestError, LiveStore};
 use std::collections::HashMap;
@@ -363,6 +363,12 @@ pub(crate) fn replay(capture: &Capture) -> Result<Arc<HostState>, HubError> {
     last.ok_or_else(|| HubError::BadImport("an empty capture".into()))
 }
 
+/// Hosts the store dropped (idle or deleted), with their queued removal from the store file.
+struct Gone {
+    hosts: Vec<String>,
+    ticket: Option<Ticket>,
+}
+
 impl Hub {
     /// A hub with `tokens` (empty: ingestion off), history kept in `persist` when given and
     /// restored from it now. Returns the hub and notes about records that were skipped.
@@ -459,7 +465,7 @@ impl Hub {
         let received_ms = (self.clock)();
         let (state, expired) = {
             let mut store = lock(&self.store);
-            let expired = store.expire(received_ms, self.policy.host_idle_ms);
+            let expired = self.expire_locked(&mut store, received_ms);
             let at = Arrival { received_ms, unbound };
             let state = store.ingest_checked(host, snap, topology, at);
             // Queued under the store lock, so one host's readings reach the disk in seq order.
@@ -469,7 +475,7 @@ impl Hub {
             };
             ((state, ticket), expired)
         };
-        self.forget(&expired);
+        self.forget(expired);
         let (state, ticket) = state;
         let state = state.map_err(HubError::Ingest)?;
         // Acknowledged only once kept on disk (when a store is configured). A reading that
@@ -504,7 +510,7 @@ impl Hub {
         let received_ms = (self.clock)();
         let (state, expired) = {
             let mut store = lock(&self.store);
-            let expired = store.expire(received_ms, self.policy.host_idle_ms);
+            let expired = self.expire_locked(&mut store, received_ms);
             let at = Arrival {
                 received_ms,
                 unbound: None,
@@ -515,7 +521,7 @@ impl Hub {
             });
             (state, expired)
         };
-        self.forget(&expired);
+        self.forget(expired);
         let state = state
             .map_err(HubError::Ingest)?
             .ok_or_else(|| HubError::NoHost(host.clone()))?;
@@ -539,10 +545,10 @@ impl Hub {
     pub fn hosts(&self) -> Vec<Arc<HostState>> {
         let (hosts, expired) = {
             let mut store = lock(&self.store);
-            let expired = store.expire((self.clock)(), self.policy.host_idle_ms);
+            let expired = self.expire_locked(&mut store, (self.clock)());
             (store.hosts().map(|(_, st)| st.clone()).collect(), expired)
         };
-        self.forget(&expired);
+        self.forget(expired);
         hosts
     }
 
@@ -555,26 +561,48 @@ impl Hub {
         if !self.tokens.is_admin(presented) {
             return Err(HubError::NotAdmin);
         }
-        if !lock(&self.store).remove(host) {
-            return Err(HubError::NoHost(super::parse::short(host)));
-        }
-        self.forget(&[host.to_string()]);
+        let gone = {
+            let mut store = lock(&self.store);
+            if !store.remove(host) {
+                return Err(HubError::NoHost(super::parse::short(host)));
+            }
+            self.gone(vec![host.to_string()])
+        };
+        self.forget(gone);
         Ok(())
     }
 
-    /// Drop the cached events and stored records of hosts the store no longer keeps.
-    fn forget(&self, hosts: &[String]) {
-        if hosts.is_empty() {
+    /// Drop the hosts idle past the policy's limit from the store (held locked by the caller).
+    fn expire_locked(&self, store: &mut LiveStore, now_ms: u64) -> Gone {
+        let hosts = store.expire(now_ms, self.policy.host_idle_ms);
+        self.gone(hosts)
+    }
+
+    /// Hosts just dropped from the store, their removal from the store file queued while the
+    /// store lock is still held: behind every reading of theirs queued before, ahead of any
+    /// reading a new push of the same name queues after.
+    fn gone(&self, hosts: Vec<String>) -> Gone {
+        let ticket = match &self.persist {
+            Some(p) if !hosts.is_empty() => Some(p.enqueue_removal(hosts.clone())),
+            _ => None,
+        };
+        Gone { hosts, ticket }
+    }
+
+    /// Drop the cached events of hosts the store no longer keeps and wait until their records
+    /// are gone from the store file.
+    fn forget(&self, gone: Gone) {
+        if gone.hosts.is_empty() {
             return;
         }
         let mut events = lock(&self.publisher.events);
-        for h in hosts {
+        for h in &gone.hosts {
             events.remove(h);
             tracing::info!("live host {h} dropped");
         }
         drop(events);
-        if let Some(p) = &self.persist {
-            if let Err(e) = p.remove_hosts(hosts) {
+        if let (Some(p), Some(ticket)) = (&self.persist, gone.ticket) {
+            if let Err(e) = p.wait(ticket) {
                 tracing::error!("{e}");
             }
         }

@@ -59,11 +59,19 @@ pub struct Persist {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Ticket(u64);
 
+/// One queued change, applied in queue order: a host deleted or expired while one of its
+/// readings still waits for a commit stays deleted, and a host that pushes again after its
+/// deletion keeps its new readings.
+enum Op {
+    Reading(Arc<HostState>),
+    Remove(Vec<String>),
+}
+
 /// The group-commit queue.
 #[derive(Default)]
 struct Queue {
-    /// Readings of batch `next_batch`, not yet taken by a writer.
-    pending: Vec<Arc<HostState>>,
+    /// Changes of batch `next_batch`, not yet taken by a writer.
+    pending: Vec<Op>,
     next_batch: u64,
     /// A writer is committing a batch (it holds no lock while it writes).
     writing: bool,
@@ -204,8 +212,18 @@ impl Persist {
     /// [`Persist::wait`] on. Cheap (no I/O): the hub calls it under its store lock, so the
     /// readings of one host are queued, and so written, in `seq` order.
     pub(crate) fn enqueue(&self, state: Arc<HostState>) -> Ticket {
+        self.enqueue_op(Op::Reading(state))
+    }
+
+    /// Queue forgetting `hosts` (deleted or expired) behind every reading queued before, for
+    /// [`Persist::wait`]. The hub calls it under its store lock, where it dropped them.
+    pub(crate) fn enqueue_removal(&self, hosts: Vec<String>) -> Ticket {
+        self.enqueue_op(Op::Remove(hosts))
+    }
+
+    fn enqueue_op(&self, op: Op) -> Ticket {
         let mut q = lock_queue(&self.queue);
-        q.pending.push(state);
+        q.pending.push(op);
         Ticket(q.next_batch)
     }
 
@@ -236,15 +254,29 @@ impl Persist {
         }
     }
 
-    /// Write a batch of accepted readings in one transaction: each host's latest snapshot once
-    /// (the highest `seq` of the batch) and one history sample per reading, dropping the samples
-    /// that fell out of the history ring.
-    fn write_batch(&self, batch: &[Arc<HostState>]) -> Result<(), PersistError> {
-        if batch.is_empty() {
+    /// Write a batch in one transaction: first every host removed in it (with the readings
+    /// queued before its removal), then each remaining host's latest snapshot once (the highest
+    /// `seq` of the batch) and one history sample per reading, dropping the samples that fell
+    /// out of the history ring.
+    fn write_batch(&self, ops: &[Op]) -> Result<(), PersistError> {
+        if ops.is_empty() {
             return Ok(());
         }
+        let mut batch: Vec<&HostState> = Vec::with_capacity(ops.len());
+        let mut removed: Vec<&str> = Vec::new();
+        for op in ops {
+            match op {
+                Op::Reading(st) => batch.push(st),
+                Op::Remove(hosts) => {
+                    for h in hosts {
+                        batch.retain(|st| st.snapshot.host != *h);
+                        removed.push(h);
+                    }
+                }
+            }
+        }
         let mut latest: HashMap<&str, &HostState> = HashMap::new();
-        for st in batch {
+        for st in &batch {
             let host = st.snapshot.host.as_str();
             if latest.get(host).is_none_or(|l| l.seq < st.seq) {
                 latest.insert(host, st);
@@ -272,36 +304,19 @@ impl Persist {
             let txn = db.begin_write().map_err(e)?;
             {
                 let mut hosts = txn.open_table(HOSTS).map_err(e)?;
+                let mut table = txn.open_table(SAMPLES).map_err(e)?;
+                for h in &removed {
+                    hosts.remove(*h).map_err(e)?;
+                    table.retain_in((*h, 0)..=(*h, u64::MAX), |_, _| false).map_err(e)?;
+                }
                 for (host, row) in &rows {
                     hosts.insert(*host, row.as_slice()).map_err(e)?;
                 }
-                let mut table = txn.open_table(SAMPLES).map_err(e)?;
                 for (host, seq, bytes) in &samples {
                     table.insert((*host, *seq), bytes.as_slice()).map_err(e)?;
                     if let Some(old) = seq.checked_sub(HISTORY_LEN_MAX as u64) {
                         table.remove((*host, old)).map_err(e)?;
                     }
-                }
-            }
-            txn.commit().map_err(e)
-        })
-    }
-
-    /// Forget the hosts named (deleted or expired), in one transaction.
-    pub(crate) fn remove_hosts(&self, hosts: &[String]) -> Result<(), PersistError> {
-        if hosts.is_empty() {
-            return Ok(());
-        }
-        self.with_db(|db| {
-            let txn = db.begin_write().map_err(e)?;
-            {
-                let mut table = txn.open_table(HOSTS).map_err(e)?;
-                let mut samples = txn.open_table(SAMPLES).map_err(e)?;
-                for h in hosts {
-                    table.remove(h.as_str()).map_err(e)?;
-                    samples
-                        .retain_in((h.as_str(), 0)..=(h.as_str(), u64::MAX), |_, _| false)
-                        .map_err(e)?;
                 }
             }
             txn.commit().map_err(e)
@@ -522,6 +537,48 @@ mod tests {
                 rec.snapshot.host
             );
         }
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// A host deleted while one of its readings waits for a commit stays deleted on disk; a
+    /// host that pushes again after its deletion keeps the new reading.
+    #[test]
+    fn removals_apply_in_queue_order() {
+        let dir = std::env::temp_dir().join(format!("irqscope-persist-order-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("live.redb");
+        let persist = Persist::open(&path).unwrap();
+        let mut store = LiveStore::new();
+        let at = |received_ms| Arrival {
+            received_ms,
+            unbound: None,
+        };
+        // On disk already, then deleted with a second reading still queued: both go.
+        let first = store.ingest("gone", reading("gone", 1_000), at(1_000)).unwrap();
+        persist.append(&first).unwrap();
+        let queued = store.ingest("gone", reading("gone", 3_000), at(3_000)).unwrap();
+        let t1 = persist.enqueue(queued);
+        assert!(store.remove("gone"));
+        let t2 = persist.enqueue_removal(vec!["gone".into()]);
+        // Deleted, then pushed again in the same batch: the new reading stays.
+        let old = store.ingest("back", reading("back", 1_000), at(1_000)).unwrap();
+        let t3 = persist.enqueue(old);
+        assert!(store.remove("back"));
+        let t4 = persist.enqueue_removal(vec!["back".into()]);
+        let again = store.ingest("back", reading("back", 5_000), at(5_000)).unwrap();
+        let t5 = persist.enqueue(again);
+        for t in [t1, t2, t3, t4, t5] {
+            persist.wait(t).unwrap();
+        }
+        drop(persist);
+        let (records, bad) = Persist::open(&path).unwrap().load_all().unwrap();
+        assert!(bad.is_empty(), "{bad:?}");
+        let hosts: Vec<(&str, u64, usize)> = records
+            .iter()
+            .map(|r| (r.snapshot.host.as_str(), r.snapshot.taken_unix_ms, r.history.len()))
+            .collect();
+        assert_eq!(hosts, vec![("back", 5_000, 1)]);
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }
