@@ -99,28 +99,42 @@ pub fn parse_interrupts(text: &str) -> Result<Interrupts, ParseError> {
     Ok(out)
 }
 
-/// [`parse_interrupts`] into `out`, reusing its rows' strings and counter vectors: the agent
-/// keeps one [`Interrupts`] between readings, so a steady host allocates nothing here. On an
-/// error `out` holds a partial reading; do not use it.
-///
-/// Lines are found with `memchr`; the counter columns, which are nearly all of the bytes on a
-/// large host (`" %10u"` per CPU, mostly `0`), are classified 64 bytes at a time
-/// ([`scan_counters`]) and only non-zero words are converted.
+/// [`parse_interrupts`] into `out`, reusing its rows' strings and counter vectors (see
+/// [`parse_interrupts_bytes_into`]).
 pub fn parse_interrupts_into(text: &str, out: &mut Interrupts) -> Result<(), ParseError> {
+    parse_interrupts_bytes_into(text.as_bytes(), out)
+}
+
+/// `/proc/interrupts` as the bytes read, parsed into `out`, reusing its rows' strings and
+/// counter vectors: the agent keeps one [`Interrupts`] and one byte buffer between readings, so
+/// a steady host allocates nothing here. On an error `out` holds a partial reading; do not use
+/// it.
+///
+/// The text is not checked as UTF-8 as a whole: the counter columns, which are nearly all of
+/// the bytes on a large host (`" %10u"` per CPU, mostly `0`), are ASCII by construction, so
+/// only the fields that become strings (the header, the description after the counters, and
+/// any line that takes the line-at-a-time path) are checked, and a line that is not UTF-8 is an
+/// error naming it. Lines are found with `memchr`; the counters are classified 64 bytes at a
+/// time ([`scan_counters`]) and only non-zero words are converted.
+pub fn parse_interrupts_bytes_into(bytes: &[u8], out: &mut Interrupts) -> Result<(), ParseError> {
     let err = |line: usize, m: String| Err(ParseError::new(FILE, Some(line), m));
-    if text.len() > INTERRUPTS_BYTES_MAX {
+    if bytes.len() > INTERRUPTS_BYTES_MAX {
         return Err(ParseError::new(
             FILE,
             None,
-            format!("{} bytes, more than the limit of {INTERRUPTS_BYTES_MAX}", text.len()),
+            format!("{} bytes, more than the limit of {INTERRUPTS_BYTES_MAX}", bytes.len()),
         ));
     }
-    let mut lines = Lines { text, at: 0, no: 0 };
+    let mut lines = Lines { bytes, at: 0, no: 0 };
     let (header_no, header) = loop {
         match lines.next() {
             None => return Err(ParseError::new(FILE, None, "empty input (no CPU header)")),
-            Some((_, l)) if l.trim().is_empty() => continue,
-            Some(found) => break found,
+            Some((no, l)) => {
+                let l = utf8_line(no, l)?;
+                if !l.trim().is_empty() {
+                    break (no, l);
+                }
+            }
         }
     };
     out.cpus.clear();
@@ -149,9 +163,8 @@ pub fn parse_interrupts_into(text: &str, out: &mut Interrupts) -> Result<(), Par
     let cpus = &out.cpus[..];
     let rows = &mut out.rows;
     let mut n_rows = 0usize;
-    let bytes = text.as_bytes();
     while lines.at < bytes.len() {
-        // A row whose line starts with ASCII: its counters are scanned straight from the text
+        // A row whose line starts with ASCII: its counters are scanned straight from the bytes
         // (a newline ends the scan) and its end is searched from the description on, so the
         // counter bytes are read once. Anything else takes the line-at-a-time path below.
         let mut p = lines.at;
@@ -165,14 +178,15 @@ pub fn parse_interrupts_into(text: &str, out: &mut Interrupts) -> Result<(), Par
                 if n_rows >= ROWS_MAX {
                     return err(no, format!("more than {ROWS_MAX} rows"));
                 }
-                let (label, rest) = (&text[p..p + i], &text[p + i + 1..]);
-                check_label(no, label)?;
+                let label = check_label(no, &bytes[p..p + i])?;
+                let rest = &bytes[p + i + 1..];
                 let used = parse_row(no, label, rest, cpus, rows, &mut n_rows)?;
                 lines.at = (p + i + 1 + used + 1).min(bytes.len());
                 continue;
             }
         }
         let Some((no, line)) = lines.next() else { break };
+        let line = utf8_line(no, line)?;
         if line.trim().is_empty() {
             continue;
         }
@@ -183,28 +197,42 @@ pub fn parse_interrupts_into(text: &str, out: &mut Interrupts) -> Result<(), Par
         let Some(colon) = memchr::memchr(b':', body.as_bytes()) else {
             return err(no, format!("no `label:` at the start of {:?}", short(body)));
         };
-        let (label, rest) = (&body[..colon], &body[colon + 1..]);
-        check_label(no, label)?;
-        parse_row(no, label, rest, cpus, rows, &mut n_rows)?;
+        let label = check_label(no, &body.as_bytes()[..colon])?;
+        parse_row(no, label, &body.as_bytes()[colon + 1..], cpus, rows, &mut n_rows)?;
     }
     rows.truncate(n_rows);
     Ok(())
 }
 
-fn check_label(no: usize, label: &str) -> Result<(), ParseError> {
+/// A line as text, or an error naming it.
+fn utf8_line(no: usize, line: &[u8]) -> Result<&str, ParseError> {
+    std::str::from_utf8(line).map_err(|e| {
+        ParseError::new(
+            FILE,
+            Some(no),
+            format!("not UTF-8 text (byte {} of the line)", e.valid_up_to() + 1),
+        )
+    })
+}
+
+/// A row label (`24`, `NMI`, `IPI0`): ASCII letters, digits, `_` and `-`, at most 32 bytes.
+fn check_label(no: usize, label: &[u8]) -> Result<&str, ParseError> {
+    let bad = || {
+        ParseError::new(
+            FILE,
+            Some(no),
+            format!("bad row label {:?}", short(&String::from_utf8_lossy(label))),
+        )
+    };
     if label.is_empty()
         || label.len() > 32
         || !label
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+            .iter()
+            .all(|&b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
     {
-        return Err(ParseError::new(
-            FILE,
-            Some(no),
-            format!("bad row label {:?}", short(label)),
-        ));
+        return Err(bad());
     }
-    Ok(())
+    std::str::from_utf8(label).map_err(|_| bad())
 }
 
 /// One row after its `label:`. `rest` runs to the end of the line or beyond it (a newline
@@ -212,7 +240,7 @@ fn check_label(no: usize, label: &str) -> Result<(), ParseError> {
 fn parse_row(
     no: usize,
     label: &str,
-    rest: &str,
+    rest: &[u8],
     cpus: &[u32],
     rows: &mut Vec<IrqRow>,
     n_rows: &mut usize,
@@ -226,7 +254,7 @@ fn parse_row(
     row.label.clear();
     row.label.push_str(label);
     row.counts.clear();
-    let (n_counts, desc_at) = match scan_counters(rest.as_bytes(), cpus, &mut row.counts) {
+    let (n_counts, desc_at) = match scan_counters(rest, cpus, &mut row.counts) {
         Ok(done) => done,
         Err(word) => {
             return err(
@@ -241,8 +269,15 @@ fn parse_row(
     row.n_counts = n_counts;
     // Words are split on ASCII whitespace everywhere, so a row prints and parses back the
     // same (found by fuzzing: a form feed between a counter and a number).
-    let line_end = desc_at + memchr::memchr(b'\n', &rest.as_bytes()[desc_at..]).unwrap_or(rest.len() - desc_at);
-    let desc = rest[desc_at..line_end].trim_matches(|c: char| c.is_ascii_whitespace());
+    let line_end = desc_at + memchr::memchr(b'\n', &rest[desc_at..]).unwrap_or(rest.len() - desc_at);
+    let desc = std::str::from_utf8(&rest[desc_at..line_end]).map_err(|e| {
+        ParseError::new(
+            FILE,
+            Some(no),
+            format!("not UTF-8 text (byte {} of the description)", e.valid_up_to() + 1),
+        )
+    })?;
+    let desc = desc.trim_matches(|c: char| c.is_ascii_whitespace());
     row.chip.clear();
     row.hwirq.clear();
     row.name.clear();
@@ -265,16 +300,16 @@ fn parse_row(
 /// The lines of a text as `str::lines` gives them (split at `\n`, a `\r` before it dropped),
 /// numbered from 1, found with `memchr`.
 struct Lines<'a> {
-    text: &'a str,
+    bytes: &'a [u8],
     at: usize,
     no: usize,
 }
 
 impl<'a> Iterator for Lines<'a> {
-    type Item = (usize, &'a str);
+    type Item = (usize, &'a [u8]);
 
-    fn next(&mut self) -> Option<(usize, &'a str)> {
-        let bytes = self.text.as_bytes();
+    fn next(&mut self) -> Option<(usize, &'a [u8])> {
+        let bytes = self.bytes;
         if self.at >= bytes.len() {
             return None;
         }
@@ -283,12 +318,12 @@ impl<'a> Iterator for Lines<'a> {
         let line = match memchr::memchr(b'\n', &bytes[start..]) {
             Some(i) => {
                 self.at = start + i + 1;
-                let l = &self.text[start..start + i];
-                l.strip_suffix('\r').unwrap_or(l)
+                let l = &bytes[start..start + i];
+                l.strip_suffix(b"\r").unwrap_or(l)
             }
             None => {
                 self.at = bytes.len();
-                &self.text[start..]
+                &bytes[start..]
             }
         };
         Some((self.no, line))
@@ -931,6 +966,26 @@ Err:          0
             .to_string()
             .contains("64 bits"));
         assert!(parse_interrupts("CPU0 CPU99999\n").is_err());
+    }
+
+    #[test]
+    fn bytes_that_are_not_utf8_are_an_error_on_their_line() {
+        let mut out = Interrupts::default();
+        // In a description, after counters (the fast path), and on a line of its own.
+        for (text, line) in [
+            (&b"CPU0 CPU1\n 1: 0 0 x\n 2: 5 0 IO-APIC \xff-edge q\n"[..], 3),
+            (&b"CPU0\n 1: 0 ok\n\xc3\n"[..], 3),
+            (&b"\n\xfeCPU0\n"[..], 2),
+            (&b"CPU0\n 1: 7\xa0\n"[..], 2),
+        ] {
+            let e = parse_interrupts_bytes_into(text, &mut out).unwrap_err();
+            assert_eq!(e.line, Some(line), "{e}");
+            assert!(e.message.contains("not UTF-8"), "{e}");
+        }
+        // Non-ASCII UTF-8 in a name is kept as it is.
+        parse_interrupts_bytes_into("CPU0\n 1: 3 IO-APIC 1-edge caf\u{e9}\n".as_bytes(), &mut out).unwrap();
+        assert_eq!(out.rows[0].name, "caf\u{e9}");
+        assert_eq!(out.rows[0].counts, vec![(0, 3)]);
     }
 
     #[test]
