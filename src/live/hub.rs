@@ -15,6 +15,7 @@ use super::auth::{Tokens, Verdict};
 use super::imports::{snapshots_of_text, BadImport, ImportStore, ImportStoreError};
 use super::limits::{HOST_IDLE_MS_DEFAULT, SNAPSHOT_BYTES_MAX};
 use super::persist::{Persist, PersistError};
+use super::protocol::{decode_delta_body, DeltaError, BASE_MISMATCH};
 use super::protocol::{decode_push_body, valid_host_name, Capture, PushBodyError, Snapshot, PROTOCOL_VERSION};
 use super::store::{Arrival, HostState, IngestError, LiveStore};
 use std::collections::HashMap;
@@ -105,6 +106,10 @@ pub enum HubError {
     NotAdmin,
     #[error("no live host {0:?}")]
     NoHost(String),
+    /// A delta push whose base is not the host's current reading: 409, the agent sends a full
+    /// reading.
+    #[error("{BASE_MISMATCH}: the delta's base is not this host's latest reading; send a full reading")]
+    BaseMismatch,
     /// Persisting failed: the push is not acknowledged (the store reopens on the next write).
     #[error("{0}; this snapshot was not kept, push again later")]
     Store(String),
@@ -360,6 +365,63 @@ impl Hub {
         // could not be kept stays in memory (rates stay continuous) but is not announced nor
         // acknowledged: the agent pushes a newer one, and only acknowledged readings are
         // promised to survive a restart.
+        if let Some(p) = &self.persist {
+            if let Err(e) = p.append(&state) {
+                tracing::error!("{e}");
+                return Err(HubError::Store(e.to_string()));
+            }
+        }
+        self.publish(host, &state);
+        Ok(state.seq)
+    }
+
+    /// Accept a delta push (protocol 3, `live::protocol::Delta`): the checks of
+    /// [`Hub::ingest`], then the full snapshot rebuilt from the host's current one and ingested
+    /// exactly as a full push (same validation, limits, store contents, persistence and
+    /// events). A base that is not the host's current reading when the rebuilt one is stored
+    /// (no such host, another reading landed, the host expired) is [`HubError::BaseMismatch`].
+    /// Blocking.
+    pub fn ingest_delta(
+        &self,
+        host: &str,
+        bearer: Option<&[u8]>,
+        content_encoding: Option<&str>,
+        body: &[u8],
+    ) -> Result<u64, HubError> {
+        if self.tokens.is_empty() {
+            return Err(HubError::Disabled);
+        }
+        let presented = bearer.ok_or(HubError::TokenMissing)?;
+        if !valid_host_name(host) {
+            return Err(HubError::BadHostName);
+        }
+        let unbound = match self.tokens.check(presented, host) {
+            Verdict::Accepted { unbound } => unbound,
+            Verdict::Unknown => return Err(HubError::TokenUnknown),
+            Verdict::WrongHost => return Err(HubError::WrongHost),
+        };
+        let delta = decode_delta_body(content_encoding, body, SNAPSHOT_BYTES_MAX).map_err(HubError::Body)?;
+        let base = self.host(host).ok_or(HubError::BaseMismatch)?;
+        // Rebuilt outside the lock; stored only if `base` is still the host's state.
+        let snap = delta.apply(&base.snapshot).map_err(|e| match e {
+            DeltaError::BaseMismatch => HubError::BaseMismatch,
+            DeltaError::Bad(_) => HubError::Body(PushBodyError::Bad(e.to_string())),
+        })?;
+        let received_ms = (self.clock)();
+        let (state, expired) = {
+            let mut store = lock(&self.store);
+            let expired = store.expire(received_ms, self.policy.host_idle_ms);
+            let state = match store.host(host) {
+                Some(now) if Arc::ptr_eq(now, &base) => {
+                    let at = Arrival { received_ms, unbound };
+                    store.ingest(host, snap, at).map_err(HubError::Ingest)
+                }
+                _ => Err(HubError::BaseMismatch),
+            };
+            (state, expired)
+        };
+        self.forget(&expired);
+        let state = state?;
         if let Some(p) = &self.persist {
             if let Err(e) = p.append(&state) {
                 tracing::error!("{e}");
