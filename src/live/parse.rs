@@ -428,10 +428,13 @@ fn classify(block: &[u8; BLOCK]) -> Classes {
 /// Only a full-width row is sure to be counters; a short row may end in a number that belongs
 /// to the description, but the kernel never prints one first.
 ///
-/// The fast path takes a block of [`BLOCK`] bytes that holds only spaces and digits, counts the
-/// words that start in it up to its last space (so a word never spans two blocks) and converts
-/// only blocks with a non-zero digit. Anything else (other whitespace, the description, the
-/// column limit, a long number) takes one word through the byte-at-a-time path, which is the
+/// The fast path takes a block of [`BLOCK`] bytes that holds only spaces and digits and counts
+/// the words that start in it; only blocks with a non-zero digit convert words. A word that
+/// runs past the block's end is read to its end at once and the next block starts after it;
+/// otherwise the next block is the next 64 bytes, so the common block (spaces and zeros, a
+/// space last) advances by a constant and the loads of the next blocks need not wait for this
+/// one's classification. Anything else (other whitespace, the description, the column limit, a
+/// word that is not all digits) takes one word through the byte-at-a-time path, which is the
 /// definition the fast path must agree with.
 fn scan_counters<'a>(r: &'a [u8], cpus: &[u32], counts: &mut Vec<(u32, u64)>) -> Result<(u32, usize), &'a [u8]> {
     let cols = cpus.len();
@@ -443,43 +446,60 @@ fn scan_counters<'a>(r: &'a [u8], cpus: &[u32], counts: &mut Vec<(u32, u64)>) ->
             let block: &[u8; BLOCK] = block.try_into().expect("BLOCK bytes");
             let c = classify(block);
             let digit = c.zero | c.nonzero;
-            if c.space | digit == u64::MAX && c.space != 0 {
-                // Up to and including the last space: words starting there end inside.
-                let last_space = 63 - c.space.leading_zeros();
-                let upto = if last_space == 63 {
-                    u64::MAX
-                } else {
-                    (1u64 << (last_space + 1)) - 1
-                };
-                let starts = digit & ((c.space << 1) | 1) & upto;
-                let k = starts.count_ones() as usize;
-                if n + k <= cols {
-                    if c.nonzero & upto != 0 {
-                        let mut s = starts;
-                        while s != 0 {
-                            let i = s.trailing_zeros();
-                            s &= s - 1;
-                            // The word ends at the next space (there is one: the last space).
-                            let end = (c.space & !((2u64 << i) - 1)).trailing_zeros();
-                            // Up to 19 digits cannot overflow; longer words (rare) take the
-                            // checked path.
-                            let word = &block[i as usize..end as usize];
-                            let v = if word.len() <= 19 {
-                                word.iter().fold(0u64, |a, &d| a * 10 + u64::from(d - b'0'))
-                            } else {
-                                parse_u64(word).ok_or(&r[at + i as usize..at + end as usize])?
-                            };
-                            if v != 0 {
-                                counts.push((cpus[n], v));
-                            }
-                            n += 1;
+            // A word starts at a digit after a space, or at the block's start (a boundary).
+            let starts = digit & ((c.space << 1) | 1);
+            let k = starts.count_ones() as usize;
+            if c.space | digit == u64::MAX && n + k <= cols {
+                // The last word runs past the block when its last byte is a digit.
+                let open = digit >> 63 == 1;
+                let open_at = 63 - starts.leading_zeros();
+                let closed = if open { starts & !(1u64 << open_at) } else { starts };
+                // The bytes before the open word (all of them when none is open).
+                let closed_bytes = if open { (1u64 << open_at) - 1 } else { u64::MAX };
+                if c.nonzero & closed_bytes != 0 {
+                    let mut s = closed;
+                    while s != 0 {
+                        let i = s.trailing_zeros();
+                        s &= s - 1;
+                        // A closed word ends at the next space, inside the block (so i < 63).
+                        let end = (c.space & !((2u64 << i) - 1)).trailing_zeros();
+                        let word = &block[i as usize..end as usize];
+                        // Up to 19 digits cannot overflow; longer words take the checked path.
+                        let v = if word.len() <= 19 {
+                            word.iter().fold(0u64, |a, &d| a * 10 + u64::from(d - b'0'))
+                        } else {
+                            parse_u64(word).ok_or(&r[at + i as usize..at + end as usize])?
+                        };
+                        if v != 0 {
+                            counts.push((cpus[n], v));
                         }
-                    } else {
-                        n += k;
+                        n += 1;
                     }
-                    at += last_space as usize + 1;
+                } else {
+                    n += closed.count_ones() as usize;
+                }
+                if !open {
+                    at += BLOCK;
                     continue;
                 }
+                // The open word, read to its end: a counter when it ends at whitespace or at the
+                // end of the text; otherwise the byte path below takes it from its start.
+                let start = at + open_at as usize;
+                let mut end = at + BLOCK;
+                while end < r.len() && r[end].is_ascii_digit() {
+                    end += 1;
+                }
+                if end == r.len() || r[end].is_ascii_whitespace() {
+                    let word = &r[start..end];
+                    let v = parse_u64(word).ok_or(word)?;
+                    if v != 0 {
+                        counts.push((cpus[n], v));
+                    }
+                    n += 1;
+                    at = end;
+                    continue;
+                }
+                at = start;
             }
         }
         // One word, byte by byte.
