@@ -413,6 +413,8 @@ impl Hub {
             let expired = store.expire(received_ms, self.policy.host_idle_ms);
             let state = match store.host(host) {
                 Some(now) if Arc::ptr_eq(now, &base) => {
+                    // Let go of the base so the store can take its history without a copy.
+                    drop(base);
                     let at = Arrival { received_ms, unbound };
                     store.ingest(host, snap, at).map_err(HubError::Ingest)
                 }
