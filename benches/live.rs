@@ -1,17 +1,20 @@
 //! The agent's reading on a synthetic 1,024-CPU × 4,096-IRQ host (`/proc/interrupts` about
-//! 46 MB): parse, build + encode, and the whole reading (read the files, parse, build, encode a
-//! gzip push body). The host is written under `target/live-bench-root/` (sysfs of the
-//! `synthetic-1024` preset, `/proc/interrupts`, `/proc/irq/N/*`).
+//! 46 MB): read, parse, build, encode, and the whole reading (read the files, parse, build,
+//! encode a gzip push body, full or as a delta against the previous reading). The host is
+//! written under `target/live-bench-root/` (sysfs of the `synthetic-1024` preset,
+//! `/proc/interrupts`, `/proc/irq/N/*`).
 //!
 //! Printed beside criterion's figures, measured in the same run on the same file: `wc -l`
 //! (reading the bytes and counting newlines), two awk programs (`{s+=$2}` and a sum over every
-//! column), and the push body bytes per reading (plain JSON, gzip, and a gzip of the counter
-//! deltas against the previous reading, to decide whether deltas are worth a protocol change).
+//! column), this thread's CPU per step, and the push body bytes per reading (JSON and gzip,
+//! full and delta).
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use irqscope::live::collect::{self, Collector};
-use irqscope::live::parse::{format_interrupts, parse_interrupts, parse_interrupts_into, Interrupts, IrqRow};
-use irqscope::live::protocol::{encode_push_body, gzip_into, Snapshot, PUSH_GZIP_LEVEL};
+use irqscope::live::parse::{
+    format_interrupts, parse_interrupts, parse_interrupts_bytes_into, parse_interrupts_into, Interrupts, IrqRow,
+};
+use irqscope::live::protocol::{encode_delta_body, encode_push_body, gzip_into, Delta, PUSH_GZIP_LEVEL};
 use std::hint::black_box;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -137,38 +140,6 @@ fn child_cpu_ms(runs: u32, command: &str) -> Option<f64> {
     Some(total * 1e3 / f64::from(runs))
 }
 
-/// Bytes of `bytes` as a push body's gzip (zlib-rs, the agent's level).
-fn gzip_len(bytes: &[u8]) -> usize {
-    let mut out = Vec::new();
-    gzip_into(bytes, PUSH_GZIP_LEVEL, &mut out).unwrap();
-    out.len()
-}
-
-/// The same through flate2's miniz backend at level 1, the push encoder before zlib-rs.
-fn miniz_gzip_len(bytes: &[u8]) -> usize {
-    use std::io::Write;
-    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::new(1));
-    gz.write_all(bytes).unwrap();
-    gz.finish().unwrap().len()
-}
-
-/// The snapshot with each counter replaced by its increase since `prev` (unchanged ones left
-/// out): what a delta encoding against the last acknowledged reading would send.
-fn delta_of(cur: &Snapshot, prev: &Snapshot) -> Snapshot {
-    let mut d = cur.clone();
-    for (irq, old) in d.irqs.iter_mut().zip(&prev.irqs) {
-        irq.counts = irq
-            .counts
-            .iter()
-            .filter_map(|&(cpu, n)| {
-                let before = old.counts.iter().find(|c| c.0 == cpu).map_or(0, |c| c.1);
-                (n != before).then_some((cpu, n - before))
-            })
-            .collect();
-    }
-    d
-}
-
 fn bench(c: &mut Criterion) {
     let text = format_interrupts(&synthetic(0));
     let root: PathBuf = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/live-bench-root");
@@ -195,40 +166,22 @@ fn bench(c: &mut Criterion) {
     let awk_sum2 = child_cpu_ms(10, &format!("awk '{{s+=$2}} END{{print s}}' {file}"));
     let awk_all = child_cpu_ms(3, &format!("awk '{{for(i=2;i<=NF;i++)s+=$i}} END{{print s}}' {file}"));
     let wc = child_cpu_ms(10, &format!("wc -l {file}"));
+    let bytes = text.as_bytes();
     let mut parsed = parse_interrupts(&text).unwrap();
-    let parse_cpu = cpu_ms(20, || parse_interrupts_into(black_box(&text), &mut parsed).unwrap());
-    let proc_files = collect::read_proc(&root).unwrap();
-    let topo = Collector::new(&root, "bench").read(0).unwrap().topology;
-    let mut snap = None;
-    let build_cpu = cpu_ms(20, || {
-        snap = Some(collect::build_snapshot_from(&parsed, &proc_files, &topo, "bench", 3).unwrap())
+    let parse_cpu = cpu_ms(20, || {
+        parse_interrupts_bytes_into(black_box(bytes), &mut parsed).unwrap()
     });
-    let snap = snap.unwrap();
-    let mut json_buf = Vec::new();
-    let json_cpu = cpu_ms(20, || {
-        json_buf.clear();
-        serde_json::to_writer(&mut json_buf, &snap).unwrap();
-    });
-    let mut gz_buf = Vec::new();
-    let gzip_cpu = cpu_ms(20, || {
-        gzip_into(black_box(&json_buf), PUSH_GZIP_LEVEL, &mut gz_buf).unwrap()
-    });
-    let miniz_cpu = cpu_ms(5, || {
-        black_box(miniz_gzip_len(&json_buf));
-    });
-    if let (Some(b), Some(j), Some(z), Some(m)) = (build_cpu, json_cpu, gzip_cpu, miniz_cpu) {
-        eprintln!(
-            "CPU ms: build {b:.1}, JSON {j:.1} ({} bytes), gzip zlib-rs level {PUSH_GZIP_LEVEL} {z:.1} ({} bytes), \
-             miniz level 1 {m:.1} ({} bytes)",
-            json_buf.len(),
-            gz_buf.len(),
-            miniz_gzip_len(&json_buf)
-        );
-    }
-    // Reading the files alone: /proc/interrupts into a kept buffer, and the 512 IRQ
-    // directories one reading refreshes.
-    let mut text_buf = String::new();
+    let parse_str_cpu = cpu_ms(10, || parse_interrupts_into(black_box(&text), &mut parsed).unwrap());
+    // Reading the files alone: /proc/interrupts into a kept buffer, as bytes (the agent) and
+    // as a UTF-8-checked String (before), and the IRQ directories one reading refreshes.
+    let mut byte_buf = Vec::new();
     let read_cpu = cpu_ms(20, || {
+        use std::io::Read;
+        byte_buf.clear();
+        std::fs::File::open(file).unwrap().read_to_end(&mut byte_buf).unwrap();
+    });
+    let mut text_buf = String::new();
+    let read_str_cpu = cpu_ms(10, || {
         use std::io::Read;
         text_buf.clear();
         std::fs::File::open(file)
@@ -243,46 +196,112 @@ fn bench(c: &mut Criterion) {
             }
         }
     });
-    if let (Some(r), Some(i)) = (read_cpu, irq_cpu) {
-        eprintln!(
-            "CPU ms: read /proc/interrupts {r:.1}, {} IRQ directories {i:.1}",
-            collect::IRQ_FILES_PER_READING
-        );
-    }
-    let mut reading_collector = Collector::new(&root, "bench");
-    let (mut s1, mut b1) = (Vec::new(), Vec::new());
-    let reading_cpu = cpu_ms(20, || {
-        let snap = reading_collector.read(5).unwrap();
-        encode_push_body(&snap, &mut s1, &mut b1).unwrap();
+    // The collector's reading (read, parse, IRQ directories, the snapshot updated in place),
+    // and the pure build that allocates a new snapshot, for comparison.
+    let mut collector = Collector::new(&root, "bench");
+    let collect_cpu = cpu_ms(20, || {
+        black_box(collector.read_ref(5).unwrap());
     });
-    if let (Some(a2), Some(aa), Some(wc), Some(p), Some(r)) = (awk_sum2, awk_all, wc, parse_cpu, reading_cpu) {
-        eprintln!("CPU ms: wc -l {wc:.1}, awk '{{s+=$2}}' {a2:.1}, awk sum of every column {aa:.1}");
+    let proc_files = collect::read_proc(&root).unwrap();
+    let topo = collector.read_ref(5).unwrap().topology.clone();
+    let alloc_build_cpu = cpu_ms(10, || {
+        black_box(collect::build_snapshot_from(&parsed, &proc_files, &topo, "bench", 3).unwrap());
+    });
+    // A second reading with counters moved (every non-zero counter of this synthetic host
+    // moves, a worst case for deltas), built from the same IRQ files.
+    let base = collector.read_ref(1).unwrap().clone();
+    let second = collect::build_snapshot(
+        &collect::ProcFiles {
+            interrupts: format_interrupts(&synthetic(1)),
+            ..collect::read_proc(&root).unwrap()
+        },
+        &base.topology,
+        "bench",
+        2,
+    )
+    .unwrap();
+    let (mut json, mut body) = (Vec::new(), Vec::new());
+    let full_json_cpu = cpu_ms(20, || {
+        json.clear();
+        serde_json::to_writer(&mut json, &second).unwrap();
+    });
+    let full_json_len = json.len();
+    let full_gzip_cpu = cpu_ms(20, || gzip_into(black_box(&json), PUSH_GZIP_LEVEL, &mut body).unwrap());
+    let full_gzip_len = body.len();
+    let delta_cpu = cpu_ms(20, || {
+        black_box(Delta::between(&base, &second).unwrap());
+    });
+    let delta = Delta::between(&base, &second).unwrap();
+    let delta_json_cpu = cpu_ms(20, || {
+        json.clear();
+        serde_json::to_writer(&mut json, &delta).unwrap();
+    });
+    let delta_json_len = json.len();
+    let delta_gzip_cpu = cpu_ms(20, || gzip_into(black_box(&json), PUSH_GZIP_LEVEL, &mut body).unwrap());
+    let delta_gzip_len = body.len();
+    // The agent keeps the acknowledged reading with `clone_from`.
+    let mut acked = base.clone();
+    let keep_cpu = cpu_ms(20, || {
+        acked.clone_from(black_box(&second));
+        acked.clone_from(black_box(&base));
+    })
+    .map(|ms| ms / 2.0);
+    // Whole readings: the collector's reading, then a full gzip body.
+    let whole_full_cpu = cpu_ms(20, || {
+        let snap = collector.read_ref(5).unwrap();
+        encode_push_body(snap, &mut json, &mut body).unwrap();
+    });
+    let f = |v: Option<f64>| v.map_or("?".to_string(), |v| format!("{v:.1}"));
+    eprintln!(
+        "CPU ms: wc -l {}, awk '{{s+=$2}}' {}, awk sum of every column {}",
+        f(wc),
+        f(awk_sum2),
+        f(awk_all)
+    );
+    eprintln!(
+        "CPU ms: read /proc/interrupts as bytes {} (as a String {}), parse bytes {} (as &str {}), {} IRQ directories {}",
+        f(read_cpu),
+        f(read_str_cpu),
+        f(parse_cpu),
+        f(parse_str_cpu),
+        collect::IRQ_FILES_PER_READING,
+        f(irq_cpu)
+    );
+    if let (Some(p), Some(a2), Some(aa)) = (parse_cpu, awk_sum2, awk_all) {
         eprintln!(
-            "CPU ms: parse {p:.1} ({:.3} x awk '{{s+=$2}}', {:.3} x awk sum of every column); whole reading (read, parse, build, gzip) {r:.1}",
+            "parse: {:.3} x awk '{{s+=$2}}', {:.3} x awk sum of every column",
             p / a2,
             p / aa
         );
     }
-    // Push body bytes per reading.
-    let mut collector = Collector::new(&root, "bench");
-    let first = collector.read(1).unwrap();
-    let json = serde_json::to_vec(&first).unwrap();
-    let (mut scratch, mut body) = (Vec::new(), Vec::new());
-    encode_push_body(&first, &mut scratch, &mut body).unwrap();
-    let second_text = format_interrupts(&synthetic(1));
-    let proc = collect::ProcFiles {
-        interrupts: second_text,
-        ..collect::read_proc(&root).unwrap()
+    let build_in_place = match (collect_cpu, read_cpu, parse_cpu, irq_cpu) {
+        (Some(c), Some(r), Some(p), Some(i)) => Some(c - r - p - i),
+        _ => None,
     };
-    let second = collect::build_snapshot(&proc, &first.topology, "bench", 2).unwrap();
-    let delta = serde_json::to_vec(&delta_of(&second, &first)).unwrap();
     eprintln!(
-        "push body per reading: JSON {} bytes, gzip {} bytes; a delta against the previous reading: JSON {} bytes, gzip {} bytes ({:.0} % of the full gzip body)",
-        json.len(),
-        body.len(),
-        delta.len(),
-        gzip_len(&delta),
-        100.0 * gzip_len(&delta) as f64 / body.len() as f64
+        "CPU ms: collector reading {} (build in place, by difference: {}; a new snapshot built: {}), keep the acknowledged reading (clone_from) {}",
+        f(collect_cpu),
+        f(build_in_place),
+        f(alloc_build_cpu),
+        f(keep_cpu)
+    );
+    eprintln!(
+        "CPU ms: full body: JSON {} ({full_json_len} bytes), gzip {} ({full_gzip_len} bytes); delta: compute {}, JSON {} ({delta_json_len} bytes), gzip {} ({delta_gzip_len} bytes, {:.0} % of the full gzip body)",
+        f(full_json_cpu),
+        f(full_gzip_cpu),
+        f(delta_cpu),
+        f(delta_json_cpu),
+        f(delta_gzip_cpu),
+        100.0 * delta_gzip_len as f64 / full_gzip_len as f64
+    );
+    let whole_delta = match (collect_cpu, delta_cpu, delta_json_cpu, delta_gzip_cpu, keep_cpu) {
+        (Some(c), Some(d), Some(j), Some(z), Some(k)) => Some(c + d + j + z + k),
+        _ => None,
+    };
+    eprintln!(
+        "CPU ms: whole reading with a full body (measured) {}; with a delta body (sum of the steps above) {}",
+        f(whole_full_cpu),
+        f(whole_delta)
     );
 
     let mut g = c.benchmark_group("live");
@@ -290,20 +309,19 @@ fn bench(c: &mut Criterion) {
     g.throughput(Throughput::Bytes(text.len() as u64));
     assert_eq!(parsed.rows.len(), N_IRQS as usize + 2);
     g.bench_function("parse_interrupts_1024cpu_4096irq", |b| {
-        b.iter(|| parse_interrupts_into(black_box(&text), &mut parsed).unwrap())
+        b.iter(|| parse_interrupts_bytes_into(black_box(bytes), &mut parsed).unwrap())
     });
-    let proc = collect::read_proc(&root).unwrap();
-    g.bench_function("build_encode_1024cpu_4096irq", |b| {
+    g.bench_function("delta_encode_1024cpu_4096irq", |b| {
         b.iter(|| {
-            let snap = collect::build_snapshot_from(&parsed, &proc, &first.topology, "bench", 3).unwrap();
-            encode_push_body(&snap, &mut scratch, &mut body).unwrap();
+            let d = Delta::between(&base, &second).unwrap();
+            encode_delta_body(&d, &mut json, &mut body).unwrap();
             body.len()
         })
     });
     g.bench_function("whole_reading_1024cpu_4096irq", |b| {
         b.iter(|| {
-            let snap = collector.read(4).unwrap();
-            encode_push_body(&snap, &mut scratch, &mut body).unwrap();
+            let snap = collector.read_ref(4).unwrap();
+            encode_push_body(snap, &mut json, &mut body).unwrap();
             body.len()
         })
     });

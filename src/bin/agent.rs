@@ -6,7 +6,10 @@
 //! retried with capped exponential backoff; every attempt sends a fresh reading (counters are
 //! cumulative, so nothing is lost by skipping a stale one).
 //!
-//! Bodies are gzip-compressed JSON (`Content-Encoding: gzip`). `https://` servers are reached
+//! Bodies are gzip-compressed JSON (`Content-Encoding: gzip`). Once a server has acknowledged a
+//! reading and answered with protocol 3 or later, a reading whose delta against the last
+//! acknowledged one is less than half the last full body goes as that delta; a 409
+//! `base-mismatch` answer makes the agent send the full reading at once. `https://` servers are reached
 //! through rustls, trusting the Mozilla roots compiled in and, with `--ca-file`, the PEM
 //! certificates of that file. Connections are kept alive and set `TCP_NODELAY`.
 
@@ -19,7 +22,9 @@ use hyper_util::rt::TokioExecutor;
 use irqscope::live::collect::Collector;
 use irqscope::live::export::{self, ExportOptions};
 use irqscope::live::limits::{AGENT_INTERVAL_MS_MIN, CAPTURE_SNAPSHOTS_MAX};
-use irqscope::live::protocol::{encode_push_body, Capture, Snapshot, PROTOCOL_VERSION};
+use irqscope::live::protocol::{
+    encode_delta_body, encode_push_body, Capture, Delta, Snapshot, BASE_MISMATCH, DELTA_CONTENT_TYPE, PROTOCOL_VERSION,
+};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -31,6 +36,8 @@ const PUSH_TIMEOUT_MS: u64 = 10_000;
 const REPLY_BYTES_MAX: usize = 64 << 10;
 /// Largest `--ca-file` read.
 const CA_FILE_BYTES_MAX: usize = 1 << 20;
+/// Largest `--token-file` read (a token is one short line).
+const TOKEN_FILE_BYTES_MAX: usize = 4 << 10;
 
 #[derive(Parser)]
 #[command(
@@ -373,7 +380,10 @@ fn push(
     count: u64,
 ) -> anyhow::Result<()> {
     let token = match token_file {
-        Some(p) => std::fs::read_to_string(p).with_context(|| format!("reading {}", p.display()))?,
+        Some(p) => {
+            let bytes = read_limited(p, TOKEN_FILE_BYTES_MAX)?;
+            String::from_utf8(bytes).map_err(|_| anyhow::anyhow!("{}: not UTF-8 text", p.display()))?
+        }
         None => std::env::var("IRQSCOPE_AGENT_TOKEN").context("no --token-file and no IRQSCOPE_AGENT_TOKEN")?,
     };
     let token = token.trim().to_string();
@@ -414,13 +424,11 @@ fn push(
         let mut failures: u32 = 0;
         let mut pushed: u64 = 0;
         let (mut json, mut body) = (Vec::new(), Vec::new());
+        let mut deltas = Deltas::default();
         loop {
             let started = tokio::time::Instant::now();
-            let outcome = match reader.read() {
-                Ok(snap) => match encode_push_body(&snap, &mut json, &mut body) {
-                    Ok(()) => send(&client, &url, &token, &body).await,
-                    Err(e) => Err(format!("encoding: {e}")),
-                },
+            let outcome = match reader.collector.read_ref(now_unix_ms()) {
+                Ok(snap) => push_reading(&client, &url, &token, snap, &mut deltas, &mut json, &mut body).await,
                 Err(e) => Err(format!("reading: {e:#}")),
             };
             let wait_ms = match outcome {
@@ -447,33 +455,95 @@ fn push(
     })
 }
 
+/// What the agent knows for deltas: the last reading the server acknowledged, whether that
+/// server takes deltas (it answered with protocol 3 or later), and the last full body's size.
+#[derive(Default)]
+struct Deltas {
+    acked: Option<Snapshot>,
+    server_takes_deltas: bool,
+    full_body_bytes: usize,
+}
+
+/// Push one reading: as a delta when the server takes them and the delta's body is less than
+/// half the last full one, else in full; a delta refused for its base is followed at once by
+/// the full reading. On success `snap` becomes the acknowledged reading.
+async fn push_reading(
+    client: &Client<HttpsConnector<HttpConnector>, Body>,
+    url: &axum::http::Uri,
+    token: &str,
+    snap: &Snapshot,
+    deltas: &mut Deltas,
+    json: &mut Vec<u8>,
+    body: &mut Vec<u8>,
+) -> Result<(), String> {
+    let delta = match &deltas.acked {
+        Some(base) if deltas.server_takes_deltas => Delta::between(base, snap),
+        _ => None,
+    };
+    let mut reply = None;
+    if let Some(delta) = delta {
+        encode_delta_body(&delta, json, body).map_err(|e| format!("encoding: {e}"))?;
+        if body.len() * 2 < deltas.full_body_bytes {
+            match send(client, url, token, body, DELTA_CONTENT_TYPE).await {
+                Err(Refused { status: 409, text }) if text.starts_with(BASE_MISMATCH) => {
+                    tracing::info!("the server has another base reading; sending the full reading");
+                    deltas.acked = None;
+                }
+                other => reply = Some(other),
+            }
+        }
+    }
+    let reply = match reply {
+        Some(r) => r,
+        None => {
+            encode_push_body(snap, json, body).map_err(|e| format!("encoding: {e}"))?;
+            deltas.full_body_bytes = body.len();
+            send(client, url, token, body, "application/json").await
+        }
+    };
+    match reply {
+        Ok(version) => {
+            deltas.server_takes_deltas = version >= 3;
+            match &mut deltas.acked {
+                Some(acked) => acked.clone_from(snap),
+                None => deltas.acked = Some(snap.clone()),
+            }
+            Ok(())
+        }
+        Err(e) => {
+            // A delta the server refuses for another reason than pacing or load: send the
+            // next reading in full.
+            if (400..500).contains(&e.status) && e.status != 429 {
+                deltas.acked = None;
+            }
+            Err(e.to_string())
+        }
+    }
+}
+
+/// A file of at most `bytes_max` bytes (read up to one byte past it, so `/dev/zero` or a pipe
+/// stops there too); a larger one is an error.
+fn read_limited(path: &Path, bytes_max: usize) -> anyhow::Result<Vec<u8>> {
+    use std::io::Read;
+    let mut bytes = Vec::new();
+    std::fs::File::open(path)
+        .and_then(|f| f.take(bytes_max as u64 + 1).read_to_end(&mut bytes))
+        .with_context(|| format!("reading {}", path.display()))?;
+    anyhow::ensure!(
+        bytes.len() <= bytes_max,
+        "{}: larger than {bytes_max} bytes",
+        path.display()
+    );
+    Ok(bytes)
+}
+
 /// rustls with the ring provider: the Mozilla roots, plus the certificates of `ca_file`.
 fn tls_config(ca_file: Option<&Path>) -> anyhow::Result<rustls::ClientConfig> {
     use rustls::pki_types::{pem::PemObject, CertificateDer};
     let mut roots = rustls::RootCertStore::empty();
     roots.extend(webpki_roots::TLS_SERVER_ROOTS.iter().cloned());
     if let Some(path) = ca_file {
-        let len = std::fs::metadata(path)
-            .with_context(|| format!("reading {}", path.display()))?
-            .len();
-        anyhow::ensure!(
-            len <= CA_FILE_BYTES_MAX as u64,
-            "{}: larger than {CA_FILE_BYTES_MAX} bytes",
-            path.display()
-        );
-        let mut pem = Vec::new();
-        std::io::Read::read_to_end(
-            &mut std::io::Read::take(
-                std::fs::File::open(path).with_context(|| format!("reading {}", path.display()))?,
-                CA_FILE_BYTES_MAX as u64 + 1,
-            ),
-            &mut pem,
-        )?;
-        anyhow::ensure!(
-            pem.len() <= CA_FILE_BYTES_MAX,
-            "{}: larger than {CA_FILE_BYTES_MAX} bytes",
-            path.display()
-        );
+        let pem = read_limited(path, CA_FILE_BYTES_MAX)?;
         let mut added = 0;
         for cert in CertificateDer::pem_slice_iter(&pem) {
             let cert = cert.map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
@@ -492,18 +562,37 @@ fn tls_config(ca_file: Option<&Path>) -> anyhow::Result<rustls::ClientConfig> {
         .with_no_client_auth())
 }
 
+/// A push that did not succeed: the HTTP status (0 when there was no answer) and the text.
+#[derive(Debug)]
+struct Refused {
+    status: u16,
+    text: String,
+}
+
+impl std::fmt::Display for Refused {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.status {
+            0 => write!(f, "{}", self.text),
+            s => write!(f, "server answered {s}: {}", self.text),
+        }
+    }
+}
+
+/// POST one gzip body; the protocol version the server answered with.
 async fn send(
     client: &Client<HttpsConnector<HttpConnector>, Body>,
     url: &axum::http::Uri,
     token: &str,
     body: &[u8],
-) -> Result<(), String> {
+    content_type: &str,
+) -> Result<u32, Refused> {
+    let failed = |text: String| Refused { status: 0, text };
     let req = axum::http::Request::post(url.clone())
-        .header(axum::http::header::CONTENT_TYPE, "application/json")
+        .header(axum::http::header::CONTENT_TYPE, content_type)
         .header(axum::http::header::CONTENT_ENCODING, "gzip")
         .header(axum::http::header::AUTHORIZATION, format!("Bearer {token}"))
         .body(Body::from(body.to_vec()))
-        .map_err(|e| e.to_string())?;
+        .map_err(|e| failed(e.to_string()))?;
     let reply = tokio::time::timeout(Duration::from_millis(PUSH_TIMEOUT_MS), async {
         let resp = client.request(req).await.map_err(|e| with_causes(&e))?;
         let status = resp.status();
@@ -513,15 +602,20 @@ async fn send(
         Ok::<_, String>((status, bytes))
     })
     .await
-    .map_err(|_| format!("no answer within {PUSH_TIMEOUT_MS} ms"))??;
+    .map_err(|_| failed(format!("no answer within {PUSH_TIMEOUT_MS} ms")))?
+    .map_err(failed)?;
     if reply.0.is_success() {
-        Ok(())
+        // `{"seq": N, "version": V}`; a server that names no version is taken as version 2.
+        let version = serde_json::from_slice::<serde_json::Value>(&reply.1)
+            .ok()
+            .and_then(|v| v.get("version")?.as_u64())
+            .map_or(2, |v| v.min(u64::from(u32::MAX)) as u32);
+        Ok(version)
     } else {
-        Err(format!(
-            "server answered {}: {}",
-            reply.0,
-            String::from_utf8_lossy(&reply.1).trim()
-        ))
+        Err(Refused {
+            status: reply.0.as_u16(),
+            text: String::from_utf8_lossy(&reply.1).trim().to_string(),
+        })
     }
 }
 

@@ -181,50 +181,106 @@ pub fn build_snapshot_from(
     host: &str,
     taken_unix_ms: u64,
 ) -> Result<Snapshot, ParseError> {
-    build_snapshot_with(parsed, proc, topology, host, taken_unix_ms, |n, f| {
-        irq_wire_fields(n, f)
+    build_snapshot_with(parsed, proc, topology, host, taken_unix_ms, |n, f, irq| {
+        set_wire_fields(irq, borrowed(&irq_wire_fields(n, f)?));
+        Ok(())
     })
 }
 
-/// [`build_snapshot_from`] with the IRQ files' wire fields from `fields` (the collector
-/// keeps them parsed between readings).
+/// [`build_snapshot_from`] with the IRQ files' wire fields from `fields`.
 fn build_snapshot_with(
     parsed: &Interrupts,
     proc: &ProcFiles,
     topology: &WireTopology,
     host: &str,
     taken_unix_ms: u64,
-    mut fields: impl FnMut(u32, &IrqFiles) -> Result<IrqWireFields, ParseError>,
+    fields: impl FnMut(u32, &IrqFiles, &mut WireIrq) -> Result<(), ParseError>,
 ) -> Result<Snapshot, ParseError> {
-    let mut irqs = Vec::with_capacity(parsed.rows.len());
-    for row in &parsed.rows {
-        let files = row.irq().and_then(|n| proc.irqs.get(&n).map(|f| (n, f)));
-        let (affinity, effective, node) = match files {
-            None => (None, None, None),
-            Some((n, f)) => fields(n, f)?,
-        };
-        irqs.push(WireIrq {
-            label: row.label.clone(),
-            chip: row.chip.clone(),
-            hwirq: row.hwirq.clone(),
-            name: row.name.clone(),
-            counts: row.counts.clone(),
-            affinity,
-            effective,
-            node,
-        });
-    }
-    let mut topology = topology.clone();
-    topology.kernel_release = proc.kernel_release.clone();
-    Ok(Snapshot {
+    let mut snap = Snapshot {
         version: PROTOCOL_VERSION,
         host: host.to_string(),
         taken_unix_ms,
         boot_id: proc.boot_id.clone(),
-        topology,
-        cpus: parsed.cpus.clone(),
-        irqs,
-    })
+        topology: topology.clone(),
+        cpus: Vec::new(),
+        irqs: Vec::new(),
+    };
+    snap.topology.kernel_release = proc.kernel_release.clone();
+    update_irqs(&mut snap, parsed, proc, fields)?;
+    Ok(snap)
+}
+
+/// `to = from`, keeping `to`'s allocation, and without writing when they are equal already.
+fn set_text(to: &mut String, from: &str) {
+    if to != from {
+        to.clear();
+        to.push_str(from);
+    }
+}
+
+/// Write an IRQ's `/proc/irq/N/` wire fields.
+fn set_wire_fields(irq: &mut WireIrq, (affinity, effective, node): (Option<&str>, Option<&str>, Option<u32>)) {
+    set_opt_text(&mut irq.affinity, affinity);
+    set_opt_text(&mut irq.effective, effective);
+    irq.node = node;
+}
+
+fn borrowed((affinity, effective, node): &IrqWireFields) -> (Option<&str>, Option<&str>, Option<u32>) {
+    (affinity.as_deref(), effective.as_deref(), *node)
+}
+
+fn set_opt_text(to: &mut Option<String>, from: Option<&str>) {
+    match (to, from) {
+        (Some(t), Some(f)) => set_text(t, f),
+        (to, from) => {
+            if to.as_deref() != from {
+                *to = from.map(str::to_string);
+            }
+        }
+    }
+}
+
+/// Bring `snap`'s columns and IRQs up to `parsed` in place: an IRQ's strings are written only
+/// when they changed and its counter vector is reused, so a steady host's reading allocates
+/// nothing here.
+fn update_irqs(
+    snap: &mut Snapshot,
+    parsed: &Interrupts,
+    proc: &ProcFiles,
+    mut fields: impl FnMut(u32, &IrqFiles, &mut WireIrq) -> Result<(), ParseError>,
+) -> Result<(), ParseError> {
+    snap.cpus.clone_from(&parsed.cpus);
+    snap.irqs.truncate(parsed.rows.len());
+    for (i, row) in parsed.rows.iter().enumerate() {
+        if i == snap.irqs.len() {
+            snap.irqs.push(WireIrq {
+                label: String::new(),
+                chip: String::new(),
+                hwirq: String::new(),
+                name: String::new(),
+                counts: Vec::new(),
+                affinity: None,
+                effective: None,
+                node: None,
+            });
+        }
+        let irq = &mut snap.irqs[i];
+        set_text(&mut irq.label, &row.label);
+        set_text(&mut irq.chip, &row.chip);
+        set_text(&mut irq.hwirq, &row.hwirq);
+        set_text(&mut irq.name, &row.name);
+        irq.counts.clear();
+        irq.counts.extend_from_slice(&row.counts);
+        match row.irq().and_then(|n| proc.irqs.get(&n).map(|f| (n, f))) {
+            None => {
+                irq.affinity = None;
+                irq.effective = None;
+                irq.node = None;
+            }
+            Some((n, f)) => fields(n, f, irq)?,
+        }
+    }
+    Ok(())
 }
 
 /// Most IRQs whose `/proc/irq/N/` files one [`Collector::read`] refreshes. An IRQ new to the
@@ -239,7 +295,12 @@ pub struct Collector {
     root: PathBuf,
     host: String,
     proc: ProcFiles,
+    /// `/proc/interrupts` as read (bytes: only the fields that become strings are checked as
+    /// UTF-8, by the parser).
+    interrupts: Vec<u8>,
     parsed: Interrupts,
+    /// The last reading, updated in place by the next one.
+    snapshot: Snapshot,
     /// The `cpu/online` text the topology was read with, and the topology.
     topology: Option<(String, WireTopology)>,
     online: String,
@@ -305,7 +366,17 @@ impl Collector {
             root: root.to_path_buf(),
             host: host.to_string(),
             proc: ProcFiles::default(),
+            interrupts: Vec::new(),
             parsed: Interrupts::default(),
+            snapshot: Snapshot {
+                version: PROTOCOL_VERSION,
+                host: host.to_string(),
+                taken_unix_ms: 0,
+                boot_id: String::new(),
+                topology: WireTopology::default(),
+                cpus: Vec::new(),
+                irqs: Vec::new(),
+            },
             topology: None,
             online: String::new(),
             numbered: Vec::new(),
@@ -350,14 +421,20 @@ impl Collector {
 
     /// Read the host once and build its snapshot, stamped `taken_unix_ms`.
     pub fn read(&mut self, taken_unix_ms: u64) -> Result<Snapshot, CollectError> {
+        self.read_ref(taken_unix_ms).cloned()
+    }
+
+    /// [`Collector::read`] without the copy: the collector's own snapshot, which the next
+    /// reading updates in place (only what changed is written, every buffer is kept).
+    pub fn read_ref(&mut self, taken_unix_ms: u64) -> Result<&Snapshot, CollectError> {
         let proc_dir = self.root.join("proc");
         let io = |what: &Path| {
             let what = what.display().to_string();
             move |e| CollectError::Io(what, e)
         };
         let path = proc_dir.join("interrupts");
-        read_bounded_into(&path, INTERRUPTS_BYTES_MAX, &mut self.proc.interrupts).map_err(io(&path))?;
-        parse::parse_interrupts_into(&self.proc.interrupts, &mut self.parsed)?;
+        read_bytes_into(&path, INTERRUPTS_BYTES_MAX, &mut self.interrupts).map_err(io(&path))?;
+        parse::parse_interrupts_bytes_into(&self.interrupts, &mut self.parsed)?;
         if self.proc.boot_id.is_empty() {
             self.proc.boot_id = read_bounded(&proc_dir.join("sys/kernel/random/boot_id"), 64)
                 .map(|s| s.trim().to_string())
@@ -371,21 +448,47 @@ impl Collector {
         let online_changed = self.topology.as_ref().is_none_or(|(o, _)| *o != self.online);
         if online_changed {
             let files = read_topology(&self.root).map_err(io(&sysfs::system_dir(&self.root)))?;
-            self.topology = Some((self.online.clone(), topology_of(&files, &self.host)?));
+            let mut topology = topology_of(&files, &self.host)?;
+            topology.kernel_release = self.proc.kernel_release.clone();
+            self.topology = Some((self.online.clone(), topology));
         }
         // Effective affinities move when CPUs go on- or offline: re-read them all then.
         self.refresh_irq_files(&proc_dir, online_changed);
         let topology = &self.topology.as_ref().expect("set above").1;
+        let snap = &mut self.snapshot;
+        snap.version = PROTOCOL_VERSION;
+        set_text(&mut snap.host, &self.host);
+        snap.taken_unix_ms = taken_unix_ms;
+        set_text(&mut snap.boot_id, &self.proc.boot_id);
+        if snap.topology != *topology {
+            snap.topology.clone_from(topology);
+        }
         let wire = &self.wire;
-        Ok(build_snapshot_with(
-            &self.parsed,
-            &self.proc,
-            topology,
-            &self.host,
-            taken_unix_ms,
-            |n, f| wire.get(&n).cloned().unwrap_or_else(|| irq_wire_fields(n, f)),
-        )?)
+        update_irqs(snap, &self.parsed, &self.proc, |n, f, irq| {
+            match wire.get(&n) {
+                Some(Ok(fields)) => set_wire_fields(irq, borrowed(fields)),
+                Some(Err(e)) => return Err(e.clone()),
+                None => set_wire_fields(irq, borrowed(&irq_wire_fields(n, f)?)),
+            }
+            Ok(())
+        })?;
+        Ok(&self.snapshot)
     }
+}
+
+/// Read a file into `bytes` (cleared first, its capacity kept), refusing more than `bytes_max`.
+fn read_bytes_into(path: &Path, bytes_max: usize, bytes: &mut Vec<u8>) -> std::io::Result<()> {
+    bytes.clear();
+    std::fs::File::open(path)?
+        .take(bytes_max as u64 + 1)
+        .read_to_end(bytes)?;
+    if bytes.len() > bytes_max {
+        return Err(std::io::Error::other(format!(
+            "{}: larger than {bytes_max} bytes",
+            path.display()
+        )));
+    }
+    Ok(())
 }
 
 /// A topology for a bare pasted `/proc/interrupts`: one node holding CPUs 0 to the highest

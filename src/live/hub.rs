@@ -19,6 +19,7 @@ use super::auth::{Tokens, Verdict};
 use super::imports::{snapshots_of_text, BadImport, ImportStore, ImportStoreError};
 use super::limits::{HOST_IDLE_MS_DEFAULT, SNAPSHOT_BYTES_MAX};
 use super::persist::{Persist, PersistError, Ticket};
+use super::protocol::{decode_delta_body, DeltaError, BASE_MISMATCH};
 use super::protocol::{decode_push_body, valid_host_name, Capture, PushBodyError, Snapshot, PROTOCOL_VERSION};
 use super::store::{self, Arrival, HostState, IngestError, LiveStore};
 use std::collections::HashMap;
@@ -109,6 +110,10 @@ pub enum HubError {
     NotAdmin,
     #[error("no live host {0:?}")]
     NoHost(String),
+    /// A delta push whose base is not the host's current reading: 409, the agent sends a full
+    /// reading.
+    #[error("{BASE_MISMATCH}: the delta's base is not this host's latest reading; send a full reading")]
+    BaseMismatch,
     /// Persisting failed: the push is not acknowledged (the store reopens on the next write).
     #[error("{0}; this snapshot was not kept, push again later")]
     Store(String),
@@ -448,6 +453,38 @@ impl Hub {
         content_encoding: Option<&str>,
         body: &[u8],
     ) -> Result<u64, HubError> {
+        let unbound = self.admit_push(host, bearer)?;
+        let snap = decode_push_body(content_encoding, body, SNAPSHOT_BYTES_MAX).map_err(HubError::Body)?;
+        self.keep_pushed(host, snap, unbound, None)
+    }
+
+    /// Accept a delta push (protocol 3, `live::protocol::Delta`): the checks of
+    /// [`Hub::ingest`], then the full snapshot rebuilt from the host's current one and kept
+    /// exactly as a full push (same validation, limits, store contents, persistence and
+    /// events). A base that is not the host's current reading when the rebuilt one is stored
+    /// (no such host, another reading landed, the host expired) is [`HubError::BaseMismatch`].
+    /// Blocking.
+    pub fn ingest_delta(
+        &self,
+        host: &str,
+        bearer: Option<&[u8]>,
+        content_encoding: Option<&str>,
+        body: &[u8],
+    ) -> Result<u64, HubError> {
+        let unbound = self.admit_push(host, bearer)?;
+        let delta = decode_delta_body(content_encoding, body, SNAPSHOT_BYTES_MAX).map_err(HubError::Body)?;
+        let base = self.host(host).ok_or(HubError::BaseMismatch)?;
+        // Rebuilt outside the lock; kept only if `base` is still the host's state.
+        let snap = delta.apply(&base.snapshot).map_err(|e| match e {
+            DeltaError::BaseMismatch => HubError::BaseMismatch,
+            DeltaError::Bad(_) => HubError::Body(PushBodyError::Bad(e.to_string())),
+        })?;
+        self.keep_pushed(host, snap, unbound, Some(base))
+    }
+
+    /// Ingestion is on, the host name is valid and the bearer token may push for it; whether
+    /// the token is bound to no host.
+    fn admit_push(&self, host: &str, bearer: Option<&[u8]>) -> Result<Option<u32>, HubError> {
         if self.tokens.is_empty() {
             return Err(HubError::Disabled);
         }
@@ -455,19 +492,35 @@ impl Hub {
         if !valid_host_name(host) {
             return Err(HubError::BadHostName);
         }
-        let unbound = match self.tokens.check(presented, host) {
-            Verdict::Accepted { unbound } => unbound,
-            Verdict::Unknown => return Err(HubError::TokenUnknown),
-            Verdict::WrongHost => return Err(HubError::WrongHost),
-        };
-        let snap = decode_push_body(content_encoding, body, SNAPSHOT_BYTES_MAX).map_err(HubError::Body)?;
+        match self.tokens.check(presented, host) {
+            Verdict::Accepted { unbound } => Ok(unbound),
+            Verdict::Unknown => Err(HubError::TokenUnknown),
+            Verdict::WrongHost => Err(HubError::WrongHost),
+        }
+    }
+
+    /// Keep a pushed snapshot (validated before the store lock), persist it (group commit:
+    /// answered once its batch is on disk) and hand it to the publisher. With `base` (a
+    /// delta's), only while `base` is still the host's current state.
+    fn keep_pushed(
+        &self,
+        host: &str,
+        snap: Snapshot,
+        unbound: Option<u32>,
+        base: Option<Arc<HostState>>,
+    ) -> Result<u64, HubError> {
         let topology = store::check(host, &snap).map_err(HubError::Ingest)?;
         let received_ms = (self.clock)();
         let (state, expired) = {
             let mut store = lock(&self.store);
             let expired = self.expire_locked(&mut store, received_ms);
-            let at = Arrival { received_ms, unbound };
-            let state = store.ingest_checked(host, snap, topology, at);
+            let current = base.is_none_or(|b| store.host(host).is_some_and(|now| Arc::ptr_eq(now, &b)));
+            let state = if current {
+                let at = Arrival { received_ms, unbound };
+                store.ingest_checked(host, snap, topology, at).map_err(HubError::Ingest)
+            } else {
+                Err(HubError::BaseMismatch)
+            };
             // Queued under the store lock, so one host's readings reach the disk in seq order.
             let ticket = match (&state, &self.persist) {
                 (Ok(st), Some(p)) => Some(p.enqueue(st.clone())),
@@ -477,7 +530,7 @@ impl Hub {
         };
         self.forget(expired);
         let (state, ticket) = state;
-        let state = state.map_err(HubError::Ingest)?;
+        let state = state?;
         // Acknowledged only once kept on disk (when a store is configured). A reading that
         // could not be kept stays in memory (rates stay continuous) but is not announced nor
         // acknowledged: the agent pushes a newer one, and only acknowledged readings are

@@ -99,28 +99,42 @@ pub fn parse_interrupts(text: &str) -> Result<Interrupts, ParseError> {
     Ok(out)
 }
 
-/// [`parse_interrupts`] into `out`, reusing its rows' strings and counter vectors: the agent
-/// keeps one [`Interrupts`] between readings, so a steady host allocates nothing here. On an
-/// error `out` holds a partial reading; do not use it.
-///
-/// Lines are found with `memchr`; the counter columns, which are nearly all of the bytes on a
-/// large host (`" %10u"` per CPU, mostly `0`), are classified 64 bytes at a time
-/// ([`scan_counters`]) and only non-zero words are converted.
+/// [`parse_interrupts`] into `out`, reusing its rows' strings and counter vectors (see
+/// [`parse_interrupts_bytes_into`]).
 pub fn parse_interrupts_into(text: &str, out: &mut Interrupts) -> Result<(), ParseError> {
+    parse_interrupts_bytes_into(text.as_bytes(), out)
+}
+
+/// `/proc/interrupts` as the bytes read, parsed into `out`, reusing its rows' strings and
+/// counter vectors: the agent keeps one [`Interrupts`] and one byte buffer between readings, so
+/// a steady host allocates nothing here. On an error `out` holds a partial reading; do not use
+/// it.
+///
+/// The text is not checked as UTF-8 as a whole: the counter columns, which are nearly all of
+/// the bytes on a large host (`" %10u"` per CPU, mostly `0`), are ASCII by construction, so
+/// only the fields that become strings (the header, the description after the counters, and
+/// any line that takes the line-at-a-time path) are checked, and a line that is not UTF-8 is an
+/// error naming it. Lines are found with `memchr`; the counters are classified 64 bytes at a
+/// time ([`scan_counters`]) and only non-zero words are converted.
+pub fn parse_interrupts_bytes_into(bytes: &[u8], out: &mut Interrupts) -> Result<(), ParseError> {
     let err = |line: usize, m: String| Err(ParseError::new(FILE, Some(line), m));
-    if text.len() > INTERRUPTS_BYTES_MAX {
+    if bytes.len() > INTERRUPTS_BYTES_MAX {
         return Err(ParseError::new(
             FILE,
             None,
-            format!("{} bytes, more than the limit of {INTERRUPTS_BYTES_MAX}", text.len()),
+            format!("{} bytes, more than the limit of {INTERRUPTS_BYTES_MAX}", bytes.len()),
         ));
     }
-    let mut lines = Lines { text, at: 0, no: 0 };
+    let mut lines = Lines { bytes, at: 0, no: 0 };
     let (header_no, header) = loop {
         match lines.next() {
             None => return Err(ParseError::new(FILE, None, "empty input (no CPU header)")),
-            Some((_, l)) if l.trim().is_empty() => continue,
-            Some(found) => break found,
+            Some((no, l)) => {
+                let l = utf8_line(no, l)?;
+                if !l.trim().is_empty() {
+                    break (no, l);
+                }
+            }
         }
     };
     out.cpus.clear();
@@ -149,9 +163,8 @@ pub fn parse_interrupts_into(text: &str, out: &mut Interrupts) -> Result<(), Par
     let cpus = &out.cpus[..];
     let rows = &mut out.rows;
     let mut n_rows = 0usize;
-    let bytes = text.as_bytes();
     while lines.at < bytes.len() {
-        // A row whose line starts with ASCII: its counters are scanned straight from the text
+        // A row whose line starts with ASCII: its counters are scanned straight from the bytes
         // (a newline ends the scan) and its end is searched from the description on, so the
         // counter bytes are read once. Anything else takes the line-at-a-time path below.
         let mut p = lines.at;
@@ -165,14 +178,15 @@ pub fn parse_interrupts_into(text: &str, out: &mut Interrupts) -> Result<(), Par
                 if n_rows >= ROWS_MAX {
                     return err(no, format!("more than {ROWS_MAX} rows"));
                 }
-                let (label, rest) = (&text[p..p + i], &text[p + i + 1..]);
-                check_label(no, label)?;
+                let label = check_label(no, &bytes[p..p + i])?;
+                let rest = &bytes[p + i + 1..];
                 let used = parse_row(no, label, rest, cpus, rows, &mut n_rows)?;
                 lines.at = (p + i + 1 + used + 1).min(bytes.len());
                 continue;
             }
         }
         let Some((no, line)) = lines.next() else { break };
+        let line = utf8_line(no, line)?;
         if line.trim().is_empty() {
             continue;
         }
@@ -183,28 +197,42 @@ pub fn parse_interrupts_into(text: &str, out: &mut Interrupts) -> Result<(), Par
         let Some(colon) = memchr::memchr(b':', body.as_bytes()) else {
             return err(no, format!("no `label:` at the start of {:?}", short(body)));
         };
-        let (label, rest) = (&body[..colon], &body[colon + 1..]);
-        check_label(no, label)?;
-        parse_row(no, label, rest, cpus, rows, &mut n_rows)?;
+        let label = check_label(no, &body.as_bytes()[..colon])?;
+        parse_row(no, label, &body.as_bytes()[colon + 1..], cpus, rows, &mut n_rows)?;
     }
     rows.truncate(n_rows);
     Ok(())
 }
 
-fn check_label(no: usize, label: &str) -> Result<(), ParseError> {
+/// A line as text, or an error naming it.
+fn utf8_line(no: usize, line: &[u8]) -> Result<&str, ParseError> {
+    std::str::from_utf8(line).map_err(|e| {
+        ParseError::new(
+            FILE,
+            Some(no),
+            format!("not UTF-8 text (byte {} of the line)", e.valid_up_to() + 1),
+        )
+    })
+}
+
+/// A row label (`24`, `NMI`, `IPI0`): ASCII letters, digits, `_` and `-`, at most 32 bytes.
+fn check_label(no: usize, label: &[u8]) -> Result<&str, ParseError> {
+    let bad = || {
+        ParseError::new(
+            FILE,
+            Some(no),
+            format!("bad row label {:?}", short(&String::from_utf8_lossy(label))),
+        )
+    };
     if label.is_empty()
         || label.len() > 32
         || !label
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+            .iter()
+            .all(|&b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
     {
-        return Err(ParseError::new(
-            FILE,
-            Some(no),
-            format!("bad row label {:?}", short(label)),
-        ));
+        return Err(bad());
     }
-    Ok(())
+    std::str::from_utf8(label).map_err(|_| bad())
 }
 
 /// One row after its `label:`. `rest` runs to the end of the line or beyond it (a newline
@@ -212,7 +240,7 @@ fn check_label(no: usize, label: &str) -> Result<(), ParseError> {
 fn parse_row(
     no: usize,
     label: &str,
-    rest: &str,
+    rest: &[u8],
     cpus: &[u32],
     rows: &mut Vec<IrqRow>,
     n_rows: &mut usize,
@@ -226,7 +254,7 @@ fn parse_row(
     row.label.clear();
     row.label.push_str(label);
     row.counts.clear();
-    let (n_counts, desc_at) = match scan_counters(rest.as_bytes(), cpus, &mut row.counts) {
+    let (n_counts, desc_at) = match scan_counters(rest, cpus, &mut row.counts) {
         Ok(done) => done,
         Err(word) => {
             return err(
@@ -241,8 +269,15 @@ fn parse_row(
     row.n_counts = n_counts;
     // Words are split on ASCII whitespace everywhere, so a row prints and parses back the
     // same (found by fuzzing: a form feed between a counter and a number).
-    let line_end = desc_at + memchr::memchr(b'\n', &rest.as_bytes()[desc_at..]).unwrap_or(rest.len() - desc_at);
-    let desc = rest[desc_at..line_end].trim_matches(|c: char| c.is_ascii_whitespace());
+    let line_end = desc_at + memchr::memchr(b'\n', &rest[desc_at..]).unwrap_or(rest.len() - desc_at);
+    let desc = std::str::from_utf8(&rest[desc_at..line_end]).map_err(|e| {
+        ParseError::new(
+            FILE,
+            Some(no),
+            format!("not UTF-8 text (byte {} of the description)", e.valid_up_to() + 1),
+        )
+    })?;
+    let desc = desc.trim_matches(|c: char| c.is_ascii_whitespace());
     row.chip.clear();
     row.hwirq.clear();
     row.name.clear();
@@ -265,16 +300,16 @@ fn parse_row(
 /// The lines of a text as `str::lines` gives them (split at `\n`, a `\r` before it dropped),
 /// numbered from 1, found with `memchr`.
 struct Lines<'a> {
-    text: &'a str,
+    bytes: &'a [u8],
     at: usize,
     no: usize,
 }
 
 impl<'a> Iterator for Lines<'a> {
-    type Item = (usize, &'a str);
+    type Item = (usize, &'a [u8]);
 
-    fn next(&mut self) -> Option<(usize, &'a str)> {
-        let bytes = self.text.as_bytes();
+    fn next(&mut self) -> Option<(usize, &'a [u8])> {
+        let bytes = self.bytes;
         if self.at >= bytes.len() {
             return None;
         }
@@ -283,12 +318,12 @@ impl<'a> Iterator for Lines<'a> {
         let line = match memchr::memchr(b'\n', &bytes[start..]) {
             Some(i) => {
                 self.at = start + i + 1;
-                let l = &self.text[start..start + i];
-                l.strip_suffix('\r').unwrap_or(l)
+                let l = &bytes[start..start + i];
+                l.strip_suffix(b"\r").unwrap_or(l)
             }
             None => {
                 self.at = bytes.len();
-                &self.text[start..]
+                &bytes[start..]
             }
         };
         Some((self.no, line))
@@ -327,15 +362,41 @@ fn classify_portable(block: &[u8; BLOCK]) -> Classes {
 #[inline]
 fn classify(block: &[u8; BLOCK]) -> Classes {
     use std::arch::x86_64::*;
+    // Nearly every block of a large host is spaces and zeros: test that first with one OR and
+    // one compare per 16 bytes (`b | 0x10 == 0x30` holds for `' '` and `'0'` only).
+    let (mut space, mut space_or_zero) = (0u64, 0u64);
+    for k in 0..BLOCK / 16 {
+        // SAFETY: SSE2 is always available on x86_64, and the unaligned load reads the 16
+        // bytes at 16 * k, inside `block`.
+        let (sp, sz) = unsafe {
+            let v = _mm_loadu_si128(block.as_ptr().add(16 * k).cast());
+            (
+                _mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_set1_epi8(b' ' as i8))),
+                _mm_movemask_epi8(_mm_cmpeq_epi8(
+                    _mm_or_si128(v, _mm_set1_epi8(0x10)),
+                    _mm_set1_epi8(0x30),
+                )),
+            )
+        };
+        let at = 16 * k as u32;
+        space |= u64::from(sp as u16) << at;
+        space_or_zero |= u64::from(sz as u16) << at;
+    }
+    if space_or_zero == u64::MAX {
+        return Classes {
+            space,
+            zero: !space,
+            nonzero: 0,
+        };
+    }
     let mut c = Classes {
-        space: 0,
+        space,
         zero: 0,
         nonzero: 0,
     };
     for k in 0..BLOCK / 16 {
-        // SAFETY: SSE2 is always available on x86_64, and the unaligned load reads the 16
-        // bytes at 16 * k, inside `block`.
-        let (space, zero, nonzero) = unsafe {
+        // SAFETY: as above.
+        let (zero, nonzero) = unsafe {
             let v = _mm_loadu_si128(block.as_ptr().add(16 * k).cast());
             // Signed compares: bytes >= 0x80 are negative, so never digits.
             let nonzero = _mm_and_si128(
@@ -343,13 +404,11 @@ fn classify(block: &[u8; BLOCK]) -> Classes {
                 _mm_cmpgt_epi8(_mm_set1_epi8(b':' as i8), v),
             );
             (
-                _mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_set1_epi8(b' ' as i8))),
                 _mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_set1_epi8(b'0' as i8))),
                 _mm_movemask_epi8(nonzero),
             )
         };
         let at = 16 * k as u32;
-        c.space |= u64::from(space as u16) << at;
         c.zero |= u64::from(zero as u16) << at;
         c.nonzero |= u64::from(nonzero as u16) << at;
     }
@@ -369,10 +428,13 @@ fn classify(block: &[u8; BLOCK]) -> Classes {
 /// Only a full-width row is sure to be counters; a short row may end in a number that belongs
 /// to the description, but the kernel never prints one first.
 ///
-/// The fast path takes a block of [`BLOCK`] bytes that holds only spaces and digits, counts the
-/// words that start in it up to its last space (so a word never spans two blocks) and converts
-/// only blocks with a non-zero digit. Anything else (other whitespace, the description, the
-/// column limit, a long number) takes one word through the byte-at-a-time path, which is the
+/// The fast path takes a block of [`BLOCK`] bytes that holds only spaces and digits and counts
+/// the words that start in it; only blocks with a non-zero digit convert words. A word that
+/// runs past the block's end is read to its end at once and the next block starts after it;
+/// otherwise the next block is the next 64 bytes, so the common block (spaces and zeros, a
+/// space last) advances by a constant and the loads of the next blocks need not wait for this
+/// one's classification. Anything else (other whitespace, the description, the column limit, a
+/// word that is not all digits) takes one word through the byte-at-a-time path, which is the
 /// definition the fast path must agree with.
 fn scan_counters<'a>(r: &'a [u8], cpus: &[u32], counts: &mut Vec<(u32, u64)>) -> Result<(u32, usize), &'a [u8]> {
     let cols = cpus.len();
@@ -384,43 +446,60 @@ fn scan_counters<'a>(r: &'a [u8], cpus: &[u32], counts: &mut Vec<(u32, u64)>) ->
             let block: &[u8; BLOCK] = block.try_into().expect("BLOCK bytes");
             let c = classify(block);
             let digit = c.zero | c.nonzero;
-            if c.space | digit == u64::MAX && c.space != 0 {
-                // Up to and including the last space: words starting there end inside.
-                let last_space = 63 - c.space.leading_zeros();
-                let upto = if last_space == 63 {
-                    u64::MAX
-                } else {
-                    (1u64 << (last_space + 1)) - 1
-                };
-                let starts = digit & ((c.space << 1) | 1) & upto;
-                let k = starts.count_ones() as usize;
-                if n + k <= cols {
-                    if c.nonzero & upto != 0 {
-                        let mut s = starts;
-                        while s != 0 {
-                            let i = s.trailing_zeros();
-                            s &= s - 1;
-                            // The word ends at the next space (there is one: the last space).
-                            let end = (c.space & !((2u64 << i) - 1)).trailing_zeros();
-                            // Up to 19 digits cannot overflow; longer words (rare) take the
-                            // checked path.
-                            let word = &block[i as usize..end as usize];
-                            let v = if word.len() <= 19 {
-                                word.iter().fold(0u64, |a, &d| a * 10 + u64::from(d - b'0'))
-                            } else {
-                                parse_u64(word).ok_or(&r[at + i as usize..at + end as usize])?
-                            };
-                            if v != 0 {
-                                counts.push((cpus[n], v));
-                            }
-                            n += 1;
+            // A word starts at a digit after a space, or at the block's start (a boundary).
+            let starts = digit & ((c.space << 1) | 1);
+            let k = starts.count_ones() as usize;
+            if c.space | digit == u64::MAX && n + k <= cols {
+                // The last word runs past the block when its last byte is a digit.
+                let open = digit >> 63 == 1;
+                let open_at = 63 - starts.leading_zeros();
+                let closed = if open { starts & !(1u64 << open_at) } else { starts };
+                // The bytes before the open word (all of them when none is open).
+                let closed_bytes = if open { (1u64 << open_at) - 1 } else { u64::MAX };
+                if c.nonzero & closed_bytes != 0 {
+                    let mut s = closed;
+                    while s != 0 {
+                        let i = s.trailing_zeros();
+                        s &= s - 1;
+                        // A closed word ends at the next space, inside the block (so i < 63).
+                        let end = (c.space & !((2u64 << i) - 1)).trailing_zeros();
+                        let word = &block[i as usize..end as usize];
+                        // Up to 19 digits cannot overflow; longer words take the checked path.
+                        let v = if word.len() <= 19 {
+                            word.iter().fold(0u64, |a, &d| a * 10 + u64::from(d - b'0'))
+                        } else {
+                            parse_u64(word).ok_or(&r[at + i as usize..at + end as usize])?
+                        };
+                        if v != 0 {
+                            counts.push((cpus[n], v));
                         }
-                    } else {
-                        n += k;
+                        n += 1;
                     }
-                    at += last_space as usize + 1;
+                } else {
+                    n += closed.count_ones() as usize;
+                }
+                if !open {
+                    at += BLOCK;
                     continue;
                 }
+                // The open word, read to its end: a counter when it ends at whitespace or at the
+                // end of the text; otherwise the byte path below takes it from its start.
+                let start = at + open_at as usize;
+                let mut end = at + BLOCK;
+                while end < r.len() && r[end].is_ascii_digit() {
+                    end += 1;
+                }
+                if end == r.len() || r[end].is_ascii_whitespace() {
+                    let word = &r[start..end];
+                    let v = parse_u64(word).ok_or(word)?;
+                    if v != 0 {
+                        counts.push((cpus[n], v));
+                    }
+                    n += 1;
+                    at = end;
+                    continue;
+                }
+                at = start;
             }
         }
         // One word, byte by byte.
@@ -804,16 +883,18 @@ mod tests {
     fn the_classifier_matches_the_portable_one() {
         let mut x = 0x9e37_79b9_7f4a_7c15u64;
         let mut block = [b' '; BLOCK];
-        for round in 0..20_000 {
+        for round in 0..70_000 {
             for (i, b) in block.iter_mut().enumerate() {
                 x ^= x << 13;
                 x ^= x >> 7;
                 x ^= x << 17;
-                // Mostly the bytes that matter, sometimes any byte.
-                *b = if round % 4 == 0 {
-                    x as u8
-                } else {
-                    b" 0123456789\t\xa0"[(x % 13) as usize]
+                // Mostly the bytes that matter, sometimes any byte; a quarter of the blocks
+                // spaces and zeros with one byte of every value (the fast test's edge).
+                *b = match round % 4 {
+                    0 => x as u8,
+                    1 if i == (round / 4) % BLOCK => (round / 4 / BLOCK) as u8,
+                    1 => b" 0"[(x % 2) as usize],
+                    _ => b" 0123456789\t\xa0"[(x % 13) as usize],
                 };
                 if round < 256 && i == round % BLOCK {
                     *b = round as u8;
@@ -931,6 +1012,26 @@ Err:          0
             .to_string()
             .contains("64 bits"));
         assert!(parse_interrupts("CPU0 CPU99999\n").is_err());
+    }
+
+    #[test]
+    fn bytes_that_are_not_utf8_are_an_error_on_their_line() {
+        let mut out = Interrupts::default();
+        // In a description, after counters (the fast path), and on a line of its own.
+        for (text, line) in [
+            (&b"CPU0 CPU1\n 1: 0 0 x\n 2: 5 0 IO-APIC \xff-edge q\n"[..], 3),
+            (&b"CPU0\n 1: 0 ok\n\xc3\n"[..], 3),
+            (&b"\n\xfeCPU0\n"[..], 2),
+            (&b"CPU0\n 1: 7\xa0\n"[..], 2),
+        ] {
+            let e = parse_interrupts_bytes_into(text, &mut out).unwrap_err();
+            assert_eq!(e.line, Some(line), "{e}");
+            assert!(e.message.contains("not UTF-8"), "{e}");
+        }
+        // Non-ASCII UTF-8 in a name is kept as it is.
+        parse_interrupts_bytes_into("CPU0\n 1: 3 IO-APIC 1-edge caf\u{e9}\n".as_bytes(), &mut out).unwrap();
+        assert_eq!(out.rows[0].name, "caf\u{e9}");
+        assert_eq!(out.rows[0].counts, vec![(0, 3)]);
     }
 
     #[test]

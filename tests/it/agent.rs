@@ -1,6 +1,7 @@
 //! The agent side of live mode: a CPU-less last NUMA node (the lab's c5), captures of every
-//! released protocol version, gzip push bodies and their bounds, and the agent binary pushing
-//! over TLS to a local endpoint whose CA is made here.
+//! released protocol version, gzip push bodies and their bounds, delta pushes (protocol 3)
+//! against full ones, the agent binary pushing over TLS to a local endpoint whose CA is made
+//! here and falling back from a refused delta, and its bounded token file.
 
 use axum::body::Body;
 use axum::http::{header, Request, StatusCode};
@@ -8,7 +9,9 @@ use http_body_util::BodyExt;
 use irqscope::live::auth::Tokens;
 use irqscope::live::collect::Collector;
 use irqscope::live::limits::SNAPSHOT_BYTES_MAX;
-use irqscope::live::protocol::{encode_push_body, Capture, Snapshot, PROTOCOL_VERSION};
+use irqscope::live::protocol::{
+    encode_delta_body, encode_push_body, Capture, Delta, Snapshot, BASE_MISMATCH, DELTA_CONTENT_TYPE, PROTOCOL_VERSION,
+};
 use irqscope::topology::Topology;
 use irqscope::web::{self, live::LiveState, AppState};
 use std::io::Write;
@@ -333,4 +336,268 @@ fn a_large_host_refreshes_its_irq_files_in_turn() {
     );
     assert_eq!(on_1(&c.read(3).unwrap()), n, "the next one the rest");
     let _ = std::fs::remove_dir_all(&root);
+}
+
+/// An app whose push pacing runs on a clock the test moves.
+fn clocked_app() -> (axum::Router, LiveState, std::sync::Arc<std::sync::atomic::AtomicU64>) {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    let now = std::sync::Arc::new(AtomicU64::new(1_000_000));
+    let clock = now.clone();
+    let (live, _) = LiveState::with_clock(
+        Tokens::parse(TOKEN).unwrap(),
+        None,
+        std::sync::Arc::new(move || clock.load(Ordering::SeqCst)),
+    )
+    .unwrap();
+    let app = web::app(AppState {
+        live: live.clone(),
+        ..AppState::default()
+    });
+    (app, live, now)
+}
+
+fn gzip_body(snap: &Snapshot) -> Vec<u8> {
+    let (mut json, mut gz) = (Vec::new(), Vec::new());
+    encode_push_body(snap, &mut json, &mut gz).unwrap();
+    gz
+}
+
+fn delta_push(host: &str, delta: &Delta) -> Request<Body> {
+    let (mut json, mut gz) = (Vec::new(), Vec::new());
+    encode_delta_body(delta, &mut json, &mut gz).unwrap();
+    Request::post(format!("/api/live/{host}/snapshots"))
+        .header(header::CONTENT_TYPE, DELTA_CONTENT_TYPE)
+        .header(header::CONTENT_ENCODING, "gzip")
+        .header(header::AUTHORIZATION, format!("Bearer {TOKEN}"))
+        .body(Body::from(gz))
+        .unwrap()
+}
+
+/// Two readings of the c5 host: the second with counters moved, an affinity changed, an IRQ
+/// gone and one new.
+fn two_readings() -> (Snapshot, Snapshot) {
+    let first = Collector::new(&data("c5-cpuless-node"), "c5").read(10_000).unwrap();
+    let mut second = first.clone();
+    second.taken_unix_ms = 11_000;
+    let cpus = second.cpus.clone();
+    for (k, irq) in second.irqs.iter_mut().enumerate() {
+        if k % 2 == 0 {
+            let cpu = cpus[k % cpus.len()];
+            match irq.counts.iter_mut().find(|c| c.0 == cpu) {
+                Some(c) => c.1 += 7 + k as u64,
+                None => {
+                    irq.counts.push((cpu, 3));
+                    irq.counts.sort_unstable();
+                }
+            }
+        }
+    }
+    let numbered: Vec<usize> = (0..second.irqs.len())
+        .filter(|&k| second.irqs[k].label.bytes().all(|b| b.is_ascii_digit()))
+        .collect();
+    assert!(numbered.len() >= 2, "the fixture has numbered IRQs");
+    second.irqs[numbered[0]].affinity = Some("2-3".into());
+    let mut new = second.irqs.remove(numbered[1]);
+    new.label = "999".into();
+    new.counts = vec![(cpus[0], 1)];
+    second.irqs.insert(numbered[0] + 1, new);
+    (first, second)
+}
+
+#[tokio::test]
+async fn a_delta_push_keeps_the_state_a_full_push_keeps() {
+    use std::sync::atomic::Ordering;
+    let (first, second) = two_readings();
+    let delta = Delta::between(&first, &second).expect("a delta");
+    assert!(delta.labels.is_some() && !delta.irqs.is_empty() && !delta.counts.is_empty());
+    let mut states = Vec::new();
+    for use_delta in [false, true] {
+        let (app, live, now) = clocked_app();
+        let (st, body) = call(&app, push("c5", Some("gzip"), gzip_body(&first))).await;
+        assert_eq!(st, StatusCode::OK, "{body}");
+        now.fetch_add(1_000, Ordering::SeqCst);
+        let req = if use_delta {
+            delta_push("c5", &delta)
+        } else {
+            push("c5", Some("gzip"), gzip_body(&second))
+        };
+        let (st, body) = call(&app, req).await;
+        assert_eq!(st, StatusCode::OK, "{body}");
+        assert!(body.contains(&format!("\"version\":{PROTOCOL_VERSION}")), "{body}");
+        let (st, json) = call(&app, Request::get("/api/live/c5").body(Body::empty()).unwrap()).await;
+        assert_eq!(st, StatusCode::OK, "{json}");
+        states.push((live.hub().host("c5").unwrap(), json));
+    }
+    let ((full, full_json), (rebuilt, rebuilt_json)) = (&states[0], &states[1]);
+    assert_eq!(rebuilt.snapshot, second);
+    assert_eq!(rebuilt.snapshot, full.snapshot);
+    assert_eq!(
+        (
+            rebuilt.seq,
+            &rebuilt.rates,
+            &rebuilt.history,
+            rebuilt.received_ms,
+            rebuilt.next_push_ms
+        ),
+        (
+            full.seq,
+            &full.rates,
+            &full.history,
+            full.received_ms,
+            full.next_push_ms
+        )
+    );
+    assert!(rebuilt.rates.is_some(), "rates from the base reading");
+    assert_eq!(rebuilt_json, full_json);
+}
+
+#[tokio::test]
+async fn a_delta_against_another_base_is_409_and_version_2_pushes_still_land() {
+    use std::sync::atomic::Ordering;
+    let (first, second) = two_readings();
+    let delta = Delta::between(&first, &second).unwrap();
+    let (app, live, now) = clocked_app();
+    // No such host yet (a restarted server): the base cannot match.
+    let (st, body) = call(&app, delta_push("c5", &delta)).await;
+    assert_eq!(st, StatusCode::CONFLICT, "{body}");
+    assert!(body.starts_with(BASE_MISMATCH), "{body}");
+    // An old agent's version-2 push is taken as it is.
+    let mut v2: serde_json::Value = serde_json::to_value(&first).unwrap();
+    v2["version"] = 2.into();
+    let (st, body) = call(&app, push("c5", None, serde_json::to_vec(&v2).unwrap())).await;
+    assert_eq!(st, StatusCode::OK, "{body}");
+    assert_eq!(live.hub().host("c5").unwrap().snapshot, first);
+    // Another reading landed since the delta's base.
+    now.fetch_add(1_000, Ordering::SeqCst);
+    let other = Snapshot {
+        taken_unix_ms: 10_500,
+        ..first.clone()
+    };
+    let (st, body) = call(&app, push("c5", Some("gzip"), gzip_body(&other))).await;
+    assert_eq!(st, StatusCode::OK, "{body}");
+    now.fetch_add(1_000, Ordering::SeqCst);
+    let (st, body) = call(&app, delta_push("c5", &delta)).await;
+    assert_eq!(st, StatusCode::CONFLICT, "{body}");
+    assert!(body.starts_with(BASE_MISMATCH), "{body}");
+    assert_eq!(live.hub().host("c5").unwrap().seq, 2, "nothing stored");
+    // A delta that names an IRQ the base lacks is bad input, not a conflict; and a delta
+    // needs a token like any push.
+    let mut wrong = Delta::between(&other, &second).unwrap();
+    wrong.counts.push(("12345".into(), vec![(0, 1)]));
+    let (st, body) = call(&app, delta_push("c5", &wrong)).await;
+    assert_eq!(st, StatusCode::BAD_REQUEST, "{body}");
+    let mut anonymous = delta_push("c5", &delta);
+    anonymous.headers_mut().remove(header::AUTHORIZATION);
+    let (st, _) = call(&app, anonymous).await;
+    assert_eq!(st, StatusCode::UNAUTHORIZED);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_agent_sends_deltas_and_falls_back_when_the_base_moved() {
+    let (app, live) = live_app();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let served = app.clone();
+    let server = tokio::spawn(async move {
+        let _ = axum::serve(listener, served).await;
+    });
+    let dir = std::env::temp_dir().join(format!("irqscope-agent-delta-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let token_file = dir.join("token");
+    std::fs::write(&token_file, TOKEN).unwrap();
+    let mut agent = KillOnDrop(
+        Command::new(env!("CARGO_BIN_EXE_irqscope-agent"))
+            .args(["push", "--server", &format!("http://127.0.0.1:{port}"), "--host", "d1"])
+            .arg("--root")
+            .arg(data("c5-cpuless-node"))
+            .arg("--token-file")
+            .arg(&token_file)
+            .args(["--count", "6", "--interval-ms", "300", "--backoff-max-ms", "600"])
+            .env("RUST_LOG", "info")
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap(),
+    );
+    let deadline = Instant::now() + Duration::from_secs(60);
+    // After the agent's second push (a delta), another reading lands for the host: the
+    // agent's next delta has the wrong base.
+    while live.hub().host("d1").is_none_or(|h| h.seq < 2) {
+        assert!(Instant::now() < deadline, "the agent did not push");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let mut other = live.hub().host("d1").unwrap().snapshot.clone();
+    other.taken_unix_ms += 1;
+    loop {
+        let (st, body) = call(&app, push("d1", Some("gzip"), gzip_body(&other))).await;
+        match st {
+            StatusCode::OK => break,
+            // The server paces the host's pushes, ours included.
+            StatusCode::TOO_MANY_REQUESTS => tokio::time::sleep(Duration::from_millis(20)).await,
+            _ => panic!("{st} {body}"),
+        }
+    }
+    let status = loop {
+        if let Some(s) = agent.0.try_wait().unwrap() {
+            break s;
+        }
+        assert!(Instant::now() < deadline, "the agent did not finish its pushes");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    let mut err = String::new();
+    std::io::Read::read_to_string(agent.0.stderr.as_mut().unwrap(), &mut err).unwrap();
+    assert!(status.success(), "{err}");
+    assert!(err.contains("another base reading"), "{err}");
+    let last = live.hub().host("d1").unwrap();
+    assert_eq!(last.seq, 7, "six pushes and ours: {err}");
+    // What the deltas rebuilt is what the agent reads.
+    let direct = Collector::new(&data("c5-cpuless-node"), "d1")
+        .read(last.snapshot.taken_unix_ms)
+        .unwrap();
+    assert_eq!(last.snapshot, direct);
+    server.abort();
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn the_token_file_is_bounded() {
+    for (file, expect) in [
+        ("/dev/zero", "larger than 4096 bytes"),
+        ("/nonexistent/token", "reading"),
+    ] {
+        let out = Command::new(env!("CARGO_BIN_EXE_irqscope-agent"))
+            .args([
+                "push",
+                "--server",
+                "http://127.0.0.1:9",
+                "--host",
+                "t1",
+                "--token-file",
+                file,
+            ])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{file}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(expect) && err.trim().lines().count() == 1, "{file}: {err}");
+    }
+    let out = Command::new(env!("CARGO_BIN_EXE_irqscope-agent"))
+        .args([
+            "push",
+            "--server",
+            "https://localhost:9",
+            "--host",
+            "t1",
+            "--ca-file",
+            "/dev/zero",
+        ])
+        .env("IRQSCOPE_AGENT_TOKEN", TOKEN)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("larger than 1048576 bytes") && err.trim().lines().count() == 1,
+        "{err}"
+    );
 }

@@ -264,6 +264,7 @@ impl From<HubError> for AppError {
             HubError::TooManyStreams => AppError::Unavailable(m),
             HubError::TooManyStreamsFromClient => AppError::TooManyRequests(m),
             HubError::Store(_) | HubError::ImportsBusy => AppError::Unavailable(m),
+            HubError::BaseMismatch => AppError::Conflict(m),
             HubError::ImportBudget => AppError::TooManyRequests(m),
         }
     }
@@ -344,7 +345,18 @@ async fn ingest(
     let encoding = headers
         .get(header::CONTENT_ENCODING)
         .map(|v| v.to_str().unwrap_or("?").to_string());
-    let seq = blocking(move || Ok(hub.ingest(&host, token.as_deref(), encoding.as_deref(), &body)?)).await?;
+    let delta = headers
+        .get(header::CONTENT_TYPE)
+        .is_some_and(|v| v.as_bytes() == crate::live::protocol::DELTA_CONTENT_TYPE.as_bytes());
+    let seq = blocking(move || {
+        let (token, encoding) = (token.as_deref(), encoding.as_deref());
+        Ok(if delta {
+            hub.ingest_delta(&host, token, encoding, &body)?
+        } else {
+            hub.ingest(&host, token, encoding, &body)?
+        })
+    })
+    .await?;
     Ok(Json(serde_json::json!({ "seq": seq, "version": PROTOCOL_VERSION })).into_response())
 }
 
