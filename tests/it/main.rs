@@ -33,6 +33,7 @@ mod seeds;
 mod spread_offsets;
 mod sweep;
 mod vector_space;
+mod web_cache;
 mod web_compare;
 mod web_http;
 mod web_mana_sched;

@@ -40,7 +40,11 @@ fn twin(page: &str) -> Option<String> {
     let at = page.find("/json\"")?;
     let start = page[..at].rfind('"')? + 1;
     let link = &page[start..at];
-    let path = link.find("/s/v1.").or(link.find("/c/v1.")).or(link.find("/m/v1.")).or(link.find("/n/v1."))?;
+    let path = link
+        .find("/s/v1.")
+        .or(link.find("/c/v1."))
+        .or(link.find("/m/v1."))
+        .or(link.find("/n/v1."))?;
     Some(format!("{}/json", &link[path..]))
 }
 
@@ -49,7 +53,11 @@ fn without_sentences(mut v: Value) -> Value {
         m.remove("summary");
     }
     for side in ["a", "b"] {
-        if let Some(m) = v.get_mut(side).and_then(|s| s.get_mut("metrics")).and_then(Value::as_object_mut) {
+        if let Some(m) = v
+            .get_mut(side)
+            .and_then(|s| s.get_mut("metrics"))
+            .and_then(Value::as_object_mut)
+        {
             m.remove("summary");
         }
     }
@@ -60,9 +68,13 @@ fn pages() -> Vec<String> {
     let mut uris = Vec::new();
     for (name, _) in catalogue::all() {
         uris.push(format!("/?preset={name}"));
-        uris.push(format!("/?preset={name}&devices=4x8:pre=1,name=nvme;3:name=nic&metric=irqs"));
+        uris.push(format!(
+            "/?preset={name}&devices=4x8:pre=1,name=nvme;3:name=nic&metric=irqs"
+        ));
         uris.push(format!("/?preset={name}&metric=hot"));
-        uris.push(format!("/compare?preset={name}&a=pre-cluster&b=rotation&metric=devices"));
+        uris.push(format!(
+            "/compare?preset={name}&a=pre-cluster&b=rotation&metric=devices"
+        ));
     }
     uris.extend(
         [
