@@ -903,27 +903,35 @@ pub(crate) fn device_strip(topo: &Topology, outcome: &Outcome, zoom: Option<u32>
     let row_h = 12u32;
     let width = name_px + n_cols * cell_w + 10;
     let height = outcome.devices.len() as u32 * (row_h + 2) + 26;
-    let mut out = String::new();
+    let hits: usize = outcome
+        .devices
+        .iter()
+        .map(|d| d.vectors.len().min(n_cols as usize))
+        .sum();
+    let mut out = String::with_capacity(hits * 160 + outcome.devices.len() * 120 + 1024);
     out.push_str(&svg_open("strip", "vectors of each device by CPU", width, height));
-    let column: std::collections::BTreeMap<u32, u32> = if per_node {
-        order
-            .iter()
-            .map(|&c| {
-                (
-                    c,
-                    nodes.iter().position(|&n| n == topo.cpu_to_node(c)).unwrap_or(0) as u32,
-                )
-            })
-            .collect()
+    // The column of each drawn CPU, indexed by CPU id (u32::MAX: not drawn).
+    let mut column = vec![u32::MAX; order.iter().max().map_or(0, |&c| c as usize + 1)];
+    if per_node {
+        let mut node_col = vec![0u32; nodes.iter().max().map_or(0, |&n| n as usize + 1)];
+        for (i, &n) in nodes.iter().enumerate().rev() {
+            node_col[n as usize] = i as u32;
+        }
+        for &c in &order {
+            column[c as usize] = node_col.get(topo.cpu_to_node(c) as usize).copied().unwrap_or(0);
+        }
     } else {
-        order.iter().enumerate().map(|(i, &c)| (c, i as u32)).collect()
-    };
+        for (i, &c) in order.iter().enumerate() {
+            column[c as usize] = i as u32;
+        }
+    }
     for (row, dev) in outcome.devices.iter().enumerate() {
         let y = row as u32 * (row_h + 2);
         let mut counts = vec![0u32; n_cols as usize];
         for v in &dev.vectors {
-            if let Some(col) = v.effective_cpu.and_then(|c| column.get(&c)) {
-                counts[*col as usize] += 1;
+            let col = v.effective_cpu.and_then(|c| column.get(c as usize)).copied();
+            if let Some(col) = col.filter(|&c| c != u32::MAX) {
+                counts[col as usize] += 1;
             }
         }
         let max = counts.iter().copied().max().unwrap_or(0);
@@ -948,34 +956,57 @@ pub(crate) fn device_strip(topo: &Topology, outcome: &Outcome, zoom: Option<u32>
                 continue;
             }
             let s = if k == 1 { "" } else { "s" };
-            let (attr, what) = if per_node {
+            out.push_str("<rect class=\"hit\" ");
+            if per_node {
+                // data-node="3" data-tip="nvme0 on node 3-5: 2 vectors each"
                 let (a, b) = (nodes[col], nodes[col + run - 1]);
-                let list = if a == b { a.to_string() } else { format!("{a}-{b}") };
-                let each = if a == b { "" } else { " each" };
-                (
-                    format!(
-                        r#"data-node="{a}" data-tip="{}""#,
-                        escape(&format!("{} on node {list}: {k} vector{s}{each}", dev.name))
-                    ),
-                    String::new(),
-                )
+                out.push_str("data-node=\"");
+                push_u64(&mut out, u64::from(a));
+                out.push_str("\" data-tip=\"");
+                push_escaped(&mut out, &dev.name);
+                out.push_str(" on node ");
+                push_u64(&mut out, u64::from(a));
+                if a != b {
+                    out.push('-');
+                    push_u64(&mut out, u64::from(b));
+                }
+                out.push_str(": ");
+                push_u64(&mut out, u64::from(k));
+                out.push_str(" vector");
+                out.push_str(s);
+                if a != b {
+                    out.push_str(" each");
+                }
+                out.push('"');
             } else {
-                let cpu = order[col];
-                (
-                    format!(r#"data-cpu="{cpu}""#),
-                    format!(
-                        "<title>{}: {k} vector{s}</title>",
-                        escape(&format!("{} on CPU {cpu}", dev.name))
-                    ),
-                )
-            };
-            let _ = writeln!(
-                out,
-                r#"<rect class="hit" {attr} x="{}" y="{y}" width="{}" height="{row_h}" fill="{}">{what}</rect>"#,
-                name_px + col as u32 * cell_w,
-                (run as u32 * cell_w).saturating_sub(1).max(1),
-                seq_colour(k.max(1), max.max(1)),
-            );
+                out.push_str("data-cpu=\"");
+                push_u64(&mut out, u64::from(order[col]));
+                out.push('"');
+            }
+            out.push_str(" x=\"");
+            push_u64(&mut out, u64::from(name_px + col as u32 * cell_w));
+            out.push_str("\" y=\"");
+            push_u64(&mut out, u64::from(y));
+            out.push_str("\" width=\"");
+            push_u64(&mut out, u64::from((run as u32 * cell_w).saturating_sub(1).max(1)));
+            out.push_str("\" height=\"");
+            push_u64(&mut out, u64::from(row_h));
+            out.push_str("\" fill=\"");
+            out.push_str(seq_colour(k.max(1), max.max(1)).as_str());
+            out.push_str("\">");
+            if !per_node {
+                // <title>nvme0 on CPU 7: 1 vector</title>
+                out.push_str("<title>");
+                push_escaped(&mut out, &dev.name);
+                out.push_str(" on CPU ");
+                push_u64(&mut out, u64::from(order[col]));
+                out.push_str(": ");
+                push_u64(&mut out, u64::from(k));
+                out.push_str(" vector");
+                out.push_str(s);
+                out.push_str("</title>");
+            }
+            out.push_str("</rect>\n");
             col += run;
         }
         out.push_str("</g>\n");
