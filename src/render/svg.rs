@@ -217,13 +217,19 @@ impl std::fmt::Display for Fill {
 
 /// Possible CPUs of a node in drawing order: package, cluster, core (SMT set), thread.
 pub(crate) fn layout_order(topo: &Topology, node: u32) -> Vec<u32> {
-    let mut cpus: Vec<u32> = topo.node_cpus(node).iter().collect();
-    cpus.sort_by_key(|&cpu| {
-        let cluster = topo.cluster(cpu).first().unwrap_or(u32::MAX);
-        let core = topo.smt(cpu).first().unwrap_or(cpu);
-        (topo.cpu_to_package(cpu), cluster, core, cpu)
-    });
-    cpus
+    // Each key once (a cluster's or core's first CPU is a scan of its mask), then one sort;
+    // the keys end in the CPU, so they are distinct and the order is that of a stable sort.
+    let mut keyed: Vec<(u32, u32, u32, u32)> = topo
+        .node_cpus(node)
+        .iter()
+        .map(|cpu| {
+            let cluster = topo.cluster(cpu).first().unwrap_or(u32::MAX);
+            let core = topo.smt(cpu).first().unwrap_or(cpu);
+            (topo.cpu_to_package(cpu), cluster, core, cpu)
+        })
+        .collect();
+    keyed.sort_unstable();
+    keyed.into_iter().map(|k| k.3).collect()
 }
 
 /// The nodes a view shows: one when zoomed (if it has CPUs), else every node with CPUs.
