@@ -191,13 +191,13 @@ pub(crate) fn push_f1(out: &mut String, v: f64) {
 pub(crate) struct Fill([u8; 7]);
 
 impl Fill {
-    const fn from_hex(text: &str) -> Fill {
+    pub(crate) const fn from_hex(text: &str) -> Fill {
         let b = text.as_bytes();
         assert!(b.len() == 7 && b[0] == b'#');
         Fill([b[0], b[1], b[2], b[3], b[4], b[5], b[6]])
     }
 
-    fn rgb(r: u8, g: u8, b: u8) -> Fill {
+    pub(crate) fn rgb(r: u8, g: u8, b: u8) -> Fill {
         const HEX: &[u8; 16] = b"0123456789abcdef";
         let h = |v: u8| [HEX[usize::from(v >> 4)], HEX[usize::from(v & 15)]];
         let ([r0, r1], [g0, g1], [b0, b1]) = (h(r), h(g), h(b));
