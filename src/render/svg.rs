@@ -217,14 +217,25 @@ impl std::fmt::Display for Fill {
 
 /// Possible CPUs of a node in drawing order: package, cluster, core (SMT set), thread.
 pub(crate) fn layout_order(topo: &Topology, node: u32) -> Vec<u32> {
-    // Each key once (a cluster's or core's first CPU is a scan of its mask), then one sort;
-    // the keys end in the CPU, so they are distinct and the order is that of a stable sort.
+    // Each key once, then one sort; the keys end in the CPU, so they are distinct and the
+    // order is that of a stable sort. A cluster's or core's first CPU is a scan of its mask
+    // (up to 128 words on 8,192 CPUs); neighbours share their masks, so the last scan is kept.
+    let mut last_cluster: Option<(*const CpuSet, Option<u32>)> = None;
+    let mut last_core: Option<(*const CpuSet, Option<u32>)> = None;
+    let first_of = |set: &CpuSet, last: &mut Option<(*const CpuSet, Option<u32>)>| match *last {
+        Some((p, first)) if std::ptr::eq(p, set) => first,
+        _ => {
+            let first = set.first();
+            *last = Some((set, first));
+            first
+        }
+    };
     let mut keyed: Vec<(u32, u32, u32, u32)> = topo
         .node_cpus(node)
         .iter()
         .map(|cpu| {
-            let cluster = topo.cluster(cpu).first().unwrap_or(u32::MAX);
-            let core = topo.smt(cpu).first().unwrap_or(cpu);
+            let cluster = first_of(topo.cluster(cpu), &mut last_cluster).unwrap_or(u32::MAX);
+            let core = first_of(topo.smt(cpu), &mut last_core).unwrap_or(cpu);
             (topo.cpu_to_package(cpu), cluster, core, cpu)
         })
         .collect();
