@@ -37,9 +37,10 @@ pub(crate) const PERMALINK_MAX_AGE_S: u64 = 86_400;
 /// `Accept-Encoding` items read at most; the rest are ignored (a browser sends four or five).
 pub(crate) const ACCEPT_ENCODING_ITEMS_MAX: usize = 32;
 /// The brotli quality of a permalink body, made once per body on a first view that asks for
-/// it. Chosen by measurement (docs/perf.md): on the L96as_v4 and 8,192-CPU pages quality 5
-/// costs about what gzip's default level costs and is 15–25 % smaller; 6 and up cost up to
-/// twice as much for under 3 % fewer bytes, 11 some hundred times as much.
+/// it. Chosen by measurement (docs/perf.md, `cargo bench --bench web -- encode/`): quality 5
+/// is 30 % (L96as_v4 page) to 68 % (8,192-CPU page) smaller than gzip's default level, at
+/// about 1.8 times gzip's time on the first and 0.7 times on the second; 4 is as fast as gzip
+/// but 9–22 % bigger than 5, 6 saves under 1 % more, 11 takes a few hundred times as long.
 pub(crate) const PERMALINK_BROTLI_QUALITY: i32 = 5;
 /// Brotli window, log2 bytes: 4 MiB, which covers [`PERMALINK_CACHE_ENTRY_BYTES_MAX`].
 const BROTLI_LGWIN: i32 = 22;
