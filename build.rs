@@ -1,8 +1,8 @@
 //! Build-time inputs of the binary, all written to OUT_DIR:
 //! - `presets.rs`: every `topologies/*.toml` preset embedded, so the dashboard and the CLI need
 //!   no files at run time and a new preset needs no code change.
-//! - `static_assets.rs`: every file of `static/` embedded with its gzip encoding, compressed
-//!   once here at the best level instead of on every request.
+//! - `static_assets.rs`: every file of `static/` embedded with its gzip and brotli encodings,
+//!   compressed once here at the best level and quality instead of on every request.
 //! - `IRQSCOPE_MODEL_VERSION`: the crate version and a hash of everything that can change a
 //!   rendered page (sources, templates, presets, static files). Permalink ETags carry it, so a
 //!   strong validator never outlives the bytes it names.
@@ -53,11 +53,12 @@ const FNV_OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
 fn static_assets(root: &Path, out: &Path) {
     let dir = root.join("static");
     println!("cargo:rerun-if-changed={}", dir.display());
-    let gz_dir = out.join("static-gz");
+    let gz_dir = out.join("static-encoded");
     std::fs::create_dir_all(&gz_dir).unwrap();
     let mut text = String::from(
-        "/// (file name, bytes, gzip encoding, content tag) of every file under `static/`.\n\
-         pub(crate) static STATIC_ASSETS: &[(&str, &[u8], &[u8], u64)] = &[\n",
+        "/// (file name, bytes, gzip encoding, brotli encoding, content tag) of every file under\n\
+         /// `static/`.\n\
+         pub(crate) static STATIC_ASSETS: &[(&str, &[u8], &[u8], &[u8], u64)] = &[\n",
     );
     for path in sorted_files(&dir, None) {
         println!("cargo:rerun-if-changed={}", path.display());
@@ -67,17 +68,34 @@ fn static_assets(root: &Path, out: &Path) {
         gz.write_all(&bytes).unwrap();
         let gz_path = gz_dir.join(format!("{name}.gz"));
         std::fs::write(&gz_path, gz.finish().unwrap()).unwrap();
+        let br_path = gz_dir.join(format!("{name}.br"));
+        std::fs::write(&br_path, brotli_best(&bytes)).unwrap();
         writeln!(
             text,
-            "    ({name:?}, include_bytes!({:?}), include_bytes!({:?}), {:#x}),",
+            "    ({name:?}, include_bytes!({:?}), include_bytes!({:?}), include_bytes!({:?}), {:#x}),",
             path.display().to_string(),
             gz_path.display().to_string(),
+            br_path.display().to_string(),
             fnv1a(FNV_OFFSET, &bytes)
         )
         .unwrap();
     }
     text.push_str("];\n");
     std::fs::write(out.join("static_assets.rs"), text).unwrap();
+}
+
+/// Brotli at quality 11 with the largest standard window (24 bits): build time, so the best.
+fn brotli_best(bytes: &[u8]) -> Vec<u8> {
+    let params = brotli::enc::BrotliEncoderParams {
+        quality: 11,
+        lgwin: 24,
+        size_hint: bytes.len(),
+        mode: brotli::enc::backward_references::BrotliEncoderMode::BROTLI_MODE_TEXT,
+        ..Default::default()
+    };
+    let mut out = Vec::new();
+    brotli::BrotliCompress(&mut &bytes[..], &mut out, &params).unwrap();
+    out
 }
 
 fn hash_tree(dir: &Path, h: &mut u64) {

@@ -95,29 +95,36 @@ impl CpuLoad {
 /// Spec §9.5: per possible CPU, ascending.
 pub fn per_cpu(scenario: &Scenario, outcome: &Outcome) -> Vec<CpuLoad> {
     let topo = scenario.topology();
-    let mut loads: BTreeMap<u32, CpuLoad> = topo
+    let mut loads: Vec<CpuLoad> = topo
         .possible()
         .iter()
-        .map(|cpu| {
-            let load = CpuLoad {
-                cpu,
-                node: topo.cpu_to_node(cpu),
-                online: topo.online().contains(cpu),
-                irqs: 0,
-                managed_irqs: 0,
-                devices: 0,
-                managed_devices: 0,
-                hot_irqs: 0,
-            };
-            (cpu, load)
+        .map(|cpu| CpuLoad {
+            cpu,
+            node: topo.cpu_to_node(cpu),
+            online: topo.online().contains(cpu),
+            irqs: 0,
+            managed_irqs: 0,
+            devices: 0,
+            managed_devices: 0,
+            hot_irqs: 0,
         })
         .collect();
+    // Index of each possible CPU's load, by CPU id (ascending ids, so a table, not a map).
+    let mut index = vec![u32::MAX; loads.last().map_or(0, |l| l.cpu as usize + 1)];
+    for (i, l) in loads.iter().enumerate() {
+        index[l.cpu as usize] = i as u32;
+    }
+    let mut seen = CpuSet::new(topo.nr_cpu_ids());
+    let mut seen_managed = CpuSet::new(topo.nr_cpu_ids());
     for dev in &outcome.devices {
-        let mut seen = CpuSet::new(topo.nr_cpu_ids());
-        let mut seen_managed = CpuSet::new(topo.nr_cpu_ids());
+        seen.clear();
+        seen_managed.clear();
         for v in &dev.vectors {
             let Some(cpu) = v.effective_cpu else { continue };
-            let Some(load) = loads.get_mut(&cpu) else { continue };
+            let Some(&i) = index.get(cpu as usize).filter(|&&i| i != u32::MAX) else {
+                continue;
+            };
+            let load = &mut loads[i as usize];
             load.irqs += 1;
             if v.managed {
                 load.managed_irqs += 1;
@@ -135,7 +142,7 @@ pub fn per_cpu(scenario: &Scenario, outcome: &Outcome) -> Vec<CpuLoad> {
             }
         }
     }
-    loads.into_values().collect()
+    loads
 }
 
 pub fn compute(scenario: &Scenario, outcome: &Outcome) -> Metrics {
@@ -149,16 +156,24 @@ pub fn compute(scenario: &Scenario, outcome: &Outcome) -> Metrics {
     let irqs_total: u32 = per_cpu.iter().map(irqs).sum();
     let hot_irqs_total: u32 = per_cpu.iter().map(|c| c.hot_irqs).sum();
     let n_online = topo.online().weight();
+    // Counted and hot IRQs of each node's online CPUs, in one pass over the CPUs.
+    let mut node_sums = vec![(0u32, 0u32); topo.nr_node_ids() as usize];
+    for c in &online {
+        if let Some(sum) = node_sums.get_mut(c.node as usize) {
+            sum.0 += irqs(c);
+            sum.1 += c.hot_irqs;
+        }
+    }
     let per_node = (0..topo.nr_node_ids())
         .filter(|&n| !topo.node_cpus(n).is_empty())
         .map(|node| {
-            let cpus = online.iter().filter(|c| c.node == node);
             let cpus_online = topo.node_cpus(node).and_weight(topo.online());
+            let (irqs, hot_irqs) = node_sums[node as usize];
             NodeLoad {
                 node,
                 cpus_online,
-                irqs: cpus.clone().map(|c| irqs(c)).sum(),
-                hot_irqs: cpus.map(|c| c.hot_irqs).sum(),
+                irqs,
+                hot_irqs,
                 fair_share_milli: u64::from(irqs_total) * 1000 * u64::from(cpus_online) / u64::from(n_online.max(1)),
             }
         })

@@ -4,7 +4,7 @@
 //! The root element carries `data-scale-max` and every cell `data-cpu` and `data-value`, so a
 //! browser test can read the scale the page drew.
 
-use super::svg::{self, HeatMetric};
+use super::svg::{self, push_u64, Fill, HeatMetric};
 use crate::metrics::Metrics;
 use crate::topology::Topology;
 use std::fmt::Write;
@@ -33,18 +33,13 @@ pub(crate) fn shared_max(a: &Metrics, b: &Metrics, metric: HeatMetric) -> u32 {
 }
 
 /// White (0) to dark blue (`max` and above), linear in each channel.
-fn shade(v: u32, max: u32) -> String {
+fn shade(v: u32, max: u32) -> Fill {
     if v == 0 || max == 0 {
-        return "#ffffff".into();
+        return Fill::from_hex("#ffffff");
     }
     let t = f64::from(v.min(max)) / f64::from(max);
     let mix = |from: f64, to: f64| (from + (to - from) * t).round() as u8;
-    format!(
-        "#{:02x}{:02x}{:02x}",
-        mix(247.0, 8.0),
-        mix(251.0, 48.0),
-        mix(255.0, 107.0)
-    )
+    Fill::rgb(mix(247.0, 8.0), mix(251.0, 48.0), mix(255.0, 107.0))
 }
 
 /// One side's heatmap drawn with the scale maximum `max`.
@@ -66,7 +61,8 @@ pub(crate) fn heatmap_on_scale(
             .ok()
             .map(|i| (m.per_cpu[i].online, metric.value(&m.per_cpu[i], m.basis)))
     };
-    let mut body = String::new();
+    let cpus: usize = nodes.iter().map(|&n| topo.node_cpus(n).weight() as usize).sum();
+    let mut body = String::with_capacity(cpus * 230 + nodes.len() * 64 + 1024);
     let mut y = 0;
     for node in nodes {
         let order = svg::layout_order(topo, node);
@@ -79,13 +75,35 @@ pub(crate) fn heatmap_on_scale(
             let (col, row) = (i as u32 % COLUMNS, i as u32 / COLUMNS);
             let (x, cy) = (LABEL_W + col * CELL, y + row * CELL);
             let (online, v) = value(*cpu).unwrap_or((false, 0));
-            let fill = if online { shade(v, max) } else { "#bbbbbb".into() };
-            let _ = write!(
-                body,
-                r##"<rect class="shared-cell" data-cpu="{cpu}" data-value="{v}" x="{x}" y="{cy}" width="{w}" height="{w}" fill="{fill}" stroke="#999" stroke-width="0.5"><title>CPU {cpu}: {v} {unit}</title></rect>"##,
-                w = CELL - 1,
-                unit = metric.name()
-            );
+            let fill = if online {
+                shade(v, max)
+            } else {
+                Fill::from_hex("#bbbbbb")
+            };
+            // <rect class="shared-cell" data-cpu=… data-value=… x=… y=… width=… height=…
+            // fill=… stroke="#999" stroke-width="0.5"><title>CPU 3: 2 irqs</title></rect>
+            let (cpu, v) = (u64::from(*cpu), u64::from(v));
+            body.push_str("<rect class=\"shared-cell\" data-cpu=\"");
+            push_u64(&mut body, cpu);
+            body.push_str("\" data-value=\"");
+            push_u64(&mut body, v);
+            body.push_str("\" x=\"");
+            push_u64(&mut body, u64::from(x));
+            body.push_str("\" y=\"");
+            push_u64(&mut body, u64::from(cy));
+            body.push_str("\" width=\"");
+            push_u64(&mut body, u64::from(CELL - 1));
+            body.push_str("\" height=\"");
+            push_u64(&mut body, u64::from(CELL - 1));
+            body.push_str("\" fill=\"");
+            body.push_str(fill.as_str());
+            body.push_str("\" stroke=\"#999\" stroke-width=\"0.5\"><title>CPU ");
+            push_u64(&mut body, cpu);
+            body.push_str(": ");
+            push_u64(&mut body, v);
+            body.push(' ');
+            body.push_str(metric.name());
+            body.push_str("</title></rect>");
         }
         y += (order.len() as u32).div_ceil(COLUMNS).max(1) * CELL + 6;
     }

@@ -3,15 +3,17 @@
 //! A permalink pins everything its page shows (scenario, variant, model names), so its bytes
 //! depend only on the request (path, query, `Host`, which the text twins print) and on the
 //! build. [`immutable`] wraps the permalink routes — the handlers stay as they are — and gives:
-//! - a strong `ETag` from [`MODEL_VERSION`] and the request (one per encoding, `-gz` for gzip),
-//! - `Cache-Control: public, max-age=PERMALINK_MAX_AGE_S, immutable`,
+//! - a strong `ETag` from [`MODEL_VERSION`] and the request, one per encoding (`-gz` for gzip,
+//!   `-br` for brotli), as RFC 9110 §8.8.3.3 asks of content codings,
+//! - `Cache-Control: public, max-age=PERMALINK_MAX_AGE_S, immutable`, `Vary: Accept-Encoding`,
 //! - `If-None-Match` answered 304 without rendering,
 //! - a bounded LRU ([`PERMALINK_CACHE_BYTES_MAX`], counted in bytes) of each rendered body and
-//!   its gzip encoding, so a link opened again costs a map look-up and a copy-free write.
+//!   its gzip and brotli encodings, so a link opened again costs a map look-up and a copy-free
+//!   write. An encoding is made the first time a client asks for it (a first view pays the
+//!   render and its own encoding only), then kept beside the body; the cost counts all three.
 //!
-//! Only 200 answers are kept; errors pass through untouched. Brotli is not offered: on these
-//! pages gzip already shrinks the body ten-fold, and serving from the cache makes the encoder's
-//! cost a one-off, so a second encoder would add a dependency for a few hundred bytes.
+//! The encoding follows `Accept-Encoding` by q-value ([`negotiate`]). Only 200 answers are
+//! kept; errors pass through untouched.
 
 use axum::body::{Body, Bytes};
 use axum::extract::{Path, Request, State};
@@ -27,11 +29,21 @@ use std::sync::{Arc, Mutex};
 pub(crate) const MODEL_VERSION: &str = env!("IRQSCOPE_MODEL_VERSION");
 /// Rendered permalink bodies and their encodings kept at most, in bytes.
 pub(crate) const PERMALINK_CACHE_BYTES_MAX: usize = 64 << 20;
-/// A body larger than this (with its encoding) is served but not kept.
+/// A body larger than this (with its encodings) is served but not kept.
 pub(crate) const PERMALINK_CACHE_ENTRY_BYTES_MAX: usize = 4 << 20;
 /// How long a browser or proxy may keep a permalink page without asking again. Pinned bytes
 /// could be kept for ever, but a fix to a model or a page reaches readers within a day.
 pub(crate) const PERMALINK_MAX_AGE_S: u64 = 86_400;
+/// `Accept-Encoding` items read at most; the rest are ignored (a browser sends four or five).
+pub(crate) const ACCEPT_ENCODING_ITEMS_MAX: usize = 32;
+/// The brotli quality of a permalink body, made once per body on a first view that asks for
+/// it. Chosen by measurement (docs/perf.md, `cargo bench --bench web -- encode/`): quality 5
+/// is 30 % (L96as_v4 page) to 68 % (8,192-CPU page) smaller than gzip's default level, at
+/// about 1.8 times gzip's time on the first and 0.7 times on the second; 4 is as fast as gzip
+/// but 9–22 % bigger than 5, 6 saves under 1 % more, 11 takes a few hundred times as long.
+pub(crate) const PERMALINK_BROTLI_QUALITY: i32 = 5;
+/// Brotli window, log2 bytes: 4 MiB, which covers [`PERMALINK_CACHE_ENTRY_BYTES_MAX`].
+const BROTLI_LGWIN: i32 = 22;
 
 const PERMALINK_CACHE_CONTROL: &str = "public, max-age=86400, immutable";
 const _: () = assert!(PERMALINK_MAX_AGE_S == 86_400, "update PERMALINK_CACHE_CONTROL");
@@ -46,35 +58,93 @@ fn fnv1a(state: u64, bytes: &[u8]) -> u64 {
 }
 const FNV_OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
 
-/// Whether the client takes gzip: a `gzip`, `x-gzip` or `*` coding with a non-zero q-value
-/// (the rule tower-http's compression layer applies too).
-pub(crate) fn accepts_gzip(headers: &HeaderMap) -> bool {
-    headers
+/// A content coding this server sends.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Encoding {
+    Identity,
+    Gzip,
+    Br,
+}
+
+impl Encoding {
+    fn header(self) -> Option<HeaderValue> {
+        match self {
+            Encoding::Identity => None,
+            Encoding::Gzip => Some(HeaderValue::from_static("gzip")),
+            Encoding::Br => Some(HeaderValue::from_static("br")),
+        }
+    }
+}
+
+/// A q-value in thousandths (RFC 9110 §12.4.2: at most three decimals, 0 to 1). Anything
+/// else is read as 0, so a malformed weight never selects a coding.
+fn qvalue(text: &str) -> u16 {
+    let (int, frac) = text.split_once('.').unwrap_or((text, ""));
+    if frac.len() > 3 || !frac.bytes().all(|b| b.is_ascii_digit()) {
+        return 0;
+    }
+    let frac = frac.bytes().chain(std::iter::repeat(b'0')).take(3);
+    let milli = frac.fold(0u16, |m, b| m * 10 + u16::from(b - b'0'));
+    match int {
+        "0" => milli,
+        "1" if milli == 0 => 1000,
+        _ => 0,
+    }
+}
+
+/// The coding to send for a request's `Accept-Encoding`: the one of br and gzip with the
+/// higher q-value (an explicit entry, else `*`'s), brotli when they are equal, and identity
+/// when neither is acceptable (q=0 or absent) or `identity` is weighted strictly higher.
+pub(crate) fn negotiate(headers: &HeaderMap) -> Encoding {
+    let (mut br, mut gzip, mut identity, mut any) = (None, None, None, None);
+    let items = headers
         .get_all(header::ACCEPT_ENCODING)
         .iter()
         .filter_map(|v| v.to_str().ok())
         .flat_map(|v| v.split(','))
-        .any(|item| {
-            let mut parts = item.split(';').map(str::trim);
-            let coding = parts.next().unwrap_or("");
-            let q = parts
-                .find_map(|p| p.strip_prefix("q=").or_else(|| p.strip_prefix("Q=")))
-                .map(|q| q.parse::<f32>().unwrap_or(0.0))
-                .unwrap_or(1.0);
-            (coding.eq_ignore_ascii_case("gzip") || coding.eq_ignore_ascii_case("x-gzip") || coding == "*") && q > 0.0
-        })
+        .take(ACCEPT_ENCODING_ITEMS_MAX);
+    for item in items {
+        let mut parts = item.split(';').map(str::trim);
+        let coding = parts.next().unwrap_or("");
+        let q = parts
+            .find_map(|p| p.strip_prefix("q=").or_else(|| p.strip_prefix("Q=")))
+            .map_or(1000, qvalue);
+        let slot = if coding.eq_ignore_ascii_case("br") {
+            &mut br
+        } else if coding.eq_ignore_ascii_case("gzip") || coding.eq_ignore_ascii_case("x-gzip") {
+            &mut gzip
+        } else if coding.eq_ignore_ascii_case("identity") {
+            &mut identity
+        } else if coding == "*" {
+            &mut any
+        } else {
+            continue;
+        };
+        // A coding listed twice keeps its first weight.
+        slot.get_or_insert(q);
+    }
+    let br = br.or(any).unwrap_or(0);
+    let gzip = gzip.or(any).unwrap_or(0);
+    let best = br.max(gzip);
+    if best == 0 || identity.is_some_and(|q| q > best) {
+        Encoding::Identity
+    } else if br == best {
+        Encoding::Br
+    } else {
+        Encoding::Gzip
+    }
 }
 
 /// Whether `If-None-Match` names one of `tags` (or is `*`). Weak tags compare weakly, as
 /// RFC 9110 §13.1.2 has it for this header.
-fn none_match(headers: &HeaderMap, tags: &[&str]) -> bool {
+fn none_match(headers: &HeaderMap, tags: &[String]) -> bool {
     headers
         .get_all(header::IF_NONE_MATCH)
         .iter()
         .filter_map(|v| v.to_str().ok())
         .flat_map(|v| v.split(','))
         .map(str::trim)
-        .any(|t| t == "*" || tags.contains(&t.strip_prefix("W/").unwrap_or(t)))
+        .any(|t| t == "*" || tags.iter().any(|tag| tag == t.strip_prefix("W/").unwrap_or(t)))
 }
 
 fn gzip(bytes: &[u8]) -> Bytes {
@@ -84,17 +154,57 @@ fn gzip(bytes: &[u8]) -> Bytes {
     Bytes::from(gz.finish().expect("writing to memory"))
 }
 
-/// One rendered permalink answer.
+/// Brotli at `quality` (0–11).
+pub(crate) fn brotli(bytes: &[u8], quality: i32) -> Bytes {
+    let params = brotli::enc::BrotliEncoderParams {
+        quality,
+        lgwin: BROTLI_LGWIN,
+        size_hint: bytes.len(),
+        mode: brotli::enc::backward_references::BrotliEncoderMode::BROTLI_MODE_TEXT,
+        ..Default::default()
+    };
+    let mut out = Vec::with_capacity(bytes.len() / 10 + 64);
+    brotli::BrotliCompress(&mut &bytes[..], &mut out, &params).expect("writing to memory");
+    Bytes::from(out)
+}
+
+fn encode(bytes: &[u8], encoding: Encoding) -> Bytes {
+    match encoding {
+        Encoding::Identity => Bytes::copy_from_slice(bytes),
+        Encoding::Gzip => gzip(bytes),
+        Encoding::Br => brotli(bytes, PERMALINK_BROTLI_QUALITY),
+    }
+}
+
+/// One rendered permalink answer: the body and the encodings made so far.
 struct Entry {
     headers: HeaderMap,
     identity: Bytes,
-    gzip: Bytes,
+    gzip: Option<Bytes>,
+    br: Option<Bytes>,
     used: u64,
 }
 
 impl Entry {
-    fn cost(key: &str, identity: &Bytes, gzip: &Bytes) -> usize {
-        key.len() * 2 + identity.len() + gzip.len() + 256
+    fn cost(&self, key: &str) -> usize {
+        let len = |b: &Option<Bytes>| b.as_ref().map_or(0, Bytes::len);
+        key.len() * 2 + self.identity.len() + len(&self.gzip) + len(&self.br) + 256
+    }
+
+    fn encoded(&self, encoding: Encoding) -> Option<Bytes> {
+        match encoding {
+            Encoding::Identity => Some(self.identity.clone()),
+            Encoding::Gzip => self.gzip.clone(),
+            Encoding::Br => self.br.clone(),
+        }
+    }
+
+    fn slot(&mut self, encoding: Encoding) -> Option<&mut Option<Bytes>> {
+        match encoding {
+            Encoding::Identity => None,
+            Encoding::Gzip => Some(&mut self.gzip),
+            Encoding::Br => Some(&mut self.br),
+        }
     }
 }
 
@@ -105,6 +215,36 @@ struct Lru {
     order: BTreeMap<u64, String>,
     bytes: usize,
     tick: u64,
+}
+
+impl Lru {
+    /// Drops least recently used entries other than `keep` until `more` bytes fit in `max`.
+    fn make_room(&mut self, more: usize, max: usize, keep: &str) {
+        let mut kept = None;
+        while self.bytes + more > max {
+            let Some((used, victim)) = self.order.pop_first() else {
+                break;
+            };
+            if victim == keep {
+                kept = Some((used, victim));
+                continue;
+            }
+            if let Some(e) = self.map.remove(&victim) {
+                self.bytes -= e.cost(&victim);
+            }
+        }
+        if let Some((used, key)) = kept {
+            self.order.insert(used, key);
+        }
+    }
+}
+
+/// What the cache holds for a key.
+struct Hit {
+    headers: HeaderMap,
+    identity: Bytes,
+    /// The asked-for encoding, if it was made already.
+    encoded: Option<Bytes>,
 }
 
 /// The bounded cache behind [`immutable`]. Cheap to clone (shared).
@@ -128,12 +268,16 @@ impl PermalinkCache {
         }
     }
 
-    /// Bytes held now (entries and their keys).
+    /// Bytes held now (entries, their encodings and their keys).
     pub fn bytes(&self) -> usize {
         self.lru.lock().unwrap_or_else(|e| e.into_inner()).bytes
     }
 
-    fn get(&self, key: &str) -> Option<(HeaderMap, Bytes, Bytes)> {
+    fn entry_max(&self) -> usize {
+        PERMALINK_CACHE_ENTRY_BYTES_MAX.min(self.bytes_max)
+    }
+
+    fn get(&self, key: &str, encoding: Encoding) -> Option<Hit> {
         let mut guard = self.lru.lock().unwrap_or_else(|e| e.into_inner());
         let lru = &mut *guard;
         lru.tick += 1;
@@ -141,14 +285,31 @@ impl PermalinkCache {
         let entry = lru.map.get_mut(key)?;
         let key = lru.order.remove(&entry.used).expect("order names every entry");
         entry.used = tick;
-        let found = (entry.headers.clone(), entry.identity.clone(), entry.gzip.clone());
+        let hit = Hit {
+            headers: entry.headers.clone(),
+            identity: entry.identity.clone(),
+            encoded: entry.encoded(encoding),
+        };
         lru.order.insert(tick, key);
-        Some(found)
+        Some(hit)
     }
 
-    fn put(&self, key: String, headers: HeaderMap, identity: Bytes, gzip: Bytes) {
-        let cost = Entry::cost(&key, &identity, &gzip);
-        if cost > PERMALINK_CACHE_ENTRY_BYTES_MAX.min(self.bytes_max) {
+    /// Keeps a rendered body and, if made, one of its encodings.
+    fn put(&self, key: String, headers: HeaderMap, identity: Bytes, encoded: Option<(Encoding, Bytes)>) {
+        let mut entry = Entry {
+            headers,
+            identity,
+            gzip: None,
+            br: None,
+            used: 0,
+        };
+        if let Some((encoding, bytes)) = encoded {
+            if let Some(slot) = entry.slot(encoding) {
+                *slot = Some(bytes);
+            }
+        }
+        let cost = entry.cost(&key);
+        if cost > self.entry_max() {
             return;
         }
         let mut guard = self.lru.lock().unwrap_or_else(|e| e.into_inner());
@@ -157,32 +318,52 @@ impl PermalinkCache {
         let tick = lru.tick;
         if let Some(old) = lru.map.remove(&key) {
             lru.order.remove(&old.used);
-            lru.bytes -= Entry::cost(&key, &old.identity, &old.gzip);
+            lru.bytes -= old.cost(&key);
         }
-        while lru.bytes + cost > self.bytes_max {
-            let Some((_, victim)) = lru.order.pop_first() else {
-                break;
-            };
-            if let Some(e) = lru.map.remove(&victim) {
-                lru.bytes -= Entry::cost(&victim, &e.identity, &e.gzip);
-            }
-        }
+        lru.make_room(cost, self.bytes_max, &key);
         lru.bytes += cost;
         lru.order.insert(tick, key.clone());
-        lru.map.insert(
-            key,
-            Entry {
-                headers,
-                identity,
-                gzip,
-                used: tick,
-            },
-        );
+        entry.used = tick;
+        lru.map.insert(key, entry);
+    }
+
+    /// Adds an encoding made after the body was kept (no-op if the entry has gone, already
+    /// has it, or would outgrow the entry bound).
+    fn fill(&self, key: &str, encoding: Encoding, bytes: Bytes) {
+        let mut guard = self.lru.lock().unwrap_or_else(|e| e.into_inner());
+        let lru = &mut *guard;
+        let entry_max = self.entry_max();
+        let Some(entry) = lru.map.get_mut(key) else {
+            return;
+        };
+        let more = bytes.len();
+        if entry.cost(key) + more > entry_max {
+            return;
+        }
+        match entry.slot(encoding) {
+            Some(slot) if slot.is_none() => *slot = Some(bytes),
+            _ => return,
+        }
+        lru.make_room(more, self.bytes_max, key);
+        lru.bytes += more;
     }
 }
 
-fn tags(tag: u64) -> [String; 2] {
-    [format!("\"{tag:016x}\""), format!("\"{tag:016x}-gz\"")]
+/// The tags of one content: identity, gzip, brotli.
+fn tags(tag: u64) -> [String; 3] {
+    [
+        format!("\"{tag:016x}\""),
+        format!("\"{tag:016x}-gz\""),
+        format!("\"{tag:016x}-br\""),
+    ]
+}
+
+fn tag_of(tags: &[String; 3], encoding: Encoding) -> &str {
+    match encoding {
+        Encoding::Identity => &tags[0],
+        Encoding::Gzip => &tags[1],
+        Encoding::Br => &tags[2],
+    }
 }
 
 /// The headers every permalink answer (200 or 304) carries.
@@ -195,15 +376,12 @@ fn validators(headers: &mut HeaderMap, etag: &str) {
     headers.insert(header::VARY, HeaderValue::from_static("accept-encoding"));
 }
 
-fn answer(mut headers: HeaderMap, identity: Bytes, gz: Bytes, use_gzip: bool, etag: &str) -> Response {
+fn answer(mut headers: HeaderMap, body: Bytes, encoding: Encoding, etag: &str) -> Response {
     validators(&mut headers, etag);
     headers.remove(header::CONTENT_LENGTH);
-    let body = if use_gzip {
-        headers.insert(header::CONTENT_ENCODING, HeaderValue::from_static("gzip"));
-        gz
-    } else {
-        identity
-    };
+    if let Some(coding) = encoding.header() {
+        headers.insert(header::CONTENT_ENCODING, coding);
+    }
     let mut resp = Response::new(Body::from(body));
     *resp.headers_mut() = headers;
     resp
@@ -217,17 +395,24 @@ pub async fn immutable(State(cache): State<PermalinkCache>, req: Request, next: 
     let path_and_query = req.uri().path_and_query().map(|p| p.as_str()).unwrap_or("/");
     // The handlers print `super::origin(Host)`; that is what the bytes depend on.
     let key = format!("{}{path_and_query}", super::origin(req.headers()));
-    let tag = fnv1a(fnv1a(FNV_OFFSET, MODEL_VERSION.as_bytes()), key.as_bytes());
-    let [plain_tag, gz_tag] = tags(tag);
-    let use_gzip = accepts_gzip(req.headers());
-    let etag = if use_gzip { &gz_tag } else { &plain_tag };
-    if none_match(req.headers(), &[&plain_tag, &gz_tag]) {
+    let tags = tags(fnv1a(fnv1a(FNV_OFFSET, MODEL_VERSION.as_bytes()), key.as_bytes()));
+    let encoding = negotiate(req.headers());
+    let etag = tag_of(&tags, encoding);
+    if none_match(req.headers(), &tags) {
         let mut resp = StatusCode::NOT_MODIFIED.into_response();
         validators(resp.headers_mut(), etag);
         return resp;
     }
-    if let Some((headers, identity, gz)) = cache.get(&key) {
-        return answer(headers, identity, gz, use_gzip, etag);
+    if let Some(hit) = cache.get(&key, encoding) {
+        let body = match hit.encoded {
+            Some(bytes) => bytes,
+            None => {
+                let bytes = encode(&hit.identity, encoding);
+                cache.fill(&key, encoding, bytes.clone());
+                bytes
+            }
+        };
+        return answer(hit.headers, body, encoding, etag);
     }
     let is_get = req.method() == Method::GET;
     let resp = next.run(req).await;
@@ -243,15 +428,22 @@ pub async fn immutable(State(cache): State<PermalinkCache>, req: Request, next: 
     let Ok(identity) = axum::body::to_bytes(body, PERMALINK_CACHE_ENTRY_BYTES_MAX).await else {
         return StatusCode::INTERNAL_SERVER_ERROR.into_response();
     };
-    let gz = gzip(&identity);
-    cache.put(key, parts.headers.clone(), identity.clone(), gz.clone());
-    answer(parts.headers, identity, gz, use_gzip, etag)
+    let (body, encoded) = match encoding {
+        Encoding::Identity => (identity.clone(), None),
+        _ => {
+            let bytes = encode(&identity, encoding);
+            (bytes.clone(), Some((encoding, bytes)))
+        }
+    };
+    cache.put(key, parts.headers.clone(), identity, encoded);
+    answer(parts.headers, body, encoding, etag)
 }
 
-/// `GET /static/{file}`: the files of `static/`, embedded at build time with their gzip
-/// encoding. Not fingerprinted in their URLs, so browsers revalidate (`no-cache`) and get 304.
+/// `GET /static/{file}`: the files of `static/`, embedded at build time with their gzip and
+/// brotli encodings. Not fingerprinted in their URLs, so browsers revalidate (`no-cache`) and
+/// get 304.
 pub(crate) async fn static_asset(Path(file): Path<String>, headers: HeaderMap) -> Response {
-    let Some(&(name, bytes, gz, tag)) = STATIC_ASSETS.iter().find(|a| a.0 == file) else {
+    let Some(&(name, bytes, gz, br, tag)) = STATIC_ASSETS.iter().find(|a| a.0 == file) else {
         return super::AppError::NotFound(format!("no static file {file:?}")).into_response();
     };
     let content_type = match name.rsplit('.').next() {
@@ -261,70 +453,188 @@ pub(crate) async fn static_asset(Path(file): Path<String>, headers: HeaderMap) -
         Some("svg") => "image/svg+xml",
         _ => "application/octet-stream",
     };
-    let [plain_tag, gz_tag] = tags(tag);
-    let use_gzip = accepts_gzip(&headers);
-    let etag = if use_gzip { &gz_tag } else { &plain_tag };
+    let tags = tags(tag);
+    let encoding = negotiate(&headers);
     let mut out = HeaderMap::new();
     out.insert(
         header::ETAG,
-        HeaderValue::from_str(etag).expect("hex digits and quotes"),
+        HeaderValue::from_str(tag_of(&tags, encoding)).expect("hex digits and quotes"),
     );
     out.insert(header::CACHE_CONTROL, HeaderValue::from_static("public, no-cache"));
     out.insert(header::VARY, HeaderValue::from_static("accept-encoding"));
-    if none_match(&headers, &[&plain_tag, &gz_tag]) {
+    if none_match(&headers, &tags) {
         return (StatusCode::NOT_MODIFIED, out).into_response();
     }
     out.insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
-    let body = if use_gzip {
-        out.insert(header::CONTENT_ENCODING, HeaderValue::from_static("gzip"));
-        Bytes::from_static(gz)
-    } else {
-        Bytes::from_static(bytes)
+    if let Some(coding) = encoding.header() {
+        out.insert(header::CONTENT_ENCODING, coding);
+    }
+    let body = match encoding {
+        Encoding::Identity => bytes,
+        Encoding::Gzip => gz,
+        Encoding::Br => br,
     };
-    (out, body).into_response()
+    (out, Bytes::from_static(body)).into_response()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    fn accept(v: &str) -> HeaderMap {
+        let mut m = HeaderMap::new();
+        m.insert(header::ACCEPT_ENCODING, HeaderValue::from_str(v).unwrap());
+        m
+    }
+
     #[test]
-    fn accept_encoding_rules() {
-        let h = |v: &str| {
-            let mut m = HeaderMap::new();
-            m.insert(header::ACCEPT_ENCODING, HeaderValue::from_str(v).unwrap());
-            m
-        };
-        assert!(accepts_gzip(&h("gzip, deflate, br")));
-        assert!(accepts_gzip(&h("br;q=1.0, gzip;q=0.5")));
-        assert!(accepts_gzip(&h("*")));
-        assert!(!accepts_gzip(&h("gzip;q=0")));
-        assert!(!accepts_gzip(&h("br, deflate")));
-        assert!(!accepts_gzip(&HeaderMap::new()));
+    fn negotiation_by_q_value() {
+        use Encoding::*;
+        for (header, want) in [
+            ("gzip, deflate, br, zstd", Br),
+            ("gzip, deflate", Gzip),
+            ("x-gzip", Gzip),
+            ("br", Br),
+            ("BR;Q=1", Br),
+            ("br;q=1.0, gzip;q=0.5", Br),
+            ("br;q=0.5, gzip;q=0.8", Gzip),
+            ("gzip;q=0.8, br;q=0.800", Br),
+            ("gzip, br;q=0", Gzip),
+            ("br;q=0, gzip;q=0", Identity),
+            ("gzip;q=0", Identity),
+            ("deflate, zstd", Identity),
+            ("identity", Identity),
+            ("", Identity),
+            ("*", Br),
+            ("*;q=0", Identity),
+            ("*, br;q=0", Gzip),
+            ("*;q=0.1, gzip", Gzip),
+            ("gzip;q=0.5, identity", Identity),
+            ("gzip;q=0.5, identity;q=0.5", Gzip),
+            // Malformed weights never select a coding.
+            ("br;q=2, gzip", Gzip),
+            ("br;q=0.5555, gzip;q=0.4", Gzip),
+            ("br;q=abc", Identity),
+            ("br;q=1.5", Identity),
+            // A coding named twice keeps its first weight.
+            ("br;q=0, br", Identity),
+        ] {
+            assert_eq!(negotiate(&accept(header)), want, "{header:?}");
+        }
+        assert_eq!(negotiate(&HeaderMap::new()), Identity);
+        let mut two = accept("br;q=0");
+        two.append(header::ACCEPT_ENCODING, HeaderValue::from_static("gzip"));
+        assert_eq!(negotiate(&two), Gzip, "several headers are one list");
+        // Only the first ACCEPT_ENCODING_ITEMS_MAX items count.
+        let long = format!("{}br", "x, ".repeat(ACCEPT_ENCODING_ITEMS_MAX));
+        assert_eq!(negotiate(&accept(&long)), Identity);
+    }
+
+    #[test]
+    fn q_values() {
+        for (text, milli) in [
+            ("1", 1000),
+            ("1.000", 1000),
+            ("0", 0),
+            ("0.5", 500),
+            ("0.05", 50),
+            ("0.001", 1),
+            ("1.001", 0),
+            ("0.0001", 0),
+            ("-0.5", 0),
+            ("", 0),
+            ("0.", 0),
+        ] {
+            assert_eq!(qvalue(text), milli, "{text:?}");
+        }
+    }
+
+    #[test]
+    fn brotli_decodes_to_its_input() {
+        let text: String = (0..5000)
+            .map(|i| format!("<rect x=\"{i}\" y=\"{}\"/>", i % 7))
+            .collect();
+        for quality in [0, 5, 11] {
+            let br = brotli(text.as_bytes(), quality);
+            assert!(br.len() * 5 < text.len(), "quality {quality}: {} bytes", br.len());
+            let mut out = Vec::new();
+            brotli::BrotliDecompress(&mut &br[..], &mut out).unwrap();
+            assert_eq!(out, text.as_bytes());
+        }
+    }
+
+    fn body(c: u8) -> Bytes {
+        Bytes::from(vec![c; 1000])
     }
 
     #[test]
     fn the_lru_keeps_within_its_bytes_and_drops_the_least_recent() {
         let cache = PermalinkCache::new(3 * (1000 + 2 + 256));
-        let body = |c: u8| Bytes::from(vec![c; 1000]);
         for k in ["a", "b", "c"] {
-            cache.put(k.into(), HeaderMap::new(), body(b'x'), Bytes::new());
+            cache.put(k.into(), HeaderMap::new(), body(b'x'), None);
         }
-        assert!(cache.get("a").is_some()); // a is now the most recent
-        cache.put("d".into(), HeaderMap::new(), body(b'y'), Bytes::new());
-        assert!(cache.get("b").is_none(), "the least recently used entry stayed");
-        assert!(cache.get("a").is_some() && cache.get("c").is_some() && cache.get("d").is_some());
+        assert!(cache.get("a", Encoding::Identity).is_some()); // a is now the most recent
+        cache.put("d".into(), HeaderMap::new(), body(b'y'), None);
+        assert!(
+            cache.get("b", Encoding::Identity).is_none(),
+            "the least recently used entry stayed"
+        );
+        for k in ["a", "c", "d"] {
+            assert!(cache.get(k, Encoding::Identity).is_some(), "{k}");
+        }
         assert!(cache.bytes() <= 3 * (1000 + 2 + 256));
         // Replacing an entry does not count it twice; too big an entry is not kept.
-        cache.put("d".into(), HeaderMap::new(), body(b'z'), Bytes::new());
+        cache.put("d".into(), HeaderMap::new(), body(b'z'), None);
         assert_eq!(cache.bytes(), 3 * (1000 + 2 + 256));
+        cache.put("huge".into(), HeaderMap::new(), Bytes::from(vec![0; 10_000]), None);
+        assert!(cache.get("huge", Encoding::Identity).is_none());
+        assert_eq!(cache.get("d", Encoding::Identity).unwrap().identity[0], b'z');
+    }
+
+    #[test]
+    fn the_cost_counts_every_encoding() {
+        let one = 1000 + 2 + 256;
+        let cache = PermalinkCache::new(3 * one + 300);
         cache.put(
-            "huge".into(),
+            "a".into(),
             HeaderMap::new(),
-            Bytes::from(vec![0; 10_000]),
-            Bytes::new(),
+            body(b'a'),
+            Some((Encoding::Gzip, Bytes::from(vec![1; 100]))),
         );
-        assert!(cache.get("huge").is_none());
-        assert_eq!(cache.get("d").unwrap().1[0], b'z');
+        assert_eq!(cache.bytes(), one + 100);
+        let hit = cache.get("a", Encoding::Gzip).unwrap();
+        assert_eq!(hit.encoded.unwrap().len(), 100);
+        assert!(
+            cache.get("a", Encoding::Br).unwrap().encoded.is_none(),
+            "br not made yet"
+        );
+        cache.fill("a", Encoding::Br, Bytes::from(vec![2; 80]));
+        assert_eq!(cache.bytes(), one + 180);
+        assert_eq!(cache.get("a", Encoding::Br).unwrap().encoded.unwrap()[0], 2);
+        // Filling twice keeps the first and counts it once.
+        cache.fill("a", Encoding::Br, Bytes::from(vec![3; 80]));
+        assert_eq!(cache.bytes(), one + 180);
+        assert_eq!(cache.get("a", Encoding::Br).unwrap().encoded.unwrap()[0], 2);
+        // b and c fill the rest; filling a's encodings past the bound evicts the oldest (b),
+        // never the entry being filled.
+        cache.put("b".into(), HeaderMap::new(), body(b'b'), None);
+        cache.put("c".into(), HeaderMap::new(), body(b'c'), None);
+        assert_eq!(cache.bytes(), 3 * one + 180);
+        cache.put(
+            "a".into(),
+            HeaderMap::new(),
+            body(b'a'),
+            Some((Encoding::Br, Bytes::from(vec![2; 80]))),
+        );
+        cache.fill("a", Encoding::Gzip, Bytes::from(vec![1; 300]));
+        assert!(cache.get("b", Encoding::Identity).is_none());
+        assert!(cache.get("a", Encoding::Gzip).unwrap().encoded.is_some());
+        assert!(cache.bytes() <= 3 * one + 300, "{}", cache.bytes());
+        // An encoding that would take the entry past its own bound is served, not kept.
+        let small = PermalinkCache::new(one + 50);
+        small.put("a".into(), HeaderMap::new(), body(b'a'), None);
+        small.fill("a", Encoding::Gzip, Bytes::from(vec![1; 100]));
+        assert!(small.get("a", Encoding::Gzip).unwrap().encoded.is_none());
+        assert_eq!(small.bytes(), one);
     }
 }

@@ -1,0 +1,137 @@
+//! The pictures and JSON twins pinned byte for byte: every preset's default page (heatmap in
+//! each metric, NUMA chart, device strip), the 8,192-CPU × 16-device page and one of its nodes,
+//! compare pages, MANA and sched pages, and the JSON twin of each. The pin is one FNV-1a hash
+//! over all of them, so a rewrite of the SVG or JSON writers for speed that changes one byte
+//! fails here. Only the parts `render::svg*`, `render::json*` and `render::vector_space` write
+//! are hashed (the `<svg>` elements of each page, the JSON twins without their summary
+//! sentences), so a change to a page's template or its sentences does not move the pin.
+//!
+//! `IRQSCOPE_PIN_DUMP=DIR` writes each hashed part to DIR, to see which one moved.
+
+use irqscope::catalogue;
+use serde_json::Value;
+
+use crate::common::http::get;
+
+/// The hash of every part below, as the writers before their speed rewrite produced them.
+const PINNED: &str = "1df878621c5827bf";
+
+fn fnv1a(state: u64, bytes: &[u8]) -> u64 {
+    bytes
+        .iter()
+        .fold(state, |h, &b| (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3))
+}
+
+/// Every `<svg …>…</svg>` element of a page, in order.
+fn svgs(page: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    let mut rest = page;
+    while let Some(start) = rest.find("<svg") {
+        let tail = &rest[start..];
+        let end = tail.find("</svg>").expect("every <svg> is closed") + "</svg>".len();
+        out.push(&tail[..end]);
+        rest = &tail[end..];
+    }
+    out
+}
+
+/// The page's own permalink (`/s/…`, `/c/…`, `/m/…`, `/n/…`), from its JSON-twin link.
+fn twin(page: &str) -> Option<String> {
+    let at = page.find("/json\"")?;
+    let start = page[..at].rfind('"')? + 1;
+    let link = &page[start..at];
+    let path = link
+        .find("/s/v1.")
+        .or(link.find("/c/v1."))
+        .or(link.find("/m/v1."))
+        .or(link.find("/n/v1."))?;
+    Some(format!("{}/json", &link[path..]))
+}
+
+fn without_sentences(mut v: Value) -> Value {
+    if let Some(m) = v.get_mut("metrics").and_then(Value::as_object_mut) {
+        m.remove("summary");
+    }
+    for side in ["a", "b"] {
+        if let Some(m) = v
+            .get_mut(side)
+            .and_then(|s| s.get_mut("metrics"))
+            .and_then(Value::as_object_mut)
+        {
+            m.remove("summary");
+        }
+    }
+    v
+}
+
+fn pages() -> Vec<String> {
+    let mut uris = Vec::new();
+    for (name, _) in catalogue::all() {
+        uris.push(format!("/?preset={name}"));
+        uris.push(format!(
+            "/?preset={name}&devices=4x8:pre=1,name=nvme;3:name=nic&metric=irqs"
+        ));
+        uris.push(format!("/?preset={name}&metric=hot"));
+        uris.push(format!(
+            "/compare?preset={name}&a=pre-cluster&b=rotation&metric=devices"
+        ));
+    }
+    uris.extend(
+        [
+            "/?preset=azure-l96as-v4&devices=6x62:pre=1,name=nvme&variant=cluster",
+            "/?preset=azure-l96as-v4&devices=6x62:pre=1,name=nvme&variant=pre-cluster&metric=devices",
+            "/?preset=synthetic-8192&devices=16x64",
+            "/?preset=synthetic-8192&devices=16x64&node=5",
+            "/compare?preset=synthetic-8192&devices=16x64&a=pre-cluster&b=cluster",
+            "/compare?a=pre-cluster&b=rotation&metric=devices&scale=10",
+            "/mana",
+            "/mana?preset=azure-4vcpu-smt2&load=0,1,1,1",
+            "/mana?preset=azure-4vcpu-smt2&irqaffinity=0",
+            "/mana?preset=azure-l96as-v4",
+            "/sched",
+            "/sched?preset=azure-l96as-v4",
+            "/sched?preset=amd-epyc-9654-2s-nps4",
+        ]
+        .map(String::from),
+    );
+    uris
+}
+
+#[tokio::test]
+async fn svg_and_json_writers_are_byte_identical() {
+    let dump = std::env::var_os("IRQSCOPE_PIN_DUMP").map(std::path::PathBuf::from);
+    let mut h = 0xcbf2_9ce4_8422_2325u64;
+    let mut parts = 0;
+    let mut keep = |what: &str, bytes: &[u8]| {
+        h = fnv1a(h, what.as_bytes());
+        h = fnv1a(h, bytes);
+        if let Some(dir) = &dump {
+            std::fs::create_dir_all(dir).unwrap();
+            std::fs::write(dir.join(format!("{parts:04}")), bytes).unwrap();
+        }
+        parts += 1;
+    };
+    for uri in pages() {
+        let r = get(&uri).await;
+        if !r.status.is_success() {
+            // A preset a scenario does not fit (too few CPUs for the devices): its error is
+            // not ours to pin, but it must stay an error.
+            assert!(r.status.is_client_error(), "{uri}: {}", r.status);
+            keep(&uri, r.status.as_str().as_bytes());
+            continue;
+        }
+        let shown = svgs(&r.body);
+        assert!(!shown.is_empty(), "{uri}: no picture");
+        for svg in shown {
+            keep(&uri, svg.as_bytes());
+        }
+        if let Some(json) = twin(&r.body) {
+            let t = get(&json).await;
+            assert!(t.status.is_success(), "{json}: {}", t.status);
+            let v = without_sentences(serde_json::from_str(&t.body).unwrap());
+            keep(&json, serde_json::to_string(&v).unwrap().as_bytes());
+        }
+    }
+    assert!(parts > 300, "only {parts} parts hashed");
+    assert_eq!(format!("{h:016x}"), PINNED, "{parts} parts hashed");
+}
