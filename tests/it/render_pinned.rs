@@ -35,17 +35,26 @@ fn svgs(page: &str) -> Vec<&str> {
     out
 }
 
-/// The page's own permalink (`/s/…`, `/c/…`, `/m/…`, `/n/…`), from its JSON-twin link.
+/// The page's own permalink (`/s/…`, `/c/…`, `/m/…`, `/n/…`), from its JSON-twin link: the
+/// first `…/json"` that is one (`<script type="application/json">` is not).
 fn twin(page: &str) -> Option<String> {
-    let at = page.find("/json\"")?;
-    let start = page[..at].rfind('"')? + 1;
-    let link = &page[start..at];
-    let path = link
-        .find("/s/v1.")
-        .or(link.find("/c/v1."))
-        .or(link.find("/m/v1."))
-        .or(link.find("/n/v1."))?;
-    Some(format!("{}/json", &link[path..]))
+    let mut from = 0;
+    while let Some(at) = page[from..].find("/json\"").map(|i| i + from) {
+        from = at + 1;
+        let Some(start) = page[..at].rfind('"').map(|i| i + 1) else {
+            continue;
+        };
+        let link = &page[start..at];
+        let path = link
+            .find("/s/v1.")
+            .or(link.find("/c/v1."))
+            .or(link.find("/m/v1."))
+            .or(link.find("/n/v1."));
+        if let Some(path) = path {
+            return Some(format!("{}/json", &link[path..]));
+        }
+    }
+    None
 }
 
 fn without_sentences(mut v: Value) -> Value {
@@ -125,12 +134,13 @@ async fn svg_and_json_writers_are_byte_identical() {
         for svg in shown {
             keep(&uri, svg.as_bytes());
         }
-        if let Some(json) = twin(&r.body) {
-            let t = get(&json).await;
-            assert!(t.status.is_success(), "{json}: {}", t.status);
-            let v = without_sentences(serde_json::from_str(&t.body).unwrap());
-            keep(&json, serde_json::to_string(&v).unwrap().as_bytes());
-        }
+        // Every page links its JSON twin; a page whose link is not found would drop out of
+        // the pin unseen.
+        let json = twin(&r.body).unwrap_or_else(|| panic!("{uri}: no JSON-twin link found"));
+        let t = get(&json).await;
+        assert!(t.status.is_success(), "{json}: {}", t.status);
+        let v = without_sentences(serde_json::from_str(&t.body).unwrap());
+        keep(&json, serde_json::to_string(&v).unwrap().as_bytes());
     }
     assert!(parts > 300, "only {parts} parts hashed");
     assert_eq!(format!("{h:016x}"), PINNED, "{parts} parts hashed");
