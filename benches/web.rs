@@ -17,19 +17,7 @@ use irqscope::web::{self, AppState};
 use tower::ServiceExt;
 
 fn spec(preset: &str, devices: DeviceSpec) -> ScenarioSpec {
-    ScenarioSpec {
-        topology: TopologyRef::Preset(preset.into()),
-        devices: vec![devices],
-        variant: "cluster".into(),
-        sort: "heap-v6.11".into(),
-        effective: "x86-matrix".into(),
-        spread_counter: 0,
-        proposal: None,
-        irqaffinity: None,
-        isolcpus: None,
-        nohz_full: None,
-        vectors_held: None,
-    }
+    ScenarioSpec::new(TopologyRef::Preset(preset.into()), vec![devices])
 }
 
 fn l96as_v4() -> ScenarioSpec {

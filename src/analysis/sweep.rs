@@ -610,8 +610,6 @@ impl Sweep {
             .map(|m| m.devices.clone())
             .unwrap_or_default();
         ScenarioSpec {
-            topology: TopologyRef::Preset(topology.to_string()),
-            devices,
             variant: placement.variant().name().into(),
             sort: self.config.sort.name().into(),
             effective: self.config.effective.name().into(),
@@ -620,10 +618,7 @@ impl Sweep {
                 Placement::Proposal(p) => Some(p.name().into()),
                 Placement::Kernel(_) => None,
             },
-            irqaffinity: None,
-            isolcpus: None,
-            nohz_full: None,
-            vectors_held: None,
+            ..ScenarioSpec::new(TopologyRef::Preset(topology.to_string()), devices)
         }
     }
 

@@ -415,17 +415,11 @@ mod tests {
 
     fn metrics_of(preset: &str, devices: &str, variant: &str) -> Metrics {
         let spec = ScenarioSpec {
-            topology: TopologyRef::Preset(preset.into()),
-            devices: devices.split(' ').map(|t| parse_device_token(t).unwrap()).collect(),
             variant: variant.into(),
-            sort: "heap-v6.11".into(),
-            effective: "x86-matrix".into(),
-            spread_counter: 0,
-            proposal: None,
-            irqaffinity: None,
-            isolcpus: None,
-            nohz_full: None,
-            vectors_held: None,
+            ..ScenarioSpec::new(
+                TopologyRef::Preset(preset.into()),
+                devices.split(' ').map(|t| parse_device_token(t).unwrap()).collect(),
+            )
         };
         let scenario = spec.resolve(crate::catalogue::get).unwrap();
         let outcome = crate::scenario::run(&scenario);

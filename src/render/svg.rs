@@ -1059,19 +1059,7 @@ mod tests {
     use crate::{metrics, scenario};
 
     fn run(preset: &str, devices: Vec<DeviceSpec>) -> (scenario::Scenario, Outcome, Metrics) {
-        let spec = ScenarioSpec {
-            topology: TopologyRef::Preset(preset.into()),
-            devices,
-            variant: "cluster".into(),
-            sort: "heap-v6.11".into(),
-            effective: "x86-matrix".into(),
-            spread_counter: 0,
-            proposal: None,
-            irqaffinity: None,
-            isolcpus: None,
-            nohz_full: None,
-            vectors_held: None,
-        };
+        let spec = ScenarioSpec::new(TopologyRef::Preset(preset.into()), devices);
         let s = spec.resolve(catalogue::get).unwrap();
         let o = scenario::run(&s);
         let m = metrics::compute(&s, &o);

@@ -89,23 +89,14 @@ mod tests {
 
     fn compare() -> CompareSpec {
         CompareSpec {
-            scenario: ScenarioSpec {
-                topology: TopologyRef::Preset("azure-l96as-v4".into()),
-                devices: vec![DeviceSpec {
+            scenario: ScenarioSpec::new(
+                TopologyRef::Preset("azure-l96as-v4".into()),
+                vec![DeviceSpec {
                     pre: 1,
                     name: Some("nvme".into()),
                     ..DeviceSpec::new(6, 62)
                 }],
-                variant: "cluster".into(),
-                sort: "heap-v6.11".into(),
-                effective: "x86-matrix".into(),
-                spread_counter: 0,
-                proposal: None,
-                irqaffinity: None,
-                isolcpus: None,
-                nohz_full: None,
-                vectors_held: None,
-            },
+            ),
             a: SideSpec {
                 variant: Some("pre-cluster".into()),
                 ..SideSpec::default()

@@ -89,20 +89,15 @@ mod tests {
 
     fn spec() -> ScenarioSpec {
         ScenarioSpec {
-            topology: TopologyRef::Preset("azure-l96as-v4".into()),
-            devices: vec![DeviceSpec {
-                pre: 1,
-                ..DeviceSpec::new(6, 62)
-            }],
             variant: "rotation".into(),
-            sort: "heap-v6.11".into(),
-            effective: "x86-matrix".into(),
             spread_counter: 3,
-            proposal: None,
-            irqaffinity: None,
-            isolcpus: None,
-            nohz_full: None,
-            vectors_held: None,
+            ..ScenarioSpec::new(
+                TopologyRef::Preset("azure-l96as-v4".into()),
+                vec![DeviceSpec {
+                    pre: 1,
+                    ..DeviceSpec::new(6, 62)
+                }],
+            )
         }
     }
 

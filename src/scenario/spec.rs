@@ -66,6 +66,26 @@ pub struct ScenarioSpec {
 }
 
 impl ScenarioSpec {
+    /// `devices` on `topology` with every other field at its default: the default variant,
+    /// heapsort generation and effective-CPU model, counter 0, no proposal and no boot
+    /// parameters. Callers name the fields they change (`ScenarioSpec { variant, ..new(…) }`),
+    /// so a field added later touches no caller.
+    pub fn new(topology: TopologyRef, devices: Vec<DeviceSpec>) -> ScenarioSpec {
+        ScenarioSpec {
+            topology,
+            devices,
+            variant: default_variant(),
+            sort: default_sort(),
+            effective: default_effective(),
+            spread_counter: 0,
+            proposal: None,
+            irqaffinity: None,
+            isolcpus: None,
+            nohz_full: None,
+            vectors_held: None,
+        }
+    }
+
     /// The boot parameters of this spec.
     pub fn boot(&self) -> BootParams {
         BootParams {

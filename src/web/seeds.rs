@@ -33,17 +33,10 @@ fn scenario(
     counter: u32,
 ) -> Result<ScenarioSpec, AppError> {
     Ok(ScenarioSpec {
-        topology: TopologyRef::Preset(preset.into()),
-        devices: vec![parse_device_token(devices)?],
         variant: variant.into(),
-        sort: "heap-v6.11".into(),
         effective: effective.into(),
         spread_counter: counter,
-        proposal: None,
-        irqaffinity: None,
-        isolcpus: None,
-        nohz_full: None,
-        vectors_held: None,
+        ..ScenarioSpec::new(TopologyRef::Preset(preset.into()), vec![parse_device_token(devices)?])
     })
 }
 

@@ -197,17 +197,9 @@ async fn device_driver_columns_and_the_proposal_survive_edits() {
         DeviceSpec::new(1, 4),
     ];
     let spec = ScenarioSpec {
-        topology: TopologyRef::Preset("azure-l96as-v4".into()),
-        devices: devices.clone(),
         variant: "rotation".into(),
-        sort: "heap-v6.11".into(),
-        effective: "x86-matrix".into(),
-        spread_counter: 0,
         proposal: Some("offset-by-probed".into()),
-        irqaffinity: None,
-        isolcpus: None,
-        nohz_full: None,
-        vectors_held: None,
+        ..ScenarioSpec::new(TopologyRef::Preset("azure-l96as-v4".into()), devices.clone())
     };
     c.goto(&format!("{}/s/{}", h.base, permalink::encode(&spec).unwrap()))
         .await

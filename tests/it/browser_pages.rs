@@ -16,17 +16,11 @@ const WIDTHS: [u32; 2] = [1024, 1920];
 /// Seed 000 as a permalink: the figure the thread quotes (pre-cluster, six NVMe disks).
 fn seed_000_link() -> String {
     let spec = ScenarioSpec {
-        topology: TopologyRef::Preset("azure-l96as-v4".into()),
-        devices: vec![parse_device_token("6x62:pre=1,name=nvme").unwrap()],
         variant: "pre-cluster".into(),
-        sort: "heap-v6.11".into(),
-        effective: "x86-matrix".into(),
-        spread_counter: 0,
-        proposal: None,
-        irqaffinity: None,
-        isolcpus: None,
-        nohz_full: None,
-        vectors_held: None,
+        ..ScenarioSpec::new(
+            TopologyRef::Preset("azure-l96as-v4".into()),
+            vec![parse_device_token("6x62:pre=1,name=nvme").unwrap()],
+        )
     };
     format!("/s/{}", permalink::encode(&spec).unwrap())
 }

@@ -93,21 +93,15 @@ fn check_cli(what: &str, args: &[&str]) -> String {
 
 fn seed_spec(topology: TopologyRef) -> ScenarioSpec {
     ScenarioSpec {
-        topology,
-        devices: vec![DeviceSpec {
-            pre: 1,
-            name: Some("nvme".into()),
-            ..DeviceSpec::new(6, 62)
-        }],
         variant: "pre-cluster".into(),
-        sort: "heap-v6.11".into(),
-        effective: "x86-matrix".into(),
-        spread_counter: 0,
-        proposal: None,
-        irqaffinity: None,
-        isolcpus: None,
-        nohz_full: None,
-        vectors_held: None,
+        ..ScenarioSpec::new(
+            topology,
+            vec![DeviceSpec {
+                pre: 1,
+                name: Some("nvme".into()),
+                ..DeviceSpec::new(6, 62)
+            }],
+        )
     }
 }
 

@@ -9,19 +9,10 @@ use irqscope::scenario::spec::{self, parse_device_token, DeviceSpec, ScenarioSpe
 use irqscope::scenario::{self, Driver};
 
 fn spec(preset: &str, tokens: &[&str]) -> ScenarioSpec {
-    ScenarioSpec {
-        topology: TopologyRef::Preset(preset.into()),
-        devices: tokens.iter().map(|t| parse_device_token(t).unwrap()).collect(),
-        variant: "cluster".into(),
-        sort: "heap-v6.11".into(),
-        effective: "x86-matrix".into(),
-        spread_counter: 0,
-        proposal: None,
-        irqaffinity: None,
-        isolcpus: None,
-        nohz_full: None,
-        vectors_held: None,
-    }
+    ScenarioSpec::new(
+        TopologyRef::Preset(preset.into()),
+        tokens.iter().map(|t| parse_device_token(t).unwrap()).collect(),
+    )
 }
 
 fn resolve(s: &ScenarioSpec) -> Result<scenario::Scenario, String> {

@@ -11,23 +11,14 @@ use irqscope::scenario::spec::{DeviceSpec, ScenarioSpec, TopologyRef};
 use tower::ServiceExt;
 
 fn spec() -> ScenarioSpec {
-    ScenarioSpec {
-        topology: TopologyRef::Preset("azure-l96as-v4".into()),
-        devices: vec![DeviceSpec {
+    ScenarioSpec::new(
+        TopologyRef::Preset("azure-l96as-v4".into()),
+        vec![DeviceSpec {
             pre: 1,
             name: Some("nvme".into()),
             ..DeviceSpec::new(6, 62)
         }],
-        variant: "cluster".into(),
-        sort: "heap-v6.11".into(),
-        effective: "x86-matrix".into(),
-        spread_counter: 0,
-        proposal: None,
-        irqaffinity: None,
-        isolcpus: None,
-        nohz_full: None,
-        vectors_held: None,
-    }
+    )
 }
 
 async fn send(app: &Router, uri: &str, headers: &[(header::HeaderName, &str)]) -> (StatusCode, HeaderMap, Vec<u8>) {

@@ -190,17 +190,11 @@ async fn links_keep_their_model_forms_default_by_architecture() {
     use irqscope::scenario::permalink;
     use irqscope::scenario::spec::{parse_device_token, ScenarioSpec, TopologyRef};
     let spec = ScenarioSpec {
-        topology: TopologyRef::Preset("azure-d16plds-v6".into()),
-        devices: vec![parse_device_token("2x6:name=nvme,pre=1").unwrap()],
         variant: "pre-cluster".into(),
-        sort: "heap-v6.11".into(),
-        effective: "x86-matrix".into(),
-        spread_counter: 0,
-        proposal: None,
-        irqaffinity: None,
-        isolcpus: None,
-        nohz_full: None,
-        vectors_held: None,
+        ..ScenarioSpec::new(
+            TopologyRef::Preset("azure-d16plds-v6".into()),
+            vec![parse_device_token("2x6:name=nvme,pre=1").unwrap()],
+        )
     };
     let old = get(&format!("/s/{}/text", permalink::encode(&spec).unwrap())).await;
     assert_eq!(old.status, 200, "{}", old.body);

@@ -16,21 +16,15 @@ fn link_of<T: serde::Serialize>(spec: &T) -> String {
 
 fn seed_spec(variant: &str) -> ScenarioSpec {
     ScenarioSpec {
-        topology: TopologyRef::Preset("azure-l96as-v4".into()),
-        devices: vec![DeviceSpec {
-            pre: 1,
-            name: Some("nvme".into()),
-            ..DeviceSpec::new(6, 62)
-        }],
         variant: variant.into(),
-        sort: "heap-v6.11".into(),
-        effective: "x86-matrix".into(),
-        spread_counter: 0,
-        proposal: None,
-        irqaffinity: None,
-        isolcpus: None,
-        nohz_full: None,
-        vectors_held: None,
+        ..ScenarioSpec::new(
+            TopologyRef::Preset("azure-l96as-v4".into()),
+            vec![DeviceSpec {
+                pre: 1,
+                name: Some("nvme".into()),
+                ..DeviceSpec::new(6, 62)
+            }],
+        )
     }
 }
 
@@ -397,19 +391,7 @@ async fn editor_state_script_cannot_be_closed_by_its_content() {
     let mut t = irqscope::catalogue::get("azure-4vcpu-smt2").unwrap().to_spec();
     let name = "x</script><script>alert(1)</script><!-- & -->";
     t.name = name.into();
-    let spec = ScenarioSpec {
-        topology: TopologyRef::Inline(Box::new(t)),
-        devices: vec![parse_device_token("4").unwrap()],
-        variant: "cluster".into(),
-        sort: "heap-v6.11".into(),
-        effective: "x86-matrix".into(),
-        spread_counter: 0,
-        proposal: None,
-        irqaffinity: None,
-        isolcpus: None,
-        nohz_full: None,
-        vectors_held: None,
-    };
+    let spec = ScenarioSpec::new(TopologyRef::Inline(Box::new(t)), vec![parse_device_token("4").unwrap()]);
     let r = get(&format!("/s/{}", permalink::encode(&spec).unwrap())).await;
     assert_eq!(r.status, StatusCode::OK, "{}", r.body);
     let open = "<script type=\"application/json\" id=\"state\">";
