@@ -81,18 +81,21 @@ fn tools() -> Option<(std::path::PathBuf, std::path::PathBuf)> {
     Some((chromium, driver))
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn live_heatmap_follows_the_agent_in_chromium() {
-    let Some((chromium, driver)) = tools() else { return };
-    let root = std::env::temp_dir().join(format!("irqscope-live-browser-{}", std::process::id()));
+/// The x86 NVMe fixture copied under a fresh `root` (named `name`), a server with `live` on a
+/// free port and the agent binary pushing that root as `host` every 300 ms: the base URL, the
+/// server task and the agent (killed on drop).
+async fn serve_pushed_fixture(
+    name: &str,
+    host: &str,
+    live: LiveState,
+) -> (std::path::PathBuf, String, tokio::task::JoinHandle<()>, KillOnDrop) {
+    let root = std::env::temp_dir().join(format!("{name}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&root);
     copy_dir(
         &Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/live/x86-nvme-vm"),
         &root,
     );
     std::fs::write(root.join("token"), TOKEN).unwrap();
-
-    let (live, _) = LiveState::new(Tokens::parse(TOKEN).unwrap(), None).unwrap();
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let base = format!("http://{}", listener.local_addr().unwrap());
     let app = web::app(AppState {
@@ -100,9 +103,9 @@ async fn live_heatmap_follows_the_agent_in_chromium() {
         ..AppState::default()
     });
     let server = tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
-    let _agent = KillOnDrop(
+    let agent = KillOnDrop(
         Command::new(env!("CARGO_BIN_EXE_irqscope-agent"))
-            .args(["push", "--server", &base, "--host", "vm1", "--interval-ms", "300"])
+            .args(["push", "--server", &base, "--host", host, "--interval-ms", "300"])
             .arg("--root")
             .arg(&root)
             .arg("--token-file")
@@ -112,6 +115,14 @@ async fn live_heatmap_follows_the_agent_in_chromium() {
             .spawn()
             .unwrap(),
     );
+    (root, base, server, agent)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn live_heatmap_follows_the_agent_in_chromium() {
+    let Some((chromium, driver)) = tools() else { return };
+    let (live, _) = LiveState::new(Tokens::parse(TOKEN).unwrap(), None).unwrap();
+    let (root, base, server, _agent) = serve_pushed_fixture("irqscope-live-browser", "vm1", live).await;
     let (c, _driver) = browser(&chromium, &driver, &root).await;
 
     // Wait for the host to exist, then open its page once.
@@ -221,34 +232,9 @@ const VIEWER: &str = "browser-viewer-0123456789";
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_viewer_token_visit_keeps_the_live_page_streaming() {
     let Some((chromium, driver)) = tools() else { return };
-    let root = std::env::temp_dir().join(format!("irqscope-live-browser-viewer-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&root);
-    copy_dir(
-        &Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/live/x86-nvme-vm"),
-        &root,
-    );
-    std::fs::write(root.join("token"), TOKEN).unwrap();
     let (live, _) = LiveState::new(Tokens::parse(TOKEN).unwrap(), None).unwrap();
     let live = live.with_viewer_tokens(irqscope::live::auth::ViewerTokens::parse(VIEWER).unwrap());
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let base = format!("http://{}", listener.local_addr().unwrap());
-    let app = web::app(AppState {
-        live,
-        ..AppState::default()
-    });
-    let server = tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
-    let _agent = KillOnDrop(
-        Command::new(env!("CARGO_BIN_EXE_irqscope-agent"))
-            .args(["push", "--server", &base, "--host", "vm2", "--interval-ms", "300"])
-            .arg("--root")
-            .arg(&root)
-            .arg("--token-file")
-            .arg(root.join("token"))
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap(),
-    );
+    let (root, base, server, _agent) = serve_pushed_fixture("irqscope-live-browser-viewer", "vm2", live).await;
     let (c, _driver) = browser(&chromium, &driver, &root).await;
     // Without the token: the refusal, not the page.
     let started = Instant::now();
