@@ -7,20 +7,17 @@
 
 use axum::body::Body;
 use axum::http::{header, Request, StatusCode};
-use fantoccini::{ClientBuilder, Locator};
+use fantoccini::Locator;
 use http_body_util::BodyExt;
-use hyper_util::client::legacy::connect::HttpConnector;
 use irqscope::live::auth::Tokens;
 use irqscope::live::collect::Collector;
 use irqscope::web::{self, live::LiveState, AppState};
 use serde_json::json;
 use std::path::Path;
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 use tower::ServiceExt;
 
-use crate::common::browser::{screenshot, text_of, tools, wait_for, ONE_AT_A_TIME};
-use crate::common::process::{free_port, KillOnDrop};
+use crate::common::browser::{screenshot, text_of, tools, wait_for, Harness, ONE_AT_A_TIME};
 
 const TOKEN: &str = "fleet-browser-token-0123456789abcdef";
 /// The group_cpus variants the page may be asked to compare against.
@@ -126,9 +123,9 @@ async fn sort_by(c: &fantoccini::Client, n: usize, sort: &str) -> Vec<String> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_fleet_page_in_chromium() {
-    let Some((chromium, driver)) = tools() else {
+    if tools().is_none() {
         return;
-    };
+    }
     let _one = ONE_AT_A_TIME.lock().await;
     let app = fleet_app().await;
 
@@ -145,40 +142,9 @@ async fn the_fleet_page_in_chromium() {
     }
     let variant = matching_variant.expect("a-good matches no group_cpus variant");
 
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let base = format!("http://{}", listener.local_addr().unwrap());
-    let served = app.clone();
-    let server = tokio::spawn(async move { axum::serve(listener, served).await.unwrap() });
-    let port = free_port();
-    let _driver = KillOnDrop(
-        Command::new(&driver)
-            .arg(format!("--port={port}"))
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap(),
-    );
-    let started = Instant::now();
-    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-        assert!(
-            started.elapsed() < Duration::from_secs(20),
-            "chromedriver did not listen"
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    let profile = std::env::temp_dir().join(format!("irqscope-fleet-browser-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&profile);
-    let mut caps = serde_json::Map::new();
-    caps.insert(
-        "goog:chromeOptions".into(),
-        json!({"binary": chromium, "args": ["--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-            "--no-first-run", "--window-size=1024,900", format!("--user-data-dir={}", profile.display())]}),
-    );
-    let c = ClientBuilder::new(HttpConnector::new())
-        .capabilities(caps)
-        .connect(&format!("http://127.0.0.1:{port}"))
-        .await
-        .unwrap();
+    let mut harness = Harness::start_with(app.clone()).await.expect("the browser tools");
+    let base = harness.base.clone();
+    let c = harness.session().await;
 
     for width in [1024u32, 1920] {
         c.set_window_size(width, 900).await.unwrap();
@@ -267,6 +233,4 @@ async fn the_fleet_page_in_chromium() {
         assert!(title.contains("c-half"), "{title}");
     }
     c.close().await.unwrap();
-    server.abort();
-    let _ = std::fs::remove_dir_all(&profile);
 }

@@ -3,8 +3,7 @@
 //! chart on the open page change through SSE without a reload. `IRQSCOPE_SKIP_BROWSER=1` skips; without the tools the
 //! test fails naming the packages (as `tests/browser.rs` does).
 
-use fantoccini::{ClientBuilder, Locator};
-use hyper_util::client::legacy::connect::HttpConnector;
+use fantoccini::Locator;
 use irqscope::live::auth::Tokens;
 use irqscope::live::parse::{format_interrupts, parse_interrupts};
 use irqscope::web::{self, live::LiveState, AppState};
@@ -14,8 +13,9 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use crate::common;
+use common::browser::Harness;
 use common::fs::copy_dir;
-use common::process::{find_program, free_port, KillOnDrop};
+use common::process::KillOnDrop;
 
 const TOKEN: &str = "browser-token-0123456789abcdef";
 
@@ -32,63 +32,14 @@ fn advance(root: &Path, device: &str, n: u64) {
     std::fs::rename(root.join("proc/interrupts.new"), path).unwrap();
 }
 
-/// chromedriver on a free port and a headless Chromium session with its profile under `root`.
-async fn browser(chromium: &Path, driver: &Path, root: &Path) -> (fantoccini::Client, KillOnDrop) {
-    let port = free_port();
-    let chromedriver = KillOnDrop(
-        Command::new(driver)
-            .arg(format!("--port={port}"))
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap(),
-    );
-    let started = Instant::now();
-    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-        assert!(
-            started.elapsed() < Duration::from_secs(20),
-            "chromedriver did not listen"
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    let profile = root.join("profile");
-    let mut caps = serde_json::Map::new();
-    caps.insert(
-        "goog:chromeOptions".into(),
-        json!({"binary": chromium, "args": ["--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-            "--no-first-run", "--window-size=1400,1100", format!("--user-data-dir={}", profile.display())]}),
-    );
-    let c = ClientBuilder::new(HttpConnector::new())
-        .capabilities(caps)
-        .connect(&format!("http://127.0.0.1:{port}"))
-        .await
-        .unwrap();
-    (c, chromedriver)
-}
-
-/// The browser tools, or `None` when `IRQSCOPE_SKIP_BROWSER=1`; missing tools fail the test.
-fn tools() -> Option<(std::path::PathBuf, std::path::PathBuf)> {
-    if std::env::var("IRQSCOPE_SKIP_BROWSER").as_deref() == Ok("1") {
-        eprintln!("IRQSCOPE_SKIP_BROWSER=1: browser test skipped");
-        return None;
-    }
-    let (Some(chromium), Some(driver)) = (
-        find_program(&["chromium", "chromium-browser"]),
-        find_program(&["chromedriver"]),
-    ) else {
-        panic!("the live browser test needs Debian's `chromium` and `chromium-driver` (or IRQSCOPE_SKIP_BROWSER=1)");
-    };
-    Some((chromium, driver))
-}
-
-/// The x86 NVMe fixture copied under a fresh `root` (named `name`), a server with `live` on a
-/// free port and the agent binary pushing that root as `host` every 300 ms: the base URL, the
-/// server task and the agent (killed on drop).
+/// The x86 NVMe fixture copied under a fresh `root` (named `name`), the browser harness serving
+/// `live` and the agent binary pushing that root as `host` every 300 ms: the root, the harness
+/// and the agent (killed on drop). `None` when browser tests are skipped.
 async fn serve_pushed_fixture(
     name: &str,
     host: &str,
     live: LiveState,
-) -> (std::path::PathBuf, String, tokio::task::JoinHandle<()>, KillOnDrop) {
+) -> Option<(std::path::PathBuf, Harness, KillOnDrop)> {
     let root = std::env::temp_dir().join(format!("{name}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&root);
     copy_dir(
@@ -96,13 +47,12 @@ async fn serve_pushed_fixture(
         &root,
     );
     std::fs::write(root.join("token"), TOKEN).unwrap();
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let base = format!("http://{}", listener.local_addr().unwrap());
-    let app = web::app(AppState {
+    let harness = Harness::start_with(web::app(AppState {
         live,
         ..AppState::default()
-    });
-    let server = tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    }))
+    .await?;
+    let base = harness.base.clone();
     let agent = KillOnDrop(
         Command::new(env!("CARGO_BIN_EXE_irqscope-agent"))
             .args(["push", "--server", &base, "--host", host, "--interval-ms", "300"])
@@ -115,15 +65,17 @@ async fn serve_pushed_fixture(
             .spawn()
             .unwrap(),
     );
-    (root, base, server, agent)
+    Some((root, harness, agent))
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn live_heatmap_follows_the_agent_in_chromium() {
-    let Some((chromium, driver)) = tools() else { return };
     let (live, _) = LiveState::new(Tokens::parse(TOKEN).unwrap(), None).unwrap();
-    let (root, base, server, _agent) = serve_pushed_fixture("irqscope-live-browser", "vm1", live).await;
-    let (c, _driver) = browser(&chromium, &driver, &root).await;
+    let Some((root, mut harness, _agent)) = serve_pushed_fixture("irqscope-live-browser", "vm1", live).await else {
+        return;
+    };
+    let base = harness.base.clone();
+    let c = harness.session().await;
 
     // Wait for the host to exist, then open its page once.
     let started = Instant::now();
@@ -220,7 +172,6 @@ async fn live_heatmap_follows_the_agent_in_chromium() {
         .is_empty();
     assert!(!rates_on || first.starts_with("nvme2"), "first row {first:?}");
     c.close().await.unwrap();
-    server.abort();
     let _ = std::fs::remove_dir_all(&root);
 }
 
@@ -231,11 +182,14 @@ const VIEWER: &str = "browser-viewer-0123456789";
 /// keeps following the agent.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_viewer_token_visit_keeps_the_live_page_streaming() {
-    let Some((chromium, driver)) = tools() else { return };
     let (live, _) = LiveState::new(Tokens::parse(TOKEN).unwrap(), None).unwrap();
     let live = live.with_viewer_tokens(irqscope::live::auth::ViewerTokens::parse(VIEWER).unwrap());
-    let (root, base, server, _agent) = serve_pushed_fixture("irqscope-live-browser-viewer", "vm2", live).await;
-    let (c, _driver) = browser(&chromium, &driver, &root).await;
+    let Some((root, mut harness, _agent)) = serve_pushed_fixture("irqscope-live-browser-viewer", "vm2", live).await
+    else {
+        return;
+    };
+    let base = harness.base.clone();
+    let c = harness.session().await;
     // Without the token: the refusal, not the page.
     let started = Instant::now();
     loop {
@@ -276,6 +230,5 @@ async fn a_viewer_token_visit_keeps_the_live_page_streaming() {
         .unwrap();
     assert_eq!(stopped, json!(""), "the stream was refused");
     c.close().await.unwrap();
-    server.abort();
     let _ = std::fs::remove_dir_all(&root);
 }

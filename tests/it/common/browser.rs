@@ -50,11 +50,16 @@ pub struct Harness {
 }
 
 impl Harness {
+    /// The dashboard with its embedded defaults, chromedriver, no session yet.
     pub async fn start() -> Option<Harness> {
+        Harness::start_with(irqscope::web::app(irqscope::web::AppState::default())).await
+    }
+
+    /// [`Harness::start`] serving `app` (a live or fleet set-up) instead.
+    pub async fn start_with(app: axum::Router) -> Option<Harness> {
         let (chromium, chromedriver) = tools()?;
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let base = format!("http://{}", listener.local_addr().unwrap());
-        let app = irqscope::web::app(irqscope::web::AppState::default());
         let server = tokio::spawn(async move {
             axum::serve(listener, app).await.unwrap();
         });
