@@ -707,13 +707,6 @@ pub(crate) fn heatmap_scaled(
     zoom: Option<u32>,
     scale_max: Option<u32>,
 ) -> String {
-    let values: Vec<(u32, u32)> = m.per_cpu.iter().map(|c| (c.cpu, metric.value(c, m.basis))).collect();
-    let lookup = |cpu: u32| -> i64 {
-        values
-            .binary_search_by_key(&cpu, |(c, _)| *c)
-            .map(|i| i64::from(values[i].1))
-            .unwrap_or(0)
-    };
     let max = m
         .per_cpu
         .iter()
@@ -721,7 +714,26 @@ pub(crate) fn heatmap_scaled(
         .map(|c| metric.value(c, m.basis))
         .max()
         .unwrap_or(0);
-    let max = scale_max.map_or(max, |s| s.max(max));
+    heatmap_on_scale(topo, m, metric, zoom, scale_max.map_or(max, |s| s.max(max)))
+}
+
+/// [`heatmap`] on the colour scale `0..=max` exactly: a value above `max` takes the darkest
+/// step (a compare's absolute scale), equal values get equal colours on every picture drawn
+/// with the same `max`.
+pub(crate) fn heatmap_on_scale(
+    topo: &Topology,
+    m: &Metrics,
+    metric: HeatMetric,
+    zoom: Option<u32>,
+    max: u32,
+) -> String {
+    let values: Vec<(u32, u32)> = m.per_cpu.iter().map(|c| (c.cpu, metric.value(c, m.basis))).collect();
+    let lookup = |cpu: u32| -> i64 {
+        values
+            .binary_search_by_key(&cpu, |(c, _)| *c)
+            .map(|i| i64::from(values[i].1))
+            .unwrap_or(0)
+    };
     let ideal = metric.ideal(m);
     let colour = |v: i64| seq_colour(v as u32, max);
     draw_grid(&Grid {

@@ -20,10 +20,10 @@ async fn compare_reads_one_shared_scale() {
             const box = svg.getBoundingClientRect();
             const fills = {};
             let outside = 0;
-            for (const cell of svg.querySelectorAll('rect.shared-cell')) {
+            for (const cell of svg.querySelectorAll('rect.cpu')) {
                 const r = cell.getBoundingClientRect();
                 if (r.left < box.left - 0.5 || r.right > box.right + 0.5) outside++;
-                fills[cell.dataset.value] = getComputedStyle(cell).fill;
+                fills[cell.dataset.v] = getComputedStyle(cell).fill;
             }
             sides[svg.dataset.side] = {max: svg.dataset.scaleMax, fills, outside,
                                        fits: box.right <= document.documentElement.clientWidth + 0.5};

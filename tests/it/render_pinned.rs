@@ -13,8 +13,10 @@ use serde_json::Value;
 
 use crate::common::http::get;
 
-/// The hash of every part below, as the writers before their speed rewrite produced them.
-const PINNED: &str = "1df878621c5827bf";
+/// The hash of every part below, as the writers before their speed rewrite produced them,
+/// then moved once on purpose: the compare heatmaps became the scenario page's heatmap on a
+/// fixed scale (ticks, boundaries, the ideal); only their 56 parts changed.
+const PINNED: &str = "5aebd4933b037472";
 
 fn fnv1a(state: u64, bytes: &[u8]) -> u64 {
     bytes
