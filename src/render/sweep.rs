@@ -471,15 +471,20 @@ pub(crate) fn small_multiples(sweep: &Sweep) -> String {
                     );
                 }
             }
-            let label: String = mix_group[0]
-                .mix
-                .chars()
-                .take(((per_mix_w / 5.5) as usize).max(3))
-                .collect();
+            // Cut to the cluster's width (about 7 px per character at 10 px sans-serif),
+            // an ellipsis marking the cut, the whole name in the tooltip.
+            let mix = &mix_group[0].mix;
+            let fits = (((per_mix_w - 4.0) / 7.0) as usize).max(3);
+            let label: String = if mix.chars().count() > fits {
+                mix.chars().take(fits - 1).chain(['…']).collect()
+            } else {
+                mix.clone()
+            };
             let _ = write!(
                 out,
-                r##"<text x="{mx:.1}" y="{}" fill="#445">{}</text>"##,
+                r##"<text x="{mx:.1}" y="{}" fill="#445"><title>{}</title>{}</text>"##,
                 base_y + 12,
+                escape(mix),
                 escape(&label)
             );
         }

@@ -149,7 +149,9 @@ impl RowView {
 #[template(path = "sweep/page.html")]
 pub(crate) struct SweepPage {
     pub title: String,
-    pub command: String,
+    /// The reproducing command in unbreakable pieces (an option with its value, or one word),
+    /// so a narrow page wraps between arguments, never inside `--mix`.
+    pub command_args: Vec<String>,
     pub query: String,
     pub rows: Vec<RowView>,
     pub chart_svg: String,
@@ -161,7 +163,7 @@ impl SweepPage {
     pub fn new(s: &Sweep, query: String) -> SweepPage {
         SweepPage {
             title: "sweep".into(),
-            command: render::sweep::command_line(&s.config),
+            command_args: unbreakable_args(&render::sweep::command_line(&s.config)),
             query,
             rows: s.aggregates.iter().map(|a| RowView::new(s, a)).collect(),
             chart_svg: render::sweep::small_multiples(s),
@@ -169,6 +171,21 @@ impl SweepPage {
             n_rows: s.rows.len(),
         }
     }
+}
+
+/// `cmd` split into words, each `--option` kept with the value after it.
+fn unbreakable_args(cmd: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for word in cmd.split(' ').filter(|w| !w.is_empty()) {
+        match out.last_mut() {
+            Some(last) if last.starts_with("--") && !last.contains(' ') && !word.starts_with("--") => {
+                last.push(' ');
+                last.push_str(word);
+            }
+            _ => out.push(word.to_string()),
+        }
+    }
+    out
 }
 
 fn query_string(q: &SweepQuery) -> String {
@@ -219,4 +236,30 @@ pub(crate) async fn sweep_csv(Query(q): Query<SweepQuery>) -> Result<Response, A
 
 pub(crate) async fn sweep_json(Query(q): Query<SweepQuery>) -> Result<axum::Json<serde_json::Value>, AppError> {
     Ok(axum::Json(render::sweep::json(&run(&q).await?, &link)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::unbreakable_args;
+
+    #[test]
+    fn options_keep_their_values() {
+        let args = unbreakable_args("irqscope sweep --topologies a,b --mix nvme-6x32 --mix 'x y' --variants all");
+        assert_eq!(
+            args,
+            [
+                "irqscope",
+                "sweep",
+                "--topologies a,b",
+                "--mix nvme-6x32",
+                "--mix 'x",
+                "y'",
+                "--variants all"
+            ]
+        );
+        assert_eq!(
+            args.join(" ").len(),
+            "irqscope sweep --topologies a,b --mix nvme-6x32 --mix 'x y' --variants all".len()
+        );
+    }
 }
