@@ -557,12 +557,13 @@
   // Content-Security-Policy (style-src 'self') keeps inline style attributes from applying,
   // so the limit is set here through the CSSOM, which the policy allows.
   const FIGURE_ZOOM_MAX = 1.6;
-  // The MANA IRQ × CPU grids are drawn at a fixed size: a small one is shown at 1.5 × that,
-  // within its box.
+  // The MANA IRQ × CPU grids and queue bars are drawn at a fixed size: a small one is shown
+  // at 1.5 × that, within its box.
   const SMALL_GRID_PX = 320, SMALL_GRID_ZOOM = 1.5;
   function capWidth(svg) {
     const fixed = Number(svg.getAttribute("width"));
-    if (svg.classList.contains("mana-grid") && fixed > 0 && fixed <= SMALL_GRID_PX) {
+    const small = svg.classList.contains("mana-grid") || svg.classList.contains("mana-queues");
+    if (small && fixed > 0 && fixed <= SMALL_GRID_PX) {
       svg.style.width = Math.round(SMALL_GRID_ZOOM * fixed) + "px";
       svg.style.maxWidth = "100%";
       svg.style.height = "auto";

@@ -280,7 +280,8 @@ pub(crate) fn mana_queue_bars(input: &ManaInput, o: &ManaOutcome, id: &str, titl
     let unit = (60 / max).clamp(2, 20);
     let plot_h = unit * max;
     let width = width_of(&cols).max(300);
-    let top = HEAD_H + 14;
+    // Room above the tallest bar for its count.
+    let top = HEAD_H + 14 + 12;
     let height = top + plot_h + 8;
     let imb = queue_imbalance(input, o);
     let mut out = String::new();
@@ -310,6 +311,15 @@ pub(crate) fn mana_queue_bars(input: &ManaInput, o: &ManaOutcome, id: &str, titl
             CELL - 1
         );
         bar_rect(&mut out, &attrs, &format!("CPU {cpu}: {n} queue IRQs"), titles);
+        if titles {
+            // The count over each bar, where the columns are few enough to read one by one.
+            let _ = write!(
+                out,
+                r#"<text class="lbl count" x="{}" y="{}" text-anchor="middle">{n}</text>"#,
+                x + CELL / 2,
+                base - h - 2
+            );
+        }
     }
     out.push_str("</svg>");
     out
