@@ -12,7 +12,8 @@
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use irqscope::live::collect::{self, Collector};
 use irqscope::live::parse::{
-    format_interrupts, parse_interrupts, parse_interrupts_bytes_into, parse_interrupts_into, Interrupts, IrqRow,
+    format_interrupts, parse_interrupts, parse_interrupts_bytes_into, parse_interrupts_into,
+    parse_interrupts_read_into, Interrupts, IrqRow,
 };
 use irqscope::live::protocol::{encode_delta_body, encode_push_body, gzip_into, Delta, PUSH_GZIP_LEVEL};
 use std::hint::black_box;
@@ -189,16 +190,35 @@ fn bench(c: &mut Criterion) {
             .read_to_string(&mut text_buf)
             .unwrap();
     });
-    let irq_cpu = cpu_ms(5, || {
-        for i in 0..collect::IRQ_FILES_PER_READING as u32 {
-            for name in ["smp_affinity_list", "effective_affinity_list", "node"] {
-                black_box(std::fs::read(root.join(format!("proc/irq/{}/{name}", 24 + i))).ok());
-            }
-        }
-    });
+    // The collector's step: read in chunks, each parsed as it is read, at several chunk sizes;
+    // and the same reads without the parse.
+    const INTERRUPTS_BYTES_MAX: usize = 256 << 20;
+    let mut chunk_buf = Vec::new();
+    let mut streamed = Vec::new();
+    for chunk in [64 << 10, 128 << 10, 256 << 10, 512 << 10, 1 << 20] {
+        let read_only = cpu_ms(20, || {
+            use std::io::Read;
+            chunk_buf.resize(chunk, 0);
+            let mut f = std::fs::File::open(file).unwrap();
+            while f.read(&mut chunk_buf[..chunk]).unwrap() != 0 {}
+        });
+        let read_parse = cpu_ms(20, || {
+            let f = std::fs::File::open(file).unwrap();
+            parse_interrupts_read_into(f, chunk, INTERRUPTS_BYTES_MAX, &mut chunk_buf, &mut parsed).unwrap()
+        });
+        streamed.push((chunk, read_only, read_parse));
+    }
+    let stream_cpu = streamed
+        .iter()
+        .find(|s| s.0 == collect::INTERRUPTS_CHUNK_BYTES)
+        .and_then(|s| s.2);
+    // The IRQ directories step as the collector runs it (after a first reading has read them
+    // all): the next IRQ_FILES_PER_READING directories, through its reused buffer.
+    let mut collector = Collector::new(&root, "bench");
+    collector.read_ref(5).unwrap();
+    let irq_cpu = cpu_ms(20, || collector.refresh_irq_files(false));
     // The collector's reading (read, parse, IRQ directories, the snapshot updated in place),
     // and the pure build that allocates a new snapshot, for comparison.
-    let mut collector = Collector::new(&root, "bench");
     let collect_cpu = cpu_ms(20, || {
         black_box(collector.read_ref(5).unwrap());
     });
@@ -259,7 +279,7 @@ fn bench(c: &mut Criterion) {
         f(awk_all)
     );
     eprintln!(
-        "CPU ms: read /proc/interrupts as bytes {} (as a String {}), parse bytes {} (as &str {}), {} IRQ directories {}",
+        "CPU ms: read /proc/interrupts whole as bytes {} (as a String {}), parse from memory {} (as &str {}), {} IRQ directories {}",
         f(read_cpu),
         f(read_str_cpu),
         f(parse_cpu),
@@ -267,15 +287,30 @@ fn bench(c: &mut Criterion) {
         collect::IRQ_FILES_PER_READING,
         f(irq_cpu)
     );
+    for (chunk, read_only, read_parse) in &streamed {
+        eprintln!(
+            "CPU ms: chunks of {} KiB: read only {}, read and parse {} (parse as read, by difference: {})",
+            chunk >> 10,
+            f(*read_only),
+            f(*read_parse),
+            f(read_parse.zip(*read_only).map(|(a, b)| a - b))
+        );
+    }
     if let (Some(p), Some(a2), Some(aa)) = (parse_cpu, awk_sum2, awk_all) {
         eprintln!(
-            "parse: {:.3} x awk '{{s+=$2}}', {:.3} x awk sum of every column",
+            "parse from memory: {:.3} x awk '{{s+=$2}}', {:.3} x awk sum of every column",
             p / a2,
             p / aa
         );
     }
-    let build_in_place = match (collect_cpu, read_cpu, parse_cpu, irq_cpu) {
-        (Some(c), Some(r), Some(p), Some(i)) => Some(c - r - p - i),
+    if let (Some(s), Some(a2)) = (stream_cpu, awk_sum2) {
+        eprintln!(
+            "read and parse in chunks (the collector's step): {:.3} x awk '{{s+=$2}}'",
+            s / a2
+        );
+    }
+    let build_in_place = match (collect_cpu, stream_cpu, irq_cpu) {
+        (Some(c), Some(s), Some(i)) => Some(c - s - i),
         _ => None,
     };
     eprintln!(

@@ -11,7 +11,7 @@
 //! buffers and re-reads sysfs only when the online CPUs change.
 
 use super::limits::IRQS_MAX;
-use super::parse::{self, Interrupts, ParseError, INTERRUPTS_BYTES_MAX, IRQ_FILE_BYTES_MAX};
+use super::parse::{self, Interrupts, ParseError, ReadError, INTERRUPTS_BYTES_MAX, IRQ_FILE_BYTES_MAX};
 use super::protocol::{Snapshot, WireIrq, WireTopology, KERNEL_RELEASE_BYTES_MAX, PROTOCOL_VERSION};
 use crate::topology::import::sysfs::{self, SysfsFiles};
 use crate::topology::Topology;
@@ -295,9 +295,10 @@ pub struct Collector {
     root: PathBuf,
     host: String,
     proc: ProcFiles,
-    /// `/proc/interrupts` as read (bytes: only the fields that become strings are checked as
-    /// UTF-8, by the parser).
+    /// The chunk buffer `/proc/interrupts` is read and parsed through (bytes: only the fields
+    /// that become strings are checked as UTF-8, by the parser).
     interrupts: Vec<u8>,
+    irq_files: IrqFileReader,
     parsed: Interrupts,
     /// The last reading, updated in place by the next one.
     snapshot: Snapshot,
@@ -312,43 +313,86 @@ pub struct Collector {
     wire: BTreeMap<u32, Result<IrqWireFields, ParseError>>,
 }
 
-/// A small file (`/proc/irq/N/*`): open, read into a stack buffer until a short read, close. A
-/// regular file or a kernel seq_file gives its whole text in one read when it fits, so this
-/// costs three system calls (no `fstat`, unlike `read_to_string`). `None` when absent, larger
-/// than `bytes_max`, or not UTF-8.
-fn read_small(path: &Path, bytes_max: usize) -> Option<String> {
-    let mut f = std::fs::File::open(path).ok()?;
-    let mut buf = [0u8; 4096];
-    let mut out = Vec::new();
-    loop {
-        let n = match f.read(&mut buf) {
-            Ok(n) => n,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-            Err(_) => return None,
-        };
-        out.extend_from_slice(&buf[..n]);
-        if out.len() > bytes_max {
-            return None;
-        }
-        if n < buf.len() {
-            break;
-        }
-    }
-    String::from_utf8(out).ok()
+/// Bytes of `/proc/interrupts` read at a time: each chunk is parsed while it is still in the
+/// cache, so the file's bytes come from memory once (a whole 46 MB file read, then parsed,
+/// goes through memory twice). 64 KiB to 1 MiB cost about the same (`cargo bench --bench
+/// live` prints each); a seq_file read returns at most this much per call.
+pub const INTERRUPTS_CHUNK_BYTES: usize = 256 << 10;
+
+/// Reads `/proc/irq/N/{smp_affinity_list,effective_affinity_list,node}` into an [`IrqFiles`]
+/// kept between readings: one reused read buffer, the texts written in place (their
+/// allocations kept) and only when they changed, so a steady host's refresh allocates nothing.
+#[derive(Debug, Default)]
+pub struct IrqFileReader {
+    /// `…/irq/`, then `N/name` while a file is read.
+    dir: PathBuf,
+    number: String,
+    buf: Vec<u8>,
 }
 
-fn read_irq_dir(dir: &mut PathBuf) -> IrqFiles {
-    let mut get = |name: &str| {
-        dir.push(name);
-        let text = read_small(dir, IRQ_FILE_BYTES_MAX);
-        dir.pop();
-        text
-    };
-    IrqFiles {
-        smp_affinity_list: get("smp_affinity_list"),
-        effective_affinity_list: get("effective_affinity_list"),
-        node: get("node"),
+impl IrqFileReader {
+    /// A reader of the IRQ directories under `proc` (the `/proc` directory).
+    pub fn new(proc: &Path) -> IrqFileReader {
+        IrqFileReader {
+            dir: proc.join("irq"),
+            number: String::new(),
+            buf: vec![0; 4096],
+        }
     }
+
+    /// Read IRQ `n`'s files into `files`; true when any of them changed (a file that is absent,
+    /// larger than [`IRQ_FILE_BYTES_MAX`] or not UTF-8 is `None`).
+    pub fn read(&mut self, n: u32, files: &mut IrqFiles) -> bool {
+        use std::fmt::Write;
+        self.number.clear();
+        let _ = write!(self.number, "{n}");
+        self.dir.push(&self.number);
+        let mut changed = false;
+        for (name, text) in [
+            ("smp_affinity_list", &mut files.smp_affinity_list),
+            ("effective_affinity_list", &mut files.effective_affinity_list),
+            ("node", &mut files.node),
+        ] {
+            self.dir.push(name);
+            let read = read_small(&self.dir, IRQ_FILE_BYTES_MAX, &mut self.buf);
+            self.dir.pop();
+            let new = read.and_then(|len| std::str::from_utf8(&self.buf[..len]).ok());
+            if text.as_deref() != new {
+                set_opt_text(text, new);
+                changed = true;
+            }
+        }
+        self.dir.pop();
+        changed
+    }
+}
+
+/// A small file (`/proc/irq/N/*`) into `buf` (grown when a file does not fit, never shrunk):
+/// open, read until a short read, close. A regular file or a kernel seq_file gives its whole
+/// text in one read when it fits, so this costs three system calls (no `fstat`, unlike
+/// `read_to_end`). The length read; `None` when absent, unreadable or larger than `bytes_max`.
+fn read_small(path: &Path, bytes_max: usize, buf: &mut Vec<u8>) -> Option<usize> {
+    let mut f = std::fs::File::open(path).ok()?;
+    let mut len = 0;
+    loop {
+        if len == buf.len() {
+            if len > bytes_max {
+                return None;
+            }
+            buf.resize((2 * len).max(4096).min(bytes_max + 1), 0);
+        }
+        match f.read(&mut buf[len..]) {
+            Ok(n) => {
+                len += n;
+                if len < buf.len() {
+                    break;
+                }
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(_) => return None,
+        }
+    }
+    (len <= bytes_max).then_some(len)
 }
 
 /// A reading that failed: which file, and why.
@@ -367,6 +411,7 @@ impl Collector {
             host: host.to_string(),
             proc: ProcFiles::default(),
             interrupts: Vec::new(),
+            irq_files: IrqFileReader::new(&root.join("proc")),
             parsed: Interrupts::default(),
             snapshot: Snapshot {
                 version: PROTOCOL_VERSION,
@@ -387,8 +432,10 @@ impl Collector {
 
     /// Bring the `/proc/irq/N/` files of this reading's numbered IRQs up to date: new ones
     /// read, vanished ones dropped, [`IRQ_FILES_PER_READING`] of the others refreshed (all of
-    /// them when `all`).
-    fn refresh_irq_files(&mut self, proc_dir: &Path, all: bool) {
+    /// them when `all`). A file is parsed again only when its text changed. This is the IRQ
+    /// files step of [`Collector::read_ref`], public so that it can be measured alone; it
+    /// refreshes the IRQs of the last reading.
+    pub fn refresh_irq_files(&mut self, all: bool) {
         self.numbered.clear();
         self.numbered.extend(self.parsed.rows.iter().filter_map(|r| r.irq()));
         self.numbered.sort_unstable();
@@ -396,14 +443,13 @@ impl Collector {
         let numbered = &self.numbered;
         self.proc.irqs.retain(|n, _| numbered.binary_search(n).is_ok());
         self.wire.retain(|n, _| numbered.binary_search(n).is_ok());
-        let mut dir = proc_dir.join("irq");
+        let reader = &mut self.irq_files;
         let wire = &mut self.wire;
         let mut in_dir = |n: u32, irqs: &mut BTreeMap<u32, IrqFiles>| {
-            dir.push(n.to_string());
-            let files = read_irq_dir(&mut dir);
-            dir.pop();
-            wire.insert(n, irq_wire_fields(n, &files));
-            irqs.insert(n, files);
+            let files = irqs.entry(n).or_default();
+            if reader.read(n, files) || !wire.contains_key(&n) {
+                wire.insert(n, irq_wire_fields(n, files));
+            }
         };
         for &n in numbered {
             if !self.proc.irqs.contains_key(&n) {
@@ -433,8 +479,18 @@ impl Collector {
             move |e| CollectError::Io(what, e)
         };
         let path = proc_dir.join("interrupts");
-        read_bytes_into(&path, INTERRUPTS_BYTES_MAX, &mut self.interrupts).map_err(io(&path))?;
-        parse::parse_interrupts_bytes_into(&self.interrupts, &mut self.parsed)?;
+        let file = std::fs::File::open(&path).map_err(io(&path))?;
+        match parse::parse_interrupts_read_into(
+            file,
+            INTERRUPTS_CHUNK_BYTES,
+            INTERRUPTS_BYTES_MAX,
+            &mut self.interrupts,
+            &mut self.parsed,
+        ) {
+            Ok(()) => {}
+            Err(ReadError::Io(e)) => return Err(io(&path)(e)),
+            Err(ReadError::Parse(e)) => return Err(e.into()),
+        }
         if self.proc.boot_id.is_empty() {
             self.proc.boot_id = read_bounded(&proc_dir.join("sys/kernel/random/boot_id"), 64)
                 .map(|s| s.trim().to_string())
@@ -453,7 +509,7 @@ impl Collector {
             self.topology = Some((self.online.clone(), topology));
         }
         // Effective affinities move when CPUs go on- or offline: re-read them all then.
-        self.refresh_irq_files(&proc_dir, online_changed);
+        self.refresh_irq_files(online_changed);
         let topology = &self.topology.as_ref().expect("set above").1;
         let snap = &mut self.snapshot;
         snap.version = PROTOCOL_VERSION;
@@ -474,21 +530,6 @@ impl Collector {
         })?;
         Ok(&self.snapshot)
     }
-}
-
-/// Read a file into `bytes` (cleared first, its capacity kept), refusing more than `bytes_max`.
-fn read_bytes_into(path: &Path, bytes_max: usize, bytes: &mut Vec<u8>) -> std::io::Result<()> {
-    bytes.clear();
-    std::fs::File::open(path)?
-        .take(bytes_max as u64 + 1)
-        .read_to_end(bytes)?;
-    if bytes.len() > bytes_max {
-        return Err(std::io::Error::other(format!(
-            "{}: larger than {bytes_max} bytes",
-            path.display()
-        )));
-    }
-    Ok(())
 }
 
 /// A topology for a bare pasted `/proc/interrupts`: one node holding CPUs 0 to the highest

@@ -117,7 +117,6 @@ pub fn parse_interrupts_into(text: &str, out: &mut Interrupts) -> Result<(), Par
 /// error naming it. Lines are found with `memchr`; the counters are classified 64 bytes at a
 /// time ([`scan_counters`]) and only non-zero words are converted.
 pub fn parse_interrupts_bytes_into(bytes: &[u8], out: &mut Interrupts) -> Result<(), ParseError> {
-    let err = |line: usize, m: String| Err(ParseError::new(FILE, Some(line), m));
     if bytes.len() > INTERRUPTS_BYTES_MAX {
         return Err(ParseError::new(
             FILE,
@@ -125,44 +124,175 @@ pub fn parse_interrupts_bytes_into(bytes: &[u8], out: &mut Interrupts) -> Result
             format!("{} bytes, more than the limit of {INTERRUPTS_BYTES_MAX}", bytes.len()),
         ));
     }
-    let mut lines = Lines { bytes, at: 0, no: 0 };
-    let (header_no, header) = loop {
-        match lines.next() {
-            None => return Err(ParseError::new(FILE, None, "empty input (no CPU header)")),
-            Some((no, l)) => {
-                let l = utf8_line(no, l)?;
-                if !l.trim().is_empty() {
-                    break (no, l);
+    let mut stream = InterruptsStream::new();
+    stream.feed(bytes, out)?;
+    stream.finish(out)
+}
+
+/// [`parse_interrupts_bytes_into`] fed a piece at a time, so a reader can parse each chunk of
+/// the file while it is still in the cache: every piece holds whole lines (each ends with `\n`,
+/// except the input's last line, which may come without one in the last piece). Cutting the
+/// input anywhere after a newline gives the rows and errors (line numbers included) of one
+/// call on the whole input; the total size is the caller's to bound ([`INTERRUPTS_BYTES_MAX`]).
+/// [`parse_interrupts_read_into`] is the reading loop.
+#[derive(Debug, Default)]
+pub struct InterruptsStream {
+    /// Lines seen so far.
+    no: usize,
+    /// The CPU header has been parsed into `out.cpus`.
+    header: bool,
+    /// Rows written to `out.rows`.
+    n_rows: usize,
+}
+
+impl InterruptsStream {
+    pub fn new() -> InterruptsStream {
+        InterruptsStream::default()
+    }
+
+    /// Parse the whole lines in `bytes` into `out`. After an error, do not feed more.
+    pub fn feed(&mut self, bytes: &[u8], out: &mut Interrupts) -> Result<(), ParseError> {
+        let mut lines = Lines {
+            bytes,
+            at: 0,
+            no: self.no,
+        };
+        let r = self.feed_lines(&mut lines, out);
+        self.no = lines.no;
+        r
+    }
+
+    fn feed_lines(&mut self, lines: &mut Lines<'_>, out: &mut Interrupts) -> Result<(), ParseError> {
+        if !self.header {
+            let (header_no, header) = loop {
+                match lines.next() {
+                    None => return Ok(()),
+                    Some((no, l)) => {
+                        let l = utf8_line(no, l)?;
+                        if !l.trim().is_empty() {
+                            break (no, l);
+                        }
+                    }
                 }
+            };
+            parse_header(header_no, header, &mut out.cpus)?;
+            self.header = true;
+        }
+        parse_rows(lines, &out.cpus, &mut out.rows, &mut self.n_rows)
+    }
+
+    /// The end of the input: an input without a header is an error; rows left from an
+    /// earlier reading are dropped.
+    pub fn finish(&mut self, out: &mut Interrupts) -> Result<(), ParseError> {
+        if !self.header {
+            return Err(ParseError::new(FILE, None, "empty input (no CPU header)"));
+        }
+        out.rows.truncate(self.n_rows);
+        Ok(())
+    }
+}
+
+/// Why [`parse_interrupts_read_into`] failed.
+#[derive(Debug, thiserror::Error)]
+pub enum ReadError {
+    #[error(transparent)]
+    Io(#[from] std::io::Error),
+    #[error(transparent)]
+    Parse(#[from] ParseError),
+}
+
+/// Read `/proc/interrupts` from `r` in reads of `chunk` bytes into `buf` (kept between calls,
+/// its allocation reused), parsing every complete line of a chunk while it is in the cache and
+/// carrying the unfinished last line to the next read. More than `bytes_max` bytes is an I/O
+/// error, as a bounded read of the whole file would give; a parse error is returned once the
+/// file has been read to its end (so an oversized file is reported as such either way). The
+/// result is that of [`parse_interrupts_bytes_into`] on the whole file.
+pub fn parse_interrupts_read_into(
+    mut r: impl std::io::Read,
+    chunk: usize,
+    bytes_max: usize,
+    buf: &mut Vec<u8>,
+    out: &mut Interrupts,
+) -> Result<(), ReadError> {
+    let chunk = chunk.max(1);
+    let mut stream = InterruptsStream::new();
+    let mut failed = None;
+    // `buf[..filled]`: the carried line, without its newline. `buf` is only ever grown (its
+    // bytes are overwritten by reads), so a steady reading neither allocates nor clears it.
+    let mut filled = 0usize;
+    let mut total = 0usize;
+    loop {
+        if buf.len() < filled + chunk {
+            buf.resize(filled + chunk, 0);
+        }
+        let n = match r.read(&mut buf[filled..filled + chunk]) {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e.into()),
+        };
+        total += n;
+        if total > bytes_max {
+            return Err(std::io::Error::other(format!("larger than {bytes_max} bytes")).into());
+        }
+        if failed.is_some() {
+            continue;
+        }
+        let end = filled + n;
+        match memchr::memrchr(b'\n', &buf[filled..end]) {
+            None => filled = end,
+            Some(i) => {
+                let cut = filled + i + 1;
+                if let Err(e) = stream.feed(&buf[..cut], out) {
+                    failed = Some(e);
+                    filled = 0;
+                    continue;
+                }
+                buf.copy_within(cut..end, 0);
+                filled = end - cut;
             }
         }
-    };
-    out.cpus.clear();
-    let cpus = &mut out.cpus;
+    }
+    if let Some(e) = failed {
+        return Err(e.into());
+    }
+    stream.feed(&buf[..filled], out)?;
+    stream.finish(out)?;
+    Ok(())
+}
+
+/// The CPU header (`CPU0 CPU1 …`, line `no`) into `cpus`.
+fn parse_header(no: usize, header: &str, cpus: &mut Vec<u32>) -> Result<(), ParseError> {
+    let err = |m: String| Err(ParseError::new(FILE, Some(no), m));
+    cpus.clear();
     for word in header.split_ascii_whitespace() {
         let Some(id) = word.strip_prefix("CPU") else {
-            return err(header_no, format!("header word {:?} is not CPUn", short(word)));
+            return err(format!("header word {:?} is not CPUn", short(word)));
         };
         let cpu = match id.parse::<u32>() {
             Ok(c) if c < CPUS_MAX && (id.len() == 1 || !id.starts_with('0')) => c,
-            _ => {
-                return err(
-                    header_no,
-                    format!("header word {:?}: a CPU number below {CPUS_MAX}", short(word)),
-                )
-            }
+            _ => return err(format!("header word {:?}: a CPU number below {CPUS_MAX}", short(word))),
         };
         if cpus.last().is_some_and(|&last| last >= cpu) {
-            return err(header_no, format!("CPU{cpu} is out of order in the header"));
+            return err(format!("CPU{cpu} is out of order in the header"));
         }
         cpus.push(cpu);
     }
     if cpus.is_empty() {
-        return err(header_no, "the header names no CPU".into());
+        return err("the header names no CPU".into());
     }
-    let cpus = &out.cpus[..];
-    let rows = &mut out.rows;
-    let mut n_rows = 0usize;
+    Ok(())
+}
+
+/// The rows in what is left of `lines` (whole lines), written from `rows[*n_rows]` on.
+fn parse_rows(
+    lines: &mut Lines<'_>,
+    cpus: &[u32],
+    rows: &mut Vec<IrqRow>,
+    n_rows: &mut usize,
+) -> Result<(), ParseError> {
+    let err = |line: usize, m: String| Err(ParseError::new(FILE, Some(line), m));
+    let bytes = lines.bytes;
     while lines.at < bytes.len() {
         // A row whose line starts with ASCII: its counters are scanned straight from the bytes
         // (a newline ends the scan) and its end is searched from the description on, so the
@@ -175,12 +305,12 @@ pub fn parse_interrupts_bytes_into(bytes: &[u8], out: &mut Interrupts) -> Result
             if let Some(i) = memchr::memchr2(b':', b'\n', &bytes[p..]).filter(|&i| bytes[p + i] == b':') {
                 let no = lines.no + 1;
                 lines.no = no;
-                if n_rows >= ROWS_MAX {
+                if *n_rows >= ROWS_MAX {
                     return err(no, format!("more than {ROWS_MAX} rows"));
                 }
                 let label = check_label(no, &bytes[p..p + i])?;
                 let rest = &bytes[p + i + 1..];
-                let used = parse_row(no, label, rest, cpus, rows, &mut n_rows)?;
+                let used = parse_row(no, label, rest, cpus, rows, n_rows)?;
                 lines.at = (p + i + 1 + used + 1).min(bytes.len());
                 continue;
             }
@@ -190,7 +320,7 @@ pub fn parse_interrupts_bytes_into(bytes: &[u8], out: &mut Interrupts) -> Result
         if line.trim().is_empty() {
             continue;
         }
-        if n_rows >= ROWS_MAX {
+        if *n_rows >= ROWS_MAX {
             return err(no, format!("more than {ROWS_MAX} rows"));
         }
         let body = line.trim_start();
@@ -198,9 +328,8 @@ pub fn parse_interrupts_bytes_into(bytes: &[u8], out: &mut Interrupts) -> Result
             return err(no, format!("no `label:` at the start of {:?}", short(body)));
         };
         let label = check_label(no, &body.as_bytes()[..colon])?;
-        parse_row(no, label, &body.as_bytes()[colon + 1..], cpus, rows, &mut n_rows)?;
+        parse_row(no, label, &body.as_bytes()[colon + 1..], cpus, rows, n_rows)?;
     }
-    rows.truncate(n_rows);
     Ok(())
 }
 
@@ -1076,6 +1205,115 @@ Err:          0
         if let (Ok(a), Ok(b)) = (&again, &fast) {
             assert_eq!(a, b);
         }
+        let n = text.len();
+        same_in_chunks(text.as_bytes(), (1..=64).chain([n / 2 + 1, n, n + 1]));
+    }
+
+    /// A reader that hands out at most `pattern[i % len]` bytes on its i-th read: short reads
+    /// of every size, as a pipe or a seq_file may give.
+    struct ShortReads<'a> {
+        bytes: &'a [u8],
+        pattern: &'a [usize],
+        i: usize,
+    }
+
+    impl std::io::Read for ShortReads<'_> {
+        fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+            let n = self.pattern[self.i % self.pattern.len()]
+                .min(buf.len())
+                .min(self.bytes.len());
+            self.i += 1;
+            buf[..n].copy_from_slice(&self.bytes[..n]);
+            self.bytes = &self.bytes[n..];
+            Ok(n)
+        }
+    }
+
+    /// Parsing `bytes` read in chunks of each of `chunks` bytes (and with short reads) gives
+    /// exactly what one call on the whole buffer gives: the same rows, or the same error.
+    fn same_in_chunks(bytes: &[u8], chunks: impl IntoIterator<Item = usize>) {
+        let mut whole = parse_interrupts(X86).unwrap();
+        let want = parse_interrupts_bytes_into(bytes, &mut whole).map(|()| whole);
+        let (mut buf, mut out) = (Vec::new(), parse_interrupts(X86).unwrap());
+        let mut check = |what: &str, got: Result<(), ReadError>, out: &Interrupts| match (&want, got) {
+            (Ok(w), Ok(())) => assert_eq!(w, out, "{what}"),
+            (Err(w), Err(ReadError::Parse(e))) => assert_eq!(w, &e, "{what}"),
+            (w, got) => panic!("{what}: whole buffer {w:?}, in chunks {got:?}"),
+        };
+        for chunk in chunks {
+            // `buf` and `out` are kept from the previous size, as the collector keeps them.
+            let got = parse_interrupts_read_into(bytes, chunk, INTERRUPTS_BYTES_MAX, &mut buf, &mut out);
+            check(&format!("chunks of {chunk} bytes"), got, &out);
+        }
+        for pattern in [&[1usize, 7, 300, 2][..], &[4096, 1, 2, 63]] {
+            let r = ShortReads { bytes, pattern, i: 0 };
+            let got = parse_interrupts_read_into(r, 256, INTERRUPTS_BYTES_MAX, &mut buf, &mut out);
+            check(&format!("short reads {pattern:?}"), got, &out);
+        }
+    }
+
+    /// Every fixture and lab capture (the captures are not `/proc/interrupts` text: their
+    /// errors must agree too), read in chunks of every size from 1 byte to past any line, then
+    /// of growing sizes up to the whole file.
+    #[test]
+    fn chunked_reads_agree_with_the_whole_buffer() {
+        let here = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        let mut files = Vec::new();
+        for dir in [here.join("tests/data/live"), here.join("../shared/lab/captures")] {
+            for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
+                let p = entry.path();
+                if p.join("proc/interrupts").is_file() {
+                    files.push(p.join("proc/interrupts"));
+                } else if p.extension().is_some_and(|e| e == "txt") {
+                    files.push(p);
+                }
+            }
+        }
+        assert!(files.len() >= 5, "fixtures: {files:?}");
+        let mut parsed_ok = 0;
+        for f in &files {
+            let bytes = std::fs::read(f).unwrap();
+            parsed_ok += usize::from(parse_interrupts_bytes_into(&bytes, &mut Interrupts::default()).is_ok());
+            let mut sizes: Vec<usize> = (1..=1200).collect();
+            let mut s = 1200usize;
+            while s <= bytes.len() {
+                s = s * 3 / 2;
+                sizes.push(s);
+            }
+            sizes.extend([bytes.len(), bytes.len() + 1]);
+            same_in_chunks(&bytes, sizes);
+        }
+        assert!(parsed_ok >= 5, "{parsed_ok} fixtures parse");
+        // An unfinished last line, a last line that is only a carriage return, an error on the
+        // last line, and one past a line longer than the chunk.
+        for text in [
+            "CPU0 CPU1\n 1: 2 3 a\n 2: 4",
+            "CPU0\n 1: 2\r",
+            "CPU0\n 1: 2\n 1: 3",
+            "\n\n\nCPU0\n 1: 2\n\n 3: 99999999999999999999\n 4: 1\n",
+        ] {
+            same_in_chunks(text.as_bytes(), 1..=text.len() + 1);
+        }
+    }
+
+    #[test]
+    fn chunked_reads_bound_the_file() {
+        let text = b"CPU0\n 1: 2\n 2: 3\n";
+        let (mut buf, mut out) = (Vec::new(), Interrupts::default());
+        for chunk in [1, 4, 64] {
+            let got = parse_interrupts_read_into(&text[..], chunk, text.len() - 1, &mut buf, &mut out);
+            assert!(matches!(got, Err(ReadError::Io(_))), "{got:?}");
+            assert!(parse_interrupts_read_into(&text[..], chunk, text.len(), &mut buf, &mut out).is_ok());
+        }
+        // A parse error early in an oversized file: the size is what is reported.
+        let bad = b"CPU0\nxx\n 1: 2\n 2: 3\n";
+        let got = parse_interrupts_read_into(&bad[..], 2, bad.len() - 1, &mut buf, &mut out);
+        assert!(matches!(got, Err(ReadError::Io(_))), "{got:?}");
+        let got = parse_interrupts_read_into(&bad[..], 2, bad.len(), &mut buf, &mut out);
+        assert!(
+            matches!(got, Err(ReadError::Parse(ParseError { line: Some(2), .. }))),
+            "{got:?}"
+        );
     }
 
     #[test]
