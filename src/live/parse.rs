@@ -1235,7 +1235,7 @@ Err:          0
         let mut whole = parse_interrupts(X86).unwrap();
         let want = parse_interrupts_bytes_into(bytes, &mut whole).map(|()| whole);
         let (mut buf, mut out) = (Vec::new(), parse_interrupts(X86).unwrap());
-        let mut check = |what: &str, got: Result<(), ReadError>, out: &Interrupts| match (&want, got) {
+        let check = |what: &str, got: Result<(), ReadError>, out: &Interrupts| match (&want, got) {
             (Ok(w), Ok(())) => assert_eq!(w, out, "{what}"),
             (Err(w), Err(ReadError::Parse(e))) => assert_eq!(w, &e, "{what}"),
             (w, got) => panic!("{what}: whole buffer {w:?}, in chunks {got:?}"),
