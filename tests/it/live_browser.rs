@@ -155,13 +155,17 @@ async fn live_heatmap_follows_the_agent_in_chromium() {
         .click()
         .await
         .unwrap();
+    // Read in one script: an SSE update may replace the rows between a find and its text.
     let first = c
-        .find(Locator::Css("#irq-rows tr:first-child td:nth-child(2)"))
+        .execute(
+            "const td = document.querySelector('#irq-rows tr:first-child td:nth-child(2)'); return td ? td.textContent : '';",
+            vec![],
+        )
         .await
         .unwrap()
-        .text()
-        .await
-        .unwrap();
+        .as_str()
+        .unwrap()
+        .to_string();
     // Rates may have dropped back to 0 by now; then any order is right, else nvme2 leads.
     let rates_on = !c
         .execute(hot_cells, vec![])
