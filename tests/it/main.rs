@@ -12,6 +12,7 @@ mod catalogue;
 mod cli_errors;
 mod common;
 mod fleet;
+mod fuzz_regressions;
 mod golden;
 mod ideal;
 mod import;
