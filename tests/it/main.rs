@@ -14,6 +14,7 @@ mod cli_errors;
 mod common;
 mod fleet;
 mod fleet_browser;
+mod fuzz_regressions;
 mod golden;
 mod ideal;
 mod import;

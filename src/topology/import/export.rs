@@ -122,7 +122,17 @@ pub fn sysfs_files(t: &Topology) -> SysfsFiles {
     let offline = t.possible().andnot(t.online());
     files.insert("cpu/offline".into(), list(&offline));
     files.insert("cpu/kernel_max".into(), format!("{}\n", crate::topology::CPUS_MAX - 1));
-    let package_of = |cpu: u32| t.package_sets().iter().position(|p| p.contains(cpu)).unwrap_or(0);
+    // Each CPU's package index, in one pass over the packages (a search per CPU is quadratic on a
+    // machine of many one-CPU packages).
+    let mut package_index = vec![0usize; n_bits as usize];
+    for (i, p) in t.package_sets().iter().enumerate().rev() {
+        for cpu in p.iter() {
+            if let Some(slot) = package_index.get_mut(cpu as usize) {
+                *slot = i;
+            }
+        }
+    }
+    let package_of = |cpu: u32| package_index.get(cpu as usize).copied().unwrap_or(0);
     // core_id: the ordinal of the sibling set inside its package, as the kernel numbers them
     // per package.
     let mut core_ids = std::collections::BTreeMap::new();
@@ -140,29 +150,40 @@ pub fn sysfs_files(t: &Topology) -> SysfsFiles {
         }
     }
     let empty = CpuSet::new(n_bits);
+    // The list and mask text of each sibling, cluster and package set, made once per set rather
+    // than once per CPU and file: a package's mask is nr_cpu_ids / 4 digits, so formatting it for
+    // each of its CPUs is quadratic. The sets are borrowed from `t` for the whole export, so a
+    // set's address names it.
+    let mut texts: std::collections::HashMap<*const CpuSet, (String, String)> = std::collections::HashMap::new();
+    let mut text_of = |s: &CpuSet| -> (String, String) {
+        texts
+            .entry(std::ptr::from_ref(s))
+            .or_insert_with(|| (list(s), mask(s)))
+            .clone()
+    };
     for cpu in t.possible().iter() {
         let dir = format!("cpu/cpu{cpu}");
-        let smt = t.smt(cpu);
-        let cluster = t.cluster(cpu);
+        let (smt_list, smt_mask) = text_of(t.smt(cpu));
+        let (cluster_list, cluster_mask) = text_of(t.cluster(cpu));
         let p = package_of(cpu);
-        let package = t.package_sets().get(p).unwrap_or(&empty);
-        let core_id = core_ids.get(&smt.first().unwrap_or(cpu)).copied().unwrap_or(0);
+        let (package_list, package_mask) = text_of(t.package_sets().get(p).unwrap_or(&empty));
+        let core_id = core_ids.get(&t.smt(cpu).first().unwrap_or(cpu)).copied().unwrap_or(0);
         let cluster_id = cluster_index.get(&cpu).copied().unwrap_or(-1);
         let mut put = |name: &str, text: String| {
             files.insert(format!("{dir}/topology/{name}"), text);
         };
-        put("thread_siblings_list", list(smt));
-        put("thread_siblings", mask(smt));
-        put("core_cpus_list", list(smt));
-        put("core_cpus", mask(smt));
-        put("cluster_cpus_list", list(cluster));
-        put("cluster_cpus", mask(cluster));
-        put("package_cpus_list", list(package));
-        put("package_cpus", mask(package));
-        put("core_siblings_list", list(package));
-        put("core_siblings", mask(package));
-        put("die_cpus_list", list(package));
-        put("die_cpus", mask(package));
+        put("thread_siblings_list", smt_list.clone());
+        put("thread_siblings", smt_mask.clone());
+        put("core_cpus_list", smt_list);
+        put("core_cpus", smt_mask);
+        put("cluster_cpus_list", cluster_list);
+        put("cluster_cpus", cluster_mask);
+        put("package_cpus_list", package_list.clone());
+        put("package_cpus", package_mask.clone());
+        put("core_siblings_list", package_list.clone());
+        put("core_siblings", package_mask.clone());
+        put("die_cpus_list", package_list);
+        put("die_cpus", package_mask);
         put("physical_package_id", format!("{p}\n"));
         put("die_id", "0\n".into());
         put("core_id", format!("{core_id}\n"));

@@ -238,7 +238,16 @@ pub fn import_xml(text: &str) -> Result<Imported, ImportError> {
         let pos = e.pos();
         ImportError::new(F, Some(pos.row as usize), "", format!("not well-formed XML: {e}"))
     })?;
-    let line_of = |n: roxmltree::Node| doc.text_pos_at(n.range().start).row as usize;
+    // The line a node starts on, as roxmltree's `text_pos_at` counts it (1 + the newlines before
+    // it), from the newline offsets found once: `text_pos_at` rescans the text from the start,
+    // and a line is taken for every PU, node and device, which made a large file quadratic.
+    let newlines: Vec<usize> = text
+        .bytes()
+        .enumerate()
+        .filter(|&(_, b)| b == b'\n')
+        .map(|(i, _)| i)
+        .collect();
+    let line_of = |n: roxmltree::Node| 1 + newlines.partition_point(|&i| i < n.range().start);
     let root = doc.root_element();
     if root.tag_name().name() != "topology" {
         return Err(ImportError::new(
