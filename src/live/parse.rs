@@ -581,7 +581,9 @@ fn scan_counters<'a>(r: &'a [u8], cpus: &[u32], counts: &mut Vec<(u32, u64)>) ->
             if c.space | digit == u64::MAX && n + k <= cols {
                 // The last word runs past the block when its last byte is a digit.
                 let open = digit >> 63 == 1;
-                let open_at = 63 - starts.leading_zeros();
+                // An open word starts in the block, so `starts` is not empty then; a block of
+                // spaces only has no start at all.
+                let open_at = if open { 63 - starts.leading_zeros() } else { 0 };
                 let closed = if open { starts & !(1u64 << open_at) } else { starts };
                 // The bytes before the open word (all of them when none is open).
                 let closed_bytes = if open { (1u64 << open_at) - 1 } else { u64::MAX };
@@ -1314,6 +1316,23 @@ Err:          0
             matches!(got, Err(ReadError::Parse(ParseError { line: Some(2), .. }))),
             "{got:?}"
         );
+    }
+
+    /// Found by fuzzing: a block of 64 spaces after a label has no word start, and the open
+    /// word's position was computed from it anyway (a subtraction below zero, a panic where
+    /// overflow is checked).
+    #[test]
+    fn a_block_of_spaces_after_the_label() {
+        let pad = " ".repeat(64);
+        for text in [
+            format!("CPU0 CPU1 CPU2\n 24:{pad}5 0 7 PCI-MSI 1-edge nvme0q1\n"),
+            format!("CPU0 CPU1\n 24:{pad}{pad}\n 25: 1{pad}2 x\n"),
+            format!("CPU0\nNMI:{pad}{pad}{pad}"),
+        ] {
+            same_as_reference(&text);
+        }
+        let p = parse_interrupts(&format!("CPU0 CPU1 CPU2\n 24:{pad}5 0 7 PCI-MSI 1-edge nvme0q1\n")).unwrap();
+        assert_eq!(p.rows[0].counts, vec![(0, 5), (2, 7)]);
     }
 
     #[test]

@@ -1,8 +1,9 @@
 //! What the fuzz targets (`fuzz/`) rely on, pinned as ordinary tests: the sysfs export that every
 //! importer target re-imports writes each mask as the same set as its list, and the hwloc XML
 //! importer names the right line however large the file (it finds lines from one index of the
-//! newlines; asking the XML parser per node made large files quadratic). The two crash inputs
-//! fuzzing found are kept in `import_errors.rs` (`tests/data/import-asymmetric-*.toml`).
+//! newlines; asking the XML parser per node made large files quadratic). The two importer crash
+//! inputs fuzzing found are kept in `import_errors.rs` (`tests/data/import-asymmetric-*.toml`);
+//! the `live_interrupts` one in `tests/data/fuzz/`, below.
 
 use irqscope::catalogue;
 use irqscope::topology::import::{export, hwloc};
@@ -51,4 +52,35 @@ fn hwloc_xml_errors_name_the_line_in_a_large_file() {
     let spec = hwloc::parse_xml(&good).unwrap();
     let t = irqscope::topology::Topology::new(&spec).unwrap();
     assert_eq!(t.possible().weight() as usize, PUS);
+}
+
+/// The `live_interrupts` crash (`tests/data/fuzz/live_interrupts-block-of-spaces`): a row whose
+/// counters start after a run of 64 spaces. It parses the same whole, read in pieces of any
+/// size, and as text; in a build with overflow checks (the debug test build, the fuzz build)
+/// it panicked before.
+#[test]
+fn live_interrupts_block_of_spaces() {
+    use irqscope::live::parse::{
+        parse_interrupts, parse_interrupts_bytes_into, parse_interrupts_read_into, Interrupts,
+    };
+    let data = std::fs::read(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/fuzz/live_interrupts-block-of-spaces"),
+    )
+    .unwrap();
+    let mut whole = Interrupts::default();
+    let whole_result = parse_interrupts_bytes_into(&data, &mut whole).map_err(|e| e.to_string());
+    for chunk in [1, 7, 64, 65, 4096, data.len() + 1] {
+        let (mut buf, mut out) = (Vec::new(), Interrupts::default());
+        let r = parse_interrupts_read_into(&data[..], chunk, 64 << 20, &mut buf, &mut out).map_err(|e| e.to_string());
+        assert_eq!(r, whole_result, "chunk {chunk}");
+        if r.is_ok() {
+            assert_eq!(out, whole, "chunk {chunk}");
+        }
+    }
+    if let Ok(text) = std::str::from_utf8(&data) {
+        assert_eq!(
+            parse_interrupts(text).map_err(|e| e.to_string()),
+            whole_result.clone().map(|()| whole.clone()).map_err(|e| e)
+        );
+    }
 }
