@@ -253,16 +253,7 @@ fn update_irqs(
     snap.irqs.truncate(parsed.rows.len());
     for (i, row) in parsed.rows.iter().enumerate() {
         if i == snap.irqs.len() {
-            snap.irqs.push(WireIrq {
-                label: String::new(),
-                chip: String::new(),
-                hwirq: String::new(),
-                name: String::new(),
-                counts: Vec::new(),
-                affinity: None,
-                effective: None,
-                node: None,
-            });
+            snap.irqs.push(WireIrq::default());
         }
         let irq = &mut snap.irqs[i];
         set_text(&mut irq.label, &row.label);

@@ -103,7 +103,7 @@ impl TryFrom<AnySnapshot> for Snapshot {
 }
 
 /// One `/proc/interrupts` row plus its `/proc/irq/N/` files.
-#[derive(Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct WireIrq {
     /// `24`, `NMI`, `IPI0`.
@@ -642,13 +642,7 @@ impl Delta {
                         // A new IRQ: given in full below (checked there).
                         None => WireIrq {
                             label: l.clone(),
-                            chip: String::new(),
-                            hwirq: String::new(),
-                            name: String::new(),
-                            counts: Vec::new(),
-                            affinity: None,
-                            effective: None,
-                            node: None,
+                            ..WireIrq::default()
                         },
                     })
                     .collect()
