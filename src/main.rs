@@ -286,29 +286,57 @@ struct CompareArgs {
     /// Side B's variant (default: another variant than A's).
     #[arg(long)]
     b: Option<String>,
+    /// Side A's heapsort generation: heap-v5.1, heap-v6.9, heap-v6.11 (default).
     #[arg(long)]
     a_sort: Option<String>,
+    /// Side B's heapsort generation (default: heap-v6.11).
     #[arg(long)]
     b_sort: Option<String>,
-    /// Default: from the preset's architecture (arm64: first-cpu).
+    /// Side A's effective-CPU model (default: from the preset's architecture; arm64: first-cpu).
     #[arg(long)]
     a_effective: Option<String>,
+    /// Side B's effective-CPU model (default: as side A's default).
     #[arg(long)]
     b_effective: Option<String>,
+    /// Side A's starting value of the rotation patch's spread counter (default 0).
     #[arg(long)]
     a_counter: Option<u32>,
+    /// Side B's starting value of the rotation patch's spread counter (default 0).
     #[arg(long)]
     b_counter: Option<u32>,
+    /// Both sides form their managed masks with a policy proposal instead (offset-by-probed).
     #[arg(long)]
     proposal: Option<String>,
+    #[command(flatten)]
+    boot: BootArgs,
+}
+
+/// The boot-parameter flags `simulate` and `compare` share.
+#[derive(clap::Args)]
+struct BootArgs {
+    /// The irqaffinity= boot parameter: default affinity of non-managed interrupts (a cpulist).
     #[arg(long, value_name = "LIST")]
     irqaffinity: Option<String>,
+    /// The isolcpus= boot parameter, e.g. managed_irq,2-5.
     #[arg(long, value_name = "[FLAGS,]LIST")]
     isolcpus: Option<String>,
+    /// The nohz_full= boot parameter (a cpulist; checked, moves no interrupt).
     #[arg(long, value_name = "LIST")]
     nohz_full: Option<String>,
+    /// Vectors other interrupts hold before the first device, e.g. 0:16,1-3:2.
     #[arg(long, value_name = "CPUS:N,...")]
     vectors_held: Option<String>,
+}
+
+impl BootArgs {
+    fn params(&self) -> scen::BootParams {
+        scen::BootParams {
+            irqaffinity: self.irqaffinity.clone(),
+            isolcpus: self.isolcpus.clone(),
+            nohz_full: self.nohz_full.clone(),
+            vectors_held: self.vectors_held.clone(),
+        }
+    }
 }
 
 #[derive(clap::Args)]
@@ -354,18 +382,8 @@ struct SimulateArgs {
     /// Also print every vector (mask, effective CPU).
     #[arg(long)]
     vectors: bool,
-    /// The irqaffinity= boot parameter: default affinity of non-managed interrupts (a cpulist).
-    #[arg(long, value_name = "LIST")]
-    irqaffinity: Option<String>,
-    /// The isolcpus= boot parameter, e.g. managed_irq,2-5.
-    #[arg(long, value_name = "[FLAGS,]LIST")]
-    isolcpus: Option<String>,
-    /// The nohz_full= boot parameter (a cpulist; checked, moves no interrupt).
-    #[arg(long, value_name = "LIST")]
-    nohz_full: Option<String>,
-    /// Vectors other interrupts hold before the first device, e.g. 0:16,1-3:2.
-    #[arg(long, value_name = "CPUS:N,...")]
-    vectors_held: Option<String>,
+    #[command(flatten)]
+    boot: BootArgs,
     /// Always report the vector space per CPU (shown anyway when it runs out or a boot
     /// parameter is set).
     #[arg(long)]
@@ -710,7 +728,7 @@ fn simulate(args: SimulateArgs) -> anyhow::Result<ExitCode> {
             if let Some(p) = &args.proposal {
                 spec.proposal = Some(p.clone());
             }
-            let boot = boot_args(&args);
+            let boot = args.boot.params();
             for (field, flag) in [
                 (&mut spec.irqaffinity, boot.irqaffinity),
                 (&mut spec.isolcpus, boot.isolcpus),
@@ -775,7 +793,7 @@ fn simulate(args: SimulateArgs) -> anyhow::Result<ExitCode> {
             )?;
             let proposal = args.proposal.as_deref().map(spec::parse_proposal).transpose()?;
             let scenario = scenario.with_proposal(proposal);
-            let boot = boot_args(&args);
+            let boot = args.boot.params();
             let scenario = if boot.is_empty() {
                 scenario
             } else {
@@ -836,10 +854,10 @@ fn compare(args: CompareArgs) -> anyhow::Result<ExitCode> {
         effective: effective_for_arg(&args.topology).name().into(),
         spread_counter: 0,
         proposal: args.proposal.clone(),
-        irqaffinity: args.irqaffinity.clone(),
-        isolcpus: args.isolcpus.clone(),
-        nohz_full: args.nohz_full.clone(),
-        vectors_held: args.vectors_held.clone(),
+        irqaffinity: args.boot.irqaffinity.clone(),
+        isolcpus: args.boot.isolcpus.clone(),
+        nohz_full: args.boot.nohz_full.clone(),
+        vectors_held: args.boot.vectors_held.clone(),
     };
     let cmp = CompareSpec {
         scenario: base,
@@ -882,16 +900,6 @@ fn compare(args: CompareArgs) -> anyhow::Result<ExitCode> {
         )
     );
     Ok(ExitCode::SUCCESS)
-}
-
-/// The boot-parameter flags of `simulate`.
-fn boot_args(args: &SimulateArgs) -> scen::BootParams {
-    scen::BootParams {
-        irqaffinity: args.irqaffinity.clone(),
-        isolcpus: args.isolcpus.clone(),
-        nohz_full: args.nohz_full.clone(),
-        vectors_held: args.vectors_held.clone(),
-    }
 }
 
 fn sweep(args: SweepArgs) -> anyhow::Result<ExitCode> {
