@@ -365,12 +365,14 @@
         }, { id: "smt-numbering" }))));
     box.append(el("p", { class: "note", id: "topo-note", text: "Offline and not-present CPUs, packages and distances are edited on the machine as it is. Changing a node's cores, SMT or cores/cluster regenerates that node as a regular shape (reusing its CPU ids); the other nodes stay exactly as they are." }));
     const built = state.spec.topology && state.spec.topology.nodes;
+    // A node's CPU list: as the edited machine builds it, else as loaded.
+    const nodeCpus = (i) => (built && built[i] !== undefined ? built[i] : ed.nodes[i].cpus);
     const table = el("table", { id: "nodes" }, el("tr", {}, ...["node", "CPUs", "cores", "SMT", "cores/cluster", "package", "offline", "not present", "", ""].map((h) => el("th", { text: h }))));
     const nodeRow = (n, i) => {
       const [cls, status] = nodeStatus(n);
       return (el("tr", { class: "node-row " + cls, "data-status": cls },
         el("td", { text: String(i) }),
-        el("td", { class: "cpus", text: (built && built[i] !== undefined ? built[i] : n.cpus) || "-" }),
+        el("td", { class: "cpus", text: nodeCpus(i) || "-" }),
         el("td", {}, num(n.cores, 0, 4096, (v, input) => {
           if (v === 0 && (n.orig || []).includes(0)) {
             fieldMessage(input, "cores: node " + i + " holds CPU 0, which every machine needs; give it at least one core");
@@ -402,6 +404,14 @@
     // ("64 nodes × 128 CPUs") with an expand button, on machines of more than FOLD_NODES_MIN
     // nodes; a run shorter than GROUP_MIN is listed.
     const GROUP_MIN = 4, FOLD_NODES_MIN = 8;
+    // A folded row's CPU list is cut after GROUP_CPUS_CHARS characters, at a comma (the whole
+    // list is its title): the group-size cell beside it gives the count.
+    const GROUP_CPUS_CHARS = 24;
+    const shortList = (text) => {
+      if (text.length <= GROUP_CPUS_CHARS) return text;
+      const cut = text.lastIndexOf(",", GROUP_CPUS_CHARS);
+      return cut > 0 ? text.slice(0, cut) + ",…" : text;
+    };
     if (!ed.expanded) ed.expanded = new Set();
     const nodeSize = (n) => (n.regen ? n.cores * Math.max(1, n.threads) : (n.orig || []).length);
     const nodeKey = (n) => JSON.stringify([n.cores, n.threads, n.cluster, n.offline, n.absent, !!n.regen, n.irregular, n.package === null, nodeSize(n)]);
@@ -412,16 +422,18 @@
       if (count >= GROUP_MIN && ed.nodes.length > FOLD_NODES_MIN) {
         const open = ed.expanded.has(start);
         const [cls, status] = nodeStatus(n);
-        const cpus = built ? cpulist(ed.nodes.slice(start, j).flatMap((_, k) => [...parseList(built[start + k] || "")])) : "";
+        const cpus = cpulist(ed.nodes.slice(start, j).flatMap((_, k) => [...parseList(nodeCpus(start + k) || "")]));
+        // The button leads the row: the group's CPU list can be long, and a button after it
+        // would sit past the visible part of the table.
         table.append(el("tr", { class: "node-group " + cls, "data-first": String(start), "data-count": String(count) },
-          el("td", { text: start + "-" + (j - 1) }),
-          el("td", { class: "cpus", text: cpus || "-" }),
-          el("td", { colspan: "6", class: "group-size", text: count + " nodes × " + nodeSize(n) + " CPUs (" + n.cores + " cores × " + Math.max(1, n.threads) + " threads" + (n.cluster ? ", clusters of " + n.cluster + " cores" : "") + ")" }),
-          el("td", { class: "status", text: status }),
-          el("td", {}, el("button", { type: "button", class: "expand-group", text: open ? "collapse" : "expand", onclick: () => {
+          el("td", {}, start + "-" + (j - 1) + " ", el("button", { type: "button", class: "expand-group", text: open ? "collapse" : "expand", onclick: () => {
             if (open) ed.expanded.delete(start); else ed.expanded.add(start);
             renderTopology();
-          } }))));
+          } })),
+          el("td", { class: "cpus", text: shortList(cpus) || "-", title: cpus }),
+          el("td", { colspan: "6", class: "group-size", text: count + " nodes × " + nodeSize(n) + " CPUs (" + n.cores + " cores × " + Math.max(1, n.threads) + " threads" + (n.cluster ? ", clusters of " + n.cluster + " cores" : "") + ")" }),
+          el("td", { class: "status", text: status }),
+          el("td", {})));
         if (open) for (let k = start; k < j; k++) table.append(nodeRow(ed.nodes[k], k));
       } else {
         for (let k = start; k < j; k++) table.append(nodeRow(ed.nodes[k], k));

@@ -410,8 +410,24 @@ async fn identical_nodes_fold_into_one_row_and_figures_download() {
         .unwrap();
     let group = text_of(&c, "#nodes tr.node-group td.group-size").await;
     assert!(group.starts_with("64 nodes × 128 CPUs"), "{group}");
+    let cpus = text_of(&c, "#nodes tr.node-group td.cpus").await;
+    assert_eq!(cpus, "0-8191", "the folded row names its nodes' CPUs");
     let rows = c.find_all(Locator::Css("#nodes tr.node-row")).await.unwrap();
     assert_eq!(rows.len(), 0, "folded nodes listed one by one");
+    // At the narrowest width served, the button is inside the visible part of the editor's
+    // scrolling box, not past the group's CPU list.
+    c.set_window_size(1024, 900).await.unwrap();
+    let placed = c
+        .execute(
+            "const b = document.querySelector('#nodes button.expand-group');
+             const box = b.closest('.editor').getBoundingClientRect(), r = b.getBoundingClientRect();
+             return [r.left >= box.left && r.right <= box.right && r.width > 0, r.left, r.right, box.left, box.right];",
+            vec![],
+        )
+        .await
+        .unwrap();
+    assert_eq!(placed[0], true, "expand button outside the editor's visible box: {placed:?}");
+    screenshot(&c, "editor-groups-folded-1024").await;
     c.find(Locator::Css("#nodes button.expand-group"))
         .await
         .unwrap()
