@@ -56,9 +56,8 @@ fn static_assets(root: &Path, out: &Path) {
     let gz_dir = out.join("static-encoded");
     std::fs::create_dir_all(&gz_dir).unwrap();
     let mut text = String::from(
-        "/// (file name, bytes, gzip encoding, brotli encoding, content tag) of every file under\n\
-         /// `static/`.\n\
-         pub(crate) static STATIC_ASSETS: &[(&str, &[u8], &[u8], &[u8], u64)] = &[\n",
+        "/// Every file under `static/`.\n\
+         static STATIC_ASSETS: &[StaticAsset] = &[\n",
     );
     for path in sorted_files(&dir, None) {
         println!("cargo:rerun-if-changed={}", path.display());
@@ -72,7 +71,8 @@ fn static_assets(root: &Path, out: &Path) {
         std::fs::write(&br_path, brotli_best(&bytes)).unwrap();
         writeln!(
             text,
-            "    ({name:?}, include_bytes!({:?}), include_bytes!({:?}), include_bytes!({:?}), {:#x}),",
+            "    StaticAsset {{ name: {name:?}, bytes: include_bytes!({:?}), gzip: include_bytes!({:?}), \
+             brotli: include_bytes!({:?}), tag: {:#x} }},",
             path.display().to_string(),
             gz_path.display().to_string(),
             br_path.display().to_string(),

@@ -94,10 +94,7 @@ fn bench(c: &mut Criterion) {
         .unwrap();
     let token = "bench-token-0123456789abcdef";
     let (live, _) = LiveState::new(Tokens::parse(token).unwrap(), None).unwrap();
-    let app = web::app(AppState {
-        live,
-        ..AppState::default()
-    });
+    let app = web::app(AppState { live });
     let later = |s: &Snapshot| {
         let mut s = s.clone();
         s.taken_unix_ms += 1_000;

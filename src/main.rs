@@ -397,7 +397,7 @@ enum LabCmd {
     Check(LabCheckArgs),
     /// Boot a kernel in qemu-system-x86_64 on a preset, topology file or permalink's machine
     /// with its NVMe controllers; write the agent's captures as probed and bound one at a time.
-    Run(RunArgs),
+    Run(Box<RunArgs>),
 }
 
 #[derive(clap::Args)]
@@ -441,7 +441,7 @@ fn lab(cmd: LabCmd) -> anyhow::Result<ExitCode> {
                 ExitCode::from(1)
             })
         }
-        LabCmd::Run(args) => lab_run(args),
+        LabCmd::Run(args) => lab_run(*args),
     }
 }
 

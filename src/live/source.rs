@@ -92,6 +92,17 @@ fn grouped(cpus: &[(u32, Option<u32>)], what: &str) -> Result<Vec<String>, Strin
     Ok(sets.iter().map(CpuSet::to_cpulist).collect())
 }
 
+/// One `irqscope_cpu_info` series: a CPU and its labels.
+struct CpuRow {
+    cpu: u32,
+    node: Option<u32>,
+    package: Option<u32>,
+    core: Option<u32>,
+    cluster: Option<u32>,
+    online: bool,
+    present: bool,
+}
+
 /// The snapshot `host`'s series describe, as read at `taken_unix_ms`.
 pub fn snapshot_from_series(host: &str, taken_unix_ms: u64, s: &HostSeries) -> Result<Snapshot, String> {
     if !valid_host_name(host) {
@@ -105,34 +116,30 @@ pub fn snapshot_from_series(host: &str, taken_unix_ms: u64, s: &HostSeries) -> R
     if s.cpu_info.is_empty() {
         return Err(format!("host {host}: no irqscope_cpu_info series"));
     }
-    // (cpu, node, package, core, cluster, online, present)
     let mut cpus = Vec::with_capacity(s.cpu_info.len());
     for c in &s.cpu_info {
-        cpus.push((
-            num(c, "cpu", CPUS_MAX)?,
-            opt_num(c, "node", NODES_MAX)?,
-            opt_num(c, "package", CPUS_MAX)?,
-            opt_num(c, "core", CPUS_MAX)?,
-            opt_num(c, "cluster", CPUS_MAX)?,
-            c.get("online") != "0",
-            c.get("present") != "0",
-        ));
+        cpus.push(CpuRow {
+            cpu: num(c, "cpu", CPUS_MAX)?,
+            node: opt_num(c, "node", NODES_MAX)?,
+            package: opt_num(c, "package", CPUS_MAX)?,
+            core: opt_num(c, "core", CPUS_MAX)?,
+            cluster: opt_num(c, "cluster", CPUS_MAX)?,
+            online: c.get("online") != "0",
+            present: c.get("present") != "0",
+        });
     }
-    cpus.sort_by_key(|c| c.0);
-    cpus.dedup_by_key(|c| c.0);
-    let pick = |f: fn(&(u32, Option<u32>, Option<u32>, Option<u32>, Option<u32>, bool, bool)) -> Option<u32>| {
-        cpus.iter().map(|c| (c.0, f(c))).collect::<Vec<_>>()
-    };
-    let mut nodes = grouped(&pick(|c| c.1), "node")?;
-    let packages = grouped(&pick(|c| c.2), "package")?;
-    let smt = grouped(&pick(|c| c.3), "core")?;
-    let clusters = grouped(&pick(|c| c.4), "cluster")?;
-    let set = |keep: fn(&(u32, Option<u32>, Option<u32>, Option<u32>, Option<u32>, bool, bool)) -> bool| {
-        CpuSet::from_cpus(cpus.iter().filter(|c| keep(c)).map(|c| c.0)).to_cpulist()
-    };
+    cpus.sort_by_key(|c| c.cpu);
+    cpus.dedup_by_key(|c| c.cpu);
+    let pick = |f: fn(&CpuRow) -> Option<u32>| cpus.iter().map(|c| (c.cpu, f(c))).collect::<Vec<_>>();
+    let mut nodes = grouped(&pick(|c| c.node), "node")?;
+    let packages = grouped(&pick(|c| c.package), "package")?;
+    let smt = grouped(&pick(|c| c.core), "core")?;
+    let clusters = grouped(&pick(|c| c.cluster), "cluster")?;
+    let set =
+        |keep: fn(&CpuRow) -> bool| CpuSet::from_cpus(cpus.iter().filter(|c| keep(c)).map(|c| c.cpu)).to_cpulist();
     let possible = set(|_| true);
-    let online = set(|c| c.5);
-    let present = set(|c| c.6);
+    let online = set(|c| c.online);
+    let present = set(|c| c.present);
 
     let distances = if s.node_distance.is_empty() {
         None
@@ -211,7 +218,7 @@ pub fn snapshot_from_series(host: &str, taken_unix_ms: u64, s: &HostSeries) -> R
             possible: Some(possible),
             kernel_release,
         },
-        cpus: cpus.iter().filter(|c| c.5).map(|c| c.0).collect(),
+        cpus: cpus.iter().filter(|c| c.online).map(|c| c.cpu).collect(),
         irqs,
     })
 }

@@ -396,7 +396,10 @@ mod tests {
     use super::*;
     use crate::live::protocol::{WireTopology, PROTOCOL_VERSION};
 
-    fn snap(t: u64, cpus: &[u32], irqs: &[(&str, &str, &[(u32, u64)])]) -> Snapshot {
+    /// An IRQ's name, its device, and its (CPU, count) cells.
+    type IrqRow<'a> = (&'a str, &'a str, &'a [(u32, u64)]);
+
+    fn snap(t: u64, cpus: &[u32], irqs: &[IrqRow]) -> Snapshot {
         Snapshot {
             version: PROTOCOL_VERSION,
             host: "h".into(),

@@ -5,6 +5,7 @@
 //! * IRQs per CPU: `ceil(counted IRQs / online CPUs)`;
 //! * devices per CPU: each device touches at least `min(its counted IRQs, online CPUs)` CPUs,
 //!   so some CPU serves at least `ceil(Σ that / online CPUs)` devices;
+//!
 //! and both are reached by dealing vectors round-robin over the CPUs, device after device, so
 //! the bound is exact under these constraints.
 //!

@@ -120,8 +120,8 @@ pub(crate) fn offset_by_probed(topo: &Topology, numgrps: u32, fires: Fires, load
         })
         .collect();
     let mut groups: Vec<u32> = vec![1; nodes.len()];
-    for n in 0..nodes.len() {
-        node_irqs[n] += 1;
+    for irqs in &mut node_irqs {
+        *irqs += 1;
     }
     let total_cpus: u64 = nodes.iter().map(|(_, c)| c.len() as u64).sum();
     let target = u64::from(numgrps).min(total_cpus);

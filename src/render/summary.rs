@@ -179,7 +179,7 @@ fn fold_parts(parts: Vec<String>) -> String {
 
 /// Thousandths as a short decimal: 32000 → "32", 21333 → "21.3".
 pub(crate) fn milli(v: u64) -> String {
-    if v % 1000 == 0 {
+    if v.is_multiple_of(1000) {
         (v / 1000).to_string()
     } else {
         format!("{}.{}", v / 1000, (v % 1000) / 100)

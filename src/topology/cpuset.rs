@@ -267,7 +267,7 @@ impl Iterator for Iter<'_> {
     type Item = u32;
     fn next(&mut self) -> Option<u32> {
         let cpu = self.set.first_from(self.next)?;
-        self.next = cpu.checked_add(1).unwrap_or(u32::MAX);
+        self.next = cpu.saturating_add(1);
         Some(cpu)
     }
 }

@@ -467,13 +467,10 @@ impl Topology {
                     REMOTE_DISTANCE
                 }
         });
-        let default_packages = self.package_sets.iter().cloned().collect::<Vec<_>>()
-            == self
-                .node_cpus
-                .iter()
-                .filter(|s| !s.is_empty())
-                .cloned()
-                .collect::<Vec<_>>();
+        let default_packages = self
+            .package_sets
+            .iter()
+            .eq(self.node_cpus.iter().filter(|s| !s.is_empty()));
         TopologySpec {
             name: self.name.clone(),
             note: self.note.clone(),

@@ -48,6 +48,16 @@ const BROTLI_LGWIN: i32 = 22;
 const PERMALINK_CACHE_CONTROL: &str = "public, max-age=86400, immutable";
 const _: () = assert!(PERMALINK_MAX_AGE_S == 86_400, "update PERMALINK_CACHE_CONTROL");
 
+/// A file of `static/` as `build.rs` embeds it.
+struct StaticAsset {
+    name: &'static str,
+    bytes: &'static [u8],
+    gzip: &'static [u8],
+    brotli: &'static [u8],
+    /// FNV-1a of `bytes`: the `ETag`'s base.
+    tag: u64,
+}
+
 include!(concat!(env!("OUT_DIR"), "/static_assets.rs"));
 
 /// 64-bit FNV-1a, the same as `build.rs` uses for content tags.
@@ -443,7 +453,14 @@ pub async fn immutable(State(cache): State<PermalinkCache>, req: Request, next: 
 /// brotli encodings. Not fingerprinted in their URLs, so browsers revalidate (`no-cache`) and
 /// get 304.
 pub(crate) async fn static_asset(Path(file): Path<String>, headers: HeaderMap) -> Response {
-    let Some(&(name, bytes, gz, br, tag)) = STATIC_ASSETS.iter().find(|a| a.0 == file) else {
+    let Some(&StaticAsset {
+        name,
+        bytes,
+        gzip,
+        brotli,
+        tag,
+    }) = STATIC_ASSETS.iter().find(|a| a.name == file)
+    else {
         return super::AppError::NotFound(format!("no static file {file:?}")).into_response();
     };
     let content_type = match name.rsplit('.').next() {
@@ -471,8 +488,8 @@ pub(crate) async fn static_asset(Path(file): Path<String>, headers: HeaderMap) -
     }
     let body = match encoding {
         Encoding::Identity => bytes,
-        Encoding::Gzip => gz,
-        Encoding::Br => br,
+        Encoding::Gzip => gzip,
+        Encoding::Br => brotli,
     };
     (out, Bytes::from_static(body)).into_response()
 }

@@ -150,8 +150,8 @@ pub(crate) async fn fleet_page(
     match sort.as_str() {
         "kernel" => rows.sort_by(|a, b| a.kernel.cmp(&b.kernel).then(a.host.cmp(&b.host))),
         "busiest" => rows.sort_by(|a, b| b.busiest_share.total_cmp(&a.busiest_share)),
-        "stacking" => rows.sort_by(|a, b| b.stacking.cmp(&a.stacking)),
-        "mismatches" => rows.sort_by(|a, b| b.mismatches.cmp(&a.mismatches)),
+        "stacking" => rows.sort_by_key(|r| std::cmp::Reverse(r.stacking)),
+        "mismatches" => rows.sort_by_key(|r| std::cmp::Reverse(r.mismatches)),
         _ => rows.sort_by(|a, b| a.host.cmp(&b.host)),
     }
     let enc = |s: &str| s.replace('&', "%26").replace(' ', "%20");

@@ -30,13 +30,7 @@ fn data(rel: &str) -> PathBuf {
 
 fn live_app() -> (axum::Router, LiveState) {
     let (live, _) = LiveState::new(Tokens::parse(TOKEN).unwrap(), None).unwrap();
-    (
-        web::app(AppState {
-            live: live.clone(),
-            ..AppState::default()
-        }),
-        live,
-    )
+    (web::app(AppState { live: live.clone() }), live)
 }
 
 async fn call(app: &axum::Router, req: Request<Body>) -> (StatusCode, String) {
@@ -349,10 +343,7 @@ fn clocked_app() -> (axum::Router, LiveState, std::sync::Arc<std::sync::atomic::
         std::sync::Arc::new(move || clock.load(Ordering::SeqCst)),
     )
     .unwrap();
-    let app = web::app(AppState {
-        live: live.clone(),
-        ..AppState::default()
-    });
+    let app = web::app(AppState { live: live.clone() });
     (app, live, now)
 }
 

@@ -426,7 +426,10 @@ async fn identical_nodes_fold_into_one_row_and_figures_download() {
         )
         .await
         .unwrap();
-    assert_eq!(placed[0], true, "expand button outside the editor's visible box: {placed:?}");
+    assert_eq!(
+        placed[0], true,
+        "expand button outside the editor's visible box: {placed:?}"
+    );
     screenshot(&c, "editor-groups-folded-1024").await;
     c.find(Locator::Css("#nodes button.expand-group"))
         .await

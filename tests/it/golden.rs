@@ -59,7 +59,7 @@ fn manifest_cases_exist() {
     let root = golden_dir("");
     let manifest: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(root.join("irq-manifest.json")).unwrap()).unwrap();
-    let files = collect_files(&[root.clone()]).unwrap();
+    let files = collect_files(std::slice::from_ref(&root)).unwrap();
     for case in manifest["cases"].as_array().unwrap() {
         let file = root.join(case["file"].as_str().unwrap());
         assert!(files.contains(&file), "{} listed but not found", file.display());

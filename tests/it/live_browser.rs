@@ -47,11 +47,7 @@ async fn serve_pushed_fixture(
         &root,
     );
     std::fs::write(root.join("token"), TOKEN).unwrap();
-    let harness = Harness::start_with(web::app(AppState {
-        live,
-        ..AppState::default()
-    }))
-    .await?;
+    let harness = Harness::start_with(web::app(AppState { live })).await?;
     let base = harness.base.clone();
     let agent = KillOnDrop(
         Command::new(env!("CARGO_BIN_EXE_irqscope-agent"))

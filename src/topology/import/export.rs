@@ -65,7 +65,7 @@ pub fn to_synthetic(t: &Topology) -> Result<String, ExportError> {
     let mut levels = Vec::new();
     let mut above = 1u32; // objects above the next level
     if n_nodes >= n_packages {
-        if n_nodes % n_packages != 0 {
+        if !n_nodes.is_multiple_of(n_packages) {
             return Err(uneven());
         }
         levels.push(format!("pack:{n_packages}"));
@@ -74,7 +74,7 @@ pub fn to_synthetic(t: &Topology) -> Result<String, ExportError> {
         }
         above = n_nodes;
     } else {
-        if n_packages % n_nodes != 0 {
+        if !n_packages.is_multiple_of(n_nodes) {
             return Err(uneven());
         }
         levels.push(format!("numa:{n_nodes}"));
@@ -82,7 +82,7 @@ pub fn to_synthetic(t: &Topology) -> Result<String, ExportError> {
         above = above.max(n_packages);
     }
     if n_clusters > 0 {
-        if n_clusters % above != 0 || n_cores % n_clusters != 0 {
+        if !n_clusters.is_multiple_of(above) || !n_cores.is_multiple_of(n_clusters) {
             return Err(fail(
                 F,
                 "clusters are not nested evenly inside nodes and packages (a cluster spanning nodes cannot be written)",
@@ -91,7 +91,7 @@ pub fn to_synthetic(t: &Topology) -> Result<String, ExportError> {
         levels.push(format!("l2:{}", n_clusters / above));
         above = n_clusters;
     }
-    if n_cores % above != 0 || n_cpus % n_cores != 0 {
+    if !n_cores.is_multiple_of(above) || !n_cpus.is_multiple_of(n_cores) {
         return Err(uneven());
     }
     levels.push(format!("core:{}", n_cores / above));
