@@ -345,8 +345,14 @@
     return s;
   };
 
+  // A regular node's shape: "64 cores × 2 threads, clusters of 8 cores".
+  const plural = (k, one) => k + " " + one + (k === 1 ? "" : "s");
+  function shapeText(n) {
+    return plural(n.cores, "core") + " × " + plural(Math.max(1, n.threads), "thread") + (n.cluster ? ", clusters of " + plural(n.cluster, "core") : "");
+  }
+
   function nodeStatus(n) {
-    if (n.regen) return ["regen", "regenerated: " + n.cores + " cores × " + Math.max(1, n.threads) + " threads" + (n.cluster ? ", clusters of " + n.cluster + " cores" : "")];
+    if (n.regen) return ["regen", "regenerated: " + shapeText(n)];
     if (n.irregular) return ["irregular", "irregular (" + n.irregular + "): kept exactly; changing cores, SMT or cores/cluster regenerates this node"];
     return ["exact", "kept exactly"];
   }
@@ -431,7 +437,7 @@
             renderTopology();
           } })),
           el("td", { class: "cpus", text: shortList(cpus) || "-", title: cpus }),
-          el("td", { colspan: "6", class: "group-size", text: count + " nodes × " + nodeSize(n) + " CPUs (" + n.cores + " cores × " + Math.max(1, n.threads) + " threads" + (n.cluster ? ", clusters of " + n.cluster + " cores" : "") + ")" }),
+          el("td", { colspan: "6", class: "group-size", text: count + " nodes × " + nodeSize(n) + " CPUs (" + shapeText(n) + ")" }),
           el("td", { class: "status", text: status }),
           el("td", {})));
         if (open) for (let k = start; k < j; k++) table.append(nodeRow(ed.nodes[k], k));

@@ -409,7 +409,7 @@ async fn identical_nodes_fold_into_one_row_and_figures_download() {
         .await
         .unwrap();
     let group = text_of(&c, "#nodes tr.node-group td.group-size").await;
-    assert!(group.starts_with("64 nodes × 128 CPUs"), "{group}");
+    assert_eq!(group, "64 nodes × 128 CPUs (64 cores × 2 threads, clusters of 1 core)");
     let cpus = text_of(&c, "#nodes tr.node-group td.cpus").await;
     assert_eq!(cpus, "0-8191", "the folded row names its nodes' CPUs");
     let rows = c.find_all(Locator::Css("#nodes tr.node-row")).await.unwrap();
