@@ -23,7 +23,8 @@ use irqscope::live::collect::Collector;
 use irqscope::live::export::{self, ExportOptions};
 use irqscope::live::limits::{AGENT_INTERVAL_MS_MIN, CAPTURE_SNAPSHOTS_MAX};
 use irqscope::live::protocol::{
-    encode_delta_body, encode_push_body, Capture, Delta, Snapshot, BASE_MISMATCH, DELTA_CONTENT_TYPE, PROTOCOL_VERSION,
+    encode_delta_body, encode_push_body, version_for_older_server, Capture, Delta, Snapshot, BASE_MISMATCH,
+    DELTA_CONTENT_TYPE, PROTOCOL_VERSION,
 };
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -431,6 +432,16 @@ fn push(
                 Ok(snap) => push_reading(&client, &url, &token, snap, &mut deltas, &mut json, &mut body).await,
                 Err(e) => Err(format!("reading: {e:#}")),
             };
+            if let Some(version) = deltas.step_down.take() {
+                // An older server: the same full snapshots under its version, no deltas, and
+                // this reading again at once (at most once per version below this build's).
+                tracing::warn!(
+                    "the server reads protocol versions up to {version}: pushing version-{version} snapshots, no deltas (upgrade the server to push deltas)"
+                );
+                reader.collector.stamp_version(version);
+                deltas.server_takes_deltas = false;
+                continue;
+            }
             let wait_ms = match outcome {
                 Ok(()) => {
                     if failures > 0 {
@@ -462,6 +473,9 @@ struct Deltas {
     acked: Option<Snapshot>,
     server_takes_deltas: bool,
     full_body_bytes: usize,
+    /// Set when the server refused the reading's version and reads an older one that takes
+    /// the same full snapshot: the version to stamp from now on.
+    step_down: Option<u32>,
 }
 
 /// Push one reading: as a delta when the server takes them and the delta's body is less than
@@ -515,6 +529,9 @@ async fn push_reading(
             // next reading in full.
             if (400..500).contains(&e.status) && e.status != 429 {
                 deltas.acked = None;
+            }
+            if e.status == 400 {
+                deltas.step_down = version_for_older_server(&e.text).filter(|&v| v < snap.version);
             }
             Err(e.to_string())
         }

@@ -12,7 +12,9 @@
 
 use super::limits::IRQS_MAX;
 use super::parse::{self, Interrupts, ParseError, ReadError, INTERRUPTS_BYTES_MAX, IRQ_FILE_BYTES_MAX};
-use super::protocol::{Snapshot, WireIrq, WireTopology, KERNEL_RELEASE_BYTES_MAX, PROTOCOL_VERSION};
+use super::protocol::{
+    Snapshot, WireIrq, WireTopology, FULL_SNAPSHOT_SAME_SINCE, KERNEL_RELEASE_BYTES_MAX, PROTOCOL_VERSION,
+};
 use crate::topology::import::sysfs::{self, SysfsFiles};
 use crate::topology::Topology;
 use std::collections::BTreeMap;
@@ -296,6 +298,8 @@ pub struct Collector {
     /// The `cpu/online` text the topology was read with, and the topology.
     topology: Option<(String, WireTopology)>,
     online: String,
+    /// The protocol version the snapshot is stamped with ([`Collector::stamp_version`]).
+    version: u32,
     /// The numbered IRQs of this reading, sorted, and where the next refresh starts.
     numbered: Vec<u32>,
     refresh_at: usize,
@@ -415,6 +419,7 @@ impl Collector {
             },
             topology: None,
             online: String::new(),
+            version: PROTOCOL_VERSION,
             numbered: Vec::new(),
             refresh_at: 0,
             wire: BTreeMap::new(),
@@ -454,6 +459,17 @@ impl Collector {
             in_dir(numbered[(start + k) % len], &mut self.proc.irqs);
         }
         self.refresh_at = if len == 0 { 0 } else { (start + count) % len };
+    }
+
+    /// Stamp the snapshots of the next readings with protocol `version` instead of this
+    /// build's, for a server that reads only older ones: `version` must be at least
+    /// [`FULL_SNAPSHOT_SAME_SINCE`], whose full snapshots are this build's.
+    pub fn stamp_version(&mut self, version: u32) {
+        assert!(
+            (FULL_SNAPSHOT_SAME_SINCE..=PROTOCOL_VERSION).contains(&version),
+            "version {version}"
+        );
+        self.version = version;
     }
 
     /// Read the host once and build its snapshot, stamped `taken_unix_ms`.
@@ -503,7 +519,7 @@ impl Collector {
         self.refresh_irq_files(online_changed);
         let topology = &self.topology.as_ref().expect("set above").1;
         let snap = &mut self.snapshot;
-        snap.version = PROTOCOL_VERSION;
+        snap.version = self.version;
         set_text(&mut snap.host, &self.host);
         snap.taken_unix_ms = taken_unix_ms;
         set_text(&mut snap.boot_id, &self.proc.boot_id);

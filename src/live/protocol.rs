@@ -41,6 +41,31 @@ pub(crate) const KERNEL_RELEASE_BYTES_MAX: usize = 64;
 /// Longest CPU-set text accepted in a snapshot.
 pub(crate) const CPU_SET_TEXT_BYTES_MAX: usize = crate::topology::cpulist::CPULIST_TEXT_BYTES_MAX;
 
+/// The oldest version whose full snapshots are this build's: version 3 added delta pushes and
+/// left the full snapshot as version 2 wrote it, so a full snapshot stamped 2 reads the same on
+/// a version-2 server.
+pub const FULL_SNAPSHOT_SAME_SINCE: u32 = 2;
+
+/// What a server that refused a push for its version reads: `(oldest, newest)`, from the words
+/// of [`version_supported`] ("this server reads A to B"), which every release since version 2
+/// answers with (400, within the text of the refusal). `None` for any other refusal.
+pub fn refused_for_version(text: &str) -> Option<(u32, u32)> {
+    const WORDS: &str = "is not supported (this server reads ";
+    let rest = &text[text.find(WORDS)? + WORDS.len()..];
+    let (range, _) = rest.split_once(')')?;
+    let (a, b) = range.split_once(" to ")?;
+    Some((a.parse().ok()?, b.parse().ok()?))
+}
+
+/// The version an agent stamps its full snapshots with for a server that answered `text`
+/// refusing this build's: the newest the server reads, when that one still reads this build's
+/// full snapshots as they are ([`FULL_SNAPSHOT_SAME_SINCE`]). `None` when no older stamp
+/// would be taken.
+pub fn version_for_older_server(text: &str) -> Option<u32> {
+    let (oldest, newest) = refused_for_version(text)?;
+    (oldest <= newest && (FULL_SNAPSHOT_SAME_SINCE..PROTOCOL_VERSION).contains(&newest)).then_some(newest)
+}
+
 fn version_supported(version: u32) -> Result<(), String> {
     if (PROTOCOL_VERSION_OLDEST..=PROTOCOL_VERSION).contains(&version) {
         Ok(())
@@ -793,6 +818,35 @@ pub fn gzip_into(bytes: &[u8], level: i32, out: &mut Vec<u8>) -> std::io::Result
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_agent_steps_down_only_for_a_server_that_reads_its_full_snapshots() {
+        // The words a version-2 server answered a version-3 push with (its 400 body).
+        let v2 = "bad snapshot: protocol version 3 is not supported (this server reads 1 to 2) at line 1 column 13";
+        assert_eq!(refused_for_version(v2), Some((1, 2)));
+        assert_eq!(version_for_older_server(v2), Some(2));
+        // This build's own refusal names this build's range: nothing older to step down to.
+        let own = version_supported(PROTOCOL_VERSION + 1).unwrap_err();
+        assert_eq!(
+            refused_for_version(&own),
+            Some((PROTOCOL_VERSION_OLDEST, PROTOCOL_VERSION))
+        );
+        assert_eq!(version_for_older_server(&own), None);
+        // A version-1 server would need another full snapshot (no CPU-less last nodes).
+        assert_eq!(
+            version_for_older_server("protocol version 3 is not supported (this server reads 1 to 1)"),
+            None
+        );
+        for other in [
+            "",
+            "host table full",
+            "protocol version 3 is not supported (this server reads 1 to x)",
+            "protocol version 3 is not supported (this server reads 2 to 1)",
+            "protocol version 3 is not supported (this server reads 1 to 2",
+        ] {
+            assert_eq!(version_for_older_server(other), None, "{other:?}");
+        }
+    }
 
     fn v1(nodes: &[&str], distances: Option<Vec<Vec<u32>>>) -> String {
         serde_json::json!({

@@ -1,7 +1,8 @@
 //! The agent side of live mode: a CPU-less last NUMA node (the lab's c5), captures of every
 //! released protocol version, gzip push bodies and their bounds, delta pushes (protocol 3)
 //! against full ones, the agent binary pushing over TLS to a local endpoint whose CA is made
-//! here and falling back from a refused delta, and its bounded token file.
+//! here, falling back from a refused delta and stepping down to a version-2 server, and its
+//! bounded token file.
 
 use axum::body::Body;
 use axum::http::{header, Request, StatusCode};
@@ -591,4 +592,116 @@ fn the_token_file_is_bounded() {
         err.contains("larger than 1048576 bytes") && err.trim().lines().count() == 1,
         "{err}"
     );
+}
+
+/// What a server of the release before deltas (protocol 2) was sent: each push's version and
+/// content type, and the snapshots it took.
+#[derive(Clone, Default)]
+struct Version2Server {
+    pushes: std::sync::Arc<std::sync::Mutex<Vec<(u64, String)>>>,
+    taken: std::sync::Arc<std::sync::Mutex<Vec<Snapshot>>>,
+}
+
+/// That server's ingest: versions 1 and 2 taken and answered `{"seq": N}` (no version, as that
+/// release answered), others refused with 400 and that release's words.
+async fn version_2_push(
+    axum::extract::State(old): axum::extract::State<Version2Server>,
+    headers: axum::http::HeaderMap,
+    body: axum::body::Bytes,
+) -> (StatusCode, String) {
+    let content_type = headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("")
+        .to_string();
+    let mut json = Vec::new();
+    std::io::Read::read_to_end(&mut flate2::read::GzDecoder::new(&body[..]), &mut json).unwrap();
+    let value: serde_json::Value = serde_json::from_slice(&json).unwrap();
+    let version = value["version"].as_u64().unwrap_or(0);
+    old.pushes.lock().unwrap().push((version, content_type.clone()));
+    if content_type != "application/json" {
+        return (
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            format!("content type {content_type:?}\n"),
+        );
+    }
+    if !(1..=2).contains(&version) {
+        return (
+            StatusCode::BAD_REQUEST,
+            format!("bad snapshot: protocol version {version} is not supported (this server reads 1 to 2) at line 1 column 12\n"),
+        );
+    }
+    let mut taken = old.taken.lock().unwrap();
+    taken.push(serde_json::from_value(value).unwrap());
+    (StatusCode::OK, format!("{{\"seq\":{}}}", taken.len()))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_agent_pushes_to_a_version_2_server_once_it_says_so() {
+    let old = Version2Server::default();
+    let app = axum::Router::new()
+        .route("/api/live/{host}/snapshots", axum::routing::post(version_2_push))
+        .with_state(old.clone());
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let server = tokio::spawn(async move {
+        let _ = axum::serve(listener, app).await;
+    });
+    let dir = std::env::temp_dir().join(format!("irqscope-agent-v2-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let token_file = dir.join("token");
+    std::fs::write(&token_file, TOKEN).unwrap();
+    let mut agent = KillOnDrop(
+        Command::new(env!("CARGO_BIN_EXE_irqscope-agent"))
+            .args(["push", "--server", &format!("http://127.0.0.1:{port}"), "--host", "v2"])
+            .arg("--root")
+            .arg(data("c5-cpuless-node"))
+            .arg("--token-file")
+            .arg(&token_file)
+            .args(["--count", "3", "--interval-ms", "100", "--backoff-max-ms", "200"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap(),
+    );
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let status = loop {
+        if let Some(s) = agent.0.try_wait().unwrap() {
+            break Some(s);
+        }
+        if Instant::now() > deadline {
+            let _ = agent.0.kill();
+            break None;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    let mut err = String::new();
+    std::io::Read::read_to_string(agent.0.stderr.as_mut().unwrap(), &mut err).unwrap();
+    let pushes = old.pushes.lock().unwrap().clone();
+    assert!(
+        status.is_some_and(|s| s.success()),
+        "the agent did not finish its 3 pushes within 30 s ({status:?}); the server saw {pushes:?}\n{err}"
+    );
+    assert!(err.contains("the server reads protocol versions up to 2"), "{err}");
+    // One refused push of this build's version, then full version-2 pushes only: no deltas.
+    let json = "application/json".to_string();
+    assert_eq!(
+        pushes,
+        [
+            (u64::from(PROTOCOL_VERSION), json.clone()),
+            (2, json.clone()),
+            (2, json.clone()),
+            (2, json)
+        ]
+    );
+    // What that server took is this build's reading: read back (and upgraded as any version-2
+    // snapshot is), it is what the agent reads.
+    let taken = old.taken.lock().unwrap();
+    let last = taken.last().unwrap();
+    let direct = Collector::new(&data("c5-cpuless-node"), "v2")
+        .read(last.taken_unix_ms)
+        .unwrap();
+    assert_eq!(*last, direct);
+    server.abort();
+    let _ = std::fs::remove_dir_all(&dir);
 }
