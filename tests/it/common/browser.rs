@@ -12,6 +12,7 @@ use fantoccini::{Client, ClientBuilder, Locator};
 use hyper_util::client::legacy::connect::HttpConnector;
 use serde_json::json;
 use std::path::{Path, PathBuf};
+use std::os::unix::process::CommandExt;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -64,8 +65,11 @@ impl Harness {
             axum::serve(listener, app).await.unwrap();
         });
         let port = free_port();
+        // chromedriver leads a process group of its own, and the browsers it starts stay in it,
+        // so that dropping the harness ends them too (see `Drop`).
         let driver = Command::new(&chromedriver)
             .arg(format!("--port={port}"))
+            .process_group(0)
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()
@@ -116,6 +120,12 @@ impl Harness {
 
 impl Drop for Harness {
     fn drop(&mut self) {
+        // A session a test did not close (a failed assertion, an early return) leaves its
+        // browser running once chromedriver is gone: end the whole group, browsers first.
+        let _ = Command::new("kill")
+            .args(["-KILL", "--", &format!("-{}", self.driver.id())])
+            .stderr(Stdio::null())
+            .status();
         let _ = self.driver.kill();
         let _ = self.driver.wait();
         self.server.abort();
