@@ -484,33 +484,47 @@ async fn a_delta_against_another_base_is_409_and_version_2_pushes_still_land() {
     assert_eq!(st, StatusCode::UNAUTHORIZED);
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_agent_sends_deltas_and_falls_back_when_the_base_moved() {
-    let (app, live) = live_app();
+/// `app` served on a loopback port: the port and the server's task.
+async fn serve_on_loopback(app: axum::Router) -> (u16, tokio::task::JoinHandle<()>) {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let port = listener.local_addr().unwrap().port();
-    let served = app.clone();
     let server = tokio::spawn(async move {
-        let _ = axum::serve(listener, served).await;
+        let _ = axum::serve(listener, app).await;
     });
-    let dir = std::env::temp_dir().join(format!("irqscope-agent-delta-{}", std::process::id()));
+    (port, server)
+}
+
+/// The agent pushing the c5 machine to loopback `port` as `host`: `count` readings
+/// `interval_ms` apart (backing off to twice that), its stderr piped, its token in a file of a
+/// directory of its own (returned, for the caller to remove).
+fn spawn_push_agent(port: u16, host: &str, count: u32, interval_ms: u64) -> (KillOnDrop, PathBuf) {
+    let dir = std::env::temp_dir().join(format!("irqscope-agent-{host}-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let token_file = dir.join("token");
     std::fs::write(&token_file, TOKEN).unwrap();
-    let mut agent = KillOnDrop(
+    let agent = KillOnDrop(
         Command::new(env!("CARGO_BIN_EXE_irqscope-agent"))
-            .args(["push", "--server", &format!("http://127.0.0.1:{port}"), "--host", "d1"])
+            .args(["push", "--server", &format!("http://127.0.0.1:{port}"), "--host", host])
             .arg("--root")
             .arg(data("c5-cpuless-node"))
             .arg("--token-file")
             .arg(&token_file)
-            .args(["--count", "6", "--interval-ms", "300", "--backoff-max-ms", "600"])
+            .args(["--count", &count.to_string(), "--interval-ms", &interval_ms.to_string()])
+            .args(["--backoff-max-ms", &(2 * interval_ms).to_string()])
             .env("RUST_LOG", "info")
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
             .spawn()
             .unwrap(),
     );
+    (agent, dir)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_agent_sends_deltas_and_falls_back_when_the_base_moved() {
+    let (app, live) = live_app();
+    let (port, server) = serve_on_loopback(app.clone()).await;
+    let (mut agent, dir) = spawn_push_agent(port, "d1", 6, 300);
     let deadline = Instant::now() + Duration::from_secs(60);
     // After the agent's second push (a delta), another reading lands for the host: the
     // agent's next delta has the wrong base.
@@ -642,28 +656,8 @@ async fn the_agent_pushes_to_a_version_2_server_once_it_says_so() {
     let app = axum::Router::new()
         .route("/api/live/{host}/snapshots", axum::routing::post(version_2_push))
         .with_state(old.clone());
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let port = listener.local_addr().unwrap().port();
-    let server = tokio::spawn(async move {
-        let _ = axum::serve(listener, app).await;
-    });
-    let dir = std::env::temp_dir().join(format!("irqscope-agent-v2-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let token_file = dir.join("token");
-    std::fs::write(&token_file, TOKEN).unwrap();
-    let mut agent = KillOnDrop(
-        Command::new(env!("CARGO_BIN_EXE_irqscope-agent"))
-            .args(["push", "--server", &format!("http://127.0.0.1:{port}"), "--host", "v2"])
-            .arg("--root")
-            .arg(data("c5-cpuless-node"))
-            .arg("--token-file")
-            .arg(&token_file)
-            .args(["--count", "3", "--interval-ms", "100", "--backoff-max-ms", "200"])
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap(),
-    );
+    let (port, server) = serve_on_loopback(app).await;
+    let (mut agent, dir) = spawn_push_agent(port, "v2", 3, 100);
     let deadline = Instant::now() + Duration::from_secs(30);
     let status = loop {
         if let Some(s) = agent.0.try_wait().unwrap() {
