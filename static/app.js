@@ -428,7 +428,9 @@
       if (count >= GROUP_MIN && ed.nodes.length > FOLD_NODES_MIN) {
         const open = ed.expanded.has(start);
         const [cls, status] = nodeStatus(n);
-        const cpus = cpulist(ed.nodes.slice(start, j).flatMap((_, k) => [...parseList(nodeCpus(start + k) || "")]));
+        const members = [];
+        for (let k = start; k < j; k++) members.push(...parseList(nodeCpus(k) || ""));
+        const cpus = cpulist(members);
         // The button leads the row: the group's CPU list can be long, and a button after it
         // would sit past the visible part of the table.
         table.append(el("tr", { class: "node-group " + cls, "data-first": String(start), "data-count": String(count) },

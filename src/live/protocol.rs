@@ -49,7 +49,7 @@ pub const FULL_SNAPSHOT_SAME_SINCE: u32 = 2;
 /// What a server that refused a push for its version reads: `(oldest, newest)`, from the words
 /// of [`version_supported`] ("this server reads A to B"), which every release since version 2
 /// answers with (400, within the text of the refusal). `None` for any other refusal.
-pub fn refused_for_version(text: &str) -> Option<(u32, u32)> {
+fn refused_for_version(text: &str) -> Option<(u32, u32)> {
     const WORDS: &str = "is not supported (this server reads ";
     let rest = &text[text.find(WORDS)? + WORDS.len()..];
     let (range, _) = rest.split_once(')')?;
