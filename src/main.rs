@@ -79,7 +79,9 @@ enum Command {
 struct RunArgs {
     /// A preset name, a topology file, or a permalink (`/s/v1.…`, whose devices are used).
     machine: String,
-    /// A kernel image (bzImage) file, or a Debian package name (`linux-image-…`) to download.
+    /// A kernel image (bzImage) file, or a Debian package name (`linux-image-…`) to download;
+    /// in a package name each `*` stands for a version number, and the newest match in the apt
+    /// index is booted (`linux-image-6.1.0-*-amd64`).
     #[arg(long)]
     kernel: String,
     /// The kernel build's lib/modules/VERSION tree (when NVMe is a module of an image file).
@@ -633,8 +635,9 @@ fn lab_run(args: RunArgs) -> anyhow::Result<ExitCode> {
     match run::run(&opts, &mut |line| eprintln!("lab: {line}")) {
         Ok(r) => {
             println!(
-                "{} booted in {:.1} s ({}, {} boot{}): {} {}",
+                "{}{} booted in {:.1} s ({}, {} boot{}): {} {}",
                 r.kernel_release,
+                r.package.as_deref().map(|p| format!(" ({p})")).unwrap_or_default(),
                 r.wall.as_secs_f64(),
                 r.accel.name(),
                 r.tries,

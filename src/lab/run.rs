@@ -94,6 +94,8 @@ pub struct RunReport {
     /// Wall time of the successful boot.
     pub wall: Duration,
     pub kernel_release: String,
+    /// The Debian package booted (a pattern resolved to its newest match), if one was.
+    pub package: Option<String>,
 }
 
 fn run_tool(cmd: &mut Command, what: &str) -> Result<String, LabError> {
@@ -115,6 +117,96 @@ fn valid_package_name(name: &str) -> bool {
         && name.len() <= 128
         && name.as_bytes()[0].is_ascii_alphanumeric()
         && name.bytes().all(|b| b.is_ascii_alphanumeric() || b"+-.~:".contains(&b))
+}
+
+/// Does `name` match `pattern`, where each `*` stands for a version number (a digit, then digits
+/// and dots)? On a match, the version numbers the stars took, in order.
+fn match_version_pattern(pattern: &str, name: &str) -> Option<Vec<String>> {
+    fn go(pattern: &[u8], name: &[u8], taken: &mut Vec<String>) -> bool {
+        let Some(star) = pattern.iter().position(|&b| b == b'*') else {
+            return pattern == name;
+        };
+        let (literal, rest) = (&pattern[..star], &pattern[star + 1..]);
+        let Some(tail) = name.strip_prefix(literal) else {
+            return false;
+        };
+        if !tail.first().is_some_and(u8::is_ascii_digit) {
+            return false;
+        }
+        let run = tail
+            .iter()
+            .position(|b| !(b.is_ascii_digit() || *b == b'.'))
+            .unwrap_or(tail.len());
+        // Longest version first; a shorter one when the rest of the pattern needs its digits.
+        for len in (1..=run).rev() {
+            taken.push(String::from_utf8_lossy(&tail[..len]).into_owned());
+            if go(rest, &tail[len..], taken) {
+                return true;
+            }
+            taken.pop();
+        }
+        false
+    }
+    let mut taken = Vec::new();
+    go(pattern.as_bytes(), name.as_bytes(), &mut taken).then_some(taken)
+}
+
+/// A version number as numbers, for ordering (`6.12.117` after `6.12.99`).
+fn version_key(version: &str) -> Vec<u64> {
+    version.split('.').map(|p| p.parse().unwrap_or(0)).collect()
+}
+
+/// The package a name stands for: itself, or for a pattern (`linux-image-6.1.0-*-amd64`, each
+/// `*` a version number) the newest match the apt index has (`apt-cache search`, with the given
+/// apt options). Debian replaces kernel ABIs every few weeks, so a pinned name stops
+/// downloading; a pattern keeps working.
+pub fn resolve_package(pattern: &str, apt_options: &[String]) -> Result<String, LabError> {
+    if !pattern.contains('*') {
+        return Ok(pattern.to_string());
+    }
+    if !valid_package_name(&pattern.replace('*', "0")) {
+        return Err(input(format!(
+            "{pattern:?} is not a package pattern (a package name where each * stands for a version number)"
+        )));
+    }
+    // apt's search takes a POSIX extended regular expression over package names.
+    let mut regex = String::from("^");
+    for c in pattern.chars() {
+        match c {
+            '*' => regex.push_str("[0-9][0-9.]*"),
+            '.' | '+' => {
+                regex.push('\\');
+                regex.push(c);
+            }
+            c => regex.push(c),
+        }
+    }
+    regex.push('$');
+    let mut apt = Command::new("apt-cache");
+    for o in apt_options {
+        apt.arg("-o").arg(o);
+    }
+    apt.args(["search", "--names-only", &regex]);
+    let listed = run_tool(&mut apt, &format!("apt-cache search {pattern}"))?;
+    let newest = listed
+        .lines()
+        .filter_map(|l| l.split(' ').next())
+        .filter_map(|name| {
+            match_version_pattern(pattern, name)
+                .map(|v| (v.iter().map(|s| version_key(s)).collect::<Vec<_>>(), name))
+        })
+        .max();
+    match newest {
+        Some((_, name)) => Ok(name.to_string()),
+        None => Err(input(format!(
+            "no package in the apt index matches {pattern} (run apt-get update{})",
+            if apt_options.is_empty() {
+                ""
+            } else {
+                " with the same --apt-option values"
+            }
+        ))),
+    }
 }
 
 /// Download and unpack a kernel package (cached under `work_dir/kernels`); the image and its
@@ -508,6 +600,7 @@ pub fn run(opts: &RunOptions, progress: &mut dyn FnMut(&str)) -> Result<RunRepor
     if let Some(parent) = opts.output.parent().filter(|p| !p.as_os_str().is_empty()) {
         std::fs::create_dir_all(parent).map_err(|e| input(format!("{}: {e}", parent.display())))?;
     }
+    let mut package = None;
     let (image, moddir) = match &opts.kernel {
         KernelSource::Image { image, modules } => {
             if !image.is_file() {
@@ -515,7 +608,15 @@ pub fn run(opts: &RunOptions, progress: &mut dyn FnMut(&str)) -> Result<RunRepor
             }
             (image.clone(), modules.clone())
         }
-        KernelSource::Package(name) => fetch_package(name, &opts.work_dir, &opts.apt_options, progress)?,
+        KernelSource::Package(pattern) => {
+            let name = resolve_package(pattern, &opts.apt_options)?;
+            if name != *pattern {
+                progress(&format!("{pattern} is {name} (the newest in the apt index)"));
+            }
+            let found = fetch_package(&name, &opts.work_dir, &opts.apt_options, progress)?;
+            package = Some(name);
+            found
+        }
     };
     progress(&format!(
         "kernel {}{}",
@@ -603,6 +704,7 @@ pub fn run(opts: &RunOptions, progress: &mut dyn FnMut(&str)) -> Result<RunRepor
         tries,
         wall,
         kernel_release,
+        package,
     })
 }
 
@@ -616,6 +718,44 @@ mod tests {
         assert!(!valid_package_name("-o=evil"));
         assert!(!valid_package_name("../x"));
         assert!(!valid_package_name(""));
+    }
+
+    #[test]
+    fn version_patterns_match_only_version_numbers() {
+        let p = "linux-image-6.1.0-*-amd64";
+        assert_eq!(match_version_pattern(p, "linux-image-6.1.0-57-amd64"), Some(vec!["57".to_string()]));
+        // `*` is a version number: the cloud, rt and unsigned flavours are other packages.
+        for other in [
+            "linux-image-6.1.0-57-cloud-amd64",
+            "linux-image-6.1.0-57-rt-amd64",
+            "linux-image-6.1.0-57-amd64-unsigned",
+            "linux-image-6.1.0--amd64",
+            "linux-image-6.1.0-57-amd64-dbg",
+        ] {
+            assert_eq!(match_version_pattern(p, other), None, "{other}");
+        }
+        let p = "linux-image-6.12.*+deb12-cloud-amd64";
+        assert_eq!(
+            match_version_pattern(p, "linux-image-6.12.117+deb12-cloud-amd64"),
+            Some(vec!["117".to_string()])
+        );
+        // A star followed by digits gives them back.
+        assert_eq!(
+            match_version_pattern("linux-binary-unsigned-7.*3+deb*-cloud-amd64", "linux-binary-unsigned-7.2.13+deb14-cloud-amd64"),
+            Some(vec!["2.1".to_string(), "14".to_string()])
+        );
+        assert!(version_key("6.12.117") > version_key("6.12.99"));
+        assert!(version_key("57") > version_key("9"));
+    }
+
+    #[test]
+    fn a_name_without_a_star_is_taken_as_it_is() {
+        // No apt call is made for a plain name (this runs on machines without apt).
+        assert_eq!(
+            resolve_package("linux-image-6.1.0-57-amd64", &[]).unwrap(),
+            "linux-image-6.1.0-57-amd64"
+        );
+        assert!(matches!(resolve_package("-o=x*", &[]), Err(LabError::Input(_))));
     }
 
     #[test]

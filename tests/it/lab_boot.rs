@@ -2,10 +2,16 @@
 //! CI sets after installing qemu-system-x86 and busybox-static; skips otherwise so that a
 //! developer's `cargo test` needs no QEMU).
 //!
-//! Kernels: IRQSCOPE_LAB_KERNEL_61 and IRQSCOPE_LAB_KERNEL_612 (Debian package names, with
-//! defaults), and IRQSCOPE_LAB_KERNEL_72 with IRQSCOPE_LAB_APT_OPTIONS (the private apt
-//! configuration for Debian unstable, `-o` options separated by spaces) for the cluster-aware
-//! 7.2 kernel, booted only when both are set.
+//! Kernels: IRQSCOPE_LAB_KERNEL_61 and IRQSCOPE_LAB_KERNEL_612 (Debian package names or
+//! patterns; by default the newest `linux-image-6.1.0-*-amd64` and
+//! `linux-image-6.12.*+deb12-cloud-amd64` the system's apt index has, since Debian replaces
+//! kernel ABIs every few weeks), and IRQSCOPE_LAB_KERNEL_72 with IRQSCOPE_LAB_APT_OPTIONS (the
+//! private apt configuration for Debian unstable, `-o` options separated by spaces) for the
+//! cluster-aware 7.2 kernel, booted only when both are set. The private options reach only that
+//! boot: the 6.1 and 6.12 packages are in the system's own sources, not in unstable's.
+//!
+//! Each boot's line (the package it resolved, its time) goes straight to the terminal, past the
+//! test harness's capture, so a CI log shows which kernels ran.
 //!
 //! Each capture must be complete and valid: both phases, every controller's vectors
 //! (`1 + min(max_ioqpairs, CPUs)`), every managed vector with an effective CPU inside its mask.
@@ -20,6 +26,8 @@ struct Boot {
     kernel_env: &'static str,
     kernel_default: Option<&'static str>,
     release_prefix: &'static str,
+    /// Downloaded through the private apt configuration (IRQSCOPE_LAB_APT_OPTIONS).
+    private_apt: bool,
     nvme: &'static [u32],
     node_memory: Option<&'static str>,
 }
@@ -28,32 +36,36 @@ const BOOTS: &[Boot] = &[
     Boot {
         config: "c2",
         kernel_env: "IRQSCOPE_LAB_KERNEL_61",
-        kernel_default: Some("linux-image-6.1.0-57-amd64"),
+        kernel_default: Some("linux-image-6.1.0-*-amd64"),
         release_prefix: "6.1.",
+        private_apt: false,
         nvme: &[3, 5, 6],
         node_memory: None,
     },
     Boot {
         config: "c5",
         kernel_env: "IRQSCOPE_LAB_KERNEL_61",
-        kernel_default: Some("linux-image-6.1.0-57-amd64"),
+        kernel_default: Some("linux-image-6.1.0-*-amd64"),
         release_prefix: "6.1.",
+        private_apt: false,
         nvme: &[5, 6, 7],
         node_memory: Some("512,0,512,256"),
     },
     Boot {
         config: "c2",
         kernel_env: "IRQSCOPE_LAB_KERNEL_612",
-        kernel_default: Some("linux-image-6.12.107+deb12-cloud-amd64"),
+        kernel_default: Some("linux-image-6.12.*+deb12-cloud-amd64"),
         release_prefix: "6.12.",
+        private_apt: false,
         nvme: &[3, 5, 6],
         node_memory: None,
     },
     Boot {
         config: "c5",
         kernel_env: "IRQSCOPE_LAB_KERNEL_612",
-        kernel_default: Some("linux-image-6.12.107+deb12-cloud-amd64"),
+        kernel_default: Some("linux-image-6.12.*+deb12-cloud-amd64"),
         release_prefix: "6.12.",
+        private_apt: false,
         nvme: &[5, 6, 7],
         node_memory: Some("512,0,512,256"),
     },
@@ -62,6 +74,7 @@ const BOOTS: &[Boot] = &[
         kernel_env: "IRQSCOPE_LAB_KERNEL_72",
         kernel_default: None,
         release_prefix: "7.2.",
+        private_apt: true,
         nvme: &[7, 7, 7, 7],
         node_memory: None,
     },
@@ -149,19 +162,23 @@ fn real_kernels_boot_and_capture() {
         if let Some(m) = boot.node_memory {
             cmd.args(["--node-memory", m]);
         }
-        for o in &apt {
-            cmd.args(["--apt-option", o]);
+        if boot.private_apt {
+            for o in &apt {
+                cmd.args(["--apt-option", o]);
+            }
         }
         let t0 = std::time::Instant::now();
         let out = cmd.output().unwrap();
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert!(out.status.success(), "{} on {kernel}: {stderr}", boot.config);
-        eprintln!(
-            "lab_boot: {} on {kernel}: {:.1} s, {}",
+        let line = format!(
+            "lab_boot: {} on {kernel}: {:.1} s, {}\n",
             boot.config,
             t0.elapsed().as_secs_f64(),
             String::from_utf8_lossy(&out.stdout).trim()
         );
+        // Past the harness's capture (which holds only print!/eprint!), so CI shows it.
+        let _ = std::io::Write::write_all(&mut std::io::stderr(), line.as_bytes());
         let ncpu = std::fs::read_to_string(shared_topology(boot.config))
             .ok()
             .and_then(|t| irqscope::catalogue::parse_preset(&t).ok())
