@@ -4,7 +4,7 @@
 //! once, on first use; a preset that fails validation is a bug caught by the catalogue test.
 
 use crate::kernel::vector_matrix::EffectiveModel;
-use crate::topology::{Topology, TopologySpec};
+use crate::topology::{Arch, Irqchip, Topology, TopologySpec};
 use std::collections::BTreeMap;
 use std::sync::{Arc, OnceLock};
 
@@ -25,7 +25,16 @@ fn loaded() -> &'static BTreeMap<&'static str, Result<Arc<Topology>, String>> {
     LOADED.get_or_init(|| {
         PRESET_FILES
             .iter()
-            .map(|(name, text)| (*name, parse_preset(text)))
+            .map(|(name, text)| {
+                let topology = toml::from_str::<TopologySpec>(text)
+                    .map_err(|e| e.to_string())
+                    .and_then(|spec| {
+                        Topology::new(&with_machine_facts(name, spec))
+                            .map(Arc::new)
+                            .map_err(|e| e.to_string())
+                    });
+                (*name, topology)
+            })
             .collect()
     })
 }
@@ -46,68 +55,50 @@ pub fn all() -> impl Iterator<Item = (&'static str, &'static Result<Arc<Topology
     loaded().iter().map(|(n, r)| (*n, r))
 }
 
-/// The instruction-set architecture of a machine: it decides which effective-CPU model the
-/// kernel's interrupt code follows when a scenario names none.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Arch {
-    X86_64,
-    Arm64,
-}
-
-impl Arch {
-    pub fn name(self) -> &'static str {
-        match self {
-            Arch::X86_64 => "x86_64",
-            Arch::Arm64 => "arm64",
-        }
-    }
-
-    /// The effective-CPU model of this architecture's interrupt code: x86 spreads through the
-    /// vector matrix (arch/x86/kernel/apic/vector.c), arm64's GICv3 `its_set_affinity` /
-    /// `gic_set_affinity` fire on the first online CPU of the mask.
-    pub(crate) fn effective_model(self) -> EffectiveModel {
-        match self {
-            Arch::X86_64 => EffectiveModel::X86Matrix,
-            Arch::Arm64 => EffectiveModel::FirstCpu,
-        }
-    }
-}
-
-/// The architecture of every preset that is not x86_64, by name. Released preset files are
-/// frozen (`tests/it/presets_frozen.rs`), so the architecture lives here rather than in them;
-/// a preset missing from this table is x86_64. The catalogue test checks every name exists.
-pub(crate) const ARCHITECTURES: &[(&str, Arch)] = &[
-    ("ampere-altra-q80", Arch::Arm64),
-    ("arm64-2s-snc-cluster-spans", Arch::Arm64),
-    ("arm64-4node-diameter3", Arch::Arm64),
-    ("azure-d16plds-v6", Arch::Arm64),
-    ("azure-d96plds-v6", Arch::Arm64),
-    ("graviton3-64c", Arch::Arm64),
+/// The architecture and interrupt controller of every preset that is not an x86_64 machine
+/// with a local APIC, by name. Released preset files are frozen (`tests/it/presets_frozen.rs`),
+/// so these facts live here and are filled into a preset that does not state them; a file read
+/// from elsewhere says them itself (`arch`, `irqchip`). The catalogue test checks every name
+/// exists.
+///
+/// Azure's arm64 VMs (Dpds/Dplds v6, Cobalt 100) deliver device MSIs as SPIs through Hyper-V's
+/// virtual PCI; Graviton, Ampere Altra and the synthetic arm64 servers have a GICv3 ITS.
+pub(crate) const MACHINE_FACTS: &[(&str, Arch, Irqchip)] = &[
+    ("ampere-altra-q80", Arch::Arm64, Irqchip::GicIts),
+    ("arm64-2s-snc-cluster-spans", Arch::Arm64, Irqchip::GicIts),
+    ("arm64-4node-diameter3", Arch::Arm64, Irqchip::GicIts),
+    ("azure-d16plds-v6", Arch::Arm64, Irqchip::GicSpi),
+    ("azure-d96plds-v6", Arch::Arm64, Irqchip::GicSpi),
+    ("graviton3-64c", Arch::Arm64, Irqchip::GicIts),
 ];
 
-/// The architecture of a preset (x86_64 when the table does not name it).
-pub fn architecture(name: &str) -> Arch {
-    ARCHITECTURES
-        .iter()
-        .find(|(n, _)| *n == name)
-        .map_or(Arch::X86_64, |(_, a)| *a)
+/// A preset's spec with the facts of [`MACHINE_FACTS`] filled in where its file is silent.
+fn with_machine_facts(name: &str, mut spec: TopologySpec) -> TopologySpec {
+    if let Some((_, arch, irqchip)) = MACHINE_FACTS.iter().find(|(n, _, _)| *n == name) {
+        if spec.arch.is_none() && spec.irqchip.is_none() {
+            spec.arch = Some(*arch);
+            spec.irqchip = Some(*irqchip);
+        }
+    }
+    spec
 }
 
-/// The effective-CPU model a scenario on `preset` uses when it names none, and why, in words
-/// for the page ("first-cpu: azure-d16plds-v6 is arm64"). `None` is a machine that is not a
-/// preset (edited or imported): x86_64 as before.
-pub fn default_effective(preset: Option<&str>) -> (EffectiveModel, String) {
-    match preset {
-        Some(name) => {
-            let arch = architecture(name);
-            let model = arch.effective_model();
-            (model, format!("{}: {name} is {}", model.name(), arch.name()))
-        }
-        None => (
-            EffectiveModel::X86Matrix,
-            "x86-matrix: a machine that is not a preset is taken as x86_64".into(),
+/// The effective-CPU model a scenario on `topology` uses when it names none, and why, in words
+/// for the page ("first-cpu: azure-d16plds-v6 is arm64 with MSIs as GIC SPIs …"): the machine's
+/// interrupt controller decides.
+pub fn default_effective(topology: &Topology) -> (EffectiveModel, String) {
+    let chip = topology.irqchip();
+    let model = EffectiveModel::for_irqchip(chip);
+    (
+        model,
+        format!(
+            "{}: {} is {} with {}",
+            model.name(),
+            topology.name(),
+            topology.arch().name(),
+            chip.describe()
         ),
-    }
+    )
 }
 
 #[cfg(test)]
@@ -115,13 +106,18 @@ mod tests {
     use super::*;
 
     #[test]
-    fn every_architecture_row_names_a_preset() {
-        for (name, _) in ARCHITECTURES {
+    fn every_machine_facts_row_names_a_preset() {
+        for (name, arch, irqchip) in MACHINE_FACTS {
             assert!(source_text(name).is_some(), "{name} is not a preset");
+            let t = get(name).unwrap();
+            assert_eq!((t.arch(), t.irqchip()), (*arch, *irqchip), "{name}");
         }
-        assert_eq!(architecture("azure-d16plds-v6"), Arch::Arm64);
-        assert_eq!(architecture("azure-l96as-v4"), Arch::X86_64);
-        assert_eq!(default_effective(Some("graviton3-64c")).0, EffectiveModel::FirstCpu);
-        assert_eq!(default_effective(None).0, EffectiveModel::X86Matrix);
+        let d16 = get("azure-d16plds-v6").unwrap();
+        assert_eq!(default_effective(&d16).0, EffectiveModel::FirstCpu);
+        assert_eq!(get("azure-l96as-v4").unwrap().arch(), Arch::X86_64);
+        assert_eq!(default_effective(&get("azure-l96as-v4").unwrap()).0, EffectiveModel::X86Matrix);
+        // Exported and read back, an arm64 preset stays arm64 (the fact travels in the file).
+        let back = parse_preset(&toml::to_string(&d16.to_spec()).unwrap()).unwrap();
+        assert_eq!((back.arch(), back.irqchip()), (Arch::Arm64, Irqchip::GicSpi));
     }
 }

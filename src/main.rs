@@ -783,15 +783,16 @@ fn simulate(args: SimulateArgs) -> anyhow::Result<ExitCode> {
                 }
                 devices.push(d);
             }
+            let effective = match args.effective.as_deref() {
+                Some(name) => spec::parse_effective(name)?,
+                None => effective_for(&topology),
+            };
             let scenario = Scenario::new(
                 topology,
                 spec::expand_devices(&devices)?,
                 spec::parse_variant(args.variant.as_deref().unwrap_or(spec::DEFAULT_VARIANT.name()))?,
                 spec::parse_sort(args.sort.as_deref().unwrap_or(spec::DEFAULT_SORT.name()))?,
-                match args.effective.as_deref() {
-                    Some(name) => spec::parse_effective(name)?,
-                    None => effective_for_arg(topology_arg),
-                },
+                effective,
                 args.counter.unwrap_or(0),
             )?;
             let proposal = args.proposal.as_deref().map(spec::parse_proposal).transpose()?;
@@ -832,11 +833,10 @@ fn simulate(args: SimulateArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// The effective-CPU model when the command line names none: from the preset's architecture
-/// (arm64 → first-cpu); a topology file is taken as x86_64.
-fn effective_for_arg(topology_arg: &str) -> irqscope::kernel::vector_matrix::EffectiveModel {
-    let preset = catalogue::source_text(topology_arg).map(|_| topology_arg);
-    catalogue::default_effective(preset).0
+/// The effective-CPU model when the command line names none: the machine's interrupt
+/// controller decides (a preset's, or the one its file or machine word states).
+fn effective_for(topology: &irqscope::topology::Topology) -> irqscope::kernel::vector_matrix::EffectiveModel {
+    catalogue::default_effective(topology).0
 }
 
 fn compare(args: CompareArgs) -> anyhow::Result<ExitCode> {
@@ -854,7 +854,7 @@ fn compare(args: CompareArgs) -> anyhow::Result<ExitCode> {
         devices,
         variant: a_variant,
         sort: spec::DEFAULT_SORT.name().into(),
-        effective: effective_for_arg(&args.topology).name().into(),
+        effective: effective_for(&topology).name().into(),
         spread_counter: 0,
         proposal: args.proposal.clone(),
         irqaffinity: args.boot.irqaffinity.clone(),

@@ -31,7 +31,7 @@
 //! timer's timing, `IRQ_MOVE_CLEANUP_VECTOR` (a system vector before v6.8), and what a driver
 //! does after `-ENOSPC` (`docs/vector-space.md`).
 
-use crate::topology::{CpuSet, Topology};
+use crate::topology::{CpuSet, Irqchip, Topology};
 use std::fmt;
 
 /// Vectors per CPU (`NR_VECTORS`, arch/x86/include/asm/irq_vectors.h).
@@ -72,6 +72,17 @@ impl EffectiveModel {
         match self {
             EffectiveModel::X86Matrix => "x86 vector matrix (kernel/irq/matrix.c)",
             EffectiveModel::FirstCpu => "first CPU of the mask (arm64 GIC guests)",
+        }
+    }
+
+    /// The model of the code that picks the CPU for a controller's MSIs.
+    ///
+    /// Divergence from the kernel: a GICv3 ITS picks the least-loaded CPU of the mask
+    /// (`its_select_cpu()`), which no model here has yet; it is answered with `first-cpu`.
+    pub fn for_irqchip(chip: Irqchip) -> EffectiveModel {
+        match chip {
+            Irqchip::Apic => EffectiveModel::X86Matrix,
+            Irqchip::GicIts | Irqchip::GicV2m | Irqchip::GicSpi => EffectiveModel::FirstCpu,
         }
     }
 }

@@ -2,12 +2,11 @@
 //! serve all 6 devices; 68 CPUs (0-33,48-81) serve 3". The mail text, the JSON view and the
 //! pages print the same sentences. Also the page headlines naming the ideal and the variant.
 
-use crate::catalogue::Arch;
 use crate::kernel::vector_matrix::EffectiveModel;
 use crate::metrics::{CpuLoad, Metrics};
 use crate::render::svg::HeatMetric;
 use crate::scenario::Scenario;
-use crate::topology::{plural, CpuSet, Topology};
+use crate::topology::{plural, CpuSet, Irqchip, Topology};
 
 /// Most parts of a sentence shown; the middle ones are folded into a count.
 pub(crate) const PARTS_SHOWN_MAX: usize = 4;
@@ -110,29 +109,34 @@ pub(crate) fn variant_line(scenario: &Scenario) -> String {
     )
 }
 
-/// What the architecture's interrupt code does to pick the one CPU a vector fires on.
-fn effective_reason(arch: Arch) -> &'static str {
-    match arch {
-        Arch::X86_64 => "the x86 vector matrix picks the least-loaded CPU of each mask",
-        Arch::Arm64 => "the kernel's arm64 GIC fires each vector on the first CPU of its mask",
+/// What the machine's interrupt controller does to pick the one CPU a vector fires on.
+fn effective_reason(chip: Irqchip) -> &'static str {
+    match chip {
+        Irqchip::Apic => "the x86 vector matrix picks the least-loaded CPU of each mask",
+        Irqchip::GicIts => "the GICv3 ITS driver picks a CPU of each mask (modelled as its first CPU)",
+        Irqchip::GicV2m | Irqchip::GicSpi => "the GIC fires each SPI on the first CPU of its mask",
     }
 }
 
 /// "effective CPU: first-cpu (arm64 preset: …)": which effective-CPU model a scenario ran and
-/// why. `preset` is the machine's preset name (`None` for an edited or imported machine, taken
-/// as x86_64); `named` says the link or the query named the model, so no default was involved.
-pub(crate) fn effective_line(model: EffectiveModel, preset: Option<&str>, named: bool) -> String {
-    let (default, _) = crate::catalogue::default_effective(preset);
-    let arch = preset.map_or(Arch::X86_64, crate::catalogue::architecture);
-    let machine = match preset {
-        Some(_) => format!("this {} preset", arch.name()),
-        None => "an edited machine (not a preset, taken as x86_64)".to_string(),
+/// why. The machine's controller gives the default; `preset` says whether the machine is a
+/// preset (for the words); `named` says the link or the query named the model, so no default
+/// was involved.
+pub(crate) fn effective_line(model: EffectiveModel, topology: &Topology, preset: bool, named: bool) -> String {
+    let (default, _) = crate::catalogue::default_effective(topology);
+    let chip = topology.irqchip();
+    let arch = topology.arch().name();
+    let machine = if preset {
+        format!("this {arch} preset ({})", chip.name())
+    } else {
+        format!("this {arch} machine ({})", chip.name())
     };
     let why = match (named, preset) {
-        (false, Some(_)) => format!("{} preset: {}", arch.name(), effective_reason(arch)),
-        (false, None) => format!(
-            "edited machine: not a preset, taken as x86_64: {}",
-            effective_reason(arch)
+        (false, true) => format!("{arch} preset, {}: {}", chip.name(), effective_reason(chip)),
+        (false, false) => format!(
+            "edited machine, {arch} with {}: {}",
+            chip.name(),
+            effective_reason(chip)
         ),
         (true, _) if model == default => format!("named in the link; also the default for {machine}"),
         (true, _) => format!(
@@ -485,26 +489,26 @@ mod tests {
     /// The line says which model ran and why, in each of the three cases the pages meet.
     #[test]
     fn effective_line_names_the_reason() {
-        let arm = effective_line(EffectiveModel::FirstCpu, Some("azure-d16plds-v6"), false);
+        let d16 = crate::catalogue::get("azure-d16plds-v6").unwrap();
+        let arm = effective_line(EffectiveModel::FirstCpu, &d16, true, false);
         assert_eq!(
             arm,
-            "effective CPU: first-cpu (arm64 preset: the kernel's arm64 GIC fires each vector on the first CPU of its mask)"
+            "effective CPU: first-cpu (arm64 preset, gic-spi: the GIC fires each SPI on the first CPU of its mask)"
         );
-        let x86 = effective_line(EffectiveModel::X86Matrix, Some("azure-l96as-v4"), false);
-        assert!(x86.starts_with("effective CPU: x86-matrix (x86_64 preset: "), "{x86}");
-        let edited = effective_line(EffectiveModel::X86Matrix, None, false);
-        assert!(
-            edited.contains("(edited machine: not a preset, taken as x86_64"),
-            "{edited}"
-        );
-        let named = effective_line(EffectiveModel::X86Matrix, Some("azure-d16plds-v6"), true);
+        let l96 = crate::catalogue::get("azure-l96as-v4").unwrap();
+        let x86 = effective_line(EffectiveModel::X86Matrix, &l96, true, false);
+        assert!(x86.starts_with("effective CPU: x86-matrix (x86_64 preset, apic: "), "{x86}");
+        let edited = effective_line(EffectiveModel::X86Matrix, &l96, false, false);
+        assert!(edited.contains("(edited machine, x86_64 with apic: "), "{edited}");
+        let named = effective_line(EffectiveModel::X86Matrix, &d16, true, true);
         assert_eq!(
             named,
-            "effective CPU: x86-matrix (named in the link; with none named, this arm64 preset would use first-cpu)"
+            "effective CPU: x86-matrix (named in the link; with none named, this arm64 preset (gic-spi) would use first-cpu)"
         );
-        let same = effective_line(EffectiveModel::FirstCpu, Some("graviton3-64c"), true);
+        let graviton = crate::catalogue::get("graviton3-64c").unwrap();
+        let same = effective_line(EffectiveModel::FirstCpu, &graviton, true, true);
         assert!(
-            same.ends_with("(named in the link; also the default for this arm64 preset)"),
+            same.ends_with("(named in the link; also the default for this arm64 preset (gic-its))"),
             "{same}"
         );
     }

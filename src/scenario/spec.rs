@@ -108,14 +108,15 @@ fn default_effective() -> String {
 }
 
 /// The effective-CPU model for a scenario on `topology` that names none, and why in words:
-/// the preset's architecture decides (arm64 presets fire on the first CPU of the mask). Only the
+/// the machine's interrupt controller decides (`catalogue::default_effective`). Only the
 /// command line and the pages' forms call this where the user gave no model; a permalink always
 /// carries its model (`effective` is serialized unconditionally), so old links keep theirs, and
-/// the serde default above stays [`DEFAULT_EFFECTIVE`].
+/// the serde default above stays [`DEFAULT_EFFECTIVE`]. A topology that does not resolve is
+/// answered with the default model; resolving the scenario reports its error.
 pub(crate) fn effective_default(topology: &TopologyRef) -> (EffectiveModel, String) {
-    match topology {
-        TopologyRef::Preset(name) => crate::catalogue::default_effective(Some(name)),
-        TopologyRef::Inline(_) => crate::catalogue::default_effective(None),
+    match topology.resolve(crate::catalogue::get) {
+        Ok(t) => crate::catalogue::default_effective(&t),
+        Err(_) => (DEFAULT_EFFECTIVE, String::new()),
     }
 }
 
@@ -125,6 +126,20 @@ pub(crate) fn effective_default(topology: &TopologyRef) -> (EffectiveModel, Stri
 pub enum TopologyRef {
     Preset(String),
     Inline(Box<TopologySpec>),
+}
+
+impl TopologyRef {
+    /// The validated machine, looking presets up with `preset`.
+    pub fn resolve(&self, preset: impl Fn(&str) -> Option<Arc<Topology>>) -> Result<Arc<Topology>, ScenarioError> {
+        match self {
+            TopologyRef::Preset(name) => {
+                preset(name).ok_or_else(|| ScenarioError(format!("unknown topology preset {name:?}")))
+            }
+            TopologyRef::Inline(spec) => Topology::new(spec)
+                .map(Arc::new)
+                .map_err(|e| ScenarioError(format!("topology: {e}"))),
+        }
+    }
 }
 
 /// One group of identical devices.
@@ -331,14 +346,7 @@ pub fn expand_devices(specs: &[DeviceSpec]) -> Result<Vec<Device>, ScenarioError
 impl ScenarioSpec {
     /// Validate into a [`Scenario`], looking presets up with `preset`.
     pub fn resolve(&self, preset: impl Fn(&str) -> Option<Arc<Topology>>) -> Result<Scenario, ScenarioError> {
-        let topology = match &self.topology {
-            TopologyRef::Preset(name) => {
-                preset(name).ok_or_else(|| ScenarioError(format!("unknown topology preset {name:?}")))?
-            }
-            TopologyRef::Inline(spec) => {
-                Arc::new(Topology::new(spec).map_err(|e| ScenarioError(format!("topology: {e}")))?)
-            }
-        };
+        let topology = self.topology.resolve(preset)?;
         let proposal = self.proposal.as_deref().map(parse_proposal).transpose()?;
         let scenario = Scenario::new(
             topology,

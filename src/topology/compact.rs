@@ -4,7 +4,8 @@
 //! The grammar mirrors the explicit lists of the topology file (`spec.rs`):
 //! - the word starts with [`PREFIX`]; fields are `key=value`, separated by `;`, each key at most
 //!   once: `name`, `nodes`, `smt`, `clusters`, `packages`, `present`, `online`, `distances`,
-//!   `nr_node_ids`;
+//!   `nr_node_ids`, `arch` (`x86_64`, `arm64`), `irqchip` (`apic`, `gic-its`, `gic-v2m`,
+//!   `gic-spi`);
 //! - list fields (`nodes`, `smt`, `clusters`, `packages`) hold kernel cpulists separated by `+`
 //!   (a cpulist never contains `+`); an empty item is a node without CPUs;
 //! - `distances` holds rows separated by `+`, numbers within a row by `,`;
@@ -16,6 +17,7 @@
 //! [`super::Topology::new`]'s, as for a file. Limits: [`COMPACT_BYTES_MAX`] bytes (the Linux
 //! limit on one argument), [`COMPACT_ITEMS_MAX`] items in one list.
 
+use super::arch::{Arch, Irqchip};
 use super::spec::TopologySpec;
 use super::{Topology, CPUS_MAX, NODES_MAX};
 
@@ -69,6 +71,12 @@ pub(crate) fn encode_spec(spec: &TopologySpec) -> String {
         if let Some(set) = set {
             fields.push(format!("{key}={set}"));
         }
+    }
+    if let Some(a) = spec.arch {
+        fields.push(format!("arch={}", a.name()));
+    }
+    if let Some(c) = spec.irqchip {
+        fields.push(format!("irqchip={}", c.name()));
     }
     if let Some(d) = &spec.distances {
         let rows: Vec<String> = d
@@ -124,6 +132,20 @@ pub fn decode(word: &str) -> Result<TopologySpec, String> {
             "smt" => spec.smt = list("smt")?,
             "clusters" => spec.clusters = list("clusters")?,
             "packages" => spec.packages = list("packages")?,
+            "arch" => {
+                spec.arch = Some(Arch::from_name(value).ok_or_else(|| {
+                    format!("machine word: arch {:?} is not x86_64 or arm64", shorten(value))
+                })?)
+            }
+            "irqchip" => {
+                spec.irqchip = Some(Irqchip::from_name(value).ok_or_else(|| {
+                    format!(
+                        "machine word: irqchip {:?} is not one of {}",
+                        shorten(value),
+                        Irqchip::ALL.map(Irqchip::name).join(", ")
+                    )
+                })?)
+            }
             "present" => spec.present = Some(value.to_string()),
             "online" => spec.online = Some(value.to_string()),
             "distances" => {
@@ -150,7 +172,7 @@ pub fn decode(word: &str) -> Result<TopologySpec, String> {
             _ => {
                 return Err(format!(
                     "machine word: unknown key {:?} (want name, nodes, nr_node_ids, smt, clusters, \
-                     packages, present, online, distances)",
+                     packages, present, online, distances, arch, irqchip)",
                     shorten(key)
                 ))
             }
@@ -229,6 +251,12 @@ mod tests {
         assert_eq!(decode(&broken).unwrap(), spec);
         spec.name.clear();
         assert_eq!(decode(&encode_spec(&spec)).unwrap(), spec);
+        spec.arch = Some(Arch::Arm64);
+        spec.irqchip = Some(Irqchip::GicV2m);
+        let word = encode_spec(&spec);
+        assert!(word.contains(";arch=arm64;irqchip=gic-v2m"), "{word}");
+        assert_eq!(decode(&word).unwrap(), spec);
+        assert!(decode("cpus:nodes=0-3;irqchip=gic").unwrap_err().contains("not one of apic, gic-its"));
     }
 
     #[test]

@@ -7,12 +7,14 @@
 //! inside its node) and at most one cluster; `present ⊆ possible`, `online ⊆ present`, CPU 0 is
 //! present. This module reads no files and knows nothing of HTTP.
 
+mod arch;
 pub mod compact;
 pub mod cpulist;
 mod cpuset;
 pub mod import;
 pub mod spec;
 
+pub use arch::{Arch, Irqchip};
 pub use cpulist::{format_cpulist, format_hex_mask, parse_cpulist, parse_hex_mask, CpulistError};
 pub use cpuset::CpuSet;
 pub use spec::{ClusterShape, Generator, SmtNumbering, TopologySpec};
@@ -73,6 +75,8 @@ pub struct Topology {
     package_sets: Vec<CpuSet>,
     node_cpus: Vec<CpuSet>,
     distances: Vec<u32>,
+    arch: Arch,
+    irqchip: Irqchip,
     empty: CpuSet,
 }
 
@@ -314,6 +318,20 @@ impl Topology {
             }
         };
 
+        let arch = spec
+            .arch
+            .or(spec.irqchip.map(Irqchip::arch))
+            .unwrap_or_default();
+        let irqchip = spec.irqchip.unwrap_or(arch.default_irqchip());
+        if irqchip.arch() != arch {
+            return Err(invalid(format!(
+                "irqchip: {} is an {} interrupt controller, but arch is {}",
+                irqchip.name(),
+                irqchip.arch().name(),
+                arch.name()
+            )));
+        }
+
         // Keep every stored set at the topology's width.
         let fit = |mut s: CpuSet| {
             let mut out = CpuSet::new(nr_cpu_ids);
@@ -342,6 +360,8 @@ impl Topology {
                 .map(|s| fit(s.and(&CpuSet::full(nr_cpu_ids))))
                 .collect(),
             distances,
+            arch,
+            irqchip,
             empty: CpuSet::new(nr_cpu_ids),
         })
     }
@@ -369,6 +389,14 @@ impl Topology {
     }
     pub fn online(&self) -> &CpuSet {
         &self.online
+    }
+    /// The instruction-set architecture.
+    pub fn arch(&self) -> Arch {
+        self.arch
+    }
+    /// The interrupt controller that delivers device MSIs.
+    pub fn irqchip(&self) -> Irqchip {
+        self.irqchip
     }
     /// Node of a possible CPU (0 for ids that are not possible).
     pub fn cpu_to_node(&self, cpu: u32) -> u32 {
@@ -508,6 +536,8 @@ impl Topology {
             online: (self.online != self.present).then(|| self.online.to_cpulist()),
             distances: (!default_distances).then(|| self.distances.chunks(n).map(<[u32]>::to_vec).collect()),
             generate: None,
+            arch: (self.arch != Arch::default()).then_some(self.arch),
+            irqchip: (self.irqchip != self.arch.default_irqchip()).then_some(self.irqchip),
         }
     }
 }
@@ -641,6 +671,28 @@ distances=[[10,256],[20,10]]"#,
         .unwrap();
         assert_eq!(t.cluster(3).to_cpulist(), "0-3");
         assert!(t.cluster(4).is_empty());
+    }
+
+    #[test]
+    fn architecture_and_controller_are_facts_of_the_file() {
+        let x86 = Topology::new(&spec("name = \"t\"\nnodes = [\"0-3\"]\n")).unwrap();
+        assert_eq!((x86.arch(), x86.irqchip()), (Arch::X86_64, Irqchip::Apic));
+        assert_eq!((x86.to_spec().arch, x86.to_spec().irqchip), (None, None));
+        let its = Topology::new(&spec("name = \"t\"\nnodes = [\"0-3\"]\narch = \"arm64\"\n")).unwrap();
+        assert_eq!((its.arch(), its.irqchip()), (Arch::Arm64, Irqchip::GicIts));
+        assert_eq!(Topology::new(&its.to_spec()).unwrap(), its);
+        // A controller alone names its architecture.
+        let spi = Topology::new(&spec("name = \"t\"\nnodes = [\"0-3\"]\nirqchip = \"gic-spi\"\n")).unwrap();
+        assert_eq!((spi.arch(), spi.irqchip()), (Arch::Arm64, Irqchip::GicSpi));
+        let back = spi.to_spec();
+        assert_eq!((back.arch, back.irqchip), (Some(Arch::Arm64), Some(Irqchip::GicSpi)));
+        assert_eq!(Topology::new(&back).unwrap(), spi);
+        let err = Topology::new(&spec("name = \"t\"\nnodes = [\"0-3\"]\narch = \"x86_64\"\nirqchip = \"gic-its\"\n"))
+            .unwrap_err()
+            .to_string();
+        assert_eq!(err, "irqchip: gic-its is an arm64 interrupt controller, but arch is x86_64");
+        let bad: Result<TopologySpec, _> = toml::from_str("name = \"t\"\nnodes = [\"0-3\"]\narch = \"sparc\"\n");
+        assert!(bad.unwrap_err().to_string().contains("unknown variant `sparc`"));
     }
 
     #[test]

@@ -9,6 +9,7 @@
 //! several core types (`core_types`), and sparse CPU ids (`package_cpu_stride`). Validation
 //! happens in [`super::Topology::new`], not here.
 
+use super::arch::{Arch, Irqchip};
 use super::{TopologyError, CPUS_MAX, NODES_MAX};
 use serde::{Deserialize, Serialize};
 
@@ -50,6 +51,13 @@ pub struct TopologySpec {
     pub distances: Option<Vec<Vec<u32>>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub generate: Option<Generator>,
+    /// Instruction-set architecture; default x86_64.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub arch: Option<Arch>,
+    /// The interrupt controller that delivers device MSIs; default the architecture's
+    /// (`apic` on x86_64, `gic-its` on arm64).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub irqchip: Option<Irqchip>,
 }
 
 /// A regular machine: `packages × nodes_per_package × cores_per_node × threads_per_core`, or,
@@ -335,6 +343,8 @@ impl TopologySpec {
             online: self.online.clone(),
             distances: self.distances.clone(),
             generate: None,
+            arch: self.arch,
+            irqchip: self.irqchip,
         })
     }
 }

@@ -411,7 +411,12 @@ impl ResultView {
             permalink: run.permalink.clone(),
             topology_summary: format!("{}: {}", topo.name(), topo.summary()),
             variant_line: summary::variant_line(&run.scenario),
-            effective_line: summary::effective_line(run.scenario.effective(), run.preset(), run.effective_named),
+            effective_line: summary::effective_line(
+                run.scenario.effective(),
+                run.scenario.topology(),
+                run.preset().is_some(),
+                run.effective_named,
+            ),
             verdict: summary::verdict_line(topo, m, view.metric),
             devices_line: summary::page_devices_line(topo, m),
             irqs_line: summary::page_irqs_line(topo, m),
@@ -710,11 +715,7 @@ impl ComparePage {
                 (c.device, c.vector, queue, cpu(c.a), cpu(c.b))
             })
             .collect();
-        let preset = match &run.spec.scenario.topology {
-            TopologyRef::Preset(name) => Some(name.as_str()),
-            TopologyRef::Inline(_) => None,
-        };
-        let (default_model, why) = crate::catalogue::default_effective(preset);
+        let (default_model, why) = crate::catalogue::default_effective(run.a.scenario.topology());
         let effective_note = format!(
             "Effective-CPU model: A {}, B {}; with none named, {} (default {why}).",
             run.a.scenario.effective().name(),

@@ -542,6 +542,8 @@ impl Draft {
             online: self.online.as_ref().map(CpuSet::to_cpulist),
             distances,
             generate: None,
+            arch: None,
+            irqchip: None,
         };
         let topology = Topology::new(&spec).map_err(|e| ImportError::new(format, None, "", e.to_string()))?;
         Ok(Imported {
@@ -650,12 +652,16 @@ pub fn parse_toml(text: &str) -> Result<TopologySpec, ImportError> {
 }
 
 /// The shape of a topology alone: its explicit spec without name, note and source, sets ordered
-/// by first CPU, packages left out when they are the nodes. Two machines with equal shapes place interrupts identically.
+/// by first CPU, packages left out when they are the nodes. Two machines with equal shapes group
+/// CPUs identically. The architecture and interrupt controller are not part of the shape: most
+/// import formats cannot see them.
 pub fn shape(t: &Topology) -> TopologySpec {
     let mut spec = t.to_spec();
     spec.name.clear();
     spec.note.clear();
     spec.source.clear();
+    spec.arch = None;
+    spec.irqchip = None;
     let key = |s: &String| super::parse_cpulist(s, CPUS_MAX).ok().and_then(|c| c.first());
     spec.smt.sort_by_key(key);
     spec.clusters.sort_by_key(key);
