@@ -19,7 +19,7 @@ pub mod sched;
 pub mod sort;
 pub mod vector_matrix;
 
-pub use group_cpus::{group_cpus_evenly, Grouping, Variant};
+pub use group_cpus::{group_cpus_evenly, External, ExternalError, ExternalGroupCpus, Grouping, Spreader, Variant};
 pub use sort::SortGen;
 
 use std::fmt;

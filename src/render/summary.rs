@@ -104,8 +104,8 @@ pub(crate) fn ideal_line(m: &Metrics) -> String {
 pub(crate) fn variant_line(scenario: &Scenario) -> String {
     format!(
         "variant {}: {}",
-        scenario.variant().name(),
-        scenario.variant().describe()
+        scenario.variant_name(),
+        scenario.variant_describe()
     )
 }
 

@@ -173,7 +173,7 @@ pub fn report(scenario: &Scenario, outcome: &Outcome, m: &Metrics, opts: &TextOp
             "{}, {n_dev} device{}, {}, {}",
             topo.name(),
             plural(n_dev),
-            scenario.variant().name(),
+            scenario.variant_name(),
             scenario.effective().name()
         ),
         "irqscope: ",
@@ -183,7 +183,7 @@ pub fn report(scenario: &Scenario, outcome: &Outcome, m: &Metrics, opts: &TextOp
     out.push('\n');
     out.push_str(&wrap(&topo.summary(), "machine:  ", "          "));
     out.push_str(&wrap(
-        &format!("{}: {}", scenario.variant().name(), scenario.variant().describe()),
+        &format!("{}: {}", scenario.variant_name(), scenario.variant_describe()),
         "variant:  ",
         "          ",
     ));
@@ -195,7 +195,7 @@ pub fn report(scenario: &Scenario, outcome: &Outcome, m: &Metrics, opts: &TextOp
         ));
         out.push_str(&wrap(&format!("cost: {}", p.cost()), "          ", "          "));
     }
-    if scenario.variant().uses_counter() {
+    if scenario.variant_uses_counter() {
         let _ = writeln!(
             out,
             "counter:  {} at start, {} after",
@@ -654,7 +654,7 @@ pub(crate) fn compare_command_words(a: &Scenario, b: &Scenario, topology: &str) 
         .collect();
     words[1] = "compare".into();
     for (side, s) in [("a", a), ("b", b)] {
-        words.push(format!("--{side} {}", s.variant().name()));
+        words.push(format!("--{side} {}", s.variant_name()));
         words.push(format!("--{side}-sort {}", s.sort().name()));
         words.push(format!("--{side}-effective {}", s.effective().name()));
         words.push(format!("--{side}-counter {}", s.spread_counter()));
