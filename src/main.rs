@@ -861,6 +861,7 @@ fn compare(args: CompareArgs) -> anyhow::Result<ExitCode> {
         isolcpus: args.boot.isolcpus.clone(),
         nohz_full: args.boot.nohz_full.clone(),
         vectors_held: args.boot.vectors_held.clone(),
+        kernel_c: None,
     };
     let cmp = CompareSpec {
         scenario: base,
@@ -869,12 +870,14 @@ fn compare(args: CompareArgs) -> anyhow::Result<ExitCode> {
             sort: args.a_sort.clone(),
             effective: args.a_effective.clone(),
             spread_counter: args.a_counter,
+            kernel_c: None,
         },
         b: SideSpec {
             variant: Some(b_variant),
             sort: args.b_sort.clone(),
             effective: args.b_effective.clone(),
             spread_counter: args.b_counter,
+            kernel_c: None,
         },
     };
     // A topology file is read once and shared by both sides.

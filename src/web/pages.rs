@@ -568,6 +568,7 @@ impl CompareQuery {
                 sort: empty(&self.a_sort),
                 effective: empty(&self.a_effective),
                 spread_counter: self.a_counter,
+                kernel_c: None,
             },
             b: SideSpec {
                 // No variant named for B: another one than A's, so the sides differ.
@@ -578,6 +579,7 @@ impl CompareQuery {
                 sort: empty(&self.b_sort),
                 effective: empty(&self.b_effective),
                 spread_counter: self.b_counter,
+                kernel_c: None,
             },
         })
     }
