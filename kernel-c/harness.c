@@ -12,9 +12,10 @@
  *   in:  topo NR_CPU_IDS NR_NODE_IDS        a new machine (the lines below up to "end")
  *        node N0 N1 ...                     cpu_to_node() of every CPU id (-1: not possible)
  *        present CPULIST
- *        smt CPULIST                        one SMT sibling set (repeated)
- *        cluster CPULIST                    one cluster (repeated; a CPU in none has an
- *                                           empty cluster mask)
+ *        smt CPUS MASK                      topology_sibling_cpumask() of each CPU in
+ *                                           CPUS is MASK (both cpulists; repeated)
+ *        cluster CPUS MASK                  topology_cluster_cpumask() likewise (a CPU
+ *                                           named in no line has an empty mask)
  *        end
  *        call NUMGRPS COUNTER               group_cpus_evenly(NUMGRPS) with the counter set
  *   out: ok                                 after "end"
@@ -44,7 +45,7 @@ struct cpumask *irqscope_kc_sibling[NR_CPUS];
 struct cpumask *irqscope_kc_cluster[NR_CPUS];
 nodemask_t irqscope_kc_node_possible;
 
-/* Masks the topology tables point at: one per SMT set and cluster, and one empty mask. */
+/* Masks the topology tables point at: one per distinct sibling or cluster mask, one empty. */
 static struct cpumask kc_empty;
 static struct cpumask *kc_sets;
 static unsigned int kc_nsets;
@@ -200,13 +201,18 @@ static void kc_read_topology(char *line, size_t cap, FILE *in)
 			kc_parse_cpulist(line + 8, &irqscope_kc_present);
 		} else if (!strncmp(line, "smt ", 4) || !strncmp(line, "cluster ", 8)) {
 			bool smt = line[0] == 's';
-			struct cpumask *m;
+			struct cpumask who, *m;
+			char *mask = strchr(line + (smt ? 4 : 8), ' ');
 
+			if (!mask)
+				kc_fail("bad smt or cluster line");
+			*mask++ = '\0';
 			if (kc_nsets == 2 * nr_cpu_ids)
-				kc_fail("too many sets");
+				kc_fail("too many masks");
+			kc_parse_cpulist(line + (smt ? 4 : 8), &who);
 			m = &kc_sets[kc_nsets++];
-			kc_parse_cpulist(line + (smt ? 4 : 8), m);
-			for_each_cpu(cpu, m) {
+			kc_parse_cpulist(mask, m);
+			for_each_cpu(cpu, &who) {
 				if (smt)
 					irqscope_kc_sibling[cpu] = m;
 				else

@@ -4,6 +4,7 @@
 //! Exit status: 0 success, 1 a check failed (`check-golden`), 2 bad input (with a one-line
 //! message on stderr).
 
+mod kernel_c_cmd;
 mod topology_cmd;
 
 use anyhow::Context;
@@ -62,6 +63,10 @@ enum Command {
     /// captured placement against the models.
     #[command(subcommand)]
     Lab(LabCmd),
+    /// Your kernel, your patch: build lib/group_cpus.c in user space as a variant `c:NAME`,
+    /// and check it against the models.
+    #[command(subcommand)]
+    KernelC(kernel_c_cmd::KernelCCommand),
     /// Start the dashboard.
     Serve {
         #[arg(long, default_value = DEFAULT_SERVE_ADDR)]
@@ -462,6 +467,7 @@ fn main() -> ExitCode {
         Some(Command::Sched(args)) => sched(args),
         Some(Command::Sweep(args)) => sweep(args),
         Some(Command::Lab(cmd)) => lab(cmd),
+        Some(Command::KernelC(cmd)) => kernel_c_cmd::run(cmd),
         Some(Command::Serve {
             addr,
             max_connections,
@@ -746,7 +752,7 @@ fn simulate(args: SimulateArgs) -> anyhow::Result<ExitCode> {
                 TopologyRef::Preset(name) => name.clone(),
                 TopologyRef::Inline(_) => format!("--scenario {}", path.display()),
             };
-            (spec.resolve(catalogue::get)?, label)
+            (spec.resolve_with(catalogue::get, &kernel_c_cmd::lookup)?, label)
         }
         None => {
             let Some(topology_arg) = &args.topology else {
@@ -787,14 +793,16 @@ fn simulate(args: SimulateArgs) -> anyhow::Result<ExitCode> {
                 Some(name) => spec::parse_effective(name)?,
                 None => effective_for(&topology),
             };
+            let (variant, external) = kernel_c_cmd::variant_arg(args.variant.as_deref())?;
             let scenario = Scenario::new(
                 topology,
                 spec::expand_devices(&devices)?,
-                spec::parse_variant(args.variant.as_deref().unwrap_or(spec::DEFAULT_VARIANT.name()))?,
+                variant,
                 spec::parse_sort(args.sort.as_deref().unwrap_or(spec::DEFAULT_SORT.name()))?,
                 effective,
                 args.counter.unwrap_or(0),
-            )?;
+            )?
+            .with_external(external);
             let proposal = args.proposal.as_deref().map(spec::parse_proposal).transpose()?;
             let scenario = scenario.with_proposal(proposal);
             let boot = args.boot.params();
@@ -806,7 +814,7 @@ fn simulate(args: SimulateArgs) -> anyhow::Result<ExitCode> {
             (scenario, label)
         }
     };
-    let outcome = scen::run(&scenario);
+    let outcome = scen::try_run(&scenario)?;
     let metrics = metrics::compute(&scenario, &outcome);
     match args.format {
         Format::Text => {
@@ -883,8 +891,9 @@ fn compare(args: CompareArgs) -> anyhow::Result<ExitCode> {
     // A topology file is read once and shared by both sides.
     let lookup = |_: &str| Some(topology.clone());
     let [sa, sb] = cmp.sides();
-    let (a, b) = (sa.resolve(lookup)?, sb.resolve(lookup)?);
-    let (oa, ob) = (scen::run(&a), scen::run(&b));
+    let c = &kernel_c_cmd::lookup;
+    let (a, b) = (sa.resolve_with(lookup, c)?, sb.resolve_with(lookup, c)?);
+    let (oa, ob) = (scen::try_run(&a)?, scen::try_run(&b)?);
     let (ma, mb) = (metrics::compute(&a, &oa), metrics::compute(&b, &ob));
     let side = |label: String, s, o, m| render::text::Side {
         label,
@@ -948,7 +957,7 @@ fn sweep(args: SweepArgs) -> anyhow::Result<ExitCode> {
 }
 
 fn blk_mq(args: BlkMqArgs) -> anyhow::Result<ExitCode> {
-    use irqscope::kernel::blk_mq_cpumap::{blk_mq_map_queues, Mapper};
+    use irqscope::kernel::blk_mq_cpumap::{blk_mq_map_queues_with, Mapper};
     let topology = load_topology(&args.topology)?;
     let mapper = Mapper::from_name(&args.mapper).ok_or_else(|| {
         let known: Vec<&str> = Mapper::ALL.iter().map(|m| m.name()).collect();
@@ -960,20 +969,24 @@ fn blk_mq(args: BlkMqArgs) -> anyhow::Result<ExitCode> {
         args.queues,
         scen::VECTORS_PER_DEVICE_MAX
     );
-    let variant = spec::parse_variant(args.variant.as_deref().unwrap_or(spec::DEFAULT_VARIANT.name()))?;
+    let (variant, external) = kernel_c_cmd::variant_arg(args.variant.as_deref())?;
     let sort = spec::parse_sort(args.sort.as_deref().unwrap_or(spec::DEFAULT_SORT.name()))?;
     let mut counter = args.counter;
     let mut warnings = Vec::new();
-    let map = blk_mq_map_queues(
+    let spreader = match &external {
+        Some(e) => irqscope::kernel::Spreader::External(&*e.0),
+        None => irqscope::kernel::Spreader::Model(variant, sort),
+    };
+    let map = blk_mq_map_queues_with(
         &topology,
         mapper,
         args.queues,
         args.queue_offset,
-        variant,
-        sort,
+        spreader,
         &mut counter,
         &mut warnings,
-    );
+    )?;
+    let variant_name = external.as_ref().map_or(variant.name(), |e| e.0.name());
     let mut words = vec![
         "irqscope".to_string(),
         "blk-mq".into(),
@@ -983,17 +996,17 @@ fn blk_mq(args: BlkMqArgs) -> anyhow::Result<ExitCode> {
         format!("--queue-offset {}", args.queue_offset),
     ];
     if mapper.uses_group_cpus() {
-        words.push(format!("--variant {}", variant.name()));
+        words.push(format!("--variant {variant_name}"));
         words.push(format!("--sort {}", sort.name()));
         words.push(format!("--counter {}", args.counter));
     }
     let mut out = String::new();
     render::text::command_block(&words, &mut out);
     out.push('\n');
-    out.push_str(&render::text::queue_map_report(
+    out.push_str(&render::text::queue_map_report_named(
         &topology,
         mapper,
-        variant,
+        variant_name,
         args.queues,
         args.queue_offset,
         &map.map,

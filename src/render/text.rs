@@ -687,9 +687,21 @@ pub fn queue_map_report(
     queue_offset: u32,
     map: &[Option<u32>],
 ) -> String {
+    queue_map_report_named(topo, mapper, variant.name(), nr_queues, queue_offset, map)
+}
+
+/// [`queue_map_report`] with the variant given by name (a model's, or `c:NAME`).
+pub fn queue_map_report_named(
+    topo: &Topology,
+    mapper: crate::kernel::blk_mq_cpumap::Mapper,
+    variant: &str,
+    nr_queues: u32,
+    queue_offset: u32,
+    map: &[Option<u32>],
+) -> String {
     let mut out = String::new();
     let via = if mapper.uses_group_cpus() {
-        format!(" over {}", variant.name())
+        format!(" over {variant}")
     } else {
         String::new()
     };
