@@ -934,10 +934,23 @@ fn sweep(args: SweepArgs) -> anyhow::Result<ExitCode> {
     } else {
         args.mix.iter().map(|m| Mix::parse(m)).collect::<Result<_, _>>()?
     };
+    // Built C (`c:NAME`) joins the placements; the rest are names of models and proposals.
+    let (c_names, model_names): (Vec<&str>, Vec<&str>) =
+        variants.split(',').map(str::trim).partition(|v| v.starts_with(spec::KERNEL_C_PREFIX));
+    let mut placements = if model_names.iter().all(|v| v.is_empty()) && !c_names.is_empty() {
+        Vec::new()
+    } else {
+        SweepConfig::parse_placements(&model_names.join(","))?
+    };
+    for name in c_names {
+        let (_, external) = kernel_c_cmd::variant_arg(Some(name))?;
+        let e = external.expect("a c: name is built C");
+        placements.push(sweep::Placement::External(sweep::ExternalRef::register(e)));
+    }
     let config = SweepConfig {
         topologies,
         mixes,
-        placements: SweepConfig::parse_placements(&variants)?,
+        placements,
         counters: sweep::parse_counters(&args.counters)?,
         sort: spec::parse_sort(args.sort.as_deref().unwrap_or(spec::DEFAULT_SORT.name()))?,
         effective: spec::parse_effective(args.effective.as_deref().unwrap_or(spec::DEFAULT_EFFECTIVE.name()))?,
