@@ -234,3 +234,47 @@ pub fn variant_arg(name: Option<&str>) -> anyhow::Result<(Variant, Option<Extern
         None => Ok((irqscope::scenario::spec::parse_variant(name)?, None)),
     }
 }
+
+/// `serve --kernel-c NAME=SOURCE`: build each source now and register it for the pages. A
+/// source that does not build is registered with its message (its links answer 400); a
+/// malformed flag is an error before the server starts.
+pub fn register_for_serve(sources: &[String], patches: &[String]) -> anyhow::Result<()> {
+    use irqscope::web::kernel_c::{register, Registered};
+    let split = |flag: &str, v: &str| -> anyhow::Result<(String, String)> {
+        let (n, s) = v
+            .split_once('=')
+            .ok_or_else(|| anyhow::anyhow!("{flag} {v:?}: give NAME=VALUE"))?;
+        anyhow::ensure!(kernel_c::valid_name(n), "{flag} {v:?}: NAME is letters, digits, '.', '_', '-'");
+        Ok((n.to_string(), s.to_string()))
+    };
+    let patches: Vec<(String, String)> = patches
+        .iter()
+        .map(|p| split("--kernel-c-patch", p))
+        .collect::<Result<_, _>>()?;
+    for v in sources {
+        let (name, source) = split("--kernel-c", v)?;
+        let opts = BuildOptions {
+            source: source.clone(),
+            name: Some(name.clone()),
+            patches: patches
+                .iter()
+                .filter(|(n, _)| *n == name)
+                .map(|(_, f)| PathBuf::from(f))
+                .collect(),
+            apt_options: Vec::new(),
+            sort: None,
+            cache: kernel_c::cache_dir(),
+        };
+        let build = kernel_c::build(&opts)
+            .map(|b| {
+                let p = b.provenance.clone();
+                (p, External(Arc::new(KernelC::new(b, Limits::default()))))
+            })
+            .map_err(|e| e.to_string());
+        if let Err(e) = &build {
+            eprintln!("irqscope: --kernel-c {name}: {}", e.lines().next().unwrap_or(""));
+        }
+        register(Registered { name, source, build });
+    }
+    Ok(())
+}

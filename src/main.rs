@@ -77,6 +77,13 @@ enum Command {
         max_connections: usize,
         #[command(flatten)]
         live: LiveArgs,
+        /// Built C to offer as variant c:NAME: NAME=SOURCE (a kernel tree, a group_cpus.c or a
+        /// linux-source-X.Y package), built at start-up; repeatable.
+        #[arg(long = "kernel-c", value_name = "NAME=SOURCE")]
+        kernel_c: Vec<String>,
+        /// A patch for a --kernel-c source: NAME=FILE (mbox or diff); repeatable, in order.
+        #[arg(long = "kernel-c-patch", value_name = "NAME=FILE")]
+        kernel_c_patch: Vec<String>,
     },
 }
 
@@ -472,7 +479,10 @@ fn main() -> ExitCode {
             addr,
             max_connections,
             live,
-        }) => serve(&addr, max_connections, live),
+            kernel_c,
+            kernel_c_patch,
+        }) => kernel_c_cmd::register_for_serve(&kernel_c, &kernel_c_patch)
+            .and_then(|()| serve(&addr, max_connections, live)),
         None => serve(
             DEFAULT_SERVE_ADDR,
             irqscope::web::server::CONNECTIONS_MAX,

@@ -14,6 +14,7 @@
 mod blkmq;
 pub mod cache;
 pub mod fleet;
+pub mod kernel_c;
 pub mod live;
 pub mod mana;
 mod model_pages;
@@ -87,6 +88,7 @@ pub fn app(state: AppState) -> Router {
         .route("/compare", get(compare_query))
         .route("/blkmq", get(blkmq::blkmq_page))
         .route("/seeds", get(seeds::seeds_page))
+        .route("/kernel-c", get(kernel_c::kernel_c_page))
         .route("/mana", get(mana::mana_query))
         .route("/sched", get(sched::sched_query))
         .route("/fragment", post(fragment))

@@ -45,8 +45,13 @@ impl Run {
     /// links short); one that cannot be written back as given (a recipe that left its cluster
     /// shape to the default) is stored in the explicit form `Topology::to_spec` gives.
     pub fn new(mut spec: ScenarioSpec) -> Result<Run, AppError> {
-        let scenario = spec.resolve(catalogue::get)?;
-        let outcome = scenario::run(&scenario);
+        let external = super::kernel_c::resolve(&spec)?;
+        // A c: variant runs the registered build; the link pins it by its sha256.
+        if let Some(e) = &external {
+            spec.kernel_c = Some(e.0.id().to_string());
+        }
+        let scenario = spec.resolve_with(catalogue::get, &super::kernel_c::fixed(external))?;
+        let outcome = scenario::try_run(&scenario).map_err(|e| AppError::BadInput(e.to_string()))?;
         let metrics = metrics::compute(&scenario, &outcome);
         let permalink = match permalink::encode(&spec) {
             Ok(link) => link,
