@@ -139,7 +139,7 @@ fn verify_cmd(a: VerifyArgs) -> anyhow::Result<ExitCode> {
         (None, Some((_, s))) => s,
         (None, None) => SortGen::HeapV6_11,
     };
-    let c = KernelC::new(built, Limits::default());
+    let c = KernelC::new(built, Limits::from_env());
     let outcome = verify::verify(&c, variant, sort, a.cases, a.seed)?;
     let label = format!("c:{} against {} ({})", p.name, variant.name(), sort.name());
     let Some((case, field, golden)) = outcome.disagreement else {
@@ -223,7 +223,7 @@ pub fn lookup(name: &str, sha256: Option<&str>) -> Result<External, ScenarioErro
             )));
         }
     }
-    Ok(External(Arc::new(KernelC::new(built, Limits::default()))))
+    Ok(External(Arc::new(KernelC::new(built, Limits::from_env()))))
 }
 
 /// A variant name from the command line: a model, or built C.
@@ -268,7 +268,7 @@ pub fn register_for_serve(sources: &[String], patches: &[String]) -> anyhow::Res
         let build = kernel_c::build(&opts)
             .map(|b| {
                 let p = b.provenance.clone();
-                (p, External(Arc::new(KernelC::new(b, Limits::default()))))
+                (p, External(Arc::new(KernelC::new(b, Limits::from_env()))))
             })
             .map_err(|e| e.to_string());
         if let Err(e) = &build {

@@ -45,6 +45,22 @@ impl Default for Limits {
     }
 }
 
+impl Limits {
+    /// The defaults, with the call limit from `IRQSCOPE_KERNEL_C_CALL_MS` when it is set
+    /// (100 ms to 10 minutes).
+    pub fn from_env() -> Limits {
+        let mut l = Limits::default();
+        if let Some(ms) = std::env::var("IRQSCOPE_KERNEL_C_CALL_MS")
+            .ok()
+            .and_then(|v| v.parse::<u64>().ok())
+            .filter(|ms| (100..=600_000).contains(ms))
+        {
+            l.call = Duration::from_millis(ms);
+        }
+        l
+    }
+}
+
 /// Most groups one call may ask for (the harness refuses more).
 pub const NUMGRPS_MAX: u32 = 65_536;
 /// Answers remembered before the memo starts over.

@@ -17,6 +17,7 @@ mod fleet_browser;
 mod fuzz_regressions;
 mod golden;
 mod ideal;
+mod kernel_c;
 mod import;
 mod import_cli;
 mod import_errors;
