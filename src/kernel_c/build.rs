@@ -368,7 +368,7 @@ pub(crate) fn compiler_summary(raw: &str, scratch: &Path, work: &Path) -> String
                 _ => String::new(),
             }
         };
-        let quoted = |l: &str| l.split(['‘', '\'', '`']).nth(1).map(|s| s.trim_end_matches(['’', '\'']).to_string());
+        let quoted = |l: &str| l.split(['‘', '’', '\'', '`']).nth(1).map(str::to_string);
         if let Some(i) = line.find("fatal error: ") {
             let rest = &line[i + 13..];
             if let Some((header, _)) = rest.split_once(": No such file") {

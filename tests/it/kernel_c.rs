@@ -135,7 +135,8 @@ fn a_changed_rounding_is_caught_small_and_the_mail_applies_the_same() {
         .unwrap_or_else(|| panic!("a shrunk case: {out}"));
     assert!(cpus <= 16, "shrunk to {cpus} CPUs: {out}");
     assert!(out.contains("first difference: expected."), "{out}");
-    for l in out.lines() {
+    // Every line fits 72 columns but those carrying the paths this test chose.
+    for l in out.lines().filter(|l| !l.contains(&*s.0.to_string_lossy()) && !l.contains(&*t.to_string_lossy())) {
         assert!(l.chars().count() <= 72, "a line over 72 columns: {l:?}");
     }
     // The case file is a golden case the model fails, field by field.
