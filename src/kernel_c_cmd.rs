@@ -63,9 +63,10 @@ pub struct VerifyArgs {
 
 fn options(a: &SourceArgs) -> anyhow::Result<BuildOptions> {
     let sort = match &a.sort {
-        Some(s) => Some(SortGen::from_name(s).ok_or_else(|| {
-            anyhow::anyhow!("unknown sort {s:?} (known: heap-v5.1, heap-v6.9, heap-v6.11)")
-        })?),
+        Some(s) => Some(
+            SortGen::from_name(s)
+                .ok_or_else(|| anyhow::anyhow!("unknown sort {s:?} (known: heap-v5.1, heap-v6.9, heap-v6.11)"))?,
+        ),
         None => None,
     };
     Ok(BuildOptions {
@@ -130,7 +131,10 @@ fn verify_cmd(a: VerifyArgs) -> anyhow::Result<ExitCode> {
     let variant = match &a.against {
         Some(name) => irqscope::scenario::spec::parse_variant(name)?,
         None => by_version.map(|(v, _)| v).ok_or_else(|| {
-            anyhow::anyhow!("{}: no kernel version to select a model by; name one with --against", p.origin)
+            anyhow::anyhow!(
+                "{}: no kernel version to select a model by; name one with --against",
+                p.origin
+            )
         })?,
     };
     // The sort: a single file's own; a tree's by its version.
@@ -244,7 +248,10 @@ pub fn register_for_serve(sources: &[String], patches: &[String]) -> anyhow::Res
         let (n, s) = v
             .split_once('=')
             .ok_or_else(|| anyhow::anyhow!("{flag} {v:?}: give NAME=VALUE"))?;
-        anyhow::ensure!(kernel_c::valid_name(n), "{flag} {v:?}: NAME is letters, digits, '.', '_', '-'");
+        anyhow::ensure!(
+            kernel_c::valid_name(n),
+            "{flag} {v:?}: NAME is letters, digits, '.', '_', '-'"
+        );
         Ok((n.to_string(), s.to_string()))
     };
     let patches: Vec<(String, String)> = patches

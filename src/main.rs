@@ -945,8 +945,10 @@ fn sweep(args: SweepArgs) -> anyhow::Result<ExitCode> {
         args.mix.iter().map(|m| Mix::parse(m)).collect::<Result<_, _>>()?
     };
     // Built C (`c:NAME`) joins the placements; the rest are names of models and proposals.
-    let (c_names, model_names): (Vec<&str>, Vec<&str>) =
-        variants.split(',').map(str::trim).partition(|v| v.starts_with(spec::KERNEL_C_PREFIX));
+    let (c_names, model_names): (Vec<&str>, Vec<&str>) = variants
+        .split(',')
+        .map(str::trim)
+        .partition(|v| v.starts_with(spec::KERNEL_C_PREFIX));
     let mut placements = if model_names.iter().all(|v| v.is_empty()) && !c_names.is_empty() {
         Vec::new()
     } else {

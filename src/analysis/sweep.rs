@@ -470,7 +470,8 @@ pub fn run(config: &SweepConfig) -> Result<Sweep, SweepError> {
             }
         }
     }
-    let results: Vec<Mutex<Option<Result<Figures, crate::kernel::ExternalError>>>> = jobs.iter().map(|_| Mutex::new(None)).collect();
+    let results: Vec<Mutex<Option<Result<Figures, crate::kernel::ExternalError>>>> =
+        jobs.iter().map(|_| Mutex::new(None)).collect();
     let next = AtomicUsize::new(0);
     let work = || loop {
         let i = next.fetch_add(1, Ordering::Relaxed);

@@ -18,15 +18,43 @@ use std::time::Duration;
 pub(crate) const KC_FILES: &[(&str, &str)] = &[
     ("harness.c", include_str!("../../kernel-c/harness.c")),
     ("sort.c", include_str!("../../kernel-c/sort.c")),
-    ("include/irqscope_kc.h", include_str!("../../kernel-c/include/irqscope_kc.h")),
+    (
+        "include/irqscope_kc.h",
+        include_str!("../../kernel-c/include/irqscope_kc.h"),
+    ),
 ];
 
 /// The `<linux/...>` headers the stand-ins provide; each is written into the build as one line,
 /// `#include <irqscope_kc.h>`. A header not listed is missing on purpose, so a build names it.
 pub const LINUX_HEADERS: &[&str] = &[
-    "atomic", "bitmap", "bitops", "bug", "build_bug", "compiler", "cpu", "cpuhotplug", "cpumask", "export", "gfp",
-    "group_cpus", "init", "kernel", "log2", "math", "minmax", "module", "nodemask", "numa", "printk", "sched",
-    "slab", "smp", "sort", "string", "topology", "types",
+    "atomic",
+    "bitmap",
+    "bitops",
+    "bug",
+    "build_bug",
+    "compiler",
+    "cpu",
+    "cpuhotplug",
+    "cpumask",
+    "export",
+    "gfp",
+    "group_cpus",
+    "init",
+    "kernel",
+    "log2",
+    "math",
+    "minmax",
+    "module",
+    "nodemask",
+    "numa",
+    "printk",
+    "sched",
+    "slab",
+    "smp",
+    "sort",
+    "string",
+    "topology",
+    "types",
 ];
 
 /// The flags of every compile: the kernel's `-fno-strict-aliasing -fwrapv`, at `-O2`.
@@ -311,7 +339,10 @@ fn compile(
 ) -> Result<(), KernelCError> {
     let gc = scratch.join("lib/group_cpus.c");
     let mut cmd = Command::new("cc");
-    cmd.current_dir(scratch).args(CFLAGS).arg("-I").arg(work.join("include"));
+    cmd.current_dir(scratch)
+        .args(CFLAGS)
+        .arg("-I")
+        .arg(work.join("include"));
     cmd.arg(format!("-DKC_SOURCE=\"{}\"", gc.display()));
     if let Some(c) = counter {
         cmd.arg(format!("-DKC_COUNTER={c}"));
@@ -332,9 +363,9 @@ fn compile(
     }
     cmd.arg("-o").arg(work.join("harness"));
     let out = super::runner::output_within(&mut cmd, COMPILE_TIME_MAX).map_err(|e| match e.kind() {
-        std::io::ErrorKind::NotFound => KernelCError::Compile(
-            "no C compiler: `cc` is not on PATH (Debian: apt-get install gcc)".into(),
-        ),
+        std::io::ErrorKind::NotFound => {
+            KernelCError::Compile("no C compiler: `cc` is not on PATH (Debian: apt-get install gcc)".into())
+        }
         _ => KernelCError::input(format!("cc: {e}")),
     })?;
     if out.status.success() {
@@ -379,15 +410,24 @@ pub(crate) fn compiler_summary(raw: &str, scratch: &Path, work: &Path) -> String
             }
         } else if line.contains("implicit declaration of function") {
             if let Some(f) = quoted(line.split("function").nth(1).unwrap_or("")) {
-                missing.push(format!("{}: calls {f}(), which irqscope's stand-ins do not provide", at(line)));
+                missing.push(format!(
+                    "{}: calls {f}(), which irqscope's stand-ins do not provide",
+                    at(line)
+                ));
             }
         } else if line.contains("undeclared") && line.contains("error:") {
             if let Some(s) = quoted(line.split("error:").nth(1).unwrap_or("")) {
-                missing.push(format!("{}: uses {s}, which irqscope's stand-ins do not provide", at(line)));
+                missing.push(format!(
+                    "{}: uses {s}, which irqscope's stand-ins do not provide",
+                    at(line)
+                ));
             }
         } else if line.contains("undefined reference to") {
             if let Some(s) = quoted(line.split("undefined reference to").nth(1).unwrap_or("")) {
-                missing.push(format!("{}: links against {s}, which irqscope's stand-ins do not provide", at(line)));
+                missing.push(format!(
+                    "{}: links against {s}, which irqscope's stand-ins do not provide",
+                    at(line)
+                ));
             }
         }
     }
@@ -411,7 +451,9 @@ mod tests {
         let src = "static int x;\nstatic atomic_t group_spread_cnt = ATOMIC_INIT(0);\nstruct cpumask *group_cpus_evenly(unsigned int numgrps)\n{";
         assert_eq!(find_counter(src).as_deref(), Some("group_spread_cnt"));
         assert!(numgrps_only(src));
-        assert!(!numgrps_only("struct cpumask *group_cpus_evenly(unsigned int numgrps, unsigned int *nummasks)"));
+        assert!(!numgrps_only(
+            "struct cpumask *group_cpus_evenly(unsigned int numgrps, unsigned int *nummasks)"
+        ));
         assert_eq!(find_counter("static void f(void);"), None);
     }
 

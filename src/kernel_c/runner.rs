@@ -294,7 +294,10 @@ fn read_answer(r: &mut BufReader<ChildStdout>, numgrps: u32) -> Result<Answer, O
     let bad = |what: &str| Some(format!("{what}: {head:?}"));
     let words: Vec<&str> = head.split(' ').collect();
     let num = |i: usize| -> Result<u32, Option<String>> {
-        words.get(i).and_then(|w| w.parse().ok()).ok_or_else(|| bad("a number expected"))
+        words
+            .get(i)
+            .and_then(|w| w.parse().ok())
+            .ok_or_else(|| bad("a number expected"))
     };
     let (masks, nummasks, counter_after, nwarn) = match words.first() {
         Some(&"null") => (None, 0, num(1)?, num(2)?),
@@ -306,7 +309,9 @@ fn read_answer(r: &mut BufReader<ChildStdout>, numgrps: u32) -> Result<Answer, O
             let mut masks = Vec::with_capacity(n as usize);
             for _ in 0..n {
                 let line = read_line(r)?;
-                let list = line.strip_prefix("m ").ok_or_else(|| Some(format!("a mask line expected: {line:?}")))?;
+                let list = line
+                    .strip_prefix("m ")
+                    .ok_or_else(|| Some(format!("a mask line expected: {line:?}")))?;
                 masks.push(list.to_string());
             }
             (Some(masks), nummasks, counter_after, nwarn)
@@ -317,9 +322,14 @@ fn read_answer(r: &mut BufReader<ChildStdout>, numgrps: u32) -> Result<Answer, O
     let mut warnings = Vec::new();
     for _ in 0..nwarn {
         let line = read_line(r)?;
-        let rest = line.strip_prefix("warn ").ok_or_else(|| Some(format!("a warn line expected: {line:?}")))?;
+        let rest = line
+            .strip_prefix("warn ")
+            .ok_or_else(|| Some(format!("a warn line expected: {line:?}")))?;
         let (l, cond) = rest.split_once(' ').unwrap_or((rest, ""));
-        warnings.push((l.parse().map_err(|_| Some(format!("bad warn line {line:?}")))?, cond.to_string()));
+        warnings.push((
+            l.parse().map_err(|_| Some(format!("bad warn line {line:?}")))?,
+            cond.to_string(),
+        ));
     }
     // Mask text is parsed by the caller, who knows nr_cpu_ids.
     Ok(Answer {
@@ -442,15 +452,10 @@ impl ExternalGroupCpus for KernelC {
         let answer = self.call(topo, numgrps, *counter)?;
         let before = *counter;
         *counter = answer.counter_after;
-        warnings.extend(
-            answer
-                .warnings
-                .iter()
-                .map(|(line, condition)| KernelWarn::C {
-                    line: *line,
-                    condition: condition.clone(),
-                }),
-        );
+        warnings.extend(answer.warnings.iter().map(|(line, condition)| KernelWarn::C {
+            line: *line,
+            condition: condition.clone(),
+        }));
         let Some(masks) = answer.masks else {
             return Ok(None);
         };
@@ -490,5 +495,7 @@ pub(crate) fn output_within(cmd: &mut Command, limit: Duration) -> std::io::Resu
         // Past the limit: end it the way a shell would (the process is ours, by its id).
         let _ = Command::new("kill").arg("-9").arg(pid.to_string()).status();
     }
-    waiter.join().unwrap_or_else(|_| Err(std::io::Error::other("the waiting thread failed")))
+    waiter
+        .join()
+        .unwrap_or_else(|_| Err(std::io::Error::other("the waiting thread failed")))
 }

@@ -98,7 +98,11 @@ pub fn read_path(path: &Path) -> Result<Source, KernelCError> {
         return Ok(Source {
             origin,
             group_cpus: read_bounded(&gc)?,
-            sort: if sort.is_file() { Some(read_bounded(&sort)?) } else { None },
+            sort: if sort.is_file() {
+                Some(read_bounded(&sort)?)
+            } else {
+                None
+            },
             version,
             package_version: None,
         });
@@ -177,7 +181,10 @@ pub fn read_package(name: &str, cache: &Path, apt_options: &[String]) -> Result<
         let dl = dir.join("download");
         std::fs::create_dir_all(&dl).map_err(|e| KernelCError::input(format!("{}: {e}", dl.display())))?;
         run(
-            with_opts("apt-get").current_dir(&dl).args(["download", "-q"]).arg(format!("{name}={version}")),
+            with_opts("apt-get")
+                .current_dir(&dl)
+                .args(["download", "-q"])
+                .arg(format!("{name}={version}")),
             &format!("apt-get download {name}"),
         )?;
         let deb = std::fs::read_dir(&dl)
@@ -209,7 +216,12 @@ pub fn read_package(name: &str, cache: &Path, apt_options: &[String]) -> Result<
                 .arg("-C")
                 .arg(&t)
                 .args(["--wildcards", "--no-wildcards-match-slash"])
-                .args(["*/Makefile", "*/lib/group_cpus.c", "*/lib/sort.c", "*/kernel/irq/affinity.c"]),
+                .args([
+                    "*/Makefile",
+                    "*/lib/group_cpus.c",
+                    "*/lib/sort.c",
+                    "*/kernel/irq/affinity.c",
+                ]),
             &format!("tar -xJf {}", tarball.display()),
         );
         let top = std::fs::read_dir(&t)
@@ -345,7 +357,9 @@ pub fn apply_patches(scratch: &Path, patches: &[Patch]) -> Result<(), KernelCErr
             } else if line.contains("FAILED") && line.starts_with("Hunk #") {
                 failed.push(format!("{file}: {}", line.trim_end_matches('.')));
             } else if line.contains("Reversed (or previously applied) patch detected") {
-                failed.push(format!("{file}: already applied (the patch is reversed or in the source)"));
+                failed.push(format!(
+                    "{file}: already applied (the patch is reversed or in the source)"
+                ));
             }
         }
         let built_failed: Vec<&String> = failed
@@ -364,10 +378,7 @@ pub fn apply_patches(scratch: &Path, patches: &[Patch]) -> Result<(), KernelCErr
             let last = said.lines().filter(|l| !l.trim().is_empty()).last().unwrap_or("");
             let doc_only = said.contains("can't find file to patch");
             if !doc_only {
-                return Err(KernelCError::input(format!(
-                    "patch {}: {last}",
-                    patch.path.display()
-                )));
+                return Err(KernelCError::input(format!("patch {}: {last}", patch.path.display())));
             }
         }
     }

@@ -217,9 +217,7 @@ pub fn golden_topology(topo: &Topology) -> Value {
 
 /// The C's answer in the golden `expected` shape of `variant`.
 fn expected_of(answer: &Answer, variant: Variant, numgrps: u32, counter: u32) -> Value {
-    let offset = variant
-        .uses_counter()
-        .then_some(if numgrps == 1 { 0 } else { counter });
+    let offset = variant.uses_counter().then_some(if numgrps == 1 { 0 } else { counter });
     match &answer.masks {
         None => json!({"null": true, "nummasks": null, "masks": null, "spread_offset": null,
                        "spread_counter_after": answer.counter_after}),
@@ -256,7 +254,10 @@ pub fn golden_case(id: &str, topo: &Topology, case: &Case, variant: Variant, sor
 pub enum Verdict {
     Agree,
     /// The first differing field, and the case in the golden format.
-    Differ { field: String, golden: Value },
+    Differ {
+        field: String,
+        golden: Value,
+    },
     /// The shape does not make a valid machine (not counted).
     Skip,
 }
@@ -354,11 +355,7 @@ pub fn shrink(
     sort: SortGen,
     steps_max: u32,
 ) -> Result<(Case, String, Value), ExternalError> {
-    let Verdict::Differ {
-        mut field,
-        mut golden,
-    } = check(c, &case, variant, sort)?
-    else {
+    let Verdict::Differ { mut field, mut golden } = check(c, &case, variant, sort)? else {
         unreachable!("shrink starts from a disagreement");
     };
     let mut steps = 0;

@@ -22,8 +22,8 @@ pub use mana::mana_input;
 
 use crate::kernel::blk_mq_cpumap::{blk_mq_map_hw_queues, blk_mq_map_queues_with, Mapper};
 use crate::kernel::irq_affinity::{
-    affinity_sets, affinity_vectors, irq_create_affinity_masks_with, AffinityMasks, AffinityRequest,
-    IrqAffinityDesc, IRQ_AFFINITY_MAX_SETS,
+    affinity_sets, affinity_vectors, irq_create_affinity_masks_with, AffinityMasks, AffinityRequest, IrqAffinityDesc,
+    IRQ_AFFINITY_MAX_SETS,
 };
 use crate::kernel::isolation::{HkType, Housekeeping};
 use crate::kernel::mana::{DriverVersion, ManaOutcome, MsixMode};

@@ -380,7 +380,10 @@ impl ScenarioSpec {
         let external = match self.variant.strip_prefix(KERNEL_C_PREFIX) {
             Some(name) => Some(kernel_c(name, self.kernel_c.as_deref())?),
             None if self.kernel_c.is_some() => {
-                return err(format!("kernel_c is set, but variant {:?} is not a c: variant", self.variant))
+                return err(format!(
+                    "kernel_c is set, but variant {:?} is not a c: variant",
+                    self.variant
+                ))
             }
             None => None,
         };

@@ -96,7 +96,10 @@ fn patched(dir: &Path, tree: &Path, from: &str, to: &str) -> (PathBuf, PathBuf) 
 
 #[test]
 fn debian_trees_agree_with_their_models() {
-    for (var, model) in [("IRQSCOPE_KERNEL_C_612", "pre-cluster"), ("IRQSCOPE_KERNEL_C_72", "cluster")] {
+    for (var, model) in [
+        ("IRQSCOPE_KERNEL_C_612", "pre-cluster"),
+        ("IRQSCOPE_KERNEL_C_72", "cluster"),
+    ] {
         let Some(t) = tree(var) else { continue };
         let s = Scratch::new("agree");
         let (code, out, err) = irqscope(&s.0, &["kernel-c", "verify", t.to_str().unwrap(), "--cases", "2000"]);
@@ -122,8 +125,17 @@ fn a_changed_rounding_is_caught_small_and_the_mail_applies_the_same() {
         irqscope(
             &cache,
             &[
-                "kernel-c", "verify", t.to_str().unwrap(), "--name", name, "--patch",
-                patch.to_str().unwrap(), "--cases", "2000", "--out", s.0.to_str().unwrap(),
+                "kernel-c",
+                "verify",
+                t.to_str().unwrap(),
+                "--name",
+                name,
+                "--patch",
+                patch.to_str().unwrap(),
+                "--cases",
+                "2000",
+                "--out",
+                s.0.to_str().unwrap(),
             ],
         )
     };
@@ -136,7 +148,10 @@ fn a_changed_rounding_is_caught_small_and_the_mail_applies_the_same() {
     assert!(cpus <= 16, "shrunk to {cpus} CPUs: {out}");
     assert!(out.contains("first difference: expected."), "{out}");
     // Every line fits 72 columns but those carrying the paths this test chose.
-    for l in out.lines().filter(|l| !l.contains(&*s.0.to_string_lossy()) && !l.contains(&*t.to_string_lossy())) {
+    for l in out
+        .lines()
+        .filter(|l| !l.contains(&*s.0.to_string_lossy()) && !l.contains(&*t.to_string_lossy()))
+    {
         assert!(l.chars().count() <= 72, "a line over 72 columns: {l:?}");
     }
     // The case file is a golden case the model fails, field by field.
@@ -149,11 +164,37 @@ fn a_changed_rounding_is_caught_small_and_the_mail_applies_the_same() {
     assert_eq!(code2, 1, "{out2}{err2}");
     let tail = |o: &str| o.lines().skip(1).take(4).collect::<Vec<_>>().join("\n");
     assert_eq!(tail(&out), tail(&out2));
-    let (_, b1, _) = irqscope(&cache, &["kernel-c", "build", t.to_str().unwrap(), "--patch", plain.to_str().unwrap()]);
-    let (_, b2, _) = irqscope(&cache, &["kernel-c", "build", t.to_str().unwrap(), "--patch", mail.to_str().unwrap()]);
-    let id = |o: &str| o.lines().find(|l| l.trim_start().starts_with("id ")).unwrap().to_string();
+    let (_, b1, _) = irqscope(
+        &cache,
+        &[
+            "kernel-c",
+            "build",
+            t.to_str().unwrap(),
+            "--patch",
+            plain.to_str().unwrap(),
+        ],
+    );
+    let (_, b2, _) = irqscope(
+        &cache,
+        &[
+            "kernel-c",
+            "build",
+            t.to_str().unwrap(),
+            "--patch",
+            mail.to_str().unwrap(),
+        ],
+    );
+    let id = |o: &str| {
+        o.lines()
+            .find(|l| l.trim_start().starts_with("id "))
+            .unwrap()
+            .to_string()
+    };
     assert_eq!(id(&b1), id(&b2));
-    assert!(b2.contains("[PATCH v2] lib/group_cpus: a change made by the test"), "{b2}");
+    assert!(
+        b2.contains("[PATCH v2] lib/group_cpus: a change made by the test"),
+        "{b2}"
+    );
 }
 
 #[test]
@@ -174,7 +215,15 @@ fn broken_c_is_a_clear_error_in_the_cli() {
         let started = std::time::Instant::now();
         let (code, out, err) = irqscope(
             &cache,
-            &["kernel-c", "build", t.to_str().unwrap(), "--name", name, "--patch", plain.to_str().unwrap()],
+            &[
+                "kernel-c",
+                "build",
+                t.to_str().unwrap(),
+                "--name",
+                name,
+                "--patch",
+                plain.to_str().unwrap(),
+            ],
         );
         if name == "nocompile" {
             assert_eq!(code, 2, "{out}{err}");
@@ -182,7 +231,10 @@ fn broken_c_is_a_clear_error_in_the_cli() {
             continue;
         }
         assert_eq!(code, 0, "{out}{err}");
-        let (code, out, err) = irqscope(&cache, &["simulate", "azure-l48s-v2", "2x8", "--variant", &format!("c:{name}")]);
+        let (code, out, err) = irqscope(
+            &cache,
+            &["simulate", "azure-l48s-v2", "2x8", "--variant", &format!("c:{name}")],
+        );
         assert_eq!(code, 2, "{out}{err}");
         assert!(err.contains(want) && err.lines().count() == 1, "{err}");
         assert!(started.elapsed().as_secs() < 30, "within its limits");
@@ -194,10 +246,19 @@ fn broken_c_is_a_clear_error_in_the_cli() {
     std::fs::write(dir.join("stale.diff"), diff).unwrap();
     let (code, _, err) = irqscope(
         &cache,
-        &["kernel-c", "build", t.to_str().unwrap(), "--patch", dir.join("stale.diff").to_str().unwrap()],
+        &[
+            "kernel-c",
+            "build",
+            t.to_str().unwrap(),
+            "--patch",
+            dir.join("stale.diff").to_str().unwrap(),
+        ],
     );
     assert_eq!(code, 2, "{err}");
-    assert!(err.contains("does not apply") && err.contains("Hunk #1 FAILED"), "{err}");
+    assert!(
+        err.contains("does not apply") && err.contains("Hunk #1 FAILED"),
+        "{err}"
+    );
 }
 
 async fn get(app: &axum::Router, uri: &str) -> (StatusCode, String) {
@@ -257,7 +318,11 @@ async fn pages_run_registered_c_and_survive_broken_c() {
     let old = std::fs::read_to_string(t.join("lib/group_cpus.c")).unwrap();
     let dir = s.0.join("badpatch");
     std::fs::create_dir_all(&dir).unwrap();
-    std::fs::write(&bad, make_patch(&dir, &old, &old.replace("return NULL;", "return irqscope_undefined;"))).unwrap();
+    std::fs::write(
+        &bad,
+        make_patch(&dir, &old, &old.replace("return NULL;", "return irqscope_undefined;")),
+    )
+    .unwrap();
     register(entry("webbroken", build("webbroken", vec![bad])));
 
     let app = irqscope::web::app(irqscope::web::AppState::default());
@@ -267,7 +332,12 @@ async fn pages_run_registered_c_and_survive_broken_c() {
     // The C gives the model's answer on this machine: the same text as `cluster`, renamed.
     let (_, c_text) = get(&app, &format!("{}/text", link("c:webok", Some(&id)))).await;
     let (_, m_text) = get(&app, &format!("{}/text", link("cluster", None))).await;
-    let summary = |t: &str| t.lines().filter(|l| l.contains("CPUs") && l.contains("serve")).map(str::to_string).collect::<Vec<_>>();
+    let summary = |t: &str| {
+        t.lines()
+            .filter(|l| l.contains("CPUs") && l.contains("serve"))
+            .map(str::to_string)
+            .collect::<Vec<_>>()
+    };
     assert!(!summary(&m_text).is_empty());
     assert_eq!(summary(&c_text), summary(&m_text));
     let (status, body) = get(&app, &link("c:webcrash", None)).await;
