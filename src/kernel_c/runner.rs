@@ -312,7 +312,10 @@ fn read_answer(r: &mut BufReader<ChildStdout>, numgrps: u32) -> Result<Answer, O
                 let list = line
                     .strip_prefix("m ")
                     .ok_or_else(|| Some(format!("a mask line expected: {line:?}")))?;
-                masks.push(list.to_string());
+                // Parsed as wide as any machine; the caller checks ids against nr_cpu_ids.
+                let set = parse_cpulist(list, crate::topology::CPUS_MAX)
+                    .map_err(|e| Some(format!("a mask irqscope cannot read ({e}): {list:?}")))?;
+                masks.push(set);
             }
             (Some(masks), nummasks, counter_after, nwarn)
         }
@@ -331,23 +334,12 @@ fn read_answer(r: &mut BufReader<ChildStdout>, numgrps: u32) -> Result<Answer, O
             cond.to_string(),
         ));
     }
-    // Mask text is parsed by the caller, who knows nr_cpu_ids.
     Ok(Answer {
-        masks: masks.map(|m| m.into_iter().map(CpuSetText).map(|t| t.into_set()).collect()),
+        masks,
         nummasks,
         counter_after,
         warnings,
     })
-}
-
-/// A mask as the harness printed it, parsed against the widest machine (the caller checks
-/// ids against `nr_cpu_ids`).
-struct CpuSetText(String);
-
-impl CpuSetText {
-    fn into_set(self) -> CpuSet {
-        parse_cpulist(&self.0, crate::topology::CPUS_MAX as u32).unwrap_or_else(|_| CpuSet::new(0))
-    }
 }
 
 /// The machine as the harness reads it: `topo`, `node`, `present`, then one `smt` and one

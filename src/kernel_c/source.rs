@@ -145,7 +145,7 @@ fn run(cmd: &mut Command, what: &str) -> Result<String, KernelCError> {
     })?;
     if !out.status.success() {
         let err = String::from_utf8_lossy(&out.stderr);
-        let last = err.lines().filter(|l| !l.trim().is_empty()).last().unwrap_or("");
+        let last = err.lines().rfind(|l| !l.trim().is_empty()).unwrap_or("");
         return Err(KernelCError::input(format!("{what} failed: {last}")));
     }
     Ok(String::from_utf8_lossy(&out.stdout).into_owned())
@@ -375,7 +375,7 @@ pub fn apply_patches(scratch: &Path, patches: &[Patch]) -> Result<(), KernelCErr
             )));
         }
         if !out.status.success() && failed.is_empty() {
-            let last = said.lines().filter(|l| !l.trim().is_empty()).last().unwrap_or("");
+            let last = said.lines().rfind(|l| !l.trim().is_empty()).unwrap_or("");
             let doc_only = said.contains("can't find file to patch");
             if !doc_only {
                 return Err(KernelCError::input(format!("patch {}: {last}", patch.path.display())));
