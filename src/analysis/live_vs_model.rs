@@ -142,6 +142,15 @@ impl Comparison {
             .count()
     }
 
+    /// Of [`Self::mismatches`], the vectors no [`DiffReason`] explains: what `/live` and
+    /// `/fleet` call differing.
+    pub fn unexplained(&self) -> usize {
+        self.vectors
+            .iter()
+            .filter(|v| (!v.cpu_matches || !v.mask_matches) && v.reason.is_none())
+            .count()
+    }
+
     /// Of [`Self::mismatches`], the vectors a [`DiffReason`] explains, per reason.
     pub fn explained(&self) -> BTreeMap<DiffReason, usize> {
         let mut n = BTreeMap::new();
@@ -452,7 +461,8 @@ pub fn compare(
 fn mana_refusal(snap: &Snapshot, effective: EffectiveModel) -> Option<String> {
     if effective != EffectiveModel::X86Matrix {
         return Some(format!(
-            "the MANA model places IRQs by the x86 vector matrix; this device runs under {}",
+            "the MANA model places IRQs by the x86 vector matrix; choose effective x86-matrix \
+             (this device runs under {})",
             effective.name()
         ));
     }

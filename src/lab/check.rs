@@ -168,7 +168,7 @@ pub fn check(text: &str, o: &CheckOptions) -> Result<Report, String> {
     if let Some(n) = explained.get(&DiffReason::ActivationOrder) {
         let _ = writeln!(out, "note: {n} {}", DiffReason::ActivationOrder.describe());
     }
-    if differ > 0 && moved_only && explained.contains_key(&DiffReason::ProbeOrder) {
+    if differ > 0 && moved_only {
         let _ = writeln!(
             out,
             "note: every mask matches; effective CPUs follow the order the controllers were bound in. \
