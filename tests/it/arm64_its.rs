@@ -151,6 +151,19 @@ fn lab_check_picks_the_controller_from_the_chip_names() {
     assert_eq!(c.mismatches(), 0);
     let (opts, _) = live_vs_model::options_for(&snap, Some("6.1.0-57-amd64"));
     assert_eq!(compare(&snap, &opts).effective_summary(), "x86-matrix (x86_64 kernel, chip not named)");
+    // lab check's default for an arm64 release (issue 24, item 4): not x86-matrix.
+    let silent = serde_json::json!({"version": 3, "snapshots": [snap]}).to_string();
+    for kernel in ["6.12.117+deb12-arm64", "6.12.117+deb12-cloud-arm64", "7.2.13-arm64"] {
+        let r = check(
+            &silent,
+            &CheckOptions {
+                kernel: Some(kernel.into()),
+                ..Default::default()
+            },
+        )
+        .unwrap();
+        assert!(r.text.contains("effective arm64-its (arm64 kernel, chip not named)\n"), "{kernel}:\n{}", r.text);
+    }
 }
 
 fn compare(s: &Snapshot, opts: &ModelOptions) -> live_vs_model::Comparison {
@@ -283,4 +296,59 @@ async fn live_fleet_and_lab_check_agree_on_each_host() {
         assert_eq!(page.contains("id=\"model-moved\""), moved, "{effective}: {page}");
         assert!(page.contains(&format!("{effective} (named)")), "{page}");
     }
+}
+
+/// The scenario page of an ITS preset runs `arm64-its` with none named and says why; its
+/// permalink names the model; an old link naming `first-cpu` on the same preset keeps it and
+/// its numbers (16 CPUs with 4 devices each); `sweep` takes the model by name.
+#[tokio::test]
+async fn pages_and_links_carry_the_its_model() {
+    use crate::common::http::get;
+    use irqscope::scenario::permalink;
+    use irqscope::scenario::spec::{parse_device_token, ScenarioSpec, TopologyRef};
+    let page = get("/?preset=graviton3-64c&devices=4x16:name%3Dnvme,pre%3D1").await;
+    assert_eq!(page.status, 200, "{}", page.body);
+    assert!(
+        page.body.contains("effective CPU: arm64-its (arm64 preset, gic-its: the GICv3 ITS driver"),
+        "{}",
+        page.body
+    );
+    let link = page.body.split("href=\"/s/").nth(1).unwrap().split('"').next().unwrap();
+    let spec: ScenarioSpec = permalink::decode(link).unwrap();
+    assert_eq!(spec.effective, "arm64-its");
+    let old = ScenarioSpec {
+        effective: "first-cpu".into(),
+        ..ScenarioSpec::new(
+            TopologyRef::Preset("graviton3-64c".into()),
+            vec![parse_device_token("4x16:name=nvme,pre=1").unwrap()],
+        )
+    };
+    let text = get(&format!("/s/{}/text", permalink::encode(&old).unwrap())).await;
+    assert_eq!(text.status, 200, "{}", text.body);
+    assert!(text.body.contains("--effective first-cpu"), "{}", text.body);
+    assert!(text.body.contains("16 CPUs (0,4,8,12,"), "{}", text.body);
+    let json = get(&format!("/s/{link}/json")).await;
+    let v: Value = serde_json::from_str(&json.body).unwrap();
+    assert_eq!(managed_stacking(&v), BTreeMap::from([(1, 38), (2, 13)]));
+
+    // The sweep's pre-cluster row: the same 51 CPUs used, 13 idle.
+    let sweep = irqscope(&[
+        "sweep",
+        "--topologies",
+        "graviton3-64c",
+        "--mix",
+        "4x16:pre=1",
+        "--variants",
+        "pre-cluster",
+        "--counters",
+        "0",
+        "--effective",
+        "arm64-its",
+        "--format",
+        "json",
+    ]);
+    let v: Value = serde_json::from_str(&sweep).unwrap();
+    let row = &v["aggregates"][0];
+    assert_eq!((row["placement"].as_str(), row["worst"]["cpus_idle"].as_u64()), (Some("pre-cluster"), Some(13)));
+    assert_eq!(row["worst"]["irqs_per_cpu_max"], 2);
 }
