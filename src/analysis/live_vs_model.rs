@@ -664,7 +664,10 @@ pub fn compare_with(
                 && order_matters
                 && predicted_cpu.is_some()
                 && actual_eff.as_ref().is_some_and(|e| {
-                    e.weight() == 1 && actual_mask.as_ref().is_some_and(|m| e.first().is_some_and(|c| m.contains(c)))
+                    e.weight() == 1
+                        && actual_mask
+                            .as_ref()
+                            .is_some_and(|m| e.first().is_some_and(|c| m.contains(c)))
                 }))
             .then_some(if v.managed {
                 DiffReason::ProbeOrder

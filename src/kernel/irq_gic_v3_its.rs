@@ -79,7 +79,11 @@ impl ItsLpiCounts {
 
     /// `its_inc_lpi_count()`.
     fn its_inc_lpi_count(&mut self, managed: bool, cpu: u32) {
-        let counts = if managed { &mut self.managed } else { &mut self.unmanaged };
+        let counts = if managed {
+            &mut self.managed
+        } else {
+            &mut self.unmanaged
+        };
         if let Some(c) = counts.get_mut(cpu as usize) {
             *c += 1;
         }
@@ -88,7 +92,11 @@ impl ItsLpiCounts {
     /// `its_dec_lpi_count()`. The kernel's counter is an `atomic_t` that every decrement
     /// follows an increment of; the model never decrements below zero either.
     fn its_dec_lpi_count(&mut self, managed: bool, cpu: u32) {
-        let counts = if managed { &mut self.managed } else { &mut self.unmanaged };
+        let counts = if managed {
+            &mut self.managed
+        } else {
+            &mut self.unmanaged
+        };
         if let Some(c) = counts.get_mut(cpu as usize) {
             debug_assert!(*c > 0, "LPI count of CPU {cpu} released below zero");
             *c = c.saturating_sub(1);
@@ -194,7 +202,11 @@ mod tests {
     fn managed_and_unmanaged_are_counted_apart() {
         let mut c = its(2);
         c.hold(0, 5);
-        assert_eq!(c.its_irq_domain_activate(true), Some(0), "the unmanaged LPIs on 0 do not count");
+        assert_eq!(
+            c.its_irq_domain_activate(true),
+            Some(0),
+            "the unmanaged LPIs on 0 do not count"
+        );
         assert_eq!(c.its_irq_domain_activate(false), Some(1));
         assert_eq!(c.its_read_lpi_count(true, 0), 1);
         assert_eq!(c.its_read_lpi_count(false, 0), 5);

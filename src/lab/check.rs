@@ -164,7 +164,10 @@ pub fn check(text: &str, o: &CheckOptions) -> Result<Report, String> {
     }
     let differ = count_differ(&c);
     let explained = c.explained();
-    let moved_only = c.vectors.iter().all(|v| (v.mask_matches && v.cpu_matches) || v.reason.is_some());
+    let moved_only = c
+        .vectors
+        .iter()
+        .all(|v| (v.mask_matches && v.cpu_matches) || v.reason.is_some());
     if let Some(n) = explained.get(&DiffReason::ActivationOrder) {
         let _ = writeln!(out, "note: {n} {}", DiffReason::ActivationOrder.describe());
     }

@@ -321,10 +321,16 @@ mod tests {
         assert_eq!(known("Hyper-V PCIe MSI"), None);
         assert_eq!(known("HV-PCI-MSIX-7870:00:00.0"), None);
         assert_eq!(irqchip_of("Hyper-V PCIe MSI", Some(Arch::Arm64)), Some(Irqchip::GicSpi));
-        assert_eq!(irqchip_of("HV-PCI-MSIX-1:00:00.0", Some(Arch::X86_64)), Some(Irqchip::Apic));
+        assert_eq!(
+            irqchip_of("HV-PCI-MSIX-1:00:00.0", Some(Arch::X86_64)),
+            Some(Irqchip::Apic)
+        );
         assert_eq!(known("-"), None);
         assert_eq!(known("ITSY"), None);
-        assert_eq!(arch_of_chips(["GICv3", "Hyper-V PCIe MSI", "ITS-MSI"]), Some(Arch::Arm64));
+        assert_eq!(
+            arch_of_chips(["GICv3", "Hyper-V PCIe MSI", "ITS-MSI"]),
+            Some(Arch::Arm64)
+        );
         assert_eq!(arch_of_chips(["IO-APIC", "Hyper-V PCIe MSI"]), Some(Arch::X86_64));
         assert_eq!(arch_of_chips(["Hyper-V PCIe MSI", "-"]), None);
         assert_eq!(arch_of_chips(["IO-APIC", "GICv3"]), None);

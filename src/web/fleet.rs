@@ -158,8 +158,16 @@ pub(crate) async fn fleet_page(
     }
     let model_words = format!(
         "{} / {}",
-        if variant.is_empty() { "each host's kernel release" } else { &variant },
-        if effective.is_empty() { "each IRQ's controller" } else { &effective }
+        if variant.is_empty() {
+            "each host's kernel release"
+        } else {
+            &variant
+        },
+        if effective.is_empty() {
+            "each IRQ's controller"
+        } else {
+            &effective
+        }
     );
     let sort = pick(&q.sort, "host");
     if !COLUMNS.iter().any(|c| c.0 == sort) {

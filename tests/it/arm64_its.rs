@@ -96,8 +96,16 @@ fn d16_on_an_its_kernel_gives_the_d16_its_boot() {
     let file = dir.join("d16-its.toml");
     assert!(toml.contains("irqchip = \"gic-spi\""), "{toml}");
     std::fs::write(&file, toml.replace("irqchip = \"gic-spi\"", "irqchip = \"gic-its\"")).unwrap();
-    let v = simulate_json(&[file.to_str().unwrap(), "2x6:name=nvme,pre=1", "--variant", "pre-cluster"]);
-    assert_eq!(v["scenario"]["effective"], "arm64-its", "the file's controller picks the model");
+    let v = simulate_json(&[
+        file.to_str().unwrap(),
+        "2x6:name=nvme,pre=1",
+        "--variant",
+        "pre-cluster",
+    ]);
+    assert_eq!(
+        v["scenario"]["effective"], "arm64-its",
+        "the file's controller picks the model"
+    );
     assert_eq!(
         effective_cpus(&v),
         [vec![0, 0, 3, 6, 9, 12, 14], vec![1, 1, 3, 6, 10, 13, 15]]
@@ -135,7 +143,11 @@ fn lab_check_picks_the_controller_from_the_chip_names() {
     };
     let first = check(&d16, &named("first-cpu")).unwrap();
     assert_eq!(first.differ, 5, "{}", first.text);
-    assert!(!first.text.contains("note: every mask matches"), "no order excuses first-cpu:\n{}", first.text);
+    assert!(
+        !first.text.contains("note: every mask matches"),
+        "no order excuses first-cpu:\n{}",
+        first.text
+    );
     assert!(check(&d16, &named("x86-matrix")).unwrap().differ > 5);
     let v2m = capture("arm64-v2m8.seq.capture.json");
     assert!(check(&v2m, &named("arm64-its")).unwrap().differ > 0);
@@ -150,7 +162,10 @@ fn lab_check_picks_the_controller_from_the_chip_names() {
     assert_eq!(c.effective_summary(), "arm64-its (arm64 kernel, chip not named)");
     assert_eq!(c.mismatches(), 0);
     let (opts, _) = live_vs_model::options_for(&snap, Some("6.1.0-57-amd64"));
-    assert_eq!(compare(&snap, &opts).effective_summary(), "x86-matrix (x86_64 kernel, chip not named)");
+    assert_eq!(
+        compare(&snap, &opts).effective_summary(),
+        "x86-matrix (x86_64 kernel, chip not named)"
+    );
     // lab check's default for an arm64 release (issue 24, item 4): not x86-matrix.
     let silent = serde_json::json!({"version": 3, "snapshots": [snap]}).to_string();
     for kernel in ["6.12.117+deb12-arm64", "6.12.117+deb12-cloud-arm64", "7.2.13-arm64"] {
@@ -162,7 +177,11 @@ fn lab_check_picks_the_controller_from_the_chip_names() {
             },
         )
         .unwrap();
-        assert!(r.text.contains("effective arm64-its (arm64 kernel, chip not named)\n"), "{kernel}:\n{}", r.text);
+        assert!(
+            r.text.contains("effective arm64-its (arm64 kernel, chip not named)\n"),
+            "{kernel}:\n{}",
+            r.text
+        );
     }
 }
 
@@ -200,10 +219,21 @@ fn cpu_only_differences_get_an_order_reason_where_order_decides() {
     assert_eq!(reason(&c, "nvme1q2"), (false, Some(DiffReason::ProbeOrder)));
     assert_eq!(reason(&c, "nvme1q3"), (true, None));
     assert_eq!((c.mismatches(), c.unexplained()), (3, 0));
-    let r = check(&serde_json::json!({"version": 3, "snapshots": [snap]}).to_string(), &CheckOptions::default())
-        .unwrap();
-    assert!(r.text.contains("(IRQ 18): model 0, kernel 1 (activation order)"), "{}", r.text);
-    assert!(r.text.contains("note: 2 non-managed vectors with the model's mask"), "{}", r.text);
+    let r = check(
+        &serde_json::json!({"version": 3, "snapshots": [snap]}).to_string(),
+        &CheckOptions::default(),
+    )
+    .unwrap();
+    assert!(
+        r.text.contains("(IRQ 18): model 0, kernel 1 (activation order)"),
+        "{}",
+        r.text
+    );
+    assert!(
+        r.text.contains("note: 2 non-managed vectors with the model's mask"),
+        "{}",
+        r.text
+    );
 
     // Under first-cpu the mask decides: the same differences have no excuse.
     let fc = compare(
@@ -236,7 +266,10 @@ fn live_count(page: &str) -> usize {
 }
 
 fn fleet_count(page: &str, host: &str) -> usize {
-    let row = page.split(&format!(">{host}</a>")).nth(1).unwrap_or_else(|| panic!("{page}"));
+    let row = page
+        .split(&format!(">{host}</a>"))
+        .nth(1)
+        .unwrap_or_else(|| panic!("{page}"));
     let at = row.find(" vectors differ").unwrap();
     let cell = &row[..at];
     let cell = &cell[cell.rfind("<td>").unwrap() + 4..];
@@ -250,8 +283,8 @@ fn fleet_count(page: &str, host: &str) -> usize {
 #[tokio::test]
 async fn live_fleet_and_lab_check_agree_on_each_host() {
     const TOKEN: &str = "its-test-token-0123456789abcdef";
-    let (live, _) = irqscope::web::live::LiveState::new(irqscope::live::auth::Tokens::parse(TOKEN).unwrap(), None)
-        .unwrap();
+    let (live, _) =
+        irqscope::web::live::LiveState::new(irqscope::live::auth::Tokens::parse(TOKEN).unwrap(), None).unwrap();
     let app = irqscope::web::app(irqscope::web::AppState { live });
     let hosts = [
         ("arm64-vm", "arm", 0),
@@ -259,7 +292,9 @@ async fn live_fleet_and_lab_check_agree_on_each_host() {
         ("azure-mana-vm", "hv", 2),
     ];
     for (fixture, host, _) in hosts {
-        let snap = Collector::new(&data(&format!("live/{fixture}")), host).read(1_000).unwrap();
+        let snap = Collector::new(&data(&format!("live/{fixture}")), host)
+            .read(1_000)
+            .unwrap();
         let req = Request::post(format!("/api/live/{host}/snapshots"))
             .header(header::AUTHORIZATION, format!("Bearer {TOKEN}"))
             .header(header::CONTENT_TYPE, "application/json")
@@ -275,7 +310,9 @@ async fn live_fleet_and_lab_check_agree_on_each_host() {
         let n = live_count(&page);
         assert_eq!(fleet_count(&fleet, host), n, "{host}: /fleet and /live");
         assert!(n >= min_differ, "{host}: {n}");
-        let snap = Collector::new(&data(&format!("live/{fixture}")), host).read(1_000).unwrap();
+        let snap = Collector::new(&data(&format!("live/{fixture}")), host)
+            .read(1_000)
+            .unwrap();
         let text = serde_json::json!({"version": 3, "snapshots": [snap]}).to_string();
         let r = check(&text, &CheckOptions::default()).unwrap();
         assert_eq!(r.differ == 0, n == 0, "{host}: lab check\n{}", r.text);
@@ -290,8 +327,20 @@ async fn live_fleet_and_lab_check_agree_on_each_host() {
     // matrix (whose choice depends on what came before) the arm64 host's CPUs differ, as an
     // order the snapshot does not record could make them; under first-cpu they match.
     for (effective, moved) in [("x86-matrix", true), ("first-cpu", false)] {
-        let (_, fleet) = call(&app, Request::get(format!("/fleet?effective={effective}")).body(Body::empty()).unwrap()).await;
-        let (_, page) = call(&app, Request::get(format!("/live/arm?effective={effective}")).body(Body::empty()).unwrap()).await;
+        let (_, fleet) = call(
+            &app,
+            Request::get(format!("/fleet?effective={effective}"))
+                .body(Body::empty())
+                .unwrap(),
+        )
+        .await;
+        let (_, page) = call(
+            &app,
+            Request::get(format!("/live/arm?effective={effective}"))
+                .body(Body::empty())
+                .unwrap(),
+        )
+        .await;
         assert_eq!(fleet_count(&fleet, "arm"), live_count(&page), "{effective}");
         assert_eq!(page.contains("id=\"model-moved\""), moved, "{effective}: {page}");
         assert!(page.contains(&format!("{effective} (named)")), "{page}");
@@ -309,7 +358,8 @@ async fn pages_and_links_carry_the_its_model() {
     let page = get("/?preset=graviton3-64c&devices=4x16:name%3Dnvme,pre%3D1").await;
     assert_eq!(page.status, 200, "{}", page.body);
     assert!(
-        page.body.contains("effective CPU: arm64-its (arm64 preset, gic-its: the GICv3 ITS driver"),
+        page.body
+            .contains("effective CPU: arm64-its (arm64 preset, gic-its: the GICv3 ITS driver"),
         "{}",
         page.body
     );
@@ -349,6 +399,9 @@ async fn pages_and_links_carry_the_its_model() {
     ]);
     let v: Value = serde_json::from_str(&sweep).unwrap();
     let row = &v["aggregates"][0];
-    assert_eq!((row["placement"].as_str(), row["worst"]["cpus_idle"].as_u64()), (Some("pre-cluster"), Some(13)));
+    assert_eq!(
+        (row["placement"].as_str(), row["worst"]["cpus_idle"].as_u64()),
+        (Some("pre-cluster"), Some(13))
+    );
     assert_eq!(row["worst"]["irqs_per_cpu_max"], 2);
 }
