@@ -237,6 +237,20 @@ pub fn device_effective(snap: &Snapshot, irqs: &[usize], arch: Option<Arch>) -> 
     }
 }
 
+/// The variant and effective model a query names, each checked; an absent or empty one stays
+/// empty: the host's own (its kernel release's variant, each IRQ's controller's model).
+pub fn named_models(variant: Option<&str>, effective: Option<&str>) -> Result<(String, String), ScenarioError> {
+    let variant = variant.unwrap_or_default().to_string();
+    let effective = effective.unwrap_or_default().to_string();
+    if !variant.is_empty() {
+        spec::parse_variant(&variant)?;
+    }
+    if !effective.is_empty() {
+        spec::parse_effective(&effective)?;
+    }
+    Ok((variant, effective))
+}
+
 /// The architecture a kernel release was built for, from Debian's and the usual flavour
 /// suffixes (`6.12.117+deb12-cloud-arm64`, `…-arm64`, `aarch64`; `…-amd64`, `x86_64`).
 pub fn release_arch(release: &str) -> Option<Arch> {

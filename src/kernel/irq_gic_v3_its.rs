@@ -77,14 +77,19 @@ impl ItsLpiCounts {
         self.counts(managed).get(cpu as usize).copied().unwrap_or(0)
     }
 
-    /// `its_inc_lpi_count()`.
-    fn its_inc_lpi_count(&mut self, managed: bool, cpu: u32) {
+    /// The counter of the interrupt's kind on `cpu` (`None` beyond `nr_cpu_ids`).
+    fn count_mut(&mut self, managed: bool, cpu: u32) -> Option<&mut u32> {
         let counts = if managed {
             &mut self.managed
         } else {
             &mut self.unmanaged
         };
-        if let Some(c) = counts.get_mut(cpu as usize) {
+        counts.get_mut(cpu as usize)
+    }
+
+    /// `its_inc_lpi_count()`.
+    fn its_inc_lpi_count(&mut self, managed: bool, cpu: u32) {
+        if let Some(c) = self.count_mut(managed, cpu) {
             *c += 1;
         }
     }
@@ -92,12 +97,7 @@ impl ItsLpiCounts {
     /// `its_dec_lpi_count()`. The kernel's counter is an `atomic_t` that every decrement
     /// follows an increment of; the model never decrements below zero either.
     fn its_dec_lpi_count(&mut self, managed: bool, cpu: u32) {
-        let counts = if managed {
-            &mut self.managed
-        } else {
-            &mut self.unmanaged
-        };
-        if let Some(c) = counts.get_mut(cpu as usize) {
+        if let Some(c) = self.count_mut(managed, cpu) {
             debug_assert!(*c > 0, "LPI count of CPU {cpu} released below zero");
             *c = c.saturating_sub(1);
         }

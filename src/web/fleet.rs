@@ -9,7 +9,6 @@
 use super::{AppError, AppState};
 use crate::analysis::live_vs_model;
 use crate::live::store::HostState;
-use crate::scenario::spec;
 use askama::Template;
 use axum::extract::{Query, State};
 use axum::response::Html;
@@ -148,14 +147,7 @@ pub(crate) async fn fleet_page(
     }
     let pick = |v: &Option<String>, d: &str| v.clone().filter(|s| !s.is_empty()).unwrap_or_else(|| d.to_string());
     // Empty: each host's own (its kernel release's variant, its IRQs' controllers).
-    let variant = q.variant.clone().unwrap_or_default();
-    let effective = q.effective.clone().unwrap_or_default();
-    if !variant.is_empty() {
-        spec::parse_variant(&variant)?;
-    }
-    if !effective.is_empty() {
-        spec::parse_effective(&effective)?;
-    }
+    let (variant, effective) = live_vs_model::named_models(q.variant.as_deref(), q.effective.as_deref())?;
     let model_words = format!(
         "{} / {}",
         if variant.is_empty() {

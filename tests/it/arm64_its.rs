@@ -258,6 +258,10 @@ async fn call(app: &axum::Router, req: Request<Body>) -> (StatusCode, String) {
     (status, String::from_utf8_lossy(&body).into_owned())
 }
 
+async fn page(app: &axum::Router, uri: &str) -> (StatusCode, String) {
+    call(app, Request::get(uri).body(Body::empty()).unwrap()).await
+}
+
 /// The number in `<strong>N</strong> differ` on a host page, and in "N of M vectors differ" on
 /// its fleet row.
 fn live_count(page: &str) -> usize {
@@ -302,12 +306,12 @@ async fn live_fleet_and_lab_check_agree_on_each_host() {
             .unwrap();
         assert_eq!(call(&app, req).await.0, StatusCode::OK);
     }
-    let (code, fleet) = call(&app, Request::get("/fleet").body(Body::empty()).unwrap()).await;
+    let (code, fleet) = page(&app, "/fleet").await;
     assert_eq!(code, StatusCode::OK, "{fleet}");
     for (fixture, host, min_differ) in hosts {
-        let (code, page) = call(&app, Request::get(format!("/live/{host}")).body(Body::empty()).unwrap()).await;
-        assert_eq!(code, StatusCode::OK, "{page}");
-        let n = live_count(&page);
+        let (code, host_page) = page(&app, &format!("/live/{host}")).await;
+        assert_eq!(code, StatusCode::OK, "{host_page}");
+        let n = live_count(&host_page);
         assert_eq!(fleet_count(&fleet, host), n, "{host}: /fleet and /live");
         assert!(n >= min_differ, "{host}: {n}");
         let snap = Collector::new(&data(&format!("live/{fixture}")), host)
@@ -317,9 +321,9 @@ async fn live_fleet_and_lab_check_agree_on_each_host() {
         let r = check(&text, &CheckOptions::default()).unwrap();
         assert_eq!(r.differ == 0, n == 0, "{host}: lab check\n{}", r.text);
         if host == "arm" {
-            assert_eq!(n, 0, "{page}");
-            assert!(page.contains("arm64-its (chip: gic-its)"), "{page}");
-            assert!(!page.contains("id=\"model-moved\""), "{page}");
+            assert_eq!(n, 0, "{host_page}");
+            assert!(host_page.contains("arm64-its (chip: gic-its)"), "{host_page}");
+            assert!(!host_page.contains("id=\"model-moved\""), "{host_page}");
             assert!(r.text.contains("effective arm64-its"), "{}", r.text);
         }
     }
@@ -327,23 +331,15 @@ async fn live_fleet_and_lab_check_agree_on_each_host() {
     // matrix (whose choice depends on what came before) the arm64 host's CPUs differ, as an
     // order the snapshot does not record could make them; under first-cpu they match.
     for (effective, moved) in [("x86-matrix", true), ("first-cpu", false)] {
-        let (_, fleet) = call(
-            &app,
-            Request::get(format!("/fleet?effective={effective}"))
-                .body(Body::empty())
-                .unwrap(),
-        )
-        .await;
-        let (_, page) = call(
-            &app,
-            Request::get(format!("/live/arm?effective={effective}"))
-                .body(Body::empty())
-                .unwrap(),
-        )
-        .await;
-        assert_eq!(fleet_count(&fleet, "arm"), live_count(&page), "{effective}");
-        assert_eq!(page.contains("id=\"model-moved\""), moved, "{effective}: {page}");
-        assert!(page.contains(&format!("{effective} (named)")), "{page}");
+        let (_, fleet) = page(&app, &format!("/fleet?effective={effective}")).await;
+        let (_, host_page) = page(&app, &format!("/live/arm?effective={effective}")).await;
+        assert_eq!(fleet_count(&fleet, "arm"), live_count(&host_page), "{effective}");
+        assert_eq!(
+            host_page.contains("id=\"model-moved\""),
+            moved,
+            "{effective}: {host_page}"
+        );
+        assert!(host_page.contains(&format!("{effective} (named)")), "{host_page}");
     }
 }
 

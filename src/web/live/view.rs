@@ -9,7 +9,6 @@ use crate::live::protocol::WireIrq;
 use crate::live::store::HostState;
 use crate::render::svg;
 use crate::render::svg_live::{history_chart, HistoryPoint};
-use crate::scenario::spec;
 use crate::web::AppError;
 use askama::Template;
 use serde::Deserialize;
@@ -38,14 +37,7 @@ pub(super) struct ModelChoice {
 
 impl LiveQuery {
     pub(super) fn choice(&self) -> Result<ModelChoice, AppError> {
-        let variant = self.variant.clone().unwrap_or_default();
-        let effective = self.effective.clone().unwrap_or_default();
-        if !variant.is_empty() {
-            spec::parse_variant(&variant)?;
-        }
-        if !effective.is_empty() {
-            spec::parse_effective(&effective)?;
-        }
+        let (variant, effective) = live_vs_model::named_models(self.variant.as_deref(), self.effective.as_deref())?;
         let mana_patched = match self.mana.as_deref() {
             None | Some("") | Some("unpatched") => false,
             Some("patched") => true,
