@@ -306,7 +306,8 @@ struct CompareArgs {
     /// Side B's heapsort generation (default: heap-v6.11).
     #[arg(long)]
     b_sort: Option<String>,
-    /// Side A's effective-CPU model (default: from the preset's architecture; arm64: first-cpu).
+    /// Side A's effective-CPU model (default: the machine's interrupt controller's: apic
+    /// x86-matrix, gic-its arm64-its, gic-v2m and gic-spi first-cpu).
     #[arg(long)]
     a_effective: Option<String>,
     /// Side B's effective-CPU model (default: as side A's default).
@@ -382,7 +383,8 @@ struct SimulateArgs {
     /// Heapsort generation: heap-v5.1, heap-v6.9, heap-v6.11.
     #[arg(long)]
     sort: Option<String>,
-    /// Effective-CPU model: x86-matrix or first-cpu.
+    /// Effective-CPU model: x86-matrix, first-cpu or arm64-its (default: the machine's
+    /// interrupt controller's).
     #[arg(long)]
     effective: Option<String>,
     /// Starting value of the rotation patch's spread counter.
@@ -426,6 +428,8 @@ struct LabCheckArgs {
     variant: Option<String>,
     #[arg(long)]
     sort: Option<String>,
+    /// Effective-CPU model for every IRQ (default: each IRQ's controller, from its chip name
+    /// in /proc/interrupts; else the kernel release's architecture).
     #[arg(long)]
     effective: Option<String>,
     /// Also run every variant x sort x effective model and say which reproduce the capture.

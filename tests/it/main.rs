@@ -2,6 +2,7 @@
 //! helpers in `common`. Run one area with `cargo test --test it AREA::`.
 
 mod agent;
+mod arm64_its;
 mod browser;
 mod browser_compare;
 mod browser_editor;
