@@ -259,15 +259,15 @@ impl EditorModel {
         let nodes = (0..t.nr_node_ids())
             .map(|node| {
                 let cpus = t.node_cpus(node);
-                let cores = cpus.iter().filter(|&c| t.smt(c).first() == Some(c)).count() as u32;
-                let threads = cpus.iter().map(|c| t.smt(c).weight()).max().unwrap_or(1).max(1);
+                let cores = cpus.iter().filter(|&c| t.drawn_smt(c).first() == Some(c)).count() as u32;
+                let threads = cpus.iter().map(|c| t.drawn_smt(c).weight()).max().unwrap_or(1).max(1);
                 for c in cpus.iter() {
-                    let s = t.smt(c);
+                    let s = t.drawn_smt(c);
                     if let (Some(a), Some(b)) = (s.first(), s.last()) {
                         offset |= b - a + 1 != s.weight();
                     }
                 }
-                let cluster = cpus.first().map(|c| t.cluster(c).weight() / threads).unwrap_or(0);
+                let cluster = cpus.first().map(|c| t.drawn_cluster(c).weight() / threads).unwrap_or(0);
                 let mut packages = cpus.iter().map(|c| t.cpu_to_package(c));
                 let first = packages.next();
                 let package = match first {
