@@ -6,7 +6,7 @@ use crate::kernel::vector_matrix::EffectiveModel;
 use crate::metrics::{CpuLoad, Metrics};
 use crate::render::svg::HeatMetric;
 use crate::scenario::Scenario;
-use crate::topology::{plural, CpuSet, Irqchip, Topology};
+use crate::topology::{cut_cpulist, plural, Arch, CpuSet, Irqchip, Topology};
 
 /// Most parts of a sentence shown; the middle ones are folded into a count.
 pub(crate) const PARTS_SHOWN_MAX: usize = 4;
@@ -98,6 +98,50 @@ pub(crate) fn ideal_line(m: &Metrics) -> String {
         m.ideal.devices_per_cpu_max,
         m.basis.describe()
     )
+}
+
+/// Where the kernel's view of the machine differs from the drawing, one sentence: "CPUs
+/// 36-71 offline: x86 gives them empty SMT and cluster masks; their siblings see them as
+/// absent". `None` when every CPU's masks are as drawn. Long cpulists are cut with their count.
+pub(crate) fn view_line(topo: &Topology) -> Option<String> {
+    let (down, up) = topo.view_differs();
+    if down.is_empty() {
+        return (!up.is_empty()).then(|| {
+            format!(
+                "CPUs {}: arm64 links SMT siblings only inside their cluster and package, \
+                 so their kernel masks are narrower than drawn",
+                cut_cpulist(&up)
+            )
+        });
+    }
+    let mut who = Vec::new();
+    let offline = down.and(topo.present());
+    if !offline.is_empty() {
+        who.push(format!("{} offline", cut_cpulist(&offline)));
+    }
+    let absent = down.andnot(topo.present());
+    if !absent.is_empty() {
+        who.push(format!("{} not present", cut_cpulist(&absent)));
+    }
+    let masks = match topo.arch() {
+        Arch::X86_64 => "x86 gives them empty SMT and cluster masks",
+        Arch::Arm64 => "arm64 gives each SMT and cluster masks of itself alone",
+    };
+    let siblings = if up.is_empty() {
+        ""
+    } else {
+        "; their siblings see them as absent"
+    };
+    Some(format!("CPUs {}: {masks}{siblings}", who.join(" and ")))
+}
+
+/// What the page, the text report and the JSON answer say about the machine itself: the
+/// kernel's view where it differs from the drawing, then clusters that split SMT sets.
+pub(crate) fn machine_notes(topo: &Topology) -> Vec<String> {
+    view_line(topo)
+        .into_iter()
+        .chain(topo.cluster_split_warning().map(|w| format!("warning: {w}")))
+        .collect()
 }
 
 /// "variant rotation-v1r: RECONSTRUCTION of …": every view names the code it ran.

@@ -356,8 +356,10 @@ impl Topology {
                 online: &online,
                 cpu_smt: &cpu_smt,
                 cpu_cluster: &cpu_cluster,
+                cpu_package: &cpu_package,
                 smt_sets: &smt_sets,
                 cluster_sets: &cluster_sets,
+                package_sets: &package_sets,
             },
             rule,
         );
@@ -491,6 +493,26 @@ impl Topology {
         self.splits
             .iter()
             .map(|&(c, s)| (&self.cluster_sets[c as usize], &self.smt_sets[s as usize]))
+    }
+    /// One sentence naming the drawn clusters that split an SMT sibling set (at most
+    /// [`SPLITS_NAMED_MAX`] named, the rest counted), or `None` when no cluster does.
+    pub fn cluster_split_warning(&self) -> Option<String> {
+        if self.splits.is_empty() {
+            return None;
+        }
+        let mut named: Vec<String> = self
+            .cluster_splits()
+            .take(SPLITS_NAMED_MAX)
+            .map(|(c, s)| format!("cluster {} splits SMT siblings {}", cut_cpulist(c), cut_cpulist(s)))
+            .collect();
+        if self.splits.len() > SPLITS_NAMED_MAX {
+            named.push(format!("{} more splits", self.splits.len() - SPLITS_NAMED_MAX));
+        }
+        Some(format!(
+            "{}: the kernel accepts this (build_sched_domain() prints \"BUG: arch topology borken\") \
+             and keeps both masks as the firmware gave them",
+            named.join("; ")
+        ))
     }
     /// Possible CPUs whose kernel masks ([`Topology::smt`], [`Topology::cluster`]) differ from
     /// their drawn sets, as (CPUs that are not online, online CPUs).
@@ -653,6 +675,29 @@ impl Topology {
             irqchip: (self.irqchip != self.arch.default_irqchip()).then_some(self.irqchip),
         }
     }
+}
+
+/// How many cluster splits [`Topology::cluster_split_warning`] names.
+pub(crate) const SPLITS_NAMED_MAX: usize = 3;
+/// A cpulist in a sentence is cut after this many characters ([`cut_cpulist`]).
+pub(crate) const SENTENCE_LIST_CHARS_MAX: usize = 40;
+
+/// A cpulist for a sentence: whole when it is at most [`SENTENCE_LIST_CHARS_MAX`] characters,
+/// otherwise cut at a range with the CPU count, "1,3,5,7,9,… (4096 CPUs)".
+pub(crate) fn cut_cpulist(cpus: &CpuSet) -> String {
+    let full = cpus.to_cpulist();
+    if full.len() <= SENTENCE_LIST_CHARS_MAX {
+        return full;
+    }
+    let mut shown = String::new();
+    for range in full.split(',') {
+        if shown.len() + range.len() + 1 > SENTENCE_LIST_CHARS_MAX {
+            break;
+        }
+        shown.push_str(range);
+        shown.push(',');
+    }
+    format!("{shown}… ({} CPUs)", cpus.weight())
 }
 
 pub(crate) fn plural(n: usize) -> &'static str {
@@ -897,6 +942,47 @@ distances=[[10,256],[20,10]]"#,
             (down.to_cpulist().as_str(), up.to_cpulist().as_str()),
             ("1,5-7", "0,2-4")
         );
+    }
+
+    /// arm64 `update_siblings_masks()` compares the package, then the cluster, then the core:
+    /// SMT siblings in another cluster (or one with a cluster, one without) are never linked,
+    /// and a cluster holds only CPUs of the CPU's package. x86 links them as drawn.
+    #[test]
+    fn arm64_links_threads_only_inside_their_cluster_and_package() {
+        let text = |arch: &str| {
+            spec(&format!(
+                r#"
+            name = "t"
+            arch = "{arch}"
+            nodes = ["0-7"]
+            smt = ["0-1", "2-3", "4-5", "6-7"]
+            clusters = ["0", "1-2", "3", "6-7"]
+            packages = ["0-3", "4-5", "6", "7"]
+            "#
+            ))
+        };
+        let arm = Topology::new(&text("arm64")).unwrap();
+        assert_eq!(
+            masks(&arm),
+            ["0:0/0", "1:1/1-2", "2:2/1-2", "3:3/3", "4:4-5/", "5:4-5/", "6:6/6", "7:7/7"]
+        );
+        let x86 = Topology::new(&text("x86_64")).unwrap();
+        assert_eq!(
+            masks(&x86),
+            [
+                "0:0-1/0",
+                "1:0-1/1-2",
+                "2:2-3/1-2",
+                "3:2-3/3",
+                "4:4-5/",
+                "5:4-5/",
+                "6:6-7/6-7",
+                "7:6-7/6-7"
+            ]
+        );
+        // The splits are the drawing's, the same on both.
+        assert_eq!(arm.cluster_splits().count(), 4);
+        assert_eq!(x86.cluster_splits().count(), 4);
     }
 
     /// All online: the view is the drawing, shared rather than copied.

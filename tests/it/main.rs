@@ -20,6 +20,7 @@ mod ideal;
 mod import;
 mod import_cli;
 mod import_errors;
+mod kernel_view;
 mod lab_boot;
 mod lab_check;
 mod live;
