@@ -224,3 +224,47 @@ fn split_clusters_are_accepted_everywhere_with_a_warning() {
     assert!(err.contains("cluster 1-2 splits SMT siblings 2-3"), "{err}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// An edited machine that is arm64 with GIC SPIs and an SMT-splitting cluster travels in a
+/// permalink's inline spec: the page shows the split, the editor state offers the controllers
+/// with the model each implies, and the effective-CPU line names the machine's controller.
+#[tokio::test]
+async fn inline_arm64_machine_with_a_split_on_the_page() {
+    use irqscope::scenario::permalink;
+    use irqscope::scenario::spec::{DeviceSpec, ScenarioSpec, TopologyRef};
+    use irqscope::topology::TopologySpec;
+    let topo: TopologySpec = toml::from_str(
+        "name = \"edited\"\nnodes = [\"0-3\"]\nsmt = [\"0-1\", \"2-3\"]\nclusters = [\"0\", \"1-3\"]\n\
+         online = \"0-2\"\narch = \"arm64\"\nirqchip = \"gic-spi\"\n",
+    )
+    .unwrap();
+    let mut spec = ScenarioSpec::new(TopologyRef::Inline(Box::new(topo)), vec![DeviceSpec::new(1, 2)]);
+    spec.effective = "first-cpu".into();
+    let link = permalink::encode(&spec).unwrap();
+    let r = crate::common::http::get(&format!("/s/{link}")).await;
+    assert!(r.status.is_success(), "{}", r.body);
+    assert!(
+        r.body.contains(
+            "<p class=\"machine-note\">CPUs 3 offline: arm64 gives each SMT and cluster masks of itself alone; \
+             their siblings see them as absent</p>"
+        ),
+        "{}",
+        r.body
+    );
+    assert!(r
+        .body
+        .contains("warning: cluster 0 splits SMT siblings 0-1; cluster 1-3 splits SMT siblings 0-1"));
+    assert!(
+        r.body.contains("\"irqchips\":[{\"name\":\"apic\",\"arch\":\"x86_64\""),
+        "{}",
+        r.body
+    );
+    assert!(r.body.contains("\"name\":\"gic-spi\",\"arch\":\"arm64\""), "{}", r.body);
+    assert!(
+        r.body.contains("\"arch\":\"arm64\",\"irqchip\":\"gic-spi\""),
+        "the editor's base carries the facts"
+    );
+    let json = crate::common::http::get(&format!("/s/{link}/json")).await;
+    let v: Value = serde_json::from_str(&json.body).unwrap();
+    assert_eq!(v["machine_notes"].as_array().unwrap().len(), 2, "{v}");
+}
