@@ -3,26 +3,28 @@
 //! against the kernel's own C (tests/data/golden-view, made by scripts/golden-view) and a real
 //! kernel booted with `nosmt` (tests/data/lab/vm8-nosmt-72.agent.json).
 
+use crate::common::cli::irqscope_output;
 use irqscope::golden::{check_case, check_paths, CaseResult};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 fn root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
 }
 
+/// `irqscope ARGS` with every argument starting `tests/` taken from the checkout.
 fn run(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_irqscope"))
-        .current_dir(root())
-        .args(args)
-        .output()
-        .unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8(out.stdout).unwrap(),
-        String::from_utf8(out.stderr).unwrap(),
-    )
+    let paths: Vec<String> = args
+        .iter()
+        .map(|a| {
+            if a.starts_with("tests/") {
+                root().join(a).display().to_string()
+            } else {
+                a.to_string()
+            }
+        })
+        .collect();
+    irqscope_output(&paths.iter().map(String::as_str).collect::<Vec<_>>())
 }
 
 fn golden_view_cases() -> Vec<(PathBuf, Value)> {
