@@ -102,6 +102,12 @@ pub fn check(text: &str, o: &CheckOptions) -> Result<Report, String> {
         topology = Arc::new(drawn);
     }
     let (mut opts, mut warnings) = live_vs_model::options_for(&snap, o.kernel.as_deref());
+    if o.machine.is_some() && opts.hotplug.is_some() && topology.possible() != topology.present() {
+        // The release's hotplug rule rebuilds the machine from the capture's own lists.
+        return Err(
+            "--machine: a capture with hotplug CPUs (possible but not present) is checked from its own topology".into(),
+        );
+    }
     if let Some(v) = &o.variant {
         spec::parse_variant(v).map_err(|e| e.0)?;
         opts.variant = v.clone();
