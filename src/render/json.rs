@@ -60,6 +60,10 @@ pub fn outcome_json(scenario: &Scenario, outcome: &Outcome, m: &Metrics) -> Valu
             value["devices"][i]["mana"] = super::json_mana_sched::mana_outcome_json(o);
         }
     }
+    let notes = summary::machine_notes(scenario.topology());
+    if !notes.is_empty() {
+        value["machine_notes"] = json!(notes);
+    }
     value["warnings"] = outcome
         .warnings()
         .map(|(device, w)| json!({"device": device, "warning": w.to_string()}))

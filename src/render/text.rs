@@ -182,6 +182,9 @@ pub fn report(scenario: &Scenario, outcome: &Outcome, m: &Metrics, opts: &TextOp
     command_block(&command_words(scenario, &opts.topology_label), &mut out);
     out.push('\n');
     out.push_str(&wrap(&topo.summary(), "machine:  ", "          "));
+    for note in summary::machine_notes(topo) {
+        out.push_str(&wrap(&note, "          ", "          "));
+    }
     out.push_str(&wrap(
         &format!("{}: {}", scenario.variant_name(), scenario.variant_describe()),
         "variant:  ",

@@ -22,6 +22,7 @@ mod kernel_c;
 mod import;
 mod import_cli;
 mod import_errors;
+mod kernel_view;
 mod lab_boot;
 mod lab_check;
 mod live;

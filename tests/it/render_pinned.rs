@@ -20,7 +20,11 @@ use crate::common::http::get;
 /// ampere-altra-q80, arm64-2s-snc-cluster-spans, arm64-4node-diameter3) run `arm64-its` by
 /// default instead of `first-cpu`: only their 48 parts changed (with `gic-its` answered by
 /// `first-cpu` again the hash was the one before).
-const PINNED: &str = "aae1e9956410547e";
+/// Then once more: the models read the
+/// kernel's view of the machine, so the two presets with CPUs that are not online
+/// (`vm-8vcpu-hotplug-64`, `xeon-2s-18c-nosmt-offline`) place differently and their JSON
+/// twins gain `machine_notes` (20 parts, all from those two presets' pages).
+const PINNED: &str = "72227a36baf5628a";
 
 fn fnv1a(state: u64, bytes: &[u8]) -> u64 {
     bytes
