@@ -902,7 +902,11 @@ mod tests {
                 for counter in (0..12).chain([u32::MAX - 40, u32::MAX - 16]) {
                     let (v1, n1, a1) = run(&t, numgrps, Variant::RotationV1, counter);
                     let (v1r, n1r, a1r) = run(&t, numgrps, Variant::RotationV1r, counter);
-                    assert_eq!((v1, n1, a1), (v1r, n1r, a1r), "{text} numgrps {numgrps} counter {counter}");
+                    assert_eq!(
+                        (v1, n1, a1),
+                        (v1r, n1r, a1r),
+                        "{text} numgrps {numgrps} counter {counter}"
+                    );
                 }
             }
         }

@@ -210,6 +210,7 @@ impl IndexQuery {
             isolcpus: None,
             nohz_full: None,
             vectors_held: None,
+            probe: None,
         })
     }
 
