@@ -146,6 +146,8 @@ pub(crate) struct IndexQuery {
     pub counter: Option<u32>,
     pub metric: Option<String>,
     pub node: Option<String>,
+    /// Probe order of `driver=nvme` devices (`sequential` or `parallel`).
+    pub probe: Option<String>,
 }
 
 fn blank_topology() -> TopologySpec {
@@ -210,7 +212,7 @@ impl IndexQuery {
             isolcpus: None,
             nohz_full: None,
             vectors_held: None,
-            probe: None,
+            probe: self.probe.clone().filter(|p| !p.is_empty()),
         })
     }
 

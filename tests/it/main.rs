@@ -27,6 +27,7 @@ mod live_browser;
 mod mail_text;
 mod mana_sched_robustness;
 mod presets_frozen;
+mod rotation_v1;
 mod properties;
 mod render_pinned;
 mod scenario_mana;
