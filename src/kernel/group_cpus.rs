@@ -1,4 +1,4 @@
-//! Model of `lib/group_cpus.c`: `group_cpus_evenly()` in five named variants.
+//! Model of `lib/group_cpus.c`: `group_cpus_evenly()` in six named variants.
 //!
 //! The file reads in the C's order (helpers first, the exported entry point last) and keeps the
 //! C's function names; leading underscores are dropped and the C name is given in each doc.

@@ -1066,8 +1066,11 @@ mod tests {
         .with_probe(probe)
     }
 
+    /// Per device: the admin tag set's offsets (`None`: no admin tag set).
+    type AdminOffsets = Vec<Option<Vec<u32>>>;
+
     /// (admin offsets, I/O offsets) per device, and the counter after.
-    fn offsets(s: &Scenario) -> (Vec<Option<Vec<u32>>>, Vec<Vec<u32>>, u32) {
+    fn offsets(s: &Scenario) -> (AdminOffsets, Vec<Vec<u32>>, u32) {
         let o = run(s);
         (
             o.devices.iter().map(|d| d.admin_spread_offsets.clone()).collect(),

@@ -67,7 +67,8 @@ async fn empty_mask_fails_the_allocation_in_text_json_and_page() {
     let page = get(&format!("/s/{}", permalink::encode(&spec).unwrap())).await;
     assert_eq!(page.status, 200, "{}", page.body);
     assert!(
-        page.body.contains("nvme vector 21 (managed) fails at allocation: alloc_descs()"),
+        page.body
+            .contains("nvme vector 21 (managed) fails at allocation: alloc_descs()"),
         "{}",
         page.body
     );
@@ -144,12 +145,22 @@ async fn admin_tag_sets_in_probe_order() {
     let link = permalink::encode(&spec).unwrap();
     let twin = get(&format!("/s/{link}/text")).await;
     assert_eq!(twin.status, 200, "{}", twin.body);
-    assert!(words(&twin.body).contains("admin tag set offset 2, offset 5"), "{}", twin.body);
+    assert!(
+        words(&twin.body).contains("admin tag set offset 2, offset 5"),
+        "{}",
+        twin.body
+    );
     // The page takes the order as a query field too.
-    let page = get("/?preset=azure-l48s-v2&devices=3x32:name=nvme,pre=1,driver=nvme&variant=rotation-v1&probe=parallel").await;
+    let page =
+        get("/?preset=azure-l48s-v2&devices=3x32:name=nvme,pre=1,driver=nvme&variant=rotation-v1&probe=parallel").await;
     assert_eq!(page.status, 200, "{}", page.body);
     assert!(page.body.contains("--probe parallel"), "{}", page.body);
-    assert_eq!(get("/?preset=azure-l48s-v2&devices=8:driver=nvme&probe=random").await.status, 400);
+    assert_eq!(
+        get("/?preset=azure-l48s-v2&devices=8:driver=nvme&probe=random")
+            .await
+            .status,
+        400
+    );
     let bad = get("/?preset=azure-l48s-v2&devices=2x8:driver=scsi").await;
     assert_eq!(bad.status, 400, "{}", bad.body);
     // Bad probe orders are refused with a message, not a panic.

@@ -7,13 +7,23 @@ use irqscope::scenario::spec::{parse_device_token, parse_probe, ScenarioSpec, To
 
 /// Managed (queue) IRQs per CPU id, from the library (the counter sweeps below run hundreds of
 /// scenarios; the figures themselves are checked through the CLI).
-fn managed_per_cpu(preset: &str, devices: &str, variant: &str, effective: &str, counter: u32, probe: Option<&str>) -> Vec<u32> {
+fn managed_per_cpu(
+    preset: &str,
+    devices: &str,
+    variant: &str,
+    effective: &str,
+    counter: u32,
+    probe: Option<&str>,
+) -> Vec<u32> {
     let spec = ScenarioSpec {
         variant: variant.into(),
         effective: effective.into(),
         spread_counter: counter,
         probe: probe.map(|p| parse_probe(p).unwrap().name().to_string()),
-        ..ScenarioSpec::new(TopologyRef::Preset(preset.into()), vec![parse_device_token(devices).unwrap()])
+        ..ScenarioSpec::new(
+            TopologyRef::Preset(preset.into()),
+            vec![parse_device_token(devices).unwrap()],
+        )
     };
     let scenario = spec.resolve(irqscope::catalogue::get).unwrap();
     let outcome = irqscope::scenario::run(&scenario);
@@ -362,9 +372,16 @@ fn seed000_v1_figures_counter_starts_and_probe_order() {
     // Strictly sequential probing: 3..6 IRQs per vCPU on the L48s v2, never the D16 figure.
     for c in 0..24 {
         let loads = l48(Some("sequential"), l48_nvme)(c);
-        assert_eq!((loads.iter().min(), loads.iter().max()), (Some(&3), Some(&6)), "counter {c}");
+        assert_eq!(
+            (loads.iter().min(), loads.iter().max()),
+            (Some(&3), Some(&6)),
+            "counter {c}"
+        );
     }
-    assert_eq!(starts(24, d16_v1_figure, d16(Some("sequential"), d16_nvme)), Vec::<u32>::new());
+    assert_eq!(
+        starts(24, d16_v1_figure, d16(Some("sequential"), d16_nvme)),
+        Vec::<u32>::new()
+    );
 }
 
 /// `/seeds` states those ranges and probe orders beside the figures, and none of the wrong
@@ -393,7 +410,12 @@ async fn seeds_page_states_counter_starts_and_probe_orders() {
     ] {
         assert!(text.contains(want), "/seeds lacks {want:?}");
     }
-    for gone in ["SMT-pair clusters", "merged patch", "look alike", "clusters are SMT pairs"] {
+    for gone in [
+        "SMT-pair clusters",
+        "merged patch",
+        "look alike",
+        "clusters are SMT pairs",
+    ] {
         assert!(!text.contains(gone), "/seeds still says {gone:?}");
     }
 }
