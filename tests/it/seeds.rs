@@ -104,6 +104,22 @@ fn summary(text: &str) -> String {
     out
 }
 
+/// The summary of `rotation-v1` on a preset under a probe order, through the CLI as /seeds'
+/// command runs it.
+fn v1_summary(preset: &str, devices: &str, effective: &str, probe: &str) -> String {
+    summary(&irqscope(&[
+        "simulate",
+        preset,
+        devices,
+        "--variant",
+        "rotation-v1",
+        "--effective",
+        effective,
+        "--probe",
+        probe,
+    ]))
+}
+
 fn assert_has(text: &str, want: &str) {
     assert!(text.contains(want), "missing {want:?} in:\n{text}");
 }
@@ -219,26 +235,11 @@ fn seed000_l48s_v2() {
     assert_has(&v1, "IRQs/CPU: max 5 min 3 (ideal max 4)");
     assert_has(&v1, "per node: 36 30 36 30 30 30 IRQs");
     // The published v1 code with the NVMe admin tag sets, probed in parallel (/seeds' link).
-    let posted = summary(&irqscope(&[
-        "simulate",
-        "azure-l48s-v2",
-        "6x32:name=nvme,pre=1,driver=nvme",
-        "--variant",
-        "rotation-v1",
-        "--probe",
-        "parallel",
-    ]));
+    let l48 = "azure-l48s-v2";
+    let posted = v1_summary(l48, "6x32:name=nvme,pre=1,driver=nvme", "x86-matrix", "parallel");
     assert_has(&posted, "IRQs/CPU: max 5 min 3 (ideal max 4)");
     assert_has(&posted, "per node: 36 30 36 30 30 30 IRQs");
-    let sequential = summary(&irqscope(&[
-        "simulate",
-        "azure-l48s-v2",
-        "6x32:name=nvme,pre=1,driver=nvme",
-        "--variant",
-        "rotation-v1",
-        "--probe",
-        "sequential",
-    ]));
+    let sequential = v1_summary(l48, "6x32:name=nvme,pre=1,driver=nvme", "x86-matrix", "sequential");
     assert_has(&sequential, "IRQs/CPU: max 6 min 3 (ideal max 4)");
     let newest = summary(&irqscope(&[
         "simulate",
@@ -275,17 +276,8 @@ fn seed000_d16plds_v6() {
     ]));
     assert_has(&v1, "4 CPUs (11-14) get 1; 4 CPUs (0,3,6,9) get 2");
     // The published v1 code, the admin tag sets probed in parallel (/seeds' link).
-    let posted = summary(&irqscope(&[
-        "simulate",
-        "azure-d16plds-v6",
-        "2x6:name=nvme,pre=1,driver=nvme",
-        "--variant",
-        "rotation-v1",
-        "--effective",
-        "first-cpu",
-        "--probe",
-        "parallel",
-    ]));
+    let d16 = "azure-d16plds-v6";
+    let posted = v1_summary(d16, "2x6:name=nvme,pre=1,driver=nvme", "first-cpu", "parallel");
     assert_has(&posted, "4 CPUs (5-8) get 1; 4 CPUs (0,3,10,13) get 2");
 }
 
@@ -316,17 +308,8 @@ fn seed000_d96plds_v6() {
     ]));
     assert_has(&v1, "70 online CPUs take no IRQ");
     assert_has(&v1, "IRQs/CPU: max 6 min 0");
-    let posted = summary(&irqscope(&[
-        "simulate",
-        "azure-d96plds-v6",
-        "6x14:name=nvme,pre=1,driver=nvme",
-        "--variant",
-        "rotation-v1",
-        "--effective",
-        "first-cpu",
-        "--probe",
-        "parallel",
-    ]));
+    let d96 = "azure-d96plds-v6";
+    let posted = v1_summary(d96, "6x14:name=nvme,pre=1,driver=nvme", "first-cpu", "parallel");
     assert_has(&posted, "70 online CPUs take no IRQ");
     assert_has(&posted, "IRQs/CPU: max 6 min 0");
 }
