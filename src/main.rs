@@ -322,6 +322,10 @@ struct CompareArgs {
     /// Both sides form their managed masks with a policy proposal instead (offset-by-probed).
     #[arg(long)]
     proposal: Option<String>,
+    /// Probe order of driver=nvme controllers: sequential (default) or parallel (every admin
+    /// tag set before the first I/O spread).
+    #[arg(long)]
+    probe: Option<String>,
     #[command(flatten)]
     boot: BootArgs,
 }
@@ -377,7 +381,8 @@ struct SimulateArgs {
     /// Default blk-mq map: irq or cpumap.
     #[arg(long)]
     blk_mq: Option<String>,
-    /// group_cpus_evenly variant: pre-cluster, cluster, rotation, rotation-ohcl, rotation-v1r.
+    /// group_cpus_evenly variant: pre-cluster, cluster, rotation, rotation-ohcl, rotation-v1r,
+    /// rotation-v1.
     #[arg(long)]
     variant: Option<String>,
     /// Heapsort generation: heap-v5.1, heap-v6.9, heap-v6.11.
@@ -393,6 +398,10 @@ struct SimulateArgs {
     /// Form the managed masks with a policy proposal instead (offset-by-probed).
     #[arg(long)]
     proposal: Option<String>,
+    /// Probe order of driver=nvme controllers: sequential (default: each admin tag set, then
+    /// its I/O spread) or parallel (every admin tag set before the first I/O spread).
+    #[arg(long)]
+    probe: Option<String>,
     #[arg(long, value_enum, default_value_t = Format::Text)]
     format: Format,
     /// Also print every vector (mask, effective CPU).
@@ -758,6 +767,9 @@ fn simulate(args: SimulateArgs) -> anyhow::Result<ExitCode> {
             if let Some(p) = &args.proposal {
                 spec.proposal = Some(p.clone());
             }
+            if let Some(p) = &args.probe {
+                spec.probe = Some(p.clone());
+            }
             let boot = args.boot.params();
             for (field, flag) in [
                 (&mut spec.irqaffinity, boot.irqaffinity),
@@ -826,6 +838,8 @@ fn simulate(args: SimulateArgs) -> anyhow::Result<ExitCode> {
             .with_external(external);
             let proposal = args.proposal.as_deref().map(spec::parse_proposal).transpose()?;
             let scenario = scenario.with_proposal(proposal);
+            let probe = args.probe.as_deref().map(spec::parse_probe).transpose()?;
+            let scenario = scenario.with_probe(probe);
             let boot = args.boot.params();
             let scenario = if boot.is_empty() {
                 scenario
@@ -891,6 +905,7 @@ fn compare(args: CompareArgs) -> anyhow::Result<ExitCode> {
         nohz_full: args.boot.nohz_full.clone(),
         vectors_held: args.boot.vectors_held.clone(),
         kernel_c: None,
+        probe: args.probe.clone(),
     };
     let cmp = CompareSpec {
         scenario: base,

@@ -212,7 +212,7 @@ pub fn nvme_ioqpairs(devices: &[Device], possible: u32) -> Result<Vec<u32>, Unex
     devices
         .iter()
         .map(|d| {
-            let nvme_like = matches!(d.driver, Driver::Generic)
+            let nvme_like = matches!(d.driver, Driver::Generic | Driver::Nvme)
                 && d.pre_vectors == 1
                 && d.post_vectors == 0
                 && d.sets.is_none()

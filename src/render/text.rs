@@ -403,6 +403,10 @@ fn devices_block(scenario: &Scenario, outcome: &Outcome, vectors: bool, out: &mu
         } else {
             format!("{managed} managed")
         });
+        if let Some(admin) = res.admin_spread_offsets.as_ref().filter(|a| !a.is_empty()) {
+            let offs: Vec<String> = admin.iter().map(u32::to_string).collect();
+            facts.push(format!("admin tag set offset {}", offs.join(",")));
+        }
         if !res.spread_offsets.is_empty() {
             let offs: Vec<String> = res.spread_offsets.iter().map(u32::to_string).collect();
             facts.push(format!("offset {}", offs.join(",")));

@@ -151,6 +151,8 @@ pub(crate) struct IndexQuery {
     pub counter: Option<u32>,
     pub metric: Option<String>,
     pub node: Option<String>,
+    /// Probe order of `driver=nvme` devices (`sequential` or `parallel`).
+    pub probe: Option<String>,
 }
 
 fn blank_topology() -> TopologySpec {
@@ -216,6 +218,7 @@ impl IndexQuery {
             nohz_full: None,
             vectors_held: None,
             kernel_c: None,
+            probe: self.probe.clone().filter(|p| !p.is_empty()),
         })
     }
 

@@ -32,6 +32,7 @@ mod mana_sched_robustness;
 mod presets_frozen;
 mod properties;
 mod render_pinned;
+mod rotation_v1;
 mod scenario_mana;
 mod sched_wake_paths;
 mod seed_presets;
