@@ -12,9 +12,11 @@
 pub mod blk_mq_cpumap;
 pub mod group_cpus;
 pub mod irq_affinity;
+pub mod irqdesc;
 pub mod isolation;
 pub mod mana;
 pub mod manage;
+pub mod release;
 pub mod sched;
 pub mod sort;
 pub mod vector_matrix;

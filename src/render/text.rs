@@ -21,6 +21,9 @@ pub struct TextOptions {
     pub vectors: bool,
     /// A permalink, printed last on its own line.
     pub permalink: Option<String>,
+    /// Where each model came from (`scenario::kernel::provenance`), when the command line
+    /// picked them.
+    pub provenance: Option<String>,
 }
 
 /// Word-wrap `text` to [`COLUMNS_MAX`], the first line prefixed by `first`, the others by
@@ -210,6 +213,14 @@ pub fn report(scenario: &Scenario, outcome: &Outcome, m: &Metrics, opts: &TextOp
         scenario.sort().kernels(),
         scenario.effective().name()
     );
+    if let Some(p) = &opts.provenance {
+        out.push_str(&wrap(p, "models:   ", "          "));
+    }
+    out.push_str(&wrap(
+        &summary::range_line(&crate::scenario::kernel::holds_for(scenario, outcome)),
+        "kernel:   ",
+        "          ",
+    ));
     out.push_str(&wrap(
         &format!(
             "{}: {} IRQs on {} online CPUs",
@@ -222,6 +233,9 @@ pub fn report(scenario: &Scenario, outcome: &Outcome, m: &Metrics, opts: &TextOp
     ));
     out.push('\n');
     summary_block(m, &mut out);
+    for line in summary::failure_lines(scenario, outcome) {
+        out.push_str(&wrap(&line, "  ", "    "));
+    }
     out.push('\n');
     per_cpu_table(m, &mut out);
     out.push('\n');
@@ -400,6 +414,9 @@ fn devices_block(scenario: &Scenario, outcome: &Outcome, vectors: bool, out: &mu
         } else {
             format!("{managed} managed")
         });
+        if let Some(f) = res.alloc_failed {
+            facts.push(f.to_string());
+        }
         if !res.spread_offsets.is_empty() {
             let offs: Vec<String> = res.spread_offsets.iter().map(u32::to_string).collect();
             facts.push(format!("offset {}", offs.join(",")));
@@ -451,6 +468,16 @@ pub fn compare_report(a: &Side<'_>, b: &Side<'_>, opts: &TextOptions) -> String 
     command_block(&command_words(a.scenario, &opts.topology_label), &mut out);
     let _ = writeln!(out, "B: {}", b.label);
     command_block(&command_words(b.scenario, &opts.topology_label), &mut out);
+    if let Some(p) = &opts.provenance {
+        out.push_str(&wrap(p, "models:   ", "          "));
+    }
+    for (side, s) in [("A", a), ("B", b)] {
+        out.push_str(&wrap(
+            &summary::range_line(&crate::scenario::kernel::holds_for(s.scenario, s.outcome)),
+            &format!("kernel {side}: "),
+            "          ",
+        ));
+    }
     out.push('\n');
     let (ma, mb) = (a.metrics, b.metrics);
     let rows: Vec<(&str, String, String)> = vec![

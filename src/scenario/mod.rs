@@ -12,23 +12,26 @@
 //! boot parameters (`irqaffinity=`, `isolcpus=`, `nohz_full=`) are [`BootParams`]. The vector
 //! space and its `-ENOSPC` answers are [`VectorSpace`] (`docs/vector-space.md`).
 
+pub mod kernel;
 pub mod mana;
 pub mod payloads;
 pub mod permalink;
 pub mod sched;
 pub mod spec;
 
+pub use kernel::KernelPick;
 pub use mana::mana_input;
 
-use crate::kernel::blk_mq_cpumap::{blk_mq_map_hw_queues, blk_mq_map_queues, Mapper};
+use crate::kernel::blk_mq_cpumap::{blk_mq_map_hw_queues, blk_mq_map_queues};
 use crate::kernel::irq_affinity::{
     affinity_sets, affinity_vectors, irq_create_affinity_masks, AffinityMasks, AffinityRequest, IrqAffinityDesc,
     IRQ_AFFINITY_MAX_SETS,
 };
+use crate::kernel::irqdesc::alloc_descs_empty_mask;
 use crate::kernel::isolation::{HkType, Housekeeping};
 use crate::kernel::mana::{DriverVersion, ManaOutcome, MsixMode};
 use crate::kernel::manage::{irq_affinity_setup, irq_setup_affinity_with, managed_irq_prog_mask};
-use crate::kernel::vector_matrix::{CpuMap, EffectiveModel, MatrixError, VectorMatrix, VECTORS_AVAILABLE_START};
+use crate::kernel::vector_matrix::{CpuMap, EffectiveModel, MatrixError, VectorMatrix};
 use crate::kernel::{KernelWarn, SortGen, Variant};
 use crate::policy::offset_by_probed::{offset_by_probed, Fires, ProbedLoad};
 use crate::policy::Proposal;
@@ -152,6 +155,9 @@ pub struct Scenario {
     boot: BootParams,
     /// What `boot` means once validated against the topology.
     boot_state: BootState,
+    /// What the kernel release decides beyond variant, sort and effective model (all unset:
+    /// the behaviour of every scenario written before a release could be named).
+    kernel: KernelPick,
 }
 
 /// Boot parameters that move interrupts, and the vectors held before the first device, as
@@ -353,7 +359,29 @@ impl Scenario {
             proposal: None,
             boot: BootParams::default(),
             boot_state: BootState::default(),
+            kernel: KernelPick::default(),
         })
+    }
+
+    /// The same scenario with what a kernel release picks beyond the variant, sort and effective
+    /// model (the `irq_create_affinity_masks()` era, the blk-mq mapper, the vectors a CPU has).
+    /// Held vectors already given must fit the new count.
+    pub fn with_kernel(&self, kernel: KernelPick) -> Result<Scenario, ScenarioError> {
+        let per_cpu = kernel.vectors();
+        if per_cpu == 0 || per_cpu > crate::kernel::vector_matrix::VECTORS_PER_CPU_MAX {
+            return Err(ScenarioError(format!("vectors_per_cpu {per_cpu}: out of range")));
+        }
+        if let Some((cpu, h)) = self.boot_state.held.iter().enumerate().find(|(_, &h)| h > per_cpu) {
+            return Err(ScenarioError(format!(
+                "vectors_held: CPU {cpu} holds {h}, more than the {per_cpu} vectors a CPU has for devices"
+            )));
+        }
+        Ok(Scenario { kernel, ..self.clone() })
+    }
+
+    /// What the kernel release picks beyond the variant, sort and effective model.
+    pub fn kernel_pick(&self) -> &KernelPick {
+        &self.kernel
     }
 
     /// The same scenario with boot parameters and held vectors, validated against the
@@ -400,9 +428,10 @@ impl Scenario {
                         "vectors_held: CPU {cpu} is offline and holds no vectors"
                     )));
                 }
-                if h > VECTORS_AVAILABLE_START {
+                let per_cpu = self.kernel.vectors();
+                if h > per_cpu {
                     return Err(ScenarioError(format!(
-                        "vectors_held: CPU {cpu} holds {h}, more than the {VECTORS_AVAILABLE_START} vectors a CPU has for devices"
+                        "vectors_held: CPU {cpu} holds {h}, more than the {per_cpu} vectors a CPU has for devices"
                     )));
                 }
             }
@@ -494,6 +523,28 @@ pub struct DeviceOutcome {
     pub warnings: Vec<KernelWarn>,
     /// The MANA model's whole account (steps, load breakdown) for a MANA device.
     pub mana: Option<ManaOutcome>,
+    /// The allocation failed before any vector was taken (the device got none).
+    pub alloc_failed: Option<AllocFailure>,
+}
+
+/// Why a device's whole MSI-X allocation failed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AllocFailure {
+    /// `alloc_descs()` refused a descriptor with an empty affinity mask (`-EINVAL`), as the
+    /// `numgrps` era of `irq_create_affinity_masks()` gives a set with more vectors than groups
+    /// could be made (`kernel::irqdesc`).
+    EmptyMask { vector: u32 },
+}
+
+impl std::fmt::Display for AllocFailure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            AllocFailure::EmptyMask { vector } => write!(
+                f,
+                "MSI-X allocation fails with -EINVAL: alloc_descs() refuses vector {vector}, whose affinity mask is empty"
+            ),
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -579,7 +630,7 @@ pub fn run(scenario: &Scenario) -> Outcome {
     let topo = scenario.topology();
     let boot = &scenario.boot_state;
     let mut counter = scenario.spread_counter;
-    let mut matrix = VectorMatrix::new(topo, scenario.effective);
+    let mut matrix = VectorMatrix::with_vectors_per_cpu(topo, scenario.effective, scenario.kernel.vectors());
     for (cpu, &n) in boot.held.iter().enumerate() {
         // Scenario::with_boot checked every count against the CPU's space.
         let _ = matrix.hold(cpu as u32, n);
@@ -616,10 +667,37 @@ pub fn run(scenario: &Scenario) -> Outcome {
                 &dev.affinity_request(),
                 scenario.variant,
                 scenario.sort,
+                scenario.kernel.affinity_era(),
                 &mut counter,
                 &mut warnings,
             )
         };
+        // alloc_descs() refuses an empty mask before any vector is taken; the device gets none
+        // (what the PCI core tries next, MSI then INTx, is not modelled: kernel::irqdesc).
+        if let Some(vector) = masks.as_ref().and_then(|m| alloc_descs_empty_mask(&m.descs)) {
+            let m = masks.as_ref().map(|m| &m.descs[..]).unwrap_or_default();
+            devices.push(DeviceOutcome {
+                name: dev.name.clone(),
+                affinity_null: false,
+                spread_offsets: masks.as_ref().map(|m| m.spread_offsets.clone()).unwrap_or_default(),
+                vectors: m
+                    .iter()
+                    .zip(0..)
+                    .map(|(d, index)| VectorOutcome {
+                        index,
+                        mask: d.mask.clone(),
+                        managed: d.is_managed,
+                        effective_cpu: None,
+                    })
+                    .collect(),
+                blk_mq_map: None,
+                blk_mq_spread_offsets: None,
+                warnings,
+                mana: None,
+                alloc_failed: Some(AllocFailure::EmptyMask { vector }),
+            });
+            continue;
+        }
         let spread_offsets = masks.as_ref().map(|m| m.spread_offsets.clone()).unwrap_or_default();
         let pre_post = |index: u32| index < dev.pre_vectors || index >= dev.vectors - dev.post_vectors;
         let mut vectors: Vec<VectorOutcome> = (0..dev.vectors)
@@ -739,7 +817,7 @@ pub fn run(scenario: &Scenario) -> Outcome {
             Some(BlkMqSource::Cpumap) => {
                 let map = blk_mq_map_queues(
                     topo,
-                    Mapper::Current,
+                    scenario.kernel.blk_mq_mapper(),
                     nq,
                     0,
                     scenario.variant,
@@ -759,6 +837,7 @@ pub fn run(scenario: &Scenario) -> Outcome {
             blk_mq_spread_offsets,
             warnings,
             mana: None,
+            alloc_failed: None,
         });
     }
     Outcome {
@@ -898,5 +977,6 @@ fn run_mana(
         blk_mq_spread_offsets: None,
         warnings: Vec::new(),
         mana,
+        alloc_failed: None,
     }
 }

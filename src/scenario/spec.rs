@@ -63,6 +63,21 @@ pub struct ScenarioSpec {
     /// Vectors other interrupts hold before the first device: `CPUS:N,...` (`0:16,1-3:2`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub vectors_held: Option<String>,
+    /// The kernel release the scenario is for (`6.12`, `6.12.107+deb12-cloud-amd64`), as the
+    /// command line or the page named it; it picked the models this spec names. This and the
+    /// three fields after it are absent in every link written before releases could be named
+    /// and omitted when unset, so those links decode, run and encode unchanged.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kernel: Option<String>,
+    /// The era of `irq_create_affinity_masks()`: `numgrps` (.. v6.16) or `nummasks` (absent).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub affinity: Option<String>,
+    /// The blk-mq mapper of `blkmq=cpumap` devices (absent: `current`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mapper: Option<String>,
+    /// Vectors a device may get on each online x86 CPU (absent: 203).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub vectors_per_cpu: Option<u32>,
 }
 
 impl ScenarioSpec {
@@ -83,6 +98,10 @@ impl ScenarioSpec {
             isolcpus: None,
             nohz_full: None,
             vectors_held: None,
+            kernel: None,
+            affinity: None,
+            mapper: None,
+            vectors_per_cpu: None,
         }
     }
 
@@ -361,6 +380,12 @@ impl ScenarioSpec {
         } else {
             scenario
         };
+        let pick = super::kernel::KernelPick::of_spec(self)?;
+        let scenario = if pick == super::kernel::KernelPick::default() {
+            scenario
+        } else {
+            scenario.with_kernel(pick)?
+        };
         let boot = self.boot();
         if boot.is_empty() {
             Ok(scenario)
@@ -570,6 +595,11 @@ pub(crate) fn command_words(scenario: &Scenario, topology: &str) -> Vec<String> 
     if let Some(p) = scenario.proposal() {
         words.push(format!("--proposal {}", p.name()));
     }
+    words.extend(
+        scenario
+            .kernel_pick()
+            .command_words(scenario.topology(), scenario.effective()),
+    );
     let boot = scenario.boot();
     for (flag, value) in [
         ("--irqaffinity", &boot.irqaffinity),
@@ -622,6 +652,10 @@ pub fn spec_of(scenario: &Scenario, topology: TopologyRef) -> ScenarioSpec {
         isolcpus: scenario.boot().isolcpus.clone(),
         nohz_full: scenario.boot().nohz_full.clone(),
         vectors_held: scenario.boot().vectors_held.clone(),
+        kernel: scenario.kernel_pick().kernel.clone(),
+        affinity: scenario.kernel_pick().affinity_field(),
+        mapper: scenario.kernel_pick().mapper_field(),
+        vectors_per_cpu: scenario.kernel_pick().vectors_per_cpu_field(),
     }
 }
 

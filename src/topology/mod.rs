@@ -77,6 +77,7 @@ pub struct Topology {
     distances: Vec<u32>,
     arch: Arch,
     irqchip: Irqchip,
+    legacy_pic: Option<bool>,
     empty: CpuSet,
 }
 
@@ -318,16 +319,19 @@ impl Topology {
             }
         };
 
-        let arch = spec
-            .arch
-            .or(spec.irqchip.map(Irqchip::arch))
-            .unwrap_or_default();
+        let arch = spec.arch.or(spec.irqchip.map(Irqchip::arch)).unwrap_or_default();
         let irqchip = spec.irqchip.unwrap_or(arch.default_irqchip());
         if irqchip.arch() != arch {
             return Err(invalid(format!(
                 "irqchip: {} is an {} interrupt controller, but arch is {}",
                 irqchip.name(),
                 irqchip.arch().name(),
+                arch.name()
+            )));
+        }
+        if spec.legacy_pic == Some(true) && arch != Arch::X86_64 {
+            return Err(invalid(format!(
+                "legacy_pic: an 8259 PIC is an x86 fact, but arch is {}",
                 arch.name()
             )));
         }
@@ -362,6 +366,7 @@ impl Topology {
             distances,
             arch,
             irqchip,
+            legacy_pic: spec.legacy_pic,
             empty: CpuSet::new(nr_cpu_ids),
         })
     }
@@ -397,6 +402,11 @@ impl Topology {
     /// The interrupt controller that delivers device MSIs.
     pub fn irqchip(&self) -> Irqchip {
         self.irqchip
+    }
+    /// Whether the machine has a legacy 8259 PIC, whose cascade vector the x86 kernel takes
+    /// from every CPU's device vectors; `None` when the machine does not say.
+    pub fn legacy_pic(&self) -> Option<bool> {
+        self.legacy_pic
     }
     /// Node of a possible CPU (0 for ids that are not possible).
     pub fn cpu_to_node(&self, cpu: u32) -> u32 {
@@ -538,6 +548,7 @@ impl Topology {
             generate: None,
             arch: (self.arch != Arch::default()).then_some(self.arch),
             irqchip: (self.irqchip != self.arch.default_irqchip()).then_some(self.irqchip),
+            legacy_pic: self.legacy_pic,
         }
     }
 }
@@ -687,10 +698,15 @@ distances=[[10,256],[20,10]]"#,
         let back = spi.to_spec();
         assert_eq!((back.arch, back.irqchip), (Some(Arch::Arm64), Some(Irqchip::GicSpi)));
         assert_eq!(Topology::new(&back).unwrap(), spi);
-        let err = Topology::new(&spec("name = \"t\"\nnodes = [\"0-3\"]\narch = \"x86_64\"\nirqchip = \"gic-its\"\n"))
-            .unwrap_err()
-            .to_string();
-        assert_eq!(err, "irqchip: gic-its is an arm64 interrupt controller, but arch is x86_64");
+        let err = Topology::new(&spec(
+            "name = \"t\"\nnodes = [\"0-3\"]\narch = \"x86_64\"\nirqchip = \"gic-its\"\n",
+        ))
+        .unwrap_err()
+        .to_string();
+        assert_eq!(
+            err,
+            "irqchip: gic-its is an arm64 interrupt controller, but arch is x86_64"
+        );
         let bad: Result<TopologySpec, _> = toml::from_str("name = \"t\"\nnodes = [\"0-3\"]\narch = \"sparc\"\n");
         assert!(bad.unwrap_err().to_string().contains("unknown variant `sparc`"));
     }

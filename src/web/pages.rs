@@ -83,6 +83,7 @@ impl Run {
             topology_label: self.topology_label(),
             vectors: false,
             permalink: Some(format!("{origin}/s/{}", self.permalink)),
+            ..TextOptions::default()
         };
         text::report(&self.scenario, &self.outcome, &self.metrics, &opts)
     }
@@ -207,9 +208,7 @@ impl IndexQuery {
             spread_counter: self.counter.unwrap_or(0),
             proposal: None,
             irqaffinity: None,
-            isolcpus: None,
-            nohz_full: None,
-            vectors_held: None,
+            ..ScenarioSpec::new(TopologyRef::Preset(String::new()), Vec::new())
         })
     }
 
@@ -629,6 +628,7 @@ impl CompareRun {
             topology_label: self.a.topology_label(),
             vectors: false,
             permalink: Some(format!("{origin}/c/{}", self.permalink)),
+            ..TextOptions::default()
         };
         text::compare_report(&side(&self.a, &self.labels[0]), &side(&self.b, &self.labels[1]), &opts)
     }

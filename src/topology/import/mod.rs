@@ -544,6 +544,7 @@ impl Draft {
             generate: None,
             arch: None,
             irqchip: None,
+            legacy_pic: None,
         };
         let topology = Topology::new(&spec).map_err(|e| ImportError::new(format, None, "", e.to_string()))?;
         Ok(Imported {
