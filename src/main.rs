@@ -234,6 +234,9 @@ struct SchedArgs {
     noise: u32,
     #[arg(long, default_value_t = 30)]
     node_reclaim_distance: u32,
+    /// Last-level caches per node (sets imb_numa_nr); default 1, an assumption the report names.
+    #[arg(long, value_name = "N")]
+    llcs_per_node: Option<u32>,
 }
 
 #[derive(clap::Args)]
@@ -258,6 +261,10 @@ struct SweepArgs {
     sort: Option<String>,
     #[arg(long)]
     effective: Option<String>,
+    /// The kernel release every row is for: its heapsort, irq_create_affinity_masks era,
+    /// blk-mq mapper and vectors per CPU (the variants stay the rows).
+    #[arg(long, value_name = "RELEASE")]
+    kernel: Option<String>,
     /// Worker threads.
     #[arg(long, default_value_t = 2)]
     threads: usize,
@@ -978,6 +985,14 @@ fn sweep(args: SweepArgs) -> anyhow::Result<ExitCode> {
     } else {
         args.variants.join(",")
     };
+    // The release's heapsort, era, mapper and vectors per CPU (the variants are the rows).
+    let release = match &args.kernel {
+        Some(k) => irqscope::kernel::release::generation(
+            irqscope::kernel::release::parse_release(k)
+                .ok_or_else(|| anyhow::anyhow!("--kernel {k:?}: not a kernel release (e.g. 6.12)"))?,
+        ),
+        None => irqscope::kernel::release::generation(irqscope::kernel::release::NEWEST),
+    };
     let mixes = if args.mix.is_empty() {
         Mix::named()
     } else {
@@ -988,8 +1003,9 @@ fn sweep(args: SweepArgs) -> anyhow::Result<ExitCode> {
         mixes,
         placements: SweepConfig::parse_placements(&variants)?,
         counters: sweep::parse_counters(&args.counters)?,
-        sort: spec::parse_sort(args.sort.as_deref().unwrap_or(spec::DEFAULT_SORT.name()))?,
+        sort: spec::parse_sort(args.sort.as_deref().unwrap_or(release.sort))?,
         effective: spec::parse_effective(args.effective.as_deref().unwrap_or(spec::DEFAULT_EFFECTIVE.name()))?,
+        kernel: args.kernel.clone(),
         threads: args.threads,
     };
     let result = sweep::run(&config)?;
@@ -1156,12 +1172,13 @@ fn sched(args: SchedArgs) -> anyhow::Result<ExitCode> {
                 pair_node: args.pair_node,
                 noise: args.noise,
                 node_reclaim_distance: args.node_reclaim_distance,
+                llcs_per_node: args.llcs_per_node,
             };
             (spec.resolve(catalogue::get)?.run()?, spec.command_line())
         }
         (None, None) => anyhow::bail!("give a topology (preset or file) or --input FILE"),
     };
-    let report = render::mana_sched::sched_report(&run.input, &run.outcome);
+    let report = render::mana_sched::sched_run_report(&run);
     print!("{}", render::mana_sched::with_command(&command, &report, None));
     Ok(ExitCode::SUCCESS)
 }

@@ -199,6 +199,10 @@ pub struct SweepConfig {
     pub counters: Vec<u32>,
     pub sort: SortGen,
     pub effective: EffectiveModel,
+    /// The kernel release every row is for (`--kernel`): its `irq_create_affinity_masks()`
+    /// era, blk-mq mapper and vectors per CPU (with each machine's legacy PIC). `None`: the
+    /// models' defaults.
+    pub kernel: Option<String>,
     /// Worker threads (1 runs inline).
     pub threads: usize,
 }
@@ -213,6 +217,7 @@ impl SweepConfig {
             counters: (0..8).collect(),
             sort: spec::DEFAULT_SORT,
             effective: spec::DEFAULT_EFFECTIVE,
+            kernel: None,
             threads: 2,
         }
     }
@@ -609,6 +614,13 @@ impl Sweep {
             .find(|m| m.name == mix)
             .map(|m| m.devices.clone())
             .unwrap_or_default();
+        let release = self
+            .config
+            .kernel
+            .as_deref()
+            .and_then(crate::kernel::release::parse_release);
+        let g = release.map(crate::kernel::release::generation);
+        let pic = catalogue::get(topology).and_then(|t| t.legacy_pic()).unwrap_or(false);
         ScenarioSpec {
             variant: placement.variant().name().into(),
             sort: self.config.sort.name().into(),
@@ -618,6 +630,10 @@ impl Sweep {
                 Placement::Proposal(p) => Some(p.name().into()),
                 Placement::Kernel(_) => None,
             },
+            kernel: g.as_ref().and(self.config.kernel.clone()),
+            affinity: g.as_ref().map(|g| g.affinity.name().to_string()),
+            mapper: g.as_ref().map(|g| g.mapper.name().to_string()),
+            vectors_per_cpu: g.as_ref().map(|g| g.window.vectors_per_cpu(pic)),
             ..ScenarioSpec::new(TopologyRef::Preset(topology.to_string()), devices)
         }
     }

@@ -1,8 +1,9 @@
 //! `irqscope lab check`: an agent capture against the model of the captured machine.
 //!
 //! The capture's last snapshot is compared (the agent captures after the controllers were
-//! bound one at a time, so effective CPUs follow probe order). Kernel release → variant, sort
-//! and hotplug rule come from [`super::generation`]; the comparison itself is live mode's
+//! bound one at a time, so effective CPUs follow probe order). Kernel release → variant, sort,
+//! `irq_create_affinity_masks()` era, vectors per CPU and hotplug rule come from
+//! `kernel::release` ([`super::generation`]); the comparison itself is live mode's
 //! ([`live_vs_model::compare_with`]), so both read a machine the same way.
 
 use crate::analysis::live_vs_model::{self, Comparison, ModelOptions};
@@ -120,6 +121,11 @@ pub fn check(text: &str, o: &CheckOptions) -> Result<Report, String> {
         "model: variant {}, sort {}, effective {}",
         opts.variant, opts.sort, opts.effective
     );
+    if let Ok(scenario) = c.spec.resolve(crate::catalogue::get) {
+        let mut holds = crate::scenario::kernel::holds_for(&scenario, &crate::scenario::run(&scenario));
+        holds.kernel = (!release.is_empty()).then(|| release.to_string());
+        let _ = writeln!(out, "kernel: {}", crate::render::summary::range_line(&holds));
+    }
     for w in &warnings {
         let _ = writeln!(out, "warning: {w}");
     }

@@ -1,6 +1,7 @@
 //! The integration tests, one binary (ripgrep's layout): each module is one area, sharing the
 //! helpers in `common`. Run one area with `cargo test --test it AREA::`.
 
+mod affinity_eras;
 mod agent;
 mod browser;
 mod browser_compare;
