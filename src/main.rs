@@ -877,6 +877,11 @@ fn simulate(args: SimulateArgs) -> anyhow::Result<ExitCode> {
             (scenario, label, Some(scen::kernel::provenance(&picked)))
         }
     };
+    // Where each model came from goes to stderr: the report itself is the page's text twin and
+    // its printed command reproduces it.
+    if let Some(p) = &provenance {
+        eprintln!("{}", render::text::wrap(p, "irqscope: models: ", "  ").trim_end());
+    }
     let outcome = scen::run(&scenario);
     let metrics = metrics::compute(&scenario, &outcome);
     match args.format {
@@ -885,7 +890,6 @@ fn simulate(args: SimulateArgs) -> anyhow::Result<ExitCode> {
                 topology_label: label,
                 vectors: args.vectors,
                 permalink: None,
-                provenance,
             };
             print!("{}", render::text::report(&scenario, &outcome, &metrics, &opts));
             if args.vector_space && !render::vector_space::shown(&scenario, &outcome) {
@@ -896,9 +900,6 @@ fn simulate(args: SimulateArgs) -> anyhow::Result<ExitCode> {
         }
         Format::Json => {
             let mut value = render::json::outcome_json(&scenario, &outcome, &metrics);
-            if let Some(p) = provenance {
-                value["kernel"]["picked"] = serde_json::Value::String(p);
-            }
             if args.vector_space {
                 value["vector_space"] = render::vector_space::json(&outcome.vector_space);
             }
@@ -960,8 +961,11 @@ fn compare(args: CompareArgs) -> anyhow::Result<ExitCode> {
         topology_label: machine_label(&args.topology, &topology),
         vectors: false,
         permalink: None,
-        provenance: Some(scen::kernel::provenance(&picked)),
     };
+    eprintln!(
+        "{}",
+        render::text::wrap(&scen::kernel::provenance(&picked), "irqscope: models: ", "  ").trim_end()
+    );
     print!(
         "{}",
         render::text::compare_report(

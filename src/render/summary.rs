@@ -9,29 +9,56 @@ use crate::scenario::kernel::Holds;
 use crate::scenario::{Outcome, Scenario};
 use crate::topology::{plural, CpuSet, Irqchip, Topology};
 
-/// "holds for v7.0 .. (set by cluster)", "6.12: holds for v6.11 .. v6.16 (set by heap-v6.11,
-/// numgrps)", "no kernel release: rotation is a proposed patch no release carries": the kernel
-/// releases whose code gives this answer, in one line (`kernel::holds_for`).
+/// Longest kernel-range line: it follows a 10-column label ("kernel:   ") in 72-column text.
+pub(crate) const RANGE_LINE_CHARS_MAX: usize = 62;
+
+/// "holds for v7.0 .. (set by cluster)", "v6.12: holds for v6.11 .. v6.16 (set by heap-v6.11,
+/// numgrps)", "no release: rotation is a proposed patch": the kernel releases whose code gives
+/// this answer, in one line of at most [`RANGE_LINE_CHARS_MAX`] characters
+/// (`scenario::kernel::holds_for`). A release named and outside the range reads "not v6.12: …".
 pub fn range_line(h: &Holds) -> String {
-    let named = h.kernel.as_deref().map(|k| format!("{k}: ")).unwrap_or_default();
+    let release = h
+        .kernel
+        .as_deref()
+        .and_then(crate::kernel::release::parse_release)
+        .map(|(a, b)| format!("v{a}.{b}"));
+    let named = release.as_ref().map(|r| format!("{r}: ")).unwrap_or_default();
     if let Some(why) = &h.not_upstream {
-        return format!("{named}no kernel release: {why}");
+        return format!("{named}no release: {why}");
     }
     if h.ranges.is_empty() {
-        let parts: Vec<String> = h
-            .bounds
-            .iter()
-            .map(|b| format!("{} is {}", b.what, ranges_text(&b.ranges)))
-            .collect();
-        return format!("{named}no kernel release runs these together: {}", parts.join(", "));
+        // Two models no release runs together, named with their ranges.
+        for (i, a) in h.bounds.iter().enumerate() {
+            for b in &h.bounds[i + 1..] {
+                let meet = a
+                    .ranges
+                    .iter()
+                    .any(|x| b.ranges.iter().any(|y| x.intersect(y).is_some()));
+                if !meet {
+                    return format!(
+                        "{named}no release: {} ({}) with {} ({})",
+                        a.what,
+                        ranges_text(&a.ranges),
+                        b.what,
+                        ranges_text(&b.ranges)
+                    );
+                }
+            }
+        }
+        return format!("{named}no release runs these models together");
     }
-    let mut line = format!("{named}holds for {}", ranges_text(&h.ranges));
+    let named = match (&release, h.names_a_release_in_range()) {
+        (Some(r), Some(false)) => format!("not {r}: "),
+        _ => named,
+    };
+    let line = format!("{named}holds for {}", ranges_text(&h.ranges));
     let binding = h.binding();
-    if !binding.is_empty() {
-        line.push_str(&format!(" (set by {})", binding.join(", ")));
-    }
-    if h.names_a_release_in_range() == Some(false) {
-        line.push_str(", not the release named");
+    // As many of the models that set the ends as fit.
+    for n in (1..=binding.len()).rev() {
+        let with = format!("{line} (set by {})", binding[..n].join(", "));
+        if with.chars().count() <= RANGE_LINE_CHARS_MAX {
+            return with;
+        }
     }
     line
 }

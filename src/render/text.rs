@@ -21,9 +21,6 @@ pub struct TextOptions {
     pub vectors: bool,
     /// A permalink, printed last on its own line.
     pub permalink: Option<String>,
-    /// Where each model came from (`scenario::kernel::provenance`), when the command line
-    /// picked them.
-    pub provenance: Option<String>,
 }
 
 /// Word-wrap `text` to [`COLUMNS_MAX`], the first line prefixed by `first`, the others by
@@ -213,9 +210,6 @@ pub fn report(scenario: &Scenario, outcome: &Outcome, m: &Metrics, opts: &TextOp
         scenario.sort().kernels(),
         scenario.effective().name()
     );
-    if let Some(p) = &opts.provenance {
-        out.push_str(&wrap(p, "models:   ", "          "));
-    }
     out.push_str(&wrap(
         &summary::range_line(&crate::scenario::kernel::holds_for(scenario, outcome)),
         "kernel:   ",
@@ -468,9 +462,6 @@ pub fn compare_report(a: &Side<'_>, b: &Side<'_>, opts: &TextOptions) -> String 
     command_block(&command_words(a.scenario, &opts.topology_label), &mut out);
     let _ = writeln!(out, "B: {}", b.label);
     command_block(&command_words(b.scenario, &opts.topology_label), &mut out);
-    if let Some(p) = &opts.provenance {
-        out.push_str(&wrap(p, "models:   ", "          "));
-    }
     for (side, s) in [("A", a), ("B", b)] {
         out.push_str(&wrap(
             &summary::range_line(&crate::scenario::kernel::holds_for(s.scenario, s.outcome)),

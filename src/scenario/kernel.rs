@@ -301,7 +301,7 @@ pub fn holds_for(scenario: &Scenario, outcome: &Outcome) -> Holds {
         let v = scenario.variant();
         let r = release::variant_range(v);
         if r.is_none() {
-            not_upstream = Some(format!("{} is a proposed patch no release carries", v.name()));
+            not_upstream = Some(format!("{} is a proposed patch", v.name()));
         }
         add(v.name().to_string(), r);
     }
@@ -311,7 +311,7 @@ pub fn holds_for(scenario: &Scenario, outcome: &Outcome) -> Holds {
     let chip = topo.irqchip();
     let r = release::effective_range(e, chip);
     if r.is_none() && not_upstream.is_none() {
-        not_upstream = Some(format!("no kernel runs {} on {}", e.name(), chip.describe()));
+        not_upstream = Some(format!("{} is not what {} does", e.name(), chip.name()));
     }
     add(e.name().to_string(), r);
     let pick = scenario.kernel_pick();
@@ -356,7 +356,7 @@ pub fn holds_for_map(kernel: Option<String>, mapper: Mapper, variant: Variant, s
     if mapper.uses_group_cpus() {
         let r = release::variant_range(variant);
         if r.is_none() {
-            not_upstream = Some(format!("{} is a proposed patch no release carries", variant.name()));
+            not_upstream = Some(format!("{} is a proposed patch", variant.name()));
         }
         bounds.push(Bound {
             what: variant.name().to_string(),

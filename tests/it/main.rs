@@ -29,6 +29,7 @@ mod mail_text;
 mod mana_sched_robustness;
 mod presets_frozen;
 mod properties;
+mod release;
 mod render_pinned;
 mod scenario_mana;
 mod sched_wake_paths;

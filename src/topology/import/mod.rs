@@ -663,6 +663,8 @@ pub fn shape(t: &Topology) -> TopologySpec {
     spec.source.clear();
     spec.arch = None;
     spec.irqchip = None;
+    // A fact of the machine no import format carries (as arch and irqchip).
+    spec.legacy_pic = None;
     let key = |s: &String| super::parse_cpulist(s, CPUS_MAX).ok().and_then(|c| c.first());
     spec.smt.sort_by_key(key);
     spec.clusters.sort_by_key(key);
