@@ -17,51 +17,26 @@ use serde_json::{json, Value};
 use std::io::Write as _;
 use std::process::{Command, ExitCode, Stdio};
 
-/// One case: a preset and a request (vectors, pre, post, sets).
-struct Case {
-    name: &'static str,
-    preset: &'static str,
-    nvecs: u32,
-    pre: u32,
-    post: u32,
-    sets: Option<&'static [u32]>,
-}
-
-const fn case(
-    name: &'static str,
-    preset: &'static str,
-    nvecs: u32,
-    pre: u32,
-    post: u32,
-    sets: Option<&'static [u32]>,
-) -> Case {
-    Case {
-        name,
-        preset,
-        nvecs,
-        pre,
-        post,
-        sets,
-    }
-}
+/// One case: a name, a preset and a request (vectors, pre, post, sets).
+type Case = (&'static str, &'static str, u32, u32, u32, Option<&'static [u32]>);
 
 /// More vectors than CPUs, exactly as many, sets on either side of the CPU count, several
 /// nodes, clusters, the few-groups walk.
 const CASES: &[Case] = &[
-    case("vm8-q16-pre1", "vm-8vcpu-smt2", 17, 1, 0, None),
-    case("vm8-q8-pre1", "vm-8vcpu-smt2", 9, 1, 0, None),
-    case("vm8-sets6+4-pre1-post1", "vm-8vcpu-smt2", 12, 1, 1, Some(&[6, 4])),
-    case("vm8-sets12+8-pre1", "vm-8vcpu-smt2", 21, 1, 0, Some(&[12, 8])),
-    case("vm8-sets8+12-pre1", "vm-8vcpu-smt2", 21, 1, 0, Some(&[8, 12])),
-    case("vm4-sets2x4-pre1", "vm-4vcpu-smt2-l2", 9, 1, 0, Some(&[2, 2, 2, 2])),
-    case("vm2-q5-post2", "vm-2vcpu-smt2", 7, 0, 2, None),
-    case("xeon72-q80-pre1", "xeon-2s-18c-smt2", 81, 1, 0, None),
-    case("xeon72-q3-pre1", "xeon-2s-18c-smt2", 4, 1, 0, None),
-    case("xeon72-sets64+16", "xeon-2s-18c-smt2", 80, 0, 0, Some(&[64, 16])),
-    case("ultra265k-q24-pre1", "intel-core-ultra-7-265k", 25, 1, 0, None),
-    case("ultra265k-q20-pre1", "intel-core-ultra-7-265k", 21, 1, 0, None),
-    case("l96as-q100-pre1", "azure-l96as-v4", 101, 1, 0, None),
-    case("d16plds-q6-pre1", "azure-d16plds-v6", 7, 1, 0, None),
+    ("vm8-q16-pre1", "vm-8vcpu-smt2", 17, 1, 0, None),
+    ("vm8-q8-pre1", "vm-8vcpu-smt2", 9, 1, 0, None),
+    ("vm8-sets6+4-pre1-post1", "vm-8vcpu-smt2", 12, 1, 1, Some(&[6, 4])),
+    ("vm8-sets12+8-pre1", "vm-8vcpu-smt2", 21, 1, 0, Some(&[12, 8])),
+    ("vm8-sets8+12-pre1", "vm-8vcpu-smt2", 21, 1, 0, Some(&[8, 12])),
+    ("vm4-sets2x4-pre1", "vm-4vcpu-smt2-l2", 9, 1, 0, Some(&[2, 2, 2, 2])),
+    ("vm2-q5-post2", "vm-2vcpu-smt2", 7, 0, 2, None),
+    ("xeon72-q80-pre1", "xeon-2s-18c-smt2", 81, 1, 0, None),
+    ("xeon72-q3-pre1", "xeon-2s-18c-smt2", 4, 1, 0, None),
+    ("xeon72-sets64+16", "xeon-2s-18c-smt2", 80, 0, 0, Some(&[64, 16])),
+    ("ultra265k-q24-pre1", "intel-core-ultra-7-265k", 25, 1, 0, None),
+    ("ultra265k-q20-pre1", "intel-core-ultra-7-265k", 21, 1, 0, None),
+    ("l96as-q100-pre1", "azure-l96as-v4", 101, 1, 0, None),
+    ("d16plds-q6-pre1", "azure-d16plds-v6", 7, 1, 0, None),
 ];
 
 /// The two eras and the harness that runs each, with the grouping its tree has.
@@ -90,7 +65,7 @@ fn list(s: &CpuSet) -> String {
 }
 
 /// The harness's input: the machine as the models see it, then the request.
-fn harness_input(t: &Topology, c: &Case) -> String {
+fn harness_input(t: &Topology, &(_, _, nvecs, pre, post, sets): &Case) -> String {
     let mut s = format!(
         "nr_cpu_ids {}\nnr_node_ids {}\npossible {}\npresent {}\n",
         t.nr_cpu_ids(),
@@ -106,8 +81,8 @@ fn harness_input(t: &Topology, c: &Case) -> String {
             list(t.cluster(cpu))
         ));
     }
-    let sets = c.sets.unwrap_or(&[]);
-    s.push_str(&format!("request {} {} {} {}", c.nvecs, c.pre, c.post, sets.len()));
+    let sets = sets.unwrap_or(&[]);
+    s.push_str(&format!("request {nvecs} {pre} {post} {}", sets.len()));
     for n in sets {
         s.push_str(&format!(" {n}"));
     }
@@ -138,26 +113,25 @@ fn run(args: &[String]) -> Result<(), String> {
     let [numgrps, nummasks, outdir] = args else {
         return Err("usage: affinity_eras HARNESS_NUMGRPS HARNESS_NUMMASKS OUTDIR".into());
     };
-    for c in CASES {
-        let t = irqscope::catalogue::get(c.preset).ok_or_else(|| format!("no preset {}", c.preset))?;
+    for c @ &(name, preset, nvecs, pre, post, sets) in CASES {
+        let t = irqscope::catalogue::get(preset).ok_or_else(|| format!("no preset {preset}"))?;
         if t.online() != t.possible() {
-            return Err(format!("{}: every CPU must be online", c.preset));
+            return Err(format!("{preset}: every CPU must be online"));
         }
         let input = harness_input(&t, c);
         for ((era, tree, variant, sort), harness) in ERAS.iter().zip([numgrps, nummasks]) {
             let expected = run_harness(harness, &input)?;
             let doc = json!({
-                "name": format!("{}-{era}", c.name),
+                "name": format!("{name}-{era}"),
                 "description": format!(
-                    "irq_create_affinity_masks({}, pre {}, post {}, sets {:?}) on {} by the kernel C of {tree}",
-                    c.nvecs, c.pre, c.post, c.sets, c.preset
+                    "irq_create_affinity_masks({nvecs}, pre {pre}, post {post}, sets {sets:?}) on {preset} by the kernel C of {tree}"
                 ),
                 "input": {
-                    "topology": c.preset,
-                    "nvecs": c.nvecs,
-                    "pre_vectors": c.pre,
-                    "post_vectors": c.post,
-                    "sets": c.sets,
+                    "topology": preset,
+                    "nvecs": nvecs,
+                    "pre_vectors": pre,
+                    "post_vectors": post,
+                    "sets": sets,
                     "era": era,
                     "variant": variant,
                     "sort": sort,
@@ -165,7 +139,7 @@ fn run(args: &[String]) -> Result<(), String> {
                 },
                 "expected": expected,
             });
-            let path = format!("{outdir}/{}-{era}.json", c.name);
+            let path = format!("{outdir}/{name}-{era}.json");
             let text = serde_json::to_string_pretty(&doc).map_err(|e| e.to_string())? + "\n";
             std::fs::write(&path, text).map_err(|e| format!("{path}: {e}"))?;
         }

@@ -109,21 +109,25 @@ impl KernelPick {
     }
 }
 
-pub fn parse_affinity(name: &str) -> Result<AffinityEra, ScenarioError> {
-    AffinityEra::from_name(name).ok_or_else(|| {
-        let known: Vec<&str> = AffinityEra::ALL.iter().map(|e| e.name()).collect();
-        ScenarioError(format!(
-            "unknown irq_create_affinity_masks era {name:?} (known: {})",
-            known.join(", ")
-        ))
+/// A frozen model name among `all`, or an error naming `what` and the known names.
+fn parse_named<T: Copy>(name: &str, all: &[T], name_of: fn(T) -> &'static str, what: &str) -> Result<T, ScenarioError> {
+    all.iter().copied().find(|m| name_of(*m) == name).ok_or_else(|| {
+        let known: Vec<&str> = all.iter().map(|m| name_of(*m)).collect();
+        ScenarioError(format!("unknown {what} {name:?} (known: {})", known.join(", ")))
     })
 }
 
+pub fn parse_affinity(name: &str) -> Result<AffinityEra, ScenarioError> {
+    parse_named(
+        name,
+        &AffinityEra::ALL,
+        AffinityEra::name,
+        "irq_create_affinity_masks era",
+    )
+}
+
 pub fn parse_mapper(name: &str) -> Result<Mapper, ScenarioError> {
-    Mapper::from_name(name).ok_or_else(|| {
-        let known: Vec<&str> = Mapper::ALL.iter().map(|m| m.name()).collect();
-        ScenarioError(format!("unknown blk-mq mapper {name:?} (known: {})", known.join(", ")))
-    })
+    parse_named(name, &Mapper::ALL, Mapper::name, "blk-mq mapper")
 }
 
 /// The models the command line or a form named explicitly (flags override the release).
@@ -471,7 +475,7 @@ mod tests {
         let (s, _) = picked("azure-l96as-v4", None, &Named::default());
         assert_eq!(
             (s.variant.as_str(), s.vectors_per_cpu, s.kernel),
-            ("cluster".into(), Some(202), None)
+            ("cluster", Some(202), None)
         );
         let mut s = spec("vm-8vcpu-smt2", "4");
         let t = crate::catalogue::get("vm-8vcpu-smt2").unwrap();

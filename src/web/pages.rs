@@ -83,7 +83,6 @@ impl Run {
             topology_label: self.topology_label(),
             vectors: false,
             permalink: Some(format!("{origin}/s/{}", self.permalink)),
-            ..TextOptions::default()
         };
         text::report(&self.scenario, &self.outcome, &self.metrics, &opts)
     }
@@ -697,7 +696,6 @@ impl CompareRun {
             topology_label: self.a.topology_label(),
             vectors: false,
             permalink: Some(format!("{origin}/c/{}", self.permalink)),
-            ..TextOptions::default()
         };
         text::compare_report(&side(&self.a, &self.labels[0]), &side(&self.b, &self.labels[1]), &opts)
     }

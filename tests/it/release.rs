@@ -211,3 +211,31 @@ fn blk_mq_names_its_release_range() {
     let t = irqscope(&["blk-mq", "vm-8vcpu-smt2", "--queues", "4"]);
     assert!(t.contains("--mapper current") && t.contains("holds for v7.0 .."), "{t}");
 }
+
+/// The page's kernel field: `/?…&kernel=6.12` runs what 6.12 runs, the page and its twins name
+/// the range, and the permalink keeps the models it ran (with the release).
+#[tokio::test]
+async fn the_page_takes_a_kernel_release() {
+    use crate::common::http::get;
+    let page = get("/?preset=vm-8vcpu-smt2&devices=16:name=q,pre=1&kernel=6.12").await;
+    assert_eq!(page.status, axum::http::StatusCode::OK, "{}", page.body);
+    assert!(
+        page.body
+            .contains("kernel: v6.12: holds for v6.11 .. v6.16 (set by heap-v6.11, numgrps)"),
+        "{}",
+        page.body
+    );
+    let at = page.body.find("href=\"/s/").unwrap() + 9;
+    let link = &page.body[at..at + page.body[at..].find('"').unwrap()];
+    let spec: irqscope::scenario::spec::ScenarioSpec = irqscope::scenario::permalink::decode(link).unwrap();
+    assert_eq!(
+        (spec.kernel.as_deref(), spec.affinity.as_deref(), spec.vectors_per_cpu),
+        (Some("6.12"), Some("numgrps"), Some(201))
+    );
+    let j: Value = serde_json::from_str(&get(&format!("/s/{link}/json")).await.body).unwrap();
+    assert!(j["devices"][0]["alloc_failed"].as_str().unwrap().contains("-EINVAL"));
+    let text = get(&format!("/s/{link}/text")).await.body;
+    assert!(text.contains("--kernel 6.12"), "{text}");
+    let bad = get("/?preset=vm-8vcpu-smt2&kernel=banana").await;
+    assert!(bad.status.is_client_error(), "{}", bad.status);
+}
