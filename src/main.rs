@@ -10,7 +10,7 @@ mod topology_cmd;
 use anyhow::Context;
 use clap::{Parser, Subcommand, ValueEnum};
 use irqscope::scenario::spec::{self, DeviceSpec, ScenarioSpec, TopologyRef};
-use irqscope::scenario::{self as scen, Scenario};
+use irqscope::scenario::{self as scen};
 use irqscope::topology::compact;
 use irqscope::{catalogue, golden, metrics, render};
 use std::path::{Path, PathBuf};
@@ -191,9 +191,12 @@ struct BlkMqArgs {
     topology: String,
     #[arg(long)]
     queues: u32,
-    /// current, v6.3, legacy-v5.1, legacy-v4.13, legacy-v4.10.
-    #[arg(long, default_value = "current")]
-    mapper: String,
+    /// current, v6.3, legacy-v5.1, legacy-v4.13, legacy-v4.10 (default: the release's).
+    #[arg(long)]
+    mapper: Option<String>,
+    /// The kernel release whose mapper, variant and sort run (default: the newest modelled).
+    #[arg(long, value_name = "RELEASE")]
+    kernel: Option<String>,
     #[arg(long, default_value_t = 0)]
     queue_offset: u32,
     /// group_cpus_evenly variant (current and v6.3 only).
@@ -243,6 +246,9 @@ struct SchedArgs {
     noise: u32,
     #[arg(long, default_value_t = 30)]
     node_reclaim_distance: u32,
+    /// Last-level caches per node (sets imb_numa_nr); default 1, an assumption the report names.
+    #[arg(long, value_name = "N")]
+    llcs_per_node: Option<u32>,
 }
 
 #[derive(clap::Args)]
@@ -267,6 +273,10 @@ struct SweepArgs {
     sort: Option<String>,
     #[arg(long)]
     effective: Option<String>,
+    /// The kernel release every row is for: its heapsort, irq_create_affinity_masks era,
+    /// blk-mq mapper and vectors per CPU (the variants stay the rows).
+    #[arg(long, value_name = "RELEASE")]
+    kernel: Option<String>,
     /// Worker threads.
     #[arg(long, default_value_t = 2)]
     threads: usize,
@@ -327,7 +337,49 @@ struct CompareArgs {
     #[arg(long)]
     probe: Option<String>,
     #[command(flatten)]
+    kernel: KernelArgs,
+    #[command(flatten)]
     boot: BootArgs,
+}
+
+/// The kernel release and the models it picks beyond variant, sort and effective model
+/// (`simulate` and `compare`).
+#[derive(clap::Args)]
+struct KernelArgs {
+    /// The kernel release the answer is for (6.12, 6.1.0-57-amd64): picks the variant, sort,
+    /// irq_create_affinity_masks era, blk-mq mapper, effective model and vectors per CPU
+    /// together; flags still override. Default: the newest release modelled.
+    #[arg(long, value_name = "RELEASE")]
+    kernel: Option<String>,
+    /// The irq_create_affinity_masks era: numgrps (.. v6.16) or nummasks (v6.17 ..).
+    #[arg(long)]
+    affinity: Option<String>,
+    /// The blk-mq mapper of blkmq=cpumap devices: current, v6.3, legacy-v5.1, ….
+    #[arg(long)]
+    mapper: Option<String>,
+    /// Vectors a device may get on each online x86 CPU (default: the release's window on this
+    /// machine, 201 to 203).
+    #[arg(long, value_name = "N")]
+    vectors_per_cpu: Option<u32>,
+}
+
+impl KernelArgs {
+    /// The models named on the command line beside these flags.
+    fn named(
+        &self,
+        variant: Option<&String>,
+        sort: Option<&String>,
+        effective: Option<&String>,
+    ) -> scen::kernel::Named {
+        scen::kernel::Named {
+            variant: variant.cloned(),
+            sort: sort.cloned(),
+            effective: effective.cloned(),
+            affinity: self.affinity.clone(),
+            mapper: self.mapper.clone(),
+            vectors_per_cpu: self.vectors_per_cpu,
+        }
+    }
 }
 
 /// The boot-parameter flags `simulate` and `compare` share.
@@ -402,6 +454,8 @@ struct SimulateArgs {
     /// its I/O spread) or parallel (every admin tag set before the first I/O spread).
     #[arg(long)]
     probe: Option<String>,
+    #[command(flatten)]
+    kernel: KernelArgs,
     #[arg(long, value_enum, default_value_t = Format::Text)]
     format: Format,
     /// Also print every vector (mask, effective CPU).
@@ -748,19 +802,43 @@ fn machine_label(arg: &str, topology: &irqscope::topology::Topology) -> String {
 }
 
 fn simulate(args: SimulateArgs) -> anyhow::Result<ExitCode> {
-    let (scenario, label) = match &args.scenario {
+    let named = args
+        .kernel
+        .named(args.variant.as_ref(), args.sort.as_ref(), args.effective.as_ref());
+    let (scenario, label, provenance) = match &args.scenario {
         Some(path) => {
             let text = read_text(path)?;
             let mut spec: ScenarioSpec = serde_json::from_str(&text).with_context(|| format!("{}", path.display()))?;
-            if let Some(v) = &args.variant {
-                spec.variant = v.clone();
-            }
-            if let Some(s) = &args.sort {
-                spec.sort = s.clone();
-            }
-            if let Some(e) = &args.effective {
-                spec.effective = e.clone();
-            }
+            // A file names its models; --kernel picks them again (flags still override), and
+            // without it each flag overrides the file's name.
+            let provenance = match &args.kernel.kernel {
+                Some(k) => {
+                    let topology = spec.topology.resolve(catalogue::get)?;
+                    let picked = scen::kernel::pick(&mut spec, &topology, Some(k), &named)?;
+                    Some(scen::kernel::provenance(&picked))
+                }
+                None => {
+                    for (field, flag) in [
+                        (&mut spec.variant, &named.variant),
+                        (&mut spec.sort, &named.sort),
+                        (&mut spec.effective, &named.effective),
+                    ] {
+                        if let Some(v) = flag {
+                            *field = v.clone();
+                        }
+                    }
+                    if named.affinity.is_some() {
+                        spec.affinity = named.affinity.clone();
+                    }
+                    if named.mapper.is_some() {
+                        spec.mapper = named.mapper.clone();
+                    }
+                    if named.vectors_per_cpu.is_some() {
+                        spec.vectors_per_cpu = named.vectors_per_cpu;
+                    }
+                    None
+                }
+            };
             if let Some(c) = args.counter {
                 spec.spread_counter = c;
             }
@@ -785,7 +863,7 @@ fn simulate(args: SimulateArgs) -> anyhow::Result<ExitCode> {
                 TopologyRef::Preset(name) => name.clone(),
                 TopologyRef::Inline(_) => format!("--scenario {}", path.display()),
             };
-            (spec.resolve_with(catalogue::get, &kernel_c_cmd::lookup)?, label)
+            (spec.resolve_with(catalogue::get, &kernel_c_cmd::lookup)?, label, provenance)
         }
         None => {
             let Some(topology_arg) = &args.topology else {
@@ -822,33 +900,28 @@ fn simulate(args: SimulateArgs) -> anyhow::Result<ExitCode> {
                 }
                 devices.push(d);
             }
-            let effective = match args.effective.as_deref() {
-                Some(name) => spec::parse_effective(name)?,
-                None => effective_for(&topology),
-            };
-            let (variant, external) = kernel_c_cmd::variant_arg(args.variant.as_deref())?;
-            let scenario = Scenario::new(
-                topology,
-                spec::expand_devices(&devices)?,
-                variant,
-                spec::parse_sort(args.sort.as_deref().unwrap_or(spec::DEFAULT_SORT.name()))?,
-                effective,
-                args.counter.unwrap_or(0),
-            )?
-            .with_external(external);
-            let proposal = args.proposal.as_deref().map(spec::parse_proposal).transpose()?;
-            let scenario = scenario.with_proposal(proposal);
-            let probe = args.probe.as_deref().map(spec::parse_probe).transpose()?;
-            let scenario = scenario.with_probe(probe);
             let boot = args.boot.params();
-            let scenario = if boot.is_empty() {
-                scenario
-            } else {
-                scenario.with_boot(boot)?
+            let mut spec = ScenarioSpec {
+                spread_counter: args.counter.unwrap_or(0),
+                proposal: args.proposal.clone(),
+                irqaffinity: boot.irqaffinity,
+                isolcpus: boot.isolcpus,
+                nohz_full: boot.nohz_full,
+                vectors_held: boot.vectors_held,
+                probe: args.probe.clone(),
+                ..ScenarioSpec::new(TopologyRef::Preset(label.clone()), devices)
             };
-            (scenario, label)
+            let picked = scen::kernel::pick(&mut spec, &topology, args.kernel.kernel.as_deref(), &named)?;
+            // A topology file or machine word is read once; the spec names it by its label.
+            let scenario = spec.resolve_with(|_| Some(topology.clone()), &kernel_c_cmd::lookup)?;
+            (scenario, label, Some(scen::kernel::provenance(&picked)))
         }
     };
+    // Where each model came from goes to stderr: the report itself is the page's text twin and
+    // its printed command reproduces it.
+    if let Some(p) = &provenance {
+        eprintln!("{}", render::text::wrap(p, "irqscope: models: ", "  ").trim_end());
+    }
     let outcome = scen::try_run(&scenario)?;
     let metrics = metrics::compute(&scenario, &outcome);
     match args.format {
@@ -876,12 +949,6 @@ fn simulate(args: SimulateArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// The effective-CPU model when the command line names none: the machine's interrupt
-/// controller decides (a preset's, or the one its file or machine word states).
-fn effective_for(topology: &irqscope::topology::Topology) -> irqscope::kernel::vector_matrix::EffectiveModel {
-    catalogue::default_effective(topology).0
-}
-
 fn compare(args: CompareArgs) -> anyhow::Result<ExitCode> {
     use irqscope::scenario::payloads::{other_variant, side_label, CompareSpec, SideSpec};
     let topology = load_topology(&args.topology)?;
@@ -890,23 +957,20 @@ fn compare(args: CompareArgs) -> anyhow::Result<ExitCode> {
         .iter()
         .map(|t| spec::parse_device_token(t))
         .collect::<Result<Vec<_>, _>>()?;
-    let a_variant = args.a.clone().unwrap_or_else(|| spec::DEFAULT_VARIANT.name().into());
-    let b_variant = args.b.clone().unwrap_or_else(|| other_variant(&a_variant).into());
-    let base = ScenarioSpec {
-        topology: TopologyRef::Preset(args.topology.clone()),
-        devices,
-        variant: a_variant,
-        sort: spec::DEFAULT_SORT.name().into(),
-        effective: effective_for(&topology).name().into(),
-        spread_counter: 0,
+    let mut base = ScenarioSpec {
         proposal: args.proposal.clone(),
         irqaffinity: args.boot.irqaffinity.clone(),
         isolcpus: args.boot.isolcpus.clone(),
         nohz_full: args.boot.nohz_full.clone(),
         vectors_held: args.boot.vectors_held.clone(),
-        kernel_c: None,
         probe: args.probe.clone(),
+        ..ScenarioSpec::new(TopologyRef::Preset(args.topology.clone()), devices)
     };
+    // Both sides run what the release picks (the newest without --kernel); side A's variant
+    // is --a or the release's, side B's another one unless --b names it.
+    let named = args.kernel.named(args.a.as_ref(), None, None);
+    let picked = scen::kernel::pick(&mut base, &topology, args.kernel.kernel.as_deref(), &named)?;
+    let b_variant = args.b.clone().unwrap_or_else(|| other_variant(&base.variant).into());
     let cmp = CompareSpec {
         scenario: base,
         a: SideSpec {
@@ -942,6 +1006,10 @@ fn compare(args: CompareArgs) -> anyhow::Result<ExitCode> {
         vectors: false,
         permalink: None,
     };
+    eprintln!(
+        "{}",
+        render::text::wrap(&scen::kernel::provenance(&picked), "irqscope: models: ", "  ").trim_end()
+    );
     print!(
         "{}",
         render::text::compare_report(
@@ -964,6 +1032,14 @@ fn sweep(args: SweepArgs) -> anyhow::Result<ExitCode> {
         "all".to_string()
     } else {
         args.variants.join(",")
+    };
+    // The release's heapsort, era, mapper and vectors per CPU (the variants are the rows).
+    let release = match &args.kernel {
+        Some(k) => irqscope::kernel::release::generation(
+            irqscope::kernel::release::parse_release(k)
+                .ok_or_else(|| anyhow::anyhow!("--kernel {k:?}: not a kernel release (e.g. 6.12)"))?,
+        ),
+        None => irqscope::kernel::release::generation(irqscope::kernel::release::NEWEST),
     };
     let mixes = if args.mix.is_empty() {
         Mix::named()
@@ -990,8 +1066,9 @@ fn sweep(args: SweepArgs) -> anyhow::Result<ExitCode> {
         mixes,
         placements,
         counters: sweep::parse_counters(&args.counters)?,
-        sort: spec::parse_sort(args.sort.as_deref().unwrap_or(spec::DEFAULT_SORT.name()))?,
+        sort: spec::parse_sort(args.sort.as_deref().unwrap_or(release.sort))?,
         effective: spec::parse_effective(args.effective.as_deref().unwrap_or(spec::DEFAULT_EFFECTIVE.name()))?,
+        kernel: args.kernel.clone(),
         threads: args.threads,
     };
     let result = sweep::run(&config)?;
@@ -1010,18 +1087,27 @@ fn sweep(args: SweepArgs) -> anyhow::Result<ExitCode> {
 fn blk_mq(args: BlkMqArgs) -> anyhow::Result<ExitCode> {
     use irqscope::kernel::blk_mq_cpumap::{blk_mq_map_queues_with, Mapper};
     let topology = load_topology(&args.topology)?;
-    let mapper = Mapper::from_name(&args.mapper).ok_or_else(|| {
-        let known: Vec<&str> = Mapper::ALL.iter().map(|m| m.name()).collect();
-        anyhow::anyhow!("unknown mapper {:?} (known: {})", args.mapper, known.join(", "))
-    })?;
+    let release = match &args.kernel {
+        Some(k) => irqscope::kernel::release::parse_release(k)
+            .ok_or_else(|| anyhow::anyhow!("--kernel {k:?}: not a kernel release (e.g. 6.12 or 6.1.0-57-amd64)"))?,
+        None => irqscope::kernel::release::NEWEST,
+    };
+    let g = irqscope::kernel::release::generation(release);
+    let mapper = match &args.mapper {
+        Some(name) => Mapper::from_name(name).ok_or_else(|| {
+            let known: Vec<&str> = Mapper::ALL.iter().map(|m| m.name()).collect();
+            anyhow::anyhow!("unknown mapper {:?} (known: {})", name, known.join(", "))
+        })?,
+        None => g.mapper,
+    };
     anyhow::ensure!(
         (1..=scen::VECTORS_PER_DEVICE_MAX).contains(&args.queues),
         "--queues {}: 1 to {}",
         args.queues,
         scen::VECTORS_PER_DEVICE_MAX
     );
-    let (variant, external) = kernel_c_cmd::variant_arg(args.variant.as_deref())?;
-    let sort = spec::parse_sort(args.sort.as_deref().unwrap_or(spec::DEFAULT_SORT.name()))?;
+    let (variant, external) = kernel_c_cmd::variant_arg(Some(args.variant.as_deref().unwrap_or(g.variant)))?;
+    let sort = spec::parse_sort(args.sort.as_deref().unwrap_or(g.sort))?;
     let mut counter = args.counter;
     let mut warnings = Vec::new();
     let spreader = match &external {
@@ -1046,6 +1132,9 @@ fn blk_mq(args: BlkMqArgs) -> anyhow::Result<ExitCode> {
         format!("--mapper {}", mapper.name()),
         format!("--queue-offset {}", args.queue_offset),
     ];
+    if let Some(k) = &args.kernel {
+        words.push(format!("--kernel {}", spec::shell_word(k)));
+    }
     if mapper.uses_group_cpus() {
         words.push(format!("--variant {variant_name}"));
         words.push(format!("--sort {}", sort.name()));
@@ -1053,6 +1142,12 @@ fn blk_mq(args: BlkMqArgs) -> anyhow::Result<ExitCode> {
     }
     let mut out = String::new();
     render::text::command_block(&words, &mut out);
+    let holds = scen::kernel::holds_for_map(args.kernel.clone(), mapper, variant, sort);
+    out.push_str(&render::text::wrap(
+        &render::summary::range_line(&holds),
+        "  kernel: ",
+        "          ",
+    ));
     out.push('\n');
     out.push_str(&render::text::queue_map_report_named(
         &topology,
@@ -1144,12 +1239,13 @@ fn sched(args: SchedArgs) -> anyhow::Result<ExitCode> {
                 pair_node: args.pair_node,
                 noise: args.noise,
                 node_reclaim_distance: args.node_reclaim_distance,
+                llcs_per_node: args.llcs_per_node,
             };
             (spec.resolve(catalogue::get)?.run()?, spec.command_line())
         }
         (None, None) => anyhow::bail!("give a topology (preset or file) or --input FILE"),
     };
-    let report = render::mana_sched::sched_report(&run.input, &run.outcome);
+    let report = render::mana_sched::sched_run_report(&run);
     print!("{}", render::mana_sched::with_command(&command, &report, None));
     Ok(ExitCode::SUCCESS)
 }

@@ -249,6 +249,10 @@ pub struct SweepConfig {
     pub counters: Vec<u32>,
     pub sort: SortGen,
     pub effective: EffectiveModel,
+    /// The kernel release every row is for (`--kernel`): its `irq_create_affinity_masks()`
+    /// era, blk-mq mapper and vectors per CPU (with each machine's legacy PIC). `None`: the
+    /// models' defaults.
+    pub kernel: Option<String>,
     /// Worker threads (1 runs inline).
     pub threads: usize,
 }
@@ -263,6 +267,7 @@ impl SweepConfig {
             counters: (0..8).collect(),
             sort: spec::DEFAULT_SORT,
             effective: spec::DEFAULT_EFFECTIVE,
+            kernel: None,
             threads: 2,
         }
     }
@@ -634,7 +639,7 @@ pub fn try_figures(scenario: &Scenario) -> Result<Figures, crate::kernel::Extern
         node_over_fair_milli,
         per_node_irqs: m.per_node.iter().map(|n| n.irqs).collect(),
         kernel_warnings: outcome.warnings().count() as u32,
-        vectors_failed: outcome.vector_space.failures.len() as u32,
+        vectors_failed: m.vectors_failed,
     })
 }
 
@@ -670,6 +675,13 @@ impl Sweep {
             .find(|m| m.name == mix)
             .map(|m| m.devices.clone())
             .unwrap_or_default();
+        let release = self
+            .config
+            .kernel
+            .as_deref()
+            .and_then(crate::kernel::release::parse_release);
+        let g = release.map(crate::kernel::release::generation);
+        let pic = catalogue::get(topology).and_then(|t| t.legacy_pic()).unwrap_or(false);
         ScenarioSpec {
             // A proposal's scenario names the kernel variant it runs beside (the proposal is
             // its own field); built C is its `c:NAME`.
@@ -688,6 +700,10 @@ impl Sweep {
                 Placement::External(e) => Some(e.external().0.id().to_string()),
                 _ => None,
             },
+            kernel: g.as_ref().and(self.config.kernel.clone()),
+            affinity: g.as_ref().map(|g| g.affinity.name().to_string()),
+            mapper: g.as_ref().map(|g| g.mapper.name().to_string()),
+            vectors_per_cpu: g.as_ref().map(|g| g.window.vectors_per_cpu(pic)),
             ..ScenarioSpec::new(TopologyRef::Preset(topology.to_string()), devices)
         }
     }

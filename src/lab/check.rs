@@ -1,8 +1,9 @@
 //! `irqscope lab check`: an agent capture against the model of the captured machine.
 //!
 //! The capture's last snapshot is compared (the agent captures after the controllers were
-//! bound one at a time, so effective CPUs follow probe order). Kernel release → variant, sort
-//! and hotplug rule come from [`super::generation`]; the comparison itself is live mode's
+//! bound one at a time, so effective CPUs follow probe order). Kernel release → variant, sort,
+//! `irq_create_affinity_masks()` era, vectors per CPU and hotplug rule come from
+//! `kernel::release` ([`super::generation`]); the comparison itself is live mode's
 //! ([`live_vs_model::compare_with`]), so both read a machine the same way. The effective-CPU
 //! model is each device's controller's, from the chip names of its IRQs (an `-arm64` release
 //! whose chips do not tell runs the GICv3 ITS model), unless `--effective` names one.
@@ -148,6 +149,11 @@ pub fn check(text: &str, o: &CheckOptions) -> Result<Report, String> {
         opts.sort,
         c.effective_summary()
     );
+    if let Ok(scenario) = c.spec.resolve(crate::catalogue::get) {
+        let mut holds = crate::scenario::kernel::holds_for(&scenario, &crate::scenario::run(&scenario));
+        holds.kernel = (!release.is_empty()).then(|| release.to_string());
+        let _ = writeln!(out, "kernel: {}", crate::render::summary::range_line(&holds));
+    }
     for w in &warnings {
         let _ = writeln!(out, "warning: {w}");
     }

@@ -214,6 +214,11 @@ pub fn report(scenario: &Scenario, outcome: &Outcome, m: &Metrics, opts: &TextOp
         scenario.effective().name()
     );
     out.push_str(&wrap(
+        &summary::range_line(&crate::scenario::kernel::holds_for(scenario, outcome)),
+        "kernel:   ",
+        "          ",
+    ));
+    out.push_str(&wrap(
         &format!(
             "{}: {} IRQs on {} online CPUs",
             m.basis.describe(),
@@ -225,6 +230,9 @@ pub fn report(scenario: &Scenario, outcome: &Outcome, m: &Metrics, opts: &TextOp
     ));
     out.push('\n');
     summary_block(m, &mut out);
+    for line in summary::failure_lines(scenario, outcome) {
+        out.push_str(&wrap(&line, "  ", "    "));
+    }
     out.push('\n');
     per_cpu_table(m, &mut out);
     out.push('\n');
@@ -403,6 +411,9 @@ fn devices_block(scenario: &Scenario, outcome: &Outcome, vectors: bool, out: &mu
         } else {
             format!("{managed} managed")
         });
+        if let Some(f) = res.alloc_failed {
+            facts.push(f.to_string());
+        }
         if let Some(admin) = res.admin_spread_offsets.as_ref().filter(|a| !a.is_empty()) {
             let offs: Vec<String> = admin.iter().map(u32::to_string).collect();
             facts.push(format!("admin tag set offset {}", offs.join(",")));
@@ -458,6 +469,13 @@ pub fn compare_report(a: &Side<'_>, b: &Side<'_>, opts: &TextOptions) -> String 
     command_block(&command_words(a.scenario, &opts.topology_label), &mut out);
     let _ = writeln!(out, "B: {}", b.label);
     command_block(&command_words(b.scenario, &opts.topology_label), &mut out);
+    for (side, s) in [("A", a), ("B", b)] {
+        out.push_str(&wrap(
+            &summary::range_line(&crate::scenario::kernel::holds_for(s.scenario, s.outcome)),
+            &format!("kernel {side}: "),
+            "          ",
+        ));
+    }
     out.push('\n');
     let (ma, mb) = (a.metrics, b.metrics);
     let rows: Vec<(&str, String, String)> = vec![

@@ -153,6 +153,9 @@ pub(crate) struct IndexQuery {
     pub node: Option<String>,
     /// Probe order of `driver=nvme` devices (`sequential` or `parallel`).
     pub probe: Option<String>,
+    /// The kernel release the answer is for (`6.12`): picks the models a field leaves unnamed
+    /// (default: the newest release modelled).
+    pub kernel: Option<String>,
 }
 
 fn blank_topology() -> TopologySpec {
@@ -199,27 +202,34 @@ impl IndexQuery {
             None if preset == "blank" => parse_devices("4:name=nvme,pre=1")?,
             None => parse_devices(DEFAULT_DEVICES)?,
         };
-        Ok(ScenarioSpec {
+        let resolved = topology.resolve(crate::catalogue::get);
+        let mut spec = ScenarioSpec {
             effective: self
                 .effective
                 .clone()
                 .unwrap_or_else(|| spec::effective_default(&topology).0.name().into()),
-            topology,
-            devices,
             variant: self
                 .variant
                 .clone()
                 .unwrap_or_else(|| spec::DEFAULT_VARIANT.name().into()),
             sort: self.sort.clone().unwrap_or_else(|| spec::DEFAULT_SORT.name().into()),
             spread_counter: self.counter.unwrap_or(0),
-            proposal: None,
-            irqaffinity: None,
-            isolcpus: None,
-            nohz_full: None,
-            vectors_held: None,
-            kernel_c: None,
             probe: self.probe.clone().filter(|p| !p.is_empty()),
-        })
+            ..ScenarioSpec::new(topology, devices)
+        };
+        // The release (the newest without one) picks what the form leaves unnamed; a machine
+        // that does not resolve is reported when the spec is.
+        if let Ok(t) = resolved {
+            let named = crate::scenario::kernel::Named {
+                variant: self.variant.clone().filter(|v| !v.is_empty()),
+                sort: self.sort.clone().filter(|v| !v.is_empty()),
+                effective: self.effective.clone().filter(|v| !v.is_empty()),
+                ..Default::default()
+            };
+            let kernel = self.kernel.as_deref().filter(|k| !k.is_empty());
+            crate::scenario::kernel::pick(&mut spec, &t, kernel, &named)?;
+        }
+        Ok(spec)
     }
 
     pub fn view(&self) -> Result<View, AppError> {
@@ -324,6 +334,8 @@ struct EditorState<'a> {
     /// The interrupt controllers the editor offers: name, architecture, words, and the
     /// effective-CPU model a machine with it uses.
     irqchips: Vec<IrqchipChoice>,
+    /// The kernel releases the editor offers and what each picks (the newest first).
+    releases: Vec<ReleaseChoice>,
 }
 
 #[derive(Serialize)]
@@ -342,6 +354,50 @@ fn irqchip_choices() -> Vec<IrqchipChoice> {
             arch: c.arch().name(),
             describe: c.describe(),
             effective: kernel::vector_matrix::EffectiveModel::for_irqchip(c).name(),
+        })
+        .collect()
+}
+
+/// What one kernel release picks, for the editor's kernel field (`kernel::release`).
+#[derive(Serialize)]
+struct ReleaseChoice {
+    name: String,
+    variant: &'static str,
+    sort: &'static str,
+    affinity: &'static str,
+    mapper: &'static str,
+    /// Vectors per CPU without and with a legacy PIC.
+    vectors: [u32; 2],
+}
+
+/// The releases where some model changes (every row's first release, v5.1 on) and the newest.
+fn release_choices() -> Vec<ReleaseChoice> {
+    use crate::kernel::release;
+    let mut starts: Vec<release::Release> = release::VARIANTS
+        .iter()
+        .map(|r| r.range.from)
+        .chain(release::SORTS.iter().map(|r| r.range.from))
+        .chain(release::AFFINITY_ERAS.iter().map(|r| r.range.from))
+        .chain(release::MAPPERS.iter().map(|r| r.range.from))
+        .chain(release::VECTOR_WINDOWS.iter().map(|r| r.range.from))
+        .flatten()
+        .chain([release::NEWEST, (6, 1), (6, 12)])
+        .filter(|r| *r >= (5, 1))
+        .collect();
+    starts.sort_unstable_by(|a, b| b.cmp(a));
+    starts.dedup();
+    starts
+        .into_iter()
+        .map(|r| {
+            let g = release::generation(r);
+            ReleaseChoice {
+                name: format!("{}.{}", r.0, r.1),
+                variant: g.variant,
+                sort: g.sort,
+                affinity: g.affinity.name(),
+                mapper: g.mapper.name(),
+                vectors: [g.window.vectors_per_cpu(false), g.window.vectors_per_cpu(true)],
+            }
         })
         .collect()
 }
@@ -376,6 +432,8 @@ pub(crate) struct ResultView {
     pub variant_line: String,
     /// Which effective-CPU model ran and why ("first-cpu (arm64 preset: …)").
     pub effective_line: String,
+    /// The kernel releases the answer holds for ("holds for v7.0 .. (set by cluster)").
+    pub kernel_line: String,
     pub devices_line: String,
     pub irqs_line: String,
     pub nodes_line: String,
@@ -452,6 +510,10 @@ impl ResultView {
                 run.preset().is_some(),
                 run.effective_named,
             ),
+            kernel_line: format!(
+                "kernel: {}",
+                summary::range_line(&crate::scenario::kernel::holds_for(&run.scenario, &run.outcome))
+            ),
             verdict: summary::verdict_line(topo, m, view.metric),
             devices_line: summary::page_devices_line(topo, m),
             irqs_line: summary::page_irqs_line(topo, m),
@@ -502,6 +564,7 @@ impl ScenarioPage {
                 .collect(),
             proposals: crate::policy::Proposal::ALL.iter().map(|p| p.name()).collect(),
             irqchips: irqchip_choices(),
+            releases: release_choices(),
         };
         ScenarioPage {
             title: format!("{} · {}", run.scenario.topology().name(), run.spec.variant),
@@ -567,6 +630,8 @@ pub(crate) struct CompareQuery {
     /// The colour scale: `shared` (default: the larger maximum of A and B) or a number, a
     /// fixed maximum (absolute).
     pub scale: Option<String>,
+    /// The kernel release both sides are for (see [`IndexQuery::kernel`]).
+    pub kernel: Option<String>,
 }
 
 /// The largest fixed maximum `scale=N` takes.
@@ -591,6 +656,7 @@ impl CompareQuery {
             None => IndexQuery {
                 preset: self.preset.clone(),
                 devices: self.devices.clone(),
+                kernel: self.kernel.clone(),
                 ..Default::default()
             }
             .spec()?,
@@ -686,6 +752,8 @@ pub(crate) struct CompareSideView {
     pub verdict: String,
     /// The variant and what code it models (says when it is a reconstruction).
     pub variant_line: String,
+    /// The kernel releases this side's answer holds for.
+    pub kernel_line: String,
     pub permalink: String,
     pub devices_line: String,
     pub irqs_line: String,
@@ -764,6 +832,10 @@ impl ComparePage {
             label: label.to_string(),
             verdict: summary::verdict_line(topo, &r.metrics, view.metric),
             variant_line: summary::variant_line(&r.scenario),
+            kernel_line: format!(
+                "kernel: {}",
+                summary::range_line(&crate::scenario::kernel::holds_for(&r.scenario, &r.outcome))
+            ),
             permalink: r.permalink.clone(),
             devices_line: summary::devices_line(&r.metrics),
             irqs_line: summary::irqs_line(&r.metrics),

@@ -1,6 +1,7 @@
 //! The integration tests, one binary (ripgrep's layout): each module is one area, sharing the
 //! helpers in `common`. Run one area with `cargo test --test it AREA::`.
 
+mod affinity_eras;
 mod agent;
 mod arm64_its;
 mod browser;
@@ -31,6 +32,7 @@ mod mail_text;
 mod mana_sched_robustness;
 mod presets_frozen;
 mod properties;
+mod release;
 mod render_pinned;
 mod rotation_v1;
 mod scenario_mana;
