@@ -82,6 +82,26 @@ pub fn read_capture(text: &str) -> Result<Snapshot, String> {
     Ok(snap)
 }
 
+/// A warning when every present-but-offline CPU of a machine of several nodes sits in its
+/// first node: agents before the node links were read (`node/nodeN/cpuM`, see
+/// `topology::import::sysfs`) put them there whatever their node, because `nodeN/cpulist` lists
+/// online CPUs only; the kernel placed them by their real node.
+pub(crate) fn offline_cpus_in_first_node(t: &Topology) -> Option<String> {
+    let offline = t.present().andnot(t.online());
+    let mut nodes = t.nodes_with_cpus();
+    let first = nodes.next()?;
+    nodes.next()?;
+    if offline.is_empty() || offline.iter().any(|cpu| t.cpu_to_node(cpu) != first) {
+        return None;
+    }
+    Some(format!(
+        "CPUs {offline} are present but offline and all sit in node {first}: an agent that \
+         read only nodeN/cpulist (online CPUs) put every offline CPU there; if this capture \
+         came from one, their node is wrong and node-aware placements will differ \
+         (capture again with an agent that reads the nodeN/cpuM links)"
+    ))
+}
+
 /// Run the check on a capture's text.
 pub fn check(text: &str, o: &CheckOptions) -> Result<Report, String> {
     let snap = read_capture(text)?;
@@ -106,6 +126,7 @@ pub fn check(text: &str, o: &CheckOptions) -> Result<Report, String> {
     }
     let c = live_vs_model::compare_with(&snap, &topology, &opts).map_err(|e| e.0)?;
     warnings.extend(c.warnings.iter().cloned());
+    warnings.extend(offline_cpus_in_first_node(&topology));
     let mut out = String::new();
     let release = o.kernel.as_deref().unwrap_or(&snap.topology.kernel_release);
     let _ = writeln!(
