@@ -126,57 +126,124 @@ pub fn resolve_package(pattern: &str, apt_options: &[String]) -> Result<String, 
     }
 }
 
-/// Download and unpack a Debian package (cached under `work_dir/kernels/NAME`); the root it
-/// was unpacked into. `arch` (`arm64`) asks for a foreign architecture's package through
-/// multiarch.
-pub(crate) fn fetch_package(
-    name: &str,
-    arch: Option<&str>,
-    work_dir: &Path,
-    apt_options: &[String],
-    progress: &mut dyn FnMut(&str),
-) -> Result<PathBuf, LabError> {
-    if !valid_package_name(name) {
-        return Err(input(format!(
-            "{name:?} is neither a kernel image file nor a package name"
-        )));
-    }
-    let apt_name = match arch {
-        Some(a) if !name.contains(':') => format!("{name}:{a}"),
-        _ => name.to_string(),
-    };
-    let dir = work_dir.join("kernels").join(apt_name.replace(':', "_"));
-    let root = dir.join("root");
-    if !root.is_dir() {
-        std::fs::create_dir_all(&dir).map_err(|e| input(format!("{}: {e}", dir.display())))?;
-        progress(&format!("downloading {apt_name}"));
-        let mut apt = Command::new("apt-get");
-        apt.current_dir(&dir).arg("-q");
-        for o in apt_options {
-            apt.arg("-o").arg(o);
+/// Where and how Debian packages are fetched: the work directory they are cached in, the
+/// architecture (`arm64`: a foreign one, through multiarch), apt's `-o` options.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Packages<'a> {
+    pub work_dir: &'a Path,
+    pub arch: Option<&'a str>,
+    pub apt_options: &'a [String],
+}
+
+impl Packages<'_> {
+    /// Download and unpack a package (cached under `work_dir/kernels/NAME`); the root it was
+    /// unpacked into.
+    pub(crate) fn fetch(&self, name: &str, progress: &mut dyn FnMut(&str)) -> Result<PathBuf, LabError> {
+        if !valid_package_name(name) {
+            return Err(input(format!(
+                "{name:?} is neither a kernel image file nor a package name"
+            )));
         }
-        apt.arg("download").arg(&apt_name);
-        run_tool(&mut apt, &format!("apt-get download {apt_name}")).map_err(|e| match (arch, e) {
-            (Some(a), LabError::Input(m)) => input(format!(
-                "{m} ({a} packages need `dpkg --add-architecture {a}` and `apt-get update`)"
-            )),
-            (_, e) => e,
-        })?;
-        let deb = std::fs::read_dir(&dir)
-            .map_err(|e| input(format!("{}: {e}", dir.display())))?
-            .filter_map(|e| e.ok().map(|e| e.path()))
-            .find(|p| p.extension().is_some_and(|x| x == "deb"))
-            .ok_or_else(|| input(format!("apt-get download {apt_name} wrote no .deb")))?;
-        let tmp = dir.join("root.tmp");
-        let _ = std::fs::remove_dir_all(&tmp);
-        run_tool(
-            Command::new("dpkg-deb").arg("-x").arg(&deb).arg(&tmp),
-            &format!("dpkg-deb -x {}", deb.display()),
-        )?;
-        std::fs::rename(&tmp, &root).map_err(|e| input(format!("{}: {e}", root.display())))?;
-        let _ = std::fs::remove_file(&deb);
+        let apt_name = match self.arch {
+            Some(a) if !name.contains(':') => format!("{name}:{a}"),
+            _ => name.to_string(),
+        };
+        let dir = self.work_dir.join("kernels").join(apt_name.replace(':', "_"));
+        let root = dir.join("root");
+        if !root.is_dir() {
+            std::fs::create_dir_all(&dir).map_err(|e| input(format!("{}: {e}", dir.display())))?;
+            progress(&format!("downloading {apt_name}"));
+            let mut apt = Command::new("apt-get");
+            apt.current_dir(&dir).arg("-q");
+            for o in self.apt_options {
+                apt.arg("-o").arg(o);
+            }
+            apt.arg("download").arg(&apt_name);
+            run_tool(&mut apt, &format!("apt-get download {apt_name}")).map_err(|e| match (self.arch, e) {
+                (Some(a), LabError::Input(m)) => input(format!(
+                    "{m} ({a} packages need `dpkg --add-architecture {a}` and `apt-get update`)"
+                )),
+                (_, e) => e,
+            })?;
+            let deb = std::fs::read_dir(&dir)
+                .map_err(|e| input(format!("{}: {e}", dir.display())))?
+                .filter_map(|e| e.ok().map(|e| e.path()))
+                .find(|p| p.extension().is_some_and(|x| x == "deb"))
+                .ok_or_else(|| input(format!("apt-get download {apt_name} wrote no .deb")))?;
+            let tmp = dir.join("root.tmp");
+            let _ = std::fs::remove_dir_all(&tmp);
+            run_tool(
+                Command::new("dpkg-deb").arg("-x").arg(&deb).arg(&tmp),
+                &format!("dpkg-deb -x {}", deb.display()),
+            )?;
+            std::fs::rename(&tmp, &root).map_err(|e| input(format!("{}: {e}", root.display())))?;
+            let _ = std::fs::remove_file(&deb);
+        }
+        Ok(root)
     }
-    Ok(root)
+
+    /// The files of a kernel package (and, for a split 7.x kernel, its base package with the
+    /// config and `modules.builtin`; `modules_package` adds a module tree).
+    pub(crate) fn kernel(
+        &self,
+        name: &str,
+        modules_package: Option<&str>,
+        progress: &mut dyn FnMut(&str),
+    ) -> Result<KernelFiles, LabError> {
+        let root = self.fetch(name, progress)?;
+        let (image, mut modules) = find_kernel(&root).ok_or_else(|| {
+            input(format!(
+                "{name} holds no kernel image (since 7.x Debian splits a kernel: the image is in \
+                 linux-binary-unsigned-VERSION, usr/lib/modules/VERSION/vmlinuz.unsigned)"
+            ))
+        })?;
+        let mut roots = vec![root];
+        let modules_hint = match split_version(name) {
+            Some(version) => {
+                roots.push(self.fetch(&format!("linux-base-{version}"), progress)?);
+                format!("add --modules-package linux-modules-{version}")
+            }
+            None => "add --modules-package with the package of its modules".to_string(),
+        };
+        if let Some(m) = modules_package {
+            modules = Some(self.modules(m, progress)?);
+        }
+        let mut files = KernelFiles {
+            image,
+            modules,
+            modules_hint,
+            ..KernelFiles::default()
+        };
+        for root in &roots {
+            for d in module_dirs(root) {
+                files.config = files
+                    .config
+                    .take()
+                    .or_else(|| Some(d.join("config")).filter(|p| p.is_file()));
+                files.builtin = files
+                    .builtin
+                    .take()
+                    .or_else(|| Some(d.join("modules.builtin")).filter(|p| p.is_file()));
+            }
+            files.config = files.config.take().or_else(|| {
+                list(root.join("boot")).into_iter().find(|p| {
+                    p.file_name()
+                        .and_then(|n| n.to_str())
+                        .is_some_and(|n| n.starts_with("config-"))
+                })
+            });
+        }
+        Ok(files)
+    }
+
+    /// The module tree (`lib/modules/VERSION`, with `kernel/`) of a modules package.
+    pub(crate) fn modules(&self, name: &str, progress: &mut dyn FnMut(&str)) -> Result<PathBuf, LabError> {
+        let root = self.fetch(name, progress)?;
+        module_dirs(&root)
+            .into_iter()
+            .find(|d| d.join("kernel").is_dir())
+            .ok_or_else(|| input(format!("{name} holds no module tree (lib/modules/VERSION/kernel)")))
+    }
 }
 
 /// What a kernel brings: the image to boot and the files that say what it holds.
@@ -199,83 +266,6 @@ fn split_version(name: &str) -> Option<&str> {
     ["linux-binary-unsigned-", "linux-binary-"]
         .iter()
         .find_map(|p| bare.strip_prefix(p))
-}
-
-/// The files of a kernel package (and, for a split 7.x kernel, its base package with the config
-/// and `modules.builtin`; `modules_package` adds a module tree).
-pub(crate) fn package_kernel(
-    name: &str,
-    modules_package: Option<&str>,
-    arch: Option<&str>,
-    work_dir: &Path,
-    apt_options: &[String],
-    progress: &mut dyn FnMut(&str),
-) -> Result<KernelFiles, LabError> {
-    let root = fetch_package(name, arch, work_dir, apt_options, progress)?;
-    let (image, mut modules) = find_kernel(&root).ok_or_else(|| {
-        input(format!(
-            "{name} holds no kernel image (since 7.x Debian splits a kernel: the image is in \
-             linux-binary-unsigned-VERSION, usr/lib/modules/VERSION/vmlinuz.unsigned)"
-        ))
-    })?;
-    let mut roots = vec![root];
-    let modules_hint = match split_version(name) {
-        Some(version) => {
-            roots.push(fetch_package(
-                &format!("linux-base-{version}"),
-                arch,
-                work_dir,
-                apt_options,
-                progress,
-            )?);
-            format!("add --modules-package linux-modules-{version}")
-        }
-        None => "add --modules-package with the package of its modules".to_string(),
-    };
-    if let Some(m) = modules_package {
-        modules = Some(package_modules(m, arch, work_dir, apt_options, progress)?);
-    }
-    let mut files = KernelFiles {
-        image,
-        modules,
-        modules_hint,
-        ..KernelFiles::default()
-    };
-    for root in &roots {
-        for d in module_dirs(root) {
-            files.config = files
-                .config
-                .take()
-                .or_else(|| Some(d.join("config")).filter(|p| p.is_file()));
-            files.builtin = files
-                .builtin
-                .take()
-                .or_else(|| Some(d.join("modules.builtin")).filter(|p| p.is_file()));
-        }
-        files.config = files.config.take().or_else(|| {
-            list(root.join("boot")).into_iter().find(|p| {
-                p.file_name()
-                    .and_then(|n| n.to_str())
-                    .is_some_and(|n| n.starts_with("config-"))
-            })
-        });
-    }
-    Ok(files)
-}
-
-/// The module tree (`lib/modules/VERSION`, with `kernel/`) of a modules package.
-pub(crate) fn package_modules(
-    name: &str,
-    arch: Option<&str>,
-    work_dir: &Path,
-    apt_options: &[String],
-    progress: &mut dyn FnMut(&str),
-) -> Result<PathBuf, LabError> {
-    let root = fetch_package(name, arch, work_dir, apt_options, progress)?;
-    module_dirs(&root)
-        .into_iter()
-        .find(|d| d.join("kernel").is_dir())
-        .ok_or_else(|| input(format!("{name} holds no module tree (lib/modules/VERSION/kernel)")))
 }
 
 /// The files of a kernel image given as a file: `modules` (`--modules-dir`) with its

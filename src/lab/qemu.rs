@@ -597,16 +597,7 @@ distances = [[10, 20, 30, 40], [20, 10, 20, 30], [30, 20, 10, 20], [40, 30, 20, 
         assert_eq!(m.nodes[1].memory_mib, 0);
         assert!(m.nodes[3].cpus.is_empty());
         assert!(m.distances.contains(&(0, 3, 40)));
-        let f = BootFiles {
-            kernel: "k".into(),
-            initrd: "i".into(),
-            disks: vec!["a".into(), "b".into()],
-            console: "c".into(),
-            boot_capture: "b".into(),
-            seq_capture: "s".into(),
-            append: "x".into(),
-        };
-        let args = qemu_args(&m, &[5, 70], Accel::Tcg, Accel::Tcg.default_cpu(m.platform), &f).join(" ");
+        let args = qemu_args(&m, &[5, 70], Accel::Tcg, Accel::Tcg.default_cpu(m.platform), &files()).join(" ");
         assert!(args.contains("-smp 12,sockets=3,cores=2,threads=2"), "{args}");
         assert!(args.contains("-numa node,nodeid=1,cpus=4-7 "), "{args}");
         assert!(args.contains("-numa node,nodeid=3,memdev=mem3 "), "{args}");

@@ -609,7 +609,13 @@ fn guest_busybox(opts: &RunOptions, progress: &mut dyn FnMut(&str)) -> Result<Pa
             })
             .ok_or_else(|| input("busybox not found (install busybox-static, or give --busybox)")),
         Platform::Virt(_) => {
-            let root = fetch::fetch_package("busybox-static", Some("arm64"), &opts.work_dir, &[], progress)?;
+            // From the system's own sources: the private apt options are a kernel's.
+            let system = fetch::Packages {
+                work_dir: &opts.work_dir,
+                arch: Some("arm64"),
+                apt_options: &[],
+            };
+            let root = system.fetch("busybox-static", progress)?;
             let b = root.join("bin/busybox");
             b.is_file()
                 .then_some(b)
@@ -632,7 +638,11 @@ pub fn run(opts: &RunOptions, progress: &mut dyn FnMut(&str)) -> Result<RunRepor
     if let Some(parent) = opts.output.parent().filter(|p| !p.as_os_str().is_empty()) {
         std::fs::create_dir_all(parent).map_err(|e| input(format!("{}: {e}", parent.display())))?;
     }
-    let arch = (platform != Platform::Q35).then_some("arm64");
+    let packages = fetch::Packages {
+        work_dir: &opts.work_dir,
+        arch: (platform != Platform::Q35).then_some("arm64"),
+        apt_options: &opts.apt_options,
+    };
     let modules_package = match &opts.modules_package {
         Some(p) => {
             let name = resolve_package(p, &opts.apt_options)?;
@@ -651,13 +661,7 @@ pub fn run(opts: &RunOptions, progress: &mut dyn FnMut(&str)) -> Result<RunRepor
             }
             let mut k = fetch::image_kernel(image, modules.as_deref());
             if let Some(m) = &modules_package {
-                k.modules = Some(fetch::package_modules(
-                    m,
-                    arch,
-                    &opts.work_dir,
-                    &opts.apt_options,
-                    progress,
-                )?);
+                k.modules = Some(packages.modules(m, progress)?);
             }
             (k, image.display().to_string())
         }
@@ -666,14 +670,7 @@ pub fn run(opts: &RunOptions, progress: &mut dyn FnMut(&str)) -> Result<RunRepor
             if name != *pattern {
                 progress(&format!("{pattern} is {name} (the newest in the apt index)"));
             }
-            let k = fetch::package_kernel(
-                &name,
-                modules_package.as_deref(),
-                arch,
-                &opts.work_dir,
-                &opts.apt_options,
-                progress,
-            )?;
+            let k = packages.kernel(&name, modules_package.as_deref(), progress)?;
             package = Some(name.clone());
             (k, name)
         }

@@ -392,20 +392,19 @@ impl FakeLab {
             "#!/bin/sh\nprintf '%s\\0' \"$@\" > \"$FAKE_QEMU_ARGV\"\n[ -n \"$FAKE_QEMU_EXIT\" ] && exit 0\nexec sleep 600\n",
         )
         .unwrap();
-        std::os::unix::fs::PermissionsExt::set_mode(&mut std::fs::metadata(&qemu).unwrap().permissions(), 0o755);
         std::fs::set_permissions(&qemu, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
         FakeLab { dir }
     }
 
     /// `irqscope lab run` of the a8 arm64 machine (no agent goes into its initramfs) with the
     /// fake QEMU.
-    fn run(&self, extra: &[&str], argv: &Path) -> std::process::Output {
+    fn run(&self, kernel: &Path, extra: &[&str], argv: &Path) -> std::process::Output {
         let a8 = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/lab/a8.toml");
         Command::new(env!("CARGO_BIN_EXE_irqscope"))
             .args(["lab", "run"])
             .arg(&a8)
             .arg("--kernel")
-            .arg(self.dir.join("Image"))
+            .arg(kernel)
             .arg("--busybox")
             .arg(self.dir.join("busybox"))
             .arg("--qemu")
@@ -414,7 +413,6 @@ impl FakeLab {
             .arg(self.dir.join("work"))
             .arg("-o")
             .arg(self.dir.join("out/a8"))
-            .args(["--nvme", "3,3"])
             .args(extra)
             .env("FAKE_QEMU_ARGV", argv)
             .env_remove("FAKE_QEMU_EXIT")
@@ -438,7 +436,11 @@ fn a_silent_guest_is_retried_early_and_the_saved_command_pastes() {
     let lab = FakeLab::new("silent");
     let argv = lab.dir.join("argv-run");
     let t0 = std::time::Instant::now();
-    let out = lab.run(&["--silence", "2", "--retries", "1", "--timeout", "600"], &argv);
+    let out = lab.run(
+        &lab.dir.join("Image"),
+        &["--nvme", "3,3", "--silence", "2", "--retries", "1", "--timeout", "600"],
+        &argv,
+    );
     let elapsed = t0.elapsed();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{stderr}");
@@ -495,26 +497,11 @@ fn a_kernel_without_its_nvme_module_is_refused_before_booting() {
         "CONFIG_NVME_CORE=m\nCONFIG_BLK_DEV_NVME=m\n",
     )
     .unwrap();
+    let kernel = boot.join("vmlinuz-9.9.9-arm64");
     let run = |extra: &[&str], argv: &Path| {
-        let a8 = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/lab/a8.toml");
-        Command::new(env!("CARGO_BIN_EXE_irqscope"))
-            .args(["lab", "run"])
-            .arg(&a8)
-            .arg("--kernel")
-            .arg(boot.join("vmlinuz-9.9.9-arm64"))
-            .arg("--busybox")
-            .arg(lab.dir.join("busybox"))
-            .arg("--qemu")
-            .arg(lab.dir.join("fake-qemu"))
-            .arg("--work-dir")
-            .arg(lab.dir.join("work"))
-            .arg("-o")
-            .arg(lab.dir.join("out/a8"))
-            .args(["--nvme", "3", "--silence", "1", "--retries", "0"])
-            .args(extra)
-            .env("FAKE_QEMU_ARGV", argv)
-            .output()
-            .unwrap()
+        let mut args = vec!["--nvme", "3", "--silence", "1", "--retries", "0"];
+        args.extend_from_slice(extra);
+        lab.run(&kernel, &args, argv)
     };
     let argv = lab.dir.join("argv");
     let out = run(&[], &argv);
