@@ -559,13 +559,15 @@ fn boot_once(args: &[String], opts: &RunOptions, files: &BootFiles, progress: &m
 fn captures_from_console(opts: &RunOptions, files: &BootFiles) -> Result<(), String> {
     let console = read_bounded(Path::new(&files.console), CAPTURE_BYTES_MAX)?;
     let scratch = opts.work_dir.join(format!("console-{}", std::process::id()));
-    for (phase, out) in [("boot", &files.boot_capture), ("seq", &files.seq_capture)] {
-        let capture = super::console::capture_from_console(&console, phase, CAPTURE_HOST, &scratch)?;
-        let json = serde_json::to_string(&capture).map_err(|e| e.to_string())?;
-        std::fs::write(out, json + "\n").map_err(|e| format!("{out}: {e}"))?;
-    }
+    let result = [("boot", &files.boot_capture), ("seq", &files.seq_capture)]
+        .into_iter()
+        .try_for_each(|(phase, out)| {
+            let capture = super::console::capture_from_console(&console, phase, CAPTURE_HOST, &scratch)?;
+            let json = serde_json::to_string(&capture).map_err(|e| e.to_string())?;
+            std::fs::write(out, json + "\n").map_err(|e| format!("{out}: {e}"))
+        });
     let _ = std::fs::remove_dir_all(&scratch);
-    Ok(())
+    result
 }
 
 /// Refuse a kernel that will not have an NVMe driver in the guest, before anything boots.
