@@ -479,7 +479,7 @@ fn arm64_captures_check_and_name_what_differs() {
         data("a8-its-612.seq.agent.json"),
         Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/lab/arm64/d16-its.seq.capture.json"),
     ] {
-        let (code, out) = check(&f, &["--effective", "first-cpu"]);
+        let (code, out) = check(&f, &["--effective", "x86-matrix"]);
         assert_eq!(code, 1, "{out}");
         assert!(!out.contains("differ: managed mask"), "{out}");
         assert!(
