@@ -99,6 +99,10 @@ struct RunArgs {
     /// The kernel build's lib/modules/VERSION tree (when NVMe is a module of an image file).
     #[arg(long, value_name = "DIR")]
     modules_dir: Option<PathBuf>,
+    /// A Debian package holding the kernel's modules (a split 7.x kernel's
+    /// linux-modules-VERSION; `*` as in --kernel).
+    #[arg(long, value_name = "PACKAGE")]
+    modules_package: Option<String>,
     /// Modules to load, comma-separated, dependencies added (default: nvme when there is one).
     #[arg(long)]
     modules: Option<String>,
@@ -128,20 +132,31 @@ struct RunArgs {
     /// Wall-clock limit of one boot, in seconds.
     #[arg(long, default_value_t = 900)]
     timeout: u64,
+    /// Seconds a guest may print nothing before it is killed and booted again (default: 120,
+    /// and 10 more per vCPU).
+    #[arg(long, value_name = "SECS")]
+    silence: Option<u64>,
+    /// arm64: on boots QEMU virt with a GICv3 and its ITS (MSIs as LPIs), off with a GICv2 and
+    /// GICv2m (MSIs as SPIs, at most 8 CPUs); default from the machine's controller.
+    #[arg(long, value_parser = ["on", "off"])]
+    its: Option<String>,
     /// Scratch directory (downloaded kernels are kept there).
     #[arg(long, value_name = "DIR")]
     work_dir: Option<PathBuf>,
     /// An apt-get `-o` option for the download (repeat), e.g. a private sources list.
     #[arg(long = "apt-option", value_name = "OPT")]
     apt_options: Vec<String>,
-    /// The irqscope-agent binary (default: the one beside this program).
+    /// The irqscope-agent binary for x86 guests (default: the one beside this program).
     #[arg(long)]
     agent: Option<PathBuf>,
-    /// A static busybox (default: busybox on PATH).
+    /// A static busybox of the guest's architecture (default: busybox on PATH for x86,
+    /// Debian's busybox-static:arm64 downloaded to the work directory for arm64).
     #[arg(long)]
     busybox: Option<PathBuf>,
-    #[arg(long, default_value = "qemu-system-x86_64")]
-    qemu: String,
+    /// The QEMU system emulator (default: qemu-system-x86_64 for x86_64 machines,
+    /// qemu-system-aarch64 for arm64).
+    #[arg(long)]
+    qemu: Option<String>,
 }
 
 /// Live mode: who may push snapshots, and where history is kept.
@@ -474,8 +489,9 @@ enum LabCmd {
     /// Compare an agent capture with the model of the captured machine: per kind
     /// matched/total, the differences, `N matched, M differ` (exit 0 only when M is 0).
     Check(LabCheckArgs),
-    /// Boot a kernel in qemu-system-x86_64 on a preset, topology file or permalink's machine
-    /// with its NVMe controllers; write the agent's captures as probed and bound one at a time.
+    /// Boot a kernel in QEMU (x86_64: q35; arm64: virt) on a preset, topology file or
+    /// permalink's machine with its NVMe controllers; write the agent's captures as probed and
+    /// bound one at a time.
     Run(Box<RunArgs>),
 }
 
@@ -642,10 +658,6 @@ fn comma_list(text: &str, what: &str) -> anyhow::Result<Vec<u32>> {
         .collect()
 }
 
-fn find_on_path(name: &str) -> Option<PathBuf> {
-    std::env::var_os("PATH").and_then(|p| std::env::split_paths(&p).map(|d| d.join(name)).find(|f| f.is_file()))
-}
-
 fn lab_run(args: RunArgs) -> anyhow::Result<ExitCode> {
     use irqscope::lab::{qemu, run};
     let link = args.machine.rsplit("/s/").next().unwrap_or(&args.machine);
@@ -662,7 +674,7 @@ fn lab_run(args: RunArgs) -> anyhow::Result<ExitCode> {
         .as_deref()
         .map(|m| comma_list(m, "--node-memory"))
         .transpose()?;
-    let machine = qemu::guest_machine(&topology, memory.as_deref())?;
+    let machine = qemu::guest_machine(&topology, memory.as_deref(), args.its.as_deref().map(|i| i == "on"))?;
     let ioqpairs = match &args.nvme {
         Some(list) => comma_list(list, "--nvme")?,
         None => qemu::nvme_ioqpairs(&devices, topology.possible().weight())?,
@@ -690,24 +702,23 @@ fn lab_run(args: RunArgs) -> anyhow::Result<ExitCode> {
         None => std::env::current_exe()?.with_file_name("irqscope-agent"),
     };
     anyhow::ensure!(
-        agent.is_file(),
+        agent.is_file() || machine.platform != qemu::Platform::Q35,
         "{}: no irqscope-agent (build it, or give --agent)",
         agent.display()
     );
-    let busybox = args
-        .busybox
-        .or_else(|| find_on_path("busybox"))
-        .ok_or_else(|| anyhow::anyhow!("busybox not found (install busybox-static, or give --busybox)"))?;
     for note in &machine.notes {
         eprintln!("lab: note: {note}");
     }
+    let vcpus = machine.maxcpus;
+    let qemu = args.qemu.unwrap_or_else(|| machine.platform.qemu().to_string());
     let opts = run::RunOptions {
         kernel,
+        modules_package: args.modules_package,
         machine,
         ioqpairs,
         agent,
-        busybox,
-        qemu: args.qemu,
+        busybox: args.busybox,
+        qemu,
         modules: args
             .modules
             .map(|m| m.split(',').map(|s| s.trim().to_string()).collect()),
@@ -720,10 +731,17 @@ fn lab_run(args: RunArgs) -> anyhow::Result<ExitCode> {
         output: args.output,
         retries: args.retries,
         timeout: std::time::Duration::from_secs(args.timeout),
+        silence: args
+            .silence
+            .map(std::time::Duration::from_secs)
+            .unwrap_or_else(|| run::silence_default(vcpus)),
         apt_options: args.apt_options,
     };
     match run::run(&opts, &mut |line| eprintln!("lab: {line}")) {
         Ok(r) => {
+            for w in &r.warnings {
+                eprintln!("lab: warning: {w}");
+            }
             println!(
                 "{}{} booted in {:.1} s ({}, {} boot{}): {} {}",
                 r.kernel_release,

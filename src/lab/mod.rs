@@ -13,6 +13,8 @@
 //! [`crate::analysis::live_vs_model`].
 
 pub mod check;
+pub mod console;
+pub mod fetch;
 pub mod initramfs;
 pub mod qemu;
 pub mod run;
