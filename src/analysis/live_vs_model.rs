@@ -355,7 +355,7 @@ pub fn compare_with(
         kernel_c: None,
     };
     let scenario = spec.resolve(|name| (name == HOST_TOPOLOGY).then(|| topology.clone()))?;
-    let outcome = scenario::run(&scenario);
+    let outcome = scenario::try_run(&scenario).map_err(|e| ScenarioError(e.to_string()))?;
     // Inline topologies travel in explicit form so the permalink reproduces this machine.
     let spec = ScenarioSpec {
         topology: TopologyRef::Inline(Box::new(scenario.topology().to_spec())),

@@ -625,8 +625,11 @@ impl Outcome {
 /// the kernel does not promise (driver fallbacks are out of scope). A managed vector moved to
 /// a housekeeping CPU (`isolcpus=managed_irq`) keeps its first vector until the device's probe
 /// ends, then frees it (`irq_matrix_free()`, the reservation stays).
+///
+/// For scenarios of named models only (what [`spec::ScenarioSpec::resolve`] and
+/// [`Scenario::new`] give): only outside code can fail, so every caller that may hold a `c:`
+/// scenario (the pages, the CLI, sweeps, golden cases, live-vs-model) calls [`try_run`].
 pub fn run(scenario: &Scenario) -> Outcome {
-    // Only outside code can fail, and a scenario with outside code runs through try_run.
     try_run(scenario).expect("a named model answers every call; c: variants run through try_run")
 }
 
