@@ -306,7 +306,8 @@ struct CompareArgs {
     /// Side B's heapsort generation (default: heap-v6.11).
     #[arg(long)]
     b_sort: Option<String>,
-    /// Side A's effective-CPU model (default: from the preset's architecture; arm64: first-cpu).
+    /// Side A's effective-CPU model (default: the machine's interrupt controller's: apic
+    /// x86-matrix, gic-its arm64-its, gic-v2m and gic-spi first-cpu).
     #[arg(long)]
     a_effective: Option<String>,
     /// Side B's effective-CPU model (default: as side A's default).
@@ -321,6 +322,10 @@ struct CompareArgs {
     /// Both sides form their managed masks with a policy proposal instead (offset-by-probed).
     #[arg(long)]
     proposal: Option<String>,
+    /// Probe order of driver=nvme controllers: sequential (default) or parallel (every admin
+    /// tag set before the first I/O spread).
+    #[arg(long)]
+    probe: Option<String>,
     #[command(flatten)]
     boot: BootArgs,
 }
@@ -376,13 +381,15 @@ struct SimulateArgs {
     /// Default blk-mq map: irq or cpumap.
     #[arg(long)]
     blk_mq: Option<String>,
-    /// group_cpus_evenly variant: pre-cluster, cluster, rotation, rotation-ohcl, rotation-v1r.
+    /// group_cpus_evenly variant: pre-cluster, cluster, rotation, rotation-ohcl, rotation-v1r,
+    /// rotation-v1.
     #[arg(long)]
     variant: Option<String>,
     /// Heapsort generation: heap-v5.1, heap-v6.9, heap-v6.11.
     #[arg(long)]
     sort: Option<String>,
-    /// Effective-CPU model: x86-matrix or first-cpu.
+    /// Effective-CPU model: x86-matrix, first-cpu or arm64-its (default: the machine's
+    /// interrupt controller's).
     #[arg(long)]
     effective: Option<String>,
     /// Starting value of the rotation patch's spread counter.
@@ -391,6 +398,10 @@ struct SimulateArgs {
     /// Form the managed masks with a policy proposal instead (offset-by-probed).
     #[arg(long)]
     proposal: Option<String>,
+    /// Probe order of driver=nvme controllers: sequential (default: each admin tag set, then
+    /// its I/O spread) or parallel (every admin tag set before the first I/O spread).
+    #[arg(long)]
+    probe: Option<String>,
     #[arg(long, value_enum, default_value_t = Format::Text)]
     format: Format,
     /// Also print every vector (mask, effective CPU).
@@ -426,17 +437,25 @@ struct LabCheckArgs {
     variant: Option<String>,
     #[arg(long)]
     sort: Option<String>,
+    /// Effective-CPU model for every IRQ (default: each IRQ's controller, from its chip name
+    /// in /proc/interrupts; else the kernel release's architecture).
     #[arg(long)]
     effective: Option<String>,
     /// Also run every variant x sort x effective model and say which reproduce the capture.
     #[arg(long)]
     all: bool,
+    /// The machine the capture was taken on, as drawn (preset, topology file or machine
+    /// word): its SMT and cluster sets replace the capture's, which are the kernel's already;
+    /// online CPUs stay as captured.
+    #[arg(long)]
+    machine: Option<String>,
 }
 
 fn lab(cmd: LabCmd) -> anyhow::Result<ExitCode> {
     match cmd {
         LabCmd::Check(a) => {
             let text = read_text(&a.capture)?;
+            let machine = a.machine.as_deref().map(load_topology).transpose()?;
             let report = irqscope::lab::check::check(
                 &text,
                 &irqscope::lab::check::CheckOptions {
@@ -445,6 +464,7 @@ fn lab(cmd: LabCmd) -> anyhow::Result<ExitCode> {
                     sort: a.sort,
                     effective: a.effective,
                     all: a.all,
+                    machine,
                 },
             )
             .map_err(|e| anyhow::anyhow!("{}: {e}", a.capture.display()))?;
@@ -748,6 +768,9 @@ fn simulate(args: SimulateArgs) -> anyhow::Result<ExitCode> {
             if let Some(p) = &args.proposal {
                 spec.proposal = Some(p.clone());
             }
+            if let Some(p) = &args.probe {
+                spec.probe = Some(p.clone());
+            }
             let boot = args.boot.params();
             for (field, flag) in [
                 (&mut spec.irqaffinity, boot.irqaffinity),
@@ -816,6 +839,8 @@ fn simulate(args: SimulateArgs) -> anyhow::Result<ExitCode> {
             .with_external(external);
             let proposal = args.proposal.as_deref().map(spec::parse_proposal).transpose()?;
             let scenario = scenario.with_proposal(proposal);
+            let probe = args.probe.as_deref().map(spec::parse_probe).transpose()?;
+            let scenario = scenario.with_probe(probe);
             let boot = args.boot.params();
             let scenario = if boot.is_empty() {
                 scenario
@@ -881,6 +906,7 @@ fn compare(args: CompareArgs) -> anyhow::Result<ExitCode> {
         nohz_full: args.boot.nohz_full.clone(),
         vectors_held: args.boot.vectors_held.clone(),
         kernel_c: None,
+        probe: args.probe.clone(),
     };
     let cmp = CompareSpec {
         scenario: base,

@@ -671,7 +671,12 @@ impl Sweep {
             .map(|m| m.devices.clone())
             .unwrap_or_default();
         ScenarioSpec {
-            variant: placement.name().into(),
+            // A proposal's scenario names the kernel variant it runs beside (the proposal is
+            // its own field); built C is its `c:NAME`.
+            variant: match placement {
+                Placement::External(_) => placement.name().into(),
+                _ => placement.variant().name().into(),
+            },
             sort: self.config.sort.name().into(),
             effective: self.config.effective.name().into(),
             spread_counter: counter,
@@ -736,7 +741,7 @@ mod tests {
         .unwrap();
         let two = run(&config(&["azure-l48s-v2"], "all", "0..4")).unwrap();
         assert_eq!(one.rows, two.rows);
-        assert_eq!(one.rows.len(), 6 * 4);
+        assert_eq!(one.rows.len(), Placement::all().len() * 4);
         let agg = |p: &str| one.aggregates.iter().find(|a| a.placement.name() == p).unwrap();
         let pre = agg("pre-cluster");
         assert!(pre.counter_independent);

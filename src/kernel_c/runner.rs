@@ -417,8 +417,9 @@ impl<'a> SetIndex<'a> {
     }
 
     /// The index of `m` (`EMPTY_SET` for an empty mask): found by address when it is one of
-    /// the topology's own masks (the accessors hand out references into that list), so each
-    /// of those is read once; else by content among those seen.
+    /// the topology's drawn sets (the kernel's view hands out references into that list for
+    /// every CPU whose mask is the drawn one), so each of those is read once; else (a mask
+    /// restricted to online CPUs, a CPU alone) by content among those seen.
     fn of(&mut self, m: &'a CpuSet) -> u32 {
         let size = std::mem::size_of::<CpuSet>();
         let (base, at) = (self.sets.as_ptr() as usize, m as *const CpuSet as usize);
@@ -470,8 +471,8 @@ impl<'a> Machine<'a> {
         }
         let mut kinds: [(Vec<&CpuSet>, Vec<u32>); 2] = Default::default();
         let accessors: [(&'a [CpuSet], fn(&Topology, u32) -> &CpuSet); 2] = [
-            (topo.smt_sets(), Topology::smt),
-            (topo.cluster_sets(), Topology::cluster),
+            (topo.drawn_smt_sets(), Topology::smt),
+            (topo.drawn_cluster_sets(), Topology::cluster),
         ];
         for ((sets, get), (seen, of)) in accessors.into_iter().zip(kinds.iter_mut()) {
             // The sequence of indices names which CPUs share a mask; the masks' words, what

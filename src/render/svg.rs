@@ -234,8 +234,8 @@ pub(crate) fn layout_order(topo: &Topology, node: u32) -> Vec<u32> {
         .node_cpus(node)
         .iter()
         .map(|cpu| {
-            let cluster = first_of(topo.cluster(cpu), &mut last_cluster).unwrap_or(u32::MAX);
-            let core = first_of(topo.smt(cpu), &mut last_core).unwrap_or(cpu);
+            let cluster = first_of(topo.drawn_cluster(cpu), &mut last_cluster).unwrap_or(u32::MAX);
+            let core = first_of(topo.drawn_smt(cpu), &mut last_core).unwrap_or(cpu);
             (topo.cpu_to_package(cpu), cluster, core, cpu)
         })
         .collect();
@@ -410,8 +410,8 @@ fn draw_cells(g: &Grid<'_>, nodes: &[u32], numbered: bool, body: &mut String) ->
         let key = |cpu: u32| {
             (
                 g.topo.cpu_to_package(cpu),
-                g.topo.cluster(cpu).first().unwrap_or(u32::MAX),
-                g.topo.smt(cpu).first().unwrap_or(cpu),
+                g.topo.drawn_cluster(cpu).first().unwrap_or(u32::MAX),
+                g.topo.drawn_smt(cpu).first().unwrap_or(cpu),
             )
         };
         // Cores (runs of one SMT set) in drawing order, so a row never splits a core.
@@ -1134,7 +1134,7 @@ mod tests {
             let k = format!(r#"data-cpu="{cpu}" "#);
             attr(&svg[svg.find(&k).unwrap()..], "x")
         };
-        let sib = topo.smt(0).iter().find(|&c| c != 0).unwrap();
+        let sib = topo.drawn_smt(0).iter().find(|&c| c != 0).unwrap();
         assert_eq!(x_of(sib) - x_of(0), 19.0);
         let max = m.devices_per_cpu_max;
         for v in 0..=max {

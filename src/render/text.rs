@@ -182,6 +182,9 @@ pub fn report(scenario: &Scenario, outcome: &Outcome, m: &Metrics, opts: &TextOp
     command_block(&command_words(scenario, &opts.topology_label), &mut out);
     out.push('\n');
     out.push_str(&wrap(&topo.summary(), "machine:  ", "          "));
+    for note in summary::machine_notes(topo) {
+        out.push_str(&wrap(&note, "          ", "          "));
+    }
     out.push_str(&wrap(
         &format!("{}: {}", scenario.variant_name(), scenario.variant_describe()),
         "variant:  ",
@@ -400,6 +403,10 @@ fn devices_block(scenario: &Scenario, outcome: &Outcome, vectors: bool, out: &mu
         } else {
             format!("{managed} managed")
         });
+        if let Some(admin) = res.admin_spread_offsets.as_ref().filter(|a| !a.is_empty()) {
+            let offs: Vec<String> = admin.iter().map(u32::to_string).collect();
+            facts.push(format!("admin tag set offset {}", offs.join(",")));
+        }
         if !res.spread_offsets.is_empty() {
             let offs: Vec<String> = res.spread_offsets.iter().map(u32::to_string).collect();
             facts.push(format!("offset {}", offs.join(",")));

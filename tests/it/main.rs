@@ -2,6 +2,7 @@
 //! helpers in `common`. Run one area with `cargo test --test it AREA::`.
 
 mod agent;
+mod arm64_its;
 mod browser;
 mod browser_compare;
 mod browser_editor;
@@ -21,6 +22,7 @@ mod kernel_c;
 mod import;
 mod import_cli;
 mod import_errors;
+mod kernel_view;
 mod lab_boot;
 mod lab_check;
 mod live;
@@ -30,6 +32,7 @@ mod mana_sched_robustness;
 mod presets_frozen;
 mod properties;
 mod render_pinned;
+mod rotation_v1;
 mod scenario_mana;
 mod sched_wake_paths;
 mod seed_presets;
