@@ -396,6 +396,9 @@ struct SetIndex<'a> {
     seen: Vec<(&'a CpuSet, std::ops::Range<usize>)>,
 }
 
+/// A kernel mask accessor of [`Topology`] ([`Topology::smt`], [`Topology::cluster`]).
+type MaskOf = fn(&Topology, u32) -> &CpuSet;
+
 const EMPTY_SET: u32 = u32::MAX;
 const UNSEEN: u32 = u32::MAX - 1;
 
@@ -423,7 +426,7 @@ impl<'a> SetIndex<'a> {
     fn of(&mut self, m: &'a CpuSet) -> u32 {
         let size = std::mem::size_of::<CpuSet>();
         let (base, at) = (self.sets.as_ptr() as usize, m as *const CpuSet as usize);
-        if size > 0 && at >= base && at < base + self.sets.len() * size && (at - base) % size == 0 {
+        if size > 0 && at >= base && at < base + std::mem::size_of_val(self.sets) && (at - base) % size == 0 {
             let i = (at - base) / size;
             if self.slot[i] == UNSEEN {
                 self.slot[i] = match nonzero_words(m) {
@@ -470,7 +473,7 @@ impl<'a> Machine<'a> {
             h.write_u32(topo.cpu_to_node(cpu));
         }
         let mut kinds: [(Vec<&CpuSet>, Vec<u32>); 2] = Default::default();
-        let accessors: [(&'a [CpuSet], fn(&Topology, u32) -> &CpuSet); 2] = [
+        let accessors: [(&'a [CpuSet], MaskOf); 2] = [
             (topo.drawn_smt_sets(), Topology::smt),
             (topo.drawn_cluster_sets(), Topology::cluster),
         ];
@@ -614,7 +617,7 @@ impl KernelC {
             return Ok(keep(a));
         }
         let answer = self.ask(
-            &machine,
+            machine,
             Request::Call {
                 numgrps,
                 counter: asked,
