@@ -572,7 +572,7 @@ fn main() -> ExitCode {
             kernel_c,
             kernel_c_patch,
         }) => kernel_c_cmd::register_for_serve(&kernel_c, &kernel_c_patch)
-            .and_then(|()| serve(&addr, max_connections, live)),
+            .and_then(|kernel_c| serve(&addr, max_connections, live, kernel_c)),
         None => serve(
             DEFAULT_SERVE_ADDR,
             irqscope::web::server::CONNECTIONS_MAX,
@@ -588,6 +588,7 @@ fn main() -> ExitCode {
                 prometheus_scrape_ms: None,
                 prometheus_ca_file: None,
             },
+            Default::default(),
         ),
     };
     match result {
@@ -1334,7 +1335,12 @@ fn live_state(args: LiveArgs) -> anyhow::Result<irqscope::web::live::LiveState> 
     Ok(state)
 }
 
-fn serve(addr: &str, max_connections: usize, live: LiveArgs) -> anyhow::Result<ExitCode> {
+fn serve(
+    addr: &str,
+    max_connections: usize,
+    live: LiveArgs,
+    kernel_c: irqscope::web::kernel_c::KernelCRegistry,
+) -> anyhow::Result<ExitCode> {
     use tracing_subscriber::EnvFilter;
     let _ = tracing_subscriber::fmt()
         .with_env_filter(EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info,tower_http=info")))
@@ -1350,6 +1356,7 @@ fn serve(addr: &str, max_connections: usize, live: LiveArgs) -> anyhow::Result<E
         tracing::info!("irqscope dashboard on http://{}", listener.local_addr()?);
         let state = irqscope::web::AppState {
             live: live_state(live)?,
+            kernel_c,
         };
         let app = irqscope::web::app(state);
         irqscope::web::server::serve(

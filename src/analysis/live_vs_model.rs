@@ -43,7 +43,7 @@ use crate::kernel::vector_matrix::EffectiveModel;
 use crate::live::devices::{self, group_devices, LiveDevice, LiveDriver};
 use crate::live::protocol::{Snapshot, WireTopology};
 use crate::scenario::spec::{self, DeviceSpec, ScenarioSpec, TopologyRef};
-use crate::scenario::{self, Outcome, ScenarioError};
+use crate::scenario::{self, Outcome, Scenario, ScenarioError};
 use crate::topology::{parse_cpulist, Arch, CpuSet, Irqchip, Topology, CPUS_MAX};
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -620,12 +620,13 @@ pub fn compare_with(
     let resolve = |spec: &ScenarioSpec| spec.resolve(|name| (name == HOST_TOPOLOGY).then(|| topology.clone()));
     let spec = spec_for(primary);
     let scenario = resolve(&spec)?;
+    let run = |s: &Scenario| scenario::try_run(s).map_err(|e| ScenarioError(e.to_string()));
     let mut outcomes: BTreeMap<EffectiveModel, Outcome> = BTreeMap::new();
-    outcomes.insert(primary, scenario::run(&scenario));
+    outcomes.insert(primary, run(&scenario)?);
     for &model in weight.keys().filter(|&&m| m != primary) {
         // A MANA device is modelled only under x86-matrix, and no machine has both an x86
         // controller and a GIC: a snapshot that claims both is refused here by Scenario::new.
-        outcomes.insert(model, scenario::run(&resolve(&spec_for(model))?));
+        outcomes.insert(model, run(&resolve(&spec_for(model))?)?);
     }
     // Inline topologies travel in explicit form so the permalink reproduces this machine, with
     // the architecture and controller the comparison found.

@@ -792,8 +792,11 @@ impl Outcome {
 /// machine (`its_irq_domain_activate()`), and the request moves it to the least-loaded CPU of
 /// the mask the kernel programs (`its_set_affinity()`), releasing the first slot; the held
 /// vectors count as other drivers' unmanaged LPIs.
+///
+/// For scenarios of named models only (what [`spec::ScenarioSpec::resolve`] and
+/// [`Scenario::new`] give): only outside code can fail, so every caller that may hold a `c:`
+/// scenario (the pages, the CLI, sweeps, golden cases, live-vs-model) calls [`try_run`].
 pub fn run(scenario: &Scenario) -> Outcome {
-    // Only outside code can fail, and a scenario with outside code runs through try_run.
     try_run(scenario).expect("a named model answers every call; c: variants run through try_run")
 }
 

@@ -3,14 +3,15 @@
 //! machine). One strip per mapper, a cell per hardware queue, unmapped queues red, and the
 //! `irqscope blk-mq` report of each with its command.
 
-use super::AppError;
+use super::{AppError, AppState};
 use crate::catalogue;
-use crate::kernel::blk_mq_cpumap::{blk_mq_map_queues, Mapper};
+use crate::kernel::blk_mq_cpumap::{blk_mq_map_queues_with, Mapper};
+use crate::kernel::Spreader;
 use crate::render::svg::escape;
 use crate::render::text;
 use crate::scenario::{spec, VECTORS_PER_DEVICE_MAX};
 use askama::Template;
-use axum::extract::Query;
+use axum::extract::{Query, State};
 use axum::response::Html;
 use serde::Deserialize;
 use std::fmt::Write;
@@ -81,7 +82,10 @@ fn strip(mapper: &str, queues: u32, unmapped: &[u32]) -> String {
     )
 }
 
-pub(crate) async fn blkmq_page(Query(q): Query<BlkMqQuery>) -> Result<Html<String>, AppError> {
+pub(crate) async fn blkmq_page(
+    State(state): State<AppState>,
+    Query(q): Query<BlkMqQuery>,
+) -> Result<Html<String>, AppError> {
     let preset = q.preset.clone().unwrap_or_else(|| "xeon-2s-18c-smt2".into());
     let topo = catalogue::get(&preset).ok_or_else(|| AppError::BadInput(format!("unknown preset {preset:?}")))?;
     let queues = q.queues.unwrap_or(64);
@@ -90,29 +94,37 @@ pub(crate) async fn blkmq_page(Query(q): Query<BlkMqQuery>) -> Result<Html<Strin
             "queues {queues}: 1 to {VECTORS_PER_DEVICE_MAX}"
         )));
     }
-    let variant = spec::parse_variant(q.variant.as_deref().unwrap_or(spec::DEFAULT_VARIANT.name()))?;
-    let sort = spec::DEFAULT_SORT;
+    // A model by name, or built C this server registered (`c:NAME`).
+    let name = q.variant.as_deref().unwrap_or(spec::DEFAULT_VARIANT.name());
+    let (variant_name, external) = match name.strip_prefix(spec::KERNEL_C_PREFIX) {
+        Some(c) => (name, Some(state.kernel_c.by_name(c)?)),
+        None => (spec::parse_variant(name)?.name(), None),
+    };
+    let spreader = match &external {
+        Some(e) => Spreader::External(&*e.0),
+        None => Spreader::Model(spec::parse_variant(variant_name)?, spec::DEFAULT_SORT),
+    };
     let mappers = Mapper::ALL
         .iter()
         .map(|&mapper| {
             let (mut counter, mut warnings) = (0, Vec::new());
-            let map = blk_mq_map_queues(&topo, mapper, queues, 0, variant, sort, &mut counter, &mut warnings);
+            let map = blk_mq_map_queues_with(&topo, mapper, queues, 0, spreader, &mut counter, &mut warnings)
+                .map_err(|e| AppError::BadInput(e.to_string()))?;
             let used: std::collections::BTreeSet<u32> = map.map.iter().flatten().copied().collect();
             let unmapped: Vec<u32> = (0..queues).filter(|q| !used.contains(q)).collect();
-            MapperView {
+            Ok(MapperView {
                 name: mapper.name(),
                 mapped: queues - unmapped.len() as u32,
                 strip_svg: strip(mapper.name(), queues, &unmapped),
                 unmapped,
                 command: format!(
-                    "irqscope blk-mq {preset} --queues {queues} --mapper {} --variant {}",
+                    "irqscope blk-mq {preset} --queues {queues} --mapper {} --variant {variant_name}",
                     mapper.name(),
-                    variant.name()
                 ),
-                report: text::queue_map_report(&topo, mapper, variant, queues, 0, &map.map),
-            }
+                report: text::queue_map_report_named(&topo, mapper, variant_name, queues, 0, &map.map),
+            })
         })
-        .collect();
+        .collect::<Result<_, AppError>>()?;
     let page = BlkMqPage {
         title: format!("blk-mq queue maps: {preset}, {queues} queues"),
         preset,

@@ -1,18 +1,20 @@
 //! Built C registered by whoever runs the server (`serve --kernel-c NAME=SOURCE`): looked up
 //! by `c:NAME` variants and pinned by their sha256; listed with provenance on `/kernel-c`.
 //!
-//! The web never compiles anything it received: the registry is filled once at start-up, by
-//! the binary. A source that did not build stays registered with the compiler's message, so a
+//! The web never compiles anything it received: the registry ([`KernelCRegistry`], a field
+//! of [`super::AppState`]) is made once at start-up, by the binary, and never changes. A source that did not build stays registered with the compiler's message, so a
 //! link to it answers 400 with that message while the server goes on serving; a link to a
 //! build this server lacks answers 404 saying what is missing and how to register it.
 
-use super::AppError;
+use super::{AppError, AppState};
+use crate::analysis::sweep::ExternalRef;
 use crate::kernel::External;
 use crate::kernel_c::Provenance;
-use crate::scenario::spec::ScenarioSpec;
+use crate::scenario::spec::{ScenarioSpec, KERNEL_C_PREFIX};
 use crate::scenario::ScenarioError;
+use axum::extract::State;
 use axum::response::Html;
-use std::sync::RwLock;
+use std::sync::Arc;
 
 /// One registration: a build, or why it failed.
 #[derive(Clone)]
@@ -22,30 +24,85 @@ pub struct Registered {
     pub build: Result<(Provenance, External), String>,
 }
 
-static REGISTRY: RwLock<Vec<Registered>> = RwLock::new(Vec::new());
+/// The built C a server runs, made once when it starts ([`KernelCRegistry::new`]) and shared
+/// by every handler through [`AppState`]. The default is empty: every `c:` link answers 404.
+#[derive(Clone, Default)]
+pub struct KernelCRegistry(Arc<Vec<Entry>>);
 
-/// Register a source under `name` (a later registration of the name replaces it).
-pub fn register(entry: Registered) {
-    let mut r = REGISTRY.write().unwrap_or_else(|e| e.into_inner());
-    r.retain(|e| e.name != entry.name);
-    r.push(entry);
+#[derive(Clone)]
+struct Entry {
+    registered: Registered,
+    /// The build as a sweep placement; made once here, so a sweep request keeps nothing.
+    placement: Option<ExternalRef>,
 }
 
-/// Every registration, in registration order.
-pub fn registered() -> Vec<Registered> {
-    REGISTRY.read().unwrap_or_else(|e| e.into_inner()).clone()
+impl std::fmt::Debug for KernelCRegistry {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let names: Vec<&str> = self.0.iter().map(|e| e.registered.name.as_str()).collect();
+        write!(f, "KernelCRegistry({names:?})")
+    }
 }
 
-/// The build a spec's `c:NAME` variant names: 404 when this server has no such build (or not
-/// the one the link pins), 400 with the compiler's message when it did not build.
-pub(crate) fn resolve(spec: &ScenarioSpec) -> Result<Option<External>, AppError> {
-    let Some(name) = spec.variant.strip_prefix(crate::scenario::spec::KERNEL_C_PREFIX) else {
-        return Ok(None);
-    };
-    let all = registered();
-    let pinned = spec.kernel_c.as_deref();
+impl KernelCRegistry {
+    /// The registrations in order; a later one of a name replaces an earlier one.
+    pub fn new(entries: Vec<Registered>) -> KernelCRegistry {
+        let mut kept: Vec<Entry> = Vec::with_capacity(entries.len());
+        for registered in entries {
+            kept.retain(|e| e.registered.name != registered.name);
+            let placement = match &registered.build {
+                Ok((_, e)) => Some(ExternalRef::register(e.clone())),
+                Err(_) => None,
+            };
+            kept.push(Entry { registered, placement });
+        }
+        KernelCRegistry(Arc::new(kept))
+    }
+
+    /// Every registration, in registration order.
+    pub fn registered(&self) -> impl Iterator<Item = &Registered> {
+        self.0.iter().map(|e| &e.registered)
+    }
+
+    /// A build by name, for a placement (`/sweep?variants=c:NAME`): 404 when this server has
+    /// none of that name, 400 with the compiler's message when it did not build.
+    pub(crate) fn placement(&self, name: &str) -> Result<ExternalRef, AppError> {
+        let how = format!("register it with `irqscope serve --kernel-c {name}=SOURCE`");
+        let entry = self.0.iter().find(|e| e.registered.name == name).ok_or_else(|| {
+            AppError::NotFound(format!(
+                "variant c:{name} names built C this server does not have; {how}"
+            ))
+        })?;
+        match (&entry.placement, &entry.registered.build) {
+            (Some(p), _) => Ok(*p),
+            (None, Err(message)) => Err(did_not_build(name, &entry.registered.source, message)),
+            (None, Ok(_)) => Err(AppError::Internal(format!("c:{name}: a build without its placement"))),
+        }
+    }
+
+    /// The build a spec's `c:NAME` variant names: 404 when this server has no such build (or
+    /// not the one the link pins), 400 with the compiler's message when it did not build.
+    pub(crate) fn resolve(&self, spec: &ScenarioSpec) -> Result<Option<External>, AppError> {
+        let Some(name) = spec.variant.strip_prefix(KERNEL_C_PREFIX) else {
+            return Ok(None);
+        };
+        let all: Vec<&Registered> = self.registered().collect();
+        resolve_in(&all, name, spec.kernel_c.as_deref())
+    }
+
+    /// The build a `c:NAME` variant names with no pin (`/blkmq?variant=c:NAME`).
+    pub(crate) fn by_name(&self, name: &str) -> Result<External, AppError> {
+        let all: Vec<&Registered> = self.registered().collect();
+        resolve_in(&all, name, None)?.ok_or_else(|| AppError::Internal(format!("c:{name}: not resolved")))
+    }
+}
+
+fn did_not_build(name: &str, source: &str, message: &str) -> AppError {
+    AppError::BadInput(format!("c:{name} ({source}) did not build: {message}"))
+}
+
+fn resolve_in(all: &[&Registered], name: &str, pinned: Option<&str>) -> Result<Option<External>, AppError> {
     let how = format!("register it with `irqscope serve --kernel-c {name}=SOURCE`");
-    let entry = all.iter().find(|e| {
+    let entry = all.iter().copied().find(|e| {
         e.name == name
             && match (&e.build, pinned) {
                 (Ok((p, _)), Some(sha)) => p.id == sha,
@@ -56,7 +113,11 @@ pub(crate) fn resolve(spec: &ScenarioSpec) -> Result<Option<External>, AppError>
         (Some(e), _) => e,
         (None, Some(sha)) => {
             // The link may name the build by another name here.
-            match all.iter().find(|e| matches!(&e.build, Ok((p, _)) if p.id == sha)) {
+            match all
+                .iter()
+                .copied()
+                .find(|e| matches!(&e.build, Ok((p, _)) if p.id == sha))
+            {
                 Some(e) => e,
                 None => {
                     return Err(AppError::NotFound(format!(
@@ -74,14 +135,12 @@ pub(crate) fn resolve(spec: &ScenarioSpec) -> Result<Option<External>, AppError>
     };
     match &entry.build {
         Ok((_, e)) => Ok(Some(e.clone())),
-        Err(message) => Err(AppError::BadInput(format!(
-            "c:{name} ({}) did not build: {message}",
-            entry.source
-        ))),
+        Err(message) => Err(did_not_build(name, &entry.source, message)),
     }
 }
 
-/// The lookup `ScenarioSpec::resolve_with` takes, once [`resolve`] found the build.
+/// The lookup `ScenarioSpec::resolve_with` takes, once [`KernelCRegistry::resolve`] found the
+/// build.
 pub(crate) fn fixed(found: Option<External>) -> impl Fn(&str, Option<&str>) -> Result<External, ScenarioError> {
     move |name, _| {
         found
@@ -98,9 +157,9 @@ fn esc(s: &str) -> String {
 }
 
 /// `/kernel-c`: the registered sources with their provenance.
-pub(crate) async fn kernel_c_page() -> Html<String> {
+pub(crate) async fn kernel_c_page(State(state): State<AppState>) -> Html<String> {
     let mut rows = String::new();
-    for e in registered() {
+    for e in state.kernel_c.registered() {
         match &e.build {
             Ok((p, _)) => rows.push_str(&format!(
                 "<tr><td><code>c:{}</code></td><td>{}</td><td>{}</td><td><code>{}</code></td><td>{}</td></tr>\n",

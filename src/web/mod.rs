@@ -32,7 +32,7 @@ use crate::scenario::spec::ScenarioSpec;
 use crate::scenario::ScenarioError;
 use askama::Template;
 use axum::body::Bytes;
-use axum::extract::{DefaultBodyLimit, Path, Query};
+use axum::extract::{DefaultBodyLimit, Path, Query, State};
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::{Html, IntoResponse, Response};
 use axum::routing::{get, post};
@@ -58,6 +58,8 @@ pub const CONTENT_SECURITY_POLICY: &str = "default-src 'none'; script-src 'self'
 pub struct AppState {
     /// Live mode: the host store, ingestion tokens, SSE updates.
     pub live: live::LiveState,
+    /// Built C the server was started with (`serve --kernel-c`); empty by default.
+    pub kernel_c: kernel_c::KernelCRegistry,
 }
 
 /// The whole dashboard as a router; tests drive it with `oneshot`, `main` binds it to a port
@@ -284,8 +286,12 @@ fn text(body: String) -> Response {
     ([(header::CONTENT_TYPE, "text/plain; charset=utf-8")], body).into_response()
 }
 
-async fn index(Query(q): Query<pages::IndexQuery>, headers: HeaderMap) -> Result<Html<String>, AppError> {
-    let mut run = Run::new(q.spec()?)?;
+async fn index(
+    State(state): State<AppState>,
+    Query(q): Query<pages::IndexQuery>,
+    headers: HeaderMap,
+) -> Result<Html<String>, AppError> {
+    let mut run = Run::new(q.spec()?, &state.kernel_c)?;
     run.effective_named = q.effective.is_some();
     Ok(Html(
         pages::ScenarioPage::new(&run, &q.view()?, &origin(&headers)).render()?,
@@ -293,28 +299,41 @@ async fn index(Query(q): Query<pages::IndexQuery>, headers: HeaderMap) -> Result
 }
 
 async fn scenario_page(
+    State(state): State<AppState>,
     Path(link): Path<String>,
     Query(v): Query<ViewQuery>,
     headers: HeaderMap,
 ) -> Result<Html<String>, AppError> {
-    let run = Run::new(permalink::decode::<ScenarioSpec>(&link)?)?;
+    let run = Run::new(permalink::decode::<ScenarioSpec>(&link)?, &state.kernel_c)?;
     Ok(Html(
         pages::ScenarioPage::new(&run, &v.parse()?, &origin(&headers)).render()?,
     ))
 }
 
-async fn scenario_text(Path(link): Path<String>, headers: HeaderMap) -> Result<Response, AppError> {
-    let run = Run::new(permalink::decode::<ScenarioSpec>(&link)?)?;
+async fn scenario_text(
+    State(state): State<AppState>,
+    Path(link): Path<String>,
+    headers: HeaderMap,
+) -> Result<Response, AppError> {
+    let run = Run::new(permalink::decode::<ScenarioSpec>(&link)?, &state.kernel_c)?;
     Ok(text(run.text_report(&origin(&headers))))
 }
 
-async fn scenario_json(Path(link): Path<String>) -> Result<Json<serde_json::Value>, AppError> {
-    let run = Run::new(permalink::decode::<ScenarioSpec>(&link)?)?;
+async fn scenario_json(
+    State(state): State<AppState>,
+    Path(link): Path<String>,
+) -> Result<Json<serde_json::Value>, AppError> {
+    let run = Run::new(permalink::decode::<ScenarioSpec>(&link)?, &state.kernel_c)?;
     Ok(Json(run.json()))
 }
 
-async fn fragment(Query(v): Query<ViewQuery>, headers: HeaderMap, body: Bytes) -> Result<Response, AppError> {
-    let run = Run::new(parse_json::<ScenarioSpec>(&body)?)?;
+async fn fragment(
+    State(state): State<AppState>,
+    Query(v): Query<ViewQuery>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Result<Response, AppError> {
+    let run = Run::new(parse_json::<ScenarioSpec>(&body)?, &state.kernel_c)?;
     let html = pages::ResultFragment::new(&run, &v.parse()?, &origin(&headers)).render()?;
     let link = HeaderValue::from_str(&run.permalink).map_err(|e| AppError::Internal(e.to_string()))?;
     Ok((
@@ -330,36 +349,48 @@ async fn fragment(Query(v): Query<ViewQuery>, headers: HeaderMap, body: Bytes) -
         .into_response())
 }
 
-async fn compare_query(Query(q): Query<pages::CompareQuery>, headers: HeaderMap) -> Result<Html<String>, AppError> {
-    let run = pages::CompareRun::new(q.spec()?)?;
+async fn compare_query(
+    State(state): State<AppState>,
+    Query(q): Query<pages::CompareQuery>,
+    headers: HeaderMap,
+) -> Result<Html<String>, AppError> {
+    let run = pages::CompareRun::new(q.spec()?, &state.kernel_c)?;
     Ok(Html(
         pages::ComparePage::with_scale(&run, &q.view()?, &origin(&headers), q.scale()?)?.render()?,
     ))
 }
 
 async fn compare_page(
+    State(state): State<AppState>,
     Path(link): Path<String>,
     Query(v): Query<ViewQuery>,
     headers: HeaderMap,
 ) -> Result<Html<String>, AppError> {
-    let run = pages::CompareRun::new(permalink::decode::<CompareSpec>(&link)?)?;
+    let run = pages::CompareRun::new(permalink::decode::<CompareSpec>(&link)?, &state.kernel_c)?;
     Ok(Html(
         pages::ComparePage::new(&run, &v.parse()?, &origin(&headers))?.render()?,
     ))
 }
 
-async fn compare_text(Path(link): Path<String>, headers: HeaderMap) -> Result<Response, AppError> {
-    let run = pages::CompareRun::new(permalink::decode::<CompareSpec>(&link)?)?;
+async fn compare_text(
+    State(state): State<AppState>,
+    Path(link): Path<String>,
+    headers: HeaderMap,
+) -> Result<Response, AppError> {
+    let run = pages::CompareRun::new(permalink::decode::<CompareSpec>(&link)?, &state.kernel_c)?;
     Ok(text(run.text_report(&origin(&headers))))
 }
 
-async fn compare_json(Path(link): Path<String>) -> Result<Json<serde_json::Value>, AppError> {
-    let run = pages::CompareRun::new(permalink::decode::<CompareSpec>(&link)?)?;
+async fn compare_json(
+    State(state): State<AppState>,
+    Path(link): Path<String>,
+) -> Result<Json<serde_json::Value>, AppError> {
+    let run = pages::CompareRun::new(permalink::decode::<CompareSpec>(&link)?, &state.kernel_c)?;
     Ok(Json(run.json()))
 }
 
-async fn api_simulate(body: Bytes) -> Result<Json<serde_json::Value>, AppError> {
-    let run = Run::new(parse_json::<ScenarioSpec>(&body)?)?;
+async fn api_simulate(State(state): State<AppState>, body: Bytes) -> Result<Json<serde_json::Value>, AppError> {
+    let run = Run::new(parse_json::<ScenarioSpec>(&body)?, &state.kernel_c)?;
     Ok(Json(run.json()))
 }
 

@@ -1,6 +1,7 @@
 //! Page structs and the query shapes that build them. Templates only loop and print; anything
 //! computed is a field here. Only SVG from `render::svg` is marked safe in templates.
 
+use super::kernel_c::KernelCRegistry;
 use super::{parse_metric, AppError};
 use crate::metrics::{self, Metrics};
 use crate::render::summary;
@@ -41,11 +42,11 @@ pub struct Run {
 }
 
 impl Run {
-    /// Validate and run. An inline topology travels as it came (a `[generate]` recipe keeps
+    /// Validate and run, a `c:NAME` variant on the server's built C (`kernel_c`). An inline topology travels as it came (a `[generate]` recipe keeps
     /// links short); one that cannot be written back as given (a recipe that left its cluster
     /// shape to the default) is stored in the explicit form `Topology::to_spec` gives.
-    pub fn new(mut spec: ScenarioSpec) -> Result<Run, AppError> {
-        let external = super::kernel_c::resolve(&spec)?;
+    pub fn new(mut spec: ScenarioSpec, kernel_c: &KernelCRegistry) -> Result<Run, AppError> {
+        let external = kernel_c.resolve(&spec)?;
         // A c: variant runs the registered build; the link pins it by its sha256.
         if let Some(e) = &external {
             spec.kernel_c = Some(e.0.id().to_string());
@@ -704,12 +705,22 @@ pub(crate) struct CompareRun {
 }
 
 impl CompareRun {
-    pub fn new(spec: CompareSpec) -> Result<CompareRun, AppError> {
+    pub fn new(spec: CompareSpec, kernel_c: &KernelCRegistry) -> Result<CompareRun, AppError> {
         let [sa, sb] = spec.sides();
         let labels = [side_label(&sa), side_label(&sb)];
-        let (a, b) = (Run::new(sa)?, Run::new(sb)?);
+        let (a, b) = (Run::new(sa, kernel_c)?, Run::new(sb, kernel_c)?);
         let mut spec = spec;
         spec.scenario.topology = a.spec.topology.clone();
+        // A c: side's link pins the build it ran (on the side when it names its variant, else
+        // on the scenario both sides start from).
+        for (side, run) in [(&mut spec.a, &a), (&mut spec.b, &b)] {
+            if run.spec.kernel_c.is_some() {
+                match side.variant {
+                    Some(_) => side.kernel_c = run.spec.kernel_c.clone(),
+                    None => spec.scenario.kernel_c = run.spec.kernel_c.clone(),
+                }
+            }
+        }
         let permalink = encode_link(&spec)?;
         Ok(CompareRun {
             a,

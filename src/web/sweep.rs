@@ -3,13 +3,14 @@
 //! [`SweepConfig`], make one core call (`sweep::run`, on a blocking thread), and build a page.
 //! Every row links to its scenario's permalink.
 
-use super::{text, AppError};
-use crate::analysis::sweep::{self, Aggregate, Mix, Sweep, SweepConfig};
+use super::kernel_c::KernelCRegistry;
+use super::{text, AppError, AppState};
+use crate::analysis::sweep::{self, Aggregate, Mix, Placement, Sweep, SweepConfig};
 use crate::render;
 use crate::scenario::permalink;
 use crate::scenario::spec::{self, ScenarioSpec};
 use askama::Template;
-use axum::extract::Query;
+use axum::extract::{Query, State};
 use axum::http::header;
 use axum::response::{Html, IntoResponse, Response};
 use serde::Deserialize;
@@ -49,7 +50,8 @@ fn bad_mix(mix: &str, e: impl std::fmt::Display) -> AppError {
 }
 
 impl SweepQuery {
-    pub fn config(&self) -> Result<SweepConfig, AppError> {
+    /// The sweep this query asks for; a `c:NAME` variant is built C this server registered.
+    pub fn config(&self, kernel_c: &KernelCRegistry) -> Result<SweepConfig, AppError> {
         let mut config = SweepConfig::catalogue_default();
         config.threads = WEB_THREADS;
         if let Some(t) = self.topologies.as_deref().filter(|t| !t.is_empty()) {
@@ -66,7 +68,22 @@ impl SweepQuery {
                 .collect::<Result<_, _>>()?;
         }
         if let Some(v) = self.variants.as_deref().filter(|v| !v.is_empty()) {
-            config.placements = SweepConfig::parse_placements(v).map_err(bad)?;
+            // Built C (`c:NAME`) joins the placements, as on the command line.
+            let (c_names, models): (Vec<&str>, Vec<&str>) = v
+                .split(',')
+                .map(str::trim)
+                .partition(|v| v.starts_with(spec::KERNEL_C_PREFIX));
+            config.placements = if models.iter().all(|m| m.is_empty()) && !c_names.is_empty() {
+                Vec::new()
+            } else {
+                SweepConfig::parse_placements(&models.join(",")).map_err(bad)?
+            };
+            for name in c_names {
+                let p = Placement::External(kernel_c.placement(&name[spec::KERNEL_C_PREFIX.len()..])?);
+                if !config.placements.contains(&p) {
+                    config.placements.push(p);
+                }
+            }
         }
         if let Some(c) = self.counters.as_deref().filter(|c| !c.is_empty()) {
             config.counters = sweep::parse_counters(c).map_err(bad)?;
@@ -81,8 +98,8 @@ impl SweepQuery {
     }
 }
 
-async fn run(q: &SweepQuery) -> Result<Sweep, AppError> {
-    let config = q.config()?;
+async fn run(q: &SweepQuery, kernel_c: &KernelCRegistry) -> Result<Sweep, AppError> {
+    let config = q.config(kernel_c)?;
     tokio::task::spawn_blocking(move || sweep::run(&config))
         .await
         .map_err(|e| AppError::Internal(format!("sweep worker: {e}")))?
@@ -220,22 +237,34 @@ fn encode_component(v: &str) -> String {
         .collect()
 }
 
-pub(crate) async fn sweep_page(Query(q): Query<SweepQuery>) -> Result<Html<String>, AppError> {
-    let s = run(&q).await?;
+pub(crate) async fn sweep_page(
+    State(state): State<AppState>,
+    Query(q): Query<SweepQuery>,
+) -> Result<Html<String>, AppError> {
+    let s = run(&q, &state.kernel_c).await?;
     Ok(Html(SweepPage::new(&s, query_string(&q)).render()?))
 }
 
-pub(crate) async fn sweep_text(Query(q): Query<SweepQuery>) -> Result<Response, AppError> {
-    Ok(text(render::sweep::text(&run(&q).await?)))
+pub(crate) async fn sweep_text(
+    State(state): State<AppState>,
+    Query(q): Query<SweepQuery>,
+) -> Result<Response, AppError> {
+    Ok(text(render::sweep::text(&run(&q, &state.kernel_c).await?)))
 }
 
-pub(crate) async fn sweep_csv(Query(q): Query<SweepQuery>) -> Result<Response, AppError> {
-    let body = render::sweep::csv(&run(&q).await?, &link);
+pub(crate) async fn sweep_csv(
+    State(state): State<AppState>,
+    Query(q): Query<SweepQuery>,
+) -> Result<Response, AppError> {
+    let body = render::sweep::csv(&run(&q, &state.kernel_c).await?, &link);
     Ok(([(header::CONTENT_TYPE, "text/csv; charset=utf-8")], body).into_response())
 }
 
-pub(crate) async fn sweep_json(Query(q): Query<SweepQuery>) -> Result<axum::Json<serde_json::Value>, AppError> {
-    Ok(axum::Json(render::sweep::json(&run(&q).await?, &link)))
+pub(crate) async fn sweep_json(
+    State(state): State<AppState>,
+    Query(q): Query<SweepQuery>,
+) -> Result<axum::Json<serde_json::Value>, AppError> {
+    Ok(axum::Json(render::sweep::json(&run(&q, &state.kernel_c).await?, &link)))
 }
 
 #[cfg(test)]

@@ -31,7 +31,13 @@ fn data(rel: &str) -> PathBuf {
 
 fn live_app() -> (axum::Router, LiveState) {
     let (live, _) = LiveState::new(Tokens::parse(TOKEN).unwrap(), None).unwrap();
-    (web::app(AppState { live: live.clone() }), live)
+    (
+        web::app(AppState {
+            live: live.clone(),
+            ..Default::default()
+        }),
+        live,
+    )
 }
 
 async fn call(app: &axum::Router, req: Request<Body>) -> (StatusCode, String) {
@@ -344,7 +350,10 @@ fn clocked_app() -> (axum::Router, LiveState, std::sync::Arc<std::sync::atomic::
         std::sync::Arc::new(move || clock.load(Ordering::SeqCst)),
     )
     .unwrap();
-    let app = web::app(AppState { live: live.clone() });
+    let app = web::app(AppState {
+        live: live.clone(),
+        ..Default::default()
+    });
     (app, live, now)
 }
 

@@ -234,7 +234,13 @@ fn live_app(tokens: &str) -> (axum::Router, LiveState) {
 
 fn live_app_with(tokens: &str, clock: Clock) -> (axum::Router, LiveState) {
     let (live, _) = LiveState::with_clock(Tokens::parse(tokens).unwrap(), None, clock).unwrap();
-    (web::app(AppState { live: live.clone() }), live)
+    (
+        web::app(AppState {
+            live: live.clone(),
+            ..Default::default()
+        }),
+        live,
+    )
 }
 
 async fn call(app: &axum::Router, req: Request<Body>) -> (StatusCode, String) {
@@ -365,7 +371,10 @@ async fn pushes_are_refused_without_the_right_token_and_leave_history_alone() {
 async fn push_rate_is_measured_by_the_server_clock() {
     // The server's own clock.
     let (live, _) = LiveState::new(Tokens::parse(TOKEN).unwrap(), None).unwrap();
-    let app = web::app(AppState { live });
+    let app = web::app(AppState {
+        live,
+        ..Default::default()
+    });
     // Forged stamps a second apart, sent back to back: limited like any other burst.
     let started = Instant::now();
     let (mut accepted, mut refused) = (0u64, 0u64);
@@ -409,7 +418,10 @@ async fn idle_hosts_expire_admins_delete_and_unbound_tokens_have_a_quota() {
     let tokens = Tokens::parse(&format!("{TOKEN}\n{BOUND}\n_admin={ADMIN}\n")).unwrap();
     let policy = HubPolicy { host_idle_ms: 60_000 };
     let (live, _) = LiveState::with(tokens, None, policy, Some(clock)).unwrap();
-    let app = web::app(AppState { live });
+    let app = web::app(AppState {
+        live,
+        ..Default::default()
+    });
     let push = |host: &str| push_req(host, Some(TOKEN), reading("azure-mana-vm", host, 0));
     // The unbound token creates hosts up to its quota.
     for i in 0..UNBOUND_TOKEN_HOSTS_MAX {
@@ -538,7 +550,10 @@ async fn a_full_disk_answers_503_keeps_every_acknowledged_push_and_recovers() {
     let open = || {
         let persist = irqscope::live::persist::Persist::open(&file).unwrap();
         let (live, _) = LiveState::with_clock(Tokens::parse(TOKEN).unwrap(), Some(persist), paced_clock()).unwrap();
-        web::app(AppState { live })
+        web::app(AppState {
+            live,
+            ..Default::default()
+        })
     };
     let app = open();
     // Leave the store a little room.
@@ -933,7 +948,10 @@ async fn imports_get_a_stable_link_that_survives_a_restart() {
         .0
     };
     let live = open();
-    let app = web::app(AppState { live: live.clone() });
+    let app = web::app(AppState {
+        live: live.clone(),
+        ..Default::default()
+    });
     let a = snapshot_of("azure-mana-vm", "shared-vm", 10_000);
     let mut b = a.clone();
     b.taken_unix_ms = 11_000;
@@ -990,7 +1008,10 @@ async fn imports_get_a_stable_link_that_survives_a_restart() {
     // A restart with the same --live-store keeps the link.
     drop(app);
     drop(live);
-    let app = web::app(AppState { live: open() });
+    let app = web::app(AppState {
+        live: open(),
+        ..Default::default()
+    });
     let (st, again) = call(&app, Request::get(path).body(Body::empty()).unwrap()).await;
     assert_eq!(st, StatusCode::OK, "{again}");
     assert!(again.contains("shared-vm"));
@@ -1151,7 +1172,10 @@ async fn agent_pushes_and_sse_shows_rates_change() {
     let (live, _) = LiveState::new(Tokens::parse(TOKEN).unwrap(), None).unwrap();
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let base = format!("http://{}", listener.local_addr().unwrap());
-    let app = web::app(AppState { live });
+    let app = web::app(AppState {
+        live,
+        ..Default::default()
+    });
     let server = tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
 
     let _agent = start_agent(&base, &root, "vm1", &token_file, 200);
@@ -1420,7 +1444,10 @@ async fn viewer_tokens_guard_pages_json_and_streams() {
     use irqscope::live::auth::ViewerTokens;
     let (live, _) = LiveState::with_clock(Tokens::parse(TOKEN).unwrap(), None, paced_clock()).unwrap();
     let live = live.with_viewer_tokens(ViewerTokens::parse(&format!("# viewers\n{VIEWER}\n")).unwrap());
-    let app = web::app(AppState { live });
+    let app = web::app(AppState {
+        live,
+        ..Default::default()
+    });
     // Pushing needs the push token only.
     let (st, body) = call(&app, push_req("v1", Some(TOKEN), reading("azure-mana-vm", "v1", 0))).await;
     assert_eq!(st, StatusCode::OK, "{body}");
@@ -1610,6 +1637,7 @@ async fn a_trusted_proxy_forwards_the_client_for_the_per_client_caps() {
     let (live, _) = LiveState::with_clock(Tokens::parse(TOKEN).unwrap(), None, paced_clock()).unwrap();
     let behind = web::app(AppState {
         live: live.with_trusted_proxies(&[proxy]).unwrap(),
+        ..Default::default()
     });
     let open = |peer: [u8; 4], forwarded: &str| {
         let mut r = Request::get("/live/h/events")
