@@ -1,8 +1,10 @@
 //! The sweep page: `/sweep` (sortable table + small multiples), `/sweep/text`, `/sweep/csv`,
 //! `/sweep/json`, all from the same query. Handlers resolve the query into a
-//! [`SweepConfig`], make one core call (`sweep::run`, on a blocking thread), and build a page.
+//! [`SweepConfig`], make one core call (`sweep::run_until`, through `work::Work`: estimated
+//! first, on a blocking thread, stopped at the deadline), and build a page.
 //! Every row links to its scenario's permalink.
 
+use super::work::{Estimate, Work};
 use super::{text, AppError};
 use crate::analysis::sweep::{self, Aggregate, Mix, Sweep, SweepConfig};
 use crate::render;
@@ -81,12 +83,14 @@ impl SweepQuery {
     }
 }
 
-async fn run(q: &SweepQuery) -> Result<Sweep, AppError> {
+/// The sweep of a query, within the request's budget and deadline (`web::work`).
+async fn run(q: &SweepQuery, work: Work) -> Result<Sweep, AppError> {
     let config = q.config()?;
-    tokio::task::spawn_blocking(move || sweep::run(&config))
-        .await
-        .map_err(|e| AppError::Internal(format!("sweep worker: {e}")))?
-        .map_err(bad)
+    let estimate = Estimate::sweep(&config);
+    work.run(estimate, move |deadline| {
+        sweep::run_until(&config, &|| deadline.expired()).map_err(bad)
+    })
+    .await
 }
 
 fn link(spec: &ScenarioSpec) -> Option<String> {
@@ -220,22 +224,25 @@ fn encode_component(v: &str) -> String {
         .collect()
 }
 
-pub(crate) async fn sweep_page(Query(q): Query<SweepQuery>) -> Result<Html<String>, AppError> {
-    let s = run(&q).await?;
+pub(crate) async fn sweep_page(work: Work, Query(q): Query<SweepQuery>) -> Result<Html<String>, AppError> {
+    let s = run(&q, work).await?;
     Ok(Html(SweepPage::new(&s, query_string(&q)).render()?))
 }
 
-pub(crate) async fn sweep_text(Query(q): Query<SweepQuery>) -> Result<Response, AppError> {
-    Ok(text(render::sweep::text(&run(&q).await?)))
+pub(crate) async fn sweep_text(work: Work, Query(q): Query<SweepQuery>) -> Result<Response, AppError> {
+    Ok(text(render::sweep::text(&run(&q, work).await?)))
 }
 
-pub(crate) async fn sweep_csv(Query(q): Query<SweepQuery>) -> Result<Response, AppError> {
-    let body = render::sweep::csv(&run(&q).await?, &link);
+pub(crate) async fn sweep_csv(work: Work, Query(q): Query<SweepQuery>) -> Result<Response, AppError> {
+    let body = render::sweep::csv(&run(&q, work).await?, &link);
     Ok(([(header::CONTENT_TYPE, "text/csv; charset=utf-8")], body).into_response())
 }
 
-pub(crate) async fn sweep_json(Query(q): Query<SweepQuery>) -> Result<axum::Json<serde_json::Value>, AppError> {
-    Ok(axum::Json(render::sweep::json(&run(&q).await?, &link)))
+pub(crate) async fn sweep_json(
+    work: Work,
+    Query(q): Query<SweepQuery>,
+) -> Result<axum::Json<serde_json::Value>, AppError> {
+    Ok(axum::Json(render::sweep::json(&run(&q, work).await?, &link)))
 }
 
 #[cfg(test)]

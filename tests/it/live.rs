@@ -1673,3 +1673,47 @@ async fn a_trusted_proxy_forwards_the_client_for_the_per_client_caps() {
     let (st, _) = call(&plain, open([127, 0, 0, 1], "203.0.113.201")).await;
     assert_eq!(st, StatusCode::TOO_MANY_REQUESTS);
 }
+
+/// Five unbound tokens cannot lock a bound host out: each holds at most its share of the host
+/// table (256 / 5 = 51 hosts), so a bound host finds a place; and when bound hosts fill the
+/// table, a new one takes the place of the unbound host idle longest.
+#[tokio::test]
+async fn five_unbound_tokens_cannot_lock_a_bound_host_out() {
+    let unbound: Vec<String> = (0..5).map(|i| format!("unbound-token-{i}-0123456789")).collect();
+    let tokens = format!(
+        "{}\nbound-a=bound-a-token-0123456789\nbound-b=bound-b-token-0123456789\n",
+        unbound.join("\n")
+    );
+    let (app, _) = live_app(&tokens);
+    let body = |host: &str| serde_json::to_string(&snapshot_of("x86-nvme-vm", host, 1_000)).unwrap();
+    let mut created = 0;
+    for (i, token) in unbound.iter().enumerate() {
+        for n in 0.. {
+            let host = format!("u{i}-{n}");
+            let (st, reply) = call(&app, push_req(&host, Some(token), body(&host))).await;
+            if st == StatusCode::CONFLICT {
+                assert!(reply.contains("this token already pushes for"), "{reply}");
+                break;
+            }
+            assert_eq!(st, StatusCode::OK, "{host}: {reply}");
+            created += 1;
+        }
+    }
+    assert_eq!(created, 5 * 51);
+    // The first bound host finds the table's last place; the second takes the place of the
+    // unbound host idle longest (the first one pushed).
+    for (host, token) in [
+        ("bound-a", "bound-a-token-0123456789"),
+        ("bound-b", "bound-b-token-0123456789"),
+    ] {
+        let (st, reply) = call(&app, push_req(host, Some(token), body(host))).await;
+        assert_eq!(st, StatusCode::OK, "{host}: {reply}");
+        assert_eq!(seq_of(&app, host).await, Some(1));
+    }
+    assert_eq!(seq_of(&app, "u0-0").await, None, "the longest-idle unbound host stayed");
+    assert_eq!(seq_of(&app, "u0-1").await, Some(1));
+    // The table is full: an unbound token under its quota may not push another one out.
+    let (st, reply) = call(&app, push_req("u0-new", Some(&unbound[0]), body("u0-new"))).await;
+    assert_eq!(st, StatusCode::CONFLICT, "{reply}");
+    assert!(reply.contains("already keeps 256 hosts"), "{reply}");
+}
