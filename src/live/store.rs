@@ -604,6 +604,22 @@ mod tests {
         }
     }
 
+    /// A push through unbound token `token`.
+    fn by(token: u32, received_ms: u64) -> Arrival {
+        Arrival {
+            received_ms,
+            unbound: Some(token),
+        }
+    }
+
+    /// An empty snapshot of host `n` taken at `t`.
+    fn named(n: &str, t: u64) -> Snapshot {
+        Snapshot {
+            host: n.to_string(),
+            ..snap(t, &[0], &[])
+        }
+    }
+
     #[test]
     fn pushes_are_paced_by_the_server_clock() {
         let mut s = LiveStore::new();
@@ -642,14 +658,6 @@ mod tests {
     #[test]
     fn idle_hosts_expire_and_unbound_tokens_have_a_quota() {
         let mut s = LiveStore::new();
-        let named = |n: &str, t: u64| Snapshot {
-            host: n.to_string(),
-            ..snap(t, &[0], &[])
-        };
-        let by = |token, received_ms| Arrival {
-            received_ms,
-            unbound: Some(token),
-        };
         for i in 0..UNBOUND_TOKEN_HOSTS_MAX {
             let h = format!("h{i}");
             s.ingest(&h, named(&h, 1), by(7, 0)).unwrap();
@@ -675,14 +683,6 @@ mod tests {
     /// (a restored host first learns its owner at its next push).
     #[test]
     fn unbound_tokens_never_lock_a_bound_host_out() {
-        let named = |n: &str, t: u64| Snapshot {
-            host: n.to_string(),
-            ..snap(t, &[0], &[])
-        };
-        let by = |token, received_ms| Arrival {
-            received_ms,
-            unbound: Some(token),
-        };
         let mut s = LiveStore::new().with_unbound_tokens(5);
         let quota = s.unbound_quota();
         assert_eq!(quota, HOSTS_MAX / 5);
