@@ -12,7 +12,11 @@ fuzz_target!(|data: &[u8]| {
         .lines()
         .filter_map(|l| l.split_once('='))
         .map(|(k, v)| {
-            let v = if v.contains('\\') { v.replace("\\n", "\n") } else { v.to_string() };
+            let v = if v.contains('\\') {
+                v.replace("\\n", "\n")
+            } else {
+                v.to_string()
+            };
             (k.to_string(), v)
         })
         .collect();

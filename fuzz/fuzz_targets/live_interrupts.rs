@@ -5,8 +5,7 @@
 #![no_main]
 
 use irqscope::live::parse::{
-    format_interrupts, parse_interrupts, parse_interrupts_bytes_into, parse_interrupts_read_into, Interrupts,
-    ReadError,
+    format_interrupts, parse_interrupts, parse_interrupts_bytes_into, parse_interrupts_read_into, Interrupts, ReadError,
 };
 use libfuzzer_sys::fuzz_target;
 
