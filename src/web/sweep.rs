@@ -1,9 +1,11 @@
 //! The sweep page: `/sweep` (sortable table + small multiples), `/sweep/text`, `/sweep/csv`,
 //! `/sweep/json`, all from the same query. Handlers resolve the query into a
-//! [`SweepConfig`], make one core call (`sweep::run`, on a blocking thread), and build a page.
+//! [`SweepConfig`], make one core call (`sweep::run_until`, through `work::Work`: estimated
+//! first, on a blocking thread, stopped at the deadline), and build a page.
 //! Every row links to its scenario's permalink.
 
 use super::kernel_c::KernelCRegistry;
+use super::work::{Estimate, Work};
 use super::{text, AppError, AppState};
 use crate::analysis::sweep::{self, Aggregate, Mix, Placement, Sweep, SweepConfig};
 use crate::render;
@@ -98,12 +100,14 @@ impl SweepQuery {
     }
 }
 
-async fn run(q: &SweepQuery, kernel_c: &KernelCRegistry) -> Result<Sweep, AppError> {
+/// The sweep of a query, within the request's budget and deadline (`web::work`).
+async fn run(q: &SweepQuery, kernel_c: &KernelCRegistry, work: Work) -> Result<Sweep, AppError> {
     let config = q.config(kernel_c)?;
-    tokio::task::spawn_blocking(move || sweep::run(&config))
-        .await
-        .map_err(|e| AppError::Internal(format!("sweep worker: {e}")))?
-        .map_err(bad)
+    let estimate = Estimate::sweep(&config);
+    work.run(estimate, move |deadline| {
+        sweep::run_until(&config, &|| deadline.expired()).map_err(bad)
+    })
+    .await
 }
 
 fn link(spec: &ScenarioSpec) -> Option<String> {
@@ -238,33 +242,37 @@ fn encode_component(v: &str) -> String {
 }
 
 pub(crate) async fn sweep_page(
+    work: Work,
     State(state): State<AppState>,
     Query(q): Query<SweepQuery>,
 ) -> Result<Html<String>, AppError> {
-    let s = run(&q, &state.kernel_c).await?;
+    let s = run(&q, &state.kernel_c, work).await?;
     Ok(Html(SweepPage::new(&s, query_string(&q)).render()?))
 }
 
 pub(crate) async fn sweep_text(
+    work: Work,
     State(state): State<AppState>,
     Query(q): Query<SweepQuery>,
 ) -> Result<Response, AppError> {
-    Ok(text(render::sweep::text(&run(&q, &state.kernel_c).await?)))
+    Ok(text(render::sweep::text(&run(&q, &state.kernel_c, work).await?)))
 }
 
 pub(crate) async fn sweep_csv(
+    work: Work,
     State(state): State<AppState>,
     Query(q): Query<SweepQuery>,
 ) -> Result<Response, AppError> {
-    let body = render::sweep::csv(&run(&q, &state.kernel_c).await?, &link);
+    let body = render::sweep::csv(&run(&q, &state.kernel_c, work).await?, &link);
     Ok(([(header::CONTENT_TYPE, "text/csv; charset=utf-8")], body).into_response())
 }
 
 pub(crate) async fn sweep_json(
+    work: Work,
     State(state): State<AppState>,
     Query(q): Query<SweepQuery>,
 ) -> Result<axum::Json<serde_json::Value>, AppError> {
-    Ok(axum::Json(render::sweep::json(&run(&q, &state.kernel_c).await?, &link)))
+    Ok(axum::Json(render::sweep::json(&run(&q, &state.kernel_c, work).await?, &link)))
 }
 
 #[cfg(test)]

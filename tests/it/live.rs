@@ -1548,8 +1548,10 @@ fn serve_refuses_a_bad_viewer_tokens_file_in_one_line() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-/// `serve --max-connections N`: N connections are served, the next waits to be accepted until
-/// one closes; 0 and values past the limit are refused in one line.
+/// `serve --max-connections N`: at most N connections are open; a newcomer when the pool is
+/// full takes the place of the longest-idle connection (of the address holding the most), so
+/// it is served at once and that idle one is closed; 0 and values past the limit are refused
+/// in one line.
 #[test]
 fn serve_max_connections_holds_the_cap() {
     use std::io::{Read, Write};
@@ -1609,21 +1611,40 @@ fn serve_max_connections_holds_the_cap() {
         ask(&mut b, Duration::from_secs(5)).is_some(),
         "the second of 2 is served"
     );
-    // The third completes its handshake in the listen backlog but is not accepted while the
-    // two stay open (well within the 5 s idle timeout).
+    // A third, with both idle (kept alive, well within the 5 s idle timeout): it takes the
+    // place of the longest-idle one, `a`, which the server closes; `b` stays open.
     let mut c = connect();
-    assert_eq!(
-        ask(&mut c, Duration::from_millis(700)),
-        None,
-        "a third connection past the cap"
-    );
-    drop(a);
-    let mut rest = [0u8; 256];
-    c.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
-    let n = c.read(&mut rest).unwrap_or(0);
     assert!(
-        String::from_utf8_lossy(&rest[..n]).starts_with("HTTP/1.1 200"),
-        "accepted once one closed"
+        ask(&mut c, Duration::from_secs(5)).is_some_and(|r| r.starts_with("HTTP/1.1 200")),
+        "a third connection past the cap is served in an idle one's place"
+    );
+    // Read what is left of a connection's first answer: true when the server closed it, false
+    // when it stays open past `wait`.
+    let closed_within = |s: &mut TcpStream, wait: Duration| -> bool {
+        s.set_read_timeout(Some(wait)).unwrap();
+        let mut rest = [0u8; 4096];
+        loop {
+            match s.read(&mut rest) {
+                Ok(0) => return true,
+                Ok(_) => continue,
+                Err(e) if matches!(e.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut) => {
+                    return false
+                }
+                Err(_) => return true,
+            }
+        }
+    };
+    assert!(
+        closed_within(&mut a, Duration::from_secs(5)),
+        "the longest-idle connection is closed"
+    );
+    assert!(
+        !closed_within(&mut b, Duration::from_millis(500)),
+        "the other stays open"
+    );
+    assert!(
+        ask(&mut b, Duration::from_secs(5)).is_some_and(|r| r.starts_with("HTTP/1.1 200")),
+        "and is served"
     );
 }
 
@@ -1700,4 +1721,48 @@ async fn a_trusted_proxy_forwards_the_client_for_the_per_client_caps() {
     }
     let (st, _) = call(&plain, open([127, 0, 0, 1], "203.0.113.201")).await;
     assert_eq!(st, StatusCode::TOO_MANY_REQUESTS);
+}
+
+/// Five unbound tokens cannot lock a bound host out: each holds at most its share of the host
+/// table (256 / 5 = 51 hosts), so a bound host finds a place; and when bound hosts fill the
+/// table, a new one takes the place of the unbound host idle longest.
+#[tokio::test]
+async fn five_unbound_tokens_cannot_lock_a_bound_host_out() {
+    let unbound: Vec<String> = (0..5).map(|i| format!("unbound-token-{i}-0123456789")).collect();
+    let tokens = format!(
+        "{}\nbound-a=bound-a-token-0123456789\nbound-b=bound-b-token-0123456789\n",
+        unbound.join("\n")
+    );
+    let (app, _) = live_app(&tokens);
+    let body = |host: &str| serde_json::to_string(&snapshot_of("x86-nvme-vm", host, 1_000)).unwrap();
+    let mut created = 0;
+    for (i, token) in unbound.iter().enumerate() {
+        for n in 0.. {
+            let host = format!("u{i}-{n}");
+            let (st, reply) = call(&app, push_req(&host, Some(token), body(&host))).await;
+            if st == StatusCode::CONFLICT {
+                assert!(reply.contains("this token already pushes for"), "{reply}");
+                break;
+            }
+            assert_eq!(st, StatusCode::OK, "{host}: {reply}");
+            created += 1;
+        }
+    }
+    assert_eq!(created, 5 * 51);
+    // The first bound host finds the table's last place; the second takes the place of the
+    // unbound host idle longest (the first one pushed).
+    for (host, token) in [
+        ("bound-a", "bound-a-token-0123456789"),
+        ("bound-b", "bound-b-token-0123456789"),
+    ] {
+        let (st, reply) = call(&app, push_req(host, Some(token), body(host))).await;
+        assert_eq!(st, StatusCode::OK, "{host}: {reply}");
+        assert_eq!(seq_of(&app, host).await, Some(1));
+    }
+    assert_eq!(seq_of(&app, "u0-0").await, None, "the longest-idle unbound host stayed");
+    assert_eq!(seq_of(&app, "u0-1").await, Some(1));
+    // The table is full: an unbound token under its quota may not push another one out.
+    let (st, reply) = call(&app, push_req("u0-new", Some(&unbound[0]), body("u0-new"))).await;
+    assert_eq!(st, StatusCode::CONFLICT, "{reply}");
+    assert!(reply.contains("already keeps 256 hosts"), "{reply}");
 }

@@ -39,6 +39,7 @@ mod scenario_mana;
 mod sched_wake_paths;
 mod seed_presets;
 mod seeds;
+mod serving;
 mod spread_offsets;
 mod sweep;
 mod tls_proxy;
