@@ -985,7 +985,7 @@ fn blk_mq(args: BlkMqArgs) -> anyhow::Result<ExitCode> {
         words.push(format!("--counter {}", args.counter));
     }
     let mut out = String::new();
-    render::text::command_block(&words, &mut out);
+    render::columns::command_block(&words, &mut out);
     out.push('\n');
     out.push_str(&render::text::queue_map_report(
         &topology,

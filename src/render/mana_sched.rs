@@ -2,7 +2,7 @@
 //! set-up before and after the low-vCPU patch (seed 001), and the scheduler's NUMA imbalance
 //! decision for a communicating pair under the three patch levels (seed 003).
 
-use super::text::{command_block, permalink_block, words_of, wrap};
+use super::columns::{command_block, permalink_block, words_of, wrap};
 use crate::kernel::mana::{ManaInput, ManaOutcome};
 use crate::kernel::sched::{SchedInput, SchedOutcome, INTERPRETATION_NOTES};
 use crate::scenario::mana::ManaRun;

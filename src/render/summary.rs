@@ -497,7 +497,10 @@ mod tests {
         );
         let l96 = crate::catalogue::get("azure-l96as-v4").unwrap();
         let x86 = effective_line(EffectiveModel::X86Matrix, &l96, true, false);
-        assert!(x86.starts_with("effective CPU: x86-matrix (x86_64 preset, apic: "), "{x86}");
+        assert!(
+            x86.starts_with("effective CPU: x86-matrix (x86_64 preset, apic: "),
+            "{x86}"
+        );
         let edited = effective_line(EffectiveModel::X86Matrix, &l96, false, false);
         assert!(edited.contains("(edited machine, x86_64 with apic: "), "{edited}");
         let named = effective_line(EffectiveModel::X86Matrix, &d16, true, true);

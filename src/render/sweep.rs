@@ -4,9 +4,9 @@
 //! Permalinks are not made here (that is `scenario::permalink`): callers pass a function from a row's
 //! scenario to its link, or none.
 
+use super::columns::{wrap, COLUMNS_MAX};
 use super::summary::milli;
 use super::svg::escape;
-use super::text::{wrap, COLUMNS_MAX};
 use crate::analysis::sweep::{Aggregate, Figures, Placement, Sweep, SweepConfig, Verdict};
 use crate::scenario::spec::ScenarioSpec;
 use serde_json::json;
@@ -20,7 +20,7 @@ pub fn command_line(config: &SweepConfig) -> String {
     command_words(config).join(" ")
 }
 
-/// [`command_line`] as words for `text::command_block`; an option and its value are one word.
+/// [`command_line`] as words for `columns::command_block`; an option and its value are one word.
 pub(crate) fn command_words(config: &SweepConfig) -> Vec<String> {
     let all_topologies: Vec<String> = crate::catalogue::names().map(str::to_string).collect();
     let mut words = vec!["irqscope".to_string(), "sweep".to_string()];
@@ -55,7 +55,7 @@ pub(crate) fn command_words(config: &SweepConfig) -> Vec<String> {
 /// `--flag a,b,c` words, the list cut into several repeats of the flag (the CLI joins them) so
 /// that no word is wider than a continuation line; a line never breaks inside a list.
 fn list_words(flag: &str, items: &[String]) -> Vec<String> {
-    let width = super::text::COLUMNS_MAX - 8;
+    let width = super::columns::COLUMNS_MAX - 8;
     let mut words = Vec::new();
     let mut cur = String::new();
     for item in items {
@@ -121,7 +121,7 @@ pub fn text(sweep: &Sweep) -> String {
         c.counters.len(),
         if c.counters.len() == 1 { "" } else { "s" },
     );
-    super::text::command_block(&command_words(c), &mut out);
+    super::columns::command_block(&command_words(c), &mut out);
     out.push('\n');
     out.push_str(&wrap(
         &format!(

@@ -2,8 +2,8 @@
 //! first vector the kernel could not give (`-ENOSPC`), in text and JSON. Shown when the space
 //! runs out or the scenario sets a boot parameter, so every other report keeps its bytes.
 
+use super::columns::wrap;
 use crate::kernel::vector_matrix::MatrixError;
-use crate::render::text::wrap;
 use crate::scenario::{Outcome, Scenario, VectorFailure, VectorSpace};
 use serde_json::{json, Value};
 use std::fmt::Write as _;

@@ -12,6 +12,7 @@
 //! boot parameters (`irqaffinity=`, `isolcpus=`, `nohz_full=`) are [`BootParams`]. The vector
 //! space and its `-ENOSPC` answers are [`VectorSpace`] (`docs/vector-space.md`).
 
+pub mod blkmq;
 pub mod mana;
 pub mod payloads;
 pub mod permalink;

@@ -1,30 +1,33 @@
 //! The dashboard: `app(state) -> Router`, thin handlers, askama pages, one [`AppError`].
 //!
-//! Handlers do three things: resolve the input (query, permalink or JSON body) into a validated
-//! [`Scenario`](crate::scenario::Scenario), make one core call (`scenario::run` and
-//! `metrics::compute`, through [`pages::Run`]), and hand the result to a page struct. No
-//! placement math lives here; nothing below this module imports it.
+//! Handlers route and do three things: decode the input (query, permalink or JSON body), make
+//! one call into `render::view` (which resolves, runs and builds the page's view as data, the
+//! same resolve and run the CLI calls), and fill a template ([`pages`]). No placement math and
+//! no kernel model is reached from here but through `render::view`; nothing below this module
+//! imports it.
 //!
 //! Routes (see `docs/http-api.md`): `/`, `/s/{p}`, `/s/{p}/text`, `/s/{p}/json`, `/compare`,
 //! `/c/{p}` (+ `/text`, `/json`), `/mana`, `/m/{p}` (+ `/text`, `/json`), `/sched`, `/n/{p}`
-//! (+ `/text`, `/json`), `/sweep` (+ `/text`, `/csv`, `/json`), `POST /fragment`,
+//! (+ `/text`, `/json`), `/sweep` (+ `/text`, `/csv`, `/json`), `/blkmq` (+ `/text`, `/json`),
+//! `/seeds`, `/fleet`, `POST /fragment`,
 //! `POST /api/simulate`, `GET /api/topologies`, `GET /api/topologies/{name}`, `/static/*`,
 //! `/favicon.ico`. Errors are one `text/plain` line, or an HTML page for `Accept: text/html`.
 
 mod blkmq;
 pub mod cache;
-pub mod fleet;
+mod fleet;
 pub mod live;
-pub mod mana;
-mod model_pages;
-pub mod pages;
-pub mod sched;
+mod mana;
+mod pages;
+mod sched;
 mod seeds;
 pub mod server;
-pub mod sweep;
+mod sweep;
 
 use crate::catalogue;
-use crate::render::svg::HeatMetric;
+use crate::render::view::compare::{CompareQuery, CompareRun, CompareView};
+use crate::render::view::scenario::{IndexQuery, ResultView, Run, ScenarioView, ViewQuery};
+use crate::render::view::ViewError;
 use crate::scenario::payloads::CompareSpec;
 use crate::scenario::permalink::{self, PermalinkError};
 use crate::scenario::spec::ScenarioSpec;
@@ -36,7 +39,7 @@ use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::{Html, IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
-use pages::{Run, ViewQuery};
+use pages::{ComparePage, ResultFragment, ScenarioPage};
 use std::time::Duration;
 use tower_http::compression::CompressionLayer;
 use tower_http::limit::RequestBodyLimitLayer;
@@ -86,6 +89,8 @@ pub fn app(state: AppState) -> Router {
         .merge(permalinks)
         .route("/compare", get(compare_query))
         .route("/blkmq", get(blkmq::blkmq_page))
+        .route("/blkmq/text", get(blkmq::blkmq_text))
+        .route("/blkmq/json", get(blkmq::blkmq_json))
         .route("/seeds", get(seeds::seeds_page))
         .route("/mana", get(mana::mana_query))
         .route("/sched", get(sched::sched_query))
@@ -249,6 +254,14 @@ impl From<ScenarioError> for AppError {
         AppError::BadInput(e.0)
     }
 }
+impl From<ViewError> for AppError {
+    fn from(e: ViewError) -> Self {
+        match e {
+            ViewError::BadInput(m) => AppError::BadInput(m),
+            ViewError::Internal(m) => AppError::Internal(m),
+        }
+    }
+}
 impl From<PermalinkError> for AppError {
     fn from(e: PermalinkError) -> Self {
         AppError::BadInput(e.to_string())
@@ -282,12 +295,11 @@ fn text(body: String) -> Response {
     ([(header::CONTENT_TYPE, "text/plain; charset=utf-8")], body).into_response()
 }
 
-async fn index(Query(q): Query<pages::IndexQuery>, headers: HeaderMap) -> Result<Html<String>, AppError> {
+async fn index(Query(q): Query<IndexQuery>, headers: HeaderMap) -> Result<Html<String>, AppError> {
     let mut run = Run::new(q.spec()?)?;
     run.effective_named = q.effective.is_some();
-    Ok(Html(
-        pages::ScenarioPage::new(&run, &q.view()?, &origin(&headers)).render()?,
-    ))
+    let view = ScenarioView::new(&run, &q.view()?, &origin(&headers));
+    Ok(Html(ScenarioPage::from(view).render()?))
 }
 
 async fn scenario_page(
@@ -296,9 +308,8 @@ async fn scenario_page(
     headers: HeaderMap,
 ) -> Result<Html<String>, AppError> {
     let run = Run::new(permalink::decode::<ScenarioSpec>(&link)?)?;
-    Ok(Html(
-        pages::ScenarioPage::new(&run, &v.parse()?, &origin(&headers)).render()?,
-    ))
+    let view = ScenarioView::new(&run, &v.parse()?, &origin(&headers));
+    Ok(Html(ScenarioPage::from(view).render()?))
 }
 
 async fn scenario_text(Path(link): Path<String>, headers: HeaderMap) -> Result<Response, AppError> {
@@ -307,13 +318,15 @@ async fn scenario_text(Path(link): Path<String>, headers: HeaderMap) -> Result<R
 }
 
 async fn scenario_json(Path(link): Path<String>) -> Result<Json<serde_json::Value>, AppError> {
-    let run = Run::new(permalink::decode::<ScenarioSpec>(&link)?)?;
-    Ok(Json(run.json()))
+    Ok(Json(Run::new(permalink::decode::<ScenarioSpec>(&link)?)?.json()))
 }
 
 async fn fragment(Query(v): Query<ViewQuery>, headers: HeaderMap, body: Bytes) -> Result<Response, AppError> {
     let run = Run::new(parse_json::<ScenarioSpec>(&body)?)?;
-    let html = pages::ResultFragment::new(&run, &v.parse()?, &origin(&headers)).render()?;
+    let html = ResultFragment {
+        r: ResultView::new(&run, &v.parse()?, &origin(&headers)),
+    }
+    .render()?;
     let link = HeaderValue::from_str(&run.permalink).map_err(|e| AppError::Internal(e.to_string()))?;
     Ok((
         [
@@ -328,11 +341,10 @@ async fn fragment(Query(v): Query<ViewQuery>, headers: HeaderMap, body: Bytes) -
         .into_response())
 }
 
-async fn compare_query(Query(q): Query<pages::CompareQuery>, headers: HeaderMap) -> Result<Html<String>, AppError> {
-    let run = pages::CompareRun::new(q.spec()?)?;
-    Ok(Html(
-        pages::ComparePage::with_scale(&run, &q.view()?, &origin(&headers), q.scale()?)?.render()?,
-    ))
+async fn compare_query(Query(q): Query<CompareQuery>, headers: HeaderMap) -> Result<Html<String>, AppError> {
+    let run = CompareRun::new(q.spec()?)?;
+    let view = CompareView::with_scale(&run, &q.view()?, &origin(&headers), q.scale()?)?;
+    Ok(Html(ComparePage::from(view).render()?))
 }
 
 async fn compare_page(
@@ -340,25 +352,22 @@ async fn compare_page(
     Query(v): Query<ViewQuery>,
     headers: HeaderMap,
 ) -> Result<Html<String>, AppError> {
-    let run = pages::CompareRun::new(permalink::decode::<CompareSpec>(&link)?)?;
-    Ok(Html(
-        pages::ComparePage::new(&run, &v.parse()?, &origin(&headers))?.render()?,
-    ))
+    let run = CompareRun::new(permalink::decode::<CompareSpec>(&link)?)?;
+    let view = CompareView::new(&run, &v.parse()?, &origin(&headers))?;
+    Ok(Html(ComparePage::from(view).render()?))
 }
 
 async fn compare_text(Path(link): Path<String>, headers: HeaderMap) -> Result<Response, AppError> {
-    let run = pages::CompareRun::new(permalink::decode::<CompareSpec>(&link)?)?;
+    let run = CompareRun::new(permalink::decode::<CompareSpec>(&link)?)?;
     Ok(text(run.text_report(&origin(&headers))))
 }
 
 async fn compare_json(Path(link): Path<String>) -> Result<Json<serde_json::Value>, AppError> {
-    let run = pages::CompareRun::new(permalink::decode::<CompareSpec>(&link)?)?;
-    Ok(Json(run.json()))
+    Ok(Json(CompareRun::new(permalink::decode::<CompareSpec>(&link)?)?.json()))
 }
 
 async fn api_simulate(body: Bytes) -> Result<Json<serde_json::Value>, AppError> {
-    let run = Run::new(parse_json::<ScenarioSpec>(&body)?)?;
-    Ok(Json(run.json()))
+    Ok(Json(Run::new(parse_json::<ScenarioSpec>(&body)?)?.json()))
 }
 
 async fn api_topologies() -> Json<serde_json::Value> {
@@ -414,15 +423,4 @@ fn devices_plus_is_literal<B>(mut req: axum::http::Request<B>) -> axum::http::Re
 
 async fn not_found() -> AppError {
     AppError::NotFound("no such page".into())
-}
-
-/// Parse a heatmap metric name from a query.
-pub(crate) fn parse_metric(name: Option<&str>) -> Result<HeatMetric, AppError> {
-    match name {
-        None | Some("") => Ok(HeatMetric::Irqs),
-        Some(n) => HeatMetric::from_name(n).ok_or_else(|| {
-            let known: Vec<&str> = HeatMetric::ALL.iter().map(|m| m.name()).collect();
-            AppError::BadInput(format!("unknown metric {n:?} (known: {})", known.join(", ")))
-        }),
-    }
 }

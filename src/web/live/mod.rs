@@ -47,11 +47,10 @@ mod view;
 pub use crate::live::hub::{
     SSE_STREAMS_MAX, SSE_STREAMS_PER_CLIENT_MAX, SSE_STREAMS_PER_HOST_MAX, SSE_STREAM_LIFETIME_MS,
 };
-use view::{sse_event_body, status_line, update_json, HostsPage as Hosts};
-pub use view::{HostListEntry, HostPage, HostView, HostsPage, ImportChoice, IrqRowView, LiveQuery, ModelRowView};
-
-/// History samples on the chart, and the most an SSE event carries (the JSON has them all).
-pub const HISTORY_CHART_LEN: usize = 120;
+use crate::render::view::live::{status_line, update_json};
+pub use crate::render::view::live::{HostView, IrqRowView, LiveQuery, ModelRowView, HISTORY_CHART_LEN};
+use view::{sse_event_body, HostsPage as Hosts};
+pub use view::{HostListEntry, HostPage, HostsPage, ImportChoice};
 /// Path segment under `/live/` that holds actions; host names may not start with `_`.
 pub(crate) const ACTIONS_PREFIX: &str = "/live/_";
 /// The cookie that carries a viewer token (set by a `?token=` visit).

@@ -1,0 +1,179 @@
+//! The blk-mq page (`/blkmq?preset=…&queues=…`, `/blkmq/text`, `/blkmq/json`) as data: every
+//! mapper generation's queue map side by side (seed 004), through `scenario::blkmq` as
+//! `irqscope blk-mq` goes.
+
+use super::{bad, ViewError};
+use crate::catalogue;
+use crate::render::columns::command_block;
+use crate::render::svg_blkmq::queue_strip;
+use crate::render::text;
+use crate::scenario::blkmq::{BlkMqScenario, BlkMqSpec, MapperRun, BLKMQ_DEFAULT_PRESET, BLKMQ_DEFAULT_QUEUES};
+use crate::scenario::spec::{TopologyRef, DEFAULT_SORT, DEFAULT_VARIANT};
+use serde::Deserialize;
+use serde_json::json;
+
+/// `/blkmq?preset=…&queues=…[&variant=…&sort=…&counter=…&queue_offset=…&mapper=…]`.
+#[derive(Debug, Default, Deserialize)]
+pub struct BlkMqQuery {
+    pub preset: Option<String>,
+    pub queues: Option<u32>,
+    pub variant: Option<String>,
+    pub sort: Option<String>,
+    pub counter: Option<u32>,
+    pub queue_offset: Option<u32>,
+    pub mapper: Option<String>,
+}
+
+impl BlkMqQuery {
+    pub fn spec(&self) -> BlkMqSpec {
+        let pick = |v: &Option<String>, d: &str| v.clone().filter(|s| !s.is_empty()).unwrap_or_else(|| d.into());
+        BlkMqSpec {
+            topology: TopologyRef::Preset(pick(&self.preset, BLKMQ_DEFAULT_PRESET)),
+            queues: self.queues.unwrap_or(BLKMQ_DEFAULT_QUEUES),
+            mapper: self.mapper.clone().filter(|m| !m.is_empty()),
+            queue_offset: self.queue_offset.unwrap_or(0),
+            variant: pick(&self.variant, DEFAULT_VARIANT.name()),
+            sort: pick(&self.sort, DEFAULT_SORT.name()),
+            counter: self.counter.unwrap_or(0),
+        }
+    }
+}
+
+/// A blk-mq request resolved and run: what the page and both twins show.
+pub struct BlkMqShown {
+    pub scenario: BlkMqScenario,
+    pub runs: Vec<MapperRun>,
+}
+
+impl BlkMqShown {
+    pub fn new(spec: BlkMqSpec) -> Result<BlkMqShown, ViewError> {
+        let scenario = spec.resolve(|name| catalogue::get(name)).map_err(|e| {
+            // The page's machine menu lists presets only.
+            if matches!(spec.topology, TopologyRef::Preset(_)) && e.0.starts_with("unknown topology preset") {
+                bad(e.0.replacen("unknown topology preset", "unknown preset", 1))
+            } else {
+                ViewError::from(e)
+            }
+        })?;
+        let runs = scenario.run();
+        Ok(BlkMqShown { scenario, runs })
+    }
+
+    /// One mapper's `irqscope blk-mq` report: its command (wrapped with shell continuations),
+    /// then the map folded by queue.
+    pub fn mapper_report(&self, run: &MapperRun, machine: &str) -> String {
+        let s = &self.scenario;
+        let mut out = String::new();
+        command_block(&s.command_words(run.mapper, machine), &mut out);
+        out.push('\n');
+        out.push_str(&text::queue_map_report(
+            &s.topology,
+            run.mapper,
+            s.variant,
+            s.spec.queues,
+            s.spec.queue_offset,
+            &run.map,
+        ));
+        out
+    }
+
+    /// The text twin: every mapper's report, one after the other.
+    pub fn text_report(&self) -> String {
+        let machine = self.scenario.machine_label();
+        let reports: Vec<String> = self.runs.iter().map(|r| self.mapper_report(r, &machine)).collect();
+        reports.join("\n")
+    }
+
+    /// The JSON twin: the request, and per mapper the CPU → queue map and the unmapped queues.
+    pub fn json(&self) -> serde_json::Value {
+        let s = &self.scenario;
+        let machine = s.machine_label();
+        json!({
+            "machine": machine,
+            "topology": s.topology.name(),
+            "queues": s.spec.queues,
+            "queue_offset": s.spec.queue_offset,
+            "variant": s.variant.name(),
+            "sort": s.sort.name(),
+            "counter": s.spec.counter,
+            "mappers": self.runs.iter().map(|r| json!({
+                "mapper": r.mapper.name(),
+                "uses_group_cpus": r.mapper.uses_group_cpus(),
+                "map": r.map,
+                "queues_with_cpus": r.mapped(s.spec.queues),
+                "unmapped": r.unmapped,
+                "warnings": r.warnings.iter().map(ToString::to_string).collect::<Vec<_>>(),
+                "command": s.command_words(r.mapper, &machine).join(" "),
+            })).collect::<Vec<_>>(),
+        })
+    }
+}
+
+/// The query that asks for `spec` again, fields at their defaults left out.
+fn query_of(spec: &BlkMqSpec, machine: &str) -> String {
+    let enc = super::encode_component;
+    let mut q = format!("?preset={}&queues={}", enc(machine), spec.queues);
+    if let Some(m) = &spec.mapper {
+        q.push_str(&format!("&mapper={}", enc(m)));
+    }
+    if spec.queue_offset != 0 {
+        q.push_str(&format!("&queue_offset={}", spec.queue_offset));
+    }
+    if spec.variant != DEFAULT_VARIANT.name() {
+        q.push_str(&format!("&variant={}", enc(&spec.variant)));
+    }
+    if spec.sort != DEFAULT_SORT.name() {
+        q.push_str(&format!("&sort={}", enc(&spec.sort)));
+    }
+    if spec.counter != 0 {
+        q.push_str(&format!("&counter={}", spec.counter));
+    }
+    q
+}
+
+pub struct MapperView {
+    pub name: &'static str,
+    pub mapped: u32,
+    pub unmapped: Vec<u32>,
+    pub strip_svg: String,
+    /// The text of `irqscope blk-mq` for this mapper: its command, then its report.
+    pub report: String,
+}
+
+/// The blk-mq page.
+pub struct BlkMqView {
+    pub title: String,
+    pub preset: String,
+    pub queues: u32,
+    pub presets: Vec<&'static str>,
+    pub mappers: Vec<MapperView>,
+    /// `?preset=…&queues=…`: the query of the twins.
+    pub query: String,
+}
+
+impl BlkMqView {
+    pub fn new(shown: &BlkMqShown) -> BlkMqView {
+        let s = &shown.scenario;
+        let machine = s.machine_label();
+        let queues = s.spec.queues;
+        let mappers = shown
+            .runs
+            .iter()
+            .map(|r| MapperView {
+                name: r.mapper.name(),
+                mapped: r.mapped(queues),
+                strip_svg: queue_strip(r.mapper.name(), queues, &r.unmapped),
+                unmapped: r.unmapped.clone(),
+                report: shown.mapper_report(r, &machine),
+            })
+            .collect();
+        BlkMqView {
+            title: format!("blk-mq queue maps: {machine}, {queues} queues"),
+            query: query_of(&s.spec, &machine),
+            preset: machine,
+            queues,
+            presets: catalogue::names().collect(),
+            mappers,
+        }
+    }
+}

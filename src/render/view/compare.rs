@@ -1,0 +1,253 @@
+//! The compare page (`/compare`, `/c/{permalink}`) and its twins: both sides of a
+//! comparison run once ([`CompareRun`], shared with `irqscope compare`), and [`CompareView`].
+
+use super::scenario::{IndexQuery, Run, View, ViewQuery};
+use super::{bad, encode_link, ViewError};
+use crate::render::summary;
+use crate::render::svg::{self, HeatMetric};
+use crate::render::svg_compare::{self, Scale};
+use crate::render::text::{self, Side, TextOptions};
+use crate::scenario::payloads::{other_variant, side_label, CompareSpec, SideSpec};
+use crate::scenario::permalink;
+use crate::scenario::spec::ScenarioSpec;
+use serde::Deserialize;
+
+/// `/compare?s=PERMALINK&a=VARIANT&b=VARIANT[&a_counter=…&b_effective=…]`, or the front
+/// page's `preset`/`devices` in place of `s`.
+#[derive(Debug, Default, Deserialize)]
+pub struct CompareQuery {
+    pub s: Option<String>,
+    pub preset: Option<String>,
+    pub devices: Option<String>,
+    pub a: Option<String>,
+    pub b: Option<String>,
+    pub a_sort: Option<String>,
+    pub b_sort: Option<String>,
+    pub a_effective: Option<String>,
+    pub b_effective: Option<String>,
+    pub a_counter: Option<u32>,
+    pub b_counter: Option<u32>,
+    pub metric: Option<String>,
+    pub node: Option<String>,
+    /// The colour scale: `shared` (default: the larger maximum of A and B) or a number, a
+    /// fixed maximum (absolute).
+    pub scale: Option<String>,
+}
+
+/// The largest fixed maximum `scale=N` takes.
+pub(crate) const SCALE_MAX: u32 = 100_000;
+
+impl CompareQuery {
+    pub fn scale(&self) -> Result<Scale, ViewError> {
+        match self.scale.as_deref().filter(|s| !s.is_empty()) {
+            None | Some("shared") => Ok(Scale::Shared),
+            Some(n) => match n.parse::<u32>() {
+                Ok(v) if (1..=SCALE_MAX).contains(&v) => Ok(Scale::Absolute(v)),
+                _ => Err(bad(format!("scale {n:?}: shared, or a fixed maximum 1 to {SCALE_MAX}"))),
+            },
+        }
+    }
+
+    pub fn spec(&self) -> Result<CompareSpec, ViewError> {
+        let scenario = match &self.s {
+            Some(link) => permalink::decode::<ScenarioSpec>(link)?,
+            None => IndexQuery {
+                preset: self.preset.clone(),
+                devices: self.devices.clone(),
+                ..Default::default()
+            }
+            .spec()?,
+        };
+        let empty = |s: &Option<String>| s.clone().filter(|v| !v.is_empty());
+        Ok(CompareSpec {
+            scenario: scenario.clone(),
+            a: SideSpec {
+                variant: empty(&self.a),
+                sort: empty(&self.a_sort),
+                effective: empty(&self.a_effective),
+                spread_counter: self.a_counter,
+            },
+            b: SideSpec {
+                // No variant named for B: another one than A's, so the sides differ.
+                variant: empty(&self.b).or_else(|| {
+                    let a = empty(&self.a).unwrap_or_else(|| scenario.variant.clone());
+                    Some(other_variant(&a).to_string())
+                }),
+                sort: empty(&self.b_sort),
+                effective: empty(&self.b_effective),
+                spread_counter: self.b_counter,
+            },
+        })
+    }
+
+    pub fn view(&self) -> Result<View, ViewError> {
+        ViewQuery {
+            metric: self.metric.clone(),
+            node: self.node.clone(),
+        }
+        .parse()
+    }
+}
+
+/// Both sides of a comparison, each run once.
+pub struct CompareRun {
+    pub spec: CompareSpec,
+    pub a: Run,
+    pub b: Run,
+    pub labels: [String; 2],
+    pub permalink: String,
+}
+
+impl CompareRun {
+    pub fn new(spec: CompareSpec) -> Result<CompareRun, ViewError> {
+        let [sa, sb] = spec.sides();
+        let labels = [side_label(&sa), side_label(&sb)];
+        let (a, b) = (Run::new(sa)?, Run::new(sb)?);
+        let mut spec = spec;
+        spec.scenario.topology = a.spec.topology.clone();
+        let permalink = encode_link(&spec)?;
+        Ok(CompareRun {
+            a,
+            b,
+            spec,
+            labels,
+            permalink,
+        })
+    }
+
+    pub fn text_report(&self, origin: &str) -> String {
+        fn side<'a>(r: &'a Run, label: &str) -> Side<'a> {
+            Side {
+                label: label.to_string(),
+                scenario: &r.scenario,
+                outcome: &r.outcome,
+                metrics: &r.metrics,
+            }
+        }
+        let opts = TextOptions {
+            topology_label: self.a.topology_label(),
+            vectors: false,
+            permalink: Some(format!("{origin}/c/{}", self.permalink)),
+        };
+        text::compare_report(&side(&self.a, &self.labels[0]), &side(&self.b, &self.labels[1]), &opts)
+    }
+
+    pub fn json(&self) -> serde_json::Value {
+        serde_json::json!({
+            "permalink": self.permalink,
+            "a": self.a.json(),
+            "b": self.b.json(),
+        })
+    }
+}
+
+pub struct CompareSideView {
+    pub label: String,
+    /// The line above this side's heatmap ("max 6 devices on a CPU (ideal 4): …").
+    pub verdict: String,
+    /// The variant and what code it models (says when it is a reconstruction).
+    pub variant_line: String,
+    pub permalink: String,
+    pub devices_line: String,
+    pub irqs_line: String,
+    pub nodes_line: String,
+    pub heatmap_svg: String,
+}
+
+/// The compare page.
+pub struct CompareView {
+    pub title: String,
+    pub permalink: String,
+    pub base_permalink: String,
+    pub topology_summary: String,
+    pub sides: Vec<CompareSideView>,
+    /// Both verdicts in one line and how many vectors B moves.
+    pub overall: String,
+    pub diff_svg: String,
+    /// The colour scale both heatmaps share, in words, and its maximum.
+    pub scale_line: String,
+    pub scale_max: u32,
+    pub scale: String,
+    /// Vectors that fire on another CPU under B: (device, vector, queue, A CPU, B CPU).
+    pub vector_changes: Vec<(String, u32, String, String, String)>,
+    /// Why each side runs the effective-CPU model it runs.
+    pub effective_note: String,
+    pub text: String,
+    pub metric: &'static str,
+    pub metrics: Vec<(&'static str, &'static str)>,
+    pub node: String,
+    pub nodes: Vec<u32>,
+}
+
+impl CompareView {
+    pub fn new(run: &CompareRun, view: &View, origin: &str) -> Result<CompareView, ViewError> {
+        CompareView::with_scale(run, view, origin, Scale::Shared)
+    }
+
+    pub fn with_scale(run: &CompareRun, view: &View, origin: &str, scale: Scale) -> Result<CompareView, ViewError> {
+        let topo = run.a.scenario.topology();
+        let scale_max = match scale {
+            Scale::Shared => svg_compare::shared_max(&run.a.metrics, &run.b.metrics, view.metric),
+            Scale::Absolute(n) => n,
+        };
+        let scale_line = match scale {
+            Scale::Shared => format!(
+                "One colour scale for A and B: 0 to {scale_max} {} (the larger maximum of the two)",
+                view.metric.describe()
+            ),
+            Scale::Absolute(n) => format!(
+                "One fixed colour scale for A and B: 0 to {n} {}",
+                view.metric.describe()
+            ),
+        };
+        let cpu = |c: Option<u32>| c.map_or_else(|| "off".to_string(), |c| c.to_string());
+        let vector_changes: Vec<_> = text::vector_changes_list(&run.a.outcome, &run.b.outcome, &run.a.scenario)
+            .into_iter()
+            .map(|c| {
+                let queue = c.queue.map_or_else(String::new, |q| q.to_string());
+                (c.device, c.vector, queue, cpu(c.a), cpu(c.b))
+            })
+            .collect();
+        let (default_model, why) = crate::catalogue::default_effective(run.a.scenario.topology());
+        let effective_note = format!(
+            "Effective-CPU model: A {}, B {}; with none named, {} (default {why}).",
+            run.a.scenario.effective().name(),
+            run.b.scenario.effective().name(),
+            default_model.name()
+        );
+        let side = |r: &Run, label: &str, which: &str| CompareSideView {
+            label: label.to_string(),
+            verdict: summary::verdict_line(topo, &r.metrics, view.metric),
+            variant_line: summary::variant_line(&r.scenario),
+            permalink: r.permalink.clone(),
+            devices_line: summary::devices_line(&r.metrics),
+            irqs_line: summary::irqs_line(&r.metrics),
+            nodes_line: summary::nodes_line(&r.metrics),
+            heatmap_svg: svg_compare::heatmap_on_scale(topo, &r.metrics, view.metric, view.node, scale_max, which),
+        };
+        let sides = vec![side(&run.a, &run.labels[0], "A"), side(&run.b, &run.labels[1], "B")];
+        let overall = summary::compare_line(&sides[0].verdict, &sides[1].verdict, vector_changes.len());
+        Ok(CompareView {
+            title: format!("{} vs {}", run.labels[0], run.labels[1]),
+            overall,
+            permalink: run.permalink.clone(),
+            base_permalink: encode_link(&run.spec.scenario)?,
+            topology_summary: format!("{}: {}", topo.name(), topo.summary()),
+            sides,
+            scale_line,
+            scale_max,
+            scale: match scale {
+                Scale::Shared => String::new(),
+                Scale::Absolute(n) => n.to_string(),
+            },
+            vector_changes,
+            effective_note,
+            diff_svg: svg::diff_heatmap(topo, &run.a.metrics, &run.b.metrics, view.metric, view.node),
+            text: run.text_report(origin),
+            metric: view.metric.name(),
+            metrics: HeatMetric::ALL.iter().map(|h| (h.name(), h.describe())).collect(),
+            node: view.node.map_or_else(String::new, |n| n.to_string()),
+            nodes: topo.nodes_with_cpus().collect(),
+        })
+    }
+}

@@ -1,0 +1,482 @@
+//! The scenario page (`/`, `/s/{permalink}`, the result block `POST /fragment` answers) and
+//! its twins: [`Run`], a scenario resolved and run once (the web and `irqscope simulate` share
+//! it), [`ScenarioView`] and [`ResultView`], the editor's state.
+
+use super::{bad, encode_link, parse_metric, parse_node, ViewError};
+use crate::metrics::{self, Metrics};
+use crate::render::summary;
+use crate::render::svg::{self, HeatMetric};
+use crate::render::text::{self, TextOptions};
+use crate::scenario::spec::{self, DeviceSpec, ScenarioSpec, TopologyRef};
+use crate::scenario::{self, permalink, Outcome, Scenario};
+use crate::topology::{Generator, SmtNumbering, Topology, TopologySpec};
+use crate::{catalogue, kernel, render};
+use serde::{Deserialize, Serialize};
+
+/// Rows of the IRQ × CPU table shown before the rest is left to the JSON twin.
+pub(crate) const VECTOR_ROWS_MAX: usize = 1024;
+/// The same on machines drawn as an overview (more than `svg::CELLS_UNFOLDED_MAX` CPUs).
+pub(crate) const VECTOR_ROWS_BIG_MAX: usize = 128;
+/// Devices whose vector rows start open (more than this total vectors: all closed).
+pub(crate) const VECTORS_OPEN_MAX: usize = 128;
+/// Longest device list accepted in a query string.
+pub(crate) const QUERY_DEVICES_BYTES_MAX: usize = 4096;
+
+/// The preset the front page opens with, and its devices (the seed-000 thread's six NVMe disks).
+pub(crate) const DEFAULT_PRESET: &str = "azure-l96as-v4";
+pub(crate) const DEFAULT_DEVICES: &str = "6x62:pre=1,name=nvme";
+
+/// A validated scenario run once: the spec it came from, its permalink, outcome and metrics.
+pub struct Run {
+    pub spec: ScenarioSpec,
+    pub scenario: Scenario,
+    pub outcome: Outcome,
+    pub metrics: Metrics,
+    pub permalink: String,
+    /// Whether the input named the effective-CPU model (a permalink always does); `false` when
+    /// the machine's default was taken, which the page then explains.
+    pub effective_named: bool,
+}
+
+impl Run {
+    /// Validate and run. An inline topology travels as it came (a `[generate]` recipe keeps
+    /// links short); one that cannot be written back as given (a recipe that left its cluster
+    /// shape to the default) is stored in the explicit form `Topology::to_spec` gives.
+    pub fn new(mut spec: ScenarioSpec) -> Result<Run, ViewError> {
+        let scenario = spec.resolve(catalogue::get)?;
+        let outcome = scenario::run(&scenario);
+        let metrics = metrics::compute(&scenario, &outcome);
+        let permalink = match permalink::encode(&spec) {
+            Ok(link) => link,
+            Err(_) => {
+                spec.topology = TopologyRef::Inline(Box::new(scenario.topology().to_spec()));
+                encode_link(&spec)?
+            }
+        };
+        Ok(Run {
+            spec,
+            scenario,
+            outcome,
+            metrics,
+            permalink,
+            effective_named: true,
+        })
+    }
+
+    /// The machine's preset name, when it is one.
+    pub(crate) fn preset(&self) -> Option<&str> {
+        match &self.spec.topology {
+            TopologyRef::Preset(name) => Some(name),
+            TopologyRef::Inline(_) => None,
+        }
+    }
+
+    pub fn topology_label(&self) -> String {
+        topology_label(&self.spec.topology)
+    }
+
+    /// The mail-ready report, with the absolute permalink under the command.
+    pub fn text_report(&self, origin: &str) -> String {
+        let opts = TextOptions {
+            topology_label: self.topology_label(),
+            vectors: false,
+            permalink: Some(format!("{origin}/s/{}", self.permalink)),
+        };
+        text::report(&self.scenario, &self.outcome, &self.metrics, &opts)
+    }
+
+    pub fn json(&self) -> serde_json::Value {
+        let mut v = render::json::outcome_json(&self.scenario, &self.outcome, &self.metrics);
+        v["permalink"] = serde_json::Value::String(self.permalink.clone());
+        v
+    }
+}
+
+pub(crate) fn topology_label(t: &TopologyRef) -> String {
+    match t {
+        TopologyRef::Preset(name) => name.clone(),
+        TopologyRef::Inline(spec) => crate::topology::compact::label(spec),
+    }
+}
+
+/// How the pictures are drawn: which metric, and zoomed to one node or not.
+#[derive(Debug, Clone, Copy)]
+pub struct View {
+    pub metric: HeatMetric,
+    pub node: Option<u32>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+pub struct ViewQuery {
+    pub metric: Option<String>,
+    pub node: Option<String>,
+}
+
+impl ViewQuery {
+    pub fn parse(&self) -> Result<View, ViewError> {
+        Ok(View {
+            metric: parse_metric(self.metric.as_deref())?,
+            node: parse_node(self.node.as_deref())?,
+        })
+    }
+}
+
+/// `/?preset=NAME&devices=TOKENS&variant=…`: a scenario from a preset (or `blank`) and
+/// compact device tokens separated by spaces.
+#[derive(Debug, Default, Deserialize)]
+pub struct IndexQuery {
+    pub preset: Option<String>,
+    pub devices: Option<String>,
+    pub variant: Option<String>,
+    pub sort: Option<String>,
+    pub effective: Option<String>,
+    pub counter: Option<u32>,
+    pub metric: Option<String>,
+    pub node: Option<String>,
+}
+
+fn blank_topology() -> TopologySpec {
+    TopologySpec {
+        name: "custom".into(),
+        generate: Some(Generator {
+            packages: 1,
+            nodes_per_package: 1,
+            cores_per_node: 4,
+            threads_per_core: 2,
+            smt_numbering: SmtNumbering::Adjacent,
+            clusters: Default::default(),
+            core_types: Vec::new(),
+            package_cpu_stride: None,
+        }),
+        ..TopologySpec::default()
+    }
+}
+
+/// Device tokens separated by whitespace (`%20` in a URL). A `+` in the query reaches here as a
+/// `+` (the router keeps it literal in `devices`), so `sets=4+2` stays one device.
+pub(crate) fn parse_devices(tokens: &str) -> Result<Vec<DeviceSpec>, ViewError> {
+    if tokens.len() > QUERY_DEVICES_BYTES_MAX {
+        return Err(bad(format!("devices: longer than {QUERY_DEVICES_BYTES_MAX} bytes")));
+    }
+    Ok(tokens
+        .split_whitespace()
+        .map(spec::parse_device_token)
+        .collect::<Result<Vec<_>, _>>()?)
+}
+
+impl IndexQuery {
+    pub fn spec(&self) -> Result<ScenarioSpec, ViewError> {
+        let preset = self.preset.as_deref().unwrap_or(DEFAULT_PRESET);
+        let topology = if preset == "blank" {
+            TopologyRef::Inline(Box::new(blank_topology()))
+        } else {
+            TopologyRef::Preset(preset.to_string())
+        };
+        let devices = match self.devices.as_deref() {
+            Some(d) => parse_devices(d)?,
+            None if preset == "blank" => parse_devices("4:name=nvme,pre=1")?,
+            None => parse_devices(DEFAULT_DEVICES)?,
+        };
+        Ok(ScenarioSpec {
+            effective: self
+                .effective
+                .clone()
+                .unwrap_or_else(|| spec::effective_default(&topology).0.name().into()),
+            topology,
+            devices,
+            variant: self
+                .variant
+                .clone()
+                .unwrap_or_else(|| spec::DEFAULT_VARIANT.name().into()),
+            sort: self.sort.clone().unwrap_or_else(|| spec::DEFAULT_SORT.name().into()),
+            spread_counter: self.counter.unwrap_or(0),
+            proposal: None,
+            irqaffinity: None,
+            isolcpus: None,
+            nohz_full: None,
+            vectors_held: None,
+        })
+    }
+
+    pub fn view(&self) -> Result<View, ViewError> {
+        ViewQuery {
+            metric: self.metric.clone(),
+            node: self.node.clone(),
+        }
+        .parse()
+    }
+}
+
+/// The browser editor's model of a topology: the machine in explicit form (`base`) and, per
+/// node, its CPUs, package and a regular shape (cores, threads, cores per cluster) read from
+/// it. The editor keeps every node exactly as `base` has it until the user changes that node's
+/// shape; only then is the node regenerated from the shape (reusing its CPU ids). Offline and
+/// absent CPUs, distances and packages are edited on the exact machine. An untouched preset
+/// stays a preset (travels by name).
+#[derive(Debug, Serialize)]
+pub(crate) struct EditorModel {
+    pub name: String,
+    /// The preset this machine is, when it is one (the editor names edits after it).
+    pub preset: Option<String>,
+    pub smt_numbering: &'static str,
+    pub nodes: Vec<EditorNode>,
+    pub distances: Vec<Vec<u32>>,
+    pub base: TopologySpec,
+}
+
+#[derive(Debug, Serialize)]
+pub(crate) struct EditorNode {
+    pub cores: u32,
+    pub threads: u32,
+    /// Cores per cluster; 0 for no cluster masks.
+    pub cluster: u32,
+    pub offline: String,
+    pub absent: String,
+    /// The node's possible CPUs.
+    pub cpus: String,
+    /// The package holding the node's CPUs; `None` when they are in several packages.
+    pub package: Option<u32>,
+}
+
+impl EditorModel {
+    pub fn of(t: &Topology, topology: &TopologyRef) -> EditorModel {
+        let mut offset = false;
+        let nodes = (0..t.nr_node_ids())
+            .map(|node| {
+                let cpus = t.node_cpus(node);
+                let cores = cpus.iter().filter(|&c| t.smt(c).first() == Some(c)).count() as u32;
+                let threads = cpus.iter().map(|c| t.smt(c).weight()).max().unwrap_or(1).max(1);
+                for c in cpus.iter() {
+                    let s = t.smt(c);
+                    if let (Some(a), Some(b)) = (s.first(), s.last()) {
+                        offset |= b - a + 1 != s.weight();
+                    }
+                }
+                let cluster = cpus.first().map(|c| t.cluster(c).weight() / threads).unwrap_or(0);
+                let mut packages = cpus.iter().map(|c| t.cpu_to_package(c));
+                let first = packages.next();
+                let package = match first {
+                    Some(p) if packages.all(|q| q == p) => Some(p),
+                    Some(_) => None,
+                    None => Some(0),
+                };
+                EditorNode {
+                    cores,
+                    threads,
+                    cluster,
+                    offline: t.present().andnot(t.online()).and(cpus).to_cpulist(),
+                    absent: t.possible().andnot(t.present()).and(cpus).to_cpulist(),
+                    cpus: cpus.to_cpulist(),
+                    package,
+                }
+            })
+            .collect();
+        let n = t.nr_node_ids();
+        EditorModel {
+            name: t.name().to_string(),
+            preset: match topology {
+                TopologyRef::Preset(p) => Some(p.clone()),
+                TopologyRef::Inline(_) => None,
+            },
+            smt_numbering: if offset { "offset" } else { "adjacent" },
+            nodes,
+            distances: (0..n).map(|a| (0..n).map(|b| t.distance(a, b)).collect()).collect(),
+            base: t.to_spec(),
+        }
+    }
+}
+
+/// Everything the browser needs to draw the editor, as one JSON document in a
+/// `<script type="application/json">` element (see [`script_json`]).
+#[derive(Serialize)]
+struct EditorState<'a> {
+    spec: &'a ScenarioSpec,
+    editor: EditorModel,
+    presets: Vec<&'static str>,
+    variants: Vec<&'static str>,
+    sorts: Vec<&'static str>,
+    effectives: Vec<&'static str>,
+    proposals: Vec<&'static str>,
+}
+
+fn variant_names() -> Vec<&'static str> {
+    kernel::Variant::ALL.iter().map(|v| v.name()).collect()
+}
+
+pub struct VectorRow {
+    pub index: u32,
+    pub managed: bool,
+    pub mask: String,
+    pub effective: String,
+}
+
+pub struct DeviceRows {
+    pub name: String,
+    pub n_vectors: usize,
+    pub cpus: String,
+    pub open: bool,
+    pub rows: Vec<VectorRow>,
+    pub warnings: Vec<String>,
+}
+
+/// The result block: summary, pictures, table. Shared by the page and `/fragment`.
+pub struct ResultView {
+    pub permalink: String,
+    pub topology_summary: String,
+    /// The variant and what code it models (says when it is a reconstruction).
+    pub variant_line: String,
+    /// Which effective-CPU model ran and why ("first-cpu (arm64 preset: …)").
+    pub effective_line: String,
+    pub devices_line: String,
+    pub irqs_line: String,
+    pub nodes_line: String,
+    pub ideal: String,
+    pub warnings: Vec<String>,
+    pub metric: &'static str,
+    pub metric_describe: &'static str,
+    pub metrics: Vec<(&'static str, &'static str)>,
+    pub node: String,
+    pub nodes: Vec<u32>,
+    /// The line above the heatmap ("max 6 devices on a CPU (ideal 4): …").
+    pub verdict: String,
+    pub heatmap_svg: String,
+    pub numa_svg: String,
+    pub strip_svg: String,
+    pub devices: Vec<DeviceRows>,
+    pub rows_left_out: usize,
+    pub text: String,
+}
+
+impl ResultView {
+    /// `origin` (`http://host`) makes the permalink in the mail text absolute.
+    pub fn new(run: &Run, view: &View, origin: &str) -> ResultView {
+        let topo = run.scenario.topology();
+        let m = &run.metrics;
+        let n_vectors: usize = run.outcome.devices.iter().map(|d| d.vectors.len()).sum();
+        // A big machine's page keeps its weight for the overview: fewer table rows.
+        let mut budget = if topo.nr_cpu_ids() > svg::CELLS_UNFOLDED_MAX {
+            VECTOR_ROWS_BIG_MAX
+        } else {
+            VECTOR_ROWS_MAX
+        };
+        let mut left_out = 0;
+        let devices = run
+            .outcome
+            .devices
+            .iter()
+            .map(|d| {
+                let take = d.vectors.len().min(budget);
+                budget -= take;
+                left_out += d.vectors.len() - take;
+                let mut cpus = crate::topology::CpuSet::new(topo.nr_cpu_ids());
+                for v in &d.vectors {
+                    if let Some(c) = v.effective_cpu {
+                        cpus.insert(c);
+                    }
+                }
+                DeviceRows {
+                    name: d.name.clone(),
+                    n_vectors: d.vectors.len(),
+                    cpus: summary::page_cpulist(&cpus),
+                    open: n_vectors <= VECTORS_OPEN_MAX,
+                    rows: d.vectors[..take]
+                        .iter()
+                        .map(|v| VectorRow {
+                            index: v.index,
+                            managed: v.managed,
+                            mask: v.mask.to_cpulist(),
+                            effective: v.effective_cpu.map_or_else(|| "shut down".into(), |c| c.to_string()),
+                        })
+                        .collect(),
+                    warnings: d.warnings.iter().map(ToString::to_string).collect(),
+                }
+            })
+            .collect();
+        ResultView {
+            permalink: run.permalink.clone(),
+            topology_summary: format!("{}: {}", topo.name(), topo.summary()),
+            variant_line: summary::variant_line(&run.scenario),
+            effective_line: summary::effective_line(
+                run.scenario.effective(),
+                run.scenario.topology(),
+                run.preset().is_some(),
+                run.effective_named,
+            ),
+            verdict: summary::verdict_line(topo, m, view.metric),
+            devices_line: summary::page_devices_line(topo, m),
+            irqs_line: summary::page_irqs_line(topo, m),
+            nodes_line: summary::page_nodes_line(m),
+            ideal: summary::ideal_line(m),
+            warnings: run
+                .outcome
+                .warnings()
+                .map(|(d, w)| format!("{d}: {w}"))
+                .chain(crate::render::vector_space::warning_line(&run.outcome.vector_space))
+                .collect(),
+            metric: view.metric.name(),
+            metric_describe: view.metric.describe(),
+            metrics: HeatMetric::ALL.iter().map(|h| (h.name(), h.describe())).collect(),
+            node: view.node.map_or_else(String::new, |n| n.to_string()),
+            nodes: topo.nodes_with_cpus().collect(),
+            heatmap_svg: svg::heatmap(topo, m, view.metric, view.node),
+            numa_svg: svg::numa_chart(m),
+            strip_svg: svg::device_strip(topo, &run.outcome, view.node),
+            devices,
+            rows_left_out: left_out,
+            text: run.text_report(origin),
+        }
+    }
+}
+
+/// The scenario page: the editor's state and the result block.
+pub struct ScenarioView {
+    pub title: String,
+    pub state_json: String,
+    pub r: ResultView,
+    /// Variant names, each with whether it is this scenario's.
+    pub variants: Vec<(&'static str, bool)>,
+}
+
+impl ScenarioView {
+    pub fn new(run: &Run, view: &View, origin: &str) -> ScenarioView {
+        let state = EditorState {
+            spec: &run.spec,
+            editor: EditorModel::of(run.scenario.topology(), &run.spec.topology),
+            presets: catalogue::names().collect(),
+            variants: variant_names(),
+            sorts: kernel::SortGen::ALL.iter().map(|s| s.name()).collect(),
+            effectives: kernel::vector_matrix::EffectiveModel::ALL
+                .iter()
+                .map(|e| e.name())
+                .collect(),
+            proposals: crate::policy::Proposal::ALL.iter().map(|p| p.name()).collect(),
+        };
+        ScenarioView {
+            title: format!("{} · {}", run.scenario.topology().name(), run.spec.variant),
+            state_json: script_json(&state),
+            r: ResultView::new(run, view, origin),
+            variants: variant_names()
+                .into_iter()
+                .map(|v| (v, v == run.spec.variant))
+                .collect(),
+        }
+    }
+}
+
+/// JSON safe to print raw inside `<script type="application/json">`: serde_json's text with
+/// every `<`, `>` and `&` written as a `\uXXXX` escape, so no `</script>` or `<!--` can end or
+/// change the element; `JSON.parse` reads the same value back. Unlike a data attribute, quotes
+/// need no HTML escaping (a third of the attribute's bytes were `&quot;`).
+pub(crate) fn script_json<T: Serialize>(value: &T) -> String {
+    let text = serde_json::to_string(value).unwrap_or_else(|_| "null".into());
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '<' => out.push_str("\\u003c"),
+            '>' => out.push_str("\\u003e"),
+            '&' => out.push_str("\\u0026"),
+            c => out.push(c),
+        }
+    }
+    out
+}
