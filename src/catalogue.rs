@@ -115,10 +115,7 @@ mod tests {
         let d16 = get("azure-d16plds-v6").unwrap();
         assert_eq!(default_effective(&d16).0, EffectiveModel::FirstCpu);
         assert_eq!(get("azure-l96as-v4").unwrap().arch(), Arch::X86_64);
-        assert_eq!(
-            default_effective(&get("azure-l96as-v4").unwrap()).0,
-            EffectiveModel::X86Matrix
-        );
+        assert_eq!(default_effective(&get("azure-l96as-v4").unwrap()).0, EffectiveModel::X86Matrix);
         // Exported and read back, an arm64 preset stays arm64 (the fact travels in the file).
         let back = parse_preset(&toml::to_string(&d16.to_spec()).unwrap()).unwrap();
         assert_eq!((back.arch(), back.irqchip()), (Arch::Arm64, Irqchip::GicSpi));

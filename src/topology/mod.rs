@@ -318,7 +318,10 @@ impl Topology {
             }
         };
 
-        let arch = spec.arch.or(spec.irqchip.map(Irqchip::arch)).unwrap_or_default();
+        let arch = spec
+            .arch
+            .or(spec.irqchip.map(Irqchip::arch))
+            .unwrap_or_default();
         let irqchip = spec.irqchip.unwrap_or(arch.default_irqchip());
         if irqchip.arch() != arch {
             return Err(invalid(format!(
@@ -684,15 +687,10 @@ distances=[[10,256],[20,10]]"#,
         let back = spi.to_spec();
         assert_eq!((back.arch, back.irqchip), (Some(Arch::Arm64), Some(Irqchip::GicSpi)));
         assert_eq!(Topology::new(&back).unwrap(), spi);
-        let err = Topology::new(&spec(
-            "name = \"t\"\nnodes = [\"0-3\"]\narch = \"x86_64\"\nirqchip = \"gic-its\"\n",
-        ))
-        .unwrap_err()
-        .to_string();
-        assert_eq!(
-            err,
-            "irqchip: gic-its is an arm64 interrupt controller, but arch is x86_64"
-        );
+        let err = Topology::new(&spec("name = \"t\"\nnodes = [\"0-3\"]\narch = \"x86_64\"\nirqchip = \"gic-its\"\n"))
+            .unwrap_err()
+            .to_string();
+        assert_eq!(err, "irqchip: gic-its is an arm64 interrupt controller, but arch is x86_64");
         let bad: Result<TopologySpec, _> = toml::from_str("name = \"t\"\nnodes = [\"0-3\"]\narch = \"sparc\"\n");
         assert!(bad.unwrap_err().to_string().contains("unknown variant `sparc`"));
     }
