@@ -16,6 +16,7 @@ pub mod blkmq;
 pub mod mana;
 pub mod payloads;
 pub mod permalink;
+pub mod request;
 pub mod sched;
 pub mod spec;
 

@@ -79,8 +79,13 @@ impl BlkMqShown {
 
     /// The text twin: every mapper's report, one after the other.
     pub fn text_report(&self) -> String {
-        let machine = self.scenario.machine_label();
-        let reports: Vec<String> = self.runs.iter().map(|r| self.mapper_report(r, &machine)).collect();
+        self.report_for(&self.scenario.machine_label())
+    }
+
+    /// [`BlkMqShown::text_report`] with the machine named `machine` in the commands (the
+    /// command line names a topology file by its path).
+    pub fn report_for(&self, machine: &str) -> String {
+        let reports: Vec<String> = self.runs.iter().map(|r| self.mapper_report(r, machine)).collect();
         reports.join("\n")
     }
 

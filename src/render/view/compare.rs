@@ -58,9 +58,21 @@ impl CompareQuery {
             }
             .spec()?,
         };
+        Ok(self.sides_over(scenario))
+    }
+
+    /// The comparison of this query's two sides over `scenario` (the machine, devices and
+    /// names both sides start from): what the page and `irqscope compare` run. A side's names
+    /// override the scenario's; B without a variant runs another one than A's, so the sides
+    /// differ.
+    pub fn sides_over(&self, scenario: ScenarioSpec) -> CompareSpec {
         let empty = |s: &Option<String>| s.clone().filter(|v| !v.is_empty());
-        Ok(CompareSpec {
-            scenario: scenario.clone(),
+        let b_variant = empty(&self.b).or_else(|| {
+            let a = empty(&self.a).unwrap_or_else(|| scenario.variant.clone());
+            Some(other_variant(&a).to_string())
+        });
+        CompareSpec {
+            scenario,
             a: SideSpec {
                 variant: empty(&self.a),
                 sort: empty(&self.a_sort),
@@ -68,16 +80,12 @@ impl CompareQuery {
                 spread_counter: self.a_counter,
             },
             b: SideSpec {
-                // No variant named for B: another one than A's, so the sides differ.
-                variant: empty(&self.b).or_else(|| {
-                    let a = empty(&self.a).unwrap_or_else(|| scenario.variant.clone());
-                    Some(other_variant(&a).to_string())
-                }),
+                variant: b_variant,
                 sort: empty(&self.b_sort),
                 effective: empty(&self.b_effective),
                 spread_counter: self.b_counter,
             },
-        })
+        }
     }
 
     pub fn view(&self) -> Result<View, ViewError> {
@@ -99,13 +107,31 @@ pub struct CompareRun {
 }
 
 impl CompareRun {
+    /// Run both sides, with a permalink (the page and its twins need one).
     pub fn new(spec: CompareSpec) -> Result<CompareRun, ViewError> {
+        CompareRun::with_link(spec, true)
+    }
+
+    /// [`CompareRun::new`] for the command line: a comparison too large for a permalink still
+    /// runs, its `permalink` empty.
+    pub fn resolve(spec: CompareSpec) -> Result<CompareRun, ViewError> {
+        CompareRun::with_link(spec, false)
+    }
+
+    fn with_link(mut spec: CompareSpec, link_needed: bool) -> Result<CompareRun, ViewError> {
         let [sa, sb] = spec.sides();
         let labels = [side_label(&sa), side_label(&sb)];
-        let (a, b) = (Run::new(sa)?, Run::new(sb)?);
-        let mut spec = spec;
+        let (a, b) = if link_needed {
+            (Run::new(sa)?, Run::new(sb)?)
+        } else {
+            (Run::resolve(sa)?, Run::resolve(sb)?)
+        };
         spec.scenario.topology = a.spec.topology.clone();
-        let permalink = encode_link(&spec)?;
+        let permalink = match encode_link(&spec) {
+            Ok(link) => link,
+            Err(e) if link_needed => return Err(e),
+            Err(_) => String::new(),
+        };
         Ok(CompareRun {
             a,
             b,
@@ -115,7 +141,13 @@ impl CompareRun {
         })
     }
 
+    /// The mail-ready report with the absolute permalink last.
     pub fn text_report(&self, origin: &str) -> String {
+        self.report(&self.a.topology_label(), Some(format!("{origin}/c/{}", self.permalink)))
+    }
+
+    /// The mail-ready report, the machine named `topology_label` in its commands.
+    pub fn report(&self, topology_label: &str, permalink: Option<String>) -> String {
         fn side<'a>(r: &'a Run, label: &str) -> Side<'a> {
             Side {
                 label: label.to_string(),
@@ -125,9 +157,9 @@ impl CompareRun {
             }
         }
         let opts = TextOptions {
-            topology_label: self.a.topology_label(),
+            topology_label: topology_label.to_string(),
             vectors: false,
-            permalink: Some(format!("{origin}/c/{}", self.permalink)),
+            permalink,
         };
         text::compare_report(&side(&self.a, &self.labels[0]), &side(&self.b, &self.labels[1]), &opts)
     }

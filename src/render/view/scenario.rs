@@ -7,6 +7,7 @@ use crate::metrics::{self, Metrics};
 use crate::render::summary;
 use crate::render::svg::{self, HeatMetric};
 use crate::render::text::{self, TextOptions};
+use crate::scenario::request::{spec_for_machine, Overrides};
 use crate::scenario::spec::{self, DeviceSpec, ScenarioSpec, TopologyRef};
 use crate::scenario::{self, permalink, Outcome, Scenario};
 use crate::topology::{Generator, SmtNumbering, Topology, TopologySpec};
@@ -39,18 +40,37 @@ pub struct Run {
 }
 
 impl Run {
-    /// Validate and run. An inline topology travels as it came (a `[generate]` recipe keeps
-    /// links short); one that cannot be written back as given (a recipe that left its cluster
-    /// shape to the default) is stored in the explicit form `Topology::to_spec` gives.
-    pub fn new(mut spec: ScenarioSpec) -> Result<Run, ViewError> {
+    /// Validate and run, with a permalink (the pages and their twins need one). An inline
+    /// topology travels as it came (a `[generate]` recipe keeps links short); one that cannot
+    /// be written back as given (a recipe that left its cluster shape to the default) is stored
+    /// in the explicit form `Topology::to_spec` gives.
+    pub fn new(spec: ScenarioSpec) -> Result<Run, ViewError> {
+        Run::with_link(spec, true)
+    }
+
+    /// [`Run::new`] for the command line: a scenario too large for a permalink (a topology
+    /// file of thousands of irregular CPUs) still runs; its `permalink` is then empty.
+    pub fn resolve(spec: ScenarioSpec) -> Result<Run, ViewError> {
+        Run::with_link(spec, false)
+    }
+
+    fn with_link(mut spec: ScenarioSpec, link_needed: bool) -> Result<Run, ViewError> {
         let scenario = spec.resolve(catalogue::get)?;
         let outcome = scenario::run(&scenario);
         let metrics = metrics::compute(&scenario, &outcome);
         let permalink = match permalink::encode(&spec) {
             Ok(link) => link,
             Err(_) => {
-                spec.topology = TopologyRef::Inline(Box::new(scenario.topology().to_spec()));
-                encode_link(&spec)?
+                let explicit = TopologyRef::Inline(Box::new(scenario.topology().to_spec()));
+                let given = std::mem::replace(&mut spec.topology, explicit);
+                match encode_link(&spec) {
+                    Ok(link) => link,
+                    Err(e) if link_needed => return Err(e),
+                    Err(_) => {
+                        spec.topology = given;
+                        String::new()
+                    }
+                }
             }
         };
         Ok(Run {
@@ -77,17 +97,25 @@ impl Run {
 
     /// The mail-ready report, with the absolute permalink under the command.
     pub fn text_report(&self, origin: &str) -> String {
-        let opts = TextOptions {
+        self.report(&TextOptions {
             topology_label: self.topology_label(),
             vectors: false,
             permalink: Some(format!("{origin}/s/{}", self.permalink)),
-        };
-        text::report(&self.scenario, &self.outcome, &self.metrics, &opts)
+        })
     }
 
+    /// The mail-ready report as `opts` asks (the command line names the machine as it was
+    /// given and may list every vector).
+    pub fn report(&self, opts: &TextOptions) -> String {
+        text::report(&self.scenario, &self.outcome, &self.metrics, opts)
+    }
+
+    /// The JSON twin: the outcome, metrics and sentences, and the permalink when there is one.
     pub fn json(&self) -> serde_json::Value {
         let mut v = render::json::outcome_json(&self.scenario, &self.outcome, &self.metrics);
-        v["permalink"] = serde_json::Value::String(self.permalink.clone());
+        if !self.permalink.is_empty() {
+            v["permalink"] = serde_json::Value::String(self.permalink.clone());
+        }
         v
     }
 }
@@ -177,25 +205,14 @@ impl IndexQuery {
             None if preset == "blank" => parse_devices("4:name=nvme,pre=1")?,
             None => parse_devices(DEFAULT_DEVICES)?,
         };
-        Ok(ScenarioSpec {
-            effective: self
-                .effective
-                .clone()
-                .unwrap_or_else(|| spec::effective_default(&topology).0.name().into()),
-            topology,
-            devices,
-            variant: self
-                .variant
-                .clone()
-                .unwrap_or_else(|| spec::DEFAULT_VARIANT.name().into()),
-            sort: self.sort.clone().unwrap_or_else(|| spec::DEFAULT_SORT.name().into()),
-            spread_counter: self.counter.unwrap_or(0),
-            proposal: None,
-            irqaffinity: None,
-            isolcpus: None,
-            nohz_full: None,
-            vectors_held: None,
-        })
+        let overrides = Overrides {
+            variant: self.variant.clone(),
+            sort: self.sort.clone(),
+            effective: self.effective.clone(),
+            counter: self.counter,
+            ..Overrides::default()
+        };
+        Ok(overrides.apply(spec_for_machine(topology, devices)))
     }
 
     pub fn view(&self) -> Result<View, ViewError> {

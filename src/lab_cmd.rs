@@ -1,0 +1,235 @@
+//! `irqscope lab`: boot a kernel in QEMU on a modelled machine (`lab run`), or check a
+//! captured placement against the models (`lab check`). The work is `lab::run` and
+//! `lab::check`; this is their command line.
+
+use crate::{load_topology, read_text};
+use clap::Subcommand;
+use irqscope::catalogue;
+use irqscope::scenario::{self as scen, spec::ScenarioSpec};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+#[derive(Subcommand)]
+pub(crate) enum LabCmd {
+    /// Compare an agent capture with the model of the captured machine: per kind
+    /// matched/total, the differences, `N matched, M differ` (exit 0 only when M is 0).
+    Check(LabCheckArgs),
+    /// Boot a kernel in qemu-system-x86_64 on a preset, topology file or permalink's machine
+    /// with its NVMe controllers; write the agent's captures as probed and bound one at a time.
+    Run(Box<RunArgs>),
+}
+
+#[derive(clap::Args)]
+pub(crate) struct LabCheckArgs {
+    /// An `irqscope-agent capture` file (any released protocol version).
+    capture: PathBuf,
+    /// The kernel release that placed the interrupts (for captures that do not record it):
+    /// variant, sort and hotplug rule default from it.
+    #[arg(long)]
+    kernel: Option<String>,
+    #[arg(long)]
+    variant: Option<String>,
+    #[arg(long)]
+    sort: Option<String>,
+    #[arg(long)]
+    effective: Option<String>,
+    /// Also run every variant x sort x effective model and say which reproduce the capture.
+    #[arg(long)]
+    all: bool,
+}
+
+pub(crate) fn lab(cmd: LabCmd) -> anyhow::Result<ExitCode> {
+    match cmd {
+        LabCmd::Check(a) => {
+            let text = read_text(&a.capture)?;
+            let report = irqscope::lab::check::check(
+                &text,
+                &irqscope::lab::check::CheckOptions {
+                    kernel: a.kernel,
+                    variant: a.variant,
+                    sort: a.sort,
+                    effective: a.effective,
+                    all: a.all,
+                },
+            )
+            .map_err(|e| anyhow::anyhow!("{}: {e}", a.capture.display()))?;
+            print!("{}", report.text);
+            Ok(if report.differ == 0 {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::from(1)
+            })
+        }
+        LabCmd::Run(args) => lab_run(*args),
+    }
+}
+
+#[derive(clap::Args)]
+pub(crate) struct RunArgs {
+    /// A preset name, a topology file, or a permalink (`/s/v1.…`, whose devices are used).
+    machine: String,
+    /// A kernel image (bzImage) file, or a Debian package name (`linux-image-…`) to download;
+    /// in a package name each `*` stands for a version number, and the newest match in the apt
+    /// index is booted (`linux-image-6.1.0-*-amd64`).
+    #[arg(long)]
+    kernel: String,
+    /// The kernel build's lib/modules/VERSION tree (when NVMe is a module of an image file).
+    #[arg(long, value_name = "DIR")]
+    modules_dir: Option<PathBuf>,
+    /// Modules to load, comma-separated, dependencies added (default: nvme when there is one).
+    #[arg(long)]
+    modules: Option<String>,
+    /// NVMe controllers as max_ioqpairs, comma-separated, in PCI order (default: the
+    /// permalink's devices; none for a preset or file).
+    #[arg(long)]
+    nvme: Option<String>,
+    /// Memory per node in MiB, comma-separated (0: a memoryless node); default 512 per node with
+    /// CPUs, 256 per node without.
+    #[arg(long)]
+    node_memory: Option<String>,
+    /// Output prefix: PREFIX.boot.agent.json, PREFIX.seq.agent.json, PREFIX.console.
+    #[arg(long, short, default_value = "lab")]
+    output: PathBuf,
+    /// auto (KVM when it works, else TCG), kvm or tcg.
+    #[arg(long, default_value = "auto")]
+    accel: String,
+    /// QEMU -cpu model (default: host under KVM, qemu64,vendor=GenuineIntel under TCG).
+    #[arg(long)]
+    cpu: Option<String>,
+    /// Extra kernel command-line words.
+    #[arg(long, default_value = "", allow_hyphen_values = true)]
+    append: String,
+    /// Boot again this many times when a boot does not finish.
+    #[arg(long, default_value_t = 3)]
+    retries: u32,
+    /// Wall-clock limit of one boot, in seconds.
+    #[arg(long, default_value_t = 900)]
+    timeout: u64,
+    /// Scratch directory (downloaded kernels are kept there).
+    #[arg(long, value_name = "DIR")]
+    work_dir: Option<PathBuf>,
+    /// An apt-get `-o` option for the download (repeat), e.g. a private sources list.
+    #[arg(long = "apt-option", value_name = "OPT")]
+    apt_options: Vec<String>,
+    /// The irqscope-agent binary (default: the one beside this program).
+    #[arg(long)]
+    agent: Option<PathBuf>,
+    /// A static busybox (default: busybox on PATH).
+    #[arg(long)]
+    busybox: Option<PathBuf>,
+    #[arg(long, default_value = "qemu-system-x86_64")]
+    qemu: String,
+}
+
+fn comma_list(text: &str, what: &str) -> anyhow::Result<Vec<u32>> {
+    text.split(',')
+        .map(|v| {
+            v.trim()
+                .parse::<u32>()
+                .map_err(|_| anyhow::anyhow!("{what} {text:?}: give numbers like 3,5,6"))
+        })
+        .collect()
+}
+
+fn find_on_path(name: &str) -> Option<PathBuf> {
+    std::env::var_os("PATH").and_then(|p| std::env::split_paths(&p).map(|d| d.join(name)).find(|f| f.is_file()))
+}
+
+fn lab_run(args: RunArgs) -> anyhow::Result<ExitCode> {
+    use irqscope::lab::{qemu, run};
+    let link = args.machine.rsplit("/s/").next().unwrap_or(&args.machine);
+    let (topology, devices) = if link.starts_with("v1.") {
+        let spec: ScenarioSpec =
+            scen::permalink::decode(link).map_err(|e| anyhow::anyhow!("permalink {:?}: {e}", args.machine))?;
+        let scenario = spec.resolve(catalogue::get)?;
+        (scenario.topology_arc().clone(), scenario.devices().to_vec())
+    } else {
+        (load_topology(&args.machine)?, Vec::new())
+    };
+    let memory = args
+        .node_memory
+        .as_deref()
+        .map(|m| comma_list(m, "--node-memory"))
+        .transpose()?;
+    let machine = qemu::guest_machine(&topology, memory.as_deref())?;
+    let ioqpairs = match &args.nvme {
+        Some(list) => comma_list(list, "--nvme")?,
+        None => qemu::nvme_ioqpairs(&devices, topology.possible().weight())?,
+    };
+    let accel = match args.accel.as_str() {
+        "auto" => run::AccelChoice::Auto,
+        "kvm" => run::AccelChoice::Only(qemu::Accel::Kvm),
+        "tcg" => run::AccelChoice::Only(qemu::Accel::Tcg),
+        other => anyhow::bail!("--accel {other:?}: auto, kvm or tcg"),
+    };
+    let kernel = if Path::new(&args.kernel).is_file() {
+        run::KernelSource::Image {
+            image: args.kernel.clone().into(),
+            modules: args.modules_dir.clone(),
+        }
+    } else {
+        anyhow::ensure!(
+            args.modules_dir.is_none(),
+            "--modules-dir goes with a kernel image file"
+        );
+        run::KernelSource::Package(args.kernel.clone())
+    };
+    let agent = match args.agent {
+        Some(a) => a,
+        None => std::env::current_exe()?.with_file_name("irqscope-agent"),
+    };
+    anyhow::ensure!(
+        agent.is_file(),
+        "{}: no irqscope-agent (build it, or give --agent)",
+        agent.display()
+    );
+    let busybox = args
+        .busybox
+        .or_else(|| find_on_path("busybox"))
+        .ok_or_else(|| anyhow::anyhow!("busybox not found (install busybox-static, or give --busybox)"))?;
+    for note in &machine.notes {
+        eprintln!("lab: note: {note}");
+    }
+    let opts = run::RunOptions {
+        kernel,
+        machine,
+        ioqpairs,
+        agent,
+        busybox,
+        qemu: args.qemu,
+        modules: args
+            .modules
+            .map(|m| m.split(',').map(|s| s.trim().to_string()).collect()),
+        accel,
+        cpu: args.cpu,
+        append: args.append,
+        work_dir: args
+            .work_dir
+            .unwrap_or_else(|| std::env::temp_dir().join("irqscope-lab")),
+        output: args.output,
+        retries: args.retries,
+        timeout: std::time::Duration::from_secs(args.timeout),
+        apt_options: args.apt_options,
+    };
+    match run::run(&opts, &mut |line| eprintln!("lab: {line}")) {
+        Ok(r) => {
+            println!(
+                "{}{} booted in {:.1} s ({}, {} boot{}): {} {}",
+                r.kernel_release,
+                r.package.as_deref().map(|p| format!(" ({p})")).unwrap_or_default(),
+                r.wall.as_secs_f64(),
+                r.accel.name(),
+                r.tries,
+                if r.tries == 1 { "" } else { "s" },
+                r.boot_capture.display(),
+                r.seq_capture.display()
+            );
+            Ok(ExitCode::SUCCESS)
+        }
+        Err(run::LabError::Boot(msg)) => {
+            eprintln!("irqscope: lab run: {msg}");
+            Ok(ExitCode::from(1))
+        }
+        Err(e) => Err(e.into()),
+    }
+}

@@ -1,0 +1,473 @@
+//! The model commands of `irqscope`: `simulate`, `compare`, `sweep`, `blk-mq`, `mana` and
+//! `sched`. Each parses its arguments into the spec the dashboard builds from a form, then
+//! calls the same resolve, run and render functions as the pages (`render::view`), and prints
+//! the page's text or JSON twin.
+
+use crate::{input_object, machine, read_text, Machine};
+use anyhow::Context;
+use clap::ValueEnum;
+use irqscope::render::view::blkmq::BlkMqShown;
+use irqscope::render::view::compare::{CompareQuery, CompareRun};
+use irqscope::render::view::mana::ManaShown;
+use irqscope::render::view::scenario::Run;
+use irqscope::render::view::sched::SchedShown;
+use irqscope::scenario::blkmq::BlkMqSpec;
+use irqscope::scenario::request::{parse_devices_with, spec_for_machine, DeviceDefaults, Overrides};
+use irqscope::scenario::spec::{self, ScenarioSpec, TopologyRef};
+use irqscope::scenario::BootParams;
+use irqscope::{golden, render};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+#[derive(Clone, Copy, ValueEnum)]
+pub(crate) enum Format {
+    Text,
+    Json,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+pub(crate) enum SweepFormat {
+    Text,
+    Csv,
+    Json,
+}
+
+/// Print a twin: the text, or the JSON pretty-printed.
+fn print_twin(
+    format: Format,
+    text: impl FnOnce() -> String,
+    json: impl FnOnce() -> serde_json::Value,
+) -> anyhow::Result<ExitCode> {
+    match format {
+        Format::Text => print!("{}", text()),
+        Format::Json => println!("{}", serde_json::to_string_pretty(&json())?),
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The boot-parameter flags `simulate` and `compare` share.
+#[derive(clap::Args)]
+pub(crate) struct BootArgs {
+    /// The irqaffinity= boot parameter: default affinity of non-managed interrupts (a cpulist).
+    #[arg(long, value_name = "LIST")]
+    irqaffinity: Option<String>,
+    /// The isolcpus= boot parameter, e.g. managed_irq,2-5.
+    #[arg(long, value_name = "[FLAGS,]LIST")]
+    isolcpus: Option<String>,
+    /// The nohz_full= boot parameter (a cpulist; checked, moves no interrupt).
+    #[arg(long, value_name = "LIST")]
+    nohz_full: Option<String>,
+    /// Vectors other interrupts hold before the first device, e.g. 0:16,1-3:2.
+    #[arg(long, value_name = "CPUS:N,...")]
+    vectors_held: Option<String>,
+}
+
+impl BootArgs {
+    fn params(&self) -> BootParams {
+        BootParams {
+            irqaffinity: self.irqaffinity.clone(),
+            isolcpus: self.isolcpus.clone(),
+            nohz_full: self.nohz_full.clone(),
+            vectors_held: self.vectors_held.clone(),
+        }
+    }
+}
+
+#[derive(clap::Args)]
+pub(crate) struct SimulateArgs {
+    /// A preset name (`irqscope topology list`) or a topology file (.toml); with --scenario, omit.
+    topology: Option<String>,
+    /// Devices: [COUNTx]QUEUES[:key=value,...], e.g. `6x62:pre=1,name=nvme`.
+    devices: Vec<String>,
+    /// Read the whole scenario from a JSON file instead.
+    #[arg(long, conflicts_with_all = ["topology", "devices"])]
+    scenario: Option<PathBuf>,
+    /// Default pre vectors for devices that do not say (NVMe's admin queue is 1).
+    #[arg(long, default_value_t = 0)]
+    pre: u32,
+    #[arg(long, default_value_t = 0)]
+    post: u32,
+    /// Default interrupt sets, e.g. 4+2.
+    #[arg(long)]
+    sets: Option<String>,
+    /// Devices allocate without managed affinity.
+    #[arg(long)]
+    unmanaged: bool,
+    /// Default blk-mq map: irq or cpumap.
+    #[arg(long)]
+    blk_mq: Option<String>,
+    /// group_cpus_evenly variant: pre-cluster, cluster, rotation, rotation-ohcl, rotation-v1r.
+    #[arg(long)]
+    variant: Option<String>,
+    /// Heapsort generation: heap-v5.1, heap-v6.9, heap-v6.11.
+    #[arg(long)]
+    sort: Option<String>,
+    /// Effective-CPU model: x86-matrix or first-cpu.
+    #[arg(long)]
+    effective: Option<String>,
+    /// Starting value of the rotation patch's spread counter.
+    #[arg(long)]
+    counter: Option<u32>,
+    /// Form the managed masks with a policy proposal instead (offset-by-probed).
+    #[arg(long)]
+    proposal: Option<String>,
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    format: Format,
+    /// Also print every vector (mask, effective CPU).
+    #[arg(long)]
+    vectors: bool,
+    #[command(flatten)]
+    boot: BootArgs,
+    /// Always report the vector space per CPU (shown anyway when it runs out or a boot
+    /// parameter is set).
+    #[arg(long)]
+    vector_space: bool,
+}
+
+pub(crate) fn simulate(args: SimulateArgs) -> anyhow::Result<ExitCode> {
+    let overrides = Overrides {
+        variant: args.variant.clone(),
+        sort: args.sort.clone(),
+        effective: args.effective.clone(),
+        counter: args.counter,
+        proposal: args.proposal.clone(),
+        boot: args.boot.params(),
+    };
+    let (base, label) = match (&args.scenario, &args.topology) {
+        (Some(path), _) => {
+            let spec: ScenarioSpec =
+                serde_json::from_str(&read_text(path)?).with_context(|| format!("{}", path.display()))?;
+            let label = match &spec.topology {
+                TopologyRef::Preset(name) => name.clone(),
+                TopologyRef::Inline(_) => format!("--scenario {}", path.display()),
+            };
+            (spec, label)
+        }
+        (None, None) => anyhow::bail!("give a topology (preset or file) and devices, or --scenario FILE"),
+        (None, Some(arg)) => {
+            anyhow::ensure!(!args.devices.is_empty(), "give at least one device, e.g. 6x62:pre=1");
+            let Machine { reference, label } = machine(arg)?;
+            let defaults = DeviceDefaults {
+                pre: args.pre,
+                post: args.post,
+                sets: args.sets.clone(),
+                unmanaged: args.unmanaged,
+                blk_mq: args.blk_mq.clone(),
+            };
+            (
+                spec_for_machine(reference, parse_devices_with(&args.devices, &defaults)?),
+                label,
+            )
+        }
+    };
+    let run = Run::resolve(overrides.apply(base))?;
+    let vs_extra = args.vector_space && !render::vector_space::shown(&run.scenario, &run.outcome);
+    print_twin(
+        args.format,
+        || {
+            let mut out = run.report(&render::text::TextOptions {
+                topology_label: label,
+                vectors: args.vectors,
+                permalink: None,
+            });
+            if vs_extra {
+                render::vector_space::text_block(&run.scenario, &run.outcome, &mut out);
+            }
+            out
+        },
+        || {
+            let mut value = run.json();
+            if args.vector_space {
+                value["vector_space"] = render::vector_space::json(&run.outcome.vector_space);
+            }
+            value
+        },
+    )
+}
+
+#[derive(clap::Args)]
+pub(crate) struct CompareArgs {
+    /// A preset name (`irqscope topology list`) or a topology file (.toml).
+    topology: String,
+    /// Devices: [COUNTx]QUEUES[:key=value,...], e.g. `6x62:pre=1,name=nvme`.
+    #[arg(required = true)]
+    devices: Vec<String>,
+    /// Side A's variant (default: cluster).
+    #[arg(long)]
+    a: Option<String>,
+    /// Side B's variant (default: another variant than A's).
+    #[arg(long)]
+    b: Option<String>,
+    /// Side A's heapsort generation: heap-v5.1, heap-v6.9, heap-v6.11 (default).
+    #[arg(long)]
+    a_sort: Option<String>,
+    /// Side B's heapsort generation (default: heap-v6.11).
+    #[arg(long)]
+    b_sort: Option<String>,
+    /// Side A's effective-CPU model (default: from the preset's architecture; arm64: first-cpu).
+    #[arg(long)]
+    a_effective: Option<String>,
+    /// Side B's effective-CPU model (default: as side A's default).
+    #[arg(long)]
+    b_effective: Option<String>,
+    /// Side A's starting value of the rotation patch's spread counter (default 0).
+    #[arg(long)]
+    a_counter: Option<u32>,
+    /// Side B's starting value of the rotation patch's spread counter (default 0).
+    #[arg(long)]
+    b_counter: Option<u32>,
+    /// Both sides form their managed masks with a policy proposal instead (offset-by-probed).
+    #[arg(long)]
+    proposal: Option<String>,
+    #[command(flatten)]
+    boot: BootArgs,
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    format: Format,
+}
+
+pub(crate) fn compare(args: CompareArgs) -> anyhow::Result<ExitCode> {
+    let Machine { reference, label } = machine(&args.topology)?;
+    let devices = parse_devices_with(&args.devices, &DeviceDefaults::default())?;
+    let base = Overrides {
+        proposal: args.proposal.clone(),
+        boot: args.boot.params(),
+        ..Overrides::default()
+    }
+    .apply(spec_for_machine(reference, devices));
+    let sides = CompareQuery {
+        a: args.a,
+        b: args.b,
+        a_sort: args.a_sort,
+        b_sort: args.b_sort,
+        a_effective: args.a_effective,
+        b_effective: args.b_effective,
+        a_counter: args.a_counter,
+        b_counter: args.b_counter,
+        ..CompareQuery::default()
+    };
+    let run = CompareRun::resolve(sides.sides_over(base))?;
+    print_twin(args.format, || run.report(&label, None), || run.json())
+}
+
+#[derive(clap::Args)]
+pub(crate) struct SweepArgs {
+    /// Presets separated by commas (default: the whole catalogue); repeat to add more.
+    #[arg(long, conflicts_with = "all")]
+    topologies: Vec<String>,
+    /// The whole catalogue.
+    #[arg(long)]
+    all: bool,
+    /// A named mix (nvme-6x32, nvme-6x14, nic-2x16-sets, nvme-4x8+nic-2x16) or device tokens
+    /// separated by spaces, optionally NAME=TOKENS; repeat for several (default: the named mixes).
+    #[arg(long)]
+    mix: Vec<String>,
+    /// Variants and proposals separated by commas, or `all` (default); repeat to add more.
+    #[arg(long)]
+    variants: Vec<String>,
+    /// Starting spread counters: a..b (b excluded), a..=b or n.
+    #[arg(long, default_value = "0..8")]
+    counters: String,
+    #[arg(long)]
+    sort: Option<String>,
+    #[arg(long)]
+    effective: Option<String>,
+    /// Worker threads.
+    #[arg(long, default_value_t = 2)]
+    threads: usize,
+    #[arg(long, value_enum, default_value_t = SweepFormat::Text)]
+    format: SweepFormat,
+}
+
+pub(crate) fn sweep(args: SweepArgs) -> anyhow::Result<ExitCode> {
+    use irqscope::analysis::sweep::{self, Mix, SweepConfig};
+    use irqscope::render::view::sweep::link;
+    let mut config = SweepConfig::catalogue_default();
+    if !args.topologies.is_empty() && !args.all {
+        config.topologies = SweepConfig::parse_topologies(&args.topologies.join(","))?;
+    }
+    if !args.mix.is_empty() {
+        config.mixes = args.mix.iter().map(|m| Mix::parse(m)).collect::<Result<_, _>>()?;
+    }
+    if !args.variants.is_empty() {
+        config.placements = SweepConfig::parse_placements(&args.variants.join(","))?;
+    }
+    config.counters = sweep::parse_counters(&args.counters)?;
+    if let Some(s) = &args.sort {
+        config.sort = spec::parse_sort(s)?;
+    }
+    if let Some(e) = &args.effective {
+        config.effective = spec::parse_effective(e)?;
+    }
+    config.threads = args.threads;
+    let result = sweep::run(&config)?;
+    match args.format {
+        SweepFormat::Text => print!("{}", render::sweep::text(&result)),
+        SweepFormat::Csv => print!("{}", render::sweep::csv(&result, &link)),
+        SweepFormat::Json => println!(
+            "{}",
+            serde_json::to_string_pretty(&render::sweep::json(&result, &link))?
+        ),
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+#[derive(clap::Args)]
+pub(crate) struct BlkMqArgs {
+    /// A preset name or a topology file.
+    topology: String,
+    #[arg(long)]
+    queues: u32,
+    /// current, v6.3, legacy-v5.1, legacy-v4.13, legacy-v4.10, or all (the text of /blkmq).
+    #[arg(long, default_value = "current")]
+    mapper: String,
+    #[arg(long, default_value_t = 0)]
+    queue_offset: u32,
+    /// group_cpus_evenly variant (current and v6.3 only).
+    #[arg(long)]
+    variant: Option<String>,
+    #[arg(long)]
+    sort: Option<String>,
+    #[arg(long, default_value_t = 0)]
+    counter: u32,
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    format: Format,
+}
+
+pub(crate) fn blk_mq(args: BlkMqArgs) -> anyhow::Result<ExitCode> {
+    let Machine { reference, label } = machine(&args.topology)?;
+    let defaults = BlkMqSpec::new(reference, args.queues);
+    let spec = BlkMqSpec {
+        mapper: Some(args.mapper),
+        queue_offset: args.queue_offset,
+        variant: args.variant.unwrap_or(defaults.variant.clone()),
+        sort: args.sort.unwrap_or(defaults.sort.clone()),
+        counter: args.counter,
+        ..defaults
+    };
+    let shown = BlkMqShown::new(spec)?;
+    print_twin(args.format, || shown.report_for(&label), || shown.json())
+}
+
+#[derive(clap::Args)]
+pub(crate) struct ManaArgs {
+    /// A preset name or topology file (every CPU id possible); or use --input.
+    topology: Option<String>,
+    /// A JSON file with a MANA `input` object (the golden-vector form), or a whole case.
+    #[arg(long, conflicts_with = "topology")]
+    input: Option<PathBuf>,
+    /// NUMA node of the device; -1 for none.
+    #[arg(long, default_value_t = 0, allow_hyphen_values = true)]
+    device_node: i32,
+    /// dynamic or static MSI-X.
+    #[arg(long, default_value = "dynamic")]
+    mode: String,
+    #[arg(long, default_value_t = 64)]
+    max_msix: u32,
+    /// Vectors already held on each CPU before the probe, e.g. 0,1,1,1.
+    #[arg(long)]
+    load: Option<String>,
+    /// The irqaffinity= boot option (a cpulist).
+    #[arg(long)]
+    irqaffinity: Option<String>,
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    format: Format,
+}
+
+/// The command that reproduces a run from a golden-style input file.
+fn input_command(what: &str, path: &std::path::Path) -> String {
+    format!(
+        "irqscope {what} --input {}",
+        spec::shell_word(&path.display().to_string())
+    )
+}
+
+pub(crate) fn mana(args: ManaArgs) -> anyhow::Result<ExitCode> {
+    use irqscope::scenario::mana::{self as m, ManaSpec};
+    let (run, command, json) = match (&args.input, &args.topology) {
+        (Some(path), _) => {
+            let input = golden::mana_sched::parse_mana_input(&input_object(path)?)
+                .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+            let run = m::run_input(input)?;
+            let json = render::json_mana_sched::mana_run_json(&run);
+            (run, input_command("mana", path), json)
+        }
+        (None, Some(name)) => {
+            let spec = ManaSpec {
+                topology: machine(name)?.reference,
+                device_node: args.device_node,
+                mode: args.mode,
+                max_msix: args.max_msix,
+                load: args
+                    .load
+                    .as_deref()
+                    .map(|l| m::parse_count_list(l, "--load"))
+                    .transpose()?,
+                irqaffinity: args.irqaffinity,
+            };
+            let shown = ManaShown::new(spec)?;
+            let (command, json) = (shown.scenario.spec.command_line(), shown.json());
+            (shown.run, command, json)
+        }
+        (None, None) => anyhow::bail!("give a topology (preset or file) or --input FILE"),
+    };
+    print_twin(
+        args.format,
+        || {
+            let report = render::mana_sched::mana_report(&run.input, &run.unpatched, &run.patched);
+            render::mana_sched::with_command(&command, &report, None)
+        },
+        || json,
+    )
+}
+
+#[derive(clap::Args)]
+pub(crate) struct SchedArgs {
+    /// A preset name or topology file with a distance matrix; or use --input.
+    topology: Option<String>,
+    /// A JSON file with a sched `input` object (the golden-vector form), or a whole case.
+    #[arg(long, conflicts_with = "topology")]
+    input: Option<PathBuf>,
+    /// Node running the communicating pair (on its two lowest CPUs).
+    #[arg(long, default_value_t = 1)]
+    pair_node: u32,
+    /// Extra runnable tasks on otherwise idle CPUs of the pair's node.
+    #[arg(long, default_value_t = 0)]
+    noise: u32,
+    #[arg(long, default_value_t = 30)]
+    node_reclaim_distance: u32,
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    format: Format,
+}
+
+pub(crate) fn sched(args: SchedArgs) -> anyhow::Result<ExitCode> {
+    use irqscope::scenario::sched::{self as s, SchedSpec};
+    let (run, command, json) = match (&args.input, &args.topology) {
+        (Some(path), _) => {
+            let input = golden::mana_sched::parse_sched_input(&input_object(path)?)
+                .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+            let run = s::run_input(input)?;
+            let json = render::json_mana_sched::sched_outcome_json(&run.outcome);
+            (run, input_command("sched", path), json)
+        }
+        (None, Some(name)) => {
+            let spec = SchedSpec {
+                topology: machine(name)?.reference,
+                pair_node: args.pair_node,
+                noise: args.noise,
+                node_reclaim_distance: args.node_reclaim_distance,
+            };
+            let shown = SchedShown::new(spec)?;
+            let (command, json) = (shown.scenario.spec.command_line(), shown.json());
+            (shown.run, command, json)
+        }
+        (None, None) => anyhow::bail!("give a topology (preset or file) or --input FILE"),
+    };
+    print_twin(
+        args.format,
+        || {
+            let report = render::mana_sched::sched_report(&run.input, &run.outcome);
+            render::mana_sched::with_command(&command, &report, None)
+        },
+        || json,
+    )
+}
