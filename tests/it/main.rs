@@ -2,6 +2,7 @@
 //! helpers in `common`. Run one area with `cargo test --test it AREA::`.
 
 mod agent;
+mod architecture;
 mod browser;
 mod browser_compare;
 mod browser_editor;
@@ -37,6 +38,7 @@ mod spread_offsets;
 mod sweep;
 mod tls_proxy;
 mod vector_space;
+mod views;
 mod web_cache;
 mod web_compare;
 mod web_http;
