@@ -6,7 +6,9 @@
 //! `scenario`, `metrics`, `analysis` and `live` (the live pages' host states); it never reads
 //! `golden` or `web`.
 
+pub mod charts;
 pub mod columns;
+pub mod heatmap;
 pub mod json;
 pub mod json_mana_sched;
 pub mod mana_sched;

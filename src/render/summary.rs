@@ -171,6 +171,21 @@ pub(crate) fn compare_line(verdict_a: &str, verdict_b: &str, moved: usize) -> St
     ))
 }
 
+/// The line over a comparison whose per-CPU loads are the same on both sides: the change is
+/// in which vector fires where. "Per-CPU loads are the same under A and B; B moves 8 vectors
+/// to other CPUs" (and how many change only their mask).
+pub(crate) fn equal_loads_line(moved: usize, masks_only: usize) -> String {
+    let moves = match moved {
+        0 => "every vector fires on the same CPU".to_string(),
+        n => format!("B moves {n} vector{} to other CPUs", plural(n)),
+    };
+    let masks = match masks_only {
+        0 => String::new(),
+        n => format!("; {n} more change{} only their mask", if n == 1 { "s" } else { "" }),
+    };
+    format!("Per-CPU loads are the same under A and B; {moves}{masks}")
+}
+
 /// At most [`PARTS_SHOWN_MAX`] parts; the middle ones are folded into a count.
 fn fold_parts(parts: Vec<String>) -> String {
     if parts.len() <= PARTS_SHOWN_MAX {
@@ -349,6 +364,39 @@ pub(crate) fn page_nodes_line(m: &Metrics) -> String {
         format!("fair shares {}–{}", milli(lo), milli(hi))
     };
     bounded(format!("per node: {} ({share})", fold_parts(parts)))
+}
+
+/// Where each device's vectors fire, for a machine too large for the device strip: devices
+/// grouped by how many CPUs and nodes they fire on ("16 devices fire on 64 CPUs each, in 64
+/// nodes; nvme16 fires on 8 CPUs, in 1 node").
+pub(crate) fn strip_line(topo: &Topology, outcome: &crate::scenario::Outcome) -> String {
+    let mut groups: Vec<((u32, u32), Vec<&str>)> = Vec::new();
+    for d in &outcome.devices {
+        let cpus: CpuSet = d.vectors.iter().filter_map(|v| v.effective_cpu).collect();
+        let mut nodes: Vec<u32> = cpus.iter().map(|c| topo.cpu_to_node(c)).collect();
+        nodes.sort_unstable();
+        nodes.dedup();
+        let key = (cpus.weight(), nodes.len() as u32);
+        match groups.iter_mut().find(|(k, _)| *k == key) {
+            Some((_, names)) => names.push(&d.name),
+            None => groups.push((key, vec![&d.name])),
+        }
+    }
+    let parts: Vec<String> = groups
+        .iter()
+        .map(|((cpus, nodes), names)| {
+            let on = format!(
+                "{cpus} CPU{} in {nodes} node{}",
+                plural(*cpus as usize),
+                plural(*nodes as usize)
+            );
+            match names[..] {
+                [one] => format!("{one} fires on {on}"),
+                _ => format!("{} devices fire on {on} each", names.len()),
+            }
+        })
+        .collect();
+    bounded(fold_parts(parts))
 }
 
 /// Nodes listed one by one in [`page_nodes_line`]; beyond, grouped by count.

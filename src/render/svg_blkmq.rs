@@ -1,24 +1,28 @@
 //! The blk-mq queue strip: one cell per hardware queue, blue when a CPU submits to it, red when
-//! none does (its requests can never be issued), queue numbers below.
+//! none does (its requests can never be issued), queue numbers below. Drawn at its size, at
+//! most [`STRIP_PX_MAX`] wide (cells narrow as queues grow; the numbers keep their size).
 
-use super::svg::escape;
+use super::svg::{escape, svg_open};
 use std::fmt::Write;
 
 /// Most queue numbers printed under a strip.
 const TICKS_MAX: u32 = 16;
+/// Widest cell, and the widest strip.
+const CELL_PX_MAX: f64 = 10.0;
+const STRIP_PX_MAX: f64 = 640.0;
 
 /// A strip of one cell per queue: blue when it has CPUs, red when none; queue numbers below.
 pub(crate) fn queue_strip(mapper: &str, queues: u32, unmapped: &[u32]) -> String {
-    const CELL: u32 = 10;
+    let cell = (STRIP_PX_MAX / f64::from(queues.max(1))).min(CELL_PX_MAX);
     let mut body = String::new();
     for q in 0..queues {
         let missing = unmapped.binary_search(&q).is_ok();
         let _ = write!(
             body,
-            r##"<rect class="queue{}" data-queue="{q}" x="{}" y="0" width="{}" height="18" fill="{}"><title>queue {q}: {}</title></rect>"##,
+            r##"<rect class="queue{}" data-queue="{q}" x="{:.1}" y="0" width="{:.1}" height="18" fill="{}"><title>queue {q}: {}</title></rect>"##,
             if missing { " unmapped" } else { "" },
-            q * CELL,
-            CELL - 1,
+            f64::from(q) * cell,
+            (cell - 1.0).max(cell * 0.8),
             if missing { "#d62728" } else { "#2c6fbb" },
             if missing { "no CPU" } else { "has CPUs" }
         );
@@ -31,15 +35,16 @@ pub(crate) fn queue_strip(mapper: &str, queues: u32, unmapped: &[u32]) -> String
     for q in (0..queues).step_by(step as usize) {
         let _ = write!(
             body,
-            r#"<text class="tick" x="{}" y="28" font-size="8">{q}</text>"#,
-            q * CELL
+            r#"<text class="tick" x="{:.1}" y="30">{q}</text>"#,
+            f64::from(q) * cell
         );
     }
-    format!(
-        r#"<svg xmlns="http://www.w3.org/2000/svg" class="blkmq-strip" data-mapper="{}" viewBox="0 0 {} 30" width="100%" preserveAspectRatio="xMinYMin meet" role="img" aria-label="{} queues, {} without a CPU">{body}</svg>"#,
-        escape(mapper),
-        queues * CELL,
-        queues,
-        unmapped.len()
-    )
+    let width = (f64::from(queues) * cell).ceil() as u32 + 24;
+    let label = format!("{queues} queues, {} without a CPU", unmapped.len());
+    svg_open("blkmq-strip", &label, width, 34).replacen(
+        "<svg ",
+        &format!(r#"<svg data-mapper="{}" "#, escape(mapper)),
+        1,
+    ) + &body
+        + "</svg>"
 }

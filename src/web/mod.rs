@@ -298,7 +298,7 @@ fn text(body: String) -> Response {
 async fn index(Query(q): Query<IndexQuery>, headers: HeaderMap) -> Result<Html<String>, AppError> {
     let mut run = Run::new(q.spec()?)?;
     run.effective_named = q.effective.is_some();
-    let view = ScenarioView::new(&run, &q.view()?, &origin(&headers));
+    let view = ScenarioView::new(&run, &q.view()?, &origin(&headers), true);
     Ok(Html(ScenarioPage::from(view).render()?))
 }
 
@@ -308,7 +308,7 @@ async fn scenario_page(
     headers: HeaderMap,
 ) -> Result<Html<String>, AppError> {
     let run = Run::new(permalink::decode::<ScenarioSpec>(&link)?)?;
-    let view = ScenarioView::new(&run, &v.parse()?, &origin(&headers));
+    let view = ScenarioView::new(&run, &v.parse()?, &origin(&headers), false);
     Ok(Html(ScenarioPage::from(view).render()?))
 }
 

@@ -12,6 +12,18 @@ use crate::render::view::seeds::SeedsView;
 use crate::render::view::sweep::SweepView;
 use askama::Template;
 
+/// Template filters: `cpus` writes a sentence so that its cpulists break only between ranges
+/// (`render::view::html_cpulists`; it escapes the text itself).
+mod filters {
+    use askama::filters::Safe;
+    use askama::{Result, Values};
+
+    #[askama::filter_fn]
+    pub fn cpus<T: std::fmt::Display>(s: T, _: &dyn Values) -> Result<Safe<String>> {
+        Ok(Safe(crate::render::view::html_cpulists(&s.to_string())))
+    }
+}
+
 #[derive(Template)]
 #[template(path = "scenario/page.html")]
 pub(crate) struct ScenarioPage {

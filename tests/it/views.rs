@@ -28,7 +28,7 @@ fn scenario_view_leads_with_seed_000() {
         ..IndexQuery::default()
     };
     let run = Run::new(q.spec().unwrap()).unwrap();
-    let v = ScenarioView::new(&run, &ViewQuery::default().parse().unwrap(), ORIGIN);
+    let v = ScenarioView::new(&run, &ViewQuery::default().parse().unwrap(), ORIGIN, false);
     assert!(
         v.r.devices_line.contains("28 CPUs (34-47,82-95) serve all 6"),
         "{}",
@@ -55,7 +55,11 @@ fn compare_view_lists_seed_002_permutation() {
     };
     let run = CompareRun::new(q.spec().unwrap()).unwrap();
     let v = CompareView::new(&run, &q.view().unwrap(), ORIGIN).unwrap();
-    let moved: Vec<(String, String)> = v.vector_changes.iter().map(|c| (c.2.clone(), c.4.clone())).collect();
+    let moved: Vec<(String, String)> = v
+        .vector_changes
+        .iter()
+        .map(|c| (c.queue.clone(), c.b_cpu.clone()))
+        .collect();
     let want: Vec<(String, String)> = [(0, 1), (1, 4), (2, 0), (3, 5), (4, 6), (5, 7), (6, 3), (7, 2)]
         .iter()
         .map(|(q, c)| (q.to_string(), c.to_string()))

@@ -2,6 +2,7 @@
 //! mapper generation's queue map side by side (seed 004), through `scenario::blkmq` as
 //! `irqscope blk-mq` goes.
 
+use super::seeds::{seed_of, SeedFigure, SeedTarget};
 use super::{bad, ViewError};
 use crate::catalogue;
 use crate::render::columns::command_block;
@@ -114,6 +115,28 @@ impl BlkMqShown {
     }
 }
 
+/// "legacy-v4.10 leaves 28 of 64 queues without a CPU; the other 4 mappers map all 64".
+fn headline(runs: &[MapperRun], queues: u32) -> String {
+    let (short, full): (Vec<&MapperRun>, Vec<&MapperRun>) = runs.iter().partition(|r| !r.unmapped.is_empty());
+    let mut parts: Vec<String> = short
+        .iter()
+        .map(|r| {
+            format!(
+                "{} leaves {} of {queues} queues without a CPU",
+                r.mapper.name(),
+                r.unmapped.len()
+            )
+        })
+        .collect();
+    parts.push(match (full.len(), short.is_empty()) {
+        (0, _) => "no mapper maps them all".to_string(),
+        (1, _) => format!("{} maps all {queues}", full[0].mapper.name()),
+        (n, true) => format!("every mapper ({n}) maps all {queues} queues"),
+        (n, false) => format!("the other {n} mappers map all {queues}"),
+    });
+    parts.join("; ")
+}
+
 /// The query that asks for `spec` again, fields at their defaults left out.
 fn query_of(spec: &BlkMqSpec, machine: &str) -> String {
     let enc = super::encode_component;
@@ -148,6 +171,10 @@ pub struct MapperView {
 /// The blk-mq page.
 pub struct BlkMqView {
     pub title: String,
+    /// Which mappers leave queues without a CPU, and how many.
+    pub headline: String,
+    /// The seed figure this page is, when it is one.
+    pub seed: Option<&'static SeedFigure>,
     pub preset: String,
     pub queues: u32,
     pub presets: Vec<&'static str>,
@@ -174,6 +201,8 @@ impl BlkMqView {
             .collect();
         BlkMqView {
             title: format!("blk-mq queue maps: {machine}, {queues} queues"),
+            headline: headline(&shown.runs, queues),
+            seed: seed_of(&SeedTarget::BlkMq(s.spec.clone())),
             query: query_of(&s.spec, &machine),
             preset: machine,
             queues,

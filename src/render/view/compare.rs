@@ -2,9 +2,11 @@
 //! comparison run once ([`CompareRun`], shared with `irqscope compare`), and [`CompareView`].
 
 use super::scenario::{IndexQuery, Run, View, ViewQuery};
+use super::seeds::{seed_of, SeedFigure, SeedTarget};
 use super::{bad, encode_link, ViewError};
+use crate::render::heatmap;
 use crate::render::summary;
-use crate::render::svg::{self, HeatMetric};
+use crate::render::svg::HeatMetric;
 use crate::render::svg_compare::{self, Scale};
 use crate::render::text::{self, Side, TextOptions};
 use crate::scenario::payloads::{other_variant, side_label, CompareSpec, SideSpec};
@@ -186,22 +188,83 @@ pub struct CompareSideView {
     pub heatmap_svg: String,
 }
 
-/// The compare page.
+/// A vector whose effective CPU or requested mask differs between the sides.
+pub struct VectorChangeRow {
+    pub device: String,
+    pub vector: u32,
+    /// Its blk-mq hardware queue, when it is one ("" otherwise).
+    pub queue: String,
+    pub a_cpu: String,
+    pub b_cpu: String,
+    pub a_mask: String,
+    pub b_mask: String,
+    /// The effective CPU differs (else only the mask does).
+    pub moved: bool,
+}
+
+/// Every vector whose effective CPU or mask differs, in device then vector order (both sides
+/// run the same devices, so vectors pair by position).
+fn vector_change_rows(run: &CompareRun) -> Vec<VectorChangeRow> {
+    let cpu = |c: Option<u32>| c.map_or_else(|| "off".to_string(), |c| c.to_string());
+    let devices = run.a.outcome.devices.iter().zip(&run.b.outcome.devices);
+    let mut out = Vec::new();
+    for ((da, db), dev) in devices.zip(run.a.scenario.devices()) {
+        for (va, vb) in da.vectors.iter().zip(&db.vectors) {
+            if va.effective_cpu == vb.effective_cpu && va.mask == vb.mask {
+                continue;
+            }
+            let queue = va
+                .index
+                .checked_sub(dev.pre_vectors)
+                .filter(|q| *q < dev.queue_vectors());
+            out.push(VectorChangeRow {
+                device: da.name.clone(),
+                vector: va.index,
+                queue: queue.map_or_else(String::new, |q| q.to_string()),
+                a_cpu: cpu(va.effective_cpu),
+                b_cpu: cpu(vb.effective_cpu),
+                a_mask: summary::page_cpulist(&va.mask),
+                b_mask: summary::page_cpulist(&vb.mask),
+                moved: va.effective_cpu != vb.effective_cpu,
+            });
+        }
+    }
+    out
+}
+
+/// Whether every online CPU takes the same load under A and B (IRQs and devices served).
+fn loads_equal(run: &CompareRun) -> bool {
+    let (a, b) = (&run.a.metrics, &run.b.metrics);
+    a.per_cpu.iter().zip(&b.per_cpu).all(|(ca, cb)| {
+        ca.counted_irqs(a.basis) == cb.counted_irqs(b.basis)
+            && ca.counted_devices(a.basis) == cb.counted_devices(b.basis)
+    })
+}
+
+/// The compare page. It leads with its headline: both verdicts and the vectors B moves, or,
+/// when every CPU takes the same load on both sides, that sentence and the per-vector change
+/// (then one heatmap shows both sides).
 pub struct CompareView {
     pub title: String,
     pub permalink: String,
     pub base_permalink: String,
+    /// The seed figure this comparison is, when it is one.
+    pub seed: Option<&'static SeedFigure>,
     pub topology_summary: String,
     pub sides: Vec<CompareSideView>,
-    /// Both verdicts in one line and how many vectors B moves.
+    /// The headline: both verdicts and how many vectors B moves, or (loads equal) that.
     pub overall: String,
+    /// Every online CPU takes the same load under A and B.
+    pub loads_equal: bool,
     pub diff_svg: String,
     /// The colour scale both heatmaps share, in words, and its maximum.
     pub scale_line: String,
     pub scale_max: u32,
     pub scale: String,
-    /// Vectors that fire on another CPU under B: (device, vector, queue, A CPU, B CPU).
-    pub vector_changes: Vec<(String, u32, String, String, String)>,
+    /// Vectors whose effective CPU or mask differs under B.
+    pub vector_changes: Vec<VectorChangeRow>,
+    /// Of those, the vectors that fire on another CPU.
+    pub moved: usize,
     /// Why each side runs the effective-CPU model it runs.
     pub effective_note: String,
     pub text: String,
@@ -224,22 +287,17 @@ impl CompareView {
         };
         let scale_line = match scale {
             Scale::Shared => format!(
-                "One colour scale for A and B: 0 to {scale_max} {} (the larger maximum of the two)",
+                "One colour scale for A and B: 0 to {scale_max} {} (the larger maximum of the two), \
+                 blue up to the ideal",
                 view.metric.describe()
             ),
             Scale::Absolute(n) => format!(
-                "One fixed colour scale for A and B: 0 to {n} {}",
+                "One fixed colour scale for A and B: 0 to {n} {}, blue up to the ideal",
                 view.metric.describe()
             ),
         };
-        let cpu = |c: Option<u32>| c.map_or_else(|| "off".to_string(), |c| c.to_string());
-        let vector_changes: Vec<_> = text::vector_changes_list(&run.a.outcome, &run.b.outcome, &run.a.scenario)
-            .into_iter()
-            .map(|c| {
-                let queue = c.queue.map_or_else(String::new, |q| q.to_string());
-                (c.device, c.vector, queue, cpu(c.a), cpu(c.b))
-            })
-            .collect();
+        let vector_changes = vector_change_rows(run);
+        let moved = vector_changes.iter().filter(|c| c.moved).count();
         let (default_model, why) = crate::catalogue::default_effective(run.a.scenario.topology());
         let effective_note = format!(
             "Effective-CPU model: A {}, B {}; with none named, {} (default {why}).",
@@ -252,16 +310,23 @@ impl CompareView {
             verdict: summary::verdict_line(topo, &r.metrics, view.metric),
             variant_line: summary::variant_line(&r.scenario),
             permalink: r.permalink.clone(),
-            devices_line: summary::devices_line(&r.metrics),
-            irqs_line: summary::irqs_line(&r.metrics),
-            nodes_line: summary::nodes_line(&r.metrics),
+            devices_line: summary::page_devices_line(topo, &r.metrics),
+            irqs_line: summary::page_irqs_line(topo, &r.metrics),
+            nodes_line: summary::page_nodes_line(&r.metrics),
             heatmap_svg: svg_compare::heatmap_on_scale(topo, &r.metrics, view.metric, view.node, scale_max, which),
         };
         let sides = vec![side(&run.a, &run.labels[0], "A"), side(&run.b, &run.labels[1], "B")];
-        let overall = summary::compare_line(&sides[0].verdict, &sides[1].verdict, vector_changes.len());
+        let loads_equal = loads_equal(run);
+        let overall = if loads_equal {
+            summary::equal_loads_line(moved, vector_changes.len() - moved)
+        } else {
+            summary::compare_line(&sides[0].verdict, &sides[1].verdict, moved)
+        };
         Ok(CompareView {
             title: format!("{} vs {}", run.labels[0], run.labels[1]),
             overall,
+            loads_equal,
+            seed: seed_of(&SeedTarget::Compare(run.spec.clone())),
             permalink: run.permalink.clone(),
             base_permalink: encode_link(&run.spec.scenario)?,
             topology_summary: format!("{}: {}", topo.name(), topo.summary()),
@@ -273,8 +338,9 @@ impl CompareView {
                 Scale::Absolute(n) => n.to_string(),
             },
             vector_changes,
+            moved,
             effective_note,
-            diff_svg: svg::diff_heatmap(topo, &run.a.metrics, &run.b.metrics, view.metric, view.node),
+            diff_svg: heatmap::diff_heatmap(topo, &run.a.metrics, &run.b.metrics, view.metric, view.node),
             text: run.text_report(origin),
             metric: view.metric.name(),
             metrics: HeatMetric::ALL.iter().map(|h| (h.name(), h.describe())).collect(),

@@ -8,7 +8,6 @@ use crate::analysis::live_vs_model::{self, Comparison};
 use crate::live::devices;
 use crate::live::protocol::WireIrq;
 use crate::live::store::HostState;
-use crate::render::svg;
 use crate::render::svg_live::{history_chart, HistoryPoint};
 use crate::scenario::{permalink, spec};
 use serde::Deserialize;
@@ -149,7 +148,7 @@ pub fn heatmap_of(st: &HostState, node: Option<u32>) -> String {
         Some(r) => r.per_cpu.iter().map(|(&c, &v)| (c, v.round() as u64)).collect(),
         None => Vec::new(),
     };
-    svg::value_heatmap(
+    crate::render::heatmap::value_heatmap(
         &st.topology,
         &values,
         "device interrupts per second per CPU",

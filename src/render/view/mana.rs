@@ -7,6 +7,7 @@
 //! query parameter, never part of the spec. [`ManaShown::new`] resolves and runs through
 //! `scenario::mana` (as `irqscope mana` does); [`ManaView::new`] is the page.
 
+use super::seeds::{seed_of, SeedFigure, SeedTarget};
 use super::{bad, encode_link, list, preset_choices, query_topology, ViewError};
 use crate::catalogue;
 use crate::kernel::mana::{self, DriverVersion, ManaOutcome, SetupStep};
@@ -244,6 +245,10 @@ pub struct ManaSide {
 /// The MANA page.
 pub struct ManaView {
     pub title: String,
+    /// Both driver versions' queue IRQs per CPU and their imbalance, in one line.
+    pub headline: String,
+    /// The seed figure this page is, when it is one.
+    pub seed: Option<&'static SeedFigure>,
     pub permalink: String,
     pub topology_summary: String,
     pub presets: Vec<(&'static str, bool)>,
@@ -303,8 +308,21 @@ impl ManaView {
             ),
         };
         let focus = run.outcome(driver);
+        let sides = vec![side(&run.unpatched), side(&run.patched)];
+        let headline = sides
+            .iter()
+            .map(|x| {
+                format!(
+                    "{}: queue IRQs per CPU {}, imbalance {}",
+                    x.version, x.queues, x.imbalance
+                )
+            })
+            .collect::<Vec<_>>()
+            .join("; ");
         ManaView {
             title: format!("MANA · {}", s.topology.name()),
+            headline,
+            seed: seed_of(&SeedTarget::Mana(s.spec.clone())),
             permalink: shown.permalink.clone(),
             topology_summary: format!("{}: {}", s.topology.name(), s.topology.summary()),
             presets,
@@ -318,7 +336,7 @@ impl ManaView {
             load: s.spec.load.as_deref().map(list).unwrap_or_default(),
             irqaffinity: s.spec.irqaffinity.clone().unwrap_or_default(),
             driver: driver.as_str(),
-            sides: vec![side(&run.unpatched), side(&run.patched)],
+            sides,
             focus_grid_svg: pics::mana_grid(
                 &run.input,
                 focus,

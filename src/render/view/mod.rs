@@ -136,3 +136,64 @@ pub(crate) fn encode_component(v: &str) -> String {
         })
         .collect()
 }
+
+/// `text` as HTML in which a cpulist never breaks inside a range: the text escaped, each
+/// `a-b` range of a cpulist kept on one line (`<span class="nw">`), and a line allowed to
+/// break after a cpulist's commas (`<wbr>`). A browser otherwise breaks "34-47" after its
+/// hyphen, which reads like two lists.
+pub fn html_cpulists(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() + 32);
+    let mut rest = text;
+    while let Some(start) = rest.find(|c: char| c.is_ascii_digit()) {
+        crate::render::svg::push_escaped(&mut out, &rest[..start]);
+        let tail = &rest[start..];
+        let len = tail
+            .find(|c: char| !(c.is_ascii_digit() || c == ',' || c == '-'))
+            .unwrap_or(tail.len());
+        // A token ends on a digit: a trailing comma or hyphen is the sentence's.
+        let len = tail[..len].trim_end_matches([',', '-']).len();
+        let token = &tail[..len];
+        let follows_word = out.chars().last().is_some_and(|c| c.is_alphanumeric() || c == '.');
+        if !follows_word && (token.contains('-') || token.contains(',')) {
+            for (i, piece) in token.split(',').enumerate() {
+                if i > 0 {
+                    out.push_str(",<wbr>");
+                }
+                if piece.contains('-') {
+                    out.push_str("<span class=\"nw\">");
+                    out.push_str(piece);
+                    out.push_str("</span>");
+                } else {
+                    out.push_str(piece);
+                }
+            }
+        } else {
+            out.push_str(token);
+        }
+        rest = &tail[len..];
+    }
+    crate::render::svg::push_escaped(&mut out, rest);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::html_cpulists;
+
+    #[test]
+    fn cpulists_break_only_after_commas() {
+        assert_eq!(
+            html_cpulists("28 CPUs (34-47,82-95) serve all 6 <devices>"),
+            "28 CPUs (<span class=\"nw\">34-47</span>,<wbr><span class=\"nw\">82-95</span>) serve all 6 &lt;devices&gt;"
+        );
+        assert_eq!(
+            html_cpulists("heap-v6.11, 0-3."),
+            "heap-v6.11, <span class=\"nw\">0-3</span>."
+        );
+        assert_eq!(
+            html_cpulists("n0-1 a1,2"),
+            "n0-1 a1,2",
+            "a number inside a word is not a list"
+        );
+    }
+}

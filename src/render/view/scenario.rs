@@ -2,21 +2,23 @@
 //! its twins: [`Run`], a scenario resolved and run once (the web and `irqscope simulate` share
 //! it), [`ScenarioView`] and [`ResultView`], the editor's state.
 
+use super::seeds::{seed_of, SeedFigure, SeedTarget};
 use super::{bad, encode_link, parse_metric, parse_node, ViewError};
 use crate::metrics::{self, Metrics};
-use crate::render::summary;
-use crate::render::svg::{self, HeatMetric};
+use crate::render::heatmap::{self, CELLS_UNFOLDED_MAX};
+use crate::render::svg::HeatMetric;
 use crate::render::text::{self, TextOptions};
+use crate::render::{charts, summary};
 use crate::scenario::request::{spec_for_machine, Overrides};
 use crate::scenario::spec::{self, DeviceSpec, ScenarioSpec, TopologyRef};
 use crate::scenario::{self, permalink, Outcome, Scenario};
-use crate::topology::{Generator, SmtNumbering, Topology, TopologySpec};
+use crate::topology::{CpuSet, Generator, SmtNumbering, Topology, TopologySpec};
 use crate::{catalogue, kernel, render};
 use serde::{Deserialize, Serialize};
 
 /// Rows of the IRQ × CPU table shown before the rest is left to the JSON twin.
 pub(crate) const VECTOR_ROWS_MAX: usize = 1024;
-/// The same on machines drawn as an overview (more than `svg::CELLS_UNFOLDED_MAX` CPUs).
+/// The same on machines drawn as an overview (more than `heatmap::CELLS_UNFOLDED_MAX` CPUs).
 pub(crate) const VECTOR_ROWS_BIG_MAX: usize = 128;
 /// Devices whose vector rows start open (more than this total vectors: all closed).
 pub(crate) const VECTORS_OPEN_MAX: usize = 128;
@@ -336,9 +338,13 @@ pub struct DeviceRows {
     pub warnings: Vec<String>,
 }
 
-/// The result block: summary, pictures, table. Shared by the page and `/fragment`.
+/// The result block: the verdict, the figure that shows it, the summary, the other charts (or
+/// the sentence that replaces a chart too dense to read), the vector table and the mail text.
+/// Shared by the page and `/fragment`.
 pub struct ResultView {
     pub permalink: String,
+    /// The seed figure this scenario is, when it is one: the page leads with its sentence.
+    pub seed: Option<&'static SeedFigure>,
     pub topology_summary: String,
     /// The variant and what code it models (says when it is a reconstruction).
     pub variant_line: String,
@@ -354,14 +360,61 @@ pub struct ResultView {
     pub metrics: Vec<(&'static str, &'static str)>,
     pub node: String,
     pub nodes: Vec<u32>,
-    /// The line above the heatmap ("max 6 devices on a CPU (ideal 4): …").
+    /// The line above the heatmap ("max 6 devices on a CPU (ideal 4): …"), the page's
+    /// headline unless a seed's sentence leads.
     pub verdict: String,
     pub heatmap_svg: String,
-    pub numa_svg: String,
-    pub strip_svg: String,
+    /// The NUMA chart, or `None` on a machine with too many nodes to read one (the page says
+    /// [`ResultView::nodes_line`] instead).
+    pub numa_svg: Option<String>,
+    /// The device strip, or `None` when it would be too large; then this sentence says where
+    /// each device's vectors fire.
+    pub strip_svg: Option<String>,
+    pub strip_line: String,
     pub devices: Vec<DeviceRows>,
     pub rows_left_out: usize,
     pub text: String,
+}
+
+/// Each device's vector table, at most [`VECTOR_ROWS_MAX`] rows in all
+/// ([`VECTOR_ROWS_BIG_MAX`] on a machine drawn as an overview), and how many were left out.
+fn device_rows(run: &Run) -> (Vec<DeviceRows>, usize) {
+    let topo = run.scenario.topology();
+    let n_vectors: usize = run.outcome.devices.iter().map(|d| d.vectors.len()).sum();
+    let mut budget = if topo.nr_cpu_ids() > CELLS_UNFOLDED_MAX {
+        VECTOR_ROWS_BIG_MAX
+    } else {
+        VECTOR_ROWS_MAX
+    };
+    let mut left_out = 0;
+    let devices = run
+        .outcome
+        .devices
+        .iter()
+        .map(|d| {
+            let take = d.vectors.len().min(budget);
+            budget -= take;
+            left_out += d.vectors.len() - take;
+            let cpus: CpuSet = d.vectors.iter().filter_map(|v| v.effective_cpu).collect();
+            DeviceRows {
+                name: d.name.clone(),
+                n_vectors: d.vectors.len(),
+                cpus: summary::page_cpulist(&cpus),
+                open: n_vectors <= VECTORS_OPEN_MAX,
+                rows: d.vectors[..take]
+                    .iter()
+                    .map(|v| VectorRow {
+                        index: v.index,
+                        managed: v.managed,
+                        mask: v.mask.to_cpulist(),
+                        effective: v.effective_cpu.map_or_else(|| "shut down".into(), |c| c.to_string()),
+                    })
+                    .collect(),
+                warnings: d.warnings.iter().map(ToString::to_string).collect(),
+            }
+        })
+        .collect();
+    (devices, left_out)
 }
 
 impl ResultView {
@@ -369,48 +422,10 @@ impl ResultView {
     pub fn new(run: &Run, view: &View, origin: &str) -> ResultView {
         let topo = run.scenario.topology();
         let m = &run.metrics;
-        let n_vectors: usize = run.outcome.devices.iter().map(|d| d.vectors.len()).sum();
-        // A big machine's page keeps its weight for the overview: fewer table rows.
-        let mut budget = if topo.nr_cpu_ids() > svg::CELLS_UNFOLDED_MAX {
-            VECTOR_ROWS_BIG_MAX
-        } else {
-            VECTOR_ROWS_MAX
-        };
-        let mut left_out = 0;
-        let devices = run
-            .outcome
-            .devices
-            .iter()
-            .map(|d| {
-                let take = d.vectors.len().min(budget);
-                budget -= take;
-                left_out += d.vectors.len() - take;
-                let mut cpus = crate::topology::CpuSet::new(topo.nr_cpu_ids());
-                for v in &d.vectors {
-                    if let Some(c) = v.effective_cpu {
-                        cpus.insert(c);
-                    }
-                }
-                DeviceRows {
-                    name: d.name.clone(),
-                    n_vectors: d.vectors.len(),
-                    cpus: summary::page_cpulist(&cpus),
-                    open: n_vectors <= VECTORS_OPEN_MAX,
-                    rows: d.vectors[..take]
-                        .iter()
-                        .map(|v| VectorRow {
-                            index: v.index,
-                            managed: v.managed,
-                            mask: v.mask.to_cpulist(),
-                            effective: v.effective_cpu.map_or_else(|| "shut down".into(), |c| c.to_string()),
-                        })
-                        .collect(),
-                    warnings: d.warnings.iter().map(ToString::to_string).collect(),
-                }
-            })
-            .collect();
+        let (devices, rows_left_out) = device_rows(run);
         ResultView {
             permalink: run.permalink.clone(),
+            seed: seed_of(&SeedTarget::Scenario(run.spec.clone())),
             topology_summary: format!("{}: {}", topo.name(), topo.summary()),
             variant_line: summary::variant_line(&run.scenario),
             effective_line: summary::effective_line(
@@ -435,11 +450,12 @@ impl ResultView {
             metrics: HeatMetric::ALL.iter().map(|h| (h.name(), h.describe())).collect(),
             node: view.node.map_or_else(String::new, |n| n.to_string()),
             nodes: topo.nodes_with_cpus().collect(),
-            heatmap_svg: svg::heatmap(topo, m, view.metric, view.node),
-            numa_svg: svg::numa_chart(m),
-            strip_svg: svg::device_strip(topo, &run.outcome, view.node),
+            heatmap_svg: heatmap::heatmap(topo, m, view.metric, view.node),
+            numa_svg: charts::numa_chart(m),
+            strip_svg: charts::device_strip(topo, &run.outcome, view.node),
+            strip_line: summary::strip_line(topo, &run.outcome),
             devices,
-            rows_left_out: left_out,
+            rows_left_out,
             text: run.text_report(origin),
         }
     }
@@ -448,6 +464,9 @@ impl ResultView {
 /// The scenario page: the editor's state and the result block.
 pub struct ScenarioView {
     pub title: String,
+    /// The editor starts open (the front page) or folded (a permalink page, which leads with
+    /// its result at full width).
+    pub editor_open: bool,
     pub state_json: String,
     pub r: ResultView,
     /// Variant names, each with whether it is this scenario's.
@@ -455,7 +474,7 @@ pub struct ScenarioView {
 }
 
 impl ScenarioView {
-    pub fn new(run: &Run, view: &View, origin: &str) -> ScenarioView {
+    pub fn new(run: &Run, view: &View, origin: &str, editor_open: bool) -> ScenarioView {
         let state = EditorState {
             spec: &run.spec,
             editor: EditorModel::of(run.scenario.topology(), &run.spec.topology),
@@ -469,6 +488,7 @@ impl ScenarioView {
             proposals: crate::policy::Proposal::ALL.iter().map(|p| p.name()).collect(),
         };
         ScenarioView {
+            editor_open,
             title: format!("{} · {}", run.scenario.topology().name(), run.spec.variant),
             state_json: script_json(&state),
             r: ResultView::new(run, view, origin),

@@ -5,9 +5,12 @@
 //! [`SchedShown::new`] resolves and runs through `scenario::sched` (as `irqscope sched`
 //! does); [`SchedView::new`] is the page.
 
+use super::seeds::{seed_of, SeedFigure, SeedTarget};
 use super::{bad, encode_link, preset_choices, query_topology, ViewError};
 use crate::catalogue;
-use crate::kernel::sched::{GroupLoad, ImbalanceVariant, INTERPRETATION_NOTES};
+use crate::kernel::sched::{
+    GroupLoad, ImbalanceVariant, LbResult, SchedOutcome, VariantOutcome, VariantSummary, INTERPRETATION_NOTES,
+};
 use crate::render::json_mana_sched::sched_view;
 use crate::render::mana_sched::sched_twin;
 use crate::render::svg_mana_sched as pics;
@@ -167,6 +170,10 @@ pub struct WakeRow {
 /// The sched page.
 pub struct SchedView {
     pub title: String,
+    /// Which variants split the pair and which keep it.
+    pub headline: String,
+    /// The seed figure this page is, when it is one.
+    pub seed: Option<&'static SeedFigure>,
     pub permalink: String,
     pub topology_summary: String,
     pub presets: Vec<(&'static str, bool)>,
@@ -189,137 +196,174 @@ pub struct SchedView {
     pub text: String,
 }
 
+/// One line per variant: what periodic balancing and the fork/wake path do to the pair.
+fn summary_lines(out: &SchedOutcome) -> Vec<SummaryLine> {
+    out.summary
+        .iter()
+        .map(|s| SummaryLine {
+            variant: s.variant.as_str(),
+            text: format!(
+                "periodic balance {}; fork/wake {} (node {})",
+                if s.periodic_split {
+                    "SPLITS the pair"
+                } else {
+                    "keeps the pair"
+                },
+                if s.fork_split { "splits" } else { "keeps" },
+                s.fork_final_node
+            ),
+            split: s.periodic_split || s.fork_split,
+        })
+        .collect()
+}
+
+/// The page's headline: which variants split the pair and which keep it ("upstream splits
+/// the pair; p12 and p123 keep it").
+fn headline(out: &SchedOutcome) -> String {
+    let (split, kept): (Vec<_>, Vec<_>) = out.summary.iter().partition(|s| s.periodic_split || s.fork_split);
+    let names = |v: &[&VariantSummary]| {
+        let n: Vec<&str> = v.iter().map(|s| s.variant.as_str()).collect();
+        match n.len() {
+            0 => String::new(),
+            1 => n[0].to_string(),
+            k => format!("{} and {}", n[..k - 1].join(", "), n[k - 1]),
+        }
+    };
+    match (split.is_empty(), kept.is_empty()) {
+        (true, _) => "Every variant keeps the pair on its node".to_string(),
+        (false, true) => "Every variant splits the pair".to_string(),
+        (false, false) => format!(
+            "{} split{} the pair; {} keep{} it",
+            names(&split),
+            if split.len() == 1 { "s" } else { "" },
+            names(&kept),
+            if kept.len() == 1 { "s" } else { "" }
+        ),
+    }
+}
+
+/// One variant's decision at one level of one idle node: the path, the numbers, the move.
+fn decision_cell(var: ImbalanceVariant, r: &LbResult, variant: ImbalanceVariant) -> DecisionCell {
+    DecisionCell {
+        variant: var.as_str(),
+        path: r.path.as_str(),
+        numbers: format!(
+            "raw {} · allowance {} · adjusted {} · imbalance {}",
+            r.imbalance_raw,
+            r.allowance.map_or("-".into(), |a| a.to_string()),
+            r.imbalance_adjusted,
+            r.imbalance
+        ),
+        outcome: if r.moved {
+            format!(
+                "pulls from CPU {} (node {}){}{}",
+                r.src_cpu.map_or("-".into(), |c| c.to_string()),
+                r.src_node.map_or("-".into(), |c| c.to_string()),
+                if r.active_balance == Some(true) {
+                    ", active balance"
+                } else {
+                    ""
+                },
+                if r.split { ": SPLITS the pair" } else { "" }
+            )
+        } else if r.no_src_rq {
+            "no source CPU".into()
+        } else {
+            "no move".into()
+        },
+        split: r.split,
+        selected: var == variant,
+    }
+}
+
+/// The periodic-balance table: each idle node pulling at each NUMA level, every variant's
+/// decision side by side.
+fn decision_rows(out: &SchedOutcome, variant: ImbalanceVariant) -> Vec<DecisionRow> {
+    let mut rows = Vec::new();
+    let Some(first) = out.variants.first() else {
+        return rows;
+    };
+    for (ni, pn) in first.periodic.iter().enumerate() {
+        for (li, l) in pn.levels.iter().enumerate() {
+            let cells = out
+                .variants
+                .iter()
+                .filter_map(|v| {
+                    v.periodic
+                        .get(ni)
+                        .and_then(|p| p.levels.get(li))
+                        .map(|vl| (v.variant, vl))
+                })
+                .map(|(var, vl)| decision_cell(var, &vl.result, variant))
+                .collect();
+            rows.push(DecisionRow {
+                dst_node: pn.dst_node,
+                dst_cpu: l.dst_cpu,
+                level: l.level,
+                distance: l.distance,
+                local: l.groups.first().map(group_counts).unwrap_or_default(),
+                busiest: l
+                    .busiest_group
+                    .and_then(|b| l.groups.get(b))
+                    .map_or_else(|| "none".into(), group_counts),
+                cells,
+            });
+        }
+    }
+    rows
+}
+
+/// The wake/fork walk of the chosen variant, level by level.
+fn wake_rows(v: &VariantOutcome) -> Vec<WakeRow> {
+    v.wake_levels
+        .iter()
+        .map(|w| WakeRow {
+            level: w.level,
+            distance: w.distance,
+            fork: w.balance_fork,
+            choice: w.choice.as_str(),
+            path: w.path.as_str(),
+            numbers: format!(
+                "imbalance {} · allowance {} · imb_numa_nr {}",
+                w.imbalance.map_or("-".into(), |x| x.to_string()),
+                w.allowance.map_or("-".into(), |x| x.to_string()),
+                w.imb_numa_nr.map_or("-".into(), |x| x.to_string())
+            ),
+        })
+        .collect()
+}
+
+/// Where the fork walk of the chosen variant puts the new task.
+fn fork_line(v: &VariantOutcome) -> String {
+    let f = &v.fork_placement;
+    format!(
+        "fork walk ({} step{}): the new task lands on CPU {} (node {}){}",
+        f.steps.len(),
+        if f.steps.len() == 1 { "" } else { "s" },
+        f.final_cpu,
+        f.final_node,
+        if f.split {
+            ": SPLITS the pair"
+        } else {
+            ", with the pair"
+        }
+    )
+}
+
 impl SchedView {
     pub fn new(shown: &SchedShown, variant: ImbalanceVariant, origin: &str) -> SchedView {
         let (run, sc) = (&shown.run, &shown.scenario);
         let (presets, inline) = preset_choices(&sc.spec.topology);
         let out = &run.outcome;
-        let summary = out
-            .summary
-            .iter()
-            .map(|s| SummaryLine {
-                variant: s.variant.as_str(),
-                text: format!(
-                    "periodic balance {}; fork/wake {} (node {})",
-                    if s.periodic_split {
-                        "SPLITS the pair"
-                    } else {
-                        "keeps the pair"
-                    },
-                    if s.fork_split { "splits" } else { "keeps" },
-                    s.fork_final_node
-                ),
-                split: s.periodic_split || s.fork_split,
-            })
-            .collect();
-        let mut rows = Vec::new();
-        if let Some(first) = out.variants.first() {
-            for (ni, pn) in first.periodic.iter().enumerate() {
-                for (li, l) in pn.levels.iter().enumerate() {
-                    let local = l.groups.first().map(group_counts).unwrap_or_default();
-                    let busiest = l
-                        .busiest_group
-                        .and_then(|b| l.groups.get(b))
-                        .map_or_else(|| "none".into(), group_counts);
-                    let cells = out
-                        .variants
-                        .iter()
-                        .filter_map(|v| {
-                            v.periodic
-                                .get(ni)
-                                .and_then(|p| p.levels.get(li))
-                                .map(|vl| (v.variant, vl))
-                        })
-                        .map(|(var, vl)| {
-                            let r = &vl.result;
-                            DecisionCell {
-                                variant: var.as_str(),
-                                path: r.path.as_str(),
-                                numbers: format!(
-                                    "raw {} · allowance {} · adjusted {} · imbalance {}",
-                                    r.imbalance_raw,
-                                    r.allowance.map_or("-".into(), |a| a.to_string()),
-                                    r.imbalance_adjusted,
-                                    r.imbalance
-                                ),
-                                outcome: if r.moved {
-                                    format!(
-                                        "pulls from CPU {} (node {}){}{}",
-                                        r.src_cpu.map_or("-".into(), |c| c.to_string()),
-                                        r.src_node.map_or("-".into(), |c| c.to_string()),
-                                        if r.active_balance == Some(true) {
-                                            ", active balance"
-                                        } else {
-                                            ""
-                                        },
-                                        if r.split { ": SPLITS the pair" } else { "" }
-                                    )
-                                } else if r.no_src_rq {
-                                    "no source CPU".into()
-                                } else {
-                                    "no move".into()
-                                },
-                                split: r.split,
-                                selected: var == variant,
-                            }
-                        })
-                        .collect();
-                    rows.push(DecisionRow {
-                        dst_node: pn.dst_node,
-                        dst_cpu: l.dst_cpu,
-                        level: l.level,
-                        distance: l.distance,
-                        local,
-                        busiest,
-                        cells,
-                    });
-                }
-            }
-        }
         let chosen = out.variants.iter().find(|v| v.variant == variant);
-        let wake = chosen
-            .map(|v| {
-                v.wake_levels
-                    .iter()
-                    .map(|w| WakeRow {
-                        level: w.level,
-                        distance: w.distance,
-                        fork: w.balance_fork,
-                        choice: w.choice.as_str(),
-                        path: w.path.as_str(),
-                        numbers: format!(
-                            "imbalance {} · allowance {} · imb_numa_nr {}",
-                            w.imbalance.map_or("-".into(), |x| x.to_string()),
-                            w.allowance.map_or("-".into(), |x| x.to_string()),
-                            w.imb_numa_nr.map_or("-".into(), |x| x.to_string())
-                        ),
-                    })
-                    .collect()
-            })
-            .unwrap_or_default();
-        let fork = chosen
-            .map(|v| {
-                let f = &v.fork_placement;
-                format!(
-                    "fork walk ({} step{}): the new task lands on CPU {} (node {}){}",
-                    f.steps.len(),
-                    if f.steps.len() == 1 { "" } else { "s" },
-                    f.final_cpu,
-                    f.final_node,
-                    if f.split {
-                        ": SPLITS the pair"
-                    } else {
-                        ", with the pair"
-                    }
-                )
-            })
-            .unwrap_or_default();
         let mut noise_choices: Vec<u32> = NOISE_CHOICES.to_vec();
         if !noise_choices.contains(&sc.spec.noise) {
             noise_choices.push(sc.spec.noise);
         }
         SchedView {
             title: format!("sched NUMA · {}", sc.topology.name()),
+            headline: headline(out),
+            seed: seed_of(&SeedTarget::Sched(sc.spec.clone())),
             permalink: shown.permalink.clone(),
             topology_summary: format!("{}: {}", sc.topology.name(), sc.topology.summary()),
             presets,
@@ -331,7 +375,7 @@ impl SchedView {
             reclaim: sc.spec.node_reclaim_distance,
             variant: variant.as_str(),
             variants: ImbalanceVariant::ALL.iter().map(|v| v.as_str()).collect(),
-            summary,
+            summary: summary_lines(out),
             distance_svg: pics::sched_distance_heatmap(&run.input.node_distance, &out.topology.distances),
             levels: out
                 .topology
@@ -346,9 +390,9 @@ impl SchedView {
                 .iter()
                 .map(|n| (n.node, pics::sched_ladder(&out.topology, n)))
                 .collect(),
-            rows,
-            wake,
-            fork,
+            rows: decision_rows(out, variant),
+            wake: chosen.map(wake_rows).unwrap_or_default(),
+            fork: chosen.map(fork_line).unwrap_or_default(),
             notes: INTERPRETATION_NOTES.to_vec(),
             text: shown.text_report(origin),
         }

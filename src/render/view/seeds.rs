@@ -2,9 +2,16 @@
 //! each with the assumptions it needs stated beside it, its permalink and its command line.
 //! The figures and their command lines are the ones `tests/it/seeds.rs` checks.
 
+use super::blkmq::BlkMqQuery;
+use super::mana::ManaQuery;
+use super::sched::SchedQuery;
 use super::{encode_link, ViewError};
+use crate::scenario::blkmq::BlkMqSpec;
+use crate::scenario::mana::ManaSpec;
 use crate::scenario::payloads::{CompareSpec, SideSpec};
+use crate::scenario::sched::SchedSpec;
 use crate::scenario::spec::{parse_device_token, ScenarioSpec, TopologyRef};
+use std::sync::OnceLock;
 
 pub struct SeedFigure {
     pub seed: &'static str,
@@ -13,6 +20,30 @@ pub struct SeedFigure {
     pub assumptions: &'static str,
     pub link: String,
     pub command: String,
+    /// What the link opens, as the spec the page resolves (to know a page is a seed's).
+    pub target: SeedTarget,
+}
+
+/// The spec a seed figure's link opens.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SeedTarget {
+    Scenario(ScenarioSpec),
+    Compare(CompareSpec),
+    Mana(ManaSpec),
+    Sched(SchedSpec),
+    BlkMq(BlkMqSpec),
+}
+
+/// Every seed figure, built once.
+fn all() -> &'static [SeedFigure] {
+    static ALL: OnceLock<Vec<SeedFigure>> = OnceLock::new();
+    ALL.get_or_init(|| figures().unwrap_or_default())
+}
+
+/// The seed figure whose link opens `target`, if one does: a page opened from a seed link
+/// leads with the seed's own sentence.
+pub fn seed_of(target: &SeedTarget) -> Option<&'static SeedFigure> {
+    all().iter().find(|f| f.target == *target)
 }
 
 /// The seeds page.
@@ -54,6 +85,7 @@ fn simulate(
         assumptions,
         link: format!("/s/{}", encode_link(&spec)?),
         command,
+        target: SeedTarget::Scenario(spec),
     })
 }
 
@@ -138,6 +170,14 @@ pub fn figures() -> Result<Vec<SeedFigure>, ViewError> {
                       the NIC probes (without it both versions look alike).",
         link: "/mana?preset=azure-4vcpu-smt2&load=0,1,1,1".into(),
         command: "irqscope mana azure-4vcpu-smt2 --load 0,1,1,1".into(),
+        target: SeedTarget::Mana(
+            ManaQuery {
+                preset: Some("azure-4vcpu-smt2".into()),
+                load: Some("0,1,1,1".into()),
+                ..ManaQuery::default()
+            }
+            .spec()?,
+        ),
     });
     let ultra = scenario(
         "intel-core-ultra-7-265k",
@@ -162,6 +202,7 @@ pub fn figures() -> Result<Vec<SeedFigure>, ViewError> {
                       (the per-CPU loads are equal).",
         link: format!("/c/{}", encode_link(&cmp)?),
         command: "irqscope compare intel-core-ultra-7-265k 20:name=nvme0,pre=1 --a pre-cluster --b cluster".into(),
+        target: SeedTarget::Compare(cmp),
     });
     for noise in ["0", "1", "2"] {
         out.push(SeedFigure {
@@ -174,6 +215,15 @@ pub fn figures() -> Result<Vec<SeedFigure>, ViewError> {
             assumptions: "The pair on node 1 of arm64-4node-diameter3; noise tasks as stated.",
             link: format!("/sched?preset=arm64-4node-diameter3&pair_node=1&noise={noise}"),
             command: format!("irqscope sched arm64-4node-diameter3 --pair-node 1 --noise {noise}"),
+            target: SeedTarget::Sched(
+                SchedQuery {
+                    preset: Some("arm64-4node-diameter3".into()),
+                    pair_node: Some("1".into()),
+                    noise: Some(noise.into()),
+                    ..SchedQuery::default()
+                }
+                .spec()?,
+            ),
         });
     }
     out.push(SeedFigure {
@@ -182,6 +232,14 @@ pub fn figures() -> Result<Vec<SeedFigure>, ViewError> {
         assumptions: "All mapper generations side by side; legacy-v4.13 (fe631457) maps all 64.",
         link: "/blkmq?preset=xeon-2s-18c-smt2&queues=64".into(),
         command: "irqscope blk-mq xeon-2s-18c-smt2 --queues 64 --mapper legacy-v4.10".into(),
+        target: SeedTarget::BlkMq(
+            BlkMqQuery {
+                preset: Some("xeon-2s-18c-smt2".into()),
+                queues: Some(64),
+                ..BlkMqQuery::default()
+            }
+            .spec(),
+        ),
     });
     Ok(out)
 }

@@ -135,10 +135,38 @@ impl Drop for Harness {
     }
 }
 
+/// Tallest screenshot taken (a page taller than this is cut).
+const SCREENSHOT_PX_MAX: u64 = 6000;
+
+/// The whole page (up to [`SCREENSHOT_PX_MAX`] tall) as `target/screenshots/NAME.png`: the
+/// window grows to the page's height for the shot and gets its size back after.
 pub async fn screenshot(c: &Client, name: &str) {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/screenshots");
     std::fs::create_dir_all(&dir).unwrap();
+    let (w, h) = c.get_window_size().await.unwrap();
+    let page = c
+        .execute("return document.documentElement.scrollHeight", vec![])
+        .await
+        .ok()
+        .and_then(|v| v.as_u64())
+        .unwrap_or(h);
+    // The window's outer height adds the browser's chrome to the viewport's.
+    let chrome = h.saturating_sub(
+        c.execute("return window.innerHeight", vec![])
+            .await
+            .ok()
+            .and_then(|v| v.as_u64())
+            .unwrap_or(h),
+    );
+    let tall = (page + chrome).clamp(h, SCREENSHOT_PX_MAX);
+    if tall > h {
+        c.set_window_size(w as u32, tall as u32).await.unwrap();
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
     let png = c.screenshot().await.unwrap();
+    if tall > h {
+        c.set_window_size(w as u32, h as u32).await.unwrap();
+    }
     std::fs::write(dir.join(format!("{name}.png")), png).unwrap();
 }
 
