@@ -117,17 +117,23 @@ pub(crate) fn load_colour(v: u32, ideal: Option<u32>, max: u32) -> Fill {
         let c = |i: usize| (a[i] + (b[i] - a[i]) * t).round() as u8;
         Fill::rgb(c(0), c(1), c(2))
     };
+    // Each step darker than the one below it: pale blues up to the ideal, then the warm ramp
+    // from an orange darker than the ideal's blue to dark red.
     if v <= ideal {
         let t = if ideal <= 1 {
             1.0
         } else {
             f64::from(v - 1) / f64::from(ideal - 1)
         };
-        return lerp(t, [214.0, 228.0, 242.0], [107.0, 154.0, 200.0]);
+        return lerp(t, [222.0, 235.0, 247.0], [146.0, 192.0, 223.0]);
     }
     let span = max.saturating_sub(ideal).max(1);
-    let t = f64::from((v - ideal).min(span)) / f64::from(span);
-    lerp(t, [253.0, 184.0, 99.0], [153.0, 0.0, 13.0])
+    let t = if span == 1 {
+        1.0
+    } else {
+        f64::from((v - ideal).min(span) - 1) / f64::from(span - 1)
+    };
+    lerp(t, [236.0, 128.0, 48.0], [153.0, 0.0, 13.0])
 }
 
 /// Diverging scale: negative blue, zero grey, positive red, saturating at `span`.

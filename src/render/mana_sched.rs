@@ -35,7 +35,11 @@ pub fn mana_report(input: &ManaInput, unpatched: &ManaOutcome, patched: &ManaOut
         input.max_msix,
         input.device_node
     );
-    let _ = writeln!(out, "vector load before probe: {}", list(&input.initial_vector_load));
+    out.push_str(&wrap(
+        &list(&input.initial_vector_load),
+        "vector load before probe: ",
+        "  ",
+    ));
     if let Some(aff) = &input.default_affinity {
         let _ = writeln!(out, "irqaffinity= {}", mask(&Some(aff.clone())));
     }
@@ -78,27 +82,41 @@ pub fn mana_report(input: &ManaInput, unpatched: &ManaOutcome, patched: &ManaOut
         );
     }
     out.push('\n');
-    let _ = writeln!(out, "effective CPUs   unpatched: {}", list(&unpatched.effective_cpus));
-    let _ = writeln!(out, "                 patched:   {}", list(&patched.effective_cpus));
+    // Long lists wrap under themselves; a short one is one line, as it always was.
+    let cont = " ".repeat(28);
+    out.push_str(&wrap(
+        &list(&unpatched.effective_cpus),
+        "effective CPUs   unpatched: ",
+        &cont,
+    ));
+    out.push_str(&wrap(
+        &list(&patched.effective_cpus),
+        "                 patched:   ",
+        &cont,
+    ));
     let spread = |v: &[u32]| v.iter().max().unwrap_or(&0) - v.iter().min().unwrap_or(&0);
-    let _ = writeln!(
-        out,
-        "queue IRQs/CPU   unpatched: {} (max-min {})",
-        list(&unpatched.queue_irqs_per_cpu),
-        spread(&unpatched.queue_irqs_per_cpu)
-    );
-    let _ = writeln!(
-        out,
-        "                 patched:   {} (max-min {})",
-        list(&patched.queue_irqs_per_cpu),
-        spread(&patched.queue_irqs_per_cpu)
-    );
-    let _ = writeln!(
-        out,
-        "vector load after unpatched: {}",
-        list(&unpatched.final_vector_load)
-    );
-    let _ = writeln!(out, "                  patched:   {}", list(&patched.final_vector_load));
+    let with_spread = |v: &[u32]| format!("{} (max-min {})", list(v), spread(v));
+    out.push_str(&wrap(
+        &with_spread(&unpatched.queue_irqs_per_cpu),
+        "queue IRQs/CPU   unpatched: ",
+        &cont,
+    ));
+    out.push_str(&wrap(
+        &with_spread(&patched.queue_irqs_per_cpu),
+        "                 patched:   ",
+        &cont,
+    ));
+    let cont = " ".repeat(29);
+    out.push_str(&wrap(
+        &list(&unpatched.final_vector_load),
+        "vector load after unpatched: ",
+        &cont,
+    ));
+    out.push_str(&wrap(
+        &list(&patched.final_vector_load),
+        "                  patched:   ",
+        &cont,
+    ));
     out
 }
 

@@ -29,7 +29,9 @@ fn devices_parts(m: &Metrics, groups: &[(u32, CpuSet)], list: &dyn Fn(&CpuSet) -
         .map(|(i, (value, cpus))| {
             let n = cpus.weight();
             let what = if i == 0 {
-                if *value == m.devices_total && m.devices_total > 1 {
+                if *value == 2 && m.devices_total == 2 {
+                    "serve both devices".to_string()
+                } else if *value == m.devices_total && m.devices_total > 1 {
                     format!("serve all {value} devices")
                 } else {
                     format!(
@@ -46,7 +48,8 @@ fn devices_parts(m: &Metrics, groups: &[(u32, CpuSet)], list: &dyn Fn(&CpuSet) -
         .collect()
 }
 
-/// "32 CPUs (...) get 3 IRQs; 16 CPUs (...) get 6".
+/// "32 CPUs (...) get 3 IRQs; 16 CPUs (...) get 6" (the seed-000 thread's own sentence, so
+/// its lists stay even where they are the devices line's).
 pub fn irqs_line(m: &Metrics) -> String {
     fold_parts(irqs_parts(&m.group_online(|c| c.counted_irqs(m.basis)), &|s| {
         format!("({s})")
@@ -305,7 +308,7 @@ pub(crate) fn page_devices_line(topo: &Topology, m: &Metrics) -> String {
     let value = |c: &CpuLoad| c.counted_devices(m.basis);
     let line = match same_on_every_node(topo, m, &value) {
         Some(groups) if groups.len() > 1 => {
-            let parts = devices_parts(m, &groups, &|s| format!("({s}) of each node"));
+            let parts = devices_parts(m, &groups, &|s| format!("(positions {s} of each node)"));
             format!("{}{}", every_node_prefix(topo), fold_parts(parts))
         }
         _ => fold_parts(devices_parts(m, &m.group_online(value), &|s| {
@@ -324,7 +327,7 @@ pub(crate) fn page_irqs_line(topo: &Topology, m: &Metrics) -> String {
     let value = |c: &CpuLoad| c.counted_irqs(m.basis);
     let line = match same_on_every_node(topo, m, &value) {
         Some(groups) if groups.len() > 1 => {
-            let parts = irqs_parts(&groups, &|s| format!("({s}) of each node"));
+            let parts = irqs_parts(&groups, &|s| format!("(positions {s} of each node)"));
             format!("{}{}", every_node_prefix(topo), fold_parts(parts))
         }
         _ => fold_parts(irqs_parts(&m.group_online(value), &|s| short_list(s, LIST_CHARS_MAX))),
@@ -399,6 +402,22 @@ pub(crate) fn strip_line(topo: &Topology, outcome: &crate::scenario::Outcome) ->
     bounded(fold_parts(parts))
 }
 
+/// " (13 per node)" when `cpus` lie on several nodes, as many on each (the seed-000 D96plds
+/// figure: "26 vCPUs, 13 per node"); empty otherwise.
+pub(crate) fn per_node_note(m: &Metrics, cpus: &CpuSet) -> String {
+    let mut per_node: std::collections::BTreeMap<u32, u32> = std::collections::BTreeMap::new();
+    for c in cpus.iter() {
+        if let Ok(i) = m.per_cpu.binary_search_by_key(&c, |l| l.cpu) {
+            *per_node.entry(m.per_cpu[i].node).or_default() += 1;
+        }
+    }
+    let mut counts = per_node.values();
+    match counts.next() {
+        Some(&k) if per_node.len() > 1 && counts.all(|&c| c == k) => format!(" ({k} per node)"),
+        _ => String::new(),
+    }
+}
+
 /// Nodes listed one by one in [`page_nodes_line`]; beyond, grouped by count.
 pub(crate) const NODES_LISTED_MAX: usize = 16;
 
@@ -412,8 +431,8 @@ pub(crate) fn verdict_line(topo: &Topology, m: &Metrics, metric: HeatMetric) -> 
     let online: u32 = groups.iter().map(|(_, s)| s.weight()).sum();
     // The lists to print: machine-wide, or one node's positions when every node is the same.
     let (list_groups, each) = match same_on_every_node(topo, m, &value) {
-        Some(g) if online > 256 => (g, " of each node"),
-        _ => (groups.clone(), ""),
+        Some(g) if online > 256 => (g, true),
+        _ => (groups.clone(), false),
     };
     let list_of = |v: u32| -> String {
         let s = list_groups
@@ -422,16 +441,25 @@ pub(crate) fn verdict_line(topo: &Topology, m: &Metrics, metric: HeatMetric) -> 
             .map(|(_, s)| s.clone())
             .unwrap_or_default();
         let l = short_list(&s, LIST_CHARS_MAX);
-        format!("{}{each}", l.trim_start_matches('(').trim_end_matches(')'))
+        let l = l.trim_start_matches('(').trim_end_matches(')');
+        if each {
+            format!("at positions {l} of each node")
+        } else {
+            l.to_string()
+        }
     };
     let Some((max, hot)) = groups.last() else {
         return "no online CPUs".into();
     };
-    let unit = match metric {
-        HeatMetric::Irqs => "IRQs",
-        HeatMetric::Managed => "managed IRQs",
-        HeatMetric::Devices => "devices",
-        HeatMetric::Hot => "hot single-CPU IRQs",
+    let unit = match (metric, *max == 1) {
+        (HeatMetric::Irqs, false) => "IRQs",
+        (HeatMetric::Irqs, true) => "IRQ",
+        (HeatMetric::Managed, false) => "managed IRQs",
+        (HeatMetric::Managed, true) => "managed IRQ",
+        (HeatMetric::Devices, false) => "devices",
+        (HeatMetric::Devices, true) => "device",
+        (HeatMetric::Hot, false) => "hot single-CPU IRQs",
+        (HeatMetric::Hot, true) => "hot single-CPU IRQ",
     };
     let idle = groups.first().filter(|(v, _)| *v == 0).map(|(_, s)| s);
     let used = match idle {
@@ -441,6 +469,7 @@ pub(crate) fn verdict_line(topo: &Topology, m: &Metrics, metric: HeatMetric) -> 
     let n = hot.weight();
     let list = list_of(*max);
     let verb = match metric {
+        HeatMetric::Devices if *max == 2 && m.devices_total == 2 => "serve both".to_string(),
         HeatMetric::Devices if *max == m.devices_total && m.devices_total > 1 => format!("serve all {max}"),
         HeatMetric::Devices => format!("serve{} {max}", if n == 1 { "s" } else { "" }),
         _ => format!("get{} {max}", if n == 1 { "s" } else { "" }),
@@ -448,14 +477,19 @@ pub(crate) fn verdict_line(topo: &Topology, m: &Metrics, metric: HeatMetric) -> 
     let line = match metric.ideal(m) {
         Some(ideal) if *max > ideal => {
             format!(
-                "max {max} {unit} on a CPU (ideal {ideal}): {n} CPU{} {list} {verb}",
-                plural(n as usize)
+                "max {max} {unit} on a CPU (ideal {ideal}): {n} CPU{}{} {list} {verb}",
+                plural(n as usize),
+                per_node_note(m, hot)
             )
         }
         Some(ideal) if *max == ideal => format!("max {max} = ideal, {used}"),
         Some(ideal) => format!("max {max} (ideal {ideal}), {used}"),
         None if *max == 0 => format!("no {unit}"),
-        None => format!("max {max} {unit} on a CPU: {n} CPU{} {list} {verb}", plural(n as usize)),
+        None => format!(
+            "max {max} {unit} on a CPU: {n} CPU{}{} {list} {verb}",
+            plural(n as usize),
+            per_node_note(m, hot)
+        ),
     };
     bounded(line)
 }
@@ -515,13 +549,17 @@ mod tests {
         assert_eq!(
             v,
             format!(
-                "max {max} devices on a CPU (ideal {}): {} CPUs {hot} serve all {}",
+                "max {max} devices on a CPU (ideal {}): {} CPUs ({} per node) {hot} serve all {}",
                 m.ideal.devices_per_cpu_max,
                 hot.weight(),
+                hot.weight() / 2,
                 m.devices_total
             )
         );
-        assert_eq!(v, "max 6 devices on a CPU (ideal 4): 28 CPUs 34-47,82-95 serve all 6");
+        assert_eq!(
+            v,
+            "max 6 devices on a CPU (ideal 4): 28 CPUs (14 per node) 34-47,82-95 serve all 6"
+        );
     }
 
     /// A placement at the ideal says so and that every CPU is used.
@@ -621,7 +659,7 @@ mod tests {
         assert_eq!(lines[2], "per node: 16 IRQs on 64 nodes (0-63) (fair share 16)");
         assert_eq!(
             lines[3],
-            "max 1 = ideal, 7168 of 8192 CPUs get none (0-111 of each node)"
+            "max 1 = ideal, 7168 of 8192 CPUs get none (at positions 0-111 of each node)"
         );
     }
 

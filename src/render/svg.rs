@@ -163,7 +163,7 @@ pub(crate) fn push_f1(out: &mut String, v: f64) {
 }
 
 /// A `#rrggbb` fill, made without allocating.
-#[derive(Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Fill([u8; 7]);
 
 impl Fill {

@@ -129,14 +129,33 @@ fn summary_block(m: &Metrics, out: &mut String) {
         "    ",
     ));
     let idle = m.cpus_idle.weight();
-    let idle_text = if idle == 0 {
-        "every online CPU takes an IRQ".to_string()
-    } else {
-        format!(
-            "{idle} online CPU{} take no IRQ: {}",
+    // The idle CPUs' list is left out when the lines above already name exactly that group.
+    let by_devices = m.group_online(|c| c.counted_devices(m.basis));
+    let listed =
+        by_devices.len() <= summary::PARTS_SHOWN_MAX && by_devices.iter().any(|(v, s)| *v == 0 && *s == m.cpus_idle);
+    let busy: CpuSet = m
+        .per_cpu
+        .iter()
+        .filter(|c| c.online && c.counted_irqs(m.basis) > 0)
+        .map(|c| c.cpu)
+        .collect();
+    let used = format!(
+        "{} CPU{} take IRQs{}; ",
+        busy.weight(),
+        plural(busy.weight() as usize),
+        summary::per_node_note(m, &busy)
+    );
+    let idle_text = match (idle, listed) {
+        (0, _) => "every online CPU takes an IRQ".to_string(),
+        (_, true) => format!(
+            "{used}{idle} online CPU{} take none (listed above)",
+            plural(idle as usize)
+        ),
+        (_, false) => format!(
+            "{used}{idle} online CPU{} take no IRQ: {}",
             plural(idle as usize),
             m.cpus_idle
-        )
+        ),
     };
     out.push_str(&wrap(&idle_text, "  ", "    "));
     if m.vectors_shut_down > 0 {
@@ -290,76 +309,23 @@ pub struct Side<'a> {
 
 /// Two runs of the same machine and devices side by side, with the per-CPU difference.
 pub fn compare_report(a: &Side<'_>, b: &Side<'_>, opts: &TextOptions) -> String {
-    let mut out = String::new();
-    let _ = writeln!(out, "irqscope compare: {}", a.scenario.topology().name());
+    let mut out = wrap(a.scenario.topology().name(), "irqscope compare: ", "  ");
     command_block(
         &compare_command_words(a.scenario, b.scenario, &opts.topology_label),
         &mut out,
     );
-    let _ = writeln!(out, "A: {}", a.label);
+    out.push_str(&wrap(&a.label, "A: ", "   "));
     command_block(&command_words(a.scenario, &opts.topology_label), &mut out);
-    let _ = writeln!(out, "B: {}", b.label);
+    out.push_str(&wrap(&b.label, "B: ", "   "));
     command_block(&command_words(b.scenario, &opts.topology_label), &mut out);
     out.push('\n');
-    let (ma, mb) = (a.metrics, b.metrics);
-    let rows: Vec<(&str, String, String)> = vec![
-        (
-            "IRQs/CPU max",
-            ma.irqs_per_cpu_max.to_string(),
-            mb.irqs_per_cpu_max.to_string(),
-        ),
-        (
-            "IRQs/CPU min",
-            ma.irqs_per_cpu_min.to_string(),
-            mb.irqs_per_cpu_min.to_string(),
-        ),
-        (
-            "  ideal max",
-            ma.ideal.irqs_per_cpu_max.to_string(),
-            mb.ideal.irqs_per_cpu_max.to_string(),
-        ),
-        (
-            "devices/CPU max",
-            ma.devices_per_cpu_max.to_string(),
-            mb.devices_per_cpu_max.to_string(),
-        ),
-        (
-            "devices/CPU min",
-            ma.devices_per_cpu_min.to_string(),
-            mb.devices_per_cpu_min.to_string(),
-        ),
-        (
-            "  ideal max",
-            ma.ideal.devices_per_cpu_max.to_string(),
-            mb.ideal.devices_per_cpu_max.to_string(),
-        ),
-        (
-            "gap to ideal (IRQs)",
-            gap(ma.irqs_per_cpu_max, ma.ideal.irqs_per_cpu_max),
-            gap(mb.irqs_per_cpu_max, mb.ideal.irqs_per_cpu_max),
-        ),
-        (
-            "CPUs taking no IRQ",
-            ma.cpus_idle.weight().to_string(),
-            mb.cpus_idle.weight().to_string(),
-        ),
-        ("CPUs with hot IRQs", hot_cpus(ma).to_string(), hot_cpus(mb).to_string()),
-        (
-            "hot IRQs max/CPU",
-            ma.hot_irqs_per_cpu_max.to_string(),
-            mb.hot_irqs_per_cpu_max.to_string(),
-        ),
-        ("IRQs per node", nodes(ma), nodes(mb)),
-    ];
-    let _ = writeln!(out, "  {:<22} {:>20} {:>20}", "", "A", "B");
-    for (name, va, vb) in rows {
-        let _ = writeln!(out, "  {name:<22} {va:>20} {vb:>20}");
-    }
+    compare_table(a.metrics, b.metrics, &mut out);
     out.push('\n');
-    out.push_str(&wrap(&summary::devices_line(ma), "  A: ", "     "));
-    out.push_str(&wrap(&summary::devices_line(mb), "  B: ", "     "));
+    out.push_str(&wrap(&summary::devices_line(a.metrics), "  A: ", "     "));
+    out.push_str(&wrap(&summary::devices_line(b.metrics), "  B: ", "     "));
     out.push('\n');
     out.push_str("Per-CPU change, B - A (counted IRQs; CPUs folded)\n");
+    let (ma, mb) = (a.metrics, b.metrics);
     let mut delta: BTreeMap<i64, CpuSet> = BTreeMap::new();
     for (ca, cb) in ma.per_cpu.iter().zip(&mb.per_cpu) {
         let d = i64::from(cb.counted_irqs(mb.basis)) - i64::from(ca.counted_irqs(ma.basis));
@@ -376,6 +342,54 @@ pub fn compare_report(a: &Side<'_>, b: &Side<'_>, opts: &TextOptions) -> String 
     vector_changes(a.outcome, b.outcome, a.scenario, &mut out);
     permalink_block(opts.permalink.as_deref(), &mut out);
     out
+}
+
+/// Widest value in a column of the compare table; a longer one (the IRQs of many nodes) is
+/// written under the table instead.
+const COMPARE_CELL_CHARS_MAX: usize = 20;
+
+/// The two sides' figures in a table, A and B side by side.
+fn compare_table(ma: &Metrics, mb: &Metrics, out: &mut String) {
+    let row = |a: u32, b: u32| (a.to_string(), b.to_string());
+    let rows: Vec<(&str, (String, String))> = vec![
+        ("IRQs/CPU max", row(ma.irqs_per_cpu_max, mb.irqs_per_cpu_max)),
+        ("IRQs/CPU min", row(ma.irqs_per_cpu_min, mb.irqs_per_cpu_min)),
+        ("  ideal max", row(ma.ideal.irqs_per_cpu_max, mb.ideal.irqs_per_cpu_max)),
+        ("devices/CPU max", row(ma.devices_per_cpu_max, mb.devices_per_cpu_max)),
+        ("devices/CPU min", row(ma.devices_per_cpu_min, mb.devices_per_cpu_min)),
+        (
+            "  ideal max",
+            row(ma.ideal.devices_per_cpu_max, mb.ideal.devices_per_cpu_max),
+        ),
+        (
+            "gap to ideal (IRQs)",
+            (
+                gap(ma.irqs_per_cpu_max, ma.ideal.irqs_per_cpu_max),
+                gap(mb.irqs_per_cpu_max, mb.ideal.irqs_per_cpu_max),
+            ),
+        ),
+        ("CPUs taking no IRQ", row(ma.cpus_idle.weight(), mb.cpus_idle.weight())),
+        ("CPUs with hot IRQs", row(hot_cpus(ma) as u32, hot_cpus(mb) as u32)),
+        (
+            "hot IRQs max/CPU",
+            row(ma.hot_irqs_per_cpu_max, mb.hot_irqs_per_cpu_max),
+        ),
+        ("IRQs per node", (nodes(ma), nodes(mb))),
+    ];
+    let _ = writeln!(out, "  {:<22} {:>20} {:>20}", "", "A", "B");
+    let mut long = Vec::new();
+    for (name, (va, vb)) in rows {
+        if va.len() > COMPARE_CELL_CHARS_MAX || vb.len() > COMPARE_CELL_CHARS_MAX {
+            long.push((name, va, vb));
+            continue;
+        }
+        let _ = writeln!(out, "  {name:<22} {va:>20} {vb:>20}");
+    }
+    for (name, va, vb) in long {
+        let _ = writeln!(out, "  {name}:");
+        out.push_str(&wrap(&va, "    A: ", "       "));
+        out.push_str(&wrap(&vb, "    B: ", "       "));
+    }
 }
 
 /// Rows of the per-vector difference printed per device before the rest is counted only.
@@ -519,12 +533,19 @@ fn hot_cpus(m: &Metrics) -> usize {
     m.per_cpu.iter().filter(|c| c.hot_irqs > 0).count()
 }
 
+/// IRQs per node, "186/186"; every node the same: "64 x 16"; many nodes: separated by spaces
+/// (the table then writes them under it, wrapped).
 fn nodes(m: &Metrics) -> String {
-    m.per_node
-        .iter()
-        .map(|n| n.irqs.to_string())
-        .collect::<Vec<_>>()
-        .join("/")
+    let counts: Vec<String> = m.per_node.iter().map(|n| n.irqs.to_string()).collect();
+    if counts.len() > 2 && counts.windows(2).all(|w| w[0] == w[1]) {
+        return format!("{} x {}", counts.len(), counts[0]);
+    }
+    let joined = counts.join("/");
+    if joined.len() <= COMPARE_CELL_CHARS_MAX {
+        joined
+    } else {
+        counts.join(" ")
+    }
 }
 
 /// A blk-mq CPU → queue map folded by queue, with the queues no CPU submits to.

@@ -8,6 +8,16 @@ use askama::Template;
 use axum::extract::{Query, State};
 use axum::response::{Html, IntoResponse, Response};
 
+/// The fleet's view, built on a blocking thread (it runs the model once per host).
+async fn view(app: &AppState, q: &FleetQuery) -> Result<FleetView, AppError> {
+    let choice = q.choice()?;
+    let hosts = app.live.hub().hosts();
+    let problem = app.live.prometheus().and_then(|p| p.problem());
+    tokio::task::spawn_blocking(move || FleetView::new(&hosts, choice, problem))
+        .await
+        .map_err(|e| AppError::Internal(format!("fleet task: {e}")))
+}
+
 pub(crate) async fn fleet_page(
     State(app): State<AppState>,
     Query(q): Query<FleetQuery>,
@@ -18,11 +28,25 @@ pub(crate) async fn fleet_page(
     if let Some(redirect) = app.live.admit(&uri, &headers, true)? {
         return Ok(redirect);
     }
-    let choice = q.choice()?;
-    let hosts = app.live.hub().hosts();
-    let problem = app.live.prometheus().and_then(|p| p.problem());
-    let view = tokio::task::spawn_blocking(move || FleetView::new(&hosts, choice, problem))
-        .await
-        .map_err(|e| AppError::Internal(format!("fleet task: {e}")))?;
-    Ok(Html(FleetPage::from(view).render()?).into_response())
+    Ok(Html(FleetPage::from(view(&app, &q).await?).render()?).into_response())
+}
+
+pub(crate) async fn fleet_text(
+    State(app): State<AppState>,
+    Query(q): Query<FleetQuery>,
+    uri: axum::http::Uri,
+    headers: axum::http::HeaderMap,
+) -> Result<Response, AppError> {
+    app.live.admit(&uri, &headers, false)?;
+    Ok(super::text(view(&app, &q).await?.text_report()))
+}
+
+pub(crate) async fn fleet_json(
+    State(app): State<AppState>,
+    Query(q): Query<FleetQuery>,
+    uri: axum::http::Uri,
+    headers: axum::http::HeaderMap,
+) -> Result<axum::Json<serde_json::Value>, AppError> {
+    app.live.admit(&uri, &headers, false)?;
+    Ok(axum::Json(view(&app, &q).await?.json()))
 }

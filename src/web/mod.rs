@@ -9,7 +9,7 @@
 //! Routes (see `docs/http-api.md`): `/`, `/s/{p}`, `/s/{p}/text`, `/s/{p}/json`, `/compare`,
 //! `/c/{p}` (+ `/text`, `/json`), `/mana`, `/m/{p}` (+ `/text`, `/json`), `/sched`, `/n/{p}`
 //! (+ `/text`, `/json`), `/sweep` (+ `/text`, `/csv`, `/json`), `/blkmq` (+ `/text`, `/json`),
-//! `/seeds`, `/fleet`, `POST /fragment`,
+//! `/seeds` (+ `/text`, `/json`), `/fleet` (+ `/text`, `/json`), `POST /fragment`,
 //! `POST /api/simulate`, `GET /api/topologies`, `GET /api/topologies/{name}`, `/static/*`,
 //! `/favicon.ico`. Errors are one `text/plain` line, or an HTML page for `Accept: text/html`.
 
@@ -86,12 +86,16 @@ pub fn app(state: AppState) -> Router {
     Router::new()
         .route("/", get(index))
         .route("/fleet", get(fleet::fleet_page))
+        .route("/fleet/text", get(fleet::fleet_text))
+        .route("/fleet/json", get(fleet::fleet_json))
         .merge(permalinks)
         .route("/compare", get(compare_query))
         .route("/blkmq", get(blkmq::blkmq_page))
         .route("/blkmq/text", get(blkmq::blkmq_text))
         .route("/blkmq/json", get(blkmq::blkmq_json))
         .route("/seeds", get(seeds::seeds_page))
+        .route("/seeds/text", get(seeds::seeds_text))
+        .route("/seeds/json", get(seeds::seeds_json))
         .route("/mana", get(mana::mana_query))
         .route("/sched", get(sched::sched_query))
         .route("/fragment", post(fragment))

@@ -897,7 +897,7 @@ async fn seed_000_verdict_and_fixed_size_heatmap() {
     assert_eq!(r.status, StatusCode::OK, "{}", r.body);
     assert!(
         r.text()
-            .contains("max 6 devices on a CPU (ideal 4): 28 CPUs 34-47,82-95 serve all 6"),
+            .contains("max 6 devices on a CPU (ideal 4): 28 CPUs (14 per node) 34-47,82-95 serve all 6"),
         "no verdict"
     );
     assert!(

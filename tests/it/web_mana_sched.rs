@@ -19,7 +19,9 @@ fn data(name: &str) -> String {
 }
 
 /// `tests/data/permalink-before-mana.*` were recorded from the code before MANA devices were
-/// added to scenarios: the link, its text twin and its JSON twin.
+/// added to scenarios: the link, its text twin and its JSON twin. One line of the text twin
+/// was re-worded since, on purpose: the idle CPUs' line names how many CPUs take IRQs and
+/// no longer repeats a list the lines above give.
 #[tokio::test]
 async fn permalink_from_before_mana_devices_reproduces_exactly() {
     let link = data("permalink-before-mana.txt");

@@ -35,6 +35,8 @@ pub struct FleetRow {
 
 /// The fleet page.
 pub struct FleetView {
+    /// The query of the page (`?variant=…&sort=…`), for its twins.
+    pub query: String,
     pub title: String,
     pub rows: Vec<FleetRow>,
     pub variant: String,
@@ -194,6 +196,7 @@ impl FleetView {
             })
             .collect();
         FleetView {
+            query: format!("{}&sort={sort}", &link_base["/fleet".len()..]),
             title: "fleet".into(),
             rows,
             variant,
@@ -204,5 +207,53 @@ impl FleetView {
             problem,
             columns,
         }
+    }
+}
+
+impl FleetView {
+    /// The text twin: one line per host (host, kernel, busiest CPU's share, most IRQs on one
+    /// CPU), then its live-vs-model verdict indented.
+    pub fn text_report(&self) -> String {
+        let mut out = format!(
+            "irqscope fleet: {} host{}, model {} / {}\n",
+            self.rows.len(),
+            if self.rows.len() == 1 { "" } else { "s" },
+            self.variant,
+            self.effective
+        );
+        if let Some(p) = &self.problem {
+            out.push_str(&crate::render::columns::wrap(p, "problem: ", "  "));
+        }
+        out.push_str("\n  host                      kernel              busiest  stacked\n");
+        for r in &self.rows {
+            let host: String = r.host.chars().take(24).collect();
+            let kernel: String = r.kernel.chars().take(18).collect();
+            out.push_str(&format!(
+                "  {host:<24}  {kernel:<18}  {:>7}  {:>7}\n",
+                r.busiest, r.stacking
+            ));
+            out.push_str(&crate::render::columns::wrap(&r.verdict, "    ", "    "));
+        }
+        out
+    }
+
+    /// The JSON twin: every row's figures.
+    pub fn json(&self) -> serde_json::Value {
+        serde_json::json!({
+            "variant": self.variant,
+            "effective": self.effective,
+            "matching": self.matching,
+            "sort": self.sort,
+            "problem": self.problem,
+            "hosts": self.rows.iter().map(|r| serde_json::json!({
+                "host": r.host,
+                "kernel": r.kernel,
+                "busiest_share": r.busiest_share,
+                "most_irqs_on_one_cpu": r.stacking,
+                "vectors_modelled": r.vectors,
+                "vectors_differing": r.mismatches,
+                "verdict": r.verdict,
+            })).collect::<Vec<_>>(),
+        })
     }
 }

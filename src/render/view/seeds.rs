@@ -6,6 +6,7 @@ use super::blkmq::BlkMqQuery;
 use super::mana::ManaQuery;
 use super::sched::SchedQuery;
 use super::{encode_link, ViewError};
+use crate::render::columns::{command_block, words_of, wrap};
 use crate::scenario::blkmq::BlkMqSpec;
 use crate::scenario::mana::ManaSpec;
 use crate::scenario::payloads::{CompareSpec, SideSpec};
@@ -250,5 +251,37 @@ impl SeedsView {
             title: "seed figures".into(),
             figures: figures()?,
         })
+    }
+
+    /// The text twin: each figure's sentence, its assumptions, the command that prints it and
+    /// its link (absolute with `origin`), within 72 columns but for the link lines.
+    pub fn text_report(&self, origin: &str) -> String {
+        let mut out = String::from("irqscope: the seed threads' figures\n");
+        for f in &self.figures {
+            out.push('\n');
+            out.push_str(&wrap(f.title, &format!("seed {}: ", f.seed), "  "));
+            out.push_str(&wrap(f.assumptions, "  ", "  "));
+            command_block(&words_of(&f.command), &mut out);
+            out.push_str(&format!("{origin}{}\n", f.link));
+        }
+        out
+    }
+
+    /// The JSON twin: every figure with its link and command.
+    pub fn json(&self) -> serde_json::Value {
+        serde_json::Value::Array(
+            self.figures
+                .iter()
+                .map(|f| {
+                    serde_json::json!({
+                        "seed": f.seed,
+                        "title": f.title,
+                        "assumptions": f.assumptions,
+                        "link": f.link,
+                        "command": f.command,
+                    })
+                })
+                .collect(),
+        )
     }
 }
