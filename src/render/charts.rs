@@ -19,14 +19,15 @@ pub(crate) const STRIP_CELLS_MAX: u64 = 65_536;
 pub(crate) const NUMA_LABELLED_MAX: usize = 16;
 
 /// Counted IRQs per node against each node's fair share (by online CPUs), drawn with plotters;
-/// `None` past [`NUMA_LABELLED_MAX`] nodes.
+/// `None` for one node and past [`NUMA_LABELLED_MAX`] nodes.
 pub(crate) fn numa_chart(m: &Metrics) -> Option<String> {
     use plotters::prelude::*;
     use plotters::style::text_anchor::{HPos, Pos, VPos};
     const BAR_PX: u32 = 36;
     const CHART_H: u32 = 160;
     let nodes = &m.per_node;
-    if nodes.len() > NUMA_LABELLED_MAX {
+    // One node has nothing to balance; past NUMA_LABELLED_MAX the bars are too thin to read.
+    if nodes.len() < 2 || nodes.len() > NUMA_LABELLED_MAX {
         return None;
     }
     let width = (nodes.len() as u32 * (BAR_PX + 12) + 80).max(440);
@@ -99,9 +100,10 @@ pub(crate) fn device_strip(topo: &Topology, outcome: &Outcome, zoom: Option<u32>
         return None;
     }
     const NAME_PX: u32 = 110;
-    const CELL_W: u32 = 6;
     const ROW_H: u32 = 12;
-    let width = NAME_PX + order.len() as u32 * CELL_W + 10;
+    // Cells widen on a small machine (up to 14 px), so a strip is never a sliver.
+    let cell_w = (600 / order.len().max(1) as u32).clamp(6, 14);
+    let width = (NAME_PX + order.len() as u32 * cell_w + 10).max(NAME_PX + 230);
     let height = outcome.devices.len() as u32 * (ROW_H + 2) + 28;
     let mut out = String::with_capacity(outcome.devices.iter().map(|d| d.vectors.len()).sum::<usize>() * 160 + 1024);
     out.push_str(&svg_open("strip", "vectors of each device by CPU", width, height));
@@ -134,10 +136,10 @@ pub(crate) fn device_strip(topo: &Topology, outcome: &Outcome, zoom: Option<u32>
             out.push_str("<rect class=\"hit\" data-cpu=\"");
             push_u64(&mut out, cpu);
             out.push_str("\" x=\"");
-            push_u64(&mut out, u64::from(NAME_PX + col as u32 * CELL_W));
+            push_u64(&mut out, u64::from(NAME_PX + col as u32 * cell_w));
             out.push_str("\" y=\"");
             push_u64(&mut out, u64::from(y));
-            let _ = write!(out, "\" width=\"{}\" height=\"{ROW_H}\" fill=\"", CELL_W - 1);
+            let _ = write!(out, "\" width=\"{}\" height=\"{ROW_H}\" fill=\"", cell_w - 1);
             out.push_str(seq_colour(k, max.max(1)).as_str());
             // <title>nvme0 on CPU 7: 1 vector</title>
             out.push_str("\"><title>");

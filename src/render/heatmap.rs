@@ -49,8 +49,8 @@ const LABEL_PX: u32 = 18;
 /// The folded overview: the width of a node's row, and its height.
 const MATRIX_ROW_W_PX: u32 = 480;
 const MATRIX_ROW_PX: u32 = 9;
-/// Narrowest figure: the legend's width.
-const WIDTH_MIN_PX: u32 = 520;
+/// Narrowest figure: the legend's width (its longest line, at 11 px).
+const WIDTH_MIN_PX: u32 = 480;
 
 pub(crate) const OFFLINE_FILL: &str = "#c8c8c8";
 pub(crate) const UNCHANGED_FILL: &str = "#e3e6ea";
@@ -230,7 +230,7 @@ fn draw_grid(g: &Grid<'_>) -> String {
     };
     let width = width.max(WIDTH_MIN_PX);
     let legend_y = y + 16;
-    let height = legend_y + 46;
+    let height = legend_y + 60;
     let open = svg_open(g.class, &g.label, width, height);
     let mut out = String::with_capacity(open.len() + body.len() + g.legend.len() + 80);
     out.push_str(&open);
@@ -424,7 +424,11 @@ fn draw_row(g: &Grid<'_>, row: &RowPlan<'_>, y: u32, geo: Geometry, body: &mut S
     for core in &row.cores {
         let k = unit_key(g.topo, core[0]);
         if let Some(p) = prev {
-            let gap = if p.1 != k.1 || p.0 != k.0 {
+            // A cluster boundary is marked only where a cluster holds several cores (a
+            // cluster of one core is just a core).
+            let multi = |first: u32| g.topo.cluster(first).weight() > g.topo.smt(first).weight();
+            let new_cluster = p.1 != k.1 || p.0 != k.0;
+            let gap = if new_cluster && (multi(p.2) || multi(k.2)) {
                 CLUSTER_GAP_PX
             } else {
                 CORE_GAP_PX
@@ -692,7 +696,7 @@ fn load_legend(max: u32, ideal: Option<u32>, unit: &str) -> String {
             x + sw / 2
         );
     }
-    let mut note = format!("{} per CPU", escape(unit));
+    let note = format!("{} per CPU; grey: offline", escape(unit));
     if let Some(ideal) = ideal {
         // The ideal's step, outlined.
         let i = values
@@ -705,9 +709,11 @@ fn load_legend(max: u32, ideal: Option<u32>, unit: &str) -> String {
             i as u32 * sw,
             i as u32 * sw + sw / 2
         );
-        note.push_str("; blue: at or below the ideal; orange to red, outlined: above it");
+        let _ = write!(
+            out,
+            r#"<text class="lbl" x="0" y="52">blue: at or below the ideal; orange to red, outlined: above it</text>"#
+        );
     }
-    note.push_str("; grey: offline");
     let _ = write!(out, r#"<text class="lbl" x="0" y="38">{note}</text>"#);
     out
 }

@@ -22,7 +22,8 @@ async fn run(q: &SweepQuery) -> Result<Sweep, AppError> {
 
 pub(crate) async fn sweep_page(Query(q): Query<SweepQuery>) -> Result<Html<String>, AppError> {
     let s = run(&q).await?;
-    Ok(Html(SweepPage::from(SweepView::new(&s, query_string(&q))).render()?))
+    let view = SweepView::new(&s, query_string(&q), q.base.as_deref())?;
+    Ok(Html(SweepPage::from(view).render()?))
 }
 
 pub(crate) async fn sweep_text(Query(q): Query<SweepQuery>) -> Result<Response, AppError> {

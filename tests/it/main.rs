@@ -7,6 +7,7 @@ mod browser;
 mod browser_compare;
 mod browser_editor;
 mod browser_figures;
+mod browser_layout;
 mod browser_mana_sched;
 mod browser_pages;
 mod browser_sweep;

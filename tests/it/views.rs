@@ -118,15 +118,33 @@ fn blkmq_view_shows_seed_004_unmapped_queues() {
 fn sweep_view_from_a_query() {
     let q = SweepQuery {
         topologies: Some("azure-l48s-v2,azure-l96as-v4".into()),
-        mixes: Some("nvme-6x32".into()),
+        mixes: Some("seed=6x62:pre=1,name=nvme".into()),
         variants: Some("pre-cluster,rotation".into()),
         counters: Some("0..2".into()),
         ..SweepQuery::default()
     };
     let sweep = irqscope::analysis::sweep::run(&q.config().unwrap()).unwrap();
-    let v = SweepView::new(&sweep, String::new());
-    assert_eq!(v.rows.len(), 2 * 2);
-    assert!(v.rows.iter().all(|r| r.link.starts_with("/s/v1.")));
+    let v = SweepView::new(&sweep, String::new(), Some("pre-cluster")).unwrap();
+    assert_eq!(v.machines.len(), 2);
+    assert!(v.machines.iter().all(|m| m.rows.len() == 2));
+    assert!(v
+        .machines
+        .iter()
+        .flat_map(|m| &m.rows)
+        .all(|r| r.link.starts_with("/s/v1.")));
+    // Seed 000 (six disks of 62 queues on the L96as): rotation brings the busiest CPU from 6
+    // IRQs to the ideal 4, so it wins there against pre-cluster.
+    let win = v
+        .wins
+        .iter()
+        .find(|c| c.topology == "azure-l96as-v4")
+        .expect("a win on the L96as");
+    assert_eq!((win.placement, win.metric), ("rotation", "IRQs on the busiest CPU"));
+    assert_eq!((win.before, win.after), (6, 4));
+    assert!(
+        SweepView::new(&sweep, String::new(), Some("cluster")).is_err(),
+        "not swept"
+    );
 }
 
 /// Every seed figure links to a page the views build.

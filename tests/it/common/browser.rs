@@ -110,11 +110,44 @@ impl Harness {
                 ],
             }),
         );
+        // The browser's console (errors, CSP refusals) for `console_errors`.
+        caps.insert("goog:loggingPrefs".into(), json!({ "browser": "ALL" }));
         ClientBuilder::new(HttpConnector::new())
             .capabilities(caps)
             .connect(&self.driver_url)
             .await
             .unwrap_or_else(|e| panic!("starting chromium through chromedriver: {e}"))
+    }
+}
+
+impl Harness {
+    /// The console messages at level SEVERE (script errors, refused inline styles or scripts,
+    /// failed loads) the browser logged since the last call, read from chromedriver's log
+    /// endpoint (the session was opened with `goog:loggingPrefs`).
+    pub async fn console_errors(&self, c: &Client) -> Vec<String> {
+        use http_body_util::BodyExt;
+        let id = c.session_id().await.unwrap().expect("a session");
+        let req = hyper::Request::post(format!("{}/session/{id}/se/log", self.driver_url))
+            .header("content-type", "application/json")
+            .body(http_body_util::Full::new(hyper::body::Bytes::from(
+                r#"{"type":"browser"}"#,
+            )))
+            .unwrap();
+        let client = hyper_util::client::legacy::Client::builder(hyper_util::rt::TokioExecutor::new())
+            .build(HttpConnector::new());
+        let resp = client.request(req).await.expect("chromedriver's log endpoint");
+        let body = resp.into_body().collect().await.unwrap().to_bytes();
+        let v: serde_json::Value = serde_json::from_slice(&body).unwrap_or_default();
+        v["value"]
+            .as_array()
+            .map(|entries| {
+                entries
+                    .iter()
+                    .filter(|e| e["level"] == "SEVERE")
+                    .map(|e| e["message"].as_str().unwrap_or("").to_string())
+                    .collect()
+            })
+            .unwrap_or_default()
     }
 }
 
