@@ -56,6 +56,15 @@ fn shape(t: &Topology) -> Vec<String> {
     out
 }
 
+/// A permalink page opens with its editor folded: unfold it.
+async fn open_editor(c: &Client) {
+    c.find(Locator::Css("#inputs-box > summary")).await.unwrap().click().await.unwrap();
+    wait_for("the editor unfolded", || async {
+        (prop_of(c, "#inputs-box", "open").await.as_deref() == Some("true")).then_some(())
+    })
+    .await;
+}
+
 async fn set_text(c: &Client, css: &str, text: &str) {
     let input = c.find(Locator::Css(css)).await.unwrap();
     // Select the old value and type over it (clearing would fire a `change` of its own).
@@ -204,6 +213,7 @@ async fn device_driver_columns_and_the_proposal_survive_edits() {
     c.goto(&format!("{}/s/{}", h.base, permalink::encode(&spec).unwrap()))
         .await
         .unwrap();
+    open_editor(&c).await;
     let row = |i: usize, css: &str| format!("#devices tr.dev-row:nth-of-type({}) {css}", i + 2);
     assert_eq!(value(&c, &row(0, "input.node")).await, "1");
     assert_eq!(value(&c, &row(0, "select.blkmq")).await, "cpumap");
@@ -288,6 +298,7 @@ async fn boot_parameter_fields_reach_the_permalink() {
     c.goto(&format!("{}/s/{}", h.base, permalink::encode(&spec).unwrap()))
         .await
         .unwrap();
+    open_editor(&c).await;
     assert_eq!(value(&c, "#boot-isolcpus").await, "managed_irq,1");
     assert_eq!(value(&c, "#boot-irqaffinity").await, "");
     set_text(&c, "#boot-vectors-held", "0-1:200").await;

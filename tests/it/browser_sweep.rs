@@ -15,7 +15,7 @@ const SWEEP_QUERY: &str = "/sweep?topologies=azure-l48s-v2,azure-l96as-v4,synthe
 
 /// The `data-gap` of every table row, in page order.
 /// The first machine's table (each machine's rows are folded in their own).
-const TABLE: &str = "#sweep-machines details.machine table.sweep-table";
+const TABLE: &str = "#sweep-machines details.machine:first-of-type table.sweep-table";
 
 async fn gaps(c: &Client) -> Vec<u32> {
     let mut out = Vec::new();
