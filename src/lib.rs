@@ -10,6 +10,7 @@ pub mod analysis;
 pub mod catalogue;
 pub mod golden;
 pub mod kernel;
+pub mod kernel_c;
 pub mod lab;
 pub mod live;
 pub mod metrics;

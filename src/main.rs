@@ -1,11 +1,12 @@
 //! The `irqscope` command: simulate a scenario, compare, sweep, check golden vectors, inspect
-//! topologies, boot kernels in the lab, serve the dashboard. Thin over the library: argument
+//! topologies, boot kernels in the lab, build the user's own C, serve the dashboard. Thin over the library: argument
 //! parsing, files, exit codes. The model commands (`model_cmd`) build the spec a page's form
 //! builds and call the same resolve, run and render functions as the pages (`render::view`).
 //!
 //! Exit status: 0 success, 1 a check failed (`check-golden`, `lab check`), 2 bad input (with
 //! a one-line message on stderr).
 
+mod kernel_c_cmd;
 mod lab_cmd;
 mod model_cmd;
 mod serve_cmd;
@@ -67,6 +68,10 @@ enum Command {
     /// captured placement against the models.
     #[command(subcommand)]
     Lab(lab_cmd::LabCmd),
+    /// Your kernel, your patch: build lib/group_cpus.c in user space as a variant `c:NAME`,
+    /// and check it against the models.
+    #[command(subcommand)]
+    KernelC(kernel_c_cmd::KernelCCommand),
     /// Start the dashboard.
     Serve {
         #[arg(long, default_value = DEFAULT_SERVE_ADDR)]
@@ -77,6 +82,13 @@ enum Command {
         max_connections: usize,
         #[command(flatten)]
         live: serve_cmd::LiveArgs,
+        /// Built C to offer as variant c:NAME: NAME=SOURCE (a kernel tree, a group_cpus.c or a
+        /// linux-source-X.Y package), built at start-up; repeatable.
+        #[arg(long = "kernel-c", value_name = "NAME=SOURCE")]
+        kernel_c: Vec<String>,
+        /// A patch for a --kernel-c source: NAME=FILE (mbox or diff); repeatable, in order.
+        #[arg(long = "kernel-c-patch", value_name = "NAME=FILE")]
+        kernel_c_patch: Vec<String>,
     },
 }
 
@@ -95,11 +107,15 @@ fn main() -> ExitCode {
         Some(Command::Sched(args)) => model_cmd::sched(args),
         Some(Command::Sweep(args)) => model_cmd::sweep(args),
         Some(Command::Lab(cmd)) => lab_cmd::lab(cmd),
+        Some(Command::KernelC(cmd)) => kernel_c_cmd::run(cmd),
         Some(Command::Serve {
             addr,
             max_connections,
             live,
-        }) => serve_cmd::serve(&addr, max_connections, live),
+            kernel_c,
+            kernel_c_patch,
+        }) => kernel_c_cmd::register_for_serve(&kernel_c, &kernel_c_patch)
+            .and_then(|()| serve_cmd::serve(&addr, max_connections, live)),
         None => serve_cmd::serve(
             DEFAULT_SERVE_ADDR,
             irqscope::web::server::CONNECTIONS_MAX,

@@ -11,6 +11,7 @@ use irqscope::render::view::compare::{CompareQuery, CompareRun};
 use irqscope::render::view::mana::ManaShown;
 use irqscope::render::view::scenario::Run;
 use irqscope::render::view::sched::SchedShown;
+use irqscope::render::view::ViewError;
 use irqscope::scenario::blkmq::BlkMqSpec;
 use irqscope::scenario::request::{parse_devices_with, spec_for_machine, DeviceDefaults, Overrides};
 use irqscope::scenario::spec::{self, ScenarioSpec, TopologyRef};
@@ -30,6 +31,11 @@ pub(crate) enum SweepFormat {
     Text,
     Csv,
     Json,
+}
+
+/// `c:NAME` on the command line: the build of that name in the cache (`kernel-c build`).
+fn cached_kernel_c(name: &str, sha256: Option<&str>) -> Result<irqscope::kernel::External, ViewError> {
+    crate::kernel_c_cmd::lookup(name, sha256).map_err(ViewError::from)
 }
 
 /// Print a twin: the text, or the JSON pretty-printed.
@@ -160,7 +166,7 @@ pub(crate) fn simulate(args: SimulateArgs) -> anyhow::Result<ExitCode> {
             )
         }
     };
-    let run = Run::resolve(overrides.apply(base))?;
+    let run = Run::resolve(overrides.apply(base), &cached_kernel_c)?;
     let vs_extra = args.vector_space && !render::vector_space::shown(&run.scenario, &run.outcome);
     print_twin(
         args.format,
@@ -245,7 +251,7 @@ pub(crate) fn compare(args: CompareArgs) -> anyhow::Result<ExitCode> {
         b_counter: args.b_counter,
         ..CompareQuery::default()
     };
-    let run = CompareRun::resolve(sides.sides_over(base))?;
+    let run = CompareRun::resolve(sides.sides_over(base), &cached_kernel_c)?;
     print_twin(args.format, || run.report(&label, None), || run.json())
 }
 
@@ -278,6 +284,27 @@ pub(crate) struct SweepArgs {
     format: SweepFormat,
 }
 
+/// The sweep's placements: names of models and proposals, and built C (`c:NAME`) from the
+/// build cache.
+fn placements(variants: &str) -> anyhow::Result<Vec<irqscope::analysis::sweep::Placement>> {
+    use irqscope::analysis::sweep::{ExternalRef, Placement, SweepConfig};
+    let (c_names, model_names): (Vec<&str>, Vec<&str>) = variants
+        .split(',')
+        .map(str::trim)
+        .partition(|v| v.starts_with(spec::KERNEL_C_PREFIX));
+    let mut placements = if model_names.iter().all(|v| v.is_empty()) && !c_names.is_empty() {
+        Vec::new()
+    } else {
+        SweepConfig::parse_placements(&model_names.join(","))?
+    };
+    for name in c_names {
+        let (_, external) = crate::kernel_c_cmd::variant_arg(Some(name))?;
+        let e = external.expect("a c: name is built C");
+        placements.push(Placement::External(ExternalRef::register(e)));
+    }
+    Ok(placements)
+}
+
 pub(crate) fn sweep(args: SweepArgs) -> anyhow::Result<ExitCode> {
     use irqscope::analysis::sweep::{self, Mix, SweepConfig};
     use irqscope::render::view::sweep::link;
@@ -289,7 +316,7 @@ pub(crate) fn sweep(args: SweepArgs) -> anyhow::Result<ExitCode> {
         config.mixes = args.mix.iter().map(|m| Mix::parse(m)).collect::<Result<_, _>>()?;
     }
     if !args.variants.is_empty() {
-        config.placements = SweepConfig::parse_placements(&args.variants.join(","))?;
+        config.placements = placements(&args.variants.join(","))?;
     }
     config.counters = sweep::parse_counters(&args.counters)?;
     if let Some(s) = &args.sort {
@@ -344,7 +371,7 @@ pub(crate) fn blk_mq(args: BlkMqArgs) -> anyhow::Result<ExitCode> {
         counter: args.counter,
         ..defaults
     };
-    let shown = BlkMqShown::new(spec)?;
+    let shown = BlkMqShown::with_kernel_c(spec, &cached_kernel_c)?;
     print_twin(args.format, || shown.report_for(&label), || shown.json())
 }
 

@@ -352,6 +352,7 @@ pub fn compare_with(
         isolcpus: None,
         nohz_full: None,
         vectors_held,
+        kernel_c: None,
     };
     let scenario = spec.resolve(|name| (name == HOST_TOPOLOGY).then(|| topology.clone()))?;
     let outcome = scenario::run(&scenario);

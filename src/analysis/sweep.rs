@@ -12,7 +12,7 @@
 use crate::catalogue;
 use crate::kernel::irq_affinity::IRQ_AFFINITY_MAX_SETS;
 use crate::kernel::vector_matrix::EffectiveModel;
-use crate::kernel::{SortGen, Variant};
+use crate::kernel::{External, SortGen, Variant};
 use crate::metrics::{self, Basis};
 use crate::policy::ideal::{node_local_bound, within_nodes_bound};
 use crate::policy::Proposal;
@@ -107,11 +107,59 @@ impl Mix {
     }
 }
 
-/// Who forms the managed masks: a frozen kernel variant or a `policy` proposal.
+/// Who forms the managed masks: a frozen kernel variant, built C (`c:NAME`) or a `policy`
+/// proposal.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Placement {
     Kernel(Variant),
     Proposal(Proposal),
+    /// Built C, registered for the life of the process ([`ExternalRef::register`]).
+    External(ExternalRef),
+}
+
+/// Built C in a [`Placement`]: registered once and kept for the life of the process (the
+/// command line and the server register a handful), so a placement stays `Copy`. Compared
+/// by name and build id.
+#[derive(Clone, Copy)]
+pub struct ExternalRef(&'static External);
+
+impl ExternalRef {
+    pub fn register(external: External) -> ExternalRef {
+        ExternalRef(Box::leak(Box::new(external)))
+    }
+    pub fn external(self) -> &'static External {
+        self.0
+    }
+    fn key(&self) -> (&str, &str) {
+        (self.0 .0.name(), self.0 .0.id())
+    }
+}
+
+impl std::fmt::Debug for ExternalRef {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{:?}", self.0)
+    }
+}
+impl PartialEq for ExternalRef {
+    fn eq(&self, other: &Self) -> bool {
+        self.key() == other.key()
+    }
+}
+impl Eq for ExternalRef {}
+impl PartialOrd for ExternalRef {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+impl Ord for ExternalRef {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.key().cmp(&other.key())
+    }
+}
+impl std::hash::Hash for ExternalRef {
+    fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
+        self.key().hash(h)
+    }
 }
 
 impl Placement {
@@ -128,6 +176,7 @@ impl Placement {
         match self {
             Placement::Kernel(v) => v.name(),
             Placement::Proposal(p) => p.name(),
+            Placement::External(e) => e.external().0.name(),
         }
     }
 
@@ -142,6 +191,7 @@ impl Placement {
         match self {
             Placement::Kernel(v) => v.uses_counter(),
             Placement::Proposal(_) => false,
+            Placement::External(e) => e.external().0.uses_counter(),
         }
     }
 
@@ -154,7 +204,7 @@ impl Placement {
     fn variant(self) -> Variant {
         match self {
             Placement::Kernel(v) => v,
-            Placement::Proposal(_) => spec::DEFAULT_VARIANT,
+            Placement::Proposal(_) | Placement::External(_) => spec::DEFAULT_VARIANT,
         }
     }
 }
@@ -420,7 +470,8 @@ pub fn run(config: &SweepConfig) -> Result<Sweep, SweepError> {
             }
         }
     }
-    let results: Vec<Mutex<Option<Figures>>> = jobs.iter().map(|_| Mutex::new(None)).collect();
+    let results: Vec<Mutex<Option<Result<Figures, crate::kernel::ExternalError>>>> =
+        jobs.iter().map(|_| Mutex::new(None)).collect();
     let next = AtomicUsize::new(0);
     let work = || loop {
         let i = next.fetch_add(1, Ordering::Relaxed);
@@ -429,9 +480,13 @@ pub fn run(config: &SweepConfig) -> Result<Sweep, SweepError> {
             .with(p.variant(), config.sort, config.effective, c)
             .with_proposal(match p {
                 Placement::Proposal(q) => Some(q),
-                Placement::Kernel(_) => None,
+                Placement::Kernel(_) | Placement::External(_) => None,
+            })
+            .with_external(match p {
+                Placement::External(e) => Some(e.external().clone()),
+                _ => None,
             });
-        *results[i].lock().expect("no worker panics while holding a result") = Some(figures(&scenario));
+        *results[i].lock().expect("no worker panics while holding a result") = Some(try_figures(&scenario));
     };
     let threads = config.threads.clamp(1, THREADS_MAX).min(jobs.len());
     if threads <= 1 {
@@ -446,7 +501,8 @@ pub fn run(config: &SweepConfig) -> Result<Sweep, SweepError> {
     let figures: Vec<Figures> = results
         .into_iter()
         .map(|m| m.into_inner().expect("workers finished").expect("every job ran"))
-        .collect();
+        .collect::<Result<_, _>>()
+        .map_err(|e: crate::kernel::ExternalError| SweepError(e.to_string()))?;
 
     let mut rows = Vec::with_capacity(config.rows());
     let mut aggregates = Vec::new();
@@ -532,7 +588,12 @@ fn compare(aggregates: &[Aggregate], per_group: usize) -> Vec<Comparison> {
 
 /// Run one scenario and derive its figures.
 pub fn figures(scenario: &Scenario) -> Figures {
-    let outcome = scenario::run(scenario);
+    try_figures(scenario).expect("a named model answers every call")
+}
+
+/// [`figures`] for any scenario: built C may fail.
+pub fn try_figures(scenario: &Scenario) -> Result<Figures, crate::kernel::ExternalError> {
+    let outcome = scenario::try_run(scenario)?;
     let m = metrics::compute(scenario, &outcome);
     let node_cpus_online: Vec<u32> = m.per_node.iter().map(|n| n.cpus_online).filter(|&c| c > 0).collect();
     let ideal = node_local_bound(
@@ -558,7 +619,7 @@ pub fn figures(scenario: &Scenario) -> Figures {
         .map(|n| i64::from(n.irqs) * 1000 - n.fair_share_milli as i64)
         .max()
         .unwrap_or(0);
-    Figures {
+    Ok(Figures {
         irqs_per_cpu_max: m.irqs_per_cpu_max,
         irqs_per_cpu_min: m.irqs_per_cpu_min,
         ideal_irqs_per_cpu: ideal,
@@ -574,7 +635,7 @@ pub fn figures(scenario: &Scenario) -> Figures {
         per_node_irqs: m.per_node.iter().map(|n| n.irqs).collect(),
         kernel_warnings: outcome.warnings().count() as u32,
         vectors_failed: outcome.vector_space.failures.len() as u32,
-    }
+    })
 }
 
 /// The interrupt sets that must fire a counted vector in every node with online CPUs: managed
@@ -610,13 +671,22 @@ impl Sweep {
             .map(|m| m.devices.clone())
             .unwrap_or_default();
         ScenarioSpec {
-            variant: placement.variant().name().into(),
+            // A proposal's scenario names the kernel variant it runs beside (the proposal is
+            // its own field); built C is its `c:NAME`.
+            variant: match placement {
+                Placement::External(_) => placement.name().into(),
+                _ => placement.variant().name().into(),
+            },
             sort: self.config.sort.name().into(),
             effective: self.config.effective.name().into(),
             spread_counter: counter,
             proposal: match placement {
                 Placement::Proposal(p) => Some(p.name().into()),
-                Placement::Kernel(_) => None,
+                Placement::Kernel(_) | Placement::External(_) => None,
+            },
+            kernel_c: match placement {
+                Placement::External(e) => Some(e.external().0.id().to_string()),
+                _ => None,
             },
             ..ScenarioSpec::new(TopologyRef::Preset(topology.to_string()), devices)
         }

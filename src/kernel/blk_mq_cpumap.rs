@@ -12,7 +12,7 @@
 //!
 //! A map is one entry per CPU id: the queue, or `None` for ids that are not possible.
 
-use super::group_cpus::{group_cpus_evenly, Variant};
+use super::group_cpus::{ExternalError, Spreader, Variant};
 use super::sort::SortGen;
 use super::KernelWarn;
 use crate::topology::{CpuSet, Topology};
@@ -75,6 +75,22 @@ pub fn blk_mq_map_queues(
     counter: &mut u32,
     warnings: &mut Vec<KernelWarn>,
 ) -> QueueMap {
+    let spreader = Spreader::Model(variant, sort);
+    blk_mq_map_queues_with(topo, mapper, nr_queues, queue_offset, spreader, counter, warnings)
+        .expect("a named model answers every call")
+}
+
+/// [`blk_mq_map_queues`] with the `group_cpus_evenly()` call going to `spreader` (a named
+/// model, or outside code whose failure is returned as the error).
+pub fn blk_mq_map_queues_with(
+    topo: &Topology,
+    mapper: Mapper,
+    nr_queues: u32,
+    queue_offset: u32,
+    spreader: Spreader<'_>,
+    counter: &mut u32,
+    warnings: &mut Vec<KernelWarn>,
+) -> Result<QueueMap, ExternalError> {
     let possible = topo.possible();
     let mut map: Vec<Option<u32>> = (0..topo.nr_cpu_ids())
         .map(|c| possible.contains(c).then_some(0))
@@ -82,7 +98,7 @@ pub fn blk_mq_map_queues(
     let mut spread_offsets = Vec::new();
     let nq = nr_queues;
     match mapper {
-        Mapper::Current | Mapper::V6_3 => match group_cpus_evenly(topo, nq, variant, sort, counter, warnings) {
+        Mapper::Current | Mapper::V6_3 => match spreader.group_cpus_evenly(topo, nq, counter, warnings)? {
             None => {
                 for cpu in possible.iter() {
                     map[cpu as usize] = Some(queue_offset);
@@ -181,7 +197,7 @@ pub fn blk_mq_map_queues(
             }
         }
     }
-    QueueMap { map, spread_offsets }
+    Ok(QueueMap { map, spread_offsets })
 }
 
 /// `get_first_sibling()`: the lowest SMT sibling of a CPU (the CPU itself without siblings).

@@ -28,6 +28,8 @@
 //! `group_cpus_window.rs`), and their buffers are allocated once per call and reused for every
 //! node and cluster; nothing else differs from the C's walks.
 
+#[path = "group_cpus_external.rs"]
+mod external;
 #[path = "group_cpus_rotation.rs"]
 mod rotation;
 #[path = "group_cpus_window.rs"]
@@ -37,6 +39,8 @@ use super::sort::{sort, SortGen};
 use super::KernelWarn;
 use crate::topology::{CpuSet, Topology};
 use window::Window;
+
+pub use external::{External, ExternalError, ExternalGroupCpus, NotAGrouping, Spreader};
 
 /// The named `group_cpus_evenly` variants. A variant's behaviour never changes once named.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -226,6 +230,14 @@ pub struct Grouping {
 }
 
 impl Grouping {
+    fn new(numgrps: u32, nummasks: u32, group_of: Vec<u32>, spread_offset: Option<u32>) -> Grouping {
+        Grouping {
+            numgrps,
+            nummasks,
+            group_of,
+            spread_offset,
+        }
+    }
     /// Groups asked for; the kernel returns this many masks.
     pub fn numgrps(&self) -> u32 {
         self.numgrps

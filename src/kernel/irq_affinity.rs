@@ -4,7 +4,7 @@
 //! Pure: the topology, the `group_cpus_evenly` variant, the heapsort generation and the rotation
 //! counter are parameters.
 
-use super::group_cpus::{group_cpus_evenly, Variant};
+use super::group_cpus::{ExternalError, Spreader, Variant};
 use super::sort::SortGen;
 use super::KernelWarn;
 use crate::topology::{CpuSet, Topology};
@@ -78,7 +78,23 @@ pub fn irq_create_affinity_masks(
     counter: &mut u32,
     warnings: &mut Vec<KernelWarn>,
 ) -> Option<AffinityMasks> {
-    let (affvecs, sets) = affinity_sets(req, warnings)?;
+    let spreader = Spreader::Model(variant, sort);
+    // A named model answers every call.
+    irq_create_affinity_masks_with(topo, req, spreader, counter, warnings).unwrap_or(None)
+}
+
+/// [`irq_create_affinity_masks`] with the `group_cpus_evenly()` calls going to `spreader`
+/// (a named model, or outside code whose failure is returned as the error).
+pub fn irq_create_affinity_masks_with(
+    topo: &Topology,
+    req: &AffinityRequest,
+    spreader: Spreader<'_>,
+    counter: &mut u32,
+    warnings: &mut Vec<KernelWarn>,
+) -> Result<Option<AffinityMasks>, ExternalError> {
+    let Some((affvecs, sets)) = affinity_sets(req, warnings) else {
+        return Ok(None);
+    };
     assert!(
         sets.iter().map(|&s| u64::from(s)).sum::<u64>() <= u64::from(affvecs),
         "sets exceed affinity vectors"
@@ -95,7 +111,9 @@ pub fn irq_create_affinity_masks(
     let mut spread_offsets = Vec::new();
     let (mut curvec, mut usedvecs) = (pre, 0usize);
     for &this_vecs in &sets {
-        let grouping = group_cpus_evenly(topo, this_vecs, variant, sort, counter, warnings)?;
+        let Some(grouping) = spreader.group_cpus_evenly(topo, this_vecs, counter, warnings)? else {
+            return Ok(None);
+        };
         spread_offsets.extend(grouping.consumed_offset());
         let result = grouping.masks();
         let nr_masks = grouping.nummasks() as usize;
@@ -119,5 +137,5 @@ pub fn irq_create_affinity_masks(
             is_managed: managed.contains(&i),
         })
         .collect();
-    Some(AffinityMasks { descs, spread_offsets })
+    Ok(Some(AffinityMasks { descs, spread_offsets }))
 }

@@ -19,7 +19,7 @@ pub mod sched;
 pub mod sort;
 pub mod vector_matrix;
 
-pub use group_cpus::{group_cpus_evenly, Grouping, Variant};
+pub use group_cpus::{group_cpus_evenly, External, ExternalError, ExternalGroupCpus, Grouping, Spreader, Variant};
 pub use sort::SortGen;
 
 use std::fmt;
@@ -50,6 +50,9 @@ pub enum KernelWarn {
     TooManySets { nr_sets: u32 },
     /// A blk-mq map refers to a vector the device does not have.
     QueueWithoutVector { queue: u32 },
+    /// Built C (`c:NAME`) hit a `WARN_ON()` family check: its line in the built
+    /// `lib/group_cpus.c` and the condition as written there.
+    C { line: u32, condition: String },
 }
 
 impl fmt::Display for KernelWarn {
@@ -83,6 +86,9 @@ impl fmt::Display for KernelWarn {
                     f,
                     "WARN: {nr_sets} interrupt sets, at most 4 (IRQ_AFFINITY_MAX_SETS); no affinity"
                 )
+            }
+            KernelWarn::C { line, condition } => {
+                write!(f, "WARN at group_cpus.c:{line}: {condition}")
             }
             KernelWarn::QueueWithoutVector { queue } => {
                 write!(f, "queue {queue} has no interrupt vector; its CPUs stay on queue 0")

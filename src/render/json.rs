@@ -47,8 +47,8 @@ pub fn outcome_json(scenario: &Scenario, outcome: &Outcome, m: &Metrics) -> Valu
     let mut value = system_view(scenario, outcome);
     value["scenario"] = json!({
         "topology": scenario.topology().name(),
-        "variant": scenario.variant().name(),
-        "variant_description": scenario.variant().describe(),
+        "variant": scenario.variant_name(),
+        "variant_description": scenario.variant_describe(),
         "sort": scenario.sort().name(),
         "effective": scenario.effective().name(),
         "spread_counter": scenario.spread_counter(),

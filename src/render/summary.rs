@@ -105,11 +105,7 @@ pub(crate) fn ideal_line(m: &Metrics) -> String {
 
 /// "variant rotation-v1r: RECONSTRUCTION of …": every view names the code it ran.
 pub(crate) fn variant_line(scenario: &Scenario) -> String {
-    format!(
-        "variant {}: {}",
-        scenario.variant().name(),
-        scenario.variant().describe()
-    )
+    format!("variant {}: {}", scenario.variant_name(), scenario.variant_describe())
 }
 
 /// What the machine's interrupt controller does to pick the one CPU a vector fires on.

@@ -350,7 +350,7 @@ pub fn json(sweep: &Sweep, link: LinkFn<'_>) -> serde_json::Value {
         .iter()
         .filter_map(|p| match p {
             Placement::Proposal(q) => Some(json!({"proposal": q.name(), "describe": q.describe(), "cost": q.cost()})),
-            Placement::Kernel(_) => None,
+            Placement::Kernel(_) | Placement::External(_) => None,
         })
         .collect();
     json!({

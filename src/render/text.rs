@@ -2,7 +2,9 @@
 //! at most 72 columns where the data allows, per-CPU rows folded into cpulists of equal values,
 //! per-node totals, the summary lines, and the command that reproduces the scenario.
 
-use super::columns::{command_block, permalink_block, wrap};
+use super::columns::permalink_block;
+/// The layout helpers live in [`columns`](super::columns); kept here under their old paths.
+pub use super::columns::{command_block, wrap, COLUMNS_MAX};
 use super::summary;
 use crate::metrics::{Metrics, NodeLoad};
 use crate::scenario::spec::command_words;
@@ -31,7 +33,7 @@ pub fn report(scenario: &Scenario, outcome: &Outcome, m: &Metrics, opts: &TextOp
             "{}, {n_dev} device{}, {}, {}",
             topo.name(),
             plural(n_dev),
-            scenario.variant().name(),
+            scenario.variant_name(),
             scenario.effective().name()
         ),
         "irqscope: ",
@@ -41,7 +43,7 @@ pub fn report(scenario: &Scenario, outcome: &Outcome, m: &Metrics, opts: &TextOp
     out.push('\n');
     out.push_str(&wrap(&topo.summary(), "machine:  ", "          "));
     out.push_str(&wrap(
-        &format!("{}: {}", scenario.variant().name(), scenario.variant().describe()),
+        &format!("{}: {}", scenario.variant_name(), scenario.variant_describe()),
         "variant:  ",
         "          ",
     ));
@@ -53,7 +55,7 @@ pub fn report(scenario: &Scenario, outcome: &Outcome, m: &Metrics, opts: &TextOp
         ));
         out.push_str(&wrap(&format!("cost: {}", p.cost()), "          ", "          "));
     }
-    if scenario.variant().uses_counter() {
+    if scenario.variant_uses_counter() {
         let _ = writeln!(
             out,
             "counter:  {} at start, {} after",
@@ -517,7 +519,7 @@ pub(crate) fn compare_command_words(a: &Scenario, b: &Scenario, topology: &str) 
         .collect();
     words[1] = "compare".into();
     for (side, s) in [("a", a), ("b", b)] {
-        words.push(format!("--{side} {}", s.variant().name()));
+        words.push(format!("--{side} {}", s.variant_name()));
         words.push(format!("--{side}-sort {}", s.sort().name()));
         words.push(format!("--{side}-effective {}", s.effective().name()));
         words.push(format!("--{side}-counter {}", s.spread_counter()));
@@ -557,9 +559,21 @@ pub fn queue_map_report(
     queue_offset: u32,
     map: &[Option<u32>],
 ) -> String {
+    queue_map_report_named(topo, mapper, variant.name(), nr_queues, queue_offset, map)
+}
+
+/// [`queue_map_report`] with the variant given by name (a model's, or `c:NAME`).
+pub fn queue_map_report_named(
+    topo: &Topology,
+    mapper: crate::kernel::blk_mq_cpumap::Mapper,
+    variant: &str,
+    nr_queues: u32,
+    queue_offset: u32,
+    map: &[Option<u32>],
+) -> String {
     let mut out = String::new();
     let via = if mapper.uses_group_cpus() {
-        format!(" over {}", variant.name())
+        format!(" over {variant}")
     } else {
         String::new()
     };

@@ -5,10 +5,13 @@
 //! maps the queues. `irqscope blk-mq` and the `/blkmq` page both go through here.
 
 use super::mana::{resolve_topology, topology_label};
-use super::spec::{parse_sort, parse_variant, shell_word, TopologyRef, DEFAULT_SORT, DEFAULT_VARIANT};
+use super::spec::{
+    no_kernel_c, parse_sort, parse_variant, shell_word, KernelCLookup, TopologyRef, DEFAULT_SORT, DEFAULT_VARIANT,
+    KERNEL_C_PREFIX,
+};
 use super::{ScenarioError, VECTORS_PER_DEVICE_MAX};
-use crate::kernel::blk_mq_cpumap::{blk_mq_map_queues, Mapper};
-use crate::kernel::{KernelWarn, SortGen, Variant};
+use crate::kernel::blk_mq_cpumap::{blk_mq_map_queues_with, Mapper};
+use crate::kernel::{External, KernelWarn, SortGen, Spreader, Variant};
 use crate::topology::Topology;
 use std::sync::Arc;
 
@@ -45,8 +48,18 @@ impl BlkMqSpec {
         }
     }
 
-    /// Validate, looking presets up with `preset`.
+    /// Validate, looking presets up with `preset`; a `c:NAME` variant is refused
+    /// ([`BlkMqSpec::resolve_with`] takes a lookup for built C).
     pub fn resolve(&self, preset: impl Fn(&str) -> Option<Arc<Topology>>) -> Result<BlkMqScenario, ScenarioError> {
+        self.resolve_with(preset, &no_kernel_c)
+    }
+
+    /// [`BlkMqSpec::resolve`], with a `c:NAME` variant looked up by `kernel_c`.
+    pub fn resolve_with(
+        &self,
+        preset: impl Fn(&str) -> Option<Arc<Topology>>,
+        kernel_c: KernelCLookup<'_>,
+    ) -> Result<BlkMqScenario, ScenarioError> {
         let mappers = match self.mapper.as_deref() {
             None | Some("all") => Mapper::ALL.to_vec(),
             Some(name) => vec![Mapper::from_name(name).ok_or_else(|| {
@@ -66,9 +79,17 @@ impl BlkMqSpec {
                 self.queue_offset
             )));
         }
+        let external = match self.variant.strip_prefix(KERNEL_C_PREFIX) {
+            Some(name) => Some(kernel_c(name, None)?),
+            None => None,
+        };
         Ok(BlkMqScenario {
             topology: resolve_topology(&self.topology, preset)?,
-            variant: parse_variant(&self.variant)?,
+            variant: match external {
+                Some(_) => DEFAULT_VARIANT,
+                None => parse_variant(&self.variant)?,
+            },
+            external,
             sort: parse_sort(&self.sort)?,
             mappers,
             spec: self.clone(),
@@ -77,12 +98,14 @@ impl BlkMqSpec {
 }
 
 /// A validated blk-mq request.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct BlkMqScenario {
     pub spec: BlkMqSpec,
     pub topology: Arc<Topology>,
     pub mappers: Vec<Mapper>,
     pub variant: Variant,
+    /// Built C answering `group_cpus_evenly` for a `c:NAME` variant.
+    pub external: Option<External>,
     pub sort: SortGen,
 }
 
@@ -105,34 +128,43 @@ impl MapperRun {
 }
 
 impl BlkMqScenario {
-    /// Every requested mapper's map, in [`Mapper::ALL`] order.
-    pub fn run(&self) -> Vec<MapperRun> {
+    /// The variant's name: a model's, or `c:NAME`.
+    pub fn variant_name(&self) -> &str {
+        self.external.as_ref().map_or(self.variant.name(), |e| e.0.name())
+    }
+
+    /// Every requested mapper's map, in [`Mapper::ALL`] order; fails only when built C does.
+    pub fn run(&self) -> Result<Vec<MapperRun>, ScenarioError> {
         let s = &self.spec;
         self.mappers
             .iter()
             .map(|&mapper| {
                 let (mut counter, mut warnings) = (s.counter, Vec::new());
-                let map = blk_mq_map_queues(
+                let spreader = match &self.external {
+                    Some(e) => Spreader::External(&*e.0),
+                    None => Spreader::Model(self.variant, self.sort),
+                };
+                let map = blk_mq_map_queues_with(
                     &self.topology,
                     mapper,
                     s.queues,
                     s.queue_offset,
-                    self.variant,
-                    self.sort,
+                    spreader,
                     &mut counter,
                     &mut warnings,
                 )
+                .map_err(|e| ScenarioError(e.to_string()))?
                 .map;
                 let used: std::collections::BTreeSet<u32> = map.iter().flatten().copied().collect();
                 let unmapped = (s.queue_offset..s.queue_offset + s.queues)
                     .filter(|q| !used.contains(q))
                     .collect();
-                MapperRun {
+                Ok(MapperRun {
                     mapper,
                     map,
                     unmapped,
                     warnings,
-                }
+                })
             })
             .collect()
     }
@@ -150,7 +182,7 @@ impl BlkMqScenario {
             format!("--queue-offset {}", s.queue_offset),
         ];
         if mapper.uses_group_cpus() {
-            words.push(format!("--variant {}", self.variant.name()));
+            words.push(format!("--variant {}", self.variant_name()));
             words.push(format!("--sort {}", self.sort.name()));
             words.push(format!("--counter {}", s.counter));
         }
@@ -173,7 +205,7 @@ mod tests {
     #[test]
     fn seed_004_through_the_scenario() {
         let spec = BlkMqSpec::new(TopologyRef::Preset(BLKMQ_DEFAULT_PRESET.into()), 64);
-        let runs = spec.resolve(catalogue::get).unwrap().run();
+        let runs = spec.resolve(catalogue::get).unwrap().run().unwrap();
         assert_eq!(runs.len(), Mapper::ALL.len());
         let of = |m: Mapper| runs.iter().find(|r| r.mapper == m).unwrap();
         assert_eq!(of(Mapper::LegacyV4_10).unmapped.len(), 28);

@@ -22,16 +22,16 @@ pub mod spec;
 
 pub use mana::mana_input;
 
-use crate::kernel::blk_mq_cpumap::{blk_mq_map_hw_queues, blk_mq_map_queues, Mapper};
+use crate::kernel::blk_mq_cpumap::{blk_mq_map_hw_queues, blk_mq_map_queues_with, Mapper};
 use crate::kernel::irq_affinity::{
-    affinity_sets, affinity_vectors, irq_create_affinity_masks, AffinityMasks, AffinityRequest, IrqAffinityDesc,
+    affinity_sets, affinity_vectors, irq_create_affinity_masks_with, AffinityMasks, AffinityRequest, IrqAffinityDesc,
     IRQ_AFFINITY_MAX_SETS,
 };
 use crate::kernel::isolation::{HkType, Housekeeping};
 use crate::kernel::mana::{DriverVersion, ManaOutcome, MsixMode};
 use crate::kernel::manage::{irq_affinity_setup, irq_setup_affinity_with, managed_irq_prog_mask};
 use crate::kernel::vector_matrix::{CpuMap, EffectiveModel, MatrixError, VectorMatrix, VECTORS_AVAILABLE_START};
-use crate::kernel::{KernelWarn, SortGen, Variant};
+use crate::kernel::{External, ExternalError, KernelWarn, SortGen, Spreader, Variant};
 use crate::policy::offset_by_probed::{offset_by_probed, Fires, ProbedLoad};
 use crate::policy::Proposal;
 use crate::topology::{CpuSet, Topology};
@@ -154,6 +154,9 @@ pub struct Scenario {
     boot: BootParams,
     /// What `boot` means once validated against the topology.
     boot_state: BootState,
+    /// Outside code (`c:NAME`, the user's own C) that answers the `group_cpus_evenly()`
+    /// calls in place of `variant` (`None`: the named model does, as always).
+    external: Option<External>,
 }
 
 /// Boot parameters that move interrupts, and the vectors held before the first device, as
@@ -355,6 +358,7 @@ impl Scenario {
             proposal: None,
             boot: BootParams::default(),
             boot_state: BootState::default(),
+            external: None,
         })
     }
 
@@ -445,6 +449,52 @@ impl Scenario {
 
     pub fn proposal(&self) -> Option<Proposal> {
         self.proposal
+    }
+
+    /// The outside code that answers `group_cpus_evenly()` here, if any (`c:NAME`).
+    pub fn external(&self) -> Option<&External> {
+        self.external.as_ref()
+    }
+
+    /// The same scenario with outside code answering the `group_cpus_evenly()` calls (or,
+    /// with `None`, the named variant).
+    pub fn with_external(&self, external: Option<External>) -> Scenario {
+        Scenario {
+            external,
+            ..self.clone()
+        }
+    }
+
+    /// Which code answers the `group_cpus_evenly()` calls.
+    pub fn spreader(&self) -> Spreader<'_> {
+        match &self.external {
+            Some(e) => Spreader::External(&*e.0),
+            None => Spreader::Model(self.variant, self.sort),
+        }
+    }
+
+    /// The variant's name as reports and links print it: the model's, or `c:NAME`.
+    pub fn variant_name(&self) -> &str {
+        match &self.external {
+            Some(e) => e.0.name(),
+            None => self.variant.name(),
+        }
+    }
+
+    /// One line saying what code the variant runs.
+    pub fn variant_describe(&self) -> &str {
+        match &self.external {
+            Some(e) => e.0.describe(),
+            None => self.variant.describe(),
+        }
+    }
+
+    /// Whether the variant reads and advances the rotation counter.
+    pub fn variant_uses_counter(&self) -> bool {
+        match &self.external {
+            Some(e) => e.0.uses_counter(),
+            None => self.variant.uses_counter(),
+        }
     }
 
     /// The same scenario with its managed masks formed by a `policy` proposal (or, with
@@ -578,7 +628,14 @@ impl Outcome {
 /// a housekeeping CPU (`isolcpus=managed_irq`) keeps its first vector until the device's probe
 /// ends, then frees it (`irq_matrix_free()`, the reservation stays).
 pub fn run(scenario: &Scenario) -> Outcome {
+    // Only outside code can fail, and a scenario with outside code runs through try_run.
+    try_run(scenario).expect("a named model answers every call; c: variants run through try_run")
+}
+
+/// [`run`] for any scenario: the outcome, or why outside code (`c:NAME`) could not answer.
+pub fn try_run(scenario: &Scenario) -> Result<Outcome, ExternalError> {
     let topo = scenario.topology();
+    let spreader = scenario.spreader();
     let boot = &scenario.boot_state;
     let mut counter = scenario.spread_counter;
     let mut matrix = VectorMatrix::new(topo, scenario.effective);
@@ -613,14 +670,7 @@ pub fn run(scenario: &Scenario) -> Outcome {
                 &mut warnings,
             )
         } else {
-            irq_create_affinity_masks(
-                topo,
-                &dev.affinity_request(),
-                scenario.variant,
-                scenario.sort,
-                &mut counter,
-                &mut warnings,
-            )
+            irq_create_affinity_masks_with(topo, &dev.affinity_request(), spreader, &mut counter, &mut warnings)?
         };
         let spread_offsets = masks.as_ref().map(|m| m.spread_offsets.clone()).unwrap_or_default();
         let pre_post = |index: u32| index < dev.pre_vectors || index >= dev.vectors - dev.post_vectors;
@@ -739,16 +789,7 @@ pub fn run(scenario: &Scenario) -> Outcome {
                 )
             }
             Some(BlkMqSource::Cpumap) => {
-                let map = blk_mq_map_queues(
-                    topo,
-                    Mapper::Current,
-                    nq,
-                    0,
-                    scenario.variant,
-                    scenario.sort,
-                    &mut counter,
-                    &mut warnings,
-                );
+                let map = blk_mq_map_queues_with(topo, Mapper::Current, nq, 0, spreader, &mut counter, &mut warnings)?;
                 (Some(map.map), Some(map.spread_offsets))
             }
         };
@@ -763,11 +804,11 @@ pub fn run(scenario: &Scenario) -> Outcome {
             mana: None,
         });
     }
-    Outcome {
+    Ok(Outcome {
         devices,
         spread_counter_after: counter,
         vector_space: space.finish(&matrix),
-    }
+    })
 }
 
 impl VectorSpace {

@@ -31,6 +31,10 @@ pub struct SideSpec {
     pub effective: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub spread_counter: Option<u32>,
+    /// With a `c:NAME` variant: the sha256 of the built source (as `ScenarioSpec::kernel_c`).
+    /// Absent in every other link.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kernel_c: Option<String>,
 }
 
 impl SideSpec {
@@ -41,6 +45,11 @@ impl SideSpec {
             sort: self.sort.clone().unwrap_or_else(|| base.sort.clone()),
             effective: self.effective.clone().unwrap_or_else(|| base.effective.clone()),
             spread_counter: self.spread_counter.unwrap_or(base.spread_counter),
+            // A side that names its variant brings its own pin; otherwise the base's holds.
+            kernel_c: match &self.variant {
+                Some(_) => self.kernel_c.clone(),
+                None => base.kernel_c.clone(),
+            },
             ..base.clone()
         }
     }

@@ -19,7 +19,7 @@
 use super::{BlkMqSource, BootParams, Device, Driver, Scenario, ScenarioError, DEVICES_MAX};
 use crate::kernel::mana::MsixMode;
 use crate::kernel::vector_matrix::EffectiveModel;
-use crate::kernel::{SortGen, Variant};
+use crate::kernel::{External, SortGen, Variant};
 use crate::policy::Proposal;
 use crate::topology::{Topology, TopologySpec};
 use serde::{Deserialize, Serialize};
@@ -63,6 +63,10 @@ pub struct ScenarioSpec {
     /// Vectors other interrupts hold before the first device: `CPUS:N,...` (`0:16,1-3:2`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub vectors_held: Option<String>,
+    /// With a `c:NAME` variant: the sha256 of the built source, which pins the code (a
+    /// server runs the link only when it has that build). Absent in every other link.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kernel_c: Option<String>,
 }
 
 impl ScenarioSpec {
@@ -83,6 +87,7 @@ impl ScenarioSpec {
             isolcpus: None,
             nohz_full: None,
             vectors_held: None,
+            kernel_c: None,
         }
     }
 
@@ -343,19 +348,59 @@ pub fn expand_devices(specs: &[DeviceSpec]) -> Result<Vec<Device>, ScenarioError
     Ok(devices)
 }
 
+/// The prefix of a variant that names built C (`c:NAME`, see `kernel_c`).
+pub const KERNEL_C_PREFIX: &str = "c:";
+
+/// Finds built C for a `c:NAME` variant: the name and, from a permalink, the pinned sha256.
+pub type KernelCLookup<'a> = &'a dyn Fn(&str, Option<&str>) -> Result<External, ScenarioError>;
+
+/// The lookup where no C is registered: every `c:` variant is refused, saying how to get one.
+pub fn no_kernel_c(name: &str, _sha256: Option<&str>) -> Result<External, ScenarioError> {
+    Err(ScenarioError(format!(
+        "variant c:{name} is built C; build it with `irqscope kernel-c build SOURCE --name {name}` \
+         (or register it with `irqscope serve --kernel-c {name}=SOURCE`)"
+    )))
+}
+
 impl ScenarioSpec {
-    /// Validate into a [`Scenario`], looking presets up with `preset`.
+    /// Validate into a [`Scenario`], looking presets up with `preset`. A `c:` variant is
+    /// refused: [`ScenarioSpec::resolve_with`] takes a lookup for built C.
     pub fn resolve(&self, preset: impl Fn(&str) -> Option<Arc<Topology>>) -> Result<Scenario, ScenarioError> {
+        self.resolve_with(preset, &no_kernel_c)
+    }
+
+    /// [`ScenarioSpec::resolve`], with `c:NAME` variants looked up by `kernel_c`.
+    pub fn resolve_with(
+        &self,
+        preset: impl Fn(&str) -> Option<Arc<Topology>>,
+        kernel_c: KernelCLookup<'_>,
+    ) -> Result<Scenario, ScenarioError> {
         let topology = self.topology.resolve(preset)?;
         let proposal = self.proposal.as_deref().map(parse_proposal).transpose()?;
+        let external = match self.variant.strip_prefix(KERNEL_C_PREFIX) {
+            Some(name) => Some(kernel_c(name, self.kernel_c.as_deref())?),
+            None if self.kernel_c.is_some() => {
+                return err(format!(
+                    "kernel_c is set, but variant {:?} is not a c: variant",
+                    self.variant
+                ))
+            }
+            None => None,
+        };
+        // The named variant is unused when outside code answers; it stays the default.
+        let variant = match external {
+            Some(_) => DEFAULT_VARIANT,
+            None => parse_variant(&self.variant)?,
+        };
         let scenario = Scenario::new(
             topology,
             expand_devices(&self.devices)?,
-            parse_variant(&self.variant)?,
+            variant,
             parse_sort(&self.sort)?,
             parse_effective(&self.effective)?,
             self.spread_counter,
-        )?;
+        )?
+        .with_external(external);
         let scenario = if proposal.is_some() {
             scenario.with_proposal(proposal)
         } else {
@@ -563,7 +608,7 @@ pub fn command_line(scenario: &Scenario, topology: &str) -> String {
 pub(crate) fn command_words(scenario: &Scenario, topology: &str) -> Vec<String> {
     let mut words = vec!["irqscope".to_string(), "simulate".into(), shell_word(topology)];
     words.extend(format_device_tokens(scenario.devices()).iter().map(|t| shell_word(t)));
-    words.push(format!("--variant {}", scenario.variant().name()));
+    words.push(format!("--variant {}", scenario.variant_name()));
     words.push(format!("--sort {}", scenario.sort().name()));
     words.push(format!("--effective {}", scenario.effective().name()));
     words.push(format!("--counter {}", scenario.spread_counter()));
@@ -613,7 +658,7 @@ pub fn spec_of(scenario: &Scenario, topology: TopologyRef) -> ScenarioSpec {
     ScenarioSpec {
         topology,
         devices,
-        variant: scenario.variant().name().into(),
+        variant: scenario.variant_name().into(),
         sort: scenario.sort().name().into(),
         effective: scenario.effective().name().into(),
         spread_counter: scenario.spread_counter(),
@@ -622,6 +667,7 @@ pub fn spec_of(scenario: &Scenario, topology: TopologyRef) -> ScenarioSpec {
         isolcpus: scenario.boot().isolcpus.clone(),
         nohz_full: scenario.boot().nohz_full.clone(),
         vectors_held: scenario.boot().vectors_held.clone(),
+        kernel_c: scenario.external().map(|e| e.0.id().to_string()),
     }
 }
 

@@ -16,6 +16,7 @@
 mod blkmq;
 pub mod cache;
 mod fleet;
+pub mod kernel_c;
 pub mod live;
 mod mana;
 mod pages;
@@ -96,6 +97,7 @@ pub fn app(state: AppState) -> Router {
         .route("/seeds", get(seeds::seeds_page))
         .route("/seeds/text", get(seeds::seeds_text))
         .route("/seeds/json", get(seeds::seeds_json))
+        .route("/kernel-c", get(kernel_c::kernel_c_page))
         .route("/mana", get(mana::mana_query))
         .route("/sched", get(sched::sched_query))
         .route("/fragment", post(fragment))
@@ -262,6 +264,7 @@ impl From<ViewError> for AppError {
     fn from(e: ViewError) -> Self {
         match e {
             ViewError::BadInput(m) => AppError::BadInput(m),
+            ViewError::NotFound(m) => AppError::NotFound(m),
             ViewError::Internal(m) => AppError::Internal(m),
         }
     }

@@ -58,7 +58,12 @@ fn shape(t: &Topology) -> Vec<String> {
 
 /// A permalink page opens with its editor folded: unfold it.
 async fn open_editor(c: &Client) {
-    c.find(Locator::Css("#inputs-box > summary")).await.unwrap().click().await.unwrap();
+    c.find(Locator::Css("#inputs-box > summary"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
     wait_for("the editor unfolded", || async {
         (prop_of(c, "#inputs-box", "open").await.as_deref() == Some("true")).then_some(())
     })

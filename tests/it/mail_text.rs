@@ -190,6 +190,7 @@ async fn compare_twins_paste_and_reproduce() {
         sort: None,
         effective: None,
         spread_counter: counter,
+        kernel_c: None,
     };
     let cases = [
         (

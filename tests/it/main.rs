@@ -22,6 +22,7 @@ mod ideal;
 mod import;
 mod import_cli;
 mod import_errors;
+mod kernel_c;
 mod lab_boot;
 mod lab_check;
 mod live;

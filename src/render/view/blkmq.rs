@@ -47,8 +47,26 @@ pub struct BlkMqShown {
 }
 
 impl BlkMqShown {
+    /// Resolve and run; a `c:NAME` variant runs a build this server registered.
     pub fn new(spec: BlkMqSpec) -> Result<BlkMqShown, ViewError> {
-        let scenario = spec.resolve(|name| catalogue::get(name)).map_err(|e| {
+        BlkMqShown::with_kernel_c(spec, &super::registered_kernel_c)
+    }
+
+    /// [`BlkMqShown::new`] with `c:NAME` found by `kernel_c` (the command line's build cache).
+    pub fn with_kernel_c(
+        spec: BlkMqSpec,
+        kernel_c: super::scenario::KernelCFinder<'_>,
+    ) -> Result<BlkMqShown, ViewError> {
+        let found = match spec.variant.strip_prefix(crate::scenario::spec::KERNEL_C_PREFIX) {
+            Some(name) => Some(kernel_c(name, None)?),
+            None => None,
+        };
+        let lookup = move |name: &str, _: Option<&str>| {
+            found
+                .clone()
+                .ok_or_else(|| crate::scenario::ScenarioError(format!("c:{name}: not found")))
+        };
+        let scenario = spec.resolve_with(|name| catalogue::get(name), &lookup).map_err(|e| {
             // The page's machine menu lists presets only.
             if matches!(spec.topology, TopologyRef::Preset(_)) && e.0.starts_with("unknown topology preset") {
                 bad(e.0.replacen("unknown topology preset", "unknown preset", 1))
@@ -56,7 +74,7 @@ impl BlkMqShown {
                 ViewError::from(e)
             }
         })?;
-        let runs = scenario.run();
+        let runs = scenario.run()?;
         Ok(BlkMqShown { scenario, runs })
     }
 
@@ -67,10 +85,10 @@ impl BlkMqShown {
         let mut out = String::new();
         command_block(&s.command_words(run.mapper, machine), &mut out);
         out.push('\n');
-        out.push_str(&text::queue_map_report(
+        out.push_str(&text::queue_map_report_named(
             &s.topology,
             run.mapper,
-            s.variant,
+            s.variant_name(),
             s.spec.queues,
             s.spec.queue_offset,
             &run.map,
@@ -99,7 +117,7 @@ impl BlkMqShown {
             "topology": s.topology.name(),
             "queues": s.spec.queues,
             "queue_offset": s.spec.queue_offset,
-            "variant": s.variant.name(),
+            "variant": s.variant_name(),
             "sort": s.sort.name(),
             "counter": s.spec.counter,
             "mappers": self.runs.iter().map(|r| json!({

@@ -1,7 +1,7 @@
 //! The compare page (`/compare`, `/c/{permalink}`) and its twins: both sides of a
 //! comparison run once ([`CompareRun`], shared with `irqscope compare`), and [`CompareView`].
 
-use super::scenario::{IndexQuery, Run, View, ViewQuery};
+use super::scenario::{IndexQuery, KernelCFinder, Run, View, ViewQuery};
 use super::seeds::{seed_of, SeedFigure, SeedTarget};
 use super::{bad, encode_link, ViewError};
 use crate::render::heatmap;
@@ -80,12 +80,14 @@ impl CompareQuery {
                 sort: empty(&self.a_sort),
                 effective: empty(&self.a_effective),
                 spread_counter: self.a_counter,
+                kernel_c: None,
             },
             b: SideSpec {
                 variant: b_variant,
                 sort: empty(&self.b_sort),
                 effective: empty(&self.b_effective),
                 spread_counter: self.b_counter,
+                kernel_c: None,
             },
         }
     }
@@ -111,23 +113,23 @@ pub struct CompareRun {
 impl CompareRun {
     /// Run both sides, with a permalink (the page and its twins need one).
     pub fn new(spec: CompareSpec) -> Result<CompareRun, ViewError> {
-        CompareRun::with_link(spec, true)
+        CompareRun::with_link(spec, None)
     }
 
-    /// [`CompareRun::new`] for the command line: a comparison too large for a permalink still
-    /// runs, its `permalink` empty.
-    pub fn resolve(spec: CompareSpec) -> Result<CompareRun, ViewError> {
-        CompareRun::with_link(spec, false)
+    /// [`CompareRun::new`] for the command line: `c:NAME` found by `kernel_c`, and a
+    /// comparison too large for a permalink still runs, its `permalink` empty.
+    pub fn resolve(spec: CompareSpec, kernel_c: KernelCFinder<'_>) -> Result<CompareRun, ViewError> {
+        CompareRun::with_link(spec, Some(kernel_c))
     }
 
-    fn with_link(mut spec: CompareSpec, link_needed: bool) -> Result<CompareRun, ViewError> {
+    fn with_link(mut spec: CompareSpec, cli: Option<KernelCFinder<'_>>) -> Result<CompareRun, ViewError> {
         let [sa, sb] = spec.sides();
         let labels = [side_label(&sa), side_label(&sb)];
-        let (a, b) = if link_needed {
-            (Run::new(sa)?, Run::new(sb)?)
-        } else {
-            (Run::resolve(sa)?, Run::resolve(sb)?)
+        let (a, b) = match cli {
+            None => (Run::new(sa)?, Run::new(sb)?),
+            Some(c) => (Run::resolve(sa, c)?, Run::resolve(sb, c)?),
         };
+        let link_needed = cli.is_none();
         spec.scenario.topology = a.spec.topology.clone();
         let permalink = match encode_link(&spec) {
             Ok(link) => link,

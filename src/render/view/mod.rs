@@ -21,23 +21,26 @@ pub mod seeds;
 pub mod sweep;
 
 use crate::catalogue;
+use crate::kernel::External;
 use crate::render::svg::HeatMetric;
 use crate::scenario::permalink::{self, PermalinkError};
 use crate::scenario::spec::{ScenarioSpec, TopologyRef};
 use crate::scenario::ScenarioError;
 use serde::Serialize;
 
-/// Why a view could not be built: the input's fault (a 4xx, with its message), or ours.
+/// Why a view could not be built: the input's fault (a 4xx, with its message), something the
+/// input names that this server lacks (404: a `c:NAME` build), or ours.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ViewError {
     BadInput(String),
+    NotFound(String),
     Internal(String),
 }
 
 impl std::fmt::Display for ViewError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            ViewError::BadInput(m) | ViewError::Internal(m) => f.write_str(m),
+            ViewError::BadInput(m) | ViewError::NotFound(m) | ViewError::Internal(m) => f.write_str(m),
         }
     }
 }
@@ -54,6 +57,16 @@ impl From<PermalinkError> for ViewError {
     fn from(e: PermalinkError) -> Self {
         ViewError::BadInput(e.to_string())
     }
+}
+
+/// Where a page finds the built C a `c:NAME` variant names: the builds this server registered
+/// at start-up (`kernel_c::registry`). 404 for one it lacks, 400 for one that did not build.
+pub fn registered_kernel_c(name: &str, pinned: Option<&str>) -> Result<External, ViewError> {
+    use crate::kernel_c::registry::{find, Unavailable};
+    find(name, pinned).map_err(|e| match e {
+        Unavailable::Missing(m) => ViewError::NotFound(m),
+        Unavailable::Failed(m) => ViewError::BadInput(m),
+    })
 }
 
 pub(crate) fn bad(m: impl Into<String>) -> ViewError {

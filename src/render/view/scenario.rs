@@ -3,15 +3,16 @@
 //! it), [`ScenarioView`] and [`ResultView`], the editor's state.
 
 use super::seeds::{seed_of, SeedFigure, SeedTarget};
-use super::{bad, encode_link, parse_metric, parse_node, ViewError};
+use super::{bad, encode_link, parse_metric, parse_node, registered_kernel_c, ViewError};
+use crate::kernel::External;
 use crate::metrics::{self, Metrics};
 use crate::render::heatmap::{self, CELLS_UNFOLDED_MAX};
 use crate::render::svg::HeatMetric;
 use crate::render::text::{self, TextOptions};
 use crate::render::{charts, summary};
 use crate::scenario::request::{spec_for_machine, Overrides};
-use crate::scenario::spec::{self, DeviceSpec, ScenarioSpec, TopologyRef};
-use crate::scenario::{self, permalink, Outcome, Scenario};
+use crate::scenario::spec::{self, DeviceSpec, ScenarioSpec, TopologyRef, KERNEL_C_PREFIX};
+use crate::scenario::{self, permalink, Outcome, Scenario, ScenarioError};
 use crate::topology::{CpuSet, Generator, SmtNumbering, Topology, TopologySpec};
 use crate::{catalogue, kernel, render};
 use serde::{Deserialize, Serialize};
@@ -41,24 +42,43 @@ pub struct Run {
     pub effective_named: bool,
 }
 
+/// Finds built C for a `c:NAME` variant: its name and the sha256 a link pins.
+pub type KernelCFinder<'a> = &'a dyn Fn(&str, Option<&str>) -> Result<External, ViewError>;
+
 impl Run {
-    /// Validate and run, with a permalink (the pages and their twins need one). An inline
-    /// topology travels as it came (a `[generate]` recipe keeps links short); one that cannot
-    /// be written back as given (a recipe that left its cluster shape to the default) is stored
-    /// in the explicit form `Topology::to_spec` gives.
+    /// Validate and run, with a permalink (the pages and their twins need one); a `c:NAME`
+    /// variant runs a build this server registered. An inline topology travels as it came (a
+    /// `[generate]` recipe keeps links short); one that cannot be written back as given (a
+    /// recipe that left its cluster shape to the default) is stored in the explicit form
+    /// `Topology::to_spec` gives.
     pub fn new(spec: ScenarioSpec) -> Result<Run, ViewError> {
-        Run::with_link(spec, true)
+        Run::with_link(spec, true, &registered_kernel_c)
     }
 
-    /// [`Run::new`] for the command line: a scenario too large for a permalink (a topology
-    /// file of thousands of irregular CPUs) still runs; its `permalink` is then empty.
-    pub fn resolve(spec: ScenarioSpec) -> Result<Run, ViewError> {
-        Run::with_link(spec, false)
+    /// [`Run::new`] for the command line: `c:NAME` found by `kernel_c` (the build cache), and a
+    /// scenario too large for a permalink (a topology file of thousands of irregular CPUs)
+    /// still runs; its `permalink` is then empty.
+    pub fn resolve(spec: ScenarioSpec, kernel_c: KernelCFinder<'_>) -> Result<Run, ViewError> {
+        Run::with_link(spec, false, kernel_c)
     }
 
-    fn with_link(mut spec: ScenarioSpec, link_needed: bool) -> Result<Run, ViewError> {
-        let scenario = spec.resolve(catalogue::get)?;
-        let outcome = scenario::run(&scenario);
+    fn with_link(mut spec: ScenarioSpec, link_needed: bool, kernel_c: KernelCFinder<'_>) -> Result<Run, ViewError> {
+        let external = match spec.variant.strip_prefix(KERNEL_C_PREFIX) {
+            Some(name) => Some(kernel_c(name, spec.kernel_c.as_deref())?),
+            None => None,
+        };
+        // A c: variant runs the build found; the link pins it by its sha256.
+        if let Some(e) = &external {
+            spec.kernel_c = Some(e.0.id().to_string());
+        }
+        let found = external.clone();
+        let lookup = move |name: &str, _: Option<&str>| {
+            found
+                .clone()
+                .ok_or_else(|| ScenarioError(format!("c:{name}: not registered on this server")))
+        };
+        let scenario = spec.resolve_with(catalogue::get, &lookup)?;
+        let outcome = scenario::try_run(&scenario).map_err(|e| ViewError::BadInput(e.to_string()))?;
         let metrics = metrics::compute(&scenario, &outcome);
         let permalink = match permalink::encode(&spec) {
             Ok(link) => link,

@@ -1,0 +1,471 @@
+//! `kernel-c build`: a source and its patches compiled with `cc` against irqscope's stand-ins
+//! into a harness executable, cached under `cache/builds/ID/` by the hash of everything that
+//! went into it, and named under `cache/names/NAME`.
+//!
+//! The stand-in headers, the harness and irqscope's own heapsort are embedded in the binary
+//! (`kernel-c/` in the repository) and written next to each build, so a build works from any
+//! directory and records exactly the stand-ins it used.
+
+use super::source::{self, Patch, Source};
+use super::{sha256_hex, valid_name, KernelCError};
+use crate::kernel::SortGen;
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Duration;
+
+/// The stand-ins and the harness (path inside the build directory, contents).
+pub(crate) const KC_FILES: &[(&str, &str)] = &[
+    ("harness.c", include_str!("../../kernel-c/harness.c")),
+    ("sort.c", include_str!("../../kernel-c/sort.c")),
+    (
+        "include/irqscope_kc.h",
+        include_str!("../../kernel-c/include/irqscope_kc.h"),
+    ),
+];
+
+/// The `<linux/...>` headers the stand-ins provide; each is written into the build as one line,
+/// `#include <irqscope_kc.h>`. A header not listed is missing on purpose, so a build names it.
+pub const LINUX_HEADERS: &[&str] = &[
+    "atomic",
+    "bitmap",
+    "bitops",
+    "bug",
+    "build_bug",
+    "compiler",
+    "cpu",
+    "cpuhotplug",
+    "cpumask",
+    "export",
+    "gfp",
+    "group_cpus",
+    "init",
+    "kernel",
+    "log2",
+    "math",
+    "minmax",
+    "module",
+    "nodemask",
+    "numa",
+    "printk",
+    "sched",
+    "slab",
+    "smp",
+    "sort",
+    "string",
+    "topology",
+    "types",
+];
+
+/// The flags of every compile: the kernel's `-fno-strict-aliasing -fwrapv`, at `-O2`.
+const CFLAGS: &[&str] = &[
+    "-O2",
+    "-g",
+    "-std=gnu11",
+    "-fno-strict-aliasing",
+    "-fwrapv",
+    "-Werror=implicit-function-declaration",
+    "-Werror=implicit-int",
+];
+
+/// How long one compile may take.
+pub const COMPILE_TIME_MAX: Duration = Duration::from_secs(60);
+/// Longest compiler message kept.
+const COMPILER_MESSAGE_BYTES_MAX: usize = 8 << 10;
+
+/// What to build.
+#[derive(Debug, Clone)]
+pub struct BuildOptions {
+    /// A kernel tree, a `group_cpus.c`, or a Debian `linux-source-X.Y` package.
+    pub source: String,
+    /// The name `c:NAME` uses (default: from the source).
+    pub name: Option<String>,
+    pub patches: Vec<PathBuf>,
+    /// apt options for a package (`Dir::Etc::SourceList=...`), as `lab run` takes them.
+    pub apt_options: Vec<String>,
+    /// The heapsort for a single file without its tree (default heap-v6.11).
+    pub sort: Option<SortGen>,
+    pub cache: PathBuf,
+}
+
+/// What a build records about itself: shown on pages and in reports, pinned in permalinks.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Provenance {
+    pub name: String,
+    /// The build's id: sha256 over the patched source and the sort it uses.
+    pub id: String,
+    /// What the user named.
+    pub origin: String,
+    /// sha256 of `lib/group_cpus.c` as given, before patches.
+    pub source_sha256: String,
+    /// The tree's kernel version (its Makefile), when known.
+    pub version: Option<String>,
+    pub package_version: Option<String>,
+    /// The subjects of the patches applied, in order.
+    pub patches: Vec<String>,
+    /// `lib/sort.c of the tree` or `irqscope heap-v6.11`.
+    pub sort: String,
+    /// The file-static rotation counter the harness sets and reads, when there is one.
+    pub counter: Option<String>,
+    /// `group_cpus_evenly(numgrps)` (before the nummasks out-parameter) or
+    /// `group_cpus_evenly(numgrps, &nummasks)`.
+    pub api: String,
+    /// How long the compile took (milliseconds), when this build compiled it.
+    #[serde(default)]
+    pub compile_ms: u64,
+}
+
+impl Provenance {
+    /// One line: name, version, patches, hash.
+    pub fn describe(&self) -> String {
+        let mut s = format!("built C: {}", self.origin);
+        if let Some(v) = &self.version {
+            s.push_str(&format!(", Linux {v}"));
+        }
+        if !self.patches.is_empty() {
+            s.push_str(&format!(", patches: {}", self.patches.join("; ")));
+        }
+        s.push_str(&format!(", sha256 {}", &self.id[..16.min(self.id.len())]));
+        s
+    }
+}
+
+/// A finished build: its executable and what it is.
+#[derive(Debug, Clone)]
+pub struct Built {
+    pub exe: PathBuf,
+    pub provenance: Provenance,
+}
+
+/// The file-static `atomic_t` a rotation patch counts callers with (the first one declared
+/// at file scope), if any.
+fn find_counter(text: &str) -> Option<String> {
+    text.lines().find_map(|l| {
+        let rest = l.strip_prefix("static atomic_t ")?;
+        let name: String = rest
+            .trim_start()
+            .chars()
+            .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+            .collect();
+        (!name.is_empty()).then_some(name)
+    })
+}
+
+/// Which form of `group_cpus_evenly()` the file defines.
+fn numgrps_only(text: &str) -> bool {
+    let squashed: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    squashed.contains("group_cpus_evenly(unsigned int numgrps)")
+}
+
+fn io(path: &Path, e: std::io::Error) -> KernelCError {
+    KernelCError::input(format!("{}: {e}", path.display()))
+}
+
+/// Build (or find in the cache) a source with its patches.
+pub fn build(opts: &BuildOptions) -> Result<Built, KernelCError> {
+    let src: Source = if source::is_package_name(&opts.source) {
+        source::read_package(&opts.source, &opts.cache, &opts.apt_options)?
+    } else {
+        source::read_path(Path::new(&opts.source))?
+    };
+    let patches: Vec<Patch> = source::read_patches(&opts.patches)?;
+    if opts.sort.is_some() && src.sort.is_some() {
+        return Err(KernelCError::input(
+            "--sort is for a single group_cpus.c; a tree's build uses its own lib/sort.c",
+        ));
+    }
+    let name = match &opts.name {
+        Some(n) if valid_name(n) => n.clone(),
+        Some(n) => {
+            return Err(KernelCError::input(format!(
+                "name {n:?}: 1 to 64 letters, digits, '.', '_' or '-'"
+            )))
+        }
+        None => default_name(&src, &patches),
+    };
+    std::fs::create_dir_all(&opts.cache).map_err(|e| io(&opts.cache, e))?;
+    // The scratch tree: the user's files are never patched in place.
+    let scratch = tempdir(&opts.cache)?;
+    let result = build_in(&scratch, &src, &patches, &name, opts);
+    let _ = std::fs::remove_dir_all(&scratch);
+    result
+}
+
+fn default_name(src: &Source, patches: &[Patch]) -> String {
+    let base = match (&src.version, &src.package_version) {
+        (Some(v), _) => v.clone(),
+        (None, _) => "file".into(),
+    };
+    let mut name = if patches.is_empty() {
+        base
+    } else {
+        format!("{base}-patched")
+    };
+    name.retain(|c| c.is_ascii_alphanumeric() || "._-".contains(c));
+    name
+}
+
+fn tempdir(cache: &Path) -> Result<PathBuf, KernelCError> {
+    let base = cache.join("scratch");
+    std::fs::create_dir_all(&base).map_err(|e| io(&base, e))?;
+    for i in 0..1000u32 {
+        let d = base.join(format!("{}-{i}", std::process::id()));
+        if std::fs::create_dir(&d).is_ok() {
+            return Ok(d);
+        }
+    }
+    Err(KernelCError::input(format!("{}: no scratch directory", base.display())))
+}
+
+fn build_in(
+    scratch: &Path,
+    src: &Source,
+    patches: &[Patch],
+    name: &str,
+    opts: &BuildOptions,
+) -> Result<Built, KernelCError> {
+    let lib = scratch.join("lib");
+    std::fs::create_dir_all(&lib).map_err(|e| io(&lib, e))?;
+    std::fs::write(lib.join("group_cpus.c"), &src.group_cpus).map_err(|e| io(&lib, e))?;
+    if let Some(sort) = &src.sort {
+        std::fs::write(lib.join("sort.c"), sort).map_err(|e| io(&lib, e))?;
+    }
+    source::apply_patches(scratch, patches)?;
+    let gc = std::fs::read(lib.join("group_cpus.c")).map_err(|e| io(&lib, e))?;
+    let sort_c = if src.sort.is_some() {
+        Some(std::fs::read(lib.join("sort.c")).map_err(|e| io(&lib, e))?)
+    } else {
+        None
+    };
+    let sort_gen = opts.sort.unwrap_or(SortGen::HeapV6_11);
+    let sort_label = match &sort_c {
+        Some(_) => "lib/sort.c of the tree".to_string(),
+        None => format!("irqscope {}", sort_gen.name()),
+    };
+    // The id pins the code: the patched source and the sort it is linked with.
+    let mut idbytes = gc.clone();
+    idbytes.extend_from_slice(b"\0sort\0");
+    match &sort_c {
+        Some(s) => idbytes.extend_from_slice(s),
+        None => idbytes.extend_from_slice(sort_gen.name().as_bytes()),
+    }
+    let id = sha256_hex(&idbytes);
+    // The cache key adds the stand-ins and the flags: a new irqscope rebuilds.
+    let mut keybytes = idbytes;
+    for (path, text) in KC_FILES {
+        keybytes.extend_from_slice(path.as_bytes());
+        keybytes.extend_from_slice(text.as_bytes());
+    }
+    keybytes.extend_from_slice(CFLAGS.join(" ").as_bytes());
+    let key = sha256_hex(&keybytes);
+    let text = String::from_utf8_lossy(&gc).into_owned();
+    let counter = find_counter(&text);
+    let one_arg = numgrps_only(&text);
+    let dir = opts.cache.join("builds").join(&key);
+    let exe = dir.join("harness");
+    let mut provenance = Provenance {
+        name: name.to_string(),
+        id,
+        origin: src.origin.clone(),
+        source_sha256: sha256_hex(&src.group_cpus),
+        version: src.version.clone(),
+        package_version: src.package_version.clone(),
+        patches: patches.iter().map(|p| p.subject.clone()).collect(),
+        sort: sort_label,
+        counter: counter.clone(),
+        api: if one_arg {
+            "group_cpus_evenly(numgrps)".into()
+        } else {
+            "group_cpus_evenly(numgrps, &nummasks)".into()
+        },
+        compile_ms: 0,
+    };
+    if !exe.is_file() {
+        let work = scratch.join("build");
+        std::fs::create_dir_all(work.join("include/linux")).map_err(|e| io(&work, e))?;
+        for (path, text) in KC_FILES {
+            std::fs::write(work.join(path), text).map_err(|e| io(&work, e))?;
+        }
+        for h in LINUX_HEADERS {
+            let stub = "/* irqscope stand-in: everything is in irqscope_kc.h */\n#include <irqscope_kc.h>\n";
+            std::fs::write(work.join(format!("include/linux/{h}.h")), stub).map_err(|e| io(&work, e))?;
+        }
+        let started = std::time::Instant::now();
+        compile(scratch, &work, counter.as_deref(), one_arg, sort_c.is_some(), sort_gen)?;
+        provenance.compile_ms = started.elapsed().as_millis() as u64;
+        std::fs::create_dir_all(&dir).map_err(|e| io(&dir, e))?;
+        let tmp = dir.join(format!("harness.{}", std::process::id()));
+        std::fs::copy(work.join("harness"), &tmp).map_err(|e| io(&tmp, e))?;
+        std::fs::rename(&tmp, &exe).map_err(|e| io(&exe, e))?;
+        std::fs::write(dir.join("group_cpus.c"), &gc).map_err(|e| io(&dir, e))?;
+    }
+    let json = serde_json::to_string_pretty(&provenance).expect("provenance serializes");
+    std::fs::write(dir.join("build.json"), json).map_err(|e| io(&dir, e))?;
+    let names = opts.cache.join("names");
+    std::fs::create_dir_all(&names).map_err(|e| io(&names, e))?;
+    std::fs::write(names.join(name), &key).map_err(|e| io(&names, e))?;
+    Ok(Built { exe, provenance })
+}
+
+/// A build registered under `name` in the cache.
+pub fn load(cache: &Path, name: &str) -> Result<Built, KernelCError> {
+    if !valid_name(name) {
+        return Err(KernelCError::input(format!("c:{name}: not a build name")));
+    }
+    let key = std::fs::read_to_string(cache.join("names").join(name)).map_err(|_| {
+        KernelCError::input(format!(
+            "c:{name}: no build of that name in {} (irqscope kernel-c build SOURCE --name {name})",
+            cache.display()
+        ))
+    })?;
+    let dir = cache.join("builds").join(key.trim());
+    let json = std::fs::read_to_string(dir.join("build.json")).map_err(|e| io(&dir, e))?;
+    let provenance: Provenance =
+        serde_json::from_str(&json).map_err(|e| KernelCError::input(format!("{}: {e}", dir.display())))?;
+    Ok(Built {
+        exe: dir.join("harness"),
+        provenance,
+    })
+}
+
+/// Run `cc` once: the harness with the source included, and the sort.
+fn compile(
+    scratch: &Path,
+    work: &Path,
+    counter: Option<&str>,
+    one_arg: bool,
+    tree_sort: bool,
+    sort_gen: SortGen,
+) -> Result<(), KernelCError> {
+    let gc = scratch.join("lib/group_cpus.c");
+    let mut cmd = Command::new("cc");
+    cmd.current_dir(scratch)
+        .args(CFLAGS)
+        .arg("-I")
+        .arg(work.join("include"));
+    cmd.arg(format!("-DKC_SOURCE=\"{}\"", gc.display()));
+    if let Some(c) = counter {
+        cmd.arg(format!("-DKC_COUNTER={c}"));
+    }
+    if one_arg {
+        cmd.arg("-DKC_GCE_NUMGRPS_ONLY");
+    }
+    cmd.arg(work.join("harness.c"));
+    if tree_sort {
+        cmd.arg(scratch.join("lib/sort.c"));
+    } else {
+        let gen = match sort_gen {
+            SortGen::HeapV5_1 => "51",
+            SortGen::HeapV6_9 => "69",
+            SortGen::HeapV6_11 => "611",
+        };
+        cmd.arg(format!("-DKC_SORT_GEN={gen}")).arg(work.join("sort.c"));
+    }
+    cmd.arg("-o").arg(work.join("harness"));
+    let out = super::runner::output_within(&mut cmd, COMPILE_TIME_MAX).map_err(|e| match e.kind() {
+        std::io::ErrorKind::NotFound => {
+            KernelCError::Compile("no C compiler: `cc` is not on PATH (Debian: apt-get install gcc)".into())
+        }
+        _ => KernelCError::input(format!("cc: {e}")),
+    })?;
+    if out.status.success() {
+        return Ok(());
+    }
+    let raw = String::from_utf8_lossy(&out.stderr);
+    let mut msg = compiler_summary(&raw, scratch, work);
+    if msg.len() > COMPILER_MESSAGE_BYTES_MAX {
+        let mut cut = COMPILER_MESSAGE_BYTES_MAX;
+        while !msg.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        msg.truncate(cut);
+        msg.push_str("\n[compiler output cut]");
+    }
+    Err(KernelCError::input(msg))
+}
+
+/// The compiler's message with the scratch paths taken out, led by one line per header or
+/// symbol the stand-ins lack (with the file:line that used it).
+pub(crate) fn compiler_summary(raw: &str, scratch: &Path, work: &Path) -> String {
+    let scratch_s = format!("{}/", scratch.display());
+    let work_s = format!("{}/", work.display());
+    let cleaned = raw.replace(&work_s, "irqscope:").replace(&scratch_s, "");
+    let mut missing = Vec::new();
+    for line in cleaned.lines() {
+        let at = |l: &str| {
+            let mut parts = l.splitn(3, ':');
+            match (parts.next(), parts.next()) {
+                (Some(f), Some(n)) if n.chars().all(|c| c.is_ascii_digit()) => format!("{f}:{n}"),
+                _ => String::new(),
+            }
+        };
+        let quoted = |l: &str| l.split(['‘', '’', '\'', '`']).nth(1).map(str::to_string);
+        if let Some(i) = line.find("fatal error: ") {
+            let rest = &line[i + 13..];
+            if let Some((header, _)) = rest.split_once(": No such file") {
+                missing.push(format!(
+                    "{}: includes <{header}>, which irqscope's stand-ins do not provide",
+                    at(line)
+                ));
+            }
+        } else if line.contains("implicit declaration of function") {
+            if let Some(f) = quoted(line.split("function").nth(1).unwrap_or("")) {
+                missing.push(format!(
+                    "{}: calls {f}(), which irqscope's stand-ins do not provide",
+                    at(line)
+                ));
+            }
+        } else if line.contains("undeclared") && line.contains("error:") {
+            if let Some(s) = quoted(line.split("error:").nth(1).unwrap_or("")) {
+                missing.push(format!(
+                    "{}: uses {s}, which irqscope's stand-ins do not provide",
+                    at(line)
+                ));
+            }
+        } else if line.contains("undefined reference to") {
+            if let Some(s) = quoted(line.split("undefined reference to").nth(1).unwrap_or("")) {
+                missing.push(format!(
+                    "{}: links against {s}, which irqscope's stand-ins do not provide",
+                    at(line)
+                ));
+            }
+        }
+    }
+    missing.dedup();
+    let mut msg = String::from("the C does not compile against irqscope's stand-ins");
+    for m in &missing {
+        msg.push_str("\n  ");
+        msg.push_str(m);
+    }
+    msg.push_str("\ncompiler output:\n");
+    msg.push_str(cleaned.trim_end());
+    msg
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counter_and_api_detection() {
+        let src = "static int x;\nstatic atomic_t group_spread_cnt = ATOMIC_INIT(0);\nstruct cpumask *group_cpus_evenly(unsigned int numgrps)\n{";
+        assert_eq!(find_counter(src).as_deref(), Some("group_spread_cnt"));
+        assert!(numgrps_only(src));
+        assert!(!numgrps_only(
+            "struct cpumask *group_cpus_evenly(unsigned int numgrps, unsigned int *nummasks)"
+        ));
+        assert_eq!(find_counter("static void f(void);"), None);
+    }
+
+    #[test]
+    fn compiler_messages_name_what_is_missing() {
+        let raw = "/s/lib/group_cpus.c:12:10: fatal error: linux/foo.h: No such file or directory\n\
+                   /s/lib/group_cpus.c:40:9: error: implicit declaration of function ‘bar’ [-Werror=implicit-function-declaration]\n\
+                   /s/lib/group_cpus.c:41:9: error: ‘BAZ’ undeclared (first use in this function)\n";
+        let m = compiler_summary(raw, Path::new("/s"), Path::new("/s/build"));
+        assert!(m.contains("lib/group_cpus.c:12: includes <linux/foo.h>"), "{m}");
+        assert!(m.contains("lib/group_cpus.c:40: calls bar()"), "{m}");
+        assert!(m.contains("lib/group_cpus.c:41: uses BAZ"), "{m}");
+        assert!(!m.contains("/s/"), "{m}");
+    }
+}

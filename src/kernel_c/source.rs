@@ -1,0 +1,415 @@
+//! Where the C comes from: a kernel tree, a single `group_cpus.c`, or a Debian
+//! `linux-source-X.Y` package; and the patches applied to a scratch copy of it.
+//!
+//! The user's tree is only read. Its files are copied into a scratch directory laid out like
+//! a tree (`lib/group_cpus.c`, `lib/sort.c`), where Debian's `patch` applies the patches, so
+//! a mailed patch's `a/lib/group_cpus.c` paths apply as they are.
+
+use super::{sha256_hex, KernelCError};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// Largest source or patch file read.
+pub const SOURCE_BYTES_MAX: u64 = 4 << 20;
+/// Most patches in one build.
+pub const PATCHES_MAX: usize = 64;
+
+/// The files of one source, read and hashed.
+#[derive(Debug, Clone)]
+pub struct Source {
+    /// What the user named (a path or a package).
+    pub origin: String,
+    /// `lib/group_cpus.c` as given (before patches).
+    pub group_cpus: Vec<u8>,
+    /// `lib/sort.c` of the same tree, when the source is a tree.
+    pub sort: Option<Vec<u8>>,
+    /// The tree's kernel version from its Makefile (`7.2.13`), when the source is a tree.
+    pub version: Option<String>,
+    /// The Debian package version, when the source is a package.
+    pub package_version: Option<String>,
+}
+
+/// A patch as read: its subject and bytes.
+#[derive(Debug, Clone)]
+pub struct Patch {
+    pub path: PathBuf,
+    pub subject: String,
+    pub bytes: Vec<u8>,
+}
+
+fn read_bounded(path: &Path) -> Result<Vec<u8>, KernelCError> {
+    let meta = std::fs::metadata(path).map_err(|e| KernelCError::input(format!("{}: {e}", path.display())))?;
+    if meta.len() > SOURCE_BYTES_MAX {
+        return Err(KernelCError::input(format!(
+            "{}: {} bytes, more than the {SOURCE_BYTES_MAX} a source or patch may have",
+            path.display(),
+            meta.len()
+        )));
+    }
+    std::fs::read(path).map_err(|e| KernelCError::input(format!("{}: {e}", path.display())))
+}
+
+/// `VERSION.PATCHLEVEL.SUBLEVEL` (+ `EXTRAVERSION`) of a top-level kernel Makefile.
+pub fn makefile_version(makefile: &str) -> Option<String> {
+    let field = |name: &str| {
+        makefile.lines().find_map(|l| {
+            let (k, v) = l.split_once('=')?;
+            (k.trim() == name).then(|| v.trim().to_string())
+        })
+    };
+    let (v, p) = (field("VERSION")?, field("PATCHLEVEL")?);
+    let s = field("SUBLEVEL").unwrap_or_else(|| "0".into());
+    let e = field("EXTRAVERSION").unwrap_or_default();
+    (v.parse::<u32>().is_ok() && p.parse::<u32>().is_ok()).then(|| format!("{v}.{p}.{s}{e}"))
+}
+
+/// (major, minor) of a version string.
+pub fn major_minor(version: &str) -> Option<(u32, u32)> {
+    let mut it = version.split(|c: char| !c.is_ascii_digit());
+    Some((it.next()?.parse().ok()?, it.next()?.parse().ok()?))
+}
+
+/// The refusal for a tree from before v6.3, whose grouping lives in kernel/irq/affinity.c.
+fn pre_6_3(origin: &str) -> KernelCError {
+    KernelCError::input(format!(
+        "{origin}: no lib/group_cpus.c; trees before v6.3 keep the grouping inside \
+         kernel/irq/affinity.c (irq_build_affinity_masks()), which kernel-c does not build; \
+         the pre-cluster model covers that code"
+    ))
+}
+
+/// Read a source the user named: a directory (a kernel tree) or a file (`group_cpus.c`).
+pub fn read_path(path: &Path) -> Result<Source, KernelCError> {
+    let origin = path.display().to_string();
+    if path.is_dir() {
+        let gc = path.join("lib/group_cpus.c");
+        if !gc.is_file() {
+            if path.join("kernel/irq/affinity.c").is_file() {
+                return Err(pre_6_3(&origin));
+            }
+            return Err(KernelCError::input(format!(
+                "{origin}: neither lib/group_cpus.c nor kernel/irq/affinity.c: not a kernel tree"
+            )));
+        }
+        let version = std::fs::read_to_string(path.join("Makefile"))
+            .ok()
+            .and_then(|m| makefile_version(&m));
+        let sort = path.join("lib/sort.c");
+        return Ok(Source {
+            origin,
+            group_cpus: read_bounded(&gc)?,
+            sort: if sort.is_file() {
+                Some(read_bounded(&sort)?)
+            } else {
+                None
+            },
+            version,
+            package_version: None,
+        });
+    }
+    if path.is_file() {
+        let bytes = read_bounded(path)?;
+        if !bytes.windows(17).any(|w| w == b"group_cpus_evenly") {
+            return Err(KernelCError::input(format!(
+                "{origin}: defines no group_cpus_evenly(); give lib/group_cpus.c, a kernel tree or a \
+                 linux-source-X.Y package"
+            )));
+        }
+        return Ok(Source {
+            origin,
+            group_cpus: bytes,
+            sort: None,
+            version: None,
+            package_version: None,
+        });
+    }
+    Err(KernelCError::input(format!(
+        "{origin}: no such file or directory (SOURCE is a kernel tree, a group_cpus.c or a \
+         linux-source-X.Y package)"
+    )))
+}
+
+/// Whether SOURCE names a Debian source package rather than a path.
+pub fn is_package_name(source: &str) -> bool {
+    source.starts_with("linux-source-")
+        && !source.contains('/')
+        && source.chars().all(|c| c.is_ascii_alphanumeric() || ".+-".contains(c))
+}
+
+fn run(cmd: &mut Command, what: &str) -> Result<String, KernelCError> {
+    let out = cmd.output().map_err(|e| match e.kind() {
+        std::io::ErrorKind::NotFound => KernelCError::input(format!(
+            "{what}: the program is not installed (Debian: apt-get install apt dpkg tar xz-utils)"
+        )),
+        _ => KernelCError::input(format!("{what}: {e}")),
+    })?;
+    if !out.status.success() {
+        let err = String::from_utf8_lossy(&out.stderr);
+        let last = err.lines().rfind(|l| !l.trim().is_empty()).unwrap_or("");
+        return Err(KernelCError::input(format!("{what} failed: {last}")));
+    }
+    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+/// A Debian `linux-source-X.Y` package: downloaded with `apt-get download` (with the given
+/// apt options, e.g. a private configuration for unstable) and the few files taken out of its
+/// tarball, cached under `cache/packages/NAME_VERSION/`.
+pub fn read_package(name: &str, cache: &Path, apt_options: &[String]) -> Result<Source, KernelCError> {
+    let with_opts = |prog: &str| {
+        let mut c = Command::new(prog);
+        for o in apt_options {
+            c.arg("-o").arg(o);
+        }
+        c
+    };
+    let shown = run(
+        with_opts("apt-cache").args(["show", "--no-all-versions", name]),
+        &format!("apt-cache show {name}"),
+    )
+    .map_err(|e| KernelCError::input(format!("{e} (is {name} in the apt sources? run apt-get update)")))?;
+    let version = shown
+        .lines()
+        .find_map(|l| l.strip_prefix("Version: "))
+        .ok_or_else(|| KernelCError::input(format!("apt-cache show {name}: no Version")))?
+        .trim()
+        .to_string();
+    let dir = cache
+        .join("packages")
+        .join(format!("{name}_{}", version.replace([':', '/'], "_")));
+    let done = dir.join("files");
+    if !done.join("Makefile").is_file() {
+        let dl = dir.join("download");
+        std::fs::create_dir_all(&dl).map_err(|e| KernelCError::input(format!("{}: {e}", dl.display())))?;
+        run(
+            with_opts("apt-get")
+                .current_dir(&dl)
+                .args(["download", "-q"])
+                .arg(format!("{name}={version}")),
+            &format!("apt-get download {name}"),
+        )?;
+        let deb = std::fs::read_dir(&dl)
+            .map_err(|e| KernelCError::input(format!("{}: {e}", dl.display())))?
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .find(|p| p.extension().is_some_and(|x| x == "deb"))
+            .ok_or_else(|| KernelCError::input(format!("apt-get download {name} wrote no .deb")))?;
+        let x = dir.join("x");
+        let _ = std::fs::remove_dir_all(&x);
+        std::fs::create_dir_all(&x).map_err(|e| KernelCError::input(format!("{}: {e}", x.display())))?;
+        run(
+            Command::new("dpkg-deb").arg("-x").arg(&deb).arg(&x),
+            &format!("dpkg-deb -x {}", deb.display()),
+        )?;
+        let src = x.join("usr/src");
+        let tarball = std::fs::read_dir(&src)
+            .map_err(|e| KernelCError::input(format!("{}: {e}", src.display())))?
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .find(|p| p.to_string_lossy().ends_with(".tar.xz"))
+            .ok_or_else(|| KernelCError::input(format!("{name}: no usr/src/*.tar.xz in the package")))?;
+        let t = dir.join("t");
+        let _ = std::fs::remove_dir_all(&t);
+        std::fs::create_dir_all(&t).map_err(|e| KernelCError::input(format!("{}: {e}", t.display())))?;
+        // Only these files leave the tarball; a tree before v6.3 has no lib/group_cpus.c.
+        let _ = run(
+            Command::new("tar")
+                .arg("-xJf")
+                .arg(&tarball)
+                .arg("-C")
+                .arg(&t)
+                .args(["--wildcards", "--no-wildcards-match-slash"])
+                .args([
+                    "*/Makefile",
+                    "*/lib/group_cpus.c",
+                    "*/lib/sort.c",
+                    "*/kernel/irq/affinity.c",
+                ]),
+            &format!("tar -xJf {}", tarball.display()),
+        );
+        let top = std::fs::read_dir(&t)
+            .map_err(|e| KernelCError::input(format!("{}: {e}", t.display())))?
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .find(|p| p.is_dir())
+            .ok_or_else(|| KernelCError::input(format!("{name}: the source tarball holds no tree")))?;
+        let _ = std::fs::remove_dir_all(&done);
+        std::fs::rename(&top, &done).map_err(|e| KernelCError::input(format!("{}: {e}", done.display())))?;
+        let _ = std::fs::remove_dir_all(&x);
+        let _ = std::fs::remove_dir_all(&t);
+        let _ = std::fs::remove_dir_all(&dl);
+    }
+    let mut source = read_path(&done).map_err(|e| match e {
+        KernelCError::Input(m) => KernelCError::Input(m.replace(&done.display().to_string(), name)),
+        other => other,
+    })?;
+    source.origin = format!("{name} {version}");
+    source.package_version = Some(version);
+    Ok(source)
+}
+
+/// The subject of a mailed patch (its `Subject:` header, unfolded), or `None` for a bare diff.
+pub fn mail_subject(text: &str) -> Option<String> {
+    let mut lines = text.lines();
+    while let Some(l) = lines.next() {
+        if l.is_empty() || l.starts_with("diff ") || l.starts_with("--- ") {
+            return None;
+        }
+        if let Some(s) = l.strip_prefix("Subject:") {
+            let mut subject = s.trim().to_string();
+            for more in lines.by_ref() {
+                if more.starts_with([' ', '\t']) {
+                    subject.push(' ');
+                    subject.push_str(more.trim());
+                } else {
+                    break;
+                }
+            }
+            return Some(subject);
+        }
+    }
+    None
+}
+
+/// Read the patches the user named.
+pub fn read_patches(paths: &[PathBuf]) -> Result<Vec<Patch>, KernelCError> {
+    if paths.len() > PATCHES_MAX {
+        return Err(KernelCError::input(format!(
+            "{} patches; at most {PATCHES_MAX}",
+            paths.len()
+        )));
+    }
+    paths
+        .iter()
+        .map(|p| {
+            let bytes = read_bounded(p)?;
+            let text = String::from_utf8_lossy(&bytes);
+            let subject = mail_subject(&text).unwrap_or_else(|| {
+                p.file_name()
+                    .map(|n| n.to_string_lossy().into_owned())
+                    .unwrap_or_default()
+            });
+            Ok(Patch {
+                path: p.clone(),
+                subject,
+                bytes,
+            })
+        })
+        .collect()
+}
+
+/// The files a patch touches (`+++ b/PATH` lines, the `b/` dropped).
+pub fn patched_files(text: &str) -> Vec<String> {
+    let mut files: Vec<String> = text
+        .lines()
+        .filter_map(|l| l.strip_prefix("+++ "))
+        .map(|p| {
+            let p = p.split('\t').next().unwrap_or(p).trim();
+            p.strip_prefix("b/").unwrap_or(p).to_string()
+        })
+        .collect();
+    files.dedup();
+    files
+}
+
+/// The files a build compiles from a tree; a patch may touch only these (a change to any
+/// other file would not be built, so it is refused rather than silently dropped, unless it is
+/// documentation).
+pub const BUILT_FILES: [&str; 2] = ["lib/group_cpus.c", "lib/sort.c"];
+
+/// Apply `patches` in order inside `scratch` (a tree layout) with Debian's `patch -p1`. A hunk
+/// that does not apply is an error naming the patch, the file and the hunk.
+pub fn apply_patches(scratch: &Path, patches: &[Patch]) -> Result<(), KernelCError> {
+    for patch in patches {
+        let text = String::from_utf8_lossy(&patch.bytes);
+        let files = patched_files(&text);
+        if files.is_empty() {
+            return Err(KernelCError::input(format!(
+                "patch {}: no diff in it (a unified diff or a mail holding one)",
+                patch.path.display()
+            )));
+        }
+        for f in &files {
+            let doc = f.starts_with("Documentation/") || f == "MAINTAINERS";
+            if !BUILT_FILES.contains(&f.as_str()) && !doc {
+                return Err(KernelCError::input(format!(
+                    "patch {}: changes {f}; kernel-c builds only {} (split the patch, or \
+                     leave that part out)",
+                    patch.path.display(),
+                    BUILT_FILES.join(" and ")
+                )));
+            }
+        }
+        let mut cmd = Command::new("patch");
+        cmd.current_dir(scratch)
+            .args(["-p1", "--batch", "--forward", "--no-backup-if-mismatch", "-r", "-"])
+            .arg("-i")
+            .arg(&patch.path);
+        // Documentation hunks have no file here; patch skips them with --batch and says so.
+        let out = cmd.output().map_err(|e| match e.kind() {
+            std::io::ErrorKind::NotFound => {
+                KernelCError::input("`patch` is not installed (Debian: apt-get install patch)".to_string())
+            }
+            _ => KernelCError::input(format!("patch: {e}")),
+        })?;
+        let said = String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+        let mut file = String::new();
+        let mut failed = Vec::new();
+        for line in said.lines() {
+            if let Some(f) = line.strip_prefix("patching file ") {
+                file = f.trim().trim_matches(['\'', '`']).to_string();
+            } else if line.contains("FAILED") && line.starts_with("Hunk #") {
+                failed.push(format!("{file}: {}", line.trim_end_matches('.')));
+            } else if line.contains("Reversed (or previously applied) patch detected") {
+                failed.push(format!(
+                    "{file}: already applied (the patch is reversed or in the source)"
+                ));
+            }
+        }
+        let built_failed: Vec<&String> = failed
+            .iter()
+            .filter(|f| BUILT_FILES.iter().any(|b| f.starts_with(b)))
+            .collect();
+        if !built_failed.is_empty() {
+            return Err(KernelCError::input(format!(
+                "patch {} ({}) does not apply: {}",
+                patch.path.display(),
+                patch.subject,
+                built_failed.iter().map(|s| s.as_str()).collect::<Vec<_>>().join("; ")
+            )));
+        }
+        if !out.status.success() && failed.is_empty() {
+            let last = said.lines().rfind(|l| !l.trim().is_empty()).unwrap_or("");
+            let doc_only = said.contains("can't find file to patch");
+            if !doc_only {
+                return Err(KernelCError::input(format!("patch {}: {last}", patch.path.display())));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// sha256 of a byte string as hex (the source's id in provenance lines).
+pub fn source_sha256(bytes: &[u8]) -> String {
+    sha256_hex(bytes)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn versions_and_subjects() {
+        let mk = "# SPDX\nVERSION = 7\nPATCHLEVEL = 2\nSUBLEVEL = 13\nEXTRAVERSION =\nNAME = x\n";
+        assert_eq!(makefile_version(mk).as_deref(), Some("7.2.13"));
+        assert_eq!(major_minor("6.12.117"), Some((6, 12)));
+        let mail = "From x Mon Sep 17 00:00:00 2001\nFrom: A <a@b>\nSubject: [PATCH v2] lib/group_cpus:\n rotate extras\nDate: now\n\nbody\n";
+        assert_eq!(
+            mail_subject(mail).as_deref(),
+            Some("[PATCH v2] lib/group_cpus: rotate extras")
+        );
+        assert_eq!(mail_subject("--- a/lib/group_cpus.c\n+++ b/lib/group_cpus.c\n"), None);
+        assert_eq!(
+            patched_files("--- a/lib/group_cpus.c\n+++ b/lib/group_cpus.c\t2020\n@@ -1 +1 @@\n"),
+            ["lib/group_cpus.c"]
+        );
+        assert!(is_package_name("linux-source-6.12"));
+        assert!(!is_package_name("./linux-source-6.12"));
+    }
+}

@@ -1,0 +1,287 @@
+//! `irqscope kernel-c build|verify`, and the `c:NAME` lookup the other subcommands use.
+//! Arguments, files and exit codes only; the work is in `irqscope::kernel_c`.
+
+use irqscope::kernel::{External, SortGen, Variant};
+use irqscope::kernel_c::{self, verify, BuildOptions, KernelC, Limits};
+use irqscope::scenario::ScenarioError;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+#[derive(clap::Subcommand)]
+pub enum KernelCCommand {
+    /// Build lib/group_cpus.c from a kernel tree, a single file or a Debian linux-source-X.Y
+    /// package, with patches, into a variant `c:NAME`.
+    Build(BuildArgs),
+    /// Check a build against a model on random machines; shrink the first disagreement.
+    Verify(VerifyArgs),
+}
+
+#[derive(clap::Args)]
+pub struct SourceArgs {
+    /// A kernel tree, a group_cpus.c, or a Debian package (linux-source-6.12).
+    source: String,
+    /// The variant's name (`c:NAME`); default from the tree's version.
+    #[arg(long)]
+    name: Option<String>,
+    /// A patch to apply (mbox or unified diff, as mailed); repeatable, applied in order.
+    #[arg(long = "patch", value_name = "FILE")]
+    patches: Vec<PathBuf>,
+    /// An apt option for the package download (e.g. a private sources.list); repeatable.
+    #[arg(long = "apt-option", value_name = "OPTION")]
+    apt_options: Vec<String>,
+    /// The heapsort a single file is linked with (a tree uses its own lib/sort.c).
+    #[arg(long)]
+    sort: Option<String>,
+    /// Where builds are cached (default: $IRQSCOPE_KERNEL_C_DIR, ~/.cache/irqscope/kernel-c).
+    #[arg(long, value_name = "DIR")]
+    cache_dir: Option<PathBuf>,
+}
+
+#[derive(clap::Args)]
+pub struct BuildArgs {
+    #[command(flatten)]
+    source: SourceArgs,
+}
+
+#[derive(clap::Args)]
+pub struct VerifyArgs {
+    #[command(flatten)]
+    source: SourceArgs,
+    /// The model to check against (default: the one the tree's version selects).
+    #[arg(long)]
+    against: Option<String>,
+    /// Random machines to run.
+    #[arg(long, default_value_t = 1000)]
+    cases: u32,
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Where a disagreement's golden case is written (default: the cache directory).
+    #[arg(long, value_name = "DIR")]
+    out: Option<PathBuf>,
+}
+
+fn options(a: &SourceArgs) -> anyhow::Result<BuildOptions> {
+    let sort = match &a.sort {
+        Some(s) => Some(
+            SortGen::from_name(s)
+                .ok_or_else(|| anyhow::anyhow!("unknown sort {s:?} (known: heap-v5.1, heap-v6.9, heap-v6.11)"))?,
+        ),
+        None => None,
+    };
+    Ok(BuildOptions {
+        source: a.source.clone(),
+        name: a.name.clone(),
+        patches: a.patches.clone(),
+        apt_options: a.apt_options.clone(),
+        sort,
+        cache: a.cache_dir.clone().unwrap_or_else(kernel_c::cache_dir),
+    })
+}
+
+pub fn run(cmd: KernelCCommand) -> anyhow::Result<ExitCode> {
+    match cmd {
+        KernelCCommand::Build(a) => build(a),
+        KernelCCommand::Verify(a) => verify_cmd(a),
+    }
+}
+
+fn build(a: BuildArgs) -> anyhow::Result<ExitCode> {
+    let opts = options(&a.source)?;
+    let started = std::time::Instant::now();
+    let built = kernel_c::build(&opts)?;
+    let p = &built.provenance;
+    println!("c:{}", p.name);
+    println!("  source   {}", p.origin);
+    if let Some(v) = &p.version {
+        println!("  version  {v}");
+    }
+    println!("  sha256   {}", p.source_sha256);
+    for s in &p.patches {
+        println!("  patch    {s}");
+    }
+    println!("  id       {}", p.id);
+    println!("  sort     {}", p.sort);
+    println!("  api      {}", p.api);
+    if let Some(c) = &p.counter {
+        println!("  counter  {c} (set by --counter)");
+    }
+    println!("  built in {} ms", started.elapsed().as_millis());
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The model a version selects (the release table of `lab`).
+fn model_for(version: Option<&str>) -> Option<(Variant, SortGen)> {
+    let (major, minor) = kernel_c::source::major_minor(version?)?;
+    let g = irqscope::lab::generation((major, minor));
+    Some((Variant::from_name(g.variant)?, SortGen::from_name(g.sort)?))
+}
+
+fn verify_cmd(a: VerifyArgs) -> anyhow::Result<ExitCode> {
+    anyhow::ensure!(
+        (1..=verify::CASES_MAX).contains(&a.cases),
+        "--cases {}: 1 to {}",
+        a.cases,
+        verify::CASES_MAX
+    );
+    let opts = options(&a.source)?;
+    let built = kernel_c::build(&opts)?;
+    let p = built.provenance.clone();
+    let by_version = model_for(p.version.as_deref());
+    let variant = match &a.against {
+        Some(name) => irqscope::scenario::spec::parse_variant(name)?,
+        None => by_version.map(|(v, _)| v).ok_or_else(|| {
+            anyhow::anyhow!(
+                "{}: no kernel version to select a model by; name one with --against",
+                p.origin
+            )
+        })?,
+    };
+    // The sort: a single file's own; a tree's by its version.
+    let sort = match (opts.sort, by_version) {
+        (Some(s), _) => s,
+        (None, Some((_, s))) => s,
+        (None, None) => SortGen::HeapV6_11,
+    };
+    let c = KernelC::new(built, Limits::from_env());
+    let outcome = verify::verify(&c, variant, sort, a.cases, a.seed)?;
+    let label = format!("c:{} against {} ({})", p.name, variant.name(), sort.name());
+    let Some((case, field, golden)) = outcome.disagreement else {
+        println!("{label}: seed {}", a.seed);
+        println!("{} agree", outcome.agreed);
+        return Ok(ExitCode::SUCCESS);
+    };
+    let dir = a.out.clone().unwrap_or_else(|| opts.cache.join("verify"));
+    std::fs::create_dir_all(&dir)?;
+    let file = dir.join(format!("disagreement-{}-seed{}.json", p.name, a.seed));
+    std::fs::write(&file, serde_json::to_string_pretty(&golden)? + "\n")?;
+    let toml_file = file.with_extension("toml");
+    std::fs::write(&toml_file, toml::to_string(&case.shape.spec())?)?;
+    println!("{label}: seed {}", a.seed);
+    println!("{} agree, then a disagreement, shrunk to", outcome.agreed);
+    println!(
+        "{} CPUs, {} nodes, numgrps {}, counter {}:",
+        case.shape.cpus(),
+        case.shape.nodes.len() + case.shape.memoryless as usize,
+        case.numgrps,
+        case.counter
+    );
+    println!("  first difference: {field}");
+    println!("  C:     {}", short(&golden["expected"]));
+    let model = irqscope::golden::run_case(&golden, "group_cpus_evenly").unwrap_or_default();
+    println!("  model: {}", short(&model));
+    println!("case (golden format, expected = the C's answer):");
+    println!("  {}", file.display());
+    println!("machine: {}", toml_file.display());
+    println!("reproduce:");
+    let mut words = vec![
+        "irqscope".to_string(),
+        "kernel-c".into(),
+        "verify".into(),
+        a.source.source.clone(),
+    ];
+    for pth in &a.source.patches {
+        words.push(format!("--patch {}", pth.display()));
+    }
+    words.push(format!("--against {}", variant.name()));
+    words.push(format!("--cases {}", a.cases));
+    words.push(format!("--seed {}", a.seed));
+    let mut out = String::new();
+    irqscope::render::text::command_block(&words, &mut out);
+    print!("{out}");
+    println!("  irqscope check-golden {}", file.display());
+    Ok(ExitCode::from(1))
+}
+
+/// The masks of an answer, cut to fit a line.
+fn short(v: &serde_json::Value) -> String {
+    let masks = match v.get("masks") {
+        Some(serde_json::Value::Array(m)) => m
+            .iter()
+            .map(|x| format!("[{}]", x.as_str().unwrap_or("")))
+            .collect::<Vec<_>>()
+            .join(" "),
+        _ => "NULL".into(),
+    };
+    let s = format!(
+        "{} n={} ctr={}",
+        masks,
+        v.get("nummasks").unwrap_or(&serde_json::Value::Null),
+        v.get("spread_counter_after").unwrap_or(&serde_json::Value::Null)
+    );
+    if s.chars().count() > 62 {
+        s.chars().take(59).collect::<String>() + "..."
+    } else {
+        s
+    }
+}
+
+/// `c:NAME` on the command line: the build of that name in the cache (`kernel-c build`).
+pub fn lookup(name: &str, sha256: Option<&str>) -> Result<External, ScenarioError> {
+    let built = kernel_c::load(&kernel_c::cache_dir(), name).map_err(|e| ScenarioError(e.to_string()))?;
+    if let Some(want) = sha256 {
+        if want != built.provenance.id {
+            return Err(ScenarioError(format!(
+                "c:{name}: the link pins build {want}, the cache holds {} (rebuild the link's source)",
+                built.provenance.id
+            )));
+        }
+    }
+    Ok(External(Arc::new(KernelC::new(built, Limits::from_env()))))
+}
+
+/// A variant name from the command line: a model, or built C.
+pub fn variant_arg(name: Option<&str>) -> anyhow::Result<(Variant, Option<External>)> {
+    let name = name.unwrap_or(irqscope::scenario::spec::DEFAULT_VARIANT.name());
+    match name.strip_prefix(irqscope::scenario::spec::KERNEL_C_PREFIX) {
+        Some(c) => Ok((irqscope::scenario::spec::DEFAULT_VARIANT, Some(lookup(c, None)?))),
+        None => Ok((irqscope::scenario::spec::parse_variant(name)?, None)),
+    }
+}
+
+/// `serve --kernel-c NAME=SOURCE`: build each source now and register it for the pages. A
+/// source that does not build is registered with its message (its links answer 400); a
+/// malformed flag is an error before the server starts.
+pub fn register_for_serve(sources: &[String], patches: &[String]) -> anyhow::Result<()> {
+    use irqscope::web::kernel_c::{register, Registered};
+    let split = |flag: &str, v: &str| -> anyhow::Result<(String, String)> {
+        let (n, s) = v
+            .split_once('=')
+            .ok_or_else(|| anyhow::anyhow!("{flag} {v:?}: give NAME=VALUE"))?;
+        anyhow::ensure!(
+            kernel_c::valid_name(n),
+            "{flag} {v:?}: NAME is letters, digits, '.', '_', '-'"
+        );
+        Ok((n.to_string(), s.to_string()))
+    };
+    let patches: Vec<(String, String)> = patches
+        .iter()
+        .map(|p| split("--kernel-c-patch", p))
+        .collect::<Result<_, _>>()?;
+    for v in sources {
+        let (name, source) = split("--kernel-c", v)?;
+        let opts = BuildOptions {
+            source: source.clone(),
+            name: Some(name.clone()),
+            patches: patches
+                .iter()
+                .filter(|(n, _)| *n == name)
+                .map(|(_, f)| PathBuf::from(f))
+                .collect(),
+            apt_options: Vec::new(),
+            sort: None,
+            cache: kernel_c::cache_dir(),
+        };
+        let build = kernel_c::build(&opts)
+            .map(|b| {
+                let p = b.provenance.clone();
+                (p, External(Arc::new(KernelC::new(b, Limits::from_env()))))
+            })
+            .map_err(|e| e.to_string());
+        if let Err(e) = &build {
+            eprintln!("irqscope: --kernel-c {name}: {}", e.lines().next().unwrap_or(""));
+        }
+        register(Registered { name, source, build });
+    }
+    Ok(())
+}
