@@ -31,6 +31,8 @@ pub(crate) struct LabCheckArgs {
     variant: Option<String>,
     #[arg(long)]
     sort: Option<String>,
+    /// Effective-CPU model for every IRQ (default: each IRQ's controller, from its chip name
+    /// in /proc/interrupts; else the kernel release's architecture).
     #[arg(long)]
     effective: Option<String>,
     /// Also run every variant x sort x effective model and say which reproduce the capture.

@@ -108,7 +108,8 @@ pub(crate) struct SimulateArgs {
     /// Heapsort generation: heap-v5.1, heap-v6.9, heap-v6.11.
     #[arg(long)]
     sort: Option<String>,
-    /// Effective-CPU model: x86-matrix or first-cpu.
+    /// Effective-CPU model: x86-matrix, first-cpu or arm64-its (default: the machine's
+    /// interrupt controller's).
     #[arg(long)]
     effective: Option<String>,
     /// Starting value of the rotation patch's spread counter.
@@ -210,7 +211,8 @@ pub(crate) struct CompareArgs {
     /// Side B's heapsort generation (default: heap-v6.11).
     #[arg(long)]
     b_sort: Option<String>,
-    /// Side A's effective-CPU model (default: from the preset's architecture; arm64: first-cpu).
+    /// Side A's effective-CPU model (default: the machine's interrupt controller's: apic
+    /// x86-matrix, gic-its arm64-its, gic-v2m and gic-spi first-cpu).
     #[arg(long)]
     a_effective: Option<String>,
     /// Side B's effective-CPU model (default: as side A's default).

@@ -23,16 +23,28 @@
 //!   narrows the mask to that node's online CPUs ([`proc_mask`]);
 //! - a shut-down managed vector (no online CPU in its mask) is parked by
 //!   `vector_assign_managed_shutdown()` (arch/x86/kernel/apic/vector.c) on the first online
-//!   CPU, which `effective_affinity_list` then shows.
+//!   CPU, which `effective_affinity_list` then shows (on arm64 it is never activated and shows
+//!   none);
+//! - the effective-CPU model of each device from the controller its IRQs' chip names say
+//!   ([`crate::live::devices::controller_of_chip`]: `ITS-…` → `arm64-its`, `GICv2m…` and GIC
+//!   SPIs → `first-cpu`, x86 names → `x86-matrix`), Hyper-V's chip and unknown names settled by
+//!   the architecture of the kernel release or of the other chips (arm64: a GICv3 ITS), unless
+//!   the caller names one model for all ([`ModelOptions::effective`]).
+//!
+//! A vector whose mask matches and whose effective CPU does not gets a reason when its CPU
+//! depends on an order the snapshot does not record ([`DiffReason`]): under the x86 matrix and
+//! the ITS, a CPU is chosen by counts that every earlier interrupt moved. Under `first-cpu` the
+//! CPU follows from the mask alone, so a difference there has no such excuse.
 
 use crate::kernel::manage::irq_setup_affinity;
 use crate::kernel::vector_matrix::EffectiveModel;
 use crate::lab::{generation, parse_release, HotplugRule};
-use crate::live::devices::{group_devices, LiveDevice, LiveDriver};
+use crate::live::devices::{self, group_devices, LiveDevice, LiveDriver};
 use crate::live::protocol::{Snapshot, WireTopology};
 use crate::scenario::spec::{self, DeviceSpec, ScenarioSpec, TopologyRef};
-use crate::scenario::{self, ScenarioError};
-use crate::topology::{parse_cpulist, CpuSet, Topology, CPUS_MAX};
+use crate::scenario::{self, Outcome, ScenarioError};
+use crate::topology::{parse_cpulist, Arch, CpuSet, Irqchip, Topology, CPUS_MAX};
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 const _: () = assert!(crate::live::limits::DEVICE_NAME_BYTES_MAX == scenario::DEVICE_NAME_BYTES_MAX);
@@ -56,6 +68,54 @@ pub struct VectorComparison {
     pub cpu_matches: bool,
     /// A managed vector (its mask from `irq_create_affinity_masks()`).
     pub managed: bool,
+    /// The effective-CPU model this vector's device ran under.
+    pub model: EffectiveModel,
+    /// Why the effective CPU differs though the mask matches, when the order of events the
+    /// snapshot does not record explains it.
+    pub reason: Option<DiffReason>,
+}
+
+/// Why a vector with the model's mask fires on another CPU than the model's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum DiffReason {
+    /// A managed vector: its CPU is the least-loaded of its mask when it was started, and the
+    /// load was left by the devices started before it. Controllers probed in another order
+    /// than their IRQ numbers say (concurrently at boot) move effective CPUs between devices,
+    /// never masks.
+    ProbeOrder,
+    /// A non-managed vector (an admin queue, virtio, a NIC): its mask is the default affinity
+    /// and its CPU the one the controller found least loaded when the vector was activated,
+    /// which every interrupt activated before it moved (other drivers, in an order the
+    /// snapshot does not record).
+    ActivationOrder,
+}
+
+impl DiffReason {
+    /// A few words for a table cell or a `differ:` line.
+    pub fn short(self) -> &'static str {
+        match self {
+            DiffReason::ProbeOrder => "probe order",
+            DiffReason::ActivationOrder => "activation order",
+        }
+    }
+
+    /// The sentence a report prints once for every vector of this kind.
+    pub fn describe(self) -> &'static str {
+        match self {
+            DiffReason::ProbeOrder => {
+                "managed vectors with the model's mask on another CPU: their CPU is the \
+                 least-loaded of the mask when they were started, so it follows the order the \
+                 controllers were probed in (concurrently at boot); masks never move. Compare \
+                 a capture taken with the controllers bound one at a time"
+            }
+            DiffReason::ActivationOrder => {
+                "non-managed vectors with the model's mask on another CPU: their CPU is the one \
+                 the controller found least loaded when they were activated, which every \
+                 interrupt activated before them moved (other drivers, in an order a snapshot \
+                 does not record)"
+            }
+        }
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -69,14 +129,138 @@ pub struct Comparison {
     pub warnings: Vec<String>,
     /// The options the comparison ran with.
     pub options: ModelOptions,
+    /// The effective-CPU model of each modelled device (name, pick), in probe order.
+    pub effective: Vec<(String, EffectivePick)>,
 }
 
 impl Comparison {
+    /// Vectors whose mask or effective CPU differ from the model's.
     pub fn mismatches(&self) -> usize {
         self.vectors
             .iter()
             .filter(|v| !v.cpu_matches || !v.mask_matches)
             .count()
+    }
+
+    /// Of [`Self::mismatches`], the vectors no [`DiffReason`] explains: what `/live` and
+    /// `/fleet` call differing.
+    pub fn unexplained(&self) -> usize {
+        self.vectors
+            .iter()
+            .filter(|v| (!v.cpu_matches || !v.mask_matches) && v.reason.is_none())
+            .count()
+    }
+
+    /// Of [`Self::mismatches`], the vectors a [`DiffReason`] explains, per reason.
+    pub fn explained(&self) -> BTreeMap<DiffReason, usize> {
+        let mut n = BTreeMap::new();
+        for r in self.vectors.iter().filter_map(|v| v.reason) {
+            *n.entry(r).or_default() += 1;
+        }
+        n
+    }
+
+    /// "arm64-its (ITS chips)", or per device when devices ran under different models: which
+    /// effective-CPU model the comparison ran and where it came from.
+    pub fn effective_summary(&self) -> String {
+        let mut by_pick: BTreeMap<String, Vec<&str>> = BTreeMap::new();
+        for (device, pick) in &self.effective {
+            by_pick.entry(pick.describe()).or_default().push(device);
+        }
+        match by_pick.len() {
+            0 => self.options.effective.clone(),
+            1 => by_pick.into_keys().next().unwrap_or_default(),
+            _ => by_pick
+                .iter()
+                .map(|(pick, devs)| format!("{}: {pick}", devs.join(", ")))
+                .collect::<Vec<_>>()
+                .join("; "),
+        }
+    }
+}
+
+/// Where a device's effective-CPU model came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EffectiveFrom {
+    /// Named by the caller for every device.
+    Named,
+    /// The chip name of the device's IRQs.
+    Chip(Irqchip),
+    /// No chip name told; the usual controller of the architecture (of the kernel release, or
+    /// of the snapshot's other chip names).
+    Arch(Arch),
+    /// Nothing told: the default model.
+    Default,
+}
+
+/// A device's effective-CPU model and where it came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct EffectivePick {
+    pub model: EffectiveModel,
+    pub from: EffectiveFrom,
+}
+
+impl EffectivePick {
+    /// "arm64-its (chip: gic-its)".
+    pub fn describe(&self) -> String {
+        let from = match self.from {
+            EffectiveFrom::Named => "named".to_string(),
+            EffectiveFrom::Chip(c) => format!("chip: {}", c.name()),
+            EffectiveFrom::Arch(a) => format!("{} kernel, chip not named", a.name()),
+            EffectiveFrom::Default => "default".to_string(),
+        };
+        format!("{} ({from})", self.model.name())
+    }
+}
+
+/// The effective-CPU model for a device's IRQs: the controller the first chip name that tells
+/// one belongs to, else the architecture's usual controller, else the default model.
+pub fn device_effective(snap: &Snapshot, irqs: &[usize], arch: Option<Arch>) -> EffectivePick {
+    if let Some(chip) = irqs
+        .iter()
+        .find_map(|&i| snap.irqs.get(i).and_then(|irq| devices::irqchip_of(&irq.chip, arch)))
+    {
+        return EffectivePick {
+            model: EffectiveModel::for_irqchip(chip),
+            from: EffectiveFrom::Chip(chip),
+        };
+    }
+    match arch {
+        Some(a) => EffectivePick {
+            model: EffectiveModel::for_irqchip(a.default_irqchip()),
+            from: EffectiveFrom::Arch(a),
+        },
+        None => EffectivePick {
+            model: spec::DEFAULT_EFFECTIVE,
+            from: EffectiveFrom::Default,
+        },
+    }
+}
+
+/// The variant and effective model a query names, each checked; an absent or empty one stays
+/// empty: the host's own (its kernel release's variant, each IRQ's controller's model).
+pub fn named_models(variant: Option<&str>, effective: Option<&str>) -> Result<(String, String), ScenarioError> {
+    let variant = variant.unwrap_or_default().to_string();
+    let effective = effective.unwrap_or_default().to_string();
+    if !variant.is_empty() {
+        spec::parse_variant(&variant)?;
+    }
+    if !effective.is_empty() {
+        spec::parse_effective(&effective)?;
+    }
+    Ok((variant, effective))
+}
+
+/// The architecture a kernel release was built for, from Debian's and the usual flavour
+/// suffixes (`6.12.117+deb12-cloud-arm64`, `…-arm64`, `aarch64`; `…-amd64`, `x86_64`).
+pub fn release_arch(release: &str) -> Option<Arch> {
+    let r = release.to_ascii_lowercase();
+    if r.contains("arm64") || r.contains("aarch64") {
+        Some(Arch::Arm64)
+    } else if r.contains("amd64") || r.contains("x86_64") || r.contains("x86-64") {
+        Some(Arch::X86_64)
+    } else {
+        None
     }
 }
 
@@ -84,7 +268,12 @@ impl Comparison {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ModelOptions {
     pub variant: String,
+    /// One effective-CPU model for every device; empty: each device's own, from its IRQs'
+    /// chip names ([`device_effective`]).
     pub effective: String,
+    /// The architecture the kernel release names, for chip names that do not tell (`None`:
+    /// the snapshot's other chip names decide, if they can).
+    pub arch: Option<Arch>,
     /// MANA devices run the driver after "net: mana: Optimize irq affinity for low vcpu
     /// configs" (default: before it).
     pub mana_patched: bool,
@@ -99,7 +288,8 @@ impl Default for ModelOptions {
     fn default() -> ModelOptions {
         ModelOptions {
             variant: crate::kernel::group_cpus::Variant::PreCluster.name().into(),
-            effective: EffectiveModel::X86Matrix.name().into(),
+            effective: String::new(),
+            arch: None,
             mana_patched: false,
             sort: spec::DEFAULT_SORT.name().into(),
             hotplug: None,
@@ -113,7 +303,10 @@ impl Default for ModelOptions {
 pub fn options_for(snap: &Snapshot, release: Option<&str>) -> (ModelOptions, Vec<String>) {
     let release = release.unwrap_or(&snap.topology.kernel_release);
     let mut warnings = Vec::new();
-    let mut opts = ModelOptions::default();
+    let mut opts = ModelOptions {
+        arch: release_arch(release),
+        ..ModelOptions::default()
+    };
     match parse_release(release) {
         Some(r) => {
             let g = generation(r);
@@ -202,10 +395,30 @@ pub fn hotplug_topology(snap: &Snapshot, rule: HotplugRule) -> Option<WireTopolo
 
 /// The vectors the snapshot's interrupts other than `skip` hold, per CPU (`CPU:N,...`, the
 /// `vectors_held` form): one for every numbered IRQ whose effective list is one online CPU.
-pub(crate) fn held_vectors(snap: &Snapshot, topology: &Topology, skip: &[usize]) -> Option<String> {
+/// Under the x86 matrix every such IRQ holds a vector; under the ITS only other drivers' LPIs
+/// (chip names of the ITS) count, as unmanaged ones (an LPI a known driver manages would count
+/// apart in the kernel; the held form has one count, so those are left out); the GIC's SPIs
+/// keep no count.
+pub(crate) fn held_vectors(
+    snap: &Snapshot,
+    topology: &Topology,
+    skip: &[usize],
+    model: EffectiveModel,
+) -> Option<String> {
     let mut held = std::collections::BTreeMap::<u32, u32>::new();
     for (i, irq) in snap.irqs.iter().enumerate() {
         if skip.contains(&i) || irq.label.parse::<u32>().is_err() || irq.chip == "-" {
+            continue;
+        }
+        let counts = match model {
+            EffectiveModel::X86Matrix => true,
+            EffectiveModel::Arm64Its => {
+                devices::controller_of_chip(&irq.chip) == devices::ChipController::Known(Irqchip::GicIts)
+                    && !devices::device_of(&irq.name).is_some_and(|(_, managed)| managed)
+            }
+            EffectiveModel::FirstCpu => false,
+        };
+        if !counts {
             continue;
         }
         let Some(eff) = irq.effective.as_deref().and_then(|e| parse_cpulist(e, CPUS_MAX).ok()) else {
@@ -259,9 +472,13 @@ pub fn compare(
 }
 
 /// Why the MANA model cannot place this device here, if it cannot.
-fn mana_refusal(snap: &Snapshot, effective: &str) -> Option<String> {
-    if effective != crate::kernel::vector_matrix::EffectiveModel::X86Matrix.name() {
-        return Some("the MANA model places IRQs by the x86 vector matrix; choose effective x86-matrix".into());
+fn mana_refusal(snap: &Snapshot, effective: EffectiveModel) -> Option<String> {
+    if effective != EffectiveModel::X86Matrix {
+        return Some(format!(
+            "the MANA model places IRQs by the x86 vector matrix; choose effective x86-matrix \
+             (this device runs under {})",
+            effective.name()
+        ));
     }
     if snap.topology.nodes.len() > crate::kernel::mana::NODES_MAX {
         return Some(format!(
@@ -307,28 +524,61 @@ pub fn compare_with(
         .iter()
         .map(|&i| format!("IRQ {} {}", snap.irqs[i].label, snap.irqs[i].name))
         .collect();
-    let mana_refused = mana_refusal(snap, effective);
-    let mut modelled: Vec<&LiveDevice> = Vec::new();
+    // Each device's effective-CPU model: named for all, or its controller's.
+    let named = if effective.is_empty() {
+        None
+    } else {
+        Some(spec::parse_effective(effective)?)
+    };
+    let arch = opts
+        .arch
+        .or_else(|| devices::arch_of_chips(snap.irqs.iter().map(|i| i.chip.as_str())));
+    let pick_of = |d: &LiveDevice| match named {
+        Some(model) => EffectivePick {
+            model,
+            from: EffectiveFrom::Named,
+        },
+        None => device_effective(snap, &d.vectors, arch),
+    };
+    let mut modelled: Vec<(&LiveDevice, EffectivePick)> = Vec::new();
     for d in &devices {
+        let pick = pick_of(d);
         if d.vectors.len() as u32 <= d.pre {
             not_modelled.push(format!("{} (no queue vectors)", d.name));
-        } else if let (LiveDriver::Mana, Some(why)) = (d.driver, &mana_refused) {
+        } else if let (LiveDriver::Mana, Some(why)) = (d.driver, mana_refusal(snap, pick.model)) {
             not_modelled.push(format!("{} ({why})", d.name));
         } else {
-            modelled.push(d);
+            modelled.push((d, pick));
         }
     }
-    let modelled_irqs: Vec<usize> = modelled.iter().flat_map(|d| d.vectors.iter().copied()).collect();
-    let vectors_held = if opts.held_from_snapshot && effective == EffectiveModel::X86Matrix.name() {
-        held_vectors(snap, topology, &modelled_irqs)
-    } else {
-        None
-    };
-    let spec = ScenarioSpec {
+    let modelled_irqs: Vec<usize> = modelled.iter().flat_map(|(d, _)| d.vectors.iter().copied()).collect();
+    // The model most vectors run under goes into the permalink; each other model present
+    // runs the same probe once more for its own devices.
+    let mut weight: BTreeMap<EffectiveModel, usize> = BTreeMap::new();
+    for (d, p) in &modelled {
+        *weight.entry(p.model).or_default() += d.vectors.len();
+    }
+    let primary = weight
+        .iter()
+        .max_by_key(|&(m, &n)| (n, std::cmp::Reverse(*m)))
+        .map_or(named.unwrap_or(spec::DEFAULT_EFFECTIVE), |(&m, _)| m);
+    if weight.len() > 1 {
+        warnings.push(format!(
+            "devices sit on different controllers ({}): each is compared under its own \
+             controller's model in a run of every device, and the link runs all under {}",
+            modelled
+                .iter()
+                .map(|(d, p)| format!("{} {}", d.name, p.model.name()))
+                .collect::<Vec<_>>()
+                .join(", "),
+            primary.name()
+        ));
+    }
+    let spec_for = |model: EffectiveModel| ScenarioSpec {
         topology: TopologyRef::Preset(HOST_TOPOLOGY.into()),
         devices: modelled
             .iter()
-            .map(|d| match d.driver {
+            .map(|(d, _)| match d.driver {
                 // The HWC plus one vector per queue: the MSI-X table the driver used.
                 LiveDriver::Mana => DeviceSpec {
                     name: Some(d.name.clone()),
@@ -345,26 +595,51 @@ pub fn compare_with(
             .collect(),
         variant: variant.to_string(),
         sort: opts.sort.clone(),
-        effective: effective.to_string(),
+        effective: model.name().to_string(),
         spread_counter: 0,
         proposal: None,
         irqaffinity: None,
         isolcpus: None,
         nohz_full: None,
-        vectors_held,
+        vectors_held: if opts.held_from_snapshot {
+            held_vectors(snap, topology, &modelled_irqs, model)
+        } else {
+            None
+        },
         kernel_c: None,
     };
-    let scenario = spec.resolve(|name| (name == HOST_TOPOLOGY).then(|| topology.clone()))?;
-    let outcome = scenario::run(&scenario);
-    // Inline topologies travel in explicit form so the permalink reproduces this machine.
+    let resolve = |spec: &ScenarioSpec| spec.resolve(|name| (name == HOST_TOPOLOGY).then(|| topology.clone()));
+    let spec = spec_for(primary);
+    let scenario = resolve(&spec)?;
+    let mut outcomes: BTreeMap<EffectiveModel, Outcome> = BTreeMap::new();
+    outcomes.insert(primary, scenario::run(&scenario));
+    for &model in weight.keys().filter(|&&m| m != primary) {
+        // A MANA device is modelled only under x86-matrix, and no machine has both an x86
+        // controller and a GIC: a snapshot that claims both is refused here by Scenario::new.
+        outcomes.insert(model, scenario::run(&resolve(&spec_for(model))?));
+    }
+    // Inline topologies travel in explicit form so the permalink reproduces this machine, with
+    // the architecture and controller the comparison found.
+    let mut topology_spec = scenario.topology().to_spec();
+    if let Some((_, pick)) = modelled.iter().find(|(_, p)| p.model == primary) {
+        let chip = match pick.from {
+            EffectiveFrom::Chip(c) => Some(c),
+            EffectiveFrom::Arch(a) => Some(a.default_irqchip()),
+            EffectiveFrom::Named | EffectiveFrom::Default => None,
+        };
+        if let Some(c) = chip {
+            topology_spec.arch = Some(c.arch());
+            topology_spec.irqchip = Some(c);
+        }
+    }
     let spec = ScenarioSpec {
-        topology: TopologyRef::Inline(Box::new(scenario.topology().to_spec())),
+        topology: TopologyRef::Inline(Box::new(topology_spec)),
         ..spec
     };
     let mut vectors = Vec::new();
     let topo = scenario.topology();
-    let x86 = effective == EffectiveModel::X86Matrix.name();
-    for (d, o) in modelled.iter().zip(&outcome.devices) {
+    for (k, (d, pick)) in modelled.iter().enumerate() {
+        let o = &outcomes[&pick.model].devices[k];
         if d.vectors.len() > o.vectors.len() {
             not_modelled.push(format!(
                 "{}: {} of its {} IRQs (the model uses fewer vectors)",
@@ -373,6 +648,9 @@ pub fn compare_with(
                 d.vectors.len()
             ));
         }
+        let x86 = pick.model == EffectiveModel::X86Matrix;
+        // Models whose CPU choice depends on counts earlier interrupts left.
+        let order_matters = pick.model != EffectiveModel::FirstCpu;
         for (v, &irq_idx) in o.vectors.iter().zip(&d.vectors) {
             let irq = &snap.irqs[irq_idx];
             let parse = |s: &Option<String>| s.as_deref().and_then(|t| parse_cpulist(t, CPUS_MAX).ok());
@@ -388,21 +666,42 @@ pub fn compare_with(
                 None if v.managed && x86 && !v.mask.intersects(topo.online()) => topo.online().first(),
                 c => c,
             };
+            let mask_matches = actual_mask.as_ref().is_some_and(|m| m.to_cpulist() == predicted_mask);
+            let cpu_matches = match (&actual_eff, predicted_cpu) {
+                (Some(e), Some(c)) => e.weight() == 1 && e.contains(c),
+                (Some(e), None) => e.is_empty(),
+                (None, _) => false,
+            };
+            // Only a vector that fires on one CPU of its mask, the model's placing it on
+            // another, is a question of order.
+            let reason = (mask_matches
+                && !cpu_matches
+                && order_matters
+                && predicted_cpu.is_some()
+                && actual_eff.as_ref().is_some_and(|e| {
+                    e.weight() == 1
+                        && actual_mask
+                            .as_ref()
+                            .is_some_and(|m| e.first().is_some_and(|c| m.contains(c)))
+                }))
+            .then_some(if v.managed {
+                DiffReason::ProbeOrder
+            } else {
+                DiffReason::ActivationOrder
+            });
             vectors.push(VectorComparison {
                 device: d.name.clone(),
                 index: v.index,
                 irq: irq_idx,
-                mask_matches: actual_mask.as_ref().is_some_and(|m| m.to_cpulist() == predicted_mask),
+                mask_matches,
                 predicted_mask,
                 actual_mask: irq.affinity.clone().unwrap_or_else(|| "?".into()),
-                cpu_matches: match (&actual_eff, predicted_cpu) {
-                    (Some(e), Some(c)) => e.weight() == 1 && e.contains(c),
-                    (Some(e), None) => e.is_empty(),
-                    (None, _) => false,
-                },
+                cpu_matches,
                 predicted_cpu,
                 actual_effective: irq.effective.clone().unwrap_or_else(|| "?".into()),
                 managed: v.managed,
+                model: pick.model,
+                reason,
             });
         }
     }
@@ -412,5 +711,6 @@ pub fn compare_with(
         not_modelled,
         warnings,
         options: opts.clone(),
+        effective: modelled.iter().map(|(d, p)| (d.name.clone(), *p)).collect(),
     })
 }

@@ -12,6 +12,7 @@
 pub mod blk_mq_cpumap;
 pub mod group_cpus;
 pub mod irq_affinity;
+pub mod irq_gic_v3_its;
 pub mod isolation;
 pub mod mana;
 pub mod manage;

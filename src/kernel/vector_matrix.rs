@@ -17,20 +17,26 @@
 //! Only counts are kept, not bit positions: the model answers "how many" and "where", never
 //! "which vector number" (the kernel does not promise the same offset on every CPU either).
 //!
-//! [`VectorMatrix`] is the scenario's view: the matrix behind one of two effective-CPU models.
+//! [`VectorMatrix`] is the scenario's view: the state behind one of three effective-CPU models.
 //!
 //! * [`EffectiveModel::X86Matrix`]: managed vectors reserve a slot on every CPU of their mask
 //!   when allocated and, when activated, go to the online CPU of the mask with the fewest
 //!   managed allocations (ties to the highest id: the scan replaces the best on `<=`).
 //!   Non-managed vectors go to the CPU of their target mask with the most available vectors
 //!   (ties to the lowest id).
-//! * [`EffectiveModel::FirstCpu`]: the lowest CPU of the mask, as a GIC-based arm64 guest does;
-//!   no vector space is tracked.
+//! * [`EffectiveModel::FirstCpu`]: the lowest CPU of the mask, as the GIC routes an SPI
+//!   (`gic_set_affinity()`: GICv2m, and MSIs a hypervisor delivers as SPIs); no vector space is
+//!   tracked.
+//! * [`EffectiveModel::Arm64Its`]: a GICv3 ITS ([`crate::kernel::irq_gic_v3_its`]): each vector
+//!   first goes to the least-loaded online CPU of the machine when allocated, then to the
+//!   least-loaded CPU of its mask when requested; per-CPU LPI counts, managed and unmanaged
+//!   apart, ties to the lowest id. No vector space is tracked (LPIs are not a per-CPU space).
 //!
 //! Not modelled: vector moves caused by CPU hotplug, irqbalance or user writes, the cleanup
 //! timer's timing, `IRQ_MOVE_CLEANUP_VECTOR` (a system vector before v6.8), and what a driver
 //! does after `-ENOSPC` (`docs/vector-space.md`).
 
+use crate::kernel::irq_gic_v3_its::ItsLpiCounts;
 use crate::topology::{CpuSet, Irqchip, Topology};
 use std::fmt;
 
@@ -52,15 +58,22 @@ pub(crate) const VECTORS_AVAILABLE_START: u32 = FIRST_SYSTEM_VECTOR - FIRST_EXTE
 pub enum EffectiveModel {
     X86Matrix,
     FirstCpu,
+    /// drivers/irqchip/irq-gic-v3-its.c (named "arm64-its", frozen).
+    Arm64Its,
 }
 
 impl EffectiveModel {
-    pub const ALL: [EffectiveModel; 2] = [EffectiveModel::X86Matrix, EffectiveModel::FirstCpu];
+    pub const ALL: [EffectiveModel; 3] = [
+        EffectiveModel::X86Matrix,
+        EffectiveModel::FirstCpu,
+        EffectiveModel::Arm64Its,
+    ];
 
     pub fn name(self) -> &'static str {
         match self {
             EffectiveModel::X86Matrix => "x86-matrix",
             EffectiveModel::FirstCpu => "first-cpu",
+            EffectiveModel::Arm64Its => "arm64-its",
         }
     }
 
@@ -71,18 +84,20 @@ impl EffectiveModel {
     pub fn describe(self) -> &'static str {
         match self {
             EffectiveModel::X86Matrix => "x86 vector matrix (kernel/irq/matrix.c)",
-            EffectiveModel::FirstCpu => "first CPU of the mask (arm64 GIC guests)",
+            EffectiveModel::FirstCpu => "first CPU of the mask (GIC SPIs: GICv2m, Hyper-V vPCI on arm64)",
+            EffectiveModel::Arm64Its => {
+                "GICv3 ITS, least-loaded CPU at allocation then of the mask at request \
+                 (drivers/irqchip/irq-gic-v3-its.c, v5.8 ..)"
+            }
         }
     }
 
     /// The model of the code that picks the CPU for a controller's MSIs.
-    ///
-    /// Divergence from the kernel: a GICv3 ITS picks the least-loaded CPU of the mask
-    /// (`its_select_cpu()`), which no model here has yet; it is answered with `first-cpu`.
     pub fn for_irqchip(chip: Irqchip) -> EffectiveModel {
         match chip {
             Irqchip::Apic => EffectiveModel::X86Matrix,
-            Irqchip::GicIts | Irqchip::GicV2m | Irqchip::GicSpi => EffectiveModel::FirstCpu,
+            Irqchip::GicIts => EffectiveModel::Arm64Its,
+            Irqchip::GicV2m | Irqchip::GicSpi => EffectiveModel::FirstCpu,
         }
     }
 }
@@ -411,12 +426,15 @@ pub(crate) struct NonManagedActivation {
     pub affinity_broken: bool,
 }
 
-/// The vector matrix behind an effective-CPU model, for the CPUs of one topology.
+/// The state behind an effective-CPU model, for the CPUs of one topology: the x86 vector
+/// matrix, or the ITS's per-CPU LPI counts.
 #[derive(Debug, Clone)]
 pub(crate) struct VectorMatrix {
     model: EffectiveModel,
     online: CpuSet,
     matrix: IrqMatrix,
+    /// The LPI counts of [`EffectiveModel::Arm64Its`] (untouched under the other models).
+    its: ItsLpiCounts,
 }
 
 impl VectorMatrix {
@@ -425,6 +443,7 @@ impl VectorMatrix {
             model,
             online: topo.online().clone(),
             matrix: IrqMatrix::new(topo.nr_cpu_ids(), topo.online()),
+            its: ItsLpiCounts::new(topo.nr_cpu_ids(), topo.online()),
         }
     }
 
@@ -432,7 +451,7 @@ impl VectorMatrix {
         self.model
     }
 
-    /// The counts behind the model (all zero under [`EffectiveModel::FirstCpu`]).
+    /// The counts behind the model (all zero unless it is [`EffectiveModel::X86Matrix`]).
     pub fn matrix(&self) -> &IrqMatrix {
         &self.matrix
     }
@@ -441,8 +460,13 @@ impl VectorMatrix {
         self.model == EffectiveModel::X86Matrix
     }
 
-    /// Vectors other interrupts hold on `cpu` before the scenario starts.
+    /// Vectors other interrupts hold on `cpu` before the scenario starts (under
+    /// [`EffectiveModel::Arm64Its`]: unmanaged LPIs of other drivers).
     pub fn hold(&mut self, cpu: u32, n: u32) -> Result<(), MatrixError> {
+        if self.model == EffectiveModel::Arm64Its {
+            self.its.hold(cpu, n);
+            return Ok(());
+        }
         if !self.tracks() {
             return Ok(());
         }
@@ -467,6 +491,29 @@ impl VectorMatrix {
         self.tracks() && self.matrix.reserve()
     }
 
+    /// Allocation under a controller that activates each MSI as it is allocated
+    /// (`MSI_FLAG_ACTIVATE_EARLY` without reservation mode): under
+    /// [`EffectiveModel::Arm64Its`], `msi_init_virq()` → `its_irq_domain_activate()`, the
+    /// least-loaded online CPU of the machine, where the vector is counted until it is
+    /// requested. `None` under the other models (the x86 vector domain only reserves here;
+    /// first-cpu keeps no state) and for a managed vector whose mask has no online CPU, which
+    /// `msi_init_virq()` shuts down instead.
+    pub(crate) fn activate_early(&mut self, managed: bool, mask: &CpuSet) -> Option<u32> {
+        if self.model != EffectiveModel::Arm64Its || (managed && !mask.intersects(&self.online)) {
+            return None;
+        }
+        self.its.its_irq_domain_activate(managed)
+    }
+
+    /// Request of a vector [`Self::activate_early`] placed on `early`: `irq_do_set_affinity()`
+    /// hands `target` (online CPUs only: the managed mask after the `isolcpus=managed_irq`
+    /// step, or `irq_setup_affinity()`'s target) to `its_set_affinity()`, which releases
+    /// `early` and takes the least-loaded CPU of `target`. With nothing to pick the vector
+    /// stays on `early` (the kernel's `-EINVAL`).
+    pub(crate) fn request_early(&mut self, managed: bool, early: u32, target: &CpuSet) -> u32 {
+        self.its.its_set_affinity(managed, early, target).unwrap_or(early)
+    }
+
     /// Activation of a managed vector (`activate_managed()` → `assign_managed_vector()` →
     /// `irq_matrix_alloc_managed()` on `mask ∩ online`). `Ok(None)` when no CPU of the mask
     /// is online: the vector stays shut down.
@@ -476,7 +523,9 @@ impl VectorMatrix {
             return Ok(None);
         }
         match self.model {
-            EffectiveModel::FirstCpu => Ok(target.first()),
+            // arm64-its places its vectors through activate_early/request_early; a managed
+            // vector that reaches this point has no online CPU and returned above.
+            EffectiveModel::FirstCpu | EffectiveModel::Arm64Its => Ok(target.first()),
             EffectiveModel::X86Matrix => self.matrix.alloc_managed(&target).map(Some),
         }
     }
@@ -496,7 +545,7 @@ impl VectorMatrix {
             return Ok(current);
         }
         match self.model {
-            EffectiveModel::FirstCpu => Ok(search.first().unwrap_or(current)),
+            EffectiveModel::FirstCpu | EffectiveModel::Arm64Its => Ok(search.first().unwrap_or(current)),
             EffectiveModel::X86Matrix => self.matrix.alloc_managed(&search),
         }
     }
@@ -522,7 +571,8 @@ impl VectorMatrix {
         affinity: &CpuSet,
     ) -> Result<NonManagedActivation, MatrixError> {
         match self.model {
-            EffectiveModel::FirstCpu => target
+            // arm64-its: only reached with no CPU online at allocation (activate_early).
+            EffectiveModel::FirstCpu | EffectiveModel::Arm64Its => target
                 .first()
                 .map(|cpu| NonManagedActivation {
                     cpu,
@@ -558,7 +608,7 @@ impl VectorMatrix {
 
     /// Vectors in use on each CPU (`VECTORS_AVAILABLE_START - available`): managed
     /// reservations and non-managed allocations. Offline CPUs hold none. Always zero under
-    /// [`EffectiveModel::FirstCpu`], which tracks no vectors.
+    /// the GIC models, which track no vector space.
     pub(crate) fn vector_load(&self) -> Vec<u32> {
         (0..self.matrix.nr_cpu_ids())
             .map(|cpu| {
@@ -574,7 +624,7 @@ impl VectorMatrix {
 
     /// Raise the vectors in use per online CPU to `load` (after a driver that did its own
     /// allocation, like MANA, reports what it holds) by allocating non-managed vectors there;
-    /// no-op under [`EffectiveModel::FirstCpu`]. Fails with the first CPU, in ascending order,
+    /// no-op under the GIC models. Fails with the first CPU, in ascending order,
     /// whose vector space `load` overfills (it is left full).
     pub(crate) fn set_vector_load(&mut self, load: &[u32]) -> Result<(), u32> {
         if !self.tracks() {

@@ -3,9 +3,11 @@
 //! The capture's last snapshot is compared (the agent captures after the controllers were
 //! bound one at a time, so effective CPUs follow probe order). Kernel release → variant, sort
 //! and hotplug rule come from [`super::generation`]; the comparison itself is live mode's
-//! ([`live_vs_model::compare_with`]), so both read a machine the same way.
+//! ([`live_vs_model::compare_with`]), so both read a machine the same way. The effective-CPU
+//! model is each device's controller's, from the chip names of its IRQs (an `-arm64` release
+//! whose chips do not tell runs the GICv3 ITS model), unless `--effective` names one.
 
-use crate::analysis::live_vs_model::{self, Comparison, ModelOptions};
+use crate::analysis::live_vs_model::{self, Comparison, DiffReason, ModelOptions};
 use crate::kernel::group_cpus::Variant;
 use crate::kernel::sort::SortGen;
 use crate::kernel::vector_matrix::EffectiveModel;
@@ -118,7 +120,9 @@ pub fn check(text: &str, o: &CheckOptions) -> Result<Report, String> {
     let _ = writeln!(
         out,
         "model: variant {}, sort {}, effective {}",
-        opts.variant, opts.sort, opts.effective
+        opts.variant,
+        opts.sort,
+        c.effective_summary()
     );
     for w in &warnings {
         let _ = writeln!(out, "warning: {w}");
@@ -136,11 +140,9 @@ pub fn check(text: &str, o: &CheckOptions) -> Result<Report, String> {
     }
     let label =
         |v: &live_vs_model::VectorComparison| format!("{} q{} (IRQ {})", v.device, v.index, snap.irqs[v.irq].label);
-    let mut moved_only = true;
     for v in &c.vectors {
         let kind = if v.managed { "managed" } else { "non-managed" };
         if !v.mask_matches {
-            moved_only = false;
             let _ = writeln!(
                 out,
                 "differ: {kind} mask {}: model {}, kernel {}",
@@ -151,15 +153,24 @@ pub fn check(text: &str, o: &CheckOptions) -> Result<Report, String> {
         }
         if !v.cpu_matches {
             let cpu = v.predicted_cpu.map_or("none".to_string(), |c| c.to_string());
+            let why = v.reason.map_or(String::new(), |r| format!(" ({})", r.short()));
             let _ = writeln!(
                 out,
-                "differ: {kind} effective CPU {}: model {cpu}, kernel {}",
+                "differ: {kind} effective CPU {}: model {cpu}, kernel {}{why}",
                 label(v),
                 v.actual_effective
             );
         }
     }
     let differ = count_differ(&c);
+    let explained = c.explained();
+    let moved_only = c
+        .vectors
+        .iter()
+        .all(|v| (v.mask_matches && v.cpu_matches) || v.reason.is_some());
+    if let Some(n) = explained.get(&DiffReason::ActivationOrder) {
+        let _ = writeln!(out, "note: {n} {}", DiffReason::ActivationOrder.describe());
+    }
     if differ > 0 && moved_only {
         let _ = writeln!(
             out,
@@ -198,7 +209,8 @@ pub fn check(text: &str, o: &CheckOptions) -> Result<Report, String> {
             }
         }
         // The release's own model first, when it is among the exact ones.
-        let own = format!("{}/{}/{}", opts.variant, opts.sort, opts.effective);
+        let own_effective = c.vectors.first().map_or(opts.effective.as_str(), |v| v.model.name());
+        let own = format!("{}/{}/{}", opts.variant, opts.sort, own_effective);
         if let Some(i) = exact.iter().position(|e| *e == own) {
             exact[..=i].rotate_right(1);
         }

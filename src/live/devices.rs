@@ -15,10 +15,93 @@
 //!
 //! Devices come out in probe order: the order of their lowest IRQ number. IRQs of no known
 //! device are returned apart. Device names are cut to [`DEVICE_NAME_BYTES_MAX`] bytes.
+//!
+//! The controller that delivers an IRQ, from the chip column of `/proc/interrupts`
+//! ([`controller_of_chip`]): the name of the outermost `irq_chip` of the interrupt's domain
+//! hierarchy. Since per-device MSI domains (v6.2 onwards, `msi_create_device_irq_domain()`)
+//! that name is the parent's prefix, the bus template's name and the device
+//! (`ITS-PCI-MSIX-0000:00:01.0`, `GICv2m-PCI-MSIX-…`, `IR-PCI-MSIX-…`, `HV-PCI-MSIX-…`); older
+//! kernels print one global name (`ITS-MSI`, `PCI-MSI`, `Hyper-V PCIe MSI`).
 
 use super::limits::DEVICE_NAME_BYTES_MAX;
 use super::protocol::Snapshot;
+use crate::topology::{Arch, Irqchip};
 use std::collections::BTreeMap;
+
+/// What an IRQ's chip name tells about the controller that delivers it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ChipController {
+    /// The name belongs to one controller.
+    Known(Irqchip),
+    /// Hyper-V's virtual PCI MSI chip (`Hyper-V PCIe MSI`; `HV-PCI-MSI…` with per-device
+    /// domains, drivers/pci/controller/pci-hyperv.c), the same name on both architectures: x86
+    /// delivers its MSIs through the APIC's vector space, arm64 as GIC SPIs.
+    HyperV,
+    /// A name no rule knows.
+    Unknown,
+}
+
+/// The controller behind a `/proc/interrupts` chip name:
+/// * `ITS-…` (`ITS-MSI`, `ITS-pMSI`, `ITS-PCI-MSIX-<bdf>`): LPIs of a GICv3 ITS
+///   (drivers/irqchip/irq-gic-v3-its*.c);
+/// * `GICv2m…`: MSIs as SPIs through a GICv2m frame (drivers/irqchip/irq-gic-v2m.c);
+/// * `GICv3`, `GICv2`, `GIC-0`: wired SPIs and PPIs of the GIC itself (`gic_set_affinity()`);
+/// * `Hyper-V PCIe MSI`, `HV-…`: Hyper-V vPCI, see [`ChipController::HyperV`];
+/// * `PCI-MSI…`, `IR-PCI-MSI…`, `IO-APIC`, `IR-IO-APIC`, `HPET…`, `DMAR-MSI`, `AMD-IR-…`,
+///   `INTEL-IR-…`, `VMD-MSI…`: x86 (arm64's MSI parents always prefix their own name).
+pub fn controller_of_chip(chip: &str) -> ChipController {
+    let starts = |prefixes: &[&str]| prefixes.iter().any(|p| chip.starts_with(p));
+    if chip == "ITS" || chip.starts_with("ITS-") {
+        ChipController::Known(Irqchip::GicIts)
+    } else if chip.starts_with("GICv2m") {
+        ChipController::Known(Irqchip::GicV2m)
+    } else if chip == "GICv3" || chip == "GICv2" || chip == "GIC" || chip.starts_with("GIC-") {
+        ChipController::Known(Irqchip::GicSpi)
+    } else if chip == "Hyper-V PCIe MSI" || chip.starts_with("HV-") {
+        ChipController::HyperV
+    } else if starts(&[
+        "PCI-MSI",
+        "IR-PCI-MSI",
+        "IO-APIC",
+        "IR-IO-APIC",
+        "HPET",
+        "IR-HPET",
+        "DMAR-MSI",
+        "AMD-IR-",
+        "INTEL-IR-",
+        "VMD-MSI",
+    ]) {
+        ChipController::Known(Irqchip::Apic)
+    } else {
+        ChipController::Unknown
+    }
+}
+
+/// The controller of an IRQ from its chip name, with the architecture settling Hyper-V's
+/// chip; `None` when neither tells.
+pub fn irqchip_of(chip: &str, arch: Option<Arch>) -> Option<Irqchip> {
+    match (controller_of_chip(chip), arch) {
+        (ChipController::Known(c), _) => Some(c),
+        (ChipController::HyperV, Some(Arch::Arm64)) => Some(Irqchip::GicSpi),
+        (ChipController::HyperV, Some(Arch::X86_64)) => Some(Irqchip::Apic),
+        _ => None,
+    }
+}
+
+/// The architecture the chip names of a snapshot belong to, when they name one and only one.
+pub fn arch_of_chips<'a>(chips: impl IntoIterator<Item = &'a str>) -> Option<Arch> {
+    let mut arch = None;
+    for chip in chips {
+        if let ChipController::Known(c) = controller_of_chip(chip) {
+            match arch {
+                None => arch = Some(c.arch()),
+                Some(a) if a != c.arch() => return None,
+                Some(_) => {}
+            }
+        }
+    }
+    arch
+}
 
 /// The driver that set a live device's IRQs up, as far as the names tell.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -220,5 +303,36 @@ mod tests {
         assert_eq!(n("mana_q"), None);
         assert_eq!(n("mana_qx@pci:1"), None);
         assert_eq!(n("i8042"), None);
+    }
+
+    /// Chip names as real kernels print them (the lab's arm64 and x86 captures, Hyper-V's
+    /// driver) pick their controller; Hyper-V's needs the architecture.
+    #[test]
+    fn chip_names_pick_the_controller() {
+        let known = |chip: &str| irqchip_of(chip, None);
+        assert_eq!(known("ITS-PCI-MSIX-0000:00:01.0"), Some(Irqchip::GicIts));
+        assert_eq!(known("ITS-MSI"), Some(Irqchip::GicIts));
+        assert_eq!(known("GICv2m-PCI-MSIX-0000:00:02.0"), Some(Irqchip::GicV2m));
+        assert_eq!(known("GICv3"), Some(Irqchip::GicSpi));
+        assert_eq!(known("GIC-0"), Some(Irqchip::GicSpi));
+        assert_eq!(known("PCI-MSIX-0000:00:18.0"), Some(Irqchip::Apic));
+        assert_eq!(known("IR-PCI-MSIX-0000:3b:00.0"), Some(Irqchip::Apic));
+        assert_eq!(known("IO-APIC"), Some(Irqchip::Apic));
+        assert_eq!(known("Hyper-V PCIe MSI"), None);
+        assert_eq!(known("HV-PCI-MSIX-7870:00:00.0"), None);
+        assert_eq!(irqchip_of("Hyper-V PCIe MSI", Some(Arch::Arm64)), Some(Irqchip::GicSpi));
+        assert_eq!(
+            irqchip_of("HV-PCI-MSIX-1:00:00.0", Some(Arch::X86_64)),
+            Some(Irqchip::Apic)
+        );
+        assert_eq!(known("-"), None);
+        assert_eq!(known("ITSY"), None);
+        assert_eq!(
+            arch_of_chips(["GICv3", "Hyper-V PCIe MSI", "ITS-MSI"]),
+            Some(Arch::Arm64)
+        );
+        assert_eq!(arch_of_chips(["IO-APIC", "Hyper-V PCIe MSI"]), Some(Arch::X86_64));
+        assert_eq!(arch_of_chips(["Hyper-V PCIe MSI", "-"]), None);
+        assert_eq!(arch_of_chips(["IO-APIC", "GICv3"]), None);
     }
 }

@@ -19,7 +19,7 @@
 //!    nearest anchor below it with room (else the nearest above), so a group stays within SMT
 //!    siblings or a cluster where the numbering allows. "Nearest" looks first on the side that
 //!    keeps the anchor where the vector fires ([`Fires`]): the x86 matrix breaks ties towards the
-//!    highest CPU, a first-CPU model fires on the lowest.
+//!    highest CPU, a first-CPU model and a GICv3 ITS (ties to the lowest id) fire on the lowest.
 //!
 //! With fewer groups than nodes, whole nodes are dealt to groups in node order, as the kernel
 //! does. The result covers every possible CPU exactly once, like the kernel's postcondition.
@@ -60,8 +60,11 @@ impl ProbedLoad {
 pub(crate) enum Fires {
     /// The CPU with the fewest managed IRQs, ties to the highest id (the x86 vector matrix).
     LeastLoaded,
-    /// The lowest CPU of the mask (GIC-based arm64 guests).
+    /// The lowest CPU of the mask (GIC SPIs: GICv2m, Hyper-V vPCI on arm64).
     LowestCpu,
+    /// The CPU with the fewest managed IRQs, ties to the lowest id (a GICv3 ITS; its
+    /// allocation-time slots are not foreseen).
+    LeastLoadedLowest,
 }
 
 impl Fires {
@@ -71,6 +74,7 @@ impl Fires {
         match self {
             Fires::LowestCpu => cpus.next(),
             Fires::LeastLoaded => cpus.min_by_key(|&c| (load.irqs[c as usize], std::cmp::Reverse(c))),
+            Fires::LeastLoadedLowest => cpus.min_by_key(|&c| (load.irqs[c as usize], c)),
         }
     }
 }
@@ -202,7 +206,7 @@ pub(crate) fn offset_by_probed(topo: &Topology, numgrps: u32, fires: Fires, load
             let above = || open.range(cpu..).next();
             let anchor = match fires {
                 Fires::LeastLoaded => above().or_else(below),
-                Fires::LowestCpu => below().or_else(above),
+                Fires::LowestCpu | Fires::LeastLoadedLowest => below().or_else(above),
             }
             .copied()
             .expect("group sizes add up to the node's CPUs");

@@ -112,7 +112,10 @@ pub(crate) fn variant_line(scenario: &Scenario) -> String {
 fn effective_reason(chip: Irqchip) -> &'static str {
     match chip {
         Irqchip::Apic => "the x86 vector matrix picks the least-loaded CPU of each mask",
-        Irqchip::GicIts => "the GICv3 ITS driver picks a CPU of each mask (modelled as its first CPU)",
+        Irqchip::GicIts => {
+            "the GICv3 ITS driver puts each vector on the least-loaded online CPU when it is \
+             allocated, then on the least-loaded CPU of its mask when it is requested"
+        }
         Irqchip::GicV2m | Irqchip::GicSpi => "the GIC fires each SPI on the first CPU of its mask",
     }
 }
@@ -591,11 +594,20 @@ mod tests {
             "effective CPU: x86-matrix (named in the link; with none named, this arm64 preset (gic-spi) would use first-cpu)"
         );
         let graviton = crate::catalogue::get("graviton3-64c").unwrap();
-        let same = effective_line(EffectiveModel::FirstCpu, &graviton, true, true);
+        let same = effective_line(EffectiveModel::Arm64Its, &graviton, true, true);
         assert!(
             same.ends_with("(named in the link; also the default for this arm64 preset (gic-its))"),
             "{same}"
         );
+        // An old link that named first-cpu on an ITS preset keeps it, and says what the
+        // machine would run today.
+        let old = effective_line(EffectiveModel::FirstCpu, &graviton, true, true);
+        assert!(
+            old.ends_with("with none named, this arm64 preset (gic-its) would use arm64-its)"),
+            "{old}"
+        );
+        let its = effective_line(EffectiveModel::Arm64Its, &graviton, true, false);
+        assert!(its.contains("least-loaded CPU of its mask"), "{its}");
     }
 
     /// The compare line keeps each verdict's number and bound and counts the moved vectors.

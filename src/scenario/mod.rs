@@ -7,8 +7,10 @@
 //!
 //! Device sequencing (spec §9.2): for each device in list order, compute its affinity masks,
 //! allocate all its vectors in index order, activate (request) them in index order, then build
-//! its blk-mq map if it has one. NVMe's preliminary single admin vector has no net effect and is
-//! not modelled. Other interrupts hold only the vectors the scenario's `vectors_held` gives;
+//! its blk-mq map if it has one (a GICv3 ITS activates each vector as it is allocated and moves
+//! it when it is requested: `kernel::irq_gic_v3_its`). NVMe's preliminary single admin vector
+//! has no net effect (on x86 and on an ITS alike: it is freed before the real allocation) and
+//! is not modelled. Other interrupts hold only the vectors the scenario's `vectors_held` gives;
 //! boot parameters (`irqaffinity=`, `isolcpus=`, `nohz_full=`) are [`BootParams`]. The vector
 //! space and its `-ENOSPC` answers are [`VectorSpace`] (`docs/vector-space.md`).
 
@@ -627,6 +629,11 @@ impl Outcome {
 /// the kernel does not promise (driver fallbacks are out of scope). A managed vector moved to
 /// a housekeeping CPU (`isolcpus=managed_irq`) keeps its first vector until the device's probe
 /// ends, then frees it (`irq_matrix_free()`, the reservation stays).
+///
+/// Under `arm64-its` allocation activates each vector on the least-loaded online CPU of the
+/// machine (`its_irq_domain_activate()`), and the request moves it to the least-loaded CPU of
+/// the mask the kernel programs (`its_set_affinity()`), releasing the first slot; the held
+/// vectors count as other drivers' unmanaged LPIs.
 pub fn run(scenario: &Scenario) -> Outcome {
     // Only outside code can fail, and a scenario with outside code runs through try_run.
     try_run(scenario).expect("a named model answers every call; c: variants run through try_run")
@@ -701,7 +708,9 @@ pub fn try_run(scenario: &Scenario) -> Result<Outcome, ExternalError> {
             });
         };
         // Allocate in index order: managed vectors reserve a slot on every CPU of their mask,
-        // non-managed ones make a global reservation.
+        // non-managed ones make a global reservation (x86); an ITS activates each vector now,
+        // on the least-loaded online CPU of the machine (`early`).
+        let mut early = Vec::with_capacity(vectors.len());
         for (v, failed) in vectors.iter().zip(failed.iter_mut()) {
             if v.managed {
                 if let Err(e) = matrix.reserve_managed(&v.mask) {
@@ -711,11 +720,32 @@ pub fn try_run(scenario: &Scenario) -> Result<Outcome, ExternalError> {
             } else if matrix.reserve() && space.reservation_exceeded.is_none() {
                 space.reservation_exceeded = Some((dev.name.clone(), v.index));
             }
+            early.push(matrix.activate_early(v.managed, &v.mask));
         }
-        // Activate in index order.
+        // The descriptor mask and node a non-managed vector's target comes from.
+        let desc_of = |v: &VectorOutcome| {
+            if masks.is_some() {
+                (Some(v.mask.clone()), v.mask.first().map(|c| topo.cpu_to_node(c)))
+            } else {
+                (None, dev.node)
+            }
+        };
+        // Activate (request) in index order.
         let mut moved_from = Vec::new();
-        for (v, &failed) in vectors.iter_mut().zip(failed.iter()) {
+        for ((v, &failed), early) in vectors.iter_mut().zip(failed.iter()).zip(early) {
             if failed {
+                continue;
+            }
+            if let Some(cpu) = early {
+                // arm64-its: request_irq() moves the vector from where allocation put it to the
+                // least-loaded CPU of the mask irq_do_set_affinity() programs.
+                let target = if v.managed {
+                    managed_irq_prog_mask(&v.mask, hk, topo.online()).and(topo.online())
+                } else {
+                    let (desc_mask, node) = desc_of(v);
+                    irq_setup_affinity_with(topo, desc_mask.as_ref(), node, &default)
+                };
+                v.effective_cpu = Some(matrix.request_early(v.managed, cpu, &target));
                 continue;
             }
             let placed = if v.managed {
@@ -731,12 +761,8 @@ pub fn try_run(scenario: &Scenario) -> Result<Outcome, ExternalError> {
                     (cpu, _) => Ok(cpu),
                 })
             } else {
-                let (desc_mask, node) = if masks.is_some() {
-                    (Some(&v.mask), v.mask.first().map(|c| topo.cpu_to_node(c)))
-                } else {
-                    (None, dev.node)
-                };
-                let target = irq_setup_affinity_with(topo, desc_mask, node, &default);
+                let (desc_mask, node) = desc_of(v);
+                let target = irq_setup_affinity_with(topo, desc_mask.as_ref(), node, &default);
                 // assign_irq_vector_any_locked()'s wider searches, tried only when the target
                 // has no vector left: the node, the affinity mask, every online CPU.
                 let wider = || {
@@ -844,6 +870,7 @@ fn proposal_masks(
     let fires = match effective {
         EffectiveModel::X86Matrix => Fires::LeastLoaded,
         EffectiveModel::FirstCpu => Fires::LowestCpu,
+        EffectiveModel::Arm64Its => Fires::LeastLoadedLowest,
     };
     let mut load = probed.clone();
     let mut masks: Vec<CpuSet> = vec![default.clone(); req.pre_vectors as usize];

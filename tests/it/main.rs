@@ -3,6 +3,7 @@
 
 mod agent;
 mod architecture;
+mod arm64_its;
 mod browser;
 mod browser_compare;
 mod browser_editor;

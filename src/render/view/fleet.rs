@@ -2,12 +2,14 @@
 //! Prometheus): kernel release, the busiest CPU's share of device interrupts, the most IRQs
 //! whose effective CPU is one and the same CPU, and how many vectors differ from a model
 //! (`live_vs_model`), sortable (`?sort=host|kernel|busiest|stacking|mismatches`), and filtered
-//! to the hosts that match the model (`?matching=1&variant=&effective=`).
+//! to the hosts that match the model (`?matching=1&variant=&effective=`). With no variant or
+//! effective model named, each host runs the ones its kernel release and chip names imply,
+//! exactly as its `/live` page and `irqscope lab check` do, and the count is the one they
+//! print.
 
 use super::ViewError;
 use crate::analysis::live_vs_model;
 use crate::live::store::HostState;
-use crate::scenario::spec;
 use serde::Deserialize;
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -35,6 +37,8 @@ pub struct FleetRow {
 
 /// The fleet page.
 pub struct FleetView {
+    /// The model in words: the names given, or each host's own.
+    pub model_words: String,
     /// The query of the page (`?variant=…&sort=…`), for its twins.
     pub query: String,
     pub title: String,
@@ -86,14 +90,30 @@ fn row(st: &HostState, variant: &str, effective: &str) -> FleetRow {
         let total: f64 = r.per_cpu.values().sum();
         (total > 0.0).then(|| r.per_cpu.values().cloned().fold(0.0, f64::max) / total)
     });
-    let cmp = live_vs_model::compare(&st.snapshot, &st.topology, variant, effective);
+    // The host's own release and chips choose what the query leaves empty (as `/live`).
+    let (mut opts, _) = live_vs_model::options_for(&st.snapshot, None);
+    if !variant.is_empty() {
+        opts.variant = variant.to_string();
+    }
+    opts.effective = effective.to_string();
+    let cmp = live_vs_model::compare_with(&st.snapshot, &st.topology, &opts);
     let (verdict, mismatches, vectors) = match &cmp {
         Ok(c) if c.vectors.is_empty() => ("no modelled device".to_string(), None, 0),
-        Ok(c) => (
-            format!("{} of {} vectors differ", c.mismatches(), c.vectors.len()),
-            Some(c.mismatches()),
-            c.vectors.len(),
-        ),
+        Ok(c) => {
+            // As the host's /live page counts: an effective CPU only an order decides is
+            // named apart, not counted as differing.
+            let explained: usize = c.explained().values().sum();
+            let why = if explained > 0 {
+                format!(" ({explained} more only by probe or activation order)")
+            } else {
+                String::new()
+            };
+            (
+                format!("{} of {} vectors differ{why}", c.unexplained(), c.vectors.len()),
+                Some(c.unexplained()),
+                c.vectors.len(),
+            )
+        }
         Err(e) => (format!("not modelled: {e}"), None, 0),
     };
     FleetRow {
@@ -125,10 +145,8 @@ pub struct FleetChoice {
 impl FleetQuery {
     pub fn choice(&self) -> Result<FleetChoice, ViewError> {
         let pick = |v: &Option<String>, d: &str| v.clone().filter(|s| !s.is_empty()).unwrap_or_else(|| d.to_string());
-        let variant = pick(&self.variant, spec::DEFAULT_VARIANT.name());
-        let effective = pick(&self.effective, spec::DEFAULT_EFFECTIVE.name());
-        spec::parse_variant(&variant)?;
-        spec::parse_effective(&effective)?;
+        // Empty: each host's own (its kernel release's variant, its IRQs' controllers).
+        let (variant, effective) = live_vs_model::named_models(self.variant.as_deref(), self.effective.as_deref())?;
         let sort = pick(&self.sort, "host");
         if !COLUMNS.iter().any(|c| c.0 == sort) {
             return Err(ViewError::BadInput(
@@ -195,7 +213,21 @@ impl FleetView {
                 }
             })
             .collect();
+        let model_words = format!(
+            "{} / {}",
+            if variant.is_empty() {
+                "each host's kernel release"
+            } else {
+                &variant
+            },
+            if effective.is_empty() {
+                "each IRQ's controller"
+            } else {
+                &effective
+            }
+        );
         FleetView {
+            model_words,
             query: format!("{}&sort={sort}", &link_base["/fleet".len()..]),
             title: "fleet".into(),
             rows,
@@ -214,12 +246,15 @@ impl FleetView {
     /// The text twin: one line per host (host, kernel, busiest CPU's share, most IRQs on one
     /// CPU), then its live-vs-model verdict indented.
     pub fn text_report(&self) -> String {
-        let mut out = format!(
-            "irqscope fleet: {} host{}, model {} / {}\n",
-            self.rows.len(),
-            if self.rows.len() == 1 { "" } else { "s" },
-            self.variant,
-            self.effective
+        let mut out = crate::render::columns::wrap(
+            &format!(
+                "{} host{}, model {}",
+                self.rows.len(),
+                if self.rows.len() == 1 { "" } else { "s" },
+                self.model_words
+            ),
+            "irqscope fleet: ",
+            "  ",
         );
         if let Some(p) = &self.problem {
             out.push_str(&crate::render::columns::wrap(p, "problem: ", "  "));

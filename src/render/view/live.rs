@@ -9,7 +9,7 @@ use crate::live::devices;
 use crate::live::protocol::WireIrq;
 use crate::live::store::HostState;
 use crate::render::svg_live::{history_chart, HistoryPoint};
-use crate::scenario::{permalink, spec};
+use crate::scenario::permalink;
 use serde::Deserialize;
 
 /// History samples on the chart, and the most an SSE event carries (the JSON has them all).
@@ -31,6 +31,7 @@ pub struct LiveQuery {
 pub struct ModelChoice {
     /// Empty: the variant the snapshot's kernel release implies.
     variant: String,
+    /// Empty: each device's controller's model, from its IRQs' chip names.
     effective: String,
     mana_patched: bool,
     node: Option<u32>,
@@ -38,13 +39,7 @@ pub struct ModelChoice {
 
 impl LiveQuery {
     pub fn choice(&self) -> Result<ModelChoice, ViewError> {
-        let pick = |v: &Option<String>, d: &str| v.clone().filter(|s| !s.is_empty()).unwrap_or_else(|| d.to_string());
-        let variant = self.variant.clone().unwrap_or_default();
-        let effective = pick(&self.effective, spec::DEFAULT_EFFECTIVE.name());
-        if !variant.is_empty() {
-            spec::parse_variant(&variant)?;
-        }
-        spec::parse_effective(&effective)?;
+        let (variant, effective) = live_vs_model::named_models(self.variant.as_deref(), self.effective.as_deref())?;
         let mana_patched = match self.mana.as_deref() {
             None | Some("") | Some("unpatched") => false,
             Some("patched") => true,
@@ -86,9 +81,13 @@ pub struct ModelRowView {
     pub actual_mask: String,
     pub predicted_cpu: String,
     pub actual_effective: String,
+    /// The mask or CPU differs, and no order explains it.
     pub mismatch: bool,
-    /// Only the effective CPU of a managed vector differs: boot-time concurrent probing.
+    /// Only the effective CPU differs, and the order of events explains it (probe order for
+    /// a managed vector, activation order for a non-managed one).
     pub moved: bool,
+    /// That reason in a few words (empty when none).
+    pub reason: &'static str,
 }
 
 /// Everything the live page shows, for a pushed host or an imported capture.
@@ -107,9 +106,12 @@ pub struct HostView {
     pub model_rows: Vec<ModelRowView>,
     pub model_error: String,
     pub not_modelled: Vec<String>,
+    /// Vectors whose mask or CPU differ and no order explains (as `/fleet` counts them).
     pub mismatches: usize,
-    /// Managed vectors whose mask matches but whose effective CPU concurrent probing moved.
+    /// Vectors that differ only in an effective CPU an order explains.
     pub moved: usize,
+    /// One sentence per reason present: "8 managed vectors with the model's mask …".
+    pub reasons: Vec<String>,
     /// What the snapshot could not tell the model (kernel release, hotplug CPUs' nodes).
     pub model_warnings: Vec<String>,
     /// The kernel release the snapshot records, or "unknown".
@@ -117,10 +119,12 @@ pub struct HostView {
     pub sort: String,
     pub permalink: String,
     pub variant: String,
+    /// The effective-CPU model(s) the comparison ran, and where they came from.
     pub effective: String,
     pub mana_patched: bool,
     pub variants: Vec<(&'static str, bool)>,
-    pub effectives: Vec<(&'static str, bool)>,
+    /// The selector's options (value, label, selected); the empty value is "per IRQ".
+    pub effectives: Vec<(&'static str, &'static str, bool)>,
 }
 
 fn fmt_rate(r: f64) -> String {
@@ -197,6 +201,8 @@ impl HostView {
         let comparison: Result<Comparison, String> =
             live_vs_model::compare_with(&st.snapshot, &st.topology, &opts).map_err(|e| e.to_string());
         let mut moved = 0;
+        let mut reasons = Vec::new();
+        let mut effective = choice.effective.clone();
         let (model_rows, model_error, not_modelled, mismatches, permalink) = match comparison {
             Ok(c) => {
                 let link = permalink::encode(&c.spec)
@@ -216,13 +222,19 @@ impl HostView {
                         actual_mask: v.actual_mask.clone(),
                         predicted_cpu: v.predicted_cpu.map_or_else(|| "shut down".into(), |c| c.to_string()),
                         actual_effective: v.actual_effective.clone(),
-                        mismatch: !v.mask_matches || (!v.cpu_matches && !v.managed),
-                        moved: v.managed && v.mask_matches && !v.cpu_matches,
+                        mismatch: (!v.mask_matches || !v.cpu_matches) && v.reason.is_none(),
+                        moved: v.reason.is_some(),
+                        reason: v.reason.map_or("", |r| r.short()),
                     })
                     .collect();
                 moved = rows.iter().filter(|r| r.moved).count();
-                let errors = rows.iter().filter(|r| r.mismatch).count();
-                (rows, String::new(), c.not_modelled.clone(), errors, link)
+                reasons = c
+                    .explained()
+                    .iter()
+                    .map(|(r, n)| format!("{n} {}.", r.describe()))
+                    .collect();
+                effective = c.effective_summary();
+                (rows, String::new(), c.not_modelled.clone(), c.unexplained(), link)
             }
             Err(e) => (Vec::new(), e, Vec::new(), 0, String::new()),
         };
@@ -252,11 +264,15 @@ impl HostView {
                 .iter()
                 .map(|v| (v.name(), v.name() == opts.variant))
                 .collect(),
-            effectives: crate::kernel::vector_matrix::EffectiveModel::ALL
-                .iter()
-                .map(|e| (e.name(), e.name() == choice.effective))
+            effectives: std::iter::once(("", "per IRQ (chip names)", choice.effective.is_empty()))
+                .chain(
+                    crate::kernel::vector_matrix::EffectiveModel::ALL
+                        .iter()
+                        .map(|e| (e.name(), e.name(), e.name() == choice.effective)),
+                )
                 .collect(),
             moved,
+            reasons,
             model_warnings,
             kernel: if st.snapshot.topology.kernel_release.is_empty() {
                 "unknown".into()
@@ -265,7 +281,7 @@ impl HostView {
             },
             sort: opts.sort.clone(),
             variant: opts.variant.clone(),
-            effective: choice.effective.clone(),
+            effective,
             mana_patched: choice.mana_patched,
         }
     }
