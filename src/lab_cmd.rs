@@ -137,17 +137,40 @@ fn find_on_path(name: &str) -> Option<PathBuf> {
     std::env::var_os("PATH").and_then(|p| std::env::split_paths(&p).map(|d| d.join(name)).find(|f| f.is_file()))
 }
 
+/// The machine and NVMe devices a `lab run` boots: a permalink's (`/s/v1.…`), or a preset's
+/// or topology file's without devices.
+fn lab_machine(machine: &str) -> anyhow::Result<(std::sync::Arc<irqscope::topology::Topology>, Vec<scen::Device>)> {
+    let link = machine.rsplit("/s/").next().unwrap_or(machine);
+    if link.starts_with("v1.") {
+        let spec: ScenarioSpec =
+            scen::permalink::decode(link).map_err(|e| anyhow::anyhow!("permalink {machine:?}: {e}"))?;
+        let scenario = spec.resolve(catalogue::get)?;
+        Ok((scenario.topology_arc().clone(), scenario.devices().to_vec()))
+    } else {
+        Ok((load_topology(machine)?, Vec::new()))
+    }
+}
+
+/// The kernel a `lab run` boots: an image file (with its modules tree) or a package name.
+fn lab_kernel(args: &RunArgs) -> anyhow::Result<irqscope::lab::run::KernelSource> {
+    use irqscope::lab::run::KernelSource;
+    if Path::new(&args.kernel).is_file() {
+        return Ok(KernelSource::Image {
+            image: args.kernel.clone().into(),
+            modules: args.modules_dir.clone(),
+        });
+    }
+    anyhow::ensure!(
+        args.modules_dir.is_none(),
+        "--modules-dir goes with a kernel image file"
+    );
+    Ok(KernelSource::Package(args.kernel.clone()))
+}
+
 fn lab_run(args: RunArgs) -> anyhow::Result<ExitCode> {
     use irqscope::lab::{qemu, run};
-    let link = args.machine.rsplit("/s/").next().unwrap_or(&args.machine);
-    let (topology, devices) = if link.starts_with("v1.") {
-        let spec: ScenarioSpec =
-            scen::permalink::decode(link).map_err(|e| anyhow::anyhow!("permalink {:?}: {e}", args.machine))?;
-        let scenario = spec.resolve(catalogue::get)?;
-        (scenario.topology_arc().clone(), scenario.devices().to_vec())
-    } else {
-        (load_topology(&args.machine)?, Vec::new())
-    };
+    let (topology, devices) = lab_machine(&args.machine)?;
+    let kernel = lab_kernel(&args)?;
     let memory = args
         .node_memory
         .as_deref()
@@ -163,18 +186,6 @@ fn lab_run(args: RunArgs) -> anyhow::Result<ExitCode> {
         "kvm" => run::AccelChoice::Only(qemu::Accel::Kvm),
         "tcg" => run::AccelChoice::Only(qemu::Accel::Tcg),
         other => anyhow::bail!("--accel {other:?}: auto, kvm or tcg"),
-    };
-    let kernel = if Path::new(&args.kernel).is_file() {
-        run::KernelSource::Image {
-            image: args.kernel.clone().into(),
-            modules: args.modules_dir.clone(),
-        }
-    } else {
-        anyhow::ensure!(
-            args.modules_dir.is_none(),
-            "--modules-dir goes with a kernel image file"
-        );
-        run::KernelSource::Package(args.kernel.clone())
     };
     let agent = match args.agent {
         Some(a) => a,

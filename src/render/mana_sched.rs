@@ -59,28 +59,7 @@ pub fn mana_report(input: &ManaInput, unpatched: &ManaOutcome, patched: &ManaOut
         patched.setup_fn.as_str(),
         patched.skip_first_cpu
     );
-    out.push('\n');
-    out.push_str("              unpatched               patched\n");
-    out.push_str("IRQ  type     mask       req  eff     mask       req  eff\n");
-    for (u, p) in unpatched.irqs.iter().zip(&patched.irqs) {
-        let kind = if u.index == 0 {
-            "HWC".to_string()
-        } else {
-            format!("mana_q{}", u.index)
-        };
-        let _ = writeln!(
-            out,
-            "{:<4} {:<8} {:<10} {:>3}  {:>3}     {:<10} {:>3}  {:>3}",
-            u.index,
-            kind,
-            mask(&u.affinity),
-            u.request_cpu,
-            u.effective_cpu,
-            mask(&p.affinity),
-            p.request_cpu,
-            p.effective_cpu
-        );
-    }
+    irq_table(unpatched, patched, &mut out);
     out.push('\n');
     // Long lists wrap under themselves; a short one is one line, as it always was.
     let cont = " ".repeat(28);
@@ -118,6 +97,32 @@ pub fn mana_report(input: &ManaInput, unpatched: &ManaOutcome, patched: &ManaOut
         &cont,
     ));
     out
+}
+
+/// Per IRQ, unpatched beside patched: its mask, the CPU it was requested on, where it fires.
+fn irq_table(unpatched: &ManaOutcome, patched: &ManaOutcome, out: &mut String) {
+    out.push('\n');
+    out.push_str("              unpatched               patched\n");
+    out.push_str("IRQ  type     mask       req  eff     mask       req  eff\n");
+    for (u, p) in unpatched.irqs.iter().zip(&patched.irqs) {
+        let kind = if u.index == 0 {
+            "HWC".to_string()
+        } else {
+            format!("mana_q{}", u.index)
+        };
+        let _ = writeln!(
+            out,
+            "{:<4} {:<8} {:<10} {:>3}  {:>3}     {:<10} {:>3}  {:>3}",
+            u.index,
+            kind,
+            mask(&u.affinity),
+            u.request_cpu,
+            u.effective_cpu,
+            mask(&p.affinity),
+            p.request_cpu,
+            p.effective_cpu
+        );
+    }
 }
 
 /// Per variant: the one-line verdict, then every periodic decision that moves a task.

@@ -210,94 +210,108 @@ fn per_node_table(nodes: &[NodeLoad], out: &mut String) {
 fn devices_block(scenario: &Scenario, outcome: &Outcome, vectors: bool, out: &mut String) {
     out.push_str("Devices\n");
     for (dev, res) in scenario.devices().iter().zip(&outcome.devices) {
-        let managed = res.vectors.iter().filter(|v| v.managed).count();
-        if let (crate::scenario::Driver::Mana { patched, mode }, Some(o)) = (dev.driver, &res.mana) {
-            let cpus: CpuSet = res.vectors.iter().filter_map(|v| v.effective_cpu).collect();
-            let q = &o.queue_irqs_per_cpu;
-            let facts = [
-                format!(
-                    "MANA ({}, {} MSI-X)",
-                    if patched { "patched" } else { "unpatched" },
-                    crate::scenario::spec::msix_mode_name(mode)
-                ),
-                format!(
-                    "{} of {} vectors used (HWC + {} queues)",
-                    o.num_msix_usable, dev.vectors, o.queue_irq_count
-                ),
-                format!("{} spread", o.setup_fn.as_str()),
-                format!(
-                    "fires on {} CPU{} ({cpus})",
-                    cpus.weight(),
-                    plural(cpus.weight() as usize)
-                ),
-                format!(
-                    "queue IRQs per CPU max {} min {}",
-                    q.iter().max().unwrap_or(&0),
-                    q.iter()
-                        .zip(0u32..)
-                        .filter(|(_, c)| scenario.topology().online().contains(*c))
-                        .map(|(n, _)| *n)
-                        .min()
-                        .unwrap_or(0)
-                ),
-            ];
-            out.push_str(&wrap(&facts.join(", "), &format!("  {}: ", res.name), "    "));
-            if vectors {
-                out.push_str("    vec  managed  effective  mask\n");
-                for v in &res.vectors {
-                    let eff = v.effective_cpu.map_or("off".to_string(), |c| c.to_string());
-                    let lead = format!("    {:>3}  {:>7}  {:>9}  ", v.index, "no", eff);
-                    out.push_str(&wrap(&v.mask.to_cpulist(), &lead, &" ".repeat(lead.len())));
-                }
+        let facts = match (dev.driver, &res.mana) {
+            (crate::scenario::Driver::Mana { patched, mode }, Some(o)) => {
+                mana_facts(scenario, dev, res, o, (patched, mode))
             }
-            continue;
-        }
-        let mut facts = vec![format!("{} vectors", dev.vectors)];
-        if dev.pre_vectors > 0 {
-            facts.push(format!("{} pre", dev.pre_vectors));
-        }
-        if dev.post_vectors > 0 {
-            facts.push(format!("{} post", dev.post_vectors));
-        }
-        if let Some(sets) = &dev.sets {
-            facts.push(format!(
-                "sets {}",
-                sets.iter().map(u32::to_string).collect::<Vec<_>>().join("+")
-            ));
-        }
-        facts.push(if res.affinity_null {
-            "no affinity masks".into()
-        } else {
-            format!("{managed} managed")
-        });
-        if !res.spread_offsets.is_empty() {
-            let offs: Vec<String> = res.spread_offsets.iter().map(u32::to_string).collect();
-            facts.push(format!("offset {}", offs.join(",")));
-        }
-        let cpus: CpuSet = res.vectors.iter().filter_map(|v| v.effective_cpu).collect();
-        facts.push(format!(
-            "fires on {} CPU{} ({cpus})",
-            cpus.weight(),
-            plural(cpus.weight() as usize)
-        ));
-        if let Some(map) = &res.blk_mq_map {
-            let queues: std::collections::BTreeSet<u32> = map.iter().flatten().copied().collect();
-            facts.push(format!("blk-mq uses {} queue{}", queues.len(), plural(queues.len())));
-        }
+            _ => device_facts(dev, res),
+        };
         out.push_str(&wrap(&facts.join(", "), &format!("  {}: ", res.name), "    "));
         if vectors {
-            out.push_str("    vec  managed  effective  mask\n");
-            for v in &res.vectors {
-                let eff = v.effective_cpu.map_or("off".to_string(), |c| c.to_string());
-                let lead = format!(
-                    "    {:>3}  {:>7}  {:>9}  ",
-                    v.index,
-                    if v.managed { "yes" } else { "no" },
-                    eff
-                );
-                out.push_str(&wrap(&v.mask.to_cpulist(), &lead, &" ".repeat(lead.len())));
-            }
+            vector_table(res, out);
         }
+    }
+}
+
+/// "fires on 17 CPUs (0,38,…)".
+fn fires_on(res: &crate::scenario::DeviceOutcome) -> String {
+    let cpus: CpuSet = res.vectors.iter().filter_map(|v| v.effective_cpu).collect();
+    format!(
+        "fires on {} CPU{} ({cpus})",
+        cpus.weight(),
+        plural(cpus.weight() as usize)
+    )
+}
+
+/// A MANA NIC's facts: driver version, vectors used, spread, where it fires, queue balance.
+fn mana_facts(
+    scenario: &Scenario,
+    dev: &crate::scenario::Device,
+    res: &crate::scenario::DeviceOutcome,
+    o: &crate::kernel::mana::ManaOutcome,
+    (patched, mode): (bool, crate::kernel::mana::MsixMode),
+) -> Vec<String> {
+    let q = &o.queue_irqs_per_cpu;
+    vec![
+        format!(
+            "MANA ({}, {} MSI-X)",
+            if patched { "patched" } else { "unpatched" },
+            crate::scenario::spec::msix_mode_name(mode)
+        ),
+        format!(
+            "{} of {} vectors used (HWC + {} queues)",
+            o.num_msix_usable, dev.vectors, o.queue_irq_count
+        ),
+        format!("{} spread", o.setup_fn.as_str()),
+        fires_on(res),
+        format!(
+            "queue IRQs per CPU max {} min {}",
+            q.iter().max().unwrap_or(&0),
+            q.iter()
+                .zip(0u32..)
+                .filter(|(_, c)| scenario.topology().online().contains(*c))
+                .map(|(n, _)| *n)
+                .min()
+                .unwrap_or(0)
+        ),
+    ]
+}
+
+/// A device's facts: vectors, pre/post, sets, managed, offsets, where it fires, blk-mq.
+fn device_facts(dev: &crate::scenario::Device, res: &crate::scenario::DeviceOutcome) -> Vec<String> {
+    let managed = res.vectors.iter().filter(|v| v.managed).count();
+    let mut facts = vec![format!("{} vectors", dev.vectors)];
+    if dev.pre_vectors > 0 {
+        facts.push(format!("{} pre", dev.pre_vectors));
+    }
+    if dev.post_vectors > 0 {
+        facts.push(format!("{} post", dev.post_vectors));
+    }
+    if let Some(sets) = &dev.sets {
+        facts.push(format!(
+            "sets {}",
+            sets.iter().map(u32::to_string).collect::<Vec<_>>().join("+")
+        ));
+    }
+    facts.push(if res.affinity_null {
+        "no affinity masks".into()
+    } else {
+        format!("{managed} managed")
+    });
+    if !res.spread_offsets.is_empty() {
+        let offs: Vec<String> = res.spread_offsets.iter().map(u32::to_string).collect();
+        facts.push(format!("offset {}", offs.join(",")));
+    }
+    facts.push(fires_on(res));
+    if let Some(map) = &res.blk_mq_map {
+        let queues: std::collections::BTreeSet<u32> = map.iter().flatten().copied().collect();
+        facts.push(format!("blk-mq uses {} queue{}", queues.len(), plural(queues.len())));
+    }
+    facts
+}
+
+/// Every vector of a device: index, managed, effective CPU, mask.
+fn vector_table(res: &crate::scenario::DeviceOutcome, out: &mut String) {
+    out.push_str("    vec  managed  effective  mask\n");
+    for v in &res.vectors {
+        let eff = v.effective_cpu.map_or("off".to_string(), |c| c.to_string());
+        let lead = format!(
+            "    {:>3}  {:>7}  {:>9}  ",
+            v.index,
+            if v.managed { "yes" } else { "no" },
+            eff
+        );
+        out.push_str(&wrap(&v.mask.to_cpulist(), &lead, &" ".repeat(lead.len())));
     }
 }
 

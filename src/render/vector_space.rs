@@ -70,6 +70,32 @@ pub fn text_block(scenario: &Scenario, outcome: &Outcome, out: &mut String) {
         ));
         return;
     }
+    failures_and_warnings(vs, out);
+    let _ = writeln!(
+        out,
+        "  global:   available {}, reserved {}, allocated {} ({} per CPU)",
+        vs.global_available, vs.global_reserved, vs.total_allocated, vs.capacity
+    );
+    let _ = writeln!(
+        out,
+        "  {:<24} {:>6} {:>9} {:>6}",
+        "online CPUs", "used", "reserved", "free"
+    );
+    let rows = rows(vs);
+    for (cpus, used, reserved, free) in rows.iter().take(TEXT_ROWS_MAX) {
+        let _ = writeln!(out, "  {cpus:<24} {used:>6} {reserved:>9} {free:>6}");
+    }
+    if rows.len() > TEXT_ROWS_MAX {
+        let _ = writeln!(
+            out,
+            "  ... {} more rows (JSON: vector_space.per_cpu)",
+            rows.len() - TEXT_ROWS_MAX
+        );
+    }
+}
+
+/// The first `-ENOSPC` (and how many more), the reservation and broken-affinity warnings.
+fn failures_and_warnings(vs: &VectorSpace, out: &mut String) {
     match vs.first_failure() {
         Some(f) => {
             out.push_str(&wrap(
@@ -117,27 +143,6 @@ pub fn text_block(scenario: &Scenario, outcome: &Outcome, out: &mut String) {
             "  warning:  ",
             "            ",
         ));
-    }
-    let _ = writeln!(
-        out,
-        "  global:   available {}, reserved {}, allocated {} ({} per CPU)",
-        vs.global_available, vs.global_reserved, vs.total_allocated, vs.capacity
-    );
-    let _ = writeln!(
-        out,
-        "  {:<24} {:>6} {:>9} {:>6}",
-        "online CPUs", "used", "reserved", "free"
-    );
-    let rows = rows(vs);
-    for (cpus, used, reserved, free) in rows.iter().take(TEXT_ROWS_MAX) {
-        let _ = writeln!(out, "  {cpus:<24} {used:>6} {reserved:>9} {free:>6}");
-    }
-    if rows.len() > TEXT_ROWS_MAX {
-        let _ = writeln!(
-            out,
-            "  ... {} more rows (JSON: vector_space.per_cpu)",
-            rows.len() - TEXT_ROWS_MAX
-        );
     }
 }
 

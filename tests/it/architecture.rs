@@ -361,3 +361,87 @@ fn main_rs_is_a_thin_command_line() {
         );
     }
 }
+
+/// Longest function body allowed in the top layers (`render`, `web`, the binary): a longer one
+/// is a job for a helper. (The kernel ports follow the length of the kernel's own functions.)
+const FN_LINES_MAX: usize = 80;
+
+/// Every `fn` of `text` (its unit tests left out) longer than [`FN_LINES_MAX`] lines, as
+/// "name: lines".
+fn long_functions(text: &str) -> Vec<String> {
+    let end = text.find("#[cfg(test)]").unwrap_or(text.len());
+    let lines: Vec<&str> = text[..end].lines().collect();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < lines.len() {
+        let l = lines[i].trim_start();
+        let is_fn = [
+            "fn ",
+            "pub fn ",
+            "pub(crate) fn ",
+            "pub(super) fn ",
+            "async fn ",
+            "pub(crate) async fn ",
+            "pub async fn ",
+        ]
+        .iter()
+        .any(|p| l.starts_with(p));
+        if !is_fn || l.ends_with(';') {
+            i += 1;
+            continue;
+        }
+        let (mut depth, mut started, mut j) = (0i32, false, i);
+        while j < lines.len() {
+            for c in lines[j].chars() {
+                match c {
+                    '{' => {
+                        depth += 1;
+                        started = true;
+                    }
+                    '}' => depth -= 1,
+                    _ => {}
+                }
+            }
+            if started && depth <= 0 {
+                break;
+            }
+            j += 1;
+        }
+        if j + 1 - i > FN_LINES_MAX {
+            let name = l
+                .split("fn ")
+                .nth(1)
+                .unwrap_or("")
+                .split(['(', '<'])
+                .next()
+                .unwrap_or("");
+            out.push(format!("{name}: {} lines", j + 1 - i));
+        }
+        i = j + 1;
+    }
+    out
+}
+
+#[test]
+fn top_layer_functions_stay_short() {
+    let mut found = Vec::new();
+    let mut texts = files(&src().join("render"));
+    texts.extend(files(&src().join("web")));
+    for f in [
+        "main.rs",
+        "model_cmd.rs",
+        "serve_cmd.rs",
+        "lab_cmd.rs",
+        "topology_cmd.rs",
+    ] {
+        texts.push((f.to_string(), std::fs::read_to_string(src().join(f)).unwrap()));
+    }
+    for (path, text) in texts {
+        found.extend(long_functions(&text).into_iter().map(|f| format!("{path}: {f}")));
+    }
+    assert!(
+        found.is_empty(),
+        "functions over {FN_LINES_MAX} lines:\n{}",
+        found.join("\n")
+    );
+}

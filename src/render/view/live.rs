@@ -189,6 +189,38 @@ pub fn irq_rows(st: &HostState) -> Vec<IrqRowView> {
         .collect()
 }
 
+/// The model's vectors beside the host's, each marked as differing, or as differing only in
+/// an effective CPU an order of events explains.
+fn model_rows(st: &HostState, c: &Comparison) -> Vec<ModelRowView> {
+    c.vectors
+        .iter()
+        .map(|v| ModelRowView {
+            device: v.device.clone(),
+            index: v.index,
+            irq: st.snapshot.irqs[v.irq].label.clone(),
+            name: st.snapshot.irqs[v.irq].name.clone(),
+            predicted_mask: v.predicted_mask.clone(),
+            actual_mask: v.actual_mask.clone(),
+            predicted_cpu: v.predicted_cpu.map_or_else(|| "shut down".into(), |c| c.to_string()),
+            actual_effective: v.actual_effective.clone(),
+            mismatch: (!v.mask_matches || !v.cpu_matches) && v.reason.is_none(),
+            moved: v.reason.is_some(),
+            reason: v.reason.map_or("", |r| r.short()),
+        })
+        .collect()
+}
+
+/// The effective-model menu: "per IRQ (chip names)", then every model.
+fn effective_choices(chosen: &str) -> Vec<(&'static str, &'static str, bool)> {
+    std::iter::once(("", "per IRQ (chip names)", chosen.is_empty()))
+        .chain(
+            crate::kernel::vector_matrix::EffectiveModel::ALL
+                .iter()
+                .map(|e| (e.name(), e.name(), e.name() == chosen)),
+        )
+        .collect()
+}
+
 impl HostView {
     pub fn new(st: &HostState, choice: &ModelChoice, live: bool) -> HostView {
         // Variant, sort and hotplug rule from the kernel release; the query may name a variant.
@@ -210,23 +242,7 @@ impl HostView {
                     .filter(|l| l.len() <= 48 << 10)
                     .unwrap_or_default();
                 model_warnings.extend(c.warnings.iter().cloned());
-                let rows: Vec<ModelRowView> = c
-                    .vectors
-                    .iter()
-                    .map(|v| ModelRowView {
-                        device: v.device.clone(),
-                        index: v.index,
-                        irq: st.snapshot.irqs[v.irq].label.clone(),
-                        name: st.snapshot.irqs[v.irq].name.clone(),
-                        predicted_mask: v.predicted_mask.clone(),
-                        actual_mask: v.actual_mask.clone(),
-                        predicted_cpu: v.predicted_cpu.map_or_else(|| "shut down".into(), |c| c.to_string()),
-                        actual_effective: v.actual_effective.clone(),
-                        mismatch: (!v.mask_matches || !v.cpu_matches) && v.reason.is_none(),
-                        moved: v.reason.is_some(),
-                        reason: v.reason.map_or("", |r| r.short()),
-                    })
-                    .collect();
+                let rows = model_rows(st, &c);
                 moved = rows.iter().filter(|r| r.moved).count();
                 reasons = c
                     .explained()
@@ -264,13 +280,7 @@ impl HostView {
                 .iter()
                 .map(|v| (v.name(), v.name() == opts.variant))
                 .collect(),
-            effectives: std::iter::once(("", "per IRQ (chip names)", choice.effective.is_empty()))
-                .chain(
-                    crate::kernel::vector_matrix::EffectiveModel::ALL
-                        .iter()
-                        .map(|e| (e.name(), e.name(), e.name() == choice.effective)),
-                )
-                .collect(),
+            effectives: effective_choices(&choice.effective),
             moved,
             reasons,
             model_warnings,

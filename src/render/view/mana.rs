@@ -268,47 +268,36 @@ pub struct ManaView {
     pub text: String,
 }
 
+/// One driver version's column: its headline, effective CPUs, queue IRQs per CPU and their
+/// imbalance, its grid and its queue bars.
+fn mana_side(input: &mana::ManaInput, o: &ManaOutcome) -> ManaSide {
+    let list = |v: &[u32]| v.iter().map(u32::to_string).collect::<Vec<_>>().join(" ");
+    ManaSide {
+        version: o.version.as_str(),
+        headline: format!(
+            "{} IRQs (HWC + {} queues), {} spread{}",
+            o.num_msix_usable,
+            o.queue_irq_count,
+            o.setup_fn.as_str(),
+            if o.skip_first_cpu { ", first core skipped" } else { "" }
+        ),
+        effective: list(&o.effective_cpus),
+        queues: list(&o.queue_irqs_per_cpu),
+        imbalance: pics::queue_imbalance(input, o),
+        grid_svg: pics::mana_grid(input, o, &format!("grid-{}", o.version.as_str()), o.version.as_str()),
+        queue_svg: pics::mana_queue_bars(input, o, &format!("queues-{}", o.version.as_str()), o.version.as_str()),
+    }
+}
+
 impl ManaView {
     pub fn new(shown: &ManaShown, driver: DriverVersion, origin: &str) -> ManaView {
         let (run, s) = (&shown.run, &shown.scenario);
         let (presets, inline) = preset_choices(&s.spec.topology);
-        let side = |o: &ManaOutcome| ManaSide {
-            version: o.version.as_str(),
-            headline: format!(
-                "{} IRQs (HWC + {} queues), {} spread{}",
-                o.num_msix_usable,
-                o.queue_irq_count,
-                o.setup_fn.as_str(),
-                if o.skip_first_cpu { ", first core skipped" } else { "" }
-            ),
-            effective: o
-                .effective_cpus
-                .iter()
-                .map(u32::to_string)
-                .collect::<Vec<_>>()
-                .join(" "),
-            queues: o
-                .queue_irqs_per_cpu
-                .iter()
-                .map(u32::to_string)
-                .collect::<Vec<_>>()
-                .join(" "),
-            imbalance: pics::queue_imbalance(&run.input, o),
-            grid_svg: pics::mana_grid(
-                &run.input,
-                o,
-                &format!("grid-{}", o.version.as_str()),
-                o.version.as_str(),
-            ),
-            queue_svg: pics::mana_queue_bars(
-                &run.input,
-                o,
-                &format!("queues-{}", o.version.as_str()),
-                o.version.as_str(),
-            ),
-        };
         let focus = run.outcome(driver);
-        let sides = vec![side(&run.unpatched), side(&run.patched)];
+        let sides = vec![
+            mana_side(&run.input, &run.unpatched),
+            mana_side(&run.input, &run.patched),
+        ];
         let headline = sides
             .iter()
             .map(|x| {

@@ -90,9 +90,11 @@ fn simulate(
     })
 }
 
-pub fn figures() -> Result<Vec<SeedFigure>, ViewError> {
+/// Seed 000's figures: the NVMe disks on Azure's L-series and arm64 Dpds/Dplds, before and
+/// after the rotation patch.
+fn seed_000_figures() -> Result<Vec<SeedFigure>, ViewError> {
     let l96 = "azure-l96as-v4";
-    let mut out = vec![
+    Ok(vec![
         simulate(
             "000",
             "L96as v4, 6 NVMe x 62 queues: 28 CPUs (34-47,82-95) serve all 6 disks",
@@ -163,7 +165,41 @@ pub fn figures() -> Result<Vec<SeedFigure>, ViewError> {
                 2,
             ),
         )?,
-    ];
+    ])
+}
+
+/// Seed 002: the P-core permutation on the Core Ultra 7 265K, as a comparison.
+fn seed_002_figure() -> Result<SeedFigure, ViewError> {
+    let ultra = scenario(
+        "intel-core-ultra-7-265k",
+        "20:name=nvme0,pre=1",
+        "pre-cluster",
+        "x86-matrix",
+        0,
+    )?;
+    let cmp = CompareSpec {
+        scenario: ultra,
+        a: SideSpec::default(),
+        b: SideSpec {
+            variant: Some("cluster".into()),
+            ..SideSpec::default()
+        },
+    };
+    Ok(SeedFigure {
+        seed: "002",
+        title: "Core Ultra 7 265K, IRQ-CPU 1:1: the cluster patch permutes the P-core queues \
+                (queue 0..7 -> CPU 1,4,0,5,6,7,3,2)",
+        assumptions: "pre-cluster against cluster; the per-vector table shows the permutation \
+                      (the per-CPU loads are equal).",
+        link: format!("/c/{}", encode_link(&cmp)?),
+        command: "irqscope compare intel-core-ultra-7-265k 20:name=nvme0,pre=1 --a pre-cluster --b cluster".into(),
+        target: SeedTarget::Compare(cmp),
+    })
+}
+
+/// Every seed figure, seed by seed.
+pub fn figures() -> Result<Vec<SeedFigure>, ViewError> {
+    let mut out = seed_000_figures()?;
     out.push(SeedFigure {
         seed: "001",
         title: "MANA on a 4-vCPU SMT-2 guest: the IRQ tables before and after the low-vCPU patch",
@@ -180,31 +216,7 @@ pub fn figures() -> Result<Vec<SeedFigure>, ViewError> {
             .spec()?,
         ),
     });
-    let ultra = scenario(
-        "intel-core-ultra-7-265k",
-        "20:name=nvme0,pre=1",
-        "pre-cluster",
-        "x86-matrix",
-        0,
-    )?;
-    let cmp = CompareSpec {
-        scenario: ultra,
-        a: SideSpec::default(),
-        b: SideSpec {
-            variant: Some("cluster".into()),
-            ..SideSpec::default()
-        },
-    };
-    out.push(SeedFigure {
-        seed: "002",
-        title: "Core Ultra 7 265K, IRQ-CPU 1:1: the cluster patch permutes the P-core queues \
-                (queue 0..7 -> CPU 1,4,0,5,6,7,3,2)",
-        assumptions: "pre-cluster against cluster; the per-vector table shows the permutation \
-                      (the per-CPU loads are equal).",
-        link: format!("/c/{}", encode_link(&cmp)?),
-        command: "irqscope compare intel-core-ultra-7-265k 20:name=nvme0,pre=1 --a pre-cluster --b cluster".into(),
-        target: SeedTarget::Compare(cmp),
-    });
+    out.push(seed_002_figure()?);
     for noise in ["0", "1", "2"] {
         out.push(SeedFigure {
             seed: "003",
