@@ -369,8 +369,8 @@ pub(crate) fn page_nodes_line(m: &Metrics) -> String {
 }
 
 /// Where each device's vectors fire, for a machine too large for the device strip: devices
-/// grouped by how many CPUs and nodes they fire on ("16 devices fire on 64 CPUs each, in 64
-/// nodes; nvme16 fires on 8 CPUs, in 1 node").
+/// grouped by how many CPUs and nodes they fire on ("each of 16 devices fires on 64 CPUs in
+/// 64 nodes; nvme16 fires on 8 CPUs in 1 node").
 pub(crate) fn strip_line(topo: &Topology, outcome: &crate::scenario::Outcome) -> String {
     let mut groups: Vec<((u32, u32), Vec<&str>)> = Vec::new();
     for d in &outcome.devices {
@@ -394,7 +394,7 @@ pub(crate) fn strip_line(topo: &Topology, outcome: &crate::scenario::Outcome) ->
             );
             match names[..] {
                 [one] => format!("{one} fires on {on}"),
-                _ => format!("{} devices fire on {on} each", names.len()),
+                _ => format!("each of {} devices fires on {on}", names.len()),
             }
         })
         .collect();

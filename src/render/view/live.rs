@@ -297,6 +297,51 @@ impl HostView {
     }
 }
 
+impl HostView {
+    /// The text twin (`/live/HOST/text`): the host, its reading, and the model comparison in
+    /// words, within 72 columns.
+    pub fn text_report(&self) -> String {
+        use crate::render::columns::wrap;
+        let mut out = wrap(&format!("{} (kernel {})", self.host, self.kernel), "irqscope live: ", "  ");
+        out.push_str(&wrap(&self.summary, "machine:  ", "          "));
+        out.push_str(&wrap(&self.status, "reading:  ", "          "));
+        out.push('\n');
+        if !self.model_error.is_empty() {
+            out.push_str(&wrap(&self.model_error, "model:    cannot run: ", "          "));
+            return out;
+        }
+        out.push_str(&wrap(
+            &format!(
+                "{} modelled vectors, {} differ from {} ({}, {})",
+                self.model_rows.len(),
+                self.mismatches,
+                self.variant,
+                self.sort,
+                self.effective
+            ),
+            "model:    ",
+            "          ",
+        ));
+        for r in &self.reasons {
+            out.push_str(&wrap(r, "          ", "          "));
+        }
+        for r in self.model_rows.iter().filter(|r| r.mismatch) {
+            out.push_str(&wrap(
+                &format!(
+                    "{} vector {} (irq {}): mask {} -> {}, CPU {} -> {}",
+                    r.device, r.index, r.irq, r.predicted_mask, r.actual_mask, r.predicted_cpu, r.actual_effective
+                ),
+                "  differs: ",
+                "    ",
+            ));
+        }
+        for w in &self.model_warnings {
+            out.push_str(&wrap(w, "note:     ", "          "));
+        }
+        out
+    }
+}
+
 /// The newest [`HISTORY_SHOWN`] samples as text, newest first.
 pub fn history_text(st: &HostState) -> Vec<String> {
     st.history

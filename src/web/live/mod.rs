@@ -3,7 +3,8 @@
 //!
 //! Routes: `POST /api/live/{host}/snapshots` (bearer token, [`SNAPSHOT_BYTES_MAX`] body),
 //! `GET /api/live/{host}` (JSON), `GET /live`, `GET /live/{host}`
-//! (`?variant=&effective=&mana=&node=`), `GET /live/{host}/events` (SSE). Actions live under
+//! (`?variant=&effective=&mana=&node=`) and its text twin `GET /live/{host}/text`,
+//! `GET /live/{host}/events` (SSE). Actions live under
 //! [`ACTIONS_PREFIX`] (`POST /live/_/import`), which no host name can take (host names never
 //! start with `_`), so `/live/HOST` means the host for every valid name, `import` included.
 //! Everything a host sends (host names, IRQ names, chips) is escaped by askama; only
@@ -297,6 +298,7 @@ pub fn routes() -> Router<AppState> {
                 .layer::<_, std::convert::Infallible>(r1),
         )
         .route("/live/{host}", get(host_page))
+        .route("/live/{host}/text", get(host_text))
         .route("/live/{host}/events", get(events))
         .route("/api/live/{host}", get(host_json).delete(delete_host))
         .route(
@@ -420,6 +422,21 @@ async fn host_page(
     })
     .await?;
     Ok(Html(page).into_response())
+}
+
+/// The live page's text twin: the host, its reading and the model comparison in words.
+async fn host_text(
+    State(app): State<AppState>,
+    Path(host): Path<String>,
+    Query(q): Query<LiveQuery>,
+    uri: Uri,
+    headers: HeaderMap,
+) -> Result<Response, AppError> {
+    app.live.admit(&uri, &headers, false)?;
+    let choice = q.choice()?;
+    let st = app.live.host(&host)?;
+    let text = blocking(move || Ok(HostView::new(&st, &choice, true).text_report())).await?;
+    Ok(super::text(text))
 }
 
 async fn host_json(
