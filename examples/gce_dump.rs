@@ -146,16 +146,16 @@ fn check_shape(topo: &Topology, ncpus: u32, nodes: u32, smt: u32, cluster: u32) 
         if topo.cpu_to_node(cpu) != cpu / (ncpus / nodes) {
             return Err(format!("CPU {cpu} is in node {}", topo.cpu_to_node(cpu)));
         }
-        if *topo.smt(cpu) != block(cpu, smt) {
-            return Err(format!("CPU {cpu} has SMT siblings {}", topo.smt(cpu)));
+        if *topo.drawn_smt(cpu) != block(cpu, smt) {
+            return Err(format!("CPU {cpu} has SMT siblings {}", topo.drawn_smt(cpu)));
         }
         let want = if cluster == 0 {
             CpuSet::default()
         } else {
             block(cpu, cluster)
         };
-        if *topo.cluster(cpu) != want {
-            return Err(format!("CPU {cpu} has cluster {}", topo.cluster(cpu)));
+        if *topo.drawn_cluster(cpu) != want {
+            return Err(format!("CPU {cpu} has cluster {}", topo.drawn_cluster(cpu)));
         }
     }
     Ok(())

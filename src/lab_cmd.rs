@@ -38,12 +38,18 @@ pub(crate) struct LabCheckArgs {
     /// Also run every variant x sort x effective model and say which reproduce the capture.
     #[arg(long)]
     all: bool,
+    /// The machine the capture was taken on, as drawn (preset, topology file or machine
+    /// word): its SMT and cluster sets replace the capture's, which are the kernel's already;
+    /// online CPUs stay as captured.
+    #[arg(long)]
+    machine: Option<String>,
 }
 
 pub(crate) fn lab(cmd: LabCmd) -> anyhow::Result<ExitCode> {
     match cmd {
         LabCmd::Check(a) => {
             let text = read_text(&a.capture)?;
+            let machine = a.machine.as_deref().map(load_topology).transpose()?;
             let report = irqscope::lab::check::check(
                 &text,
                 &irqscope::lab::check::CheckOptions {
@@ -52,6 +58,7 @@ pub(crate) fn lab(cmd: LabCmd) -> anyhow::Result<ExitCode> {
                     sort: a.sort,
                     effective: a.effective,
                     all: a.all,
+                    machine,
                 },
             )
             .map_err(|e| anyhow::anyhow!("{}: {e}", a.capture.display()))?;

@@ -102,7 +102,8 @@ pub(crate) struct SimulateArgs {
     /// Default blk-mq map: irq or cpumap.
     #[arg(long)]
     blk_mq: Option<String>,
-    /// group_cpus_evenly variant: pre-cluster, cluster, rotation, rotation-ohcl, rotation-v1r.
+    /// group_cpus_evenly variant: pre-cluster, cluster, rotation, rotation-ohcl, rotation-v1r,
+    /// rotation-v1.
     #[arg(long)]
     variant: Option<String>,
     /// Heapsort generation: heap-v5.1, heap-v6.9, heap-v6.11.
@@ -118,6 +119,10 @@ pub(crate) struct SimulateArgs {
     /// Form the managed masks with a policy proposal instead (offset-by-probed).
     #[arg(long)]
     proposal: Option<String>,
+    /// Probe order of driver=nvme controllers: sequential (default: each admin tag set, then
+    /// its I/O spread) or parallel (every admin tag set before the first I/O spread).
+    #[arg(long)]
+    probe: Option<String>,
     #[arg(long, value_enum, default_value_t = Format::Text)]
     format: Format,
     /// Also print every vector (mask, effective CPU).
@@ -138,6 +143,7 @@ pub(crate) fn simulate(args: SimulateArgs) -> anyhow::Result<ExitCode> {
         effective: args.effective.clone(),
         counter: args.counter,
         proposal: args.proposal.clone(),
+        probe: args.probe.clone(),
         boot: args.boot.params(),
     };
     let (base, label) = match (&args.scenario, &args.topology) {
@@ -227,6 +233,10 @@ pub(crate) struct CompareArgs {
     /// Both sides form their managed masks with a policy proposal instead (offset-by-probed).
     #[arg(long)]
     proposal: Option<String>,
+    /// Probe order of driver=nvme controllers: sequential (default) or parallel (every admin
+    /// tag set before the first I/O spread).
+    #[arg(long)]
+    probe: Option<String>,
     #[command(flatten)]
     boot: BootArgs,
     #[arg(long, value_enum, default_value_t = Format::Text)]
@@ -238,6 +248,7 @@ pub(crate) fn compare(args: CompareArgs) -> anyhow::Result<ExitCode> {
     let devices = parse_devices_with(&args.devices, &DeviceDefaults::default())?;
     let base = Overrides {
         proposal: args.proposal.clone(),
+        probe: args.probe.clone(),
         boot: args.boot.params(),
         ..Overrides::default()
     }

@@ -323,9 +323,9 @@ fn unit_runs(t: &Topology, node_cpus: &CpuSet) -> Vec<String> {
     let mut runs: Vec<(String, u32, CpuSet)> = Vec::new();
     let mut rest = node_cpus.clone();
     while let Some(c) = rest.first() {
-        let cluster = t.cluster(c);
+        let cluster = t.drawn_cluster(c);
         let (kind, unit) = if cluster.is_empty() {
-            ("core", t.smt(c).and(node_cpus))
+            ("core", t.drawn_smt(c).and(node_cpus))
         } else {
             ("cluster", cluster.and(node_cpus))
         };
@@ -333,7 +333,7 @@ fn unit_runs(t: &Topology, node_cpus: &CpuSet) -> Vec<String> {
         let mut threads = Vec::new();
         let mut left = unit.clone();
         while let Some(x) = left.first() {
-            let core = t.smt(x).and(&unit);
+            let core = t.drawn_smt(x).and(&unit);
             left.andnot_assign(&core);
             threads.push(core.weight());
         }

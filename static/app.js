@@ -61,6 +61,14 @@
 
   // Per node: its CPUs, SMT sets and clusters in `base`, and why its shape fields do not
   // reproduce it (empty when they do).
+  // The machine's architecture and interrupt controller, from the machine as loaded.
+  const chipsOf = (arch) => (state.irqchips || []).filter((c) => c.arch === arch);
+  function readFacts(ed) {
+    ed.arch = ed.base.arch || "x86_64";
+    const chips = chipsOf(ed.arch);
+    ed.irqchip = ed.base.irqchip || (chips[0] && chips[0].name) || "apic";
+  }
+
   function readBase(ed) {
     const base = ed.base;
     const smtSets = (base.smt || []).map(ids);
@@ -148,6 +156,10 @@
     const present = all.filter((c) => !absent.has(c));
     if (absent.size) spec.present = list(present);
     if (offline.size) spec.online = list(present.filter((c) => !offline.has(c)));
+    // Facts of the machine: written when they are not the x86 defaults (as a file omits them).
+    if (ed.arch && ed.arch !== "x86_64") spec.arch = ed.arch;
+    const chips = chipsOf(ed.arch || "x86_64");
+    if (ed.irqchip && chips.length && ed.irqchip !== chips[0].name) spec.irqchip = ed.irqchip;
     return spec;
   }
 
@@ -267,6 +279,13 @@
     renderPresetChoice();
     changed();
   }
+  // A new controller brings the effective-CPU model it implies (still changeable below).
+  function chipChanged(ed) {
+    const chip = (state.irqchips || []).find((c) => c.name === ed.irqchip);
+    if (chip && state.effectives.includes(chip.effective)) state.spec.effective = chip.effective;
+    renderKernel();
+    topologyChanged();
+  }
   // A node's shape changed: that node is regenerated from its shape.
   function reshape(n) {
     n.regen = true;
@@ -369,7 +388,18 @@
           ed.smt_numbering = v;
           ed.nodes.forEach((n) => { n.regen = true; });
           topologyChanged();
-        }, { id: "smt-numbering" }))));
+        }, { id: "smt-numbering" })),
+      el("label", { title: "decides the sibling and cluster masks the kernel gives CPUs that are not online" }, "arch ",
+        choose(ed.arch, [["x86_64", "x86_64"], ["arm64", "arm64"]], (v) => {
+          ed.arch = v;
+          ed.irqchip = chipsOf(v)[0].name;
+          chipChanged(ed);
+        }, { id: "arch" })),
+      el("label", { title: "the interrupt controller decides which CPU of a mask an interrupt fires on" }, "interrupt controller ",
+        choose(ed.irqchip, chipsOf(ed.arch).map((c) => [c.name, c.name + ": " + c.describe]), (v) => {
+          ed.irqchip = v;
+          chipChanged(ed);
+        }, { id: "irqchip" }))));
     box.append(el("p", { class: "note", id: "topo-note", text: "Offline and not-present CPUs, packages and distances are edited on the machine as it is. Changing a node's cores, SMT or cores/cluster regenerates that node as a regular shape (reusing its CPU ids); the other nodes stay exactly as they are." }));
     const built = state.spec.topology && state.spec.topology.nodes;
     // A node's CPU list: as the edited machine builds it, else as loaded.
@@ -688,6 +718,7 @@
     view.metric = qs.get("metric") || "";
     view.node = qs.get("node") || "";
     readBase(state.editor);
+    readFacts(state.editor);
     renderPresets();
     renderTopology();
     renderDevices();

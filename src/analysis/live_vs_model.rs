@@ -607,6 +607,7 @@ pub fn compare_with(
             None
         },
         kernel_c: None,
+        probe: None,
     };
     let resolve = |spec: &ScenarioSpec| spec.resolve(|name| (name == HOST_TOPOLOGY).then(|| topology.clone()));
     let spec = spec_for(primary);

@@ -741,7 +741,7 @@ mod tests {
         .unwrap();
         let two = run(&config(&["azure-l48s-v2"], "all", "0..4")).unwrap();
         assert_eq!(one.rows, two.rows);
-        assert_eq!(one.rows.len(), 6 * 4);
+        assert_eq!(one.rows.len(), Placement::all().len() * 4);
         let agg = |p: &str| one.aggregates.iter().find(|a| a.placement.name() == p).unwrap();
         let pre = agg("pre-cluster");
         assert!(pre.counter_independent);

@@ -18,7 +18,7 @@ use crate::kernel::vector_matrix::EffectiveModel;
 use crate::kernel::{group_cpus_evenly, SortGen, Variant};
 use crate::render;
 use crate::scenario::{self, BlkMqSource, Device, Scenario};
-use crate::topology::{CpuSet, Topology, TopologySpec};
+use crate::topology::{Arch, CpuSet, Topology, TopologySpec};
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -224,6 +224,14 @@ fn str_field<'a>(case: &'a Value, key: &str) -> Result<&'a str, String> {
 }
 
 /// The golden files' topology form (`cpus: [{cpu, node, smt, cluster, present, possible}]`).
+///
+/// Two readings, told apart by the topology's `arch` key (`README.md` beside the vectors that
+/// use it, `tests/data/golden-view/`):
+/// - without `arch` (`../shared/golden/`), `smt` and `cluster` are the kernel's own masks for
+///   every possible CPU, as the kernel C was run with them, and online = present;
+/// - with `arch` (`"x86_64"` or `"arm64"`), they are the drawn machine: each CPU may say
+///   `online` (default: its `present`), and the product derives the masks the kernel has
+///   from the drawing by that architecture's rules ([`Topology::smt`]).
 pub fn topology_from_golden(t: &Value) -> Result<Topology, String> {
     let nr_cpu_ids = u32_field(t, "nr_cpu_ids")?;
     let nr_node_ids = u32_field(t, "nr_node_ids")?;
@@ -231,8 +239,16 @@ pub fn topology_from_golden(t: &Value) -> Result<Topology, String> {
     if nr_node_ids == 0 || nr_node_ids > crate::topology::NODES_MAX {
         return Err(format!("nr_node_ids {nr_node_ids} out of range"));
     }
+    let arch = match t.get("arch") {
+        None => None,
+        Some(v) => {
+            let name = v.as_str().ok_or("\"arch\" is not a string")?;
+            Some(Arch::from_name(name).ok_or_else(|| format!("unknown arch {name:?}"))?)
+        }
+    };
     let mut nodes = vec![CpuSet::new(nr_cpu_ids); nr_node_ids as usize];
     let mut present = CpuSet::new(nr_cpu_ids);
+    let mut online = CpuSet::new(nr_cpu_ids);
     let mut smt: Vec<String> = Vec::new();
     let mut clusters: Vec<String> = Vec::new();
     for c in cpus {
@@ -245,8 +261,16 @@ pub fn topology_from_golden(t: &Value) -> Result<Topology, String> {
             .get_mut(node as usize)
             .ok_or_else(|| format!("CPU {cpu}: node {node} out of range"))?
             .insert(cpu);
-        if field(c, "present")?.as_bool().ok_or("\"present\" is not a bool")? {
+        let is_present = field(c, "present")?.as_bool().ok_or("\"present\" is not a bool")?;
+        if is_present {
             present.insert(cpu);
+        }
+        let is_online = match c.get("online") {
+            None => is_present,
+            Some(v) => v.as_bool().ok_or("\"online\" is not a bool")?,
+        };
+        if is_online {
+            online.insert(cpu);
         }
         for (key, list) in [("smt", &mut smt), ("cluster", &mut clusters)] {
             let text = str_field(c, key)?;
@@ -269,9 +293,15 @@ pub fn topology_from_golden(t: &Value) -> Result<Topology, String> {
         smt,
         clusters,
         present: Some(present.to_cpulist()),
+        online: Some(online.to_cpulist()),
+        arch,
         ..TopologySpec::default()
     };
-    Topology::new(&spec).map_err(|e| format!("topology: {e}"))
+    let topology = match arch {
+        Some(_) => Topology::new(&spec),
+        None => Topology::with_masks_as_given(&spec),
+    };
+    topology.map_err(|e| format!("topology: {e}"))
 }
 
 fn variant_of(case: &Value) -> Result<Variant, String> {

@@ -1,4 +1,4 @@
-//! Model of `lib/group_cpus.c`: `group_cpus_evenly()` in five named variants.
+//! Model of `lib/group_cpus.c`: `group_cpus_evenly()` in six named variants.
 //!
 //! The file reads in the C's order (helpers first, the exported entry point last) and keeps the
 //! C's function names; leading underscores are dropped and the C name is given in each doc.
@@ -12,7 +12,8 @@
 //! | `cluster` | torvalds/linux `136114e0abf0` "lib/group_cpus: make group CPU cluster aware" (blob `a93df70919df`) |
 //! | `rotation` | the per-caller rotation ("spread counter") patch, newest revision: namancse/linux `9dd308490b7e` |
 //! | `rotation-ohcl` | an earlier revision of that patch ("pooled extras" with a stride): microsoft/OHCL-Linux-Kernel `42964c436995` |
-//! | `rotation-v1r` | a **reconstruction** of the first posted revision from its commit message, not published code |
+//! | `rotation-v1` | the first posted revision, as published: microsoft/OHCL-Linux-Kernel `e21bb8ee0b0b` |
+//! | `rotation-v1r` | a **reconstruction** of the first posted revision from its commit message, not published code (kept frozen for old links; `rotation-v1` is the code) |
 //!
 //! Pure: no I/O, no globals. The present and possible masks come from the [`Topology`]
 //! parameter and the rotation patch's global counter is a `&mut u32` owned by the caller, so a
@@ -50,15 +51,17 @@ pub enum Variant {
     Rotation,
     RotationOhcl,
     RotationV1r,
+    RotationV1,
 }
 
 impl Variant {
-    pub const ALL: [Variant; 5] = [
+    pub const ALL: [Variant; 6] = [
         Variant::PreCluster,
         Variant::Cluster,
         Variant::Rotation,
         Variant::RotationOhcl,
         Variant::RotationV1r,
+        Variant::RotationV1,
     ];
 
     pub fn name(self) -> &'static str {
@@ -68,6 +71,7 @@ impl Variant {
             Variant::Rotation => "rotation",
             Variant::RotationOhcl => "rotation-ohcl",
             Variant::RotationV1r => "rotation-v1r",
+            Variant::RotationV1 => "rotation-v1",
         }
     }
 
@@ -83,14 +87,23 @@ impl Variant {
             Variant::Rotation => "per-caller rotation patch, newest revision (proposed)",
             Variant::RotationOhcl => "per-caller rotation patch, pooled-extras revision (proposed)",
             Variant::RotationV1r => {
-                "RECONSTRUCTION of the posted v1 rotation patch from its commit message, not published code"
+                "RECONSTRUCTION of the posted v1 rotation patch from its commit message, not published code \
+                 (rotation-v1 is the posted code)"
             }
+            Variant::RotationV1 => "per-caller rotation patch, first posted revision (proposed)",
         }
     }
 
     /// Whether the variant reads and advances the global spread counter.
     pub fn uses_counter(self) -> bool {
         rules(self).counter
+    }
+
+    /// Whether a one-group call takes a counter value too (`rotation-v1` reads the counter
+    /// before it tests `numgrps`); the other rotation variants leave it alone then.
+    pub fn counts_one_group_calls(self) -> bool {
+        let r = rules(self);
+        r.counter && r.counter_on_one_group
     }
 }
 
@@ -124,8 +137,14 @@ pub(crate) enum FewGroups {
 pub(crate) enum Extras {
     /// Upstream: the first `ncpus % ngroups` groups.
     First,
-    /// Every rotation revision: group `v` iff `(v + offset % ngroups) % ngroups < extra`.
+    /// `rotation`, `rotation-ohcl`, `rotation-v1r`: group `v` iff
+    /// `(v + offset % ngroups) % ngroups < extra`.
     Modular,
+    /// `rotation-v1`: group `v` iff `extra > 0` and `((v + offset) mod 2^32) % ngroups <
+    /// extra`: the offset is added unreduced in 32 bits, so near 2^32 the sum wraps and more
+    /// than `extra` groups can qualify (the domain then runs out of CPUs before its last
+    /// groups, which stay short or empty).
+    ModularUnreduced,
 }
 
 /// How `grp_spread_init_one()` picks the next CPU of a domain.
@@ -146,6 +165,9 @@ pub(crate) struct Rules {
     /// Reads and advances the global spread counter (offset = counter, once per call with
     /// `numgrps >= 2`); without it the offset is 0.
     pub counter: bool,
+    /// A one-group call takes a counter value too (`rotation-v1`: `atomic_fetch_inc()` before
+    /// any test of `numgrps`); otherwise it uses offset 0 and leaves the counter alone.
+    pub counter_on_one_group: bool,
     pub few_groups: FewGroups,
     /// Split of a stage's groups over the NUMA nodes (`alloc_nodes_groups()`).
     pub node_alloc: Alloc,
@@ -166,6 +188,7 @@ pub(crate) fn rules(variant: Variant) -> Rules {
     let upstream = Rules {
         model: "",
         counter: false,
+        counter_on_one_group: false,
         few_groups: FewGroups::Lowest,
         node_alloc: Alloc::Ratio,
         cluster_path: false,
@@ -187,6 +210,7 @@ pub(crate) fn rules(variant: Variant) -> Rules {
         Variant::Rotation => Rules {
             model: "rotation patch, newest revision: namancse/linux 9dd308490b7e",
             counter: true,
+            counter_on_one_group: false,
             few_groups: FewGroups::RotatedIfEqual,
             node_alloc: Alloc::EqualClasses,
             cluster_path: true,
@@ -198,6 +222,7 @@ pub(crate) fn rules(variant: Variant) -> Rules {
         Variant::RotationOhcl => Rules {
             model: "rotation patch, pooled-extras revision: microsoft/OHCL-Linux-Kernel 42964c436995",
             counter: true,
+            counter_on_one_group: false,
             few_groups: FewGroups::Rotated,
             node_alloc: Alloc::PooledExtras,
             cluster_path: true,
@@ -214,6 +239,18 @@ pub(crate) fn rules(variant: Variant) -> Rules {
             extras: Extras::Modular,
             ..upstream
         },
+        // The row of `rotation-v1r` with the two rules in which the published code differs
+        // from the reconstruction (../shared/golden-rotation-v1/README.md, checked against the
+        // C): every call takes a counter value, and the extras test adds the offset unreduced.
+        Variant::RotationV1 => Rules {
+            model: "rotation patch v1 as published: microsoft/OHCL-Linux-Kernel e21bb8ee0b0b lib/group_cpus.c",
+            counter: true,
+            counter_on_one_group: true,
+            cluster_path: true,
+            cluster_alloc: Alloc::PooledExtras,
+            extras: Extras::ModularUnreduced,
+            ..upstream
+        },
     }
 }
 
@@ -227,15 +264,20 @@ pub struct Grouping {
     nummasks: u32,
     group_of: Vec<u32>,
     spread_offset: Option<u32>,
+    /// Whether the call took its offset from the counter (and advanced it).
+    consumed: bool,
 }
 
 impl Grouping {
-    fn new(numgrps: u32, nummasks: u32, group_of: Vec<u32>, spread_offset: Option<u32>) -> Grouping {
+    /// A grouping from outside code: `consumed` is the counter value the call took, if it took
+    /// one (which is then also the offset it used).
+    fn new(numgrps: u32, nummasks: u32, group_of: Vec<u32>, consumed: Option<u32>) -> Grouping {
         Grouping {
             numgrps,
             nummasks,
             group_of,
-            spread_offset,
+            spread_offset: consumed,
+            consumed: consumed.is_some(),
         }
     }
     /// Groups asked for; the kernel returns this many masks.
@@ -246,15 +288,17 @@ impl Grouping {
     pub fn nummasks(&self) -> u32 {
         self.nummasks
     }
-    /// The offset this call used (rotation variants only; 0 for a one-group call).
+    /// The offset this call used (rotation variants only; 0 for a one-group call, except under
+    /// `rotation-v1`, whose one-group calls take a counter value like any other).
     pub(crate) fn spread_offset(&self) -> Option<u32> {
         self.spread_offset
     }
     /// The counter value this call consumed: the offset for rotation variants with
-    /// `numgrps >= 2`, `None` otherwise (a one-group call uses offset 0 without advancing the
-    /// counter). Per-device offset lists are built from this.
+    /// `numgrps >= 2` (every call under `rotation-v1`), `None` otherwise (a one-group call
+    /// uses offset 0 without advancing the counter). Per-device offset lists are built from
+    /// this.
     pub(crate) fn consumed_offset(&self) -> Option<u32> {
-        self.spread_offset.filter(|_| self.numgrps >= 2)
+        self.spread_offset.filter(|_| self.consumed)
     }
     /// Group index of a CPU, `None` for CPUs in no group (ids that are not possible).
     pub fn group_of(&self, cpu: u32) -> Option<u32> {
@@ -644,7 +688,8 @@ impl Spread<'_> {
 ///
 /// Returns `None` for `numgrps == 0`, as the kernel returns NULL. `counter` is the rotation
 /// patch's global counter: rotation variants use its value as the offset and advance it by one
-/// for every call with `numgrps >= 2`; other variants ignore it.
+/// for every call with `numgrps >= 2` (`rotation-v1`: every call with `numgrps >= 1`); other
+/// variants ignore it.
 pub fn group_cpus_evenly(
     topo: &Topology,
     numgrps: u32,
@@ -657,14 +702,14 @@ pub fn group_cpus_evenly(
         return None;
     }
     let rules = rules(variant);
-    let (offset, spread_offset) = if !rules.counter {
-        (0, None)
-    } else if numgrps == 1 {
-        (0, Some(0))
+    let (offset, spread_offset, consumed) = if !rules.counter {
+        (0, None, false)
+    } else if numgrps == 1 && !rules.counter_on_one_group {
+        (0, Some(0), false)
     } else {
         let offset = *counter;
         *counter = counter.wrapping_add(1);
-        (offset, Some(offset))
+        (offset, Some(offset), true)
     };
     let mut spread = Spread {
         topo,
@@ -707,6 +752,7 @@ pub fn group_cpus_evenly(
         nummasks,
         group_of: spread.group_of,
         spread_offset,
+        consumed,
     })
 }
 
@@ -817,6 +863,75 @@ mod tests {
             text.contains("WARN") && text.contains("CPU 40") && text.contains("node 2"),
             "{text}"
         );
+    }
+
+    /// `rotation-v1` rule (a): a one-group call takes the counter's value as its offset and
+    /// advances the counter, as `atomic_fetch_inc()` does before the C looks at `numgrps`; the
+    /// reconstruction (`rotation-v1r`) takes none. NULL (`numgrps == 0`) returns before it.
+    #[test]
+    fn v1_one_group_call_takes_a_counter_value() {
+        let t = topo("name = \"t\"\nnodes = [\"0-3\", \"4-7\"]");
+        let mut w = Vec::new();
+        let mut c = 7;
+        assert!(group_cpus_evenly(&t, 0, Variant::RotationV1, SortGen::HeapV6_11, &mut c, &mut w).is_none());
+        assert_eq!(c, 7);
+        let g = group_cpus_evenly(&t, 1, Variant::RotationV1, SortGen::HeapV6_11, &mut c, &mut w).unwrap();
+        assert_eq!((g.spread_offset(), g.consumed_offset(), c), (Some(7), Some(7), 8));
+        assert_eq!(g.masks()[0].to_cpulist(), "0-7");
+        let mut c = u32::MAX;
+        let g = group_cpus_evenly(&t, 1, Variant::RotationV1, SortGen::HeapV6_11, &mut c, &mut w).unwrap();
+        assert_eq!((g.consumed_offset(), c), (Some(u32::MAX), 0));
+        let mut c = 7;
+        let g = group_cpus_evenly(&t, 1, Variant::RotationV1r, SortGen::HeapV6_11, &mut c, &mut w).unwrap();
+        assert_eq!((g.spread_offset(), g.consumed_offset(), c), (Some(0), None, 7));
+        assert!(w.is_empty(), "{w:?}");
+    }
+
+    /// `rotation-v1` rule (b): the offset is added to the group index in 32 bits before the
+    /// remainder. 4 CPUs in 3 groups (1 extra CPU) at offset 2^32-1: (0 + off) % 3 = 0 and
+    /// (1 + off) wraps to 0, so groups 0 and 1 both take 2 CPUs and group 2 finds none left,
+    /// while the reduced offset ((2^32-1) % 3 = 0) gives only group 0 the extra CPU.
+    #[test]
+    fn v1_unreduced_offset_wraps_and_empties_the_last_group() {
+        let t = topo("name = \"t\"\nnodes = [\"0-3\"]");
+        let (masks, nummasks, after) = run(&t, 3, Variant::RotationV1, u32::MAX);
+        assert_eq!(masks, ["0-1", "2-3", ""]);
+        assert_eq!((nummasks, after), (3, 0));
+        let (masks, _, _) = run(&t, 3, Variant::RotationV1r, u32::MAX);
+        assert_eq!(masks, ["0-1", "2", "3"]);
+        // One step earlier nothing wraps: (v + 2^32-2) % 3 is 2, 0, 1, so group 1 is the big one
+        // under both rules.
+        let (v1, _, _) = run(&t, 3, Variant::RotationV1, u32::MAX - 1);
+        let (v1r, _, _) = run(&t, 3, Variant::RotationV1r, u32::MAX - 1);
+        assert_eq!(v1, ["0", "1-2", "3"]);
+        assert_eq!(v1, v1r);
+    }
+
+    /// Away from the wrap the two rules of (b) are one: `(v + off) % n == (v + off % n) % n`
+    /// whenever `v + off` does not pass 2^32, so for calls of two groups or more `rotation-v1`
+    /// and `rotation-v1r` agree wherever `counter + numgrps <= 2^32`, on every shape of domain
+    /// (nodes of unequal size, clusters, SMT, absent CPUs).
+    #[test]
+    fn v1_and_v1r_agree_away_from_the_wrap() {
+        let shapes = [
+            "name = \"a\"\nnodes = [\"0-5\", \"6-15\"]\nsmt = [\"0-1\",\"2-3\",\"4-5\",\"6-7\",\"8-9\",\"10-11\",\"12-13\",\"14-15\"]",
+            "name = \"b\"\nnodes = [\"0-23\"]\nclusters = [\"0\",\"1\",\"2-3\",\"4-7\",\"8-11\",\"12-17\",\"18-23\"]",
+            "name = \"c\"\nnodes = [\"0-7\", \"8-15\"]\npresent = \"0-4,8-12\"",
+        ];
+        for text in shapes {
+            let t = topo(text);
+            for numgrps in 2..=16 {
+                for counter in (0..12).chain([u32::MAX - 40, u32::MAX - 16]) {
+                    let (v1, n1, a1) = run(&t, numgrps, Variant::RotationV1, counter);
+                    let (v1r, n1r, a1r) = run(&t, numgrps, Variant::RotationV1r, counter);
+                    assert_eq!(
+                        (v1, n1, a1),
+                        (v1r, n1r, a1r),
+                        "{text} numgrps {numgrps} counter {counter}"
+                    );
+                }
+            }
+        }
     }
 
     /// Each row of the table is the variant's: the counter rule is read from it, and upstream

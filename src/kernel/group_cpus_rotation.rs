@@ -8,12 +8,19 @@
 //! * `rotation-ohcl` (microsoft/OHCL-Linux-Kernel `42964c436995`, middle): pooled extras dealt
 //!   with a stride at node and cluster level (`Alloc::PooledExtras`), an always-rotated
 //!   few-groups walk, modular extras, lowest-CPU filling.
-//! * `rotation-v1r` (a reconstruction of v1 from its commit message): upstream at node level,
-//!   pooled extras at cluster level, modular extras, lowest-CPU filling.
+//! * `rotation-v1` (microsoft/OHCL-Linux-Kernel `e21bb8ee0b0b`, the first posted revision as
+//!   published): upstream at node level and in the few-groups walk, pooled extras with a
+//!   stride at cluster level (after the upstream split, from `spread_offset % ncluster`),
+//!   unreduced modular extras (`Extras::ModularUnreduced`), lowest-CPU filling; every call
+//!   takes a counter value, one-group calls included.
+//! * `rotation-v1r` (a reconstruction of v1 from its commit message, kept frozen for old
+//!   links): `rotation-v1` with a one-group call taking no counter value and the offset
+//!   reduced before the extras test (`Extras::Modular`).
 //!
-//! All share the offset: the counter's value for a call with `numgrps >= 2`, 0 otherwise
-//! (`group_cpus_evenly()` in `group_cpus.rs`). Each function here replaces the upstream step it
-//! names; `group_cpus.rs` calls it at the branch point its rule decides.
+//! The offset is the counter's value for a call with `numgrps >= 2` (for `rotation-v1`, for
+//! every call), 0 otherwise (`group_cpus_evenly()` in `group_cpus.rs`). Each function here
+//! replaces the upstream step it names; `group_cpus.rs` calls it at the branch point its rule
+//! decides.
 
 use super::window::Window;
 use super::{Domain, Extras, FewGroups, Fill, Spread, INACTIVE};
@@ -125,9 +132,15 @@ impl Spread<'_> {
     }
 
     /// The rotation revisions' `assign_cpus_to_groups()`: which groups get the rounding CPU is
-    /// modular (`Extras::Modular`: group `v` iff `(v + offset % ngroups) % ngroups < extra`),
-    /// and `rotation` fills from a cursor (`Fill::Cursor`) that starts at a rotated position
-    /// of the domain. `ngroups > 0` (checked by the caller).
+    /// modular (`Extras::Modular`: group `v` iff `(v + offset % ngroups) % ngroups < extra`;
+    /// `Extras::ModularUnreduced`: iff `extra > 0` and `((v + offset) mod 2^32) % ngroups <
+    /// extra`), and `rotation` fills from a cursor (`Fill::Cursor`) that starts at a rotated
+    /// position of the domain. `ngroups > 0` (checked by the caller).
+    ///
+    /// Under `ModularUnreduced` the number of larger groups is not bounded by `extra`: near
+    /// 2^32 the wrapped sums of the last groups fall below `extra` again, the domain's CPUs
+    /// run out early and `grp_spread_init_one()` leaves its last groups short or empty (its
+    /// "should not happen" return), which the C does too.
     pub(super) fn assign_cpus_to_groups_rotation(
         &mut self,
         ncpus: u32,
@@ -154,7 +167,9 @@ impl Spread<'_> {
         }
         let mut hint = 0u32;
         for v in 0..ngroups {
-            let big = if spread == 0 {
+            let big = if self.rules.extras == Extras::ModularUnreduced {
+                extra > 0 && v.wrapping_add(self.offset) % ngroups < extra
+            } else if spread == 0 {
                 v < extra
             } else {
                 (u64::from(v) + u64::from(spread)) % u64::from(ngroups) < u64::from(extra)

@@ -30,6 +30,9 @@ pub struct CheckOptions {
     pub effective: Option<String>,
     /// Also run every variant × sort × effective model and name those that reproduce it.
     pub all: bool,
+    /// The drawn machine the capture was taken on: its SMT and cluster sets replace the
+    /// capture's (the kernel's own masks), online CPUs stay the capture's.
+    pub machine: Option<Arc<Topology>>,
 }
 
 /// The kinds counted, in print order.
@@ -92,8 +95,21 @@ pub fn check(text: &str, o: &CheckOptions) -> Result<Report, String> {
             return Err(format!("--kernel {k:?}: not a kernel release (e.g. 6.1.0-57-amd64)"));
         }
     }
-    let topology = Arc::new(Topology::new(&snap.topology.to_spec(&snap.host)).map_err(|e| format!("topology: {e}"))?);
+    let mut topology =
+        Arc::new(Topology::new(&snap.topology.to_spec(&snap.host)).map_err(|e| format!("topology: {e}"))?);
+    if let Some(m) = &o.machine {
+        let drawn = m
+            .booted_as(&topology)
+            .map_err(|e| format!("--machine is not the captured machine: {e}"))?;
+        topology = Arc::new(drawn);
+    }
     let (mut opts, mut warnings) = live_vs_model::options_for(&snap, o.kernel.as_deref());
+    if o.machine.is_some() && opts.hotplug.is_some() && topology.possible() != topology.present() {
+        // The release's hotplug rule rebuilds the machine from the capture's own lists.
+        return Err(
+            "--machine: a capture with hotplug CPUs (possible but not present) is checked from its own topology".into(),
+        );
+    }
     if let Some(v) = &o.variant {
         spec::parse_variant(v).map_err(|e| e.0)?;
         opts.variant = v.clone();
@@ -117,6 +133,14 @@ pub fn check(text: &str, o: &CheckOptions) -> Result<Report, String> {
         if release.is_empty() { "unknown" } else { release },
         topology.possible().weight()
     );
+    if let Some(m) = &o.machine {
+        let _ = writeln!(
+            out,
+            "machine: {} as drawn, online {} as captured",
+            m.name(),
+            topology.online()
+        );
+    }
     let _ = writeln!(
         out,
         "model: variant {}, sort {}, effective {}",

@@ -91,9 +91,9 @@ pub fn guest_machine(t: &Topology, node_memory_mib: Option<&[u32]>) -> Result<Gu
         )));
     }
     // Threads per core from the siblings of the present CPUs (hotplug CPUs have none yet).
-    let threads = t.smt(0).weight().max(1);
+    let threads = t.drawn_smt(0).weight().max(1);
     for cpu in 0..cpus {
-        let smt = ids(t.smt(cpu));
+        let smt = ids(t.drawn_smt(cpu));
         if smt.len() as u32 != threads {
             return Err(refuse(format!(
                 "CPU {cpu} has {} SMT thread(s), CPU 0 has {threads}: QEMU gives every core the same \
@@ -106,22 +106,22 @@ pub fn guest_machine(t: &Topology, node_memory_mib: Option<&[u32]>) -> Result<Gu
             return Err(refuse(format!(
                 "SMT siblings of CPU {cpu} are {}: QEMU numbers the threads of a core adjacently \
                  ({first}-{}), offset SMT numbering is not expressible",
-                t.smt(cpu),
+                t.drawn_smt(cpu),
                 first + threads - 1
             )));
         }
-        let cluster = t.cluster(cpu);
+        let cluster = t.drawn_cluster(cpu);
         if !cluster.is_empty() && ids(cluster) != smt {
             return Err(refuse(format!(
                 "cluster of CPU {cpu} is {}, its core is {}: the guest's cluster is the core \
                  (clusters other than the core are not expressible)",
                 cluster,
-                t.smt(cpu)
+                t.drawn_smt(cpu)
             )));
         }
     }
     let mut notes = Vec::new();
-    if t.cluster_sets().is_empty() {
+    if t.drawn_cluster_sets().is_empty() {
         notes.push("the topology has no clusters; the guest's cluster is the core".to_string());
     }
     // Sockets: the packages, all of one size and in id order.
@@ -212,7 +212,7 @@ pub fn nvme_ioqpairs(devices: &[Device], possible: u32) -> Result<Vec<u32>, Unex
     devices
         .iter()
         .map(|d| {
-            let nvme_like = matches!(d.driver, Driver::Generic)
+            let nvme_like = matches!(d.driver, Driver::Generic | Driver::Nvme)
                 && d.pre_vectors == 1
                 && d.post_vectors == 0
                 && d.sets.is_none()

@@ -192,8 +192,7 @@ pub fn resolve_package(pattern: &str, apt_options: &[String]) -> Result<String, 
         .lines()
         .filter_map(|l| l.split(' ').next())
         .filter_map(|name| {
-            match_version_pattern(pattern, name)
-                .map(|v| (v.iter().map(|s| version_key(s)).collect::<Vec<_>>(), name))
+            match_version_pattern(pattern, name).map(|v| (v.iter().map(|s| version_key(s)).collect::<Vec<_>>(), name))
         })
         .max();
     match newest {
@@ -723,7 +722,10 @@ mod tests {
     #[test]
     fn version_patterns_match_only_version_numbers() {
         let p = "linux-image-6.1.0-*-amd64";
-        assert_eq!(match_version_pattern(p, "linux-image-6.1.0-57-amd64"), Some(vec!["57".to_string()]));
+        assert_eq!(
+            match_version_pattern(p, "linux-image-6.1.0-57-amd64"),
+            Some(vec!["57".to_string()])
+        );
         // `*` is a version number: the cloud, rt and unsigned flavours are other packages.
         for other in [
             "linux-image-6.1.0-57-cloud-amd64",
@@ -741,7 +743,10 @@ mod tests {
         );
         // A star followed by digits gives them back.
         assert_eq!(
-            match_version_pattern("linux-binary-unsigned-7.*3+deb*-cloud-amd64", "linux-binary-unsigned-7.2.13+deb14-cloud-amd64"),
+            match_version_pattern(
+                "linux-binary-unsigned-7.*3+deb*-cloud-amd64",
+                "linux-binary-unsigned-7.2.13+deb14-cloud-amd64"
+            ),
             Some(vec!["2.1".to_string(), "14".to_string()])
         );
         assert!(version_key("6.12.117") > version_key("6.12.99"));

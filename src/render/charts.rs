@@ -196,6 +196,9 @@ mod tests {
         let (s, o, m) = run("azure-4vcpu-smt2", vec![d]);
         let strip = device_strip(s.topology(), &o, None).unwrap();
         assert!(!strip.contains("<script>") && strip.contains("&lt;script&gt;"));
+        // One node: no chart (the page says it in a sentence); two nodes draw one.
+        assert!(numa_chart(&m).is_none());
+        let (_, _, m) = run("azure-l96as-v4", vec![DeviceSpec::new(1, 4)]);
         let chart = numa_chart(&m).unwrap();
         assert!(chart.contains("<svg class=\"numa\""), "{chart}");
     }

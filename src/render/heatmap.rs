@@ -77,8 +77,8 @@ pub(crate) fn layout_order(topo: &Topology, node: u32) -> Vec<u32> {
         .node_cpus(node)
         .iter()
         .map(|cpu| {
-            let cluster = first_of(topo.cluster(cpu), &mut last_cluster).unwrap_or(u32::MAX);
-            let core = first_of(topo.smt(cpu), &mut last_core).unwrap_or(cpu);
+            let cluster = first_of(topo.drawn_cluster(cpu), &mut last_cluster).unwrap_or(u32::MAX);
+            let core = first_of(topo.drawn_smt(cpu), &mut last_core).unwrap_or(cpu);
             (topo.cpu_to_package(cpu), cluster, core, cpu)
         })
         .collect();
@@ -256,8 +256,8 @@ struct RowPlan<'o> {
 fn unit_key(topo: &Topology, cpu: u32) -> (u32, u32, u32) {
     (
         topo.cpu_to_package(cpu),
-        topo.cluster(cpu).first().unwrap_or(u32::MAX),
-        topo.smt(cpu).first().unwrap_or(cpu),
+        topo.drawn_cluster(cpu).first().unwrap_or(u32::MAX),
+        topo.drawn_smt(cpu).first().unwrap_or(cpu),
     )
 }
 
@@ -426,7 +426,7 @@ fn draw_row(g: &Grid<'_>, row: &RowPlan<'_>, y: u32, geo: Geometry, body: &mut S
         if let Some(p) = prev {
             // A cluster boundary is marked only where a cluster holds several cores (a
             // cluster of one core is just a core).
-            let multi = |first: u32| g.topo.cluster(first).weight() > g.topo.smt(first).weight();
+            let multi = |first: u32| g.topo.drawn_cluster(first).weight() > g.topo.drawn_smt(first).weight();
             let new_cluster = p.1 != k.1 || p.0 != k.0;
             let gap = if new_cluster && (multi(p.2) || multi(k.2)) {
                 CLUSTER_GAP_PX
@@ -917,7 +917,7 @@ mod tests {
                 let cpus: CpuSet = r.cores.iter().flat_map(|c| c.iter().copied()).collect();
                 assert!(cpus.weight() as usize <= ROW_CELLS_NUMBERED);
                 for c in cpus.iter() {
-                    let cl = t.cluster(c).and(t.node_cpus(node));
+                    let cl = t.drawn_cluster(c).and(t.node_cpus(node));
                     if cl.weight() as usize <= ROW_CELLS_NUMBERED {
                         assert!(cl.iter().all(|x| cpus.contains(x)), "cluster of {c} split");
                     }
@@ -952,7 +952,7 @@ mod tests {
             let k = format!(r#"data-cpu="{cpu}" "#);
             attr(&svg[svg.find(&k).unwrap()..], "x")
         };
-        let sib = topo.smt(0).iter().find(|&c| c != 0).unwrap();
+        let sib = topo.drawn_smt(0).iter().find(|&c| c != 0).unwrap();
         assert_eq!(x_of(sib) - x_of(0), 19.0);
         for v in 0..=m.devices_per_cpu_max {
             assert!(svg.contains(&format!(r#"data-step="{v}""#)), "step {v} missing");

@@ -59,6 +59,17 @@ pub fn outcome_json(scenario: &Scenario, outcome: &Outcome, m: &Metrics) -> Valu
         if let Some(o) = &d.mana {
             value["devices"][i]["mana"] = super::json_mana_sched::mana_outcome_json(o);
         }
+        // NVMe devices (driver=nvme): the counter values their admin tag set consumed.
+        if let Some(admin) = &d.admin_spread_offsets {
+            value["devices"][i]["admin_spread_offsets"] = json!(admin);
+        }
+    }
+    if let Some(p) = scenario.probe() {
+        value["scenario"]["probe"] = json!(p.name());
+    }
+    let notes = summary::machine_notes(scenario.topology());
+    if !notes.is_empty() {
+        value["machine_notes"] = json!(notes);
     }
     value["warnings"] = outcome
         .warnings()

@@ -6,7 +6,7 @@ use crate::kernel::vector_matrix::EffectiveModel;
 use crate::metrics::{CpuLoad, Metrics};
 use crate::render::svg::HeatMetric;
 use crate::scenario::Scenario;
-use crate::topology::{plural, CpuSet, Irqchip, Topology};
+use crate::topology::{cut_cpulist, plural, Arch, CpuSet, Irqchip, Topology};
 
 /// Most parts of a sentence shown; the middle ones are folded into a count.
 pub(crate) const PARTS_SHOWN_MAX: usize = 4;
@@ -101,6 +101,50 @@ pub(crate) fn ideal_line(m: &Metrics) -> String {
         m.ideal.devices_per_cpu_max,
         m.basis.describe()
     )
+}
+
+/// Where the kernel's view of the machine differs from the drawing, one sentence: "CPUs
+/// 36-71 offline: x86 gives them empty SMT and cluster masks; their siblings see them as
+/// absent". `None` when every CPU's masks are as drawn. Long cpulists are cut with their count.
+pub(crate) fn view_line(topo: &Topology) -> Option<String> {
+    let (down, up) = topo.view_differs();
+    if down.is_empty() {
+        return (!up.is_empty()).then(|| {
+            format!(
+                "CPUs {}: arm64 links SMT siblings only inside their cluster and package, \
+                 so their kernel masks are narrower than drawn",
+                cut_cpulist(&up)
+            )
+        });
+    }
+    let mut who = Vec::new();
+    let offline = down.and(topo.present());
+    if !offline.is_empty() {
+        who.push(format!("{} offline", cut_cpulist(&offline)));
+    }
+    let absent = down.andnot(topo.present());
+    if !absent.is_empty() {
+        who.push(format!("{} not present", cut_cpulist(&absent)));
+    }
+    let masks = match topo.arch() {
+        Arch::X86_64 => "x86 gives them empty SMT and cluster masks",
+        Arch::Arm64 => "arm64 gives each SMT and cluster masks of itself alone",
+    };
+    let siblings = if up.is_empty() {
+        ""
+    } else {
+        "; their siblings see them as absent"
+    };
+    Some(format!("CPUs {}: {masks}{siblings}", who.join(" and ")))
+}
+
+/// What the page, the text report and the JSON answer say about the machine itself: the
+/// kernel's view where it differs from the drawing, then clusters that split SMT sets.
+pub(crate) fn machine_notes(topo: &Topology) -> Vec<String> {
+    view_line(topo)
+        .into_iter()
+        .chain(topo.cluster_split_warning().map(|w| format!("warning: {w}")))
+        .collect()
 }
 
 /// "variant rotation-v1r: RECONSTRUCTION of …": every view names the code it ran.
@@ -497,6 +541,76 @@ pub(crate) fn verdict_line(topo: &Topology, m: &Metrics, metric: HeatMetric) -> 
 mod tests {
     use super::*;
     use crate::scenario::spec::{parse_device_token, ScenarioSpec, TopologyRef};
+
+    fn machine(text: &str) -> Topology {
+        Topology::new(&toml::from_str(text).unwrap()).unwrap()
+    }
+
+    /// The view sentence names who differs and why, per architecture; nothing when the kernel
+    /// sees the machine as drawn.
+    #[test]
+    fn view_line_says_where_the_kernel_sees_another_machine() {
+        let base = "name = \"t\"\nnodes = [\"0-7\"]\nsmt = [\"0-1\", \"2-3\", \"4-5\", \"6-7\"]\n";
+        assert_eq!(view_line(&machine(base)), None);
+        assert!(machine_notes(&machine(base)).is_empty());
+        let t = machine(&format!("{base}present = \"0-5\"\nonline = \"0-2\"\n"));
+        assert_eq!(
+            view_line(&t).unwrap(),
+            "CPUs 3-5 offline and 6-7 not present: x86 gives them empty SMT and cluster masks; \
+             their siblings see them as absent"
+        );
+        let t = machine(&format!("{base}online = \"0,2,4,6\"\narch = \"arm64\"\n"));
+        assert_eq!(
+            view_line(&t).unwrap(),
+            "CPUs 1,3,5,7 offline: arm64 gives each SMT and cluster masks of itself alone; \
+             their siblings see them as absent"
+        );
+        // Not present, with no online sibling: nobody sees them go.
+        let t =
+            machine("name = \"t\"\nnodes = [\"0-7\"]\nsmt = [\"0-1\", \"2-3\", \"4-5\", \"6-7\"]\npresent = \"0-3\"\n");
+        assert_eq!(
+            view_line(&t).unwrap(),
+            "CPUs 4-7 not present: x86 gives them empty SMT and cluster masks"
+        );
+        // arm64, all online, a cluster splitting a core: only the online CPUs' masks narrow.
+        let t = machine(&format!("{base}clusters = [\"0\", \"1-7\"]\narch = \"arm64\"\n"));
+        assert_eq!(
+            view_line(&t).unwrap(),
+            "CPUs 0-1: arm64 links SMT siblings only inside their cluster and package, so their \
+             kernel masks are narrower than drawn"
+        );
+        assert_eq!(machine_notes(&t).len(), 2);
+        assert!(machine_notes(&t)[1].starts_with("warning: cluster 0 splits SMT siblings 0-1; cluster 1-7 splits"));
+    }
+
+    /// On a large machine the lists are cut with their count, and the split warning names at
+    /// most three splits.
+    #[test]
+    fn machine_notes_fold_on_large_machines() {
+        let t = Topology::new(&crate::topology::TopologySpec {
+            name: "big".into(),
+            nodes: Some(vec!["0-4095".into()]),
+            smt: (0..2048).map(|k| format!("{}-{}", 2 * k, 2 * k + 1)).collect(),
+            clusters: ["0", "1-2", "3-4", "5-6", "7-8"].map(String::from).to_vec(),
+            online: Some("0-4095:1/2".into()),
+            ..Default::default()
+        })
+        .unwrap();
+        let notes = machine_notes(&t);
+        assert_eq!(
+            notes[0],
+            "CPUs 1,3,5,7,9,11,13,15,17,19,21,23,25,27,29,… (2048 CPUs) offline: x86 gives them empty SMT \
+             and cluster masks; their siblings see them as absent"
+        );
+        assert!(
+            notes[1].contains("cluster 1-2 splits SMT siblings 2-3; 6 more splits: the kernel accepts"),
+            "{}",
+            notes[1]
+        );
+        for n in &notes {
+            assert!(n.chars().count() < 400, "{n}");
+        }
+    }
 
     fn metrics_of(preset: &str, devices: &str, variant: &str) -> Metrics {
         let spec = ScenarioSpec {

@@ -42,6 +42,9 @@ pub fn report(scenario: &Scenario, outcome: &Outcome, m: &Metrics, opts: &TextOp
     command_block(&command_words(scenario, &opts.topology_label), &mut out);
     out.push('\n');
     out.push_str(&wrap(&topo.summary(), "machine:  ", "          "));
+    for note in summary::machine_notes(topo) {
+        out.push_str(&wrap(&note, "          ", "          "));
+    }
     out.push_str(&wrap(
         &format!("{}: {}", scenario.variant_name(), scenario.variant_describe()),
         "variant:  ",
@@ -288,6 +291,10 @@ fn device_facts(dev: &crate::scenario::Device, res: &crate::scenario::DeviceOutc
     } else {
         format!("{managed} managed")
     });
+    if let Some(admin) = res.admin_spread_offsets.as_ref().filter(|a| !a.is_empty()) {
+        let offs: Vec<String> = admin.iter().map(u32::to_string).collect();
+        facts.push(format!("admin tag set offset {}", offs.join(",")));
+    }
     if !res.spread_offsets.is_empty() {
         let offs: Vec<String> = res.spread_offsets.iter().map(u32::to_string).collect();
         facts.push(format!("offset {}", offs.join(",")));

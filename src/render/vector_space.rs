@@ -3,7 +3,6 @@
 //! runs out or the scenario sets a boot parameter, so every other report keeps its bytes.
 
 use super::columns::wrap;
-use crate::kernel::vector_matrix::MatrixError;
 use crate::scenario::{Outcome, Scenario, VectorFailure, VectorSpace};
 use serde_json::{json, Value};
 use std::fmt::Write as _;
@@ -21,13 +20,6 @@ pub fn shown(scenario: &Scenario, outcome: &Outcome) -> bool {
     outcome.vector_space.exhausted() || !scenario.boot().is_empty()
 }
 
-fn errno(e: &MatrixError) -> &'static str {
-    match e {
-        MatrixError::EmptyMask => "EINVAL",
-        _ => "ENOSPC",
-    }
-}
-
 fn failure_line(f: &VectorFailure) -> String {
     format!(
         "{} vector {} ({}) fails at {}: {}",
@@ -43,6 +35,28 @@ fn failure_line(f: &VectorFailure) -> String {
 pub(crate) fn warning_line(vs: &VectorSpace) -> Option<String> {
     vs.first_failure()
         .map(|f| format!("{}. {OUT_OF_SCOPE}", failure_line(f)))
+}
+
+/// The first failure, how many followed it, and what is out of scope after it.
+fn failure_lines(vs: &VectorSpace, out: &mut String) {
+    let Some(f) = vs.first_failure() else { return };
+    out.push_str(&wrap(
+        &failure_line(f),
+        &format!("  {}:   ", f.error.errno()),
+        "            ",
+    ));
+    if vs.failures.len() > 1 {
+        out.push_str(&wrap(
+            &format!(
+                "{} more {} got none after it.",
+                vs.failures.len() - 1,
+                if vs.failures.len() == 2 { "vector" } else { "vectors" }
+            ),
+            "            ",
+            "            ",
+        ));
+    }
+    out.push_str(&wrap(OUT_OF_SCOPE, "            ", "            "));
 }
 
 /// The text block (starts with a blank line).
@@ -68,6 +82,8 @@ pub fn text_block(scenario: &Scenario, outcome: &Outcome, out: &mut String) {
             "  note:     ",
             "            ",
         ));
+        // An empty affinity mask fails in alloc_descs(), under every effective model.
+        failure_lines(vs, out);
         return;
     }
     failures_and_warnings(vs, out);
@@ -97,25 +113,7 @@ pub fn text_block(scenario: &Scenario, outcome: &Outcome, out: &mut String) {
 /// The first `-ENOSPC` (and how many more), the reservation and broken-affinity warnings.
 fn failures_and_warnings(vs: &VectorSpace, out: &mut String) {
     match vs.first_failure() {
-        Some(f) => {
-            out.push_str(&wrap(
-                &failure_line(f),
-                &format!("  {}:   ", errno(&f.error)),
-                "            ",
-            ));
-            if vs.failures.len() > 1 {
-                out.push_str(&wrap(
-                    &format!(
-                        "{} more {} got none after it.",
-                        vs.failures.len() - 1,
-                        if vs.failures.len() == 2 { "vector" } else { "vectors" }
-                    ),
-                    "            ",
-                    "            ",
-                ));
-            }
-            out.push_str(&wrap(OUT_OF_SCOPE, "            ", "            "));
-        }
+        Some(_) => failure_lines(vs, out),
         None => out.push_str("  ENOSPC:   none; every vector got one\n"),
     }
     if let Some((d, v)) = &vs.reservation_exceeded {
@@ -179,8 +177,8 @@ pub fn json(vs: &VectorSpace) -> Value {
             "vector": f.vector,
             "managed": f.managed,
             "stage": f.stage(),
-            "errno": errno(&f.error),
-            "cpu": match f.error { MatrixError::ReserveManaged { cpu } => Some(cpu), _ => None },
+            "errno": f.error.errno(),
+            "cpu": f.error.cpu(),
             "message": f.error.to_string(),
         })
     });

@@ -98,7 +98,7 @@ impl BlkMqSpec {
 }
 
 /// A validated blk-mq request.
-#[derive(Clone)]
+#[derive(Debug, Clone)]
 pub struct BlkMqScenario {
     pub spec: BlkMqSpec,
     pub topology: Arc<Topology>,

@@ -10,7 +10,11 @@
 //! its blk-mq map if it has one (a GICv3 ITS activates each vector as it is allocated and moves
 //! it when it is requested: `kernel::irq_gic_v3_its`). NVMe's preliminary single admin vector
 //! has no net effect (on x86 and on an ITS alike: it is freed before the real allocation) and
-//! is not modelled. Other interrupts hold only the vectors the scenario's `vectors_held` gives;
+//! is not modelled; its admin tag set's map is (`driver=nvme`, [`ProbeOrder`]): a
+//! `group_cpus_evenly(1)` call before the controller's I/O vectors are spread, which takes a
+//! counter value under `rotation-v1`. A managed vector whose affinity mask is empty fails its
+//! allocation (`alloc_descs()`, -EINVAL), recorded like a vector the matrix refused. Other
+//! interrupts hold only the vectors the scenario's `vectors_held` gives;
 //! boot parameters (`irqaffinity=`, `isolcpus=`, `nohz_full=`) are [`BootParams`]. The vector
 //! space and its `-ENOSPC` answers are [`VectorSpace`] (`docs/vector-space.md`).
 
@@ -86,11 +90,51 @@ pub enum Driver {
     /// affinity for low vcpu configs". The device's `vectors` are its MSI-X table size
     /// (`max_msix`: the HWC vector plus the queue vectors it offers).
     Mana { patched: bool, mode: MsixMode },
+    /// The NVMe PCI driver (drivers/nvme/host/pci.c): a generic driver whose probe first
+    /// allocates the admin tag set, whose `blk_mq_ops` have no `map_queues`, so
+    /// `blk_mq_alloc_tag_set()` → `blk_mq_update_queue_map()` → `blk_mq_map_queues()` →
+    /// `group_cpus_evenly(1)` runs before `nvme_setup_io_queues()` spreads the I/O vectors
+    /// (`nvme_probe()`: `nvme_alloc_admin_tag_set()` then `nvme_setup_io_queues()`, in 6.12
+    /// and 7.2). Only the counter sees that call: a one-group map puts every CPU on queue 0.
+    Nvme,
 }
 
 impl Driver {
     pub fn is_mana(self) -> bool {
         matches!(self, Driver::Mana { .. })
+    }
+
+    /// Whether the driver maps an admin tag set before spreading its vectors.
+    pub fn has_admin_tag_set(self) -> bool {
+        self == Driver::Nvme
+    }
+}
+
+/// In which order the controllers' admin tag sets and I/O spreads happen (it matters only to
+/// a variant whose one-group calls take a counter value, `rotation-v1`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ProbeOrder {
+    /// Strictly one controller after another: its admin tag set, then its I/O spread (a
+    /// synchronous probe, or asynchronous probes that never overlap). The default.
+    Sequential,
+    /// Every admin tag set first, then the I/O spreads in list order: the NVMe driver probes
+    /// asynchronously (`PROBE_PREFER_ASYNCHRONOUS`), and the admin tag set comes early in
+    /// `nvme_probe()` while the I/O queues wait for the controller's answers.
+    Parallel,
+}
+
+impl ProbeOrder {
+    pub const ALL: [ProbeOrder; 2] = [ProbeOrder::Sequential, ProbeOrder::Parallel];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            ProbeOrder::Sequential => "sequential",
+            ProbeOrder::Parallel => "parallel",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<ProbeOrder> {
+        ProbeOrder::ALL.into_iter().find(|p| p.name() == name)
     }
 }
 
@@ -119,7 +163,7 @@ impl Device {
     /// the HWC's.
     pub(crate) fn queue_vectors(&self) -> u32 {
         match self.driver {
-            Driver::Generic => self.affinity_vectors(),
+            Driver::Generic | Driver::Nvme => self.affinity_vectors(),
             Driver::Mana { .. } => self.vectors.saturating_sub(1),
         }
     }
@@ -159,6 +203,9 @@ pub struct Scenario {
     /// Outside code (`c:NAME`, the user's own C) that answers the `group_cpus_evenly()`
     /// calls in place of `variant` (`None`: the named model does, as always).
     external: Option<External>,
+    /// The probe order the user named (`None`: sequential, as every scenario written before
+    /// the option existed).
+    probe: Option<ProbeOrder>,
 }
 
 /// Boot parameters that move interrupts, and the vectors held before the first device, as
@@ -361,6 +408,7 @@ impl Scenario {
             boot: BootParams::default(),
             boot_state: BootState::default(),
             external: None,
+            probe: None,
         })
     }
 
@@ -499,6 +547,16 @@ impl Scenario {
         }
     }
 
+    /// The probe order as named (`None`: unset, which runs sequentially).
+    pub fn probe(&self) -> Option<ProbeOrder> {
+        self.probe
+    }
+
+    /// The same scenario with a probe order (`None`: unset).
+    pub fn with_probe(&self, probe: Option<ProbeOrder>) -> Scenario {
+        Scenario { probe, ..self.clone() }
+    }
+
     /// The same scenario with its managed masks formed by a `policy` proposal (or, with
     /// `None`, by the kernel variant).
     pub fn with_proposal(&self, proposal: Option<Proposal>) -> Scenario {
@@ -545,6 +603,9 @@ pub struct DeviceOutcome {
     pub vectors: Vec<VectorOutcome>,
     pub blk_mq_map: Option<Vec<Option<u32>>>,
     pub blk_mq_spread_offsets: Option<Vec<u32>>,
+    /// NVMe: counter values its admin tag set's `blk_mq_map_queues()` consumed (empty unless
+    /// one-group calls take one); `None` for a device without an admin tag set.
+    pub admin_spread_offsets: Option<Vec<u32>>,
     pub warnings: Vec<KernelWarn>,
     /// The MANA model's whole account (steps, load breakdown) for a MANA device.
     pub mana: Option<ManaOutcome>,
@@ -564,15 +625,62 @@ pub struct VectorFailure {
     pub device: String,
     pub vector: u32,
     pub managed: bool,
-    /// Which matrix call refused, and for a reservation on which CPU.
-    pub error: MatrixError,
+    /// Which kernel call refused: `alloc_descs()`, or a matrix call (for a reservation, on
+    /// which CPU).
+    pub error: VectorError,
+}
+
+/// Why a vector got none.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum VectorError {
+    /// `-EINVAL` from `alloc_descs()` (kernel/irq/irqdesc.c), which refuses an affinity
+    /// descriptor with an empty mask before any vector is looked for, failing the allocation
+    /// (`rotation-v1` near 2^32 hands such masks out inside `nummasks`). MSI-X descriptors are
+    /// allocated one by one (`__msi_domain_alloc_irqs()`), so `msi_handle_pci_fail()` returns
+    /// the count allocated before the failing one and `__pci_enable_msix_range()` retries with
+    /// that many vectors, spreading them anew; the retry is not modelled.
+    EmptyAffinity,
+    /// The vector matrix refused (`-ENOSPC`, or `-EINVAL` for an empty search mask).
+    Matrix(MatrixError),
+}
+
+impl VectorError {
+    /// The kernel's error number, as a word.
+    pub fn errno(&self) -> &'static str {
+        match self {
+            VectorError::EmptyAffinity | VectorError::Matrix(MatrixError::EmptyMask) => "EINVAL",
+            VectorError::Matrix(_) => "ENOSPC",
+        }
+    }
+
+    /// The CPU a managed reservation failed on.
+    pub fn cpu(&self) -> Option<u32> {
+        match self {
+            VectorError::Matrix(MatrixError::ReserveManaged { cpu }) => Some(*cpu),
+            _ => None,
+        }
+    }
+}
+
+impl std::fmt::Display for VectorError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            VectorError::EmptyAffinity => write!(
+                f,
+                "alloc_descs() refuses its empty affinity mask and the MSI-X allocation fails \
+                 there; the PCI core then retries with as many vectors as were allocated before \
+                 it (msi_handle_pci_fail(), __pci_enable_msix_range())"
+            ),
+            VectorError::Matrix(e) => e.fmt(f),
+        }
+    }
 }
 
 impl VectorFailure {
     /// "reservation" or "allocation".
     pub fn stage(&self) -> &'static str {
         match self.error {
-            MatrixError::ReserveManaged { .. } => "reservation",
+            VectorError::Matrix(MatrixError::ReserveManaged { .. }) => "reservation",
             _ => "allocation",
         }
     }
@@ -659,12 +767,29 @@ pub fn try_run(scenario: &Scenario) -> Result<Outcome, ExternalError> {
     let mut devices = Vec::with_capacity(scenario.devices.len());
     // What earlier probes left on each CPU; only a proposal reads it.
     let mut probed = ProbedLoad::new(topo.nr_cpu_ids());
+    // NVMe admin tag sets: all before the first I/O spread when the controllers probe in
+    // parallel, else each just before its own controller's.
+    let parallel = scenario.probe == Some(ProbeOrder::Parallel);
+    let mut admin: Vec<Option<(Vec<u32>, Vec<KernelWarn>)>> = Vec::with_capacity(scenario.devices.len());
     for dev in &scenario.devices {
+        admin.push(if parallel && dev.driver.has_admin_tag_set() {
+            Some(admin_tag_set(scenario, &mut counter)?)
+        } else {
+            None
+        });
+    }
+    for (dev, admin) in scenario.devices.iter().zip(admin.iter_mut()) {
         if let Driver::Mana { patched, mode } = dev.driver {
             devices.push(run_mana(topo, dev, patched, mode, &mut matrix, boot, &mut space));
             continue;
         }
-        let mut warnings = Vec::new();
+        if !parallel && dev.driver.has_admin_tag_set() {
+            *admin = Some(admin_tag_set(scenario, &mut counter)?);
+        }
+        let (admin_spread_offsets, mut warnings) = match admin.take() {
+            Some((offsets, warnings)) => (Some(offsets), warnings),
+            None => (None, Vec::new()),
+        };
         let masks = if !dev.managed_affinity {
             None
         } else if let Some(proposal) = scenario.proposal {
@@ -699,7 +824,7 @@ pub fn try_run(scenario: &Scenario) -> Result<Outcome, ExternalError> {
             })
             .collect();
         let mut failed = vec![false; vectors.len()];
-        let fail = |space: &mut VectorSpace, v: &VectorOutcome, error: MatrixError| {
+        let fail = |space: &mut VectorSpace, v: &VectorOutcome, error: VectorError| {
             space.failures.push(VectorFailure {
                 device: dev.name.clone(),
                 vector: v.index,
@@ -709,12 +834,17 @@ pub fn try_run(scenario: &Scenario) -> Result<Outcome, ExternalError> {
         };
         // Allocate in index order: managed vectors reserve a slot on every CPU of their mask,
         // non-managed ones make a global reservation (x86); an ITS activates each vector now,
-        // on the least-loaded online CPU of the machine (`early`).
+        // on the least-loaded online CPU of the machine (`early`). A descriptor with an empty
+        // mask is refused before that, by `alloc_descs()` (kernel/irq/irqdesc.c: "Validate
+        // affinity mask(s)"); only a managed mask can be empty.
         let mut early = Vec::with_capacity(vectors.len());
         for (v, failed) in vectors.iter().zip(failed.iter_mut()) {
-            if v.managed {
+            if v.managed && v.mask.is_empty() {
+                fail(&mut space, v, VectorError::EmptyAffinity);
+                *failed = true;
+            } else if v.managed {
                 if let Err(e) = matrix.reserve_managed(&v.mask) {
-                    fail(&mut space, v, e);
+                    fail(&mut space, v, VectorError::Matrix(e));
                     *failed = true;
                 }
             } else if matrix.reserve() && space.reservation_exceeded.is_none() {
@@ -780,7 +910,7 @@ pub fn try_run(scenario: &Scenario) -> Result<Outcome, ExternalError> {
             };
             match placed {
                 Ok(cpu) => v.effective_cpu = cpu,
-                Err(e) => fail(&mut space, v, e),
+                Err(e) => fail(&mut space, v, VectorError::Matrix(e)),
             }
         }
         for cpu in moved_from {
@@ -826,6 +956,7 @@ pub fn try_run(scenario: &Scenario) -> Result<Outcome, ExternalError> {
             vectors,
             blk_mq_map,
             blk_mq_spread_offsets,
+            admin_spread_offsets,
             warnings,
             mana: None,
         });
@@ -835,6 +966,24 @@ pub fn try_run(scenario: &Scenario) -> Result<Outcome, ExternalError> {
         spread_counter_after: counter,
         vector_space: space.finish(&matrix),
     })
+}
+
+/// An NVMe controller's admin tag set: `blk_mq_alloc_tag_set()` of one hardware queue with no
+/// `map_queues` op, so `blk_mq_map_queues()` (the current mapper) → `group_cpus_evenly(1)`.
+/// Returns the counter values it consumed and the warnings of the call, or why outside code
+/// (`c:NAME`) could not answer it.
+fn admin_tag_set(scenario: &Scenario, counter: &mut u32) -> Result<(Vec<u32>, Vec<KernelWarn>), ExternalError> {
+    let mut warnings = Vec::new();
+    let map = blk_mq_map_queues_with(
+        scenario.topology(),
+        Mapper::Current,
+        1,
+        0,
+        scenario.spreader(),
+        counter,
+        &mut warnings,
+    )?;
+    Ok((map.spread_offsets, warnings))
 }
 
 impl VectorSpace {
@@ -932,7 +1081,7 @@ fn run_mana(
                         device: dev.name.clone(),
                         vector: irq.index,
                         managed: false,
-                        error: MatrixError::Alloc { managed: false },
+                        error: VectorError::Matrix(MatrixError::Alloc { managed: false }),
                     });
                 }
             }
@@ -966,7 +1115,150 @@ fn run_mana(
         vectors,
         blk_mq_map: None,
         blk_mq_spread_offsets: None,
+        admin_spread_offsets: None,
         warnings: Vec::new(),
         mana,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::spec::{expand_devices, parse_device_token};
+    use super::*;
+
+    fn scenario(preset: &str, tokens: &[&str], variant: Variant, counter: u32, probe: Option<ProbeOrder>) -> Scenario {
+        let specs: Vec<_> = tokens.iter().map(|t| parse_device_token(t).unwrap()).collect();
+        Scenario::new(
+            crate::catalogue::get(preset).unwrap(),
+            expand_devices(&specs).unwrap(),
+            variant,
+            SortGen::HeapV6_11,
+            EffectiveModel::X86Matrix,
+            counter,
+        )
+        .unwrap()
+        .with_probe(probe)
+    }
+
+    /// Per device: the admin tag set's offsets (`None`: no admin tag set).
+    type AdminOffsets = Vec<Option<Vec<u32>>>;
+
+    /// (admin offsets, I/O offsets) per device, and the counter after.
+    fn offsets(s: &Scenario) -> (AdminOffsets, Vec<Vec<u32>>, u32) {
+        let o = run(s);
+        (
+            o.devices.iter().map(|d| d.admin_spread_offsets.clone()).collect(),
+            o.devices.iter().map(|d| d.spread_offsets.clone()).collect(),
+            o.spread_counter_after,
+        )
+    }
+
+    /// Under `rotation-v1` each NVMe controller's admin tag set takes a counter value: probed
+    /// one after another, the I/O spreads get c0+1, c0+3, …; probed in parallel, the admin tag
+    /// sets take c0 .. c0+5 and the I/O spreads the next six, consecutive again.
+    #[test]
+    fn admin_tag_sets_under_rotation_v1() {
+        let nvme = ["3x32:name=nvme,pre=1,driver=nvme"];
+        for probe in [None, Some(ProbeOrder::Sequential)] {
+            let (admin, io, after) = offsets(&scenario("azure-l48s-v2", &nvme, Variant::RotationV1, 5, probe));
+            assert_eq!(admin, [Some(vec![5]), Some(vec![7]), Some(vec![9])]);
+            assert_eq!(io, [vec![6], vec![8], vec![10]]);
+            assert_eq!(after, 11);
+        }
+        let parallel = Some(ProbeOrder::Parallel);
+        let (admin, io, after) = offsets(&scenario("azure-l48s-v2", &nvme, Variant::RotationV1, 5, parallel));
+        assert_eq!(admin, [Some(vec![5]), Some(vec![6]), Some(vec![7])]);
+        assert_eq!(io, [vec![8], vec![9], vec![10]]);
+        assert_eq!(after, 11);
+        // Without the driver there is no admin call: one tick per controller.
+        let (admin, io, _) = offsets(&scenario(
+            "azure-l48s-v2",
+            &["3x32:name=nvme,pre=1"],
+            Variant::RotationV1,
+            5,
+            parallel,
+        ));
+        assert_eq!(admin, [None, None, None]);
+        assert_eq!(io, [vec![5], vec![6], vec![7]]);
+        // A device without an admin tag set keeps its place in the order.
+        let (admin, io, _) = offsets(&scenario(
+            "azure-l48s-v2",
+            &[
+                "32:name=a,pre=1,driver=nvme",
+                "8:name=nic,pre=1",
+                "32:name=b,pre=1,driver=nvme",
+            ],
+            Variant::RotationV1,
+            0,
+            parallel,
+        ));
+        assert_eq!(admin, [Some(vec![0]), None, Some(vec![1])]);
+        assert_eq!(io, [vec![2], vec![3], vec![4]]);
+    }
+
+    /// For every other variant the one-group call takes no counter value, so the admin tag set
+    /// and the probe order change no vector and no offset.
+    #[test]
+    fn admin_tag_sets_change_nothing_for_other_variants() {
+        for v in Variant::ALL.into_iter().filter(|&v| v != Variant::RotationV1) {
+            let plain = run(&scenario("azure-d16plds-v6", &["2x6:name=nvme,pre=1"], v, 3, None));
+            for probe in [None, Some(ProbeOrder::Sequential), Some(ProbeOrder::Parallel)] {
+                let with = run(&scenario(
+                    "azure-d16plds-v6",
+                    &["2x6:name=nvme,pre=1,driver=nvme"],
+                    v,
+                    3,
+                    probe,
+                ));
+                assert_eq!(with.spread_counter_after, plain.spread_counter_after, "{v:?}");
+                for (a, b) in with.devices.iter().zip(&plain.devices) {
+                    assert_eq!(a.admin_spread_offsets, Some(vec![]), "{v:?}");
+                    assert_eq!(
+                        (&a.vectors, &a.spread_offsets),
+                        (&b.vectors, &b.spread_offsets),
+                        "{v:?}"
+                    );
+                }
+            }
+        }
+    }
+
+    /// An empty managed mask inside `nummasks` (`rotation-v1` at offset 2^32-1 on 4 CPUs in 3
+    /// groups: masks 0-1, 2-3 and none) fails in `alloc_descs()` with -EINVAL, under both
+    /// effective models, instead of passing for a shut-down vector.
+    #[test]
+    fn empty_managed_mask_fails_the_allocation() {
+        let topo = Arc::new(
+            Topology::new(&toml::from_str::<crate::topology::TopologySpec>("name = \"t\"\nnodes = [\"0-3\"]").unwrap())
+                .unwrap(),
+        );
+        for effective in [EffectiveModel::X86Matrix, EffectiveModel::FirstCpu] {
+            let devices = expand_devices(&[parse_device_token("3:name=q").unwrap()]).unwrap();
+            let s = Scenario::new(
+                topo.clone(),
+                devices,
+                Variant::RotationV1,
+                SortGen::HeapV6_11,
+                effective,
+                u32::MAX,
+            )
+            .unwrap();
+            let o = run(&s);
+            let masks: Vec<String> = o.devices[0].vectors.iter().map(|v| v.mask.to_cpulist()).collect();
+            assert_eq!(masks, ["0-1", "2-3", ""]);
+            assert_eq!(o.devices[0].vectors[2].effective_cpu, None);
+            assert!(o.devices[0].vectors[..2].iter().all(|v| v.effective_cpu.is_some()));
+            let f = o.vector_space.first_failure().expect("a failure");
+            assert_eq!(
+                (f.device.as_str(), f.vector, f.managed, &f.error),
+                ("q", 2, true, &VectorError::EmptyAffinity)
+            );
+            assert_eq!((f.stage(), f.error.errno()), ("allocation", "EINVAL"));
+            assert!(f.error.to_string().contains("alloc_descs()"));
+            assert_eq!(o.vector_space.failures.len(), 1);
+            // The same device one counter value earlier wraps nothing and allocates every vector.
+            let o = run(&s.with(Variant::RotationV1, SortGen::HeapV6_11, effective, u32::MAX - 1));
+            assert!(o.vector_space.failures.is_empty());
+        }
     }
 }

@@ -147,6 +147,42 @@ mod tests {
         assert_eq!(encode(&spec).unwrap(), link);
     }
 
+    /// The probe order and the NVMe driver are optional fields: absent, a spec serializes as
+    /// before they existed; present, they are named and decode to the same scenario.
+    #[test]
+    fn probe_order_and_nvme_driver_are_optional_fields() {
+        let base = compare().scenario;
+        let json = serde_json::to_string(&base).unwrap();
+        assert!(!json.contains("probe") && !json.contains("driver"), "{json}");
+        let spec = ScenarioSpec {
+            probe: Some("parallel".into()),
+            devices: vec![DeviceSpec {
+                driver: Some("nvme".into()),
+                ..base.devices[0].clone()
+            }],
+            ..base
+        };
+        let json = serde_json::to_string(&spec).unwrap();
+        assert_eq!(
+            json,
+            r#"{"topology":"azure-l96as-v4","devices":[{"count":6,"name":"nvme","queues":62,"pre":1,"driver":"nvme"}],"variant":"cluster","sort":"heap-v6.11","effective":"x86-matrix","spread_counter":0,"probe":"parallel"}"#
+        );
+        let link = encode(&spec).unwrap();
+        assert_eq!(decode::<ScenarioSpec>(&link).unwrap(), spec);
+        let scenario = spec.resolve(crate::catalogue::get).unwrap();
+        assert_eq!(scenario.probe(), Some(crate::scenario::ProbeOrder::Parallel));
+        assert!(scenario
+            .devices()
+            .iter()
+            .all(|d| d.driver == crate::scenario::Driver::Nvme));
+        let bad = ScenarioSpec {
+            probe: Some("random".into()),
+            ..spec
+        };
+        let e = bad.resolve(crate::catalogue::get).unwrap_err().to_string();
+        assert!(e.contains("unknown probe order \"random\""), "{e}");
+    }
+
     #[test]
     fn sides_override_only_what_they_name() {
         let [a, b] = compare().sides();

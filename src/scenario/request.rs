@@ -1,7 +1,7 @@
 //! What a command line or a form names on top of a machine and its devices: the defaults the
 //! devices take where their tokens are silent ([`DeviceDefaults`], `irqscope simulate --pre 1
 //! --sets 4+2 …`), and the names a request sets over a base spec ([`Overrides`]: variant,
-//! sort, effective model, counter, proposal, boot parameters). `irqscope simulate` and the
+//! sort, effective model, counter, proposal, probe order, boot parameters). `irqscope simulate` and the
 //! scenario page's query both build their [`ScenarioSpec`] through here, then resolve and run
 //! it the same way (`render::view::scenario::Run`).
 
@@ -70,6 +70,8 @@ pub struct Overrides {
     pub effective: Option<String>,
     pub counter: Option<u32>,
     pub proposal: Option<String>,
+    /// Probe order of `driver=nvme` devices (`sequential` or `parallel`).
+    pub probe: Option<String>,
     pub boot: BootParams,
 }
 
@@ -89,6 +91,9 @@ impl Overrides {
         }
         if self.proposal.is_some() {
             spec.proposal.clone_from(&self.proposal);
+        }
+        if self.probe.is_some() {
+            spec.probe.clone_from(&self.probe);
         }
         let boot = self.boot.clone();
         for (field, flag) in [

@@ -6,17 +6,20 @@
 //! ```text
 //! [COUNT x] QUEUES [: key=value {, key=value}]
 //! keys: name, pre, post, sets (a+b+...), managed (yes|no), node, blkmq (irq|cpumap), blkmq_queues,
-//!       driver (mana), patched (yes|no, MANA only), msix (dynamic|static, MANA only)
+//!       driver (mana|nvme), patched (yes|no, MANA only), msix (dynamic|static, MANA only)
 //! ```
 //!
 //! `QUEUES` counts the affinity (queue) vectors; a device has `pre + QUEUES + post` vectors.
 //! With `driver=mana` the device is a MANA NIC offering `QUEUES` queue vectors plus its HWC
 //! vector (`max_msix = QUEUES + 1`); the driver places its own non-managed IRQs
-//! ([`crate::kernel::mana`]) and `node` is the device's NUMA node.
+//! ([`crate::kernel::mana`]) and `node` is the device's NUMA node. With `driver=nvme` the device
+//! is an NVMe controller: a generic device whose probe maps an admin tag set
+//! (`group_cpus_evenly(1)`) before its vectors are spread, in the scenario's probe order
+//! (`--probe sequential|parallel`, [`ProbeOrder`]).
 //! `COUNT` devices named `p` become `p0 .. p{COUNT-1}` (one device keeps the name `p`); devices
 //! without a name are `dev{i}` by their position in the whole list.
 
-use super::{BlkMqSource, BootParams, Device, Driver, Scenario, ScenarioError, DEVICES_MAX};
+use super::{BlkMqSource, BootParams, Device, Driver, ProbeOrder, Scenario, ScenarioError, DEVICES_MAX};
 use crate::kernel::mana::MsixMode;
 use crate::kernel::vector_matrix::EffectiveModel;
 use crate::kernel::{External, SortGen, Variant};
@@ -67,6 +70,11 @@ pub struct ScenarioSpec {
     /// server runs the link only when it has that build). Absent in every other link.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kernel_c: Option<String>,
+    /// Probe order of the NVMe controllers' admin tag sets and I/O spreads: `sequential` or
+    /// `parallel` ([`ProbeOrder`]). Absent in every link written before it existed (which runs
+    /// sequentially, as those links did) and omitted when unset.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub probe: Option<String>,
 }
 
 impl ScenarioSpec {
@@ -88,6 +96,7 @@ impl ScenarioSpec {
             nohz_full: None,
             vectors_held: None,
             kernel_c: None,
+            probe: None,
         }
     }
 
@@ -262,8 +271,26 @@ fn driver_of(spec: &DeviceSpec) -> Result<Driver, ScenarioError> {
             patched: spec.patched,
             mode: parse_msix_mode(spec.msix.as_deref().unwrap_or("dynamic"))?,
         }),
-        Some(other) => err(format!("unknown driver {other:?} (known: {DRIVER_MANA})")),
+        Some(DRIVER_NVME) => {
+            if spec.patched || spec.msix.is_some() {
+                return err("patched and msix apply to a MANA device only (driver=mana)");
+            }
+            Ok(Driver::Nvme)
+        }
+        Some(other) => err(format!(
+            "unknown driver {other:?} (known: {DRIVER_MANA}, {DRIVER_NVME})"
+        )),
     }
+}
+
+/// The `driver` name of the NVMe PCI driver (an admin tag set before the I/O vectors).
+pub(crate) const DRIVER_NVME: &str = "nvme";
+
+pub fn parse_probe(name: &str) -> Result<ProbeOrder, ScenarioError> {
+    ProbeOrder::from_name(name).ok_or_else(|| {
+        let known: Vec<&str> = ProbeOrder::ALL.iter().map(|p| p.name()).collect();
+        ScenarioError(format!("unknown probe order {name:?} (known: {})", known.join(", ")))
+    })
 }
 
 fn err<T>(m: impl Into<String>) -> Result<T, ScenarioError> {
@@ -406,6 +433,10 @@ impl ScenarioSpec {
         } else {
             scenario
         };
+        let scenario = match self.probe.as_deref() {
+            Some(name) => scenario.with_probe(Some(parse_probe(name)?)),
+            None => scenario,
+        };
         let boot = self.boot();
         if boot.is_empty() {
             Ok(scenario)
@@ -537,6 +568,9 @@ pub fn format_device_tokens(devices: &[Device]) -> Vec<String> {
         if let Some(n) = name {
             opts.push(format!("name={n}"));
         }
+        if d.driver == Driver::Nvme {
+            opts.push(format!("driver={DRIVER_NVME}"));
+        }
         if let Driver::Mana { patched, mode } = d.driver {
             opts.push(format!("driver={DRIVER_MANA}"));
             if patched {
@@ -615,6 +649,9 @@ pub(crate) fn command_words(scenario: &Scenario, topology: &str) -> Vec<String> 
     if let Some(p) = scenario.proposal() {
         words.push(format!("--proposal {}", p.name()));
     }
+    if let Some(p) = scenario.probe() {
+        words.push(format!("--probe {}", p.name()));
+    }
     let boot = scenario.boot();
     for (flag, value) in [
         ("--irqaffinity", &boot.irqaffinity),
@@ -645,7 +682,11 @@ pub fn spec_of(scenario: &Scenario, topology: TopologyRef) -> ScenarioSpec {
             node: d.node,
             blk_mq: d.blk_mq.map(|b| b.name().to_string()),
             blk_mq_queues: d.blk_mq_queues,
-            driver: d.driver.is_mana().then(|| DRIVER_MANA.to_string()),
+            driver: match d.driver {
+                Driver::Generic => None,
+                Driver::Mana { .. } => Some(DRIVER_MANA.to_string()),
+                Driver::Nvme => Some(DRIVER_NVME.to_string()),
+            },
             patched: matches!(d.driver, Driver::Mana { patched: true, .. }),
             msix: match d.driver {
                 Driver::Mana {
@@ -668,6 +709,7 @@ pub fn spec_of(scenario: &Scenario, topology: TopologyRef) -> ScenarioSpec {
         nohz_full: scenario.boot().nohz_full.clone(),
         vectors_held: scenario.boot().vectors_held.clone(),
         kernel_c: scenario.external().map(|e| e.0.id().to_string()),
+        probe: scenario.probe().map(|p| p.name().to_string()),
     }
 }
 
@@ -727,6 +769,24 @@ mod tests {
         );
         let again: Vec<DeviceSpec> = tokens.iter().map(|t| parse_device_token(t).unwrap()).collect();
         assert_eq!(expand_devices(&again).unwrap(), devices);
+    }
+
+    /// `driver=nvme` survives the round trip through tokens and the spec, and refuses the
+    /// MANA-only keys.
+    #[test]
+    fn nvme_driver_tokens() {
+        let spec = parse_device_token("6x32:name=nvme,pre=1,driver=nvme").unwrap();
+        assert_eq!(spec.driver.as_deref(), Some("nvme"));
+        let devices = expand_devices(&[spec]).unwrap();
+        assert!(devices.iter().all(|d| d.driver == Driver::Nvme && d.vectors == 33));
+        assert_eq!(format_device_tokens(&devices), ["6x32:name=nvme,driver=nvme,pre=1"]);
+        for bad in [
+            "4:driver=nvme,patched=yes",
+            "4:driver=nvme,msix=static",
+            "4:driver=scsi",
+        ] {
+            assert!(parse_device_token(bad).is_err(), "{bad:?}");
+        }
     }
 
     #[test]

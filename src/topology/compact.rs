@@ -133,9 +133,10 @@ pub fn decode(word: &str) -> Result<TopologySpec, String> {
             "clusters" => spec.clusters = list("clusters")?,
             "packages" => spec.packages = list("packages")?,
             "arch" => {
-                spec.arch = Some(Arch::from_name(value).ok_or_else(|| {
-                    format!("machine word: arch {:?} is not x86_64 or arm64", shorten(value))
-                })?)
+                spec.arch = Some(
+                    Arch::from_name(value)
+                        .ok_or_else(|| format!("machine word: arch {:?} is not x86_64 or arm64", shorten(value)))?,
+                )
             }
             "irqchip" => {
                 spec.irqchip = Some(Irqchip::from_name(value).ok_or_else(|| {
@@ -256,7 +257,9 @@ mod tests {
         let word = encode_spec(&spec);
         assert!(word.contains(";arch=arm64;irqchip=gic-v2m"), "{word}");
         assert_eq!(decode(&word).unwrap(), spec);
-        assert!(decode("cpus:nodes=0-3;irqchip=gic").unwrap_err().contains("not one of apic, gic-its"));
+        assert!(decode("cpus:nodes=0-3;irqchip=gic")
+            .unwrap_err()
+            .contains("not one of apic, gic-its"));
     }
 
     #[test]

@@ -13,11 +13,13 @@ pub mod cpulist;
 mod cpuset;
 pub mod import;
 pub mod spec;
+mod view;
 
 pub use arch::{Arch, Irqchip};
 pub use cpulist::{format_cpulist, format_hex_mask, parse_cpulist, parse_hex_mask, CpulistError};
 pub use cpuset::CpuSet;
 pub use spec::{ClusterShape, Generator, SmtNumbering, TopologySpec};
+use view::{Drawing, MaskRule, Slot, View};
 
 /// Highest number of CPU ids a topology may have (`nr_cpu_ids`).
 pub const CPUS_MAX: u32 = 8192;
@@ -78,11 +80,28 @@ pub struct Topology {
     arch: Arch,
     irqchip: Irqchip,
     empty: CpuSet,
+    /// The kernel's sibling and cluster masks, derived from the drawn sets ([`view`]).
+    view: View,
+    /// Drawn clusters that split a drawn SMT sibling set: (cluster index, SMT set index).
+    splits: Vec<(u32, u32)>,
 }
 
 impl Topology {
-    /// Validate a spec (explicit or generated) into a topology.
+    /// Validate a spec (explicit or generated) into a topology. The spec is the drawn machine;
+    /// the kernel's masks follow from it by the rules of its architecture ([`view`]).
     pub fn new(spec: &TopologySpec) -> Result<Topology, TopologyError> {
+        Topology::build(spec, None)
+    }
+
+    /// As [`Topology::new`], but the spec's SMT and cluster sets are the kernel's own masks for
+    /// every possible CPU, online or not: golden vectors written before the golden topology
+    /// carried `arch` give the masks the kernel C was run with, not a drawing to derive them
+    /// from. Such a topology is not rebuilt exactly by [`Topology::to_spec`].
+    pub(crate) fn with_masks_as_given(spec: &TopologySpec) -> Result<Topology, TopologyError> {
+        Topology::build(spec, Some(MaskRule::AsGiven))
+    }
+
+    fn build(spec: &TopologySpec, rule: Option<MaskRule>) -> Result<Topology, TopologyError> {
         let spec = spec.to_explicit()?;
         let cpulist = |field: String, text: &str, n_bits: u32| {
             parse_cpulist(text, n_bits).map_err(|source| TopologyError::Cpulist { field, source })
@@ -225,20 +244,20 @@ impl Topology {
             }
             cluster_sets.push(set);
         }
-        // The kernel's cluster mask always contains the SMT mask (build_sched_domain refuses a
-        // child domain that is not a subset of its parent: "BUG: arch topology borken"; on x86
-        // cpu_clustergroup_mask is the L2-sharing mask, which holds every SMT sibling; on arm64
-        // cpu_clustergroup_mask falls back to the SMT mask). A cluster that splits a sibling set
-        // cannot come from a real machine.
+        // A cluster may split an SMT sibling set: the kernel takes both masks as the firmware
+        // gives them. `build_sched_domain()` (kernel/sched/topology.c) then finds the SMT
+        // domain not a subset of the CLS domain, prints "BUG: arch topology borken" and widens
+        // its own copy of the domain span; `topology_sibling_cpumask()` and
+        // `topology_cluster_cpumask()`, which the interrupt code reads, stay as they were. So
+        // such a machine is accepted and each split is recorded for the warning.
+        let mut splits = Vec::new();
+        let mut split_seen = vec![NONE; smt_sets.len()];
         for (i, cluster) in cluster_sets.iter().enumerate() {
             for cpu in cluster.iter() {
-                let s = cpu_smt[cpu as usize] as usize;
-                let siblings = &smt_sets[s];
-                if let Some(out) = siblings.andnot(cluster).first() {
-                    return Err(invalid(format!(
-                        "clusters[{i}]: cluster {cluster} splits SMT sibling set smt[{s}] {siblings} \
-                         (CPU {cpu} is in the cluster, its sibling {out} is not); a cluster must hold whole sibling sets"
-                    )));
+                let s = cpu_smt[cpu as usize];
+                if split_seen[s as usize] != i as u32 && !smt_sets[s as usize].is_subset(cluster) {
+                    split_seen[s as usize] = i as u32;
+                    splits.push((i as u32, s));
                 }
             }
         }
@@ -318,10 +337,7 @@ impl Topology {
             }
         };
 
-        let arch = spec
-            .arch
-            .or(spec.irqchip.map(Irqchip::arch))
-            .unwrap_or_default();
+        let arch = spec.arch.or(spec.irqchip.map(Irqchip::arch)).unwrap_or_default();
         let irqchip = spec.irqchip.unwrap_or(arch.default_irqchip());
         if irqchip.arch() != arch {
             return Err(invalid(format!(
@@ -331,6 +347,22 @@ impl Topology {
                 arch.name()
             )));
         }
+
+        let rule = rule.unwrap_or(MaskRule::Arch(arch));
+        let view = View::build(
+            &Drawing {
+                nr_cpu_ids,
+                possible: &possible,
+                online: &online,
+                cpu_smt: &cpu_smt,
+                cpu_cluster: &cpu_cluster,
+                cpu_package: &cpu_package,
+                smt_sets: &smt_sets,
+                cluster_sets: &cluster_sets,
+                package_sets: &package_sets,
+            },
+            rule,
+        );
 
         // Keep every stored set at the topology's width.
         let fit = |mut s: CpuSet| {
@@ -363,6 +395,8 @@ impl Topology {
             arch,
             irqchip,
             empty: CpuSet::new(nr_cpu_ids),
+            view,
+            splits,
         })
     }
 
@@ -409,25 +443,92 @@ impl Topology {
     pub fn node_cpus(&self, node: u32) -> &CpuSet {
         self.node_cpus.get(node as usize).unwrap_or(&self.empty)
     }
-    /// SMT siblings of a possible CPU, itself included (`topology_sibling_cpumask`).
+    /// The kernel's SMT sibling mask of a CPU (`topology_sibling_cpumask`): the drawn sibling
+    /// set restricted to online CPUs for an online CPU; for a CPU that is not online, empty on
+    /// x86 and the CPU alone on arm64 ([`view`]). Empty for ids that are not possible. Every
+    /// kernel model reads this, never the drawing.
     pub fn smt(&self, cpu: u32) -> &CpuSet {
+        self.view_mask(self.view.sibling.get(cpu as usize).copied())
+    }
+    /// The kernel's cluster mask of a CPU (`topology_cluster_cpumask`), by the same rules as
+    /// [`Topology::smt`]; empty for an online CPU drawn without a cluster.
+    pub fn cluster(&self, cpu: u32) -> &CpuSet {
+        self.view_mask(self.view.cluster.get(cpu as usize).copied())
+    }
+    fn view_mask(&self, slot: Option<Slot>) -> &CpuSet {
+        match slot {
+            None | Some(Slot::Empty) => &self.empty,
+            Some(Slot::DrawnSmt(i)) => &self.smt_sets[i as usize],
+            Some(Slot::DrawnCluster(i)) => &self.cluster_sets[i as usize],
+            Some(Slot::Own(i)) => &self.view.own[i as usize],
+        }
+    }
+    /// The drawn SMT sibling set of a possible CPU, itself included, whether or not the CPUs
+    /// are online: for pictures, the editor and exports, never for a kernel model.
+    pub fn drawn_smt(&self, cpu: u32) -> &CpuSet {
         match self.cpu_smt.get(cpu as usize) {
             Some(&i) if i != NONE => &self.smt_sets[i as usize],
             _ => &self.empty,
         }
     }
-    /// Cluster of a CPU (`topology_cluster_cpumask`); the empty set when it has none.
-    pub fn cluster(&self, cpu: u32) -> &CpuSet {
+    /// The drawn cluster of a CPU; the empty set when it has none (see [`Topology::drawn_smt`]).
+    pub fn drawn_cluster(&self, cpu: u32) -> &CpuSet {
         match self.cpu_cluster.get(cpu as usize) {
             Some(&i) if i != NONE => &self.cluster_sets[i as usize],
             _ => &self.empty,
         }
     }
-    pub fn smt_sets(&self) -> &[CpuSet] {
+    /// The drawn SMT sibling sets (every possible CPU in exactly one).
+    pub fn drawn_smt_sets(&self) -> &[CpuSet] {
         &self.smt_sets
     }
-    pub fn cluster_sets(&self) -> &[CpuSet] {
+    /// The drawn clusters.
+    pub fn drawn_cluster_sets(&self) -> &[CpuSet] {
         &self.cluster_sets
+    }
+    /// Drawn clusters that split a drawn SMT sibling set, as (cluster, sibling set) in the
+    /// clusters' order: the kernel accepts them ("BUG: arch topology borken" from
+    /// `build_sched_domain()`, no mask changed), and the pages warn.
+    pub fn cluster_splits(&self) -> impl Iterator<Item = (&CpuSet, &CpuSet)> + '_ {
+        self.splits
+            .iter()
+            .map(|&(c, s)| (&self.cluster_sets[c as usize], &self.smt_sets[s as usize]))
+    }
+    /// One sentence naming the drawn clusters that split an SMT sibling set (at most
+    /// [`SPLITS_NAMED_MAX`] named, the rest counted), or `None` when no cluster does.
+    pub fn cluster_split_warning(&self) -> Option<String> {
+        if self.splits.is_empty() {
+            return None;
+        }
+        let mut named: Vec<String> = self
+            .cluster_splits()
+            .take(SPLITS_NAMED_MAX)
+            .map(|(c, s)| format!("cluster {} splits SMT siblings {}", cut_cpulist(c), cut_cpulist(s)))
+            .collect();
+        if self.splits.len() > SPLITS_NAMED_MAX {
+            named.push(format!("{} more splits", self.splits.len() - SPLITS_NAMED_MAX));
+        }
+        Some(format!(
+            "{}: the kernel accepts this (build_sched_domain() prints \"BUG: arch topology borken\") \
+             and keeps both masks as the firmware gave them",
+            named.join("; ")
+        ))
+    }
+    /// Possible CPUs whose kernel masks ([`Topology::smt`], [`Topology::cluster`]) differ from
+    /// their drawn sets, as (CPUs that are not online, online CPUs).
+    pub fn view_differs(&self) -> (CpuSet, CpuSet) {
+        let mut down = CpuSet::new(self.nr_cpu_ids);
+        let mut up = CpuSet::new(self.nr_cpu_ids);
+        for cpu in self.possible.iter() {
+            if self.smt(cpu) != self.drawn_smt(cpu) || self.cluster(cpu) != self.drawn_cluster(cpu) {
+                if self.online.contains(cpu) {
+                    up.insert(cpu);
+                } else {
+                    down.insert(cpu);
+                }
+            }
+        }
+        (down, up)
     }
     pub fn package_sets(&self) -> &[CpuSet] {
         &self.package_sets
@@ -440,7 +541,7 @@ impl Topology {
             .copied()
             .unwrap_or(REMOTE_DISTANCE)
     }
-    /// Highest number of SMT threads in one core.
+    /// Highest number of SMT threads in one drawn core.
     pub(crate) fn threads_per_core_max(&self) -> u32 {
         self.smt_sets.iter().map(CpuSet::weight).max().unwrap_or(1)
     }
@@ -482,6 +583,40 @@ impl Topology {
             out.push_str(&format!(", offline {offline}"));
         }
         out
+    }
+
+    /// This drawn machine as a kernel brought it up: the same machine with `online` as the
+    /// kernel reports it (a capture's `cpu/online`), so boot parameters such as `nosmt` or
+    /// `maxcpus=` come from the kernel while the sibling and cluster sets come from the
+    /// drawing. `kernel` (the machine the kernel reported) must have the same possible and
+    /// present CPUs on the same nodes; the first difference is the error.
+    pub fn booted_as(&self, kernel: &Topology) -> Result<Topology, TopologyError> {
+        if self.possible != kernel.possible {
+            return Err(invalid(format!(
+                "possible CPUs: the drawing has {}, the kernel {}",
+                self.possible, kernel.possible
+            )));
+        }
+        if self.present != kernel.present {
+            return Err(invalid(format!(
+                "present CPUs: the drawing has {}, the kernel {}",
+                self.present, kernel.present
+            )));
+        }
+        if let Some(cpu) = self
+            .possible
+            .iter()
+            .find(|&c| self.cpu_to_node(c) != kernel.cpu_to_node(c))
+        {
+            return Err(invalid(format!(
+                "CPU {cpu}: node {} in the drawing, node {} in the kernel",
+                self.cpu_to_node(cpu),
+                kernel.cpu_to_node(cpu)
+            )));
+        }
+        let mut spec = self.to_spec();
+        spec.online = (kernel.online != kernel.present).then(|| kernel.online.to_cpulist());
+        Topology::new(&spec)
     }
 
     /// The explicit spec that rebuilds this topology exactly.
@@ -542,6 +677,29 @@ impl Topology {
     }
 }
 
+/// How many cluster splits [`Topology::cluster_split_warning`] names.
+pub(crate) const SPLITS_NAMED_MAX: usize = 3;
+/// A cpulist in a sentence is cut after this many characters ([`cut_cpulist`]).
+pub(crate) const SENTENCE_LIST_CHARS_MAX: usize = 40;
+
+/// A cpulist for a sentence: whole when it is at most [`SENTENCE_LIST_CHARS_MAX`] characters,
+/// otherwise cut at a range with the CPU count, "1,3,5,7,9,… (4096 CPUs)".
+pub(crate) fn cut_cpulist(cpus: &CpuSet) -> String {
+    let full = cpus.to_cpulist();
+    if full.len() <= SENTENCE_LIST_CHARS_MAX {
+        return full;
+    }
+    let mut shown = String::new();
+    for range in full.split(',') {
+        if shown.len() + range.len() + 1 > SENTENCE_LIST_CHARS_MAX {
+            break;
+        }
+        shown.push_str(range);
+        shown.push(',');
+    }
+    format!("{shown}… ({} CPUs)", cpus.weight())
+}
+
 pub(crate) fn plural(n: usize) -> &'static str {
     if n == 1 {
         ""
@@ -574,7 +732,10 @@ mod tests {
         assert_eq!(t.nr_cpu_ids(), 8);
         assert_eq!(t.nr_node_ids(), 3);
         assert_eq!(t.smt(5).to_cpulist(), "4-5");
-        assert_eq!(t.cluster(6).to_cpulist(), "4-7");
+        assert_eq!(t.drawn_cluster(6).to_cpulist(), "4-7");
+        // CPU 7 is not present: the kernel (x86) has not linked it.
+        assert_eq!(t.cluster(6).to_cpulist(), "4-6");
+        assert!(t.smt(7).is_empty());
         assert_eq!(t.node_cpus(2).weight(), 0);
         assert_eq!(t.present().to_cpulist(), "0-6");
         assert_eq!(t.distance(0, 2), 30);
@@ -632,20 +793,6 @@ online="0-4""#,
             ),
             (
                 r#"name="x"
-nodes=["0-3"]
-smt=["0-1","2-3"]
-clusters=["0","1-3"]"#,
-                "clusters[0]: cluster 0 splits SMT sibling set smt[0] 0-1 (CPU 0 is in the cluster, its sibling 1 is not)",
-            ),
-            (
-                r#"name="x"
-nodes=["0-3"]
-smt=["0,2","1,3"]
-clusters=["0-1","2-3"]"#,
-                "clusters[0]: cluster 0-1 splits SMT sibling set smt[0] 0,2",
-            ),
-            (
-                r#"name="x"
 nodes=["0-3","4-5"]
 distances=[[10,256],[20,10]]"#,
                 "distances[0][1]: 256 is outside 11..255",
@@ -673,6 +820,225 @@ distances=[[10,256],[20,10]]"#,
         assert!(t.cluster(4).is_empty());
     }
 
+    /// The kernel accepts a cluster that splits an SMT sibling set (`build_sched_domain()`
+    /// only prints "BUG: arch topology borken"): the machine validates, both masks stay as
+    /// drawn, and each split is recorded once, in the clusters' order.
+    #[test]
+    fn clusters_splitting_sibling_sets_are_accepted_and_recorded() {
+        let t = Topology::new(&spec(
+            r#"
+            name = "t"
+            nodes = ["0-5"]
+            smt = ["0-1", "2-3", "4-5"]
+            clusters = ["0", "1-2", "3"]
+            "#,
+        ))
+        .unwrap();
+        assert_eq!(t.smt(1).to_cpulist(), "0-1");
+        assert_eq!(t.cluster(1).to_cpulist(), "1-2");
+        assert!(t.cluster(4).is_empty());
+        let splits: Vec<String> = t.cluster_splits().map(|(c, s)| format!("{c}/{s}")).collect();
+        assert_eq!(splits, ["0/0-1", "1-2/0-1", "1-2/2-3", "3/2-3"]);
+        assert_eq!(Topology::new(&t.to_spec()).unwrap(), t);
+        // Interleaved numbering split by consecutive clusters.
+        let o = Topology::new(&spec(
+            "name = \"o\"\nnodes = [\"0-3\"]\nsmt = [\"0,2\", \"1,3\"]\nclusters = [\"0-1\", \"2-3\"]\n",
+        ))
+        .unwrap();
+        let splits: Vec<String> = o.cluster_splits().map(|(c, s)| format!("{c}/{s}")).collect();
+        assert_eq!(splits, ["0-1/0,2", "0-1/1,3", "2-3/0,2", "2-3/1,3"]);
+        // Whole sibling sets in a cluster are no split.
+        let w = Topology::new(&spec(
+            "name = \"w\"\nnodes = [\"0-3\"]\nsmt = [\"0-1\", \"2-3\"]\nclusters = [\"0-3\"]\n",
+        ))
+        .unwrap();
+        assert_eq!(w.cluster_splits().count(), 0);
+    }
+
+    fn masks(t: &Topology) -> Vec<String> {
+        t.possible()
+            .iter()
+            .map(|c| format!("{c}:{}/{}", t.smt(c), t.cluster(c)))
+            .collect()
+    }
+
+    /// x86 (arch/x86/kernel/smpboot.c): `set_cpu_sibling_map()` links only CPUs that came up,
+    /// `remove_siblinginfo()` empties an offlined CPU's masks and takes it out of its
+    /// siblings'; a CPU never brought up keeps zeroed masks.
+    #[test]
+    fn x86_offline_and_never_present_cpus_have_empty_masks() {
+        let t = Topology::new(&spec(
+            r#"
+            name = "t"
+            nodes = ["0-7", "8-11"]
+            smt = ["0-1", "2-3", "4-5", "6-7", "8-9", "10-11"]
+            clusters = ["0-3", "4-7", "8-11"]
+            present = "0-9"
+            online = "0,2-5,8"
+            "#,
+        ))
+        .unwrap();
+        assert_eq!(
+            masks(&t),
+            [
+                "0:0/0,2-3",
+                "1:/",
+                "2:2-3/0,2-3",
+                "3:2-3/0,2-3",
+                "4:4-5/4-5",
+                "5:4-5/4-5",
+                "6:/",
+                "7:/",
+                "8:8/8",
+                "9:/",
+                "10:/",
+                "11:/"
+            ]
+        );
+        // The drawing is unchanged.
+        assert_eq!(t.drawn_smt(1).to_cpulist(), "0-1");
+        assert_eq!(t.drawn_cluster(6).to_cpulist(), "4-7");
+        let (down, up) = t.view_differs();
+        assert_eq!(
+            (down.to_cpulist().as_str(), up.to_cpulist().as_str()),
+            ("1,6-7,9-11", "0,2-5,8")
+        );
+        assert_eq!(Topology::new(&t.to_spec()).unwrap(), t);
+    }
+
+    /// arm64 (drivers/base/arch_topology.c): `reset_cpu_topology()` and
+    /// `remove_cpu_topology()` leave a CPU that is not online with both masks `{cpu}`;
+    /// `update_siblings_masks()` links online CPUs only.
+    #[test]
+    fn arm64_cpus_not_online_see_themselves_alone() {
+        let t = Topology::new(&spec(
+            r#"
+            name = "t"
+            arch = "arm64"
+            nodes = ["0-7"]
+            smt = ["0-1", "2-3"]
+            clusters = ["0-3", "4-5"]
+            present = "0-6"
+            online = "0,2-4"
+            "#,
+        ))
+        .unwrap();
+        assert_eq!(
+            masks(&t),
+            [
+                "0:0/0,2-3",
+                "1:1/1",
+                "2:2-3/0,2-3",
+                "3:2-3/0,2-3",
+                "4:4/4",
+                "5:5/5",
+                "6:6/6",
+                "7:7/7"
+            ]
+        );
+        // CPU 6 is alone in the drawing too (no cluster drawn): only its cluster mask differs.
+        let (down, up) = t.view_differs();
+        assert_eq!(
+            (down.to_cpulist().as_str(), up.to_cpulist().as_str()),
+            ("1,5-7", "0,2-4")
+        );
+    }
+
+    /// arm64 `update_siblings_masks()` compares the package, then the cluster, then the core:
+    /// SMT siblings in another cluster (or one with a cluster, one without) are never linked,
+    /// and a cluster holds only CPUs of the CPU's package. x86 links them as drawn.
+    #[test]
+    fn arm64_links_threads_only_inside_their_cluster_and_package() {
+        let text = |arch: &str| {
+            spec(&format!(
+                r#"
+            name = "t"
+            arch = "{arch}"
+            nodes = ["0-7"]
+            smt = ["0-1", "2-3", "4-5", "6-7"]
+            clusters = ["0", "1-2", "3", "6-7"]
+            packages = ["0-3", "4-5", "6", "7"]
+            "#
+            ))
+        };
+        let arm = Topology::new(&text("arm64")).unwrap();
+        assert_eq!(
+            masks(&arm),
+            ["0:0/0", "1:1/1-2", "2:2/1-2", "3:3/3", "4:4-5/", "5:4-5/", "6:6/6", "7:7/7"]
+        );
+        let x86 = Topology::new(&text("x86_64")).unwrap();
+        assert_eq!(
+            masks(&x86),
+            [
+                "0:0-1/0",
+                "1:0-1/1-2",
+                "2:2-3/1-2",
+                "3:2-3/3",
+                "4:4-5/",
+                "5:4-5/",
+                "6:6-7/6-7",
+                "7:6-7/6-7"
+            ]
+        );
+        // The splits are the drawing's, the same on both.
+        assert_eq!(arm.cluster_splits().count(), 4);
+        assert_eq!(x86.cluster_splits().count(), 4);
+    }
+
+    /// All online: the view is the drawing, shared rather than copied.
+    #[test]
+    fn all_online_the_view_is_the_drawing() {
+        for arch in ["x86_64", "arm64"] {
+            let t = Topology::new(&spec(&format!(
+                "name = \"t\"\narch = \"{arch}\"\nnodes = [\"0-3\"]\nsmt = [\"0-1\"]\nclusters = [\"0-2\"]\n"
+            )))
+            .unwrap();
+            for c in 0..4 {
+                assert!(std::ptr::eq(t.smt(c), t.drawn_smt(c)), "{arch} {c}");
+                assert_eq!(t.cluster(c), t.drawn_cluster(c), "{arch} {c}");
+            }
+            assert!(t.view.own.is_empty());
+            let (down, up) = t.view_differs();
+            assert!(down.is_empty() && up.is_empty());
+        }
+    }
+
+    /// Masks as given (golden vectors of the kernel C run with explicit masks): nothing derived.
+    #[test]
+    fn masks_as_given_keep_the_drawn_sets_of_cpus_not_online() {
+        let text = r#"
+            name = "t"
+            nodes = ["0-3"]
+            smt = ["0-1", "2-3"]
+            present = "0-2"
+            online = "0"
+            "#;
+        let t = Topology::with_masks_as_given(&spec(text)).unwrap();
+        assert_eq!(masks(&t), ["0:0-1/", "1:0-1/", "2:2-3/", "3:2-3/"]);
+        assert_ne!(Topology::new(&spec(text)).unwrap(), t);
+    }
+
+    /// A drawn machine as the kernel brought it up: online from the kernel, sets drawn.
+    #[test]
+    fn booted_as_takes_online_from_the_kernel() {
+        let drawn = Topology::new(&spec("name = \"d\"\nnodes = [\"0-3\"]\nsmt = [\"0-1\", \"2-3\"]\n")).unwrap();
+        let kernel = Topology::new(&spec("name = \"k\"\nnodes = [\"0-3\"]\nonline = \"0,2\"\n")).unwrap();
+        let booted = drawn.booted_as(&kernel).unwrap();
+        assert_eq!(booted.online().to_cpulist(), "0,2");
+        assert_eq!(booted.drawn_smt(1).to_cpulist(), "0-1");
+        assert!(booted.smt(1).is_empty());
+        let other = Topology::new(&spec("name = \"o\"\nnodes = [\"0-1\", \"2-3\"]\n")).unwrap();
+        assert_eq!(
+            drawn.booted_as(&other).unwrap_err().to_string(),
+            "CPU 2: node 0 in the drawing, node 1 in the kernel"
+        );
+        let small = Topology::new(&spec("name = \"s\"\nnodes = [\"0-1\"]\n")).unwrap();
+        assert_eq!(
+            drawn.booted_as(&small).unwrap_err().to_string(),
+            "possible CPUs: the drawing has 0-3, the kernel 0-1"
+        );
+    }
+
     #[test]
     fn architecture_and_controller_are_facts_of_the_file() {
         let x86 = Topology::new(&spec("name = \"t\"\nnodes = [\"0-3\"]\n")).unwrap();
@@ -687,10 +1053,15 @@ distances=[[10,256],[20,10]]"#,
         let back = spi.to_spec();
         assert_eq!((back.arch, back.irqchip), (Some(Arch::Arm64), Some(Irqchip::GicSpi)));
         assert_eq!(Topology::new(&back).unwrap(), spi);
-        let err = Topology::new(&spec("name = \"t\"\nnodes = [\"0-3\"]\narch = \"x86_64\"\nirqchip = \"gic-its\"\n"))
-            .unwrap_err()
-            .to_string();
-        assert_eq!(err, "irqchip: gic-its is an arm64 interrupt controller, but arch is x86_64");
+        let err = Topology::new(&spec(
+            "name = \"t\"\nnodes = [\"0-3\"]\narch = \"x86_64\"\nirqchip = \"gic-its\"\n",
+        ))
+        .unwrap_err()
+        .to_string();
+        assert_eq!(
+            err,
+            "irqchip: gic-its is an arm64 interrupt controller, but arch is x86_64"
+        );
         let bad: Result<TopologySpec, _> = toml::from_str("name = \"t\"\nnodes = [\"0-3\"]\narch = \"sparc\"\n");
         assert!(bad.unwrap_err().to_string().contains("unknown variant `sparc`"));
     }

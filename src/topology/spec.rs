@@ -371,8 +371,8 @@ mod tests {
         let t = Topology::new(&spec).unwrap();
         assert_eq!(t.nr_cpu_ids(), 72);
         assert_eq!(t.node_cpus(0).to_cpulist(), "0-17,36-53");
-        assert_eq!(t.smt(3).to_cpulist(), "3,39");
-        assert_eq!(t.cluster(40).to_cpulist(), "4,40");
+        assert_eq!(t.drawn_smt(3).to_cpulist(), "3,39");
+        assert_eq!(t.drawn_cluster(40).to_cpulist(), "4,40");
     }
 
     #[test]
@@ -389,8 +389,8 @@ mod tests {
         )
         .unwrap();
         let t = Topology::new(&spec).unwrap();
-        assert_eq!(t.cluster_sets().len(), 4);
-        assert_eq!(t.cluster(5).to_cpulist(), "4-7");
+        assert_eq!(t.drawn_cluster_sets().len(), 4);
+        assert_eq!(t.drawn_cluster(5).to_cpulist(), "4-7");
         assert_eq!(t.package_sets().len(), 1);
         let bad: TopologySpec = toml::from_str("name='c'\n[generate]\ncores_per_node = 4\nclusters = 3\n").unwrap();
         assert!(Topology::new(&bad).unwrap_err().to_string().contains("does not divide"));
@@ -407,19 +407,19 @@ mod tests {
              [[generate.core_types]]\ncores = 16\nclusters = 4\n",
         );
         assert_eq!(t.nr_cpu_ids(), 32);
-        assert_eq!(t.smt(1).to_cpulist(), "0-1");
-        assert_eq!(t.smt(16).to_cpulist(), "16");
-        assert_eq!(t.cluster(15).to_cpulist(), "14-15");
-        assert_eq!(t.cluster(17).to_cpulist(), "16-19");
-        assert_eq!(t.cluster_sets().len(), 12);
+        assert_eq!(t.drawn_smt(1).to_cpulist(), "0-1");
+        assert_eq!(t.drawn_smt(16).to_cpulist(), "16");
+        assert_eq!(t.drawn_cluster(15).to_cpulist(), "14-15");
+        assert_eq!(t.drawn_cluster(17).to_cpulist(), "16-19");
+        assert_eq!(t.drawn_cluster_sets().len(), 12);
         // Offset numbering puts the P-cores' second threads after every first thread.
         let o = gen(
             "smt_numbering = 'offset'\n[[generate.core_types]]\ncores = 2\nthreads_per_core = 2\n\
              [[generate.core_types]]\ncores = 4\n",
         );
-        assert_eq!(o.smt(0).to_cpulist(), "0,6");
-        assert_eq!(o.smt(1).to_cpulist(), "1,7");
-        assert_eq!(o.smt(2).to_cpulist(), "2");
+        assert_eq!(o.drawn_smt(0).to_cpulist(), "0,6");
+        assert_eq!(o.drawn_smt(1).to_cpulist(), "1,7");
+        assert_eq!(o.drawn_smt(2).to_cpulist(), "2");
     }
 
     #[test]
@@ -428,9 +428,9 @@ mod tests {
         assert_eq!(t.possible().to_cpulist(), "0-7,16-23");
         assert_eq!(t.node_cpus(1).to_cpulist(), "16-23");
         let o = gen("packages = 2\ncores_per_node = 4\nthreads_per_core = 2\nsmt_numbering = 'offset'\npackage_cpu_stride = 16\n");
-        assert_eq!(o.smt(16).to_cpulist(), "16,20");
+        assert_eq!(o.drawn_smt(16).to_cpulist(), "16,20");
         let p = gen("packages = 2\nnodes_per_package = 2\ncores_per_node = 2\nclusters = 'package'\n");
-        assert_eq!(p.cluster(0).to_cpulist(), "0-3");
+        assert_eq!(p.drawn_cluster(0).to_cpulist(), "0-3");
         assert_eq!(p.node_cpus(0).to_cpulist(), "0-1");
         let bad = |text: &str| {
             Topology::new(&toml::from_str::<TopologySpec>(&format!("name = 'g'\n[generate]\n{text}")).unwrap())

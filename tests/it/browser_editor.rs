@@ -43,8 +43,8 @@ fn shape(t: &Topology) -> Vec<String> {
     let mut out = vec![
         format!("possible {}", t.possible().to_cpulist()),
         format!("present {}", t.present().to_cpulist()),
-        format!("smt {:?}", lists(t.smt_sets())),
-        format!("clusters {:?}", lists(t.cluster_sets())),
+        format!("smt {:?}", lists(t.drawn_smt_sets())),
+        format!("clusters {:?}", lists(t.drawn_cluster_sets())),
     ];
     for a in 0..n {
         out.push(format!(

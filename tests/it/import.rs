@@ -228,7 +228,7 @@ fn captured_hwloc_fixtures() {
             &hwloc::parse_synthetic("pack:2 numa:2 l2:4 core:2 pu:2").unwrap()
         ))
     );
-    assert_eq!(synth.cluster(5).to_cpulist(), "4-7");
+    assert_eq!(synth.drawn_cluster(5).to_cpulist(), "4-7");
 }
 
 #[test]
@@ -238,8 +238,8 @@ fn synthetic_names_and_attributes() {
     assert_eq!(shape(&a), shape(&b));
     assert_eq!(a.nr_node_ids(), 4);
     assert_eq!(a.package_sets().len(), 2);
-    assert_eq!(a.smt(3).to_cpulist(), "2-3");
-    assert_eq!(a.cluster(3).to_cpulist(), "0-3");
+    assert_eq!(a.drawn_smt(3).to_cpulist(), "2-3");
+    assert_eq!(a.drawn_cluster(3).to_cpulist(), "0-3");
     // No pu level means one PU per core; no numa level means one node.
     let c = topo(&hwloc::parse_synthetic("pack:2 core:4").unwrap());
     assert_eq!(c.possible().weight(), 8);
@@ -273,9 +273,9 @@ fn hwloc_1x_layout_and_cluster_groups() {
     let t = topo(&hwloc::parse_xml(v1).unwrap());
     assert_eq!(t.node_cpus(0).to_cpulist(), "0-3");
     assert_eq!(t.node_cpus(1).to_cpulist(), "4");
-    assert_eq!(t.smt(2).to_cpulist(), "0,2");
-    assert_eq!(t.cluster(3).to_cpulist(), "1,3");
-    assert!(t.cluster(4).is_empty());
+    assert_eq!(t.drawn_smt(2).to_cpulist(), "0,2");
+    assert_eq!(t.drawn_cluster(3).to_cpulist(), "1,3");
+    assert!(t.drawn_cluster(4).is_empty());
     // hwloc 2.5+: Group objects of subtype Cluster win over the L2.
     let v2 = r#"<topology version="2.0"><object type="Machine" os_index="0">
       <object type="Package" os_index="0">
@@ -290,8 +290,8 @@ fn hwloc_1x_layout_and_cluster_groups() {
         </object>
       </object></object></topology>"#;
     let t = topo(&hwloc::parse_xml(v2).unwrap());
-    assert_eq!(t.cluster(1).to_cpulist(), "0-1");
-    assert_eq!(t.cluster_sets().len(), 2);
+    assert_eq!(t.drawn_cluster(1).to_cpulist(), "0-1");
+    assert_eq!(t.drawn_cluster_sets().len(), 2);
 }
 
 #[test]
@@ -322,8 +322,8 @@ fn live_sysfs_with_offline_cpus() {
     );
     let t = topo(&spec);
     assert_eq!(t.online().to_cpulist(), "0-2");
-    assert_eq!(t.smt(3).to_cpulist(), "3");
-    assert_eq!(t.smt(2).to_cpulist(), "0,2");
+    assert_eq!(t.drawn_smt(3).to_cpulist(), "3");
+    assert_eq!(t.drawn_smt(2).to_cpulist(), "0,2");
     assert_eq!(t.package_sets()[0].to_cpulist(), "0-3");
 }
 
@@ -351,13 +351,13 @@ fn lscpu_says_it_lost_the_clusters_and_distances() {
     }
     // Azure L96as_v4: a cluster per SMT pair (48 clusters) on 2 nodes at the default 10/20.
     let t = catalogue::get("azure-l96as-v4").unwrap();
-    assert_eq!(t.cluster_sets().len(), 48);
+    assert_eq!(t.drawn_cluster_sets().len(), 48);
     let dir = tmp("warn-lscpu-l96as");
     export::write_sysfs(&t, &dir).unwrap();
     let plain = run(Command::new("lscpu").arg("--sysroot").arg(&dir).arg("-p"));
     let imported = lscpu::import(&plain).unwrap();
     let back = topo(&imported.spec);
-    assert!(back.cluster_sets().is_empty());
+    assert!(back.drawn_cluster_sets().is_empty());
     assert_eq!(
         warning(&imported, "no cluster information"),
         "no cluster information in lscpu output (no CLUSTER column): imported without clusters, so \
@@ -388,14 +388,14 @@ fn lscpu_says_it_lost_the_clusters_and_distances() {
         .args(["-p=CPU,CORE,SOCKET,NODE,CLUSTER,ONLINE", "--all"]));
     let imported = lscpu::import(&cols).unwrap();
     let back = topo(&imported.spec);
-    if back.cluster_sets().is_empty() {
+    if back.drawn_cluster_sets().is_empty() {
         warning(
             &imported,
             "no cluster information in lscpu output (the CLUSTER column is empty, as util-linux 2.38 prints it on x86)",
         );
     } else {
         // A later lscpu that fills the column must not be warned about.
-        assert_eq!(back.cluster_sets(), t.cluster_sets());
+        assert_eq!(back.drawn_cluster_sets(), t.drawn_cluster_sets());
         no_warning(&imported, "no cluster information");
     }
     no_warning(&imported, "no ONLINE column");
@@ -437,7 +437,7 @@ fn lstopo_says_it_lost_the_clusters() {
     let xml = run(Command::new("lstopo").arg("-i").arg(&dir).args(["--of", "xml", "-"]));
     let imported = hwloc::import_xml(&xml).unwrap();
     let back = topo(&imported.spec);
-    assert!(back.cluster_sets().is_empty());
+    assert!(back.drawn_cluster_sets().is_empty());
     assert_eq!(without(&back, true, true), without(&t, true, true));
     assert_eq!(
         warning(&imported, "cluster"),
@@ -457,12 +457,12 @@ fn lstopo_says_it_lost_the_clusters() {
     let back = topo(&imported.spec);
     // The E-core clusters of four survive; the P-core clusters (one SMT pair each) do not.
     let multi_core: Vec<_> = t
-        .cluster_sets()
+        .drawn_cluster_sets()
         .iter()
-        .filter(|c| c.weight() > t.smt(c.first().unwrap()).weight())
+        .filter(|c| c.weight() > t.drawn_smt(c.first().unwrap()).weight())
         .cloned()
         .collect();
-    assert_eq!(back.cluster_sets(), &multi_core[..]);
+    assert_eq!(back.drawn_cluster_sets(), &multi_core[..]);
     assert_eq!(
         warning(&imported, "Cluster group"),
         "CPUs 0-15 are in no Cluster group of the hwloc XML (hwloc removes a cluster equal to its \

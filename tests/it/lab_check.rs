@@ -7,24 +7,13 @@ use irqscope::lab::HotplugRule;
 use irqscope::live::protocol::Snapshot;
 use irqscope::topology::Topology;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::sync::Arc;
 
 fn data(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/lab").join(name)
 }
 
-fn run(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_irqscope"))
-        .args(args)
-        .output()
-        .unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8(out.stdout).unwrap(),
-        String::from_utf8(out.stderr).unwrap(),
-    )
-}
+use crate::common::cli::irqscope_output as run;
 
 fn check(path: &Path, extra: &[&str]) -> (i32, String) {
     let mut args = vec!["lab", "check", path.to_str().unwrap()];

@@ -3,6 +3,80 @@
 
 use crate::common;
 use common::cli::irqscope;
+use irqscope::scenario::spec::{parse_device_token, parse_probe, ScenarioSpec, TopologyRef};
+
+/// Managed (queue) IRQs per CPU id, from the library (the counter sweeps below run hundreds of
+/// scenarios; the figures themselves are checked through the CLI).
+fn managed_per_cpu(
+    preset: &str,
+    devices: &str,
+    variant: &str,
+    effective: &str,
+    counter: u32,
+    probe: Option<&str>,
+) -> Vec<u32> {
+    let spec = ScenarioSpec {
+        variant: variant.into(),
+        effective: effective.into(),
+        spread_counter: counter,
+        probe: probe.map(|p| parse_probe(p).unwrap().name().to_string()),
+        ..ScenarioSpec::new(
+            TopologyRef::Preset(preset.into()),
+            vec![parse_device_token(devices).unwrap()],
+        )
+    };
+    let scenario = spec.resolve(irqscope::catalogue::get).unwrap();
+    let outcome = irqscope::scenario::run(&scenario);
+    irqscope::metrics::per_cpu(&scenario, &outcome)
+        .iter()
+        .map(|c| c.managed_irqs)
+        .collect()
+}
+
+/// How many CPUs take each count of IRQs, ascending by count, zero excluded.
+fn histogram(loads: &[u32]) -> Vec<(u32, usize)> {
+    let mut h = std::collections::BTreeMap::new();
+    for &n in loads.iter().filter(|&&n| n > 0) {
+        *h.entry(n).or_insert(0) += 1;
+    }
+    h.into_iter().collect()
+}
+
+/// Kelley's v1 figures (seed 000), as he states them.
+fn l48s_v1_figure(loads: &[u32]) -> bool {
+    loads.iter().min() == Some(&3) && loads.iter().max() == Some(&5)
+}
+fn d16_v1_figure(loads: &[u32]) -> bool {
+    histogram(loads) == [(1, 4), (2, 4)]
+}
+/// "spread across 26 vCPUs (13 in each NUMA node) with counts ranging from 1 to 6 [...] the
+/// pattern for each NUMA node is the same" (nodes 0-47 and 48-95).
+fn d96_v1_figure(loads: &[u32]) -> bool {
+    let (n0, n1) = loads.split_at(48);
+    let used = |n: &[u32]| n.iter().filter(|&&x| x > 0).count();
+    let h = histogram(loads);
+    used(n0) == 13
+        && used(n1) == 13
+        && h.first().map(|x| x.0) == Some(1)
+        && h.last().map(|x| x.0) == Some(6)
+        && histogram(n0) == histogram(n1)
+}
+
+/// `rotation-v1` on a preset from a given counter: the managed IRQs per CPU.
+fn v1_run(
+    preset: &'static str,
+    effective: &'static str,
+    device: &'static str,
+    probe: Option<&'static str>,
+) -> impl Fn(u32) -> Vec<u32> {
+    move |c| managed_per_cpu(preset, device, "rotation-v1", effective, c, probe)
+}
+
+/// The counter starts (0..n) at which `figure` comes out, with consecutive I/O offsets from the
+/// start (no admin tag set call) or under a probe order with `driver=nvme` from that counter.
+fn starts(n: u32, figure: impl Fn(&[u32]) -> bool, run: impl Fn(u32) -> Vec<u32>) -> Vec<u32> {
+    (0..n).filter(|&c| figure(&run(c))).collect()
+}
 
 /// The report's summary section, with wrapped lines joined back.
 fn summary(text: &str) -> String {
@@ -28,6 +102,22 @@ fn summary(text: &str) -> String {
         }
     }
     out
+}
+
+/// The summary of `rotation-v1` on a preset under a probe order, through the CLI as /seeds'
+/// command runs it.
+fn v1_summary(preset: &str, devices: &str, effective: &str, probe: &str) -> String {
+    summary(&irqscope(&[
+        "simulate",
+        preset,
+        devices,
+        "--variant",
+        "rotation-v1",
+        "--effective",
+        effective,
+        "--probe",
+        probe,
+    ]))
 }
 
 fn assert_has(text: &str, want: &str) {
@@ -58,7 +148,7 @@ fn seed000_l96as_v4_before() {
 /// Seed 000, after the rotation: "no CPU serves more than 4 disks, and all 96 CPUs are used".
 #[test]
 fn seed000_l96as_v4_after() {
-    for variant in ["rotation", "rotation-v1r", "rotation-ohcl"] {
+    for variant in ["rotation", "rotation-v1", "rotation-v1r", "rotation-ohcl"] {
         let s = summary(&irqscope(&[
             "simulate",
             "azure-l96as-v4",
@@ -68,6 +158,54 @@ fn seed000_l96as_v4_after() {
         ]));
         assert_has(&s, "devices/CPU: max 4");
         assert_has(&s, "every online CPU takes an IRQ");
+    }
+}
+
+/// Seed 000's per-CPU "after" examples ("CPU 0: 4 disks CPU 2: 4 disks CPU 47: 4 disks CPU 1: 4
+/// disks CPU 3: 4 disks") need the counter at 4 under `rotation` (/seeds says so): they hold at
+/// the starts with start mod 24 in 4..=20 and at no other, every other variant of the patch alike.
+#[test]
+fn seed000_l96as_v4_after_per_cpu_examples_need_counter_4() {
+    let disks = |variant: &str, counter: u32| -> Vec<u32> {
+        let spec = ScenarioSpec {
+            variant: variant.into(),
+            spread_counter: counter,
+            ..ScenarioSpec::new(
+                TopologyRef::Preset("azure-l96as-v4".into()),
+                vec![parse_device_token("6x62:name=nvme,pre=1").unwrap()],
+            )
+        };
+        let scenario = spec.resolve(irqscope::catalogue::get).unwrap();
+        let per_cpu = irqscope::metrics::per_cpu(&scenario, &irqscope::scenario::run(&scenario));
+        [0, 1, 2, 3, 47].iter().map(|&c| per_cpu[c].managed_devices).collect()
+    };
+    assert_eq!(disks("rotation", 0), [3, 4, 3, 4, 4]);
+    // Through the permalink /seeds links to, as a reader opens it.
+    let text = irqscope(&[
+        "simulate",
+        "azure-l96as-v4",
+        "6x62:name=nvme,pre=1",
+        "--variant",
+        "rotation",
+        "--counter",
+        "4",
+        "--format",
+        "json",
+    ]);
+    let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    for cpu in [0, 1, 2, 3, 47] {
+        assert_eq!(v["per_cpu"][cpu]["managed_devices"], 4, "CPU {cpu}");
+    }
+    // The starts that give the examples: start mod 24 in 4..=20 (both edges and the wrap).
+    let holds: Vec<u32> = (0..=28).filter(|&c| disks("rotation", c) == [4, 4, 4, 4, 4]).collect();
+    let stated: Vec<u32> = (0..=28).filter(|c| (4..=20).contains(&(c % 24))).collect();
+    assert_eq!(holds, stated);
+    for c in [3, 4, 20, 21] {
+        assert_eq!(
+            disks("rotation-v1", c) == [4, 4, 4, 4, 4],
+            (4..=20).contains(&c),
+            "rotation-v1 counter {c}"
+        );
     }
 }
 
@@ -96,6 +234,13 @@ fn seed000_l48s_v2() {
     ]));
     assert_has(&v1, "IRQs/CPU: max 5 min 3 (ideal max 4)");
     assert_has(&v1, "per node: 36 30 36 30 30 30 IRQs");
+    // The published v1 code with the NVMe admin tag sets, probed in parallel (/seeds' link).
+    let l48 = "azure-l48s-v2";
+    let posted = v1_summary(l48, "6x32:name=nvme,pre=1,driver=nvme", "x86-matrix", "parallel");
+    assert_has(&posted, "IRQs/CPU: max 5 min 3 (ideal max 4)");
+    assert_has(&posted, "per node: 36 30 36 30 30 30 IRQs");
+    let sequential = v1_summary(l48, "6x32:name=nvme,pre=1,driver=nvme", "x86-matrix", "sequential");
+    assert_has(&sequential, "IRQs/CPU: max 6 min 3 (ideal max 4)");
     let newest = summary(&irqscope(&[
         "simulate",
         "azure-l48s-v2",
@@ -130,6 +275,10 @@ fn seed000_d16plds_v6() {
         "first-cpu",
     ]));
     assert_has(&v1, "4 CPUs (11-14) get 1; 4 CPUs (0,3,6,9) get 2");
+    // The published v1 code, the admin tag sets probed in parallel (/seeds' link).
+    let d16 = "azure-d16plds-v6";
+    let posted = v1_summary(d16, "2x6:name=nvme,pre=1,driver=nvme", "first-cpu", "parallel");
+    assert_has(&posted, "4 CPUs (5-8) get 1; 4 CPUs (0,3,10,13) get 2");
 }
 
 /// Seed 000, configuration 3: D96plds v6, 6 x 14: existing code puts 6 IRQs on each of 14
@@ -159,6 +308,99 @@ fn seed000_d96plds_v6() {
     ]));
     assert_has(&v1, "70 online CPUs take no IRQ");
     assert_has(&v1, "IRQs/CPU: max 6 min 0");
+    let d96 = "azure-d96plds-v6";
+    let posted = v1_summary(d96, "6x14:name=nvme,pre=1,driver=nvme", "first-cpu", "parallel");
+    assert_has(&posted, "70 online CPUs take no IRQ");
+    assert_has(&posted, "IRQs/CPU: max 6 min 0");
+}
+
+/// The counter starts /seeds states for Kelley's v1 figures, against the published v1 code
+/// (`rotation-v1`): with consecutive I/O offsets starting at `s`, L48s v2 gives 3..5 IRQs per
+/// vCPU at every `s`, D16plds v6 gives "4 get 2, 4 get 1" iff `s mod 6` is in 0..=3, D96plds v6
+/// gives "26 vCPUs, 13 per node" iff `s mod 7` is in 2..=6. Probed in parallel from counter `c`
+/// the I/O offsets start at `c + controllers`; probed strictly one after another they are
+/// `c+1, c+3, ...`, which gives 3..6 IRQs per vCPU on the L48s v2 and never the D16 figure.
+#[test]
+fn seed000_v1_figures_counter_starts_and_probe_order() {
+    let l48 = |probe, device| v1_run("azure-l48s-v2", "x86-matrix", device, probe);
+    let d16 = |probe, device| v1_run("azure-d16plds-v6", "first-cpu", device, probe);
+    let d96 = |probe, device| v1_run("azure-d96plds-v6", "first-cpu", device, probe);
+    let (l48_plain, l48_nvme) = ("6x32:name=nvme,pre=1", "6x32:name=nvme,pre=1,driver=nvme");
+    let (d16_plain, d16_nvme) = ("2x6:name=nvme,pre=1", "2x6:name=nvme,pre=1,driver=nvme");
+    let (d96_plain, d96_nvme) = ("6x14:name=nvme,pre=1", "6x14:name=nvme,pre=1,driver=nvme");
+    let all: Vec<u32> = (0..24).collect();
+    let modulo = |n: u32, m: u32, r: std::ops::RangeInclusive<u32>| -> Vec<u32> {
+        (0..n).filter(|c| r.contains(&(c % m))).collect()
+    };
+
+    // Consecutive offsets from s (no admin call): the stated ranges.
+    assert_eq!(starts(24, l48s_v1_figure, l48(None, l48_plain)), all);
+    assert_eq!(starts(24, d16_v1_figure, d16(None, d16_plain)), modulo(24, 6, 0..=3));
+    assert_eq!(starts(28, d96_v1_figure, d96(None, d96_plain)), modulo(28, 7, 2..=6));
+
+    // Parallel probing: the admin tag sets take c .. c+k-1, the disks start at c + k.
+    let shifted = |n: u32, k: u32, m: u32, r: std::ops::RangeInclusive<u32>| -> Vec<u32> {
+        (0..n).filter(|c| r.contains(&((c + k) % m))).collect()
+    };
+    assert_eq!(starts(24, l48s_v1_figure, l48(Some("parallel"), l48_nvme)), all);
+    assert_eq!(
+        starts(24, d16_v1_figure, d16(Some("parallel"), d16_nvme)),
+        shifted(24, 2, 6, 0..=3)
+    );
+    assert_eq!(
+        starts(28, d96_v1_figure, d96(Some("parallel"), d96_nvme)),
+        shifted(28, 6, 7, 2..=6)
+    );
+
+    // Strictly sequential probing: 3..6 IRQs per vCPU on the L48s v2, never the D16 figure.
+    for c in 0..24 {
+        let loads = l48(Some("sequential"), l48_nvme)(c);
+        assert_eq!(
+            (loads.iter().min(), loads.iter().max()),
+            (Some(&3), Some(&6)),
+            "counter {c}"
+        );
+    }
+    assert_eq!(
+        starts(24, d16_v1_figure, d16(Some("sequential"), d16_nvme)),
+        Vec::<u32>::new()
+    );
+}
+
+/// `/seeds` states those ranges and probe orders beside the figures, and none of the wrong
+/// words it used to carry.
+#[tokio::test]
+async fn seeds_page_states_counter_starts_and_probe_orders() {
+    let r = common::http::get("/seeds").await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    let text = r.body.replace("&#39;", "'").replace("&quot;", "\"");
+    for want in [
+        "s mod 6 in 0-3",
+        "s mod 7 in 2-6",
+        "start mod 24 in 4-20",
+        "need --counter 4",
+        "Strictly sequential probing gives 3 to 6 IRQs per vCPU",
+        "Strictly sequential probing never gives this figure",
+        "--probe parallel",
+        "--probe sequential",
+        "driver=nvme",
+        "none of its revisions is merged",
+        "One cluster of all 16 vCPUs, no SMT",
+        "0 1 2 1 2",
+        "0 0 1 2 3",
+        "5316394b1752",
+        "mana_irq_setup_linear()",
+    ] {
+        assert!(text.contains(want), "/seeds lacks {want:?}");
+    }
+    for gone in [
+        "SMT-pair clusters",
+        "merged patch",
+        "look alike",
+        "clusters are SMT pairs",
+    ] {
+        assert!(!text.contains(gone), "/seeds still says {gone:?}");
+    }
 }
 
 /// Seed 002: Core Ultra 7 265K, 20 CPUs, IRQ-CPU 1:1. The cluster-aware code reorders the

@@ -156,8 +156,9 @@ fn csv_and_json_forms() {
         "json",
     ]))
     .unwrap();
-    assert_eq!(json["rows"].as_array().unwrap().len(), 6 * 2);
-    assert_eq!(json["aggregates"].as_array().unwrap().len(), 6);
+    // `all`: the six kernel variants and the one proposal.
+    assert_eq!(json["rows"].as_array().unwrap().len(), 7 * 2);
+    assert_eq!(json["aggregates"].as_array().unwrap().len(), 7);
     assert!(json["proposals"][0]["cost"]
         .as_str()
         .unwrap()

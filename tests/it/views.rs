@@ -184,7 +184,10 @@ fn live_and_fleet_views_from_a_hub() {
     assert!(!v.model_rows.is_empty());
     // Its text twin says the same, within 72 columns.
     let text = v.text_report();
-    assert!(text.contains(&format!("{} modelled vectors, 0 differ", v.model_rows.len())), "{text}");
+    assert!(
+        text.contains(&format!("{} modelled vectors, 0 differ", v.model_rows.len())),
+        "{text}"
+    );
     assert!(text.lines().all(|l| l.chars().count() <= 72), "{text}");
     let fleet = FleetView::new(&hosts, FleetQuery::default().choice().unwrap(), None);
     assert_eq!(fleet.rows.len(), 1);

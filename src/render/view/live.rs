@@ -302,7 +302,11 @@ impl HostView {
     /// words, within 72 columns.
     pub fn text_report(&self) -> String {
         use crate::render::columns::wrap;
-        let mut out = wrap(&format!("{} (kernel {})", self.host, self.kernel), "irqscope live: ", "  ");
+        let mut out = wrap(
+            &format!("{} (kernel {})", self.host, self.kernel),
+            "irqscope live: ",
+            "  ",
+        );
         out.push_str(&wrap(&self.summary, "machine:  ", "          "));
         out.push_str(&wrap(&self.status, "reading:  ", "          "));
         out.push('\n');

@@ -183,6 +183,8 @@ pub struct IndexQuery {
     pub counter: Option<u32>,
     pub metric: Option<String>,
     pub node: Option<String>,
+    /// Probe order of `driver=nvme` devices (`sequential` or `parallel`).
+    pub probe: Option<String>,
 }
 
 fn blank_topology() -> TopologySpec {
@@ -232,6 +234,7 @@ impl IndexQuery {
             sort: self.sort.clone(),
             effective: self.effective.clone(),
             counter: self.counter,
+            probe: self.probe.clone().filter(|p| !p.is_empty()),
             ..Overrides::default()
         };
         Ok(overrides.apply(spec_for_machine(topology, devices)))
@@ -283,15 +286,15 @@ impl EditorModel {
         let nodes = (0..t.nr_node_ids())
             .map(|node| {
                 let cpus = t.node_cpus(node);
-                let cores = cpus.iter().filter(|&c| t.smt(c).first() == Some(c)).count() as u32;
-                let threads = cpus.iter().map(|c| t.smt(c).weight()).max().unwrap_or(1).max(1);
+                let cores = cpus.iter().filter(|&c| t.drawn_smt(c).first() == Some(c)).count() as u32;
+                let threads = cpus.iter().map(|c| t.drawn_smt(c).weight()).max().unwrap_or(1).max(1);
                 for c in cpus.iter() {
-                    let s = t.smt(c);
+                    let s = t.drawn_smt(c);
                     if let (Some(a), Some(b)) = (s.first(), s.last()) {
                         offset |= b - a + 1 != s.weight();
                     }
                 }
-                let cluster = cpus.first().map(|c| t.cluster(c).weight() / threads).unwrap_or(0);
+                let cluster = cpus.first().map(|c| t.drawn_cluster(c).weight() / threads).unwrap_or(0);
                 let mut packages = cpus.iter().map(|c| t.cpu_to_package(c));
                 let first = packages.next();
                 let package = match first {
@@ -336,6 +339,29 @@ struct EditorState<'a> {
     sorts: Vec<&'static str>,
     effectives: Vec<&'static str>,
     proposals: Vec<&'static str>,
+    /// The interrupt controllers the editor offers: name, architecture, words, and the
+    /// effective-CPU model a machine with it uses.
+    irqchips: Vec<IrqchipChoice>,
+}
+
+#[derive(Serialize)]
+struct IrqchipChoice {
+    name: &'static str,
+    arch: &'static str,
+    describe: &'static str,
+    effective: &'static str,
+}
+
+fn irqchip_choices() -> Vec<IrqchipChoice> {
+    crate::topology::Irqchip::ALL
+        .iter()
+        .map(|&c| IrqchipChoice {
+            name: c.name(),
+            arch: c.arch().name(),
+            describe: c.describe(),
+            effective: kernel::vector_matrix::EffectiveModel::for_irqchip(c).name(),
+        })
+        .collect()
 }
 
 fn variant_names() -> Vec<&'static str> {
@@ -366,6 +392,8 @@ pub struct ResultView {
     /// The seed figure this scenario is, when it is one: the page leads with its sentence.
     pub seed: Option<&'static SeedFigure>,
     pub topology_summary: String,
+    /// The kernel's view where it differs from the drawing, and cluster splits.
+    pub machine_notes: Vec<String>,
     /// The variant and what code it models (says when it is a reconstruction).
     pub variant_line: String,
     /// Which effective-CPU model ran and why ("first-cpu (arm64 preset: …)").
@@ -447,6 +475,7 @@ impl ResultView {
             permalink: run.permalink.clone(),
             seed: seed_of(&SeedTarget::Scenario(run.spec.clone())),
             topology_summary: format!("{}: {}", topo.name(), topo.summary()),
+            machine_notes: summary::machine_notes(topo),
             variant_line: summary::variant_line(&run.scenario),
             effective_line: summary::effective_line(
                 run.scenario.effective(),
@@ -506,6 +535,7 @@ impl ScenarioView {
                 .map(|e| e.name())
                 .collect(),
             proposals: crate::policy::Proposal::ALL.iter().map(|p| p.name()).collect(),
+            irqchips: irqchip_choices(),
         };
         ScenarioView {
             editor_open,

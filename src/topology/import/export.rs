@@ -53,8 +53,8 @@ pub fn to_synthetic(t: &Topology) -> Result<String, ExportError> {
         return Err(fail(F, "a synthetic description cannot hold nodes without CPUs"));
     }
     let n_packages = t.package_sets().len() as u32;
-    let n_clusters = t.cluster_sets().len() as u32;
-    let n_cores = t.smt_sets().len() as u32;
+    let n_clusters = t.drawn_cluster_sets().len() as u32;
+    let n_cores = t.drawn_smt_sets().len() as u32;
     let n_cpus = t.possible().weight();
     let uneven = || {
         fail(
@@ -137,14 +137,14 @@ pub fn sysfs_files(t: &Topology) -> SysfsFiles {
     // per package.
     let mut core_ids = std::collections::BTreeMap::new();
     let mut per_package = vec![0u32; t.package_sets().len().max(1)];
-    for set in t.smt_sets() {
+    for set in t.drawn_smt_sets() {
         let first = set.first().unwrap_or(0);
         let p = package_of(first);
         core_ids.insert(first, per_package[p]);
         per_package[p] += 1;
     }
     let mut cluster_index = std::collections::HashMap::new();
-    for (i, c) in t.cluster_sets().iter().enumerate() {
+    for (i, c) in t.drawn_cluster_sets().iter().enumerate() {
         for cpu in c.iter() {
             cluster_index.insert(cpu, i as i64);
         }
@@ -163,11 +163,14 @@ pub fn sysfs_files(t: &Topology) -> SysfsFiles {
     };
     for cpu in t.possible().iter() {
         let dir = format!("cpu/cpu{cpu}");
-        let (smt_list, smt_mask) = text_of(t.smt(cpu));
-        let (cluster_list, cluster_mask) = text_of(t.cluster(cpu));
+        let (smt_list, smt_mask) = text_of(t.drawn_smt(cpu));
+        let (cluster_list, cluster_mask) = text_of(t.drawn_cluster(cpu));
         let p = package_of(cpu);
         let (package_list, package_mask) = text_of(t.package_sets().get(p).unwrap_or(&empty));
-        let core_id = core_ids.get(&t.smt(cpu).first().unwrap_or(cpu)).copied().unwrap_or(0);
+        let core_id = core_ids
+            .get(&t.drawn_smt(cpu).first().unwrap_or(cpu))
+            .copied()
+            .unwrap_or(0);
         let cluster_id = cluster_index.get(&cpu).copied().unwrap_or(-1);
         let mut put = |name: &str, text: String| {
             files.insert(format!("{dir}/topology/{name}"), text);

@@ -546,8 +546,13 @@ impl Draft {
             irqchip: None,
         };
         let topology = Topology::new(&spec).map_err(|e| ImportError::new(format, None, "", e.to_string()))?;
+        let mut spec = topology.to_spec();
+        if let Some(w) = topology.cluster_split_warning() {
+            self.warnings.push(format!("{w}."));
+            spec.note = note_of(format, &self.warnings);
+        }
         Ok(Imported {
-            spec: topology.to_spec(),
+            spec,
             warnings: self.warnings,
             devices: self.devices,
         })
