@@ -94,7 +94,10 @@ fn bench(c: &mut Criterion) {
         .unwrap();
     let token = "bench-token-0123456789abcdef";
     let (live, _) = LiveState::new(Tokens::parse(token).unwrap(), None).unwrap();
-    let app = web::app(AppState { live });
+    let app = web::app(AppState {
+        live,
+        ..Default::default()
+    });
     let later = |s: &Snapshot| {
         let mut s = s.clone();
         s.taken_unix_ms += 1_000;

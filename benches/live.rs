@@ -7,7 +7,8 @@
 //! Printed beside criterion's figures, measured in the same run on the same file: `wc -l`
 //! (reading the bytes and counting newlines), two awk programs (`{s+=$2}` and a sum over every
 //! column), this thread's CPU per step, and the push body bytes per reading (JSON and gzip,
-//! full and delta).
+//! full and delta); and the whole process: the release `irqscope-agent push` against the
+//! release `irqscope serve` on loopback, its own CPU time per steady reading.
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use irqscope::live::collect::{self, Collector};
@@ -139,6 +140,144 @@ fn child_cpu_ms(runs: u32, command: &str) -> Option<f64> {
     let mut words = children.split_whitespace();
     let total = secs(words.next()?)? + secs(words.next()?)?;
     Some(total * 1e3 / f64::from(runs))
+}
+
+/// A process's CPU time so far (user + system, every thread), in ms: `/proc/PID/stat`
+/// fields 14 and 15, in clock ticks of 10 ms (`CLK_TCK` 100, as Linux builds it on x86).
+fn process_cpu_ms(pid: u32) -> Option<u64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let fields: Vec<&str> = stat[stat.rfind(')')? + 2..].split(' ').collect();
+    Some((fields.get(11)?.parse::<u64>().ok()? + fields.get(12)?.parse::<u64>().ok()?) * 10)
+}
+
+/// `seq` of the live host `host` on the server at `port` (a raw HTTP/1.1 GET), if it has one.
+fn host_seq(port: u16, host: &str) -> Option<u64> {
+    use std::io::{Read, Write};
+    let mut s = std::net::TcpStream::connect(("127.0.0.1", port)).ok()?;
+    write!(
+        s,
+        "GET /api/live/{host} HTTP/1.1\r\nHost: b\r\nConnection: close\r\n\r\n"
+    )
+    .ok()?;
+    let mut text = String::new();
+    s.read_to_string(&mut text).ok()?;
+    let body = text.split_once("\r\n\r\n")?.1;
+    serde_json::from_str::<serde_json::Value>(body).ok()?["seq"].as_u64()
+}
+
+/// Kills (and reaps) a child when dropped.
+struct Child(std::process::Child);
+
+/// `cmd` started with its output discarded and its log level at `warn`.
+fn spawn_quiet(cmd: &mut std::process::Command) -> Option<Child> {
+    cmd.env("RUST_LOG", "warn")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .ok()
+        .map(Child)
+}
+impl Drop for Child {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// The real agent (`irqscope-agent push`, at its default interval of one second) against the
+/// real server (`irqscope serve`) on loopback, reading a copy of the host under `/dev/shm`
+/// while a thread writes the next tick of every counter into its `/proc/interrupts` between
+/// two readings (so every reading is a steady one with counters moved, a delta push): the
+/// agent process's own CPU time per reading over `readings` readings after the first three
+/// (the first is a full reading of every `/proc/irq` directory). `None` when a binary, the
+/// port or `/dev/shm` is not there.
+fn agent_process_cpu_ms(readings: u64) -> Option<f64> {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let shm = Path::new("/dev/shm");
+    if !shm.is_dir() {
+        return None;
+    }
+    let root = shm.join(format!("irqscope-agent-bench-{}", std::process::id()));
+    // The copy of the host (46 MB in memory) goes whichever way this returns.
+    struct Remove(PathBuf);
+    impl Drop for Remove {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
+    let _remove = Remove(root.clone());
+    write_root(&root, &format_interrupts(&synthetic(0)));
+    let token = root.join("token");
+    std::fs::write(&token, "agent-bench-token-0123456789").ok()?;
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .ok()?
+        .local_addr()
+        .ok()?
+        .port();
+    let _server = spawn_quiet(
+        std::process::Command::new(env!("CARGO_BIN_EXE_irqscope"))
+            .args(["serve", "--addr", &format!("127.0.0.1:{port}"), "--live-tokens"])
+            .arg(&token),
+    )?;
+    let t0 = Instant::now();
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        if t0.elapsed().as_secs() > 30 {
+            return None;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let stop = std::sync::Arc::new(AtomicBool::new(false));
+    let writer = {
+        let (stop, file) = (stop.clone(), root.join("proc/interrupts"));
+        std::thread::spawn(move || {
+            let tmp = file.with_extension("next");
+            for tick in 1.. {
+                if stop.load(Ordering::Relaxed) {
+                    break;
+                }
+                // The directory is gone when the measurement returned early.
+                if std::fs::write(&tmp, format_interrupts(&synthetic(tick))).is_err()
+                    || std::fs::rename(&tmp, &file).is_err()
+                {
+                    break;
+                }
+                std::thread::sleep(std::time::Duration::from_millis(300));
+            }
+        })
+    };
+    let agent = spawn_quiet(
+        std::process::Command::new(env!("CARGO_BIN_EXE_irqscope-agent"))
+            .arg("push")
+            .arg("--root")
+            .arg(&root)
+            .args(["--host", "bench", "--server", &format!("http://127.0.0.1:{port}")])
+            .arg("--token-file")
+            .arg(&token),
+    )?;
+    let wait_seq = |at_least: u64| -> Option<u64> {
+        let t = Instant::now();
+        loop {
+            if let Some(seq) = host_seq(port, "bench").filter(|&s| s >= at_least) {
+                return Some(seq);
+            }
+            if t.elapsed().as_secs() > 60 + 3 * readings {
+                return None;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+    };
+    let pid = agent.0.id();
+    let measured = (|| {
+        let seq0 = wait_seq(3)?;
+        let cpu0 = process_cpu_ms(pid)?;
+        let seq1 = wait_seq(seq0 + readings)?;
+        let cpu1 = process_cpu_ms(pid)?;
+        Some((cpu1 - cpu0) as f64 / (seq1 - seq0) as f64)
+    })();
+    drop(agent);
+    stop.store(true, Ordering::Relaxed);
+    let _ = writer.join();
+    measured
 }
 
 fn bench(c: &mut Criterion) {
@@ -337,6 +476,12 @@ fn bench(c: &mut Criterion) {
         "CPU ms: whole reading with a full body (measured) {}; with a delta body (sum of the steps above) {}",
         f(whole_full_cpu),
         f(whole_delta)
+    );
+    // The whole process: the release agent pushing to the release server, 20 steady readings.
+    const AGENT_READINGS: u64 = 20;
+    eprintln!(
+        "CPU ms: the agent process per steady reading (irqscope-agent push, {AGENT_READINGS} readings, counters moving): {}",
+        f(agent_process_cpu_ms(AGENT_READINGS))
     );
 
     let mut g = c.benchmark_group("live");

@@ -72,7 +72,10 @@ struct Rig {
 impl Rig {
     async fn start() -> Rig {
         let (live, _) = LiveState::new(Tokens::parse(TOKEN).unwrap(), None).unwrap();
-        let app = web::app(AppState { live });
+        let app = web::app(AppState {
+            live,
+            ..Default::default()
+        });
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let base = format!("http://{}", listener.local_addr().unwrap());
         tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });

@@ -18,10 +18,15 @@
  *                                           named in no line has an empty mask)
  *        end
  *        call NUMGRPS COUNTER               group_cpus_evenly(NUMGRPS) with the counter set
+ *        time NUMGRPS COUNTER ITERS         the same call 5 times untimed, then ITERS times,
+ *                                           each timed alone (the call and the caller's
+ *                                           kfree(), CLOCK_MONOTONIC), the counter set before
+ *                                           each
  *   out: ok                                 after "end"
  *        null COUNTER_AFTER NWARN           the call returned NULL
  *        masks NUMMASKS COUNTER_AFTER NWARN NUMGRPS, then NUMGRPS lines "m CPULIST"
  *        warn LINE TEXT                     NWARN lines (after either answer)
+ *        time ITERS MEDIAN_NS MIN_NS MAX_NS  after "time": nanoseconds per call
  *        error TEXT                         a line irqscope could not read
  *
  * Limits: the runner passes the address-space limit (MiB) and the CPU-time limit (s) as
@@ -31,6 +36,7 @@
 #define _GNU_SOURCE
 #include <stdio.h>
 #include <sys/resource.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <irqscope_kc.h>
@@ -52,6 +58,8 @@ static unsigned int kc_nsets;
 
 #define KC_WARNINGS_MAX 64
 #define KC_NUMGRPS_MAX 65536
+#define KC_TIME_ITERS_MAX 1000000
+#define KC_TIME_WARMUP 5
 static struct { const char *file; int line; const char *cond; } kc_warn[KC_WARNINGS_MAX];
 static unsigned int kc_nwarn, kc_nwarn_dropped;
 
@@ -235,20 +243,18 @@ static unsigned int kc_no_counter;
 #define KC_COUNTER_GET() (kc_no_counter)
 #endif
 
-static void kc_call(unsigned int numgrps, unsigned int counter)
+/* One group_cpus_evenly() call with the counter set; *nummasks as the later API gives it. */
+static struct cpumask *kc_group_cpus(unsigned int numgrps, unsigned int counter, unsigned int *nummasks)
 {
 	struct cpumask *masks;
-	unsigned int nummasks = 0, i;
+	unsigned int i;
 
 	kc_nwarn = kc_nwarn_dropped = 0;
+	*nummasks = 0;
 	KC_COUNTER_SET(counter);
 	/* The build says which of the two forms the file defines (KC_GCE_NUMGRPS_ONLY). */
 #ifdef KC_GCE_NUMGRPS_ONLY
 	masks = group_cpus_evenly(numgrps);
-#else
-	masks = group_cpus_evenly(numgrps, &nummasks);
-#endif
-#ifdef KC_GCE_NUMGRPS_ONLY
 	if (masks) {
 		/*
 		 * Before the nummasks out-parameter: the initialized masks are the leading
@@ -257,9 +263,20 @@ static void kc_call(unsigned int numgrps, unsigned int counter)
 		 */
 		for (i = 0; i < numgrps; i++)
 			if (!cpumask_empty(&masks[i]))
-				nummasks = i + 1;
+				*nummasks = i + 1;
 	}
+#else
+	(void)i;
+	masks = group_cpus_evenly(numgrps, nummasks);
 #endif
+	return masks;
+}
+
+static void kc_call(unsigned int numgrps, unsigned int counter)
+{
+	unsigned int nummasks, i;
+	struct cpumask *masks = kc_group_cpus(numgrps, counter, &nummasks);
+
 	if (!masks) {
 		printf("null %u %u\n", KC_COUNTER_GET(), kc_nwarn);
 	} else {
@@ -273,6 +290,39 @@ static void kc_call(unsigned int numgrps, unsigned int counter)
 	fflush(stdout);
 }
 
+static int kc_cmp_ns(const void *a, const void *b)
+{
+	long long x = *(const long long *)a, y = *(const long long *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* Time ITERS calls of one shape, each alone; print the median, least and most. */
+static void kc_time(unsigned int numgrps, unsigned int counter, unsigned long iters)
+{
+	long long *ns = malloc(iters * sizeof(*ns));
+	unsigned long i;
+
+	if (!ns)
+		kc_fail("out of memory");
+	for (i = 0; i < KC_TIME_WARMUP + iters; i++) {
+		struct timespec a, b;
+		unsigned int nummasks;
+		struct cpumask *masks;
+
+		clock_gettime(CLOCK_MONOTONIC, &a);
+		masks = kc_group_cpus(numgrps, counter, &nummasks);
+		kfree(masks);
+		clock_gettime(CLOCK_MONOTONIC, &b);
+		if (i >= KC_TIME_WARMUP)
+			ns[i - KC_TIME_WARMUP] = (b.tv_sec - a.tv_sec) * 1000000000LL + (b.tv_nsec - a.tv_nsec);
+	}
+	qsort(ns, iters, sizeof(*ns), kc_cmp_ns);
+	printf("time %lu %lld %lld %lld\n", iters, ns[iters / 2], ns[0], ns[iters - 1]);
+	fflush(stdout);
+	free(ns);
+}
+
 int main(int argc, char **argv)
 {
 	size_t cap = 1 << 20;
@@ -282,7 +332,7 @@ int main(int argc, char **argv)
 	if (!line)
 		return 2;
 	while (fgets(line, (int)cap, stdin)) {
-		unsigned long numgrps, counter;
+		unsigned long numgrps, counter, iters;
 
 		if (!strchr(line, '\n'))
 			kc_fail("line too long");
@@ -292,6 +342,11 @@ int main(int argc, char **argv)
 			if (numgrps > KC_NUMGRPS_MAX || counter > UINT_MAX)
 				kc_fail("call out of range");
 			kc_call((unsigned int)numgrps, (unsigned int)counter);
+		} else if (sscanf(line, "time %lu %lu %lu", &numgrps, &counter, &iters) == 3) {
+			if (numgrps > KC_NUMGRPS_MAX || counter > UINT_MAX || !iters ||
+			    iters > KC_TIME_ITERS_MAX)
+				kc_fail("time out of range");
+			kc_time((unsigned int)numgrps, (unsigned int)counter, iters);
 		} else if (!strncmp(line, "quit", 4)) {
 			break;
 		} else {

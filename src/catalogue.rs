@@ -72,13 +72,40 @@ pub(crate) const MACHINE_FACTS: &[(&str, Arch, Irqchip)] = &[
     ("graviton3-64c", Arch::Arm64, Irqchip::GicIts),
 ];
 
-/// A preset's spec with the facts of [`MACHINE_FACTS`] filled in where its file is silent.
+/// The x86 presets with a legacy 8259 PIC (`nr_legacy_irqs() > 1`), whose kernel takes the PIC
+/// cascade vector (`ISA_IRQ_VECTOR(PIC_CASCADE_IR)`) out of every CPU's device vectors
+/// (`lapic_assign_system_vectors()`, arch/x86/kernel/apic/vector.c). Frozen preset files are
+/// silent on it, so the fact lives here, as [`MACHINE_FACTS`] does.
+///
+/// Physical PCs and servers have one (the chipset's 8259, found by `probe_8259A()` or taken on
+/// trust when the MADT says PCAT_COMPAT), and so do QEMU/KVM guests (q35, i440fx: the lab's VMs)
+/// and the KVM-based clouds the `vm-*` shapes stand for. Presets not listed say nothing (Azure's
+/// Hyper-V shapes, the synthetic machines, arm64): no cascade is counted for them.
+pub(crate) const LEGACY_PIC: &[&str] = &[
+    "amd-epyc-9654-1s-nps1",
+    "amd-epyc-9654-2s-nps4",
+    "intel-core-i9-13900k",
+    "intel-core-ultra-7-265k",
+    "intel-xeon-2s-56c-snc2",
+    "vm-2vcpu-smt2",
+    "vm-4vcpu-smt2-l2",
+    "vm-8vcpu-hotplug-64",
+    "vm-8vcpu-smt2",
+    "xeon-2s-18c-nosmt-offline",
+    "xeon-2s-18c-smt2",
+];
+
+/// A preset's spec with the facts of [`MACHINE_FACTS`] and [`LEGACY_PIC`] filled in where its
+/// file is silent.
 fn with_machine_facts(name: &str, mut spec: TopologySpec) -> TopologySpec {
     if let Some((_, arch, irqchip)) = MACHINE_FACTS.iter().find(|(n, _, _)| *n == name) {
         if spec.arch.is_none() && spec.irqchip.is_none() {
             spec.arch = Some(*arch);
             spec.irqchip = Some(*irqchip);
         }
+    }
+    if spec.legacy_pic.is_none() && LEGACY_PIC.contains(&name) {
+        spec.legacy_pic = Some(true);
     }
     spec
 }
@@ -112,10 +139,18 @@ mod tests {
             let t = get(name).unwrap();
             assert_eq!((t.arch(), t.irqchip()), (*arch, *irqchip), "{name}");
         }
+        for name in LEGACY_PIC {
+            let t = get(name).unwrap_or_else(|| panic!("{name} is not a preset"));
+            assert_eq!((t.arch(), t.legacy_pic()), (Arch::X86_64, Some(true)), "{name}");
+        }
+        assert_eq!(get("azure-l96as-v4").unwrap().legacy_pic(), None);
         let d16 = get("azure-d16plds-v6").unwrap();
         assert_eq!(default_effective(&d16).0, EffectiveModel::FirstCpu);
         assert_eq!(get("azure-l96as-v4").unwrap().arch(), Arch::X86_64);
-        assert_eq!(default_effective(&get("azure-l96as-v4").unwrap()).0, EffectiveModel::X86Matrix);
+        assert_eq!(
+            default_effective(&get("azure-l96as-v4").unwrap()).0,
+            EffectiveModel::X86Matrix
+        );
         // Exported and read back, an arm64 preset stays arm64 (the fact travels in the file).
         let back = parse_preset(&toml::to_string(&d16.to_spec()).unwrap()).unwrap();
         assert_eq!((back.arch(), back.irqchip()), (Arch::Arm64, Irqchip::GicSpi));

@@ -4,6 +4,7 @@
 use irqscope::kernel::{External, SortGen, Variant};
 use irqscope::kernel_c::{self, verify, BuildOptions, KernelC, Limits};
 use irqscope::scenario::ScenarioError;
+use irqscope::web::kernel_c::KernelCRegistry;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -15,6 +16,9 @@ pub enum KernelCCommand {
     Build(BuildArgs),
     /// Check a build against a model on random machines; shrink the first disagreement.
     Verify(VerifyArgs),
+    /// One call of a build on one machine: its masks (the format of examples/gce_dump), or
+    /// with --iters the call timed that many times inside the harness, each alone.
+    Time(TimeArgs),
 }
 
 #[derive(clap::Args)]
@@ -61,6 +65,25 @@ pub struct VerifyArgs {
     out: Option<PathBuf>,
 }
 
+#[derive(clap::Args)]
+pub struct TimeArgs {
+    #[command(flatten)]
+    source: SourceArgs,
+    /// A preset, a topology file or a compact machine word.
+    topology: String,
+    /// The groups asked for.
+    numgrps: u32,
+    /// Time this many calls (after 5 untimed ones); 0 prints the masks instead.
+    #[arg(long, default_value_t = 0)]
+    iters: u32,
+    /// The rotation counter before each call.
+    #[arg(long, default_value_t = 0)]
+    counter: u32,
+    /// With --iters: write the masks of one call to FILE.
+    #[arg(long, value_name = "FILE")]
+    dump: Option<PathBuf>,
+}
+
 fn options(a: &SourceArgs) -> anyhow::Result<BuildOptions> {
     let sort = match &a.sort {
         Some(s) => Some(
@@ -83,6 +106,7 @@ pub fn run(cmd: KernelCCommand) -> anyhow::Result<ExitCode> {
     match cmd {
         KernelCCommand::Build(a) => build(a),
         KernelCCommand::Verify(a) => verify_cmd(a),
+        KernelCCommand::Time(a) => time_cmd(a),
     }
 }
 
@@ -107,6 +131,51 @@ fn build(a: BuildArgs) -> anyhow::Result<ExitCode> {
         println!("  counter  {c} (set by --counter)");
     }
     println!("  built in {} ms", started.elapsed().as_millis());
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `kernel-c time`: the C's side of `scripts/bench-vs-kernel-c`, in the format of
+/// `examples/gce_dump` (masks as `nummasks N` then `INDEX CPULIST` lines; the timing as one
+/// `c NAME NUMGRPS iters=… median_us=… min_us=… max_us=… nummasks=…` line).
+fn time_cmd(a: TimeArgs) -> anyhow::Result<ExitCode> {
+    anyhow::ensure!(
+        a.iters <= kernel_c::runner::TIME_ITERS_MAX,
+        "--iters {}: 0 to {}",
+        a.iters,
+        kernel_c::runner::TIME_ITERS_MAX
+    );
+    let topo = crate::load_topology(&a.topology)?;
+    let opts = options(&a.source)?;
+    let built = kernel_c::build(&opts)?;
+    let name = built.provenance.name.clone();
+    let c = KernelC::new(built, Limits::from_env());
+    let answer = c.call(&topo, a.numgrps, a.counter)?;
+    let masks = answer
+        .masks
+        .ok_or_else(|| anyhow::anyhow!("c:{name}: numgrps {}: the C returned NULL", a.numgrps))?;
+    let mut text = format!("nummasks {}\n", answer.nummasks);
+    for (i, m) in masks.iter().enumerate() {
+        text.push_str(&format!("{i} {}\n", m.to_cpulist()));
+    }
+    if a.iters == 0 {
+        anyhow::ensure!(a.dump.is_none(), "--dump goes with --iters");
+        print!("{text}");
+        return Ok(ExitCode::SUCCESS);
+    }
+    if let Some(file) = &a.dump {
+        std::fs::write(file, &text).map_err(|e| anyhow::anyhow!("{}: {e}", file.display()))?;
+    }
+    let t = c.time(&topo, a.numgrps, a.counter, a.iters)?;
+    let us = |ns: u64| ns as f64 / 1000.0;
+    println!(
+        "c {name} {} iters={} median_us={:.1} min_us={:.1} max_us={:.1} nummasks={}",
+        a.numgrps,
+        t.iters,
+        us(t.median_ns),
+        us(t.min_ns),
+        us(t.max_ns),
+        answer.nummasks
+    );
     Ok(ExitCode::SUCCESS)
 }
 
@@ -239,11 +308,11 @@ pub fn variant_arg(name: Option<&str>) -> anyhow::Result<(Variant, Option<Extern
     }
 }
 
-/// `serve --kernel-c NAME=SOURCE`: build each source now and register it for the pages. A
-/// source that does not build is registered with its message (its links answer 400); a
-/// malformed flag is an error before the server starts.
-pub fn register_for_serve(sources: &[String], patches: &[String]) -> anyhow::Result<()> {
-    use irqscope::web::kernel_c::{register, Registered};
+/// `serve --kernel-c NAME=SOURCE`: build each source now, for the server's state. A source
+/// that does not build is registered with its message (its links answer 400); a malformed
+/// flag is an error before the server starts.
+pub fn register_for_serve(sources: &[String], patches: &[String]) -> anyhow::Result<KernelCRegistry> {
+    use irqscope::web::kernel_c::Registered;
     let split = |flag: &str, v: &str| -> anyhow::Result<(String, String)> {
         let (n, s) = v
             .split_once('=')
@@ -258,6 +327,7 @@ pub fn register_for_serve(sources: &[String], patches: &[String]) -> anyhow::Res
         .iter()
         .map(|p| split("--kernel-c-patch", p))
         .collect::<Result<_, _>>()?;
+    let mut entries = Vec::with_capacity(sources.len());
     for v in sources {
         let (name, source) = split("--kernel-c", v)?;
         let opts = BuildOptions {
@@ -281,7 +351,7 @@ pub fn register_for_serve(sources: &[String], patches: &[String]) -> anyhow::Res
         if let Err(e) = &build {
             eprintln!("irqscope: --kernel-c {name}: {}", e.lines().next().unwrap_or(""));
         }
-        register(Registered { name, source, build });
+        entries.push(Registered { name, source, build });
     }
-    Ok(())
+    Ok(KernelCRegistry::new(entries))
 }

@@ -14,8 +14,9 @@ pub(crate) enum LabCmd {
     /// Compare an agent capture with the model of the captured machine: per kind
     /// matched/total, the differences, `N matched, M differ` (exit 0 only when M is 0).
     Check(LabCheckArgs),
-    /// Boot a kernel in qemu-system-x86_64 on a preset, topology file or permalink's machine
-    /// with its NVMe controllers; write the agent's captures as probed and bound one at a time.
+    /// Boot a kernel in QEMU (x86_64: q35; arm64: virt) on a preset, topology file or
+    /// permalink's machine with its NVMe controllers; write the agent's captures as probed and
+    /// bound one at a time.
     Run(Box<RunArgs>),
 }
 
@@ -85,6 +86,10 @@ pub(crate) struct RunArgs {
     /// The kernel build's lib/modules/VERSION tree (when NVMe is a module of an image file).
     #[arg(long, value_name = "DIR")]
     modules_dir: Option<PathBuf>,
+    /// A Debian package holding the kernel's modules (a split 7.x kernel's
+    /// linux-modules-VERSION; `*` as in --kernel).
+    #[arg(long, value_name = "PACKAGE")]
+    modules_package: Option<String>,
     /// Modules to load, comma-separated, dependencies added (default: nvme when there is one).
     #[arg(long)]
     modules: Option<String>,
@@ -114,20 +119,31 @@ pub(crate) struct RunArgs {
     /// Wall-clock limit of one boot, in seconds.
     #[arg(long, default_value_t = 900)]
     timeout: u64,
+    /// Seconds a guest may print nothing before it is killed and booted again (default: 120,
+    /// and 10 more per vCPU).
+    #[arg(long, value_name = "SECS")]
+    silence: Option<u64>,
+    /// arm64: on boots QEMU virt with a GICv3 and its ITS (MSIs as LPIs), off with a GICv2 and
+    /// GICv2m (MSIs as SPIs, at most 8 CPUs); default from the machine's controller.
+    #[arg(long, value_parser = ["on", "off"])]
+    its: Option<String>,
     /// Scratch directory (downloaded kernels are kept there).
     #[arg(long, value_name = "DIR")]
     work_dir: Option<PathBuf>,
     /// An apt-get `-o` option for the download (repeat), e.g. a private sources list.
     #[arg(long = "apt-option", value_name = "OPT")]
     apt_options: Vec<String>,
-    /// The irqscope-agent binary (default: the one beside this program).
+    /// The irqscope-agent binary for x86 guests (default: the one beside this program).
     #[arg(long)]
     agent: Option<PathBuf>,
-    /// A static busybox (default: busybox on PATH).
+    /// A static busybox of the guest's architecture (default: busybox on PATH for x86,
+    /// Debian's busybox-static:arm64 downloaded to the work directory for arm64).
     #[arg(long)]
     busybox: Option<PathBuf>,
-    #[arg(long, default_value = "qemu-system-x86_64")]
-    qemu: String,
+    /// The QEMU system emulator (default: qemu-system-x86_64 for x86_64 machines,
+    /// qemu-system-aarch64 for arm64).
+    #[arg(long)]
+    qemu: Option<String>,
 }
 
 fn comma_list(text: &str, what: &str) -> anyhow::Result<Vec<u32>> {
@@ -138,10 +154,6 @@ fn comma_list(text: &str, what: &str) -> anyhow::Result<Vec<u32>> {
                 .map_err(|_| anyhow::anyhow!("{what} {text:?}: give numbers like 3,5,6"))
         })
         .collect()
-}
-
-fn find_on_path(name: &str) -> Option<PathBuf> {
-    std::env::var_os("PATH").and_then(|p| std::env::split_paths(&p).map(|d| d.join(name)).find(|f| f.is_file()))
 }
 
 /// The machine and NVMe devices a `lab run` boots: a permalink's (`/s/v1.…`), or a preset's
@@ -183,7 +195,7 @@ fn lab_run(args: RunArgs) -> anyhow::Result<ExitCode> {
         .as_deref()
         .map(|m| comma_list(m, "--node-memory"))
         .transpose()?;
-    let machine = qemu::guest_machine(&topology, memory.as_deref())?;
+    let machine = qemu::guest_machine(&topology, memory.as_deref(), args.its.as_deref().map(|i| i == "on"))?;
     let ioqpairs = match &args.nvme {
         Some(list) => comma_list(list, "--nvme")?,
         None => qemu::nvme_ioqpairs(&devices, topology.possible().weight())?,
@@ -199,24 +211,23 @@ fn lab_run(args: RunArgs) -> anyhow::Result<ExitCode> {
         None => std::env::current_exe()?.with_file_name("irqscope-agent"),
     };
     anyhow::ensure!(
-        agent.is_file(),
+        agent.is_file() || machine.platform != qemu::Platform::Q35,
         "{}: no irqscope-agent (build it, or give --agent)",
         agent.display()
     );
-    let busybox = args
-        .busybox
-        .or_else(|| find_on_path("busybox"))
-        .ok_or_else(|| anyhow::anyhow!("busybox not found (install busybox-static, or give --busybox)"))?;
     for note in &machine.notes {
         eprintln!("lab: note: {note}");
     }
+    let vcpus = machine.maxcpus;
+    let qemu = args.qemu.unwrap_or_else(|| machine.platform.qemu().to_string());
     let opts = run::RunOptions {
         kernel,
+        modules_package: args.modules_package,
         machine,
         ioqpairs,
         agent,
-        busybox,
-        qemu: args.qemu,
+        busybox: args.busybox,
+        qemu,
         modules: args
             .modules
             .map(|m| m.split(',').map(|s| s.trim().to_string()).collect()),
@@ -229,10 +240,24 @@ fn lab_run(args: RunArgs) -> anyhow::Result<ExitCode> {
         output: args.output,
         retries: args.retries,
         timeout: std::time::Duration::from_secs(args.timeout),
+        silence: args
+            .silence
+            .map(std::time::Duration::from_secs)
+            .unwrap_or_else(|| run::silence_default(vcpus)),
         apt_options: args.apt_options,
     };
-    match run::run(&opts, &mut |line| eprintln!("lab: {line}")) {
+    lab_result(run::run(&opts, &mut |line| eprintln!("lab: {line}")))
+}
+
+/// What `lab run` prints of a boot: its warnings, then one line (exit 0); a boot that did not
+/// finish is exit 1.
+fn lab_result(result: Result<irqscope::lab::run::RunReport, irqscope::lab::run::LabError>) -> anyhow::Result<ExitCode> {
+    use irqscope::lab::run::LabError;
+    match result {
         Ok(r) => {
+            for w in &r.warnings {
+                eprintln!("lab: warning: {w}");
+            }
             println!(
                 "{}{} booted in {:.1} s ({}, {} boot{}): {} {}",
                 r.kernel_release,
@@ -246,7 +271,7 @@ fn lab_run(args: RunArgs) -> anyhow::Result<ExitCode> {
             );
             Ok(ExitCode::SUCCESS)
         }
-        Err(run::LabError::Boot(msg)) => {
+        Err(LabError::Boot(msg)) => {
             eprintln!("irqscope: lab run: {msg}");
             Ok(ExitCode::from(1))
         }

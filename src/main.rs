@@ -76,10 +76,21 @@ enum Command {
     Serve {
         #[arg(long, default_value = DEFAULT_SERVE_ADDR)]
         addr: String,
-        /// Open connections at most (SSE streams included); more wait to be accepted.
+        /// Open connections at most (SSE streams included), shared by client address: when
+        /// full, a newcomer takes the place of an idle connection of the address holding the
+        /// most.
         #[arg(long, value_name = "N", default_value_t = irqscope::web::server::CONNECTIONS_MAX,
               value_parser = irqscope::web::server::parse_connections_max)]
         max_connections: usize,
+        /// The most estimated CPU one request may cost (sweeps, comparisons, scenarios of large
+        /// machines, imports); more is refused with 422 and the command that runs it here.
+        #[arg(long, value_name = "MS", default_value_t = irqscope::web::work::REQUEST_CPU_MS_MAX,
+              value_parser = irqscope::web::work::parse_request_cpu_ms)]
+        request_cpu_ms: u64,
+        /// How long a request may take: answered 408 then, and its work stops.
+        #[arg(long, value_name = "MS", default_value_t = irqscope::web::REQUEST_TIMEOUT_MS,
+              value_parser = irqscope::web::work::parse_request_timeout_ms)]
+        request_timeout_ms: u64,
         #[command(flatten)]
         live: serve_cmd::LiveArgs,
         /// Built C to offer as variant c:NAME: NAME=SOURCE (a kernel tree, a group_cpus.c or a
@@ -111,15 +122,24 @@ fn main() -> ExitCode {
         Some(Command::Serve {
             addr,
             max_connections,
+            request_cpu_ms,
+            request_timeout_ms,
             live,
             kernel_c,
             kernel_c_patch,
-        }) => kernel_c_cmd::register_for_serve(&kernel_c, &kernel_c_patch)
-            .and_then(|()| serve_cmd::serve(&addr, max_connections, live)),
+        }) => kernel_c_cmd::register_for_serve(&kernel_c, &kernel_c_patch).and_then(|kernel_c| {
+            let policy = irqscope::web::work::Policy {
+                request_cpu_ms_max: request_cpu_ms,
+                request_timeout: std::time::Duration::from_millis(request_timeout_ms),
+            };
+            serve_cmd::serve(&addr, max_connections, policy, live, kernel_c)
+        }),
         None => serve_cmd::serve(
             DEFAULT_SERVE_ADDR,
             irqscope::web::server::CONNECTIONS_MAX,
+            irqscope::web::work::Policy::default(),
             serve_cmd::LiveArgs::default(),
+            Default::default(),
         ),
     };
     match result {

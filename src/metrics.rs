@@ -71,8 +71,15 @@ pub struct Metrics {
     pub hot_irqs_per_cpu_max: u32,
     /// Online CPUs that take no counted IRQ.
     pub cpus_idle: CpuSet,
-    /// Managed vectors shut down because no CPU of their mask is online.
+    /// Managed vectors shut down because no CPU of their mask is online (vectors the kernel
+    /// refused are [`Metrics::vectors_failed`], not these).
     pub vectors_shut_down: u32,
+    /// Vectors that got none: `-ENOSPC` from the vector matrix, or a whole allocation
+    /// `alloc_descs()` refused (`-EINVAL`).
+    pub vectors_failed: u32,
+    /// Devices that asked for vectors the headline figures count, placed or not
+    /// ([`Metrics::devices_total`] counts those that got at least one).
+    pub devices_asked: u32,
     pub ideal: IdealBound,
 }
 
@@ -178,6 +185,15 @@ pub fn compute(scenario: &Scenario, outcome: &Outcome) -> Metrics {
             }
         })
         .collect();
+    // Vectors the vector matrix refused (their device and index); a device whose whole
+    // allocation failed counts all its vectors below, once.
+    let refused: std::collections::BTreeSet<(&str, u32)> = outcome
+        .vector_space
+        .failures
+        .iter()
+        .filter(|f| !matches!(f.error, crate::scenario::VectorError::EmptyAffinity))
+        .map(|f| (f.device.as_str(), f.vector))
+        .collect();
     let counted_per_device: Vec<u64> = outcome
         .devices
         .iter()
@@ -211,8 +227,21 @@ pub fn compute(scenario: &Scenario, outcome: &Outcome) -> Metrics {
         vectors_shut_down: outcome
             .devices
             .iter()
-            .flat_map(|d| &d.vectors)
-            .filter(|v| v.managed && v.effective_cpu.is_none())
+            .filter(|d| d.alloc_failed.is_none())
+            .flat_map(|d| d.vectors.iter().map(move |v| (d.name.as_str(), v)))
+            .filter(|(d, v)| v.managed && v.effective_cpu.is_none() && !refused.contains(&(*d, v.index)))
+            .count() as u32,
+        vectors_failed: refused.len() as u32
+            + outcome
+                .devices
+                .iter()
+                .filter(|d| d.alloc_failed.is_some())
+                .map(|d| d.vectors.len() as u32)
+                .sum::<u32>(),
+        devices_asked: outcome
+            .devices
+            .iter()
+            .filter(|d| d.vectors.iter().any(|v| basis == Basis::All || v.managed))
             .count() as u32,
         ideal: ideal_bound(&counted_per_device, n_online),
         per_cpu,

@@ -13,6 +13,7 @@ use irqscope::render::view::scenario::Run;
 use irqscope::render::view::sched::SchedShown;
 use irqscope::render::view::ViewError;
 use irqscope::scenario::blkmq::BlkMqSpec;
+use irqscope::scenario::kernel;
 use irqscope::scenario::request::{parse_devices_with, spec_for_machine, DeviceDefaults, Overrides};
 use irqscope::scenario::spec::{self, ScenarioSpec, TopologyRef};
 use irqscope::scenario::BootParams;
@@ -49,6 +50,79 @@ fn print_twin(
         Format::Json => println!("{}", serde_json::to_string_pretty(&json())?),
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The kernel release and the models it picks beyond variant, sort and effective model
+/// (`simulate` and `compare`).
+#[derive(clap::Args)]
+pub(crate) struct KernelArgs {
+    /// The kernel release the answer is for (6.12, 6.1.0-57-amd64): picks the variant, sort,
+    /// irq_create_affinity_masks era, blk-mq mapper, effective model and vectors per CPU
+    /// together; flags still override. Default: the newest release modelled.
+    #[arg(long, value_name = "RELEASE")]
+    kernel: Option<String>,
+    /// The irq_create_affinity_masks era: numgrps (.. v6.16) or nummasks (v6.17 ..).
+    #[arg(long)]
+    affinity: Option<String>,
+    /// The blk-mq mapper of blkmq=cpumap devices: current, v6.3, legacy-v5.1, ….
+    #[arg(long)]
+    mapper: Option<String>,
+    /// Vectors a device may get on each online x86 CPU (default: the release's window on this
+    /// machine, 201 to 203).
+    #[arg(long, value_name = "N")]
+    vectors_per_cpu: Option<u32>,
+}
+
+impl KernelArgs {
+    /// The models named on the command line beside these flags.
+    fn named(&self, variant: Option<&String>, sort: Option<&String>, effective: Option<&String>) -> kernel::Named {
+        kernel::Named {
+            variant: variant.cloned(),
+            sort: sort.cloned(),
+            effective: effective.cloned(),
+            affinity: self.affinity.clone(),
+            mapper: self.mapper.clone(),
+            vectors_per_cpu: self.vectors_per_cpu,
+        }
+    }
+
+    /// Fill `spec`'s models from the release (the newest without `--kernel`), keeping what is
+    /// named; a spec read from a file without `--kernel` keeps its own names and only takes
+    /// the flags given. Returns where each model came from (printed on stderr), when picked.
+    fn pick(&self, spec: &mut ScenarioSpec, named: &kernel::Named, from_file: bool) -> anyhow::Result<Option<String>> {
+        if from_file && self.kernel.is_none() {
+            for (field, flag) in [
+                (&mut spec.variant, &named.variant),
+                (&mut spec.sort, &named.sort),
+                (&mut spec.effective, &named.effective),
+            ] {
+                if let Some(v) = flag {
+                    field.clone_from(v);
+                }
+            }
+            if named.affinity.is_some() {
+                spec.affinity.clone_from(&named.affinity);
+            }
+            if named.mapper.is_some() {
+                spec.mapper.clone_from(&named.mapper);
+            }
+            if named.vectors_per_cpu.is_some() {
+                spec.vectors_per_cpu = named.vectors_per_cpu;
+            }
+            return Ok(None);
+        }
+        let topology = spec.topology.resolve(irqscope::catalogue::get)?;
+        let picked = kernel::pick(spec, &topology, self.kernel.as_deref(), named)?;
+        Ok(Some(kernel::provenance(&picked)))
+    }
+}
+
+/// Where each model came from goes to stderr, once the run succeeded: the report itself is the
+/// page's text twin and its printed command reproduces it.
+fn print_provenance(provenance: Option<String>) {
+    if let Some(p) = provenance {
+        eprintln!("{}", render::columns::wrap(&p, "irqscope: models: ", "  ").trim_end());
+    }
 }
 
 /// The boot-parameter flags `simulate` and `compare` share.
@@ -123,6 +197,8 @@ pub(crate) struct SimulateArgs {
     /// its I/O spread) or parallel (every admin tag set before the first I/O spread).
     #[arg(long)]
     probe: Option<String>,
+    #[command(flatten)]
+    kernel: KernelArgs,
     #[arg(long, value_enum, default_value_t = Format::Text)]
     format: Format,
     /// Also print every vector (mask, effective CPU).
@@ -146,6 +222,9 @@ pub(crate) fn simulate(args: SimulateArgs) -> anyhow::Result<ExitCode> {
         probe: args.probe.clone(),
         boot: args.boot.params(),
     };
+    let named = args
+        .kernel
+        .named(args.variant.as_ref(), args.sort.as_ref(), args.effective.as_ref());
     let (base, label) = match (&args.scenario, &args.topology) {
         (Some(path), _) => {
             let spec: ScenarioSpec =
@@ -173,7 +252,10 @@ pub(crate) fn simulate(args: SimulateArgs) -> anyhow::Result<ExitCode> {
             )
         }
     };
-    let run = Run::resolve(overrides.apply(base), &cached_kernel_c)?;
+    let mut spec = overrides.apply(base);
+    let provenance = args.kernel.pick(&mut spec, &named, args.scenario.is_some())?;
+    let run = Run::resolve(spec, &cached_kernel_c)?;
+    print_provenance(provenance);
     let vs_extra = args.vector_space && !render::vector_space::shown(&run.scenario, &run.outcome);
     print_twin(
         args.format,
@@ -238,6 +320,8 @@ pub(crate) struct CompareArgs {
     #[arg(long)]
     probe: Option<String>,
     #[command(flatten)]
+    kernel: KernelArgs,
+    #[command(flatten)]
     boot: BootArgs,
     #[arg(long, value_enum, default_value_t = Format::Text)]
     format: Format,
@@ -246,13 +330,17 @@ pub(crate) struct CompareArgs {
 pub(crate) fn compare(args: CompareArgs) -> anyhow::Result<ExitCode> {
     let Machine { reference, label } = machine(&args.topology)?;
     let devices = parse_devices_with(&args.devices, &DeviceDefaults::default())?;
-    let base = Overrides {
+    let mut base = Overrides {
         proposal: args.proposal.clone(),
         probe: args.probe.clone(),
         boot: args.boot.params(),
         ..Overrides::default()
     }
     .apply(spec_for_machine(reference, devices));
+    // Both sides run what the release picks (the newest without --kernel); side A's variant
+    // is --a or the release's, side B's another one unless --b names it.
+    let named = args.kernel.named(args.a.as_ref(), None, None);
+    let provenance = args.kernel.pick(&mut base, &named, false)?;
     let sides = CompareQuery {
         a: args.a,
         b: args.b,
@@ -265,6 +353,7 @@ pub(crate) fn compare(args: CompareArgs) -> anyhow::Result<ExitCode> {
         ..CompareQuery::default()
     };
     let run = CompareRun::resolve(sides.sides_over(base), &cached_kernel_c)?;
+    print_provenance(provenance);
     print_twin(args.format, || run.report(&label, None), || run.json())
 }
 
@@ -290,6 +379,10 @@ pub(crate) struct SweepArgs {
     sort: Option<String>,
     #[arg(long)]
     effective: Option<String>,
+    /// The kernel release every row is for: its heapsort, irq_create_affinity_masks era,
+    /// blk-mq mapper and vectors per CPU (the variants stay the rows).
+    #[arg(long, value_name = "RELEASE")]
+    kernel: Option<String>,
     /// Worker threads.
     #[arg(long, default_value_t = 2)]
     threads: usize,
@@ -332,9 +425,18 @@ pub(crate) fn sweep(args: SweepArgs) -> anyhow::Result<ExitCode> {
         config.placements = placements(&args.variants.join(","))?;
     }
     config.counters = sweep::parse_counters(&args.counters)?;
-    if let Some(s) = &args.sort {
-        config.sort = spec::parse_sort(s)?;
-    }
+    // The release's heapsort, era, mapper and vectors per CPU (the variants are the rows).
+    let release = match &args.kernel {
+        Some(k) => irqscope::kernel::release::parse_release(k)
+            .ok_or_else(|| anyhow::anyhow!("--kernel {k:?}: not a kernel release (e.g. 6.12)"))?,
+        None => irqscope::kernel::release::NEWEST,
+    };
+    config.sort = spec::parse_sort(
+        args.sort
+            .as_deref()
+            .unwrap_or(irqscope::kernel::release::generation(release).sort),
+    )?;
+    config.kernel.clone_from(&args.kernel);
     if let Some(e) = &args.effective {
         config.effective = spec::parse_effective(e)?;
     }
@@ -357,9 +459,13 @@ pub(crate) struct BlkMqArgs {
     topology: String,
     #[arg(long)]
     queues: u32,
-    /// current, v6.3, legacy-v5.1, legacy-v4.13, legacy-v4.10, or all (the text of /blkmq).
-    #[arg(long, default_value = "current")]
-    mapper: String,
+    /// current, v6.3, legacy-v5.1, legacy-v4.13, legacy-v4.10, or all (the text of /blkmq)
+    /// (default: the release's).
+    #[arg(long)]
+    mapper: Option<String>,
+    /// The kernel release whose mapper, variant and sort run (default: the newest modelled).
+    #[arg(long, value_name = "RELEASE")]
+    kernel: Option<String>,
     #[arg(long, default_value_t = 0)]
     queue_offset: u32,
     /// group_cpus_evenly variant (current and v6.3 only).
@@ -375,14 +481,20 @@ pub(crate) struct BlkMqArgs {
 
 pub(crate) fn blk_mq(args: BlkMqArgs) -> anyhow::Result<ExitCode> {
     let Machine { reference, label } = machine(&args.topology)?;
-    let defaults = BlkMqSpec::new(reference, args.queues);
+    let release = match &args.kernel {
+        Some(k) => irqscope::kernel::release::parse_release(k)
+            .ok_or_else(|| anyhow::anyhow!("--kernel {k:?}: not a kernel release (e.g. 6.12 or 6.1.0-57-amd64)"))?,
+        None => irqscope::kernel::release::NEWEST,
+    };
+    let g = irqscope::kernel::release::generation(release);
     let spec = BlkMqSpec {
-        mapper: Some(args.mapper),
+        mapper: Some(args.mapper.unwrap_or_else(|| g.mapper.name().to_string())),
         queue_offset: args.queue_offset,
-        variant: args.variant.unwrap_or(defaults.variant.clone()),
-        sort: args.sort.unwrap_or(defaults.sort.clone()),
+        variant: args.variant.unwrap_or_else(|| g.variant.to_string()),
+        sort: args.sort.unwrap_or_else(|| g.sort.to_string()),
         counter: args.counter,
-        ..defaults
+        kernel: args.kernel,
+        ..BlkMqSpec::new(reference, args.queues)
     };
     let shown = BlkMqShown::with_kernel_c(spec, &cached_kernel_c)?;
     print_twin(args.format, || shown.report_for(&label), || shown.json())
@@ -475,6 +587,9 @@ pub(crate) struct SchedArgs {
     noise: u32,
     #[arg(long, default_value_t = 30)]
     node_reclaim_distance: u32,
+    /// Last-level caches per node (sets imb_numa_nr); default 1, an assumption the report names.
+    #[arg(long, value_name = "N")]
+    llcs_per_node: Option<u32>,
     #[arg(long, value_enum, default_value_t = Format::Text)]
     format: Format,
 }
@@ -495,6 +610,7 @@ pub(crate) fn sched(args: SchedArgs) -> anyhow::Result<ExitCode> {
                 pair_node: args.pair_node,
                 noise: args.noise,
                 node_reclaim_distance: args.node_reclaim_distance,
+                llcs_per_node: args.llcs_per_node,
             };
             let shown = SchedShown::new(spec)?;
             let (command, json) = (shown.scenario.spec.command_line(), shown.json());
@@ -505,7 +621,7 @@ pub(crate) fn sched(args: SchedArgs) -> anyhow::Result<ExitCode> {
     print_twin(
         args.format,
         || {
-            let report = render::mana_sched::sched_report(&run.input, &run.outcome);
+            let report = render::mana_sched::sched_run_report(&run);
             render::mana_sched::with_command(&command, &report, None)
         },
         || json,

@@ -119,7 +119,13 @@ fn live_state(args: LiveArgs) -> anyhow::Result<irqscope::web::live::LiveState> 
     Ok(state)
 }
 
-pub(crate) fn serve(addr: &str, max_connections: usize, live: LiveArgs) -> anyhow::Result<ExitCode> {
+pub(crate) fn serve(
+    addr: &str,
+    max_connections: usize,
+    policy: irqscope::web::work::Policy,
+    live: LiveArgs,
+    kernel_c: irqscope::web::kernel_c::KernelCRegistry,
+) -> anyhow::Result<ExitCode> {
     use tracing_subscriber::EnvFilter;
     let _ = tracing_subscriber::fmt()
         .with_env_filter(EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info,tower_http=info")))
@@ -135,8 +141,9 @@ pub(crate) fn serve(addr: &str, max_connections: usize, live: LiveArgs) -> anyho
         tracing::info!("irqscope dashboard on http://{}", listener.local_addr()?);
         let state = irqscope::web::AppState {
             live: live_state(live)?,
+            kernel_c,
         };
-        let app = irqscope::web::app(state);
+        let app = irqscope::web::app_with(state, policy);
         irqscope::web::server::serve(
             listener,
             app,

@@ -150,6 +150,7 @@
     for (const [c, p] of pkg) byPkg.set(p, (byPkg.get(p) || []).concat([c]));
     const pkgLists = [...byPkg.keys()].sort((a, b) => a - b).map((p) => list(byPkg.get(p)));
     const spec = { name: ed.name, nodes: nodeLists, distances: ed.distances };
+    if (ed.legacy_pic !== undefined ? ed.legacy_pic : base.legacy_pic) spec.legacy_pic = true;
     if (smt.length) spec.smt = smt.map(list);
     if (clusters.length) spec.clusters = clusters.map(list);
     if (pkgLists.join(" ") !== nodeLists.filter((l) => l !== "").join(" ")) spec.packages = pkgLists;
@@ -545,7 +546,33 @@
       s.value = state.spec[key];
       return s;
     };
+    // The kernel release picks variant, heapsort, the irq_create_affinity_masks era, the
+    // blk-mq mapper and the vectors per CPU (with the machine's legacy PIC) together; the
+    // selects after it still override.
+    const releases = state.releases || [];
+    const pickRelease = (name) => {
+      const r = releases.find((x) => x.name === name) || releases[0];
+      if (!r) return;
+      if (name) state.spec.kernel = name;
+      else delete state.spec.kernel;
+      Object.assign(state.spec, { variant: r.variant, sort: r.sort, affinity: r.affinity, mapper: r.mapper });
+      state.spec.vectors_per_cpu = r.vectors[state.editor.legacy_pic ? 1 : 0];
+    };
+    if (state.editor.legacy_pic === undefined) state.editor.legacy_pic = !!state.editor.base.legacy_pic;
     box.append(
+      el("label", { title: "the kernel release the answer is for: picks the models beside it together" }, "kernel ",
+        choose(state.spec.kernel || "", [["", "newest (" + (releases[0] ? releases[0].name : "") + ")"]].concat(releases.map((r) => [r.name, r.name])), (v) => {
+          pickRelease(v);
+          renderKernel();
+          changed();
+        }, { id: "kernel" })),
+      el("label", { title: "the machine has a legacy 8259 PIC: x86 kernels take its cascade vector from every CPU" }, "legacy PIC ",
+        check(state.editor.legacy_pic, (on) => {
+          state.editor.legacy_pic = on;
+          state.editor.base.legacy_pic = on;
+          pickRelease(state.spec.kernel || "");
+          topologyChanged();
+        }, { id: "legacy-pic" })),
       el("label", {}, "variant ", sel("variant", state.variants, "variant")),
       el("label", {}, "heapsort ", sel("sort", state.sorts, "sort")),
       el("label", {}, "effective CPU ", sel("effective", state.effectives, "effective")),

@@ -11,7 +11,14 @@ fuzz_target!(|data: &[u8]| {
     let files: SysfsFiles = text
         .lines()
         .filter_map(|l| l.split_once('='))
-        .map(|(k, v)| (k.to_string(), v.replace("\\n", "\n")))
+        .map(|(k, v)| {
+            let v = if v.contains('\\') {
+                v.replace("\\n", "\n")
+            } else {
+                v.to_string()
+            };
+            (k.to_string(), v)
+        })
         .collect();
     if let Ok(spec) = sysfs::parse(&files) {
         Topology::new(&spec).expect("an accepted import validates");

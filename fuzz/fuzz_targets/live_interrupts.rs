@@ -1,12 +1,11 @@
-//! Fuzz the `/proc/interrupts` parser: any bytes parse or give an error, never a panic; text
-//! parses the same as bytes or as `&str`; read in pieces of any size (the agent's chunked
-//! reader, chunk and read sizes taken from the input) it gives the same rows or the same
-//! error; what parses prints back (kernel layout) to the same rows.
+//! Fuzz the `/proc/interrupts` parser: any bytes parse or give an error, never a panic; read
+//! in pieces of any size (the agent's chunked reader, chunk and read sizes taken from the
+//! input) it gives the same rows or the same error; what parses (as UTF-8 text) prints back
+//! (kernel layout) to the same rows.
 #![no_main]
 
 use irqscope::live::parse::{
-    format_interrupts, parse_interrupts, parse_interrupts_bytes_into, parse_interrupts_read_into, Interrupts,
-    ReadError,
+    format_interrupts, parse_interrupts, parse_interrupts_bytes_into, parse_interrupts_read_into, Interrupts, ReadError,
 };
 use libfuzzer_sys::fuzz_target;
 
@@ -42,13 +41,11 @@ fuzz_target!(|data: &[u8]| {
         (Err(a), Err(ReadError::Parse(b))) => assert_eq!(*a, b, "chunk {chunk}, step {step}"),
         (a, b) => panic!("whole buffer {a:?}, chunked (chunk {chunk}, step {step}) {b:?}"),
     }
-    let Ok(text) = std::str::from_utf8(data) else { return };
-    let parsed = parse_interrupts(text);
-    assert_eq!(parsed.as_ref().err(), bytes.as_ref().err());
-    if let Ok(p) = parsed {
-        assert_eq!(p, from_bytes);
-        let again = parse_interrupts(&format_interrupts(&p)).expect("printed rows parse");
-        assert_eq!(again.cpus, p.cpus);
-        assert_eq!(again.rows.len(), p.rows.len());
+    // `parse_interrupts(&str)` is the bytes parser on the text's bytes: parsing the text again
+    // would repeat the same code on the same bytes, so only the printed rows are parsed again.
+    if bytes.is_ok() && std::str::from_utf8(data).is_ok() {
+        let again = parse_interrupts(&format_interrupts(&from_bytes)).expect("printed rows parse");
+        assert_eq!(again.cpus, from_bytes.cpus);
+        assert_eq!(again.rows.len(), from_bytes.rows.len());
     }
 });

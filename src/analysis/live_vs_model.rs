@@ -15,8 +15,8 @@
 //!
 //! What the model takes from the snapshot beyond the topology and the devices (shared with
 //! `irqscope lab check`, [`crate::lab::check`]):
-//! - the kernel release ([`options_for`]): variant, sort and hotplug rule from
-//!   [`crate::lab::generation`];
+//! - the kernel release ([`options_for`]): variant, sort, the `irq_create_affinity_masks()`
+//!   era, the vector count and the hotplug rule from [`crate::kernel::release`];
 //! - the vectors the other interrupts hold, as the vector matrix's start ([`held_vectors`]);
 //! - the non-managed mask as `/proc/irq/N/smp_affinity_list` shows it: `alloc_descs()` gives
 //!   the descriptor the node of the affinity mask's first CPU, and `irq_setup_affinity()`
@@ -36,13 +36,14 @@
 //! the ITS, a CPU is chosen by counts that every earlier interrupt moved. Under `first-cpu` the
 //! CPU follows from the mask alone, so a difference there has no such excuse.
 
+use crate::kernel::irq_affinity::AffinityEra;
 use crate::kernel::manage::irq_setup_affinity;
+use crate::kernel::release::{generation, parse_release, HotplugRule};
 use crate::kernel::vector_matrix::EffectiveModel;
-use crate::lab::{generation, parse_release, HotplugRule};
 use crate::live::devices::{self, group_devices, LiveDevice, LiveDriver};
 use crate::live::protocol::{Snapshot, WireTopology};
 use crate::scenario::spec::{self, DeviceSpec, ScenarioSpec, TopologyRef};
-use crate::scenario::{self, Outcome, ScenarioError};
+use crate::scenario::{self, Outcome, Scenario, ScenarioError};
 use crate::topology::{parse_cpulist, Arch, CpuSet, Irqchip, Topology, CPUS_MAX};
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -282,6 +283,11 @@ pub struct ModelOptions {
     pub hotplug: Option<HotplugRule>,
     /// Start the vector matrix from the vectors the snapshot's other interrupts hold.
     pub held_from_snapshot: bool,
+    /// The `irq_create_affinity_masks()` era; `None`: the model's default (`nummasks`).
+    pub affinity: Option<AffinityEra>,
+    /// The vector window of the release (with the machine's legacy PIC, the vectors per CPU);
+    /// `None`: the model's default count.
+    pub window: Option<crate::kernel::vector_matrix::VectorWindow>,
 }
 
 impl Default for ModelOptions {
@@ -294,6 +300,8 @@ impl Default for ModelOptions {
             sort: spec::DEFAULT_SORT.name().into(),
             hotplug: None,
             held_from_snapshot: true,
+            affinity: None,
+            window: None,
         }
     }
 }
@@ -313,6 +321,8 @@ pub fn options_for(snap: &Snapshot, release: Option<&str>) -> (ModelOptions, Vec
             opts.variant = g.variant.into();
             opts.sort = g.sort.into();
             opts.hotplug = g.hotplug;
+            opts.affinity = Some(g.affinity);
+            opts.window = Some(g.window);
         }
         None if release.is_empty() => warnings.push(format!(
             "kernel release unknown (protocol 1 snapshot; give --kernel): variant {} and sort {} assumed",
@@ -596,28 +606,27 @@ pub fn compare_with(
         variant: variant.to_string(),
         sort: opts.sort.clone(),
         effective: model.name().to_string(),
-        spread_counter: 0,
-        proposal: None,
-        irqaffinity: None,
-        isolcpus: None,
-        nohz_full: None,
         vectors_held: if opts.held_from_snapshot {
             held_vectors(snap, topology, &modelled_irqs, model)
         } else {
             None
         },
-        kernel_c: None,
-        probe: None,
+        affinity: opts.affinity.map(|e| e.name().to_string()),
+        vectors_per_cpu: opts
+            .window
+            .map(|w| w.vectors_per_cpu(topology.legacy_pic().unwrap_or(false))),
+        ..ScenarioSpec::new(TopologyRef::Preset(HOST_TOPOLOGY.into()), Vec::new())
     };
     let resolve = |spec: &ScenarioSpec| spec.resolve(|name| (name == HOST_TOPOLOGY).then(|| topology.clone()));
     let spec = spec_for(primary);
     let scenario = resolve(&spec)?;
+    let run = |s: &Scenario| scenario::try_run(s).map_err(|e| ScenarioError(e.to_string()));
     let mut outcomes: BTreeMap<EffectiveModel, Outcome> = BTreeMap::new();
-    outcomes.insert(primary, scenario::run(&scenario));
+    outcomes.insert(primary, run(&scenario)?);
     for &model in weight.keys().filter(|&&m| m != primary) {
         // A MANA device is modelled only under x86-matrix, and no machine has both an x86
         // controller and a GIC: a snapshot that claims both is refused here by Scenario::new.
-        outcomes.insert(model, scenario::run(&resolve(&spec_for(model))?));
+        outcomes.insert(model, run(&resolve(&spec_for(model))?)?);
     }
     // Inline topologies travel in explicit form so the permalink reproduces this machine, with
     // the architecture and controller the comparison found.

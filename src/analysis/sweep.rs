@@ -20,7 +20,7 @@ use crate::scenario::spec::{self, DeviceSpec, ScenarioSpec, TopologyRef};
 use crate::scenario::{self, Scenario};
 use crate::topology::Topology;
 use serde::Serialize;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 /// Most combinations (rows) one sweep may run.
@@ -47,6 +47,9 @@ pub(crate) const NAMED_MIXES: &[(&str, &str)] = &[
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{0}")]
 pub struct SweepError(pub String);
+
+/// The error of a sweep [`run_until`] stopped.
+pub(crate) const STOPPED: &str = "the sweep was stopped before it finished";
 
 fn err<T>(m: impl Into<String>) -> Result<T, SweepError> {
     Err(SweepError(m.into()))
@@ -126,6 +129,11 @@ pub struct ExternalRef(&'static External);
 impl ExternalRef {
     pub fn register(external: External) -> ExternalRef {
         ExternalRef(Box::leak(Box::new(external)))
+    }
+    /// A build already made for the life of the process (a server's registry holds one per
+    /// registration, so a sweep request keeps nothing).
+    pub fn from_static(external: &'static External) -> ExternalRef {
+        ExternalRef(external)
     }
     pub fn external(self) -> &'static External {
         self.0
@@ -249,6 +257,10 @@ pub struct SweepConfig {
     pub counters: Vec<u32>,
     pub sort: SortGen,
     pub effective: EffectiveModel,
+    /// The kernel release every row is for (`--kernel`): its `irq_create_affinity_masks()`
+    /// era, blk-mq mapper and vectors per CPU (with each machine's legacy PIC). `None`: the
+    /// models' defaults.
+    pub kernel: Option<String>,
     /// Worker threads (1 runs inline).
     pub threads: usize,
 }
@@ -263,6 +275,7 @@ impl SweepConfig {
             counters: (0..8).collect(),
             sort: spec::DEFAULT_SORT,
             effective: spec::DEFAULT_EFFECTIVE,
+            kernel: None,
             threads: 2,
         }
     }
@@ -314,6 +327,23 @@ impl SweepConfig {
 
     fn rows(&self) -> usize {
         self.topologies.len() * self.mixes.len() * self.placements.len() * self.counters.len()
+    }
+
+    /// Scenario runs per machine and mix: every counter for a placement that uses it, one
+    /// otherwise (as [`run`] schedules them).
+    pub(crate) fn runs_per_base(&self) -> u64 {
+        let counters = self.counters.len().max(1) as u64;
+        self.placements
+            .iter()
+            .map(|p| if p.uses_counter() { counters } else { 1 })
+            .sum()
+    }
+
+    /// Rows the sweep gives (combinations, saturating).
+    pub(crate) fn row_count(&self) -> u64 {
+        [self.mixes.len(), self.placements.len(), self.counters.len()]
+            .iter()
+            .fold(self.topologies.len() as u64, |n, &k| n.saturating_mul(k as u64))
     }
 }
 
@@ -424,6 +454,13 @@ pub struct Sweep {
 
 /// Run the sweep.
 pub fn run(config: &SweepConfig) -> Result<Sweep, SweepError> {
+    run_until(config, &|| false)
+}
+
+/// Run the sweep unless `stop` says to give up: it is asked before each scenario run (by every
+/// worker), so the work ends within one run of the answer turning `true` (the web layer's
+/// deadline, or a client that went away). A stopped sweep is an error.
+pub fn run_until(config: &SweepConfig, stop: &(dyn Fn() -> bool + Sync)) -> Result<Sweep, SweepError> {
     if config.topologies.is_empty()
         || config.mixes.is_empty()
         || config.placements.is_empty()
@@ -473,7 +510,12 @@ pub fn run(config: &SweepConfig) -> Result<Sweep, SweepError> {
     let results: Vec<Mutex<Option<Result<Figures, crate::kernel::ExternalError>>>> =
         jobs.iter().map(|_| Mutex::new(None)).collect();
     let next = AtomicUsize::new(0);
+    let stopped = AtomicBool::new(false);
     let work = || loop {
+        if stopped.load(Ordering::Relaxed) || stop() {
+            stopped.store(true, Ordering::Relaxed);
+            break;
+        }
         let i = next.fetch_add(1, Ordering::Relaxed);
         let Some(&(b, p, c)) = jobs.get(i) else { break };
         let scenario = bases[b]
@@ -497,6 +539,9 @@ pub fn run(config: &SweepConfig) -> Result<Sweep, SweepError> {
                 s.spawn(work);
             }
         });
+    }
+    if stopped.into_inner() {
+        return err(STOPPED);
     }
     let figures: Vec<Figures> = results
         .into_iter()
@@ -634,7 +679,7 @@ pub fn try_figures(scenario: &Scenario) -> Result<Figures, crate::kernel::Extern
         node_over_fair_milli,
         per_node_irqs: m.per_node.iter().map(|n| n.irqs).collect(),
         kernel_warnings: outcome.warnings().count() as u32,
-        vectors_failed: outcome.vector_space.failures.len() as u32,
+        vectors_failed: m.vectors_failed,
     })
 }
 
@@ -670,6 +715,13 @@ impl Sweep {
             .find(|m| m.name == mix)
             .map(|m| m.devices.clone())
             .unwrap_or_default();
+        let release = self
+            .config
+            .kernel
+            .as_deref()
+            .and_then(crate::kernel::release::parse_release);
+        let g = release.map(crate::kernel::release::generation);
+        let pic = catalogue::get(topology).and_then(|t| t.legacy_pic()).unwrap_or(false);
         ScenarioSpec {
             // A proposal's scenario names the kernel variant it runs beside (the proposal is
             // its own field); built C is its `c:NAME`.
@@ -688,6 +740,10 @@ impl Sweep {
                 Placement::External(e) => Some(e.external().0.id().to_string()),
                 _ => None,
             },
+            kernel: g.as_ref().and(self.config.kernel.clone()),
+            affinity: g.as_ref().map(|g| g.affinity.name().to_string()),
+            mapper: g.as_ref().map(|g| g.mapper.name().to_string()),
+            vectors_per_cpu: g.as_ref().map(|g| g.window.vectors_per_cpu(pic)),
             ..ScenarioSpec::new(TopologyRef::Preset(topology.to_string()), devices)
         }
     }
@@ -764,5 +820,18 @@ mod tests {
             (4, 0, 0)
         );
         assert_eq!(one.comparisons[0].verdict, Verdict::BeatsAll);
+    }
+
+    /// `run_until` asks before every run and gives up once told: a sweep of 195 runs told to
+    /// stop after 10 questions runs no more than a question per worker beyond them.
+    #[test]
+    fn a_stopped_sweep_ends_between_runs() {
+        let c = config(&["azure-l48s-v2"], "all", "0..64");
+        let asked = AtomicUsize::new(0);
+        let stop = || asked.fetch_add(1, Ordering::Relaxed) >= 10;
+        assert_eq!(run_until(&c, &stop).unwrap_err().0, STOPPED);
+        let asked = asked.into_inner();
+        assert!((11..=11 + c.threads).contains(&asked), "asked {asked} times");
+        assert!(run_until(&c, &|| false).is_ok());
     }
 }

@@ -439,7 +439,7 @@ fn device_from_golden(d: &Value) -> Result<Device, String> {
 
 fn run_system(case: &Value) -> Result<Value, String> {
     let scenario = scenario_from_golden(case)?;
-    let outcome = scenario::run(&scenario);
+    let outcome = scenario::try_run(&scenario).map_err(|e| e.to_string())?;
     Ok(render::json::system_view(&scenario, &outcome))
 }
 

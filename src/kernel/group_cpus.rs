@@ -507,6 +507,22 @@ impl Spread<'_> {
             self.assign_cpus_to_groups_rotation(ncpus, nmsk, ngroups, curgrp);
             return;
         }
+        if ngroups == ncpus && nmsk.weight() == ncpus {
+            // One CPU per group: each group in turn takes the lowest CPU left, and the C's
+            // sibling walk never starts (`cpus_per_grp` is 0 once the CPU is taken). The same
+            // assignment in one pass over the window (8,192 groups on 8,192 CPUs: every node).
+            let (group_of, numgrps) = (&mut self.group_of, self.numgrps);
+            let mut grp = *curgrp;
+            nmsk.drain(|cpu| {
+                if grp >= numgrps {
+                    grp = 0;
+                }
+                group_of[cpu as usize] = grp;
+                grp += 1;
+            });
+            *curgrp = grp;
+            return;
+        }
         let mut extra_grps = ncpus - ngroups * (ncpus / ngroups);
         let mut hint = 0u32;
         for _ in 0..ngroups {

@@ -160,6 +160,18 @@ impl Window {
         }
     }
 
+    /// Every CPU, ascending, each cleared as it is handed to `f`: `cpumask_first()` and
+    /// `cpumask_clear_cpu()` until the mask is empty, in one pass.
+    pub(super) fn drain(&mut self, mut f: impl FnMut(u32)) {
+        for i in 0..self.words.len() {
+            let mut w = std::mem::take(&mut self.words[i]);
+            while w != 0 {
+                f(self.cpu(i, w.trailing_zeros()));
+                w &= w - 1;
+            }
+        }
+    }
+
     /// The SMT-sibling loop of `grp_spread_init_one()`: walk `sibl` in ascending order and take
     /// (`cpumask_test_and_clear_cpu`) each sibling still in the window, handing it to `take`,
     /// until `k` CPUs were taken. Returns `k` minus the CPUs taken. Only the words where both the
@@ -245,6 +257,15 @@ mod tests {
         got.clear();
         assert_eq!(w.take_siblings(&sibl, 5, |c| got.push(c)), 4);
         assert_eq!(got, [71]);
+    }
+
+    #[test]
+    fn drain_hands_out_every_cpu_in_order_and_empties() {
+        let mut w = window(&[3, 64, 65, 130], 256);
+        let mut got = Vec::new();
+        w.drain(|c| got.push(c));
+        assert_eq!(got, [3, 64, 65, 130]);
+        assert_eq!((w.first(), w.weight()), (None, 0));
     }
 
     #[test]

@@ -1,8 +1,12 @@
-//! Model of `kernel/irq/affinity.c`: `irq_create_affinity_masks()` as in current mainline
-//! (the version that copies `nummasks` masks per set and advances by `nummasks`).
+//! Model of `kernel/irq/affinity.c`: `irq_create_affinity_masks()` in its two eras
+//! ([`AffinityEra`]): up to v6.16 every set copies all `this_vecs` masks `group_cpus_evenly()`
+//! returns (empty ones included) and advances by `this_vecs`; from v6.17 it copies the
+//! `nummasks` initialized masks and advances by `nummasks`. The two differ only when a set has
+//! more vectors than there are possible CPUs; then the older era leaves managed vectors with
+//! empty masks, which `alloc_descs()` refuses (`super::irqdesc`).
 //!
-//! Pure: the topology, the `group_cpus_evenly` variant, the heapsort generation and the rotation
-//! counter are parameters.
+//! Pure: the topology, the `group_cpus_evenly` variant, the heapsort generation, the era and
+//! the rotation counter are parameters.
 
 use super::group_cpus::{ExternalError, Spreader, Variant};
 use super::sort::SortGen;
@@ -11,6 +15,45 @@ use crate::topology::{CpuSet, Topology};
 
 /// `IRQ_AFFINITY_MAX_SETS`.
 pub(crate) const IRQ_AFFINITY_MAX_SETS: usize = 4;
+
+/// The two eras of `irq_create_affinity_masks()`. Frozen names: a permalink that names one keeps
+/// it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+pub enum AffinityEra {
+    /// `numgrps`: each set copies `this_vecs` masks and advances by `this_vecs` (kernel/irq/
+    /// affinity.c of v6.3 .. v6.16 over `group_cpus_evenly(numgrps)`; before v6.3
+    /// `irq_build_affinity_masks()` filled the same slots of the same array).
+    NumGrps,
+    /// `nummasks`: each set copies `nr_masks` masks and advances by `nr_masks` ("lib/group_cpus:
+    /// Let group_cpu_evenly() return the number of initialized masks", v6.17).
+    #[default]
+    NumMasks,
+}
+
+impl AffinityEra {
+    pub const ALL: [AffinityEra; 2] = [AffinityEra::NumGrps, AffinityEra::NumMasks];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            AffinityEra::NumGrps => "numgrps",
+            AffinityEra::NumMasks => "nummasks",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<AffinityEra> {
+        AffinityEra::ALL.into_iter().find(|e| e.name() == name)
+    }
+
+    /// One line saying what the era's code does.
+    pub fn describe(self) -> &'static str {
+        match self {
+            AffinityEra::NumGrps => {
+                "every set copies all its groups' masks, empty ones too, and advances by the set size"
+            }
+            AffinityEra::NumMasks => "every set copies its initialized masks and advances by their count",
+        }
+    }
+}
 
 /// What a driver passes in `struct irq_affinity` plus the vector count it was granted.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -65,8 +108,9 @@ pub(crate) fn affinity_sets(req: &AffinityRequest, warnings: &mut Vec<KernelWarn
     Some((affvecs, sets))
 }
 
-/// `irq_create_affinity_masks()`. `None` is the kernel's NULL: no affinity descriptors at all
-/// (no affinity vectors, too many sets, or a set for which `group_cpus_evenly` returned NULL).
+/// `irq_create_affinity_masks()` of the given era. `None` is the kernel's NULL: no affinity
+/// descriptors at all (no affinity vectors, too many sets, or a set for which
+/// `group_cpus_evenly` returned NULL).
 ///
 /// Callers must ensure the set sizes sum to at most the affinity vectors; the kernel would write
 /// past its array otherwise (scenario validation refuses such input).
@@ -75,12 +119,13 @@ pub fn irq_create_affinity_masks(
     req: &AffinityRequest,
     variant: Variant,
     sort: SortGen,
+    era: AffinityEra,
     counter: &mut u32,
     warnings: &mut Vec<KernelWarn>,
 ) -> Option<AffinityMasks> {
     let spreader = Spreader::Model(variant, sort);
     // A named model answers every call.
-    irq_create_affinity_masks_with(topo, req, spreader, counter, warnings).unwrap_or(None)
+    irq_create_affinity_masks_with(topo, req, spreader, era, counter, warnings).unwrap_or(None)
 }
 
 /// [`irq_create_affinity_masks`] with the `group_cpus_evenly()` calls going to `spreader`
@@ -89,6 +134,7 @@ pub fn irq_create_affinity_masks_with(
     topo: &Topology,
     req: &AffinityRequest,
     spreader: Spreader<'_>,
+    era: AffinityEra,
     counter: &mut u32,
     warnings: &mut Vec<KernelWarn>,
 ) -> Result<Option<AffinityMasks>, ExternalError> {
@@ -116,7 +162,12 @@ pub fn irq_create_affinity_masks_with(
         };
         spread_offsets.extend(grouping.consumed_offset());
         let result = grouping.masks();
-        let nr_masks = grouping.nummasks() as usize;
+        // numgrps: `for (j = 0; j < this_vecs; j++)`, then `curvec += this_vecs`; the masks
+        // past the initialized ones are the empty ones kcalloc() gave.
+        let nr_masks = match era {
+            AffinityEra::NumGrps => this_vecs as usize,
+            AffinityEra::NumMasks => grouping.nummasks() as usize,
+        };
         for (j, mask) in result.into_iter().take(nr_masks).enumerate() {
             masks[curvec + j] = mask;
         }
@@ -138,4 +189,63 @@ pub fn irq_create_affinity_masks_with(
         })
         .collect();
     Ok(Some(AffinityMasks { descs, spread_offsets }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::topology::TopologySpec;
+
+    fn masks(era: AffinityEra, nvecs: u32, pre: u32, sets: Option<Vec<u32>>) -> Vec<(String, bool)> {
+        let t = Topology::new(&toml::from_str::<TopologySpec>("name = \"t\"\nnodes = [\"0-3\"]\n").unwrap()).unwrap();
+        let req = AffinityRequest {
+            nvecs,
+            pre_vectors: pre,
+            post_vectors: 0,
+            sets,
+        };
+        let (mut counter, mut w) = (0, Vec::new());
+        irq_create_affinity_masks(
+            &t,
+            &req,
+            Variant::PreCluster,
+            SortGen::HeapV6_11,
+            era,
+            &mut counter,
+            &mut w,
+        )
+        .unwrap()
+        .descs
+        .into_iter()
+        .map(|d| (d.mask.to_cpulist(), d.is_managed))
+        .collect()
+    }
+
+    /// Six affinity vectors on four CPUs (spec §4.4: groups 4 and 5 get no CPU). numgrps copies
+    /// the two empty masks into managed vectors 5 and 6; nummasks stops after the four it has
+    /// and gives the rest the default mask.
+    #[test]
+    fn the_eras_differ_only_past_the_initialized_masks() {
+        let m = |e| masks(e, 7, 1, None);
+        let old = m(AffinityEra::NumGrps);
+        let new = m(AffinityEra::NumMasks);
+        assert_eq!(old[..5], new[..5]);
+        assert_eq!(old[5..], [("".to_string(), true), ("".to_string(), true)]);
+        assert_eq!(new[5..], [("0-3".to_string(), true), ("0-3".to_string(), true)]);
+        // Two sets of 3 on four CPUs: no empty mask, and the eras agree.
+        assert_eq!(
+            masks(AffinityEra::NumGrps, 7, 1, Some(vec![3, 3])),
+            masks(AffinityEra::NumMasks, 7, 1, Some(vec![3, 3]))
+        );
+        // Two sets of 5: numgrps advances by 5, so set 2 starts at vector 6 and vector 5 stays
+        // empty; nummasks starts set 2 right after set 1's four masks.
+        let old = masks(AffinityEra::NumGrps, 11, 1, Some(vec![5, 5]));
+        let new = masks(AffinityEra::NumMasks, 11, 1, Some(vec![5, 5]));
+        assert_eq!(old[5].0, "");
+        assert_eq!(old[6..10], new[5..9]);
+        assert_eq!(new[9..], [("0-3".to_string(), true), ("0-3".to_string(), true)]);
+        for e in AffinityEra::ALL {
+            assert_eq!(AffinityEra::from_name(e.name()), Some(e));
+        }
+    }
 }

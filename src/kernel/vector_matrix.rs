@@ -32,9 +32,13 @@
 //!   least-loaded CPU of its mask when requested; per-CPU LPI counts, managed and unmanaged
 //!   apart, ties to the lowest id. No vector space is tracked (LPIs are not a per-CPU space).
 //!
+//! How many vectors a CPU has is a fact of the release and the machine ([`VectorWindow`]):
+//! 202 or 201 on current kernels (with a legacy PIC), 203 or 202 on v6.8 .. v6.9, 202 or 201
+//! before; a scenario carries the count.
+//!
 //! Not modelled: vector moves caused by CPU hotplug, irqbalance or user writes, the cleanup
-//! timer's timing, `IRQ_MOVE_CLEANUP_VECTOR` (a system vector before v6.8), and what a driver
-//! does after `-ENOSPC` (`docs/vector-space.md`).
+//! timer's timing, the legacy ISA vectors on the boot CPU (give them as held vectors), and what
+//! a driver does after `-ENOSPC` (`docs/vector-space.md`).
 
 use crate::kernel::irq_gic_v3_its::ItsLpiCounts;
 use crate::topology::{CpuSet, Irqchip, Topology};
@@ -51,8 +55,72 @@ pub(crate) const FIRST_SYSTEM_VECTOR: u32 = 0xec;
 /// in `system_vectors` with IA32 emulation and handed to `irq_matrix_assign_system()`.
 pub(crate) const SYSTEM_VECTORS_IN_ALLOC: u32 = 1;
 /// Vectors a device may get on each online CPU at start (`irq_matrix_online()`:
-/// `alloc_size - systembits_inalloc`): 203.
+/// `alloc_size - systembits_inalloc`): 203, the count of a v6.8 .. v6.9 kernel on a machine
+/// without a legacy PIC ([`VectorWindow`]). Every scenario that names no kernel release and no
+/// count keeps it, so links written before the count became a fact of release and machine keep
+/// their numbers.
 pub(crate) const VECTORS_AVAILABLE_START: u32 = FIRST_SYSTEM_VECTOR - FIRST_EXTERNAL_VECTOR - SYSTEM_VECTORS_IN_ALLOC;
+/// The most vectors a device may get on a CPU: the whole space above the exceptions.
+pub(crate) const VECTORS_PER_CPU_MAX: u32 = NR_VECTORS - FIRST_EXTERNAL_VECTOR;
+/// `IA32_SYSCALL_VECTOR`, the one system vector in the window on every release.
+pub(crate) const IA32_SYSCALL_VECTOR: u32 = 0x80;
+/// `PIC_CASCADE_IR`'s vector, `ISA_IRQ_VECTOR(2)`: `lapic_assign_system_vectors()` makes it a
+/// system vector when `nr_legacy_irqs() > 1` (a legacy 8259 PIC: QEMU q35 and i440fx, most PCs
+/// and servers; not on hardware-reduced ACPI or where `probe_8259A()` finds none).
+pub(crate) const PIC_CASCADE_VECTOR: u32 = 0x32;
+/// `IRQ_MOVE_CLEANUP_VECTOR` before v6.8: `FIRST_EXTERNAL_VECTOR`, a system vector inside the
+/// window.
+pub(crate) const IRQ_MOVE_CLEANUP_VECTOR: u32 = FIRST_EXTERNAL_VECTOR;
+
+/// The x86 window a kernel release gives device vectors: `irq_alloc_matrix(NR_VECTORS,
+/// FIRST_EXTERNAL_VECTOR, FIRST_SYSTEM_VECTOR)` and the system vectors `lapic_assign_system_vectors()`
+/// marks inside it. What a release has is the table `kernel::release::VECTOR_WINDOWS`; whether
+/// the machine has a legacy PIC is a fact of the machine (`Topology::legacy_pic`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct VectorWindow {
+    /// `FIRST_SYSTEM_VECTOR`: `LOCAL_TIMER_VECTOR` (0xec) before v6.10,
+    /// `POSTED_MSI_NOTIFICATION_VECTOR` (0xeb) from v6.10.
+    pub first_system_vector: u32,
+    /// `IRQ_MOVE_CLEANUP_VECTOR` (0x20) is a system vector in the window (before v6.8).
+    pub move_cleanup_vector: bool,
+}
+
+impl VectorWindow {
+    /// System vectors inside the window: `IA32_SYSCALL_VECTOR` always (IA32 emulation on, the
+    /// distribution default), `IRQ_MOVE_CLEANUP_VECTOR` where the release has it, the PIC
+    /// cascade where the machine has a legacy PIC.
+    pub fn systembits_inalloc(self, legacy_pic: bool) -> u32 {
+        SYSTEM_VECTORS_IN_ALLOC + u32::from(self.move_cleanup_vector) + u32::from(legacy_pic)
+    }
+
+    /// `irq_matrix_online()`'s `available` on a CPU with nothing allocated.
+    pub fn vectors_per_cpu(self, legacy_pic: bool) -> u32 {
+        self.first_system_vector - FIRST_EXTERNAL_VECTOR - self.systembits_inalloc(legacy_pic)
+    }
+
+    /// What the count is made of, for reports: "window 0x20-0xea less IA32_SYSCALL_VECTOR and
+    /// the PIC cascade".
+    pub fn describe(self, legacy_pic: bool) -> String {
+        let mut taken = vec![format!("IA32_SYSCALL_VECTOR (0x{IA32_SYSCALL_VECTOR:x})")];
+        if self.move_cleanup_vector {
+            taken.push(format!("IRQ_MOVE_CLEANUP_VECTOR (0x{IRQ_MOVE_CLEANUP_VECTOR:x})"));
+        }
+        if legacy_pic {
+            taken.push(format!("the legacy PIC's cascade (0x{PIC_CASCADE_VECTOR:x})"));
+        }
+        let last = taken.pop().unwrap_or_default();
+        let list = if taken.is_empty() {
+            last
+        } else {
+            format!("{} and {last}", taken.join(", "))
+        };
+        format!(
+            "window 0x{:x}-0x{:x} less {list}",
+            FIRST_EXTERNAL_VECTOR,
+            self.first_system_vector - 1
+        )
+    }
+}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum EffectiveModel {
@@ -438,11 +506,14 @@ pub(crate) struct VectorMatrix {
 }
 
 impl VectorMatrix {
-    pub fn new(topo: &Topology, model: EffectiveModel) -> VectorMatrix {
+    /// The matrix with `per_cpu` vectors a device may get on each online CPU (a release's
+    /// [`VectorWindow`] on this machine). Only the count matters to the model, so the window is
+    /// that many bits with no system vector in it.
+    pub fn with_vectors_per_cpu(topo: &Topology, model: EffectiveModel, per_cpu: u32) -> VectorMatrix {
         VectorMatrix {
             model,
             online: topo.online().clone(),
-            matrix: IrqMatrix::new(topo.nr_cpu_ids(), topo.online()),
+            matrix: IrqMatrix::with_window(topo.nr_cpu_ids(), topo.online(), per_cpu, 0),
             its: ItsLpiCounts::new(topo.nr_cpu_ids(), topo.online()),
         }
     }
@@ -705,6 +776,41 @@ mod tests {
         assert_eq!(m.cpu(2), CpuMap::default());
         assert_eq!(m.global_available(), 3 * 203);
         assert_eq!((m.global_reserved(), m.total_allocated()), (0, 0));
+    }
+
+    /// What a device may get per CPU: the window of the release (0x20..0xec before v6.10,
+    /// ..0xeb after), less the system vectors in it: IA32_SYSCALL_VECTOR, the move-cleanup
+    /// vector before v6.8 and the PIC cascade on a machine with a legacy PIC. Both extra system
+    /// vectors lie inside every window.
+    #[test]
+    fn vectors_per_cpu_follow_the_window_and_the_pic() {
+        let old = VectorWindow {
+            first_system_vector: 0xec,
+            move_cleanup_vector: true,
+        };
+        let v68 = VectorWindow {
+            first_system_vector: 0xec,
+            move_cleanup_vector: false,
+        };
+        let v610 = VectorWindow {
+            first_system_vector: 0xeb,
+            move_cleanup_vector: false,
+        };
+        assert_eq!((old.vectors_per_cpu(false), old.vectors_per_cpu(true)), (202, 201));
+        assert_eq!((v68.vectors_per_cpu(false), v68.vectors_per_cpu(true)), (203, 202));
+        assert_eq!((v610.vectors_per_cpu(false), v610.vectors_per_cpu(true)), (202, 201));
+        assert_eq!(v68.vectors_per_cpu(false), VECTORS_AVAILABLE_START);
+        for w in [old, v68, v610] {
+            for v in [PIC_CASCADE_VECTOR, IRQ_MOVE_CLEANUP_VECTOR, IA32_SYSCALL_VECTOR] {
+                assert!((FIRST_EXTERNAL_VECTOR..w.first_system_vector).contains(&v));
+            }
+        }
+        assert_eq!(
+            v610.describe(true),
+            "window 0x20-0xea less IA32_SYSCALL_VECTOR (0x80) and the legacy PIC's cascade (0x32)"
+        );
+        let m = IrqMatrix::with_window(2, &set(&[0, 1]), v610.vectors_per_cpu(true), 0);
+        assert_eq!((m.cpu(0).available, m.global_available()), (201, 402));
     }
 
     /// `matrix_find_best_cpu()`: replaces on `available > maxavl` from 0, skips offline CPUs.

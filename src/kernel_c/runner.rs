@@ -9,13 +9,15 @@
 //! [`ExternalError`] naming what happened; the next call starts a fresh process.
 //!
 //! Answers are remembered by (machine, numgrps, counter): the harness keeps no state between
-//! calls but the counter it is given, so the same question has the same answer.
+//! calls but the counter it is given, so the same question has the same answer (and C
+//! without a counter is asked once for every counter). The machine is named by a hash of
+//! what the harness is sent ([`Machine`]), computed without writing the text; the text is
+//! written once per machine and sent once per process.
 
 use super::build::{Built, Provenance};
 use crate::kernel::{ExternalError, ExternalGroupCpus, Grouping, KernelWarn};
 use crate::topology::{parse_cpulist, CpuSet, Topology};
-use std::collections::{BTreeMap, HashMap};
-use std::hash::{Hash, Hasher};
+use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Write};
 use std::path::PathBuf;
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
@@ -65,6 +67,8 @@ impl Limits {
 pub const NUMGRPS_MAX: u32 = 65_536;
 /// Answers remembered before the memo starts over.
 const MEMO_ENTRIES_MAX: usize = 16_384;
+/// Machine texts remembered before that list starts over.
+const TEXTS_MAX: usize = 64;
 /// Longest line read from a harness.
 const LINE_BYTES_MAX: usize = 1 << 20;
 
@@ -73,7 +77,7 @@ struct Proc {
     child: Arc<Mutex<Child>>,
     stdin: ChildStdin,
     stdout: BufReader<ChildStdout>,
-    /// The machine it holds (its protocol text's hash).
+    /// The machine it holds ([`Machine`]'s key).
     topo: Option<u64>,
     /// Arms (`Some(deadline)`) and disarms (`None`) the watchdog.
     watch: mpsc::Sender<Option<Instant>>,
@@ -110,6 +114,9 @@ pub struct KernelC {
     limits: Limits,
     idle: Mutex<Vec<Proc>>,
     memo: Mutex<HashMap<(u64, u32, u32), Answer>>,
+    texts: Mutex<HashMap<u64, Arc<str>>>,
+    /// Catalogue machines by address ([`catalogue_instance`]).
+    presets: Mutex<HashMap<usize, Arc<Machine<'static>>>>,
 }
 
 impl std::fmt::Debug for KernelC {
@@ -128,11 +135,24 @@ impl KernelC {
             limits,
             idle: Mutex::new(Vec::new()),
             memo: Mutex::new(HashMap::new()),
+            texts: Mutex::new(HashMap::new()),
+            presets: Mutex::new(HashMap::new()),
         }
     }
 
     pub fn provenance(&self) -> &Provenance {
         &self.provenance
+    }
+
+    /// End the idle harness processes and wait for them (the next call starts a fresh one),
+    /// so their CPU time is counted to this process's children.
+    pub fn stop(&self) {
+        let procs = self
+            .idle
+            .lock()
+            .map(|mut v| std::mem::take(&mut *v))
+            .unwrap_or_default();
+        drop(procs);
     }
 
     fn spawn(&self) -> Result<Proc, ExternalError> {
@@ -162,13 +182,13 @@ impl KernelC {
     }
 
     /// Ask one question, on an idle process or a new one. A process that failed is dropped.
-    fn ask(&self, topo_text: &str, topo_key: u64, numgrps: u32, counter: u32) -> Result<Answer, ExternalError> {
+    fn ask(&self, machine: &Machine, req: Request) -> Result<Reply, ExternalError> {
         let idle = self.idle.lock().map(|mut v| v.pop()).unwrap_or(None);
         let mut proc = match idle {
             Some(p) => p,
             None => self.spawn()?,
         };
-        let answer = self.exchange(&mut proc, topo_text, topo_key, numgrps, counter);
+        let answer = self.exchange(&mut proc, machine, req);
         if answer.is_ok() {
             if let Ok(mut v) = self.idle.lock() {
                 v.push(proc);
@@ -177,30 +197,42 @@ impl KernelC {
         answer
     }
 
-    fn exchange(
-        &self,
-        proc: &mut Proc,
-        topo_text: &str,
-        topo_key: u64,
-        numgrps: u32,
-        counter: u32,
-    ) -> Result<Answer, ExternalError> {
-        let _ = proc.watch.send(Some(Instant::now() + self.limits.call));
+    fn exchange(&self, proc: &mut Proc, machine: &Machine, req: Request) -> Result<Reply, ExternalError> {
+        let calls = match req {
+            Request::Call { .. } => 1,
+            Request::Time { iters, .. } => iters + 5,
+        };
+        let _ = proc.watch.send(Some(Instant::now() + self.limits.call * calls));
         // Err(None): the process stopped; Err(Some(why)): it said something unreadable.
-        let result = (|| -> Result<Answer, Option<String>> {
-            if proc.topo != Some(topo_key) {
+        let result = (|| -> Result<Reply, Option<String>> {
+            if proc.topo != Some(machine.key) {
                 proc.topo = None;
-                proc.stdin.write_all(topo_text.as_bytes()).map_err(|_| None)?;
+                proc.stdin
+                    .write_all(self.text_of(machine).as_bytes())
+                    .map_err(|_| None)?;
                 proc.stdin.flush().map_err(|_| None)?;
                 let line = read_line(&mut proc.stdout)?;
                 if line != "ok" {
                     return Err(Some(format!("the machine was refused: {line:?}")));
                 }
-                proc.topo = Some(topo_key);
+                proc.topo = Some(machine.key);
             }
-            writeln!(proc.stdin, "call {numgrps} {counter}").map_err(|_| None)?;
-            proc.stdin.flush().map_err(|_| None)?;
-            read_answer(&mut proc.stdout, numgrps)
+            match req {
+                Request::Call { numgrps, counter } => {
+                    writeln!(proc.stdin, "call {numgrps} {counter}").map_err(|_| None)?;
+                    proc.stdin.flush().map_err(|_| None)?;
+                    read_answer(&mut proc.stdout, numgrps).map(Reply::Answer)
+                }
+                Request::Time {
+                    numgrps,
+                    counter,
+                    iters,
+                } => {
+                    writeln!(proc.stdin, "time {numgrps} {counter} {iters}").map_err(|_| None)?;
+                    proc.stdin.flush().map_err(|_| None)?;
+                    read_time(&mut proc.stdout).map(Reply::Time)
+                }
+            }
         })();
         let _ = proc.watch.send(None);
         result.map_err(|bad| self.failure(proc, bad))
@@ -342,66 +374,258 @@ fn read_answer(r: &mut BufReader<ChildStdout>, numgrps: u32) -> Result<Answer, O
     })
 }
 
-/// The machine as the harness reads it: `topo`, `node`, `present`, then one `smt` and one
-/// `cluster` line per distinct mask, taken from the same accessors the models read
-/// ([`Topology::smt`], [`Topology::cluster`], [`Topology::cpu_to_node`]), so the C sees the
-/// kernel's view the models see.
-pub fn topology_text(topo: &Topology) -> String {
-    let n = topo.nr_cpu_ids();
-    let possible = topo.possible();
-    let mut s = format!("topo {n} {}\nnode", topo.nr_node_ids());
-    for cpu in 0..n {
-        if possible.contains(cpu) {
-            s.push_str(&format!(" {}", topo.cpu_to_node(cpu)));
-        } else {
-            s.push_str(" -1");
+/// A machine as the harness sees it, keyed without writing it out: `key` hashes exactly what
+/// [`topology_text`] sends (ids, each possible CPU's node, the present CPUs, each CPU's
+/// sibling and cluster mask), so the same key is the same machine to the C. Computing it
+/// reads each CPU once and each distinct mask's words once; the text is written only when a
+/// harness process does not hold the machine yet.
+pub(crate) struct Machine<'a> {
+    topo: &'a Topology,
+    pub(crate) key: u64,
+    /// Per kind (siblings, clusters): the distinct masks, and for each possible CPU the index
+    /// of its mask among them (`EMPTY_SET`: an empty mask).
+    kinds: [(Vec<&'a CpuSet>, Vec<u32>); 2],
+}
+
+/// Which of the masks a kind's CPUs point at is which, in order of first use.
+struct SetIndex<'a> {
+    sets: &'a [CpuSet],
+    /// Per entry of `sets`: its index among `seen`, `EMPTY_SET`, or `UNSEEN`.
+    slot: Vec<u32>,
+    /// The distinct non-empty masks, with the range of their words that is not zero.
+    seen: Vec<(&'a CpuSet, std::ops::Range<usize>)>,
+}
+
+/// A kernel mask accessor of [`Topology`] ([`Topology::smt`], [`Topology::cluster`]).
+type MaskOf = fn(&Topology, u32) -> &CpuSet;
+
+const EMPTY_SET: u32 = u32::MAX;
+const UNSEEN: u32 = u32::MAX - 1;
+
+/// The words of a mask from its first non-zero one to its last; `None` when it is empty.
+fn nonzero_words(m: &CpuSet) -> Option<std::ops::Range<usize>> {
+    let w = m.words();
+    let first = w.iter().position(|&x| x != 0)?;
+    let last = w.iter().rposition(|&x| x != 0).unwrap_or(first);
+    Some(first..last + 1)
+}
+
+impl<'a> SetIndex<'a> {
+    fn new(sets: &'a [CpuSet]) -> SetIndex<'a> {
+        SetIndex {
+            sets,
+            slot: vec![UNSEEN; sets.len()],
+            seen: Vec::new(),
         }
     }
-    s.push_str(&format!("\npresent {}\n", topo.present().to_cpulist()));
-    for (kind, get) in [
-        ("smt", Topology::smt as fn(&Topology, u32) -> &CpuSet),
-        ("cluster", Topology::cluster),
-    ] {
-        let mut by_mask: BTreeMap<String, CpuSet> = BTreeMap::new();
-        for cpu in possible.iter() {
-            let m = get(topo, cpu);
-            if m.is_empty() {
-                continue;
+
+    /// The index of `m` (`EMPTY_SET` for an empty mask): found by address when it is one of
+    /// the topology's drawn sets (the kernel's view hands out references into that list for
+    /// every CPU whose mask is the drawn one), so each of those is read once; else (a mask
+    /// restricted to online CPUs, a CPU alone) by content among those seen.
+    fn of(&mut self, m: &'a CpuSet) -> u32 {
+        let size = std::mem::size_of::<CpuSet>();
+        let (base, at) = (self.sets.as_ptr() as usize, m as *const CpuSet as usize);
+        if size > 0 && at >= base && at < base + std::mem::size_of_val(self.sets) && (at - base) % size == 0 {
+            let i = (at - base) / size;
+            if self.slot[i] == UNSEEN {
+                self.slot[i] = match nonzero_words(m) {
+                    None => EMPTY_SET,
+                    Some(range) => {
+                        self.seen.push((m, range));
+                        (self.seen.len() - 1) as u32
+                    }
+                };
             }
-            by_mask
-                .entry(m.to_cpulist())
-                .or_insert_with(|| CpuSet::new(n))
-                .insert(cpu);
+            return self.slot[i];
         }
-        for (mask, who) in by_mask {
-            s.push_str(&format!("{kind} {} {mask}\n", who.to_cpulist()));
+        let Some(range) = nonzero_words(m) else {
+            return EMPTY_SET;
+        };
+        match self.seen.iter().position(|(s, _)| **s == *m) {
+            Some(k) => k as u32,
+            None => {
+                self.seen.push((m, range));
+                (self.seen.len() - 1) as u32
+            }
         }
     }
-    s.push_str("end\n");
+}
+
+impl<'a> Machine<'a> {
+    pub(crate) fn of(topo: &'a Topology) -> Machine<'a> {
+        use std::hash::Hasher;
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        let n = topo.nr_cpu_ids();
+        h.write_u32(n);
+        h.write_u32(topo.nr_node_ids());
+        let possible = topo.possible();
+        let trimmed = |w: &'a [u64]| -> &'a [u64] {
+            let end = w.iter().rposition(|&x| x != 0).map_or(0, |i| i + 1);
+            &w[..end]
+        };
+        for set in [possible, topo.present()] {
+            let w = trimmed(set.words());
+            h.write_usize(w.len());
+            w.iter().for_each(|&x| h.write_u64(x));
+        }
+        for cpu in possible.iter().take_while(|&c| c < n) {
+            h.write_u32(topo.cpu_to_node(cpu));
+        }
+        let mut kinds: [(Vec<&CpuSet>, Vec<u32>); 2] = Default::default();
+        let accessors: [(&'a [CpuSet], MaskOf); 2] = [
+            (topo.drawn_smt_sets(), Topology::smt),
+            (topo.drawn_cluster_sets(), Topology::cluster),
+        ];
+        for ((sets, get), (seen, of)) in accessors.into_iter().zip(kinds.iter_mut()) {
+            // The sequence of indices names which CPUs share a mask; the masks' words, what
+            // each mask holds. A mask the CPUs point at in a new order is a new key.
+            let mut index = SetIndex::new(sets);
+            for cpu in possible.iter().take_while(|&c| c < n) {
+                let i = index.of(get(topo, cpu));
+                of.push(i);
+                h.write_u32(i);
+            }
+            for (set, range) in &index.seen {
+                h.write_usize(range.start);
+                h.write_usize(range.len());
+                set.words()[range.clone()].iter().for_each(|&x| h.write_u64(x));
+            }
+            *seen = index.seen.into_iter().map(|(s, _)| s).collect();
+        }
+        Machine {
+            topo,
+            key: h.finish(),
+            kinds,
+        }
+    }
+
+    /// The machine as the harness reads it: `topo`, `node`, `present`, then one `smt` and one
+    /// `cluster` line per distinct mask (the CPUs that have it, then the mask), taken from
+    /// the same accessors the models read ([`Topology::smt`], [`Topology::cluster`],
+    /// [`Topology::cpu_to_node`]), so the C sees the kernel's view the models see.
+    pub(crate) fn text(&self) -> String {
+        use std::fmt::Write as _;
+        let topo = self.topo;
+        let n = topo.nr_cpu_ids();
+        let possible = topo.possible();
+        let mut s = String::with_capacity(16 + 6 * n as usize);
+        let _ = write!(s, "topo {n} {}\nnode", topo.nr_node_ids());
+        for cpu in 0..n {
+            if possible.contains(cpu) {
+                let _ = write!(s, " {}", topo.cpu_to_node(cpu));
+            } else {
+                s.push_str(" -1");
+            }
+        }
+        let _ = writeln!(s, "\npresent {}", topo.present().to_cpulist());
+        let cpus: Vec<u32> = possible.iter().take_while(|&c| c < n).collect();
+        for (kind, (sets, of)) in ["smt", "cluster"].into_iter().zip(&self.kinds) {
+            let mut who: Vec<Vec<u32>> = vec![Vec::new(); sets.len()];
+            for (&cpu, &i) in cpus.iter().zip(of) {
+                if i != EMPTY_SET {
+                    who[i as usize].push(cpu);
+                }
+            }
+            for (set, who) in sets.iter().zip(&who) {
+                let _ = writeln!(s, "{kind} {} {}", sorted_cpulist(who), set.to_cpulist());
+            }
+        }
+        s.push_str("end\n");
+        s
+    }
+}
+
+/// A kernel cpulist (`0-3,8`) of ascending CPU ids.
+fn sorted_cpulist(cpus: &[u32]) -> String {
+    use std::fmt::Write as _;
+    let mut s = String::new();
+    let mut i = 0;
+    while i < cpus.len() {
+        let mut j = i;
+        while j + 1 < cpus.len() && cpus[j + 1] == cpus[j] + 1 {
+            j += 1;
+        }
+        let sep = if s.is_empty() { "" } else { "," };
+        let _ = if i == j {
+            write!(s, "{sep}{}", cpus[i])
+        } else {
+            write!(s, "{sep}{}-{}", cpus[i], cpus[j])
+        };
+        i = j + 1;
+    }
     s
 }
 
-fn text_key(text: &str) -> u64 {
-    let mut h = std::collections::hash_map::DefaultHasher::new();
-    text.hash(&mut h);
-    h.finish()
+/// The catalogue's own instance when `topo` is one. The catalogue keeps its machines for the
+/// life of the process and never changes them, so a preset found by its address is the same
+/// machine every time and its key is computed once ([`KernelC::call`]); any other topology is
+/// keyed on every call, since a freed one's address may come back holding another machine.
+fn catalogue_instance(topo: &Topology) -> Option<&'static Topology> {
+    crate::catalogue::all().find_map(|(_, t)| match t {
+        Ok(a) if std::ptr::eq(&**a, topo) => Some(&**a),
+        _ => None,
+    })
 }
+
+/// The machine as the harness reads it (see [`Machine::text`]).
+pub fn topology_text(topo: &Topology) -> String {
+    Machine::of(topo).text()
+}
+
+/// What one `time` line of the harness says: nanoseconds per call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Timing {
+    pub iters: u32,
+    pub median_ns: u64,
+    pub min_ns: u64,
+    pub max_ns: u64,
+}
+
+/// Most calls one `time` request may run.
+pub const TIME_ITERS_MAX: u32 = 1_000_000;
 
 impl KernelC {
     /// One call, as the harness answered it (masks unchecked).
     pub fn call(&self, topo: &Topology, numgrps: u32, counter: u32) -> Result<Answer, ExternalError> {
-        if numgrps > NUMGRPS_MAX {
-            return Err(ExternalError(format!(
-                "{}: {numgrps} groups; the harness takes at most {NUMGRPS_MAX}",
-                self.variant
-            )));
-        }
-        let text = topology_text(topo);
-        let key = (text_key(&text), numgrps, counter);
+        self.check_numgrps(numgrps)?;
+        let (cached, fresh);
+        let machine: &Machine = match catalogue_instance(topo) {
+            Some(preset) => {
+                cached = self.preset_machine(preset);
+                &cached
+            }
+            None => {
+                fresh = Machine::of(topo);
+                &fresh
+            }
+        };
+        // C without a rotation counter cannot read it: every counter is one question, and
+        // the counter after the call is the one before.
+        let (asked, fixed) = match self.provenance.counter {
+            Some(_) => (counter, None),
+            None => (0, Some(counter)),
+        };
+        let keep = |mut a: Answer| {
+            if let Some(c) = fixed {
+                a.counter_after = c;
+            }
+            a
+        };
+        let key = (machine.key, numgrps, asked);
         if let Some(a) = self.memo.lock().ok().and_then(|m| m.get(&key).cloned()) {
-            return Ok(a);
+            return Ok(keep(a));
         }
-        let answer = self.ask(&text, key.0, numgrps, counter)?;
+        let answer = self.ask(
+            machine,
+            Request::Call {
+                numgrps,
+                counter: asked,
+            },
+        )?;
+        let Reply::Answer(answer) = answer else {
+            unreachable!("a call is answered by an answer")
+        };
         if let Some(masks) = &answer.masks {
             if let Some(cpu) = masks.iter().flat_map(|m| m.iter()).find(|&c| c >= topo.nr_cpu_ids()) {
                 return Err(ExternalError(format!(
@@ -417,7 +641,97 @@ impl KernelC {
             }
             m.insert(key, answer.clone());
         }
-        Ok(answer)
+        Ok(keep(answer))
+    }
+
+    /// `iters` calls of one shape timed inside the harness, each alone, after 5 untimed ones
+    /// (the C's side of `scripts/bench-vs-kernel-c`). The wall-clock limit is the call limit
+    /// for each of them.
+    pub fn time(&self, topo: &Topology, numgrps: u32, counter: u32, iters: u32) -> Result<Timing, ExternalError> {
+        self.check_numgrps(numgrps)?;
+        if !(1..=TIME_ITERS_MAX).contains(&iters) {
+            return Err(ExternalError(format!(
+                "{}: {iters} timed calls; 1 to {TIME_ITERS_MAX}",
+                self.variant
+            )));
+        }
+        let machine = Machine::of(topo);
+        match self.ask(
+            &machine,
+            Request::Time {
+                numgrps,
+                counter,
+                iters,
+            },
+        )? {
+            Reply::Time(t) => Ok(t),
+            Reply::Answer(_) => unreachable!("a time request is answered by a time line"),
+        }
+    }
+
+    /// A preset's machine, keyed once for the life of this handle.
+    fn preset_machine(&self, preset: &'static Topology) -> Arc<Machine<'static>> {
+        let at = preset as *const Topology as usize;
+        if let Some(m) = self.presets.lock().ok().and_then(|m| m.get(&at).cloned()) {
+            return m;
+        }
+        let m = Arc::new(Machine::of(preset));
+        if let Ok(mut all) = self.presets.lock() {
+            all.insert(at, m.clone());
+        }
+        m
+    }
+
+    fn check_numgrps(&self, numgrps: u32) -> Result<(), ExternalError> {
+        if numgrps > NUMGRPS_MAX {
+            return Err(ExternalError(format!(
+                "{}: {numgrps} groups; the harness takes at most {NUMGRPS_MAX}",
+                self.variant
+            )));
+        }
+        Ok(())
+    }
+
+    /// The machine's text, remembered per key (a sweep's processes each need it once).
+    fn text_of(&self, machine: &Machine) -> Arc<str> {
+        if let Some(t) = self.texts.lock().ok().and_then(|m| m.get(&machine.key).cloned()) {
+            return t;
+        }
+        let text: Arc<str> = machine.text().into();
+        if let Ok(mut m) = self.texts.lock() {
+            if m.len() >= TEXTS_MAX {
+                m.clear();
+            }
+            m.insert(machine.key, text.clone());
+        }
+        text
+    }
+}
+
+/// What is asked of a harness process.
+#[derive(Debug, Clone, Copy)]
+enum Request {
+    Call { numgrps: u32, counter: u32 },
+    Time { numgrps: u32, counter: u32, iters: u32 },
+}
+
+enum Reply {
+    Answer(Answer),
+    Time(Timing),
+}
+
+fn read_time(r: &mut BufReader<ChildStdout>) -> Result<Timing, Option<String>> {
+    let line = read_line(r)?;
+    let w: Vec<&str> = line.split(' ').collect();
+    let num = |i: usize| w.get(i).and_then(|x| x.parse::<u64>().ok());
+    match (w.first(), num(1), num(2), num(3), num(4)) {
+        (Some(&"time"), Some(iters), Some(median_ns), Some(min_ns), Some(max_ns)) if w.len() == 5 => Ok(Timing {
+            iters: u32::try_from(iters).map_err(|_| Some(format!("a time line expected: {line:?}")))?,
+            median_ns,
+            min_ns,
+            max_ns,
+        }),
+        _ => Err(Some(format!("a time line expected: {line:?}"))),
     }
 }
 

@@ -215,9 +215,15 @@ pub fn golden_topology(topo: &Topology) -> Value {
     json!({"name": topo.name(), "nr_cpu_ids": topo.nr_cpu_ids(), "nr_node_ids": topo.nr_node_ids(), "cpus": cpus})
 }
 
-/// The C's answer in the golden `expected` shape of `variant`.
-fn expected_of(answer: &Answer, variant: Variant, numgrps: u32, counter: u32) -> Value {
-    let offset = variant.uses_counter().then_some(if numgrps == 1 { 0 } else { counter });
+/// The C's answer in the golden `expected` shape of `variant`. The offset the C used is read
+/// from its counter, not from a model's rule: a rotation revision takes its offset with
+/// `atomic_fetch_inc()`, which returns the value before, so a call that advanced the counter
+/// used `counter` and one that did not used 0 (the later revisions skip one-group calls; the
+/// first posted one, `rotation-v1`, takes every call's value).
+fn expected_of(answer: &Answer, variant: Variant, counter: u32) -> Value {
+    let offset = variant
+        .uses_counter()
+        .then_some(if answer.counter_after != counter { counter } else { 0 });
     match &answer.masks {
         None => json!({"null": true, "nummasks": null, "masks": null, "spread_offset": null,
                        "spread_counter_after": answer.counter_after}),
@@ -268,7 +274,7 @@ pub fn check(c: &KernelC, case: &Case, variant: Variant, sort: SortGen) -> Resul
         return Ok(Verdict::Skip);
     };
     let answer = c.call(&topo, case.numgrps, case.counter)?;
-    let expected = expected_of(&answer, variant, case.numgrps, case.counter);
+    let expected = expected_of(&answer, variant, case.counter);
     let golden = golden_case("kernel-c-verify", &topo, case, variant, sort, expected.clone());
     let model = crate::golden::run_case(&golden, "group_cpus_evenly").map_err(ExternalError)?;
     Ok(match crate::golden::first_difference(&expected, &model, "expected") {
@@ -429,6 +435,29 @@ mod tests {
             }
         }
         assert!(valid > 450, "{valid} of 500 shapes are valid machines");
+    }
+
+    #[test]
+    fn the_offset_is_read_from_the_c_counter() {
+        let answer = |counter_after| Answer {
+            masks: Some(vec![CpuSet::from_cpus([0])]),
+            nummasks: 1,
+            counter_after,
+            warnings: Vec::new(),
+        };
+        // A one-group call that advanced the counter (OHCL e21bb8ee) used the value before.
+        assert_eq!(expected_of(&answer(8), Variant::RotationV1, 7)["spread_offset"], 7);
+        assert_eq!(
+            expected_of(&answer(0), Variant::RotationV1, u32::MAX)["spread_offset"],
+            u32::MAX
+        );
+        // One that left it alone (the later revisions) used 0.
+        assert_eq!(expected_of(&answer(7), Variant::Rotation, 7)["spread_offset"], 0);
+        // Models without a counter have no offset.
+        assert_eq!(
+            expected_of(&answer(7), Variant::Cluster, 7)["spread_offset"],
+            Value::Null
+        );
     }
 
     #[test]

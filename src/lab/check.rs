@@ -1,8 +1,9 @@
 //! `irqscope lab check`: an agent capture against the model of the captured machine.
 //!
 //! The capture's last snapshot is compared (the agent captures after the controllers were
-//! bound one at a time, so effective CPUs follow probe order). Kernel release → variant, sort
-//! and hotplug rule come from [`super::generation`]; the comparison itself is live mode's
+//! bound one at a time, so effective CPUs follow probe order). Kernel release → variant, sort,
+//! `irq_create_affinity_masks()` era, vectors per CPU and hotplug rule come from
+//! `kernel::release` ([`super::generation`]); the comparison itself is live mode's
 //! ([`live_vs_model::compare_with`]), so both read a machine the same way. The effective-CPU
 //! model is each device's controller's, from the chip names of its IRQs (an `-arm64` release
 //! whose chips do not tell runs the GICv3 ITS model), unless `--effective` names one.
@@ -87,6 +88,43 @@ pub fn read_capture(text: &str) -> Result<Snapshot, String> {
     Ok(snap)
 }
 
+/// Whether each device's vectors hold IRQ numbers that no other device's vectors fall between,
+/// as when the controllers were bound one at a time (each allocates its block of descriptors
+/// before the next starts); controllers probed concurrently at boot interleave them.
+fn allocated_one_device_at_a_time(c: &Comparison, snap: &Snapshot) -> bool {
+    let mut ranges: std::collections::BTreeMap<&str, (u32, u32)> = std::collections::BTreeMap::new();
+    for v in &c.vectors {
+        let Ok(n) = snap.irqs[v.irq].label.parse::<u32>() else {
+            return false;
+        };
+        let r = ranges.entry(v.device.as_str()).or_insert((n, n));
+        *r = (r.0.min(n), r.1.max(n));
+    }
+    let mut spans: Vec<(u32, u32)> = ranges.into_values().collect();
+    spans.sort_unstable();
+    spans.windows(2).all(|w| w[0].1 < w[1].0)
+}
+
+/// A warning when every present-but-offline CPU of a machine of several nodes sits in its
+/// first node: agents before the node links were read (`node/nodeN/cpuM`, see
+/// `topology::import::sysfs`) put them there whatever their node, because `nodeN/cpulist` lists
+/// online CPUs only; the kernel placed them by their real node.
+pub(crate) fn offline_cpus_in_first_node(t: &Topology) -> Option<String> {
+    let offline = t.present().andnot(t.online());
+    let mut nodes = t.nodes_with_cpus();
+    let first = nodes.next()?;
+    nodes.next()?;
+    if offline.is_empty() || offline.iter().any(|cpu| t.cpu_to_node(cpu) != first) {
+        return None;
+    }
+    Some(format!(
+        "CPUs {offline} are present but offline and all sit in node {first}: an agent that \
+         read only nodeN/cpulist (online CPUs) put every offline CPU there; if this capture \
+         came from one, their node is wrong and node-aware placements will differ \
+         (capture again with an agent that reads the nodeN/cpuM links)"
+    ))
+}
+
 /// Run the check on a capture's text.
 pub fn check(text: &str, o: &CheckOptions) -> Result<Report, String> {
     let snap = read_capture(text)?;
@@ -124,6 +162,7 @@ pub fn check(text: &str, o: &CheckOptions) -> Result<Report, String> {
     }
     let c = live_vs_model::compare_with(&snap, &topology, &opts).map_err(|e| e.0)?;
     warnings.extend(c.warnings.iter().cloned());
+    warnings.extend(offline_cpus_in_first_node(&topology));
     let mut out = String::new();
     let release = o.kernel.as_deref().unwrap_or(&snap.topology.kernel_release);
     let _ = writeln!(
@@ -148,6 +187,11 @@ pub fn check(text: &str, o: &CheckOptions) -> Result<Report, String> {
         opts.sort,
         c.effective_summary()
     );
+    if let Ok(scenario) = c.spec.resolve(crate::catalogue::get) {
+        let mut holds = crate::scenario::kernel::holds_for(&scenario, &crate::scenario::run(&scenario));
+        holds.kernel = (!release.is_empty()).then(|| release.to_string());
+        let _ = writeln!(out, "kernel: {}", crate::render::summary::range_line(&holds));
+    }
     for w in &warnings {
         let _ = writeln!(out, "warning: {w}");
     }
@@ -195,12 +239,20 @@ pub fn check(text: &str, o: &CheckOptions) -> Result<Report, String> {
     if let Some(n) = explained.get(&DiffReason::ActivationOrder) {
         let _ = writeln!(out, "note: {n} {}", DiffReason::ActivationOrder.describe());
     }
-    if differ > 0 && moved_only {
+    if differ > 0 && moved_only && !allocated_one_device_at_a_time(&c, &snap) {
         let _ = writeln!(
             out,
             "note: every mask matches; effective CPUs follow the order the controllers were bound in. \
              A capture taken at boot (controllers probed concurrently) moves them between devices: \
              compare one taken with the controllers bound one at a time"
+        );
+    } else if differ > 0 && moved_only {
+        let _ = writeln!(
+            out,
+            "note: every mask matches, and each controller's vectors were allocated in one piece, as \
+             when the controllers are bound one at a time: the effective-CPU model ({}) does not \
+             place this kernel's interrupts (--all runs the others)",
+            opts.effective
         );
     }
     let mut exact = Vec::new();

@@ -1,15 +1,19 @@
-//! A validated machine as QEMU x86 sees it: `-smp`, `-numa` and the NVMe controllers, or a
-//! clear refusal of the shapes QEMU 7.2's x86 machine cannot express.
+//! A validated machine as QEMU sees it: `-machine`, `-smp`, `-numa` and the NVMe controllers,
+//! or a clear refusal of the shapes QEMU 7.2 cannot express. The machine's architecture picks
+//! the emulator: x86_64 boots in `qemu-system-x86_64 -M q35`, arm64 in `qemu-system-aarch64 -M
+//! virt` with a GICv3 and its ITS (MSIs as LPIs) or, `--its off`, a GICv2 with its GICv2m frame
+//! (MSIs as SPIs).
 //!
-//! QEMU numbers vCPUs socket → core → thread, so the SMT siblings of a core are adjacent
-//! (`2k, 2k+1` with two threads) and CPU ids are dense; the guest's cluster (L2) is the core;
-//! every core has the same number of threads. The nvme driver asks for
-//! `1 + min(max_ioqpairs, possible CPUs)` vectors, the admin queue being the one pre vector
-//! (drivers/nvme/host/pci.c, `nvme_setup_irqs()`), so a scenario device maps back to a
-//! controller only in that shape.
+//! QEMU numbers vCPUs socket → (cluster →) core → thread, so the SMT siblings of a core are
+//! adjacent (`2k, 2k+1` with two threads) and CPU ids are dense; every core has the same number
+//! of threads. On q35 the guest's cluster (L2) is the core; on virt the device tree's `cpu-map`
+//! carries sockets, clusters, cores and threads, so clusters of several cores are expressible.
+//! The nvme driver asks for `1 + min(max_ioqpairs, possible CPUs)` vectors, the admin queue
+//! being the one pre vector (drivers/nvme/host/pci.c, `nvme_setup_irqs()`), so a scenario
+//! device maps back to a controller only in that shape.
 
 use crate::scenario::{Device, Driver};
-use crate::topology::{CpuSet, Topology};
+use crate::topology::{Arch, CpuSet, Irqchip, Topology};
 
 /// Memory of a node that has CPUs, unless `--node-memory` says otherwise.
 pub(crate) const NODE_MEMORY_MIB_DEFAULT: u32 = 512;
@@ -24,14 +28,112 @@ pub(crate) const NVME_MAX: usize = 16;
 pub(crate) const IOQPAIRS_MAX: u32 = 1024;
 /// QEMU's default MSI-X table size of an NVMe controller.
 const MSIX_QSIZE_DEFAULT: u32 = 65;
+/// Most CPUs a GICv2 addresses (its 8-bit CPU target lists; QEMU refuses more with
+/// `gic-version=2`).
+pub(crate) const GICV2_CPUS_MAX: u32 = 8;
 
-/// Why a machine or device list cannot be booted in QEMU.
+/// Why a machine or device list cannot be booted in QEMU (the whole sentence).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("QEMU x86 cannot express this machine: {0}")]
+#[error("{0}")]
 pub struct Unexpressible(pub String);
 
 fn refuse(msg: impl Into<String>) -> Unexpressible {
-    Unexpressible(msg.into())
+    Unexpressible(format!("the lab cannot boot this: {}", msg.into()))
+}
+
+/// The interrupt controller of an arm64 `virt` guest.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Gic {
+    /// `gic-version=3,its=on`: MSIs are LPIs placed by drivers/irqchip/irq-gic-v3-its.c.
+    V3Its,
+    /// `gic-version=2`: the GICv2m frame turns MSIs into SPIs, routed by `gic_set_affinity()`.
+    V2m,
+}
+
+/// The emulated board.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Platform {
+    /// `qemu-system-x86_64 -M q35`.
+    Q35,
+    /// `qemu-system-aarch64 -M virt` with this GIC.
+    Virt(Gic),
+}
+
+impl Platform {
+    /// The QEMU system emulator that boots it.
+    pub fn qemu(self) -> &'static str {
+        match self {
+            Platform::Q35 => "qemu-system-x86_64",
+            Platform::Virt(_) => "qemu-system-aarch64",
+        }
+    }
+    /// The Debian package that holds [`Platform::qemu`].
+    pub fn qemu_package(self) -> &'static str {
+        match self {
+            Platform::Q35 => "qemu-system-x86",
+            Platform::Virt(_) => "qemu-system-arm",
+        }
+    }
+    pub fn arch(self) -> Arch {
+        match self {
+            Platform::Q35 => Arch::X86_64,
+            Platform::Virt(_) => Arch::Arm64,
+        }
+    }
+    /// The controller the guest's captures will name in their chip column.
+    pub fn irqchip(self) -> Irqchip {
+        match self {
+            Platform::Q35 => Irqchip::Apic,
+            Platform::Virt(Gic::V3Its) => Irqchip::GicIts,
+            Platform::Virt(Gic::V2m) => Irqchip::GicV2m,
+        }
+    }
+    /// The guest's console device.
+    pub fn console(self) -> &'static str {
+        match self {
+            Platform::Q35 => "ttyS0",
+            Platform::Virt(_) => "ttyAMA0",
+        }
+    }
+    /// `-machine`.
+    fn machine(self) -> &'static str {
+        match self {
+            Platform::Q35 => "q35",
+            Platform::Virt(Gic::V3Its) => "virt,gic-version=3,its=on",
+            Platform::Virt(Gic::V2m) => "virt,gic-version=2",
+        }
+    }
+    /// Words for reports: `q35`, `virt with GICv3 ITS`.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Platform::Q35 => "q35",
+            Platform::Virt(Gic::V3Its) => "virt, GICv3 with ITS",
+            Platform::Virt(Gic::V2m) => "virt, GICv2 with GICv2m",
+        }
+    }
+}
+
+/// Does a QEMU program boot `platform`? Known by its name (`qemu-system-x86_64`,
+/// `qemu-system-aarch64`, a path ending so); another name (a wrapper) is taken at its word.
+pub fn qemu_boots(qemu: &str, platform: Platform) -> Result<(), Unexpressible> {
+    let name = std::path::Path::new(qemu)
+        .file_name()
+        .and_then(|n| n.to_str())
+        .unwrap_or(qemu);
+    let other = match platform {
+        Platform::Q35 => "aarch64",
+        Platform::Virt(_) => "x86_64",
+    };
+    if name.starts_with("qemu-system-") && name.contains(other) {
+        let arch = platform.arch().name();
+        return Err(Unexpressible(format!(
+            "the machine is {arch}: it boots in {} -M {}, not in {qemu} (leave --qemu out, or name {})",
+            platform.qemu(),
+            platform.machine().split(',').next().unwrap_or("virt"),
+            platform.qemu()
+        )));
+    }
+    Ok(())
 }
 
 /// One NUMA node of the guest.
@@ -43,10 +145,14 @@ pub struct GuestNode {
     pub memory_mib: u32,
 }
 
-/// The machine as QEMU's `-smp`/`-numa` options describe it.
+/// The machine as QEMU's `-machine`/`-smp`/`-numa` options describe it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct GuestMachine {
+    pub platform: Platform,
     pub sockets: u32,
+    /// Clusters per socket (always 1 on q35, where the cluster is the core).
+    pub clusters: u32,
+    /// Cores per cluster.
     pub cores: u32,
     pub threads: u32,
     /// vCPUs present at boot (`cpus=`); the rest up to `maxcpus` are hotplug slots.
@@ -64,9 +170,58 @@ fn ids(set: &CpuSet) -> Vec<u32> {
     set.iter().collect()
 }
 
+/// The board a topology boots on: its architecture decides the emulator; on arm64 `its` (the
+/// `--its` option) or else the machine's controller decides the GIC. A machine whose MSIs are
+/// SPIs behind a hypervisor's virtual PCI (`gic-spi`, Azure arm64) has no QEMU counterpart of
+/// its own: it boots with an ITS, saying so in a note.
+fn platform(t: &Topology, its: Option<bool>, notes: &mut Vec<String>) -> Result<Platform, Unexpressible> {
+    if t.arch() == Arch::X86_64 {
+        if its.is_some() {
+            return Err(refuse(format!(
+                "--its chooses the GIC of an arm64 machine; {} is x86_64",
+                t.name()
+            )));
+        }
+        return Ok(Platform::Q35);
+    }
+    let gic = match (its, t.irqchip()) {
+        (Some(true), _) => Gic::V3Its,
+        (Some(false), _) => Gic::V2m,
+        (None, Irqchip::GicV2m) => Gic::V2m,
+        (None, Irqchip::GicSpi) => {
+            notes.push(format!(
+                "{}'s MSIs are SPIs through the hypervisor's virtual PCI, which QEMU virt cannot \
+                 build (GICv2m, its only SPI-backed MSI, reaches {GICV2_CPUS_MAX} CPUs; a GICv3 \
+                 without ITS has no MSI): booted with an ITS, so masks are the machine's and \
+                 effective CPUs the ITS's",
+                t.name()
+            ));
+            Gic::V3Its
+        }
+        (None, _) => Gic::V3Its,
+    };
+    let n = t.possible().weight();
+    if gic == Gic::V2m && n > GICV2_CPUS_MAX {
+        return Err(refuse(format!(
+            "{n} CPUs with GICv2m: a GICv2 addresses at most {GICV2_CPUS_MAX} CPUs, and a GICv3 \
+             without ITS offers no MSI (NVMe falls back to one shared interrupt per controller); \
+             boot it with the ITS (--its on)"
+        )));
+    }
+    Ok(Platform::Virt(gic))
+}
+
 /// The guest machine for a topology, or why QEMU cannot build it. `node_memory_mib`, when
-/// given, sets every node's memory (0: memoryless), since topologies do not carry memory.
-pub fn guest_machine(t: &Topology, node_memory_mib: Option<&[u32]>) -> Result<GuestMachine, Unexpressible> {
+/// given, sets every node's memory (0: memoryless), since topologies do not carry memory;
+/// `its` chooses an arm64 machine's GIC (None: from the machine's controller).
+pub fn guest_machine(
+    t: &Topology,
+    node_memory_mib: Option<&[u32]>,
+    its: Option<bool>,
+) -> Result<GuestMachine, Unexpressible> {
+    let mut notes = Vec::new();
+    let platform = platform(t, its, &mut notes)?;
+    let virt = platform != Platform::Q35;
     let possible = ids(t.possible());
     let n = possible.len() as u32;
     if possible.iter().copied().ne(0..n) {
@@ -82,6 +237,12 @@ pub fn guest_machine(t: &Topology, node_memory_mib: Option<&[u32]>) -> Result<Gu
         return Err(refuse(format!(
             "present CPUs {} are not the first {cpus} ids: QEMU plugs vCPUs 0..cpus at boot",
             t.present()
+        )));
+    }
+    if virt && cpus != n {
+        return Err(refuse(format!(
+            "CPUs {} are hotplug slots (possible, not present): QEMU virt has no CPU hotplug",
+            t.possible().andnot(t.present())
         )));
     }
     if t.online() != t.present() {
@@ -111,18 +272,14 @@ pub fn guest_machine(t: &Topology, node_memory_mib: Option<&[u32]>) -> Result<Gu
             )));
         }
         let cluster = t.drawn_cluster(cpu);
-        if !cluster.is_empty() && ids(cluster) != smt {
+        if !virt && !cluster.is_empty() && ids(cluster) != smt {
             return Err(refuse(format!(
-                "cluster of CPU {cpu} is {}, its core is {}: the guest's cluster is the core \
-                 (clusters other than the core are not expressible)",
+                "cluster of CPU {cpu} is {}, its core is {}: the q35 guest's cluster is the core \
+                 (clusters other than the core are not expressible on x86)",
                 cluster,
                 t.drawn_smt(cpu)
             )));
         }
-    }
-    let mut notes = Vec::new();
-    if t.drawn_cluster_sets().is_empty() {
-        notes.push("the topology has no clusters; the guest's cluster is the core".to_string());
     }
     // Sockets: the packages, all of one size and in id order.
     let packages = t.package_sets();
@@ -146,7 +303,16 @@ pub fn guest_machine(t: &Topology, node_memory_mib: Option<&[u32]>) -> Result<Gu
         return Err(refuse(format!("{n} CPUs do not fill packages of {per_package}")));
     }
     let sockets = n / per_package;
-    let cores = per_package / threads;
+    // Clusters: on virt, runs of whole cores of one size inside a package; on q35 the core.
+    let clusters = if virt {
+        virt_clusters(t, n, threads, per_package, &mut notes)?
+    } else {
+        1
+    };
+    if !virt && t.drawn_cluster_sets().is_empty() {
+        notes.push("the topology has no clusters; the guest's cluster is the core".to_string());
+    }
+    let cores = per_package / threads / clusters;
     // NUMA nodes.
     let nr_nodes = t.nr_node_ids();
     let mut nodes = Vec::new();
@@ -190,7 +356,9 @@ pub fn guest_machine(t: &Topology, node_memory_mib: Option<&[u32]>) -> Result<Gu
         }
     }
     Ok(GuestMachine {
+        platform,
         sockets,
+        clusters,
         cores,
         threads,
         cpus,
@@ -199,6 +367,41 @@ pub fn guest_machine(t: &Topology, node_memory_mib: Option<&[u32]>) -> Result<Gu
         distances,
         notes,
     })
+}
+
+/// Clusters per socket of a virt guest: the topology's clusters must be runs of consecutive
+/// whole cores, all of one size, none across a package (QEMU's `-smp clusters=`); a topology
+/// without clusters gets one per socket (the device tree's `cpu-map` always has the level).
+fn virt_clusters(
+    t: &Topology,
+    n: u32,
+    threads: u32,
+    per_package: u32,
+    notes: &mut Vec<String>,
+) -> Result<u32, Unexpressible> {
+    let sets = t.drawn_cluster_sets();
+    let Some(size) = sets.first().map(CpuSet::weight) else {
+        notes.push("the topology has no clusters; the guest has one cluster per socket".to_string());
+        return Ok(1);
+    };
+    if !size.is_multiple_of(threads) || !per_package.is_multiple_of(size) {
+        return Err(refuse(format!(
+            "clusters of {size} CPUs with {threads}-thread cores in packages of {per_package}: QEMU \
+             builds clusters of whole cores that divide a socket"
+        )));
+    }
+    for cpu in 0..n {
+        let first = cpu - cpu % size;
+        if ids(t.drawn_cluster(cpu)).into_iter().ne(first..first + size) {
+            return Err(refuse(format!(
+                "cluster of CPU {cpu} is {}: QEMU numbers clusters as runs of {size} consecutive \
+                 CPUs ({first}-{}), every cluster of one size",
+                t.drawn_cluster(cpu),
+                first + size - 1
+            )));
+        }
+    }
+    Ok(per_package / size)
 }
 
 /// The `max_ioqpairs` of the controller that makes the nvme driver ask for a device's vectors.
@@ -261,12 +464,14 @@ impl Accel {
             Accel::Tcg => "tcg",
         }
     }
-    /// The CPU model: the host's under KVM; under TCG an Intel-vendor qemu64, because an AMD
-    /// CPU without `topoext` (which TCG lacks) hides the SMT siblings from Linux.
-    pub(crate) fn default_cpu(self) -> &'static str {
-        match self {
-            Accel::Kvm => "host",
-            Accel::Tcg => "qemu64,vendor=GenuineIntel",
+    /// The CPU model: the host's under KVM; under x86 TCG an Intel-vendor qemu64, because an
+    /// AMD CPU without `topoext` (which TCG lacks) hides the SMT siblings from Linux; under
+    /// arm64 TCG a Cortex-A57 (a GICv3 CPU interface, and far quicker to emulate than `max`).
+    pub(crate) fn default_cpu(self, platform: Platform) -> &'static str {
+        match (self, platform) {
+            (Accel::Kvm, _) => "host",
+            (Accel::Tcg, Platform::Q35) => "qemu64,vendor=GenuineIntel",
+            (Accel::Tcg, Platform::Virt(_)) => "cortex-a57",
         }
     }
 }
@@ -278,27 +483,39 @@ pub(crate) struct BootFiles {
     pub initrd: String,
     /// One raw image per controller.
     pub disks: Vec<String>,
-    /// Serial ports: console, boot-phase capture, one-at-a-time capture.
+    /// Serial ports: console, boot-phase capture, one-at-a-time capture (virt has one serial
+    /// port, the console: its guest prints both captures there).
     pub console: String,
     pub boot_capture: String,
     pub seq_capture: String,
     pub append: String,
 }
 
-/// The `qemu-system-x86_64` arguments for a machine, its controllers and the boot files.
+/// The QEMU arguments for a machine, its controllers and the boot files.
 pub(crate) fn qemu_args(m: &GuestMachine, ioqpairs: &[u32], accel: Accel, cpu: &str, f: &BootFiles) -> Vec<String> {
     let mut a: Vec<String> = Vec::new();
     let mut push = |xs: &[&str]| a.extend(xs.iter().map(|s| s.to_string()));
-    push(&["-nodefaults", "-nographic", "-no-reboot", "-machine", "q35"]);
+    push(&[
+        "-nodefaults",
+        "-nographic",
+        "-no-reboot",
+        "-machine",
+        m.platform.machine(),
+    ]);
     push(&["-accel", accel.name(), "-cpu", cpu]);
+    let clusters = if m.platform == Platform::Q35 {
+        String::new()
+    } else {
+        format!("clusters={},", m.clusters)
+    };
     let smp = if m.cpus == m.maxcpus {
         format!(
-            "{},sockets={},cores={},threads={}",
+            "{},sockets={},{clusters}cores={},threads={}",
             m.cpus, m.sockets, m.cores, m.threads
         )
     } else {
         format!(
-            "cpus={},maxcpus={},sockets={},cores={},threads={}",
+            "cpus={},maxcpus={},sockets={},{clusters}cores={},threads={}",
             m.cpus, m.maxcpus, m.sockets, m.cores, m.threads
         )
     };
@@ -342,7 +559,12 @@ pub(crate) fn qemu_args(m: &GuestMachine, ioqpairs: &[u32], accel: Accel, cpu: &
         ]);
     }
     push(&["-kernel", &f.kernel, "-initrd", &f.initrd, "-append", &f.append]);
-    for port in [&f.console, &f.boot_capture, &f.seq_capture] {
+    let ports = if m.platform == Platform::Q35 {
+        vec![&f.console, &f.boot_capture, &f.seq_capture]
+    } else {
+        vec![&f.console]
+    };
+    for port in ports {
         push(&["-serial", &format!("file:{port}")]);
     }
     push(&["-monitor", "none", "-display", "none"]);
@@ -370,21 +592,12 @@ distances = [[10, 20, 30, 40], [20, 10, 20, 30], [30, 20, 10, 20], [40, 30, 20, 
 
     #[test]
     fn c5_becomes_three_sockets_and_a_cpuless_node() {
-        let m = guest_machine(&topo(C5), Some(&[512, 0, 512, 256])).unwrap();
+        let m = guest_machine(&topo(C5), Some(&[512, 0, 512, 256]), None).unwrap();
         assert_eq!((m.sockets, m.cores, m.threads, m.cpus, m.maxcpus), (3, 2, 2, 12, 12));
         assert_eq!(m.nodes[1].memory_mib, 0);
         assert!(m.nodes[3].cpus.is_empty());
         assert!(m.distances.contains(&(0, 3, 40)));
-        let f = BootFiles {
-            kernel: "k".into(),
-            initrd: "i".into(),
-            disks: vec!["a".into(), "b".into()],
-            console: "c".into(),
-            boot_capture: "b".into(),
-            seq_capture: "s".into(),
-            append: "x".into(),
-        };
-        let args = qemu_args(&m, &[5, 70], Accel::Tcg, Accel::Tcg.default_cpu(), &f).join(" ");
+        let args = qemu_args(&m, &[5, 70], Accel::Tcg, Accel::Tcg.default_cpu(m.platform), &files()).join(" ");
         assert!(args.contains("-smp 12,sockets=3,cores=2,threads=2"), "{args}");
         assert!(args.contains("-numa node,nodeid=1,cpus=4-7 "), "{args}");
         assert!(args.contains("-numa node,nodeid=3,memdev=mem3 "), "{args}");
@@ -396,18 +609,24 @@ distances = [[10, 20, 30, 40], [20, 10, 20, 30], [30, 20, 10, 20], [40, 30, 20, 
     #[test]
     fn offset_smt_numbering_is_refused() {
         let t = topo("name = \"x\"\nnodes = [\"0-3\"]\nsmt = [\"0,2\", \"1,3\"]\n");
-        let e = guest_machine(&t, None).unwrap_err().to_string();
+        let e = guest_machine(&t, None, None).unwrap_err().to_string();
         assert!(e.contains("offset SMT numbering"), "{e}");
     }
 
     #[test]
     fn hybrid_cores_sparse_ids_and_wide_clusters_are_refused() {
         let hybrid = topo("name = \"x\"\nnodes = [\"0-3\"]\nsmt = [\"0-1\", \"2\", \"3\"]\n");
-        assert!(guest_machine(&hybrid, None).unwrap_err().to_string().contains("hybrid"));
+        assert!(guest_machine(&hybrid, None, None)
+            .unwrap_err()
+            .to_string()
+            .contains("hybrid"));
         let sparse = topo("name = \"x\"\nnodes = [\"0-1,4-5\"]\n");
-        assert!(guest_machine(&sparse, None).unwrap_err().to_string().contains("sparse"));
+        assert!(guest_machine(&sparse, None, None)
+            .unwrap_err()
+            .to_string()
+            .contains("sparse"));
         let wide = topo("name = \"x\"\nnodes = [\"0-3\"]\nsmt = [\"0-1\", \"2-3\"]\nclusters = [\"0-3\"]\n");
-        assert!(guest_machine(&wide, None)
+        assert!(guest_machine(&wide, None, None)
             .unwrap_err()
             .to_string()
             .contains("clusters other"));
@@ -421,5 +640,69 @@ distances = [[10, 20, 30, 40], [20, 10, 20, 30], [30, 20, 10, 20], [40, 30, 20, 
         assert_eq!(nvme_ioqpairs(&d, 8).unwrap(), vec![5, 5]);
         d[0].pre_vectors = 0;
         assert!(nvme_ioqpairs(&d, 8).is_err());
+    }
+
+    fn files() -> BootFiles {
+        BootFiles {
+            kernel: "k".into(),
+            initrd: "i".into(),
+            disks: vec!["a".into(), "b".into()],
+            console: "c".into(),
+            boot_capture: "b".into(),
+            seq_capture: "s".into(),
+            append: "x".into(),
+        }
+    }
+
+    /// An arm64 preset boots on virt (its clusters of several cores are expressible there),
+    /// with the ITS unless `--its off`; the x86 emulator is refused with words about the
+    /// architecture, not about clusters.
+    #[test]
+    fn arm64_machines_boot_on_virt() {
+        let altra = crate::catalogue::get("ampere-altra-q80").unwrap();
+        let m = guest_machine(&altra, None, None).unwrap();
+        assert_eq!(m.platform, Platform::Virt(Gic::V3Its));
+        assert_eq!((m.sockets, m.clusters, m.cores, m.threads), (1, 40, 2, 1));
+        let args = qemu_args(&m, &[4, 4], Accel::Tcg, Accel::Tcg.default_cpu(m.platform), &files()).join(" ");
+        assert!(args.contains("-machine virt,gic-version=3,its=on "), "{args}");
+        assert!(args.contains("-cpu cortex-a57 "), "{args}");
+        assert!(
+            args.contains("-smp 80,sockets=1,clusters=40,cores=2,threads=1 "),
+            "{args}"
+        );
+        assert_eq!(args.matches("-serial").count(), 1, "{args}");
+        let e = qemu_boots("/usr/bin/qemu-system-x86_64", m.platform)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("arm64") && e.contains("qemu-system-aarch64"), "{e}");
+        assert!(!e.contains("cluster"), "{e}");
+        assert!(qemu_boots("qemu-system-aarch64", m.platform).is_ok());
+        assert!(qemu_boots("./fake-qemu", m.platform).is_ok());
+        let x86 = guest_machine(&topo(C5), None, None).unwrap();
+        assert!(qemu_boots("qemu-system-aarch64", x86.platform).is_err());
+        let e = guest_machine(&topo(C5), None, Some(true)).unwrap_err().to_string();
+        assert!(e.contains("--its") && e.contains("x86_64"), "{e}");
+    }
+
+    #[test]
+    fn gicv2m_reaches_eight_cpus_and_spi_machines_boot_with_the_its() {
+        let eight = topo("name = \"a8\"\narch = \"arm64\"\nnodes = [\"0-3\", \"4-7\"]\nclusters = [\"0-3\", \"4-7\"]\npackages = [\"0-7\"]\n");
+        let m = guest_machine(&eight, None, Some(false)).unwrap();
+        assert_eq!(m.platform, Platform::Virt(Gic::V2m));
+        assert_eq!((m.sockets, m.clusters, m.cores), (1, 2, 4));
+        let args = qemu_args(&m, &[3], Accel::Tcg, "cortex-a57", &files()).join(" ");
+        assert!(args.contains("-machine virt,gic-version=2 "), "{args}");
+        let d16 = crate::catalogue::get("azure-d16plds-v6").unwrap();
+        let e = guest_machine(&d16, None, Some(false)).unwrap_err().to_string();
+        assert!(e.contains("at most 8 CPUs") && e.contains("--its on"), "{e}");
+        let m = guest_machine(&d16, None, None).unwrap();
+        assert_eq!(m.platform, Platform::Virt(Gic::V3Its));
+        assert!(m.notes.iter().any(|n| n.contains("SPIs")), "{:?}", m.notes);
+        let odd = topo("name = \"x\"\narch = \"arm64\"\nnodes = [\"0-5\"]\nclusters = [\"0-1\", \"2-5\"]\n");
+        let e = guest_machine(&odd, None, None).unwrap_err().to_string();
+        assert!(e.contains("cluster"), "{e}");
+        let hotplug = topo("name = \"x\"\narch = \"arm64\"\nnodes = [\"0-3\"]\npresent = \"0-1\"\n");
+        let e = guest_machine(&hotplug, None, None).unwrap_err().to_string();
+        assert!(e.contains("no CPU hotplug"), "{e}");
     }
 }

@@ -1,29 +1,63 @@
 //! Boot a kernel in QEMU on a lab machine and bring back the agent's captures.
 //!
-//! One boot: build the initramfs (busybox, `lab/init.sh`, `irqscope-agent` and the libraries
-//! it links, the NVMe modules in dependency order), start `qemu-system-x86_64` with three
-//! serial ports (console, capture as probed, capture after binding the controllers one at a
-//! time), follow the console for progress, and accept the boot only when the guest said
-//! `lab: done` and both captures parse as the agent's versioned format. A boot that did not
+//! One boot: build the initramfs (busybox, `lab/init.sh`, the NVMe modules in dependency order,
+//! and on x86 `irqscope-agent` with the libraries it links), start QEMU (`qemu-system-x86_64
+//! -M q35` with three serial ports: console, capture as probed, capture after binding the
+//! controllers one at a time; or `qemu-system-aarch64 -M virt`, whose one serial port carries
+//! the console and the files of both captures, read back by [`super::console`]), follow the
+//! console for progress, and accept the boot only when the guest said `lab: done` and both
+//! captures parse as the agent's versioned format.
+//!
+//! Before any boot the kernel must have NVMe ([`fetch::nvme_in_kernel`]). A boot that did not
 //! finish is tried again: multi-threaded TCG now and then kills a guest with `Oops: int3` while
-//! the kernel patches its own text (seen on Debian's 6.12 and 7.2 kernels).
+//! the kernel patches its own text (seen on Debian's 6.12 and 7.2 kernels), and such a guest may
+//! hang instead of panicking. The console runs at a log level that shows an oops; a guest that
+//! printed an oops and did not stop, or printed nothing for `silence`, is killed and tried again
+//! then rather than at the timeout.
 
+use super::fetch::{self, KernelFiles, Nvme};
 use super::initramfs::{self, Entry};
-use super::qemu::{self, Accel, BootFiles, GuestMachine};
+use super::qemu::{self, Accel, BootFiles, GuestMachine, Platform};
 use crate::live::protocol::Capture;
 use std::io::{Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+pub use super::fetch::resolve_package;
+
 /// The guest's PID 1.
 pub(crate) const INIT_SCRIPT: &str = include_str!("../../lab/init.sh");
-/// Largest capture read back from a serial port file.
+/// Largest capture read back from a serial port file, and largest console read for one.
 pub(crate) const CAPTURE_BYTES_MAX: u64 = 64 << 20;
 /// Most boots of one run (the first and its retries).
 pub const TRIES_MAX: u32 = 20;
 /// Size of each controller's (empty, sparse) disk image.
 const DISK_BYTES: u64 = 16 << 20;
+/// How long a guest that printed an oops may take to stop by itself (`oops=panic`,
+/// `panic=-1`, QEMU's `-no-reboot`) before it is killed.
+const OOPS_GRACE: Duration = Duration::from_secs(20);
+/// A line on progress while nothing new came from the init for this long.
+const WAITING_EVERY: Duration = Duration::from_secs(60);
+/// Console lines that end a kernel: an oops (x86 prints `Oops:` at the default log level,
+/// arm64 `Internal error: Oops`), a panic, a fatal `BUG:`. A soft-lockup report is only a
+/// warning (a slow TCG guest prints one and carries on).
+const FATAL_MARKS: [&str; 5] = [
+    "Oops",
+    "Kernel panic",
+    "Internal error:",
+    "BUG: kernel",
+    "BUG: unable to handle",
+];
+/// Host name in the captures (what `irqscope-agent capture --host lab` writes in the guest).
+const CAPTURE_HOST: &str = "lab";
+
+/// How long a guest may print nothing before it is taken for hung: two minutes, and ten
+/// seconds more per vCPU, since TCG slows with every vCPU on the host's cores (a 16-vCPU arm64
+/// guest was silent for three minutes while freeing its init memory, then finished).
+pub fn silence_default(vcpus: u32) -> Duration {
+    Duration::from_secs(120 + 10 * u64::from(vcpus))
+}
 
 #[derive(Debug, thiserror::Error)]
 pub enum LabError {
@@ -42,8 +76,8 @@ fn input(msg: impl Into<String>) -> LabError {
 /// How the accelerator is chosen.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum AccelChoice {
-    /// KVM when `/dev/kvm` opens on a CPU with hardware virtualization and QEMU runs the guest
-    /// with it, TCG otherwise.
+    /// KVM when `/dev/kvm` opens on a CPU with hardware virtualization of the guest's
+    /// architecture and QEMU runs the guest with it, TCG otherwise.
     Auto,
     Only(Accel),
 }
@@ -51,7 +85,7 @@ pub enum AccelChoice {
 /// The kernel to boot.
 #[derive(Debug, Clone)]
 pub enum KernelSource {
-    /// A bzImage, and the `lib/modules/VERSION` tree of the same build when NVMe is a module.
+    /// A kernel image, and the `lib/modules/VERSION` tree of the same build when NVMe is a module.
     Image { image: PathBuf, modules: Option<PathBuf> },
     /// A Debian package (`linux-image-*`, or the `linux-binary-*` part of a split kernel),
     /// fetched with `apt-get download` and unpacked with `dpkg-deb -x`.
@@ -61,11 +95,16 @@ pub enum KernelSource {
 #[derive(Debug, Clone)]
 pub struct RunOptions {
     pub kernel: KernelSource,
+    /// A package holding the kernel's modules (`linux-modules-VERSION` of a split 7.x kernel).
+    pub modules_package: Option<String>,
     pub machine: GuestMachine,
     /// `max_ioqpairs` of each controller, in PCI order.
     pub ioqpairs: Vec<u32>,
+    /// `irqscope-agent` for x86 guests (arm64 guests print the files it reads instead).
     pub agent: PathBuf,
-    pub busybox: PathBuf,
+    /// A static busybox of the guest's architecture; `None`: `busybox` on PATH for x86,
+    /// Debian's `busybox-static:arm64` (downloaded to the work directory) for arm64.
+    pub busybox: Option<PathBuf>,
     pub qemu: String,
     /// Modules to load (dependencies added); `None`: `nvme` when the tree has it.
     pub modules: Option<Vec<String>>,
@@ -78,6 +117,8 @@ pub struct RunOptions {
     pub output: PathBuf,
     pub retries: u32,
     pub timeout: Duration,
+    /// A guest that prints nothing for this long is killed and tried again.
+    pub silence: Duration,
     /// `-o` options for apt-get (a private sources list for kernels of another release).
     pub apt_options: Vec<String>,
 }
@@ -89,6 +130,7 @@ pub struct RunReport {
     pub seq_capture: PathBuf,
     pub console: PathBuf,
     pub accel: Accel,
+    pub platform: Platform,
     /// Boots started, the successful one included.
     pub tries: u32,
     /// Wall time of the successful boot.
@@ -96,199 +138,8 @@ pub struct RunReport {
     pub kernel_release: String,
     /// The Debian package booted (a pattern resolved to its newest match), if one was.
     pub package: Option<String>,
-}
-
-fn run_tool(cmd: &mut Command, what: &str) -> Result<String, LabError> {
-    let out = cmd
-        .stdin(Stdio::null())
-        .output()
-        .map_err(|e| input(format!("{what}: {e} (is it installed?)")))?;
-    if !out.status.success() {
-        let err = String::from_utf8_lossy(&out.stderr);
-        let line = err.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or("failed");
-        return Err(input(format!("{what}: {line}")));
-    }
-    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
-}
-
-/// A Debian package name as apt accepts it (no options, no paths).
-fn valid_package_name(name: &str) -> bool {
-    !name.is_empty()
-        && name.len() <= 128
-        && name.as_bytes()[0].is_ascii_alphanumeric()
-        && name.bytes().all(|b| b.is_ascii_alphanumeric() || b"+-.~:".contains(&b))
-}
-
-/// Does `name` match `pattern`, where each `*` stands for a version number (a digit, then digits
-/// and dots)? On a match, the version numbers the stars took, in order.
-fn match_version_pattern(pattern: &str, name: &str) -> Option<Vec<String>> {
-    fn go(pattern: &[u8], name: &[u8], taken: &mut Vec<String>) -> bool {
-        let Some(star) = pattern.iter().position(|&b| b == b'*') else {
-            return pattern == name;
-        };
-        let (literal, rest) = (&pattern[..star], &pattern[star + 1..]);
-        let Some(tail) = name.strip_prefix(literal) else {
-            return false;
-        };
-        if !tail.first().is_some_and(u8::is_ascii_digit) {
-            return false;
-        }
-        let run = tail
-            .iter()
-            .position(|b| !(b.is_ascii_digit() || *b == b'.'))
-            .unwrap_or(tail.len());
-        // Longest version first; a shorter one when the rest of the pattern needs its digits.
-        for len in (1..=run).rev() {
-            taken.push(String::from_utf8_lossy(&tail[..len]).into_owned());
-            if go(rest, &tail[len..], taken) {
-                return true;
-            }
-            taken.pop();
-        }
-        false
-    }
-    let mut taken = Vec::new();
-    go(pattern.as_bytes(), name.as_bytes(), &mut taken).then_some(taken)
-}
-
-/// A version number as numbers, for ordering (`6.12.117` after `6.12.99`).
-fn version_key(version: &str) -> Vec<u64> {
-    version.split('.').map(|p| p.parse().unwrap_or(0)).collect()
-}
-
-/// The package a name stands for: itself, or for a pattern (`linux-image-6.1.0-*-amd64`, each
-/// `*` a version number) the newest match the apt index has (`apt-cache search`, with the given
-/// apt options). Debian replaces kernel ABIs every few weeks, so a pinned name stops
-/// downloading; a pattern keeps working.
-pub fn resolve_package(pattern: &str, apt_options: &[String]) -> Result<String, LabError> {
-    if !pattern.contains('*') {
-        return Ok(pattern.to_string());
-    }
-    if !valid_package_name(&pattern.replace('*', "0")) {
-        return Err(input(format!(
-            "{pattern:?} is not a package pattern (a package name where each * stands for a version number)"
-        )));
-    }
-    // apt's search takes a POSIX extended regular expression over package names.
-    let mut regex = String::from("^");
-    for c in pattern.chars() {
-        match c {
-            '*' => regex.push_str("[0-9][0-9.]*"),
-            '.' | '+' => {
-                regex.push('\\');
-                regex.push(c);
-            }
-            c => regex.push(c),
-        }
-    }
-    regex.push('$');
-    let mut apt = Command::new("apt-cache");
-    for o in apt_options {
-        apt.arg("-o").arg(o);
-    }
-    apt.args(["search", "--names-only", &regex]);
-    let listed = run_tool(&mut apt, &format!("apt-cache search {pattern}"))?;
-    let newest = listed
-        .lines()
-        .filter_map(|l| l.split(' ').next())
-        .filter_map(|name| {
-            match_version_pattern(pattern, name).map(|v| (v.iter().map(|s| version_key(s)).collect::<Vec<_>>(), name))
-        })
-        .max();
-    match newest {
-        Some((_, name)) => Ok(name.to_string()),
-        None => Err(input(format!(
-            "no package in the apt index matches {pattern} (run apt-get update{})",
-            if apt_options.is_empty() {
-                ""
-            } else {
-                " with the same --apt-option values"
-            }
-        ))),
-    }
-}
-
-/// Download and unpack a kernel package (cached under `work_dir/kernels`); the image and its
-/// module tree.
-pub(crate) fn fetch_package(
-    name: &str,
-    work_dir: &Path,
-    apt_options: &[String],
-    progress: &mut dyn FnMut(&str),
-) -> Result<(PathBuf, Option<PathBuf>), LabError> {
-    if !valid_package_name(name) {
-        return Err(input(format!(
-            "{name:?} is neither a kernel image file nor a package name"
-        )));
-    }
-    let dir = work_dir.join("kernels").join(name);
-    let root = dir.join("root");
-    if !root.is_dir() {
-        std::fs::create_dir_all(&dir).map_err(|e| input(format!("{}: {e}", dir.display())))?;
-        progress(&format!("downloading {name}"));
-        let mut apt = Command::new("apt-get");
-        apt.current_dir(&dir).arg("-q");
-        for o in apt_options {
-            apt.arg("-o").arg(o);
-        }
-        apt.arg("download").arg(name);
-        run_tool(&mut apt, &format!("apt-get download {name}"))?;
-        let deb = std::fs::read_dir(&dir)
-            .map_err(|e| input(format!("{}: {e}", dir.display())))?
-            .filter_map(|e| e.ok().map(|e| e.path()))
-            .find(|p| p.extension().is_some_and(|x| x == "deb"))
-            .ok_or_else(|| input(format!("apt-get download {name} wrote no .deb")))?;
-        let tmp = dir.join("root.tmp");
-        let _ = std::fs::remove_dir_all(&tmp);
-        run_tool(
-            Command::new("dpkg-deb").arg("-x").arg(&deb).arg(&tmp),
-            &format!("dpkg-deb -x {}", deb.display()),
-        )?;
-        std::fs::rename(&tmp, &root).map_err(|e| input(format!("{}: {e}", root.display())))?;
-        let _ = std::fs::remove_file(&deb);
-    }
-    find_kernel(&root).ok_or_else(|| {
-        input(format!(
-            "{name} holds no kernel image (since 7.x Debian splits a kernel: the image is in \
-             linux-binary-unsigned-VERSION, usr/lib/modules/VERSION/vmlinuz.unsigned)"
-        ))
-    })
-}
-
-/// The image and module tree of an unpacked kernel package: `boot/vmlinuz-*` with
-/// `lib/modules/*`, or the split layout's `usr/lib/modules/*/vmlinuz*`.
-fn find_kernel(root: &Path) -> Option<(PathBuf, Option<PathBuf>)> {
-    let list = |d: PathBuf| -> Vec<PathBuf> {
-        let mut v: Vec<PathBuf> = std::fs::read_dir(d)
-            .into_iter()
-            .flatten()
-            .filter_map(|e| e.ok().map(|e| e.path()))
-            .collect();
-        v.sort();
-        v
-    };
-    let moddirs: Vec<PathBuf> = ["lib/modules", "usr/lib/modules"]
-        .iter()
-        .flat_map(|d| list(root.join(d)))
-        .filter(|p| p.is_dir())
-        .collect();
-    let image = list(root.join("boot"))
-        .into_iter()
-        .find(|p| {
-            p.file_name()
-                .and_then(|n| n.to_str())
-                .is_some_and(|n| n.starts_with("vmlinuz"))
-        })
-        .or_else(|| {
-            moddirs.iter().flat_map(|d| list(d.clone())).find(|p| {
-                p.file_name()
-                    .and_then(|n| n.to_str())
-                    .is_some_and(|n| n.starts_with("vmlinuz"))
-                    && p.is_file()
-            })
-        })?;
-    let modules = moddirs.into_iter().find(|d| d.join("kernel").is_dir());
-    Some((image, modules))
+    /// What the guest made differently from the machine asked for (hotplug slots it dropped).
+    pub warnings: Vec<String>,
 }
 
 fn read_file(path: &Path, what: &str) -> Result<Vec<u8>, LabError> {
@@ -357,9 +208,10 @@ fn libraries(binary: &Path) -> Vec<String> {
     }
 }
 
-/// Build the initramfs image for a module tree; returns its bytes.
+/// Build the initramfs image for a module tree; returns its bytes. Without an agent (arm64
+/// guests) the init prints the files the agent reads on the console.
 pub(crate) fn build_initramfs(
-    agent: &Path,
+    agent: Option<&Path>,
     busybox: &Path,
     moddir: Option<&Path>,
     modules: Option<&[String]>,
@@ -392,14 +244,17 @@ pub(crate) fn build_initramfs(
         path: "bin/sh".into(),
         target: "busybox".into(),
     });
-    entries.push(Entry::File {
-        path: "bin/irqscope-agent".into(),
-        mode: 0o755,
-        data: stripped(agent)?,
-    });
-    // A dynamically linked agent (or busybox) brings its libraries, at the same paths.
-    let mut libs = libraries(agent);
-    libs.extend(libraries(busybox));
+    // A dynamically linked agent (or busybox) brings its libraries, at the same paths. Without
+    // an agent (arm64) the init prints the files it would read.
+    let mut libs = libraries(busybox);
+    if let Some(agent) = agent {
+        entries.push(Entry::File {
+            path: "bin/irqscope-agent".into(),
+            mode: 0o755,
+            data: stripped(agent)?,
+        });
+        libs.extend(libraries(agent));
+    }
     libs.sort();
     libs.dedup();
     for d in initramfs::parent_dirs(libs.iter().map(String::as_str)) {
@@ -445,21 +300,25 @@ pub(crate) fn build_initramfs(
     initramfs::cpio_gz(&entries).map_err(|e| input(format!("building the initramfs: {e}")))
 }
 
-/// Whether KVM can run a guest here: `/dev/kvm` opens and the CPU has hardware
-/// virtualization (`vmx` or `svm`); a `/dev/kvm` without either (an emulated one) accepts QEMU
-/// and then hangs or stops the guest.
-fn kvm_usable() -> bool {
+/// Whether KVM can run a guest of this platform here: the host is of the guest's architecture,
+/// `/dev/kvm` opens and, on x86, the CPU has hardware virtualization (`vmx` or `svm`; a
+/// `/dev/kvm` without either, an emulated one, accepts QEMU and then hangs or stops the guest).
+fn kvm_usable(platform: Platform) -> bool {
+    let same_arch = match platform {
+        Platform::Q35 => cfg!(target_arch = "x86_64"),
+        Platform::Virt(_) => cfg!(target_arch = "aarch64"),
+    };
     let opens = std::fs::OpenOptions::new()
         .read(true)
         .write(true)
         .open("/dev/kvm")
         .is_ok();
     let flags = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
-    opens
-        && flags
-            .lines()
-            .filter(|l| l.starts_with("flags"))
-            .any(|l| l.split_whitespace().any(|f| f == "vmx" || f == "svm"))
+    let vmx = flags
+        .lines()
+        .filter(|l| l.starts_with("flags"))
+        .any(|l| l.split_whitespace().any(|f| f == "vmx" || f == "svm"));
+    same_arch && opens && (vmx || platform != Platform::Q35)
 }
 
 fn with_suffix(prefix: &Path, suffix: &str) -> PathBuf {
@@ -468,17 +327,23 @@ fn with_suffix(prefix: &Path, suffix: &str) -> PathBuf {
     PathBuf::from(s)
 }
 
-/// A capture file read back and checked: the agent's versioned format, valid snapshots.
-pub fn read_capture(path: &Path) -> Result<Capture, String> {
-    let mut text = String::new();
+/// A file's text, at most `bytes_max` bytes (longer: an error).
+fn read_bounded(path: &Path, bytes_max: u64) -> Result<String, String> {
+    let mut bytes = Vec::new();
     std::fs::File::open(path)
         .map_err(|e| format!("{}: {e}", path.display()))?
-        .take(CAPTURE_BYTES_MAX + 1)
-        .read_to_string(&mut text)
+        .take(bytes_max + 1)
+        .read_to_end(&mut bytes)
         .map_err(|e| format!("{}: {e}", path.display()))?;
-    if text.len() as u64 > CAPTURE_BYTES_MAX {
-        return Err(format!("{}: larger than {CAPTURE_BYTES_MAX} bytes", path.display()));
+    if bytes.len() as u64 > bytes_max {
+        return Err(format!("{}: larger than {bytes_max} bytes", path.display()));
     }
+    Ok(String::from_utf8_lossy(&bytes).into_owned())
+}
+
+/// A capture file read back and checked: the agent's versioned format, valid snapshots.
+pub fn read_capture(path: &Path) -> Result<Capture, String> {
+    let text = read_bounded(path, CAPTURE_BYTES_MAX)?;
     let capture: Capture = serde_json::from_str(text.trim()).map_err(|e| format!("{}: {e}", path.display()))?;
     if capture.snapshots.is_empty() {
         return Err(format!("{}: no snapshot", path.display()));
@@ -489,6 +354,41 @@ pub fn read_capture(path: &Path) -> Result<Capture, String> {
     Ok(capture)
 }
 
+/// The QEMU command line as a shell reads it: each word quoted where it needs to be, so that
+/// the saved `.cmd` pastes into a shell and reruns the boot.
+pub fn shell_command(qemu: &str, args: &[String]) -> String {
+    std::iter::once(qemu)
+        .chain(args.iter().map(String::as_str))
+        .map(crate::scenario::spec::shell_word)
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// The hotplug slots of the machine the guest's kernel does not count as possible CPUs (6.12
+/// leaves QEMU 7.2's disabled MADT entries out), said rather than dropped in silence.
+fn dropped_hotplug_slots(m: &GuestMachine, capture: &Capture) -> Option<String> {
+    let topology = &capture.snapshots.last()?.topology;
+    let possible = crate::topology::cpulist::parse_cpulist(topology.possible.as_deref()?, m.maxcpus.max(1)).ok()?;
+    let slots = crate::topology::CpuSet::from_cpus(m.cpus..m.maxcpus);
+    let dropped = slots.andnot(&possible);
+    if dropped.is_empty() {
+        return None;
+    }
+    Some(format!(
+        "hotplug slots {dropped} (QEMU -smp maxcpus={}) are not possible CPUs in the guest: \
+         kernel {} leaves them out, so its captures describe a machine of {} possible CPUs, \
+         not {}",
+        m.maxcpus,
+        if topology.kernel_release.is_empty() {
+            "unknown"
+        } else {
+            &topology.kernel_release
+        },
+        possible.weight(),
+        m.maxcpus
+    ))
+}
+
 enum Outcome {
     Done {
         wall: Duration,
@@ -496,9 +396,20 @@ enum Outcome {
     /// QEMU could not start with KVM.
     NoKvm(String),
     Failed(String),
+    /// The guest said it cannot work (`lab: error: …`): no retry.
+    Fatal(String),
 }
 
-/// One boot: start QEMU, follow the console, wait for the end or the timeout.
+/// What the host waits for, from the guest's last progress line.
+fn phase_words(last: Option<&str>) -> String {
+    match last {
+        None => "the kernel to start init".to_string(),
+        Some(msg) => format!("the guest after \"{msg}\""),
+    }
+}
+
+/// One boot: start QEMU, follow the console, wait for the end, the timeout, an oops that does
+/// not end the guest, or a silence of `opts.silence`.
 fn boot_once(args: &[String], opts: &RunOptions, files: &BootFiles, progress: &mut dyn FnMut(&str)) -> Outcome {
     for f in [&files.console, &files.boot_capture, &files.seq_capture] {
         let _ = std::fs::remove_file(f);
@@ -508,6 +419,7 @@ fn boot_once(args: &[String], opts: &RunOptions, files: &BootFiles, progress: &m
         Ok(f) => f,
         Err(e) => return Outcome::Failed(format!("{}: {e}", qemu_log.display())),
     };
+    let platform = opts.machine.platform;
     let t0 = Instant::now();
     let mut child = match Command::new(&opts.qemu)
         .args(args)
@@ -517,29 +429,50 @@ fn boot_once(args: &[String], opts: &RunOptions, files: &BootFiles, progress: &m
         .spawn()
     {
         Ok(c) => c,
-        Err(e) => return Outcome::Failed(format!("{}: {e} (install qemu-system-x86)", opts.qemu)),
+        Err(e) => return Outcome::Failed(format!("{}: {e} (install {})", opts.qemu, platform.qemu_package())),
     };
+    let stamp = |t: Instant| format!("[{:5.1}s]", t.duration_since(t0).as_secs_f64());
     let mut offset = 0u64;
     let mut partial = String::new();
     let mut done = false;
-    let mut oops = None;
+    let mut error = None;
+    let mut oops: Option<(String, Instant)> = None;
+    let mut last_lab: Option<String> = None;
+    let mut last_output = t0;
+    let mut last_said = t0;
+    let kill = |child: &mut std::process::Child| {
+        let _ = child.kill();
+        let _ = child.wait();
+    };
     let status = loop {
+        let now = Instant::now();
         // Progress: the init script's "lab: " lines, and the first sign of a dying kernel.
         if let Ok(mut f) = std::fs::File::open(&files.console) {
             if f.seek(SeekFrom::Start(offset)).is_ok() {
                 let mut buf = Vec::new();
                 if let Ok(n) = f.take(1 << 20).read_to_end(&mut buf) {
+                    if n > 0 {
+                        last_output = now;
+                    }
                     offset += n as u64;
                     partial.push_str(&String::from_utf8_lossy(&buf));
                     while let Some(pos) = partial.find('\n') {
                         let line: String = partial.drain(..=pos).collect();
                         let line = line.trim_end();
+                        if line.starts_with('@') {
+                            continue; // a capture record (arm64)
+                        }
                         if let Some(msg) = line.find("lab: ").map(|i| &line[i + 5..]) {
-                            progress(&format!("[{:5.1}s] {msg}", t0.elapsed().as_secs_f64()));
+                            progress(&format!("{} {msg}", stamp(now)));
                             done |= msg == "done";
-                        } else if oops.is_none() && ["Oops", "Kernel panic", "BUG:"].iter().any(|k| line.contains(k)) {
-                            progress(&format!("[{:5.1}s] kernel: {line}", t0.elapsed().as_secs_f64()));
-                            oops = Some(line.to_string());
+                            if let Some(e) = msg.strip_prefix("error: ") {
+                                error = Some(e.to_string());
+                            }
+                            last_lab = Some(msg.to_string());
+                            last_said = now;
+                        } else if oops.is_none() && FATAL_MARKS.iter().any(|k| line.contains(k)) {
+                            progress(&format!("{} kernel: {line}", stamp(now)));
+                            oops = Some((line.to_string(), now));
                         }
                     }
                 }
@@ -552,20 +485,49 @@ fn boot_once(args: &[String], opts: &RunOptions, files: &BootFiles, progress: &m
         }
         // KVM that cannot run the guest stops it with an internal error and waits.
         if std::fs::read_to_string(&qemu_log).is_ok_and(|l| l.contains("KVM internal error")) {
-            let _ = child.kill();
-            let _ = child.wait();
+            kill(&mut child);
             return Outcome::NoKvm("KVM internal error".to_string());
         }
-        if t0.elapsed() > opts.timeout {
-            let _ = child.kill();
-            let _ = child.wait();
-            return Outcome::Failed(format!("no end after {} s (--timeout)", opts.timeout.as_secs()));
+        let phase = phase_words(last_lab.as_deref());
+        if let Some((line, at)) = &oops {
+            if now.duration_since(*at) > OOPS_GRACE {
+                kill(&mut child);
+                return Outcome::Failed(format!(
+                    "the guest printed \"{line}\" and did not stop within {} s",
+                    OOPS_GRACE.as_secs()
+                ));
+            }
+        }
+        if now.duration_since(last_output) > opts.silence {
+            kill(&mut child);
+            return Outcome::Failed(format!(
+                "the guest printed nothing for {} s while waiting for {phase} (--silence)",
+                opts.silence.as_secs()
+            ));
+        }
+        if now.duration_since(t0) > opts.timeout {
+            kill(&mut child);
+            return Outcome::Failed(format!(
+                "no end after {} s (--timeout) while waiting for {phase}",
+                opts.timeout.as_secs()
+            ));
+        }
+        if now.duration_since(last_said) > WAITING_EVERY {
+            progress(&format!(
+                "{} waiting for {phase}; console quiet for {} s",
+                stamp(now),
+                now.duration_since(last_output).as_secs()
+            ));
+            last_said = now;
         }
         std::thread::sleep(Duration::from_millis(200));
     };
     let wall = t0.elapsed();
     let log_text = std::fs::read_to_string(&qemu_log).unwrap_or_default();
     let ok_exit = status.is_some_and(|s| s.success());
+    if let Some(e) = error {
+        return Outcome::Fatal(e);
+    }
     if !ok_exit && offset == 0 && log_text.to_ascii_lowercase().contains("kvm") {
         return Outcome::NoKvm(log_text.lines().next().unwrap_or("").to_string());
     }
@@ -575,9 +537,14 @@ fn boot_once(args: &[String], opts: &RunOptions, files: &BootFiles, progress: &m
     }
     if !done {
         return Outcome::Failed(match oops {
-            Some(o) => format!("the guest did not finish: {o}"),
+            Some((o, _)) => format!("the guest did not finish: {o}"),
             None => "the guest did not finish (see the console log)".to_string(),
         });
+    }
+    if platform != Platform::Q35 {
+        if let Err(e) = captures_from_console(opts, files) {
+            return Outcome::Failed(format!("capture incomplete: {e}"));
+        }
     }
     for f in [&files.boot_capture, &files.seq_capture] {
         if let Err(e) = read_capture(Path::new(f)) {
@@ -587,11 +554,85 @@ fn boot_once(args: &[String], opts: &RunOptions, files: &BootFiles, progress: &m
     Outcome::Done { wall }
 }
 
+/// The captures an arm64 guest printed on its console, written where an x86 guest's serial
+/// ports put them.
+fn captures_from_console(opts: &RunOptions, files: &BootFiles) -> Result<(), String> {
+    let console = read_bounded(Path::new(&files.console), CAPTURE_BYTES_MAX)?;
+    let scratch = opts.work_dir.join(format!("console-{}", std::process::id()));
+    let result = [("boot", &files.boot_capture), ("seq", &files.seq_capture)]
+        .into_iter()
+        .try_for_each(|(phase, out)| {
+            let capture = super::console::capture_from_console(&console, phase, CAPTURE_HOST, &scratch)?;
+            let json = serde_json::to_string(&capture).map_err(|e| e.to_string())?;
+            std::fs::write(out, json + "\n").map_err(|e| format!("{out}: {e}"))
+        });
+    let _ = std::fs::remove_dir_all(&scratch);
+    result
+}
+
+/// Refuse a kernel that will not have an NVMe driver in the guest, before anything boots.
+fn check_nvme(k: &KernelFiles, what: &str, progress: &mut dyn FnMut(&str)) -> Result<(), LabError> {
+    let text = |p: &Option<PathBuf>| p.as_deref().and_then(|p| read_bounded(p, 16 << 20).ok());
+    let in_tree = match &k.modules {
+        Some(d) => initramfs::index_modules(d)
+            .map_err(|e| input(format!("{}: {e}", d.display())))?
+            .contains_key("nvme"),
+        None => false,
+    };
+    match fetch::nvme_in_kernel(text(&k.config).as_deref(), text(&k.builtin).as_deref(), in_tree) {
+        Ok(Nvme::BuiltIn(why)) => progress(&format!("NVMe is built in ({why})")),
+        Ok(Nvme::Module) => progress("NVMe is a module: nvme.ko and its dependencies go into the initramfs"),
+        Ok(Nvme::Unknown) => progress(&format!(
+            "note: nothing beside {what} says whether NVMe is built in (no config, no \
+             modules.builtin); if it is a module, {}",
+            k.modules_hint
+        )),
+        Err(why) => return Err(input(format!("{what}: {why}: {}", k.modules_hint))),
+    }
+    Ok(())
+}
+
+/// The guest's busybox: the one given, `busybox` on PATH for x86, Debian's static arm64
+/// busybox (through multiarch, cached in the work directory) for arm64.
+fn guest_busybox(opts: &RunOptions, progress: &mut dyn FnMut(&str)) -> Result<PathBuf, LabError> {
+    if let Some(b) = &opts.busybox {
+        return if b.is_file() {
+            Ok(b.clone())
+        } else {
+            Err(input(format!("busybox {}: no such file", b.display())))
+        };
+    }
+    match opts.machine.platform {
+        Platform::Q35 => std::env::var_os("PATH")
+            .and_then(|p| {
+                std::env::split_paths(&p)
+                    .map(|d| d.join("busybox"))
+                    .find(|f| f.is_file())
+            })
+            .ok_or_else(|| input("busybox not found (install busybox-static, or give --busybox)")),
+        Platform::Virt(_) => {
+            // From the system's own sources: the private apt options are a kernel's.
+            let system = fetch::Packages {
+                work_dir: &opts.work_dir,
+                arch: Some("arm64"),
+                apt_options: &[],
+            };
+            let root = system.fetch("busybox-static", progress)?;
+            let b = root.join("bin/busybox");
+            b.is_file()
+                .then_some(b)
+                .ok_or_else(|| input("busybox-static:arm64 holds no bin/busybox"))
+        }
+    }
+}
+
 /// Boot and capture, with retries; `progress` gets one line per step.
 pub fn run(opts: &RunOptions, progress: &mut dyn FnMut(&str)) -> Result<RunReport, LabError> {
     if opts.retries + 1 > TRIES_MAX {
         return Err(input(format!("--retries {}: at most {}", opts.retries, TRIES_MAX - 1)));
     }
+    let platform = opts.machine.platform;
+    qemu::qemu_boots(&opts.qemu, platform).map_err(|e| input(e.0))?;
     qemu::check_ioqpairs(&opts.ioqpairs).map_err(|e| input(e.to_string()))?;
     for d in [&opts.work_dir, &opts.work_dir.join("disks")] {
         std::fs::create_dir_all(d).map_err(|e| input(format!("{}: {e}", d.display())))?;
@@ -599,38 +640,65 @@ pub fn run(opts: &RunOptions, progress: &mut dyn FnMut(&str)) -> Result<RunRepor
     if let Some(parent) = opts.output.parent().filter(|p| !p.as_os_str().is_empty()) {
         std::fs::create_dir_all(parent).map_err(|e| input(format!("{}: {e}", parent.display())))?;
     }
+    let packages = fetch::Packages {
+        work_dir: &opts.work_dir,
+        arch: (platform != Platform::Q35).then_some("arm64"),
+        apt_options: &opts.apt_options,
+    };
+    let modules_package = match &opts.modules_package {
+        Some(p) => {
+            let name = resolve_package(p, &opts.apt_options)?;
+            if name != *p {
+                progress(&format!("{p} is {name} (the newest in the apt index)"));
+            }
+            Some(name)
+        }
+        None => None,
+    };
     let mut package = None;
-    let (image, moddir) = match &opts.kernel {
+    let (kernel, what) = match &opts.kernel {
         KernelSource::Image { image, modules } => {
             if !image.is_file() {
                 return Err(input(format!("kernel image {}: no such file", image.display())));
             }
-            (image.clone(), modules.clone())
+            let mut k = fetch::image_kernel(image, modules.as_deref());
+            if let Some(m) = &modules_package {
+                k.modules = Some(packages.modules(m, progress)?);
+            }
+            (k, image.display().to_string())
         }
         KernelSource::Package(pattern) => {
             let name = resolve_package(pattern, &opts.apt_options)?;
             if name != *pattern {
                 progress(&format!("{pattern} is {name} (the newest in the apt index)"));
             }
-            let found = fetch_package(&name, &opts.work_dir, &opts.apt_options, progress)?;
-            package = Some(name);
-            found
+            let k = packages.kernel(&name, modules_package.as_deref(), progress)?;
+            package = Some(name.clone());
+            (k, name)
         }
     };
     progress(&format!(
         "kernel {}{}",
-        image.display(),
-        moddir
+        kernel.image.display(),
+        kernel
+            .modules
             .as_ref()
             .map(|m| format!(", modules {}", m.display()))
             .unwrap_or_default()
     ));
-    let initrd_bytes = build_initramfs(&opts.agent, &opts.busybox, moddir.as_deref(), opts.modules.as_deref())?;
+    check_nvme(&kernel, &what, progress)?;
+    let busybox = guest_busybox(opts, progress)?;
+    let agent = (platform == Platform::Q35).then_some(opts.agent.as_path());
+    let initrd_bytes = build_initramfs(agent, &busybox, kernel.modules.as_deref(), opts.modules.as_deref())?;
     let initrd = opts.work_dir.join(format!("initramfs-{}.cpio.gz", std::process::id()));
     std::fs::write(&initrd, &initrd_bytes).map_err(|e| input(format!("{}: {e}", initrd.display())))?;
     let mut disks = Vec::new();
     for k in 0..opts.ioqpairs.len() {
-        let p = opts.work_dir.join("disks").join(format!("nvme{k}.img"));
+        // Named per run: runs sharing a work directory may boot at the same time.
+        let p = opts
+            .work_dir
+            .join("disks")
+            .join(format!("{}-nvme{k}.img", std::process::id()));
         let f = std::fs::File::create(&p).map_err(|e| input(format!("{}: {e}", p.display())))?;
         f.set_len(DISK_BYTES)
             .map_err(|e| input(format!("{}: {e}", p.display())))?;
@@ -638,16 +706,18 @@ pub fn run(opts: &RunOptions, progress: &mut dyn FnMut(&str)) -> Result<RunRepor
     }
     let s = |suffix: &str| with_suffix(&opts.output, suffix).to_string_lossy().into_owned();
     let files = BootFiles {
-        kernel: image.to_string_lossy().into_owned(),
+        kernel: kernel.image.to_string_lossy().into_owned(),
         initrd: initrd.to_string_lossy().into_owned(),
         disks,
         console: s(".console"),
         boot_capture: s(".boot.agent.json"),
         seq_capture: s(".seq.agent.json"),
         append: format!(
-            // An oops ends the boot at once (panic, then QEMU's -no-reboot exit) instead of
-            // leaving a half-dead guest until the timeout.
-            "console=ttyS0 quiet panic=-1 oops=panic lab.nvme={} lab.timeout={} {}",
+            // loglevel=7: the console shows an oops (x86 prints "Oops:" at the default level,
+            // which `quiet` hides) and enough of the boot that a silent guest is a hung one. An
+            // oops ends the boot at once (panic, then QEMU's -no-reboot exit) when it can.
+            "console={} loglevel=7 panic=-1 oops=panic lab.nvme={} lab.timeout={} {}",
+            platform.console(),
             opts.ioqpairs.len(),
             opts.timeout.as_secs(),
             opts.append
@@ -657,18 +727,22 @@ pub fn run(opts: &RunOptions, progress: &mut dyn FnMut(&str)) -> Result<RunRepor
     };
     let mut accel = match opts.accel {
         AccelChoice::Only(a) => a,
-        AccelChoice::Auto if kvm_usable() => Accel::Kvm,
+        AccelChoice::Auto if kvm_usable(platform) => Accel::Kvm,
         AccelChoice::Auto => Accel::Tcg,
     };
     let mut tries = 0;
     let result = loop {
-        let cpu = opts.cpu.clone().unwrap_or_else(|| accel.default_cpu().to_string());
+        let cpu = opts
+            .cpu
+            .clone()
+            .unwrap_or_else(|| accel.default_cpu(platform).to_string());
         let args = qemu::qemu_args(&opts.machine, &opts.ioqpairs, accel, &cpu, &files);
-        let _ = std::fs::write(s(".cmd"), format!("{} {}\n", opts.qemu, args.join(" ")));
+        let _ = std::fs::write(s(".cmd"), shell_command(&opts.qemu, &args) + "\n");
         tries += 1;
         progress(&format!(
-            "boot {tries} ({}, {} vCPUs, {} NVMe)",
+            "boot {tries} ({}, {}, {} vCPUs, {} NVMe)",
             accel.name(),
+            platform.describe(),
             opts.machine.maxcpus,
             opts.ioqpairs.len()
         ));
@@ -678,6 +752,9 @@ pub fn run(opts: &RunOptions, progress: &mut dyn FnMut(&str)) -> Result<RunRepor
                 progress(&format!("KVM unusable ({why}); using TCG"));
                 accel = Accel::Tcg;
                 tries -= 1;
+            }
+            Outcome::Fatal(why) => {
+                break Err(LabError::Boot(format!("the guest cannot capture: {why}")));
             }
             Outcome::NoKvm(why) | Outcome::Failed(why) => {
                 progress(&format!("boot {tries} failed: {why}"));
@@ -695,15 +772,18 @@ pub fn run(opts: &RunOptions, progress: &mut dyn FnMut(&str)) -> Result<RunRepor
     let wall = result?;
     let seq = read_capture(Path::new(&files.seq_capture)).map_err(LabError::Boot)?;
     let kernel_release = seq.snapshots[0].topology.kernel_release.clone();
+    let warnings = dropped_hotplug_slots(&opts.machine, &seq).into_iter().collect();
     Ok(RunReport {
         boot_capture: files.boot_capture.into(),
         seq_capture: files.seq_capture.into(),
         console: files.console.into(),
         accel,
+        platform,
         tries,
         wall,
         kernel_release,
         package,
+        warnings,
     })
 }
 
@@ -712,67 +792,42 @@ mod tests {
     use super::*;
 
     #[test]
-    fn package_names_are_checked() {
-        assert!(valid_package_name("linux-image-6.12.107+deb12-cloud-amd64"));
-        assert!(!valid_package_name("-o=evil"));
-        assert!(!valid_package_name("../x"));
-        assert!(!valid_package_name(""));
+    fn saved_command_lines_quote_what_the_shell_would_split() {
+        let args: Vec<String> = [
+            "-append",
+            "console=ttyS0 loglevel=7",
+            "-kernel",
+            "/tmp/a b/vmlinuz",
+            "-x",
+            "it's",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        assert_eq!(
+            shell_command("qemu-system-x86_64", &args),
+            "qemu-system-x86_64 -append 'console=ttyS0 loglevel=7' -kernel '/tmp/a b/vmlinuz' -x 'it'\\''s'"
+        );
     }
 
     #[test]
-    fn version_patterns_match_only_version_numbers() {
-        let p = "linux-image-6.1.0-*-amd64";
-        assert_eq!(
-            match_version_pattern(p, "linux-image-6.1.0-57-amd64"),
-            Some(vec!["57".to_string()])
-        );
-        // `*` is a version number: the cloud, rt and unsigned flavours are other packages.
-        for other in [
-            "linux-image-6.1.0-57-cloud-amd64",
-            "linux-image-6.1.0-57-rt-amd64",
-            "linux-image-6.1.0-57-amd64-unsigned",
-            "linux-image-6.1.0--amd64",
-            "linux-image-6.1.0-57-amd64-dbg",
-        ] {
-            assert_eq!(match_version_pattern(p, other), None, "{other}");
-        }
-        let p = "linux-image-6.12.*+deb12-cloud-amd64";
-        assert_eq!(
-            match_version_pattern(p, "linux-image-6.12.117+deb12-cloud-amd64"),
-            Some(vec!["117".to_string()])
-        );
-        // A star followed by digits gives them back.
-        assert_eq!(
-            match_version_pattern(
-                "linux-binary-unsigned-7.*3+deb*-cloud-amd64",
-                "linux-binary-unsigned-7.2.13+deb14-cloud-amd64"
-            ),
-            Some(vec!["2.1".to_string(), "14".to_string()])
-        );
-        assert!(version_key("6.12.117") > version_key("6.12.99"));
-        assert!(version_key("57") > version_key("9"));
-    }
-
-    #[test]
-    fn a_name_without_a_star_is_taken_as_it_is() {
-        // No apt call is made for a plain name (this runs on machines without apt).
-        assert_eq!(
-            resolve_package("linux-image-6.1.0-57-amd64", &[]).unwrap(),
-            "linux-image-6.1.0-57-amd64"
-        );
-        assert!(matches!(resolve_package("-o=x*", &[]), Err(LabError::Input(_))));
-    }
-
-    #[test]
-    fn split_layout_is_found() {
-        let root = std::env::temp_dir().join(format!("irqscope-lab-find-{}", std::process::id()));
-        let v = root.join("usr/lib/modules/7.2.13+deb14-cloud-amd64");
-        std::fs::create_dir_all(v.join("kernel")).unwrap();
-        std::fs::write(v.join("vmlinuz.unsigned"), b"x").unwrap();
-        let (image, modules) = find_kernel(&root).unwrap();
-        assert_eq!(image, v.join("vmlinuz.unsigned"));
-        assert_eq!(modules, Some(v));
-        std::fs::remove_dir_all(&root).unwrap();
-        assert!(find_kernel(&root).is_none());
+    fn dropped_hotplug_slots_are_named() {
+        let t2: crate::topology::TopologySpec = toml::from_str(
+            "name = \"t2\"\nnodes = [\"0-3\", \"4-7\"]\nsmt = [\"0-1\", \"2-3\", \"4-5\", \"6-7\"]\npresent = \"0-5\"\n",
+        )
+        .unwrap();
+        let m = qemu::guest_machine(&crate::topology::Topology::new(&t2).unwrap(), None, None).unwrap();
+        assert_eq!((m.cpus, m.maxcpus), (6, 8));
+        let capture = |possible: &str| -> Capture {
+            serde_json::from_str(&format!(
+                r#"{{"version":3,"snapshots":[{{"version":3,"host":"lab","taken_unix_ms":0,"boot_id":"",
+                "topology":{{"nodes":["0-2","3-5"],"possible":"{possible}","present":"0-5","online":"0-5",
+                "kernel_release":"6.12.117+deb12-amd64"}},"cpus":[],"irqs":[]}}]}}"#
+            ))
+            .unwrap()
+        };
+        let w = dropped_hotplug_slots(&m, &capture("0-5")).unwrap();
+        assert!(w.contains("hotplug slots 6-7") && w.contains("6.12.117"), "{w}");
+        assert_eq!(dropped_hotplug_slots(&m, &capture("0-7")), None);
     }
 }

@@ -107,6 +107,11 @@ impl Tokens {
         self.entries.is_empty()
     }
 
+    /// Push tokens bound to no host (each has a host quota, `live::store`).
+    pub fn unbound_count(&self) -> usize {
+        self.entries.iter().filter(|(_, bound)| bound.is_none()).count()
+    }
+
     /// Check a presented token for `host`. Every entry is compared in full; a token bound to
     /// the host wins over the same text unbound.
     pub fn check(&self, presented: &[u8], host: &str) -> Verdict {

@@ -11,7 +11,7 @@
 //! buffers and re-reads sysfs only when the online CPUs change.
 
 use super::limits::IRQS_MAX;
-use super::parse::{self, Interrupts, ParseError, ReadError, INTERRUPTS_BYTES_MAX, IRQ_FILE_BYTES_MAX};
+use super::parse::{self, Interrupts, IrqRow, ParseError, ReadError, INTERRUPTS_BYTES_MAX, IRQ_FILE_BYTES_MAX};
 use super::protocol::{
     Snapshot, WireIrq, WireTopology, FULL_SNAPSHOT_SAME_SINCE, KERNEL_RELEASE_BYTES_MAX, PROTOCOL_VERSION,
 };
@@ -279,9 +279,11 @@ fn update_irqs(
 /// Most IRQs whose `/proc/irq/N/` files one [`Collector::read`] refreshes. An IRQ new to the
 /// collector is always read, and all are re-read when the online CPUs change; on a host with
 /// more IRQs than this the others are refreshed in turn, so no IRQ's files are more than
-/// `ceil(IRQs / IRQ_FILES_PER_READING)` readings old (8 on a 4,096-IRQ host). A host with fewer
-/// re-reads every file on every reading.
-pub const IRQ_FILES_PER_READING: usize = 512;
+/// `ceil(IRQs / IRQ_FILES_PER_READING)` readings old (16 on a 4,096-IRQ host). A host with
+/// fewer re-reads every file on every reading. Each IRQ's files cost an open, a read and a
+/// close apiece (2 files: `node` is read once per action), about a fifth of a steady reading
+/// of a 4,096-IRQ host at 512 IRQs per reading (`cargo bench --bench live`).
+pub const IRQ_FILES_PER_READING: usize = 256;
 
 /// A host's reading loop: the buffers and the topology kept between readings.
 pub struct Collector {
@@ -300,9 +302,13 @@ pub struct Collector {
     online: String,
     /// The protocol version the snapshot is stamped with ([`Collector::stamp_version`]).
     version: u32,
-    /// The numbered IRQs of this reading, sorted, and where the next refresh starts.
-    numbered: Vec<u32>,
+    /// The numbered IRQs of this reading, sorted, each with a digest of its action (chip,
+    /// hwirq, name), and where the next refresh starts.
+    numbered: Vec<(u32, u64)>,
     refresh_at: usize,
+    /// The action digest of each IRQ when its `node` file was read: a number given to another
+    /// action (a new descriptor) has its node read again.
+    node_read_for: BTreeMap<u32, u64>,
     /// Each IRQ's files parsed into wire fields when they were read (an error is kept and
     /// reported by every reading until the file is read again).
     wire: BTreeMap<u32, Result<IrqWireFields, ParseError>>,
@@ -338,16 +344,26 @@ impl IrqFileReader {
     /// Read IRQ `n`'s files into `files`; true when any of them changed (a file that is absent,
     /// larger than [`IRQ_FILE_BYTES_MAX`] or not UTF-8 is `None`).
     pub fn read(&mut self, n: u32, files: &mut IrqFiles) -> bool {
+        self.read_files(n, files, true)
+    }
+
+    /// [`IrqFileReader::read`], `node` left as it is unless `with_node`: an IRQ's node is set
+    /// when its descriptor is made (`desc_smp_init()` in kernel/irq/irqdesc.c) and never
+    /// changes after, so only an IRQ new to the reader, or a number given to another action,
+    /// needs it read again.
+    pub fn read_files(&mut self, n: u32, files: &mut IrqFiles, with_node: bool) -> bool {
         use std::fmt::Write;
         self.number.clear();
         let _ = write!(self.number, "{n}");
         self.dir.push(&self.number);
         let mut changed = false;
+        let node = if with_node { Some(&mut files.node) } else { None };
         for (name, text) in [
-            ("smp_affinity_list", &mut files.smp_affinity_list),
-            ("effective_affinity_list", &mut files.effective_affinity_list),
-            ("node", &mut files.node),
+            ("smp_affinity_list", Some(&mut files.smp_affinity_list)),
+            ("effective_affinity_list", Some(&mut files.effective_affinity_list)),
+            ("node", node),
         ] {
+            let Some(text) = text else { continue };
             self.dir.push(name);
             let read = read_small(&self.dir, IRQ_FILE_BYTES_MAX, &mut self.buf);
             self.dir.pop();
@@ -390,6 +406,15 @@ fn read_small(path: &Path, bytes_max: usize, buf: &mut Vec<u8>) -> Option<usize>
     (len <= bytes_max).then_some(len)
 }
 
+/// What tells one action on an IRQ number from another: its chip, hwirq and name (a number
+/// freed and given to another device shows a new one).
+fn action_digest(row: &IrqRow) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    (&row.chip, &row.hwirq, &row.name).hash(&mut h);
+    h.finish()
+}
+
 /// A reading that failed: which file, and why.
 #[derive(Debug, thiserror::Error)]
 pub enum CollectError {
@@ -422,6 +447,7 @@ impl Collector {
             version: PROTOCOL_VERSION,
             numbered: Vec::new(),
             refresh_at: 0,
+            node_read_for: BTreeMap::new(),
             wire: BTreeMap::new(),
         }
     }
@@ -433,23 +459,40 @@ impl Collector {
     /// refreshes the IRQs of the last reading.
     pub fn refresh_irq_files(&mut self, all: bool) {
         self.numbered.clear();
-        self.numbered.extend(self.parsed.rows.iter().filter_map(|r| r.irq()));
-        self.numbered.sort_unstable();
-        self.numbered.dedup();
+        self.numbered.extend(
+            self.parsed
+                .rows
+                .iter()
+                .filter_map(|r| r.irq().map(|n| (n, action_digest(r)))),
+        );
+        self.numbered.sort_unstable_by_key(|&(n, _)| n);
+        self.numbered.dedup_by_key(|&mut (n, _)| n);
         let numbered = &self.numbered;
-        self.proc.irqs.retain(|n, _| numbered.binary_search(n).is_ok());
-        self.wire.retain(|n, _| numbered.binary_search(n).is_ok());
+        // A steady host keeps its IRQs: the kept files are then those of this reading already,
+        // and none is new.
+        let same_irqs = self.proc.irqs.keys().copied().eq(numbered.iter().map(|&(n, _)| n));
+        if !same_irqs {
+            let kept = |n: &u32| numbered.binary_search_by_key(n, |&(k, _)| k).is_ok();
+            self.proc.irqs.retain(|n, _| kept(n));
+            self.wire.retain(|n, _| kept(n));
+            self.node_read_for.retain(|n, _| kept(n));
+        }
         let reader = &mut self.irq_files;
         let wire = &mut self.wire;
-        let mut in_dir = |n: u32, irqs: &mut BTreeMap<u32, IrqFiles>| {
+        let node_read_for = &mut self.node_read_for;
+        let mut in_dir = |(n, action): (u32, u64), irqs: &mut BTreeMap<u32, IrqFiles>| {
             let files = irqs.entry(n).or_default();
-            if reader.read(n, files) || !wire.contains_key(&n) {
+            let with_node = node_read_for.get(&n) != Some(&action);
+            if with_node {
+                node_read_for.insert(n, action);
+            }
+            if reader.read_files(n, files, with_node) || !wire.contains_key(&n) {
                 wire.insert(n, irq_wire_fields(n, files));
             }
         };
-        for &n in numbered {
-            if !self.proc.irqs.contains_key(&n) {
-                in_dir(n, &mut self.proc.irqs);
+        for &irq in numbered.iter().filter(|_| !same_irqs) {
+            if !self.proc.irqs.contains_key(&irq.0) {
+                in_dir(irq, &mut self.proc.irqs);
             }
         }
         let len = numbered.len();

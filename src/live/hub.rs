@@ -382,7 +382,7 @@ impl Hub {
         persist: Option<Persist>,
         render: EventRenderer,
     ) -> Result<(Hub, Vec<String>), PersistError> {
-        let mut store = LiveStore::new();
+        let mut store = LiveStore::new().with_unbound_tokens(tokens.unbound_count());
         let mut imports = ImportStore::new();
         let mut notes = Vec::new();
         if let Some(p) = &persist {
@@ -521,6 +521,7 @@ impl Hub {
             } else {
                 Err(HubError::BaseMismatch)
             };
+            let expired = self.make_room(&mut store, expired);
             // Queued under the store lock, so one host's readings reach the disk in seq order.
             let ticket = match (&state, &self.persist) {
                 (Ok(st), Some(p)) => Some(p.enqueue(st.clone())),
@@ -572,6 +573,7 @@ impl Hub {
                 drop(kept);
                 store.amend(&host, amend)
             });
+            let expired = self.make_room(&mut store, expired);
             (state, expired)
         };
         self.forget(expired);
@@ -629,6 +631,26 @@ impl Hub {
     fn expire_locked(&self, store: &mut LiveStore, now_ms: u64) -> Gone {
         let hosts = store.expire(now_ms, self.policy.host_idle_ms);
         self.gone(hosts)
+    }
+
+    /// `gone` and the hosts the store dropped to make room for a new one (held locked by the
+    /// caller): one removal from the store file for both.
+    fn make_room(&self, store: &mut LiveStore, gone: Gone) -> Gone {
+        let evicted = store.take_evicted();
+        if evicted.is_empty() {
+            return gone;
+        }
+        for h in &evicted {
+            tracing::info!("live host {h} evicted to make room for a new host");
+        }
+        // Queued after the expired hosts' removal: waiting for this one waits for both.
+        let ticket = match &self.persist {
+            Some(p) => Some(p.enqueue_removal(evicted.clone())),
+            None => gone.ticket,
+        };
+        let mut hosts = gone.hosts;
+        hosts.extend(evicted);
+        Gone { hosts, ticket }
     }
 
     /// Hosts just dropped from the store, their removal from the store file queued while the

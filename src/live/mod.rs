@@ -58,7 +58,8 @@ pub mod limits {
     pub(crate) const DEVICE_NAME_BYTES_MAX: usize = 64;
     /// Most snapshots in one capture file.
     pub const CAPTURE_SNAPSHOTS_MAX: usize = 64;
-    /// Most hosts one unbound token may create (counted since the server started); a token
+    /// Most hosts one unbound token may hold at once (less when many unbound tokens are
+    /// configured: together they never fill [`HOSTS_MAX`], see `store::LiveStore`); a token
     /// bound to a host names its one host.
     pub const UNBOUND_TOKEN_HOSTS_MAX: usize = 64;
     /// A host that has not pushed for this long (by the server's clock) is dropped, unless

@@ -66,10 +66,16 @@ pub struct HostState {
     pub next_push_ms: u64,
     /// The server-clock time of the last accepted push (or of the restore), for expiry.
     pub received_ms: u64,
-    /// The unbound token that created this host (for its quota); `None` for a bound token or
-    /// a restored host.
+    /// The unbound token that created this host (for its quota; the host may be evicted for a
+    /// bound one, see [`LiveStore::ingest`]), [`RESTORED_OWNER`] for a host restored from disk
+    /// that has not pushed since (learned at its next push), `None` for a bound token or a
+    /// source the server reads itself.
     pub owner: Option<u32>,
 }
+
+/// The owner of a restored host until its next push says which token it comes through: it
+/// counts against no token's quota and may be evicted like an unbound token's host.
+pub const RESTORED_OWNER: u32 = u32::MAX;
 
 /// How a push arrived: when by the server's clock, and through which unbound token (if any).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -105,9 +111,32 @@ pub enum IngestError {
 /// Hosts by name. Each state is shared (`Arc`): readers clone the pointer under the caller's
 /// lock and render or run the model after releasing it; an accepted snapshot replaces the
 /// pointer and never changes a state a reader holds.
-#[derive(Debug, Clone, Default)]
+///
+/// Who may take the table's [`HOSTS_MAX`] places: each unbound token at most its quota
+/// ([`LiveStore::with_unbound_tokens`]: [`UNBOUND_TOKEN_HOSTS_MAX`], less when so many unbound
+/// tokens are configured that their quotas together would fill the table), so unbound tokens
+/// alone never fill it; and when it is full anyway (bound hosts, hosts restored from disk), a
+/// new host through a bound token takes the place of the unbound host (or restored one not
+/// heard from since) that has been idle longest, and one through an unbound token the place
+/// of the longest-idle restored host. A bound host is refused only when every place is held by
+/// a bound host.
+#[derive(Debug, Clone)]
 pub struct LiveStore {
     hosts: BTreeMap<String, Arc<HostState>>,
+    /// Hosts one unbound token may hold.
+    unbound_quota: usize,
+    /// Hosts dropped to make room since [`LiveStore::take_evicted`] was last called.
+    evicted: Vec<String>,
+}
+
+impl Default for LiveStore {
+    fn default() -> Self {
+        LiveStore {
+            hosts: BTreeMap::new(),
+            unbound_quota: UNBOUND_TOKEN_HOSTS_MAX,
+            evicted: Vec::new(),
+        }
+    }
 }
 
 /// What [`LiveStore::ingest`] checks of a snapshot on its own (no store state): it names
@@ -138,6 +167,39 @@ fn validate(snap: &Snapshot) -> Result<Arc<Topology>, IngestError> {
 impl LiveStore {
     pub fn new() -> LiveStore {
         LiveStore::default()
+    }
+
+    /// The store for `n` configured unbound tokens: each may hold
+    /// min([`UNBOUND_TOKEN_HOSTS_MAX`], [`HOSTS_MAX`] / `n`) hosts (at least one).
+    pub fn with_unbound_tokens(mut self, n: usize) -> LiveStore {
+        self.unbound_quota = UNBOUND_TOKEN_HOSTS_MAX.min(HOSTS_MAX / n.max(1)).max(1);
+        self
+    }
+
+    /// Hosts one unbound token may hold.
+    pub fn unbound_quota(&self) -> usize {
+        self.unbound_quota
+    }
+
+    /// The hosts dropped to make room for new ones since the last call (their records are
+    /// the caller's to remove from disk).
+    pub fn take_evicted(&mut self) -> Vec<String> {
+        std::mem::take(&mut self.evicted)
+    }
+
+    /// The host to drop for a new one arriving `at` when the table is full: for a bound token
+    /// the longest-idle host of an unbound token or restored, for an unbound token the
+    /// longest-idle restored host.
+    fn eviction_candidate(&self, at: Arrival) -> Option<String> {
+        let evictable = |owner: Option<u32>| match at.unbound {
+            None => owner.is_some(),
+            Some(_) => owner == Some(RESTORED_OWNER),
+        };
+        self.hosts
+            .iter()
+            .filter(|(_, h)| evictable(h.owner))
+            .min_by_key(|(name, h)| (h.received_ms, name.as_str()))
+            .map(|(name, _)| name.clone())
     }
 
     pub fn host(&self, host: &str) -> Option<&Arc<HostState>> {
@@ -174,17 +236,19 @@ impl LiveStore {
     ) -> Result<Arc<HostState>, IngestError> {
         let received_ms = at.received_ms;
         let prev = self.hosts.get(host);
+        let mut evict = None;
         if prev.is_none() {
-            if self.hosts.len() >= HOSTS_MAX {
-                return Err(IngestError::TooManyHosts);
-            }
             if let Some(token) = at.unbound {
-                if self.hosts.values().filter(|h| h.owner == Some(token)).count() >= UNBOUND_TOKEN_HOSTS_MAX {
+                if self.hosts.values().filter(|h| h.owner == Some(token)).count() >= self.unbound_quota {
                     return Err(IngestError::QuotaExceeded);
                 }
             }
+            if self.hosts.len() >= HOSTS_MAX {
+                evict = Some(self.eviction_candidate(at).ok_or(IngestError::TooManyHosts)?);
+            }
         }
         let owner = match prev {
+            Some(p) if p.owner == Some(RESTORED_OWNER) => at.unbound,
             Some(p) => p.owner,
             None => at.unbound,
         };
@@ -205,8 +269,12 @@ impl LiveStore {
             }
         };
         let seq = prev.map_or(0, |p| p.seq) + 1;
-        // Nothing can fail from here on: take the old history (without a copy when no reader
-        // holds the old state).
+        // Nothing can fail from here on: make room, take the old history (without a copy when
+        // no reader holds the old state).
+        if let Some(gone) = evict {
+            self.hosts.remove(&gone);
+            self.evicted.push(gone);
+        }
         let mut history = match self.hosts.remove(host) {
             Some(old) => Arc::try_unwrap(old).map_or_else(|shared| shared.history.clone(), |own| own.history),
             None => VecDeque::new(),
@@ -277,7 +345,7 @@ impl LiveStore {
                 history,
                 next_push_ms: 0,
                 received_ms: now_ms,
-                owner: None,
+                owner: Some(RESTORED_OWNER),
             }),
         );
         Ok(())
@@ -536,6 +604,22 @@ mod tests {
         }
     }
 
+    /// A push through unbound token `token`.
+    fn by(token: u32, received_ms: u64) -> Arrival {
+        Arrival {
+            received_ms,
+            unbound: Some(token),
+        }
+    }
+
+    /// An empty snapshot of host `n` taken at `t`.
+    fn named(n: &str, t: u64) -> Snapshot {
+        Snapshot {
+            host: n.to_string(),
+            ..snap(t, &[0], &[])
+        }
+    }
+
     #[test]
     fn pushes_are_paced_by_the_server_clock() {
         let mut s = LiveStore::new();
@@ -574,14 +658,6 @@ mod tests {
     #[test]
     fn idle_hosts_expire_and_unbound_tokens_have_a_quota() {
         let mut s = LiveStore::new();
-        let named = |n: &str, t: u64| Snapshot {
-            host: n.to_string(),
-            ..snap(t, &[0], &[])
-        };
-        let by = |token, received_ms| Arrival {
-            received_ms,
-            unbound: Some(token),
-        };
         for i in 0..UNBOUND_TOKEN_HOSTS_MAX {
             let h = format!("h{i}");
             s.ingest(&h, named(&h, 1), by(7, 0)).unwrap();
@@ -600,5 +676,71 @@ mod tests {
         assert!(s.host("h0").is_some() && s.host("h1").is_none());
         s.ingest("one-more", named("one-more", 1), by(7, 60_500)).unwrap();
         assert!(s.remove("one-more") && !s.remove("one-more"));
+    }
+
+    /// Five unbound tokens cannot lock a bound host out: their quotas together leave a place,
+    /// and when the table is full a bound host takes the place of the longest-idle unbound one
+    /// (a restored host first learns its owner at its next push).
+    #[test]
+    fn unbound_tokens_never_lock_a_bound_host_out() {
+        let mut s = LiveStore::new().with_unbound_tokens(5);
+        let quota = s.unbound_quota();
+        assert_eq!(quota, HOSTS_MAX / 5);
+        for t in 0..5u32 {
+            for i in 0..quota {
+                let h = format!("u{t}-{i}");
+                // Token 0's hosts are the oldest, u0-0 the oldest of all.
+                s.ingest(&h, named(&h, 1), by(t, u64::from(t) * 1_000 + i as u64))
+                    .unwrap();
+            }
+            let more = format!("u{t}-more");
+            assert_eq!(
+                s.ingest(&more, named(&more, 1), by(t, 9_000)).err(),
+                Some(IngestError::QuotaExceeded)
+            );
+        }
+        assert_eq!(s.len(), 5 * quota);
+        assert!(s.len() < HOSTS_MAX, "unbound tokens alone filled the table");
+        // The table fills with bound hosts; each one past it evicts the longest-idle unbound host.
+        let mut bound = 0;
+        while s.len() < HOSTS_MAX {
+            let h = format!("b{bound}");
+            s.ingest(&h, named(&h, 1), rx(10_000)).unwrap();
+            bound += 1;
+        }
+        assert!(s.take_evicted().is_empty());
+        // u0-0 pushes again: it is no longer the longest idle.
+        s.ingest("u0-0", named("u0-0", 2), by(0, 10_500)).unwrap();
+        s.ingest("b-late", named("b-late", 1), rx(11_000)).unwrap();
+        assert_eq!(s.take_evicted(), ["u0-1"]);
+        assert!(s.host("u0-1").is_none() && s.host("b-late").is_some() && s.host("u0-0").is_some());
+        // An unbound token under its quota may not evict another token's host.
+        assert_eq!(
+            s.ingest("u0-new", named("u0-new", 1), by(0, 11_000)).err(),
+            Some(IngestError::TooManyHosts)
+        );
+        // Bound hosts take every unbound place, then the table is theirs.
+        for i in 0..5 * quota - 1 {
+            let h = format!("b-more{i}");
+            s.ingest(&h, named(&h, 1), rx(12_000)).unwrap();
+        }
+        assert_eq!(s.take_evicted().len(), 5 * quota - 1);
+        assert!(s.hosts().all(|(_, h)| h.owner.is_none()));
+        assert_eq!(
+            s.ingest("b-last", named("b-last", 1), rx(13_000)).err(),
+            Some(IngestError::TooManyHosts)
+        );
+        // A restored host is evictable until it pushes, and then it is its token's.
+        let restored = s.host("b0").unwrap().persisted();
+        assert!(s.remove("b0"));
+        s.restore(restored, 14_000).unwrap();
+        assert_eq!(s.host("b0").unwrap().owner, Some(RESTORED_OWNER));
+        s.ingest("u4-new", named("u4-new", 1), by(4, 15_000)).unwrap();
+        assert_eq!(s.take_evicted(), ["b0"]);
+        let restored = s.host("b-late").unwrap().persisted();
+        assert!(s.remove("b-late"));
+        s.restore(restored, 14_000).unwrap();
+        s.ingest("b-late", named("b-late", 2), rx(15_000)).unwrap();
+        assert_eq!(s.host("b-late").unwrap().owner, None);
     }
 }

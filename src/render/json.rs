@@ -71,6 +71,12 @@ pub fn outcome_json(scenario: &Scenario, outcome: &Outcome, m: &Metrics) -> Valu
     if !notes.is_empty() {
         value["machine_notes"] = json!(notes);
     }
+    for (i, d) in outcome.devices.iter().enumerate() {
+        if let Some(f) = d.alloc_failed {
+            value["devices"][i]["alloc_failed"] = json!(f.to_string());
+        }
+    }
+    value["kernel"] = summary::range_json(&crate::scenario::kernel::holds_for(scenario, outcome));
     value["warnings"] = outcome
         .warnings()
         .map(|(device, w)| json!({"device": device, "warning": w.to_string()}))
@@ -87,6 +93,8 @@ pub fn outcome_json(scenario: &Scenario, outcome: &Outcome, m: &Metrics) -> Valu
         "hot_irqs_per_cpu_max": m.hot_irqs_per_cpu_max,
         "cpus_idle": m.cpus_idle.to_cpulist(),
         "vectors_shut_down": m.vectors_shut_down,
+        "vectors_failed": m.vectors_failed,
+        "devices_asked": m.devices_asked,
         "ideal": {"irqs_per_cpu_max": m.ideal.irqs_per_cpu_max,
                   "devices_per_cpu_max": m.ideal.devices_per_cpu_max},
         "per_node": m.per_node.iter().map(|n| json!({

@@ -24,6 +24,7 @@ pub(crate) fn mana_view(permalink: &str, spec: &ManaSpec, run: &ManaRun) -> Valu
     let mut v = mana_run_json(run);
     v["permalink"] = json!(permalink);
     v["spec"] = json!(spec);
+    v["kernel"] = json!(super::mana_sched::MANA_KERNEL_LINE);
     v
 }
 
@@ -58,6 +59,7 @@ pub(crate) fn sched_view(permalink: &str, spec: &SchedSpec, out: &SchedOutcome) 
     v["permalink"] = json!(permalink);
     v["spec"] = json!(spec);
     v["interpretation_notes"] = json!(INTERPRETATION_NOTES);
+    v["kernel"] = json!(super::mana_sched::SCHED_KERNEL_LINE);
     v
 }
 

@@ -21,6 +21,14 @@ fn mask(m: &Option<Vec<u32>>) -> String {
 }
 
 /// Unpatched beside patched: per IRQ the mask, the CPU it was requested on and where it fires.
+/// The kernel code each MANA side is (text and JSON views).
+pub const MANA_KERNEL_LINE: &str = "kernel: unpatched is gdma_main.c before \"net: mana: \
+Optimize irq affinity for low vcpu configs\"; patched is that patch as posted (seed 001)";
+
+/// The kernel code each sched variant is (text and JSON views).
+pub const SCHED_KERNEL_LINE: &str = "kernel: upstream is kernel/sched/fair.c and topology.c as \
+named from v6.10; p12 and p123 are proposed patches, in no release";
+
 pub fn mana_report(input: &ManaInput, unpatched: &ManaOutcome, patched: &ManaOutcome) -> String {
     let mut out = String::new();
     let ncpu = input.cpu_node.len();
@@ -35,6 +43,7 @@ pub fn mana_report(input: &ManaInput, unpatched: &ManaOutcome, patched: &ManaOut
         input.max_msix,
         input.device_node
     );
+    out.push_str(&wrap(MANA_KERNEL_LINE, "", "  "));
     out.push_str(&wrap(
         &list(&input.initial_vector_load),
         "vector load before probe: ",
@@ -139,6 +148,7 @@ pub fn sched_report(input: &SchedInput, outcome: &SchedOutcome) -> String {
         "",
         "  ",
     ));
+    out.push_str(&wrap(SCHED_KERNEL_LINE, "", "  "));
     let noise: u32 = input.nr_running.iter().sum::<u32>().saturating_sub(2);
     let _ = writeln!(
         out,
@@ -222,5 +232,15 @@ pub(crate) fn mana_twin(command: &str, url: &str, run: &ManaRun) -> String {
 /// The text twin of a sched page (`/n/{p}/text`): the command line, [`sched_report`], then the
 /// link.
 pub(crate) fn sched_twin(command: &str, url: &str, run: &SchedRun) -> String {
-    with_command(command, &sched_report(&run.input, &run.outcome), Some(url))
+    with_command(command, &sched_run_report(run), Some(url))
+}
+
+/// [`sched_report`] with what the model assumed of the machine first (when it came from one).
+pub fn sched_run_report(run: &SchedRun) -> String {
+    let mut out = String::new();
+    if let Some(a) = &run.assumptions {
+        out.push_str(&wrap(a, "", "  "));
+    }
+    out.push_str(&sched_report(&run.input, &run.outcome));
+    out
 }

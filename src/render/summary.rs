@@ -5,8 +5,141 @@
 use crate::kernel::vector_matrix::EffectiveModel;
 use crate::metrics::{CpuLoad, Metrics};
 use crate::render::svg::HeatMetric;
-use crate::scenario::Scenario;
+use crate::scenario::kernel::Holds;
+use crate::scenario::{Outcome, Scenario};
 use crate::topology::{cut_cpulist, plural, Arch, CpuSet, Irqchip, Topology};
+
+/// Longest kernel-range line: it follows a 10-column label ("kernel:   ") in 72-column text.
+pub(crate) const RANGE_LINE_CHARS_MAX: usize = 62;
+
+/// "holds for v7.0 .. (set by cluster)", "v6.12: holds for v6.11 .. v6.16 (set by heap-v6.11,
+/// numgrps)", "no release: rotation is a proposed patch": the kernel releases whose code gives
+/// this answer, in one line of at most [`RANGE_LINE_CHARS_MAX`] characters
+/// (`scenario::kernel::holds_for`). A release named and outside the range reads "not v6.12: …".
+pub fn range_line(h: &Holds) -> String {
+    let release = h
+        .kernel
+        .as_deref()
+        .and_then(crate::kernel::release::parse_release)
+        .map(|(a, b)| format!("v{a}.{b}"));
+    let named = release.as_ref().map(|r| format!("{r}: ")).unwrap_or_default();
+    if let Some(why) = &h.not_upstream {
+        return format!("{named}no release: {why}");
+    }
+    if h.ranges.is_empty() {
+        // Two models no release runs together, named with their ranges.
+        for (i, a) in h.bounds.iter().enumerate() {
+            for b in &h.bounds[i + 1..] {
+                let meet = a
+                    .ranges
+                    .iter()
+                    .any(|x| b.ranges.iter().any(|y| x.intersect(y).is_some()));
+                if !meet {
+                    return format!(
+                        "{named}no release: {} ({}) with {} ({})",
+                        a.what,
+                        ranges_text(&a.ranges),
+                        b.what,
+                        ranges_text(&b.ranges)
+                    );
+                }
+            }
+        }
+        return format!("{named}no release runs these models together");
+    }
+    let named = match (&release, h.names_a_release_in_range()) {
+        (Some(r), Some(false)) => format!("not {r}: "),
+        _ => named,
+    };
+    let line = format!("{named}holds for {}", ranges_text(&h.ranges));
+    let binding = h.binding();
+    // As many of the models that set the ends as fit.
+    for n in (1..=binding.len()).rev() {
+        let with = format!("{line} (set by {})", binding[..n].join(", "));
+        if with.chars().count() <= RANGE_LINE_CHARS_MAX {
+            return with;
+        }
+    }
+    line
+}
+
+/// Ranges joined ("v6.3 .. v6.7 and v6.10 .."), "no release" when there are none.
+fn ranges_text(ranges: &[crate::kernel::release::Range]) -> String {
+    if ranges.is_empty() {
+        return "in no release".into();
+    }
+    ranges.iter().map(|r| r.to_string()).collect::<Vec<_>>().join(" and ")
+}
+
+/// The range line and its parts as JSON: the release named, the ranges, each model's own.
+pub fn range_json(h: &Holds) -> serde_json::Value {
+    let texts = |rs: &[crate::kernel::release::Range]| rs.iter().map(|r| r.to_string()).collect::<Vec<_>>();
+    serde_json::json!({
+        "named": h.kernel,
+        "holds_for": texts(&h.ranges),
+        "models": h.bounds.iter().map(|b| serde_json::json!({
+            "model": b.what, "holds_for": texts(&b.ranges),
+        })).collect::<Vec<_>>(),
+        "not_upstream": h.not_upstream,
+        "line": range_line(h),
+    })
+}
+
+/// Why a CPU has the vectors the scenario gives it: "201 vectors per CPU (window 0x20-0xea
+/// less IA32_SYSCALL_VECTOR (0x80) and the legacy PIC's cascade (0x32))".
+pub fn vectors_per_cpu_line(scenario: &Scenario) -> String {
+    use crate::kernel::release;
+    let pick = scenario.kernel_pick();
+    let n = pick.vectors();
+    let pic = scenario.topology().legacy_pic().unwrap_or(false);
+    let window = match pick.release() {
+        Some(r) => Some(release::generation(r).window),
+        None if pick.vectors_per_cpu.is_some() => Some(release::generation(release::NEWEST).window),
+        None => release::VECTOR_WINDOWS
+            .iter()
+            .map(|w| w.model)
+            .find(|w| w.vectors_per_cpu(false) == n && !w.move_cleanup_vector),
+    };
+    let why = match window {
+        Some(w) if w.vectors_per_cpu(pic) == n => w.describe(pic),
+        Some(w) if pick.vectors_per_cpu.is_none() && w.vectors_per_cpu(false) == n => {
+            format!("{}; a scenario that names no count keeps it", w.describe(false))
+        }
+        _ => "as given".into(),
+    };
+    format!("{n} vectors per CPU ({why})")
+}
+
+/// The sentences for vectors the kernel refused, for the summary: "ENOSPC: 680 vectors of 76
+/// devices got none, first dev180 vector 1; 201 vectors per CPU (…)" and one for each device
+/// whose allocation `alloc_descs()` refused. Empty when nothing failed.
+pub fn failure_lines(scenario: &Scenario, outcome: &Outcome) -> Vec<String> {
+    let mut out = Vec::new();
+    let vs = &outcome.vector_space;
+    if let Some(first) = vs.first_failure() {
+        let devices: std::collections::BTreeSet<&str> = vs.failures.iter().map(|f| f.device.as_str()).collect();
+        let n = vs.failures.len();
+        out.push(format!(
+            "ENOSPC: {n} vector{} of {} device{} got none, first {} vector {}; {}",
+            plural(n),
+            devices.len(),
+            plural(devices.len()),
+            first.device,
+            first.vector,
+            vectors_per_cpu_line(scenario)
+        ));
+    }
+    for d in outcome.devices.iter().filter(|d| d.alloc_failed.is_some()) {
+        if let Some(f) = d.alloc_failed {
+            out.push(format!(
+                "EINVAL: {}: {f} ({} masks); the PCI core then tries MSI and INTx (not modelled)",
+                d.name,
+                scenario.kernel_pick().affinity_era().name()
+            ));
+        }
+    }
+    out
+}
 
 /// Most parts of a sentence shown; the middle ones are folded into a count.
 pub(crate) const PARTS_SHOWN_MAX: usize = 4;
@@ -29,10 +162,18 @@ fn devices_parts(m: &Metrics, groups: &[(u32, CpuSet)], list: &dyn Fn(&CpuSet) -
         .map(|(i, (value, cpus))| {
             let n = cpus.weight();
             let what = if i == 0 {
-                if *value == 2 && m.devices_total == 2 {
+                if *value == 2 && m.devices_total == 2 && m.devices_total == m.devices_asked {
                     "serve both devices".to_string()
-                } else if *value == m.devices_total && m.devices_total > 1 {
+                } else if *value == m.devices_total && m.devices_total > 1 && m.devices_total == m.devices_asked {
                     format!("serve all {value} devices")
+                } else if *value == 0 && m.devices_total == 0 && m.devices_asked > 0 {
+                    format!(
+                        "serve none of the {} device{}",
+                        m.devices_asked,
+                        plural(m.devices_asked as usize)
+                    )
+                } else if *value == m.devices_total && m.devices_total < m.devices_asked {
+                    format!("serve {value} of the {} devices", m.devices_asked)
                 } else {
                     format!(
                         "serve{} {value} device{}",
@@ -512,8 +653,15 @@ pub(crate) fn verdict_line(topo: &Topology, m: &Metrics, metric: HeatMetric) -> 
     let n = hot.weight();
     let list = list_of(*max);
     let verb = match metric {
-        HeatMetric::Devices if *max == 2 && m.devices_total == 2 => "serve both".to_string(),
-        HeatMetric::Devices if *max == m.devices_total && m.devices_total > 1 => format!("serve all {max}"),
+        HeatMetric::Devices if *max == 2 && m.devices_total == 2 && m.devices_total == m.devices_asked => {
+            "serve both".to_string()
+        }
+        HeatMetric::Devices if *max == m.devices_total && m.devices_total > 1 && m.devices_total == m.devices_asked => {
+            format!("serve all {max}")
+        }
+        HeatMetric::Devices if *max == m.devices_total && m.devices_total < m.devices_asked => {
+            format!("serve {max} of the {} devices", m.devices_asked)
+        }
         HeatMetric::Devices => format!("serve{} {max}", if n == 1 { "s" } else { "" }),
         _ => format!("get{} {max}", if n == 1 { "s" } else { "" }),
     };

@@ -20,6 +20,39 @@ pub fn command_line(config: &SweepConfig) -> String {
     command_words(config).join(" ")
 }
 
+/// The kernel releases each row holds for: the sort's, each placement's (proposals and the
+/// rotation patches: none), and what `--kernel` picked.
+fn kernel_line(c: &SweepConfig) -> String {
+    use crate::kernel::release;
+    let range = |r: Option<release::Range>| r.map_or("no release".to_string(), |r| r.to_string());
+    let mut rows: Vec<String> = Vec::new();
+    for p in &c.placements {
+        let text = match p {
+            Placement::Kernel(v) => format!("{} {}", v.name(), range(release::variant_range(*v))),
+            Placement::Proposal(_) | Placement::External(_) => format!("{} no release", p.name()),
+        };
+        rows.push(text);
+    }
+    let picked = match c.kernel.as_deref().and_then(release::parse_release) {
+        Some(r) => {
+            let g = release::generation(r);
+            format!(
+                "--kernel {}: {} masks, mapper {}, vectors per CPU of that release on each machine",
+                c.kernel.as_deref().unwrap_or(""),
+                g.affinity.name(),
+                g.mapper.name()
+            )
+        }
+        None => "no --kernel: nummasks masks, 203 vectors per CPU".to_string(),
+    };
+    format!(
+        "kernel: sort {} holds for {}; placements: {}; {picked}.",
+        c.sort.name(),
+        range(release::sort_range(c.sort)),
+        rows.join(", ")
+    )
+}
+
 /// [`command_line`] as words for `columns::command_block`; an option and its value are one word.
 pub(crate) fn command_words(config: &SweepConfig) -> Vec<String> {
     let all_topologies: Vec<String> = crate::catalogue::names().map(str::to_string).collect();
@@ -47,6 +80,9 @@ pub(crate) fn command_words(config: &SweepConfig) -> Vec<String> {
         words.extend(list_words("--variants", &names));
     }
     words.push(format!("--counters {}", counters_text(&config.counters)));
+    if let Some(k) = &config.kernel {
+        words.push(format!("--kernel {}", crate::scenario::spec::shell_word(k)));
+    }
     words.push(format!("--sort {}", config.sort.name()));
     words.push(format!("--effective {}", config.effective.name()));
     words
@@ -143,6 +179,7 @@ pub fn text(sweep: &Sweep) -> String {
             out.push_str(&wrap(&format!("{}: {}.", v.name(), v.describe()), "", ""));
         }
     }
+    out.push_str(&wrap(&kernel_line(c), "", ""));
     let n_place = c.placements.len();
     for group in sweep.aggregates.chunks(n_place) {
         let first = &group[0];

@@ -41,6 +41,46 @@ pub fn report(scenario: &Scenario, outcome: &Outcome, m: &Metrics, opts: &TextOp
     ));
     command_block(&command_words(scenario, &opts.topology_label), &mut out);
     out.push('\n');
+    models_block(scenario, outcome, &mut out);
+    out.push_str(&wrap(
+        &format!(
+            "{}: {} IRQs on {} online CPUs",
+            m.basis.describe(),
+            m.irqs_total,
+            m.ideal.cpus_online
+        ),
+        "counted:  ",
+        "          ",
+    ));
+    out.push('\n');
+    summary_block(m, &mut out);
+    for line in summary::failure_lines(scenario, outcome) {
+        out.push_str(&wrap(&line, "  ", "    "));
+    }
+    out.push('\n');
+    per_cpu_table(m, &mut out);
+    out.push('\n');
+    per_node_table(&m.per_node, &mut out);
+    out.push('\n');
+    devices_block(scenario, outcome, opts.vectors, &mut out);
+    let warnings: Vec<_> = outcome.warnings().collect();
+    if !warnings.is_empty() {
+        out.push_str("\nKernel warnings (the kernel would WARN or misbehave here)\n");
+        for (device, w) in warnings {
+            out.push_str(&wrap(&format!("{device}: {w}"), "  ", "    "));
+        }
+    }
+    if crate::render::vector_space::shown(scenario, outcome) {
+        crate::render::vector_space::text_block(scenario, outcome, &mut out);
+    }
+    permalink_block(opts.permalink.as_deref(), &mut out);
+    out
+}
+
+/// The report's head lines: the machine, then which models ran (variant, masks, counter,
+/// sort, effective CPU) and the kernel releases they hold for.
+fn models_block(scenario: &Scenario, outcome: &Outcome, out: &mut String) {
+    let topo = scenario.topology();
     out.push_str(&wrap(&topo.summary(), "machine:  ", "          "));
     for note in summary::machine_notes(topo) {
         out.push_str(&wrap(&note, "          ", "          "));
@@ -74,35 +114,10 @@ pub fn report(scenario: &Scenario, outcome: &Outcome, m: &Metrics, opts: &TextOp
         scenario.effective().name()
     );
     out.push_str(&wrap(
-        &format!(
-            "{}: {} IRQs on {} online CPUs",
-            m.basis.describe(),
-            m.irqs_total,
-            m.ideal.cpus_online
-        ),
-        "counted:  ",
+        &summary::range_line(&crate::scenario::kernel::holds_for(scenario, outcome)),
+        "kernel:   ",
         "          ",
     ));
-    out.push('\n');
-    summary_block(m, &mut out);
-    out.push('\n');
-    per_cpu_table(m, &mut out);
-    out.push('\n');
-    per_node_table(&m.per_node, &mut out);
-    out.push('\n');
-    devices_block(scenario, outcome, opts.vectors, &mut out);
-    let warnings: Vec<_> = outcome.warnings().collect();
-    if !warnings.is_empty() {
-        out.push_str("\nKernel warnings (the kernel would WARN or misbehave here)\n");
-        for (device, w) in warnings {
-            out.push_str(&wrap(&format!("{device}: {w}"), "  ", "    "));
-        }
-    }
-    if crate::render::vector_space::shown(scenario, outcome) {
-        crate::render::vector_space::text_block(scenario, outcome, &mut out);
-    }
-    permalink_block(opts.permalink.as_deref(), &mut out);
-    out
 }
 
 fn summary_block(m: &Metrics, out: &mut String) {
@@ -291,6 +306,9 @@ fn device_facts(dev: &crate::scenario::Device, res: &crate::scenario::DeviceOutc
     } else {
         format!("{managed} managed")
     });
+    if let Some(f) = res.alloc_failed {
+        facts.push(f.to_string());
+    }
     if let Some(admin) = res.admin_spread_offsets.as_ref().filter(|a| !a.is_empty()) {
         let offs: Vec<String> = admin.iter().map(u32::to_string).collect();
         facts.push(format!("admin tag set offset {}", offs.join(",")));
@@ -341,6 +359,13 @@ pub fn compare_report(a: &Side<'_>, b: &Side<'_>, opts: &TextOptions) -> String 
     command_block(&command_words(a.scenario, &opts.topology_label), &mut out);
     out.push_str(&wrap(&b.label, "B: ", "   "));
     command_block(&command_words(b.scenario, &opts.topology_label), &mut out);
+    for (side, s) in [("A", a), ("B", b)] {
+        out.push_str(&wrap(
+            &summary::range_line(&crate::scenario::kernel::holds_for(s.scenario, s.outcome)),
+            &format!("kernel {side}: "),
+            "          ",
+        ));
+    }
     out.push('\n');
     compare_table(a.metrics, b.metrics, &mut out);
     out.push('\n');

@@ -32,6 +32,9 @@ pub struct BlkMqSpec {
     pub variant: String,
     pub sort: String,
     pub counter: u32,
+    /// The kernel release named (`--kernel`): its mapper, variant and sort are the defaults
+    /// the command line filled; the reports say which releases each map holds for.
+    pub kernel: Option<String>,
 }
 
 impl BlkMqSpec {
@@ -45,6 +48,7 @@ impl BlkMqSpec {
             variant: DEFAULT_VARIANT.name().into(),
             sort: DEFAULT_SORT.name().into(),
             counter: 0,
+            kernel: None,
         }
     }
 
@@ -181,6 +185,9 @@ impl BlkMqScenario {
             format!("--mapper {}", mapper.name()),
             format!("--queue-offset {}", s.queue_offset),
         ];
+        if let Some(k) = &s.kernel {
+            words.push(format!("--kernel {}", shell_word(k)));
+        }
         if mapper.uses_group_cpus() {
             words.push(format!("--variant {}", self.variant_name()));
             words.push(format!("--sort {}", self.sort.name()));

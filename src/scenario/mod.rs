@@ -19,6 +19,7 @@
 //! space and its `-ENOSPC` answers are [`VectorSpace`] (`docs/vector-space.md`).
 
 pub mod blkmq;
+pub mod kernel;
 pub mod mana;
 pub mod payloads;
 pub mod permalink;
@@ -26,17 +27,19 @@ pub mod request;
 pub mod sched;
 pub mod spec;
 
+pub use kernel::KernelPick;
 pub use mana::mana_input;
 
-use crate::kernel::blk_mq_cpumap::{blk_mq_map_hw_queues, blk_mq_map_queues_with, Mapper};
+use crate::kernel::blk_mq_cpumap::{blk_mq_map_hw_queues, blk_mq_map_queues_with};
 use crate::kernel::irq_affinity::{
     affinity_sets, affinity_vectors, irq_create_affinity_masks_with, AffinityMasks, AffinityRequest, IrqAffinityDesc,
     IRQ_AFFINITY_MAX_SETS,
 };
+use crate::kernel::irqdesc::alloc_descs_empty_mask;
 use crate::kernel::isolation::{HkType, Housekeeping};
 use crate::kernel::mana::{DriverVersion, ManaOutcome, MsixMode};
 use crate::kernel::manage::{irq_affinity_setup, irq_setup_affinity_with, managed_irq_prog_mask};
-use crate::kernel::vector_matrix::{CpuMap, EffectiveModel, MatrixError, VectorMatrix, VECTORS_AVAILABLE_START};
+use crate::kernel::vector_matrix::{CpuMap, EffectiveModel, MatrixError, VectorMatrix};
 use crate::kernel::{External, ExternalError, KernelWarn, SortGen, Spreader, Variant};
 use crate::policy::offset_by_probed::{offset_by_probed, Fires, ProbedLoad};
 use crate::policy::Proposal;
@@ -206,6 +209,9 @@ pub struct Scenario {
     /// The probe order the user named (`None`: sequential, as every scenario written before
     /// the option existed).
     probe: Option<ProbeOrder>,
+    /// What the kernel release decides beyond variant, sort and effective model (all unset:
+    /// the behaviour of every scenario written before a release could be named).
+    kernel: KernelPick,
 }
 
 /// Boot parameters that move interrupts, and the vectors held before the first device, as
@@ -409,7 +415,29 @@ impl Scenario {
             boot_state: BootState::default(),
             external: None,
             probe: None,
+            kernel: KernelPick::default(),
         })
+    }
+
+    /// The same scenario with what a kernel release picks beyond the variant, sort and effective
+    /// model (the `irq_create_affinity_masks()` era, the blk-mq mapper, the vectors a CPU has).
+    /// Held vectors already given must fit the new count.
+    pub fn with_kernel(&self, kernel: KernelPick) -> Result<Scenario, ScenarioError> {
+        let per_cpu = kernel.vectors();
+        if per_cpu == 0 || per_cpu > crate::kernel::vector_matrix::VECTORS_PER_CPU_MAX {
+            return Err(ScenarioError(format!("vectors_per_cpu {per_cpu}: out of range")));
+        }
+        if let Some((cpu, h)) = self.boot_state.held.iter().enumerate().find(|(_, &h)| h > per_cpu) {
+            return Err(ScenarioError(format!(
+                "vectors_held: CPU {cpu} holds {h}, more than the {per_cpu} vectors a CPU has for devices"
+            )));
+        }
+        Ok(Scenario { kernel, ..self.clone() })
+    }
+
+    /// What the kernel release picks beyond the variant, sort and effective model.
+    pub fn kernel_pick(&self) -> &KernelPick {
+        &self.kernel
     }
 
     /// The same scenario with boot parameters and held vectors, validated against the
@@ -456,9 +484,10 @@ impl Scenario {
                         "vectors_held: CPU {cpu} is offline and holds no vectors"
                     )));
                 }
-                if h > VECTORS_AVAILABLE_START {
+                let per_cpu = self.kernel.vectors();
+                if h > per_cpu {
                     return Err(ScenarioError(format!(
-                        "vectors_held: CPU {cpu} holds {h}, more than the {VECTORS_AVAILABLE_START} vectors a CPU has for devices"
+                        "vectors_held: CPU {cpu} holds {h}, more than the {per_cpu} vectors a CPU has for devices"
                     )));
                 }
             }
@@ -609,6 +638,28 @@ pub struct DeviceOutcome {
     pub warnings: Vec<KernelWarn>,
     /// The MANA model's whole account (steps, load breakdown) for a MANA device.
     pub mana: Option<ManaOutcome>,
+    /// The allocation failed before any vector was taken (the device got none).
+    pub alloc_failed: Option<AllocFailure>,
+}
+
+/// Why a device's whole MSI-X allocation failed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AllocFailure {
+    /// `alloc_descs()` refused a descriptor with an empty affinity mask (`-EINVAL`), as the
+    /// `numgrps` era of `irq_create_affinity_masks()` gives a set with more vectors than groups
+    /// could be made, and `rotation-v1` near 2^32 inside `nummasks` (`kernel::irqdesc`).
+    EmptyMask { vector: u32 },
+}
+
+impl std::fmt::Display for AllocFailure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            AllocFailure::EmptyMask { vector } => write!(
+                f,
+                "MSI-X allocation fails with -EINVAL: alloc_descs() refuses vector {vector}, whose affinity mask is empty, and the vectors before it are freed (the PCI core then retries with {vector} vectors: not modelled)"
+            ),
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -635,10 +686,11 @@ pub struct VectorFailure {
 pub enum VectorError {
     /// `-EINVAL` from `alloc_descs()` (kernel/irq/irqdesc.c), which refuses an affinity
     /// descriptor with an empty mask before any vector is looked for, failing the allocation
-    /// (`rotation-v1` near 2^32 hands such masks out inside `nummasks`). MSI-X descriptors are
-    /// allocated one by one (`__msi_domain_alloc_irqs()`), so `msi_handle_pci_fail()` returns
-    /// the count allocated before the failing one and `__pci_enable_msix_range()` retries with
-    /// that many vectors, spreading them anew; the retry is not modelled.
+    /// (the `numgrps` era past the groups made; `rotation-v1` near 2^32 inside `nummasks`).
+    /// The device's whole allocation fails ([`AllocFailure`]). MSI-X descriptors are allocated
+    /// one by one (`__msi_domain_alloc_irqs()`), so `msi_handle_pci_fail()` returns the count
+    /// allocated before the failing one and `__pci_enable_msix_range()` retries with that many
+    /// vectors, spreading them anew; the retry is not modelled.
     EmptyAffinity,
     /// The vector matrix refused (`-ENOSPC`, or `-EINVAL` for an empty search mask).
     Matrix(MatrixError),
@@ -742,8 +794,11 @@ impl Outcome {
 /// machine (`its_irq_domain_activate()`), and the request moves it to the least-loaded CPU of
 /// the mask the kernel programs (`its_set_affinity()`), releasing the first slot; the held
 /// vectors count as other drivers' unmanaged LPIs.
+///
+/// For scenarios of named models only (what [`spec::ScenarioSpec::resolve`] and
+/// [`Scenario::new`] give): only outside code can fail, so every caller that may hold a `c:`
+/// scenario (the pages, the CLI, sweeps, golden cases, live-vs-model) calls [`try_run`].
 pub fn run(scenario: &Scenario) -> Outcome {
-    // Only outside code can fail, and a scenario with outside code runs through try_run.
     try_run(scenario).expect("a named model answers every call; c: variants run through try_run")
 }
 
@@ -753,7 +808,7 @@ pub fn try_run(scenario: &Scenario) -> Result<Outcome, ExternalError> {
     let spreader = scenario.spreader();
     let boot = &scenario.boot_state;
     let mut counter = scenario.spread_counter;
-    let mut matrix = VectorMatrix::new(topo, scenario.effective);
+    let mut matrix = VectorMatrix::with_vectors_per_cpu(topo, scenario.effective, scenario.kernel.vectors());
     for (cpu, &n) in boot.held.iter().enumerate() {
         // Scenario::with_boot checked every count against the CPU's space.
         let _ = matrix.hold(cpu as u32, n);
@@ -802,8 +857,49 @@ pub fn try_run(scenario: &Scenario) -> Result<Outcome, ExternalError> {
                 &mut warnings,
             )
         } else {
-            irq_create_affinity_masks_with(topo, &dev.affinity_request(), spreader, &mut counter, &mut warnings)?
+            irq_create_affinity_masks_with(
+                topo,
+                &dev.affinity_request(),
+                spreader,
+                scenario.kernel.affinity_era(),
+                &mut counter,
+                &mut warnings,
+            )?
         };
+        // alloc_descs() refuses an empty mask before that vector is taken, and the MSI-X
+        // allocation fails there: the vectors before it are freed and the device holds none
+        // (the PCI core's retry with that many vectors is not modelled: kernel::irqdesc).
+        if let Some(vector) = masks.as_ref().and_then(|m| alloc_descs_empty_mask(&m.descs)) {
+            let m = masks.as_ref().map(|m| &m.descs[..]).unwrap_or_default();
+            space.failures.push(VectorFailure {
+                device: dev.name.clone(),
+                vector,
+                managed: m.get(vector as usize).is_some_and(|d| d.is_managed),
+                error: VectorError::EmptyAffinity,
+            });
+            devices.push(DeviceOutcome {
+                name: dev.name.clone(),
+                affinity_null: false,
+                spread_offsets: masks.as_ref().map(|m| m.spread_offsets.clone()).unwrap_or_default(),
+                vectors: m
+                    .iter()
+                    .zip(0..)
+                    .map(|(d, index)| VectorOutcome {
+                        index,
+                        mask: d.mask.clone(),
+                        managed: d.is_managed,
+                        effective_cpu: None,
+                    })
+                    .collect(),
+                blk_mq_map: None,
+                blk_mq_spread_offsets: None,
+                admin_spread_offsets,
+                warnings,
+                mana: None,
+                alloc_failed: Some(AllocFailure::EmptyMask { vector }),
+            });
+            continue;
+        }
         let spread_offsets = masks.as_ref().map(|m| m.spread_offsets.clone()).unwrap_or_default();
         let pre_post = |index: u32| index < dev.pre_vectors || index >= dev.vectors - dev.post_vectors;
         let mut vectors: Vec<VectorOutcome> = (0..dev.vectors)
@@ -834,15 +930,11 @@ pub fn try_run(scenario: &Scenario) -> Result<Outcome, ExternalError> {
         };
         // Allocate in index order: managed vectors reserve a slot on every CPU of their mask,
         // non-managed ones make a global reservation (x86); an ITS activates each vector now,
-        // on the least-loaded online CPU of the machine (`early`). A descriptor with an empty
-        // mask is refused before that, by `alloc_descs()` (kernel/irq/irqdesc.c: "Validate
-        // affinity mask(s)"); only a managed mask can be empty.
+        // on the least-loaded online CPU of the machine (`early`). No mask is empty here: the
+        // device with one failed above, in `alloc_descs()`.
         let mut early = Vec::with_capacity(vectors.len());
         for (v, failed) in vectors.iter().zip(failed.iter_mut()) {
-            if v.managed && v.mask.is_empty() {
-                fail(&mut space, v, VectorError::EmptyAffinity);
-                *failed = true;
-            } else if v.managed {
+            if v.managed {
                 if let Err(e) = matrix.reserve_managed(&v.mask) {
                     fail(&mut space, v, VectorError::Matrix(e));
                     *failed = true;
@@ -945,7 +1037,15 @@ pub fn try_run(scenario: &Scenario) -> Result<Outcome, ExternalError> {
                 )
             }
             Some(BlkMqSource::Cpumap) => {
-                let map = blk_mq_map_queues_with(topo, Mapper::Current, nq, 0, spreader, &mut counter, &mut warnings)?;
+                let map = blk_mq_map_queues_with(
+                    topo,
+                    scenario.kernel.blk_mq_mapper(),
+                    nq,
+                    0,
+                    spreader,
+                    &mut counter,
+                    &mut warnings,
+                )?;
                 (Some(map.map), Some(map.spread_offsets))
             }
         };
@@ -959,6 +1059,7 @@ pub fn try_run(scenario: &Scenario) -> Result<Outcome, ExternalError> {
             admin_spread_offsets,
             warnings,
             mana: None,
+            alloc_failed: None,
         });
     }
     Ok(Outcome {
@@ -969,14 +1070,15 @@ pub fn try_run(scenario: &Scenario) -> Result<Outcome, ExternalError> {
 }
 
 /// An NVMe controller's admin tag set: `blk_mq_alloc_tag_set()` of one hardware queue with no
-/// `map_queues` op, so `blk_mq_map_queues()` (the current mapper) → `group_cpus_evenly(1)`.
+/// `map_queues` op, so `blk_mq_map_queues()` (the release's mapper; the current one →
+/// `group_cpus_evenly(1)`).
 /// Returns the counter values it consumed and the warnings of the call, or why outside code
 /// (`c:NAME`) could not answer it.
 fn admin_tag_set(scenario: &Scenario, counter: &mut u32) -> Result<(Vec<u32>, Vec<KernelWarn>), ExternalError> {
     let mut warnings = Vec::new();
     let map = blk_mq_map_queues_with(
         scenario.topology(),
-        Mapper::Current,
+        scenario.kernel.blk_mq_mapper(),
         1,
         0,
         scenario.spreader(),
@@ -1118,6 +1220,7 @@ fn run_mana(
         admin_spread_offsets: None,
         warnings: Vec::new(),
         mana,
+        alloc_failed: None,
     }
 }
 
@@ -1224,8 +1327,8 @@ mod tests {
     }
 
     /// An empty managed mask inside `nummasks` (`rotation-v1` at offset 2^32-1 on 4 CPUs in 3
-    /// groups: masks 0-1, 2-3 and none) fails in `alloc_descs()` with -EINVAL, under both
-    /// effective models, instead of passing for a shut-down vector.
+    /// groups: masks 0-1, 2-3 and none) fails the device's allocation in `alloc_descs()` with
+    /// -EINVAL, under both effective models, instead of passing for a shut-down vector.
     #[test]
     fn empty_managed_mask_fails_the_allocation() {
         let topo = Arc::new(
@@ -1246,8 +1349,9 @@ mod tests {
             let o = run(&s);
             let masks: Vec<String> = o.devices[0].vectors.iter().map(|v| v.mask.to_cpulist()).collect();
             assert_eq!(masks, ["0-1", "2-3", ""]);
-            assert_eq!(o.devices[0].vectors[2].effective_cpu, None);
-            assert!(o.devices[0].vectors[..2].iter().all(|v| v.effective_cpu.is_some()));
+            // The allocation fails at vector 2: the two before it are freed again.
+            assert!(o.devices[0].vectors.iter().all(|v| v.effective_cpu.is_none()));
+            assert_eq!(o.devices[0].alloc_failed, Some(AllocFailure::EmptyMask { vector: 2 }));
             let f = o.vector_space.first_failure().expect("a failure");
             assert_eq!(
                 (f.device.as_str(), f.vector, f.managed, &f.error),

@@ -35,6 +35,11 @@ pub struct SchedSpec {
     pub noise: u32,
     #[serde(default = "reclaim_default")]
     pub node_reclaim_distance: u32,
+    /// Last-level caches per node, which set `imb_numa_nr` (spec B.5); absent: 1, the model's
+    /// assumption for every machine before it could be given (omitted when unset, so older
+    /// links decode and encode unchanged).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub llcs_per_node: Option<u32>,
 }
 
 fn pair_node_default() -> u32 {
@@ -52,6 +57,7 @@ impl SchedSpec {
             pair_node: SCHED_DEFAULT_PAIR_NODE,
             noise: 0,
             node_reclaim_distance: reclaim_default(),
+            llcs_per_node: None,
         }
     }
 
@@ -60,72 +66,96 @@ impl SchedSpec {
     /// model input itself (`kernel::sched::validate`, spec B.1).
     pub fn resolve(&self, preset: impl Fn(&str) -> Option<Arc<Topology>>) -> Result<SchedScenario, ScenarioError> {
         let topology = resolve_topology(&self.topology, preset)?;
-        let input = sched_input(&topology, self).map_err(sched_error)?;
+        let (input, cpus) = sched_input(&topology, self).map_err(sched_error)?;
         sched::validate(&input).map_err(sched_error)?;
         Ok(SchedScenario {
             spec: self.clone(),
             topology,
             input,
+            cpus,
         })
     }
 
     /// The `irqscope sched …` line that reproduces this spec.
     pub fn command_line(&self) -> String {
-        format!(
+        let mut line = format!(
             "irqscope sched {} --pair-node {} --noise {} --node-reclaim-distance {}",
             shell_word(&topology_label(&self.topology)),
             self.pair_node,
             self.noise,
             self.node_reclaim_distance
-        )
+        );
+        if let Some(n) = self.llcs_per_node {
+            line.push_str(&format!(" --llcs-per-node {n}"));
+        }
+        line
     }
 }
 
-/// The model's input for a machine: CPUs must be numbered node by node; the pair runs on the
-/// two lowest CPUs of `pair_node`, each noise task on the next idle CPU of that node.
-fn sched_input(t: &Topology, spec: &SchedSpec) -> Result<SchedInput, String> {
-    let nn = t.nr_node_ids();
-    if t.possible().weight() != t.nr_cpu_ids() {
-        return Err(format!(
-            "the sched model needs every CPU id 0..{} to exist (no sparse ids)",
-            t.nr_cpu_ids()
+/// What the sched model assumes of a machine beyond its nodes, distances and SMT width, and
+/// how its CPUs were numbered for it: one sentence for the reports.
+pub fn assumptions_line(spec: &SchedSpec, input: &SchedInput, cpus: &[u32]) -> String {
+    let llcs = input.llcs_per_node;
+    let mut line = format!(
+        "assumed: {llcs} LLC{} per node{} (sets imb_numa_nr; --llcs-per-node)",
+        if llcs == 1 { "" } else { "s" },
+        if spec.llcs_per_node.is_none() {
+            ", not stated"
+        } else {
+            ""
+        }
+    );
+    if cpus.iter().enumerate().any(|(i, &c)| i as u32 != c) {
+        line.push_str(&format!(
+            "; CPUs renumbered node by node for the model, pair on machine CPUs {} and {}",
+            cpus[input.pair_cpus[0] as usize], cpus[input.pair_cpus[1] as usize]
         ));
     }
-    let mut next = 0;
-    for node in 0..nn {
-        let cpus = t.node_cpus(node);
-        if cpus.first() != Some(next) || cpus.last() != Some(next + cpus.weight() - 1) {
-            return Err(format!(
-                "the sched model needs CPUs numbered node by node (node {node} is {cpus})"
-            ));
-        }
-        next += cpus.weight();
-    }
+    line
+}
+
+/// The model's input for a machine, and the machine CPU behind each model CPU. The model
+/// numbers CPUs node by node (node 0 owns `0..C0-1`, node 1 the next `C1`, spec B.1); a
+/// machine numbered otherwise (x86 bare metal: a node's second SMT threads after every other
+/// node's first ones; sparse ids) is renumbered in that order, which keeps every CPU's node and
+/// count, all the model reads. The pair runs on the two lowest CPUs of `pair_node`, each noise
+/// task on the next idle CPU of that node.
+fn sched_input(t: &Topology, spec: &SchedSpec) -> Result<(SchedInput, Vec<u32>), String> {
+    let nn = t.nr_node_ids();
     if spec.pair_node >= nn {
         return Err(format!("pair node {}: the machine has {nn} node(s)", spec.pair_node));
     }
-    let node_cpus: Vec<u32> = t.node_cpus(spec.pair_node).iter().collect();
-    if (node_cpus.len() as u64) < 2 + u64::from(spec.noise) {
+    // cpus[model id] = machine id, node by node.
+    let cpus: Vec<u32> = (0..nn).flat_map(|node| t.node_cpus(node).iter()).collect();
+    let first_of_node: Vec<u32> = (0..nn)
+        .scan(0u32, |next, node| {
+            let first = *next;
+            *next += t.node_cpus(node).weight();
+            Some(first)
+        })
+        .collect();
+    let node_cpus = t.node_cpus(spec.pair_node).weight();
+    if u64::from(node_cpus) < 2 + u64::from(spec.noise) {
         return Err(format!(
             "node {} has {} CPUs: too few for the pair and {} noise tasks",
-            spec.pair_node,
-            node_cpus.len(),
-            spec.noise
+            spec.pair_node, node_cpus, spec.noise
         ));
     }
-    let mut nr_running = vec![0u32; t.nr_cpu_ids() as usize];
-    for &cpu in node_cpus.iter().take(2 + spec.noise as usize) {
+    let first = first_of_node[spec.pair_node as usize];
+    let mut nr_running = vec![0u32; cpus.len()];
+    for cpu in first..first + 2 + spec.noise {
         nr_running[cpu as usize] = 1;
     }
-    Ok(SchedInput {
+    let input = SchedInput {
         node_distance: (0..nn).map(|a| (0..nn).map(|b| t.distance(a, b)).collect()).collect(),
         cpus_per_node: (0..nn).map(|n| t.node_cpus(n).weight()).collect(),
         smt: t.threads_per_core_max(),
-        llcs_per_node: 1,
+        llcs_per_node: spec.llcs_per_node.unwrap_or(1),
         node_reclaim_distance: spec.node_reclaim_distance,
         nr_running,
-        pair_cpus: [node_cpus[0], node_cpus[1]],
-    })
+        pair_cpus: [first, first + 1],
+    };
+    Ok((input, cpus))
 }
 
 /// A validated sched spec: the machine and the model input built from it.
@@ -134,12 +164,16 @@ pub struct SchedScenario {
     pub spec: SchedSpec,
     pub topology: Arc<Topology>,
     pub input: SchedInput,
+    /// The machine CPU behind each model CPU (the identity on machines numbered node by node).
+    pub cpus: Vec<u32>,
 }
 
 impl SchedScenario {
     /// Every variant on this scenario ([`SchedSpec::resolve`] validated the input already).
     pub fn run(&self) -> Result<SchedRun, ScenarioError> {
-        run_input(self.input.clone()).map_err(|e| sched_error(e.0))
+        let mut run = run_input(self.input.clone()).map_err(|e| sched_error(e.0))?;
+        run.assumptions = Some(assumptions_line(&self.spec, &self.input, &self.cpus));
+        Ok(run)
     }
 }
 
@@ -148,13 +182,20 @@ impl SchedScenario {
 pub struct SchedRun {
     pub input: SchedInput,
     pub outcome: SchedOutcome,
+    /// What the model assumed of the machine ([`assumptions_line`]); `None` for an input given
+    /// as such.
+    pub assumptions: Option<String>,
 }
 
 /// Every variant on a model input given as such (the golden-vector form of
 /// `irqscope sched --input`).
 pub fn run_input(input: SchedInput) -> Result<SchedRun, ScenarioError> {
     let outcome = sched::run(&input).map_err(|e| ScenarioError(e.to_string()))?;
-    Ok(SchedRun { input, outcome })
+    Ok(SchedRun {
+        input,
+        outcome,
+        assumptions: None,
+    })
 }
 
 #[cfg(test)]
@@ -208,8 +249,40 @@ mod tests {
             ..SchedSpec::seed()
         })
         .contains("too few for the pair and 1000 noise tasks"));
-        assert!(err(on("synthetic-sparse-ids")).contains("no sparse ids"));
-        assert!(err(on("xeon-2s-18c-smt2")).contains("node by node"));
+        // x86 numbering (a node's second threads after the other node's first ones) and sparse
+        // ids are renumbered node by node, not refused.
+        let x86 = SchedSpec {
+            pair_node: 0,
+            ..on("xeon-2s-18c-smt2")
+        }
+        .resolve(catalogue::get)
+        .unwrap();
+        assert_eq!(x86.input.cpus_per_node, [36, 36]);
+        assert_eq!(x86.input.pair_cpus, [0, 1]);
+        assert_eq!((x86.cpus[17], x86.cpus[18], x86.cpus[36]), (17, 36, 18));
+        let line = assumptions_line(&x86.spec, &x86.input, &x86.cpus);
+        assert_eq!(
+            line,
+            "assumed: 1 LLC per node, not stated (sets imb_numa_nr; --llcs-per-node); CPUs renumbered node by node for the model, pair on machine CPUs 0 and 1"
+        );
+        let seed = SchedSpec::seed().resolve(catalogue::get).unwrap();
+        assert_eq!(
+            assumptions_line(&seed.spec, &seed.input, &seed.cpus),
+            "assumed: 1 LLC per node, not stated (sets imb_numa_nr; --llcs-per-node)"
+        );
+        let node1 = SchedSpec {
+            pair_node: 1,
+            llcs_per_node: Some(2),
+            ..on("xeon-2s-18c-smt2")
+        }
+        .resolve(catalogue::get)
+        .unwrap();
+        assert_eq!(node1.input.pair_cpus, [36, 37]);
+        assert_eq!(
+            assumptions_line(&node1.spec, &node1.input, &node1.cpus),
+            "assumed: 2 LLCs per node (sets imb_numa_nr; --llcs-per-node); CPUs renumbered node by node for the model, pair on machine CPUs 18 and 19"
+        );
+        assert!(on("synthetic-sparse-ids").resolve(catalogue::get).is_ok());
         // Validated by the model itself (spec B.1), still at resolve time.
         assert_eq!(
             err(SchedSpec {

@@ -75,6 +75,21 @@ pub struct ScenarioSpec {
     /// sequentially, as those links did) and omitted when unset.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub probe: Option<String>,
+    /// The kernel release the scenario is for (`6.12`, `6.12.107+deb12-cloud-amd64`), as the
+    /// command line or the page named it; it picked the models this spec names. This and the
+    /// three fields after it are absent in every link written before releases could be named
+    /// and omitted when unset, so those links decode, run and encode unchanged.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kernel: Option<String>,
+    /// The era of `irq_create_affinity_masks()`: `numgrps` (.. v6.16) or `nummasks` (absent).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub affinity: Option<String>,
+    /// The blk-mq mapper of `blkmq=cpumap` devices (absent: `current`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mapper: Option<String>,
+    /// Vectors a device may get on each online x86 CPU (absent: 203).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub vectors_per_cpu: Option<u32>,
 }
 
 impl ScenarioSpec {
@@ -97,6 +112,10 @@ impl ScenarioSpec {
             vectors_held: None,
             kernel_c: None,
             probe: None,
+            kernel: None,
+            affinity: None,
+            mapper: None,
+            vectors_per_cpu: None,
         }
     }
 
@@ -437,6 +456,12 @@ impl ScenarioSpec {
             Some(name) => scenario.with_probe(Some(parse_probe(name)?)),
             None => scenario,
         };
+        let pick = super::kernel::KernelPick::of_spec(self)?;
+        let scenario = if pick == super::kernel::KernelPick::default() {
+            scenario
+        } else {
+            scenario.with_kernel(pick)?
+        };
         let boot = self.boot();
         if boot.is_empty() {
             Ok(scenario)
@@ -652,6 +677,11 @@ pub(crate) fn command_words(scenario: &Scenario, topology: &str) -> Vec<String> 
     if let Some(p) = scenario.probe() {
         words.push(format!("--probe {}", p.name()));
     }
+    words.extend(
+        scenario
+            .kernel_pick()
+            .command_words(scenario.topology(), scenario.effective()),
+    );
     let boot = scenario.boot();
     for (flag, value) in [
         ("--irqaffinity", &boot.irqaffinity),
@@ -710,6 +740,10 @@ pub fn spec_of(scenario: &Scenario, topology: TopologyRef) -> ScenarioSpec {
         vectors_held: scenario.boot().vectors_held.clone(),
         kernel_c: scenario.external().map(|e| e.0.id().to_string()),
         probe: scenario.probe().map(|p| p.name().to_string()),
+        kernel: scenario.kernel_pick().kernel.clone(),
+        affinity: scenario.kernel_pick().affinity_field(),
+        mapper: scenario.kernel_pick().mapper_field(),
+        vectors_per_cpu: scenario.kernel_pick().vectors_per_cpu_field(),
     }
 }
 

@@ -79,6 +79,7 @@ pub struct Topology {
     distances: Vec<u32>,
     arch: Arch,
     irqchip: Irqchip,
+    legacy_pic: Option<bool>,
     empty: CpuSet,
     /// The kernel's sibling and cluster masks, derived from the drawn sets ([`view`]).
     view: View,
@@ -347,6 +348,12 @@ impl Topology {
                 arch.name()
             )));
         }
+        if spec.legacy_pic == Some(true) && arch != Arch::X86_64 {
+            return Err(invalid(format!(
+                "legacy_pic: an 8259 PIC is an x86 fact, but arch is {}",
+                arch.name()
+            )));
+        }
 
         let rule = rule.unwrap_or(MaskRule::Arch(arch));
         let view = View::build(
@@ -394,6 +401,7 @@ impl Topology {
             distances,
             arch,
             irqchip,
+            legacy_pic: spec.legacy_pic,
             empty: CpuSet::new(nr_cpu_ids),
             view,
             splits,
@@ -431,6 +439,11 @@ impl Topology {
     /// The interrupt controller that delivers device MSIs.
     pub fn irqchip(&self) -> Irqchip {
         self.irqchip
+    }
+    /// Whether the machine has a legacy 8259 PIC, whose cascade vector the x86 kernel takes
+    /// from every CPU's device vectors; `None` when the machine does not say.
+    pub fn legacy_pic(&self) -> Option<bool> {
+        self.legacy_pic
     }
     /// Node of a possible CPU (0 for ids that are not possible).
     pub fn cpu_to_node(&self, cpu: u32) -> u32 {
@@ -673,6 +686,7 @@ impl Topology {
             generate: None,
             arch: (self.arch != Arch::default()).then_some(self.arch),
             irqchip: (self.irqchip != self.arch.default_irqchip()).then_some(self.irqchip),
+            legacy_pic: self.legacy_pic,
         }
     }
 }

@@ -58,6 +58,11 @@ pub struct TopologySpec {
     /// (`apic` on x86_64, `gic-its` on arm64).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub irqchip: Option<Irqchip>,
+    /// x86: the machine has a legacy 8259 PIC (`nr_legacy_irqs() > 1`), so the kernel takes
+    /// the PIC cascade vector out of every CPU's device vectors. Unset: not stated (no cascade
+    /// counted). Absent from every file written before it existed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub legacy_pic: Option<bool>,
 }
 
 /// A regular machine: `packages × nodes_per_package × cores_per_node × threads_per_core`, or,
@@ -345,6 +350,7 @@ impl TopologySpec {
             generate: None,
             arch: self.arch,
             irqchip: self.irqchip,
+            legacy_pic: self.legacy_pic,
         })
     }
 }

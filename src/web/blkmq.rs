@@ -2,22 +2,36 @@
 //! `render::view::blkmq`, which runs `scenario::blkmq` as `irqscope blk-mq` does.
 
 use super::pages::BlkMqPage;
-use super::{text, AppError};
+use super::{text, AppError, AppState};
 use crate::render::view::blkmq::{BlkMqQuery, BlkMqShown, BlkMqView};
 use askama::Template;
-use axum::extract::Query;
+use axum::extract::{Query, State};
 use axum::response::{Html, Response};
 use axum::Json;
 
-pub(crate) async fn blkmq_page(Query(q): Query<BlkMqQuery>) -> Result<Html<String>, AppError> {
-    let shown = BlkMqShown::new(q.spec())?;
+/// The query's maps; a `c:NAME` variant runs built C this server registered.
+fn shown(state: &AppState, q: &BlkMqQuery) -> Result<BlkMqShown, AppError> {
+    Ok(BlkMqShown::new(q.spec(), &state.kernel_c)?)
+}
+
+pub(crate) async fn blkmq_page(
+    State(state): State<AppState>,
+    Query(q): Query<BlkMqQuery>,
+) -> Result<Html<String>, AppError> {
+    let shown = shown(&state, &q)?;
     Ok(Html(BlkMqPage::from(BlkMqView::new(&shown)).render()?))
 }
 
-pub(crate) async fn blkmq_text(Query(q): Query<BlkMqQuery>) -> Result<Response, AppError> {
-    Ok(text(BlkMqShown::new(q.spec())?.text_report()))
+pub(crate) async fn blkmq_text(
+    State(state): State<AppState>,
+    Query(q): Query<BlkMqQuery>,
+) -> Result<Response, AppError> {
+    Ok(text(shown(&state, &q)?.text_report()))
 }
 
-pub(crate) async fn blkmq_json(Query(q): Query<BlkMqQuery>) -> Result<Json<serde_json::Value>, AppError> {
-    Ok(Json(BlkMqShown::new(q.spec())?.json()))
+pub(crate) async fn blkmq_json(
+    State(state): State<AppState>,
+    Query(q): Query<BlkMqQuery>,
+) -> Result<Json<serde_json::Value>, AppError> {
+    Ok(Json(shown(&state, &q)?.json()))
 }

@@ -1,11 +1,14 @@
 //! `/kernel-c`: the built C registered by whoever runs the server (`serve --kernel-c
 //! NAME=SOURCE`, kept in `kernel_c::registry`), listed with provenance.
 //!
-//! The web never compiles anything it received: the registry is filled once at start-up, by
-//! the binary. A `c:NAME` link resolves through it in `render::view` (404 for a build this
-//! server lacks, 400 with the compiler's message for one that did not build).
+//! The web never compiles anything it received: the registry ([`KernelCRegistry`], a field
+//! of [`super::AppState`]) is made once at start-up, by the binary, and never changes. A
+//! `c:NAME` link resolves through it in `render::view` (404 for a build this server lacks,
+//! 400 with the compiler's message for one that did not build).
 
-pub use crate::kernel_c::registry::{register, registered, Registered};
+use super::AppState;
+pub use crate::kernel_c::registry::{KernelCRegistry, Registered};
+use axum::extract::State;
 use axum::response::Html;
 
 fn esc(s: &str) -> String {
@@ -16,9 +19,9 @@ fn esc(s: &str) -> String {
 }
 
 /// `/kernel-c`: the registered sources with their provenance.
-pub(crate) async fn kernel_c_page() -> Html<String> {
+pub(crate) async fn kernel_c_page(State(state): State<AppState>) -> Html<String> {
     let mut rows = String::new();
-    for e in registered() {
+    for e in state.kernel_c.registered() {
         match &e.build {
             Ok((p, _)) => rows.push_str(&format!(
                 "<tr><td><code>c:{}</code></td><td>{}</td><td>{}</td><td><code>{}</code></td><td>{}</td></tr>\n",

@@ -24,6 +24,7 @@ mod sched;
 mod seeds;
 pub mod server;
 mod sweep;
+pub mod work;
 
 use crate::catalogue;
 use crate::render::view::compare::{CompareQuery, CompareRun, CompareView};
@@ -35,23 +36,23 @@ use crate::scenario::spec::ScenarioSpec;
 use crate::scenario::ScenarioError;
 use askama::Template;
 use axum::body::Bytes;
-use axum::extract::{DefaultBodyLimit, Path, Query};
+use axum::extract::{DefaultBodyLimit, Path, Query, State};
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::{Html, IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
 use pages::{ComparePage, ResultFragment, ScenarioPage};
-use std::time::Duration;
 use tower_http::compression::CompressionLayer;
 use tower_http::limit::RequestBodyLimitLayer;
 use tower_http::set_header::SetResponseHeaderLayer;
 use tower_http::timeout::TimeoutLayer;
 use tower_http::trace::TraceLayer;
+use work::Work;
 
 /// Largest request body accepted (JSON scenarios, inline topologies included).
 pub(crate) const BODY_BYTES_MAX: usize = 1 << 20;
 /// Longest a request may take before it is answered 408.
-pub(crate) const REQUEST_TIMEOUT_MS: u64 = 20_000;
+pub const REQUEST_TIMEOUT_MS: u64 = 20_000;
 /// Pages load scripts, styles and data only from this origin; SVG is inline markup.
 pub const CONTENT_SECURITY_POLICY: &str = "default-src 'none'; script-src 'self'; style-src 'self'; \
      img-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
@@ -61,11 +62,20 @@ pub const CONTENT_SECURITY_POLICY: &str = "default-src 'none'; script-src 'self'
 pub struct AppState {
     /// Live mode: the host store, ingestion tokens, SSE updates.
     pub live: live::LiveState,
+    /// Built C the server was started with (`serve --kernel-c`); empty by default.
+    pub kernel_c: kernel_c::KernelCRegistry,
 }
 
 /// The whole dashboard as a router; tests drive it with `oneshot`, `main` binds it to a port
-/// (`server::serve`). Build it once and clone it: clones share the permalink cache.
+/// (`server::serve`). Build it once and clone it: clones share the permalink cache and the
+/// heavy-request slots. The serving policy's defaults (`work::Policy`).
 pub fn app(state: AppState) -> Router {
+    app_with(state, work::Policy::default())
+}
+
+/// [`app`] with a serving policy: what one request may cost and how long it may take
+/// (`serve --request-cpu-ms`, `--request-timeout-ms`).
+pub fn app_with(state: AppState, policy: work::Policy) -> Router {
     // Permalink pages and their twins: immutable content behind one bounded cache.
     let permalinks = Router::new()
         .route("/s/{link}", get(scenario_page))
@@ -129,8 +139,9 @@ pub fn app(state: AppState) -> Router {
         .layer(CompressionLayer::new())
         .layer(TimeoutLayer::with_status_code(
             StatusCode::REQUEST_TIMEOUT,
-            Duration::from_millis(REQUEST_TIMEOUT_MS),
+            policy.request_timeout,
         ))
+        .layer(axum::Extension(work::Serving::new(policy)))
         .layer(axum::middleware::map_request(
             |req: axum::extract::Request| async move { devices_plus_is_literal(req) },
         ))
@@ -158,6 +169,15 @@ pub enum AppError {
     TooLarge(String),
     /// 415: a `Content-Encoding` the server does not read.
     UnsupportedEncoding(String),
+    /// 422: well-formed, but more work than one request may cost (`work::Estimate`).
+    TooMuchWork(String),
+    /// 503 with `Retry-After`: the server runs as many heavy requests as it takes.
+    Busy {
+        message: String,
+        retry_after_s: u64,
+    },
+    /// 408: the work stopped at the request's deadline.
+    Timeout(String),
 }
 
 /// The realm named in `WWW-Authenticate` on a 401.
@@ -165,6 +185,7 @@ pub(crate) const BEARER_CHALLENGE: &str = "Bearer realm=\"irqscope-live\"";
 
 impl IntoResponse for AppError {
     fn into_response(self) -> Response {
+        let mut retry_after = None;
         let (status, message) = match self {
             AppError::BadInput(m) => (StatusCode::BAD_REQUEST, m),
             AppError::NotFound(m) => (StatusCode::NOT_FOUND, m),
@@ -179,6 +200,12 @@ impl IntoResponse for AppError {
             AppError::Unavailable(m) => (StatusCode::SERVICE_UNAVAILABLE, m),
             AppError::TooLarge(m) => (StatusCode::PAYLOAD_TOO_LARGE, m),
             AppError::UnsupportedEncoding(m) => (StatusCode::UNSUPPORTED_MEDIA_TYPE, m),
+            AppError::TooMuchWork(m) => (StatusCode::UNPROCESSABLE_ENTITY, m),
+            AppError::Busy { message, retry_after_s } => {
+                retry_after = Some(retry_after_s);
+                (StatusCode::SERVICE_UNAVAILABLE, message)
+            }
+            AppError::Timeout(m) => (StatusCode::REQUEST_TIMEOUT, m),
         };
         let mut response = (
             status,
@@ -188,6 +215,9 @@ impl IntoResponse for AppError {
             .into_response();
         // Kept for [`html_errors`], which turns it into a page for a browser.
         response.extensions_mut().insert(ErrorText(message));
+        if let Some(s) = retry_after {
+            response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from(s));
+        }
         if status == StatusCode::UNAUTHORIZED {
             response
                 .headers_mut()
@@ -298,38 +328,82 @@ fn origin(headers: &HeaderMap) -> String {
     format!("http://{host}")
 }
 
+/// A scenario run within the request's budget and deadline (`work`): estimated from the spec
+/// first, inline when light, on a blocking thread in a heavy slot otherwise.
+async fn run_scenario(work: Work, kernel_c: &kernel_c::KernelCRegistry, spec: ScenarioSpec) -> Result<Run, AppError> {
+    let kernel_c = kernel_c.clone();
+    work.run(work::Estimate::scenario(&spec), move |_| Ok(Run::new(spec, &kernel_c)?))
+        .await
+}
+
+/// Both sides of a comparison, as [`run_scenario`].
+async fn run_compare(
+    work: Work,
+    kernel_c: &kernel_c::KernelCRegistry,
+    spec: CompareSpec,
+) -> Result<CompareRun, AppError> {
+    let kernel_c = kernel_c.clone();
+    work.run(work::Estimate::compare(&spec), move |_| {
+        Ok(CompareRun::new(spec, &kernel_c)?)
+    })
+    .await
+}
+
 fn text(body: String) -> Response {
     ([(header::CONTENT_TYPE, "text/plain; charset=utf-8")], body).into_response()
 }
 
-async fn index(Query(q): Query<IndexQuery>, headers: HeaderMap) -> Result<Html<String>, AppError> {
-    let mut run = Run::new(q.spec()?)?;
+async fn index(
+    work: Work,
+    State(state): State<AppState>,
+    Query(q): Query<IndexQuery>,
+    headers: HeaderMap,
+) -> Result<Html<String>, AppError> {
+    let mut run = run_scenario(work, &state.kernel_c, q.spec()?).await?;
     run.effective_named = q.effective.is_some();
     let view = ScenarioView::new(&run, &q.view()?, &origin(&headers), true);
     Ok(Html(ScenarioPage::from(view).render()?))
 }
 
 async fn scenario_page(
+    work: Work,
+    State(state): State<AppState>,
     Path(link): Path<String>,
     Query(v): Query<ViewQuery>,
     headers: HeaderMap,
 ) -> Result<Html<String>, AppError> {
-    let run = Run::new(permalink::decode::<ScenarioSpec>(&link)?)?;
+    let run = run_scenario(work, &state.kernel_c, permalink::decode::<ScenarioSpec>(&link)?).await?;
     let view = ScenarioView::new(&run, &v.parse()?, &origin(&headers), false);
     Ok(Html(ScenarioPage::from(view).render()?))
 }
 
-async fn scenario_text(Path(link): Path<String>, headers: HeaderMap) -> Result<Response, AppError> {
-    let run = Run::new(permalink::decode::<ScenarioSpec>(&link)?)?;
+async fn scenario_text(
+    work: Work,
+    State(state): State<AppState>,
+    Path(link): Path<String>,
+    headers: HeaderMap,
+) -> Result<Response, AppError> {
+    let run = run_scenario(work, &state.kernel_c, permalink::decode::<ScenarioSpec>(&link)?).await?;
     Ok(text(run.text_report(&origin(&headers))))
 }
 
-async fn scenario_json(Path(link): Path<String>) -> Result<Json<serde_json::Value>, AppError> {
-    Ok(Json(Run::new(permalink::decode::<ScenarioSpec>(&link)?)?.json()))
+async fn scenario_json(
+    work: Work,
+    State(state): State<AppState>,
+    Path(link): Path<String>,
+) -> Result<Json<serde_json::Value>, AppError> {
+    let run = run_scenario(work, &state.kernel_c, permalink::decode::<ScenarioSpec>(&link)?).await?;
+    Ok(Json(run.json()))
 }
 
-async fn fragment(Query(v): Query<ViewQuery>, headers: HeaderMap, body: Bytes) -> Result<Response, AppError> {
-    let run = Run::new(parse_json::<ScenarioSpec>(&body)?)?;
+async fn fragment(
+    work: Work,
+    State(state): State<AppState>,
+    Query(v): Query<ViewQuery>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Result<Response, AppError> {
+    let run = run_scenario(work, &state.kernel_c, parse_json::<ScenarioSpec>(&body)?).await?;
     let html = ResultFragment {
         r: ResultView::new(&run, &v.parse()?, &origin(&headers)),
     }
@@ -348,33 +422,55 @@ async fn fragment(Query(v): Query<ViewQuery>, headers: HeaderMap, body: Bytes) -
         .into_response())
 }
 
-async fn compare_query(Query(q): Query<CompareQuery>, headers: HeaderMap) -> Result<Html<String>, AppError> {
-    let run = CompareRun::new(q.spec()?)?;
+async fn compare_query(
+    work: Work,
+    State(state): State<AppState>,
+    Query(q): Query<CompareQuery>,
+    headers: HeaderMap,
+) -> Result<Html<String>, AppError> {
+    let run = run_compare(work, &state.kernel_c, q.spec()?).await?;
     let view = CompareView::with_scale(&run, &q.view()?, &origin(&headers), q.scale()?)?;
     Ok(Html(ComparePage::from(view).render()?))
 }
 
 async fn compare_page(
+    work: Work,
+    State(state): State<AppState>,
     Path(link): Path<String>,
     Query(v): Query<ViewQuery>,
     headers: HeaderMap,
 ) -> Result<Html<String>, AppError> {
-    let run = CompareRun::new(permalink::decode::<CompareSpec>(&link)?)?;
+    let run = run_compare(work, &state.kernel_c, permalink::decode::<CompareSpec>(&link)?).await?;
     let view = CompareView::new(&run, &v.parse()?, &origin(&headers))?;
     Ok(Html(ComparePage::from(view).render()?))
 }
 
-async fn compare_text(Path(link): Path<String>, headers: HeaderMap) -> Result<Response, AppError> {
-    let run = CompareRun::new(permalink::decode::<CompareSpec>(&link)?)?;
+async fn compare_text(
+    work: Work,
+    State(state): State<AppState>,
+    Path(link): Path<String>,
+    headers: HeaderMap,
+) -> Result<Response, AppError> {
+    let run = run_compare(work, &state.kernel_c, permalink::decode::<CompareSpec>(&link)?).await?;
     Ok(text(run.text_report(&origin(&headers))))
 }
 
-async fn compare_json(Path(link): Path<String>) -> Result<Json<serde_json::Value>, AppError> {
-    Ok(Json(CompareRun::new(permalink::decode::<CompareSpec>(&link)?)?.json()))
+async fn compare_json(
+    work: Work,
+    State(state): State<AppState>,
+    Path(link): Path<String>,
+) -> Result<Json<serde_json::Value>, AppError> {
+    let run = run_compare(work, &state.kernel_c, permalink::decode::<CompareSpec>(&link)?).await?;
+    Ok(Json(run.json()))
 }
 
-async fn api_simulate(body: Bytes) -> Result<Json<serde_json::Value>, AppError> {
-    Ok(Json(Run::new(parse_json::<ScenarioSpec>(&body)?)?.json()))
+async fn api_simulate(
+    work: Work,
+    State(state): State<AppState>,
+    body: Bytes,
+) -> Result<Json<serde_json::Value>, AppError> {
+    let run = run_scenario(work, &state.kernel_c, parse_json::<ScenarioSpec>(&body)?).await?;
+    Ok(Json(run.json()))
 }
 
 async fn api_topologies() -> Json<serde_json::Value> {

@@ -11,9 +11,14 @@
 //! - [`IDLE_TIMEOUT`]: a connection with no request in flight that has read nothing for this
 //!   long is closed: a client that connects and says nothing, and an idle keep-alive connection.
 //!   A request in flight (a slow page, an SSE stream) is never idle, whatever its pace.
-//! - [`CONNECTIONS_MAX`] (`serve --max-connections N`, at most [`CONNECTIONS_MAX_LIMIT`]):
-//!   beyond this many open connections the server stops accepting until one closes (new clients
-//!   wait in the listen backlog), so idle sockets cannot exhaust descriptors.
+//! - [`CONNECTIONS_MAX`] (`serve --max-connections N`, at most [`CONNECTIONS_MAX_LIMIT`]) open
+//!   connections, shared by client address (an IPv4 address, an IPv6 /64): the server always
+//!   accepts, and when the pool is full a newcomer takes the place of an idle connection (no
+//!   request in flight: a silent client, a trickling head, a kept-alive connection), the
+//!   longest idle one of the address that holds the most; when none is idle, the newest busy
+//!   connection of an address holding at least two more than the newcomer's is cut; otherwise
+//!   the newcomer is answered 503 with `Retry-After` and closed. So one address cannot take
+//!   the server from the others, however many connections it opens.
 //! - Shutdown: stop accepting, let every connection finish its request in flight (keep-alive
 //!   connections close after it), and give up after [`SHUTDOWN_GRACE`].
 
@@ -23,15 +28,17 @@ use axum::Router;
 use hyper::body::{Body as HttpBody, Frame, Incoming, SizeHint};
 use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::service::TowerToHyperService;
+use std::collections::HashMap;
 use std::future::Future;
+use std::net::{IpAddr, Ipv6Addr};
 use std::pin::Pin;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, AtomicU8, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::TcpListener;
-use tokio::sync::{watch, Semaphore};
+use tokio::sync::{watch, Notify};
 
 /// Longest wait for a whole request head, counted from when the server starts waiting for it.
 pub(crate) const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(10);
@@ -84,14 +91,10 @@ impl Default for Limits {
 /// `limits.shutdown_grace`). Returns once every connection is closed or the grace ran out.
 pub async fn serve(listener: TcpListener, app: Router, limits: Limits, shutdown: impl Future<Output = ()>) {
     assert!(limits.connections_max > 0, "connections_max must be positive");
-    let permits = Arc::new(Semaphore::new(limits.connections_max));
+    let pool = Arc::new(Pool::new(limits.connections_max));
     let (stop_tx, stop_rx) = watch::channel(Stop::Run);
     let mut shutdown = std::pin::pin!(shutdown);
     loop {
-        let permit = tokio::select! {
-            p = permits.clone().acquire_owned() => p.expect("the semaphore is never closed"),
-            () = &mut shutdown => break,
-        };
         let (stream, peer) = tokio::select! {
             r = listener.accept() => match r {
                 Ok(s) => s,
@@ -103,32 +106,44 @@ pub async fn serve(listener: TcpListener, app: Router, limits: Limits, shutdown:
             },
             () = &mut shutdown => break,
         };
+        let activity = Arc::new(Activity::new());
+        let Some(lease) = pool.admit(peer.ip(), &activity) else {
+            tracing::debug!("{peer}: refused, the pool is full of busy connections");
+            // Not read: the client sees the answer or a reset, and either way tries later.
+            let _ = stream.try_write(POOL_FULL_ANSWER.as_bytes());
+            continue;
+        };
         if let Err(e) = stream.set_nodelay(true) {
             tracing::debug!("{peer}: TCP_NODELAY: {e}");
         }
         let app = app.clone();
         let stop = stop_rx.clone();
         tokio::spawn(async move {
-            serve_connection(stream, peer, app, limits, stop).await;
-            drop(permit);
+            serve_connection(stream, peer, app, limits, stop, activity).await;
+            drop(lease);
         });
     }
     drop(listener);
     let _ = stop_tx.send(Stop::Finish);
-    let all = u32::try_from(limits.connections_max).unwrap_or(u32::MAX);
-    let finished = tokio::time::timeout(limits.shutdown_grace, permits.acquire_many(all)).await;
+    let finished = tokio::time::timeout(limits.shutdown_grace, pool.closed()).await;
     match finished {
-        Ok(_) => tracing::info!("shut down"),
+        Ok(()) => tracing::info!("shut down"),
         Err(_) => {
             tracing::warn!(
                 "closing {} connection(s) still busy after {:?}",
-                limits.connections_max - permits.available_permits(),
+                pool.connections(),
                 limits.shutdown_grace
             );
             let _ = stop_tx.send(Stop::Close);
         }
     }
 }
+
+/// What a newcomer is told when every connection is busy and no address holds more than its
+/// share: nothing of its request has been read.
+const POOL_FULL_ANSWER: &str = "HTTP/1.1 503 Service Unavailable\r\nRetry-After: 1\r\n\
+    Content-Type: text/plain; charset=utf-8\r\nContent-Length: 49\r\nConnection: close\r\n\r\n\
+    every connection is busy; try again in a second\n";
 
 /// What the accept loop tells its connections.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -140,27 +155,225 @@ enum Stop {
     Close,
 }
 
-/// What the idle rule looks at: requests whose response has not been sent whole, and when the
-/// connection last read a byte or finished a response (milliseconds since it was accepted).
+/// What the pool asks of a connection it evicts.
+const EVICT_NONE: u8 = 0;
+/// Close if idle; a request that started meanwhile finishes first.
+const EVICT_IDLE: u8 = 1;
+/// Close now, request in flight or not.
+const EVICT_CUT: u8 = 2;
+
+/// What the idle rule and the pool look at: requests whose response has not been sent whole,
+/// when the connection last read a byte or finished a response (milliseconds since it was
+/// accepted), and whether the pool wants it closed.
 struct Activity {
     epoch: Instant,
     in_flight: AtomicUsize,
     last_ms: AtomicU64,
+    evict: AtomicU8,
+    evicted: Notify,
 }
 
 impl Activity {
+    fn new() -> Activity {
+        Activity {
+            epoch: Instant::now(),
+            in_flight: AtomicUsize::new(0),
+            last_ms: AtomicU64::new(0),
+            evict: AtomicU8::new(EVICT_NONE),
+            evicted: Notify::new(),
+        }
+    }
+
     fn touch(&self) {
         self.last_ms
             .store(self.epoch.elapsed().as_millis() as u64, Ordering::Relaxed);
     }
 
+    fn idle(&self) -> bool {
+        self.in_flight.load(Ordering::Acquire) == 0
+    }
+
+    /// When the connection last did something.
+    fn last(&self) -> Instant {
+        self.epoch + Duration::from_millis(self.last_ms.load(Ordering::Relaxed))
+    }
+
     /// When the connection becomes idle if nothing happens (`None` while a request is in flight).
     fn idle_deadline(&self, idle: Duration) -> Option<tokio::time::Instant> {
-        if self.in_flight.load(Ordering::Acquire) > 0 {
+        if !self.idle() {
             return None;
         }
-        let last = self.epoch + Duration::from_millis(self.last_ms.load(Ordering::Relaxed));
-        Some(tokio::time::Instant::from_std(last + idle))
+        Some(tokio::time::Instant::from_std(self.last() + idle))
+    }
+
+    fn evict(&self, how: u8) {
+        self.evict.store(how, Ordering::Release);
+        // Stored when the connection is not waiting: it sees it at its next wait.
+        self.evicted.notify_one();
+    }
+}
+
+/// Which connections of the pool one address counts as: an IPv4 address, or an IPv6 /64 (one
+/// machine usually holds a whole /64); IPv4-mapped IPv6 addresses as IPv4.
+pub(crate) fn share_key(ip: IpAddr) -> IpAddr {
+    match ip {
+        IpAddr::V4(_) => ip,
+        IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
+            Some(v4) => IpAddr::V4(v4),
+            None => IpAddr::V6(Ipv6Addr::from(u128::from(v6) & !((1u128 << 64) - 1))),
+        },
+    }
+}
+
+/// The open connections by client address (see the module's rule).
+struct Pool {
+    connections_max: usize,
+    inner: Mutex<PoolInner>,
+    /// Told when the last connection closes.
+    emptied: Notify,
+}
+
+#[derive(Default)]
+struct PoolInner {
+    next_id: u64,
+    /// Connections not asked to close, which are what the cap counts.
+    counted: usize,
+    /// Every connection still open, by share key, oldest first.
+    by_client: HashMap<IpAddr, Vec<Member>>,
+}
+
+struct Member {
+    id: u64,
+    activity: Arc<Activity>,
+    /// Asked to close (no longer counted against the cap or its address).
+    evicted: bool,
+}
+
+impl PoolInner {
+    fn counted_of(&self, key: &IpAddr) -> usize {
+        self.by_client
+            .get(key)
+            .map_or(0, |m| m.iter().filter(|m| !m.evicted).count())
+    }
+
+    /// The connection to close for a newcomer from `key` when the pool is full, and how: the
+    /// longest idle of the address holding the most; else the newest busy one of an address
+    /// holding at least two more than the newcomer's.
+    fn victim(&self, key: &IpAddr) -> Option<(IpAddr, u64, u8)> {
+        let mut idle: Option<(usize, Instant, IpAddr, u64)> = None;
+        let mut busy: Option<(usize, IpAddr, u64)> = None;
+        for (client, members) in &self.by_client {
+            let held = members.iter().filter(|m| !m.evicted).count();
+            for m in members.iter().filter(|m| !m.evicted) {
+                if m.activity.idle() {
+                    let last = m.activity.last();
+                    let better = idle.is_none_or(|(h, l, _, _)| held > h || (held == h && last < l));
+                    if better {
+                        idle = Some((held, last, *client, m.id));
+                    }
+                } else if busy.is_none_or(|(h, _, id)| held > h || (held == h && m.id > id)) {
+                    busy = Some((held, *client, m.id));
+                }
+            }
+        }
+        if let Some((_, _, client, id)) = idle {
+            return Some((client, id, EVICT_IDLE));
+        }
+        let mine = self.counted_of(key);
+        busy.filter(|(held, _, _)| *held >= mine + 2)
+            .map(|(_, client, id)| (client, id, EVICT_CUT))
+    }
+}
+
+impl Pool {
+    fn new(connections_max: usize) -> Pool {
+        Pool {
+            connections_max,
+            inner: Mutex::new(PoolInner::default()),
+            emptied: Notify::new(),
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, PoolInner> {
+        // Every update is a few field writes that cannot panic half-way.
+        self.inner.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// A place for a connection from `ip`, evicting another when the pool is full; `None`:
+    /// refused (every connection busy, none of an address over the newcomer's share).
+    fn admit(self: &Arc<Self>, ip: IpAddr, activity: &Arc<Activity>) -> Option<Lease> {
+        let key = share_key(ip);
+        let mut inner = self.lock();
+        if inner.counted >= self.connections_max {
+            let (client, id, how) = inner.victim(&key)?;
+            if let Some(m) = inner
+                .by_client
+                .get_mut(&client)
+                .and_then(|ms| ms.iter_mut().find(|m| m.id == id))
+            {
+                m.evicted = true;
+                m.activity.evict(how);
+            }
+            inner.counted -= 1;
+        }
+        inner.next_id += 1;
+        let id = inner.next_id;
+        inner.counted += 1;
+        inner.by_client.entry(key).or_default().push(Member {
+            id,
+            activity: activity.clone(),
+            evicted: false,
+        });
+        Some(Lease {
+            pool: self.clone(),
+            key,
+            id,
+        })
+    }
+
+    fn connections(&self) -> usize {
+        self.lock().by_client.values().map(Vec::len).sum()
+    }
+
+    /// Resolves once every connection has closed.
+    async fn closed(&self) {
+        loop {
+            let emptied = self.emptied.notified();
+            if self.lock().by_client.is_empty() {
+                return;
+            }
+            emptied.await;
+        }
+    }
+}
+
+/// A connection's place in the pool, given back when its task ends.
+struct Lease {
+    pool: Arc<Pool>,
+    key: IpAddr,
+    id: u64,
+}
+
+impl Drop for Lease {
+    fn drop(&mut self) {
+        let mut inner = self.pool.lock();
+        let Some(members) = inner.by_client.get_mut(&self.key) else {
+            return;
+        };
+        let Some(at) = members.iter().position(|m| m.id == self.id) else {
+            return;
+        };
+        let gone = members.remove(at);
+        if members.is_empty() {
+            inner.by_client.remove(&self.key);
+        }
+        if !gone.evicted {
+            inner.counted -= 1;
+        }
+        if inner.by_client.is_empty() {
+            drop(inner);
+            self.pool.emptied.notify_one();
+        }
     }
 }
 
@@ -170,12 +383,8 @@ async fn serve_connection(
     app: Router,
     limits: Limits,
     mut stop: watch::Receiver<Stop>,
+    activity: Arc<Activity>,
 ) {
-    let activity = Arc::new(Activity {
-        epoch: Instant::now(),
-        in_flight: AtomicUsize::new(0),
-        last_ms: AtomicU64::new(0),
-    });
     let io = TokioIo::new(ReadWatch {
         inner: stream,
         activity: activity.clone(),
@@ -219,6 +428,17 @@ async fn serve_connection(
             }
             () = tokio::time::sleep_until(wake), if !closing => {
                 if activity.idle_deadline(limits.idle_timeout).is_some_and(|d| d <= tokio::time::Instant::now()) {
+                    closing = true;
+                    conn.as_mut().graceful_shutdown();
+                }
+            }
+            () = activity.evicted.notified() => {
+                // Evicted for a newcomer: an idle connection (or a cut one) closes now, one
+                // whose request started meanwhile after it.
+                if activity.idle() || activity.evict.load(Ordering::Acquire) == EVICT_CUT {
+                    return;
+                }
+                if !closing {
                     closing = true;
                     conn.as_mut().graceful_shutdown();
                 }

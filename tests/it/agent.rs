@@ -31,7 +31,13 @@ fn data(rel: &str) -> PathBuf {
 
 fn live_app() -> (axum::Router, LiveState) {
     let (live, _) = LiveState::new(Tokens::parse(TOKEN).unwrap(), None).unwrap();
-    (web::app(AppState { live: live.clone() }), live)
+    (
+        web::app(AppState {
+            live: live.clone(),
+            ..Default::default()
+        }),
+        live,
+    )
 }
 
 async fn call(app: &axum::Router, req: Request<Body>) -> (StatusCode, String) {
@@ -333,6 +339,33 @@ fn a_large_host_refreshes_its_irq_files_in_turn() {
     let _ = std::fs::remove_dir_all(&root);
 }
 
+/// An IRQ's node is fixed when its descriptor is made (`desc_smp_init()`): it is read for an IRQ
+/// new to the agent and for a number given to another action, not on every refresh.
+#[test]
+fn the_node_file_is_read_once_per_action() {
+    let root = std::env::temp_dir().join(format!("irqscope-agent-node-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&root);
+    let topo = irqscope::catalogue::get("vm-2vcpu-smt2").unwrap();
+    irqscope::topology::import::export::write_sysfs(&topo, &root).unwrap();
+    let dir = root.join("proc/irq/30");
+    std::fs::create_dir_all(&dir).unwrap();
+    let interrupts = |name: &str| format!("           CPU0       CPU1\n  30: 1 0 PCI-MSIX 0-edge {name}\n");
+    std::fs::write(root.join("proc/interrupts"), interrupts("nvme0q1")).unwrap();
+    std::fs::write(dir.join("smp_affinity_list"), "0-1\n").unwrap();
+    std::fs::write(dir.join("node"), "0\n").unwrap();
+    let mut c = Collector::new(&root, "n");
+    let node_and_affinity = |s: &Snapshot| (s.irqs[0].node, s.irqs[0].affinity.clone());
+    assert_eq!(node_and_affinity(&c.read(1).unwrap()), (Some(0), Some("0-1".into())));
+    // The same action: its affinity is refreshed, its node is not read again.
+    std::fs::write(dir.join("smp_affinity_list"), "1\n").unwrap();
+    std::fs::write(dir.join("node"), "1\n").unwrap();
+    assert_eq!(node_and_affinity(&c.read(2).unwrap()), (Some(0), Some("1".into())));
+    // The number now serves another device: a new descriptor, its node read.
+    std::fs::write(root.join("proc/interrupts"), interrupts("eth0-rx-0")).unwrap();
+    assert_eq!(node_and_affinity(&c.read(3).unwrap()), (Some(1), Some("1".into())));
+    let _ = std::fs::remove_dir_all(&root);
+}
+
 /// An app whose push pacing runs on a clock the test moves.
 fn clocked_app() -> (axum::Router, LiveState, std::sync::Arc<std::sync::atomic::AtomicU64>) {
     use std::sync::atomic::{AtomicU64, Ordering};
@@ -344,7 +377,10 @@ fn clocked_app() -> (axum::Router, LiveState, std::sync::Arc<std::sync::atomic::
         std::sync::Arc::new(move || clock.load(Ordering::SeqCst)),
     )
     .unwrap();
-    let app = web::app(AppState { live: live.clone() });
+    let app = web::app(AppState {
+        live: live.clone(),
+        ..Default::default()
+    });
     (app, live, now)
 }
 

@@ -289,7 +289,10 @@ async fn live_fleet_and_lab_check_agree_on_each_host() {
     const TOKEN: &str = "its-test-token-0123456789abcdef";
     let (live, _) =
         irqscope::web::live::LiveState::new(irqscope::live::auth::Tokens::parse(TOKEN).unwrap(), None).unwrap();
-    let app = irqscope::web::app(irqscope::web::AppState { live });
+    let app = irqscope::web::app(irqscope::web::AppState {
+        live,
+        ..Default::default()
+    });
     let hosts = [
         ("arm64-vm", "arm", 0),
         ("x86-nvme-vm", "x86", 0),

@@ -34,7 +34,11 @@ async fn harness() -> Option<Harness> {
     let topo = collect::topology_of(&collect::read_topology(&root).unwrap(), "vm1").unwrap();
     let body = serde_json::to_vec(&collect::build_snapshot(&proc, &topo, "vm1", 1).unwrap()).unwrap();
     live.hub().ingest("vm1", Some(TOKEN.as_bytes()), None, &body).unwrap();
-    Harness::start_with(web::app(AppState { live })).await
+    Harness::start_with(web::app(AppState {
+        live,
+        ..Default::default()
+    }))
+    .await
 }
 
 /// (name, path, an element the page has once drawn).

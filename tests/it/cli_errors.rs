@@ -135,7 +135,10 @@ fn bad_model_inputs() {
         &["sched", "azure-4vcpu-smt2", "--pair-node", "0"],
         "at least 2 are needed",
     );
-    expect_error(&["sched", "xeon-2s-18c-smt2"], "node by node");
+    expect_error(
+        &["sched", "xeon-2s-18c-smt2", "--llcs-per-node", "5"],
+        "llcs_per_node 5 does not divide",
+    );
 }
 
 #[test]

@@ -207,7 +207,10 @@ async fn call(app: &axum::Router, uri: &str) -> (StatusCode, String, Duration) {
 }
 
 fn app_of(live: &LiveState) -> axum::Router {
-    web::app(AppState { live: live.clone() })
+    web::app(AppState {
+        live: live.clone(),
+        ..Default::default()
+    })
 }
 
 /// Per-CPU rates of `/api/live/vm1`.

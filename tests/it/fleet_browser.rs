@@ -39,7 +39,10 @@ async fn get(app: &axum::Router, uri: &str) -> (StatusCode, String) {
 /// CPU 1 (`c-half`, in between).
 async fn fleet_app() -> axum::Router {
     let (live, _) = LiveState::new(Tokens::parse(TOKEN).unwrap(), None).unwrap();
-    let app = web::app(AppState { live });
+    let app = web::app(AppState {
+        live,
+        ..Default::default()
+    });
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/live/x86-nvme-vm");
     let good = Collector::new(&root, "a-good").read(1_000).unwrap();
     let mut odd = good.clone();

@@ -236,7 +236,13 @@ fn broken_c_is_a_clear_error_in_the_cli() {
             &["simulate", "azure-l48s-v2", "2x8", "--variant", &format!("c:{name}")],
         );
         assert_eq!(code, 2, "{out}{err}");
-        assert!(err.contains(want) && err.lines().count() == 1, "{err}");
+        // One error line, after the lines saying where each model came from.
+        let errors: Vec<&str> = err
+            .lines()
+            .filter(|l| l.starts_with("irqscope: ") && !l.starts_with("irqscope: models: "))
+            .collect();
+        assert!(errors.len() == 1 && errors[0].contains(want), "{err}");
+        assert!(err.lines().last().is_some_and(|l| l.contains(want)), "{err}");
         assert!(started.elapsed().as_secs() < 30, "within its limits");
     }
     // A hunk that does not apply names itself.
@@ -280,7 +286,7 @@ fn link(variant: &str, pin: Option<&str>) -> String {
 
 #[tokio::test]
 async fn pages_run_registered_c_and_survive_broken_c() {
-    use irqscope::web::kernel_c::{register, Registered};
+    use irqscope::web::kernel_c::{KernelCRegistry, Registered};
     let Some(t) = tree("IRQSCOPE_KERNEL_C_72") else { return };
     let s = Scratch::new("web");
     let build = |name: &str, patches: Vec<PathBuf>| {
@@ -306,14 +312,14 @@ async fn pages_run_registered_c_and_survive_broken_c() {
             .map(|b| (b.provenance.clone(), External(Arc::new(KernelC::new(b, limits)))))
             .map_err(|e| e.to_string()),
     };
-    register(entry("webok", Ok(ok)));
+    let mut entries = vec![entry("webok", Ok(ok))];
     let (crash, _) = patched(
         &s.0,
         &t,
         "\tif (numgrps == 0)\n\t\treturn NULL;\n\n\tif (!zalloc_cpumask_var(&nmsk, GFP_KERNEL))",
         "\tif (numgrps == 0)\n\t\treturn NULL;\n\t*(volatile int *)8 = 1;\n\n\tif (!zalloc_cpumask_var(&nmsk, GFP_KERNEL))",
     );
-    register(entry("webcrash", build("webcrash", vec![crash])));
+    entries.push(entry("webcrash", build("webcrash", vec![crash])));
     let bad = s.0.join("bad.diff");
     let old = std::fs::read_to_string(t.join("lib/group_cpus.c")).unwrap();
     let dir = s.0.join("badpatch");
@@ -323,9 +329,12 @@ async fn pages_run_registered_c_and_survive_broken_c() {
         make_patch(&dir, &old, &old.replace("return NULL;", "return irqscope_undefined;")),
     )
     .unwrap();
-    register(entry("webbroken", build("webbroken", vec![bad])));
+    entries.push(entry("webbroken", build("webbroken", vec![bad])));
 
-    let app = irqscope::web::app(irqscope::web::AppState::default());
+    let app = irqscope::web::app(irqscope::web::AppState {
+        kernel_c: KernelCRegistry::new(entries),
+        ..Default::default()
+    });
     let (status, body) = get(&app, &link("c:webok", None)).await;
     assert_eq!(status, StatusCode::OK, "{body}");
     assert!(body.contains("c:webok"), "the page names the variant");
@@ -355,4 +364,220 @@ async fn pages_run_registered_c_and_survive_broken_c() {
     assert!(body.contains(&id) && body.contains("did not build"), "{body}");
     let (status, _) = get(&app, &link("c:webok", Some(&id))).await;
     assert_eq!(status, StatusCode::OK);
+}
+
+/// Outside code for the pages, without a compiler: the `cluster` model behind a `c:` name, or
+/// code that fails every call as a crashed harness does.
+struct Fake {
+    name: String,
+    id: String,
+    fails: bool,
+}
+
+impl irqscope::kernel::ExternalGroupCpus for Fake {
+    fn name(&self) -> &str {
+        &self.name
+    }
+    fn describe(&self) -> &str {
+        "built C: a stand-in for the test"
+    }
+    fn id(&self) -> &str {
+        &self.id
+    }
+    fn uses_counter(&self) -> bool {
+        false
+    }
+    fn group_cpus_evenly(
+        &self,
+        topo: &irqscope::topology::Topology,
+        numgrps: u32,
+        counter: &mut u32,
+        warnings: &mut Vec<irqscope::kernel::KernelWarn>,
+    ) -> Result<Option<irqscope::kernel::Grouping>, irqscope::kernel::ExternalError> {
+        if self.fails {
+            return Err(irqscope::kernel::ExternalError(format!(
+                "{}: the C crashed (SIGSEGV: a wild read or write)",
+                self.name
+            )));
+        }
+        Ok(irqscope::kernel::group_cpus_evenly(
+            topo,
+            numgrps,
+            irqscope::kernel::Variant::Cluster,
+            irqscope::kernel::SortGen::HeapV6_11,
+            counter,
+            warnings,
+        ))
+    }
+}
+
+fn fake(name: &str, fails: bool) -> irqscope::web::kernel_c::Registered {
+    let id = format!("{:064x}", name.len() + 7 * usize::from(fails));
+    let provenance = kernel_c::Provenance {
+        name: name.into(),
+        id: id.clone(),
+        origin: "test".into(),
+        source_sha256: id.clone(),
+        version: None,
+        package_version: None,
+        patches: Vec::new(),
+        sort: "irqscope heap-v6.11".into(),
+        counter: None,
+        api: "group_cpus_evenly(numgrps, &nummasks)".into(),
+        compile_ms: 0,
+    };
+    let code = Fake {
+        name: format!("c:{name}"),
+        id,
+        fails,
+    };
+    irqscope::web::kernel_c::Registered {
+        name: name.into(),
+        source: "test".into(),
+        build: Ok((provenance, External(Arc::new(code)))),
+    }
+}
+
+async fn send(app: &axum::Router, method: &str, uri: &str, body: Option<String>) -> (StatusCode, String) {
+    let req = Request::builder()
+        .method(method)
+        .uri(uri)
+        .header(header::HOST, "irqscope.test")
+        .header(header::CONTENT_TYPE, "application/json");
+    let req = req.body(body.map(Body::from).unwrap_or_else(Body::empty)).unwrap();
+    let resp = app.clone().oneshot(req).await.unwrap();
+    let status = resp.status();
+    let body = resp.into_body().collect().await.unwrap().to_bytes();
+    (status, String::from_utf8_lossy(&body).into_owned())
+}
+
+/// Every page and API that runs a scenario, sent a `c:` variant: the registered build runs, a
+/// build that fails at run time or did not compile is a 400 with why, a name the server lacks
+/// a 404 saying how to register it; never a panic, and the server goes on serving.
+#[tokio::test]
+async fn every_scenario_page_answers_a_c_variant_clearly() {
+    use irqscope::scenario::payloads::{CompareSpec, SideSpec};
+    use irqscope::web::kernel_c::{KernelCRegistry, Registered};
+    let registry = KernelCRegistry::new(vec![
+        fake("fake", false),
+        fake("crashy", true),
+        Registered {
+            name: "nobuild".into(),
+            source: "/src/linux".into(),
+            build: Err("the C does not compile against irqscope's stand-ins".into()),
+        },
+    ]);
+    let ids: std::collections::HashMap<String, String> = registry
+        .registered()
+        .filter_map(|r| r.build.as_ref().ok().map(|(p, _)| (r.name.clone(), p.id.clone())))
+        .collect();
+    let app = irqscope::web::app(irqscope::web::AppState {
+        kernel_c: registry,
+        ..Default::default()
+    });
+    let cases: [(&str, StatusCode, &str); 4] = [
+        ("fake", StatusCode::OK, "c:fake"),
+        ("crashy", StatusCode::BAD_REQUEST, "c:crashy: the C crashed (SIGSEGV"),
+        (
+            "nobuild",
+            StatusCode::BAD_REQUEST,
+            "c:nobuild (/src/linux) did not build",
+        ),
+        (
+            "absent",
+            StatusCode::NOT_FOUND,
+            "irqscope serve --kernel-c absent=SOURCE",
+        ),
+    ];
+    for (name, want, says) in cases {
+        let variant = format!("c:{name}");
+        let spec = ScenarioSpec {
+            variant: variant.clone(),
+            kernel_c: ids.get(name).cloned(),
+            ..ScenarioSpec::new(TopologyRef::Preset("azure-l48s-v2".into()), vec![DeviceSpec::new(2, 8)])
+        };
+        let json = serde_json::to_string(&spec).unwrap();
+        let s = permalink::encode(&spec).unwrap();
+        let compare = CompareSpec {
+            scenario: ScenarioSpec {
+                variant: "cluster".into(),
+                kernel_c: None,
+                ..spec.clone()
+            },
+            a: SideSpec {
+                variant: Some(variant.clone()),
+                kernel_c: ids.get(name).cloned(),
+                ..SideSpec::default()
+            },
+            b: SideSpec::default(),
+        };
+        let c = permalink::encode(&compare).unwrap();
+        let q = "preset=azure-l48s-v2&devices=2x8";
+        let requests: Vec<(&str, String, Option<String>)> = vec![
+            ("GET", format!("/?{q}&variant={variant}"), None),
+            ("GET", format!("/s/{s}"), None),
+            ("GET", format!("/s/{s}/text"), None),
+            ("GET", format!("/s/{s}/json"), None),
+            ("POST", "/api/simulate".into(), Some(json.clone())),
+            ("POST", "/fragment".into(), Some(json.clone())),
+            ("GET", format!("/compare?{q}&a={variant}&b=cluster"), None),
+            ("GET", format!("/compare?{q}&a=cluster&b={variant}"), None),
+            ("GET", format!("/c/{c}"), None),
+            ("GET", format!("/c/{c}/text"), None),
+            ("GET", format!("/c/{c}/json"), None),
+            (
+                "GET",
+                format!("/sweep?topologies=azure-l48s-v2&variants={variant}&counters=0..2"),
+                None,
+            ),
+            (
+                "GET",
+                format!("/sweep/text?topologies=azure-l48s-v2&variants=cluster,{variant}"),
+                None,
+            ),
+            (
+                "GET",
+                format!("/sweep/csv?topologies=azure-l48s-v2&variants={variant}"),
+                None,
+            ),
+            (
+                "GET",
+                format!("/sweep/json?topologies=azure-l48s-v2&variants={variant}"),
+                None,
+            ),
+            (
+                "GET",
+                format!("/blkmq?preset=azure-l48s-v2&queues=8&variant={variant}"),
+                None,
+            ),
+        ];
+        for (method, uri, body) in requests {
+            let (status, text) = send(&app, method, &uri, body).await;
+            assert_eq!(status, want, "{method} {uri}: {text}");
+            if want == StatusCode::OK {
+                assert!(text.contains(says), "{method} {uri} names {says}");
+            } else {
+                assert!(text.contains(says), "{method} {uri}: {text}");
+                assert_eq!(text.lines().count(), 1, "{method} {uri}: one line: {text}");
+            }
+        }
+    }
+    // A compare link pins the build each c: side ran, and reproduces itself.
+    let (status, body) = send(
+        &app,
+        "GET",
+        "/compare?preset=azure-l48s-v2&devices=2x8&a=c:fake&b=cluster",
+        None,
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK);
+    let link = body
+        .split("/c/")
+        .nth(1)
+        .and_then(|r| r.split(['"', '/', '?', '<']).next())
+        .expect("the page links its permalink");
+    let decoded: CompareSpec = permalink::decode(link).unwrap();
+    assert_eq!(decoded.a.kernel_c.as_deref(), ids.get("fake").map(String::as_str));
+    let (status, _) = send(&app, "GET", "/", None).await;
+    assert_eq!(status, StatusCode::OK, "still serving");
 }

@@ -415,3 +415,187 @@ async fn live_page_uses_the_release_and_explains_moved_effective_cpus() {
     assert!(page.contains("id=\"model-moved\""), "{page}");
     assert!(page.contains("class=\"moved\""), "{page}");
 }
+
+fn offline_cpus_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/lab/captures/offline-cpus")
+}
+
+/// The offline-cpus captures (t2 on Debian 6.12.117, booted as is and with `maxcpus=10`): the
+/// corrected ones match exactly and raise no offline-CPU warning; the one an agent that read
+/// only `nodeN/cpulist` took (CPUs 9 and 11 in node 0) differs, and says why it may.
+#[test]
+fn offline_cpus_captures_match_and_the_misplaced_one_warns() {
+    let warning = "are present but offline and all sit in node 0";
+    for name in ["t2-612.seq.agent.json", "t2off-612.seq.agent.json"] {
+        let (code, out) = check(&offline_cpus_dir().join(name), &[]);
+        assert_eq!((code, last_line(&out)), (0, "58 matched, 0 differ"), "{name}:\n{out}");
+        assert!(!out.contains(warning), "{name}:\n{out}");
+    }
+    let (code, out) = check(&offline_cpus_dir().join("t2off-612.seq.as-captured.json"), &[]);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains(&format!("warning: CPUs 9,11 {warning}")), "{out}");
+    // The same machine booted again (`lab run t2.toml --append maxcpus=10`, Debian
+    // 6.12.117 cloud) with an agent that reads the node links: the capture needs no correction.
+    let fresh = data("t2off-612.seq.agent.json");
+    let (code, out) = check(&fresh, &[]);
+    assert_eq!((code, last_line(&out)), (0, "58 matched, 0 differ"), "{out}");
+    assert!(!out.contains(warning), "{out}");
+    let topology = |p: &Path| {
+        irqscope::lab::check::read_capture(&std::fs::read_to_string(p).unwrap())
+            .unwrap()
+            .topology
+    };
+    let (mut got, want) = (
+        topology(&fresh),
+        topology(&offline_cpus_dir().join("t2off-612.seq.agent.json")),
+    );
+    assert_eq!(got.online.as_deref(), Some("0-8,10"));
+    got.kernel_release.clone_from(&want.kernel_release);
+    assert_eq!(got, want);
+}
+
+/// arm64 guests under QEMU virt (`lab run tests/data/lab/a8.toml`, Debian 6.12.117
+/// cloud-arm64, TCG): `a8-v2m-612` with GICv2m (`--its off --nvme 4,2`), whose SPIs go to the
+/// first CPU of the mask (`gic_set_affinity()`), and `a8-its-612` with the ITS (`--nvme 3,3`),
+/// which spreads the second controller's vectors. Masks match either way; the ITS capture was
+/// bound one at a time, so the note blames the effective-CPU model, not concurrent probing.
+#[test]
+fn arm64_captures_check_and_name_what_differs() {
+    let (code, out) = check(&data("a8-v2m-612.seq.agent.json"), &["--effective", "first-cpu"]);
+    assert_eq!((code, last_line(&out)), (0, "16 matched, 0 differ"), "{out}");
+    assert!(out.contains("managed mask: 6/6"), "{out}");
+    for f in [
+        data("a8-its-612.seq.agent.json"),
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/lab/arm64/d16-its.seq.capture.json"),
+    ] {
+        let (code, out) = check(&f, &["--effective", "x86-matrix"]);
+        assert_eq!(code, 1, "{out}");
+        assert!(!out.contains("differ: managed mask"), "{out}");
+        assert!(
+            out.contains("note: every mask matches, and each controller's vectors were allocated in one piece"),
+            "{out}"
+        );
+        assert!(
+            !out.contains("compare one taken with the controllers bound one at a time"),
+            "{out}"
+        );
+    }
+    // Debian 7.2.13's generic arm64 kernel (`--kernel 'linux-binary-unsigned-7.2.*+deb*-arm64'
+    // --modules-package 'linux-modules-7.2.*+deb*-arm64' --nvme 3,3`): the cluster-aware
+    // grouping its release picks places every mask on a8's clusters of two; the grouping
+    // before it does not.
+    let f = data("a8-its-72.seq.agent.json");
+    let (_, out) = check(&f, &[]);
+    assert!(out.contains("model: variant cluster, sort heap-v6.11"), "{out}");
+    assert!(out.contains("managed mask: 6/6"), "{out}");
+    let (_, out) = check(&f, &["--variant", "pre-cluster"]);
+    assert!(out.contains("differ: managed mask"), "{out}");
+    // With the ITS model in the tree, the model lab check picks for the ITS captures places
+    // every vector.
+    if irqscope::kernel::vector_matrix::EffectiveModel::ALL
+        .iter()
+        .any(|m| m.name() == "arm64-its")
+    {
+        for name in ["a8-its-612.seq.agent.json", "a8-its-72.seq.agent.json"] {
+            let (code, out) = check(&data(name), &[]);
+            assert_eq!((code, last_line(&out)), (0, "16 matched, 0 differ"), "{name}:\n{out}");
+        }
+    }
+}
+
+/// A sysfs tree as Debian 6.12 shows the t2 machine booted with `maxcpus=10` (x86 brings the
+/// primary threads up first, so CPUs 9 and 11 stay offline): node cpulists and sibling lists
+/// name online CPUs only (`cpulist_read()`, `set_cpu_sibling_map()`), offline CPUs have no
+/// `topology/` directory, and every present CPU is linked under its node
+/// (`register_cpu_under_node()`). With `links` false the tree lacks the node links.
+fn t2off_sysfs(root: &Path, links: bool) {
+    let sys = root.join("sys/devices/system");
+    let write = |rel: &str, text: &str| {
+        let p = sys.join(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, format!("{text}\n")).unwrap();
+    };
+    write("cpu/possible", "0-11");
+    write("cpu/present", "0-11");
+    write("cpu/online", "0-8,10");
+    let online = |c: u32| c <= 8 || c == 10;
+    for cpu in 0..12u32 {
+        std::fs::create_dir_all(sys.join(format!("cpu/cpu{cpu}"))).unwrap();
+        if !online(cpu) {
+            continue;
+        }
+        let core: Vec<u32> = [cpu & !1, cpu | 1].into_iter().filter(|&c| online(c)).collect();
+        let core = if core.len() == 2 {
+            format!("{}-{}", core[0], core[1])
+        } else {
+            core[0].to_string()
+        };
+        let package = if cpu < 8 { "0-7" } else { "8,10" };
+        for (file, text) in [
+            ("thread_siblings_list", core.as_str()),
+            ("core_cpus_list", &core),
+            ("cluster_cpus_list", &core),
+            ("package_cpus_list", package),
+            ("die_cpus_list", package),
+        ] {
+            write(&format!("cpu/cpu{cpu}/topology/{file}"), text);
+        }
+    }
+    let nodes: [(&str, std::ops::Range<u32>, &str); 3] = [
+        ("0-3", 0..4, "10 20 20"),
+        ("4-7", 4..8, "20 10 20"),
+        ("8,10", 8..12, "20 20 10"),
+    ];
+    for (n, (cpulist, present, distance)) in nodes.into_iter().enumerate() {
+        write(&format!("node/node{n}/cpulist"), cpulist);
+        write(&format!("node/node{n}/distance"), distance);
+        for cpu in present.filter(|_| links) {
+            std::os::unix::fs::symlink(
+                format!("../../cpu/cpu{cpu}"),
+                sys.join(format!("node/node{n}/cpu{cpu}")),
+            )
+            .unwrap();
+        }
+    }
+    let proc = root.join("proc");
+    std::fs::create_dir_all(proc.join("sys/kernel")).unwrap();
+    std::fs::write(proc.join("sys/kernel/osrelease"), "6.12.117+deb12-amd64\n").unwrap();
+    std::fs::write(
+        proc.join("interrupts"),
+        "           CPU0       CPU1\n  0:         40          0   IO-APIC   2-edge      timer\n",
+    )
+    .unwrap();
+}
+
+/// The agent on that tree writes the corrected capture's topology (offline CPUs 9 and 11 in
+/// node 2 and its package), and without the links the topology the old agent wrote.
+#[test]
+fn the_agent_reads_offline_cpus_nodes_from_the_node_links() {
+    let topology_of = |path: &Path| {
+        let text = std::fs::read_to_string(path).unwrap();
+        irqscope::lab::check::read_capture(&text).unwrap().topology
+    };
+    for (links, fixture) in [
+        (true, "t2off-612.seq.agent.json"),
+        (false, "t2off-612.seq.as-captured.json"),
+    ] {
+        let root = std::env::temp_dir().join(format!("irqscope-t2off-{}-{links}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&root);
+        t2off_sysfs(&root, links);
+        let out = root.join("capture.json");
+        let run = std::process::Command::new(env!("CARGO_BIN_EXE_irqscope-agent"))
+            .args(["capture", "--host", "lab", "--root"])
+            .arg(&root)
+            .arg("-o")
+            .arg(&out)
+            .output()
+            .unwrap();
+        assert!(run.status.success(), "{}", String::from_utf8_lossy(&run.stderr));
+        assert_eq!(
+            topology_of(&out),
+            topology_of(&offline_cpus_dir().join(fixture)),
+            "links {links}"
+        );
+        std::fs::remove_dir_all(&root).unwrap();
+    }
+}

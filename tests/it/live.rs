@@ -234,7 +234,13 @@ fn live_app(tokens: &str) -> (axum::Router, LiveState) {
 
 fn live_app_with(tokens: &str, clock: Clock) -> (axum::Router, LiveState) {
     let (live, _) = LiveState::with_clock(Tokens::parse(tokens).unwrap(), None, clock).unwrap();
-    (web::app(AppState { live: live.clone() }), live)
+    (
+        web::app(AppState {
+            live: live.clone(),
+            ..Default::default()
+        }),
+        live,
+    )
 }
 
 async fn call(app: &axum::Router, req: Request<Body>) -> (StatusCode, String) {
@@ -365,7 +371,10 @@ async fn pushes_are_refused_without_the_right_token_and_leave_history_alone() {
 async fn push_rate_is_measured_by_the_server_clock() {
     // The server's own clock.
     let (live, _) = LiveState::new(Tokens::parse(TOKEN).unwrap(), None).unwrap();
-    let app = web::app(AppState { live });
+    let app = web::app(AppState {
+        live,
+        ..Default::default()
+    });
     // Forged stamps a second apart, sent back to back: limited like any other burst.
     let started = Instant::now();
     let (mut accepted, mut refused) = (0u64, 0u64);
@@ -409,7 +418,10 @@ async fn idle_hosts_expire_admins_delete_and_unbound_tokens_have_a_quota() {
     let tokens = Tokens::parse(&format!("{TOKEN}\n{BOUND}\n_admin={ADMIN}\n")).unwrap();
     let policy = HubPolicy { host_idle_ms: 60_000 };
     let (live, _) = LiveState::with(tokens, None, policy, Some(clock)).unwrap();
-    let app = web::app(AppState { live });
+    let app = web::app(AppState {
+        live,
+        ..Default::default()
+    });
     let push = |host: &str| push_req(host, Some(TOKEN), reading("azure-mana-vm", host, 0));
     // The unbound token creates hosts up to its quota.
     for i in 0..UNBOUND_TOKEN_HOSTS_MAX {
@@ -538,7 +550,10 @@ async fn a_full_disk_answers_503_keeps_every_acknowledged_push_and_recovers() {
     let open = || {
         let persist = irqscope::live::persist::Persist::open(&file).unwrap();
         let (live, _) = LiveState::with_clock(Tokens::parse(TOKEN).unwrap(), Some(persist), paced_clock()).unwrap();
-        web::app(AppState { live })
+        web::app(AppState {
+            live,
+            ..Default::default()
+        })
     };
     let app = open();
     // Leave the store a little room.
@@ -933,7 +948,10 @@ async fn imports_get_a_stable_link_that_survives_a_restart() {
         .0
     };
     let live = open();
-    let app = web::app(AppState { live: live.clone() });
+    let app = web::app(AppState {
+        live: live.clone(),
+        ..Default::default()
+    });
     let a = snapshot_of("azure-mana-vm", "shared-vm", 10_000);
     let mut b = a.clone();
     b.taken_unix_ms = 11_000;
@@ -990,7 +1008,10 @@ async fn imports_get_a_stable_link_that_survives_a_restart() {
     // A restart with the same --live-store keeps the link.
     drop(app);
     drop(live);
-    let app = web::app(AppState { live: open() });
+    let app = web::app(AppState {
+        live: open(),
+        ..Default::default()
+    });
     let (st, again) = call(&app, Request::get(path).body(Body::empty()).unwrap()).await;
     assert_eq!(st, StatusCode::OK, "{again}");
     assert!(again.contains("shared-vm"));
@@ -1151,7 +1172,10 @@ async fn agent_pushes_and_sse_shows_rates_change() {
     let (live, _) = LiveState::new(Tokens::parse(TOKEN).unwrap(), None).unwrap();
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let base = format!("http://{}", listener.local_addr().unwrap());
-    let app = web::app(AppState { live });
+    let app = web::app(AppState {
+        live,
+        ..Default::default()
+    });
     let server = tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
 
     let _agent = start_agent(&base, &root, "vm1", &token_file, 200);
@@ -1420,7 +1444,10 @@ async fn viewer_tokens_guard_pages_json_and_streams() {
     use irqscope::live::auth::ViewerTokens;
     let (live, _) = LiveState::with_clock(Tokens::parse(TOKEN).unwrap(), None, paced_clock()).unwrap();
     let live = live.with_viewer_tokens(ViewerTokens::parse(&format!("# viewers\n{VIEWER}\n")).unwrap());
-    let app = web::app(AppState { live });
+    let app = web::app(AppState {
+        live,
+        ..Default::default()
+    });
     // Pushing needs the push token only.
     let (st, body) = call(&app, push_req("v1", Some(TOKEN), reading("azure-mana-vm", "v1", 0))).await;
     assert_eq!(st, StatusCode::OK, "{body}");
@@ -1521,8 +1548,10 @@ fn serve_refuses_a_bad_viewer_tokens_file_in_one_line() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-/// `serve --max-connections N`: N connections are served, the next waits to be accepted until
-/// one closes; 0 and values past the limit are refused in one line.
+/// `serve --max-connections N`: at most N connections are open; a newcomer when the pool is
+/// full takes the place of the longest-idle connection (of the address holding the most), so
+/// it is served at once and that idle one is closed; 0 and values past the limit are refused
+/// in one line.
 #[test]
 fn serve_max_connections_holds_the_cap() {
     use std::io::{Read, Write};
@@ -1582,21 +1611,40 @@ fn serve_max_connections_holds_the_cap() {
         ask(&mut b, Duration::from_secs(5)).is_some(),
         "the second of 2 is served"
     );
-    // The third completes its handshake in the listen backlog but is not accepted while the
-    // two stay open (well within the 5 s idle timeout).
+    // A third, with both idle (kept alive, well within the 5 s idle timeout): it takes the
+    // place of the longest-idle one, `a`, which the server closes; `b` stays open.
     let mut c = connect();
-    assert_eq!(
-        ask(&mut c, Duration::from_millis(700)),
-        None,
-        "a third connection past the cap"
-    );
-    drop(a);
-    let mut rest = [0u8; 256];
-    c.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
-    let n = c.read(&mut rest).unwrap_or(0);
     assert!(
-        String::from_utf8_lossy(&rest[..n]).starts_with("HTTP/1.1 200"),
-        "accepted once one closed"
+        ask(&mut c, Duration::from_secs(5)).is_some_and(|r| r.starts_with("HTTP/1.1 200")),
+        "a third connection past the cap is served in an idle one's place"
+    );
+    // Read what is left of a connection's first answer: true when the server closed it, false
+    // when it stays open past `wait`.
+    let closed_within = |s: &mut TcpStream, wait: Duration| -> bool {
+        s.set_read_timeout(Some(wait)).unwrap();
+        let mut rest = [0u8; 4096];
+        loop {
+            match s.read(&mut rest) {
+                Ok(0) => return true,
+                Ok(_) => continue,
+                Err(e) if matches!(e.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut) => {
+                    return false
+                }
+                Err(_) => return true,
+            }
+        }
+    };
+    assert!(
+        closed_within(&mut a, Duration::from_secs(5)),
+        "the longest-idle connection is closed"
+    );
+    assert!(
+        !closed_within(&mut b, Duration::from_millis(500)),
+        "the other stays open"
+    );
+    assert!(
+        ask(&mut b, Duration::from_secs(5)).is_some_and(|r| r.starts_with("HTTP/1.1 200")),
+        "and is served"
     );
 }
 
@@ -1610,6 +1658,7 @@ async fn a_trusted_proxy_forwards_the_client_for_the_per_client_caps() {
     let (live, _) = LiveState::with_clock(Tokens::parse(TOKEN).unwrap(), None, paced_clock()).unwrap();
     let behind = web::app(AppState {
         live: live.with_trusted_proxies(&[proxy]).unwrap(),
+        ..Default::default()
     });
     let open = |peer: [u8; 4], forwarded: &str| {
         let mut r = Request::get("/live/h/events")
@@ -1672,4 +1721,48 @@ async fn a_trusted_proxy_forwards_the_client_for_the_per_client_caps() {
     }
     let (st, _) = call(&plain, open([127, 0, 0, 1], "203.0.113.201")).await;
     assert_eq!(st, StatusCode::TOO_MANY_REQUESTS);
+}
+
+/// Five unbound tokens cannot lock a bound host out: each holds at most its share of the host
+/// table (256 / 5 = 51 hosts), so a bound host finds a place; and when bound hosts fill the
+/// table, a new one takes the place of the unbound host idle longest.
+#[tokio::test]
+async fn five_unbound_tokens_cannot_lock_a_bound_host_out() {
+    let unbound: Vec<String> = (0..5).map(|i| format!("unbound-token-{i}-0123456789")).collect();
+    let tokens = format!(
+        "{}\nbound-a=bound-a-token-0123456789\nbound-b=bound-b-token-0123456789\n",
+        unbound.join("\n")
+    );
+    let (app, _) = live_app(&tokens);
+    let body = |host: &str| serde_json::to_string(&snapshot_of("x86-nvme-vm", host, 1_000)).unwrap();
+    let mut created = 0;
+    for (i, token) in unbound.iter().enumerate() {
+        for n in 0.. {
+            let host = format!("u{i}-{n}");
+            let (st, reply) = call(&app, push_req(&host, Some(token), body(&host))).await;
+            if st == StatusCode::CONFLICT {
+                assert!(reply.contains("this token already pushes for"), "{reply}");
+                break;
+            }
+            assert_eq!(st, StatusCode::OK, "{host}: {reply}");
+            created += 1;
+        }
+    }
+    assert_eq!(created, 5 * 51);
+    // The first bound host finds the table's last place; the second takes the place of the
+    // unbound host idle longest (the first one pushed).
+    for (host, token) in [
+        ("bound-a", "bound-a-token-0123456789"),
+        ("bound-b", "bound-b-token-0123456789"),
+    ] {
+        let (st, reply) = call(&app, push_req(host, Some(token), body(host))).await;
+        assert_eq!(st, StatusCode::OK, "{host}: {reply}");
+        assert_eq!(seq_of(&app, host).await, Some(1));
+    }
+    assert_eq!(seq_of(&app, "u0-0").await, None, "the longest-idle unbound host stayed");
+    assert_eq!(seq_of(&app, "u0-1").await, Some(1));
+    // The table is full: an unbound token under its quota may not push another one out.
+    let (st, reply) = call(&app, push_req("u0-new", Some(&unbound[0]), body("u0-new"))).await;
+    assert_eq!(st, StatusCode::CONFLICT, "{reply}");
+    assert!(reply.contains("already keeps 256 hosts"), "{reply}");
 }

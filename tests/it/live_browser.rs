@@ -47,7 +47,11 @@ async fn serve_pushed_fixture(
         &root,
     );
     std::fs::write(root.join("token"), TOKEN).unwrap();
-    let harness = Harness::start_with(web::app(AppState { live })).await?;
+    let harness = Harness::start_with(web::app(AppState {
+        live,
+        ..Default::default()
+    }))
+    .await?;
     let base = harness.base.clone();
     let agent = KillOnDrop(
         Command::new(env!("CARGO_BIN_EXE_irqscope-agent"))

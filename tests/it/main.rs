@@ -1,6 +1,7 @@
 //! The integration tests, one binary (ripgrep's layout): each module is one area, sharing the
 //! helpers in `common`. Run one area with `cargo test --test it AREA::`.
 
+mod affinity_eras;
 mod agent;
 mod architecture;
 mod arm64_its;
@@ -33,12 +34,14 @@ mod mail_text;
 mod mana_sched_robustness;
 mod presets_frozen;
 mod properties;
+mod release;
 mod render_pinned;
 mod rotation_v1;
 mod scenario_mana;
 mod sched_wake_paths;
 mod seed_presets;
 mod seeds;
+mod serving;
 mod spread_offsets;
 mod sweep;
 mod tls_proxy;

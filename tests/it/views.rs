@@ -27,7 +27,7 @@ fn scenario_view_leads_with_seed_000() {
         variant: Some("pre-cluster".into()),
         ..IndexQuery::default()
     };
-    let run = Run::new(q.spec().unwrap()).unwrap();
+    let run = Run::new(q.spec().unwrap(), &Default::default()).unwrap();
     let v = ScenarioView::new(&run, &ViewQuery::default().parse().unwrap(), ORIGIN, false);
     assert!(
         v.r.devices_line.contains("28 CPUs (34-47,82-95) serve all 6"),
@@ -40,7 +40,9 @@ fn scenario_view_leads_with_seed_000() {
         preset: Some("no-such".into()),
         ..IndexQuery::default()
     };
-    assert!(matches!(Run::new(bad.spec().unwrap()), Err(ViewError::BadInput(m)) if m.contains("no-such")));
+    assert!(
+        matches!(Run::new(bad.spec().unwrap(), &Default::default()), Err(ViewError::BadInput(m)) if m.contains("no-such"))
+    );
 }
 
 /// Seed 002: the cluster patch permutes the P-core queues (queue 0..7 -> CPU 1,4,0,5,6,7,3,2).
@@ -53,7 +55,7 @@ fn compare_view_lists_seed_002_permutation() {
         b: Some("cluster".into()),
         ..CompareQuery::default()
     };
-    let run = CompareRun::new(q.spec().unwrap()).unwrap();
+    let run = CompareRun::new(q.spec().unwrap(), &Default::default()).unwrap();
     let v = CompareView::new(&run, &q.view().unwrap(), ORIGIN).unwrap();
     let moved: Vec<(String, String)> = v
         .vector_changes
@@ -101,7 +103,7 @@ fn sched_view_shows_seed_003_split() {
 /// Seed 004: v4.10's mapper leaves 28 of 64 queues without a CPU on 2 x 18 x 2; v4.13 maps all.
 #[test]
 fn blkmq_view_shows_seed_004_unmapped_queues() {
-    let shown = BlkMqShown::new(BlkMqQuery::default().spec()).unwrap();
+    let shown = BlkMqShown::new(BlkMqQuery::default().spec(), &Default::default()).unwrap();
     let v = BlkMqView::new(&shown);
     let unmapped = |name: &str| v.mappers.iter().find(|m| m.name == name).unwrap().unmapped.len();
     assert_eq!((unmapped("legacy-v4.10"), unmapped("legacy-v4.13")), (28, 0));
@@ -110,7 +112,10 @@ fn blkmq_view_shows_seed_004_unmapped_queues() {
         queues: Some(0),
         ..BlkMqQuery::default()
     };
-    assert!(matches!(BlkMqShown::new(bad.spec()), Err(ViewError::BadInput(_))));
+    assert!(matches!(
+        BlkMqShown::new(bad.spec(), &Default::default()),
+        Err(ViewError::BadInput(_))
+    ));
 }
 
 /// A two-machine sweep: every aggregate becomes a table row linking to its scenario.
@@ -123,7 +128,7 @@ fn sweep_view_from_a_query() {
         counters: Some("0..2".into()),
         ..SweepQuery::default()
     };
-    let sweep = irqscope::analysis::sweep::run(&q.config().unwrap()).unwrap();
+    let sweep = irqscope::analysis::sweep::run(&q.config(&Default::default()).unwrap()).unwrap();
     let v = SweepView::new(&sweep, String::new(), Some("pre-cluster")).unwrap();
     assert_eq!(v.machines.len(), 2);
     assert!(v.machines.iter().all(|m| m.rows.len() == 2));
@@ -154,7 +159,7 @@ fn seeds_view_links_decode() {
     assert!(v.figures.len() >= 12, "{}", v.figures.len());
     for f in v.figures.iter().filter(|f| f.link.starts_with("/s/")) {
         let spec = irqscope::scenario::permalink::decode(&f.link[3..]).unwrap();
-        Run::new(spec).unwrap();
+        Run::new(spec, &Default::default()).unwrap();
     }
 }
 

@@ -602,8 +602,18 @@ mod server {
         assert!(text.contains("data: 9\n"), "{text}");
     }
 
+    /// A connection from `source` (all of 127.0.0.0/8 is loopback).
+    async fn connect_from(source: [u8; 4], addr: std::net::SocketAddr) -> TcpStream {
+        let socket = tokio::net::TcpSocket::new_v4().unwrap();
+        socket.bind((source, 0).into()).unwrap();
+        socket.connect(addr).await.unwrap()
+    }
+
+    /// The pool's rule beyond its cap: a newcomer takes the place of the longest-idle
+    /// connection; when every connection is busy, of the newest busy one of an address holding
+    /// two more than the newcomer's; else it is answered 503 and closed.
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn connections_beyond_the_cap_wait_for_a_free_slot() {
+    async fn connections_beyond_the_cap_take_the_place_of_idle_ones() {
         let limits = Limits {
             connections_max: 2,
             idle_timeout: Duration::from_secs(30),
@@ -611,25 +621,57 @@ mod server {
             ..LIMITS
         };
         let (addr, _stop, _h) = start(test_router(), limits).await;
-        let first = TcpStream::connect(addr).await.unwrap();
-        let _second = TcpStream::connect(addr).await.unwrap();
+        let mut first = TcpStream::connect(addr).await.unwrap();
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        let mut second = TcpStream::connect(addr).await.unwrap();
+        tokio::time::sleep(Duration::from_millis(50)).await;
         let mut third = TcpStream::connect(addr).await.unwrap();
-        third
-            .write_all(b"GET /static/style.css HTTP/1.1\r\nHost: t\r\n\r\n")
+        let r = tokio::time::timeout(Duration::from_secs(3), request(&mut third, "/static/style.css"))
             .await
-            .unwrap();
-        let mut buf = [0u8; 65536];
-        let early = tokio::time::timeout(Duration::from_millis(400), third.read(&mut buf)).await;
-        assert!(early.is_err(), "a third connection was served beyond the cap of 2");
-        drop(first);
-        let n = tokio::time::timeout(Duration::from_secs(3), third.read(&mut buf))
-            .await
-            .expect("not served once a slot was free")
-            .unwrap();
+            .expect("a newcomer beyond the cap was not served");
+        assert!(r.starts_with("HTTP/1.1 200"), "{r}");
         assert!(
-            buf[..n].starts_with(b"HTTP/1.1 200"),
-            "{:?}",
-            String::from_utf8_lossy(&buf[..n])
+            closed_within(&mut first, Duration::from_secs(1)).await.is_some(),
+            "the longest-idle connection was kept"
+        );
+        assert!(closed_within(&mut second, Duration::from_millis(200)).await.is_none());
+        drop((second, third));
+        tokio::time::sleep(Duration::from_millis(200)).await;
+
+        // Both places busy with one address's slow requests: another request from the same
+        // address is refused, one from another address takes the newest busy place.
+        let a = [127, 0, 0, 1];
+        let mut busy1 = connect_from(a, addr).await;
+        busy1.write_all(b"GET /slow HTTP/1.1\r\nHost: t\r\n\r\n").await.unwrap();
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        let mut busy2 = connect_from(a, addr).await;
+        busy2.write_all(b"GET /slow HTTP/1.1\r\nHost: t\r\n\r\n").await.unwrap();
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        let mut refused = connect_from(a, addr).await;
+        let mut got = Vec::new();
+        tokio::time::timeout(Duration::from_secs(2), refused.read_to_end(&mut got))
+            .await
+            .expect("the refused connection stayed open")
+            .ok();
+        let text = String::from_utf8_lossy(&got);
+        assert!(text.is_empty() || text.starts_with("HTTP/1.1 503"), "{text}");
+        assert!(text.is_empty() || text.contains("Retry-After: 1"), "{text}");
+        let mut other = connect_from([127, 0, 0, 2], addr).await;
+        let r = tokio::time::timeout(Duration::from_secs(3), request(&mut other, "/static/style.css"))
+            .await
+            .expect("a second address was not served");
+        assert!(r.starts_with("HTTP/1.1 200"), "{r}");
+        let r = request(&mut busy1, "/static/style.css").await;
+        assert!(
+            r.starts_with("HTTP/1.1 200") && r.contains("done"),
+            "the oldest busy request was cut: {r}"
+        );
+        let mut cut = Vec::new();
+        let _ = tokio::time::timeout(Duration::from_secs(2), busy2.read_to_end(&mut cut)).await;
+        assert!(
+            cut.is_empty(),
+            "the newest busy request finished: {}",
+            String::from_utf8_lossy(&cut)
         );
     }
 

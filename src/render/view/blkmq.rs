@@ -36,6 +36,7 @@ impl BlkMqQuery {
             variant: pick(&self.variant, DEFAULT_VARIANT.name()),
             sort: pick(&self.sort, DEFAULT_SORT.name()),
             counter: self.counter.unwrap_or(0),
+            kernel: None,
         }
     }
 }
@@ -48,8 +49,11 @@ pub struct BlkMqShown {
 
 impl BlkMqShown {
     /// Resolve and run; a `c:NAME` variant runs a build this server registered.
-    pub fn new(spec: BlkMqSpec) -> Result<BlkMqShown, ViewError> {
-        BlkMqShown::with_kernel_c(spec, &super::registered_kernel_c)
+    pub fn new(
+        spec: BlkMqSpec,
+        kernel_c: &crate::kernel_c::registry::KernelCRegistry,
+    ) -> Result<BlkMqShown, ViewError> {
+        BlkMqShown::with_kernel_c(spec, &super::registered_kernel_c(kernel_c))
     }
 
     /// [`BlkMqShown::new`] with `c:NAME` found by `kernel_c` (the command line's build cache).
@@ -84,6 +88,12 @@ impl BlkMqShown {
         let s = &self.scenario;
         let mut out = String::new();
         command_block(&s.command_words(run.mapper, machine), &mut out);
+        let holds = crate::scenario::kernel::holds_for_map(s.spec.kernel.clone(), run.mapper, s.variant, s.sort);
+        out.push_str(&crate::render::columns::wrap(
+            &crate::render::summary::range_line(&holds),
+            "  kernel: ",
+            "          ",
+        ));
         out.push('\n');
         out.push_str(&text::queue_map_report_named(
             &s.topology,

@@ -4,6 +4,7 @@
 use super::scenario::{IndexQuery, KernelCFinder, Run, View, ViewQuery};
 use super::seeds::{seed_of, SeedFigure, SeedTarget};
 use super::{bad, encode_link, ViewError};
+use crate::kernel_c::registry::KernelCRegistry;
 use crate::render::heatmap;
 use crate::render::summary;
 use crate::render::svg::HeatMetric;
@@ -34,6 +35,8 @@ pub struct CompareQuery {
     /// The colour scale: `shared` (default: the larger maximum of A and B) or a number, a
     /// fixed maximum (absolute).
     pub scale: Option<String>,
+    /// The kernel release both sides are for (see [`IndexQuery::kernel`]).
+    pub kernel: Option<String>,
 }
 
 /// The largest fixed maximum `scale=N` takes.
@@ -56,6 +59,7 @@ impl CompareQuery {
             None => IndexQuery {
                 preset: self.preset.clone(),
                 devices: self.devices.clone(),
+                kernel: self.kernel.clone(),
                 ..Default::default()
             }
             .spec()?,
@@ -112,25 +116,39 @@ pub struct CompareRun {
 
 impl CompareRun {
     /// Run both sides, with a permalink (the page and its twins need one).
-    pub fn new(spec: CompareSpec) -> Result<CompareRun, ViewError> {
-        CompareRun::with_link(spec, None)
+    pub fn new(spec: CompareSpec, kernel_c: &KernelCRegistry) -> Result<CompareRun, ViewError> {
+        CompareRun::with_link(spec, &super::registered_kernel_c(kernel_c), true)
     }
 
     /// [`CompareRun::new`] for the command line: `c:NAME` found by `kernel_c`, and a
     /// comparison too large for a permalink still runs, its `permalink` empty.
     pub fn resolve(spec: CompareSpec, kernel_c: KernelCFinder<'_>) -> Result<CompareRun, ViewError> {
-        CompareRun::with_link(spec, Some(kernel_c))
+        CompareRun::with_link(spec, kernel_c, false)
     }
 
-    fn with_link(mut spec: CompareSpec, cli: Option<KernelCFinder<'_>>) -> Result<CompareRun, ViewError> {
+    fn with_link(
+        mut spec: CompareSpec,
+        kernel_c: KernelCFinder<'_>,
+        link_needed: bool,
+    ) -> Result<CompareRun, ViewError> {
         let [sa, sb] = spec.sides();
         let labels = [side_label(&sa), side_label(&sb)];
-        let (a, b) = match cli {
-            None => (Run::new(sa)?, Run::new(sb)?),
-            Some(c) => (Run::resolve(sa, c)?, Run::resolve(sb, c)?),
+        let (a, b) = if link_needed {
+            (Run::with_link(sa, true, kernel_c)?, Run::with_link(sb, true, kernel_c)?)
+        } else {
+            (Run::resolve(sa, kernel_c)?, Run::resolve(sb, kernel_c)?)
         };
-        let link_needed = cli.is_none();
         spec.scenario.topology = a.spec.topology.clone();
+        // A c: side's link pins the build it ran (on the side when it names its variant, else
+        // on the scenario both sides start from).
+        for (side, run) in [(&mut spec.a, &a), (&mut spec.b, &b)] {
+            if run.spec.kernel_c.is_some() {
+                match side.variant {
+                    Some(_) => side.kernel_c = run.spec.kernel_c.clone(),
+                    None => spec.scenario.kernel_c = run.spec.kernel_c.clone(),
+                }
+            }
+        }
         let permalink = match encode_link(&spec) {
             Ok(link) => link,
             Err(e) if link_needed => return Err(e),
@@ -183,6 +201,8 @@ pub struct CompareSideView {
     pub verdict: String,
     /// The variant and what code it models (says when it is a reconstruction).
     pub variant_line: String,
+    /// The kernel releases this side's answer holds for.
+    pub kernel_line: String,
     pub permalink: String,
     pub devices_line: String,
     pub irqs_line: String,
@@ -311,6 +331,10 @@ impl CompareView {
             label: label.to_string(),
             verdict: summary::verdict_line(topo, &r.metrics, view.metric),
             variant_line: summary::variant_line(&r.scenario),
+            kernel_line: format!(
+                "kernel: {}",
+                summary::range_line(&crate::scenario::kernel::holds_for(&r.scenario, &r.outcome))
+            ),
             permalink: r.permalink.clone(),
             devices_line: summary::page_devices_line(topo, &r.metrics),
             irqs_line: summary::page_irqs_line(topo, &r.metrics),

@@ -22,6 +22,7 @@ pub mod sweep;
 
 use crate::catalogue;
 use crate::kernel::External;
+use crate::kernel_c::registry::{KernelCRegistry, Unavailable};
 use crate::render::svg::HeatMetric;
 use crate::scenario::permalink::{self, PermalinkError};
 use crate::scenario::spec::{ScenarioSpec, TopologyRef};
@@ -60,13 +61,21 @@ impl From<PermalinkError> for ViewError {
 }
 
 /// Where a page finds the built C a `c:NAME` variant names: the builds this server registered
-/// at start-up (`kernel_c::registry`). 404 for one it lacks, 400 for one that did not build.
-pub fn registered_kernel_c(name: &str, pinned: Option<&str>) -> Result<External, ViewError> {
-    use crate::kernel_c::registry::{find, Unavailable};
-    find(name, pinned).map_err(|e| match e {
-        Unavailable::Missing(m) => ViewError::NotFound(m),
-        Unavailable::Failed(m) => ViewError::BadInput(m),
-    })
+/// at start-up (`kernel_c::registry`, carried by the server's state). 404 for one it lacks,
+/// 400 for one that did not build.
+pub fn registered_kernel_c(
+    registry: &KernelCRegistry,
+) -> impl Fn(&str, Option<&str>) -> Result<External, ViewError> + '_ {
+    move |name, pinned| registry.find(name, pinned).map_err(ViewError::from)
+}
+
+impl From<Unavailable> for ViewError {
+    fn from(e: Unavailable) -> Self {
+        match e {
+            Unavailable::Missing(m) => ViewError::NotFound(m),
+            Unavailable::Failed(m) => ViewError::BadInput(m),
+        }
+    }
 }
 
 pub(crate) fn bad(m: impl Into<String>) -> ViewError {

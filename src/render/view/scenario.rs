@@ -5,6 +5,7 @@
 use super::seeds::{seed_of, SeedFigure, SeedTarget};
 use super::{bad, encode_link, parse_metric, parse_node, registered_kernel_c, ViewError};
 use crate::kernel::External;
+use crate::kernel_c::registry::KernelCRegistry;
 use crate::metrics::{self, Metrics};
 use crate::render::heatmap::{self, CELLS_UNFOLDED_MAX};
 use crate::render::svg::HeatMetric;
@@ -51,8 +52,8 @@ impl Run {
     /// `[generate]` recipe keeps links short); one that cannot be written back as given (a
     /// recipe that left its cluster shape to the default) is stored in the explicit form
     /// `Topology::to_spec` gives.
-    pub fn new(spec: ScenarioSpec) -> Result<Run, ViewError> {
-        Run::with_link(spec, true, &registered_kernel_c)
+    pub fn new(spec: ScenarioSpec, kernel_c: &KernelCRegistry) -> Result<Run, ViewError> {
+        Run::with_link(spec, true, &registered_kernel_c(kernel_c))
     }
 
     /// [`Run::new`] for the command line: `c:NAME` found by `kernel_c` (the build cache), and a
@@ -62,7 +63,11 @@ impl Run {
         Run::with_link(spec, false, kernel_c)
     }
 
-    fn with_link(mut spec: ScenarioSpec, link_needed: bool, kernel_c: KernelCFinder<'_>) -> Result<Run, ViewError> {
+    pub(crate) fn with_link(
+        mut spec: ScenarioSpec,
+        link_needed: bool,
+        kernel_c: KernelCFinder<'_>,
+    ) -> Result<Run, ViewError> {
         let external = match spec.variant.strip_prefix(KERNEL_C_PREFIX) {
             Some(name) => Some(kernel_c(name, spec.kernel_c.as_deref())?),
             None => None,
@@ -185,6 +190,9 @@ pub struct IndexQuery {
     pub node: Option<String>,
     /// Probe order of `driver=nvme` devices (`sequential` or `parallel`).
     pub probe: Option<String>,
+    /// The kernel release the answer is for (`6.12`): picks the models a field leaves unnamed
+    /// (default: the newest release modelled).
+    pub kernel: Option<String>,
 }
 
 fn blank_topology() -> TopologySpec {
@@ -237,7 +245,22 @@ impl IndexQuery {
             probe: self.probe.clone().filter(|p| !p.is_empty()),
             ..Overrides::default()
         };
-        Ok(overrides.apply(spec_for_machine(topology, devices)))
+        let resolved = topology.resolve(catalogue::get);
+        let mut spec = overrides.apply(spec_for_machine(topology, devices));
+        // The release (the newest without one) picks what the form leaves unnamed; a machine
+        // that does not resolve is reported when the spec is.
+        if let Ok(t) = resolved {
+            let given = |v: &Option<String>| v.clone().filter(|v| !v.is_empty());
+            let named = scenario::kernel::Named {
+                variant: given(&self.variant),
+                sort: given(&self.sort),
+                effective: given(&self.effective),
+                ..Default::default()
+            };
+            let kernel = self.kernel.as_deref().filter(|k| !k.is_empty());
+            scenario::kernel::pick(&mut spec, &t, kernel, &named)?;
+        }
+        Ok(spec)
     }
 
     pub fn view(&self) -> Result<View, ViewError> {
@@ -342,6 +365,8 @@ struct EditorState<'a> {
     /// The interrupt controllers the editor offers: name, architecture, words, and the
     /// effective-CPU model a machine with it uses.
     irqchips: Vec<IrqchipChoice>,
+    /// The kernel releases the editor offers and what each picks (the newest first).
+    releases: Vec<ReleaseChoice>,
 }
 
 #[derive(Serialize)]
@@ -360,6 +385,50 @@ fn irqchip_choices() -> Vec<IrqchipChoice> {
             arch: c.arch().name(),
             describe: c.describe(),
             effective: kernel::vector_matrix::EffectiveModel::for_irqchip(c).name(),
+        })
+        .collect()
+}
+
+/// What one kernel release picks, for the editor's kernel field (`kernel::release`).
+#[derive(Serialize)]
+struct ReleaseChoice {
+    name: String,
+    variant: &'static str,
+    sort: &'static str,
+    affinity: &'static str,
+    mapper: &'static str,
+    /// Vectors per CPU without and with a legacy PIC.
+    vectors: [u32; 2],
+}
+
+/// The releases where some model changes (every row's first release, v5.1 on) and the newest.
+fn release_choices() -> Vec<ReleaseChoice> {
+    use crate::kernel::release;
+    let mut starts: Vec<release::Release> = release::VARIANTS
+        .iter()
+        .map(|r| r.range.from)
+        .chain(release::SORTS.iter().map(|r| r.range.from))
+        .chain(release::AFFINITY_ERAS.iter().map(|r| r.range.from))
+        .chain(release::MAPPERS.iter().map(|r| r.range.from))
+        .chain(release::VECTOR_WINDOWS.iter().map(|r| r.range.from))
+        .flatten()
+        .chain([release::NEWEST, (6, 1), (6, 12)])
+        .filter(|r| *r >= (5, 1))
+        .collect();
+    starts.sort_unstable_by(|a, b| b.cmp(a));
+    starts.dedup();
+    starts
+        .into_iter()
+        .map(|r| {
+            let g = release::generation(r);
+            ReleaseChoice {
+                name: format!("{}.{}", r.0, r.1),
+                variant: g.variant,
+                sort: g.sort,
+                affinity: g.affinity.name(),
+                mapper: g.mapper.name(),
+                vectors: [g.window.vectors_per_cpu(false), g.window.vectors_per_cpu(true)],
+            }
         })
         .collect()
 }
@@ -398,6 +467,8 @@ pub struct ResultView {
     pub variant_line: String,
     /// Which effective-CPU model ran and why ("first-cpu (arm64 preset: …)").
     pub effective_line: String,
+    /// The kernel releases the answer holds for ("holds for v7.0 .. (set by cluster)").
+    pub kernel_line: String,
     pub devices_line: String,
     pub irqs_line: String,
     pub nodes_line: String,
@@ -483,6 +554,10 @@ impl ResultView {
                 run.preset().is_some(),
                 run.effective_named,
             ),
+            kernel_line: format!(
+                "kernel: {}",
+                summary::range_line(&scenario::kernel::holds_for(&run.scenario, &run.outcome))
+            ),
             verdict: summary::verdict_line(topo, m, view.metric),
             devices_line: summary::page_devices_line(topo, m),
             irqs_line: summary::page_irqs_line(topo, m),
@@ -536,6 +611,7 @@ impl ScenarioView {
                 .collect(),
             proposals: crate::policy::Proposal::ALL.iter().map(|p| p.name()).collect(),
             irqchips: irqchip_choices(),
+            releases: release_choices(),
         };
         ScenarioView {
             editor_open,

@@ -50,7 +50,31 @@ fn all() -> &'static [SeedFigure] {
 /// The seed figure whose link opens `target`, if one does: a page opened from a seed link
 /// leads with the seed's own sentence.
 pub fn seed_of(target: &SeedTarget) -> Option<&'static SeedFigure> {
-    all().iter().find(|f| f.target == *target)
+    let target = without_newest_picks(target);
+    all().iter().find(|f| without_newest_picks(&f.target) == target)
+}
+
+/// A target without the models the newest release picks when no kernel is named (a page's
+/// query fills them in; a seed link written before they could be named leaves them out): the
+/// same seed either way.
+fn without_newest_picks(target: &SeedTarget) -> SeedTarget {
+    let strip = |s: &ScenarioSpec| match s.kernel {
+        Some(_) => s.clone(),
+        None => ScenarioSpec {
+            affinity: None,
+            mapper: None,
+            vectors_per_cpu: None,
+            ..s.clone()
+        },
+    };
+    match target {
+        SeedTarget::Scenario(s) => SeedTarget::Scenario(strip(s)),
+        SeedTarget::Compare(c) => SeedTarget::Compare(CompareSpec {
+            scenario: strip(&c.scenario),
+            ..c.clone()
+        }),
+        other => other.clone(),
+    }
 }
 
 /// The seeds page.

@@ -47,7 +47,8 @@ fn bad_mix(mix: &str, e: impl std::fmt::Display) -> ViewError {
 }
 
 impl SweepQuery {
-    pub fn config(&self) -> Result<SweepConfig, ViewError> {
+    /// The sweep this query asks for; a `c:NAME` variant is built C this server registered.
+    pub fn config(&self, kernel_c: &crate::kernel_c::registry::KernelCRegistry) -> Result<SweepConfig, ViewError> {
         let mut config = SweepConfig::catalogue_default();
         config.threads = WEB_THREADS;
         if let Some(t) = self.topologies.as_deref().filter(|t| !t.is_empty()) {
@@ -64,7 +65,25 @@ impl SweepQuery {
                 .collect::<Result<_, _>>()?;
         }
         if let Some(v) = self.variants.as_deref().filter(|v| !v.is_empty()) {
-            config.placements = SweepConfig::parse_placements(v).map_err(bad_config)?;
+            // Built C (`c:NAME`) joins the placements, as on the command line.
+            let (c_names, models): (Vec<&str>, Vec<&str>) = v
+                .split(',')
+                .map(str::trim)
+                .partition(|v| v.starts_with(spec::KERNEL_C_PREFIX));
+            config.placements = if models.iter().all(|m| m.is_empty()) && !c_names.is_empty() {
+                Vec::new()
+            } else {
+                SweepConfig::parse_placements(&models.join(",")).map_err(bad_config)?
+            };
+            for name in c_names {
+                let built = kernel_c.placement(&name[spec::KERNEL_C_PREFIX.len()..])?;
+                let p = crate::analysis::sweep::Placement::External(crate::analysis::sweep::ExternalRef::from_static(
+                    built,
+                ));
+                if !config.placements.contains(&p) {
+                    config.placements.push(p);
+                }
+            }
         }
         if let Some(c) = self.counters.as_deref().filter(|c| !c.is_empty()) {
             config.counters = sweep::parse_counters(c).map_err(bad_config)?;

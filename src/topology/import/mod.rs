@@ -544,6 +544,7 @@ impl Draft {
             generate: None,
             arch: None,
             irqchip: None,
+            legacy_pic: None,
         };
         let topology = Topology::new(&spec).map_err(|e| ImportError::new(format, None, "", e.to_string()))?;
         let mut spec = topology.to_spec();
@@ -667,6 +668,8 @@ pub fn shape(t: &Topology) -> TopologySpec {
     spec.source.clear();
     spec.arch = None;
     spec.irqchip = None;
+    // A fact of the machine no import format carries (as arch and irqchip).
+    spec.legacy_pic = None;
     let key = |s: &String| super::parse_cpulist(s, CPUS_MAX).ok().and_then(|c| c.first());
     spec.smt.sort_by_key(key);
     spec.clusters.sort_by_key(key);

@@ -6,7 +6,9 @@
 //!
 //! Read: `cpu/{possible,present,online}`, `cpu/cpuN/topology/{thread_siblings_list
 //! (or core_cpus_list), cluster_cpus_list, package_cpus_list (or core_siblings_list),
-//! die_cpus_list}`, `node/nodeN/{cpulist,distance}`. A CPU without a `topology/` directory
+//! die_cpus_list}`, `node/nodeN/{cpulist,distance}` and the `node/nodeN/cpuM` links (the node of
+//! every present CPU: `cpulist` lists online CPUs only; an in-memory tree may give the link the
+//! other way, `cpu/cpuM/nodeN`). A CPU without a `topology/` directory
 //! (offline CPUs on real machines) comes back as its own core with no cluster, in the package of
 //! its node. An empty `cluster_cpus_list` means an empty cluster mask. On a live machine an online
 //! CPU's sibling lists hold only online siblings, so SMT pairs with an offline half import as
@@ -124,10 +126,55 @@ pub fn read_tree(root: &Path) -> std::io::Result<SysfsFiles> {
                 read(format!("node/node{id}/cpulist"), &mut files)?;
                 read(format!("node/node{id}/distance"), &mut files)?;
                 files.entry(format!("node/node{id}")).or_default();
+                for cpu in node_cpu_links(&dir.join(format!("node{id}")))? {
+                    if files.len() >= FILES_MAX {
+                        return Err(std::io::Error::other(format!("more than {FILES_MAX} topology files")));
+                    }
+                    files.insert(format!("node/node{id}/cpu{cpu}"), String::new());
+                }
             }
         }
     }
     Ok(files)
+}
+
+/// `cpu12` → `12` for `prefix` `cpu` (digits only).
+fn id_after<'a>(name: &'a str, prefix: &str) -> Option<&'a str> {
+    name.strip_prefix(prefix)
+        .filter(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+}
+
+/// The CPUs linked under a node directory (`nodeN/cpuM`, symbolic links to `cpu/cpuM`): every
+/// present CPU of the node, online or not. `register_cpu_under_node()` (drivers/base/node.c)
+/// makes the link when a CPU is registered (`register_cpu()`, drivers/base/cpu.c, for each
+/// present CPU) and `node_dev_init()` for the present CPUs of each node, while
+/// `nodeN/cpulist` prints the node's mask ANDed with `cpu_online_mask` (`cpulist_read()`), so
+/// the links are the only place sysfs names the node of a present CPU that is offline (booted
+/// with `maxcpus=`, or taken down).
+fn node_cpu_links(node_dir: &Path) -> std::io::Result<Vec<u32>> {
+    let mut cpus = Vec::new();
+    let Ok(entries) = std::fs::read_dir(node_dir) else {
+        return Ok(cpus);
+    };
+    for entry in entries {
+        let name = entry?.file_name();
+        if let Some(cpu) = name
+            .to_str()
+            .and_then(|n| n.strip_prefix("cpu"))
+            .filter(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+            .and_then(|n| n.parse::<u32>().ok())
+        {
+            if cpus.len() >= CPUS_MAX as usize {
+                return Err(std::io::Error::other(format!(
+                    "{}: more than {CPUS_MAX} CPU links",
+                    node_dir.display()
+                )));
+            }
+            cpus.push(cpu);
+        }
+    }
+    cpus.sort_unstable();
+    Ok(cpus)
 }
 
 /// Turn the files of a sysfs tree into a spec.
@@ -227,6 +274,21 @@ pub fn import(files: &SysfsFiles) -> Result<Imported, ImportError> {
             for cpu in cpulist(&file, text)?.iter() {
                 draft.set_node(cpu, node, place(&file))?;
             }
+        }
+    }
+    // The node links (`node/nodeN/cpuM`, or `cpu/cpuM/nodeN` the other way) name the node of
+    // every present CPU, the offline ones included, which the cpulists leave out.
+    for key in files.keys() {
+        let parts: Vec<&str> = key.split('/').collect();
+        let link = match parts.as_slice() {
+            ["node", node, cpu] => id_after(node, "node").zip(id_after(cpu, "cpu")).map(|(n, c)| (c, n)),
+            ["cpu", cpu, node] => id_after(cpu, "cpu").zip(id_after(node, "node")),
+            _ => None,
+        };
+        if let Some((cpu, node)) = link {
+            let cpu = parse_id(F, &place(key), cpu, "CPU", CPUS_MAX)?;
+            let node = parse_id(F, &place(key), node, "node", NODES_MAX)?;
+            draft.set_node(cpu, node, place(key))?;
         }
     }
     let mut missing_topology = CpuSet::new(CPUS_MAX);
@@ -331,4 +393,49 @@ pub fn import(files: &SysfsFiles) -> Result<Imported, ImportError> {
         }
     }
     draft.finish()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn files(pairs: &[(&str, &str)]) -> SysfsFiles {
+        pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
+    }
+
+    /// A two-node machine booted with CPUs 1 and 3 present but offline: the node cpulists
+    /// name online CPUs only, the links name all present ones.
+    #[test]
+    fn offline_cpus_take_their_node_from_the_links() {
+        let mut f = files(&[
+            ("cpu/possible", "0-3\n"),
+            ("cpu/present", "0-3\n"),
+            ("cpu/online", "0,2\n"),
+            ("node/node0/cpulist", "0\n"),
+            ("node/node1/cpulist", "2\n"),
+            ("node/node0/cpu0", ""),
+            ("node/node0/cpu1", ""),
+            ("node/node1/cpu2", ""),
+            ("node/node1/cpu3", ""),
+        ]);
+        for cpu in 0..4 {
+            f.insert(format!("cpu/cpu{cpu}"), String::new());
+        }
+        let spec = parse(&f).unwrap();
+        assert_eq!(spec.nodes, Some(vec!["0-1".to_string(), "2-3".to_string()]));
+        // Without the links the offline CPUs fall to node 0, as agents did before.
+        f.retain(|k, _| !(k.starts_with("node/") && k.split('/').nth(2).and_then(|c| id_after(c, "cpu")).is_some()));
+        let spec = parse(&f).unwrap();
+        assert_eq!(spec.nodes, Some(vec!["0-1,3".to_string(), "2".to_string()]));
+        // The reverse link says the same; a link that contradicts a cpulist is an error.
+        f.insert("cpu/cpu3/node1".into(), String::new());
+        f.insert("cpu/cpu1/node0".into(), String::new());
+        assert_eq!(
+            parse(&f).unwrap().nodes,
+            Some(vec!["0-1".to_string(), "2-3".to_string()])
+        );
+        f.insert("cpu/cpu2/node0".into(), String::new());
+        let e = parse(&f).unwrap_err().to_string();
+        assert!(e.contains("CPU 2"), "{e}");
+    }
 }

@@ -19,6 +19,7 @@
 //! token, so it stays out of the address bar and of `Referer`); 401 with a message otherwise.
 //! Ingestion and delete keep their own tokens.
 
+use super::work::{Estimate, Work};
 use super::{AppError, AppState};
 use crate::live::auth::{Tokens, ViewerTokens};
 use crate::live::hub::{Clock, EventRenderer, Hub, HubError, HubPolicy, Update};
@@ -159,7 +160,7 @@ impl LiveState {
 
     /// The client a request is counted against: the peer address, or for a trusted proxy the
     /// address it forwarded for (the peer when the header is missing or not an address).
-    fn client_of(&self, extensions: &axum::http::Extensions, headers: &HeaderMap) -> Option<IpAddr> {
+    pub(crate) fn client_of(&self, extensions: &axum::http::Extensions, headers: &HeaderMap) -> Option<IpAddr> {
         let peer = extensions
             .get::<ConnectInfo<SocketAddr>>()
             .map(|ConnectInfo(a)| a.ip())?;
@@ -529,6 +530,7 @@ pub(crate) struct ImportForm {
 /// imports and bytes per window) and the work runs on a blocking thread, a few at a time.
 async fn import(
     State(app): State<AppState>,
+    work: Work,
     uri: Uri,
     headers: HeaderMap,
     extensions: axum::http::Extensions,
@@ -539,17 +541,20 @@ async fn import(
     let hub = app.live.hub.clone();
     hub.charge_import(app.live.client_of(&extensions, &headers), form.capture.len())?;
     let slot = hub.import_slot()?;
-    let id = blocking(move || {
-        let _slot = slot;
-        Ok(hub.import(&form.capture)?)
-    })
-    .await?;
+    let estimate = Estimate::import(form.capture.len());
+    let id = work
+        .run_blocking(estimate, move |_| {
+            let _slot = slot;
+            Ok(hub.import(&form.capture)?)
+        })
+        .await?;
     Ok((StatusCode::SEE_OTHER, [(header::LOCATION, choice.location(&id))]).into_response())
 }
 
 /// A kept import, by its link.
 async fn import_page(
     State(app): State<AppState>,
+    work: Work,
     Path(id): Path<String>,
     Query(q): Query<LiveQuery>,
     uri: Uri,
@@ -571,14 +576,15 @@ async fn import_page(
         .ok_or_else(gone)?;
     let hub = app.live.hub.clone();
     let slot = hub.import_slot()?;
-    let page = blocking(move || {
-        let _slot = slot;
-        let st = hub.replay_import(&capture)?;
-        let mut v = HostView::new(&st, &choice, false);
-        v.share = format!("{ACTIONS_PREFIX}/import/{id}");
-        let title = format!("{} · imported", v.host);
-        Ok(HostPage { title, v }.render()?)
-    })
-    .await?;
+    let page = work
+        .run_blocking(Estimate::replay(&capture), move |_| {
+            let _slot = slot;
+            let st = hub.replay_import(&capture)?;
+            let mut v = HostView::new(&st, &choice, false);
+            v.share = format!("{ACTIONS_PREFIX}/import/{id}");
+            let title = format!("{} · imported", v.host);
+            Ok(HostPage { title, v }.render()?)
+        })
+        .await?;
     Ok(Html(page).into_response())
 }
