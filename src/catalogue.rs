@@ -146,10 +146,6 @@ mod tests {
         assert_eq!(get("azure-l96as-v4").unwrap().legacy_pic(), None);
         let d16 = get("azure-d16plds-v6").unwrap();
         assert_eq!(default_effective(&d16).0, EffectiveModel::FirstCpu);
-        assert_eq!(
-            default_effective(&get("graviton3-64c").unwrap()).0,
-            EffectiveModel::Arm64Its
-        );
         assert_eq!(get("azure-l96as-v4").unwrap().arch(), Arch::X86_64);
         assert_eq!(
             default_effective(&get("azure-l96as-v4").unwrap()).0,

@@ -5,7 +5,7 @@
 use anyhow::Context;
 use clap::{Subcommand, ValueEnum};
 use irqscope::catalogue;
-use irqscope::render::text::wrap;
+use irqscope::render::columns::wrap;
 use irqscope::topology::import::{self, export, hwloc, lscpu, numactl, sysfs, DeviceLocality, Imported};
 use irqscope::topology::{CpuSet, Topology};
 use std::io::Read;

@@ -198,7 +198,7 @@
         markStale("out of date: the machine or devices above cannot be simulated; the result below is for the last valid input");
         return;
       }
-      result.innerHTML = body;
+      $("#result-body").innerHTML = body;
       clearStale();
       const link = resp.headers.get("x-permalink");
       if (link) {
@@ -238,23 +238,24 @@
     if (box) box.hidden = true;
   }
 
-  // The result no longer matches the inputs: marked until a recompute replaces it.
+  // The result no longer matches the inputs: marked until a recompute replaces it. The mark
+  // has its own line at the top of the result box, reserved whether it shows or not, so
+  // marking never moves the result.
   function markStale(why) {
-    const result = $("#result");
-    if (!result) return;
+    const result = $("#result"), mark = $("#stale-mark");
+    if (!result || !mark) return;
     result.classList.add("stale");
-    let mark = $("#stale-mark");
-    if (!mark) {
-      mark = el("p", { id: "stale-mark", class: "stale-mark", role: "status" });
-      result.before(mark);
-    }
     mark.textContent = why;
-    mark.hidden = false;
+    mark.title = why;
+    mark.classList.add("shown");
   }
   function clearStale() {
     const result = $("#result"), mark = $("#stale-mark");
     if (result) result.classList.remove("stale");
-    if (mark) mark.hidden = true;
+    if (mark) {
+      mark.classList.remove("shown");
+      mark.textContent = "";
+    }
   }
 
   function changed() {
@@ -627,49 +628,43 @@
   }
 
   // ---- results: view switches, hover highlighting, copy buttons ----
-  // Every figure gets a "download SVG" link: the figure's own markup as a data URL (the page's
-  // CSP allows no fetch of blob URLs, and a data URL needs none).
-  // A figure drawn at width 100% grows with its box, but no further than the max-width
-  // render::svg writes on it (1.6 × its drawn size when it names none): the page's
-  // Content-Security-Policy (style-src 'self') keeps inline style attributes from applying,
-  // so the limit is set here through the CSSOM, which the policy allows.
-  const FIGURE_ZOOM_MAX = 1.6;
-  // The MANA IRQ × CPU grids and queue bars are drawn at a fixed size: a small one is shown
-  // at 1.5 × that, within its box.
-  const SMALL_GRID_PX = 320, SMALL_GRID_ZOOM = 1.5;
-  function capWidth(svg) {
-    const fixed = Number(svg.getAttribute("width"));
-    const small = svg.classList.contains("mana-grid") || svg.classList.contains("mana-queues");
-    if (small && fixed > 0 && fixed <= SMALL_GRID_PX) {
-      svg.style.width = Math.round(SMALL_GRID_ZOOM * fixed) + "px";
-      svg.style.maxWidth = "100%";
-      svg.style.height = "auto";
-      return;
-    }
-    if (svg.getAttribute("width") !== "100%") return;
-    const named = /max-width:\s*(\d+(?:\.\d+)?)px/.exec(svg.getAttribute("style") || "");
-    const box = (svg.getAttribute("viewBox") || "").split(/[\s,]+/).map(Number);
-    const drawn = Number(svg.dataset.w) || box[2];
-    const max = named ? Number(named[1]) : drawn * FIGURE_ZOOM_MAX;
-    if (max > 0) svg.style.maxWidth = Math.round(max) + "px";
+  // Every figure gets a "download SVG" link: the figure's own markup with the figure styles
+  // (static/figures.css, the rules the page applies) in a <style> of its own, so the file
+  // looks the same opened alone. The file is a data URL (the page's CSP allows no blob URLs);
+  // its <style> is never part of this page, which the CSP (style-src 'self') would refuse.
+  // Figures are drawn at their size and only shrink to fit (CSS): nothing to set here.
+  const SVG_NS = "http://www.w3.org/2000/svg";
+  let figureCss = null;
+  const figureCssReady = fetch("/static/figures.css")
+    .then((r) => (r.ok ? r.text() : ""))
+    .then((t) => { figureCss = t; })
+    .catch(() => { figureCss = ""; });
+
+  function standaloneSvg(svg) {
+    const copy = svg.cloneNode(true);
+    copy.removeAttribute("data-download");
+    copy.querySelectorAll(".hl").forEach((e) => e.classList.remove("hl"));
+    const style = document.createElementNS(SVG_NS, "style");
+    style.textContent = figureCss || "";
+    copy.insertBefore(style, copy.firstChild);
+    return '<?xml version="1.0" encoding="UTF-8"?>\n' + new XMLSerializer().serializeToString(copy);
   }
 
   function addDownloads(root) {
-    (root || document).querySelectorAll("main svg").forEach((svg, k) => {
-      if (svg.parentElement.closest("svg")) return;
-      capWidth(svg);
-      if (svg.dataset.download) return;
-      svg.dataset.download = "1";
-      const name = (svg.getAttribute("aria-label") || svg.id || document.title.split(" · ")[0] || "figure")
-        .toLowerCase().replace(/[^a-z0-9]+/g, "-").replace(/^-|-$/g, "").slice(0, 60) || "figure";
-      const text = '<?xml version="1.0" encoding="UTF-8"?>\n' + new XMLSerializer().serializeToString(svg);
-      const href = "data:image/svg+xml;charset=utf-8," + encodeURIComponent(text);
-      svg.after(el("a", { class: "svg-download", href, download: "irqscope-" + name + "-" + (k + 1) + ".svg", text: "download SVG" }));
+    figureCssReady.then(() => {
+      (root || document).querySelectorAll("main svg").forEach((svg, k) => {
+        if (svg.parentElement.closest("svg") || svg.dataset.download) return;
+        svg.dataset.download = "1";
+        const name = (svg.getAttribute("aria-label") || svg.id || document.title.split(" · ")[0] || "figure")
+          .toLowerCase().replace(/[^a-z0-9]+/g, "-").replace(/^-|-$/g, "").slice(0, 60) || "figure";
+        const href = "data:image/svg+xml;charset=utf-8," + encodeURIComponent(standaloneSvg(svg));
+        svg.after(el("a", { class: "svg-download", href, download: "irqscope-" + name + "-" + (k + 1) + ".svg", text: "download SVG" }));
+      });
     });
   }
 
   function wireResult() {
-    addDownloads($("#result"));
+    addDownloads($("#result-body"));
     const metric = $("#metric"), zoom = $("#zoom");
     if (metric && state) metric.onchange = () => { view.metric = metric.value; update(); };
     if (zoom && state) zoom.onchange = () => { view.node = zoom.value; update(); };
@@ -740,6 +735,10 @@
   });
   if (!state) addDownloads(document);
   document.querySelectorAll("select.autosubmit").forEach((s) => s.addEventListener("change", () => s.form.submit()));
+
+  // A folded editor (a permalink page) gives the result the whole width until it is opened.
+  const inputsBox = $("#inputs-box"), layout = $("#layout");
+  if (inputsBox && layout) inputsBox.addEventListener("toggle", () => layout.classList.toggle("folded", !inputsBox.open));
 
   if (state) {
     const qs = new URLSearchParams(location.search);

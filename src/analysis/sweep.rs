@@ -130,6 +130,11 @@ impl ExternalRef {
     pub fn register(external: External) -> ExternalRef {
         ExternalRef(Box::leak(Box::new(external)))
     }
+    /// A build already made for the life of the process (a server's registry holds one per
+    /// registration, so a sweep request keeps nothing).
+    pub fn from_static(external: &'static External) -> ExternalRef {
+        ExternalRef(external)
+    }
     pub fn external(self) -> &'static External {
         self.0
     }

@@ -15,6 +15,7 @@
 //! Debian's packages at run time and lives only in the cache directory ([`cache_dir`]).
 
 pub mod build;
+pub mod registry;
 pub mod runner;
 pub mod source;
 pub mod verify;

@@ -12,7 +12,7 @@ use crate::scenario::mana::{ManaRun, ManaSpec};
 use crate::scenario::sched::SchedSpec;
 
 /// Both driver versions: `{"unpatched", "patched"}`.
-pub(crate) fn mana_run_json(run: &ManaRun) -> Value {
+pub fn mana_run_json(run: &ManaRun) -> Value {
     json!({
         "unpatched": mana_outcome_json(&run.unpatched),
         "patched": mana_outcome_json(&run.patched),
@@ -29,7 +29,7 @@ pub(crate) fn mana_view(permalink: &str, spec: &ManaSpec, run: &ManaRun) -> Valu
 }
 
 /// Topology, variants and summary: `{"topology", "variants", "summary"}`.
-pub(crate) fn sched_outcome_json(out: &SchedOutcome) -> Value {
+pub fn sched_outcome_json(out: &SchedOutcome) -> Value {
     let mut variants = Map::new();
     for v in &out.variants {
         variants.insert(v.variant.as_str().to_string(), variant_json(v));

@@ -2,7 +2,7 @@
 //! set-up before and after the low-vCPU patch (seed 001), and the scheduler's NUMA imbalance
 //! decision for a communicating pair under the three patch levels (seed 003).
 
-use super::text::{command_block, permalink_block, words_of, wrap};
+use super::columns::{command_block, permalink_block, words_of, wrap};
 use crate::kernel::mana::{ManaInput, ManaOutcome};
 use crate::kernel::sched::{SchedInput, SchedOutcome, INTERPRETATION_NOTES};
 use crate::scenario::mana::ManaRun;
@@ -44,7 +44,11 @@ pub fn mana_report(input: &ManaInput, unpatched: &ManaOutcome, patched: &ManaOut
         input.device_node
     );
     out.push_str(&wrap(MANA_KERNEL_LINE, "", "  "));
-    let _ = writeln!(out, "vector load before probe: {}", list(&input.initial_vector_load));
+    out.push_str(&wrap(
+        &list(&input.initial_vector_load),
+        "vector load before probe: ",
+        "  ",
+    ));
     if let Some(aff) = &input.default_affinity {
         let _ = writeln!(out, "irqaffinity= {}", mask(&Some(aff.clone())));
     }
@@ -64,6 +68,48 @@ pub fn mana_report(input: &ManaInput, unpatched: &ManaOutcome, patched: &ManaOut
         patched.setup_fn.as_str(),
         patched.skip_first_cpu
     );
+    irq_table(unpatched, patched, &mut out);
+    out.push('\n');
+    // Long lists wrap under themselves; a short one is one line, as it always was.
+    let cont = " ".repeat(28);
+    out.push_str(&wrap(
+        &list(&unpatched.effective_cpus),
+        "effective CPUs   unpatched: ",
+        &cont,
+    ));
+    out.push_str(&wrap(
+        &list(&patched.effective_cpus),
+        "                 patched:   ",
+        &cont,
+    ));
+    let spread = |v: &[u32]| v.iter().max().unwrap_or(&0) - v.iter().min().unwrap_or(&0);
+    let with_spread = |v: &[u32]| format!("{} (max-min {})", list(v), spread(v));
+    out.push_str(&wrap(
+        &with_spread(&unpatched.queue_irqs_per_cpu),
+        "queue IRQs/CPU   unpatched: ",
+        &cont,
+    ));
+    out.push_str(&wrap(
+        &with_spread(&patched.queue_irqs_per_cpu),
+        "                 patched:   ",
+        &cont,
+    ));
+    let cont = " ".repeat(29);
+    out.push_str(&wrap(
+        &list(&unpatched.final_vector_load),
+        "vector load after unpatched: ",
+        &cont,
+    ));
+    out.push_str(&wrap(
+        &list(&patched.final_vector_load),
+        "                  patched:   ",
+        &cont,
+    ));
+    out
+}
+
+/// Per IRQ, unpatched beside patched: its mask, the CPU it was requested on, where it fires.
+fn irq_table(unpatched: &ManaOutcome, patched: &ManaOutcome, out: &mut String) {
     out.push('\n');
     out.push_str("              unpatched               patched\n");
     out.push_str("IRQ  type     mask       req  eff     mask       req  eff\n");
@@ -86,29 +132,6 @@ pub fn mana_report(input: &ManaInput, unpatched: &ManaOutcome, patched: &ManaOut
             p.effective_cpu
         );
     }
-    out.push('\n');
-    let _ = writeln!(out, "effective CPUs   unpatched: {}", list(&unpatched.effective_cpus));
-    let _ = writeln!(out, "                 patched:   {}", list(&patched.effective_cpus));
-    let spread = |v: &[u32]| v.iter().max().unwrap_or(&0) - v.iter().min().unwrap_or(&0);
-    let _ = writeln!(
-        out,
-        "queue IRQs/CPU   unpatched: {} (max-min {})",
-        list(&unpatched.queue_irqs_per_cpu),
-        spread(&unpatched.queue_irqs_per_cpu)
-    );
-    let _ = writeln!(
-        out,
-        "                 patched:   {} (max-min {})",
-        list(&patched.queue_irqs_per_cpu),
-        spread(&patched.queue_irqs_per_cpu)
-    );
-    let _ = writeln!(
-        out,
-        "vector load after unpatched: {}",
-        list(&unpatched.final_vector_load)
-    );
-    let _ = writeln!(out, "                  patched:   {}", list(&patched.final_vector_load));
-    out
 }
 
 /// Per variant: the one-line verdict, then every periodic decision that moves a task.

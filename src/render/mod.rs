@@ -2,17 +2,23 @@
 //!
 //! `render` owns every view of a model's result: the sentences ([`summary`]), the mail text
 //! ([`text`]), the JSON API ([`json`], whose core is also the golden `system` shape that
-//! `golden` compares) and the pictures. It reads `scenario` and `metrics`; it never reads
+//! `golden` compares), the pictures, and every page's view model as data ([`view`]). It reads
+//! `scenario`, `metrics`, `analysis` and `live` (the live pages' host states); it never reads
 //! `golden` or `web`.
 
+pub mod charts;
+pub mod columns;
+pub mod heatmap;
 pub mod json;
 pub mod json_mana_sched;
 pub mod mana_sched;
 pub mod summary;
 pub mod svg;
+pub mod svg_blkmq;
 pub mod svg_compare;
 pub mod svg_live;
 pub mod svg_mana_sched;
 pub mod sweep;
 pub mod text;
 pub mod vector_space;
+pub mod view;

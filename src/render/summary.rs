@@ -162,7 +162,9 @@ fn devices_parts(m: &Metrics, groups: &[(u32, CpuSet)], list: &dyn Fn(&CpuSet) -
         .map(|(i, (value, cpus))| {
             let n = cpus.weight();
             let what = if i == 0 {
-                if *value == m.devices_total && m.devices_total > 1 && m.devices_total == m.devices_asked {
+                if *value == 2 && m.devices_total == 2 && m.devices_total == m.devices_asked {
+                    "serve both devices".to_string()
+                } else if *value == m.devices_total && m.devices_total > 1 && m.devices_total == m.devices_asked {
                     format!("serve all {value} devices")
                 } else if *value == 0 && m.devices_total == 0 && m.devices_asked > 0 {
                     format!(
@@ -187,7 +189,8 @@ fn devices_parts(m: &Metrics, groups: &[(u32, CpuSet)], list: &dyn Fn(&CpuSet) -
         .collect()
 }
 
-/// "32 CPUs (...) get 3 IRQs; 16 CPUs (...) get 6".
+/// "32 CPUs (...) get 3 IRQs; 16 CPUs (...) get 6" (the seed-000 thread's own sentence, so
+/// its lists stay even where they are the devices line's).
 pub fn irqs_line(m: &Metrics) -> String {
     fold_parts(irqs_parts(&m.group_online(|c| c.counted_irqs(m.basis)), &|s| {
         format!("({s})")
@@ -287,11 +290,7 @@ pub(crate) fn machine_notes(topo: &Topology) -> Vec<String> {
 
 /// "variant rotation-v1r: RECONSTRUCTION of …": every view names the code it ran.
 pub(crate) fn variant_line(scenario: &Scenario) -> String {
-    format!(
-        "variant {}: {}",
-        scenario.variant_name(),
-        scenario.variant_describe()
-    )
+    format!("variant {}: {}", scenario.variant_name(), scenario.variant_describe())
 }
 
 /// What the machine's interrupt controller does to pick the one CPU a vector fires on.
@@ -357,6 +356,21 @@ pub(crate) fn compare_line(verdict_a: &str, verdict_b: &str, moved: usize) -> St
         verdict_head(verdict_a),
         verdict_head(verdict_b)
     ))
+}
+
+/// The line over a comparison whose per-CPU loads are the same on both sides: the change is
+/// in which vector fires where. "Per-CPU loads are the same under A and B; B moves 8 vectors
+/// to other CPUs" (and how many change only their mask).
+pub(crate) fn equal_loads_line(moved: usize, masks_only: usize) -> String {
+    let moves = match moved {
+        0 => "every vector fires on the same CPU".to_string(),
+        n => format!("B moves {n} vector{} to other CPUs", plural(n)),
+    };
+    let masks = match masks_only {
+        0 => String::new(),
+        n => format!("; {n} more change{} only their mask", if n == 1 { "s" } else { "" }),
+    };
+    format!("Per-CPU loads are the same under A and B; {moves}{masks}")
 }
 
 /// At most [`PARTS_SHOWN_MAX`] parts; the middle ones are folded into a count.
@@ -478,7 +492,7 @@ pub(crate) fn page_devices_line(topo: &Topology, m: &Metrics) -> String {
     let value = |c: &CpuLoad| c.counted_devices(m.basis);
     let line = match same_on_every_node(topo, m, &value) {
         Some(groups) if groups.len() > 1 => {
-            let parts = devices_parts(m, &groups, &|s| format!("({s}) of each node"));
+            let parts = devices_parts(m, &groups, &|s| format!("(positions {s} of each node)"));
             format!("{}{}", every_node_prefix(topo), fold_parts(parts))
         }
         _ => fold_parts(devices_parts(m, &m.group_online(value), &|s| {
@@ -497,7 +511,7 @@ pub(crate) fn page_irqs_line(topo: &Topology, m: &Metrics) -> String {
     let value = |c: &CpuLoad| c.counted_irqs(m.basis);
     let line = match same_on_every_node(topo, m, &value) {
         Some(groups) if groups.len() > 1 => {
-            let parts = irqs_parts(&groups, &|s| format!("({s}) of each node"));
+            let parts = irqs_parts(&groups, &|s| format!("(positions {s} of each node)"));
             format!("{}{}", every_node_prefix(topo), fold_parts(parts))
         }
         _ => fold_parts(irqs_parts(&m.group_online(value), &|s| short_list(s, LIST_CHARS_MAX))),
@@ -539,6 +553,55 @@ pub(crate) fn page_nodes_line(m: &Metrics) -> String {
     bounded(format!("per node: {} ({share})", fold_parts(parts)))
 }
 
+/// Where each device's vectors fire, for a machine too large for the device strip: devices
+/// grouped by how many CPUs and nodes they fire on ("each of 16 devices fires on 64 CPUs in
+/// 64 nodes; nvme16 fires on 8 CPUs in 1 node").
+pub(crate) fn strip_line(topo: &Topology, outcome: &crate::scenario::Outcome) -> String {
+    let mut groups: Vec<((u32, u32), Vec<&str>)> = Vec::new();
+    for d in &outcome.devices {
+        let cpus: CpuSet = d.vectors.iter().filter_map(|v| v.effective_cpu).collect();
+        let mut nodes: Vec<u32> = cpus.iter().map(|c| topo.cpu_to_node(c)).collect();
+        nodes.sort_unstable();
+        nodes.dedup();
+        let key = (cpus.weight(), nodes.len() as u32);
+        match groups.iter_mut().find(|(k, _)| *k == key) {
+            Some((_, names)) => names.push(&d.name),
+            None => groups.push((key, vec![&d.name])),
+        }
+    }
+    let parts: Vec<String> = groups
+        .iter()
+        .map(|((cpus, nodes), names)| {
+            let on = format!(
+                "{cpus} CPU{} in {nodes} node{}",
+                plural(*cpus as usize),
+                plural(*nodes as usize)
+            );
+            match names[..] {
+                [one] => format!("{one} fires on {on}"),
+                _ => format!("each of {} devices fires on {on}", names.len()),
+            }
+        })
+        .collect();
+    bounded(fold_parts(parts))
+}
+
+/// " (13 per node)" when `cpus` lie on several nodes, as many on each (the seed-000 D96plds
+/// figure: "26 vCPUs, 13 per node"); empty otherwise.
+pub(crate) fn per_node_note(m: &Metrics, cpus: &CpuSet) -> String {
+    let mut per_node: std::collections::BTreeMap<u32, u32> = std::collections::BTreeMap::new();
+    for c in cpus.iter() {
+        if let Ok(i) = m.per_cpu.binary_search_by_key(&c, |l| l.cpu) {
+            *per_node.entry(m.per_cpu[i].node).or_default() += 1;
+        }
+    }
+    let mut counts = per_node.values();
+    match counts.next() {
+        Some(&k) if per_node.len() > 1 && counts.all(|&c| c == k) => format!(" ({k} per node)"),
+        _ => String::new(),
+    }
+}
+
 /// Nodes listed one by one in [`page_nodes_line`]; beyond, grouped by count.
 pub(crate) const NODES_LISTED_MAX: usize = 16;
 
@@ -552,8 +615,8 @@ pub(crate) fn verdict_line(topo: &Topology, m: &Metrics, metric: HeatMetric) -> 
     let online: u32 = groups.iter().map(|(_, s)| s.weight()).sum();
     // The lists to print: machine-wide, or one node's positions when every node is the same.
     let (list_groups, each) = match same_on_every_node(topo, m, &value) {
-        Some(g) if online > 256 => (g, " of each node"),
-        _ => (groups.clone(), ""),
+        Some(g) if online > 256 => (g, true),
+        _ => (groups.clone(), false),
     };
     let list_of = |v: u32| -> String {
         let s = list_groups
@@ -562,16 +625,25 @@ pub(crate) fn verdict_line(topo: &Topology, m: &Metrics, metric: HeatMetric) -> 
             .map(|(_, s)| s.clone())
             .unwrap_or_default();
         let l = short_list(&s, LIST_CHARS_MAX);
-        format!("{}{each}", l.trim_start_matches('(').trim_end_matches(')'))
+        let l = l.trim_start_matches('(').trim_end_matches(')');
+        if each {
+            format!("at positions {l} of each node")
+        } else {
+            l.to_string()
+        }
     };
     let Some((max, hot)) = groups.last() else {
         return "no online CPUs".into();
     };
-    let unit = match metric {
-        HeatMetric::Irqs => "IRQs",
-        HeatMetric::Managed => "managed IRQs",
-        HeatMetric::Devices => "devices",
-        HeatMetric::Hot => "hot single-CPU IRQs",
+    let unit = match (metric, *max == 1) {
+        (HeatMetric::Irqs, false) => "IRQs",
+        (HeatMetric::Irqs, true) => "IRQ",
+        (HeatMetric::Managed, false) => "managed IRQs",
+        (HeatMetric::Managed, true) => "managed IRQ",
+        (HeatMetric::Devices, false) => "devices",
+        (HeatMetric::Devices, true) => "device",
+        (HeatMetric::Hot, false) => "hot single-CPU IRQs",
+        (HeatMetric::Hot, true) => "hot single-CPU IRQ",
     };
     let idle = groups.first().filter(|(v, _)| *v == 0).map(|(_, s)| s);
     let used = match idle {
@@ -581,6 +653,9 @@ pub(crate) fn verdict_line(topo: &Topology, m: &Metrics, metric: HeatMetric) -> 
     let n = hot.weight();
     let list = list_of(*max);
     let verb = match metric {
+        HeatMetric::Devices if *max == 2 && m.devices_total == 2 && m.devices_total == m.devices_asked => {
+            "serve both".to_string()
+        }
         HeatMetric::Devices if *max == m.devices_total && m.devices_total > 1 && m.devices_total == m.devices_asked => {
             format!("serve all {max}")
         }
@@ -593,14 +668,19 @@ pub(crate) fn verdict_line(topo: &Topology, m: &Metrics, metric: HeatMetric) -> 
     let line = match metric.ideal(m) {
         Some(ideal) if *max > ideal => {
             format!(
-                "max {max} {unit} on a CPU (ideal {ideal}): {n} CPU{} {list} {verb}",
-                plural(n as usize)
+                "max {max} {unit} on a CPU (ideal {ideal}): {n} CPU{}{} {list} {verb}",
+                plural(n as usize),
+                per_node_note(m, hot)
             )
         }
         Some(ideal) if *max == ideal => format!("max {max} = ideal, {used}"),
         Some(ideal) => format!("max {max} (ideal {ideal}), {used}"),
         None if *max == 0 => format!("no {unit}"),
-        None => format!("max {max} {unit} on a CPU: {n} CPU{} {list} {verb}", plural(n as usize)),
+        None => format!(
+            "max {max} {unit} on a CPU: {n} CPU{}{} {list} {verb}",
+            plural(n as usize),
+            per_node_note(m, hot)
+        ),
     };
     bounded(line)
 }
@@ -730,13 +810,17 @@ mod tests {
         assert_eq!(
             v,
             format!(
-                "max {max} devices on a CPU (ideal {}): {} CPUs {hot} serve all {}",
+                "max {max} devices on a CPU (ideal {}): {} CPUs ({} per node) {hot} serve all {}",
                 m.ideal.devices_per_cpu_max,
                 hot.weight(),
+                hot.weight() / 2,
                 m.devices_total
             )
         );
-        assert_eq!(v, "max 6 devices on a CPU (ideal 4): 28 CPUs 34-47,82-95 serve all 6");
+        assert_eq!(
+            v,
+            "max 6 devices on a CPU (ideal 4): 28 CPUs (14 per node) 34-47,82-95 serve all 6"
+        );
     }
 
     /// A placement at the ideal says so and that every CPU is used.
@@ -845,7 +929,7 @@ mod tests {
         assert_eq!(lines[2], "per node: 16 IRQs on 64 nodes (0-63) (fair share 16)");
         assert_eq!(
             lines[3],
-            "max 1 = ideal, 7168 of 8192 CPUs get none (0-111 of each node)"
+            "max 1 = ideal, 7168 of 8192 CPUs get none (at positions 0-111 of each node)"
         );
     }
 

@@ -1,5 +1,5 @@
 //! The two heatmaps of a comparison on one colour scale, so equal loads look equal on both
-//! sides: the scenario page's heatmap ([`svg::heatmap_on_scale`]) with the scale fixed. The
+//! sides: the scenario page's heatmap ([`heatmap_on_scale`](super::heatmap::heatmap_on_scale)) with the scale fixed. The
 //! root element carries `data-side` and `data-scale-max`, every cell `data-cpu(s)` and
 //! `data-v`, so a browser test can read the scale the page drew.
 
@@ -9,7 +9,7 @@ use crate::topology::Topology;
 
 /// How the colour scale of a comparison is chosen.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Scale {
+pub enum Scale {
     /// The larger maximum of the two sides (the default).
     Shared,
     /// A fixed maximum given by the reader, the same for every comparison.
@@ -36,7 +36,7 @@ pub(crate) fn heatmap_on_scale(
     max: u32,
     side: &str,
 ) -> String {
-    let drawn = svg::heatmap_on_scale(topo, m, metric, zoom, max);
+    let drawn = super::heatmap::heatmap_on_scale(topo, m, metric, zoom, max);
     let tag = format!(
         r#"<svg data-scale="shared" data-side="{}" data-scale-max="{max}" "#,
         svg::escape(side)

@@ -3,8 +3,8 @@
 //! strings; every text that reaches the markup goes through [`escape`].
 
 use super::svg::escape;
-use crate::kernel::mana::{ManaInput, ManaOutcome};
-use crate::kernel::sched::{NodeTopology, SchedTopology};
+use crate::kernel::mana::{IrqPlacement, ManaInput, ManaOutcome};
+use crate::kernel::sched::{NodeTopology, NumaDomainInfo, SchedTopology};
 use std::fmt::Write;
 
 /// Grids larger than this many cells are not drawn (the tables and JSON still hold them).
@@ -114,81 +114,86 @@ pub(crate) fn mana_grid(input: &ManaInput, o: &ManaOutcome, id: &str, title: &st
     let _ = write!(out, "<title>{}</title>", escape(title));
     column_head(&mut out, input, &cols);
     for (row, irq) in o.irqs.iter().enumerate() {
-        let y = HEAD_H + row as u32 * CELL;
-        let _ = write!(
-            out,
-            r#"<text class="lbl irq" x="4" y="{}">{}</text>"#,
-            y + CELL - 4,
-            irq_label(irq.index)
-        );
-        let class_of = |cpu: u32| {
-            let (class, tip) = match &irq.affinity {
-                Some(m) if m.contains(&cpu) => ("mask", "in mask"),
-                Some(_) => ("", "outside mask"),
-                None => ("default", "default mask"),
-            };
-            let online = input.online.get(cpu as usize).copied().unwrap_or(false);
-            (class, !online, tip)
-        };
-        if tips {
-            for &(cpu, x) in &cols {
-                let (class, offline, tip) = class_of(cpu);
-                let _ = write!(
-                    out,
-                    r#"<rect class="cell{}{}{}" data-cpu="{cpu}" x="{x}" y="{y}" width="{}" height="{}"><title>{} CPU {cpu}: {tip}</title></rect>"#,
-                    if class.is_empty() { "" } else { " " },
-                    class,
-                    if offline { " offline" } else { "" },
-                    CELL - 1,
-                    CELL - 1,
-                    irq_label(irq.index),
-                );
-            }
-        } else {
-            // Large grids: one rect per run of identical cells within a node, its CPUs in
-            // `data-cpus` and its description in `data-tip` (shown by the page's hover script).
-            let mut i = 0;
-            while i < cols.len() {
-                let (cpu0, x0) = cols[i];
-                let key = class_of(cpu0);
-                let node = input.cpu_node[cpu0 as usize];
-                let mut j = i + 1;
-                while j < cols.len() && input.cpu_node[cols[j].0 as usize] == node && class_of(cols[j].0) == key {
-                    j += 1;
-                }
-                let cpus: crate::topology::CpuSet = cols[i..j].iter().map(|&(c, _)| c).collect();
-                let list = cpus.to_cpulist();
-                let (class, offline, tip) = key;
-                let _ = write!(
-                    out,
-                    r#"<rect class="run{}{}{}" data-cpus="{list}" data-tip="{} CPUs {list}: {tip}{}" x="{x0}" y="{y}" width="{}" height="{}"/>"#,
-                    if class.is_empty() { "" } else { " " },
-                    class,
-                    if offline { " offline" } else { "" },
-                    irq_label(irq.index),
-                    if offline { " (offline)" } else { "" },
-                    cols[j - 1].1 + CELL - 1 - x0,
-                    CELL - 1,
-                );
-                i = j;
-            }
-        }
-        if let Some(&(_, x)) = cols.iter().find(|&&(c, _)| c == irq.effective_cpu) {
-            let _ = write!(
-                out,
-                r#"<circle class="eff" data-irq="{}" data-cpu="{}" cx="{}" cy="{}" r="4"><title>{} fires on CPU {} (requested on {})</title></circle>"#,
-                irq.index,
-                irq.effective_cpu,
-                x + CELL / 2,
-                y + CELL / 2,
-                irq_label(irq.index),
-                irq.effective_cpu,
-                irq.request_cpu
-            );
-        }
+        grid_row(&mut out, input, &cols, irq, HEAD_H + row as u32 * CELL, tips);
     }
     out.push_str("</svg>");
     out
+}
+
+/// One IRQ's row of [`mana_grid`] at `y`: its label, a cell per CPU (or, without `tips`, a
+/// rect per run of identical cells), the dot on its effective CPU.
+fn grid_row(out: &mut String, input: &ManaInput, cols: &[(u32, u32)], irq: &IrqPlacement, y: u32, tips: bool) {
+    let _ = write!(
+        out,
+        r#"<text class="lbl irq" x="4" y="{}">{}</text>"#,
+        y + CELL - 4,
+        irq_label(irq.index)
+    );
+    let class_of = |cpu: u32| {
+        let (class, tip) = match &irq.affinity {
+            Some(m) if m.contains(&cpu) => ("mask", "in mask"),
+            Some(_) => ("", "outside mask"),
+            None => ("default", "default mask"),
+        };
+        let online = input.online.get(cpu as usize).copied().unwrap_or(false);
+        (class, !online, tip)
+    };
+    if tips {
+        for &(cpu, x) in cols {
+            let (class, offline, tip) = class_of(cpu);
+            let _ = write!(
+                out,
+                r#"<rect class="cell{}{}{}" data-cpu="{cpu}" x="{x}" y="{y}" width="{}" height="{}"><title>{} CPU {cpu}: {tip}</title></rect>"#,
+                if class.is_empty() { "" } else { " " },
+                class,
+                if offline { " offline" } else { "" },
+                CELL - 1,
+                CELL - 1,
+                irq_label(irq.index),
+            );
+        }
+    } else {
+        // Large grids: one rect per run of identical cells within a node, its CPUs in
+        // `data-cpus` and its description in `data-tip` (shown by the page's hover script).
+        let mut i = 0;
+        while i < cols.len() {
+            let (cpu0, x0) = cols[i];
+            let key = class_of(cpu0);
+            let node = input.cpu_node[cpu0 as usize];
+            let mut j = i + 1;
+            while j < cols.len() && input.cpu_node[cols[j].0 as usize] == node && class_of(cols[j].0) == key {
+                j += 1;
+            }
+            let cpus: crate::topology::CpuSet = cols[i..j].iter().map(|&(c, _)| c).collect();
+            let list = cpus.to_cpulist();
+            let (class, offline, tip) = key;
+            let _ = write!(
+                out,
+                r#"<rect class="run{}{}{}" data-cpus="{list}" data-tip="{} CPUs {list}: {tip}{}" x="{x0}" y="{y}" width="{}" height="{}"/>"#,
+                if class.is_empty() { "" } else { " " },
+                class,
+                if offline { " offline" } else { "" },
+                irq_label(irq.index),
+                if offline { " (offline)" } else { "" },
+                cols[j - 1].1 + CELL - 1 - x0,
+                CELL - 1,
+            );
+            i = j;
+        }
+    }
+    if let Some(&(_, x)) = cols.iter().find(|&&(c, _)| c == irq.effective_cpu) {
+        let _ = write!(
+            out,
+            r#"<circle class="eff" data-irq="{}" data-cpu="{}" cx="{}" cy="{}" r="4"><title>{} fires on CPU {} (requested on {})</title></circle>"#,
+            irq.index,
+            irq.effective_cpu,
+            x + CELL / 2,
+            y + CELL / 2,
+            irq_label(irq.index),
+            irq.effective_cpu,
+            irq.request_cpu
+        );
+    }
 }
 
 /// Per-CPU stacked bar of the vector load at the end of setup: vectors other devices held
@@ -447,39 +452,45 @@ pub(crate) fn sched_ladder(t: &SchedTopology, node: &NodeTopology) -> String {
             escape(&node_set(&d.span_nodes)),
             d.span_weight
         );
-        let mut x = left as f64;
-        for (gi, g) in d.groups.iter().enumerate() {
-            let w = (f64::from(g.weight) / f64::from(total) * f64::from(plot_w)).max(18.0);
-            let mut gclass = String::from("group");
-            if gi == 0 {
-                gclass.push_str(" local");
-            }
-            if g.origin_level + 1 < d.level {
-                gclass.push_str(" descended");
-            }
-            if g.prefer_sibling {
-                gclass.push_str(" prefer");
-            }
-            let _ = write!(
-                out,
-                r#"<rect class="{gclass}" x="{x:.1}" y="{y}" width="{:.1}" height="{}"><title>group {} weight {} (from level {}{})</title></rect><text class="lbl" x="{:.1}" y="{}">{} {}</text>"#,
-                w - 3.0,
-                row_h - 6,
-                escape(&node_set(&g.nodes)),
-                g.weight,
-                g.origin_level,
-                if g.prefer_sibling { ", prefer sibling" } else { "" },
-                x + 3.0,
-                y + 16,
-                escape(&node_set(&g.nodes)),
-                g.weight
-            );
-            x += w;
-        }
+        ladder_groups(&mut out, d, y, (left, plot_w, row_h, total));
         out.push_str("</g>");
     }
     out.push_str("</svg>");
     out
+}
+
+/// One domain level's groups of [`sched_ladder`] at `y`, each as wide as its weight of the
+/// `total` over `plot_w` (at least 18 px), after `left`.
+fn ladder_groups(out: &mut String, d: &NumaDomainInfo, y: u32, (left, plot_w, row_h, total): (u32, u32, u32, u32)) {
+    let mut x = f64::from(left);
+    for (gi, g) in d.groups.iter().enumerate() {
+        let w = (f64::from(g.weight) / f64::from(total) * f64::from(plot_w)).max(18.0);
+        let mut gclass = String::from("group");
+        if gi == 0 {
+            gclass.push_str(" local");
+        }
+        if g.origin_level + 1 < d.level {
+            gclass.push_str(" descended");
+        }
+        if g.prefer_sibling {
+            gclass.push_str(" prefer");
+        }
+        let _ = write!(
+            out,
+            r#"<rect class="{gclass}" x="{x:.1}" y="{y}" width="{:.1}" height="{}"><title>group {} weight {} (from level {}{})</title></rect><text class="lbl" x="{:.1}" y="{}">{} {}</text>"#,
+            w - 3.0,
+            row_h - 6,
+            escape(&node_set(&g.nodes)),
+            g.weight,
+            g.origin_level,
+            if g.prefer_sibling { ", prefer sibling" } else { "" },
+            x + 3.0,
+            y + 16,
+            escape(&node_set(&g.nodes)),
+            g.weight
+        );
+        x += w;
+    }
 }
 
 #[cfg(test)]

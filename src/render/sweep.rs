@@ -4,9 +4,9 @@
 //! Permalinks are not made here (that is `scenario::permalink`): callers pass a function from a row's
 //! scenario to its link, or none.
 
+use super::columns::{wrap, COLUMNS_MAX};
 use super::summary::milli;
 use super::svg::escape;
-use super::text::{wrap, COLUMNS_MAX};
 use crate::analysis::sweep::{Aggregate, Figures, Placement, Sweep, SweepConfig, Verdict};
 use crate::scenario::spec::ScenarioSpec;
 use serde_json::json;
@@ -20,7 +20,6 @@ pub fn command_line(config: &SweepConfig) -> String {
     command_words(config).join(" ")
 }
 
-/// [`command_line`] as words for `text::command_block`; an option and its value are one word.
 /// The kernel releases each row holds for: the sort's, each placement's (proposals and the
 /// rotation patches: none), and what `--kernel` picked.
 fn kernel_line(c: &SweepConfig) -> String {
@@ -54,6 +53,7 @@ fn kernel_line(c: &SweepConfig) -> String {
     )
 }
 
+/// [`command_line`] as words for `columns::command_block`; an option and its value are one word.
 pub(crate) fn command_words(config: &SweepConfig) -> Vec<String> {
     let all_topologies: Vec<String> = crate::catalogue::names().map(str::to_string).collect();
     let mut words = vec!["irqscope".to_string(), "sweep".to_string()];
@@ -91,7 +91,7 @@ pub(crate) fn command_words(config: &SweepConfig) -> Vec<String> {
 /// `--flag a,b,c` words, the list cut into several repeats of the flag (the CLI joins them) so
 /// that no word is wider than a continuation line; a line never breaks inside a list.
 fn list_words(flag: &str, items: &[String]) -> Vec<String> {
-    let width = super::text::COLUMNS_MAX - 8;
+    let width = super::columns::COLUMNS_MAX - 8;
     let mut words = Vec::new();
     let mut cur = String::new();
     for item in items {
@@ -157,7 +157,7 @@ pub fn text(sweep: &Sweep) -> String {
         c.counters.len(),
         if c.counters.len() == 1 { "" } else { "s" },
     );
-    super::text::command_block(&command_words(c), &mut out);
+    super::columns::command_block(&command_words(c), &mut out);
     out.push('\n');
     out.push_str(&wrap(
         &format!(
@@ -411,19 +411,21 @@ const PALETTE: [&str; 8] = [
 ];
 
 const PANEL_W: u32 = 230;
-const PANEL_H: u32 = 120;
+const PANEL_H: u32 = 124;
 const PANEL_GAP: u32 = 12;
 const PANELS_PER_ROW: u32 = 4;
 const PLOT_TOP: u32 = 22;
 const PLOT_BOTTOM: u32 = 18;
+/// Room left of each panel's plot for its y ticks.
+const PLOT_LEFT: u32 = 26;
 
-/// Small multiples: one panel per machine; in it, one cluster of bars per mix, one bar per
-/// placement: the worst counter's gap to the ideal (full bar) and the best counter's (dark
-/// tick). One scale for every panel, so panels compare.
+/// Small multiples: one panel per machine; in it, one cluster of bars per mix (numbered; the
+/// legend names each mix in full), one bar per placement: the worst counter's gap to the ideal
+/// (full bar) and the best counter's (dark tick). One scale for every panel, ticked on each, so
+/// panels compare; a panel whose every bar is 0 says so.
 pub(crate) fn small_multiples(sweep: &Sweep) -> String {
     let c = &sweep.config;
-    let n_place = c.placements.len();
-    let n_mix = c.mixes.len();
+    let (n_place, n_mix) = (c.placements.len(), c.mixes.len());
     let gap_max = sweep
         .aggregates
         .iter()
@@ -431,104 +433,186 @@ pub(crate) fn small_multiples(sweep: &Sweep) -> String {
         .max()
         .unwrap_or(0)
         .max(1);
-    let panels = c.topologies.len() as u32;
-    let rows = panels.div_ceil(PANELS_PER_ROW);
-    let legend_h = 22;
+    let rows = (c.topologies.len() as u32).div_ceil(PANELS_PER_ROW);
+    let legend = small_multiples_legend(sweep);
+    let legend_h = 18 * legend.1;
     let width = PANELS_PER_ROW * (PANEL_W + PANEL_GAP);
     let height = legend_h + rows * (PANEL_H + PANEL_GAP);
-    let mut out = String::new();
-    let _ = write!(
-        out,
-        r#"<svg xmlns="http://www.w3.org/2000/svg" class="sweep-multiples" width="{width}" height="{height}" viewBox="0 0 {width} {height}" font-family="sans-serif" font-size="10"><title>Gap to the ideal bound (IRQs per CPU), worst and best counter</title>"#
+    let mut out = super::svg::svg_open(
+        "sweep-multiples",
+        "gap to the ideal bound (IRQs per CPU), worst and best counter, per machine",
+        width,
+        height,
     );
-    let mut x = 0;
-    for (i, p) in c.placements.iter().enumerate() {
-        let _ = write!(
-            out,
-            r#"<g class="legend"><rect x="{x}" y="4" width="10" height="10" fill="{}"/><text x="{}" y="13">{}</text></g>"#,
-            PALETTE[i % PALETTE.len()],
-            x + 13,
-            escape(p.name())
-        );
-        x += 16 + 7 * p.name().len() as u32;
-    }
-    let plot_h = PANEL_H - PLOT_TOP - PLOT_BOTTOM;
-    let per_mix_w = (PANEL_W - 10) as f64 / n_mix.max(1) as f64;
-    let bar_w = (per_mix_w - 6.0) / n_place.max(1) as f64;
+    out.push_str(&legend.0);
     for (t, group) in sweep.aggregates.chunks(n_place * n_mix).enumerate() {
         let t = t as u32;
         let (px, py) = (
             (t % PANELS_PER_ROW) * (PANEL_W + PANEL_GAP),
             legend_h + (t / PANELS_PER_ROW) * (PANEL_H + PANEL_GAP),
         );
-        let name = &group[0].topology;
-        let _ = write!(
-            out,
-            r##"<g class="panel" data-topology="{}" transform="translate({px},{py})"><rect width="{PANEL_W}" height="{PANEL_H}" fill="#fff" stroke="#ccd"/><text x="5" y="13" font-weight="bold">{}</text><text x="{}" y="13" text-anchor="end" fill="#667">max gap {gap_max}</text>"##,
-            escape(name),
-            escape(name),
-            PANEL_W - 5
-        );
-        let base_y = PLOT_TOP + plot_h;
-        let _ = write!(
-            out,
-            r##"<line x1="5" x2="{}" y1="{base_y}" y2="{base_y}" stroke="#99a"/>"##,
-            PANEL_W - 5
-        );
-        for (m, mix_group) in group.chunks(n_place).enumerate() {
-            let mx = 5.0 + m as f64 * per_mix_w + 3.0;
-            for (k, a) in mix_group.iter().enumerate() {
-                let bx = mx + k as f64 * bar_w;
-                let h = f64::from(a.worst.gap_irqs) * f64::from(plot_h) / f64::from(gap_max);
-                let hb = f64::from(a.best.gap_irqs) * f64::from(plot_h) / f64::from(gap_max);
-                let _ = write!(
-                    out,
-                    r##"<rect class="bar" data-placement="{}" data-mix="{}" data-gap-worst="{}" data-gap-best="{}" x="{bx:.1}" y="{:.1}" width="{:.1}" height="{h:.1}" fill="{}"><title>{} / {} / {}: gap {} (worst, counter {}), {} (best, counter {})</title></rect>"##,
-                    escape(a.placement.name()),
-                    escape(&a.mix),
-                    a.worst.gap_irqs,
-                    a.best.gap_irqs,
-                    f64::from(base_y) - h,
-                    (bar_w - 1.0).max(1.0),
-                    PALETTE[k % PALETTE.len()],
-                    escape(name),
-                    escape(&a.mix),
-                    escape(a.placement.name()),
-                    a.worst.gap_irqs,
-                    a.worst_counter,
-                    a.best.gap_irqs,
-                    a.best_counter,
-                );
-                if a.best.gap_irqs != a.worst.gap_irqs {
-                    let _ = write!(
-                        out,
-                        r##"<rect class="best" x="{bx:.1}" y="{:.1}" width="{:.1}" height="2" fill="#222"/>"##,
-                        f64::from(base_y) - hb - 1.0,
-                        (bar_w - 1.0).max(1.0)
-                    );
-                }
-            }
-            // Cut to the cluster's width (about 7 px per character at 10 px sans-serif),
-            // an ellipsis marking the cut, the whole name in the tooltip.
-            let mix = &mix_group[0].mix;
-            let fits = (((per_mix_w - 4.0) / 7.0) as usize).max(3);
-            let label: String = if mix.chars().count() > fits {
-                mix.chars().take(fits - 1).chain(['…']).collect()
-            } else {
-                mix.clone()
-            };
-            let _ = write!(
-                out,
-                r##"<text x="{mx:.1}" y="{}" fill="#445"><title>{}</title>{}</text>"##,
-                base_y + 12,
-                escape(mix),
-                escape(&label)
-            );
-        }
-        out.push_str("</g>");
+        panel(&mut out, group, n_place, gap_max, (px, py));
     }
     out.push_str("</svg>");
     out
+}
+
+/// The legend: a swatch per placement, then every mix by its number, in full.
+fn small_multiples_legend(sweep: &Sweep) -> (String, u32) {
+    let c = &sweep.config;
+    let mut out = String::new();
+    let mut x = 0;
+    for (i, p) in c.placements.iter().enumerate() {
+        let _ = write!(
+            out,
+            r#"<g class="legend"><rect x="{x}" y="4" width="10" height="10" fill="{}"/><text class="lbl" x="{}" y="13">{}</text></g>"#,
+            PALETTE[i % PALETTE.len()],
+            x + 13,
+            escape(p.name())
+        );
+        x += 18 + 7 * p.name().len() as u32;
+    }
+    let mut lines = 1;
+    let mut line = String::from("mixes:");
+    let width_chars = (PANELS_PER_ROW * (PANEL_W + PANEL_GAP) / 7) as usize;
+    let mut texts = Vec::new();
+    for (m, mix) in c.mixes.iter().enumerate() {
+        let item = format!(" {} = {}", m + 1, mix.name);
+        if line.len() + item.len() > width_chars {
+            texts.push(std::mem::take(&mut line));
+        }
+        line.push_str(&item);
+    }
+    texts.push(line);
+    for t in texts {
+        lines += 1;
+        let _ = write!(
+            out,
+            r#"<text class="lbl mixes" x="0" y="{}">{}</text>"#,
+            lines * 18 - 5,
+            escape(&t)
+        );
+    }
+    (out, lines)
+}
+
+/// One machine's panel at (`px`, `py`): y ticks, a cluster of bars per mix, its number.
+fn panel(out: &mut String, group: &[Aggregate], n_place: usize, gap_max: u32, (px, py): (u32, u32)) {
+    let n_mix = group.len() / n_place.max(1);
+    let plot_h = PANEL_H - PLOT_TOP - PLOT_BOTTOM;
+    let base_y = PLOT_TOP + plot_h;
+    let per_mix_w = f64::from(PANEL_W - PLOT_LEFT - 6) / n_mix.max(1) as f64;
+    let bar_w = (per_mix_w - 6.0) / n_place.max(1) as f64;
+    let name = &group[0].topology;
+    let _ = write!(
+        out,
+        r##"<g class="panel" data-topology="{}" transform="translate({px},{py})"><rect width="{PANEL_W}" height="{PANEL_H}" fill="#fff" stroke="#ccd"/><text class="lbl" x="5" y="14" font-weight="bold">{}</text>"##,
+        escape(name),
+        escape(name),
+    );
+    // Y ticks: 0, the middle and the top of the one scale, in IRQs per CPU over the ideal.
+    for v in [0, gap_max / 2, gap_max] {
+        let y = f64::from(base_y) - f64::from(v) * f64::from(plot_h) / f64::from(gap_max);
+        let _ = write!(
+            out,
+            r##"<line x1="{}" x2="{PLOT_LEFT}" y1="{y:.1}" y2="{y:.1}" stroke="#99a"/><text class="tick" x="{}" y="{:.1}" text-anchor="end">{v}</text>"##,
+            PLOT_LEFT - 3,
+            PLOT_LEFT - 5,
+            y + 3.5
+        );
+    }
+    let _ = write!(
+        out,
+        r##"<line x1="{PLOT_LEFT}" x2="{PLOT_LEFT}" y1="{PLOT_TOP}" y2="{base_y}" stroke="#99a"/><line x1="{PLOT_LEFT}" x2="{}" y1="{base_y}" y2="{base_y}" stroke="#99a"/>"##,
+        PANEL_W - 5
+    );
+    if group.iter().all(|a| a.worst.gap_irqs == 0) {
+        let _ = write!(
+            out,
+            r#"<text class="lbl" x="{}" y="{}" text-anchor="middle">every placement at the ideal</text>"#,
+            (PANEL_W + PLOT_LEFT) / 2,
+            PLOT_TOP + plot_h / 2
+        );
+    }
+    for (m, mix_group) in group.chunks(n_place).enumerate() {
+        let mx = f64::from(PLOT_LEFT) + 3.0 + m as f64 * per_mix_w + 3.0;
+        for (k, a) in mix_group.iter().enumerate() {
+            bar(out, a, mx + k as f64 * bar_w, bar_w, (base_y, plot_h, gap_max), k, name);
+        }
+        let _ = write!(
+            out,
+            r#"<text class="tick" x="{:.1}" y="{}" text-anchor="middle"><title>{}</title>{}</text>"#,
+            mx + (per_mix_w - 6.0) / 2.0,
+            base_y + 13,
+            escape(&mix_group[0].mix),
+            m + 1
+        );
+    }
+    out.push_str("</g>");
+}
+
+/// One placement's bar (worst counter's gap) and tick (best counter's).
+fn bar(
+    out: &mut String,
+    a: &Aggregate,
+    bx: f64,
+    bar_w: f64,
+    (base_y, plot_h, gap_max): (u32, u32, u32),
+    k: usize,
+    name: &str,
+) {
+    let h = f64::from(a.worst.gap_irqs) * f64::from(plot_h) / f64::from(gap_max);
+    let hb = f64::from(a.best.gap_irqs) * f64::from(plot_h) / f64::from(gap_max);
+    let _ = write!(
+        out,
+        r##"<rect class="bar" data-placement="{}" data-mix="{}" data-gap-worst="{}" data-gap-best="{}" x="{bx:.1}" y="{:.1}" width="{:.1}" height="{h:.1}" fill="{}"><title>{} / {} / {}: gap {} (worst, counter {}), {} (best, counter {})</title></rect>"##,
+        escape(a.placement.name()),
+        escape(&a.mix),
+        a.worst.gap_irqs,
+        a.best.gap_irqs,
+        f64::from(base_y) - h,
+        (bar_w - 1.0).max(1.0),
+        PALETTE[k % PALETTE.len()],
+        escape(name),
+        escape(&a.mix),
+        escape(a.placement.name()),
+        a.worst.gap_irqs,
+        a.worst_counter,
+        a.best.gap_irqs,
+        a.best_counter,
+    );
+    if a.best.gap_irqs != a.worst.gap_irqs {
+        let _ = write!(
+            out,
+            r##"<rect class="best" x="{bx:.1}" y="{:.1}" width="{:.1}" height="2" fill="#222"/>"##,
+            f64::from(base_y) - hb - 1.0,
+            (bar_w - 1.0).max(1.0)
+        );
+    }
+}
+
+/// Each proposal against the kernel variants swept, counted (the text twin lists the cases).
+pub(crate) fn comparison_counts(sweep: &Sweep) -> String {
+    let kernels = sweep.config.placements.iter().filter(|p| !p.is_proposal()).count();
+    let mut lines = Vec::new();
+    for p in sweep.config.placements.iter().filter(|p| p.is_proposal()) {
+        let mine: Vec<_> = sweep.comparisons.iter().filter(|c| c.proposal == *p).collect();
+        if kernels == 0 || mine.is_empty() {
+            continue;
+        }
+        let count = |v: Verdict| mine.iter().filter(|c| c.verdict == v).count();
+        lines.push(format!(
+            "{} against the {kernels} kernel variant{}: beats every one on {}, ties the best on {}, \
+             behind one on {} of {} machine × mix",
+            p.name(),
+            if kernels == 1 { "" } else { "s" },
+            count(Verdict::BeatsAll),
+            count(Verdict::TiesBest),
+            count(Verdict::Behind),
+            mine.len()
+        ));
+    }
+    lines.join("\n")
 }
 
 #[cfg(test)]

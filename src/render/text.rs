@@ -2,6 +2,9 @@
 //! at most 72 columns where the data allows, per-CPU rows folded into cpulists of equal values,
 //! per-node totals, the summary lines, and the command that reproduces the scenario.
 
+use super::columns::permalink_block;
+/// The layout helpers live in [`columns`](super::columns); kept here under their old paths.
+pub use super::columns::{command_block, wrap, COLUMNS_MAX};
 use super::summary;
 use crate::metrics::{Metrics, NodeLoad};
 use crate::scenario::spec::command_words;
@@ -9,9 +12,6 @@ use crate::scenario::{Outcome, Scenario};
 use crate::topology::{plural, CpuSet, Topology};
 use std::collections::BTreeMap;
 use std::fmt::Write;
-
-/// Mail line width.
-pub const COLUMNS_MAX: usize = 72;
 
 #[derive(Debug, Clone, Default)]
 pub struct TextOptions {
@@ -21,146 +21,6 @@ pub struct TextOptions {
     pub vectors: bool,
     /// A permalink, printed last on its own line.
     pub permalink: Option<String>,
-}
-
-/// Word-wrap `text` to [`COLUMNS_MAX`], the first line prefixed by `first`, the others by
-/// `rest`. Words longer than a line are split at commas (cpulists) or kept whole.
-pub fn wrap(text: &str, first: &str, rest: &str) -> String {
-    let mut out = String::new();
-    let mut line = first.to_string();
-    let mut at_start = true;
-    for word in text.split(' ').filter(|w| !w.is_empty()) {
-        // Pieces of one split word follow each other without a space.
-        let mut glue = false;
-        for piece in split_long(word, COLUMNS_MAX - rest.len()) {
-            if !at_start && line.len() + 1 + piece.len() > COLUMNS_MAX {
-                out.push_str(line.trim_end());
-                out.push('\n');
-                line = rest.to_string();
-                at_start = true;
-            }
-            if !at_start && !glue {
-                line.push(' ');
-            }
-            line.push_str(&piece);
-            at_start = false;
-            glue = true;
-        }
-    }
-    out.push_str(line.trim_end());
-    out.push('\n');
-    out
-}
-
-/// Split a long cpulist at commas into pieces that fit `width` (each piece but the last ends
-/// with its comma, so re-joining without spaces gives the original).
-fn split_long(word: &str, width: usize) -> Vec<String> {
-    if word.len() <= width || !word.contains(',') {
-        return vec![word.to_string()];
-    }
-    let mut pieces = Vec::new();
-    let mut cur = String::new();
-    for part in word.split(',') {
-        // A finished piece carries its trailing comma, so it needs one column more.
-        if !cur.is_empty() && cur.len() + 1 + part.len() + 1 > width {
-            cur.push(',');
-            pieces.push(std::mem::take(&mut cur));
-        } else if !cur.is_empty() {
-            cur.push(',');
-        }
-        cur.push_str(part);
-    }
-    pieces.push(cur);
-    pieces
-}
-
-/// The command line, wrapped with shell continuations (` \\` at the end of a line, a break
-/// only between words, so an option stays beside its value). A quoted compact machine word
-/// (`'cpus:…'`, `topology::compact`) longer than a line is laid over lines inside its quotes,
-/// broken after a `;` or `+` (after a `,` only inside a cpulist longer than a line): its reader
-/// ignores whitespace, so the pasted command gives the same machine.
-pub fn command_block(words: &[String], out: &mut String) {
-    let mut line = String::from("  $");
-    for (i, word) in words.iter().enumerate() {
-        let last = i + 1 == words.len();
-        let tail = if last { 0 } else { 2 };
-        if line.len() + 1 + word.len() + tail > COLUMNS_MAX && line.len() > 4 {
-            out.push_str(&line);
-            out.push_str(" \\\n");
-            line = String::from("     ");
-        } else {
-            line.push(' ');
-        }
-        if line.len() + word.len() + tail > COLUMNS_MAX && word.starts_with("'cpus:") {
-            let pieces = machine_pieces(word, COLUMNS_MAX - MACHINE_INDENT.len() - tail);
-            let n = pieces.len();
-            for (k, piece) in pieces.into_iter().enumerate() {
-                let need = if k + 1 == n { tail } else { 0 };
-                if k > 0 && line.len() + piece.len() + need > COLUMNS_MAX {
-                    out.push_str(&line);
-                    out.push('\n');
-                    line = String::from(MACHINE_INDENT);
-                }
-                line.push_str(&piece);
-            }
-        } else {
-            line.push_str(word);
-        }
-    }
-    out.push_str(&line);
-    out.push('\n');
-}
-
-/// Indent of the lines of a machine word laid over lines (inside its quotes).
-const MACHINE_INDENT: &str = "       ";
-
-/// A compact machine word cut after each `;` and `+`; a piece still wider than `width` is cut
-/// after its commas. Re-joined, the pieces give the word.
-fn machine_pieces(word: &str, width: usize) -> Vec<String> {
-    let mut coarse = Vec::new();
-    let mut cur = String::new();
-    for c in word.chars() {
-        cur.push(c);
-        if c == ';' || c == '+' {
-            coarse.push(std::mem::take(&mut cur));
-        }
-    }
-    if !cur.is_empty() {
-        coarse.push(cur);
-    }
-    let mut pieces = Vec::new();
-    for piece in coarse {
-        if piece.len() <= width {
-            pieces.push(piece);
-            continue;
-        }
-        let mut cur = String::new();
-        for c in piece.chars() {
-            cur.push(c);
-            if c == ',' {
-                pieces.push(std::mem::take(&mut cur));
-            }
-        }
-        if !cur.is_empty() {
-            pieces.push(cur);
-        }
-    }
-    pieces
-}
-
-/// A one-line command (`irqscope mana X --opt v …`) as [`command_block`] words: the leading
-/// words, then each option with its value.
-pub(crate) fn words_of(command: &str) -> Vec<String> {
-    let mut chunks = command.split(" --");
-    let mut words: Vec<String> = chunks
-        .next()
-        .unwrap_or("")
-        .split(' ')
-        .filter(|w| !w.is_empty())
-        .map(str::to_string)
-        .collect();
-    words.extend(chunks.map(|c| format!("--{c}")));
-    words
 }
 
 /// The full single-scenario report.
@@ -181,6 +41,46 @@ pub fn report(scenario: &Scenario, outcome: &Outcome, m: &Metrics, opts: &TextOp
     ));
     command_block(&command_words(scenario, &opts.topology_label), &mut out);
     out.push('\n');
+    models_block(scenario, outcome, &mut out);
+    out.push_str(&wrap(
+        &format!(
+            "{}: {} IRQs on {} online CPUs",
+            m.basis.describe(),
+            m.irqs_total,
+            m.ideal.cpus_online
+        ),
+        "counted:  ",
+        "          ",
+    ));
+    out.push('\n');
+    summary_block(m, &mut out);
+    for line in summary::failure_lines(scenario, outcome) {
+        out.push_str(&wrap(&line, "  ", "    "));
+    }
+    out.push('\n');
+    per_cpu_table(m, &mut out);
+    out.push('\n');
+    per_node_table(&m.per_node, &mut out);
+    out.push('\n');
+    devices_block(scenario, outcome, opts.vectors, &mut out);
+    let warnings: Vec<_> = outcome.warnings().collect();
+    if !warnings.is_empty() {
+        out.push_str("\nKernel warnings (the kernel would WARN or misbehave here)\n");
+        for (device, w) in warnings {
+            out.push_str(&wrap(&format!("{device}: {w}"), "  ", "    "));
+        }
+    }
+    if crate::render::vector_space::shown(scenario, outcome) {
+        crate::render::vector_space::text_block(scenario, outcome, &mut out);
+    }
+    permalink_block(opts.permalink.as_deref(), &mut out);
+    out
+}
+
+/// The report's head lines: the machine, then which models ran (variant, masks, counter,
+/// sort, effective CPU) and the kernel releases they hold for.
+fn models_block(scenario: &Scenario, outcome: &Outcome, out: &mut String) {
+    let topo = scenario.topology();
     out.push_str(&wrap(&topo.summary(), "machine:  ", "          "));
     for note in summary::machine_notes(topo) {
         out.push_str(&wrap(&note, "          ", "          "));
@@ -218,48 +118,6 @@ pub fn report(scenario: &Scenario, outcome: &Outcome, m: &Metrics, opts: &TextOp
         "kernel:   ",
         "          ",
     ));
-    out.push_str(&wrap(
-        &format!(
-            "{}: {} IRQs on {} online CPUs",
-            m.basis.describe(),
-            m.irqs_total,
-            m.ideal.cpus_online
-        ),
-        "counted:  ",
-        "          ",
-    ));
-    out.push('\n');
-    summary_block(m, &mut out);
-    for line in summary::failure_lines(scenario, outcome) {
-        out.push_str(&wrap(&line, "  ", "    "));
-    }
-    out.push('\n');
-    per_cpu_table(m, &mut out);
-    out.push('\n');
-    per_node_table(&m.per_node, &mut out);
-    out.push('\n');
-    devices_block(scenario, outcome, opts.vectors, &mut out);
-    let warnings: Vec<_> = outcome.warnings().collect();
-    if !warnings.is_empty() {
-        out.push_str("\nKernel warnings (the kernel would WARN or misbehave here)\n");
-        for (device, w) in warnings {
-            out.push_str(&wrap(&format!("{device}: {w}"), "  ", "    "));
-        }
-    }
-    if crate::render::vector_space::shown(scenario, outcome) {
-        crate::render::vector_space::text_block(scenario, outcome, &mut out);
-    }
-    permalink_block(opts.permalink.as_deref(), &mut out);
-    out
-}
-
-/// The permalink last, alone on its line (the one line allowed past 72 columns).
-pub(crate) fn permalink_block(link: Option<&str>, out: &mut String) {
-    if let Some(link) = link {
-        out.push('\n');
-        out.push_str(link);
-        out.push('\n');
-    }
 }
 
 fn summary_block(m: &Metrics, out: &mut String) {
@@ -291,14 +149,33 @@ fn summary_block(m: &Metrics, out: &mut String) {
         "    ",
     ));
     let idle = m.cpus_idle.weight();
-    let idle_text = if idle == 0 {
-        "every online CPU takes an IRQ".to_string()
-    } else {
-        format!(
-            "{idle} online CPU{} take no IRQ: {}",
+    // The idle CPUs' list is left out when the lines above already name exactly that group.
+    let by_devices = m.group_online(|c| c.counted_devices(m.basis));
+    let listed =
+        by_devices.len() <= summary::PARTS_SHOWN_MAX && by_devices.iter().any(|(v, s)| *v == 0 && *s == m.cpus_idle);
+    let busy: CpuSet = m
+        .per_cpu
+        .iter()
+        .filter(|c| c.online && c.counted_irqs(m.basis) > 0)
+        .map(|c| c.cpu)
+        .collect();
+    let used = format!(
+        "{} CPU{} take IRQs{}; ",
+        busy.weight(),
+        plural(busy.weight() as usize),
+        summary::per_node_note(m, &busy)
+    );
+    let idle_text = match (idle, listed) {
+        (0, _) => "every online CPU takes an IRQ".to_string(),
+        (_, true) => format!(
+            "{used}{idle} online CPU{} take none (listed above)",
+            plural(idle as usize)
+        ),
+        (_, false) => format!(
+            "{used}{idle} online CPU{} take no IRQ: {}",
             plural(idle as usize),
             m.cpus_idle
-        )
+        ),
     };
     out.push_str(&wrap(&idle_text, "  ", "    "));
     if m.vectors_shut_down > 0 {
@@ -351,101 +228,115 @@ fn per_node_table(nodes: &[NodeLoad], out: &mut String) {
 fn devices_block(scenario: &Scenario, outcome: &Outcome, vectors: bool, out: &mut String) {
     out.push_str("Devices\n");
     for (dev, res) in scenario.devices().iter().zip(&outcome.devices) {
-        let managed = res.vectors.iter().filter(|v| v.managed).count();
-        if let (crate::scenario::Driver::Mana { patched, mode }, Some(o)) = (dev.driver, &res.mana) {
-            let cpus: CpuSet = res.vectors.iter().filter_map(|v| v.effective_cpu).collect();
-            let q = &o.queue_irqs_per_cpu;
-            let facts = [
-                format!(
-                    "MANA ({}, {} MSI-X)",
-                    if patched { "patched" } else { "unpatched" },
-                    crate::scenario::spec::msix_mode_name(mode)
-                ),
-                format!(
-                    "{} of {} vectors used (HWC + {} queues)",
-                    o.num_msix_usable, dev.vectors, o.queue_irq_count
-                ),
-                format!("{} spread", o.setup_fn.as_str()),
-                format!(
-                    "fires on {} CPU{} ({cpus})",
-                    cpus.weight(),
-                    plural(cpus.weight() as usize)
-                ),
-                format!(
-                    "queue IRQs per CPU max {} min {}",
-                    q.iter().max().unwrap_or(&0),
-                    q.iter()
-                        .zip(0u32..)
-                        .filter(|(_, c)| scenario.topology().online().contains(*c))
-                        .map(|(n, _)| *n)
-                        .min()
-                        .unwrap_or(0)
-                ),
-            ];
-            out.push_str(&wrap(&facts.join(", "), &format!("  {}: ", res.name), "    "));
-            if vectors {
-                out.push_str("    vec  managed  effective  mask\n");
-                for v in &res.vectors {
-                    let eff = v.effective_cpu.map_or("off".to_string(), |c| c.to_string());
-                    let lead = format!("    {:>3}  {:>7}  {:>9}  ", v.index, "no", eff);
-                    out.push_str(&wrap(&v.mask.to_cpulist(), &lead, &" ".repeat(lead.len())));
-                }
+        let facts = match (dev.driver, &res.mana) {
+            (crate::scenario::Driver::Mana { patched, mode }, Some(o)) => {
+                mana_facts(scenario, dev, res, o, (patched, mode))
             }
-            continue;
-        }
-        let mut facts = vec![format!("{} vectors", dev.vectors)];
-        if dev.pre_vectors > 0 {
-            facts.push(format!("{} pre", dev.pre_vectors));
-        }
-        if dev.post_vectors > 0 {
-            facts.push(format!("{} post", dev.post_vectors));
-        }
-        if let Some(sets) = &dev.sets {
-            facts.push(format!(
-                "sets {}",
-                sets.iter().map(u32::to_string).collect::<Vec<_>>().join("+")
-            ));
-        }
-        facts.push(if res.affinity_null {
-            "no affinity masks".into()
-        } else {
-            format!("{managed} managed")
-        });
-        if let Some(f) = res.alloc_failed {
-            facts.push(f.to_string());
-        }
-        if let Some(admin) = res.admin_spread_offsets.as_ref().filter(|a| !a.is_empty()) {
-            let offs: Vec<String> = admin.iter().map(u32::to_string).collect();
-            facts.push(format!("admin tag set offset {}", offs.join(",")));
-        }
-        if !res.spread_offsets.is_empty() {
-            let offs: Vec<String> = res.spread_offsets.iter().map(u32::to_string).collect();
-            facts.push(format!("offset {}", offs.join(",")));
-        }
-        let cpus: CpuSet = res.vectors.iter().filter_map(|v| v.effective_cpu).collect();
-        facts.push(format!(
-            "fires on {} CPU{} ({cpus})",
-            cpus.weight(),
-            plural(cpus.weight() as usize)
-        ));
-        if let Some(map) = &res.blk_mq_map {
-            let queues: std::collections::BTreeSet<u32> = map.iter().flatten().copied().collect();
-            facts.push(format!("blk-mq uses {} queue{}", queues.len(), plural(queues.len())));
-        }
+            _ => device_facts(dev, res),
+        };
         out.push_str(&wrap(&facts.join(", "), &format!("  {}: ", res.name), "    "));
         if vectors {
-            out.push_str("    vec  managed  effective  mask\n");
-            for v in &res.vectors {
-                let eff = v.effective_cpu.map_or("off".to_string(), |c| c.to_string());
-                let lead = format!(
-                    "    {:>3}  {:>7}  {:>9}  ",
-                    v.index,
-                    if v.managed { "yes" } else { "no" },
-                    eff
-                );
-                out.push_str(&wrap(&v.mask.to_cpulist(), &lead, &" ".repeat(lead.len())));
-            }
+            vector_table(res, out);
         }
+    }
+}
+
+/// "fires on 17 CPUs (0,38,…)".
+fn fires_on(res: &crate::scenario::DeviceOutcome) -> String {
+    let cpus: CpuSet = res.vectors.iter().filter_map(|v| v.effective_cpu).collect();
+    format!(
+        "fires on {} CPU{} ({cpus})",
+        cpus.weight(),
+        plural(cpus.weight() as usize)
+    )
+}
+
+/// A MANA NIC's facts: driver version, vectors used, spread, where it fires, queue balance.
+fn mana_facts(
+    scenario: &Scenario,
+    dev: &crate::scenario::Device,
+    res: &crate::scenario::DeviceOutcome,
+    o: &crate::kernel::mana::ManaOutcome,
+    (patched, mode): (bool, crate::kernel::mana::MsixMode),
+) -> Vec<String> {
+    let q = &o.queue_irqs_per_cpu;
+    vec![
+        format!(
+            "MANA ({}, {} MSI-X)",
+            if patched { "patched" } else { "unpatched" },
+            crate::scenario::spec::msix_mode_name(mode)
+        ),
+        format!(
+            "{} of {} vectors used (HWC + {} queues)",
+            o.num_msix_usable, dev.vectors, o.queue_irq_count
+        ),
+        format!("{} spread", o.setup_fn.as_str()),
+        fires_on(res),
+        format!(
+            "queue IRQs per CPU max {} min {}",
+            q.iter().max().unwrap_or(&0),
+            q.iter()
+                .zip(0u32..)
+                .filter(|(_, c)| scenario.topology().online().contains(*c))
+                .map(|(n, _)| *n)
+                .min()
+                .unwrap_or(0)
+        ),
+    ]
+}
+
+/// A device's facts: vectors, pre/post, sets, managed, offsets, where it fires, blk-mq.
+fn device_facts(dev: &crate::scenario::Device, res: &crate::scenario::DeviceOutcome) -> Vec<String> {
+    let managed = res.vectors.iter().filter(|v| v.managed).count();
+    let mut facts = vec![format!("{} vectors", dev.vectors)];
+    if dev.pre_vectors > 0 {
+        facts.push(format!("{} pre", dev.pre_vectors));
+    }
+    if dev.post_vectors > 0 {
+        facts.push(format!("{} post", dev.post_vectors));
+    }
+    if let Some(sets) = &dev.sets {
+        facts.push(format!(
+            "sets {}",
+            sets.iter().map(u32::to_string).collect::<Vec<_>>().join("+")
+        ));
+    }
+    facts.push(if res.affinity_null {
+        "no affinity masks".into()
+    } else {
+        format!("{managed} managed")
+    });
+    if let Some(f) = res.alloc_failed {
+        facts.push(f.to_string());
+    }
+    if let Some(admin) = res.admin_spread_offsets.as_ref().filter(|a| !a.is_empty()) {
+        let offs: Vec<String> = admin.iter().map(u32::to_string).collect();
+        facts.push(format!("admin tag set offset {}", offs.join(",")));
+    }
+    if !res.spread_offsets.is_empty() {
+        let offs: Vec<String> = res.spread_offsets.iter().map(u32::to_string).collect();
+        facts.push(format!("offset {}", offs.join(",")));
+    }
+    facts.push(fires_on(res));
+    if let Some(map) = &res.blk_mq_map {
+        let queues: std::collections::BTreeSet<u32> = map.iter().flatten().copied().collect();
+        facts.push(format!("blk-mq uses {} queue{}", queues.len(), plural(queues.len())));
+    }
+    facts
+}
+
+/// Every vector of a device: index, managed, effective CPU, mask.
+fn vector_table(res: &crate::scenario::DeviceOutcome, out: &mut String) {
+    out.push_str("    vec  managed  effective  mask\n");
+    for v in &res.vectors {
+        let eff = v.effective_cpu.map_or("off".to_string(), |c| c.to_string());
+        let lead = format!(
+            "    {:>3}  {:>7}  {:>9}  ",
+            v.index,
+            if v.managed { "yes" } else { "no" },
+            eff
+        );
+        out.push_str(&wrap(&v.mask.to_cpulist(), &lead, &" ".repeat(lead.len())));
     }
 }
 
@@ -459,15 +350,14 @@ pub struct Side<'a> {
 
 /// Two runs of the same machine and devices side by side, with the per-CPU difference.
 pub fn compare_report(a: &Side<'_>, b: &Side<'_>, opts: &TextOptions) -> String {
-    let mut out = String::new();
-    let _ = writeln!(out, "irqscope compare: {}", a.scenario.topology().name());
+    let mut out = wrap(a.scenario.topology().name(), "irqscope compare: ", "  ");
     command_block(
         &compare_command_words(a.scenario, b.scenario, &opts.topology_label),
         &mut out,
     );
-    let _ = writeln!(out, "A: {}", a.label);
+    out.push_str(&wrap(&a.label, "A: ", "   "));
     command_block(&command_words(a.scenario, &opts.topology_label), &mut out);
-    let _ = writeln!(out, "B: {}", b.label);
+    out.push_str(&wrap(&b.label, "B: ", "   "));
     command_block(&command_words(b.scenario, &opts.topology_label), &mut out);
     for (side, s) in [("A", a), ("B", b)] {
         out.push_str(&wrap(
@@ -477,65 +367,13 @@ pub fn compare_report(a: &Side<'_>, b: &Side<'_>, opts: &TextOptions) -> String 
         ));
     }
     out.push('\n');
-    let (ma, mb) = (a.metrics, b.metrics);
-    let rows: Vec<(&str, String, String)> = vec![
-        (
-            "IRQs/CPU max",
-            ma.irqs_per_cpu_max.to_string(),
-            mb.irqs_per_cpu_max.to_string(),
-        ),
-        (
-            "IRQs/CPU min",
-            ma.irqs_per_cpu_min.to_string(),
-            mb.irqs_per_cpu_min.to_string(),
-        ),
-        (
-            "  ideal max",
-            ma.ideal.irqs_per_cpu_max.to_string(),
-            mb.ideal.irqs_per_cpu_max.to_string(),
-        ),
-        (
-            "devices/CPU max",
-            ma.devices_per_cpu_max.to_string(),
-            mb.devices_per_cpu_max.to_string(),
-        ),
-        (
-            "devices/CPU min",
-            ma.devices_per_cpu_min.to_string(),
-            mb.devices_per_cpu_min.to_string(),
-        ),
-        (
-            "  ideal max",
-            ma.ideal.devices_per_cpu_max.to_string(),
-            mb.ideal.devices_per_cpu_max.to_string(),
-        ),
-        (
-            "gap to ideal (IRQs)",
-            gap(ma.irqs_per_cpu_max, ma.ideal.irqs_per_cpu_max),
-            gap(mb.irqs_per_cpu_max, mb.ideal.irqs_per_cpu_max),
-        ),
-        (
-            "CPUs taking no IRQ",
-            ma.cpus_idle.weight().to_string(),
-            mb.cpus_idle.weight().to_string(),
-        ),
-        ("CPUs with hot IRQs", hot_cpus(ma).to_string(), hot_cpus(mb).to_string()),
-        (
-            "hot IRQs max/CPU",
-            ma.hot_irqs_per_cpu_max.to_string(),
-            mb.hot_irqs_per_cpu_max.to_string(),
-        ),
-        ("IRQs per node", nodes(ma), nodes(mb)),
-    ];
-    let _ = writeln!(out, "  {:<22} {:>20} {:>20}", "", "A", "B");
-    for (name, va, vb) in rows {
-        let _ = writeln!(out, "  {name:<22} {va:>20} {vb:>20}");
-    }
+    compare_table(a.metrics, b.metrics, &mut out);
     out.push('\n');
-    out.push_str(&wrap(&summary::devices_line(ma), "  A: ", "     "));
-    out.push_str(&wrap(&summary::devices_line(mb), "  B: ", "     "));
+    out.push_str(&wrap(&summary::devices_line(a.metrics), "  A: ", "     "));
+    out.push_str(&wrap(&summary::devices_line(b.metrics), "  B: ", "     "));
     out.push('\n');
     out.push_str("Per-CPU change, B - A (counted IRQs; CPUs folded)\n");
+    let (ma, mb) = (a.metrics, b.metrics);
     let mut delta: BTreeMap<i64, CpuSet> = BTreeMap::new();
     for (ca, cb) in ma.per_cpu.iter().zip(&mb.per_cpu) {
         let d = i64::from(cb.counted_irqs(mb.basis)) - i64::from(ca.counted_irqs(ma.basis));
@@ -552,6 +390,54 @@ pub fn compare_report(a: &Side<'_>, b: &Side<'_>, opts: &TextOptions) -> String 
     vector_changes(a.outcome, b.outcome, a.scenario, &mut out);
     permalink_block(opts.permalink.as_deref(), &mut out);
     out
+}
+
+/// Widest value in a column of the compare table; a longer one (the IRQs of many nodes) is
+/// written under the table instead.
+const COMPARE_CELL_CHARS_MAX: usize = 20;
+
+/// The two sides' figures in a table, A and B side by side.
+fn compare_table(ma: &Metrics, mb: &Metrics, out: &mut String) {
+    let row = |a: u32, b: u32| (a.to_string(), b.to_string());
+    let rows: Vec<(&str, (String, String))> = vec![
+        ("IRQs/CPU max", row(ma.irqs_per_cpu_max, mb.irqs_per_cpu_max)),
+        ("IRQs/CPU min", row(ma.irqs_per_cpu_min, mb.irqs_per_cpu_min)),
+        ("  ideal max", row(ma.ideal.irqs_per_cpu_max, mb.ideal.irqs_per_cpu_max)),
+        ("devices/CPU max", row(ma.devices_per_cpu_max, mb.devices_per_cpu_max)),
+        ("devices/CPU min", row(ma.devices_per_cpu_min, mb.devices_per_cpu_min)),
+        (
+            "  ideal max",
+            row(ma.ideal.devices_per_cpu_max, mb.ideal.devices_per_cpu_max),
+        ),
+        (
+            "gap to ideal (IRQs)",
+            (
+                gap(ma.irqs_per_cpu_max, ma.ideal.irqs_per_cpu_max),
+                gap(mb.irqs_per_cpu_max, mb.ideal.irqs_per_cpu_max),
+            ),
+        ),
+        ("CPUs taking no IRQ", row(ma.cpus_idle.weight(), mb.cpus_idle.weight())),
+        ("CPUs with hot IRQs", row(hot_cpus(ma) as u32, hot_cpus(mb) as u32)),
+        (
+            "hot IRQs max/CPU",
+            row(ma.hot_irqs_per_cpu_max, mb.hot_irqs_per_cpu_max),
+        ),
+        ("IRQs per node", (nodes(ma), nodes(mb))),
+    ];
+    let _ = writeln!(out, "  {:<22} {:>20} {:>20}", "", "A", "B");
+    let mut long = Vec::new();
+    for (name, (va, vb)) in rows {
+        if va.len() > COMPARE_CELL_CHARS_MAX || vb.len() > COMPARE_CELL_CHARS_MAX {
+            long.push((name, va, vb));
+            continue;
+        }
+        let _ = writeln!(out, "  {name:<22} {va:>20} {vb:>20}");
+    }
+    for (name, va, vb) in long {
+        let _ = writeln!(out, "  {name}:");
+        out.push_str(&wrap(&va, "    A: ", "       "));
+        out.push_str(&wrap(&vb, "    B: ", "       "));
+    }
 }
 
 /// Rows of the per-vector difference printed per device before the rest is counted only.
@@ -695,12 +581,19 @@ fn hot_cpus(m: &Metrics) -> usize {
     m.per_cpu.iter().filter(|c| c.hot_irqs > 0).count()
 }
 
+/// IRQs per node, "186/186"; every node the same: "64 x 16"; many nodes: separated by spaces
+/// (the table then writes them under it, wrapped).
 fn nodes(m: &Metrics) -> String {
-    m.per_node
-        .iter()
-        .map(|n| n.irqs.to_string())
-        .collect::<Vec<_>>()
-        .join("/")
+    let counts: Vec<String> = m.per_node.iter().map(|n| n.irqs.to_string()).collect();
+    if counts.len() > 2 && counts.windows(2).all(|w| w[0] == w[1]) {
+        return format!("{} x {}", counts.len(), counts[0]);
+    }
+    let joined = counts.join("/");
+    if joined.len() <= COMPARE_CELL_CHARS_MAX {
+        joined
+    } else {
+        counts.join(" ")
+    }
 }
 
 /// A blk-mq CPU → queue map folded by queue, with the queues no CPU submits to.
@@ -771,26 +664,4 @@ pub fn queue_map_report_named(
         "  ",
     ));
     out
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn wrap_keeps_cpulists_whole_when_they_fit() {
-        let text = "28 CPUs (34-47,82-95) serve all 6 devices; 68 CPUs (0-33,48-81) serve 3";
-        let w = wrap(text, "  ", "    ");
-        assert!(w.lines().all(|l| l.len() <= COLUMNS_MAX), "{w}");
-        assert!(w.contains("(34-47,82-95)"));
-    }
-
-    #[test]
-    fn wrap_splits_long_cpulists_at_commas() {
-        let list: Vec<String> = (0..100).map(|i| (i * 3).to_string()).collect();
-        let w = wrap(&list.join(","), "  ", "  ");
-        assert!(w.lines().all(|l| l.len() <= COLUMNS_MAX), "{w}");
-        let joined: String = w.lines().map(str::trim).collect();
-        assert_eq!(joined, list.join(","));
-    }
 }

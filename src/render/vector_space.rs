@@ -2,7 +2,7 @@
 //! first vector the kernel could not give (`-ENOSPC`), in text and JSON. Shown when the space
 //! runs out or the scenario sets a boot parameter, so every other report keeps its bytes.
 
-use crate::render::text::wrap;
+use super::columns::wrap;
 use crate::scenario::{Outcome, Scenario, VectorFailure, VectorSpace};
 use serde_json::{json, Value};
 use std::fmt::Write as _;
@@ -86,6 +86,32 @@ pub fn text_block(scenario: &Scenario, outcome: &Outcome, out: &mut String) {
         failure_lines(vs, out);
         return;
     }
+    failures_and_warnings(vs, out);
+    let _ = writeln!(
+        out,
+        "  global:   available {}, reserved {}, allocated {} ({} per CPU)",
+        vs.global_available, vs.global_reserved, vs.total_allocated, vs.capacity
+    );
+    let _ = writeln!(
+        out,
+        "  {:<24} {:>6} {:>9} {:>6}",
+        "online CPUs", "used", "reserved", "free"
+    );
+    let rows = rows(vs);
+    for (cpus, used, reserved, free) in rows.iter().take(TEXT_ROWS_MAX) {
+        let _ = writeln!(out, "  {cpus:<24} {used:>6} {reserved:>9} {free:>6}");
+    }
+    if rows.len() > TEXT_ROWS_MAX {
+        let _ = writeln!(
+            out,
+            "  ... {} more rows (JSON: vector_space.per_cpu)",
+            rows.len() - TEXT_ROWS_MAX
+        );
+    }
+}
+
+/// The first `-ENOSPC` (and how many more), the reservation and broken-affinity warnings.
+fn failures_and_warnings(vs: &VectorSpace, out: &mut String) {
     match vs.first_failure() {
         Some(_) => failure_lines(vs, out),
         None => out.push_str("  ENOSPC:   none; every vector got one\n"),
@@ -115,27 +141,6 @@ pub fn text_block(scenario: &Scenario, outcome: &Outcome, out: &mut String) {
             "  warning:  ",
             "            ",
         ));
-    }
-    let _ = writeln!(
-        out,
-        "  global:   available {}, reserved {}, allocated {} ({} per CPU)",
-        vs.global_available, vs.global_reserved, vs.total_allocated, vs.capacity
-    );
-    let _ = writeln!(
-        out,
-        "  {:<24} {:>6} {:>9} {:>6}",
-        "online CPUs", "used", "reserved", "free"
-    );
-    let rows = rows(vs);
-    for (cpus, used, reserved, free) in rows.iter().take(TEXT_ROWS_MAX) {
-        let _ = writeln!(out, "  {cpus:<24} {used:>6} {reserved:>9} {free:>6}");
-    }
-    if rows.len() > TEXT_ROWS_MAX {
-        let _ = writeln!(
-            out,
-            "  ... {} more rows (JSON: vector_space.per_cpu)",
-            rows.len() - TEXT_ROWS_MAX
-        );
     }
 }
 

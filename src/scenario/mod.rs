@@ -18,10 +18,12 @@
 //! boot parameters (`irqaffinity=`, `isolcpus=`, `nohz_full=`) are [`BootParams`]. The vector
 //! space and its `-ENOSPC` answers are [`VectorSpace`] (`docs/vector-space.md`).
 
+pub mod blkmq;
 pub mod kernel;
 pub mod mana;
 pub mod payloads;
 pub mod permalink;
+pub mod request;
 pub mod sched;
 pub mod spec;
 

@@ -1,32 +1,35 @@
 //! The dashboard: `app(state) -> Router`, thin handlers, askama pages, one [`AppError`].
 //!
-//! Handlers do three things: resolve the input (query, permalink or JSON body) into a validated
-//! [`Scenario`](crate::scenario::Scenario), make one core call (`scenario::run` and
-//! `metrics::compute`, through [`pages::Run`]), and hand the result to a page struct. No
-//! placement math lives here; nothing below this module imports it.
+//! Handlers route and do three things: decode the input (query, permalink or JSON body), make
+//! one call into `render::view` (which resolves, runs and builds the page's view as data, the
+//! same resolve and run the CLI calls), and fill a template ([`pages`]). No placement math and
+//! no kernel model is reached from here but through `render::view`; nothing below this module
+//! imports it.
 //!
 //! Routes (see `docs/http-api.md`): `/`, `/s/{p}`, `/s/{p}/text`, `/s/{p}/json`, `/compare`,
 //! `/c/{p}` (+ `/text`, `/json`), `/mana`, `/m/{p}` (+ `/text`, `/json`), `/sched`, `/n/{p}`
-//! (+ `/text`, `/json`), `/sweep` (+ `/text`, `/csv`, `/json`), `POST /fragment`,
+//! (+ `/text`, `/json`), `/sweep` (+ `/text`, `/csv`, `/json`), `/blkmq` (+ `/text`, `/json`),
+//! `/seeds` (+ `/text`, `/json`), `/fleet` (+ `/text`, `/json`), `POST /fragment`,
 //! `POST /api/simulate`, `GET /api/topologies`, `GET /api/topologies/{name}`, `/static/*`,
 //! `/favicon.ico`. Errors are one `text/plain` line, or an HTML page for `Accept: text/html`.
 
 mod blkmq;
 pub mod cache;
-pub mod fleet;
+mod fleet;
 pub mod kernel_c;
 pub mod live;
-pub mod mana;
-mod model_pages;
-pub mod pages;
-pub mod sched;
+mod mana;
+mod pages;
+mod sched;
 mod seeds;
 pub mod server;
-pub mod sweep;
+mod sweep;
 pub mod work;
 
 use crate::catalogue;
-use crate::render::svg::HeatMetric;
+use crate::render::view::compare::{CompareQuery, CompareRun, CompareView};
+use crate::render::view::scenario::{IndexQuery, ResultView, Run, ScenarioView, ViewQuery};
+use crate::render::view::ViewError;
 use crate::scenario::payloads::CompareSpec;
 use crate::scenario::permalink::{self, PermalinkError};
 use crate::scenario::spec::ScenarioSpec;
@@ -38,7 +41,7 @@ use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::{Html, IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
-use pages::{Run, ViewQuery};
+use pages::{ComparePage, ResultFragment, ScenarioPage};
 use tower_http::compression::CompressionLayer;
 use tower_http::limit::RequestBodyLimitLayer;
 use tower_http::set_header::SetResponseHeaderLayer;
@@ -94,10 +97,16 @@ pub fn app_with(state: AppState, policy: work::Policy) -> Router {
     Router::new()
         .route("/", get(index))
         .route("/fleet", get(fleet::fleet_page))
+        .route("/fleet/text", get(fleet::fleet_text))
+        .route("/fleet/json", get(fleet::fleet_json))
         .merge(permalinks)
         .route("/compare", get(compare_query))
         .route("/blkmq", get(blkmq::blkmq_page))
+        .route("/blkmq/text", get(blkmq::blkmq_text))
+        .route("/blkmq/json", get(blkmq::blkmq_json))
         .route("/seeds", get(seeds::seeds_page))
+        .route("/seeds/text", get(seeds::seeds_text))
+        .route("/seeds/json", get(seeds::seeds_json))
         .route("/kernel-c", get(kernel_c::kernel_c_page))
         .route("/mana", get(mana::mana_query))
         .route("/sched", get(sched::sched_query))
@@ -281,6 +290,15 @@ impl From<ScenarioError> for AppError {
         AppError::BadInput(e.0)
     }
 }
+impl From<ViewError> for AppError {
+    fn from(e: ViewError) -> Self {
+        match e {
+            ViewError::BadInput(m) => AppError::BadInput(m),
+            ViewError::NotFound(m) => AppError::NotFound(m),
+            ViewError::Internal(m) => AppError::Internal(m),
+        }
+    }
+}
 impl From<PermalinkError> for AppError {
     fn from(e: PermalinkError) -> Self {
         AppError::BadInput(e.to_string())
@@ -314,7 +332,7 @@ fn origin(headers: &HeaderMap) -> String {
 /// first, inline when light, on a blocking thread in a heavy slot otherwise.
 async fn run_scenario(work: Work, kernel_c: &kernel_c::KernelCRegistry, spec: ScenarioSpec) -> Result<Run, AppError> {
     let kernel_c = kernel_c.clone();
-    work.run(work::Estimate::scenario(&spec), move |_| Run::new(spec, &kernel_c))
+    work.run(work::Estimate::scenario(&spec), move |_| Ok(Run::new(spec, &kernel_c)?))
         .await
 }
 
@@ -323,10 +341,10 @@ async fn run_compare(
     work: Work,
     kernel_c: &kernel_c::KernelCRegistry,
     spec: CompareSpec,
-) -> Result<pages::CompareRun, AppError> {
+) -> Result<CompareRun, AppError> {
     let kernel_c = kernel_c.clone();
     work.run(work::Estimate::compare(&spec), move |_| {
-        pages::CompareRun::new(spec, &kernel_c)
+        Ok(CompareRun::new(spec, &kernel_c)?)
     })
     .await
 }
@@ -335,12 +353,16 @@ fn text(body: String) -> Response {
     ([(header::CONTENT_TYPE, "text/plain; charset=utf-8")], body).into_response()
 }
 
-async fn index(work: Work, State(state): State<AppState>, Query(q): Query<pages::IndexQuery>, headers: HeaderMap) -> Result<Html<String>, AppError> {
+async fn index(
+    work: Work,
+    State(state): State<AppState>,
+    Query(q): Query<IndexQuery>,
+    headers: HeaderMap,
+) -> Result<Html<String>, AppError> {
     let mut run = run_scenario(work, &state.kernel_c, q.spec()?).await?;
     run.effective_named = q.effective.is_some();
-    Ok(Html(
-        pages::ScenarioPage::new(&run, &q.view()?, &origin(&headers)).render()?,
-    ))
+    let view = ScenarioView::new(&run, &q.view()?, &origin(&headers), true);
+    Ok(Html(ScenarioPage::from(view).render()?))
 }
 
 async fn scenario_page(
@@ -351,17 +373,25 @@ async fn scenario_page(
     headers: HeaderMap,
 ) -> Result<Html<String>, AppError> {
     let run = run_scenario(work, &state.kernel_c, permalink::decode::<ScenarioSpec>(&link)?).await?;
-    Ok(Html(
-        pages::ScenarioPage::new(&run, &v.parse()?, &origin(&headers)).render()?,
-    ))
+    let view = ScenarioView::new(&run, &v.parse()?, &origin(&headers), false);
+    Ok(Html(ScenarioPage::from(view).render()?))
 }
 
-async fn scenario_text(work: Work, State(state): State<AppState>, Path(link): Path<String>, headers: HeaderMap) -> Result<Response, AppError> {
+async fn scenario_text(
+    work: Work,
+    State(state): State<AppState>,
+    Path(link): Path<String>,
+    headers: HeaderMap,
+) -> Result<Response, AppError> {
     let run = run_scenario(work, &state.kernel_c, permalink::decode::<ScenarioSpec>(&link)?).await?;
     Ok(text(run.text_report(&origin(&headers))))
 }
 
-async fn scenario_json(work: Work, State(state): State<AppState>, Path(link): Path<String>) -> Result<Json<serde_json::Value>, AppError> {
+async fn scenario_json(
+    work: Work,
+    State(state): State<AppState>,
+    Path(link): Path<String>,
+) -> Result<Json<serde_json::Value>, AppError> {
     let run = run_scenario(work, &state.kernel_c, permalink::decode::<ScenarioSpec>(&link)?).await?;
     Ok(Json(run.json()))
 }
@@ -374,7 +404,10 @@ async fn fragment(
     body: Bytes,
 ) -> Result<Response, AppError> {
     let run = run_scenario(work, &state.kernel_c, parse_json::<ScenarioSpec>(&body)?).await?;
-    let html = pages::ResultFragment::new(&run, &v.parse()?, &origin(&headers)).render()?;
+    let html = ResultFragment {
+        r: ResultView::new(&run, &v.parse()?, &origin(&headers)),
+    }
+    .render()?;
     let link = HeaderValue::from_str(&run.permalink).map_err(|e| AppError::Internal(e.to_string()))?;
     Ok((
         [
@@ -392,13 +425,12 @@ async fn fragment(
 async fn compare_query(
     work: Work,
     State(state): State<AppState>,
-    Query(q): Query<pages::CompareQuery>,
+    Query(q): Query<CompareQuery>,
     headers: HeaderMap,
 ) -> Result<Html<String>, AppError> {
     let run = run_compare(work, &state.kernel_c, q.spec()?).await?;
-    Ok(Html(
-        pages::ComparePage::with_scale(&run, &q.view()?, &origin(&headers), q.scale()?)?.render()?,
-    ))
+    let view = CompareView::with_scale(&run, &q.view()?, &origin(&headers), q.scale()?)?;
+    Ok(Html(ComparePage::from(view).render()?))
 }
 
 async fn compare_page(
@@ -409,22 +441,34 @@ async fn compare_page(
     headers: HeaderMap,
 ) -> Result<Html<String>, AppError> {
     let run = run_compare(work, &state.kernel_c, permalink::decode::<CompareSpec>(&link)?).await?;
-    Ok(Html(
-        pages::ComparePage::new(&run, &v.parse()?, &origin(&headers))?.render()?,
-    ))
+    let view = CompareView::new(&run, &v.parse()?, &origin(&headers))?;
+    Ok(Html(ComparePage::from(view).render()?))
 }
 
-async fn compare_text(work: Work, State(state): State<AppState>, Path(link): Path<String>, headers: HeaderMap) -> Result<Response, AppError> {
+async fn compare_text(
+    work: Work,
+    State(state): State<AppState>,
+    Path(link): Path<String>,
+    headers: HeaderMap,
+) -> Result<Response, AppError> {
     let run = run_compare(work, &state.kernel_c, permalink::decode::<CompareSpec>(&link)?).await?;
     Ok(text(run.text_report(&origin(&headers))))
 }
 
-async fn compare_json(work: Work, State(state): State<AppState>, Path(link): Path<String>) -> Result<Json<serde_json::Value>, AppError> {
+async fn compare_json(
+    work: Work,
+    State(state): State<AppState>,
+    Path(link): Path<String>,
+) -> Result<Json<serde_json::Value>, AppError> {
     let run = run_compare(work, &state.kernel_c, permalink::decode::<CompareSpec>(&link)?).await?;
     Ok(Json(run.json()))
 }
 
-async fn api_simulate(work: Work, State(state): State<AppState>, body: Bytes) -> Result<Json<serde_json::Value>, AppError> {
+async fn api_simulate(
+    work: Work,
+    State(state): State<AppState>,
+    body: Bytes,
+) -> Result<Json<serde_json::Value>, AppError> {
     let run = run_scenario(work, &state.kernel_c, parse_json::<ScenarioSpec>(&body)?).await?;
     Ok(Json(run.json()))
 }
@@ -482,15 +526,4 @@ fn devices_plus_is_literal<B>(mut req: axum::http::Request<B>) -> axum::http::Re
 
 async fn not_found() -> AppError {
     AppError::NotFound("no such page".into())
-}
-
-/// Parse a heatmap metric name from a query.
-pub(crate) fn parse_metric(name: Option<&str>) -> Result<HeatMetric, AppError> {
-    match name {
-        None | Some("") => Ok(HeatMetric::Irqs),
-        Some(n) => HeatMetric::from_name(n).ok_or_else(|| {
-            let known: Vec<&str> = HeatMetric::ALL.iter().map(|m| m.name()).collect();
-            AppError::BadInput(format!("unknown metric {n:?} (known: {})", known.join(", ")))
-        }),
-    }
 }

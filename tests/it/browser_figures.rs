@@ -104,7 +104,7 @@ return { hotSeen, hotVisible, hotMax, coldMin, values: [...values] };
         let verdict = text_of(&c, "#verdict").await;
         assert_eq!(
             verdict,
-            "max 6 devices on a CPU (ideal 4): 28 CPUs 34-47,82-95 serve all 6"
+            "max 6 devices on a CPU (ideal 4): 28 CPUs (14 per node) 34-47,82-95 serve all 6"
         );
     }
 }

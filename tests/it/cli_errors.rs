@@ -86,7 +86,7 @@ fn bad_scenarios() {
     expect_error(&["simulate", "--scenario", &scenario], "unknown variant");
     let broken = write_temp("b.json", "{\"topology\": ");
     expect_error(&["simulate", "--scenario", &broken], "b.json");
-    expect_error(&["blk-mq", "azure-l48s-v2", "--queues", "0"], "--queues 0");
+    expect_error(&["blk-mq", "azure-l48s-v2", "--queues", "0"], "queues 0: 1 to");
     expect_error(
         &["blk-mq", "azure-l48s-v2", "--queues", "4", "--mapper", "v9"],
         "unknown mapper",

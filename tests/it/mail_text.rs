@@ -348,3 +348,60 @@ async fn the_favicon_is_served() {
         assert!(r.body.starts_with("<svg"), "{uri}");
     }
 }
+
+/// Every text twin keeps to 72 columns on every preset, the 8,192-CPU machine's compare and
+/// blk-mq map included; a line past 72 columns is only ever a URL alone.
+#[tokio::test]
+async fn every_twin_keeps_to_72_columns_on_every_preset() {
+    use irqscope::scenario::payloads::{CompareSpec, SideSpec};
+    for name in irqscope::catalogue::names() {
+        let devices = if name == "synthetic-8192" {
+            "16x64"
+        } else {
+            "6x62:pre=1,name=nvme"
+        };
+        let spec = ScenarioSpec::new(
+            TopologyRef::Preset(name.into()),
+            vec![irqscope::scenario::spec::parse_device_token(devices).unwrap()],
+        );
+        let link = permalink::encode(&spec).unwrap();
+        let r = get(&format!("/s/{link}/text")).await;
+        assert_eq!(r.status, 200, "{name}: {}", r.body);
+        assert_mail_width(&format!("scenario {name}"), &r.body);
+        let cmp = CompareSpec {
+            scenario: spec,
+            a: SideSpec {
+                variant: Some("pre-cluster".into()),
+                ..SideSpec::default()
+            },
+            b: SideSpec {
+                variant: Some("rotation".into()),
+                spread_counter: Some(3),
+                ..SideSpec::default()
+            },
+        };
+        let r = get(&format!("/c/{}/text", permalink::encode(&cmp).unwrap())).await;
+        assert_eq!(r.status, 200, "{name}: {}", r.body);
+        assert_mail_width(&format!("compare {name}"), &r.body);
+        let r = get(&format!("/blkmq/text?preset={name}&queues=64")).await;
+        assert_eq!(r.status, 200, "{name}: {}", r.body);
+        assert_mail_width(&format!("blk-mq {name}"), &r.body);
+    }
+    for (what, uri) in [
+        ("mana", "/mana?preset=azure-l96as-v4"),
+        ("sched", "/sched?preset=arm64-2s-snc-cluster-spans"),
+    ] {
+        let page = get(uri).await;
+        assert_eq!(page.status, 200, "{what}: {}", page.body);
+        let link = page.body.split(r#"id="permalink" href=""#).nth(1).unwrap();
+        let link = &link[..link.find('"').unwrap()];
+        let r = get(&format!("{link}/text")).await;
+        assert_eq!(r.status, 200, "{what}: {}", r.body);
+        assert_mail_width(what, &r.body);
+    }
+    for uri in ["/seeds/text", "/fleet/text"] {
+        let r = get(uri).await;
+        assert_eq!(r.status, 200, "{uri}: {}", r.body);
+        assert_mail_width(uri, &r.body);
+    }
+}

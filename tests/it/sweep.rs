@@ -211,7 +211,10 @@ async fn sweep_routes() {
     let q = "?topologies=azure-l48s-v2,vm-8vcpu-smt2&mixes=nvme-6x32;2x8:name=d&variants=pre-cluster,rotation,offset-by-probed&counters=0..3";
     let (status, html) = get(&format!("/sweep{q}")).await;
     assert_eq!(status, StatusCode::OK, "{html}");
-    assert_eq!(html.matches("<a class=\"permalink\" href=\"/s/v1.").count(), 2 * 2 * 3);
+    // Every combination's row (folded per machine) links its scenario; the ranked tables of
+    // losses and wins link theirs too.
+    let rows = &html[html.find("id=\"sweep-machines\"").unwrap()..];
+    assert_eq!(rows.matches("<a class=\"permalink\" href=\"/s/v1.").count(), 2 * 2 * 3);
     assert_eq!(html.matches("<g class=\"panel\"").count(), 2);
     let (status, text) = get(&format!("/sweep/text{q}")).await;
     assert_eq!(status, StatusCode::OK);

@@ -128,7 +128,7 @@ fn arm64_preset_defaults_to_first_cpu() {
         "--variant",
         "pre-cluster",
     ]);
-    assert!(text.contains("6 CPUs (0,3,6,9,12,14) serve all 2 devices"), "{text}");
+    assert!(text.contains("6 CPUs (0,3,6,9,12,14) serve both devices"), "{text}");
     let x86 = irqscope(&["simulate", "azure-l96as-v4", "6x62:name=nvme,pre=1"]);
     assert!(x86.contains("--effective x86-matrix"));
 }
@@ -169,13 +169,20 @@ async fn seeds_gallery_links_resolve() {
     for link in &links {
         let page = get(link).await;
         assert_eq!(page.status, 200, "{link}: {}", page.body);
-        pages.push(page.body);
+        pages.push(page.text());
     }
     let all = pages.join("\n");
     assert!(all.contains("28 CPUs (34-47,82-95) serve all 6 devices"));
-    assert!(all.contains("6 CPUs (0,3,6,9,12,14) serve all 2 devices"));
-    assert!(all.contains(r#"data-moved="8""#), "seed 002's permutation");
-    assert!(all.contains(r#"data-mapper="legacy-v4.10" data-unmapped="28""#));
+    assert!(all.contains("6 CPUs (0,3,6,9,12,14) serve both devices"));
+    let bodies = {
+        let mut b = Vec::new();
+        for link in &links {
+            b.push(get(link).await.body);
+        }
+        b.join("\n")
+    };
+    assert!(bodies.contains(r#"data-moved="8""#), "seed 002's permutation");
+    assert!(bodies.contains(r#"data-mapper="legacy-v4.10" data-unmapped="28""#));
     assert!(r.body.contains("--load 0,1,1,1") && r.body.contains("counter 2"));
     assert!(
         get("/").await.body.contains(r#"href="/seeds""#),
@@ -199,22 +206,26 @@ async fn links_keep_their_model_forms_default_by_architecture() {
     let old = get(&format!("/s/{}/text", permalink::encode(&spec).unwrap())).await;
     assert_eq!(old.status, 200, "{}", old.body);
     assert!(old.body.contains("--effective x86-matrix"), "{}", old.body);
-    assert!(!old.body.contains("6 CPUs (0,3,6,9,12,14) serve all 2 devices"));
+    assert!(!old.text().contains("6 CPUs (0,3,6,9,12,14) serve both devices"));
     let form = get("/?preset=azure-d16plds-v6&devices=2x6:name%3Dnvme,pre%3D1&variant=pre-cluster").await;
     assert_eq!(form.status, 200, "{}", form.body);
     assert!(
-        form.body.contains("6 CPUs (0,3,6,9,12,14) serve all 2 devices"),
+        form.text().contains("6 CPUs (0,3,6,9,12,14) serve both devices"),
         "{}",
         form.body
     );
 }
 
 /// The text of the element with `id` (first tag carrying it), up to its closing `<`.
-fn text_by_id<'a>(body: &'a str, id: &str) -> &'a str {
+/// The text of the element with `id` (a `<p>`, `<h2>` or `<li>`: its markup up to its end tag).
+fn text_by_id(body: &str, id: &str) -> String {
     let start = body.find(&format!("id=\"{id}\"")).unwrap_or_else(|| panic!("no #{id}"));
+    let open = &body[..start];
+    let tag = &open[open.rfind('<').unwrap() + 1..];
+    let tag = tag.split_whitespace().next().unwrap();
     let rest = &body[start..];
     let rest = &rest[rest.find('>').unwrap() + 1..];
-    &rest[..rest.find('<').unwrap()]
+    crate::common::http::plain(&rest[..rest.find(&format!("</{tag}>")).unwrap()])
 }
 
 /// The scenario page says which effective-CPU model ran and why: named in the URL or the
@@ -284,19 +295,24 @@ async fn compare_has_verdict_lines() {
         overall,
         format!("A: max 6 devices on a CPU (ideal 4) / B: max 4 = ideal; B moves {moved} vectors")
     );
-    let sides: Vec<&str> = r
+    let sides: Vec<String> = r
         .body
         .split("<p class=\"verdict side-verdict\">")
         .skip(1)
-        .map(|s| s.split('<').next().unwrap())
+        .map(|s| crate::common::http::plain(&s[..s.find("</p>").unwrap()]))
         .collect();
     assert_eq!(sides.len(), 2, "one verdict per side");
     assert_eq!(
         sides[0],
-        "max 6 devices on a CPU (ideal 4): 28 CPUs 34-47,82-95 serve all 6"
+        "max 6 devices on a CPU (ideal 4): 28 CPUs (14 per node) 34-47,82-95 serve all 6"
     );
     assert!(sides[1].starts_with("max 4 = ideal, "), "{}", sides[1]);
-    // The same comparison with B = A: nothing moves and the line says so.
+    // The same comparison with B = A: every load is equal, nothing moves, and the headline
+    // says so instead of two equal verdicts; one heatmap shows both sides.
     let same = get("/compare?a=cluster&b=cluster").await;
-    assert!(text_by_id(&same.body, "compare-verdict").ends_with("; no vector changes CPU"));
+    assert_eq!(
+        text_by_id(&same.body, "compare-verdict"),
+        "Per-CPU loads are the same under A and B; every vector fires on the same CPU"
+    );
+    assert!(same.body.contains(r#"id="heatmap-both""#) && !same.body.contains(r#"id="diff""#));
 }

@@ -55,7 +55,7 @@ async fn index_renders_the_seed_scenario_with_csp() {
     assert!(r.body.contains("class=\"numa\""));
     assert!(r.body.contains("class=\"strip\""));
     assert_eq!(r.body.matches("<rect class=\"cpu").count(), 96);
-    assert!(r.body.contains("serve all 6 devices"), "summary missing");
+    assert!(r.text().contains("serve all 6 devices"), "summary missing");
     assert!(r.body.contains("href=\"/s/v1."));
 }
 
@@ -102,7 +102,7 @@ async fn permalink_round_trip_matches_the_api() {
         // The text twin wraps at 72 columns; compare words.
         let words = |s: &str| s.split_whitespace().collect::<Vec<_>>().join(" ");
         assert!(words(&text.body).contains(&words(line)), "{line:?} not in text twin");
-        assert!(page.body.contains(line), "{line:?} not on the page");
+        assert!(page.text().contains(line), "{line:?} not on the page");
     }
     let json: Value = serde_json::from_str(&get(&format!("/s/{link}/json")).await.body).unwrap();
     assert_eq!(json["devices"], api["devices"]);
@@ -930,23 +930,41 @@ async fn big_machine_page_is_light_and_folded() {
     assert_eq!(heat.matches(r#"<rect class="cpu"#).count(), 128);
 }
 
-/// Seed 000 (pre-cluster): the verdict above the heatmap names the hot CPUs; the heatmap scales
-/// to its box (viewBox, width 100%, no pixel width) and numbers its CPUs.
+/// Seed 000 (pre-cluster): the page leads with the seed's own sentence, then the verdict
+/// above the heatmap names the hot CPUs; the heatmap is drawn at its size (width and height in
+/// pixels, no inline style, which the CSP would refuse) and numbers its CPUs.
 #[tokio::test]
-async fn seed_000_verdict_and_scalable_heatmap() {
+async fn seed_000_verdict_and_fixed_size_heatmap() {
     let r = get("/?preset=azure-l96as-v4&devices=6x62:pre=1,name=nvme&variant=pre-cluster&metric=devices").await;
     assert_eq!(r.status, StatusCode::OK, "{}", r.body);
     assert!(
-        r.body.contains(
-            r#"<p class="verdict" id="verdict">max 6 devices on a CPU (ideal 4): 28 CPUs 34-47,82-95 serve all 6</p>"#
-        ),
+        r.text()
+            .contains("max 6 devices on a CPU (ideal 4): 28 CPUs (14 per node) 34-47,82-95 serve all 6"),
         "no verdict"
+    );
+    assert!(
+        r.body.contains(r#"<p class="verdict" id="verdict">"#),
+        "the verdict follows the seed's sentence"
     );
     let heat = &r.body[r.body.find(r#"id="heatmap""#).unwrap()..];
     let open = &heat[heat.find("<svg").unwrap()..];
     let open = &open[..open.find('>').unwrap()];
-    assert!(open.contains(r#"width="100%""#) && open.contains("viewBox="), "{open}");
-    assert!(!open.contains(" height="), "{open}");
+    assert!(
+        r.text()
+            .contains("L96as v4, 6 NVMe x 62 queues: 28 CPUs (34-47,82-95) serve all 6 disks")
+            && r.body.contains(r#"<h2 class="headline" id="headline">"#),
+        "the seed's sentence leads"
+    );
+    let w = open
+        .split(r#" width=""#)
+        .nth(1)
+        .and_then(|t| t.split('"').next())
+        .unwrap();
+    assert!(
+        open.contains(&format!(r#"data-w="{w}""#)) && open.contains("viewBox="),
+        "{open}"
+    );
+    assert!(open.contains(" height=") && !open.contains("style="), "{open}");
     let heat = &heat[..heat.find("</svg>").unwrap()];
     assert_eq!(heat.matches(r#"<text class="n"#).count(), 96, "one CPU number per cell");
     assert!(heat.contains(r#"class="ideal""#), "the ideal is marked in the legend");

@@ -3,7 +3,8 @@
 //!
 //! Routes: `POST /api/live/{host}/snapshots` (bearer token, [`SNAPSHOT_BYTES_MAX`] body),
 //! `GET /api/live/{host}` (JSON), `GET /live`, `GET /live/{host}`
-//! (`?variant=&effective=&mana=&node=`), `GET /live/{host}/events` (SSE). Actions live under
+//! (`?variant=&effective=&mana=&node=`) and its text twin `GET /live/{host}/text`,
+//! `GET /live/{host}/events` (SSE). Actions live under
 //! [`ACTIONS_PREFIX`] (`POST /live/_/import`), which no host name can take (host names never
 //! start with `_`), so `/live/HOST` means the host for every valid name, `import` included.
 //! Everything a host sends (host names, IRQ names, chips) is escaped by askama; only
@@ -48,11 +49,10 @@ mod view;
 pub use crate::live::hub::{
     SSE_STREAMS_MAX, SSE_STREAMS_PER_CLIENT_MAX, SSE_STREAMS_PER_HOST_MAX, SSE_STREAM_LIFETIME_MS,
 };
-use view::{sse_event_body, status_line, update_json, HostsPage as Hosts};
-pub use view::{HostListEntry, HostPage, HostView, HostsPage, ImportChoice, IrqRowView, LiveQuery, ModelRowView};
-
-/// History samples on the chart, and the most an SSE event carries (the JSON has them all).
-pub const HISTORY_CHART_LEN: usize = 120;
+use crate::render::view::live::{status_line, update_json};
+pub use crate::render::view::live::{HostView, IrqRowView, LiveQuery, ModelRowView, HISTORY_CHART_LEN};
+use view::{sse_event_body, HostsPage as Hosts};
+pub use view::{HostListEntry, HostPage, HostsPage, ImportChoice};
 /// Path segment under `/live/` that holds actions; host names may not start with `_`.
 pub(crate) const ACTIONS_PREFIX: &str = "/live/_";
 /// The cookie that carries a viewer token (set by a `?token=` visit).
@@ -299,6 +299,7 @@ pub fn routes() -> Router<AppState> {
                 .layer::<_, std::convert::Infallible>(r1),
         )
         .route("/live/{host}", get(host_page))
+        .route("/live/{host}/text", get(host_text))
         .route("/live/{host}/events", get(events))
         .route("/api/live/{host}", get(host_json).delete(delete_host))
         .route(
@@ -422,6 +423,21 @@ async fn host_page(
     })
     .await?;
     Ok(Html(page).into_response())
+}
+
+/// The live page's text twin: the host, its reading and the model comparison in words.
+async fn host_text(
+    State(app): State<AppState>,
+    Path(host): Path<String>,
+    Query(q): Query<LiveQuery>,
+    uri: Uri,
+    headers: HeaderMap,
+) -> Result<Response, AppError> {
+    app.live.admit(&uri, &headers, false)?;
+    let choice = q.choice()?;
+    let st = app.live.host(&host)?;
+    let text = blocking(move || Ok(HostView::new(&st, &choice, true).text_report())).await?;
+    Ok(super::text(text))
 }
 
 async fn host_json(

@@ -110,11 +110,44 @@ impl Harness {
                 ],
             }),
         );
+        // The browser's console (errors, CSP refusals) for `console_errors`.
+        caps.insert("goog:loggingPrefs".into(), json!({ "browser": "ALL" }));
         ClientBuilder::new(HttpConnector::new())
             .capabilities(caps)
             .connect(&self.driver_url)
             .await
             .unwrap_or_else(|e| panic!("starting chromium through chromedriver: {e}"))
+    }
+}
+
+impl Harness {
+    /// The console messages at level SEVERE (script errors, refused inline styles or scripts,
+    /// failed loads) the browser logged since the last call, read from chromedriver's log
+    /// endpoint (the session was opened with `goog:loggingPrefs`).
+    pub async fn console_errors(&self, c: &Client) -> Vec<String> {
+        use http_body_util::BodyExt;
+        let id = c.session_id().await.unwrap().expect("a session");
+        let req = hyper::Request::post(format!("{}/session/{id}/se/log", self.driver_url))
+            .header("content-type", "application/json")
+            .body(http_body_util::Full::new(hyper::body::Bytes::from(
+                r#"{"type":"browser"}"#,
+            )))
+            .unwrap();
+        let client = hyper_util::client::legacy::Client::builder(hyper_util::rt::TokioExecutor::new())
+            .build(HttpConnector::new());
+        let resp = client.request(req).await.expect("chromedriver's log endpoint");
+        let body = resp.into_body().collect().await.unwrap().to_bytes();
+        let v: serde_json::Value = serde_json::from_slice(&body).unwrap_or_default();
+        v["value"]
+            .as_array()
+            .map(|entries| {
+                entries
+                    .iter()
+                    .filter(|e| e["level"] == "SEVERE")
+                    .map(|e| e["message"].as_str().unwrap_or("").to_string())
+                    .collect()
+            })
+            .unwrap_or_default()
     }
 }
 
@@ -135,10 +168,38 @@ impl Drop for Harness {
     }
 }
 
+/// Tallest screenshot taken (a page taller than this is cut).
+const SCREENSHOT_PX_MAX: u64 = 6000;
+
+/// The whole page (up to [`SCREENSHOT_PX_MAX`] tall) as `target/screenshots/NAME.png`: the
+/// window grows to the page's height for the shot and gets its size back after.
 pub async fn screenshot(c: &Client, name: &str) {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/screenshots");
     std::fs::create_dir_all(&dir).unwrap();
+    let (w, h) = c.get_window_size().await.unwrap();
+    let page = c
+        .execute("return document.documentElement.scrollHeight", vec![])
+        .await
+        .ok()
+        .and_then(|v| v.as_u64())
+        .unwrap_or(h);
+    // The window's outer height adds the browser's chrome to the viewport's.
+    let chrome = h.saturating_sub(
+        c.execute("return window.innerHeight", vec![])
+            .await
+            .ok()
+            .and_then(|v| v.as_u64())
+            .unwrap_or(h),
+    );
+    let tall = (page + chrome).clamp(h, SCREENSHOT_PX_MAX);
+    if tall > h {
+        c.set_window_size(w as u32, tall as u32).await.unwrap();
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
     let png = c.screenshot().await.unwrap();
+    if tall > h {
+        c.set_window_size(w as u32, h as u32).await.unwrap();
+    }
     std::fs::write(dir.join(format!("{name}.png")), png).unwrap();
 }
 

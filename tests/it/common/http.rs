@@ -12,6 +12,29 @@ pub struct Reply {
     pub body: String,
 }
 
+impl Reply {
+    /// The body's text without its markup (a page writes cpulists with `<span>` and `<wbr>`
+    /// so they break only between ranges): what a reader sees, to look sentences up in.
+    pub fn text(&self) -> String {
+        plain(&self.body)
+    }
+}
+
+/// `html` without its tags.
+pub fn plain(html: &str) -> String {
+    let mut out = String::with_capacity(html.len());
+    let mut in_tag = false;
+    for c in html.chars() {
+        match c {
+            '<' => in_tag = true,
+            '>' if in_tag => in_tag = false,
+            c if !in_tag => out.push(c),
+            _ => {}
+        }
+    }
+    out
+}
+
 pub async fn send(req: Request<Body>) -> Reply {
     let resp = web::app(AppState::default()).oneshot(req).await.unwrap();
     let status = resp.status();

@@ -1,0 +1,992 @@
+//! The per-CPU heatmap, in one figure system every page shares (scenario, compare, live):
+//! fixed cell sizes and one type scale, never scaled up (the root carries its drawn size;
+//! pages only shrink a figure to fit its box), rows that break at package, core-kind, cluster
+//! and core boundaries and say so, and a colour scale anchored at the ideal.
+//!
+//! Layout. A node is a block headed by its CPUs (and its package on a machine of several).
+//! Its CPUs are drawn in topology order (package, cluster, core, thread). They are cut into
+//! rows of at most [`ROW_CELLS_NUMBERED`] (or [`ROW_CELLS_PLAIN`]) cells: a row never splits a
+//! cluster unless the cluster alone is wider than a row (then it breaks between cores), a new
+//! package or a new kind of core starts a new row, and the rows of a run are balanced (48 CPUs
+//! become two rows of 24, not 32 and 16). SMT siblings touch; cores are 3 px apart, clusters
+//! 8 px with a dashed line. On a hybrid part the rows of each kind are labelled "P-cores" and
+//! "E-cores" (inferred from the shape: single-core clusters against multi-core clusters of
+//! single-thread cores, as on Alder Lake and later). A node in another package than the one
+//! above it starts after a package gap and a rule.
+//!
+//! Colour. Values at or below the ideal bound are blues that never look hot (a perfect
+//! placement is pale); values above it run from orange to dark red at the scale's maximum, and
+//! carry a red outline. Without an ideal (single-CPU counts, live rates) one blue ramp is used.
+//! A compare draws both sides on one scale ([`heatmap_on_scale`]).
+//!
+//! Beyond [`CELLS_UNFOLDED_MAX`] CPUs the heatmap is a node × CPU-slot overview: one row per
+//! node, runs of equal value folded into one segment; a node can be drawn on its own.
+
+use super::svg::{escape, push_escaped, push_f1, push_i64, push_u64, svg_open, Fill, HeatMetric};
+use crate::metrics::Metrics;
+use crate::topology::{CpuSet, Topology};
+use std::fmt::Write;
+
+/// Views with more CPUs than this are drawn as the folded overview.
+pub(crate) const CELLS_UNFOLDED_MAX: u32 = 1024;
+/// Views up to this many CPUs draw big cells with the CPU number inside each.
+const NUMBERED_CELLS_MAX: u32 = 256;
+/// Most cells in a row: numbered cells, and plain ones.
+pub(crate) const ROW_CELLS_NUMBERED: usize = 24;
+pub(crate) const ROW_CELLS_PLAIN: usize = 48;
+/// Cell sides, in pixels.
+const CELL_NUMBERED_PX: u32 = 18;
+const CELL_PLAIN_PX: u32 = 11;
+/// Left gutter: the row's kind ("P-cores") and its first CPU.
+const GUTTER_PX: u32 = 64;
+/// Space between cores and between clusters of one row.
+const CORE_GAP_PX: f64 = 3.0;
+const CLUSTER_GAP_PX: f64 = 8.0;
+/// Extra space above a node in another package than the node before.
+const PACKAGE_GAP_PX: u32 = 12;
+/// Height of a node's header line.
+const LABEL_PX: u32 = 18;
+/// The folded overview: the width of a node's row, and its height.
+const MATRIX_ROW_W_PX: u32 = 480;
+const MATRIX_ROW_PX: u32 = 9;
+/// Narrowest figure: the legend's width (its longest line, at 11 px).
+const WIDTH_MIN_PX: u32 = 480;
+
+pub(crate) const OFFLINE_FILL: &str = "#c8c8c8";
+pub(crate) const UNCHANGED_FILL: &str = "#e3e6ea";
+const OFFLINE: Fill = Fill::from_hex(OFFLINE_FILL);
+const UNCHANGED: Fill = Fill::from_hex(UNCHANGED_FILL);
+const ZERO: Fill = Fill::from_hex("#f4f6fa");
+
+/// Possible CPUs of a node in drawing order: package, cluster, core (SMT set), thread.
+pub(crate) fn layout_order(topo: &Topology, node: u32) -> Vec<u32> {
+    // Each key once, then one sort; the keys end in the CPU, so they are distinct and the
+    // order is that of a stable sort. A cluster's or core's first CPU is a scan of its mask
+    // (up to 128 words on 8,192 CPUs); neighbours share their masks, so the last scan is kept.
+    let mut last_cluster: Option<(*const CpuSet, Option<u32>)> = None;
+    let mut last_core: Option<(*const CpuSet, Option<u32>)> = None;
+    let first_of = |set: &CpuSet, last: &mut Option<(*const CpuSet, Option<u32>)>| match *last {
+        Some((p, first)) if std::ptr::eq(p, set) => first,
+        _ => {
+            let first = set.first();
+            *last = Some((set, first));
+            first
+        }
+    };
+    let mut keyed: Vec<(u32, u32, u32, u32)> = topo
+        .node_cpus(node)
+        .iter()
+        .map(|cpu| {
+            let cluster = first_of(topo.drawn_cluster(cpu), &mut last_cluster).unwrap_or(u32::MAX);
+            let core = first_of(topo.drawn_smt(cpu), &mut last_core).unwrap_or(cpu);
+            (topo.cpu_to_package(cpu), cluster, core, cpu)
+        })
+        .collect();
+    keyed.sort_unstable();
+    keyed.into_iter().map(|k| k.3).collect()
+}
+
+/// The nodes a view shows: one when zoomed (if it has CPUs), else every node with CPUs.
+pub(crate) fn view_nodes(topo: &Topology, zoom: Option<u32>) -> Vec<u32> {
+    match zoom {
+        Some(n) if !topo.node_cpus(n).is_empty() => vec![n],
+        _ => topo.nodes_with_cpus().collect(),
+    }
+}
+
+/// Sequential scale, pale → dark blue, for `v` in `0..=max` (no ideal to anchor at).
+pub(crate) fn seq_colour(v: u32, max: u32) -> Fill {
+    if max == 0 || v == 0 {
+        return ZERO;
+    }
+    let t = f64::from(v.min(max)) / f64::from(max);
+    let lerp = |a: f64, b: f64| (a + (b - a) * t).round() as u8;
+    Fill::rgb(lerp(214.0, 8.0), lerp(228.0, 48.0), lerp(242.0, 107.0))
+}
+
+/// The load scale anchored at the ideal: 0 pale; `1..=ideal` light to mid blue (never hot);
+/// above the ideal orange to dark red at `max`. Without an ideal, [`seq_colour`].
+pub(crate) fn load_colour(v: u32, ideal: Option<u32>, max: u32) -> Fill {
+    let Some(ideal) = ideal else {
+        return seq_colour(v, max);
+    };
+    if v == 0 {
+        return ZERO;
+    }
+    let lerp = |t: f64, a: [f64; 3], b: [f64; 3]| {
+        let c = |i: usize| (a[i] + (b[i] - a[i]) * t).round() as u8;
+        Fill::rgb(c(0), c(1), c(2))
+    };
+    // Each step darker than the one below it: pale blues up to the ideal, then the warm ramp
+    // from an orange darker than the ideal's blue to dark red.
+    if v <= ideal {
+        let t = if ideal <= 1 {
+            1.0
+        } else {
+            f64::from(v - 1) / f64::from(ideal - 1)
+        };
+        return lerp(t, [222.0, 235.0, 247.0], [146.0, 192.0, 223.0]);
+    }
+    let span = max.saturating_sub(ideal).max(1);
+    let t = if span == 1 {
+        1.0
+    } else {
+        f64::from((v - ideal).min(span) - 1) / f64::from(span - 1)
+    };
+    lerp(t, [236.0, 128.0, 48.0], [153.0, 0.0, 13.0])
+}
+
+/// Diverging scale: negative blue, zero grey, positive red, saturating at `span`.
+fn div_colour(d: i64, span: i64) -> Fill {
+    if d == 0 || span == 0 {
+        // Unchanged: a neutral grey that stands apart from the page and from a faint change.
+        return UNCHANGED;
+    }
+    let t = (d.unsigned_abs() as f64 / span as f64).min(1.0);
+    let fade = |c: f64| (255.0 + (c - 255.0) * (0.25 + 0.75 * t)).round() as u8;
+    if d > 0 {
+        Fill::rgb(fade(203.0), fade(24.0), fade(29.0))
+    } else {
+        Fill::rgb(fade(33.0), fade(102.0), fade(172.0))
+    }
+}
+
+/// Whether white text reads better than dark on a fill.
+fn is_dark(fill: Fill) -> bool {
+    let fill = fill.as_str();
+    let ch = |i: usize| u32::from_str_radix(fill.get(i..i + 2).unwrap_or("ff"), 16).unwrap_or(255);
+    let luma = 299 * ch(1) + 587 * ch(3) + 114 * ch(5);
+    luma < 140_000
+}
+
+/// One cell to draw: a CPU or (folded) a run of CPUs with the same value.
+struct Cell {
+    /// The CPUs of a folded run of more than one (a single CPU is `first` alone).
+    run: Option<CpuSet>,
+    first: u32,
+    n: u32,
+    online: bool,
+    value: i64,
+}
+
+impl Cell {
+    fn one(cpu: u32, online: bool, value: i64) -> Cell {
+        Cell {
+            run: None,
+            first: cpu,
+            n: 1,
+            online,
+            value,
+        }
+    }
+}
+
+/// Runs of equal (online, value) in drawing order.
+fn folded_cells(order: &[u32], online: &CpuSet, value: &dyn Fn(u32) -> i64) -> Vec<Cell> {
+    let mut out: Vec<Cell> = Vec::with_capacity(16);
+    for &cpu in order {
+        let (on, v) = (online.contains(cpu), value(cpu));
+        if let Some(last) = out.last_mut() {
+            if last.online == on && last.value == v {
+                let first = last.first;
+                last.run.get_or_insert_with(|| CpuSet::from_cpus([first])).insert(cpu);
+                last.n += 1;
+                continue;
+            }
+        }
+        out.push(Cell::one(cpu, on, v));
+    }
+    out
+}
+
+struct Grid<'a> {
+    topo: &'a Topology,
+    zoom: Option<u32>,
+    class: &'a str,
+    label: String,
+    value: &'a dyn Fn(u32) -> i64,
+    colour: &'a dyn Fn(i64) -> Fill,
+    /// Cells above this get the "over" outline.
+    over: Option<i64>,
+    unit: &'a str,
+    legend: String,
+}
+
+/// Bytes a drawn cell takes, about (a rect with its tooltip and, numbered, its text), to
+/// size a picture's buffer once.
+const CELL_BYTES: usize = 300;
+
+fn draw_grid(g: &Grid<'_>) -> String {
+    let nodes = view_nodes(g.topo, g.zoom);
+    let n_view: u32 = nodes.iter().map(|&n| g.topo.node_cpus(n).weight()).sum();
+    let (width, y, body) = if n_view > CELLS_UNFOLDED_MAX {
+        let mut body = String::with_capacity(nodes.len() * 8 * CELL_BYTES + 1024);
+        let (w, y) = draw_matrix(g, &nodes, &mut body);
+        (w, y, body)
+    } else {
+        let mut body = String::with_capacity(n_view as usize * CELL_BYTES + nodes.len() * 160);
+        let (w, y) = draw_cells(g, &nodes, n_view <= NUMBERED_CELLS_MAX, &mut body);
+        (w, y, body)
+    };
+    let width = width.max(WIDTH_MIN_PX);
+    let legend_y = y + 16;
+    let height = legend_y + 60;
+    let open = svg_open(g.class, &g.label, width, height);
+    let mut out = String::with_capacity(open.len() + body.len() + g.legend.len() + 80);
+    out.push_str(&open);
+    out.push_str(&body);
+    out.push_str("<g class=\"legend\" transform=\"translate(");
+    push_u64(&mut out, u64::from(GUTTER_PX));
+    out.push(',');
+    push_u64(&mut out, u64::from(legend_y));
+    out.push_str(")\">");
+    out.push_str(&g.legend);
+    out.push_str("</g>\n</svg>\n");
+    out
+}
+
+/// One row of a node's block: its cores (each a run of SMT siblings in drawing order) and
+/// the label its gutter carries ("P-cores", "E-cores"), if any.
+struct RowPlan<'o> {
+    cores: Vec<&'o [u32]>,
+    label: Option<&'static str>,
+}
+
+/// (package, first CPU of the cluster, first CPU of the core) of a CPU.
+fn unit_key(topo: &Topology, cpu: u32) -> (u32, u32, u32) {
+    (
+        topo.cpu_to_package(cpu),
+        topo.drawn_cluster(cpu).first().unwrap_or(u32::MAX),
+        topo.drawn_smt(cpu).first().unwrap_or(cpu),
+    )
+}
+
+/// The index ranges of `order` over which `key` stays the same.
+fn runs_by<K: PartialEq>(order: &[u32], key: impl Fn(u32) -> K) -> Vec<(usize, usize)> {
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < order.len() {
+        let k = key(order[i]);
+        let j = order[i..]
+            .iter()
+            .position(|&c| key(c) != k)
+            .map_or(order.len(), |p| i + p);
+        out.push((i, j));
+        i = j;
+    }
+    out
+}
+
+/// The kind of each cluster of a hybrid node ("P-cores" for single-core clusters, "E-cores"
+/// for multi-core clusters of single-thread cores); `None` when the node is not hybrid (one
+/// shape of cluster, or shapes this rule does not name). `clusters` are lists of cores, each
+/// a range of the drawing order.
+fn core_kinds(topo: &Topology, clusters: &[Vec<(usize, usize)>]) -> Option<Vec<&'static str>> {
+    let shape = |cl: &Vec<(usize, usize)>| (cl.len(), cl.iter().map(|(a, b)| b - a).max().unwrap_or(1));
+    let mut shapes: Vec<(usize, usize)> = clusters.iter().map(shape).collect();
+    shapes.sort_unstable();
+    shapes.dedup();
+    let [a, b] = shapes[..] else { return None };
+    let (p, e) = if a.0 == 1 { (a, b) } else { (b, a) };
+    if topo.arch().name() != "x86_64" || p.0 != 1 || e.0 < 2 || e.1 != 1 {
+        return None;
+    }
+    Some(
+        clusters
+            .iter()
+            .map(|cl| if shape(cl) == p { "P-cores" } else { "E-cores" })
+            .collect(),
+    )
+}
+
+/// A node's rows: clusters kept whole when they fit a row, a new row at each package or core
+/// kind, the rows of each run balanced.
+fn plan_rows<'o>(topo: &Topology, order: &'o [u32], row_cells: usize) -> Vec<RowPlan<'o>> {
+    let key = |c: u32| unit_key(topo, c);
+    let cores = runs_by(order, key);
+    // Cores grouped by cluster (within a package).
+    let mut clusters: Vec<Vec<(usize, usize)>> = Vec::new();
+    for core in cores {
+        let k = key(order[core.0]);
+        match clusters.last_mut() {
+            Some(cl) if key(order[cl[0].0]).0 == k.0 && key(order[cl[0].0]).1 == k.1 => cl.push(core),
+            _ => clusters.push(vec![core]),
+        }
+    }
+    let kinds = core_kinds(topo, &clusters);
+    // Runs of clusters of one package and kind, each cut into units: a cluster that fits a
+    // row, else its cores.
+    let mut runs: Vec<(Option<&'static str>, Vec<(usize, usize)>)> = Vec::new();
+    for (i, cl) in clusters.iter().enumerate() {
+        let kind = kinds.as_ref().map(|k| k[i]);
+        let package = key(order[cl[0].0]).0;
+        let same = runs
+            .last()
+            .is_some_and(|(k, units)| *k == kind && units.last().is_some_and(|u| key(order[u.0]).0 == package));
+        if !same {
+            runs.push((kind, Vec::new()));
+        }
+        let units = &mut runs.last_mut().expect("pushed above").1;
+        let (start, end) = (cl[0].0, cl[cl.len() - 1].1);
+        if end - start <= row_cells {
+            units.push((start, end));
+        } else {
+            units.extend(cl.iter().copied());
+        }
+    }
+    let mut rows = Vec::new();
+    for (kind, units) in runs {
+        let total: usize = units.iter().map(|(a, b)| b - a).sum();
+        let target = total.div_ceil(total.div_ceil(row_cells).max(1));
+        let mut row: Option<(usize, usize)> = None;
+        let flush = |row: (usize, usize), rows: &mut Vec<RowPlan<'o>>| {
+            let first = rows.len();
+            let slice = &order[row.0..row.1];
+            let cores = runs_by(slice, key).into_iter().map(|(a, b)| &slice[a..b]).collect();
+            rows.push(RowPlan { cores, label: kind });
+            first
+        };
+        let mut first_row: Option<usize> = None;
+        for (a, b) in units {
+            row = match row {
+                Some((s, e)) if e - s + (b - a) > target.max(b - a) => {
+                    first_row.get_or_insert(flush((s, e), &mut rows));
+                    Some((a, b))
+                }
+                Some((s, _)) => Some((s, b)),
+                None => Some((a, b)),
+            };
+        }
+        if let Some(r) = row {
+            first_row.get_or_insert(flush(r, &mut rows));
+        }
+        // Only the first row of a run carries its label.
+        if let Some(first) = first_row {
+            for r in rows.iter_mut().skip(first + 1) {
+                r.label = None;
+            }
+        }
+    }
+    rows
+}
+
+/// A vertical boundary line of `class` at `x` from `y0` to `y1`.
+fn push_vline(body: &mut String, class: &str, x: f64, y0: u32, y1: u32) {
+    body.push_str("<line class=\"");
+    body.push_str(class);
+    body.push_str("\" x1=\"");
+    push_f1(body, x);
+    body.push_str("\" y1=\"");
+    push_u64(body, u64::from(y0));
+    body.push_str("\" x2=\"");
+    push_f1(body, x);
+    body.push_str("\" y2=\"");
+    push_u64(body, u64::from(y1));
+    body.push_str("\"/>\n");
+}
+
+/// A `<text>` of `class` at (`x`, `y`) with `anchor`, its content escaped.
+fn push_text(body: &mut String, class: &str, x: f64, y: u32, anchor: &str, text: &str) {
+    body.push_str("<text class=\"");
+    body.push_str(class);
+    body.push_str("\" x=\"");
+    push_f1(body, x);
+    body.push_str("\" y=\"");
+    push_u64(body, u64::from(y));
+    if anchor != "start" {
+        body.push_str("\" text-anchor=\"");
+        body.push_str(anchor);
+    }
+    body.push_str("\">");
+    push_escaped(body, text);
+    body.push_str("</text>\n");
+}
+
+/// The cell geometry of a view: side, pitch between rows, and whether cells carry numbers.
+#[derive(Clone, Copy)]
+struct Geometry {
+    cell: u32,
+    row_pitch: u32,
+    numbered: bool,
+}
+
+/// One row: gutter label and first-CPU tick, cells with core and cluster gaps, SMT bars.
+/// Returns the row's width.
+fn draw_row(g: &Grid<'_>, row: &RowPlan<'_>, y: u32, geo: Geometry, body: &mut String) -> f64 {
+    let Geometry { cell, numbered, .. } = geo;
+    let top = if numbered { y } else { y + 9 };
+    if let Some(label) = row.label {
+        push_text(body, "lbl kind", 0.0, top + cell / 2 + 4, "start", label);
+    }
+    let mut x = 0f64;
+    let mut prev: Option<(u32, u32, u32)> = None;
+    let mut col = 0u32;
+    for core in &row.cores {
+        let k = unit_key(g.topo, core[0]);
+        if let Some(p) = prev {
+            // A cluster boundary is marked only where a cluster holds several cores (a
+            // cluster of one core is just a core).
+            let multi = |first: u32| g.topo.drawn_cluster(first).weight() > g.topo.drawn_smt(first).weight();
+            let new_cluster = p.1 != k.1 || p.0 != k.0;
+            let gap = if new_cluster && (multi(p.2) || multi(k.2)) {
+                CLUSTER_GAP_PX
+            } else {
+                CORE_GAP_PX
+            };
+            if gap == CLUSTER_GAP_PX {
+                push_vline(body, "clu", f64::from(GUTTER_PX) + x + gap / 2.0, top, top + cell);
+            }
+            x += gap;
+        } else {
+            let mut tick = String::new();
+            push_u64(&mut tick, u64::from(core[0]));
+            push_text(body, "tick", f64::from(GUTTER_PX - 4), top + cell / 2 + 4, "end", &tick);
+        }
+        let core_x = x;
+        for &cpu in *core {
+            let c = Cell::one(cpu, g.topo.online().contains(cpu), (g.value)(cpu));
+            let cx = f64::from(GUTTER_PX) + x;
+            cell_rect(body, g, &c, cx, top, f64::from(cell), cell, false);
+            if numbered {
+                let fill = if c.online { (g.colour)(c.value) } else { OFFLINE };
+                let mut n = String::new();
+                push_u64(&mut n, u64::from(cpu));
+                let class = if is_dark(fill) { "n light" } else { "n" };
+                push_text(body, class, cx + f64::from(cell) / 2.0, y + cell / 2 + 4, "middle", &n);
+            } else if col.is_multiple_of(8) {
+                let mut n = String::new();
+                push_u64(&mut n, u64::from(cpu));
+                push_text(body, "tick", cx, y + 7, "start", &n);
+            }
+            x += f64::from(cell + 1);
+            col += 1;
+        }
+        if core.len() > 1 {
+            // SMT siblings side by side, joined by a bar under the core.
+            let bar_y = u64::from(top + cell + 1);
+            body.push_str("<line class=\"smt\" x1=\"");
+            push_f1(body, f64::from(GUTTER_PX) + core_x);
+            body.push_str("\" y1=\"");
+            push_u64(body, bar_y);
+            body.push_str("\" x2=\"");
+            push_f1(body, f64::from(GUTTER_PX) + x - 1.0);
+            body.push_str("\" y2=\"");
+            push_u64(body, bar_y);
+            body.push_str("\"/>\n");
+        }
+        prev = Some(k);
+    }
+    x
+}
+
+/// The heading of a node's block: "node 0 · CPUs 0-47", with its package on a machine of
+/// several ("· package 1").
+fn node_heading(topo: &Topology, node: u32) -> String {
+    let cpus = topo.node_cpus(node);
+    let mut text = format!("node {node} · CPUs {}", cpus.to_cpulist());
+    if topo.package_sets().len() > 1 {
+        let mut packages: Vec<u32> = cpus.iter().map(|c| topo.cpu_to_package(c)).collect();
+        packages.dedup();
+        packages.sort_unstable();
+        packages.dedup();
+        let list: Vec<String> = packages.iter().map(u32::to_string).collect();
+        let _ = write!(
+            text,
+            " · package{} {}",
+            if packages.len() == 1 { "" } else { "s" },
+            list.join(", ")
+        );
+    }
+    text
+}
+
+/// One cell per CPU, nodes as blocks, rows as [`plan_rows`] cuts them. Returns the
+/// (width, height) used.
+fn draw_cells(g: &Grid<'_>, nodes: &[u32], numbered: bool, body: &mut String) -> (u32, u32) {
+    let geo = if numbered {
+        Geometry {
+            cell: CELL_NUMBERED_PX,
+            row_pitch: CELL_NUMBERED_PX + 5,
+            numbered,
+        }
+    } else {
+        Geometry {
+            cell: CELL_PLAIN_PX,
+            row_pitch: CELL_PLAIN_PX + 13,
+            numbered,
+        }
+    };
+    let row_cells = if numbered { ROW_CELLS_NUMBERED } else { ROW_CELLS_PLAIN };
+    let mut y = 0u32;
+    let mut width = 0f64;
+    let mut last_package: Option<u32> = None;
+    for &node in nodes {
+        let order = layout_order(g.topo, node);
+        let package = order.first().map(|&c| g.topo.cpu_to_package(c));
+        if last_package.is_some() && package != last_package {
+            y += PACKAGE_GAP_PX;
+            body.push_str("<line class=\"pkg\" x1=\"0\" y1=\"");
+            push_u64(body, u64::from(y - PACKAGE_GAP_PX / 2));
+            body.push_str("\" x2=\"");
+            push_u64(body, u64::from(GUTTER_PX + 24 * (geo.cell + 1)));
+            body.push_str("\" y2=\"");
+            push_u64(body, u64::from(y - PACKAGE_GAP_PX / 2));
+            body.push_str("\"/>\n");
+        }
+        last_package = package;
+        push_text(body, "lbl", 0.0, y + 13, "start", &node_heading(g.topo, node));
+        y += LABEL_PX;
+        let _ = writeln!(body, r#"<g class="node" data-node="{node}">"#);
+        for row in plan_rows(g.topo, &order, row_cells) {
+            width = width.max(draw_row(g, &row, y, geo, body));
+            y += geo.row_pitch;
+        }
+        y += 6;
+        body.push_str("</g>\n");
+    }
+    (GUTTER_PX + width.ceil() as u32 + 4, y)
+}
+
+/// The overview of a big machine: one row per node (a node × CPU-slot matrix), each node's
+/// CPUs in topology order across the row, runs of equal value folded into one segment. Slot
+/// ticks on top; the row label names the node (pick it in the node menu to draw its CPUs).
+fn draw_matrix(g: &Grid<'_>, nodes: &[u32], body: &mut String) -> (u32, u32) {
+    let slots = nodes
+        .iter()
+        .map(|&n| g.topo.node_cpus(n).weight())
+        .max()
+        .unwrap_or(1)
+        .max(1);
+    let _ = writeln!(
+        body,
+        r#"<text class="lbl" x="0" y="12">{} nodes × CPU position (each node's CPUs in topology order; pick a node to see its CPUs)</text>"#,
+        nodes.len()
+    );
+    for q in 0..=4u32 {
+        let slot = (slots - 1) * q / 4;
+        let x = f64::from(GUTTER_PX) + (f64::from(slot) + 0.5) / f64::from(slots) * f64::from(MATRIX_ROW_W_PX);
+        let anchor = match q {
+            0 => "start",
+            4 => "end",
+            _ => "middle",
+        };
+        let mut t = String::new();
+        push_u64(&mut t, u64::from(slot));
+        push_text(body, "tick", x, 28, anchor, &t);
+    }
+    let mut y = 32u32;
+    for &node in nodes {
+        let order = layout_order(g.topo, node);
+        let _ = writeln!(
+            body,
+            r#"<g class="node" data-node="{node}"><text class="tick" x="{}" y="{}" text-anchor="end">n{node}</text>"#,
+            GUTTER_PX - 4,
+            y + MATRIX_ROW_PX - 1
+        );
+        let mut x = 0.0f64;
+        for c in &folded_cells(&order, g.topo.online(), g.value) {
+            let w = f64::from(c.n) / f64::from(slots) * f64::from(MATRIX_ROW_W_PX);
+            cell_rect(body, g, c, f64::from(GUTTER_PX) + x, y, w.max(0.5), MATRIX_ROW_PX, true);
+            x += w;
+        }
+        body.push_str("</g>\n");
+        y += MATRIX_ROW_PX + 1;
+    }
+    (GUTTER_PX + MATRIX_ROW_W_PX + 4, y)
+}
+
+/// `tip`: carry the hover text as `data-tip` (one shared tooltip) rather than a `<title>`.
+/// Written piece by piece into `out` (no intermediate strings but a folded run's cpulist).
+#[allow(clippy::too_many_arguments)]
+fn cell_rect(out: &mut String, g: &Grid<'_>, c: &Cell, x: f64, y: u32, w: f64, h: u32, tip: bool) {
+    let fill = if c.online { (g.colour)(c.value) } else { OFFLINE };
+    let over = c.online && g.over.is_some_and(|o| c.value > o);
+    let class = match (c.online, over) {
+        (false, _) => "cpu off",
+        (true, true) => "cpu over",
+        (true, false) => "cpu",
+    };
+    // Cpulist text is digits, ',' and '-' only: nothing to escape.
+    let list = c.run.as_ref().map(CpuSet::to_cpulist);
+    let push_list = |out: &mut String| match &list {
+        Some(list) => out.push_str(list),
+        None => push_u64(out, u64::from(c.first)),
+    };
+    // "CPU 5: 2 irqs" / "CPUs 0-3 (4): offline or not present", escaped.
+    let push_tip = |out: &mut String| {
+        if c.n == 1 {
+            out.push_str("CPU ");
+            push_u64(out, u64::from(c.first));
+        } else {
+            out.push_str("CPUs ");
+            push_list(out);
+            out.push_str(" (");
+            push_u64(out, u64::from(c.n));
+            out.push(')');
+        }
+        if c.online {
+            out.push_str(": ");
+            push_i64(out, c.value);
+            out.push(' ');
+            push_escaped(out, g.unit);
+        } else {
+            out.push_str(": offline or not present");
+        }
+    };
+    out.push_str("<rect class=\"");
+    out.push_str(class);
+    out.push_str("\" data-cpu=\"");
+    push_u64(out, u64::from(c.first));
+    out.push_str("\" data-cpus=\"");
+    push_list(out);
+    out.push_str("\" data-v=\"");
+    push_i64(out, c.value);
+    if tip {
+        out.push_str("\" data-tip=\"");
+        push_tip(out);
+    }
+    out.push_str("\" x=\"");
+    push_f1(out, x);
+    out.push_str("\" y=\"");
+    push_u64(out, u64::from(y));
+    out.push_str("\" width=\"");
+    push_f1(out, w);
+    out.push_str("\" height=\"");
+    push_u64(out, u64::from(h));
+    out.push_str("\" fill=\"");
+    out.push_str(fill.as_str());
+    out.push_str("\">");
+    if !tip {
+        out.push_str("<title>");
+        push_tip(out);
+        out.push_str("</title>");
+    }
+    out.push_str("</rect>\n");
+}
+
+/// The labelled steps of a scale `0..=max`: every value up to 12, else eleven even steps (the
+/// ideal among them).
+fn legend_steps(max: u32, ideal: Option<u32>) -> Vec<u32> {
+    if max <= 12 {
+        return (0..=max).collect();
+    }
+    let mut v: Vec<u32> = (0..=10u32)
+        .map(|i| (u64::from(max) * u64::from(i) / 10) as u32)
+        .collect();
+    if let Some(ideal) = ideal.filter(|&i| i < max) {
+        v.push(ideal);
+        v.sort_unstable();
+    }
+    v.dedup();
+    v
+}
+
+/// Legend of the load scale `0..=max` (anchored at `ideal` when there is one): labelled steps,
+/// the ideal's step outlined and named, and what the colours mean.
+fn load_legend(max: u32, ideal: Option<u32>, unit: &str) -> String {
+    let values = legend_steps(max, ideal);
+    let mut out = String::new();
+    let sw = 24u32;
+    for (i, &v) in values.iter().enumerate() {
+        let x = i as u32 * sw;
+        let _ = write!(
+            out,
+            r##"<rect class="step" data-step="{v}" x="{x}" y="0" width="{sw}" height="10" fill="{}"/><text class="tick" x="{}" y="22" text-anchor="middle">{v}</text>"##,
+            load_colour(v, ideal, max),
+            x + sw / 2
+        );
+    }
+    let note = format!("{} per CPU; grey: offline", escape(unit));
+    if let Some(ideal) = ideal {
+        // The ideal's step, outlined.
+        let i = values
+            .iter()
+            .position(|&v| v >= ideal)
+            .unwrap_or(values.len().saturating_sub(1));
+        let _ = write!(
+            out,
+            r#"<rect class="ideal" x="{}" y="-2" width="{sw}" height="14" fill="none"/><text class="tick ideal" x="{}" y="-5" text-anchor="middle">ideal {ideal}</text>"#,
+            i as u32 * sw,
+            i as u32 * sw + sw / 2
+        );
+        let _ = write!(
+            out,
+            r#"<text class="lbl" x="0" y="52">blue: at or below the ideal; orange to red, outlined: above it</text>"#
+        );
+    }
+    let _ = write!(out, r#"<text class="lbl" x="0" y="38">{note}</text>"#);
+    out
+}
+
+/// Per-CPU heatmap of one metric on its own scale (its maximum, anchored at the ideal).
+pub fn heatmap(topo: &Topology, m: &Metrics, metric: HeatMetric, zoom: Option<u32>) -> String {
+    let max = m
+        .per_cpu
+        .iter()
+        .filter(|c| c.online)
+        .map(|c| metric.value(c, m.basis))
+        .max()
+        .unwrap_or(0);
+    heatmap_on_scale(topo, m, metric, zoom, max)
+}
+
+/// [`heatmap`] on the colour scale `0..=max` exactly (a compare draws both sides on one
+/// scale): a value above `max` takes the darkest step, equal values get equal colours on
+/// every picture drawn with the same `max`; the ideal anchors the scale.
+pub(crate) fn heatmap_on_scale(
+    topo: &Topology,
+    m: &Metrics,
+    metric: HeatMetric,
+    zoom: Option<u32>,
+    max: u32,
+) -> String {
+    let values: Vec<(u32, u32)> = m.per_cpu.iter().map(|c| (c.cpu, metric.value(c, m.basis))).collect();
+    let lookup = |cpu: u32| -> i64 {
+        values
+            .binary_search_by_key(&cpu, |(c, _)| *c)
+            .map(|i| i64::from(values[i].1))
+            .unwrap_or(0)
+    };
+    let ideal = metric.ideal(m);
+    let max = max.max(ideal.unwrap_or(0));
+    let colour = |v: i64| load_colour(v as u32, ideal, max);
+    draw_grid(&Grid {
+        topo,
+        zoom,
+        class: "heatmap",
+        label: format!("per-CPU {}", metric.describe()),
+        value: &lookup,
+        colour: &colour,
+        over: ideal.map(i64::from),
+        unit: metric.name(),
+        legend: load_legend(max, ideal, metric.name()),
+    })
+}
+
+/// Per-CPU heatmap of measured values (live mode: interrupts per second), laid out exactly as
+/// [`heatmap`]. `values` is ordered by CPU; CPUs not listed are 0.
+pub(crate) fn value_heatmap(
+    topo: &Topology,
+    values: &[(u32, u64)],
+    label: &str,
+    unit: &str,
+    zoom: Option<u32>,
+) -> String {
+    let lookup = |cpu: u32| -> i64 {
+        values
+            .binary_search_by_key(&cpu, |v| v.0)
+            .map(|i| values[i].1.min(i64::MAX as u64) as i64)
+            .unwrap_or(0)
+    };
+    let max = values
+        .iter()
+        .filter(|v| topo.online().contains(v.0))
+        .map(|v| v.1)
+        .max()
+        .unwrap_or(0)
+        .min(u64::from(u32::MAX)) as u32;
+    let colour = |v: i64| seq_colour(v.clamp(0, i64::from(u32::MAX)) as u32, max);
+    draw_grid(&Grid {
+        topo,
+        zoom,
+        class: "heatmap live",
+        label: label.to_string(),
+        value: &lookup,
+        colour: &colour,
+        over: None,
+        unit,
+        legend: load_legend(max, None, unit),
+    })
+}
+
+/// Per-CPU difference B − A of one metric (same topology on both sides).
+pub(crate) fn diff_heatmap(topo: &Topology, a: &Metrics, b: &Metrics, metric: HeatMetric, zoom: Option<u32>) -> String {
+    let deltas: Vec<(u32, i64)> = a
+        .per_cpu
+        .iter()
+        .zip(&b.per_cpu)
+        .map(|(ca, cb)| {
+            (
+                ca.cpu,
+                i64::from(metric.value(cb, b.basis)) - i64::from(metric.value(ca, a.basis)),
+            )
+        })
+        .collect();
+    let lookup = |cpu: u32| -> i64 {
+        deltas
+            .binary_search_by_key(&cpu, |(c, _)| *c)
+            .map(|i| deltas[i].1)
+            .unwrap_or(0)
+    };
+    let span = deltas.iter().map(|(_, d)| d.abs()).max().unwrap_or(0);
+    let colour = |d: i64| div_colour(d, span);
+    // Labelled steps: every value up to ±6, else eleven even steps from −span to +span.
+    let steps: Vec<i64> = if span <= 6 {
+        (-span..=span).collect()
+    } else {
+        let mut v: Vec<i64> = (-5..=5i64).map(|i| span * i / 5).collect();
+        v.dedup();
+        v
+    };
+    let mut legend = String::new();
+    for (i, d) in steps.iter().enumerate() {
+        let x = i as u32 * 24;
+        let _ = write!(
+            legend,
+            r##"<rect class="step" data-step="{d}" x="{x}" y="0" width="24" height="10" fill="{}"/><text class="tick" x="{}" y="22" text-anchor="middle">{}</text>"##,
+            div_colour(*d, span),
+            x + 12,
+            if *d > 0 { format!("+{d}") } else { d.to_string() }
+        );
+    }
+    let _ = write!(
+        legend,
+        r#"<text class="lbl" x="0" y="38">B − A {m} per CPU: blue fewer on B, red more, light grey unchanged; grey: offline</text>"#,
+        m = escape(metric.name())
+    );
+    draw_grid(&Grid {
+        topo,
+        zoom,
+        class: "heatmap diff",
+        label: format!("per-CPU change B - A, {}", metric.describe()),
+        value: &lookup,
+        colour: &colour,
+        over: None,
+        unit: "change",
+        legend,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::catalogue;
+    use crate::scenario::spec::{DeviceSpec, ScenarioSpec, TopologyRef};
+    use crate::{metrics, scenario};
+
+    fn run(preset: &str, devices: Vec<DeviceSpec>) -> (scenario::Scenario, Metrics) {
+        let spec = ScenarioSpec::new(TopologyRef::Preset(preset.into()), devices);
+        let s = spec.resolve(catalogue::get).unwrap();
+        let o = scenario::run(&s);
+        let m = metrics::compute(&s, &o);
+        (s, m)
+    }
+
+    /// Attribute `name` of the first element that has it, as a number.
+    fn attr(tag: &str, name: &str) -> f64 {
+        let k = format!(" {name}=\"");
+        let i = tag.find(&k).unwrap_or_else(|| panic!("no {name} in {tag}")) + k.len();
+        tag[i..i + tag[i..].find('"').unwrap()].parse().unwrap()
+    }
+
+    fn rows_of(preset: &str) -> Vec<(Option<&'static str>, Vec<u32>)> {
+        let t = catalogue::get(preset).unwrap();
+        let mut out = Vec::new();
+        for node in t.nodes_with_cpus() {
+            let order = layout_order(&t, node);
+            for r in plan_rows(&t, &order, ROW_CELLS_NUMBERED) {
+                out.push((r.label, r.cores.iter().flat_map(|c| c.iter().copied()).collect()));
+            }
+        }
+        out
+    }
+
+    /// Rows break at the kind of core on a hybrid part, each kind named, clusters whole.
+    #[test]
+    fn hybrid_rows_name_p_and_e_cores() {
+        let rows = rows_of("intel-core-ultra-7-265k");
+        assert_eq!(rows.len(), 2, "{rows:?}");
+        assert_eq!(rows[0], (Some("P-cores"), (0..8).collect()));
+        assert_eq!(rows[1], (Some("E-cores"), (8..20).collect()));
+        let rows = rows_of("intel-core-i9-13900k");
+        assert_eq!((rows[0].0, rows[0].1.len()), (Some("P-cores"), 16));
+        assert_eq!((rows[1].0, rows[1].1.len()), (Some("E-cores"), 16));
+        // Not hybrid: one shape of cluster, no kind named.
+        assert!(rows_of("azure-l96as-v4").iter().all(|r| r.0.is_none()));
+    }
+
+    /// A node's rows are balanced and never split a cluster that fits a row.
+    #[test]
+    fn rows_are_balanced_and_keep_clusters_whole() {
+        let rows = rows_of("azure-l96as-v4");
+        assert_eq!(rows.iter().map(|r| r.1.len()).collect::<Vec<_>>(), [24, 24, 24, 24]);
+        let t = catalogue::get("amd-epyc-9654-2s-nps4").unwrap();
+        for node in t.nodes_with_cpus() {
+            let order = layout_order(&t, node);
+            for r in plan_rows(&t, &order, ROW_CELLS_NUMBERED) {
+                let cpus: CpuSet = r.cores.iter().flat_map(|c| c.iter().copied()).collect();
+                assert!(cpus.weight() as usize <= ROW_CELLS_NUMBERED);
+                for c in cpus.iter() {
+                    let cl = t.drawn_cluster(c).and(t.node_cpus(node));
+                    if cl.weight() as usize <= ROW_CELLS_NUMBERED {
+                        assert!(cl.iter().all(|x| cpus.contains(x)), "cluster of {c} split");
+                    }
+                }
+            }
+        }
+    }
+
+    /// Drawn at its size (width and height in pixels, never scaled up), every cell inside it;
+    /// SMT siblings touch; the legend labels each step and the ideal.
+    #[test]
+    fn heatmap_is_drawn_at_its_size_and_labels_its_scale() {
+        let (s, m) = run(
+            "azure-l96as-v4",
+            vec![DeviceSpec {
+                pre: 1,
+                ..DeviceSpec::new(6, 62)
+            }],
+        );
+        let topo = s.topology();
+        let svg = heatmap(topo, &m, HeatMetric::Devices, None);
+        let open = &svg[..svg.find('>').unwrap()];
+        let (w, h) = (attr(open, "width"), attr(open, "height"));
+        assert_eq!((w, h), (attr(open, "data-w"), attr(open, "data-h")));
+        assert!(!open.contains("style="), "no inline style (the page's CSP refuses it)");
+        for rect in svg.split("<rect").skip(1).filter(|r| r.contains("data-cpu")) {
+            let (x, y) = (attr(rect, "x"), attr(rect, "y"));
+            assert!(x >= 0.0 && x + attr(rect, "width") <= w, "{rect} beyond width {w}");
+            assert!(y >= 0.0 && y + attr(rect, "height") <= h, "{rect} beyond height {h}");
+        }
+        let x_of = |cpu: u32| {
+            let k = format!(r#"data-cpu="{cpu}" "#);
+            attr(&svg[svg.find(&k).unwrap()..], "x")
+        };
+        let sib = topo.drawn_smt(0).iter().find(|&c| c != 0).unwrap();
+        assert_eq!(x_of(sib) - x_of(0), 19.0);
+        for v in 0..=m.devices_per_cpu_max {
+            assert!(svg.contains(&format!(r#"data-step="{v}""#)), "step {v} missing");
+        }
+        assert!(svg.contains(&format!(">ideal {}</text>", m.ideal.devices_per_cpu_max)));
+        let diff = diff_heatmap(topo, &m, &m, HeatMetric::Irqs, None);
+        assert!(diff.contains(&format!(r#"fill="{UNCHANGED_FILL}""#)) && !diff.contains(r##"fill="#ffffff""##));
+    }
+
+    /// At or below the ideal never looks hot: a placement at the ideal is lighter than any
+    /// value above it, and the scale's colours get darker as the load rises.
+    #[test]
+    fn colours_are_anchored_at_the_ideal() {
+        let luma = |f: Fill| {
+            let s = f.as_str();
+            let ch = |i: usize| u32::from_str_radix(&s[i..i + 2], 16).unwrap();
+            299 * ch(1) + 587 * ch(3) + 114 * ch(5)
+        };
+        let (ideal, max) = (4, 12);
+        for v in 0..max {
+            assert!(luma(load_colour(v + 1, Some(ideal), max)) < luma(load_colour(v, Some(ideal), max)));
+        }
+        // The ideal on a page where it is also the maximum: the same mid blue, not the darkest.
+        assert_eq!(load_colour(4, Some(4), 4), load_colour(4, Some(4), 12));
+        assert!(luma(load_colour(4, Some(4), 4)) > 100_000);
+    }
+
+    /// Big machines: a node × slot overview whose rows fold runs.
+    #[test]
+    fn big_machine_overview() {
+        let (s, m) = run("synthetic-8192", vec![DeviceSpec::new(16, 64)]);
+        let svg = heatmap(s.topology(), &m, HeatMetric::Irqs, None);
+        assert_eq!(svg.matches(r#"<g class="node""#).count(), 64);
+        assert!(svg.matches("<rect class=\"cpu").count() <= 64 * 4, "runs are folded");
+        assert!(svg.len() < 40_000, "{} bytes", svg.len());
+    }
+}

@@ -1,0 +1,377 @@
+//! The compare page (`/compare`, `/c/{permalink}`) and its twins: both sides of a
+//! comparison run once ([`CompareRun`], shared with `irqscope compare`), and [`CompareView`].
+
+use super::scenario::{IndexQuery, KernelCFinder, Run, View, ViewQuery};
+use super::seeds::{seed_of, SeedFigure, SeedTarget};
+use super::{bad, encode_link, ViewError};
+use crate::kernel_c::registry::KernelCRegistry;
+use crate::render::heatmap;
+use crate::render::summary;
+use crate::render::svg::HeatMetric;
+use crate::render::svg_compare::{self, Scale};
+use crate::render::text::{self, Side, TextOptions};
+use crate::scenario::payloads::{other_variant, side_label, CompareSpec, SideSpec};
+use crate::scenario::permalink;
+use crate::scenario::spec::ScenarioSpec;
+use serde::Deserialize;
+
+/// `/compare?s=PERMALINK&a=VARIANT&b=VARIANT[&a_counter=…&b_effective=…]`, or the front
+/// page's `preset`/`devices` in place of `s`.
+#[derive(Debug, Default, Deserialize)]
+pub struct CompareQuery {
+    pub s: Option<String>,
+    pub preset: Option<String>,
+    pub devices: Option<String>,
+    pub a: Option<String>,
+    pub b: Option<String>,
+    pub a_sort: Option<String>,
+    pub b_sort: Option<String>,
+    pub a_effective: Option<String>,
+    pub b_effective: Option<String>,
+    pub a_counter: Option<u32>,
+    pub b_counter: Option<u32>,
+    pub metric: Option<String>,
+    pub node: Option<String>,
+    /// The colour scale: `shared` (default: the larger maximum of A and B) or a number, a
+    /// fixed maximum (absolute).
+    pub scale: Option<String>,
+    /// The kernel release both sides are for (see [`IndexQuery::kernel`]).
+    pub kernel: Option<String>,
+}
+
+/// The largest fixed maximum `scale=N` takes.
+pub(crate) const SCALE_MAX: u32 = 100_000;
+
+impl CompareQuery {
+    pub fn scale(&self) -> Result<Scale, ViewError> {
+        match self.scale.as_deref().filter(|s| !s.is_empty()) {
+            None | Some("shared") => Ok(Scale::Shared),
+            Some(n) => match n.parse::<u32>() {
+                Ok(v) if (1..=SCALE_MAX).contains(&v) => Ok(Scale::Absolute(v)),
+                _ => Err(bad(format!("scale {n:?}: shared, or a fixed maximum 1 to {SCALE_MAX}"))),
+            },
+        }
+    }
+
+    pub fn spec(&self) -> Result<CompareSpec, ViewError> {
+        let scenario = match &self.s {
+            Some(link) => permalink::decode::<ScenarioSpec>(link)?,
+            None => IndexQuery {
+                preset: self.preset.clone(),
+                devices: self.devices.clone(),
+                kernel: self.kernel.clone(),
+                ..Default::default()
+            }
+            .spec()?,
+        };
+        Ok(self.sides_over(scenario))
+    }
+
+    /// The comparison of this query's two sides over `scenario` (the machine, devices and
+    /// names both sides start from): what the page and `irqscope compare` run. A side's names
+    /// override the scenario's; B without a variant runs another one than A's, so the sides
+    /// differ.
+    pub fn sides_over(&self, scenario: ScenarioSpec) -> CompareSpec {
+        let empty = |s: &Option<String>| s.clone().filter(|v| !v.is_empty());
+        let b_variant = empty(&self.b).or_else(|| {
+            let a = empty(&self.a).unwrap_or_else(|| scenario.variant.clone());
+            Some(other_variant(&a).to_string())
+        });
+        CompareSpec {
+            scenario,
+            a: SideSpec {
+                variant: empty(&self.a),
+                sort: empty(&self.a_sort),
+                effective: empty(&self.a_effective),
+                spread_counter: self.a_counter,
+                kernel_c: None,
+            },
+            b: SideSpec {
+                variant: b_variant,
+                sort: empty(&self.b_sort),
+                effective: empty(&self.b_effective),
+                spread_counter: self.b_counter,
+                kernel_c: None,
+            },
+        }
+    }
+
+    pub fn view(&self) -> Result<View, ViewError> {
+        ViewQuery {
+            metric: self.metric.clone(),
+            node: self.node.clone(),
+        }
+        .parse()
+    }
+}
+
+/// Both sides of a comparison, each run once.
+pub struct CompareRun {
+    pub spec: CompareSpec,
+    pub a: Run,
+    pub b: Run,
+    pub labels: [String; 2],
+    pub permalink: String,
+}
+
+impl CompareRun {
+    /// Run both sides, with a permalink (the page and its twins need one).
+    pub fn new(spec: CompareSpec, kernel_c: &KernelCRegistry) -> Result<CompareRun, ViewError> {
+        CompareRun::with_link(spec, &super::registered_kernel_c(kernel_c), true)
+    }
+
+    /// [`CompareRun::new`] for the command line: `c:NAME` found by `kernel_c`, and a
+    /// comparison too large for a permalink still runs, its `permalink` empty.
+    pub fn resolve(spec: CompareSpec, kernel_c: KernelCFinder<'_>) -> Result<CompareRun, ViewError> {
+        CompareRun::with_link(spec, kernel_c, false)
+    }
+
+    fn with_link(
+        mut spec: CompareSpec,
+        kernel_c: KernelCFinder<'_>,
+        link_needed: bool,
+    ) -> Result<CompareRun, ViewError> {
+        let [sa, sb] = spec.sides();
+        let labels = [side_label(&sa), side_label(&sb)];
+        let (a, b) = if link_needed {
+            (Run::with_link(sa, true, kernel_c)?, Run::with_link(sb, true, kernel_c)?)
+        } else {
+            (Run::resolve(sa, kernel_c)?, Run::resolve(sb, kernel_c)?)
+        };
+        spec.scenario.topology = a.spec.topology.clone();
+        // A c: side's link pins the build it ran (on the side when it names its variant, else
+        // on the scenario both sides start from).
+        for (side, run) in [(&mut spec.a, &a), (&mut spec.b, &b)] {
+            if run.spec.kernel_c.is_some() {
+                match side.variant {
+                    Some(_) => side.kernel_c = run.spec.kernel_c.clone(),
+                    None => spec.scenario.kernel_c = run.spec.kernel_c.clone(),
+                }
+            }
+        }
+        let permalink = match encode_link(&spec) {
+            Ok(link) => link,
+            Err(e) if link_needed => return Err(e),
+            Err(_) => String::new(),
+        };
+        Ok(CompareRun {
+            a,
+            b,
+            spec,
+            labels,
+            permalink,
+        })
+    }
+
+    /// The mail-ready report with the absolute permalink last.
+    pub fn text_report(&self, origin: &str) -> String {
+        self.report(&self.a.topology_label(), Some(format!("{origin}/c/{}", self.permalink)))
+    }
+
+    /// The mail-ready report, the machine named `topology_label` in its commands.
+    pub fn report(&self, topology_label: &str, permalink: Option<String>) -> String {
+        fn side<'a>(r: &'a Run, label: &str) -> Side<'a> {
+            Side {
+                label: label.to_string(),
+                scenario: &r.scenario,
+                outcome: &r.outcome,
+                metrics: &r.metrics,
+            }
+        }
+        let opts = TextOptions {
+            topology_label: topology_label.to_string(),
+            vectors: false,
+            permalink,
+        };
+        text::compare_report(&side(&self.a, &self.labels[0]), &side(&self.b, &self.labels[1]), &opts)
+    }
+
+    pub fn json(&self) -> serde_json::Value {
+        serde_json::json!({
+            "permalink": self.permalink,
+            "a": self.a.json(),
+            "b": self.b.json(),
+        })
+    }
+}
+
+pub struct CompareSideView {
+    pub label: String,
+    /// The line above this side's heatmap ("max 6 devices on a CPU (ideal 4): …").
+    pub verdict: String,
+    /// The variant and what code it models (says when it is a reconstruction).
+    pub variant_line: String,
+    /// The kernel releases this side's answer holds for.
+    pub kernel_line: String,
+    pub permalink: String,
+    pub devices_line: String,
+    pub irqs_line: String,
+    pub nodes_line: String,
+    pub heatmap_svg: String,
+}
+
+/// A vector whose effective CPU or requested mask differs between the sides.
+pub struct VectorChangeRow {
+    pub device: String,
+    pub vector: u32,
+    /// Its blk-mq hardware queue, when it is one ("" otherwise).
+    pub queue: String,
+    pub a_cpu: String,
+    pub b_cpu: String,
+    pub a_mask: String,
+    pub b_mask: String,
+    /// The effective CPU differs (else only the mask does).
+    pub moved: bool,
+}
+
+/// Every vector whose effective CPU or mask differs, in device then vector order (both sides
+/// run the same devices, so vectors pair by position).
+fn vector_change_rows(run: &CompareRun) -> Vec<VectorChangeRow> {
+    let cpu = |c: Option<u32>| c.map_or_else(|| "off".to_string(), |c| c.to_string());
+    let devices = run.a.outcome.devices.iter().zip(&run.b.outcome.devices);
+    let mut out = Vec::new();
+    for ((da, db), dev) in devices.zip(run.a.scenario.devices()) {
+        for (va, vb) in da.vectors.iter().zip(&db.vectors) {
+            if va.effective_cpu == vb.effective_cpu && va.mask == vb.mask {
+                continue;
+            }
+            let queue = va
+                .index
+                .checked_sub(dev.pre_vectors)
+                .filter(|q| *q < dev.queue_vectors());
+            out.push(VectorChangeRow {
+                device: da.name.clone(),
+                vector: va.index,
+                queue: queue.map_or_else(String::new, |q| q.to_string()),
+                a_cpu: cpu(va.effective_cpu),
+                b_cpu: cpu(vb.effective_cpu),
+                a_mask: summary::page_cpulist(&va.mask),
+                b_mask: summary::page_cpulist(&vb.mask),
+                moved: va.effective_cpu != vb.effective_cpu,
+            });
+        }
+    }
+    out
+}
+
+/// Whether every online CPU takes the same load under A and B (IRQs and devices served).
+fn loads_equal(run: &CompareRun) -> bool {
+    let (a, b) = (&run.a.metrics, &run.b.metrics);
+    a.per_cpu.iter().zip(&b.per_cpu).all(|(ca, cb)| {
+        ca.counted_irqs(a.basis) == cb.counted_irqs(b.basis)
+            && ca.counted_devices(a.basis) == cb.counted_devices(b.basis)
+    })
+}
+
+/// The compare page. It leads with its headline: both verdicts and the vectors B moves, or,
+/// when every CPU takes the same load on both sides, that sentence and the per-vector change
+/// (then one heatmap shows both sides).
+pub struct CompareView {
+    pub title: String,
+    pub permalink: String,
+    pub base_permalink: String,
+    /// The seed figure this comparison is, when it is one.
+    pub seed: Option<&'static SeedFigure>,
+    pub topology_summary: String,
+    pub sides: Vec<CompareSideView>,
+    /// The headline: both verdicts and how many vectors B moves, or (loads equal) that.
+    pub overall: String,
+    /// Every online CPU takes the same load under A and B.
+    pub loads_equal: bool,
+    pub diff_svg: String,
+    /// The colour scale both heatmaps share, in words, and its maximum.
+    pub scale_line: String,
+    pub scale_max: u32,
+    pub scale: String,
+    /// Vectors whose effective CPU or mask differs under B.
+    pub vector_changes: Vec<VectorChangeRow>,
+    /// Of those, the vectors that fire on another CPU.
+    pub moved: usize,
+    /// Why each side runs the effective-CPU model it runs.
+    pub effective_note: String,
+    pub text: String,
+    pub metric: &'static str,
+    pub metrics: Vec<(&'static str, &'static str)>,
+    pub node: String,
+    pub nodes: Vec<u32>,
+}
+
+impl CompareView {
+    pub fn new(run: &CompareRun, view: &View, origin: &str) -> Result<CompareView, ViewError> {
+        CompareView::with_scale(run, view, origin, Scale::Shared)
+    }
+
+    pub fn with_scale(run: &CompareRun, view: &View, origin: &str, scale: Scale) -> Result<CompareView, ViewError> {
+        let topo = run.a.scenario.topology();
+        let scale_max = match scale {
+            Scale::Shared => svg_compare::shared_max(&run.a.metrics, &run.b.metrics, view.metric),
+            Scale::Absolute(n) => n,
+        };
+        let scale_line = match scale {
+            Scale::Shared => format!(
+                "One colour scale for A and B: 0 to {scale_max} {} (the larger maximum of the two), \
+                 blue up to the ideal",
+                view.metric.describe()
+            ),
+            Scale::Absolute(n) => format!(
+                "One fixed colour scale for A and B: 0 to {n} {}, blue up to the ideal",
+                view.metric.describe()
+            ),
+        };
+        let vector_changes = vector_change_rows(run);
+        let moved = vector_changes.iter().filter(|c| c.moved).count();
+        let (default_model, why) = crate::catalogue::default_effective(run.a.scenario.topology());
+        let effective_note = format!(
+            "Effective-CPU model: A {}, B {}; with none named, {} (default {why}).",
+            run.a.scenario.effective().name(),
+            run.b.scenario.effective().name(),
+            default_model.name()
+        );
+        let side = |r: &Run, label: &str, which: &str| CompareSideView {
+            label: label.to_string(),
+            verdict: summary::verdict_line(topo, &r.metrics, view.metric),
+            variant_line: summary::variant_line(&r.scenario),
+            kernel_line: format!(
+                "kernel: {}",
+                summary::range_line(&crate::scenario::kernel::holds_for(&r.scenario, &r.outcome))
+            ),
+            permalink: r.permalink.clone(),
+            devices_line: summary::page_devices_line(topo, &r.metrics),
+            irqs_line: summary::page_irqs_line(topo, &r.metrics),
+            nodes_line: summary::page_nodes_line(&r.metrics),
+            heatmap_svg: svg_compare::heatmap_on_scale(topo, &r.metrics, view.metric, view.node, scale_max, which),
+        };
+        let sides = vec![side(&run.a, &run.labels[0], "A"), side(&run.b, &run.labels[1], "B")];
+        let loads_equal = loads_equal(run);
+        let overall = if loads_equal {
+            summary::equal_loads_line(moved, vector_changes.len() - moved)
+        } else {
+            summary::compare_line(&sides[0].verdict, &sides[1].verdict, moved)
+        };
+        Ok(CompareView {
+            title: format!("{} vs {}", run.labels[0], run.labels[1]),
+            overall,
+            loads_equal,
+            seed: seed_of(&SeedTarget::Compare(run.spec.clone())),
+            permalink: run.permalink.clone(),
+            base_permalink: encode_link(&run.spec.scenario)?,
+            topology_summary: format!("{}: {}", topo.name(), topo.summary()),
+            sides,
+            scale_line,
+            scale_max,
+            scale: match scale {
+                Scale::Shared => String::new(),
+                Scale::Absolute(n) => n.to_string(),
+            },
+            vector_changes,
+            moved,
+            effective_note,
+            diff_svg: heatmap::diff_heatmap(topo, &run.a.metrics, &run.b.metrics, view.metric, view.node),
+            text: run.text_report(origin),
+            metric: view.metric.name(),
+            metrics: HeatMetric::ALL.iter().map(|h| (h.name(), h.describe())).collect(),
+            node: view.node.map_or_else(String::new, |n| n.to_string()),
+            nodes: topo.nodes_with_cpus().collect(),
+        })
+    }
+}

@@ -1,0 +1,401 @@
+//! The live host page (`/live/HOST`, a kept import) as data, built from a `HostState` (no
+//! lock held; the hub hands out `Arc`s): the heatmap of rates, the IRQ rows, the history, and
+//! the model comparison through `analysis::live_vs_model`; and the JSON of an update
+//! (`/api/live/HOST`, the SSE event's core).
+
+use super::{parse_node, ViewError};
+use crate::analysis::live_vs_model::{self, Comparison};
+use crate::live::devices;
+use crate::live::protocol::WireIrq;
+use crate::live::store::HostState;
+use crate::render::svg_live::{history_chart, HistoryPoint};
+use crate::scenario::permalink;
+use serde::Deserialize;
+
+/// History samples on the chart, and the most an SSE event carries (the JSON has them all).
+pub const HISTORY_CHART_LEN: usize = 120;
+
+/// History samples listed as text on the page.
+const HISTORY_SHOWN: usize = 20;
+
+/// Query of the host page: the model to compare against, and a node to zoom to.
+#[derive(Debug, Default, Deserialize)]
+pub struct LiveQuery {
+    pub variant: Option<String>,
+    pub effective: Option<String>,
+    /// MANA driver version: `unpatched` (default) or `patched`.
+    pub mana: Option<String>,
+    pub node: Option<String>,
+}
+
+pub struct ModelChoice {
+    /// Empty: the variant the snapshot's kernel release implies.
+    variant: String,
+    /// Empty: each device's controller's model, from its IRQs' chip names.
+    effective: String,
+    mana_patched: bool,
+    node: Option<u32>,
+}
+
+impl LiveQuery {
+    pub fn choice(&self) -> Result<ModelChoice, ViewError> {
+        let (variant, effective) = live_vs_model::named_models(self.variant.as_deref(), self.effective.as_deref())?;
+        let mana_patched = match self.mana.as_deref() {
+            None | Some("") | Some("unpatched") => false,
+            Some("patched") => true,
+            Some(m) => {
+                return Err(ViewError::BadInput(format!(
+                    "mana {:?}: unpatched or patched",
+                    crate::live::parse::short(m)
+                )))
+            }
+        };
+        let node = parse_node(self.node.as_deref())?;
+        Ok(ModelChoice {
+            variant,
+            effective,
+            mana_patched,
+            node,
+        })
+    }
+}
+
+pub struct IrqRowView {
+    pub label: String,
+    pub name: String,
+    pub chip: String,
+    pub device: String,
+    pub affinity: String,
+    pub effective: String,
+    pub rate: String,
+    /// Sort key for the rate column (-1 without a rate).
+    pub rate_key: f64,
+}
+
+pub struct ModelRowView {
+    pub device: String,
+    pub index: u32,
+    pub irq: String,
+    pub name: String,
+    pub predicted_mask: String,
+    pub actual_mask: String,
+    pub predicted_cpu: String,
+    pub actual_effective: String,
+    /// The mask or CPU differs, and no order explains it.
+    pub mismatch: bool,
+    /// Only the effective CPU differs, and the order of events explains it (probe order for
+    /// a managed vector, activation order for a non-managed one).
+    pub moved: bool,
+    /// That reason in a few words (empty when none).
+    pub reason: &'static str,
+}
+
+/// Everything the live page shows, for a pushed host or an imported capture.
+pub struct HostView {
+    pub host: String,
+    pub live: bool,
+    /// For a kept import: its link (`/live/_/import/ID`).
+    pub share: String,
+    pub summary: String,
+    pub seq: u64,
+    pub status: String,
+    pub heatmap_svg: String,
+    pub rows: Vec<IrqRowView>,
+    pub history: Vec<String>,
+    pub history_svg: String,
+    pub model_rows: Vec<ModelRowView>,
+    pub model_error: String,
+    pub not_modelled: Vec<String>,
+    /// Vectors whose mask or CPU differ and no order explains (as `/fleet` counts them).
+    pub mismatches: usize,
+    /// Vectors that differ only in an effective CPU an order explains.
+    pub moved: usize,
+    /// One sentence per reason present: "8 managed vectors with the model's mask …".
+    pub reasons: Vec<String>,
+    /// What the snapshot could not tell the model (kernel release, hotplug CPUs' nodes).
+    pub model_warnings: Vec<String>,
+    /// The kernel release the snapshot records, or "unknown".
+    pub kernel: String,
+    pub sort: String,
+    pub permalink: String,
+    pub variant: String,
+    /// The effective-CPU model(s) the comparison ran, and where they came from.
+    pub effective: String,
+    pub mana_patched: bool,
+    pub variants: Vec<(&'static str, bool)>,
+    /// The selector's options (value, label, selected); the empty value is "per IRQ".
+    pub effectives: Vec<(&'static str, &'static str, bool)>,
+}
+
+fn fmt_rate(r: f64) -> String {
+    if r >= 100.0 {
+        format!("{r:.0}")
+    } else {
+        format!("{r:.1}")
+    }
+}
+
+pub fn status_line(st: &HostState) -> String {
+    match &st.rates {
+        Some(r) => format!(
+            "reading {} · device interrupts/s over the last {} ms: {} in all",
+            st.seq,
+            r.interval_ms,
+            fmt_rate(r.per_cpu.values().sum())
+        ),
+        None => format!("reading {} · baseline (rates from the next reading on)", st.seq),
+    }
+}
+
+pub fn heatmap_of(st: &HostState, node: Option<u32>) -> String {
+    let values: Vec<(u32, u64)> = match &st.rates {
+        Some(r) => r.per_cpu.iter().map(|(&c, &v)| (c, v.round() as u64)).collect(),
+        None => Vec::new(),
+    };
+    crate::render::heatmap::value_heatmap(
+        &st.topology,
+        &values,
+        "device interrupts per second per CPU",
+        "irq/s",
+        node,
+    )
+}
+
+pub fn irq_rows(st: &HostState) -> Vec<IrqRowView> {
+    let (devices, _) = devices::group_devices(&st.snapshot);
+    let mut device_of = vec![String::new(); st.snapshot.irqs.len()];
+    for d in &devices {
+        for &i in &d.vectors {
+            device_of[i] = d.name.clone();
+        }
+    }
+    st.snapshot
+        .irqs
+        .iter()
+        .enumerate()
+        .map(|(i, irq): (usize, &WireIrq)| {
+            let rate = st.rates.as_ref().and_then(|r| r.per_irq.get(i).copied().flatten());
+            IrqRowView {
+                label: irq.label.clone(),
+                name: irq.name.clone(),
+                chip: irq.chip.clone(),
+                device: std::mem::take(&mut device_of[i]),
+                affinity: irq.affinity.clone().unwrap_or_default(),
+                effective: irq.effective.clone().unwrap_or_default(),
+                rate: rate.map_or_else(|| "–".into(), fmt_rate),
+                rate_key: rate.unwrap_or(-1.0),
+            }
+        })
+        .collect()
+}
+
+/// The model's vectors beside the host's, each marked as differing, or as differing only in
+/// an effective CPU an order of events explains.
+fn model_rows(st: &HostState, c: &Comparison) -> Vec<ModelRowView> {
+    c.vectors
+        .iter()
+        .map(|v| ModelRowView {
+            device: v.device.clone(),
+            index: v.index,
+            irq: st.snapshot.irqs[v.irq].label.clone(),
+            name: st.snapshot.irqs[v.irq].name.clone(),
+            predicted_mask: v.predicted_mask.clone(),
+            actual_mask: v.actual_mask.clone(),
+            predicted_cpu: v.predicted_cpu.map_or_else(|| "shut down".into(), |c| c.to_string()),
+            actual_effective: v.actual_effective.clone(),
+            mismatch: (!v.mask_matches || !v.cpu_matches) && v.reason.is_none(),
+            moved: v.reason.is_some(),
+            reason: v.reason.map_or("", |r| r.short()),
+        })
+        .collect()
+}
+
+/// The effective-model menu: "per IRQ (chip names)", then every model.
+fn effective_choices(chosen: &str) -> Vec<(&'static str, &'static str, bool)> {
+    std::iter::once(("", "per IRQ (chip names)", chosen.is_empty()))
+        .chain(
+            crate::kernel::vector_matrix::EffectiveModel::ALL
+                .iter()
+                .map(|e| (e.name(), e.name(), e.name() == chosen)),
+        )
+        .collect()
+}
+
+impl HostView {
+    pub fn new(st: &HostState, choice: &ModelChoice, live: bool) -> HostView {
+        // Variant, sort and hotplug rule from the kernel release; the query may name a variant.
+        let (mut opts, mut model_warnings) = live_vs_model::options_for(&st.snapshot, None);
+        if !choice.variant.is_empty() {
+            opts.variant = choice.variant.clone();
+        }
+        opts.effective = choice.effective.clone();
+        opts.mana_patched = choice.mana_patched;
+        let comparison: Result<Comparison, String> =
+            live_vs_model::compare_with(&st.snapshot, &st.topology, &opts).map_err(|e| e.to_string());
+        let mut moved = 0;
+        let mut reasons = Vec::new();
+        let mut effective = choice.effective.clone();
+        let (model_rows, model_error, not_modelled, mismatches, permalink) = match comparison {
+            Ok(c) => {
+                let link = permalink::encode(&c.spec)
+                    .ok()
+                    .filter(|l| l.len() <= 48 << 10)
+                    .unwrap_or_default();
+                model_warnings.extend(c.warnings.iter().cloned());
+                let rows = model_rows(st, &c);
+                moved = rows.iter().filter(|r| r.moved).count();
+                reasons = c
+                    .explained()
+                    .iter()
+                    .map(|(r, n)| format!("{n} {}.", r.describe()))
+                    .collect();
+                effective = c.effective_summary();
+                (rows, String::new(), c.not_modelled.clone(), c.unexplained(), link)
+            }
+            Err(e) => (Vec::new(), e, Vec::new(), 0, String::new()),
+        };
+        let history = history_text(st);
+        HostView {
+            host: st.snapshot.host.clone(),
+            live,
+            share: String::new(),
+            summary: format!(
+                "{} · {} IRQ rows · {} CPU columns",
+                st.topology.summary(),
+                st.snapshot.irqs.len(),
+                st.snapshot.cpus.len()
+            ),
+            seq: st.seq,
+            status: status_line(st),
+            heatmap_svg: heatmap_of(st, choice.node),
+            rows: irq_rows(st),
+            history,
+            history_svg: history_svg(st),
+            model_rows,
+            model_error,
+            not_modelled,
+            mismatches,
+            permalink,
+            variants: crate::kernel::Variant::ALL
+                .iter()
+                .map(|v| (v.name(), v.name() == opts.variant))
+                .collect(),
+            effectives: effective_choices(&choice.effective),
+            moved,
+            reasons,
+            model_warnings,
+            kernel: if st.snapshot.topology.kernel_release.is_empty() {
+                "unknown".into()
+            } else {
+                st.snapshot.topology.kernel_release.clone()
+            },
+            sort: opts.sort.clone(),
+            variant: opts.variant.clone(),
+            effective,
+            mana_patched: choice.mana_patched,
+        }
+    }
+}
+
+impl HostView {
+    /// The text twin (`/live/HOST/text`): the host, its reading, and the model comparison in
+    /// words, within 72 columns.
+    pub fn text_report(&self) -> String {
+        use crate::render::columns::wrap;
+        let mut out = wrap(
+            &format!("{} (kernel {})", self.host, self.kernel),
+            "irqscope live: ",
+            "  ",
+        );
+        out.push_str(&wrap(&self.summary, "machine:  ", "          "));
+        out.push_str(&wrap(&self.status, "reading:  ", "          "));
+        out.push('\n');
+        if !self.model_error.is_empty() {
+            out.push_str(&wrap(&self.model_error, "model:    cannot run: ", "          "));
+            return out;
+        }
+        out.push_str(&wrap(
+            &format!(
+                "{} modelled vectors, {} differ from {} ({}, {})",
+                self.model_rows.len(),
+                self.mismatches,
+                self.variant,
+                self.sort,
+                self.effective
+            ),
+            "model:    ",
+            "          ",
+        ));
+        for r in &self.reasons {
+            out.push_str(&wrap(r, "          ", "          "));
+        }
+        for r in self.model_rows.iter().filter(|r| r.mismatch) {
+            out.push_str(&wrap(
+                &format!(
+                    "{} vector {} (irq {}): mask {} -> {}, CPU {} -> {}",
+                    r.device, r.index, r.irq, r.predicted_mask, r.actual_mask, r.predicted_cpu, r.actual_effective
+                ),
+                "  differs: ",
+                "    ",
+            ));
+        }
+        for w in &self.model_warnings {
+            out.push_str(&wrap(w, "note:     ", "          "));
+        }
+        out
+    }
+}
+
+/// The newest [`HISTORY_SHOWN`] samples as text, newest first.
+pub fn history_text(st: &HostState) -> Vec<String> {
+    st.history
+        .iter()
+        .rev()
+        .take(HISTORY_SHOWN)
+        .map(|s| {
+            if s.reset {
+                format!("#{} baseline", s.seq)
+            } else {
+                format!("#{} {} irq/s", s.seq, fmt_rate(s.irqs_per_s))
+            }
+        })
+        .collect()
+}
+
+/// The chart of the newest [`HISTORY_CHART_LEN`] samples.
+pub fn history_svg(st: &HostState) -> String {
+    let skip = st.history.len().saturating_sub(HISTORY_CHART_LEN);
+    let points: Vec<HistoryPoint> = st
+        .history
+        .iter()
+        .skip(skip)
+        .map(|s| HistoryPoint {
+            seq: s.seq,
+            value: (!s.reset).then_some(s.irqs_per_s),
+        })
+        .collect();
+    history_chart(&points, "device interrupts per second, one point per reading", "irq/s")
+}
+
+/// What an SSE update (and `GET /api/live/{host}`) carries.
+pub fn update_json(st: &HostState) -> serde_json::Value {
+    let per_cpu: serde_json::Map<String, serde_json::Value> = st
+        .rates
+        .as_ref()
+        .map(|r| {
+            r.per_cpu
+                .iter()
+                .map(|(c, v)| (c.to_string(), serde_json::json!(v)))
+                .collect()
+        })
+        .unwrap_or_default();
+    serde_json::json!({
+        "host": st.snapshot.host,
+        "seq": st.seq,
+        "taken_unix_ms": st.snapshot.taken_unix_ms,
+        "interval_ms": st.rates.as_ref().map(|r| r.interval_ms),
+        "irqs_per_s": st.rates.as_ref().map(|r| r.per_cpu.values().sum::<f64>()),
+        "per_cpu": per_cpu,
+        "history": st.history,
+    })
+}

@@ -1,0 +1,454 @@
+//! The seeds page (`/seeds`) as data: every figure of the five seed threads one click away,
+//! each with the assumptions it needs stated beside it, its permalink and its command line.
+//! The figures and their command lines are the ones `tests/it/seeds.rs` checks.
+
+use super::blkmq::BlkMqQuery;
+use super::mana::ManaQuery;
+use super::sched::SchedQuery;
+use super::{encode_link, ViewError};
+use crate::render::columns::{command_block, words_of, wrap};
+use crate::scenario::blkmq::BlkMqSpec;
+use crate::scenario::mana::ManaSpec;
+use crate::scenario::payloads::{CompareSpec, SideSpec};
+use crate::scenario::sched::SchedSpec;
+use crate::scenario::spec::{parse_device_token, ScenarioSpec, TopologyRef};
+use crate::scenario::ProbeOrder;
+use std::sync::OnceLock;
+
+pub struct SeedFigure {
+    pub seed: &'static str,
+    pub title: &'static str,
+    /// What the figure needs to reproduce (variant, counter, model, pre-load …), in words.
+    pub assumptions: String,
+    /// The spread counter's start and the probe order the figure needs, checked against the
+    /// model by `tests/it/seeds.rs` (empty where no counter is involved).
+    pub needs: String,
+    pub link: String,
+    pub command: String,
+    /// What the link opens, as the spec the page resolves (to know a page is a seed's).
+    pub target: SeedTarget,
+}
+
+/// The spec a seed figure's link opens. The figures are built once (a static list), so
+/// the spread between the variants' sizes costs nothing worth a box.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[allow(clippy::large_enum_variant)]
+pub enum SeedTarget {
+    Scenario(ScenarioSpec),
+    Compare(CompareSpec),
+    Mana(ManaSpec),
+    Sched(SchedSpec),
+    BlkMq(BlkMqSpec),
+}
+
+/// Every seed figure, built once.
+fn all() -> &'static [SeedFigure] {
+    static ALL: OnceLock<Vec<SeedFigure>> = OnceLock::new();
+    ALL.get_or_init(|| figures().unwrap_or_default())
+}
+
+/// The seed figure whose link opens `target`, if one does: a page opened from a seed link
+/// leads with the seed's own sentence.
+pub fn seed_of(target: &SeedTarget) -> Option<&'static SeedFigure> {
+    let target = without_newest_picks(target);
+    all().iter().find(|f| without_newest_picks(&f.target) == target)
+}
+
+/// A target without the models the newest release picks when no kernel is named (a page's
+/// query fills them in; a seed link written before they could be named leaves them out): the
+/// same seed either way.
+fn without_newest_picks(target: &SeedTarget) -> SeedTarget {
+    let strip = |s: &ScenarioSpec| match s.kernel {
+        Some(_) => s.clone(),
+        None => ScenarioSpec {
+            affinity: None,
+            mapper: None,
+            vectors_per_cpu: None,
+            ..s.clone()
+        },
+    };
+    match target {
+        SeedTarget::Scenario(s) => SeedTarget::Scenario(strip(s)),
+        SeedTarget::Compare(c) => SeedTarget::Compare(CompareSpec {
+            scenario: strip(&c.scenario),
+            ..c.clone()
+        }),
+        other => other.clone(),
+    }
+}
+
+/// The seeds page.
+pub struct SeedsView {
+    pub title: String,
+    pub figures: Vec<SeedFigure>,
+}
+
+fn scenario(
+    preset: &str,
+    devices: &str,
+    variant: &str,
+    effective: &str,
+    counter: u32,
+) -> Result<ScenarioSpec, ViewError> {
+    Ok(ScenarioSpec {
+        variant: variant.into(),
+        effective: effective.into(),
+        spread_counter: counter,
+        ..ScenarioSpec::new(TopologyRef::Preset(preset.into()), vec![parse_device_token(devices)?])
+    })
+}
+
+/// One `simulate` figure's scenario: what the link and the command carry.
+struct Run {
+    preset: &'static str,
+    devices: &'static str,
+    variant: &'static str,
+    effective: &'static str,
+    counter: u32,
+    probe: Option<ProbeOrder>,
+}
+
+impl Run {
+    fn new(preset: &'static str, devices: &'static str, variant: &'static str, effective: &'static str) -> Run {
+        Run {
+            preset,
+            devices,
+            variant,
+            effective,
+            counter: 0,
+            probe: None,
+        }
+    }
+    fn counter(self, counter: u32) -> Run {
+        Run { counter, ..self }
+    }
+    fn probe(self, probe: ProbeOrder) -> Run {
+        Run {
+            probe: Some(probe),
+            ..self
+        }
+    }
+}
+
+/// One `simulate` figure: its `/s/…` permalink and command.
+fn simulate(
+    seed: &'static str,
+    title: &'static str,
+    assumptions: &str,
+    needs: &str,
+    run: Run,
+) -> Result<SeedFigure, ViewError> {
+    let spec = ScenarioSpec {
+        probe: run.probe.map(|p| p.name().to_string()),
+        ..scenario(run.preset, run.devices, run.variant, run.effective, run.counter)?
+    };
+    let mut command = format!(
+        "irqscope simulate {} {} --variant {} --effective {}",
+        run.preset, run.devices, run.variant, run.effective
+    );
+    if run.counter != 0 {
+        command.push_str(&format!(" --counter {}", run.counter));
+    }
+    if let Some(p) = run.probe {
+        command.push_str(&format!(" --probe {}", p.name()));
+    }
+    Ok(SeedFigure {
+        seed,
+        title,
+        assumptions: assumptions.into(),
+        needs: needs.into(),
+        link: format!("/s/{}", encode_link(&spec)?),
+        command,
+        target: SeedTarget::Scenario(spec),
+    })
+}
+
+/// What a variant that takes no counter value needs of the counter and the probe order.
+const NO_COUNTER: &str = "Any counter start and probe order: this variant takes no counter value.";
+
+/// The words on the v1 figures that need consecutive I/O offsets.
+const V1_PROBE: &str = "Under rotation-v1 every group_cpus_evenly() call takes a counter value, the \
+    one-group call of each NVMe controller's admin tag set (blk_mq_map_queues()) included. So the \
+    controllers' I/O spreads get consecutive offsets only when the admin tag sets do not come \
+    between them: parallel probing (every admin tag set first, as the NVMe driver's asynchronous \
+    probe does) or no admin call at all; strictly sequential probing gives them c+1, c+3, c+5, \
+    and so on.";
+
+/// Seed 000's figures: the NVMe disks on Azure's L-series and arm64 Dpds/Dplds, before and
+/// after the rotation patch.
+fn seed_000_figures() -> Result<Vec<SeedFigure>, ViewError> {
+    let mut out = seed_000_l_series()?;
+    out.extend(seed_000_arm64()?);
+    Ok(out)
+}
+
+/// Seed 000 on the x86 L-series (L96as v4, L48s v2).
+fn seed_000_l_series() -> Result<Vec<SeedFigure>, ViewError> {
+    let l96 = "azure-l96as-v4";
+    Ok(vec![
+        simulate(
+            "000",
+            "L96as v4, 6 NVMe x 62 queues: 28 CPUs (34-47,82-95) serve all 6 disks",
+            "The code before the cluster patch: variant pre-cluster (the front page opens on cluster, \
+             which gives another figure). x86 vector matrix.",
+            NO_COUNTER,
+            Run::new(l96, "6x62:name=nvme,pre=1", "pre-cluster", "x86-matrix"),
+        )?,
+        simulate(
+            "000",
+            "L96as v4 after the rotation: max 4 disks on a CPU, all 96 CPUs used; CPUs 0, 1, 2, 3 \
+             and 47 serve 4 disks each",
+            "Variant rotation, the newest revision of the proposed rotation patch (none of its \
+             revisions is merged); rotation-v1, rotation-v1r and rotation-ohcl give the same \
+             figure. x86 vector matrix.",
+            "Max 4 disks and all 96 CPUs: any counter start. The posting's per-CPU examples (CPUs \
+             0, 1, 2, 3 and 47 each serve 4 disks) need --counter 4: a start with start mod 24 \
+             in 4-20 (at counter 0, CPUs 0 and 2 serve 3 disks).",
+            Run::new(l96, "6x62:name=nvme,pre=1", "rotation", "x86-matrix").counter(4),
+        )?,
+        simulate(
+            "000",
+            "L48s v2, 6 x 32: 32 vCPUs get 3 IRQs and 16 get 6",
+            "Variant pre-cluster; x86.",
+            NO_COUNTER,
+            Run::new("azure-l48s-v2", "6x32:name=nvme,pre=1", "pre-cluster", "x86-matrix"),
+        )?,
+        simulate(
+            "000",
+            "L48s v2 with the v1 patch: 3 to 5 IRQs per vCPU",
+            "Variant rotation-v1: the v1 rotation patch as published (microsoft/OHCL-Linux-Kernel \
+             e21bb8ee0b0b); rotation-v1r, the reconstruction from the thread's words, gives the \
+             same figure. x86.",
+            &format!(
+                "{V1_PROBE} Parallel probing, any counter start (here 0: the admin tag sets take \
+                 0-5, the disks 6-11). Strictly sequential probing gives 3 to 6 IRQs per vCPU \
+                 at every start (next figure)."
+            ),
+            Run::new(
+                "azure-l48s-v2",
+                "6x32:name=nvme,pre=1,driver=nvme",
+                "rotation-v1",
+                "x86-matrix",
+            )
+            .probe(ProbeOrder::Parallel),
+        )?,
+        simulate(
+            "000",
+            "L48s v2 with the v1 patch, controllers probed strictly one after another: 3 to 6 IRQs \
+             per vCPU (not the posted figure)",
+            "Variant rotation-v1 (published v1 code); x86.",
+            "Sequential probing: each admin tag set takes a counter value between two disks' \
+             I/O spreads (offsets 1, 3, ..., 11 from counter 0); 3 to 6 IRQs per vCPU at every \
+             counter start.",
+            Run::new(
+                "azure-l48s-v2",
+                "6x32:name=nvme,pre=1,driver=nvme",
+                "rotation-v1",
+                "x86-matrix",
+            )
+            .probe(ProbeOrder::Sequential),
+        )?,
+    ])
+}
+
+/// Seed 000 on the arm64 D16plds v6 and D96plds v6.
+fn seed_000_arm64() -> Result<Vec<SeedFigure>, ViewError> {
+    Ok(vec![
+        simulate(
+            "000",
+            "D16plds v6 (arm64), 2 x 6: 6 vCPUs (0,3,6,9,12,14) get 2 IRQs each",
+            "arm64: effective CPU first-cpu (the default for this preset). One cluster of all 16 \
+             vCPUs, no SMT. Variant pre-cluster.",
+            NO_COUNTER,
+            Run::new("azure-d16plds-v6", "2x6:name=nvme,pre=1", "pre-cluster", "first-cpu"),
+        )?,
+        simulate(
+            "000",
+            "D16plds v6 with the v1 patch: 4 vCPUs get 2, 4 get 1",
+            "arm64 first-cpu; one cluster of all 16 vCPUs, no SMT; variant rotation-v1 (published \
+             v1 code).",
+            &format!(
+                "{V1_PROBE} Consecutive offsets whose start s has s mod 6 in 0-3: here parallel \
+                 probing from counter 0, the admin tag sets take 0-1 and the disks 2-3. Strictly \
+                 sequential probing never gives this figure."
+            ),
+            Run::new(
+                "azure-d16plds-v6",
+                "2x6:name=nvme,pre=1,driver=nvme",
+                "rotation-v1",
+                "first-cpu",
+            )
+            .probe(ProbeOrder::Parallel),
+        )?,
+        simulate(
+            "000",
+            "D96plds v6, 6 x 14: 14 vCPUs take 6 IRQs each",
+            "arm64 first-cpu; variant pre-cluster.",
+            NO_COUNTER,
+            Run::new("azure-d96plds-v6", "6x14:name=nvme,pre=1", "pre-cluster", "first-cpu"),
+        )?,
+        simulate(
+            "000",
+            "D96plds v6 with the v1 patch: 26 vCPUs, 13 per node",
+            "arm64 first-cpu; variant rotation-v1 (published v1 code).",
+            &format!(
+                "{V1_PROBE} Consecutive offsets whose start s has s mod 7 in 2-6: here parallel \
+                 probing from counter 0, the admin tag sets take 0-5 and the disks 6-11. Without \
+                 admin calls that is counter 2 (two devices spread before the disks)."
+            ),
+            Run::new(
+                "azure-d96plds-v6",
+                "6x14:name=nvme,pre=1,driver=nvme",
+                "rotation-v1",
+                "first-cpu",
+            )
+            .probe(ProbeOrder::Parallel),
+        )?,
+    ])
+}
+
+/// Seed 002: the P-core permutation on the Core Ultra 7 265K, as a comparison.
+fn seed_002_figure() -> Result<SeedFigure, ViewError> {
+    let ultra = scenario(
+        "intel-core-ultra-7-265k",
+        "20:name=nvme0,pre=1",
+        "pre-cluster",
+        "x86-matrix",
+        0,
+    )?;
+    let cmp = CompareSpec {
+        scenario: ultra,
+        a: SideSpec::default(),
+        b: SideSpec {
+            variant: Some("cluster".into()),
+            ..SideSpec::default()
+        },
+    };
+    Ok(SeedFigure {
+        seed: "002",
+        title: "Core Ultra 7 265K, IRQ-CPU 1:1: the cluster patch permutes the P-core queues \
+                (queue 0..7 -> CPU 1,4,0,5,6,7,3,2)",
+        assumptions: "pre-cluster against cluster; the per-vector table shows the permutation \
+                      (the per-CPU loads are equal)."
+            .into(),
+        needs: NO_COUNTER.into(),
+        link: format!("/c/{}", encode_link(&cmp)?),
+        command: "irqscope compare intel-core-ultra-7-265k 20:name=nvme0,pre=1 --a pre-cluster --b cluster".into(),
+        target: SeedTarget::Compare(cmp),
+    })
+}
+
+/// Every seed figure, seed by seed.
+pub fn figures() -> Result<Vec<SeedFigure>, ViewError> {
+    let mut out = seed_000_figures()?;
+    out.push(SeedFigure {
+        seed: "001",
+        title: "MANA on a 4-vCPU SMT-2 guest: the IRQ tables before and after the low-vCPU patch",
+        assumptions: "The pre-load --load 0,1,1,1: other interrupts already on vCPUs 1-3 when \
+                      the NIC probes. Without it the unpatched driver lands the five IRQs on \
+                      0 1 2 1 2 and the patched one on 0 0 1 2 3. The thread is v3 of the patch; \
+                      it landed as v5 in net in June 2026, commit 5316394b1752 \"net: mana: \
+                      Optimize irq affinity for low vcpu configs\" (netdev/net): \
+                      mana_irq_setup_linear() when the IRQs outnumber the online CPUs, the \
+                      NUMA-aware path renamed mana_irq_setup_numa_aware(); the placement is \
+                      v3's."
+            .into(),
+        needs: String::new(),
+        link: "/mana?preset=azure-4vcpu-smt2&load=0,1,1,1".into(),
+        command: "irqscope mana azure-4vcpu-smt2 --load 0,1,1,1".into(),
+        target: SeedTarget::Mana(
+            ManaQuery {
+                preset: Some("azure-4vcpu-smt2".into()),
+                load: Some("0,1,1,1".into()),
+                ..ManaQuery::default()
+            }
+            .spec()?,
+        ),
+    });
+    out.push(seed_002_figure()?);
+    for noise in ["0", "1", "2"] {
+        out.push(SeedFigure {
+            seed: "003",
+            title: match noise {
+                "0" => "Sched, 4 nodes at diameter 3: upstream splits the pair, p12 keeps it",
+                "1" => "Sched with one noise task: p12 splits the pair, p123 keeps it",
+                _ => "Sched with two noise tasks: only p123 keeps the pair",
+            },
+            assumptions: "The pair on node 1 of arm64-4node-diameter3; noise tasks as stated.".into(),
+            needs: String::new(),
+            link: format!("/sched?preset=arm64-4node-diameter3&pair_node=1&noise={noise}"),
+            command: format!("irqscope sched arm64-4node-diameter3 --pair-node 1 --noise {noise}"),
+            target: SeedTarget::Sched(
+                SchedQuery {
+                    preset: Some("arm64-4node-diameter3".into()),
+                    pair_node: Some("1".into()),
+                    noise: Some(noise.into()),
+                    ..SchedQuery::default()
+                }
+                .spec()?,
+            ),
+        });
+    }
+    out.push(SeedFigure {
+        seed: "004",
+        title: "72 CPUs (2 x 18 x 2), 64 queues: v4.10's mapper leaves 28 queues unmapped",
+        assumptions: "All mapper generations side by side; legacy-v4.13 (fe631457) maps all 64.".into(),
+        needs: String::new(),
+        link: "/blkmq?preset=xeon-2s-18c-smt2&queues=64".into(),
+        command: "irqscope blk-mq xeon-2s-18c-smt2 --queues 64 --mapper legacy-v4.10".into(),
+        target: SeedTarget::BlkMq(
+            BlkMqQuery {
+                preset: Some("xeon-2s-18c-smt2".into()),
+                queues: Some(64),
+                ..BlkMqQuery::default()
+            }
+            .spec(),
+        ),
+    });
+    Ok(out)
+}
+
+impl SeedsView {
+    pub fn new() -> Result<SeedsView, ViewError> {
+        Ok(SeedsView {
+            title: "seed figures".into(),
+            figures: figures()?,
+        })
+    }
+
+    /// The text twin: each figure's sentence, its assumptions, the command that prints it and
+    /// its link (absolute with `origin`), within 72 columns but for the link lines.
+    pub fn text_report(&self, origin: &str) -> String {
+        let mut out = String::from("irqscope: the seed threads' figures\n");
+        for f in &self.figures {
+            out.push('\n');
+            out.push_str(&wrap(f.title, &format!("seed {}: ", f.seed), "  "));
+            out.push_str(&wrap(&f.assumptions, "  ", "  "));
+            if !f.needs.is_empty() {
+                out.push_str(&wrap(&f.needs, "  counter and probe order: ", "  "));
+            }
+            command_block(&words_of(&f.command), &mut out);
+            out.push_str(&format!("{origin}{}\n", f.link));
+        }
+        out
+    }
+
+    /// The JSON twin: every figure with its link and command.
+    pub fn json(&self) -> serde_json::Value {
+        serde_json::Value::Array(
+            self.figures
+                .iter()
+                .map(|f| {
+                    serde_json::json!({
+                        "seed": f.seed,
+                        "title": f.title,
+                        "assumptions": f.assumptions,
+                        "needs": f.needs,
+                        "link": f.link,
+                        "command": f.command,
+                    })
+                })
+                .collect(),
+        )
+    }
+}
