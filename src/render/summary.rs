@@ -116,9 +116,15 @@ pub fn vectors_per_cpu_line(scenario: &Scenario) -> String {
 pub fn failure_lines(scenario: &Scenario, outcome: &Outcome) -> Vec<String> {
     let mut out = Vec::new();
     let vs = &outcome.vector_space;
-    if let Some(first) = vs.first_failure() {
-        let devices: std::collections::BTreeSet<&str> = vs.failures.iter().map(|f| f.device.as_str()).collect();
-        let n = vs.failures.len();
+    // The matrix's refusals; a device refused by alloc_descs() has its own line below.
+    let nospc: Vec<_> = vs
+        .failures
+        .iter()
+        .filter(|f| !matches!(f.error, crate::scenario::VectorError::EmptyAffinity))
+        .collect();
+    if let Some(first) = nospc.first() {
+        let devices: std::collections::BTreeSet<&str> = nospc.iter().map(|f| f.device.as_str()).collect();
+        let n = nospc.len();
         out.push(format!(
             "ENOSPC: {n} vector{} of {} device{} got none, first {} vector {}; {}",
             plural(n),
@@ -132,7 +138,7 @@ pub fn failure_lines(scenario: &Scenario, outcome: &Outcome) -> Vec<String> {
     for d in outcome.devices.iter().filter(|d| d.alloc_failed.is_some()) {
         if let Some(f) = d.alloc_failed {
             out.push(format!(
-                "EINVAL: {}: {f} ({} masks); the PCI core then tries MSI and INTx (not modelled)",
+                "EINVAL: {}: {f} ({} masks)",
                 d.name,
                 scenario.kernel_pick().affinity_era().name()
             ));
