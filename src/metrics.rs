@@ -189,9 +189,7 @@ pub fn compute(scenario: &Scenario, outcome: &Outcome) -> Metrics {
     // allocation failed counts all its vectors below, once.
     let refused: std::collections::BTreeSet<(&str, u32)> = outcome
         .vector_space
-        .failures
-        .iter()
-        .filter(|f| !matches!(f.error, crate::scenario::VectorError::EmptyAffinity))
+        .matrix_failures()
         .map(|f| (f.device.as_str(), f.vector))
         .collect();
     let counted_per_device: Vec<u64> = outcome

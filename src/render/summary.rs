@@ -117,11 +117,7 @@ pub fn failure_lines(scenario: &Scenario, outcome: &Outcome) -> Vec<String> {
     let mut out = Vec::new();
     let vs = &outcome.vector_space;
     // The matrix's refusals; a device refused by alloc_descs() has its own line below.
-    let nospc: Vec<_> = vs
-        .failures
-        .iter()
-        .filter(|f| !matches!(f.error, crate::scenario::VectorError::EmptyAffinity))
-        .collect();
+    let nospc: Vec<_> = vs.matrix_failures().collect();
     if let Some(first) = nospc.first() {
         let devices: std::collections::BTreeSet<&str> = nospc.iter().map(|f| f.device.as_str()).collect();
         let n = nospc.len();

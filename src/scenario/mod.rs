@@ -763,6 +763,13 @@ impl VectorSpace {
     pub fn first_failure(&self) -> Option<&VectorFailure> {
         self.failures.first()
     }
+    /// The vectors the matrix refused: every failure but `alloc_descs()`'s, whose device's
+    /// whole allocation failed and is told by its [`AllocFailure`].
+    pub fn matrix_failures(&self) -> impl Iterator<Item = &VectorFailure> {
+        self.failures
+            .iter()
+            .filter(|f| !matches!(f.error, VectorError::EmptyAffinity))
+    }
     /// Whether the vector space ran out anywhere (a failure, a broken affinity or an
     /// over-reservation).
     pub(crate) fn exhausted(&self) -> bool {
