@@ -13,7 +13,8 @@
  *        node N0 N1 ...                     cpu_to_node() of every CPU id (-1: not possible)
  *        present CPULIST
  *        smt CPUS MASK                      topology_sibling_cpumask() of each CPU in
- *                                           CPUS is MASK (both cpulists; repeated)
+ *                                           CPUS is MASK (both cpulists; repeated);
+ *                                           "smt MASK": CPUS is MASK
  *        cluster CPUS MASK                  topology_cluster_cpumask() likewise (a CPU
  *                                           named in no line has an empty mask)
  *        end
@@ -34,6 +35,7 @@
  * end is ended by the kernel of the machine running irqscope, not by irqscope's server.
  */
 #define _GNU_SOURCE
+#include <malloc.h>
 #include <stdio.h>
 #include <sys/resource.h>
 #include <time.h>
@@ -53,7 +55,8 @@ nodemask_t irqscope_kc_node_possible;
 
 /* Masks the topology tables point at: one per distinct sibling or cluster mask, one empty. */
 static struct cpumask kc_empty;
-static struct cpumask *kc_sets;
+/* The machine's distinct sibling and cluster masks, each allocated as its line is read. */
+static struct cpumask **kc_sets;
 static unsigned int kc_nsets;
 
 #define KC_WARNINGS_MAX 64
@@ -166,6 +169,8 @@ static void kc_read_topology(char *line, size_t cap, FILE *in)
 		kc_fail("bad topo line");
 	nr_cpu_ids = ncpu;
 	nr_node_ids = nnode;
+	while (kc_nsets)
+		free(kc_sets[--kc_nsets]);
 	free(kc_sets);
 	kc_sets = calloc(2 * ncpu, sizeof(*kc_sets));
 	if (!kc_sets)
@@ -209,18 +214,39 @@ static void kc_read_topology(char *line, size_t cap, FILE *in)
 			kc_parse_cpulist(line + 8, &irqscope_kc_present);
 		} else if (!strncmp(line, "smt ", 4) || !strncmp(line, "cluster ", 8)) {
 			bool smt = line[0] == 's';
-			struct cpumask who, *m;
-			char *mask = strchr(line + (smt ? 4 : 8), ' ');
+			struct cpumask who, *cpus, *m, *first;
+			char *list = line + (smt ? 4 : 8), *mask = strchr(list, ' ');
 
-			if (!mask)
-				kc_fail("bad smt or cluster line");
-			*mask++ = '\0';
 			if (kc_nsets == 2 * nr_cpu_ids)
 				kc_fail("too many masks");
-			kc_parse_cpulist(line + (smt ? 4 : 8), &who);
-			m = &kc_sets[kc_nsets++];
-			kc_parse_cpulist(mask, m);
-			for_each_cpu(cpu, &who) {
+			m = malloc(sizeof(*m));
+			if (!m)
+				kc_fail("out of memory");
+			if (mask) {
+				*mask++ = '\0';
+				kc_parse_cpulist(list, &who);
+				kc_parse_cpulist(mask, m);
+				cpus = &who;
+			} else {
+				kc_parse_cpulist(list, m);
+				cpus = m;
+			}
+			/*
+			 * A cluster mask equal to its first CPU's sibling mask (a cluster of one
+			 * core, common in large machines) shares that mask's memory: the code
+			 * reads both, never writes them.
+			 */
+			cpu = cpumask_first(cpus);
+			first = cpu < nr_cpu_ids ? irqscope_kc_sibling[cpu] : &kc_empty;
+			if (!smt && first != &kc_empty && cpumask_equal(first, m)) {
+				if (cpus == m)
+					cpus = first;
+				free(m);
+				m = first;
+			} else {
+				kc_sets[kc_nsets++] = m;
+			}
+			for_each_cpu(cpu, cpus) {
 				if (smt)
 					irqscope_kc_sibling[cpu] = m;
 				else
@@ -328,6 +354,17 @@ int main(int argc, char **argv)
 	size_t cap = 1 << 20;
 	char *line = malloc(cap);
 
+	/*
+	 * The masks are NR_CPUS bits (1 KiB) each, so a call's kcalloc()s are often past glibc's
+	 * mmap threshold: every call would map fresh zeroed pages and unmap them at kfree(),
+	 * page faults the kernel's slab never takes. Keep freed memory in the heap instead
+	 * (calloc still clears what it hands out).
+	 */
+	mallopt(M_MMAP_THRESHOLD, 64 << 20);
+	mallopt(M_TRIM_THRESHOLD, 256 << 20);
+	/* A machine or an answer in a few large pipe transfers rather than many of 4 KiB. */
+	setvbuf(stdin, NULL, _IOFBF, 1 << 16);
+	setvbuf(stdout, NULL, _IOFBF, 1 << 16);
 	kc_set_limits(argc, argv);
 	if (!line)
 		return 2;

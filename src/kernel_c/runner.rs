@@ -79,13 +79,14 @@ struct Proc {
     stdout: BufReader<ChildStdout>,
     /// The machine it holds ([`Machine`]'s key).
     topo: Option<u64>,
-    /// Arms (`Some(deadline)`) and disarms (`None`) the watchdog.
-    watch: mpsc::Sender<Option<Instant>>,
+    /// The watchdog's deadline ([`Watch`]).
+    watch: Arc<Watch>,
     killed: Arc<AtomicBool>,
 }
 
 impl Drop for Proc {
     fn drop(&mut self) {
+        self.watch.close();
         let _ = self.stdin.write_all(b"quit\n");
         if let Ok(mut c) = self.child.lock() {
             let _ = c.kill();
@@ -113,10 +114,20 @@ pub struct KernelC {
     describe: String,
     limits: Limits,
     idle: Mutex<Vec<Proc>>,
-    memo: Mutex<HashMap<(u64, u32, u32), Answer>>,
-    texts: Mutex<HashMap<u64, Arc<str>>>,
-    /// Catalogue machines by address ([`catalogue_instance`]).
-    presets: Mutex<HashMap<usize, Arc<Machine<'static>>>>,
+    memo: Mutex<HashMap<(u64, u32, u32), Arc<Answer>>>,
+}
+
+/// Catalogue machines by address ([`catalogue_instance`]), keyed once per process: the
+/// catalogue is made once per process and never changes.
+fn preset_machines() -> &'static Mutex<HashMap<usize, Arc<Machine<'static>>>> {
+    static PRESETS: std::sync::OnceLock<Mutex<HashMap<usize, Arc<Machine<'static>>>>> = std::sync::OnceLock::new();
+    PRESETS.get_or_init(Default::default)
+}
+
+/// Machine texts by key, for every build of the process (the same key is the same text).
+fn machine_texts() -> &'static Mutex<HashMap<u64, Arc<str>>> {
+    static TEXTS: std::sync::OnceLock<Mutex<HashMap<u64, Arc<str>>>> = std::sync::OnceLock::new();
+    TEXTS.get_or_init(Default::default)
 }
 
 impl std::fmt::Debug for KernelC {
@@ -135,8 +146,6 @@ impl KernelC {
             limits,
             idle: Mutex::new(Vec::new()),
             memo: Mutex::new(HashMap::new()),
-            texts: Mutex::new(HashMap::new()),
-            presets: Mutex::new(HashMap::new()),
         }
     }
 
@@ -165,12 +174,12 @@ impl KernelC {
             .spawn()
             .map_err(|e| ExternalError(format!("{}: the harness does not start: {e}", self.variant)))?;
         let stdin = child.stdin.take().expect("piped");
-        let stdout = BufReader::new(child.stdout.take().expect("piped"));
+        let stdout = BufReader::with_capacity(1 << 16, child.stdout.take().expect("piped"));
         let child = Arc::new(Mutex::new(child));
         let killed = Arc::new(AtomicBool::new(false));
-        let (watch, armed) = mpsc::channel::<Option<Instant>>();
-        let (c, k) = (child.clone(), killed.clone());
-        std::thread::spawn(move || watchdog(armed, c, k));
+        let watch = Arc::new(Watch::default());
+        let (w, c, k) = (watch.clone(), child.clone(), killed.clone());
+        std::thread::spawn(move || watchdog(&w, c, k));
         Ok(Proc {
             child,
             stdin,
@@ -202,39 +211,44 @@ impl KernelC {
             Request::Call { .. } => 1,
             Request::Time { iters, .. } => iters + 5,
         };
-        let _ = proc.watch.send(Some(Instant::now() + self.limits.call * calls));
+        proc.watch.arm(Some(Instant::now() + self.limits.call * calls));
         // Err(None): the process stopped; Err(Some(why)): it said something unreadable.
         let result = (|| -> Result<Reply, Option<String>> {
-            if proc.topo != Some(machine.key) {
+            // The machine (when the process does not hold it yet) and the request go in one
+            // write, and the answers are read after it: a pipe wakes the other side on every
+            // write and every read that finds it empty.
+            let request = match req {
+                Request::Call { numgrps, counter } => format!("call {numgrps} {counter}\n"),
+                Request::Time {
+                    numgrps,
+                    counter,
+                    iters,
+                } => format!("time {numgrps} {counter} {iters}\n"),
+            };
+            let send_machine = proc.topo != Some(machine.key);
+            if send_machine {
                 proc.topo = None;
-                proc.stdin
-                    .write_all(self.text_of(machine).as_bytes())
-                    .map_err(|_| None)?;
-                proc.stdin.flush().map_err(|_| None)?;
+                let text = self.text_of(machine);
+                let mut both = String::with_capacity(text.len() + request.len());
+                both.push_str(&text);
+                both.push_str(&request);
+                proc.stdin.write_all(both.as_bytes()).map_err(|_| None)?;
                 let line = read_line(&mut proc.stdout)?;
                 if line != "ok" {
                     return Err(Some(format!("the machine was refused: {line:?}")));
                 }
                 proc.topo = Some(machine.key);
+            } else {
+                proc.stdin.write_all(request.as_bytes()).map_err(|_| None)?;
             }
             match req {
-                Request::Call { numgrps, counter } => {
-                    writeln!(proc.stdin, "call {numgrps} {counter}").map_err(|_| None)?;
-                    proc.stdin.flush().map_err(|_| None)?;
-                    read_answer(&mut proc.stdout, numgrps).map(Reply::Answer)
+                Request::Call { numgrps, .. } => {
+                    read_answer(&mut proc.stdout, numgrps, machine.topo.nr_cpu_ids()).map(Reply::Answer)
                 }
-                Request::Time {
-                    numgrps,
-                    counter,
-                    iters,
-                } => {
-                    writeln!(proc.stdin, "time {numgrps} {counter} {iters}").map_err(|_| None)?;
-                    proc.stdin.flush().map_err(|_| None)?;
-                    read_time(&mut proc.stdout).map(Reply::Time)
-                }
+                Request::Time { .. } => read_time(&mut proc.stdout).map(Reply::Time),
             }
         })();
-        let _ = proc.watch.send(None);
+        proc.watch.arm(None);
         result.map_err(|bad| self.failure(proc, bad))
     }
 
@@ -259,24 +273,81 @@ impl KernelC {
     }
 }
 
-/// Kill the child when an armed deadline passes.
-fn watchdog(armed: mpsc::Receiver<Option<Instant>>, child: Arc<Mutex<Child>>, killed: Arc<AtomicBool>) {
-    let mut deadline: Option<Instant> = None;
-    loop {
-        let next = match deadline {
-            None => armed.recv().map_err(|_| mpsc::RecvTimeoutError::Disconnected),
-            Some(d) => armed.recv_timeout(d.saturating_duration_since(Instant::now())),
+/// A process's deadline, shared with its watchdog thread. Arming and disarming wake the
+/// watchdog only when it would otherwise sleep past the new deadline (asleep with none, or
+/// with a later one): a sweep arms and disarms once per call, and a wake-up per call would
+/// cost more than the calls of a small machine.
+#[derive(Default)]
+struct Watch {
+    state: Mutex<WatchState>,
+    wake: std::sync::Condvar,
+}
+
+#[derive(Default)]
+struct WatchState {
+    deadline: Option<Instant>,
+    /// What the watchdog sleeps until: `None` asleep with no deadline (or not yet asleep),
+    /// `Some(t)` asleep until `t`.
+    sleeping_until: Option<Instant>,
+    asleep: bool,
+    closed: bool,
+}
+
+impl Watch {
+    /// `Some(deadline)` arms, `None` disarms.
+    fn arm(&self, deadline: Option<Instant>) {
+        let Ok(mut st) = self.state.lock() else { return };
+        st.deadline = deadline;
+        let late = match (deadline, st.sleeping_until) {
+            (Some(d), Some(until)) => d < until,
+            (Some(_), None) => true,
+            (None, _) => false,
         };
-        match next {
-            Ok(d) => deadline = d,
-            Err(mpsc::RecvTimeoutError::Timeout) => {
+        if st.asleep && late {
+            self.wake.notify_one();
+        }
+    }
+
+    /// The process is gone: the watchdog ends.
+    fn close(&self) {
+        if let Ok(mut st) = self.state.lock() {
+            st.closed = true;
+        }
+        self.wake.notify_one();
+    }
+}
+
+/// Kill the child when an armed deadline passes; end when the watch is closed.
+fn watchdog(watch: &Watch, child: Arc<Mutex<Child>>, killed: Arc<AtomicBool>) {
+    let Ok(mut st) = watch.state.lock() else { return };
+    loop {
+        if st.closed {
+            return;
+        }
+        let now = Instant::now();
+        match st.deadline {
+            Some(d) if d <= now => {
                 killed.store(true, Ordering::SeqCst);
                 if let Ok(mut c) = child.lock() {
                     let _ = c.kill();
                 }
-                deadline = None;
+                st.deadline = None;
             }
-            Err(mpsc::RecvTimeoutError::Disconnected) => return,
+            deadline => {
+                st.sleeping_until = deadline;
+                st.asleep = true;
+                st = match deadline {
+                    None => match watch.wake.wait(st) {
+                        Ok(g) => g,
+                        Err(_) => return,
+                    },
+                    Some(d) => match watch.wake.wait_timeout(st, d - now) {
+                        Ok((g, _)) => g,
+                        Err(_) => return,
+                    },
+                };
+                st.asleep = false;
+            }
         }
     }
 }
@@ -321,7 +392,9 @@ fn read_line(r: &mut BufReader<ChildStdout>) -> Result<String, Option<String>> {
     String::from_utf8(buf).map_err(|_| Some("bytes that are not text".into()))
 }
 
-fn read_answer(r: &mut BufReader<ChildStdout>, numgrps: u32) -> Result<Answer, Option<String>> {
+/// An answer whose masks are `width` bits wide (the machine's `nr_cpu_ids`); a mask holding a
+/// CPU at or above it is read as wide as any machine, for the caller to name that CPU.
+fn read_answer(r: &mut BufReader<ChildStdout>, numgrps: u32, width: u32) -> Result<Answer, Option<String>> {
     let head = read_line(r)?;
     let bad = |what: &str| Some(format!("{what}: {head:?}"));
     let words: Vec<&str> = head.split(' ').collect();
@@ -344,8 +417,10 @@ fn read_answer(r: &mut BufReader<ChildStdout>, numgrps: u32) -> Result<Answer, O
                 let list = line
                     .strip_prefix("m ")
                     .ok_or_else(|| Some(format!("a mask line expected: {line:?}")))?;
-                // Parsed as wide as any machine; the caller checks ids against nr_cpu_ids.
-                let set = parse_cpulist(list, crate::topology::CPUS_MAX)
+                // As wide as the machine; past it, as wide as any machine, so that the caller
+                // names the CPU at or above nr_cpu_ids.
+                let set = parse_cpulist(list, width)
+                    .or_else(|_| parse_cpulist(list, crate::topology::CPUS_MAX))
                     .map_err(|e| Some(format!("a mask irqscope cannot read ({e}): {list:?}")))?;
                 masks.push(set);
             }
@@ -384,14 +459,19 @@ pub(crate) struct Machine<'a> {
     pub(crate) key: u64,
     /// Per kind (siblings, clusters): the distinct masks, and for each possible CPU the index
     /// of its mask among them (`EMPTY_SET`: an empty mask).
-    kinds: [(Vec<&'a CpuSet>, Vec<u32>); 2],
+    kinds: [Kind<'a>; 2],
 }
+
+/// One kind of mask (siblings, clusters): the distinct non-empty masks with the range of
+/// their words that is not zero, and for each possible CPU the index of its mask among them
+/// (`EMPTY_SET`: an empty mask).
+type Kind<'a> = (Vec<(&'a CpuSet, std::ops::Range<usize>)>, Vec<u32>);
 
 /// Which of the masks a kind's CPUs point at is which, in order of first use.
 struct SetIndex<'a> {
-    sets: &'a [CpuSet],
-    /// Per entry of `sets`: its index among `seen`, `EMPTY_SET`, or `UNSEEN`.
-    slot: Vec<u32>,
+    /// Every list the masks come from ([`Topology::kernel_mask_sets`]), and per entry its
+    /// index among `seen`, `EMPTY_SET`, or `UNSEEN`.
+    lists: [(&'a [CpuSet], Vec<u32>); 3],
     /// The distinct non-empty masks, with the range of their words that is not zero.
     seen: Vec<(&'a CpuSet, std::ops::Range<usize>)>,
 }
@@ -411,38 +491,55 @@ fn nonzero_words(m: &CpuSet) -> Option<std::ops::Range<usize>> {
 }
 
 impl<'a> SetIndex<'a> {
-    fn new(sets: &'a [CpuSet]) -> SetIndex<'a> {
+    fn new(topo: &'a Topology) -> SetIndex<'a> {
         SetIndex {
-            sets,
-            slot: vec![UNSEEN; sets.len()],
+            lists: topo.kernel_mask_sets().map(|l| (l, vec![UNSEEN; l.len()])),
             seen: Vec::new(),
         }
     }
 
-    /// The index of `m` (`EMPTY_SET` for an empty mask): found by address when it is one of
-    /// the topology's drawn sets (the kernel's view hands out references into that list for
-    /// every CPU whose mask is the drawn one), so each of those is read once; else (a mask
-    /// restricted to online CPUs, a CPU alone) by content among those seen.
+    /// The index of `m` (`EMPTY_SET` for an empty mask), found by address: the kernel view
+    /// hands out references into the topology's lists for every CPU (a cluster that is its
+    /// core's SMT set is that set), so each entry is read once. A mask from elsewhere is
+    /// found by content.
     fn of(&mut self, m: &'a CpuSet) -> u32 {
         let size = std::mem::size_of::<CpuSet>();
-        let (base, at) = (self.sets.as_ptr() as usize, m as *const CpuSet as usize);
-        if size > 0 && at >= base && at < base + std::mem::size_of_val(self.sets) && (at - base) % size == 0 {
-            let i = (at - base) / size;
-            if self.slot[i] == UNSEEN {
-                self.slot[i] = match nonzero_words(m) {
-                    None => EMPTY_SET,
-                    Some(range) => {
-                        self.seen.push((m, range));
-                        (self.seen.len() - 1) as u32
-                    }
-                };
+        let at = m as *const CpuSet as usize;
+        let mut entry = None;
+        for (l, (list, _)) in self.lists.iter().enumerate() {
+            let base = list.as_ptr() as usize;
+            if size > 0 && at >= base && at < base + std::mem::size_of_val(*list) && (at - base).is_multiple_of(size) {
+                entry = Some((l, (at - base) / size));
+                break;
             }
-            return self.slot[i];
         }
+        let Some((l, i)) = entry else {
+            return self.by_content(m);
+        };
+        if self.lists[l].1[i] == UNSEEN {
+            self.lists[l].1[i] = match nonzero_words(m) {
+                None => EMPTY_SET,
+                Some(range) => {
+                    self.seen.push((m, range));
+                    (self.seen.len() - 1) as u32
+                }
+            };
+        }
+        self.lists[l].1[i]
+    }
+
+    /// The index of `m` among the masks seen, by what it holds (a new one when none holds
+    /// the same CPUs).
+    fn by_content(&mut self, m: &'a CpuSet) -> u32 {
         let Some(range) = nonzero_words(m) else {
             return EMPTY_SET;
         };
-        match self.seen.iter().position(|(s, _)| **s == *m) {
+        let words = &m.words()[range.clone()];
+        match self
+            .seen
+            .iter()
+            .rposition(|(s, r)| *r == range && &s.words()[r.clone()] == words)
+        {
             Some(k) => k as u32,
             None => {
                 self.seen.push((m, range));
@@ -472,15 +569,12 @@ impl<'a> Machine<'a> {
         for cpu in possible.iter().take_while(|&c| c < n) {
             h.write_u32(topo.cpu_to_node(cpu));
         }
-        let mut kinds: [(Vec<&CpuSet>, Vec<u32>); 2] = Default::default();
-        let accessors: [(&'a [CpuSet], MaskOf); 2] = [
-            (topo.drawn_smt_sets(), Topology::smt),
-            (topo.drawn_cluster_sets(), Topology::cluster),
-        ];
-        for ((sets, get), (seen, of)) in accessors.into_iter().zip(kinds.iter_mut()) {
+        let mut kinds: [Kind; 2] = Default::default();
+        let accessors: [MaskOf; 2] = [Topology::smt, Topology::cluster];
+        for (get, (seen, of)) in accessors.into_iter().zip(kinds.iter_mut()) {
             // The sequence of indices names which CPUs share a mask; the masks' words, what
             // each mask holds. A mask the CPUs point at in a new order is a new key.
-            let mut index = SetIndex::new(sets);
+            let mut index = SetIndex::new(topo);
             for cpu in possible.iter().take_while(|&c| c < n) {
                 let i = index.of(get(topo, cpu));
                 of.push(i);
@@ -491,7 +585,7 @@ impl<'a> Machine<'a> {
                 h.write_usize(range.len());
                 set.words()[range.clone()].iter().for_each(|&x| h.write_u64(x));
             }
-            *seen = index.seen.into_iter().map(|(s, _)| s).collect();
+            *seen = index.seen;
         }
         Machine {
             topo,
@@ -501,24 +595,31 @@ impl<'a> Machine<'a> {
     }
 
     /// The machine as the harness reads it: `topo`, `node`, `present`, then one `smt` and one
-    /// `cluster` line per distinct mask (the CPUs that have it, then the mask), taken from
+    /// `cluster` line per distinct mask (the CPUs that have it, then the mask; the mask alone
+    /// when those CPUs are the mask), taken from
     /// the same accessors the models read ([`Topology::smt`], [`Topology::cluster`],
     /// [`Topology::cpu_to_node`]), so the C sees the kernel's view the models see.
     pub(crate) fn text(&self) -> String {
-        use std::fmt::Write as _;
         let topo = self.topo;
         let n = topo.nr_cpu_ids();
         let possible = topo.possible();
-        let mut s = String::with_capacity(16 + 6 * n as usize);
-        let _ = write!(s, "topo {n} {}\nnode", topo.nr_node_ids());
+        let mut s = String::with_capacity(64 + 3 * n as usize);
+        s.push_str("topo ");
+        push_u32(&mut s, n);
+        s.push(' ');
+        push_u32(&mut s, topo.nr_node_ids());
+        s.push_str("\nnode");
         for cpu in 0..n {
             if possible.contains(cpu) {
-                let _ = write!(s, " {}", topo.cpu_to_node(cpu));
+                s.push(' ');
+                push_u32(&mut s, topo.cpu_to_node(cpu));
             } else {
                 s.push_str(" -1");
             }
         }
-        let _ = writeln!(s, "\npresent {}", topo.present().to_cpulist());
+        s.push_str("\npresent ");
+        s.push_str(&topo.present().to_cpulist());
+        s.push('\n');
         let cpus: Vec<u32> = possible.iter().take_while(|&c| c < n).collect();
         for (kind, (sets, of)) in ["smt", "cluster"].into_iter().zip(&self.kinds) {
             let mut who: Vec<Vec<u32>> = vec![Vec::new(); sets.len()];
@@ -527,8 +628,18 @@ impl<'a> Machine<'a> {
                     who[i as usize].push(cpu);
                 }
             }
-            for (set, who) in sets.iter().zip(&who) {
-                let _ = writeln!(s, "{kind} {} {}", sorted_cpulist(who), set.to_cpulist());
+            for ((set, range), who) in sets.iter().zip(&who) {
+                let words = &set.words()[range.clone()];
+                s.push_str(kind);
+                s.push(' ');
+                // A mask its CPUs make up exactly (the usual case) is written once.
+                let weight: u32 = words.iter().map(|w| w.count_ones()).sum();
+                if weight as usize != who.len() || !who.iter().all(|&c| set.contains(c)) {
+                    push_cpulist(&mut s, who.iter().copied());
+                    s.push(' ');
+                }
+                push_cpulist(&mut s, word_bits(words, range.start));
+                s.push('\n');
             }
         }
         s.push_str("end\n");
@@ -536,26 +647,67 @@ impl<'a> Machine<'a> {
     }
 }
 
-/// A kernel cpulist (`0-3,8`) of ascending CPU ids.
-fn sorted_cpulist(cpus: &[u32]) -> String {
-    use std::fmt::Write as _;
-    let mut s = String::new();
-    let mut i = 0;
-    while i < cpus.len() {
-        let mut j = i;
-        while j + 1 < cpus.len() && cpus[j + 1] == cpus[j] + 1 {
-            j += 1;
-        }
-        let sep = if s.is_empty() { "" } else { "," };
-        let _ = if i == j {
-            write!(s, "{sep}{}", cpus[i])
-        } else {
-            write!(s, "{sep}{}-{}", cpus[i], cpus[j])
-        };
-        i = j + 1;
-    }
-    s
+/// The ids of the bits set in `words`, the first of which is word `first` of its mask, in
+/// ascending order.
+fn word_bits(words: &[u64], first: usize) -> impl Iterator<Item = u32> + '_ {
+    words.iter().enumerate().flat_map(move |(k, &w)| {
+        let base = ((first + k) * 64) as u32;
+        let mut rest = w;
+        std::iter::from_fn(move || {
+            (rest != 0).then(|| {
+                let bit = rest.trailing_zeros();
+                rest &= rest - 1;
+                base + bit
+            })
+        })
+    })
 }
+
+/// A kernel cpulist (`0-3,8`) of ascending CPU ids, appended to `s`.
+fn push_cpulist(s: &mut String, cpus: impl Iterator<Item = u32>) {
+    let mut run: Option<(u32, u32)> = None;
+    let mut first = true;
+    let mut flush = |s: &mut String, (a, b): (u32, u32)| {
+        if !first {
+            s.push(',');
+        }
+        first = false;
+        push_u32(s, a);
+        if b != a {
+            s.push('-');
+            push_u32(s, b);
+        }
+    };
+    for cpu in cpus {
+        run = match run {
+            Some((a, b)) if cpu == b + 1 => Some((a, cpu)),
+            Some(r) => {
+                flush(s, r);
+                Some((cpu, cpu))
+            }
+            None => Some((cpu, cpu)),
+        };
+    }
+    if let Some(r) = run {
+        flush(s, r);
+    }
+}
+
+/// A number in decimal, appended to `s` (the machine text holds tens of thousands).
+fn push_u32(s: &mut String, mut n: u32) {
+    let mut digits = [0u8; 10];
+    let mut i = digits.len();
+    loop {
+        i -= 1;
+        digits[i] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    digits[i..].iter().for_each(|&d| s.push(char::from(d)));
+}
+
 
 /// The catalogue's own instance when `topo` is one. The catalogue keeps its machines for the
 /// life of the process and never changes them, so a preset found by its address is the same
@@ -586,8 +738,17 @@ pub struct Timing {
 pub const TIME_ITERS_MAX: u32 = 1_000_000;
 
 impl KernelC {
-    /// One call, as the harness answered it (masks unchecked).
+    /// One call, as the harness answered it (masks `nr_cpu_ids` wide, ids checked against it).
     pub fn call(&self, topo: &Topology, numgrps: u32, counter: u32) -> Result<Answer, ExternalError> {
+        self.shared_call(topo, numgrps, counter).map(|(a, counter_after)| Answer {
+            counter_after,
+            ..(*a).clone()
+        })
+    }
+
+    /// [`KernelC::call`] without copying the remembered answer: the answer, and the counter
+    /// after the call (the one before for C without a counter, whatever the answer says).
+    fn shared_call(&self, topo: &Topology, numgrps: u32, counter: u32) -> Result<(Arc<Answer>, u32), ExternalError> {
         self.check_numgrps(numgrps)?;
         let (cached, fresh);
         let machine: &Machine = match catalogue_instance(topo) {
@@ -606,11 +767,9 @@ impl KernelC {
             Some(_) => (counter, None),
             None => (0, Some(counter)),
         };
-        let keep = |mut a: Answer| {
-            if let Some(c) = fixed {
-                a.counter_after = c;
-            }
-            a
+        let keep = |a: Arc<Answer>| {
+            let after = fixed.unwrap_or(a.counter_after);
+            (a, after)
         };
         let key = (machine.key, numgrps, asked);
         if let Some(a) = self.memo.lock().ok().and_then(|m| m.get(&key).cloned()) {
@@ -635,6 +794,7 @@ impl KernelC {
                 )));
             }
         }
+        let answer = Arc::new(answer);
         if let Ok(mut m) = self.memo.lock() {
             if m.len() >= MEMO_ENTRIES_MAX {
                 m.clear();
@@ -669,14 +829,14 @@ impl KernelC {
         }
     }
 
-    /// A preset's machine, keyed once for the life of this handle.
+    /// A preset's machine, keyed once for the life of the process.
     fn preset_machine(&self, preset: &'static Topology) -> Arc<Machine<'static>> {
         let at = preset as *const Topology as usize;
-        if let Some(m) = self.presets.lock().ok().and_then(|m| m.get(&at).cloned()) {
+        if let Some(m) = preset_machines().lock().ok().and_then(|m| m.get(&at).cloned()) {
             return m;
         }
         let m = Arc::new(Machine::of(preset));
-        if let Ok(mut all) = self.presets.lock() {
+        if let Ok(mut all) = preset_machines().lock() {
             all.insert(at, m.clone());
         }
         m
@@ -694,11 +854,11 @@ impl KernelC {
 
     /// The machine's text, remembered per key (a sweep's processes each need it once).
     fn text_of(&self, machine: &Machine) -> Arc<str> {
-        if let Some(t) = self.texts.lock().ok().and_then(|m| m.get(&machine.key).cloned()) {
+        if let Some(t) = machine_texts().lock().ok().and_then(|m| m.get(&machine.key).cloned()) {
             return t;
         }
         let text: Arc<str> = machine.text().into();
-        if let Ok(mut m) = self.texts.lock() {
+        if let Ok(mut m) = machine_texts().lock() {
             if m.len() >= TEXTS_MAX {
                 m.clear();
             }
@@ -755,19 +915,18 @@ impl ExternalGroupCpus for KernelC {
         counter: &mut u32,
         warnings: &mut Vec<KernelWarn>,
     ) -> Result<Option<Grouping>, ExternalError> {
-        let answer = self.call(topo, numgrps, *counter)?;
+        let (answer, after) = self.shared_call(topo, numgrps, *counter)?;
         let before = *counter;
-        *counter = answer.counter_after;
+        *counter = after;
         warnings.extend(answer.warnings.iter().map(|(line, condition)| KernelWarn::C {
             line: *line,
             condition: condition.clone(),
         }));
-        let Some(masks) = answer.masks else {
+        let Some(masks) = &answer.masks else {
             return Ok(None);
         };
-        let masks: Vec<CpuSet> = masks.iter().map(|m| resize(m, topo.nr_cpu_ids())).collect();
-        let consumed = (answer.counter_after != before).then_some(before);
-        Grouping::from_masks(topo.nr_cpu_ids(), &masks, answer.nummasks, consumed)
+        let consumed = (after != before).then_some(before);
+        Grouping::from_masks(topo.nr_cpu_ids(), masks, answer.nummasks, consumed)
             .map(Some)
             .map_err(|e| {
                 ExternalError(format!(
@@ -776,15 +935,6 @@ impl ExternalGroupCpus for KernelC {
                 ))
             })
     }
-}
-
-/// A mask re-made `n` bits wide (ids below `n` were checked).
-pub(crate) fn resize(m: &CpuSet, n: u32) -> CpuSet {
-    let mut out = CpuSet::new(n);
-    for cpu in m.iter().filter(|&c| c < n) {
-        out.insert(cpu);
-    }
-    out
 }
 
 /// Run a command to its end within `limit`, killing it past that (the compiler's limit).
@@ -804,4 +954,37 @@ pub(crate) fn output_within(cmd: &mut Command, limit: Duration) -> std::io::Resu
     waiter
         .join()
         .unwrap_or_else(|_| Err(std::io::Error::other("the waiting thread failed")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::topology::TopologySpec;
+
+    fn gen(text: &str) -> Topology {
+        Topology::new(&toml::from_str::<TopologySpec>(&format!("name = 'g'\n[generate]\n{text}")).unwrap()).unwrap()
+    }
+
+    #[test]
+    fn a_mask_its_cpus_make_up_is_written_once() {
+        let t = gen("nodes_per_package = 2\ncores_per_node = 2\nthreads_per_core = 2\nclusters = 'core'\n");
+        let text = topology_text(&t);
+        assert_eq!(
+            text,
+            "topo 8 2\nnode 0 0 0 0 1 1 1 1\npresent 0-7\n\
+             smt 0-1\nsmt 2-3\nsmt 4-5\nsmt 6-7\n\
+             cluster 0-1\ncluster 2-3\ncluster 4-5\ncluster 6-7\nend\n"
+        );
+    }
+
+    #[test]
+    fn the_key_names_the_machine_the_c_sees() {
+        let a = gen("cores_per_node = 4\nthreads_per_core = 2\n");
+        let b = gen("cores_per_node = 4\nthreads_per_core = 2\n");
+        let c = gen("cores_per_node = 8\n");
+        let d = gen("cores_per_node = 4\nthreads_per_core = 2\nclusters = 2\n");
+        assert_eq!(Machine::of(&a).key, Machine::of(&b).key);
+        assert_ne!(Machine::of(&a).key, Machine::of(&c).key);
+        assert_ne!(Machine::of(&a).key, Machine::of(&d).key);
+    }
 }

@@ -299,6 +299,10 @@ fn core_kinds(topo: &Topology, clusters: &[Vec<(usize, usize)>]) -> Option<Vec<&
     )
 }
 
+/// A run of clusters of one package and kind (the kind's label), cut into units, each a
+/// (start, end) range of the node's CPU order.
+type Run = (Option<&'static str>, Vec<(usize, usize)>);
+
 /// A node's rows: clusters kept whole when they fit a row, a new row at each package or core
 /// kind, the rows of each run balanced.
 fn plan_rows<'o>(topo: &Topology, order: &'o [u32], row_cells: usize) -> Vec<RowPlan<'o>> {
@@ -316,7 +320,7 @@ fn plan_rows<'o>(topo: &Topology, order: &'o [u32], row_cells: usize) -> Vec<Row
     let kinds = core_kinds(topo, &clusters);
     // Runs of clusters of one package and kind, each cut into units: a cluster that fits a
     // row, else its cores.
-    let mut runs: Vec<(Option<&'static str>, Vec<(usize, usize)>)> = Vec::new();
+    let mut runs: Vec<Run> = Vec::new();
     for (i, cl) in clusters.iter().enumerate() {
         let kind = kinds.as_ref().map(|k| k[i]);
         let package = key(order[cl[0].0]).0;

@@ -499,6 +499,12 @@ impl Topology {
     pub fn drawn_cluster_sets(&self) -> &[CpuSet] {
         &self.cluster_sets
     }
+    /// Every set [`Topology::smt`] and [`Topology::cluster`] hand out: the drawn SMT sets,
+    /// the drawn clusters, and the kernel view's own (masks restricted to online CPUs, a CPU
+    /// alone), so that a caller can name a mask by where it lives.
+    pub(crate) fn kernel_mask_sets(&self) -> [&[CpuSet]; 3] {
+        [&self.smt_sets, &self.cluster_sets, &self.view.own]
+    }
     /// Drawn clusters that split a drawn SMT sibling set, as (cluster, sibling set) in the
     /// clusters' order: the kernel accepts them ("BUG: arch topology borken" from
     /// `build_sched_domain()`, no mask changed), and the pages warn.

@@ -70,7 +70,7 @@ impl BlkMqShown {
                 .clone()
                 .ok_or_else(|| crate::scenario::ScenarioError(format!("c:{name}: not found")))
         };
-        let scenario = spec.resolve_with(|name| catalogue::get(name), &lookup).map_err(|e| {
+        let scenario = spec.resolve_with(catalogue::get, &lookup).map_err(|e| {
             // The page's machine menu lists presets only.
             if matches!(spec.topology, TopologyRef::Preset(_)) && e.0.starts_with("unknown topology preset") {
                 bad(e.0.replacen("unknown topology preset", "unknown preset", 1))

@@ -170,8 +170,11 @@ pub struct ChangeRow {
     rank: (usize, std::cmp::Reverse<u32>),
 }
 
+/// A figure's name and how to read it from a row's figures.
+type Ranked = (&'static str, fn(&Figures) -> u32);
+
 /// The figures a reviewer ranks placements by, most important first (`Figures::badness`).
-const RANKED: [(&str, fn(&Figures) -> u32); 5] = [
+const RANKED: [Ranked; 5] = [
     ("vectors without a CPU", |f| f.vectors_failed),
     ("IRQs on the busiest CPU", |f| f.irqs_per_cpu_max),
     ("hot IRQs on one CPU", |f| f.hot_irqs_per_cpu_max),
