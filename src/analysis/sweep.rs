@@ -371,8 +371,17 @@ pub struct Figures {
     pub node_over_fair_milli: i64,
     pub per_node_irqs: Vec<u32>,
     pub kernel_warnings: u32,
-    /// Vectors the x86 vector space could not give (`-ENOSPC`): they fire nowhere.
+    /// Vectors that got none and fire nowhere: refused by the vector space (`-ENOSPC`), or
+    /// asked by a device whose whole allocation `alloc_descs()` refused (`-EINVAL`).
     pub vectors_failed: u32,
+    /// Of `vectors_failed`, those of devices `alloc_descs()` refused (`-EINVAL`: an empty
+    /// managed mask); the rest the vector space refused.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub vectors_alloc_refused: u32,
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
 }
 
 impl Figures {
@@ -477,10 +486,26 @@ pub fn run_until(config: &SweepConfig, stop: &(dyn Fn() -> bool + Sync)) -> Resu
     if config.rows() > ROWS_MAX {
         return err(format!("{} combinations; at most {ROWS_MAX}", config.rows()));
     }
+    // What --kernel picks beyond the variant, sort and effective model, as each row's
+    // permalink carries it (Sweep::spec).
+    let generation = match config.kernel.as_deref() {
+        None => None,
+        Some(k) => Some(
+            crate::kernel::release::parse_release(k)
+                .map(crate::kernel::release::generation)
+                .ok_or_else(|| SweepError(format!("kernel {k:?}: not a kernel release (e.g. 6.12)")))?,
+        ),
+    };
     // Validate every machine × mix once, before any work.
     let mut bases: Vec<Scenario> = Vec::with_capacity(config.topologies.len() * config.mixes.len());
     for name in &config.topologies {
         let topo = catalogue::get(name).ok_or_else(|| SweepError(format!("unknown topology preset {name:?}")))?;
+        let pick = generation.as_ref().map(|g| crate::scenario::KernelPick {
+            kernel: config.kernel.clone(),
+            affinity: Some(g.affinity),
+            mapper: Some(g.mapper),
+            vectors_per_cpu: Some(g.window.vectors_per_cpu(topo.legacy_pic().unwrap_or(false))),
+        });
         for mix in &config.mixes {
             let devices =
                 spec::expand_devices(&mix.devices).map_err(|e| SweepError(format!("{name}, mix {}: {e}", mix.name)))?;
@@ -493,6 +518,12 @@ pub fn run_until(config: &SweepConfig, stop: &(dyn Fn() -> bool + Sync)) -> Resu
                 0,
             )
             .map_err(|e| SweepError(format!("{name}, mix {}: {e}", mix.name)))?;
+            let scenario = match &pick {
+                Some(p) => scenario
+                    .with_kernel(p.clone())
+                    .map_err(|e| SweepError(format!("{name}, mix {}: {e}", mix.name)))?,
+                None => scenario,
+            };
             bases.push(scenario);
         }
     }
@@ -680,6 +711,12 @@ pub fn try_figures(scenario: &Scenario) -> Result<Figures, crate::kernel::Extern
         per_node_irqs: m.per_node.iter().map(|n| n.irqs).collect(),
         kernel_warnings: outcome.warnings().count() as u32,
         vectors_failed: m.vectors_failed,
+        vectors_alloc_refused: outcome
+            .devices
+            .iter()
+            .filter(|d| d.alloc_failed.is_some())
+            .map(|d| d.vectors.len() as u32)
+            .sum(),
     })
 }
 

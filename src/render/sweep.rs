@@ -236,12 +236,26 @@ fn aggregate_lines(a: &Aggregate, out: &mut String) {
         );
     }
     // The vector-space column: a line of its own so the table keeps to mail width; only a
-    // placement that runs out of vectors has one.
-    if a.worst.vectors_failed > 0 {
+    // placement that runs out of vectors has one. A device alloc_descs() refused (-EINVAL)
+    // is said apart: the vector space never saw it.
+    let refused = a.worst.vectors_alloc_refused;
+    let enospc = a.worst.vectors_failed.saturating_sub(refused);
+    if enospc > 0 {
         out.push_str(&wrap(
             &format!(
-                "ENOSPC: {} vectors got none (counter {}); simulate names the first",
-                a.worst.vectors_failed, a.worst_counter
+                "ENOSPC: {enospc} vectors got none (counter {}); simulate names the first",
+                a.worst_counter
+            ),
+            "    ",
+            "      ",
+        ));
+    }
+    if refused > 0 {
+        out.push_str(&wrap(
+            &format!(
+                "EINVAL: alloc_descs() refused {refused} vectors (counter {}): an empty \
+                 managed mask; simulate names the device",
+                a.worst_counter
             ),
             "    ",
             "      ",

@@ -24,11 +24,11 @@
 //! 65,536 vectors; each term is rounded up from the largest per-unit cost seen):
 //! [`RUN_NS`] + CPUs × [`CPU_NS`] + devices × CPUs × [`DEVICE_CPU_NS`] + vectors ×
 //! ([`VECTOR_NS`] + CPUs × [`VECTOR_CPU_PS`] / 1000), and [`ROW_NS`] per sweep row rendered. A
-//! `kernel-c` run (the kernel's C built in user space) would come through [`Estimate::runs`]
-//! with its own per-call cost.
+//! run on built C (a `c:NAME` variant) costs [`EXTERNAL_RUN_FACTOR`] times as much: its calls
+//! go to a harness process over a pipe, and the machine is written out for it.
 
 use super::{AppError, AppState};
-use crate::analysis::sweep::SweepConfig;
+use crate::analysis::sweep::{Placement, SweepConfig};
 use crate::catalogue;
 use crate::scenario::payloads::CompareSpec;
 use crate::scenario::spec::{DeviceSpec, ScenarioSpec, TopologyRef};
@@ -63,6 +63,10 @@ pub(crate) const DEVICE_CPU_NS: u64 = 12;
 pub(crate) const VECTOR_NS: u64 = 450;
 pub(crate) const VECTOR_CPU_PS: u64 = 160;
 pub(crate) const ROW_NS: u64 = 5_000;
+/// A run on built C against the same run on a model: the whole-catalogue sweep on Debian's
+/// 7.2 `lib/group_cpus.c` took 2.2 to 2.8 times the `cluster` model's CPU, harness processes
+/// started afresh and included (`cargo bench --bench kernel_c`); rounded up.
+pub(crate) const EXTERNAL_RUN_FACTOR: u64 = 3;
 
 /// The serving policy's knobs (the limits that are not constants).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -180,7 +184,11 @@ impl Estimate {
     /// One scenario (a page, its twins, the API).
     pub fn scenario(spec: &ScenarioSpec) -> Estimate {
         let (devices, vectors) = devices_and_vectors(&spec.devices);
-        Estimate::runs(1, cpus_of(&spec.topology), devices, vectors)
+        let mut e = Estimate::runs(1, cpus_of(&spec.topology), devices, vectors);
+        if spec.variant.starts_with("c:") {
+            e.cpu_ms = e.cpu_ms.saturating_mul(EXTERNAL_RUN_FACTOR);
+        }
+        e
     }
 
     /// Both sides of a comparison.
@@ -199,6 +207,19 @@ impl Estimate {
     /// A sweep: every machine × mix × its runs, and the rows rendered.
     pub fn sweep(config: &SweepConfig) -> Estimate {
         let per_base = config.runs_per_base();
+        // The same runs, each on built C counted EXTERNAL_RUN_FACTOR times.
+        let counters = config.counters.len().max(1) as u64;
+        let weighted = config
+            .placements
+            .iter()
+            .map(|p| {
+                let runs = if p.uses_counter() { counters } else { 1 };
+                match p {
+                    Placement::External(_) => runs.saturating_mul(EXTERNAL_RUN_FACTOR),
+                    _ => runs,
+                }
+            })
+            .fold(0u64, u64::saturating_add);
         let mut e = Estimate::runs(0, 0, 0, 0);
         let mut ns = config.row_count().saturating_mul(ROW_NS);
         for name in &config.topologies {
@@ -209,7 +230,7 @@ impl Estimate {
                 e.devices = e.devices.max(devices);
                 e.groups = e.groups.max(vectors);
                 e.runs = e.runs.saturating_add(per_base);
-                ns = ns.saturating_add(per_base.saturating_mul(run_ns(cpus, devices, vectors)));
+                ns = ns.saturating_add(weighted.saturating_mul(run_ns(cpus, devices, vectors)));
             }
         }
         e.cpu_ms = ns / 1_000_000;
@@ -523,6 +544,60 @@ mod tests {
             Mix::parse("6x62:pre=1").unwrap().devices,
         );
         assert!(Estimate::scenario(&small).cpu_ms < HEAVY_CPU_MS_MIN);
+    }
+
+    /// Built C that is never called: the estimate reads only what the placement is.
+    struct NeverCalled;
+
+    impl crate::kernel::ExternalGroupCpus for NeverCalled {
+        fn name(&self) -> &str {
+            "c:never"
+        }
+        fn describe(&self) -> &str {
+            "never called"
+        }
+        fn id(&self) -> &str {
+            "0"
+        }
+        fn uses_counter(&self) -> bool {
+            false
+        }
+        fn group_cpus_evenly(
+            &self,
+            _: &crate::topology::Topology,
+            _: u32,
+            _: &mut u32,
+            _: &mut Vec<crate::kernel::KernelWarn>,
+        ) -> Result<Option<crate::kernel::Grouping>, crate::kernel::ExternalError> {
+            unreachable!("an estimate runs nothing")
+        }
+    }
+
+    #[test]
+    fn built_c_is_estimated_at_its_measured_cost() {
+        let model = SweepConfig {
+            placements: SweepConfig::parse_placements("cluster").unwrap(),
+            ..SweepConfig::catalogue_default()
+        };
+        let c = SweepConfig {
+            placements: vec![Placement::External(sweep::ExternalRef::register(crate::kernel::External(
+                Arc::new(NeverCalled),
+            )))],
+            ..model.clone()
+        };
+        let (m, k) = (Estimate::sweep(&model), Estimate::sweep(&c));
+        assert_eq!(m.runs, k.runs);
+        // The rows rendered cost the same; the runs EXTERNAL_RUN_FACTOR times as much.
+        let rows_ms = model.row_count() * ROW_NS / 1_000_000;
+        assert!(k.cpu_ms + 1 >= EXTERNAL_RUN_FACTOR * (m.cpu_ms - rows_ms), "{m:?} {k:?}");
+        assert!(k.cpu_ms <= EXTERNAL_RUN_FACTOR * m.cpu_ms, "{m:?} {k:?}");
+        let mut spec = ScenarioSpec::new(
+            TopologyRef::Preset("synthetic-8192".into()),
+            Mix::parse("16x64").unwrap().devices,
+        );
+        let one = Estimate::scenario(&spec).cpu_ms;
+        spec.variant = "c:mine".into();
+        assert_eq!(Estimate::scenario(&spec).cpu_ms, EXTERNAL_RUN_FACTOR * one);
     }
 
     #[test]
