@@ -16,6 +16,7 @@
 
 use super::build::{Built, Provenance};
 use crate::kernel::{ExternalError, ExternalGroupCpus, Grouping, KernelWarn};
+use crate::topology::cpulist::{push_cpulist, push_u64};
 use crate::topology::{parse_cpulist, CpuSet, Topology};
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Write};
@@ -605,14 +606,14 @@ impl<'a> Machine<'a> {
         let possible = topo.possible();
         let mut s = String::with_capacity(64 + 3 * n as usize);
         s.push_str("topo ");
-        push_u32(&mut s, n);
+        push_u64(&mut s, u64::from(n));
         s.push(' ');
-        push_u32(&mut s, topo.nr_node_ids());
+        push_u64(&mut s, u64::from(topo.nr_node_ids()));
         s.push_str("\nnode");
         for cpu in 0..n {
             if possible.contains(cpu) {
                 s.push(' ');
-                push_u32(&mut s, topo.cpu_to_node(cpu));
+                push_u64(&mut s, u64::from(topo.cpu_to_node(cpu)));
             } else {
                 s.push_str(" -1");
             }
@@ -663,50 +664,6 @@ fn word_bits(words: &[u64], first: usize) -> impl Iterator<Item = u32> + '_ {
     })
 }
 
-/// A kernel cpulist (`0-3,8`) of ascending CPU ids, appended to `s`.
-fn push_cpulist(s: &mut String, cpus: impl Iterator<Item = u32>) {
-    let mut run: Option<(u32, u32)> = None;
-    let mut first = true;
-    let mut flush = |s: &mut String, (a, b): (u32, u32)| {
-        if !first {
-            s.push(',');
-        }
-        first = false;
-        push_u32(s, a);
-        if b != a {
-            s.push('-');
-            push_u32(s, b);
-        }
-    };
-    for cpu in cpus {
-        run = match run {
-            Some((a, b)) if cpu == b + 1 => Some((a, cpu)),
-            Some(r) => {
-                flush(s, r);
-                Some((cpu, cpu))
-            }
-            None => Some((cpu, cpu)),
-        };
-    }
-    if let Some(r) = run {
-        flush(s, r);
-    }
-}
-
-/// A number in decimal, appended to `s` (the machine text holds tens of thousands).
-fn push_u32(s: &mut String, mut n: u32) {
-    let mut digits = [0u8; 10];
-    let mut i = digits.len();
-    loop {
-        i -= 1;
-        digits[i] = b'0' + (n % 10) as u8;
-        n /= 10;
-        if n == 0 {
-            break;
-        }
-    }
-    digits[i..].iter().for_each(|&d| s.push(char::from(d)));
-}
 
 
 /// The catalogue's own instance when `topo` is one. The catalogue keeps its machines for the

@@ -101,20 +101,8 @@ pub(crate) fn push_escaped(out: &mut String, text: &str) {
     out.push_str(rest);
 }
 
-/// Appends `v` in decimal, as `Display` writes it (no formatter, no allocation).
-pub(crate) fn push_u64(out: &mut String, mut v: u64) {
-    let mut buf = [0u8; 20];
-    let mut i = buf.len();
-    loop {
-        i -= 1;
-        buf[i] = b'0' + (v % 10) as u8;
-        v /= 10;
-        if v == 0 {
-            break;
-        }
-    }
-    out.push_str(std::str::from_utf8(&buf[i..]).expect("ASCII digits"));
-}
+/// Appends `v` in decimal (the cpulist writer's, shared).
+pub(crate) use crate::topology::cpulist::push_u64;
 
 pub(crate) fn push_i64(out: &mut String, v: i64) {
     if v < 0 {

@@ -145,22 +145,45 @@ fn shorten(text: &str) -> String {
 /// Print a set as a kernel cpulist: ascending, runs of two or more ids as `a-b`.
 pub fn format_cpulist(set: &CpuSet) -> String {
     let mut out = String::new();
-    let mut iter = set.iter().peekable();
+    push_cpulist(&mut out, set.iter());
+    out
+}
+
+/// Appends the cpulist (`0-3,8`) of ascending CPU ids to `out`, as [`format_cpulist`] prints
+/// a set (no formatter, no allocation).
+pub(crate) fn push_cpulist(out: &mut String, cpus: impl Iterator<Item = u32>) {
+    let mut iter = cpus.peekable();
+    let mut first = true;
     while let Some(start) = iter.next() {
         let mut end = start;
         while iter.peek() == Some(&(end + 1)) {
             end = iter.next().unwrap_or(end);
         }
-        if !out.is_empty() {
+        if !first {
             out.push(',');
         }
-        if end == start {
-            let _ = write!(out, "{start}");
-        } else {
-            let _ = write!(out, "{start}-{end}");
+        first = false;
+        push_u64(out, u64::from(start));
+        if end != start {
+            out.push('-');
+            push_u64(out, u64::from(end));
         }
     }
-    out
+}
+
+/// Appends `v` in decimal, as `Display` writes it (no formatter, no allocation).
+pub(crate) fn push_u64(out: &mut String, mut v: u64) {
+    let mut buf = [0u8; 20];
+    let mut i = buf.len();
+    loop {
+        i -= 1;
+        buf[i] = b'0' + (v % 10) as u8;
+        v /= 10;
+        if v == 0 {
+            break;
+        }
+    }
+    out.push_str(std::str::from_utf8(&buf[i..]).expect("ASCII digits"));
 }
 
 /// Print a set as the kernel's comma-grouped hex mask of `n_bits` bits.
