@@ -152,6 +152,20 @@ impl CpuSet {
         Iter { set: self, next: 0 }
     }
 
+    /// The set's CPUs below `n_bits` in a set of exactly that width (`self & full(n_bits)`,
+    /// without building the full set: a copy of the words).
+    pub(crate) fn resized(&self, n_bits: u32) -> CpuSet {
+        let n = words_for(n_bits);
+        let mut words = Vec::with_capacity(n);
+        words.extend_from_slice(&self.words[..n.min(self.words.len())]);
+        words.resize(n, 0);
+        let rest = n_bits % WORD_BITS;
+        if let (Some(last), true) = (words.last_mut(), rest != 0) {
+            *last &= (1u64 << rest) - 1;
+        }
+        CpuSet { words }
+    }
+
     /// `self & other` as a new set.
     pub fn and(&self, other: &CpuSet) -> CpuSet {
         let n = self.words.len().min(other.words.len());
@@ -307,6 +321,16 @@ mod tests {
         wide.insert(5);
         assert_eq!(wide, CpuSet::from_cpus([5]));
         assert_ne!(wide, CpuSet::from_cpus([6]));
+    }
+
+    #[test]
+    fn resized_keeps_the_cpus_below_the_width() {
+        let s = CpuSet::from_cpus([0, 63, 64, 100, 200]);
+        for n in [0, 1, 64, 65, 101, 201, 300] {
+            let r = s.resized(n);
+            assert_eq!(r.words().len(), words_for(n), "{n}");
+            assert_eq!(r, s.and(&CpuSet::full(n)), "{n}");
+        }
     }
 
     #[test]

@@ -76,7 +76,9 @@ pub struct Topology {
     cluster_sets: Vec<CpuSet>,
     package_sets: Vec<CpuSet>,
     node_cpus: Vec<CpuSet>,
-    distances: Vec<u32>,
+    /// `node_distance` as a flat nr_node_ids² table, or `None` for the defaults (10 on the
+    /// diagonal, 20 elsewhere): a machine with sparse high node ids and no SLIT costs nothing.
+    distances: Option<Vec<u32>>,
     arch: Arch,
     irqchip: Irqchip,
     legacy_pic: Option<bool>,
@@ -139,7 +141,7 @@ impl Topology {
         let mut possible = CpuSet::new(CPUS_MAX);
         for (node, text) in nodes.iter().enumerate() {
             let set = cpulist(format!("nodes[{node}]"), text, CPUS_MAX)?;
-            if let Some(cpu) = set.and(&possible).first() {
+            if let Some(cpu) = set.intersects(&possible).then(|| set.and(&possible).first()).flatten() {
                 let other = node_cpus.iter().position(|s| s.contains(cpu)).unwrap_or(0);
                 return Err(invalid(format!("nodes[{node}]: CPU {cpu} is already in node {other}")));
             }
@@ -299,20 +301,13 @@ impl Topology {
 
         let n = nr_node_ids as usize;
         let distances = match &spec.distances {
-            None => (0..n * n)
-                .map(|i| {
-                    if i / n == i % n {
-                        LOCAL_DISTANCE
-                    } else {
-                        REMOTE_DISTANCE
-                    }
-                })
-                .collect(),
+            None => None,
             Some(rows) => {
                 if rows.len() != n {
                     return Err(invalid(format!("distances: {} rows for {n} nodes", rows.len())));
                 }
                 let mut flat = Vec::with_capacity(n * n);
+                let mut default = true;
                 for (i, row) in rows.iter().enumerate() {
                     if row.len() != n {
                         return Err(invalid(format!(
@@ -331,10 +326,12 @@ impl Topology {
                                 "distances[{i}][{j}]: {d} is outside 11..{DISTANCE_MAX}"
                             )));
                         }
+                        default &= i == j || d == REMOTE_DISTANCE;
                     }
                     flat.extend_from_slice(row);
                 }
-                flat
+                // A matrix that says what the defaults say is the defaults.
+                (!default).then_some(flat)
             }
         };
 
@@ -372,19 +369,14 @@ impl Topology {
         );
 
         // Keep every stored set at the topology's width.
-        let fit = |mut s: CpuSet| {
-            let mut out = CpuSet::new(nr_cpu_ids);
-            out.or_assign(&s);
-            s = out;
-            s
-        };
+        let fit = |s: &CpuSet| s.resized(nr_cpu_ids);
         Ok(Topology {
             name: spec.name.clone(),
             note: spec.note.clone(),
             source: spec.source.clone(),
             nr_cpu_ids,
             nr_node_ids,
-            possible: fit(possible.and(&CpuSet::full(nr_cpu_ids))),
+            possible: fit(&possible),
             present,
             online,
             cpu_node,
@@ -394,10 +386,7 @@ impl Topology {
             smt_sets,
             cluster_sets,
             package_sets,
-            node_cpus: node_cpus
-                .into_iter()
-                .map(|s| fit(s.and(&CpuSet::full(nr_cpu_ids))))
-                .collect(),
+            node_cpus: node_cpus.iter().map(fit).collect(),
             distances,
             arch,
             irqchip,
@@ -555,10 +544,11 @@ impl Topology {
     /// `node_distance(a, b)`.
     pub fn distance(&self, a: u32, b: u32) -> u32 {
         let n = self.nr_node_ids as usize;
-        self.distances
-            .get(a as usize * n + b as usize)
-            .copied()
-            .unwrap_or(REMOTE_DISTANCE)
+        match &self.distances {
+            Some(table) => table.get(a as usize * n + b as usize).copied().unwrap_or(REMOTE_DISTANCE),
+            None if a == b && a < self.nr_node_ids => LOCAL_DISTANCE,
+            None => REMOTE_DISTANCE,
+        }
     }
     /// Highest number of SMT threads in one drawn core.
     pub(crate) fn threads_per_core_max(&self) -> u32 {
@@ -641,14 +631,6 @@ impl Topology {
     /// The explicit spec that rebuilds this topology exactly.
     pub fn to_spec(&self) -> TopologySpec {
         let n = self.nr_node_ids as usize;
-        let default_distances = (0..n * n).all(|i| {
-            self.distances[i]
-                == if i / n == i % n {
-                    LOCAL_DISTANCE
-                } else {
-                    REMOTE_DISTANCE
-                }
-        });
         let default_packages = self
             .package_sets
             .iter()
@@ -688,7 +670,7 @@ impl Topology {
             },
             present: (self.present != self.possible).then(|| self.present.to_cpulist()),
             online: (self.online != self.present).then(|| self.online.to_cpulist()),
-            distances: (!default_distances).then(|| self.distances.chunks(n).map(<[u32]>::to_vec).collect()),
+            distances: self.distances.as_ref().map(|d| d.chunks(n).map(<[u32]>::to_vec).collect()),
             generate: None,
             arch: (self.arch != Arch::default()).then_some(self.arch),
             irqchip: (self.irqchip != self.arch.default_irqchip()).then_some(self.irqchip),

@@ -525,7 +525,7 @@ impl Draft {
                 }
                 None
             }
-            Some((ids, rows)) => Some(self.check_distances(&ids, &rows, nr_node_ids)?),
+            Some((ids, rows)) => self.check_distances(&ids, &rows, nr_node_ids)?,
         };
         let list = |p: &Partition| p.sorted().into_iter().map(|(s, _)| s.to_cpulist()).collect::<Vec<_>>();
         let spec = TopologySpec {
@@ -561,13 +561,14 @@ impl Draft {
 
     /// The matrix must be square with 10 on the diagonal (the rest is [`Topology::new`]'s
     /// range check); it may be asymmetric, as the SLIT may. Node ids without a row get the
-    /// default distances.
+    /// default distances, and a matrix that holds only defaults is `None`, so that node ids
+    /// named sparsely (`node 0`, `node 891`) cost no nr_node_ids² table.
     fn check_distances(
         &self,
         ids: &[u32],
         rows: &[(Vec<u32>, Place)],
         nr_node_ids: u32,
-    ) -> Result<Vec<Vec<u32>>, ImportError> {
+    ) -> Result<Option<Vec<Vec<u32>>>, ImportError> {
         let n = ids.len();
         let whole = rows.first().map(|(_, p)| p.clone()).unwrap_or_default();
         if rows.len() != n {
@@ -602,28 +603,30 @@ impl Draft {
             }
         }
         let size = nr_node_ids as usize;
-        let mut out: Vec<Vec<u32>> = (0..size)
-            .map(|i| {
-                (0..size)
-                    .map(|j| if i == j { LOCAL_DISTANCE } else { super::REMOTE_DISTANCE })
-                    .collect()
-            })
-            .collect();
+        if let Some(&id) = ids.iter().find(|&&id| id as usize >= size) {
+            return Err(self.err(
+                &whole,
+                format!("distance matrix names node {id}, which has no CPUs or memory listed"),
+            ));
+        }
+        let default = rows.iter().enumerate().all(|(i, (row, _))| {
+            row.iter()
+                .enumerate()
+                .all(|(j, &d)| d == if ids[i] == ids[j] { LOCAL_DISTANCE } else { super::REMOTE_DISTANCE })
+        });
+        if default {
+            return Ok(None);
+        }
+        let mut out: Vec<Vec<u32>> = vec![vec![super::REMOTE_DISTANCE; size]; size];
+        for (i, row) in out.iter_mut().enumerate() {
+            row[i] = LOCAL_DISTANCE;
+        }
         for (i, &a) in ids.iter().enumerate() {
             for (j, &b) in ids.iter().enumerate() {
-                if a as usize >= size || b as usize >= size {
-                    return Err(self.err(
-                        &whole,
-                        format!(
-                            "distance matrix names node {}, which has no CPUs or memory listed",
-                            a.max(b)
-                        ),
-                    ));
-                }
                 out[a as usize][b as usize] = rows[i].0[j];
             }
         }
-        Ok(out)
+        Ok(Some(out))
     }
 }
 
