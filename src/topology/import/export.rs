@@ -211,11 +211,16 @@ pub fn sysfs_files(t: &Topology) -> SysfsFiles {
         let cpus = t.node_cpus(node);
         files.insert(format!("node/node{node}/cpulist"), list(cpus));
         files.insert(format!("node/node{node}/cpumap"), mask(cpus));
-        let mut row = String::new();
+        // node_read_distance(): every node's distance, space-separated (4 bytes each at most).
+        let mut row = String::with_capacity(4 * t.nr_node_ids() as usize + 1);
         for other in 0..t.nr_node_ids() {
-            let _ = write!(row, "{}{}", if other == 0 { "" } else { " " }, t.distance(node, other));
+            if other > 0 {
+                row.push(' ');
+            }
+            crate::topology::cpulist::push_u64(&mut row, u64::from(t.distance(node, other)));
         }
-        files.insert(format!("node/node{node}/distance"), format!("{row}\n"));
+        row.push('\n');
+        files.insert(format!("node/node{node}/distance"), row);
     }
     files
 }
