@@ -142,12 +142,22 @@ fn child_cpu_ms(runs: u32, command: &str) -> Option<f64> {
     Some(total * 1e3 / f64::from(runs))
 }
 
-/// A process's CPU time so far (user + system, every thread), in ms: `/proc/PID/stat`
-/// fields 14 and 15, in clock ticks of 10 ms (`CLK_TCK` 100, as Linux builds it on x86).
-fn process_cpu_ms(pid: u32) -> Option<u64> {
+/// A process's CPU time so far: every thread's run time in ns (`/proc/PID/task/*/schedstat`,
+/// first field), and user and system in ms (`/proc/PID/stat` fields 14 and 15, in clock ticks
+/// of 10 ms, `CLK_TCK` 100 as Linux builds it on x86: only their split is taken from these).
+fn process_cpu(pid: u32) -> Option<(u64, u64, u64)> {
+    let mut ns = 0;
+    for task in std::fs::read_dir(format!("/proc/{pid}/task")).ok()? {
+        let stat = std::fs::read_to_string(task.ok()?.path().join("schedstat")).ok()?;
+        ns += stat.split_whitespace().next()?.parse::<u64>().ok()?;
+    }
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
     let fields: Vec<&str> = stat[stat.rfind(')')? + 2..].split(' ').collect();
-    Some((fields.get(11)?.parse::<u64>().ok()? + fields.get(12)?.parse::<u64>().ok()?) * 10)
+    Some((
+        ns,
+        fields.get(11)?.parse::<u64>().ok()? * 10,
+        fields.get(12)?.parse::<u64>().ok()? * 10,
+    ))
 }
 
 /// `seq` of the live host `host` on the server at `port` (a raw HTTP/1.1 GET), if it has one.
@@ -186,12 +196,12 @@ impl Drop for Child {
 
 /// The real agent (`irqscope-agent push`, at its default interval of one second) against the
 /// real server (`irqscope serve`) on loopback, reading a copy of the host under `/dev/shm`
-/// while a thread writes the next tick of every counter into its `/proc/interrupts` between
-/// two readings (so every reading is a steady one with counters moved, a delta push): the
-/// agent process's own CPU time per reading over `readings` readings after the first three
-/// (the first is a full reading of every `/proc/irq` directory). `None` when a binary, the
-/// port or `/dev/shm` is not there.
-fn agent_process_cpu_ms(readings: u64) -> Option<f64> {
+/// while a thread writes the next tick of every counter into its `/proc/interrupts` after each
+/// reading the server takes (so every reading is a steady one with counters moved, a delta
+/// push): the agent process's own CPU time per reading, user and system, over `readings`
+/// readings after the first three (the first is a full reading of every `/proc/irq`
+/// directory). `None` when a binary, the port or `/dev/shm` is not there.
+fn agent_process_cpu_ms(readings: u64) -> Option<(f64, f64)> {
     use std::sync::atomic::{AtomicBool, Ordering};
     let shm = Path::new("/dev/shm");
     if !shm.is_dir() {
@@ -226,22 +236,35 @@ fn agent_process_cpu_ms(readings: u64) -> Option<f64> {
         }
         std::thread::sleep(std::time::Duration::from_millis(50));
     }
+    // The next tick of every counter is written just after each reading the server takes,
+    // while the agent waits for its next one, and in place (same length: every column is
+    // padded to 10 digits), so the agent reads pages already in the page cache, as it would
+    // read a file the kernel prints on demand, and the writer's work never overlaps a reading.
     let stop = std::sync::Arc::new(AtomicBool::new(false));
     let writer = {
         let (stop, file) = (stop.clone(), root.join("proc/interrupts"));
         std::thread::spawn(move || {
-            let tmp = file.with_extension("next");
+            use std::io::{Seek, Write};
+            let mut seen = 0;
             for tick in 1.. {
+                while !stop.load(Ordering::Relaxed) && host_seq(port, "bench").unwrap_or(0) <= seen {
+                    std::thread::sleep(std::time::Duration::from_millis(10));
+                }
                 if stop.load(Ordering::Relaxed) {
                     break;
                 }
+                seen = host_seq(port, "bench").unwrap_or(seen + 1);
+                let text = format_interrupts(&synthetic(tick));
                 // The directory is gone when the measurement returned early.
-                if std::fs::write(&tmp, format_interrupts(&synthetic(tick))).is_err()
-                    || std::fs::rename(&tmp, &file).is_err()
+                let Ok(mut f) = std::fs::OpenOptions::new().write(true).open(&file) else {
+                    break;
+                };
+                if f.metadata().map(|m| m.len()).ok() != Some(text.len() as u64)
+                    || f.seek(std::io::SeekFrom::Start(0)).is_err()
+                    || f.write_all(text.as_bytes()).is_err()
                 {
                     break;
                 }
-                std::thread::sleep(std::time::Duration::from_millis(300));
             }
         })
     };
@@ -269,10 +292,19 @@ fn agent_process_cpu_ms(readings: u64) -> Option<f64> {
     let pid = agent.0.id();
     let measured = (|| {
         let seq0 = wait_seq(3)?;
-        let cpu0 = process_cpu_ms(pid)?;
+        let cpu0 = process_cpu(pid)?;
         let seq1 = wait_seq(seq0 + readings)?;
-        let cpu1 = process_cpu_ms(pid)?;
-        Some((cpu1 - cpu0) as f64 / (seq1 - seq0) as f64)
+        let cpu1 = process_cpu(pid)?;
+        let n = (seq1 - seq0) as f64;
+        let (user, system) = ((cpu1.1 - cpu0.1) as f64, (cpu1.2 - cpu0.2) as f64);
+        let total = (cpu1.0 - cpu0.0) as f64 / 1e6 / n;
+        // The ticks' split, applied to the exact total.
+        let user_share = if user + system > 0.0 {
+            user / (user + system)
+        } else {
+            0.5
+        };
+        Some((total * user_share, total * (1.0 - user_share)))
     })();
     drop(agent);
     stop.store(true, Ordering::Relaxed);
@@ -398,7 +430,8 @@ fn bench(c: &mut Criterion) {
     let delta_json_len = json.len();
     let delta_gzip_cpu = cpu_ms(20, || gzip_into(black_box(&json), PUSH_GZIP_LEVEL, &mut body).unwrap());
     let delta_gzip_len = body.len();
-    // The agent keeps the acknowledged reading with `clone_from`.
+    // What keeping the acknowledged reading with `clone_from` would cost; the agent swaps it
+    // with the collector's instead (`Collector::swap_snapshot`), which copies nothing.
     let mut acked = base.clone();
     let keep_cpu = cpu_ms(20, || {
         acked.clone_from(black_box(&second));
@@ -453,7 +486,7 @@ fn bench(c: &mut Criterion) {
         _ => None,
     };
     eprintln!(
-        "CPU ms: collector reading {} (build in place, by difference: {}; a new snapshot built: {}), keep the acknowledged reading (clone_from) {}",
+        "CPU ms: collector reading {} (build in place, by difference: {}; a new snapshot built: {}), keep the acknowledged reading: swapped (a clone_from would take {})",
         f(collect_cpu),
         f(build_in_place),
         f(alloc_build_cpu),
@@ -468,8 +501,8 @@ fn bench(c: &mut Criterion) {
         f(delta_gzip_cpu),
         100.0 * delta_gzip_len as f64 / full_gzip_len as f64
     );
-    let whole_delta = match (collect_cpu, delta_cpu, delta_json_cpu, delta_gzip_cpu, keep_cpu) {
-        (Some(c), Some(d), Some(j), Some(z), Some(k)) => Some(c + d + j + z + k),
+    let whole_delta = match (collect_cpu, delta_cpu, delta_json_cpu, delta_gzip_cpu) {
+        (Some(c), Some(d), Some(j), Some(z)) => Some(c + d + j + z),
         _ => None,
     };
     eprintln!(
@@ -477,11 +510,14 @@ fn bench(c: &mut Criterion) {
         f(whole_full_cpu),
         f(whole_delta)
     );
-    // The whole process: the release agent pushing to the release server, 20 steady readings.
-    const AGENT_READINGS: u64 = 20;
+    // The whole process: the release agent pushing to the release server, 30 steady readings.
+    const AGENT_READINGS: u64 = 30;
+    let process = agent_process_cpu_ms(AGENT_READINGS);
     eprintln!(
-        "CPU ms: the agent process per steady reading (irqscope-agent push, {AGENT_READINGS} readings, counters moving): {}",
-        f(agent_process_cpu_ms(AGENT_READINGS))
+        "CPU ms: the agent process per steady reading (irqscope-agent push, {AGENT_READINGS} readings, counters moving): {} (user {}, system {}; the system part holds the kernel's copy of /proc/interrupts, read only above)",
+        f(process.map(|(u, s)| u + s)),
+        f(process.map(|p| p.0)),
+        f(process.map(|p| p.1)),
     );
 
     let mut g = c.benchmark_group("live");

@@ -428,10 +428,21 @@ fn push(
         let mut deltas = Deltas::default();
         loop {
             let started = tokio::time::Instant::now();
-            let outcome = match reader.collector.read_ref(now_unix_ms()) {
-                Ok(snap) => push_reading(&client, &url, &token, snap, &mut deltas, &mut json, &mut body).await,
+            let collector = &mut reader.collector;
+            let outcome = match collector.read_ref(now_unix_ms()) {
+                Ok(_) => {
+                    let (snap, base) = (collector.last_reading(), collector.acknowledged());
+                    push_reading(&client, &url, &token, snap, base, &mut deltas, (&mut json, &mut body)).await
+                }
                 Err(e) => Err(format!("reading: {e:#}")),
             };
+            if std::mem::take(&mut deltas.forget_base) {
+                collector.forget_acknowledged();
+            }
+            if outcome.is_ok() {
+                // The reading just pushed is the base of the next delta (kept, not copied).
+                collector.acknowledge();
+            }
             if let Some(version) = deltas.step_down.take() {
                 // An older server: the same full snapshots under its version, no deltas, and
                 // this reading again at once (at most once per version below this build's).
@@ -466,11 +477,14 @@ fn push(
     })
 }
 
-/// What the agent knows for deltas: the last reading the server acknowledged, whether that
-/// server takes deltas (it answered with protocol 3 or later), and the last full body's size.
+/// What the agent knows for deltas besides the acknowledged reading (which the collector
+/// keeps): whether the server takes deltas (it answered with protocol 3 or later), and the
+/// last full body's size.
 #[derive(Default)]
 struct Deltas {
-    acked: Option<Snapshot>,
+    /// Set when the server no longer holds the acknowledged reading as its base (or refused a
+    /// delta): the collector forgets it, and the next push is whole.
+    forget_base: bool,
     server_takes_deltas: bool,
     full_body_bytes: usize,
     /// Set when the server refused the reading's version and reads an older one that takes
@@ -480,17 +494,17 @@ struct Deltas {
 
 /// Push one reading: as a delta when the server takes them and the delta's body is less than
 /// half the last full one, else in full; a delta refused for its base is followed at once by
-/// the full reading. On success `snap` becomes the acknowledged reading.
+/// the full reading. On success the caller makes `snap` the acknowledged reading.
 async fn push_reading(
     client: &Client<HttpsConnector<HttpConnector>, Body>,
     url: &axum::http::Uri,
     token: &str,
     snap: &Snapshot,
+    base: Option<&Snapshot>,
     deltas: &mut Deltas,
-    json: &mut Vec<u8>,
-    body: &mut Vec<u8>,
+    (json, body): (&mut Vec<u8>, &mut Vec<u8>),
 ) -> Result<(), String> {
-    let delta = match &deltas.acked {
+    let delta = match base {
         Some(base) if deltas.server_takes_deltas => Delta::between(base, snap),
         _ => None,
     };
@@ -501,7 +515,7 @@ async fn push_reading(
             match send(client, url, token, body, DELTA_CONTENT_TYPE).await {
                 Err(Refused { status: 409, text }) if text.starts_with(BASE_MISMATCH) => {
                     tracing::info!("the server has another base reading; sending the full reading");
-                    deltas.acked = None;
+                    deltas.forget_base = true;
                 }
                 other => reply = Some(other),
             }
@@ -518,17 +532,13 @@ async fn push_reading(
     match reply {
         Ok(version) => {
             deltas.server_takes_deltas = version >= 3;
-            match &mut deltas.acked {
-                Some(acked) => acked.clone_from(snap),
-                None => deltas.acked = Some(snap.clone()),
-            }
             Ok(())
         }
         Err(e) => {
             // A delta the server refuses for another reason than pacing or load: send the
             // next reading in full.
             if (400..500).contains(&e.status) && e.status != 429 {
-                deltas.acked = None;
+                deltas.forget_base = true;
             }
             if e.status == 400 {
                 deltas.step_down = version_for_older_server(&e.text).filter(|&v| v < snap.version);

@@ -411,9 +411,10 @@ impl Spread<'_> {
         self.spans.clear();
         let mut nodes = 0;
         for n in 0..topo.nr_node_ids() {
-            let nw = topo.node_cpus(n).words();
+            // Only the words that hold the node's CPUs (the rest of its mask is zero).
+            let (lo, nw) = topo.node_cpu_words(n);
             let mut span = NodeSpan::default();
-            for (i, (a, b)) in nw.iter().zip(sw).enumerate() {
+            for (i, (a, b)) in (lo..).zip(nw.iter().zip(sw.get(lo..).unwrap_or_default())) {
                 let w = a & b;
                 if w != 0 {
                     if span.ncpus == 0 {

@@ -664,8 +664,6 @@ fn word_bits(words: &[u64], first: usize) -> impl Iterator<Item = u32> + '_ {
     })
 }
 
-
-
 /// The catalogue's own instance when `topo` is one. The catalogue keeps its machines for the
 /// life of the process and never changes them, so a preset found by its address is the same
 /// machine every time and its key is computed once ([`KernelC::call`]); any other topology is
@@ -697,10 +695,11 @@ pub const TIME_ITERS_MAX: u32 = 1_000_000;
 impl KernelC {
     /// One call, as the harness answered it (masks `nr_cpu_ids` wide, ids checked against it).
     pub fn call(&self, topo: &Topology, numgrps: u32, counter: u32) -> Result<Answer, ExternalError> {
-        self.shared_call(topo, numgrps, counter).map(|(a, counter_after)| Answer {
-            counter_after,
-            ..(*a).clone()
-        })
+        self.shared_call(topo, numgrps, counter)
+            .map(|(a, counter_after)| Answer {
+                counter_after,
+                ..(*a).clone()
+            })
     }
 
     /// [`KernelC::call`] without copying the remembered answer: the answer, and the counter

@@ -183,7 +183,7 @@ pub fn build_snapshot_from(
     host: &str,
     taken_unix_ms: u64,
 ) -> Result<Snapshot, ParseError> {
-    build_snapshot_with(parsed, proc, topology, host, taken_unix_ms, |n, f, irq| {
+    build_snapshot_with(parsed, proc, topology, host, taken_unix_ms, |n, f, irq, _| {
         set_wire_fields(irq, borrowed(&irq_wire_fields(n, f)?));
         Ok(())
     })
@@ -196,7 +196,7 @@ fn build_snapshot_with(
     topology: &WireTopology,
     host: &str,
     taken_unix_ms: u64,
-    fields: impl FnMut(u32, &IrqFiles, &mut WireIrq) -> Result<(), ParseError>,
+    fields: impl FnMut(u32, &IrqFiles, &mut WireIrq, bool) -> Result<(), ParseError>,
 ) -> Result<Snapshot, ParseError> {
     let mut snap = Snapshot {
         version: PROTOCOL_VERSION,
@@ -212,12 +212,15 @@ fn build_snapshot_with(
     Ok(snap)
 }
 
-/// `to = from`, keeping `to`'s allocation, and without writing when they are equal already.
-fn set_text(to: &mut String, from: &str) {
-    if to != from {
+/// `to = from`, keeping `to`'s allocation, and without writing when they are equal already;
+/// whether `to` changed.
+fn set_text(to: &mut String, from: &str) -> bool {
+    let changed = to != from;
+    if changed {
         to.clear();
         to.push_str(from);
     }
+    changed
 }
 
 /// Write an IRQ's `/proc/irq/N/` wire fields.
@@ -233,7 +236,9 @@ fn borrowed((affinity, effective, node): &IrqWireFields) -> (Option<&str>, Optio
 
 fn set_opt_text(to: &mut Option<String>, from: Option<&str>) {
     match (to, from) {
-        (Some(t), Some(f)) => set_text(t, f),
+        (Some(t), Some(f)) => {
+            set_text(t, f);
+        }
         (to, from) => {
             if to.as_deref() != from {
                 *to = from.map(str::to_string);
@@ -249,7 +254,7 @@ fn update_irqs(
     snap: &mut Snapshot,
     parsed: &Interrupts,
     proc: &ProcFiles,
-    mut fields: impl FnMut(u32, &IrqFiles, &mut WireIrq) -> Result<(), ParseError>,
+    mut fields: impl FnMut(u32, &IrqFiles, &mut WireIrq, bool) -> Result<(), ParseError>,
 ) -> Result<(), ParseError> {
     snap.cpus.clone_from(&parsed.cpus);
     snap.irqs.truncate(parsed.rows.len());
@@ -258,7 +263,8 @@ fn update_irqs(
             snap.irqs.push(WireIrq::default());
         }
         let irq = &mut snap.irqs[i];
-        set_text(&mut irq.label, &row.label);
+        // The row held this IRQ already (in the reading `snap` was built from).
+        let same_irq = !set_text(&mut irq.label, &row.label);
         set_text(&mut irq.chip, &row.chip);
         set_text(&mut irq.hwirq, &row.hwirq);
         set_text(&mut irq.name, &row.name);
@@ -270,7 +276,7 @@ fn update_irqs(
                 irq.effective = None;
                 irq.node = None;
             }
-            Some((n, f)) => fields(n, f, irq)?,
+            Some((n, f)) => fields(n, f, irq, same_irq)?,
         }
     }
     Ok(())
@@ -297,6 +303,16 @@ pub struct Collector {
     parsed: Interrupts,
     /// The last reading, updated in place by the next one.
     snapshot: Snapshot,
+    /// The reading `snapshot` holds whole (its number in `readings`), or 0 when it is not
+    /// whole (never read, or a reading failed half way).
+    built_at: u64,
+    /// The acknowledged reading ([`Collector::acknowledge`]) and the reading it holds; its
+    /// buffers are kept when it is forgotten (`has_acked` false) and reused.
+    acked: Snapshot,
+    acked_built_at: u64,
+    has_acked: bool,
+    /// Readings made ([`Collector::read_ref`] calls).
+    readings: u64,
     /// The `cpu/online` text the topology was read with, and the topology.
     topology: Option<(String, WireTopology)>,
     online: String,
@@ -310,8 +326,9 @@ pub struct Collector {
     /// action (a new descriptor) has its node read again.
     node_read_for: BTreeMap<u32, u64>,
     /// Each IRQ's files parsed into wire fields when they were read (an error is kept and
-    /// reported by every reading until the file is read again).
-    wire: BTreeMap<u32, Result<IrqWireFields, ParseError>>,
+    /// reported by every reading until the file is read again), and the reading in which they
+    /// last changed: a snapshot built at or after it holds them already.
+    wire: BTreeMap<u32, (Result<IrqWireFields, ParseError>, u64)>,
 }
 
 /// Bytes of `/proc/interrupts` read at a time: each chunk is parsed while it is still in the
@@ -325,9 +342,15 @@ pub const INTERRUPTS_CHUNK_BYTES: usize = 256 << 10;
 /// allocations kept) and only when they changed, so a steady host's refresh allocates nothing.
 #[derive(Debug, Default)]
 pub struct IrqFileReader {
-    /// `…/irq/`, then `N/name` while a file is read.
+    /// `…/irq/`.
     dir: PathBuf,
-    number: String,
+    /// `…/irq/` open, the files opened relative to it (`N/name`): the kernel walks two path
+    /// components per file instead of the whole path. Opened again by every
+    /// [`IrqFileReader::reopen`] (once per reading), so a directory made or replaced after the
+    /// reader is seen; `None` when it cannot be opened (every file then reads as absent).
+    dir_fd: Option<rustix::fd::OwnedFd>,
+    /// `N/name` while a file is read.
+    path: String,
     buf: Vec<u8>,
 }
 
@@ -336,9 +359,21 @@ impl IrqFileReader {
     pub fn new(proc: &Path) -> IrqFileReader {
         IrqFileReader {
             dir: proc.join("irq"),
-            number: String::new(),
+            dir_fd: None,
+            path: String::new(),
             buf: vec![0; 4096],
         }
+    }
+
+    /// Open `…/irq/` again (the start of a reading).
+    fn reopen(&mut self) {
+        use rustix::fs::{Mode, OFlags};
+        self.dir_fd = rustix::fs::open(
+            &self.dir,
+            OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
+            Mode::empty(),
+        )
+        .ok();
     }
 
     /// Read IRQ `n`'s files into `files`; true when any of them changed (a file that is absent,
@@ -352,10 +387,9 @@ impl IrqFileReader {
     /// changes after, so only an IRQ new to the reader, or a number given to another action,
     /// needs it read again.
     pub fn read_files(&mut self, n: u32, files: &mut IrqFiles, with_node: bool) -> bool {
-        use std::fmt::Write;
-        self.number.clear();
-        let _ = write!(self.number, "{n}");
-        self.dir.push(&self.number);
+        if self.dir_fd.is_none() {
+            self.reopen();
+        }
         let mut changed = false;
         let node = if with_node { Some(&mut files.node) } else { None };
         for (name, text) in [
@@ -364,26 +398,32 @@ impl IrqFileReader {
             ("node", node),
         ] {
             let Some(text) = text else { continue };
-            self.dir.push(name);
-            let read = read_small(&self.dir, IRQ_FILE_BYTES_MAX, &mut self.buf);
-            self.dir.pop();
+            self.path.clear();
+            crate::topology::cpulist::push_u64(&mut self.path, u64::from(n));
+            self.path.push('/');
+            self.path.push_str(name);
+            let read = self
+                .dir_fd
+                .as_ref()
+                .and_then(|dir| read_small(dir, &self.path, IRQ_FILE_BYTES_MAX, &mut self.buf));
             let new = read.and_then(|len| std::str::from_utf8(&self.buf[..len]).ok());
             if text.as_deref() != new {
                 set_opt_text(text, new);
                 changed = true;
             }
         }
-        self.dir.pop();
         changed
     }
 }
 
-/// A small file (`/proc/irq/N/*`) into `buf` (grown when a file does not fit, never shrunk):
-/// open, read until a short read, close. A regular file or a kernel seq_file gives its whole
-/// text in one read when it fits, so this costs three system calls (no `fstat`, unlike
-/// `read_to_end`). The length read; `None` when absent, unreadable or larger than `bytes_max`.
-fn read_small(path: &Path, bytes_max: usize, buf: &mut Vec<u8>) -> Option<usize> {
-    let mut f = std::fs::File::open(path).ok()?;
+/// A small file (`/proc/irq/N/*`, `path` relative to the open directory `dir`) into `buf`
+/// (grown when a file does not fit, never shrunk): open, read until a short read, close. A
+/// regular file or a kernel seq_file gives its whole text in one read when it fits, so this
+/// costs three system calls (no `fstat`, unlike `read_to_end`). The length read; `None` when
+/// absent, unreadable or larger than `bytes_max`.
+fn read_small(dir: &rustix::fd::OwnedFd, path: &str, bytes_max: usize, buf: &mut Vec<u8>) -> Option<usize> {
+    use rustix::fs::{Mode, OFlags};
+    let f = rustix::fs::openat(dir, path, OFlags::RDONLY | OFlags::CLOEXEC, Mode::empty()).ok()?;
     let mut len = 0;
     loop {
         if len == buf.len() {
@@ -392,14 +432,14 @@ fn read_small(path: &Path, bytes_max: usize, buf: &mut Vec<u8>) -> Option<usize>
             }
             buf.resize((2 * len).max(4096).min(bytes_max + 1), 0);
         }
-        match f.read(&mut buf[len..]) {
+        match rustix::io::read(&f, &mut buf[len..]) {
             Ok(n) => {
                 len += n;
                 if len < buf.len() {
                     break;
                 }
             }
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(rustix::io::Errno::INTR) => continue,
             Err(_) => return None,
         }
     }
@@ -426,6 +466,15 @@ pub enum CollectError {
 
 impl Collector {
     pub fn new(root: &Path, host: &str) -> Collector {
+        let empty = || Snapshot {
+            version: PROTOCOL_VERSION,
+            host: host.to_string(),
+            taken_unix_ms: 0,
+            boot_id: String::new(),
+            topology: WireTopology::default(),
+            cpus: Vec::new(),
+            irqs: Vec::new(),
+        };
         Collector {
             root: root.to_path_buf(),
             host: host.to_string(),
@@ -433,15 +482,12 @@ impl Collector {
             interrupts: Vec::new(),
             irq_files: IrqFileReader::new(&root.join("proc")),
             parsed: Interrupts::default(),
-            snapshot: Snapshot {
-                version: PROTOCOL_VERSION,
-                host: host.to_string(),
-                taken_unix_ms: 0,
-                boot_id: String::new(),
-                topology: WireTopology::default(),
-                cpus: Vec::new(),
-                irqs: Vec::new(),
-            },
+            snapshot: empty(),
+            built_at: 0,
+            acked: empty(),
+            acked_built_at: 0,
+            has_acked: false,
+            readings: 0,
             topology: None,
             online: String::new(),
             version: PROTOCOL_VERSION,
@@ -458,6 +504,14 @@ impl Collector {
     /// files step of [`Collector::read_ref`], public so that it can be measured alone; it
     /// refreshes the IRQs of the last reading.
     pub fn refresh_irq_files(&mut self, all: bool) {
+        // Files read outside a reading are newer than every snapshot built.
+        self.readings += 1;
+        self.refresh(all);
+    }
+
+    /// [`Collector::refresh_irq_files`] within reading number `self.readings`.
+    fn refresh(&mut self, all: bool) {
+        self.irq_files.reopen();
         self.numbered.clear();
         self.numbered.extend(
             self.parsed
@@ -480,6 +534,7 @@ impl Collector {
         let reader = &mut self.irq_files;
         let wire = &mut self.wire;
         let node_read_for = &mut self.node_read_for;
+        let reading = self.readings;
         let mut in_dir = |(n, action): (u32, u64), irqs: &mut BTreeMap<u32, IrqFiles>| {
             let files = irqs.entry(n).or_default();
             let with_node = node_read_for.get(&n) != Some(&action);
@@ -487,7 +542,7 @@ impl Collector {
                 node_read_for.insert(n, action);
             }
             if reader.read_files(n, files, with_node) || !wire.contains_key(&n) {
-                wire.insert(n, irq_wire_fields(n, files));
+                wire.insert(n, (irq_wire_fields(n, files), reading));
             }
         };
         for &irq in numbered.iter().filter(|_| !same_irqs) {
@@ -515,6 +570,31 @@ impl Collector {
         self.version = version;
     }
 
+    /// Keep the last reading as the acknowledged one (the base of the next delta). The two
+    /// readings' buffers are exchanged, not copied: the next [`Collector::read_ref`] updates
+    /// the previous acknowledged reading in place, writing what differs from the reading it
+    /// holds, so its result does not depend on which buffer it starts from.
+    pub fn acknowledge(&mut self) {
+        std::mem::swap(&mut self.snapshot, &mut self.acked);
+        std::mem::swap(&mut self.built_at, &mut self.acked_built_at);
+        self.has_acked = true;
+    }
+
+    /// Forget the acknowledged reading (the server has another base): the next push is whole.
+    pub fn forget_acknowledged(&mut self) {
+        self.has_acked = false;
+    }
+
+    /// The acknowledged reading, if one is kept.
+    pub fn acknowledged(&self) -> Option<&Snapshot> {
+        self.has_acked.then_some(&self.acked)
+    }
+
+    /// The last reading (what [`Collector::read_ref`] returned last).
+    pub fn last_reading(&self) -> &Snapshot {
+        &self.snapshot
+    }
+
     /// Read the host once and build its snapshot, stamped `taken_unix_ms`.
     pub fn read(&mut self, taken_unix_ms: u64) -> Result<Snapshot, CollectError> {
         self.read_ref(taken_unix_ms).cloned()
@@ -523,6 +603,9 @@ impl Collector {
     /// [`Collector::read`] without the copy: the collector's own snapshot, which the next
     /// reading updates in place (only what changed is written, every buffer is kept).
     pub fn read_ref(&mut self, taken_unix_ms: u64) -> Result<&Snapshot, CollectError> {
+        self.readings += 1;
+        // Whole again only when this reading succeeds.
+        let built_at = std::mem::take(&mut self.built_at);
         let proc_dir = self.root.join("proc");
         let io = |what: &Path| {
             let what = what.display().to_string();
@@ -559,7 +642,7 @@ impl Collector {
             self.topology = Some((self.online.clone(), topology));
         }
         // Effective affinities move when CPUs go on- or offline: re-read them all then.
-        self.refresh_irq_files(online_changed);
+        self.refresh(online_changed);
         let topology = &self.topology.as_ref().expect("set above").1;
         let snap = &mut self.snapshot;
         snap.version = self.version;
@@ -570,14 +653,17 @@ impl Collector {
             snap.topology.clone_from(topology);
         }
         let wire = &self.wire;
-        update_irqs(snap, &self.parsed, &self.proc, |n, f, irq| {
+        update_irqs(snap, &self.parsed, &self.proc, |n, f, irq, same_irq| {
             match wire.get(&n) {
-                Some(Ok(fields)) => set_wire_fields(irq, borrowed(fields)),
-                Some(Err(e)) => return Err(e.clone()),
+                // Unchanged since the reading this row was built from: nothing to write.
+                Some((Ok(_), changed)) if same_irq && *changed <= built_at => {}
+                Some((Ok(fields), _)) => set_wire_fields(irq, borrowed(fields)),
+                Some((Err(e), _)) => return Err(e.clone()),
                 None => set_wire_fields(irq, borrowed(&irq_wire_fields(n, f)?)),
             }
             Ok(())
         })?;
+        self.built_at = self.readings;
         Ok(&self.snapshot)
     }
 }

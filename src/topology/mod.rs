@@ -76,6 +76,9 @@ pub struct Topology {
     cluster_sets: Vec<CpuSet>,
     package_sets: Vec<CpuSet>,
     node_cpus: Vec<CpuSet>,
+    /// Per node, the words of its CPU set from the first to the last that holds a CPU
+    /// (`lo..hi`): a node's CPUs are usually a few words of a wide mask.
+    node_words: Vec<(u32, u32)>,
     /// `node_distance` as a flat nr_node_ids² table, or `None` for the defaults (10 on the
     /// diagonal, 20 elsewhere): a machine with sparse high node ids and no SLIT costs nothing.
     distances: Option<Vec<u32>>,
@@ -386,6 +389,16 @@ impl Topology {
             smt_sets,
             cluster_sets,
             package_sets,
+            node_words: node_cpus
+                .iter()
+                .map(|s| {
+                    let w = s.words();
+                    match w.iter().position(|&x| x != 0) {
+                        Some(lo) => (lo as u32, w.iter().rposition(|&x| x != 0).map_or(0, |hi| hi as u32 + 1)),
+                        None => (0, 0),
+                    }
+                })
+                .collect(),
             node_cpus: node_cpus.iter().map(fit).collect(),
             distances,
             arch,
@@ -444,6 +457,17 @@ impl Topology {
     /// Possible CPUs of a node (the kernel's `node_to_cpumask`); empty for memory-only nodes.
     pub fn node_cpus(&self, node: u32) -> &CpuSet {
         self.node_cpus.get(node as usize).unwrap_or(&self.empty)
+    }
+    /// The words of a node's CPU set that hold its CPUs, and the index of the first: word `i`
+    /// of the slice is word `lo + i` of [`Topology::node_cpus`] (the words outside are zero).
+    pub(crate) fn node_cpu_words(&self, node: u32) -> (usize, &[u64]) {
+        match self.node_words.get(node as usize) {
+            Some(&(lo, hi)) => (
+                lo as usize,
+                &self.node_cpus[node as usize].words()[lo as usize..hi as usize],
+            ),
+            None => (0, &[]),
+        }
     }
     /// The kernel's SMT sibling mask of a CPU (`topology_sibling_cpumask`): the drawn sibling
     /// set restricted to online CPUs for an online CPU; for a CPU that is not online, empty on
@@ -545,7 +569,10 @@ impl Topology {
     pub fn distance(&self, a: u32, b: u32) -> u32 {
         let n = self.nr_node_ids as usize;
         match &self.distances {
-            Some(table) => table.get(a as usize * n + b as usize).copied().unwrap_or(REMOTE_DISTANCE),
+            Some(table) => table
+                .get(a as usize * n + b as usize)
+                .copied()
+                .unwrap_or(REMOTE_DISTANCE),
             None if a == b && a < self.nr_node_ids => LOCAL_DISTANCE,
             None => REMOTE_DISTANCE,
         }
@@ -670,7 +697,10 @@ impl Topology {
             },
             present: (self.present != self.possible).then(|| self.present.to_cpulist()),
             online: (self.online != self.present).then(|| self.online.to_cpulist()),
-            distances: self.distances.as_ref().map(|d| d.chunks(n).map(<[u32]>::to_vec).collect()),
+            distances: self
+                .distances
+                .as_ref()
+                .map(|d| d.chunks(n).map(<[u32]>::to_vec).collect()),
             generate: None,
             arch: (self.arch != Arch::default()).then_some(self.arch),
             irqchip: (self.irqchip != self.arch.default_irqchip()).then_some(self.irqchip),

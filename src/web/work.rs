@@ -580,16 +580,19 @@ mod tests {
             ..SweepConfig::catalogue_default()
         };
         let c = SweepConfig {
-            placements: vec![Placement::External(sweep::ExternalRef::register(crate::kernel::External(
-                Arc::new(NeverCalled),
-            )))],
+            placements: vec![Placement::External(sweep::ExternalRef::register(
+                crate::kernel::External(Arc::new(NeverCalled)),
+            ))],
             ..model.clone()
         };
         let (m, k) = (Estimate::sweep(&model), Estimate::sweep(&c));
         assert_eq!(m.runs, k.runs);
         // The rows rendered cost the same; the runs EXTERNAL_RUN_FACTOR times as much.
         let rows_ms = model.row_count() * ROW_NS / 1_000_000;
-        assert!(k.cpu_ms + 1 >= EXTERNAL_RUN_FACTOR * (m.cpu_ms - rows_ms), "{m:?} {k:?}");
+        assert!(
+            k.cpu_ms + 1 >= EXTERNAL_RUN_FACTOR * (m.cpu_ms - rows_ms),
+            "{m:?} {k:?}"
+        );
         assert!(k.cpu_ms <= EXTERNAL_RUN_FACTOR * m.cpu_ms, "{m:?} {k:?}");
         let mut spec = ScenarioSpec::new(
             TopologyRef::Preset("synthetic-8192".into()),

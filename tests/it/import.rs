@@ -519,13 +519,30 @@ fn sparse_node_ids_keep_their_distances_without_a_full_table() {
     };
     let default = sparse("0: 10 20\n891: 20 10\n");
     assert_eq!(default.nr_node_ids(), 892);
-    assert_eq!(default.to_spec().distances, None, "a matrix of defaults is the defaults");
-    assert_eq!((default.distance(0, 891), default.distance(891, 891), default.distance(5, 6)), (20, 10, 20));
+    assert_eq!(
+        default.to_spec().distances,
+        None,
+        "a matrix of defaults is the defaults"
+    );
+    assert_eq!(
+        (
+            default.distance(0, 891),
+            default.distance(891, 891),
+            default.distance(5, 6)
+        ),
+        (20, 10, 20)
+    );
     let far = sparse("0: 10 31\n891: 32 10\n");
-    let rows = far.to_spec().distances.expect("a matrix other than the defaults is kept");
+    let rows = far
+        .to_spec()
+        .distances
+        .expect("a matrix other than the defaults is kept");
     assert_eq!((rows.len(), rows[0].len()), (892, 892));
     assert_eq!((far.distance(0, 891), far.distance(891, 0)), (31, 32));
-    assert_eq!((far.distance(5, 5), far.distance(5, 6), far.distance(0, 5)), (10, 20, 20));
+    assert_eq!(
+        (far.distance(5, 5), far.distance(5, 6), far.distance(0, 5)),
+        (10, 20, 20)
+    );
     // The same machine written out in full gives the same topology, and so does its sysfs
     // export (892 node*/distance files of 892 numbers) read back.
     assert_eq!(Topology::new(&far.to_spec()).unwrap(), far);
@@ -534,7 +551,9 @@ fn sparse_node_ids_keep_their_distances_without_a_full_table() {
     // A spec that spells the defaults out equals one that leaves them out.
     let mut spelled = default.to_spec();
     spelled.distances = Some(
-        (0..892).map(|i| (0..892).map(|j| if i == j { 10 } else { 20 }).collect()).collect(),
+        (0..892)
+            .map(|i| (0..892).map(|j| if i == j { 10 } else { 20 }).collect())
+            .collect(),
     );
     assert_eq!(Topology::new(&spelled).unwrap(), default);
 }

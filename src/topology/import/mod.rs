@@ -610,9 +610,13 @@ impl Draft {
             ));
         }
         let default = rows.iter().enumerate().all(|(i, (row, _))| {
-            row.iter()
-                .enumerate()
-                .all(|(j, &d)| d == if ids[i] == ids[j] { LOCAL_DISTANCE } else { super::REMOTE_DISTANCE })
+            row.iter().enumerate().all(|(j, &d)| {
+                d == if ids[i] == ids[j] {
+                    LOCAL_DISTANCE
+                } else {
+                    super::REMOTE_DISTANCE
+                }
+            })
         });
         if default {
             return Ok(None);
