@@ -431,7 +431,7 @@ fn bench(c: &mut Criterion) {
     let delta_gzip_cpu = cpu_ms(20, || gzip_into(black_box(&json), PUSH_GZIP_LEVEL, &mut body).unwrap());
     let delta_gzip_len = body.len();
     // What keeping the acknowledged reading with `clone_from` would cost; the agent swaps it
-    // with the collector's instead (`Collector::swap_snapshot`), which copies nothing.
+    // with the collector's instead (`Collector::acknowledge`), which copies nothing.
     let mut acked = base.clone();
     let keep_cpu = cpu_ms(20, || {
         acked.clone_from(black_box(&second));
