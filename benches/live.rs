@@ -247,13 +247,19 @@ fn agent_process_cpu_ms(readings: u64) -> Option<(f64, f64)> {
             use std::io::{Seek, Write};
             let mut seen = 0;
             for tick in 1.. {
-                while !stop.load(Ordering::Relaxed) && host_seq(port, "bench").unwrap_or(0) <= seen {
-                    std::thread::sleep(std::time::Duration::from_millis(10));
+                // Wait for the server to take the next reading.
+                loop {
+                    if stop.load(Ordering::Relaxed) {
+                        return;
+                    }
+                    match host_seq(port, "bench") {
+                        Some(seq) if seq > seen => {
+                            seen = seq;
+                            break;
+                        }
+                        _ => std::thread::sleep(std::time::Duration::from_millis(10)),
+                    }
                 }
-                if stop.load(Ordering::Relaxed) {
-                    break;
-                }
-                seen = host_seq(port, "bench").unwrap_or(seen + 1);
                 let text = format_interrupts(&synthetic(tick));
                 // The directory is gone when the measurement returned early.
                 let Ok(mut f) = std::fs::OpenOptions::new().write(true).open(&file) else {

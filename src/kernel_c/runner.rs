@@ -483,14 +483,6 @@ type MaskOf = fn(&Topology, u32) -> &CpuSet;
 const EMPTY_SET: u32 = u32::MAX;
 const UNSEEN: u32 = u32::MAX - 1;
 
-/// The words of a mask from its first non-zero one to its last; `None` when it is empty.
-fn nonzero_words(m: &CpuSet) -> Option<std::ops::Range<usize>> {
-    let w = m.words();
-    let first = w.iter().position(|&x| x != 0)?;
-    let last = w.iter().rposition(|&x| x != 0).unwrap_or(first);
-    Some(first..last + 1)
-}
-
 impl<'a> SetIndex<'a> {
     fn new(topo: &'a Topology) -> SetIndex<'a> {
         SetIndex {
@@ -518,7 +510,7 @@ impl<'a> SetIndex<'a> {
             return self.by_content(m);
         };
         if self.lists[l].1[i] == UNSEEN {
-            self.lists[l].1[i] = match nonzero_words(m) {
+            self.lists[l].1[i] = match m.nonzero_words() {
                 None => EMPTY_SET,
                 Some(range) => {
                     self.seen.push((m, range));
@@ -532,7 +524,7 @@ impl<'a> SetIndex<'a> {
     /// The index of `m` among the masks seen, by what it holds (a new one when none holds
     /// the same CPUs).
     fn by_content(&mut self, m: &'a CpuSet) -> u32 {
-        let Some(range) = nonzero_words(m) else {
+        let Some(range) = m.nonzero_words() else {
             return EMPTY_SET;
         };
         let words = &m.words()[range.clone()];

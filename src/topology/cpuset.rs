@@ -152,6 +152,13 @@ impl CpuSet {
         Iter { set: self, next: 0 }
     }
 
+    /// The words from the first that holds a CPU to the last; `None` when the set is empty.
+    pub(crate) fn nonzero_words(&self) -> Option<std::ops::Range<usize>> {
+        let first = self.words.iter().position(|&x| x != 0)?;
+        let last = self.words.iter().rposition(|&x| x != 0).unwrap_or(first);
+        Some(first..last + 1)
+    }
+
     /// The set's CPUs below `n_bits` in a set of exactly that width (`self & full(n_bits)`,
     /// without building the full set: a copy of the words).
     pub(crate) fn resized(&self, n_bits: u32) -> CpuSet {

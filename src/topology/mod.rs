@@ -76,9 +76,9 @@ pub struct Topology {
     cluster_sets: Vec<CpuSet>,
     package_sets: Vec<CpuSet>,
     node_cpus: Vec<CpuSet>,
-    /// Per node, the words of its CPU set from the first to the last that holds a CPU
-    /// (`lo..hi`): a node's CPUs are usually a few words of a wide mask.
-    node_words: Vec<(u32, u32)>,
+    /// Per node, the words of its CPU set from the first to the last that holds a CPU (empty
+    /// for a node without CPUs): a node's CPUs are usually a few words of a wide mask.
+    node_words: Vec<std::ops::Range<usize>>,
     /// `node_distance` as a flat nr_node_ids² table, or `None` for the defaults (10 on the
     /// diagonal, 20 elsewhere): a machine with sparse high node ids and no SLIT costs nothing.
     distances: Option<Vec<u32>>,
@@ -144,7 +144,7 @@ impl Topology {
         let mut possible = CpuSet::new(CPUS_MAX);
         for (node, text) in nodes.iter().enumerate() {
             let set = cpulist(format!("nodes[{node}]"), text, CPUS_MAX)?;
-            if let Some(cpu) = set.intersects(&possible).then(|| set.and(&possible).first()).flatten() {
+            if let Some(cpu) = set.iter().find(|&c| possible.contains(c)) {
                 let other = node_cpus.iter().position(|s| s.contains(cpu)).unwrap_or(0);
                 return Err(invalid(format!("nodes[{node}]: CPU {cpu} is already in node {other}")));
             }
@@ -389,16 +389,7 @@ impl Topology {
             smt_sets,
             cluster_sets,
             package_sets,
-            node_words: node_cpus
-                .iter()
-                .map(|s| {
-                    let w = s.words();
-                    match w.iter().position(|&x| x != 0) {
-                        Some(lo) => (lo as u32, w.iter().rposition(|&x| x != 0).map_or(0, |hi| hi as u32 + 1)),
-                        None => (0, 0),
-                    }
-                })
-                .collect(),
+            node_words: node_cpus.iter().map(|s| s.nonzero_words().unwrap_or(0..0)).collect(),
             node_cpus: node_cpus.iter().map(fit).collect(),
             distances,
             arch,
@@ -462,10 +453,7 @@ impl Topology {
     /// of the slice is word `lo + i` of [`Topology::node_cpus`] (the words outside are zero).
     pub(crate) fn node_cpu_words(&self, node: u32) -> (usize, &[u64]) {
         match self.node_words.get(node as usize) {
-            Some(&(lo, hi)) => (
-                lo as usize,
-                &self.node_cpus[node as usize].words()[lo as usize..hi as usize],
-            ),
+            Some(w) => (w.start, &self.node_cpus[node as usize].words()[w.clone()]),
             None => (0, &[]),
         }
     }
