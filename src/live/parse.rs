@@ -557,6 +557,98 @@ fn classify(block: &[u8; BLOCK]) -> Classes {
 /// Only a full-width row is sure to be counters; a short row may end in a number that belongs
 /// to the description, but the kernel never prints one first.
 ///
+/// A row in the kernel's fixed layout is read by [`scan_columns`]; any other by
+/// [`scan_words`], whose answer is the definition.
+fn scan_counters<'a>(r: &'a [u8], cpus: &[u32], counts: &mut Vec<(u32, u64)>) -> Result<(u32, usize), &'a [u8]> {
+    if let Some(done) = scan_columns(r, cpus, counts) {
+        return Ok(done);
+    }
+    scan_words(r, cpus, counts)
+}
+
+/// Bytes of one counter column as the kernel prints it: a space, then the count right-aligned
+/// in 10 places (`seq_put_decimal_ull_width(p, " ", n, 10)`; before 6.10 `"%10u "` after a
+/// `": "`, the same bytes). An `unsigned int` never needs more than 10 digits.
+const COLUMN: usize = 11;
+
+/// Columns compared with [`ZERO_COLUMNS`] at once.
+const SPAN: usize = 32;
+
+/// [`SPAN`] columns of `0`.
+const ZERO_COLUMNS: [u8; SPAN * COLUMN] = {
+    let mut z = [b' '; SPAN * COLUMN];
+    let mut k = 0;
+    while k < SPAN {
+        z[k * COLUMN + COLUMN - 1] = b'0';
+        k += 1;
+    }
+    z
+};
+
+/// [`scan_counters`] for a row in the kernel's own layout: one [`COLUMN`] per CPU, then
+/// whitespace or the end. Nearly every column of a large host is `0`, so [`SPAN`] columns at a
+/// time are compared with [`ZERO_COLUMNS`] (a few vector compares, no per-word work) and only a
+/// span that differs is read column by column. `None`, with `counts` as it was, when the row is
+/// not in that layout (a shorter row, other whitespace, a wider number, a word that is not
+/// digits): [`scan_words`], which defines the result, takes it then. When this answers, the
+/// answer is the one [`scan_words`] gives: every column is a space and then one word of digits
+/// that ends at the column's end, so the words and their columns are the same.
+fn scan_columns(r: &[u8], cpus: &[u32], counts: &mut Vec<(u32, u64)>) -> Option<(u32, usize)> {
+    let len = cpus.len() * COLUMN;
+    let body = r.get(..len)?;
+    if r.get(len).is_some_and(|b| !b.is_ascii_whitespace()) {
+        return None;
+    }
+    let kept = counts.len();
+    let mut spans = body.chunks_exact(SPAN * COLUMN);
+    let mut cpu = 0usize;
+    for span in spans.by_ref() {
+        let span: &[u8; SPAN * COLUMN] = span.try_into().expect("SPAN columns");
+        // OR of XORs rather than `==`: no early exit, so the compiler vectorizes it whole.
+        let differs = span.iter().zip(&ZERO_COLUMNS).fold(0u8, |a, (x, z)| a | (x ^ z));
+        if differs != 0 && !read_columns(span, &cpus[cpu..cpu + SPAN], counts) {
+            counts.truncate(kept);
+            return None;
+        }
+        cpu += SPAN;
+    }
+    let tail = spans.remainder();
+    if tail != &ZERO_COLUMNS[..tail.len()] && !read_columns(tail, &cpus[cpu..], counts) {
+        counts.truncate(kept);
+        return None;
+    }
+    // The description starts after the whitespace, as in [`scan_words`].
+    let mut at = len;
+    while r.get(at).is_some_and(|&b| b != b'\n' && b.is_ascii_whitespace()) {
+        at += 1;
+    }
+    Some((cpus.len() as u32, at))
+}
+
+/// Each [`COLUMN`] of `columns` (one per CPU of `cpus`): non-zero counts to `counts`. False
+/// when a column is not a space, then spaces, then 1 to 10 digits.
+fn read_columns(columns: &[u8], cpus: &[u32], counts: &mut Vec<(u32, u64)>) -> bool {
+    for (col, &cpu) in columns.chunks_exact(COLUMN).zip(cpus) {
+        if col[COLUMN - 1] == b'0' && col[..COLUMN - 1].iter().all(|&b| b == b' ') {
+            continue;
+        }
+        if col[0] != b' ' {
+            return false;
+        }
+        let digits = &col[1 + col[1..].iter().take_while(|&&b| b == b' ').count()..];
+        if digits.is_empty() || !digits.iter().all(u8::is_ascii_digit) {
+            return false;
+        }
+        let v = digits.iter().fold(0u64, |a, &d| a * 10 + u64::from(d - b'0'));
+        if v != 0 {
+            counts.push((cpu, v));
+        }
+    }
+    true
+}
+
+/// [`scan_counters`] on any spacing: the definition of the result.
+///
 /// The fast path takes a block of [`BLOCK`] bytes that holds only spaces and digits and counts
 /// the words that start in it; only blocks with a non-zero digit convert words. A word that
 /// runs past the block's end is read to its end at once and the next block starts after it;
@@ -565,7 +657,7 @@ fn classify(block: &[u8; BLOCK]) -> Classes {
 /// one's classification. Anything else (other whitespace, the description, the column limit, a
 /// word that is not all digits) takes one word through the byte-at-a-time path, which is the
 /// definition the fast path must agree with.
-fn scan_counters<'a>(r: &'a [u8], cpus: &[u32], counts: &mut Vec<(u32, u64)>) -> Result<(u32, usize), &'a [u8]> {
+fn scan_words<'a>(r: &'a [u8], cpus: &[u32], counts: &mut Vec<(u32, u64)>) -> Result<(u32, usize), &'a [u8]> {
     let cols = cpus.len();
     let mut n = 0usize;
     // Invariant: `at` is at a word boundary (the start, or r[at - 1] or r[at] is whitespace).
@@ -1390,8 +1482,82 @@ Err:          0
         same_as_reference(&text);
     }
 
+    /// A row as the kernel lays it out: `label:`, then ` %10u` per CPU, then `tail`.
+    fn kernel_row(label: &str, values: &[u64], tail: &str) -> String {
+        let mut row = format!("{label:>4}:");
+        for v in values {
+            row.push_str(&format!(" {v:>10}"));
+        }
+        row.push_str(tail);
+        row
+    }
+
+    #[test]
+    fn kernel_layout_rows_agree_with_the_reference() {
+        // Column counts either side of a span of columns, values that fill the width, and the
+        // ways a row leaves the layout: a wider number, a tab, a short row, a description
+        // glued to the last count.
+        for cpus in [1usize, 2, 31, 32, 33, 64, 65, 100] {
+            let mut text: String = (0..cpus).map(|c| format!(" CPU{c}")).collect();
+            text.push('\n');
+            let mut values = vec![0u64; cpus];
+            text.push_str(&kernel_row("0", &values, "  IO-APIC   2-edge      timer\n"));
+            for (k, v) in [1u64, 4_294_967_295, 9_999_999_999, 10_000_000_000, 42]
+                .iter()
+                .enumerate()
+            {
+                values[(k * 7) % cpus] = *v;
+                let tail = ["  PCI-MSIX 1-edge nvme0q1\n", "\tx\n", "\n", "x-edge\n", ""][k];
+                text.push_str(&kernel_row(&(k + 1).to_string(), &values, tail));
+                if !tail.ends_with('\n') {
+                    text.push('\n');
+                }
+            }
+            text.push_str(&kernel_row("LOC", &values[..cpus - 1], "   Local timer interrupts\n"));
+            text.push_str(&kernel_row("NMI", &values, "   Non-maskable interrupts\n").replacen(' ', "\t", 6));
+            text.push_str("ERR:          0\n");
+            same_as_reference(&text);
+            let p = parse_interrupts(&text).unwrap();
+            assert_eq!(p.rows[0].counts, vec![], "{cpus} CPUs");
+            assert_eq!(p.rows[2].counts.iter().map(|c| c.1).max(), Some(4_294_967_295));
+        }
+    }
+
     proptest::proptest! {
         #![proptest_config(ProptestConfig::with_cases(400))]
+        /// Rows in the kernel's layout with a byte changed, put in or taken out here and there:
+        /// the column reader and the word reader agree on each.
+        #[test]
+        fn kernel_layout_rows_with_damage_agree_with_the_reference(
+            cpus in 1usize..80,
+            rows in prop::collection::vec(
+                (
+                    prop::collection::vec(prop_oneof![6 => Just(0u64), 2 => 1u64..1000, 1 => 1u64..=4_294_967_295, 1 => 1u64..100_000_000_000], 80),
+                    prop::collection::vec((any::<prop::sample::Index>(), 0u8..3, prop::sample::select(b" 0123456789\t\nx\r-".to_vec())), 0..3),
+                ),
+                1..6,
+            ),
+        ) {
+            let mut text: String = (0..cpus).map(|c| format!(" CPU{c}")).collect();
+            text.push('\n');
+            for (i, (values, damage)) in rows.iter().enumerate() {
+                let mut row = kernel_row(&(24 + i).to_string(), &values[..cpus], "  PCI-MSI 1-edge  q").into_bytes();
+                for (at, how, byte) in damage {
+                    let at = at.index(row.len());
+                    match how {
+                        0 => row[at] = *byte,
+                        1 => row.insert(at, *byte),
+                        _ => {
+                            row.remove(at);
+                        }
+                    }
+                }
+                text.push_str(&String::from_utf8(row).unwrap());
+                text.push('\n');
+            }
+            same_as_reference(&text);
+        }
+
         /// Rows from an alphabet near the kernel's: spaces, digits, a few other bytes.
         #[test]
         fn random_rows_agree_with_the_reference(
