@@ -629,22 +629,61 @@ fn scan_columns(r: &[u8], cpus: &[u32], counts: &mut Vec<(u32, u64)>) -> Option<
 /// when a column is not a space, then spaces, then 1 to 10 digits.
 fn read_columns(columns: &[u8], cpus: &[u32], counts: &mut Vec<(u32, u64)>) -> bool {
     for (col, &cpu) in columns.chunks_exact(COLUMN).zip(cpus) {
-        if col[COLUMN - 1] == b'0' && col[..COLUMN - 1].iter().all(|&b| b == b' ') {
-            continue;
-        }
-        if col[0] != b' ' {
-            return false;
-        }
-        let digits = &col[1 + col[1..].iter().take_while(|&&b| b == b' ').count()..];
-        if digits.is_empty() || !digits.iter().all(u8::is_ascii_digit) {
-            return false;
-        }
-        let v = digits.iter().fold(0u64, |a, &d| a * 10 + u64::from(d - b'0'));
-        if v != 0 {
-            counts.push((cpu, v));
+        match column_value(col.try_into().expect("COLUMN bytes")) {
+            None => return false,
+            Some(0) => {}
+            Some(v) => counts.push((cpu, v)),
         }
     }
     true
+}
+
+/// One column's count: a space, then spaces, then 1 to 10 digits; `None` otherwise. A count
+/// below 10^8 (the first three bytes spaces) is read from the last eight bytes as one word,
+/// without a branch per byte; a larger one byte by byte ([`column_value_bytes`], the
+/// definition).
+fn column_value(col: &[u8; COLUMN]) -> Option<u64> {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    if col[..3] != *b"   " {
+        return column_value_bytes(col);
+    }
+    // The text's first byte is the word's lowest.
+    let x = u64::from_le_bytes(col[3..].try_into().expect("8 bytes"));
+    // The high bit of each byte that is not a space (exact per byte: no carry leaves a byte).
+    let t = x ^ (b' ' as u64 * ONES);
+    let other = (((t & !HIGH) + 0x7f * ONES) | t) & HIGH;
+    // The spaces before the first other byte become `0`; then every byte must be a digit (a
+    // space after a digit is not).
+    let leading = other.trailing_zeros() / 8;
+    if leading == 8 {
+        return None;
+    }
+    let spaces = (1u64 << (8 * leading)) - 1;
+    let digits = x ^ (spaces & (0x10 * ONES));
+    if digits & (0xf0 * ONES) != 0x30 * ONES || ((digits & (0x0f * ONES)) + 6 * ONES) & (0xf0 * ONES) != 0 {
+        return None;
+    }
+    // Eight decimal digits to their value: pairs, then fours, then the eight.
+    let d = digits - 0x30 * ONES;
+    let d = d.wrapping_mul(10).wrapping_add(d >> 8);
+    const MASK: u64 = 0x0000_00ff_0000_00ff;
+    let d = ((d & MASK).wrapping_mul(100 + (1_000_000 << 32)))
+        .wrapping_add(((d >> 16) & MASK).wrapping_mul(1 + (10_000 << 32)))
+        >> 32;
+    Some(d)
+}
+
+/// [`column_value`] a byte at a time.
+fn column_value_bytes(col: &[u8; COLUMN]) -> Option<u64> {
+    if col[0] != b' ' {
+        return None;
+    }
+    let digits = &col[1 + col[1..].iter().take_while(|&&b| b == b' ').count()..];
+    if digits.is_empty() || !digits.iter().all(u8::is_ascii_digit) {
+        return None;
+    }
+    Some(digits.iter().fold(0u64, |a, &d| a * 10 + u64::from(d - b'0')))
 }
 
 /// [`scan_counters`] on any spacing: the definition of the result.
@@ -1480,6 +1519,42 @@ Err:          0
         text.push_str(&" 0".repeat(30));
         text.push_str(" 18446744073709551616 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0\n");
         same_as_reference(&text);
+    }
+
+    #[test]
+    fn a_column_read_as_a_word_is_read_as_bytes() {
+        let mut x = 0x2545_f491_4f6c_dd1du64;
+        let mut next = || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        let mut checked = 0;
+        for round in 0..400_000u32 {
+            let v = match round % 4 {
+                0 => next() % 100,
+                1 => next() % 100_000_000,
+                2 => 99_999_990 + next() % 20,
+                _ => next() % 10_000_000_000,
+            };
+            let mut col: [u8; COLUMN] = format!(" {v:>10}").into_bytes().try_into().unwrap();
+            assert_eq!(column_value(&col), Some(v));
+            // One byte or two set to anything: a space among digits, a digit in the first
+            // place, a byte above ASCII; both readings must say the same.
+            for _ in 0..1 + round % 2 {
+                let r = next();
+                col[(r % COLUMN as u64) as usize] = match (r >> 8) % 3 {
+                    0 => (r >> 16) as u8,
+                    1 => b' ',
+                    _ => b"0123456789"[((r >> 16) % 10) as usize],
+                };
+            }
+            let want = column_value_bytes(&col);
+            assert_eq!(column_value(&col), want, "{:?}", String::from_utf8_lossy(&col));
+            checked += usize::from(want.is_some());
+        }
+        assert!(checked > 100_000, "{checked} damaged columns still counts");
     }
 
     /// A row as the kernel lays it out: `label:`, then ` %10u` per CPU, then `tail`.
