@@ -194,20 +194,36 @@ impl Drop for Child {
     }
 }
 
+/// The agent process's CPU per steady reading, and what a bare reader of the same file pays.
+#[derive(Clone, Copy)]
+struct ProcessCpu {
+    user: f64,
+    system: f64,
+    /// A thread that only reads the stand-in `/proc/interrupts` in 256 KiB chunks, once a
+    /// second like the agent, measured in the same run: the kernel's copy of the file, which
+    /// any reader of it pays and which depends on the file system the stand-in is on.
+    bare_read: Option<f64>,
+}
+
 /// The real agent (`irqscope-agent push`, at its default interval of one second) against the
-/// real server (`irqscope serve`) on loopback, reading a copy of the host under `/dev/shm`
+/// real server (`irqscope serve`) on loopback, reading a copy of the host made under `under`
 /// while a thread writes the next tick of every counter into its `/proc/interrupts` after each
 /// reading the server takes (so every reading is a steady one with counters moved, a delta
 /// push): the agent process's own CPU time per reading, user and system, over `readings`
 /// readings after the first three (the first is a full reading of every `/proc/irq`
-/// directory). `None` when a binary, the port or `/dev/shm` is not there.
-fn agent_process_cpu_ms(readings: u64) -> Option<(f64, f64)> {
+/// directory). `None` when a binary, the port or `under` is not there.
+///
+/// Where the stand-in lives decides what its read costs the kernel: a tmpfs (`/dev/shm`)
+/// copies it a 4 KiB page at a time, looking each page up (`shmem_file_read_iter`), where a
+/// disk file system's page cache copies large folios found in batches (`filemap_read`). A real
+/// `/proc/interrupts` is neither: a seq_file the kernel prints into one buffer and copies out
+/// whole. The bench measures both and the bare read of each beside the agent.
+fn agent_process_cpu_ms(readings: u64, under: &Path) -> Option<ProcessCpu> {
     use std::sync::atomic::{AtomicBool, Ordering};
-    let shm = Path::new("/dev/shm");
-    if !shm.is_dir() {
+    if !under.is_dir() {
         return None;
     }
-    let root = shm.join(format!("irqscope-agent-bench-{}", std::process::id()));
+    let root = under.join(format!("irqscope-agent-bench-{}", std::process::id()));
     // The copy of the host (46 MB in memory) goes whichever way this returns.
     struct Remove(PathBuf);
     impl Drop for Remove {
@@ -295,6 +311,25 @@ fn agent_process_cpu_ms(readings: u64) -> Option<(f64, f64)> {
             std::thread::sleep(std::time::Duration::from_millis(20));
         }
     };
+    // The bare reader: the same file, once a second, its thread's CPU per read.
+    let bare = {
+        let (stop, file) = (stop.clone(), root.join("proc/interrupts"));
+        std::thread::spawn(move || -> Option<f64> {
+            use std::io::Read;
+            let mut buf = vec![0u8; 256 << 10];
+            let (mut ns, mut reads) = (0u64, 0u32);
+            while !stop.load(Ordering::Relaxed) {
+                std::thread::sleep(std::time::Duration::from_secs(1));
+                let t = thread_cpu_ns()?;
+                let mut f = std::fs::File::open(&file).ok()?;
+                while f.read(&mut buf).ok()? > 0 {}
+                drop(f);
+                ns += thread_cpu_ns()? - t;
+                reads += 1;
+            }
+            (reads > 0).then(|| ns as f64 / 1e6 / f64::from(reads))
+        })
+    };
     let pid = agent.0.id();
     let measured = (|| {
         let seq0 = wait_seq(3)?;
@@ -315,7 +350,12 @@ fn agent_process_cpu_ms(readings: u64) -> Option<(f64, f64)> {
     drop(agent);
     stop.store(true, Ordering::Relaxed);
     let _ = writer.join();
-    measured
+    let bare_read = bare.join().ok().flatten();
+    measured.map(|(user, system)| ProcessCpu {
+        user,
+        system,
+        bare_read,
+    })
 }
 
 fn bench(c: &mut Criterion) {
@@ -516,15 +556,24 @@ fn bench(c: &mut Criterion) {
         f(whole_full_cpu),
         f(whole_delta)
     );
-    // The whole process: the release agent pushing to the release server, 30 steady readings.
+    // The whole process: the release agent pushing to the release server, 30 steady readings,
+    // with the stand-in on the file system of the in-thread figures above, then on a tmpfs.
     const AGENT_READINGS: u64 = 30;
-    let process = agent_process_cpu_ms(AGENT_READINGS);
-    eprintln!(
-        "CPU ms: the agent process per steady reading (irqscope-agent push, {AGENT_READINGS} readings, counters moving): {} (user {}, system {}; the system part holds the kernel's copy of /proc/interrupts, read only above)",
-        f(process.map(|(u, s)| u + s)),
-        f(process.map(|p| p.0)),
-        f(process.map(|p| p.1)),
-    );
+    let target = root.parent().expect("target/");
+    for (fs, under) in [
+        ("the build's file system", target),
+        ("a tmpfs, /dev/shm", Path::new("/dev/shm")),
+    ] {
+        let p = agent_process_cpu_ms(AGENT_READINGS, under);
+        eprintln!(
+            "CPU ms: the agent process per steady reading (irqscope-agent push, {AGENT_READINGS} readings, counters moving; stand-in on {fs}): {} (user {}, system {}); a bare read of the same file at the same interval: {}; the agent beyond it: {}",
+            f(p.map(|p| p.user + p.system)),
+            f(p.map(|p| p.user)),
+            f(p.map(|p| p.system)),
+            f(p.and_then(|p| p.bare_read)),
+            f(p.and_then(|p| Some(p.user + p.system - p.bare_read?))),
+        );
+    }
 
     let mut g = c.benchmark_group("live");
     g.sample_size(10);

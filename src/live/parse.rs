@@ -587,7 +587,7 @@ const ZERO_COLUMNS: [u8; SPAN * COLUMN] = {
 
 /// [`scan_counters`] for a row in the kernel's own layout: one [`COLUMN`] per CPU, then
 /// whitespace or the end. Nearly every column of a large host is `0`, so [`SPAN`] columns at a
-/// time are compared with [`ZERO_COLUMNS`] (a few vector compares, no per-word work) and only a
+/// time are compared with [`ZERO_COLUMNS`] (one `memcmp`, no per-word work) and only a
 /// span that differs is read column by column. `None`, with `counts` as it was, when the row is
 /// not in that layout (a shorter row, other whitespace, a wider number, a word that is not
 /// digits): [`scan_words`], which defines the result, takes it then. When this answers, the
@@ -596,24 +596,24 @@ const ZERO_COLUMNS: [u8; SPAN * COLUMN] = {
 fn scan_columns(r: &[u8], cpus: &[u32], counts: &mut Vec<(u32, u64)>) -> Option<(u32, usize)> {
     let len = cpus.len() * COLUMN;
     let body = r.get(..len)?;
-    if r.get(len).is_some_and(|b| !b.is_ascii_whitespace()) {
-        return None;
-    }
     let kept = counts.len();
     let mut spans = body.chunks_exact(SPAN * COLUMN);
     let mut cpu = 0usize;
     for span in spans.by_ref() {
         let span: &[u8; SPAN * COLUMN] = span.try_into().expect("SPAN columns");
         // OR of XORs rather than `==`: no early exit, so the compiler vectorizes it whole.
-        let differs = span.iter().zip(&ZERO_COLUMNS).fold(0u8, |a, (x, z)| a | (x ^ z));
-        if differs != 0 && !read_columns(span, &cpus[cpu..cpu + SPAN], counts) {
+        if span != &ZERO_COLUMNS && !read_columns(span, &cpus[cpu..cpu + SPAN], counts) {
             counts.truncate(kept);
             return None;
         }
         cpu += SPAN;
     }
     let tail = spans.remainder();
-    if tail != &ZERO_COLUMNS[..tail.len()] && !read_columns(tail, &cpus[cpu..], counts) {
+    // The byte after the columns is checked last: read first, it would wait for memory that
+    // the reads in order are about to bring.
+    if (tail != &ZERO_COLUMNS[..tail.len()] && !read_columns(tail, &cpus[cpu..], counts))
+        || r.get(len).is_some_and(|b| !b.is_ascii_whitespace())
+    {
         counts.truncate(kept);
         return None;
     }
