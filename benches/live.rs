@@ -105,15 +105,14 @@ fn best_ms(runs: usize, program: &str, args: &[&str]) -> Option<f64> {
     Some(best)
 }
 
-/// CPU time this thread has run, in ns (`/proc/thread-self/schedstat`, first field): CPU,
-/// not wall time, so the figures hold on a loaded machine.
+/// CPU time this thread has run, in ns (`clock_gettime(CLOCK_THREAD_CPUTIME_ID)`): CPU, not
+/// wall time, so the figures hold on a loaded machine. Exact when called: the kernel brings a
+/// running thread's count up to date for it, where `/proc/thread-self/schedstat` shows the
+/// count as of the last tick or switch (up to 4 ms behind at HZ=250, which a read of a few ms
+/// cannot afford).
 fn thread_cpu_ns() -> Option<u64> {
-    std::fs::read_to_string("/proc/thread-self/schedstat")
-        .ok()?
-        .split_whitespace()
-        .next()?
-        .parse()
-        .ok()
+    let t = rustix::time::clock_gettime(rustix::time::ClockId::ThreadCPUTime);
+    Some(t.tv_sec as u64 * 1_000_000_000 + t.tv_nsec as u64)
 }
 
 /// CPU ms per call of `f`, over `runs` calls.
@@ -332,9 +331,15 @@ fn agent_process_cpu_ms(readings: u64, under: &Path) -> Option<ProcessCpu> {
     };
     let pid = agent.0.id();
     let measured = (|| {
+        // Each count is taken 300 ms after a push arrived, while the agent sleeps until its
+        // next reading: a sleeping thread's schedstat is exact (a running one's lags by up to
+        // a tick).
+        let settle = || std::thread::sleep(std::time::Duration::from_millis(300));
         let seq0 = wait_seq(3)?;
+        settle();
         let cpu0 = process_cpu(pid)?;
         let seq1 = wait_seq(seq0 + readings)?;
+        settle();
         let cpu1 = process_cpu(pid)?;
         let n = (seq1 - seq0) as f64;
         let (user, system) = ((cpu1.1 - cpu0.1) as f64, (cpu1.2 - cpu0.2) as f64);
