@@ -114,8 +114,9 @@ pub fn parse_interrupts_into(text: &str, out: &mut Interrupts) -> Result<(), Par
 /// the bytes on a large host (`" %10u"` per CPU, mostly `0`), are ASCII by construction, so
 /// only the fields that become strings (the header, the description after the counters, and
 /// any line that takes the line-at-a-time path) are checked, and a line that is not UTF-8 is an
-/// error naming it. Lines are found with `memchr`; the counters are classified 64 bytes at a
-/// time ([`scan_counters`]) and only non-zero words are converted.
+/// error naming it. Lines are found with `memchr`; a row in the kernel's layout has its
+/// counter columns compared with zero columns 32 at a time, and any other row its counters
+/// classified 64 bytes at a time ([`scan_counters`]); only non-zero counts are converted.
 pub fn parse_interrupts_bytes_into(bytes: &[u8], out: &mut Interrupts) -> Result<(), ParseError> {
     if bytes.len() > INTERRUPTS_BYTES_MAX {
         return Err(ParseError::new(
