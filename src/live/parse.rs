@@ -629,8 +629,18 @@ fn scan_columns(r: &[u8], cpus: &[u32], counts: &mut Vec<(u32, u64)>) -> Option<
 /// Each [`COLUMN`] of `columns` (one per CPU of `cpus`): non-zero counts to `counts`. False
 /// when a column is not a space, then spaces, then 1 to 10 digits.
 fn read_columns(columns: &[u8], cpus: &[u32], counts: &mut Vec<(u32, u64)>) -> bool {
+    // A `0` column as two overlapping words (bytes 0-7 and 3-10): a span that differs is
+    // mostly zero columns still, each passed over with two compares.
+    const ZERO_HEAD: u64 = u64::from_le_bytes(*b"        ");
+    const ZERO_TAIL: u64 = u64::from_le_bytes(*b"       0");
     for (col, &cpu) in columns.chunks_exact(COLUMN).zip(cpus) {
-        match column_value(col.try_into().expect("COLUMN bytes")) {
+        let col: &[u8; COLUMN] = col.try_into().expect("COLUMN bytes");
+        let head = u64::from_le_bytes(col[..8].try_into().expect("8 bytes"));
+        let tail = u64::from_le_bytes(col[3..].try_into().expect("8 bytes"));
+        if head == ZERO_HEAD && tail == ZERO_TAIL {
+            continue;
+        }
+        match column_value(col) {
             None => return false,
             Some(0) => {}
             Some(v) => counts.push((cpu, v)),
