@@ -598,23 +598,14 @@ fn scan_columns(r: &[u8], cpus: &[u32], counts: &mut Vec<(u32, u64)>) -> Option<
     let len = cpus.len() * COLUMN;
     let body = r.get(..len)?;
     let kept = counts.len();
-    let mut spans = body.chunks_exact(SPAN * COLUMN);
-    let mut cpu = 0usize;
-    for span in spans.by_ref() {
-        let span: &[u8; SPAN * COLUMN] = span.try_into().expect("SPAN columns");
-        // OR of XORs rather than `==`: no early exit, so the compiler vectorizes it whole.
-        if span != &ZERO_COLUMNS && !read_columns(span, &cpus[cpu..cpu + SPAN], counts) {
-            counts.truncate(kept);
-            return None;
-        }
-        cpu += SPAN;
-    }
-    let tail = spans.remainder();
+    // The last span holds the columns left over (fewer than SPAN).
+    let fits = body
+        .chunks(SPAN * COLUMN)
+        .zip(cpus.chunks(SPAN))
+        .all(|(span, cpus)| span == &ZERO_COLUMNS[..span.len()] || read_columns(span, cpus, counts));
     // The byte after the columns is checked last: read first, it would wait for memory that
     // the reads in order are about to bring.
-    if (tail != &ZERO_COLUMNS[..tail.len()] && !read_columns(tail, &cpus[cpu..], counts))
-        || r.get(len).is_some_and(|b| !b.is_ascii_whitespace())
-    {
+    if !fits || r.get(len).is_some_and(|b| !b.is_ascii_whitespace()) {
         counts.truncate(kept);
         return None;
     }
