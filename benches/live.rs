@@ -115,6 +115,15 @@ fn thread_cpu_ns() -> Option<u64> {
     Some(t.tv_sec as u64 * 1_000_000_000 + t.tv_nsec as u64)
 }
 
+/// Read `file` to its end through `buf` (each read fills at most all of it), as the
+/// collector's reads do without the parse.
+fn read_through(file: &Path, buf: &mut [u8]) -> Option<()> {
+    use std::io::Read;
+    let mut f = std::fs::File::open(file).ok()?;
+    while f.read(buf).ok()? != 0 {}
+    Some(())
+}
+
 /// CPU ms per call of `f`, over `runs` calls.
 fn cpu_ms(runs: u32, mut f: impl FnMut()) -> Option<f64> {
     f();
@@ -198,7 +207,7 @@ impl Drop for Child {
 struct ProcessCpu {
     user: f64,
     system: f64,
-    /// A thread that only reads the stand-in `/proc/interrupts` in 256 KiB chunks, once a
+    /// A thread that only reads the stand-in `/proc/interrupts` in the agent's chunks, once a
     /// second like the agent, measured in the same run: the kernel's copy of the file, which
     /// any reader of it pays and which depends on the file system the stand-in is on.
     bare_read: Option<f64>,
@@ -217,7 +226,7 @@ struct ProcessCpu {
 /// disk file system's page cache copies large folios found in batches (`filemap_read`). A real
 /// `/proc/interrupts` is neither: a seq_file the kernel prints into one buffer and copies out
 /// whole. The bench measures both and the bare read of each beside the agent.
-fn agent_process_cpu_ms(readings: u64, under: &Path) -> Option<ProcessCpu> {
+fn agent_process_cpu(readings: u64, under: &Path) -> Option<ProcessCpu> {
     use std::sync::atomic::{AtomicBool, Ordering};
     if !under.is_dir() {
         return None;
@@ -314,15 +323,12 @@ fn agent_process_cpu_ms(readings: u64, under: &Path) -> Option<ProcessCpu> {
     let bare = {
         let (stop, file) = (stop.clone(), root.join("proc/interrupts"));
         std::thread::spawn(move || -> Option<f64> {
-            use std::io::Read;
-            let mut buf = vec![0u8; 256 << 10];
+            let mut buf = vec![0u8; collect::INTERRUPTS_CHUNK_BYTES];
             let (mut ns, mut reads) = (0u64, 0u32);
             while !stop.load(Ordering::Relaxed) {
                 std::thread::sleep(std::time::Duration::from_secs(1));
                 let t = thread_cpu_ns()?;
-                let mut f = std::fs::File::open(&file).ok()?;
-                while f.read(&mut buf).ok()? > 0 {}
-                drop(f);
+                read_through(&file, &mut buf)?;
                 ns += thread_cpu_ns()? - t;
                 reads += 1;
             }
@@ -419,10 +425,8 @@ fn bench(c: &mut Criterion) {
     let mut streamed = Vec::new();
     for chunk in [64 << 10, 128 << 10, 256 << 10, 512 << 10, 1 << 20] {
         let read_only = cpu_ms(20, || {
-            use std::io::Read;
             chunk_buf.resize(chunk, 0);
-            let mut f = std::fs::File::open(file).unwrap();
-            while f.read(&mut chunk_buf[..chunk]).unwrap() != 0 {}
+            read_through(Path::new(file), &mut chunk_buf[..chunk]).unwrap();
         });
         let read_parse = cpu_ms(20, || {
             let f = std::fs::File::open(file).unwrap();
@@ -569,7 +573,7 @@ fn bench(c: &mut Criterion) {
         ("the build's file system", target),
         ("a tmpfs, /dev/shm", Path::new("/dev/shm")),
     ] {
-        let p = agent_process_cpu_ms(AGENT_READINGS, under);
+        let p = agent_process_cpu(AGENT_READINGS, under);
         eprintln!(
             "CPU ms: the agent process per steady reading (irqscope-agent push, {AGENT_READINGS} readings, counters moving; stand-in on {fs}): {} (user {}, system {}); a bare read of the same file at the same interval: {}; the agent beyond it: {}",
             f(p.map(|p| p.user + p.system)),
