@@ -16,7 +16,7 @@ use super::protocol::{
     Snapshot, WireIrq, WireTopology, FULL_SNAPSHOT_SAME_SINCE, KERNEL_RELEASE_BYTES_MAX, PROTOCOL_VERSION,
 };
 use crate::topology::import::sysfs::{self, SysfsFiles};
-use crate::topology::Topology;
+use crate::topology::{CpuSet, Topology};
 use std::collections::BTreeMap;
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -159,20 +159,45 @@ type IrqWireFields = (Option<String>, Option<String>, Option<u32>);
 
 /// Parse IRQ `n`'s files into their wire fields; an error names the file.
 fn irq_wire_fields(n: u32, f: &IrqFiles) -> Result<IrqWireFields, ParseError> {
-    let list = |name: &str, text: &Option<String>| -> Result<Option<String>, ParseError> {
+    irq_fields_and_landing(n, f).map(|(fields, _)| fields)
+}
+
+/// [`irq_wire_fields`], and the CPUs the IRQ's interrupts may land on: its effective affinity,
+/// else its requested one (a kernel without `effective_affinity_list`), else `None`.
+fn irq_fields_and_landing(n: u32, f: &IrqFiles) -> Result<(IrqWireFields, Option<LandsOn>), ParseError> {
+    let list = |name: &str, text: &Option<String>| -> Result<Option<CpuSet>, ParseError> {
         text.as_deref()
-            .map(|t| parse::parse_affinity_list(&format!("/proc/irq/{n}/{name}"), t).map(|s| s.to_cpulist()))
+            .map(|t| parse::parse_affinity_list(&format!("/proc/irq/{n}/{name}"), t))
             .transpose()
     };
     let node = match &f.node {
         Some(t) => parse::parse_irq_node(&format!("/proc/irq/{n}/node"), t)?,
         None => None,
     };
-    Ok((
-        list("smp_affinity_list", &f.smp_affinity_list)?,
-        list("effective_affinity_list", &f.effective_affinity_list)?,
-        node,
-    ))
+    let affinity = list("smp_affinity_list", &f.smp_affinity_list)?;
+    let effective = list("effective_affinity_list", &f.effective_affinity_list)?;
+    let lands_on = effective.as_ref().or(affinity.as_ref()).map(LandsOn::of);
+    let cpulist = |set: Option<CpuSet>| set.map(|s| s.to_cpulist());
+    Ok(((cpulist(affinity), cpulist(effective), node), lands_on))
+}
+
+/// The CPUs an IRQ's interrupts may land on. Nearly every effective affinity is one CPU or one
+/// span of CPUs, kept inline so that checking a reading's counts against it touches no other
+/// memory; any other set is kept whole.
+#[derive(Debug, Clone, PartialEq)]
+enum LandsOn {
+    /// `first..=last`.
+    Span(u32, u32),
+    Set(CpuSet),
+}
+
+impl LandsOn {
+    fn of(set: &CpuSet) -> LandsOn {
+        match (set.first(), set.last()) {
+            (Some(first), Some(last)) if set.weight() == last - first + 1 => LandsOn::Span(first, last),
+            _ => LandsOn::Set(set.clone()),
+        }
+    }
 }
 
 /// [`build_snapshot`] from rows already parsed.
@@ -183,7 +208,7 @@ pub fn build_snapshot_from(
     host: &str,
     taken_unix_ms: u64,
 ) -> Result<Snapshot, ParseError> {
-    build_snapshot_with(parsed, proc, topology, host, taken_unix_ms, |n, f, irq, _| {
+    build_snapshot_with(parsed, proc, topology, host, taken_unix_ms, |n, f, irq, _, _| {
         set_wire_fields(irq, borrowed(&irq_wire_fields(n, f)?));
         Ok(())
     })
@@ -196,7 +221,7 @@ fn build_snapshot_with(
     topology: &WireTopology,
     host: &str,
     taken_unix_ms: u64,
-    fields: impl FnMut(u32, &IrqFiles, &mut WireIrq, bool) -> Result<(), ParseError>,
+    fields: impl FnMut(u32, &IrqFiles, &mut WireIrq, bool, usize) -> Result<(), ParseError>,
 ) -> Result<Snapshot, ParseError> {
     let mut snap = Snapshot {
         version: PROTOCOL_VERSION,
@@ -254,7 +279,7 @@ fn update_irqs(
     snap: &mut Snapshot,
     parsed: &Interrupts,
     proc: &ProcFiles,
-    mut fields: impl FnMut(u32, &IrqFiles, &mut WireIrq, bool) -> Result<(), ParseError>,
+    mut fields: impl FnMut(u32, &IrqFiles, &mut WireIrq, bool, usize) -> Result<(), ParseError>,
 ) -> Result<(), ParseError> {
     snap.cpus.clone_from(&parsed.cpus);
     snap.irqs.truncate(parsed.rows.len());
@@ -276,20 +301,136 @@ fn update_irqs(
                 irq.effective = None;
                 irq.node = None;
             }
-            Some((n, f)) => fields(n, f, irq, same_irq)?,
+            Some((n, f)) => fields(n, f, irq, same_irq, i)?,
         }
     }
     Ok(())
 }
 
-/// Most IRQs whose `/proc/irq/N/` files one [`Collector::read`] refreshes. An IRQ new to the
-/// collector is always read, and all are re-read when the online CPUs change; on a host with
-/// more IRQs than this the others are refreshed in turn, so no IRQ's files are more than
-/// `ceil(IRQs / IRQ_FILES_PER_READING)` readings old (16 on a 4,096-IRQ host). A host with
-/// fewer re-reads every file on every reading. Each IRQ's files cost an open, a read and a
-/// close apiece (2 files: `node` is read once per action), about a fifth of a steady reading
-/// of a 4,096-IRQ host at 512 IRQs per reading (`cargo bench --bench live`).
-pub const IRQ_FILES_PER_READING: usize = 256;
+/// Most IRQs whose `/proc/irq/N/` files one [`Collector::read`] refreshes in turn. An IRQ new
+/// to the collector is always read, all are re-read when the online CPUs change, and an IRQ
+/// whose interrupts land outside its known affinity is re-read at once
+/// ([`LANDED_OUTSIDE_READS_MAX`]); on a host with more IRQs than this the others are refreshed
+/// in turn, so no IRQ's files are more than `ceil(IRQs / IRQ_FILES_PER_READING)` readings old
+/// (64 on a 4,096-IRQ host). A host with fewer re-reads every file on every reading. Each
+/// IRQ's files cost an open, a read and a close apiece (2 files: `node` is read once per
+/// action); 256 IRQs per reading were about 2 ms, a sixth of a steady reading of a 4,096-IRQ
+/// host (`cargo bench --bench live`).
+pub const IRQ_FILES_PER_READING: usize = 64;
+
+/// Most IRQs one reading re-reads because their interrupts landed outside the CPUs their files
+/// last named (effective affinity, else requested). An IRQ moved by irqbalance or a write to
+/// `smp_affinity_list` counts on its new CPU from then on, so its files are read in the reading
+/// that first shows it there, not when its turn comes. A re-read that finds the files
+/// unchanged (a count on the old CPU just after a move, or a row whose counts never fit its
+/// mask) doubles the readings before the IRQ is re-read for that reason again, up to
+/// [`LANDED_OUTSIDE_BACKOFF_MAX`]; a change found resets it.
+pub const LANDED_OUTSIDE_READS_MAX: usize = 192;
+
+/// The longest wait, in readings, between re-reads of an IRQ whose landings outside its mask
+/// found nothing new (`2^6`: the rotation's period on a 4,096-IRQ host).
+pub const LANDED_OUTSIDE_BACKOFF_MAX: u64 = 64;
+
+/// What the collector keeps of one IRQ's `/proc/irq/N/` files between readings.
+#[derive(Debug)]
+struct IrqState {
+    /// The files parsed into wire fields when they were read (an error is kept and reported
+    /// by every reading until the file is read again).
+    fields: Result<IrqWireFields, ParseError>,
+    /// The reading in which `fields` last changed: a snapshot built at or after it holds them.
+    changed: u64,
+    /// The CPUs the files say the interrupts land on; `None` when they say nothing.
+    lands_on: Option<LandsOn>,
+    /// The counts on CPUs outside `lands_on` when the IRQ was last checked; `None` until the
+    /// first check since `lands_on` was set (which only records them).
+    outside: Option<Vec<(u32, u64)>>,
+    /// Re-reads for a landing outside that found the files unchanged since the last change.
+    fruitless: u32,
+    /// The reading of the last re-read for a landing outside.
+    landed_read_at: u64,
+}
+
+impl IrqState {
+    fn new(n: u32, files: &IrqFiles, reading: u64) -> IrqState {
+        let (fields, lands_on) = match irq_fields_and_landing(n, files) {
+            Ok((fields, lands_on)) => (Ok(fields), lands_on),
+            Err(e) => (Err(e), None),
+        };
+        IrqState {
+            fields,
+            changed: reading,
+            lands_on,
+            outside: None,
+            fruitless: 0,
+            landed_read_at: 0,
+        }
+    }
+
+    /// The files were read again in `reading` and changed: parse them, and check the counts
+    /// against the new mask from scratch.
+    fn files_changed(&mut self, n: u32, files: &IrqFiles, reading: u64) {
+        let (fruitless, landed_read_at) = (0, self.landed_read_at);
+        *self = IrqState {
+            fruitless,
+            landed_read_at,
+            ..IrqState::new(n, files, reading)
+        };
+    }
+
+    /// Whether `counts` (the IRQ's non-zero counters, ordered by CPU) moved on a CPU outside
+    /// `lands_on` since the last check: a new CPU, or a count that changed. The first check
+    /// after the mask was read records them and reports nothing.
+    fn landed_outside(&mut self, counts: &[(u32, u64)]) -> bool {
+        match &self.lands_on {
+            None => false,
+            // The counts below and above the span: two slices, compared as memory.
+            Some(LandsOn::Span(first, last)) => {
+                let (first, last) = (*first, *last);
+                let below = &counts[..counts.partition_point(|&(cpu, _)| cpu < first)];
+                let above = &counts[counts.partition_point(|&(cpu, _)| cpu <= last)..];
+                let same = |seen: &[(u32, u64)]| {
+                    seen.len() == below.len() + above.len()
+                        && seen[..below.len()] == *below
+                        && seen[below.len()..] == *above
+                };
+                record_outside(&mut self.outside, same, || below.iter().chain(above).copied())
+            }
+            Some(LandsOn::Set(set)) => {
+                let outside = || counts.iter().copied().filter(|&(cpu, _)| !set.contains(cpu));
+                record_outside(&mut self.outside, |seen| seen.iter().copied().eq(outside()), outside)
+            }
+        }
+    }
+
+    /// Whether a landing outside may be re-read in `reading`: `2^fruitless` readings after the
+    /// last such re-read, at most [`LANDED_OUTSIDE_BACKOFF_MAX`].
+    fn may_reread(&self, reading: u64) -> bool {
+        let wait = 1u64.checked_shl(self.fruitless).unwrap_or(u64::MAX).min(LANDED_OUTSIDE_BACKOFF_MAX);
+        reading >= self.landed_read_at.saturating_add(wait)
+    }
+}
+
+/// Keep the counts outside an IRQ's mask (`outside`) in `kept`; whether they differ from those
+/// kept at the last check (`same` says whether they are the kept ones). The first check (`kept`
+/// `None`) only keeps them.
+fn record_outside<I: Iterator<Item = (u32, u64)>>(
+    kept: &mut Option<Vec<(u32, u64)>>,
+    same: impl Fn(&[(u32, u64)]) -> bool,
+    outside: impl Fn() -> I,
+) -> bool {
+    match kept {
+        Some(seen) if same(seen) => false,
+        Some(seen) => {
+            seen.clear();
+            seen.extend(outside());
+            true
+        }
+        None => {
+            *kept = Some(outside().collect());
+            false
+        }
+    }
+}
 
 /// A host's reading loop: the buffers and the topology kept between readings.
 pub struct Collector {
@@ -325,10 +466,11 @@ pub struct Collector {
     /// The action digest of each IRQ when its `node` file was read: a number given to another
     /// action (a new descriptor) has its node read again.
     node_read_for: BTreeMap<u32, u64>,
-    /// Each IRQ's files parsed into wire fields when they were read (an error is kept and
-    /// reported by every reading until the file is read again), and the reading in which they
-    /// last changed: a snapshot built at or after it holds them already.
-    wire: BTreeMap<u32, (Result<IrqWireFields, ParseError>, u64)>,
+    /// Each IRQ's files as parsed when they were read, the reading they last changed in, and
+    /// where its interrupts were seen landing.
+    wire: BTreeMap<u32, IrqState>,
+    /// This reading's IRQs whose interrupts landed outside their mask: (IRQ, row).
+    landed: Vec<(u32, usize)>,
 }
 
 /// Bytes of `/proc/interrupts` read at a time: each chunk is parsed while it is still in the
@@ -352,6 +494,8 @@ pub struct IrqFileReader {
     /// `N/name` while a file is read.
     path: String,
     buf: Vec<u8>,
+    /// IRQs whose files were read ([`IrqFileReader::read_files`] calls).
+    reads: u64,
 }
 
 impl IrqFileReader {
@@ -362,6 +506,7 @@ impl IrqFileReader {
             dir_fd: None,
             path: String::new(),
             buf: vec![0; 4096],
+            reads: 0,
         }
     }
 
@@ -390,6 +535,7 @@ impl IrqFileReader {
         if self.dir_fd.is_none() {
             self.reopen();
         }
+        self.reads += 1;
         let mut changed = false;
         let node = if with_node { Some(&mut files.node) } else { None };
         for (name, text) in [
@@ -495,6 +641,7 @@ impl Collector {
             refresh_at: 0,
             node_read_for: BTreeMap::new(),
             wire: BTreeMap::new(),
+            landed: Vec::new(),
         }
     }
 
@@ -541,11 +688,17 @@ impl Collector {
             if with_node {
                 node_read_for.insert(n, action);
             }
-            if reader.read_files(n, files, with_node) || !wire.contains_key(&n) {
-                wire.insert(n, (irq_wire_fields(n, files), reading));
+            let changed = reader.read_files(n, files, with_node);
+            match wire.get_mut(&n) {
+                Some(_) if !changed => {}
+                Some(state) => state.files_changed(n, files, reading),
+                None => {
+                    wire.insert(n, IrqState::new(n, files, reading));
+                }
             }
         };
-        for &irq in numbered.iter().filter(|_| !same_irqs) {
+        // New IRQs are read at once; when `all`, the rotation below reads them.
+        for &irq in numbered.iter().filter(|_| !same_irqs && !all) {
             if !self.proc.irqs.contains_key(&irq.0) {
                 in_dir(irq, &mut self.proc.irqs);
             }
@@ -557,6 +710,38 @@ impl Collector {
             in_dir(numbered[(start + k) % len], &mut self.proc.irqs);
         }
         self.refresh_at = if len == 0 { 0 } else { (start + count) % len };
+    }
+
+    /// Re-read the files of this reading's IRQs whose interrupts landed outside their mask (at
+    /// most [`LANDED_OUTSIDE_READS_MAX`], each no sooner than its back-off allows), and write
+    /// what changed into the snapshot.
+    fn reread_landed_outside(&mut self) -> Result<(), ParseError> {
+        let reading = self.readings;
+        let mut reads = 0;
+        for &(n, row) in &self.landed {
+            let (Some(state), Some(files)) = (self.wire.get_mut(&n), self.proc.irqs.get_mut(&n)) else {
+                continue;
+            };
+            if reads == LANDED_OUTSIDE_READS_MAX || !state.may_reread(reading) {
+                continue;
+            }
+            reads += 1;
+            let landed_read_at = reading;
+            if self.irq_files.read_files(n, files, false) {
+                state.files_changed(n, files, reading);
+                let irq = &mut self.snapshot.irqs[row];
+                // The new mask's first check: it records the counts outside it.
+                state.landed_outside(&irq.counts);
+                match &state.fields {
+                    Ok(fields) => set_wire_fields(irq, borrowed(fields)),
+                    Err(e) => return Err(e.clone()),
+                }
+            } else {
+                state.fruitless = state.fruitless.saturating_add(1);
+            }
+            state.landed_read_at = landed_read_at;
+        }
+        Ok(())
     }
 
     /// Stamp the snapshots of the next readings with protocol `version` instead of this
@@ -588,6 +773,11 @@ impl Collector {
     /// The acknowledged reading, if one is kept.
     pub fn acknowledged(&self) -> Option<&Snapshot> {
         self.has_acked.then_some(&self.acked)
+    }
+
+    /// IRQs whose `/proc/irq/N/` files this collector has read, all readings together.
+    pub fn irq_reads(&self) -> u64 {
+        self.irq_files.reads
     }
 
     /// The last reading (what [`Collector::read_ref`] returned last).
@@ -652,17 +842,27 @@ impl Collector {
         if snap.topology != *topology {
             snap.topology.clone_from(topology);
         }
-        let wire = &self.wire;
-        update_irqs(snap, &self.parsed, &self.proc, |n, f, irq, same_irq| {
-            match wire.get(&n) {
-                // Unchanged since the reading this row was built from: nothing to write.
-                Some((Ok(_), changed)) if same_irq && *changed <= built_at => {}
-                Some((Ok(fields), _)) => set_wire_fields(irq, borrowed(fields)),
-                Some((Err(e), _)) => return Err(e.clone()),
+        let wire = &mut self.wire;
+        let landed = &mut self.landed;
+        landed.clear();
+        update_irqs(snap, &self.parsed, &self.proc, |n, f, irq, same_irq, row| {
+            match wire.get_mut(&n) {
+                Some(state) => {
+                    if state.landed_outside(&irq.counts) {
+                        landed.push((n, row));
+                    }
+                    match &state.fields {
+                        // Unchanged since the reading this row was built from: nothing to write.
+                        Ok(_) if same_irq && state.changed <= built_at => {}
+                        Ok(fields) => set_wire_fields(irq, borrowed(fields)),
+                        Err(e) => return Err(e.clone()),
+                    }
+                }
                 None => set_wire_fields(irq, borrowed(&irq_wire_fields(n, f)?)),
             }
             Ok(())
         })?;
+        self.reread_landed_outside()?;
         self.built_at = self.readings;
         Ok(&self.snapshot)
     }
@@ -677,5 +877,61 @@ pub(crate) fn topology_from_columns(cpus: &[u32]) -> WireTopology {
         nodes: vec![if last == 0 { "0".into() } else { format!("0-{last}") }],
         online: Some(online.to_cpulist()),
         ..WireTopology::default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn state(lands_on: LandsOn) -> IrqState {
+        IrqState {
+            fields: Ok((None, None, None)),
+            changed: 0,
+            lands_on: Some(lands_on),
+            outside: None,
+            fruitless: 0,
+            landed_read_at: 0,
+        }
+    }
+
+    fn counts(cpus: &[(u32, u64)]) -> Vec<(u32, u64)> {
+        let mut c: Vec<(u32, u64)> = cpus.iter().copied().filter(|&(_, n)| n > 0).collect();
+        c.sort_unstable();
+        c.dedup_by_key(|&mut (cpu, _)| cpu);
+        c
+    }
+
+    proptest! {
+        /// The span's slices find what a filter of the whole set finds, over a run of
+        /// readings: the same answer and the same counts kept.
+        #[test]
+        fn a_span_sees_the_landings_a_set_sees(
+            first in 0u32..40,
+            len in 1u32..8,
+            readings in prop::collection::vec(prop::collection::vec((0u32..48, 0u64..4), 0..12), 1..8),
+        ) {
+            let set = CpuSet::from_cpus(first..first + len);
+            prop_assert_eq!(LandsOn::of(&set), LandsOn::Span(first, first + len - 1));
+            let (mut span, mut any) = (state(LandsOn::of(&set)), state(LandsOn::Set(set)));
+            for r in &readings {
+                let c = counts(r);
+                prop_assert_eq!(span.landed_outside(&c), any.landed_outside(&c));
+                prop_assert_eq!(&span.outside, &any.outside);
+            }
+        }
+    }
+
+    #[test]
+    fn a_landing_is_a_count_outside_that_moved() {
+        let mut s = state(LandsOn::of(&CpuSet::from_cpus([2, 5])));
+        assert!(matches!(s.lands_on, Some(LandsOn::Set(_))));
+        assert!(!s.landed_outside(&[(1, 4), (2, 9)]), "the first check keeps the counts");
+        assert!(!s.landed_outside(&[(1, 4), (2, 10), (5, 1)]), "inside the mask");
+        assert!(s.landed_outside(&[(1, 5), (2, 10)]), "CPU 1 counted");
+        assert!(s.landed_outside(&[(1, 5), (2, 10), (3, 1)]), "a new CPU");
+        assert!(!s.landed_outside(&[(1, 5), (2, 11), (3, 1)]));
+        assert_eq!(s.outside.as_deref(), Some(&[(1, 5), (3, 1)][..]));
     }
 }

@@ -321,7 +321,7 @@ fn two_cpu_host(name: &str) -> std::path::PathBuf {
 fn a_large_host_refreshes_its_irq_files_in_turn() {
     use irqscope::live::collect::IRQ_FILES_PER_READING;
     let root = two_cpu_host("refresh");
-    let n = IRQ_FILES_PER_READING + 88;
+    let n = 2 * IRQ_FILES_PER_READING + 88;
     let mut text = String::from("           CPU0       CPU1\n");
     for irq in 0..n {
         text.push_str(&format!("{irq:>4}: 1 0 PCI-MSIX 0-edge q{irq}\n"));
@@ -333,15 +333,115 @@ fn a_large_host_refreshes_its_irq_files_in_turn() {
     let mut c = Collector::new(&root, "big");
     let on_1 = |s: &Snapshot| s.irqs.iter().filter(|i| i.affinity.as_deref() == Some("1")).count();
     assert_eq!(on_1(&c.read(1).unwrap()), 0, "the first reading reads every IRQ");
+    assert_eq!(c.irq_reads(), n as u64);
     for irq in 0..n {
         std::fs::write(root.join(format!("proc/irq/{irq}/smp_affinity_list")), "1\n").unwrap();
     }
-    assert_eq!(
-        on_1(&c.read(2).unwrap()),
-        IRQ_FILES_PER_READING,
-        "one reading refreshes its share"
-    );
-    assert_eq!(on_1(&c.read(3).unwrap()), n, "the next one the rest");
+    // The counts stay on CPU 0, inside both masks: only the rotation reads the files.
+    for k in 1..=3 {
+        assert_eq!(
+            on_1(&c.read(1 + k as u64).unwrap()),
+            n.min(k * IRQ_FILES_PER_READING),
+            "reading {k} after the change refreshes its share"
+        );
+    }
+    assert_eq!(c.irq_reads(), (n + 3 * IRQ_FILES_PER_READING) as u64);
+    let _ = std::fs::remove_dir_all(&root);
+}
+
+/// A host of `n` IRQs on 2 CPUs whose `/proc/interrupts` the returned closure writes: IRQ `k`
+/// counts `counts(k)` on (CPU 0, CPU 1); every IRQ's files say CPU 0.
+fn landing_host(name: &str, n: u32) -> (PathBuf, impl Fn(&dyn Fn(u32) -> (u64, u64))) {
+    let root = two_cpu_host(name);
+    for irq in 0..n {
+        let dir = root.join(format!("proc/irq/{irq}"));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("smp_affinity_list"), "0-1\n").unwrap();
+        std::fs::write(dir.join("effective_affinity_list"), "0\n").unwrap();
+    }
+    let at = root.join("proc/interrupts");
+    let write = move |counts: &dyn Fn(u32) -> (u64, u64)| {
+        let mut text = String::from("           CPU0       CPU1\n");
+        for irq in 0..n {
+            let (c0, c1) = counts(irq);
+            text.push_str(&format!("{irq:>4}: {c0:>10} {c1:>10}  PCI-MSIX {irq}-edge q{irq}\n"));
+        }
+        std::fs::write(&at, text).unwrap();
+    };
+    (root, write)
+}
+
+/// An IRQ moved to another CPU (irqbalance, a write to `smp_affinity_list`) counts there from
+/// then on: the reading that first shows a count outside its effective affinity reads its
+/// files at once, long before its turn in the rotation comes.
+#[test]
+fn an_irq_whose_interrupts_land_outside_its_mask_is_read_at_once() {
+    use irqscope::live::collect::IRQ_FILES_PER_READING;
+    let n = 4 * IRQ_FILES_PER_READING as u32;
+    let (root, write) = landing_host("landing", n);
+    let (moved, quiet) = (n - 3, n - 2);
+    let effective = |s: &Snapshot, irq: u32| s.irqs[irq as usize].effective.clone().unwrap();
+    write(&|_| (5, 0));
+    let mut c = Collector::new(&root, "land");
+    assert_eq!(effective(&c.read(1).unwrap(), moved), "0");
+    // Both IRQs move to CPU 1; only `moved` has had an interrupt since.
+    for irq in [moved, quiet] {
+        std::fs::write(root.join(format!("proc/irq/{irq}/effective_affinity_list")), "1\n").unwrap();
+    }
+    write(&|k| (5, u64::from(k == moved)));
+    let before = c.irq_reads();
+    let s = c.read(2).unwrap();
+    assert_eq!(effective(&s, moved), "1", "read in the reading that shows the count");
+    assert_eq!(effective(&s, quiet), "0", "its turn has not come");
+    assert_eq!(c.irq_reads() - before, IRQ_FILES_PER_READING as u64 + 1);
+    // Counting on CPU 1 now fits its files: no more re-reads for it.
+    write(&|k| (5, 2 * u64::from(k == moved)));
+    let before = c.irq_reads();
+    c.read(3).unwrap();
+    assert_eq!(c.irq_reads() - before, IRQ_FILES_PER_READING as u64);
+    let _ = std::fs::remove_dir_all(&root);
+}
+
+/// A row whose counts never fit its files (here: counting on CPU 1 with an effective affinity
+/// of CPU 0) is re-read at once, then after 2, 4, 8… readings, not on every one; and one reading re-reads
+/// at most `LANDED_OUTSIDE_READS_MAX` IRQs however many land outside.
+#[test]
+fn landings_that_files_do_not_explain_back_off_and_are_bounded() {
+    use irqscope::live::collect::{IRQ_FILES_PER_READING, LANDED_OUTSIDE_READS_MAX};
+    // Fewer IRQs than the rotation: every reading reads them all, plus the re-reads.
+    let n = IRQ_FILES_PER_READING as u32 / 2;
+    let (root, write) = landing_host("backoff", n);
+    let mut c = Collector::new(&root, "backoff");
+    let mut extra = Vec::new();
+    for reading in 1..=41u64 {
+        write(&|k| (1, if k == 7 { reading } else { 0 }));
+        let before = c.irq_reads();
+        c.read(reading).unwrap();
+        if reading > 1 && c.irq_reads() - before > u64::from(n) {
+            extra.push(reading);
+        }
+    }
+    assert_eq!(extra, [2, 4, 8, 16, 32], "at once, then after 2, 4, 8 and 16 readings");
+    let _ = std::fs::remove_dir_all(&root);
+
+    let n = (IRQ_FILES_PER_READING + 2 * LANDED_OUTSIDE_READS_MAX) as u32;
+    let (root, write) = landing_host("bound", n);
+    let mut c = Collector::new(&root, "bound");
+    write(&|_| (1, 0));
+    c.read(1).unwrap();
+    // Every IRQ counts on CPU 1 from now on: the rotation's share plus the most re-reads.
+    let most = (IRQ_FILES_PER_READING + LANDED_OUTSIDE_READS_MAX) as u64;
+    let mut reads = Vec::new();
+    for reading in 2..=12 {
+        write(&|_| (1, reading));
+        let before = c.irq_reads();
+        c.read(reading).unwrap();
+        reads.push(c.irq_reads() - before);
+    }
+    // Bounded while more land outside than one reading re-reads, then fewer as they back off.
+    assert_eq!(reads[..3], [most; 3], "{reads:?}");
+    assert!(reads.iter().all(|&r| r <= most), "{reads:?}");
+    assert!(reads[10] < most, "{reads:?}");
     let _ = std::fs::remove_dir_all(&root);
 }
 
