@@ -349,9 +349,9 @@ fn a_large_host_refreshes_its_irq_files_in_turn() {
     let _ = std::fs::remove_dir_all(&root);
 }
 
-/// A host of `n` IRQs on 2 CPUs whose `/proc/interrupts` the returned closure writes: IRQ `k`
-/// counts `counts(k)` on (CPU 0, CPU 1); every IRQ's files say CPU 0.
-fn landing_host(name: &str, n: u32) -> (PathBuf, impl Fn(&dyn Fn(u32) -> (u64, u64))) {
+/// A host of `n` IRQs on 2 CPUs, every IRQ's files saying CPU 0 ([`write_counts`] writes its
+/// `/proc/interrupts`).
+fn landing_host(name: &str, n: u32) -> PathBuf {
     let root = two_cpu_host(name);
     for irq in 0..n {
         let dir = root.join(format!("proc/irq/{irq}"));
@@ -359,16 +359,17 @@ fn landing_host(name: &str, n: u32) -> (PathBuf, impl Fn(&dyn Fn(u32) -> (u64, u
         std::fs::write(dir.join("smp_affinity_list"), "0-1\n").unwrap();
         std::fs::write(dir.join("effective_affinity_list"), "0\n").unwrap();
     }
-    let at = root.join("proc/interrupts");
-    let write = move |counts: &dyn Fn(u32) -> (u64, u64)| {
-        let mut text = String::from("           CPU0       CPU1\n");
-        for irq in 0..n {
-            let (c0, c1) = counts(irq);
-            text.push_str(&format!("{irq:>4}: {c0:>10} {c1:>10}  PCI-MSIX {irq}-edge q{irq}\n"));
-        }
-        std::fs::write(&at, text).unwrap();
-    };
-    (root, write)
+    root
+}
+
+/// The `/proc/interrupts` of IRQs `0..n`: IRQ `k` counts `counts(k)` on (CPU 0, CPU 1).
+fn write_counts(root: &Path, n: u32, counts: impl Fn(u32) -> (u64, u64)) {
+    let mut text = String::from("           CPU0       CPU1\n");
+    for irq in 0..n {
+        let (c0, c1) = counts(irq);
+        text.push_str(&format!("{irq:>4}: {c0:>10} {c1:>10}  PCI-MSIX {irq}-edge q{irq}\n"));
+    }
+    std::fs::write(root.join("proc/interrupts"), text).unwrap();
 }
 
 /// An IRQ moved to another CPU (irqbalance, a write to `smp_affinity_list`) counts there from
@@ -378,7 +379,8 @@ fn landing_host(name: &str, n: u32) -> (PathBuf, impl Fn(&dyn Fn(u32) -> (u64, u
 fn an_irq_whose_interrupts_land_outside_its_mask_is_read_at_once() {
     use irqscope::live::collect::IRQ_FILES_PER_READING;
     let n = 4 * IRQ_FILES_PER_READING as u32;
-    let (root, write) = landing_host("landing", n);
+    let root = landing_host("landing", n);
+    let write = |counts: &dyn Fn(u32) -> (u64, u64)| write_counts(&root, n, counts);
     let (moved, quiet) = (n - 3, n - 2);
     let effective = |s: &Snapshot, irq: u32| s.irqs[irq as usize].effective.clone().unwrap();
     write(&|_| (5, 0));
@@ -410,7 +412,8 @@ fn landings_that_files_do_not_explain_back_off_and_are_bounded() {
     use irqscope::live::collect::{IRQ_FILES_PER_READING, LANDED_OUTSIDE_READS_MAX};
     // Fewer IRQs than the rotation: every reading reads them all, plus the re-reads.
     let n = IRQ_FILES_PER_READING as u32 / 2;
-    let (root, write) = landing_host("backoff", n);
+    let root = landing_host("backoff", n);
+    let write = |counts: &dyn Fn(u32) -> (u64, u64)| write_counts(&root, n, counts);
     let mut c = Collector::new(&root, "backoff");
     let mut extra = Vec::new();
     for reading in 1..=41u64 {
@@ -425,7 +428,8 @@ fn landings_that_files_do_not_explain_back_off_and_are_bounded() {
     let _ = std::fs::remove_dir_all(&root);
 
     let n = (IRQ_FILES_PER_READING + 2 * LANDED_OUTSIDE_READS_MAX) as u32;
-    let (root, write) = landing_host("bound", n);
+    let root = landing_host("bound", n);
+    let write = |counts: &dyn Fn(u32) -> (u64, u64)| write_counts(&root, n, counts);
     let mut c = Collector::new(&root, "bound");
     write(&|_| (1, 0));
     c.read(1).unwrap();
