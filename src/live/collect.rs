@@ -233,7 +233,7 @@ fn build_snapshot_with(
         irqs: Vec::new(),
     };
     snap.topology.kernel_release = proc.kernel_release.clone();
-    update_irqs(&mut snap, parsed, proc, fields)?;
+    update_irqs(&mut snap, parsed, proc, |_| false, fields)?;
     Ok(snap)
 }
 
@@ -275,13 +275,19 @@ fn set_opt_text(to: &mut Option<String>, from: Option<&str>) {
 /// Bring `snap`'s columns and IRQs up to `parsed` in place: an IRQ's strings are written only
 /// when they changed and its counter vector is reused, so a steady host's reading allocates
 /// nothing here.
+///
+/// `text_same(i)` says that row `i`'s label, chip, hwirq and name are those `snap` holds at
+/// that row already (a collector knows which rows its parse rewrote): they are then neither
+/// compared nor written.
 fn update_irqs(
     snap: &mut Snapshot,
     parsed: &Interrupts,
     proc: &ProcFiles,
+    text_same: impl Fn(usize) -> bool,
     mut fields: impl FnMut(u32, &IrqFiles, &mut WireIrq, bool, usize) -> Result<(), ParseError>,
 ) -> Result<(), ParseError> {
     snap.cpus.clone_from(&parsed.cpus);
+    let held = snap.irqs.len();
     snap.irqs.truncate(parsed.rows.len());
     for (i, row) in parsed.rows.iter().enumerate() {
         if i == snap.irqs.len() {
@@ -289,10 +295,13 @@ fn update_irqs(
         }
         let irq = &mut snap.irqs[i];
         // The row held this IRQ already (in the reading `snap` was built from).
-        let same_irq = !set_text(&mut irq.label, &row.label);
-        set_text(&mut irq.chip, &row.chip);
-        set_text(&mut irq.hwirq, &row.hwirq);
-        set_text(&mut irq.name, &row.name);
+        let same_irq = (i < held && text_same(i)) || {
+            let same_label = !set_text(&mut irq.label, &row.label);
+            set_text(&mut irq.chip, &row.chip);
+            set_text(&mut irq.hwirq, &row.hwirq);
+            set_text(&mut irq.name, &row.name);
+            same_label
+        };
         irq.counts.clear();
         irq.counts.extend_from_slice(&row.counts);
         match row.irq().and_then(|n| proc.irqs.get(&n).map(|f| (n, f))) {
@@ -471,6 +480,12 @@ pub struct Collector {
     wire: BTreeMap<u32, IrqState>,
     /// This reading's IRQs whose interrupts landed outside their mask: (IRQ, row).
     landed: Vec<(u32, usize)>,
+    /// The rows whose text this reading's parse wrote ([`parse::parse_interrupts_read_noting`]),
+    /// and for each row of `parsed` the reading in which its text last changed: a snapshot
+    /// built at or after it holds that text at that row. Empty after a parse that failed (its
+    /// rows are partly written), so the next reading compares every row.
+    rewritten: Vec<u32>,
+    text_at: Vec<u64>,
 }
 
 /// Bytes of `/proc/interrupts` read at a time: each chunk is parsed while it is still in the
@@ -642,6 +657,8 @@ impl Collector {
             node_read_for: BTreeMap::new(),
             wire: BTreeMap::new(),
             landed: Vec::new(),
+            rewritten: Vec::new(),
+            text_at: Vec::new(),
         }
     }
 
@@ -803,16 +820,25 @@ impl Collector {
         };
         let path = proc_dir.join("interrupts");
         let file = std::fs::File::open(&path).map_err(io(&path))?;
-        match parse::parse_interrupts_read_into(
+        let read = parse::parse_interrupts_read_noting(
             file,
             INTERRUPTS_CHUNK_BYTES,
             INTERRUPTS_BYTES_MAX,
             &mut self.interrupts,
             &mut self.parsed,
-        ) {
+            &mut self.rewritten,
+        );
+        if read.is_err() {
+            self.text_at.clear();
+        }
+        match read {
             Ok(()) => {}
             Err(ReadError::Io(e)) => return Err(io(&path)(e)),
             Err(ReadError::Parse(e)) => return Err(e.into()),
+        }
+        self.text_at.resize(self.parsed.rows.len(), self.readings);
+        for &row in &self.rewritten {
+            self.text_at[row as usize] = self.readings;
         }
         if self.proc.boot_id.is_empty() {
             self.proc.boot_id = read_bounded(&proc_dir.join("sys/kernel/random/boot_id"), 64)
@@ -845,7 +871,9 @@ impl Collector {
         let wire = &mut self.wire;
         let landed = &mut self.landed;
         landed.clear();
-        update_irqs(snap, &self.parsed, &self.proc, |n, f, irq, same_irq, row| {
+        let text_at = &self.text_at;
+        let text_same = |row: usize| built_at != 0 && text_at[row] <= built_at;
+        update_irqs(snap, &self.parsed, &self.proc, text_same, |n, f, irq, same_irq, row| {
             match wire.get_mut(&n) {
                 Some(state) => {
                     if state.landed_outside(&irq.counts) {

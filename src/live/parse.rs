@@ -144,6 +144,20 @@ pub struct InterruptsStream {
     header: bool,
     /// Rows written to `out.rows`.
     n_rows: usize,
+    /// A row's description fields as parsed, before they are compared with the row's.
+    text: RowText,
+}
+
+/// A row's chip, hwirq and name as parsed (reused buffers), and the rows whose text a parse
+/// wrote.
+#[derive(Debug, Default)]
+struct RowText {
+    chip: String,
+    hwirq: String,
+    name: String,
+    /// Rows (in order) whose label, chip, hwirq or name differ from what `out.rows` held at
+    /// that row before, or that `out.rows` did not hold.
+    rewritten: Vec<u32>,
 }
 
 impl InterruptsStream {
@@ -179,7 +193,13 @@ impl InterruptsStream {
             parse_header(header_no, header, &mut out.cpus)?;
             self.header = true;
         }
-        parse_rows(lines, &out.cpus, &mut out.rows, &mut self.n_rows)
+        parse_rows(lines, &out.cpus, &mut out.rows, &mut self.n_rows, &mut self.text)
+    }
+
+    /// The rows fed so far whose text differs from what `out.rows` held at that row before the
+    /// first feed (or that it did not hold), in order.
+    pub fn rewritten(&self) -> &[u32] {
+        &self.text.rewritten
     }
 
     /// The end of the input: an input without a header is an error; rows left from an
@@ -209,14 +229,45 @@ pub enum ReadError {
 /// file has been read to its end (so an oversized file is reported as such either way). The
 /// result is that of [`parse_interrupts_bytes_into`] on the whole file.
 pub fn parse_interrupts_read_into(
-    mut r: impl std::io::Read,
+    r: impl std::io::Read,
     chunk: usize,
     bytes_max: usize,
     buf: &mut Vec<u8>,
     out: &mut Interrupts,
 ) -> Result<(), ReadError> {
-    let chunk = chunk.max(1);
+    parse_interrupts_read_noting(r, chunk, bytes_max, buf, out, &mut Vec::new())
+}
+
+/// [`parse_interrupts_read_into`], noting in `rewritten` (cleared first) the rows whose label,
+/// chip, hwirq or name differ from what `out` held at that row, or that it did not hold: a
+/// reader that keeps `out` between readings learns which rows' text it must look at again.
+/// Only rows are noted; after an error `rewritten` and `out` are both partial.
+pub fn parse_interrupts_read_noting(
+    r: impl std::io::Read,
+    chunk: usize,
+    bytes_max: usize,
+    buf: &mut Vec<u8>,
+    out: &mut Interrupts,
+    rewritten: &mut Vec<u32>,
+) -> Result<(), ReadError> {
+    rewritten.clear();
     let mut stream = InterruptsStream::new();
+    // The caller's buffer, so that it keeps its allocation between readings.
+    std::mem::swap(&mut stream.text.rewritten, rewritten);
+    let result = read_stream(r, chunk.max(1), bytes_max, buf, out, &mut stream);
+    std::mem::swap(&mut stream.text.rewritten, rewritten);
+    result
+}
+
+/// The reading loop of [`parse_interrupts_read_noting`].
+fn read_stream(
+    mut r: impl std::io::Read,
+    chunk: usize,
+    bytes_max: usize,
+    buf: &mut Vec<u8>,
+    out: &mut Interrupts,
+    stream: &mut InterruptsStream,
+) -> Result<(), ReadError> {
     let mut failed = None;
     // `buf[..filled]`: the carried line, without its newline. `buf` is only ever grown (its
     // bytes are overwritten by reads), so a steady reading neither allocates nor clears it.
@@ -291,6 +342,7 @@ fn parse_rows(
     cpus: &[u32],
     rows: &mut Vec<IrqRow>,
     n_rows: &mut usize,
+    text: &mut RowText,
 ) -> Result<(), ParseError> {
     let err = |line: usize, m: String| Err(ParseError::new(FILE, Some(line), m));
     let bytes = lines.bytes;
@@ -311,7 +363,7 @@ fn parse_rows(
                 }
                 let label = check_label(no, &bytes[p..p + i])?;
                 let rest = &bytes[p + i + 1..];
-                let used = parse_row(no, label, rest, cpus, rows, n_rows)?;
+                let used = parse_row(no, label, rest, cpus, rows, n_rows, text)?;
                 lines.at = (p + i + 1 + used + 1).min(bytes.len());
                 continue;
             }
@@ -329,7 +381,7 @@ fn parse_rows(
             return err(no, format!("no `label:` at the start of {:?}", short(body)));
         };
         let label = check_label(no, &body.as_bytes()[..colon])?;
-        parse_row(no, label, &body.as_bytes()[colon + 1..], cpus, rows, n_rows)?;
+        parse_row(no, label, &body.as_bytes()[colon + 1..], cpus, rows, n_rows, text)?;
     }
     Ok(())
 }
@@ -374,15 +426,21 @@ fn parse_row(
     cpus: &[u32],
     rows: &mut Vec<IrqRow>,
     n_rows: &mut usize,
+    text: &mut RowText,
 ) -> Result<usize, ParseError> {
     let err = |line: usize, m: String| Err(ParseError::new(FILE, Some(line), m));
     if *n_rows == rows.len() {
         rows.push(IrqRow::default());
     }
-    let row = &mut rows[*n_rows];
+    let at = *n_rows;
+    let row = &mut rows[at];
     *n_rows += 1;
-    row.label.clear();
-    row.label.push_str(label);
+    // A new row's label is empty, and a label never is.
+    let mut same = row.label == label;
+    if !same {
+        row.label.clear();
+        row.label.push_str(label);
+    }
     row.counts.clear();
     let (n_counts, desc_at) = match scan_counters(rest, cpus, &mut row.counts) {
         Ok(done) => done,
@@ -408,13 +466,26 @@ fn parse_row(
         )
     })?;
     let desc = desc.trim_matches(|c: char| c.is_ascii_whitespace());
-    row.chip.clear();
-    row.hwirq.clear();
-    row.name.clear();
+    text.chip.clear();
+    text.hwirq.clear();
+    text.name.clear();
     if label.bytes().all(|b| b.is_ascii_digit()) {
-        split_description(desc, &mut row.chip, &mut row.hwirq, &mut row.name);
+        split_description(desc, &mut text.chip, &mut text.hwirq, &mut text.name);
     } else {
-        row.name.push_str(desc);
+        text.name.push_str(desc);
+    }
+    for (new, old) in [
+        (&mut text.chip, &mut row.chip),
+        (&mut text.hwirq, &mut row.hwirq),
+        (&mut text.name, &mut row.name),
+    ] {
+        if new != old {
+            std::mem::swap(new, old);
+            same = false;
+        }
+    }
+    if !same {
+        text.rewritten.push(at as u32);
     }
     for (what, v) in [("chip", &row.chip), ("hwirq", &row.hwirq), ("name", &row.name)] {
         if v.len() > FIELD_BYTES_MAX {
@@ -1567,6 +1638,42 @@ Err:          0
         }
         row.push_str(tail);
         row
+    }
+
+    proptest::proptest! {
+        /// A parse into rows kept from an earlier one notes exactly the rows whose label,
+        /// chip, hwirq or name differ from the row held there before, and the rows it adds.
+        #[test]
+        fn a_parse_notes_the_rows_whose_text_it_rewrote(
+            readings in prop::collection::vec(
+                prop::collection::vec((0u32..6, 0u8..3, 0u8..3, 1u64..9), 0..8),
+                2..5,
+            ),
+        ) {
+            let text = |rows: &[(u32, u8, u8, u64)]| {
+                let mut t = String::from("           CPU0       CPU1\n");
+                for (k, (irq, chip, name, n)) in rows.iter().enumerate() {
+                    let label = if *irq == 5 { format!("X{k}") } else { (10 * k as u32 + irq).to_string() };
+                    let chip = ["PCI-MSI", "IO-APIC", "GIC"][*chip as usize];
+                    let name = ["q", "eth0", "i8042, serio"][*name as usize];
+                    t.push_str(&format!("{label:>4}: {n:>10} {:>10}  {chip} {irq}-edge {name}\n", n / 2));
+                }
+                t
+            };
+            let (mut buf, mut out, mut rewritten) = (Vec::new(), Interrupts::default(), Vec::new());
+            for rows in &readings {
+                let before = out.rows.clone();
+                let t = text(rows);
+                parse_interrupts_read_noting(t.as_bytes(), 64, INTERRUPTS_BYTES_MAX, &mut buf, &mut out, &mut rewritten).unwrap();
+                prop_assert_eq!(&out, &parse_interrupts(&t).unwrap());
+                let text_of = |r: &IrqRow| (r.label.clone(), r.chip.clone(), r.hwirq.clone(), r.name.clone());
+                let want: Vec<u32> = (0..out.rows.len())
+                    .filter(|&i| before.get(i).map(text_of) != Some(text_of(&out.rows[i])))
+                    .map(|i| i as u32)
+                    .collect();
+                prop_assert_eq!(&rewritten, &want);
+            }
+        }
     }
 
     #[test]
