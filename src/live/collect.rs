@@ -469,8 +469,10 @@ pub struct Collector {
     /// The protocol version the snapshot is stamped with ([`Collector::stamp_version`]).
     version: u32,
     /// The numbered IRQs of this reading, sorted, each with a digest of its action (chip,
-    /// hwirq, name), and where the next refresh starts.
+    /// hwirq, name), and where the next refresh starts. Built again only when `numbered_stale`:
+    /// a parse rewrote a row's text, changed the number of rows, or failed.
     numbered: Vec<(u32, u64)>,
+    numbered_stale: bool,
     refresh_at: usize,
     /// The action digest of each IRQ when its `node` file was read: a number given to another
     /// action (a new descriptor) has its node read again.
@@ -653,6 +655,7 @@ impl Collector {
             online: String::new(),
             version: PROTOCOL_VERSION,
             numbered: Vec::new(),
+            numbered_stale: true,
             refresh_at: 0,
             node_read_for: BTreeMap::new(),
             wire: BTreeMap::new(),
@@ -676,19 +679,23 @@ impl Collector {
     /// [`Collector::refresh_irq_files`] within reading number `self.readings`.
     fn refresh(&mut self, all: bool) {
         self.irq_files.reopen();
-        self.numbered.clear();
-        self.numbered.extend(
-            self.parsed
-                .rows
-                .iter()
-                .filter_map(|r| r.irq().map(|n| (n, action_digest(r)))),
-        );
-        self.numbered.sort_unstable_by_key(|&(n, _)| n);
-        self.numbered.dedup_by_key(|&mut (n, _)| n);
-        let numbered = &self.numbered;
         // A steady host keeps its IRQs: the kept files are then those of this reading already,
-        // and none is new.
-        let same_irqs = self.proc.irqs.keys().copied().eq(numbered.iter().map(|&(n, _)| n));
+        // and none is new. Rows whose text the parse did not rewrite keep their numbers and
+        // actions, and the files kept are those of `numbered` after every refresh.
+        let same_irqs = !self.numbered_stale || {
+            self.numbered.clear();
+            self.numbered.extend(
+                self.parsed
+                    .rows
+                    .iter()
+                    .filter_map(|r| r.irq().map(|n| (n, action_digest(r)))),
+            );
+            self.numbered.sort_unstable_by_key(|&(n, _)| n);
+            self.numbered.dedup_by_key(|&mut (n, _)| n);
+            self.numbered_stale = false;
+            self.proc.irqs.keys().copied().eq(self.numbered.iter().map(|&(n, _)| n))
+        };
+        let numbered = &self.numbered;
         if !same_irqs {
             let kept = |n: &u32| numbered.binary_search_by_key(n, |&(k, _)| k).is_ok();
             self.proc.irqs.retain(|n, _| kept(n));
@@ -820,6 +827,7 @@ impl Collector {
         };
         let path = proc_dir.join("interrupts");
         let file = std::fs::File::open(&path).map_err(io(&path))?;
+        let rows_before = self.parsed.rows.len();
         let read = parse::parse_interrupts_read_noting(
             file,
             INTERRUPTS_CHUNK_BYTES,
@@ -830,6 +838,9 @@ impl Collector {
         );
         if read.is_err() {
             self.text_at.clear();
+        }
+        if read.is_err() || !self.rewritten.is_empty() || self.parsed.rows.len() != rows_before {
+            self.numbered_stale = true;
         }
         match read {
             Ok(()) => {}
