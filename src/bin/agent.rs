@@ -431,8 +431,9 @@ fn push(
             let collector = &mut reader.collector;
             let outcome = match collector.read_ref(now_unix_ms()) {
                 Ok(_) => {
-                    let (snap, base) = (collector.last_reading(), collector.acknowledged());
-                    push_reading(&client, &url, &token, snap, base, &mut deltas, (&mut json, &mut body)).await
+                    let delta = if deltas.server_takes_deltas { collector.delta() } else { None };
+                    let snap = collector.last_reading();
+                    push_reading(&client, &url, &token, snap, delta, &mut deltas, (&mut json, &mut body)).await
                 }
                 Err(e) => Err(format!("reading: {e:#}")),
             };
@@ -492,22 +493,19 @@ struct Deltas {
     step_down: Option<u32>,
 }
 
-/// Push one reading: as a delta when the server takes them and the delta's body is less than
-/// half the last full one, else in full; a delta refused for its base is followed at once by
-/// the full reading. On success the caller makes `snap` the acknowledged reading.
+/// Push one reading: as `delta` (against the acknowledged reading, given when the server takes
+/// deltas and one can be made) when its body is less than half the last full one, else in
+/// full; a delta refused for its base is followed at once by the full reading. On success the
+/// caller makes `snap` the acknowledged reading.
 async fn push_reading(
     client: &Client<HttpsConnector<HttpConnector>, Body>,
     url: &axum::http::Uri,
     token: &str,
     snap: &Snapshot,
-    base: Option<&Snapshot>,
+    delta: Option<Delta>,
     deltas: &mut Deltas,
     (json, body): (&mut Vec<u8>, &mut Vec<u8>),
 ) -> Result<(), String> {
-    let delta = match base {
-        Some(base) if deltas.server_takes_deltas => Delta::between(base, snap),
-        _ => None,
-    };
     let mut reply = None;
     if let Some(delta) = delta {
         encode_delta_body(&delta, json, body).map_err(|e| format!("encoding: {e}"))?;

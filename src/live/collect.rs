@@ -13,7 +13,7 @@
 use super::limits::IRQS_MAX;
 use super::parse::{self, Interrupts, IrqRow, ParseError, ReadError, INTERRUPTS_BYTES_MAX, IRQ_FILE_BYTES_MAX};
 use super::protocol::{
-    Snapshot, WireIrq, WireTopology, FULL_SNAPSHOT_SAME_SINCE, KERNEL_RELEASE_BYTES_MAX, PROTOCOL_VERSION,
+    Delta, Snapshot, WireIrq, WireTopology, FULL_SNAPSHOT_SAME_SINCE, KERNEL_RELEASE_BYTES_MAX, PROTOCOL_VERSION,
 };
 use crate::topology::import::sysfs::{self, SysfsFiles};
 use crate::topology::{CpuSet, Topology};
@@ -414,7 +414,10 @@ impl IrqState {
     /// Whether a landing outside may be re-read in `reading`: `2^fruitless` readings after the
     /// last such re-read, at most [`LANDED_OUTSIDE_BACKOFF_MAX`].
     fn may_reread(&self, reading: u64) -> bool {
-        let wait = 1u64.checked_shl(self.fruitless).unwrap_or(u64::MAX).min(LANDED_OUTSIDE_BACKOFF_MAX);
+        let wait = 1u64
+            .checked_shl(self.fruitless)
+            .unwrap_or(u64::MAX)
+            .min(LANDED_OUTSIDE_BACKOFF_MAX);
         reading >= self.landed_read_at.saturating_add(wait)
     }
 }
@@ -488,6 +491,9 @@ pub struct Collector {
     /// rows are partly written), so the next reading compares every row.
     rewritten: Vec<u32>,
     text_at: Vec<u64>,
+    /// For each row of the last reading, the reading in which its `/proc/irq` fields last
+    /// changed (0 for a row without files).
+    fields_at: Vec<u64>,
 }
 
 /// Bytes of `/proc/interrupts` read at a time: each chunk is parsed while it is still in the
@@ -662,6 +668,7 @@ impl Collector {
             landed: Vec::new(),
             rewritten: Vec::new(),
             text_at: Vec::new(),
+            fields_at: Vec::new(),
         }
     }
 
@@ -753,6 +760,7 @@ impl Collector {
             let landed_read_at = reading;
             if self.irq_files.read_files(n, files, false) {
                 state.files_changed(n, files, reading);
+                self.fields_at[row] = reading;
                 let irq = &mut self.snapshot.irqs[row];
                 // The new mask's first check: it records the counts outside it.
                 state.landed_outside(&irq.counts);
@@ -797,6 +805,19 @@ impl Collector {
     /// The acknowledged reading, if one is kept.
     pub fn acknowledged(&self) -> Option<&Snapshot> {
         self.has_acked.then_some(&self.acked)
+    }
+
+    /// The last reading as a delta against the acknowledged one ([`Delta::between`]; `None`
+    /// without an acknowledged reading, or when it must be sent in full). Rows whose text and
+    /// files have not changed since the acknowledged reading was built are not compared.
+    pub fn delta(&self) -> Option<Delta> {
+        let base = self.acknowledged()?;
+        let (acked, text_at, fields_at) = (self.acked_built_at, &self.text_at, &self.fields_at);
+        let rows = self.snapshot.irqs.len();
+        if acked == 0 || self.built_at == 0 || fields_at.len() != rows || text_at.len() != rows {
+            return Delta::between(base, &self.snapshot);
+        }
+        Delta::between_known(base, &self.snapshot, |k| text_at[k] <= acked && fields_at[k] <= acked)
     }
 
     /// IRQs whose `/proc/irq/N/` files this collector has read, all readings together.
@@ -882,11 +903,17 @@ impl Collector {
         let wire = &mut self.wire;
         let landed = &mut self.landed;
         landed.clear();
+        let fields_at = &mut self.fields_at;
+        fields_at.clear();
+        fields_at.resize(self.parsed.rows.len(), 0);
+        let reading = self.readings;
         let text_at = &self.text_at;
         let text_same = |row: usize| built_at != 0 && text_at[row] <= built_at;
         update_irqs(snap, &self.parsed, &self.proc, text_same, |n, f, irq, same_irq, row| {
+            fields_at[row] = reading;
             match wire.get_mut(&n) {
                 Some(state) => {
+                    fields_at[row] = state.changed;
                     if state.landed_outside(&irq.counts) {
                         landed.push((n, row));
                     }

@@ -585,6 +585,14 @@ impl Delta {
     /// `cur` as a delta against `base`, or `None` when it must be sent in full (another host,
     /// boot, topology or set of columns, or a counter that went down).
     pub fn between(base: &Snapshot, cur: &Snapshot) -> Option<Delta> {
+        Delta::between_known(base, cur, |_| false)
+    }
+
+    /// [`Delta::between`], told by `same_but_counts(k)` that row `k` of `cur` holds the IRQ of
+    /// row `k` of `base` with the same fields but its counters (a collector knows which rows it
+    /// wrote since it built `base`): those rows are not compared. The answer is that of
+    /// [`Delta::between`] as long as the hint is true only of such rows.
+    pub fn between_known(base: &Snapshot, cur: &Snapshot, same_but_counts: impl Fn(usize) -> bool) -> Option<Delta> {
         if base.host != cur.host
             || base.boot_id != cur.boot_id
             || base.cpus != cur.cpus
@@ -593,8 +601,9 @@ impl Delta {
         {
             return None;
         }
-        let same_order =
-            base.irqs.len() == cur.irqs.len() && base.irqs.iter().zip(&cur.irqs).all(|(a, b)| a.label == b.label);
+        let same_order = base.irqs.len() == cur.irqs.len()
+            && (base.irqs.iter().zip(&cur.irqs).enumerate())
+                .all(|(k, (a, b))| same_but_counts(k) || a.label == b.label);
         let by_label: std::collections::HashMap<&str, &WireIrq> = if same_order {
             Default::default()
         } else {
@@ -620,7 +629,7 @@ impl Delta {
                 by_label.get(irq.label.as_str()).copied()
             };
             match old {
-                Some(old) if old.same_but_counts(irq) => {
+                Some(old) if (same_order && same_but_counts(k)) || old.same_but_counts(irq) => {
                     incs.clear();
                     increases(&old.counts, &irq.counts, &mut incs)?;
                     if !incs.is_empty() {

@@ -893,7 +893,7 @@ fn a_reading_does_not_depend_on_the_buffer_it_updates() {
         seed ^= seed << 17;
         seed % n
     };
-    let mut checked = 0;
+    let (mut checked, mut deltas) = (0, 0);
     for reading in 1..=40u64 {
         // A bad affinity file on reading 17 fails both collectors half way; it is fixed after.
         // On reading 29 every IRQ gets a new name and a bad last line fails the parse after
@@ -908,7 +908,10 @@ fn a_reading_does_not_depend_on_the_buffer_it_updates() {
                 *name = format!("f{irq}");
             }
             write_interrupts(&present, &names, &counts);
-            let mut f = std::fs::OpenOptions::new().append(true).open(root.join("proc/interrupts")).unwrap();
+            let mut f = std::fs::OpenOptions::new()
+                .append(true)
+                .open(root.join("proc/interrupts"))
+                .unwrap();
             f.write_all(b"no colon here\n").unwrap();
         }
         let (a, b) = (plain.read_ref(reading).cloned(), acked.read_ref(reading).cloned());
@@ -925,6 +928,14 @@ fn a_reading_does_not_depend_on_the_buffer_it_updates() {
             .unwrap();
             assert_eq!(a.unwrap(), want, "reading {reading}, the collector that keeps no base");
             assert_eq!(b.unwrap(), want, "reading {reading}, the collector that acknowledges");
+            // The collector's delta skips rows it did not write since the acknowledged
+            // reading; it must be the one made by comparing every row.
+            let by_rows = acked
+                .acknowledged()
+                .and_then(|base| Delta::between(base, acked.last_reading()));
+            assert_eq!(acked.delta(), by_rows, "reading {reading}, the delta");
+            deltas += usize::from(by_rows.is_some_and(|d| !d.irqs.is_empty()));
+            assert_eq!(plain.delta(), None);
             checked += 1;
             match next(5) {
                 0 => acked.forget_acknowledged(),
@@ -948,6 +959,7 @@ fn a_reading_does_not_depend_on_the_buffer_it_updates() {
         write_interrupts(&present, &names, &counts);
     }
     assert_eq!(checked, 38);
+    assert!(deltas >= 10, "{deltas} deltas that carry an IRQ in full");
     assert_eq!(plain.acknowledged(), None);
     let _ = std::fs::remove_dir_all(&root);
 }
