@@ -332,11 +332,17 @@ impl SweepConfig {
     /// Scenario runs per machine and mix: every counter for a placement that uses it, one
     /// otherwise (as [`run`] schedules them).
     pub(crate) fn runs_per_base(&self) -> u64 {
-        let counters = self.counters.len().max(1) as u64;
-        self.placements
-            .iter()
-            .map(|p| if p.uses_counter() { counters } else { 1 })
-            .sum()
+        self.placements.iter().map(|p| self.runs_of(p)).sum()
+    }
+
+    /// Scenario runs per machine and mix of one placement: every counter when it uses the
+    /// counter, one otherwise.
+    pub(crate) fn runs_of(&self, placement: &Placement) -> u64 {
+        if placement.uses_counter() {
+            self.counters.len().max(1) as u64
+        } else {
+            1
+        }
     }
 
     /// Rows the sweep gives (combinations, saturating).

@@ -208,16 +208,12 @@ impl Estimate {
     pub fn sweep(config: &SweepConfig) -> Estimate {
         let per_base = config.runs_per_base();
         // The same runs, each on built C counted EXTERNAL_RUN_FACTOR times.
-        let counters = config.counters.len().max(1) as u64;
         let weighted = config
             .placements
             .iter()
-            .map(|p| {
-                let runs = if p.uses_counter() { counters } else { 1 };
-                match p {
-                    Placement::External(_) => runs.saturating_mul(EXTERNAL_RUN_FACTOR),
-                    _ => runs,
-                }
+            .map(|p| match p {
+                Placement::External(_) => config.runs_of(p).saturating_mul(EXTERNAL_RUN_FACTOR),
+                _ => config.runs_of(p),
             })
             .fold(0u64, u64::saturating_add);
         let mut e = Estimate::runs(0, 0, 0, 0);
