@@ -71,6 +71,20 @@ for s in ["0-3,8-11", "0", "0-8191", "1,3,5-7", "ff,ffffffff", "00000000,0000000
     put("cpulist", s)
 for p in files("tests/data/live/*/proc/interrupts"):
     put("live_interrupts", read(p))
+    # Two readings (the target's four form feeds between them) that fit in its -max_len: the
+    # file's first lines, then the same with a row gone, a name changed and a row added, as a
+    # host's next reading may be.
+    lines = read(p).splitlines(keepends=True)
+    head = []
+    for line in lines:
+        if sum(map(len, head)) + len(line) > 1800:
+            break
+        head.append(line)
+    if len(head) > 3:
+        later = head[:2] + head[3:]
+        later[-1] = later[-1].replace(b"edge", b"level", 1).replace(b"  ", b" x ", 1)
+        later.append(head[1].replace(b":", b"9:", 1))
+        put("live_interrupts", b"".join(head) + b"\x0c" * 4 + b"".join(later))
 for p in files("tests/data/live/*/proc/irq/*/*"):
     put("live_irq_files", read(p))
 for p in files("tests/data/lab/*.json") + files("tests/data/live/captures-v1/*.json"):
