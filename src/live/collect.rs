@@ -512,8 +512,12 @@ pub struct IrqFileReader {
     /// `…/irq/` open, the files opened relative to it (`N/name`): the kernel walks two path
     /// components per file instead of the whole path. Opened again by every
     /// [`IrqFileReader::reopen`] (once per reading), so a directory made or replaced after the
-    /// reader is seen; `None` when it cannot be opened (every file then reads as absent).
+    /// reader is seen; `None` when it cannot be opened (every file then reads as absent until
+    /// the next reading tries again).
     dir_fd: Option<rustix::fd::OwnedFd>,
+    /// Opens of `…/irq/` tried: a directory that cannot be opened is tried again at the next
+    /// reading, not at every file.
+    opens: u64,
     /// `N/name` while a file is read.
     path: String,
     buf: Vec<u8>,
@@ -527,6 +531,7 @@ impl IrqFileReader {
         IrqFileReader {
             dir: proc.join("irq"),
             dir_fd: None,
+            opens: 0,
             path: String::new(),
             buf: vec![0; 4096],
             reads: 0,
@@ -536,6 +541,7 @@ impl IrqFileReader {
     /// Open `…/irq/` again (the start of a reading).
     fn reopen(&mut self) {
         use rustix::fs::{Mode, OFlags};
+        self.opens += 1;
         self.dir_fd = rustix::fs::open(
             &self.dir,
             OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
@@ -555,7 +561,7 @@ impl IrqFileReader {
     /// changes after, so only an IRQ new to the reader, or a number given to another action,
     /// needs it read again.
     pub fn read_files(&mut self, n: u32, files: &mut IrqFiles, with_node: bool) -> bool {
-        if self.dir_fd.is_none() {
+        if self.opens == 0 {
             self.reopen();
         }
         self.reads += 1;
@@ -987,6 +993,33 @@ mod tests {
                 prop_assert_eq!(&span.outside, &any.outside);
             }
         }
+    }
+
+    #[test]
+    fn a_missing_irq_directory_is_tried_once_a_reading() {
+        let proc = std::env::temp_dir().join(format!("irqscope-irq-dir-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&proc);
+        std::fs::create_dir_all(&proc).unwrap();
+        let mut reader = IrqFileReader::new(&proc);
+        let mut files = IrqFiles::default();
+        for n in [24, 25, 24] {
+            assert!(!reader.read(n, &mut files), "absent files stay absent");
+        }
+        assert!(files.smp_affinity_list.is_none() && files.effective_affinity_list.is_none() && files.node.is_none());
+        assert_eq!(reader.opens, 1, "one open for the three IRQs read");
+        // Made after the reader: seen from the next reading on, and read relative to it.
+        std::fs::create_dir_all(proc.join("irq/24")).unwrap();
+        std::fs::write(proc.join("irq/24/smp_affinity_list"), "0-3\n").unwrap();
+        assert!(!reader.read(24, &mut files), "not before the next reading");
+        reader.reopen();
+        assert!(reader.read(24, &mut files));
+        assert_eq!(files.smp_affinity_list.as_deref(), Some("0-3\n"));
+        assert_eq!(
+            (files.effective_affinity_list.as_deref(), files.node.as_deref()),
+            (None, None)
+        );
+        assert_eq!(reader.opens, 2);
+        std::fs::remove_dir_all(&proc).unwrap();
     }
 
     #[test]
