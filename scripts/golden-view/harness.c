@@ -17,18 +17,45 @@
  * nummasks is then the index of the last non-empty group plus one, which is what the later
  * kernel returns (min(nr_present + nr_others, numgrps): both passes fill groups one after the
  * other from group 0 and give each group they count a CPU).
+ *
+ * The kernel headers the two files include are shim/linux/*.h, each only
+ * kernel-c/include/irqscope_kc.h: the same stand-ins `irqscope kernel-c` builds with.
  */
-#include <kc.h>
+#include <irqscope_kc.h>
 #include <stdio.h>
 
-unsigned long kc_warnings;
+/* The tables kernel-c/include/irqscope_kc.h reads (the stand-ins kernel-c/harness.c uses too). */
 unsigned int nr_cpu_ids;
 unsigned int nr_node_ids;
-struct cpumask kc_possible, kc_present;
-int kc_cpu_node[KC_NR_CPUS];
-struct cpumask *kc_sibling[KC_NR_CPUS];
-struct cpumask *kc_cluster[KC_NR_CPUS];
-nodemask_t kc_node_possible;
+struct cpumask irqscope_kc_possible, irqscope_kc_present;
+int irqscope_kc_cpu_to_node[NR_CPUS];
+struct cpumask *irqscope_kc_sibling[NR_CPUS];
+struct cpumask *irqscope_kc_cluster[NR_CPUS];
+nodemask_t irqscope_kc_node_possible;
+
+/* lib/group_cpus.c, compiled beside this file: 6.12's form has no nummasks out-parameter. */
+#ifdef KC_GCE_NUMGRPS_ONLY
+struct cpumask *group_cpus_evenly(unsigned int numgrps);
+#else
+struct cpumask *group_cpus_evenly(unsigned int numgrps, unsigned int *nummasks);
+#endif
+
+/* WARN_ON hits in the current call, each firing counted. */
+static unsigned long kc_warnings;
+
+void irqscope_kc_warn(const char *file, int line, const char *cond)
+{
+	(void)file;
+	(void)line;
+	(void)cond;
+	kc_warnings++;
+}
+
+void irqscope_kc_bug(const char *file, int line, const char *cond)
+{
+	fprintf(stderr, "harness: BUG at %s:%d: %s\n", file, line, cond);
+	exit(3);
+}
 
 static unsigned int read_u(const char *what)
 {
@@ -62,22 +89,22 @@ int main(void)
 
 	nr_cpu_ids = read_u("nr_cpu_ids");
 	nr_node_ids = read_u("nr_node_ids");
-	if (nr_cpu_ids == 0 || nr_cpu_ids > KC_NR_CPUS || nr_node_ids == 0 || nr_node_ids > KC_MAX_NUMNODES) {
+	if (nr_cpu_ids == 0 || nr_cpu_ids > NR_CPUS || nr_node_ids == 0 || nr_node_ids > MAX_NUMNODES) {
 		fprintf(stderr, "harness: sizes out of range\n");
 		return 2;
 	}
 	for (unsigned int n = 0; n < nr_node_ids; n++)
-		node_set(n, kc_node_possible);
+		node_set(n, irqscope_kc_node_possible);
 	for (unsigned int cpu = 0; cpu < nr_cpu_ids; cpu++) {
-		kc_cpu_node[cpu] = (int)read_u("a node");
+		irqscope_kc_cpu_to_node[cpu] = (int)read_u("a node");
 		if (read_u("possible"))
-			cpumask_set_cpu(cpu, &kc_possible);
+			cpumask_set_cpu(cpu, &irqscope_kc_possible);
 		if (read_u("present"))
-			cpumask_set_cpu(cpu, &kc_present);
-		kc_sibling[cpu] = calloc(1, sizeof(struct cpumask));
-		kc_cluster[cpu] = calloc(1, sizeof(struct cpumask));
-		read_mask(kc_sibling[cpu]);
-		read_mask(kc_cluster[cpu]);
+			cpumask_set_cpu(cpu, &irqscope_kc_present);
+		irqscope_kc_sibling[cpu] = calloc(1, sizeof(struct cpumask));
+		irqscope_kc_cluster[cpu] = calloc(1, sizeof(struct cpumask));
+		read_mask(irqscope_kc_sibling[cpu]);
+		read_mask(irqscope_kc_cluster[cpu]);
 	}
 	while (scanf("%u", &numgrps) == 1) {
 		unsigned int nummasks = 0;

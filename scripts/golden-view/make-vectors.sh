@@ -55,7 +55,7 @@ if [ ! -f "$tree72/lib/group_cpus.c" ]; then
 fi
 take 7.2 "$tree72" "$@"
 
-flags="-O2 -std=gnu11 -fno-strict-aliasing -fwrapv -Wall -I$here/shim"
+flags="-O2 -std=gnu11 -fno-strict-aliasing -fwrapv -Wall -I$here/shim -I$root/kernel-c/include"
 # 6.12's group_cpus_evenly() has no nummasks out-parameter.
 if grep -Fq 'group_cpus_evenly(unsigned int numgrps)' "$work/6.12/group_cpus.c"; then
   api612=-DKC_GCE_NUMGRPS_ONLY
