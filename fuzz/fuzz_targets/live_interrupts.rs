@@ -6,9 +6,9 @@
 //! The chunked reader parses into the rows an earlier reading left, as the agent keeps them: an
 //! input holding four form feeds in a row is two readings, the one before them parsed first
 //! (into fresh rows; it may fail and leave them partial), and without them the input is read
-//! twice (a steady host). Fewer form feeds are the parser's to read (ASCII whitespace). The second reading must give what a parse into fresh rows
-//! gives, and note exactly the rows whose label, chip, hwirq or name differ from the row held
-//! there before, or that were not held.
+//! twice (a steady host). Fewer form feeds are the parser's to read (ASCII whitespace). The
+//! second reading must give what a parse into fresh rows gives, and note exactly the rows whose
+//! label, chip, hwirq or name differ from the row held there before, or that were not held.
 #![no_main]
 
 use irqscope::live::parse::{
