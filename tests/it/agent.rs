@@ -21,6 +21,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 use tower::ServiceExt;
 
+use crate::common::fs::Scratch;
 use crate::common::process::KillOnDrop;
 
 const TOKEN: &str = "agent-test-token-0123456789abcdef";
@@ -235,8 +236,7 @@ async fn tls_server() -> (u16, String, axum::Router, tokio::task::JoinHandle<()>
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_agent_pushes_over_tls_with_a_private_ca() {
     let (port, ca_pem, app, server) = tls_server().await;
-    let dir = std::env::temp_dir().join(format!("irqscope-agent-tls-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = Scratch::new("agent-tls");
     let (ca_file, token_file) = (dir.join("ca.pem"), dir.join("token"));
     std::fs::write(&ca_file, &ca_pem).unwrap();
     std::fs::write(&token_file, TOKEN).unwrap();
@@ -305,13 +305,11 @@ async fn the_agent_pushes_over_tls_with_a_private_ca() {
         "{err}"
     );
     server.abort();
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// An empty host tree under the temporary directory: the sysfs of a 2-CPU VM, no `/proc` yet.
-fn two_cpu_host(name: &str) -> std::path::PathBuf {
-    let root = std::env::temp_dir().join(format!("irqscope-agent-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&root);
+fn two_cpu_host(name: &str) -> Scratch {
+    let root = Scratch::new(&format!("agent-{name}"));
     let topo = irqscope::catalogue::get("vm-2vcpu-smt2").unwrap();
     irqscope::topology::import::export::write_sysfs(&topo, &root).unwrap();
     root
@@ -346,12 +344,11 @@ fn a_large_host_refreshes_its_irq_files_in_turn() {
         );
     }
     assert_eq!(c.irq_reads(), (n + 3 * IRQ_FILES_PER_READING) as u64);
-    let _ = std::fs::remove_dir_all(&root);
 }
 
 /// A host of `n` IRQs on 2 CPUs, every IRQ's files saying CPU 0 ([`write_counts`] writes its
 /// `/proc/interrupts`).
-fn landing_host(name: &str, n: u32) -> PathBuf {
+fn landing_host(name: &str, n: u32) -> Scratch {
     let root = two_cpu_host(name);
     for irq in 0..n {
         let dir = root.join(format!("proc/irq/{irq}"));
@@ -401,7 +398,6 @@ fn an_irq_whose_interrupts_land_outside_its_mask_is_read_at_once() {
     let before = c.irq_reads();
     c.read(3).unwrap();
     assert_eq!(c.irq_reads() - before, IRQ_FILES_PER_READING as u64);
-    let _ = std::fs::remove_dir_all(&root);
 }
 
 /// A row whose counts never fit its files (here: counting on CPU 1 with an effective affinity
@@ -425,7 +421,6 @@ fn landings_that_files_do_not_explain_back_off_and_are_bounded() {
         }
     }
     assert_eq!(extra, [2, 4, 8, 16, 32], "at once, then after 2, 4, 8 and 16 readings");
-    let _ = std::fs::remove_dir_all(&root);
 
     let n = (IRQ_FILES_PER_READING + 2 * LANDED_OUTSIDE_READS_MAX) as u32;
     let root = landing_host("bound", n);
@@ -446,7 +441,6 @@ fn landings_that_files_do_not_explain_back_off_and_are_bounded() {
     assert_eq!(reads[..3], [most; 3], "{reads:?}");
     assert!(reads.iter().all(|&r| r <= most), "{reads:?}");
     assert!(reads[10] < most, "{reads:?}");
-    let _ = std::fs::remove_dir_all(&root);
 }
 
 /// An IRQ's node is fixed when its descriptor is made (`desc_smp_init()`): it is read for an IRQ
@@ -470,7 +464,6 @@ fn the_node_file_is_read_once_per_action() {
     // The number now serves another device: a new descriptor, its node read.
     std::fs::write(root.join("proc/interrupts"), interrupts("eth0-rx-0")).unwrap();
     assert_eq!(node_and_affinity(&c.read(3).unwrap()), (Some(1), Some("1".into())));
-    let _ = std::fs::remove_dir_all(&root);
 }
 
 /// An app whose push pacing runs on a clock the test moves.
@@ -640,9 +633,8 @@ async fn serve_on_loopback(app: axum::Router) -> (u16, tokio::task::JoinHandle<(
 /// The agent pushing the c5 machine to loopback `port` as `host`: `count` readings
 /// `interval_ms` apart (backing off to twice that), its stderr piped, its token in a file of a
 /// directory of its own (returned, for the caller to remove).
-fn spawn_push_agent(port: u16, host: &str, count: u32, interval_ms: u64) -> (KillOnDrop, PathBuf) {
-    let dir = std::env::temp_dir().join(format!("irqscope-agent-{host}-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+fn spawn_push_agent(port: u16, host: &str, count: u32, interval_ms: u64) -> (KillOnDrop, Scratch) {
+    let dir = Scratch::new(&format!("agent-{host}"));
     let token_file = dir.join("token");
     std::fs::write(&token_file, TOKEN).unwrap();
     let agent = KillOnDrop(
@@ -667,7 +659,7 @@ fn spawn_push_agent(port: u16, host: &str, count: u32, interval_ms: u64) -> (Kil
 async fn the_agent_sends_deltas_and_falls_back_when_the_base_moved() {
     let (app, live) = live_app();
     let (port, server) = serve_on_loopback(app.clone()).await;
-    let (mut agent, dir) = spawn_push_agent(port, "d1", 6, 300);
+    let (mut agent, _dir) = spawn_push_agent(port, "d1", 6, 300);
     let deadline = Instant::now() + Duration::from_secs(60);
     // After the agent's second push (a delta), another reading lands for the host: the
     // agent's next delta has the wrong base.
@@ -705,7 +697,6 @@ async fn the_agent_sends_deltas_and_falls_back_when_the_base_moved() {
         .unwrap();
     assert_eq!(last.snapshot, direct);
     server.abort();
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
@@ -800,7 +791,7 @@ async fn the_agent_pushes_to_a_version_2_server_once_it_says_so() {
         .route("/api/live/{host}/snapshots", axum::routing::post(version_2_push))
         .with_state(old.clone());
     let (port, server) = serve_on_loopback(app).await;
-    let (mut agent, dir) = spawn_push_agent(port, "v2", 3, 100);
+    let (mut agent, _dir) = spawn_push_agent(port, "v2", 3, 100);
     let deadline = Instant::now() + Duration::from_secs(30);
     let status = loop {
         if let Some(s) = agent.0.try_wait().unwrap() {
@@ -840,7 +831,6 @@ async fn the_agent_pushes_to_a_version_2_server_once_it_says_so() {
         .unwrap();
     assert_eq!(*last, direct);
     server.abort();
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// The collector keeps the acknowledged reading and exchanges buffers with it instead of
@@ -961,5 +951,4 @@ fn a_reading_does_not_depend_on_the_buffer_it_updates() {
     assert_eq!(checked, 38);
     assert!(deltas >= 10, "{deltas} deltas that carry an IRQ in full");
     assert_eq!(plain.acknowledged(), None);
-    let _ = std::fs::remove_dir_all(&root);
 }

@@ -8,6 +8,7 @@
 //! 3, 3 and 2 queues; controllers bound one at a time).
 
 use crate::common::cli::irqscope;
+use crate::common::fs::Scratch;
 use axum::body::Body;
 use axum::http::{header, Request, StatusCode};
 use http_body_util::BodyExt;
@@ -91,8 +92,7 @@ fn graviton_spreads_four_controllers_over_51_cpus() {
 #[test]
 fn d16_on_an_its_kernel_gives_the_d16_its_boot() {
     let toml = irqscope(&["topology", "export", "toml", "azure-d16plds-v6"]);
-    let dir = std::env::temp_dir().join(format!("irqscope-its-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = Scratch::new("its");
     let file = dir.join("d16-its.toml");
     assert!(toml.contains("irqchip = \"gic-spi\""), "{toml}");
     std::fs::write(&file, toml.replace("irqchip = \"gic-spi\"", "irqchip = \"gic-its\"")).unwrap();
@@ -117,7 +117,6 @@ fn d16_on_an_its_kernel_gives_the_d16_its_boot() {
         effective_cpus(&spi),
         [vec![0, 0, 3, 6, 9, 12, 14], vec![0, 0, 3, 6, 9, 12, 14]]
     );
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// `lab check` picks the model from the chip names (ITS-PCI-MSIX-… → arm64-its,

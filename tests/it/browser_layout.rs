@@ -8,6 +8,7 @@
 
 use crate::common;
 
+use crate::common::fs::Scratch;
 use common::browser::*;
 use fantoccini::{Client, Locator};
 use irqscope::live::auth::Tokens;
@@ -282,8 +283,7 @@ async fn downloaded_figures_keep_their_styles_alone() {
     )
     .unwrap();
     assert!(hrefs.len() >= 3, "{} downloads", hrefs.len());
-    let dir = std::env::temp_dir().join(format!("irqscope-standalone-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = Scratch::new("standalone");
     for (i, href) in hrefs.iter().enumerate() {
         let text = decode_data_url(href);
         assert!(text.contains("<style>"), "figure {i}: no embedded style");
@@ -312,7 +312,6 @@ async fn downloaded_figures_keep_their_styles_alone() {
             assert_eq!(v["ideal"], "rgb(178, 24, 43)", "figure {i}: {v}");
         }
     }
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// The text of a `data:image/svg+xml;charset=utf-8,…` URL (percent-encoded).

@@ -1,5 +1,6 @@
 //! Bad input gets exit status 2 and one line naming the problem, never a panic.
 
+use crate::common::fs::Scratch;
 use std::process::Command;
 
 fn run(args: &[&str]) -> (i32, String) {
@@ -25,9 +26,7 @@ fn expect_error(args: &[&str], want: &str) {
     assert!(stderr.contains(want), "{args:?}: {stderr:?} does not mention {want:?}");
 }
 
-fn write_temp(name: &str, text: &str) -> String {
-    let dir = std::env::temp_dir().join(format!("irqscope-cli-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+fn write_temp(dir: &Scratch, name: &str, text: &str) -> String {
     let path = dir.join(name);
     std::fs::write(&path, text).unwrap();
     path.display().to_string()
@@ -35,29 +34,33 @@ fn write_temp(name: &str, text: &str) -> String {
 
 #[test]
 fn bad_topologies() {
-    let two_nodes = write_temp("two.toml", "name = 'x'\nnodes = ['0-3', '3-7']\n");
+    let dir = Scratch::new("cli");
+    let two_nodes = write_temp(&dir, "two.toml", "name = 'x'\nnodes = ['0-3', '3-7']\n");
     expect_error(&["simulate", &two_nodes, "4"], "CPU 3 is already in node 0");
-    let smt = write_temp("smt.toml", "name = 'x'\nnodes = ['0-3', '4-7']\nsmt = ['3-4']\n");
+    let smt = write_temp(&dir, "smt.toml", "name = 'x'\nnodes = ['0-3', '4-7']\nsmt = ['3-4']\n");
     expect_error(&["simulate", &smt, "4"], "different nodes");
     let dist = write_temp(
+        &dir,
         "dist.toml",
         "name = 'x'\nnodes = ['0-3', '4-7']\ndistances = [[10, 20], [20]]\n",
     );
     expect_error(&["simulate", &dist, "4"], "square");
     let huge = write_temp(
+        &dir,
         "huge.toml",
         "name = 'x'\n[generate]\npackages = 64\ncores_per_node = 256\nthreads_per_core = 2\n",
     );
     expect_error(&["simulate", &huge, "4"], "exceeds the limits");
-    let not_toml = write_temp("bad.toml", "name = \n");
+    let not_toml = write_temp(&dir, "bad.toml", "name = \n");
     expect_error(&["simulate", &not_toml, "4"], "bad.toml");
-    let unknown_key = write_temp("key.toml", "name = 'x'\nnodes = ['0-3']\ncpus = 4\n");
+    let unknown_key = write_temp(&dir, "key.toml", "name = 'x'\nnodes = ['0-3']\ncpus = 4\n");
     expect_error(&["simulate", &unknown_key, "4"], "unknown field");
     expect_error(&["simulate", "no-such-machine", "4"], "neither a preset");
 }
 
 #[test]
 fn bad_scenarios() {
+    let dir = Scratch::new("cli");
     expect_error(&["simulate", "azure-l48s-v2", "6xq"], "is not a number");
     expect_error(&["simulate", "azure-l48s-v2", "4:frob=1"], "unknown key");
     expect_error(
@@ -80,11 +83,12 @@ fn bad_scenarios() {
         "used twice",
     );
     let scenario = write_temp(
+        &dir,
         "s.json",
         "{\"topology\": \"azure-l48s-v2\", \"devices\": [{\"queues\": 4}], \"variant\": \"x\"}",
     );
     expect_error(&["simulate", "--scenario", &scenario], "unknown variant");
-    let broken = write_temp("b.json", "{\"topology\": ");
+    let broken = write_temp(&dir, "b.json", "{\"topology\": ");
     expect_error(&["simulate", "--scenario", &broken], "b.json");
     expect_error(&["blk-mq", "azure-l48s-v2", "--queues", "0"], "queues 0: 1 to");
     expect_error(
@@ -96,8 +100,7 @@ fn bad_scenarios() {
 #[test]
 fn check_golden_contract() {
     // A directory without cases: nothing passed, so the check fails (exit 1, not 0).
-    let empty = std::env::temp_dir().join(format!("irqscope-empty-{}", std::process::id()));
-    std::fs::create_dir_all(&empty).unwrap();
+    let empty = Scratch::new("empty");
     let out = Command::new(env!("CARGO_BIN_EXE_irqscope"))
         .args(["check-golden", empty.to_str().unwrap()])
         .output()
@@ -105,9 +108,8 @@ fn check_golden_contract() {
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stdout).ends_with("0 passed, 0 failed\n"));
     // A case of a kind nobody can run counts as failed.
-    let dir = std::env::temp_dir()
-        .join(format!("irqscope-odd-{}", std::process::id()))
-        .join("odd");
+    let odd = Scratch::new("odd");
+    let dir = odd.join("odd");
     std::fs::create_dir_all(&dir).unwrap();
     std::fs::write(dir.join("c.json"), "{\"id\": \"c\", \"expected\": {}}").unwrap();
     std::fs::write(dir.join("manifest.json"), "{\"cases\": []}").unwrap();
@@ -162,6 +164,7 @@ fn argument_errors_are_one_line() {
 
 #[test]
 fn input_files_are_read_within_their_limit() {
+    let dir = Scratch::new("cli");
     // A character device has no size in its metadata; the limit holds on what is read.
     expect_error(
         &["simulate", "--scenario", "/dev/zero"],
@@ -169,9 +172,9 @@ fn input_files_are_read_within_their_limit() {
     );
     expect_error(&["simulate", "/dev/zero", "4"], "larger than");
     expect_error(&["mana", "--input", "/dev/zero"], "larger than");
-    let big = write_temp("big.json", &" ".repeat((16 << 20) + 1));
+    let big = write_temp(&dir, "big.json", &" ".repeat((16 << 20) + 1));
     expect_error(&["simulate", "--scenario", &big], "larger than");
-    let latin1 = std::env::temp_dir().join(format!("irqscope-cli-{}/latin1.json", std::process::id()));
+    let latin1 = dir.join("latin1.json");
     std::fs::write(&latin1, b"{\"topology\": \"\xe9\"}").unwrap();
     expect_error(&["simulate", "--scenario", latin1.to_str().unwrap()], "not UTF-8");
 }

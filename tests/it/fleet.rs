@@ -20,7 +20,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tower::ServiceExt;
 
-use crate::common::fs::copy_dir;
+use crate::common::fs::{copy_dir, Scratch};
 use crate::common::process::{find_program, free_port, KillOnDrop};
 
 const TOKEN: &str = "fleet-test-token-0123456789abcdef";
@@ -32,11 +32,8 @@ fn fixture() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/live/x86-nvme-vm")
 }
 
-fn temp_dir(tag: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("irqscope-fleet-{tag}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
+fn temp_dir(tag: &str) -> Scratch {
+    Scratch::new(&format!("fleet-{tag}"))
 }
 
 /// The rate the counters of the `k`-th numbered IRQ row move at, on each CPU it fired on.
@@ -183,7 +180,6 @@ fn the_exporter_output_passes_promtool() {
     );
     // Only the file is left: no temporary beside it.
     assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 1);
-    std::fs::remove_dir_all(&dir).unwrap();
 
     // Bad use is one line and exit 2.
     let out = Command::new(env!("CARGO_BIN_EXE_irqscope-agent"))
@@ -429,7 +425,6 @@ async fn prometheus_hosts_match_the_push_path() {
     mover.join().unwrap();
     drop(_prom);
     drop(_agent);
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 /// A loopback server that accepts and then does `f` with each connection, on its own thread.
@@ -659,5 +654,4 @@ async fn an_https_prometheus_with_a_private_ca() {
     assert!(err(PromClient::new(&format!("http://localhost:{port}"), Some(&ca_file))).contains("needs an https://"));
     assert!(err(PromClient::new(&url, Some(&dir.join("missing.pem")))).contains("--prometheus-ca-file"));
     assert!(err(PromClient::new("ftp://localhost", None)).contains("http:// or https://"));
-    std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -8,6 +8,7 @@
 //! packages with `irqscope kernel-c build` and sets them). Without them these tests say so
 //! and pass without checking.
 
+use crate::common::fs::Scratch;
 use axum::body::Body;
 use axum::http::{header, Request, StatusCode};
 use http_body_util::BodyExt;
@@ -27,21 +28,6 @@ fn tree(var: &str) -> Option<PathBuf> {
             eprintln!("{var} is not set to a kernel tree: kernel-c test skipped");
             None
         }
-    }
-}
-
-struct Scratch(PathBuf);
-impl Scratch {
-    fn new(tag: &str) -> Scratch {
-        let d = std::env::temp_dir().join(format!("irqscope-kc-{tag}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&d);
-        std::fs::create_dir_all(&d).unwrap();
-        Scratch(d)
-    }
-}
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
     }
 }
 
@@ -102,7 +88,10 @@ fn debian_trees_agree_with_their_models() {
     ] {
         let Some(t) = tree(var) else { continue };
         let s = Scratch::new("agree");
-        let (code, out, err) = irqscope(&s.0, &["kernel-c", "verify", t.to_str().unwrap(), "--cases", "2000"]);
+        let (code, out, err) = irqscope(
+            s.path(),
+            &["kernel-c", "verify", t.to_str().unwrap(), "--cases", "2000"],
+        );
         assert_eq!(code, 0, "{out}{err}");
         assert!(out.contains(&format!("against {model} ")), "{out}");
         assert!(out.lines().any(|l| l == "2000 agree"), "{out}");
@@ -115,12 +104,12 @@ fn a_changed_rounding_is_caught_small_and_the_mail_applies_the_same() {
     let s = Scratch::new("round");
     // alloc_groups_to_nodes(): round the share up instead of down.
     let (plain, mail) = patched(
-        &s.0,
+        s.path(),
         &t,
         "numgrps * ncpus / remaining_ncpus);",
         "(numgrps * ncpus + remaining_ncpus - 1) / remaining_ncpus);",
     );
-    let cache = s.0.join("cache");
+    let cache = s.path().join("cache");
     let run = |patch: &Path, name: &str| {
         irqscope(
             &cache,
@@ -135,7 +124,7 @@ fn a_changed_rounding_is_caught_small_and_the_mail_applies_the_same() {
                 "--cases",
                 "2000",
                 "--out",
-                s.0.to_str().unwrap(),
+                s.path().to_str().unwrap(),
             ],
         )
     };
@@ -150,12 +139,12 @@ fn a_changed_rounding_is_caught_small_and_the_mail_applies_the_same() {
     // Every line fits 72 columns but those carrying the paths this test chose.
     for l in out
         .lines()
-        .filter(|l| !l.contains(&*s.0.to_string_lossy()) && !l.contains(&*t.to_string_lossy()))
+        .filter(|l| !l.contains(&*s.path().to_string_lossy()) && !l.contains(&*t.to_string_lossy()))
     {
         assert!(l.chars().count() <= 72, "a line over 72 columns: {l:?}");
     }
     // The case file is a golden case the model fails, field by field.
-    let case = s.0.join("disagreement-diff-seed1.json");
+    let case = s.path().join("disagreement-diff-seed1.json");
     let (code, gout, _) = irqscope(&cache, &["check-golden", case.to_str().unwrap()]);
     assert_eq!(code, 1, "{gout}");
     assert!(gout.contains("0 passed, 1 failed"), "{gout}");
@@ -201,7 +190,7 @@ fn a_changed_rounding_is_caught_small_and_the_mail_applies_the_same() {
 fn broken_c_is_a_clear_error_in_the_cli() {
     let Some(t) = tree("IRQSCOPE_KERNEL_C_72") else { return };
     let s = Scratch::new("broken");
-    let cache = s.0.join("cache");
+    let cache = s.path().join("cache");
     let entry = "\tif (numgrps == 0)\n\t\treturn NULL;\n\n\tif (!zalloc_cpumask_var(&nmsk, GFP_KERNEL))";
     let cases = [
         ("crash", "\tif (numgrps == 0)\n\t\treturn NULL;\n\t*(volatile int *)8 = 1;\n\n\tif (!zalloc_cpumask_var(&nmsk, GFP_KERNEL))", "SIGSEGV"),
@@ -209,7 +198,7 @@ fn broken_c_is_a_clear_error_in_the_cli() {
         ("nocompile", "\tif (numgrps == 0)\n\t\treturn NULL;\n\tirqscope_no_such_helper();\n\n\tif (!zalloc_cpumask_var(&nmsk, GFP_KERNEL))", "calls irqscope_no_such_helper()"),
     ];
     for (name, to, want) in cases {
-        let dir = s.0.join(name);
+        let dir = s.path().join(name);
         std::fs::create_dir_all(&dir).unwrap();
         let (plain, _) = patched(&dir, &t, entry, to);
         let started = std::time::Instant::now();
@@ -246,7 +235,7 @@ fn broken_c_is_a_clear_error_in_the_cli() {
         assert!(started.elapsed().as_secs() < 30, "within its limits");
     }
     // A hunk that does not apply names itself.
-    let dir = s.0.join("stale");
+    let dir = s.path().join("stale");
     std::fs::create_dir_all(&dir).unwrap();
     let diff = make_patch(&dir, "int a;\nint b;\nint c;\n", "int a;\nint B;\nint c;\n");
     std::fs::write(dir.join("stale.diff"), diff).unwrap();
@@ -296,7 +285,7 @@ async fn pages_run_registered_c_and_survive_broken_c() {
             patches,
             apt_options: Vec::new(),
             sort: None,
-            cache: s.0.join("cache"),
+            cache: s.path().join("cache"),
         })
     };
     let limits = Limits {
@@ -314,15 +303,15 @@ async fn pages_run_registered_c_and_survive_broken_c() {
     };
     let mut entries = vec![entry("webok", Ok(ok))];
     let (crash, _) = patched(
-        &s.0,
+        s.path(),
         &t,
         "\tif (numgrps == 0)\n\t\treturn NULL;\n\n\tif (!zalloc_cpumask_var(&nmsk, GFP_KERNEL))",
         "\tif (numgrps == 0)\n\t\treturn NULL;\n\t*(volatile int *)8 = 1;\n\n\tif (!zalloc_cpumask_var(&nmsk, GFP_KERNEL))",
     );
     entries.push(entry("webcrash", build("webcrash", vec![crash])));
-    let bad = s.0.join("bad.diff");
+    let bad = s.path().join("bad.diff");
     let old = std::fs::read_to_string(t.join("lib/group_cpus.c")).unwrap();
-    let dir = s.0.join("badpatch");
+    let dir = s.path().join("badpatch");
     std::fs::create_dir_all(&dir).unwrap();
     std::fs::write(
         &bad,

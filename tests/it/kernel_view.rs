@@ -4,6 +4,7 @@
 //! kernel booted with `nosmt` (tests/data/lab/vm8-nosmt-72.agent.json).
 
 use crate::common::cli::irqscope_output;
+use crate::common::fs::Scratch;
 use irqscope::golden::{check_case, check_paths, CaseResult};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
@@ -186,8 +187,7 @@ fn nosmt_capture_replays_from_the_drawn_machine() {
 /// JSON answer.
 #[test]
 fn split_clusters_are_accepted_everywhere_with_a_warning() {
-    let dir = std::env::temp_dir().join(format!("irqscope-split-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = Scratch::new("split");
     let file = dir.join("split.toml");
     std::fs::write(
         &file,
@@ -224,7 +224,6 @@ fn split_clusters_are_accepted_everywhere_with_a_warning() {
     assert_eq!(code, 0, "{err}");
     assert!(out.contains("clusters = [\"0\", \"1-2\", \"3\"]"), "{out}");
     assert!(err.contains("cluster 1-2 splits SMT siblings 2-3"), "{err}");
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 /// An edited machine that is arm64 with GIC SPIs and an SMT-splitting cluster travels in a

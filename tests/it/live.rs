@@ -23,7 +23,7 @@ use std::time::{Duration, Instant};
 use tower::ServiceExt;
 
 use crate::common;
-use common::fs::copy_dir;
+use common::fs::{copy_dir, Scratch};
 use common::process::{free_port, KillOnDrop};
 
 const TOKEN: &str = "test-token-0123456789abcdef";
@@ -518,14 +518,14 @@ async fn sse_streams_only_for_known_hosts_within_per_client_and_per_host_caps() 
 }
 
 /// A 1 MiB tmpfs at a fresh directory, unmounted on drop; `None` where mounting is not allowed.
-struct SmallDisk(PathBuf);
+struct SmallDisk(Scratch);
 
 impl SmallDisk {
     fn mount(tag: &str) -> Option<SmallDisk> {
         let dir = temp_dir(tag);
         let ok = Command::new("mount")
             .args(["-t", "tmpfs", "-o", "size=1m", "tmpfs"])
-            .arg(&dir)
+            .arg(dir.path())
             .stderr(Stdio::null())
             .status()
             .is_ok_and(|s| s.success());
@@ -535,8 +535,7 @@ impl SmallDisk {
 
 impl Drop for SmallDisk {
     fn drop(&mut self) {
-        let _ = Command::new("umount").arg(&self.0).status();
-        let _ = std::fs::remove_dir_all(&self.0);
+        let _ = Command::new("umount").arg(self.0.path()).status();
     }
 }
 
@@ -1029,7 +1028,6 @@ async fn imports_get_a_stable_link_that_survives_a_restart() {
         StatusCode::BAD_REQUEST
     );
     drop(app);
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 fn url_encode(s: &str) -> String {
@@ -1046,15 +1044,8 @@ fn url_encode(s: &str) -> String {
 
 // ---- agent + real server ----
 
-fn temp_dir(tag: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!(
-        "irqscope-live-{tag}-{}-{}",
-        std::process::id(),
-        Instant::now().elapsed().as_nanos()
-    ));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
+fn temp_dir(tag: &str) -> Scratch {
+    Scratch::new(&format!("live-{tag}"))
 }
 
 /// Add `per_irq` to every counter of numbered IRQs on the CPU they fire on.
@@ -1208,7 +1199,6 @@ async fn agent_pushes_and_sse_shows_rates_change() {
         sse.until(|r| r == 0.0).await;
     }
     server.abort();
-    let _ = std::fs::remove_dir_all(&root);
 }
 
 type Server = KillOnDrop;
@@ -1294,12 +1284,12 @@ async fn server_restart_keeps_history_and_the_agent_reconnects() {
         "{history:?}"
     );
     drop(server);
-    let _ = std::fs::remove_dir_all(&root);
 }
 
 #[test]
 fn agent_captures_this_machine() {
-    let out = temp_dir("real").join("capture.json");
+    let dir = temp_dir("real");
+    let out = dir.join("capture.json");
     let status = Command::new(env!("CARGO_BIN_EXE_irqscope-agent"))
         .args([
             "capture",
@@ -1402,7 +1392,6 @@ fn a_damaged_store_file_is_one_line_and_exit_2_and_can_be_moved_aside() {
         std::thread::sleep(Duration::from_millis(50));
     }
     assert!(dir.join("live.redb.damaged-1").exists());
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[tokio::test]
@@ -1545,7 +1534,6 @@ fn serve_refuses_a_bad_viewer_tokens_file_in_one_line() {
         assert_eq!(out.status.code(), Some(2), "{err}");
         assert!(err.contains(want) && err.trim().lines().count() == 1, "{err}");
     }
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// `serve --max-connections N`: at most N connections are open; a newcomer when the pool is

@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 
 use crate::common;
 use common::browser::Harness;
-use common::fs::copy_dir;
+use common::fs::{copy_dir, Scratch};
 use common::process::KillOnDrop;
 
 const TOKEN: &str = "browser-token-0123456789abcdef";
@@ -35,13 +35,8 @@ fn advance(root: &Path, device: &str, n: u64) {
 /// The x86 NVMe fixture copied under a fresh `root` (named `name`), the browser harness serving
 /// `live` and the agent binary pushing that root as `host` every 300 ms: the root, the harness
 /// and the agent (killed on drop). `None` when browser tests are skipped.
-async fn serve_pushed_fixture(
-    name: &str,
-    host: &str,
-    live: LiveState,
-) -> Option<(std::path::PathBuf, Harness, KillOnDrop)> {
-    let root = std::env::temp_dir().join(format!("{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&root);
+async fn serve_pushed_fixture(name: &str, host: &str, live: LiveState) -> Option<(Scratch, Harness, KillOnDrop)> {
+    let root = Scratch::new(name);
     copy_dir(
         &Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/live/x86-nvme-vm"),
         &root,
@@ -71,7 +66,7 @@ async fn serve_pushed_fixture(
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn live_heatmap_follows_the_agent_in_chromium() {
     let (live, _) = LiveState::new(Tokens::parse(TOKEN).unwrap(), None).unwrap();
-    let Some((root, mut harness, _agent)) = serve_pushed_fixture("irqscope-live-browser", "vm1", live).await else {
+    let Some((root, mut harness, _agent)) = serve_pushed_fixture("live-browser", "vm1", live).await else {
         return;
     };
     let base = harness.base.clone();
@@ -176,7 +171,6 @@ async fn live_heatmap_follows_the_agent_in_chromium() {
         .is_empty();
     assert!(!rates_on || first.starts_with("nvme2"), "first row {first:?}");
     c.close().await.unwrap();
-    let _ = std::fs::remove_dir_all(&root);
 }
 
 const VIEWER: &str = "browser-viewer-0123456789";
@@ -188,8 +182,7 @@ const VIEWER: &str = "browser-viewer-0123456789";
 async fn a_viewer_token_visit_keeps_the_live_page_streaming() {
     let (live, _) = LiveState::new(Tokens::parse(TOKEN).unwrap(), None).unwrap();
     let live = live.with_viewer_tokens(irqscope::live::auth::ViewerTokens::parse(VIEWER).unwrap());
-    let Some((root, mut harness, _agent)) = serve_pushed_fixture("irqscope-live-browser-viewer", "vm2", live).await
-    else {
+    let Some((_root, mut harness, _agent)) = serve_pushed_fixture("live-browser-viewer", "vm2", live).await else {
         return;
     };
     let base = harness.base.clone();
@@ -234,5 +227,4 @@ async fn a_viewer_token_visit_keeps_the_live_page_streaming() {
         .unwrap();
     assert_eq!(stopped, json!(""), "the stream was refused");
     c.close().await.unwrap();
-    let _ = std::fs::remove_dir_all(&root);
 }

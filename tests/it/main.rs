@@ -34,6 +34,7 @@ mod mail_text;
 mod mana_sched_robustness;
 mod presets_frozen;
 mod properties;
+mod readme;
 mod release;
 mod render_pinned;
 mod rotation_v1;

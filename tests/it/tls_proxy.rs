@@ -4,10 +4,12 @@
 //! push come back through it. Needs `/usr/sbin/nginx` (Debian `nginx-light`): skipped with the
 //! reason printed when it is missing, a failure when `IRQSCOPE_REQUIRE_TOOLS=1`.
 
-use crate::common::process::{free_port, KillOnDrop};
+use crate::common::fs::Scratch;
+use crate::common::process::{free_port, KillGroupOnDrop, KillOnDrop};
 use std::io::{Read, Write};
 use std::net::TcpStream;
-use std::path::{Path, PathBuf};
+use std::os::unix::process::CommandExt;
+use std::path::Path;
 use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -134,9 +136,7 @@ fn the_documented_nginx_site_carries_pushes_pages_and_events() {
         println!("skipped: {NGINX} not found (apt-get install nginx-light)");
         return;
     }
-    let dir: PathBuf = std::env::temp_dir().join(format!("irqscope-tls-proxy-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = Scratch::new("tls-proxy");
     let (ca, cert, key) = test_ca();
     let (ca_file, cert_file, key_file) = (dir.join("ca.pem"), dir.join("cert.pem"), dir.join("key.pem"));
     std::fs::write(&ca_file, &ca).unwrap();
@@ -178,8 +178,9 @@ fn the_documented_nginx_site_carries_pushes_pages_and_events() {
         user = if running_as_root() { "user root;\n" } else { "" },
     );
     std::fs::write(dir.join("nginx.conf"), conf).unwrap();
-    let _nginx = KillOnDrop(
+    let nginx = KillGroupOnDrop(
         Command::new(NGINX)
+            .process_group(0)
             .arg("-p")
             .arg(&dir)
             .arg("-c")
@@ -231,5 +232,20 @@ fn the_documented_nginx_site_carries_pushes_pages_and_events() {
     read_until(&mut sse, &mut got, &mut buf, "id: 2\n");
     assert!(String::from_utf8_lossy(&got).contains("event: snapshot"));
     drop(sse);
-    let _ = std::fs::remove_dir_all(&dir);
+    // nginx forks its workers: the whole group goes, none is left listening.
+    let group = nginx.0.id();
+    assert!(
+        !KillGroupOnDrop::members(group).is_empty(),
+        "nginx's group is not where the test looks"
+    );
+    drop(nginx);
+    let t0 = Instant::now();
+    while !KillGroupOnDrop::members(group).is_empty() {
+        assert!(
+            t0.elapsed() < Duration::from_secs(5),
+            "nginx processes left: {:?}",
+            KillGroupOnDrop::members(group)
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
 }

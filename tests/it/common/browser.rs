@@ -46,6 +46,8 @@ pub struct Harness {
     driver_url: String,
     chromium: PathBuf,
     driver: Child,
+    /// Directories removed on drop: chromedriver's temporary directory and each session's
+    /// profile.
     profiles: Vec<PathBuf>,
     server: tokio::task::JoinHandle<()>,
 }
@@ -65,10 +67,16 @@ impl Harness {
             axum::serve(listener, app).await.unwrap();
         });
         let port = free_port();
+        // The temporary files chromedriver and its browsers make (Chromium's scoped_dir and
+        // org.chromium.Chromium.* directories) go to a directory of the harness's own, removed
+        // with the profiles when it is dropped.
+        let tmp = std::env::temp_dir().join(format!("irqscope-chromedriver-{}-{port}", std::process::id()));
+        std::fs::create_dir_all(&tmp).unwrap();
         // chromedriver leads a process group of its own, and the browsers it starts stay in it,
         // so that dropping the harness ends them too (see `Drop`).
         let driver = Command::new(&chromedriver)
             .arg(format!("--port={port}"))
+            .env("TMPDIR", &tmp)
             .process_group(0)
             .stdout(Stdio::null())
             .stderr(Stdio::null())
@@ -87,7 +95,7 @@ impl Harness {
             driver_url: format!("http://127.0.0.1:{port}"),
             chromium,
             driver,
-            profiles: Vec::new(),
+            profiles: vec![tmp],
             server,
         })
     }
