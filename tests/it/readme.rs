@@ -124,3 +124,59 @@ fn the_readme_starts_with_what_it_is_then_its_two_commands() {
         "who it is for comes first"
     );
 }
+
+/// Every path of the tree that the README, ARCHITECTURE.md and the docs name in backticks
+/// exists (a cargo example or fuzz target may be named by its target name).
+#[test]
+fn the_docs_name_only_paths_that_exist() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut files = vec![
+        root.join("README.md"),
+        root.join("ARCHITECTURE.md"),
+        root.join("fuzz/README.md"),
+        root.join("tests/data/README.md"),
+    ];
+    for e in std::fs::read_dir(root.join("docs")).unwrap() {
+        files.push(e.unwrap().path());
+    }
+    const TOP: [&str; 11] = [
+        "src/",
+        "tests/",
+        "scripts/",
+        "docs/",
+        "benches/",
+        "templates/",
+        "static/",
+        "topologies/",
+        "kernel-c/",
+        "examples/",
+        "fuzz/",
+    ];
+    let mut missing = Vec::new();
+    let mut checked = 0;
+    for f in &files {
+        let text = std::fs::read_to_string(f).unwrap();
+        for (i, quoted) in text.split('`').enumerate() {
+            if i % 2 == 0 || !TOP.iter().any(|t| quoted.starts_with(t)) {
+                continue;
+            }
+            // A placeholder or pattern, not a path.
+            if quoted.contains(['*', '{', '<', ' ', '…', '$']) || quoted.contains("SECTION") || quoted.contains("NAME")
+            {
+                continue;
+            }
+            let path = quoted.split(':').next().unwrap().trim_end_matches(['.', ',', ')']);
+            let exists = root.join(path).exists()
+                || root.join(format!("{path}.rs")).exists()
+                || path
+                    .strip_prefix("fuzz/")
+                    .is_some_and(|t| root.join(format!("fuzz/fuzz_targets/{t}.rs")).exists());
+            checked += 1;
+            if !exists {
+                missing.push(format!("{}: {quoted}", f.strip_prefix(root).unwrap().display()));
+            }
+        }
+    }
+    assert!(checked > 100, "only {checked} paths checked");
+    assert!(missing.is_empty(), "named but not in the tree:\n{}", missing.join("\n"));
+}
