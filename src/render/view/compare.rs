@@ -329,7 +329,10 @@ impl CompareView {
         );
         let side = |r: &Run, label: &str, which: &str| CompareSideView {
             label: label.to_string(),
-            verdict: summary::verdict_line(topo, &r.metrics, view.metric),
+            verdict: summary::verdict_after_failures(
+                summary::allocation_failures(&r.outcome).as_deref(),
+                &summary::verdict_line(topo, &r.metrics, view.metric),
+            ),
             variant_line: summary::variant_line(&r.scenario),
             kernel_line: format!(
                 "kernel: {}",
@@ -346,8 +349,18 @@ impl CompareView {
         let overall = if loads_equal {
             summary::equal_loads_line(moved, vector_changes.len() - moved)
         } else {
-            summary::compare_line(&sides[0].verdict, &sides[1].verdict, moved)
+            let plain = |r: &Run| summary::verdict_line(topo, &r.metrics, view.metric);
+            summary::compare_line(&plain(&run.a), &plain(&run.b), moved)
         };
+        // A refused allocation on either side leads the headline.
+        let failed = match [&run.a, &run.b].map(|r| summary::allocation_failures(&r.outcome)) {
+            [Some(a), Some(b)] if a == b => Some(format!("A and B: {a}")),
+            [Some(a), Some(b)] => Some(format!("A: {a} / B: {b}")),
+            [Some(a), None] => Some(format!("A: {a}")),
+            [None, Some(b)] => Some(format!("B: {b}")),
+            [None, None] => None,
+        };
+        let overall = summary::verdict_after_failures(failed.as_deref(), &overall);
         Ok(CompareView {
             title: format!("{} vs {}", run.labels[0], run.labels[1]),
             overall,

@@ -479,8 +479,11 @@ pub struct ResultView {
     pub metrics: Vec<(&'static str, &'static str)>,
     pub node: String,
     pub nodes: Vec<u32>,
+    /// The allocations the kernel refused, when any: the headline says them first.
+    pub failure: Option<String>,
     /// The line above the heatmap ("max 6 devices on a CPU (ideal 4): …"), the page's
-    /// headline unless a seed's sentence leads.
+    /// headline unless a seed's sentence leads; after a [`ResultView::failure`], "of the
+    /// vectors placed: …".
     pub verdict: String,
     pub heatmap_svg: String,
     /// The NUMA chart, or `None` on a machine with too many nodes to read one (the page says
@@ -542,6 +545,7 @@ impl ResultView {
         let topo = run.scenario.topology();
         let m = &run.metrics;
         let (devices, rows_left_out) = device_rows(run);
+        let failure = summary::allocation_failures(&run.outcome);
         ResultView {
             permalink: run.permalink.clone(),
             seed: seed_of(&SeedTarget::Scenario(run.spec.clone())),
@@ -558,7 +562,11 @@ impl ResultView {
                 "kernel: {}",
                 summary::range_line(&scenario::kernel::holds_for(&run.scenario, &run.outcome))
             ),
-            verdict: summary::verdict_line(topo, m, view.metric),
+            verdict: match &failure {
+                Some(_) => format!("of the vectors placed: {}", summary::verdict_line(topo, m, view.metric)),
+                None => summary::verdict_line(topo, m, view.metric),
+            },
+            failure,
             devices_line: summary::page_devices_line(topo, m),
             irqs_line: summary::page_irqs_line(topo, m),
             nodes_line: summary::page_nodes_line(m),
