@@ -75,7 +75,7 @@ impl CompareQuery {
         let empty = |s: &Option<String>| s.clone().filter(|v| !v.is_empty());
         let b_variant = empty(&self.b).or_else(|| {
             let a = empty(&self.a).unwrap_or_else(|| scenario.variant.clone());
-            Some(other_variant(&a).to_string())
+            Some(other_variant(&a, scenario.kernel.as_deref()).to_string())
         });
         CompareSpec {
             scenario,

@@ -358,7 +358,8 @@ struct EditorState<'a> {
     spec: &'a ScenarioSpec,
     editor: EditorModel,
     presets: Vec<&'static str>,
-    variants: Vec<&'static str>,
+    /// The variants the editor offers ([`offered_variants`]).
+    variants: Vec<&'a str>,
     sorts: Vec<&'static str>,
     effectives: Vec<&'static str>,
     proposals: Vec<&'static str>,
@@ -435,6 +436,16 @@ fn release_choices() -> Vec<ReleaseChoice> {
 
 fn variant_names() -> Vec<&'static str> {
     kernel::Variant::ALL.iter().map(|v| v.name()).collect()
+}
+
+/// The variants a scenario's page offers (the editor's variant box, the compare form): the
+/// built C it runs first (`c:NAME`, which no model's name is), then every model.
+fn offered_variants(spec: &ScenarioSpec) -> Vec<&str> {
+    let built = spec
+        .variant
+        .starts_with(KERNEL_C_PREFIX)
+        .then_some(spec.variant.as_str());
+    built.into_iter().chain(variant_names()).collect()
 }
 
 pub struct VectorRow {
@@ -601,8 +612,12 @@ pub struct ScenarioView {
     pub editor_open: bool,
     pub state_json: String,
     pub r: ResultView,
-    /// Variant names, each with whether it is this scenario's.
-    pub variants: Vec<(&'static str, bool)>,
+    /// Variant names, each with whether it is this scenario's (built C, `c:NAME`, first).
+    pub variants: Vec<(String, bool)>,
+    /// Side B the compare form starts on: empty for "another variant" (the form's default),
+    /// or, when this scenario runs built C, the model of its kernel release, so that the
+    /// comparison puts the build beside the code it patches.
+    pub compare_b: &'static str,
 }
 
 impl ScenarioView {
@@ -611,7 +626,7 @@ impl ScenarioView {
             spec: &run.spec,
             editor: EditorModel::of(run.scenario.topology(), &run.spec.topology),
             presets: catalogue::names().collect(),
-            variants: variant_names(),
+            variants: offered_variants(&run.spec),
             sorts: kernel::SortGen::ALL.iter().map(|s| s.name()).collect(),
             effectives: kernel::vector_matrix::EffectiveModel::ALL
                 .iter()
@@ -626,10 +641,14 @@ impl ScenarioView {
             title: format!("{} · {}", run.scenario.topology().name(), run.spec.variant),
             state_json: script_json(&state),
             r: ResultView::new(run, view, origin),
-            variants: variant_names()
+            variants: offered_variants(&run.spec)
                 .into_iter()
-                .map(|v| (v, v == run.spec.variant))
+                .map(|v| (v.to_string(), v == run.spec.variant))
                 .collect(),
+            compare_b: match run.spec.variant.starts_with(KERNEL_C_PREFIX) {
+                true => crate::scenario::payloads::release_variant(run.spec.kernel.as_deref()),
+                false => "",
+            },
         }
     }
 }
