@@ -624,3 +624,24 @@ async fn the_navigation_links_built_c_only_when_the_server_has_some() {
         "{list}"
     );
 }
+
+/// A comparison whose side A is built C and that names no side B runs B on the model of the
+/// scenario's kernel release, the code the build patches: the newest release's (`cluster`)
+/// when none is named, v6.1's (`pre-cluster`) for `kernel=6.1`.
+#[tokio::test]
+async fn a_built_c_side_is_compared_with_its_release_model_by_default() {
+    use irqscope::web::kernel_c::KernelCRegistry;
+    let app = irqscope::web::app(irqscope::web::AppState {
+        kernel_c: KernelCRegistry::new(vec![fake("fake", false)]),
+        ..Default::default()
+    });
+    for (kernel, want) in [("", "cluster"), ("6.1", "pre-cluster")] {
+        let uri = format!("/compare?preset=azure-l48s-v2&devices=2x8&a=c:fake&kernel={kernel}");
+        let (status, body) = get(&app, &uri).await;
+        assert_eq!(status, StatusCode::OK, "{uri}: {body}");
+        assert!(
+            body.contains(": A c:fake (") && body.contains(&format!(" · B {want} (")),
+            "{uri}: {body}"
+        );
+    }
+}
