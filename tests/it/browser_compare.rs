@@ -87,20 +87,10 @@ async fn a_built_c_page_compares_the_build_with_its_release() {
         assert_eq!(v[1], serde_json::json!(["c:fake", "c:fake"]), "compare side A: {v}");
         assert_eq!(v[2], serde_json::json!(["cluster", "cluster"]), "compare side B: {v}");
         assert_eq!(v[3], "/kernel-c", "navigation: {v}");
-        c.find(fantoccini::Locator::Css("#inputs-box > summary"))
-            .await
-            .unwrap()
-            .click()
-            .await
-            .unwrap();
+        click(&c, "#inputs-box > summary").await;
         screenshot(&c, &format!("kernel-c-variant-box-{width}")).await;
     }
-    c.find(fantoccini::Locator::Css("#compare-go"))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
+    click(&c, "#compare-go").await;
     let sides = wait_for("the comparison", || async {
         let t = c
             .execute(

@@ -342,6 +342,22 @@ async fn field_error(c: &Client, css: &str) -> String {
     .await
 }
 
+/// The front page with seed 000's machine and six 62-queue NVMe disks, in a new session.
+async fn seed_000_editor(h: &mut Harness) -> Client {
+    let c = h.session().await;
+    c.goto(&format!("{}/?preset=azure-l96as-v4&devices=6x62:name=nvme", h.base))
+        .await
+        .unwrap();
+    c
+}
+
+async fn stale_cleared(c: &Client) {
+    wait_for("the stale mark cleared", || async {
+        (!stale_shown(c).await).then_some(())
+    })
+    .await;
+}
+
 async fn stale_shown(c: &Client) -> bool {
     prop_of(c, "#stale-mark", "className")
         .await
@@ -356,10 +372,7 @@ async fn stale_shown(c: &Client) -> bool {
 async fn bad_values_are_named_beside_the_field_and_the_result_marked_stale() {
     let _one = ONE_AT_A_TIME.lock().await;
     let Some(mut h) = Harness::start().await else { return };
-    let c = h.session().await;
-    c.goto(&format!("{}/?preset=azure-l96as-v4&devices=6x62:name=nvme", h.base))
-        .await
-        .unwrap();
+    let c = seed_000_editor(&mut h).await;
     let queues = "#devices tr.dev-row input.queues";
     set_text(&c, queues, "-3").await;
     let msg = field_error(&c, queues).await;
@@ -522,10 +535,7 @@ return true;"#;
 async fn a_late_recompute_leaves_the_stale_mark_over_an_invalid_field() {
     let _one = ONE_AT_A_TIME.lock().await;
     let Some(mut h) = Harness::start().await else { return };
-    let c = h.session().await;
-    c.goto(&format!("{}/?preset=azure-l96as-v4&devices=6x62:name=nvme", h.base))
-        .await
-        .unwrap();
+    let c = seed_000_editor(&mut h).await;
     let queues = "#devices tr.dev-row input.queues";
     let count = "#devices tr.dev-row input.count";
     // A valid edit (its recompute waits 250 ms), then at once an invalid one.
@@ -547,10 +557,7 @@ async fn a_late_recompute_leaves_the_stale_mark_over_an_invalid_field() {
     // Fixed, it recomputes and the mark goes.
     set_text(&c, count, "2").await;
     url_spec(&c, "count 2 in the URL", |s| s.devices[0].count == 2).await;
-    wait_for("the stale mark cleared", || async {
-        (!stale_shown(&c).await).then_some(())
-    })
-    .await;
+    stale_cleared(&c).await;
     c.close().await.unwrap();
 }
 
@@ -560,10 +567,7 @@ async fn a_late_recompute_leaves_the_stale_mark_over_an_invalid_field() {
 async fn server_messages_appear_beside_their_field() {
     let _one = ONE_AT_A_TIME.lock().await;
     let Some(mut h) = Harness::start().await else { return };
-    let c = h.session().await;
-    c.goto(&format!("{}/?preset=azure-l96as-v4&devices=6x62:name=nvme", h.base))
-        .await
-        .unwrap();
+    let c = seed_000_editor(&mut h).await;
     let beside = |css: &'static str| {
         let c = c.clone();
         async move {
@@ -594,10 +598,7 @@ async fn server_messages_appear_beside_their_field() {
     c.execute(SET_FIELD_JS, vec![serde_json::json!([["#boot-irqaffinity", ""]])])
         .await
         .unwrap();
-    wait_for("the stale mark cleared", || async {
-        (!stale_shown(&c).await).then_some(())
-    })
-    .await;
+    stale_cleared(&c).await;
     let sets = "#devices tr.dev-row input.sets";
     c.execute(SET_FIELD_JS, vec![serde_json::json!([[sets, "4+99"]])])
         .await

@@ -237,9 +237,9 @@ async fn a_viewer_token_visit_keeps_the_live_page_streaming() {
     let _ = std::fs::remove_dir_all(&root);
 }
 
-/// Where the verdict of the page open in `c` sits: its text, and whether its box ends inside
-/// the window (above the fold).
-async fn verdict_above_the_fold(c: &fantoccini::Client) -> (String, bool, f64) {
+/// The verdict of the page open in `c` starts with `says` and its box ends inside the window
+/// (`size`, above the fold).
+async fn assert_verdict_above_the_fold(c: &fantoccini::Client, says: &str, size: (u32, u32)) {
     let v = c
         .execute(
             r#"const e = document.getElementById('live-verdict');
@@ -250,11 +250,13 @@ async fn verdict_above_the_fold(c: &fantoccini::Client) -> (String, bool, f64) {
         )
         .await
         .unwrap();
-    (
-        v[0].as_str().unwrap_or("").to_string(),
+    let text = v[0].as_str().unwrap_or("");
+    assert!(text.starts_with(says), "{size:?}: {text:?}");
+    assert!(
         v[1].as_bool().unwrap_or(false),
-        v[2].as_f64().unwrap_or(-1.0),
-    )
+        "{size:?}: the verdict ends at {} px, below the fold",
+        v[2]
+    );
 }
 
 /// A live host's page leads with its verdict ("0 of 36 modelled vectors differ"), above the
@@ -285,15 +287,12 @@ async fn live_pages_lead_with_their_verdict_above_the_fold() {
     for (width, height) in [(1024u32, 768u32), (1920, 1080)] {
         c.set_window_size(width, height).await.unwrap();
         c.goto(&format!("{base}/live/vm1")).await.unwrap();
-        let (text, above, bottom) = verdict_above_the_fold(&c).await;
-        assert!(
-            text.starts_with("0 of 36 modelled vectors differ from the kernel model"),
-            "{width}: {text:?}"
-        );
-        assert!(
-            above,
-            "{width}×{height}: the live verdict ends at {bottom} px, below the fold"
-        );
+        assert_verdict_above_the_fold(
+            &c,
+            "0 of 36 modelled vectors differ from the kernel model",
+            (width, height),
+        )
+        .await;
         common::browser::screenshot(&c, &format!("live-verdict-host-{width}")).await;
 
         // A pasted /proc/interrupts, imported through the page's own form.
@@ -304,7 +303,7 @@ async fn live_pages_lead_with_their_verdict_above_the_fold() {
         )
         .await
         .unwrap();
-        c.find(Locator::Css("#import-go")).await.unwrap().click().await.unwrap();
+        common::browser::click(&c, "#import-go").await;
         let started = Instant::now();
         while c.find(Locator::Css("#model-table")).await.is_err() {
             assert!(
@@ -313,15 +312,12 @@ async fn live_pages_lead_with_their_verdict_above_the_fold() {
             );
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
-        let (text, above, bottom) = verdict_above_the_fold(&c).await;
-        assert!(
-            text.starts_with("Not compared with the kernel model: this reading records no mask or CPU"),
-            "{width}: {text:?}"
-        );
-        assert!(
-            above,
-            "{width}×{height}: the import's verdict ends at {bottom} px, below the fold"
-        );
+        assert_verdict_above_the_fold(
+            &c,
+            "Not compared with the kernel model: this reading records no mask or CPU",
+            (width, height),
+        )
+        .await;
         let shown = c
             .execute(
                 r#"return [document.querySelectorAll('#model-table tr.mismatch').length,

@@ -147,7 +147,10 @@ async fn a_failed_allocation_leads_the_verdict() {
     );
     // Nothing failed: the summary opens with the devices line, as before.
     let fine = text(&["vm-8vcpu-smt2", "4:name=q,pre=1"]);
-    assert!(summary_head(&fine).starts_with("4 CPUs (1,3,5,7) serve 1 device"), "{fine}");
+    assert!(
+        summary_head(&fine).starts_with("4 CPUs (1,3,5,7) serve 1 device"),
+        "{fine}"
+    );
 
     let page = get("/?preset=vm-8vcpu-smt2&devices=16:name%3Dq,pre%3D1&kernel=6.12").await;
     let verdict = element_text(&page.body, "verdict", "</h2>");
