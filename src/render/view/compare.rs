@@ -263,6 +263,27 @@ fn loads_equal(run: &CompareRun) -> bool {
     })
 }
 
+/// The compare page's headline: both verdicts and the vectors B moves, or, when every CPU
+/// takes the same load on both sides, that sentence; led by an allocation either side's kernel
+/// refused ("A and B: q's MSI-X allocation fails with -EINVAL (…); of the vectors placed: …").
+fn headline(run: &CompareRun, view: &View, loads_equal: bool, moved: usize, masks_only: usize) -> String {
+    let topo = run.a.scenario.topology();
+    let overall = if loads_equal {
+        summary::equal_loads_line(moved, masks_only)
+    } else {
+        let plain = |r: &Run| summary::verdict_line(topo, &r.metrics, view.metric);
+        summary::compare_line(&plain(&run.a), &plain(&run.b), moved)
+    };
+    let failed = match [&run.a, &run.b].map(|r| summary::allocation_failures(&r.outcome)) {
+        [Some(a), Some(b)] if a == b => Some(format!("A and B: {a}")),
+        [Some(a), Some(b)] => Some(format!("A: {a} / B: {b}")),
+        [Some(a), None] => Some(format!("A: {a}")),
+        [None, Some(b)] => Some(format!("B: {b}")),
+        [None, None] => None,
+    };
+    summary::verdict_after_failures(failed.as_deref(), &overall)
+}
+
 /// The compare page. It leads with its headline: both verdicts and the vectors B moves, or,
 /// when every CPU takes the same load on both sides, that sentence and the per-vector change
 /// (then one heatmap shows both sides).
@@ -346,21 +367,7 @@ impl CompareView {
         };
         let sides = vec![side(&run.a, &run.labels[0], "A"), side(&run.b, &run.labels[1], "B")];
         let loads_equal = loads_equal(run);
-        let overall = if loads_equal {
-            summary::equal_loads_line(moved, vector_changes.len() - moved)
-        } else {
-            let plain = |r: &Run| summary::verdict_line(topo, &r.metrics, view.metric);
-            summary::compare_line(&plain(&run.a), &plain(&run.b), moved)
-        };
-        // A refused allocation on either side leads the headline.
-        let failed = match [&run.a, &run.b].map(|r| summary::allocation_failures(&r.outcome)) {
-            [Some(a), Some(b)] if a == b => Some(format!("A and B: {a}")),
-            [Some(a), Some(b)] => Some(format!("A: {a} / B: {b}")),
-            [Some(a), None] => Some(format!("A: {a}")),
-            [None, Some(b)] => Some(format!("B: {b}")),
-            [None, None] => None,
-        };
-        let overall = summary::verdict_after_failures(failed.as_deref(), &overall);
+        let overall = headline(run, view, loads_equal, moved, vector_changes.len() - moved);
         Ok(CompareView {
             title: format!("{} vs {}", run.labels[0], run.labels[1]),
             overall,

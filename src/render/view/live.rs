@@ -275,6 +275,14 @@ fn host_verdict(model_error: &str, vectors: usize, differ: usize, moved: usize, 
     line
 }
 
+/// The reading's status line; an import without rates will get none (no next reading).
+fn reading_status(st: &HostState, live: bool) -> String {
+    match (live, &st.rates) {
+        (false, None) => format!("reading {} · no rates (a rate needs two readings)", st.seq),
+        _ => status_line(st),
+    }
+}
+
 /// What a reading can and cannot show when it lacks rates (one reading) or `/proc/irq` files
 /// (a pasted `/proc/interrupts`); empty when it lacks neither. A live host gets its rates
 /// from the next reading, so only the files are missing there.
@@ -334,9 +342,6 @@ impl HostView {
             }
             Err(e) => (Vec::new(), e, Vec::new(), 0, String::new()),
         };
-        let history = history_text(st);
-        let verdict = host_verdict(&model_error, model_rows.len(), mismatches, moved, unrecorded);
-        let limits = reading_limits(live, st.rates.is_some(), unrecorded > 0);
         HostView {
             host: st.snapshot.host.clone(),
             live,
@@ -347,17 +352,14 @@ impl HostView {
                 st.snapshot.irqs.len(),
                 st.snapshot.cpus.len()
             ),
-            verdict,
-            limits,
+            verdict: host_verdict(&model_error, model_rows.len(), mismatches, moved, unrecorded),
+            limits: reading_limits(live, st.rates.is_some(), unrecorded > 0),
             rates_shown: live || st.rates.is_some(),
             seq: st.seq,
-            status: match (live, &st.rates) {
-                (false, None) => format!("reading {} · no rates (a rate needs two readings)", st.seq),
-                _ => status_line(st),
-            },
+            status: reading_status(st, live),
             heatmap_svg: heatmap_of(st, choice.node),
             rows: irq_rows(st),
-            history,
+            history: history_text(st),
             history_svg: history_svg(st),
             model_rows,
             model_error,
