@@ -290,7 +290,8 @@ pub(crate) struct CompareArgs {
     /// Side A's variant (default: cluster).
     #[arg(long)]
     a: Option<String>,
-    /// Side B's variant (default: another variant than A's).
+    /// Side B's variant (default: another variant than A's; for built C, `c:NAME`, the
+    /// variant of the release `--kernel` names, the newest without one).
     #[arg(long)]
     b: Option<String>,
     /// Side A's heapsort generation: heap-v5.1, heap-v6.9, heap-v6.11 (default).

@@ -171,6 +171,10 @@
   if (inputs && stateScript) state = JSON.parse(stateScript.textContent);
   let view = { metric: "", node: "" };
   let timer = null, inflight = null;
+  // Counts the edits of the inputs: a result computed for an earlier edit than the last one is
+  // never shown as current.
+  let edits = 0;
+  const FIX_FIELD = "out of date: fix the marked field; the result below is for the last valid input";
 
   function schedule() {
     clearTimeout(timer);
@@ -185,6 +189,7 @@
     if (view.metric) qs.set("metric", view.metric);
     if (view.node !== "") qs.set("node", view.node);
     result.classList.add("busy");
+    const sent = edits;
     try {
       const resp = await fetch("/fragment?" + qs, {
         method: "POST",
@@ -193,13 +198,19 @@
         signal: inflight.signal,
       });
       const body = await resp.text();
+      // Inputs edited since this was asked: their own recompute follows (or waits for a
+      // marked field to be fixed); this answer is for inputs no longer shown.
+      if (sent !== edits) return;
       if (!resp.ok) {
-        showError(plainMessage(body));
-        markStale("out of date: the machine or devices above cannot be simulated; the result below is for the last valid input");
+        showServerError(plainMessage(body));
+        markStale("out of date: these inputs cannot be simulated (see the message in the editor); the result below is for the last valid input");
         return;
       }
       $("#result-body").innerHTML = body;
-      clearStale();
+      // A field marked invalid since the request left is not in this result: it stays out of
+      // date until the field is fixed.
+      if (invalidCount()) markStale(FIX_FIELD);
+      else clearStale();
       const link = resp.headers.get("x-permalink");
       if (link) {
         history.replaceState(null, "", "/s/" + link + (qs.toString() ? "?" + qs : ""));
@@ -236,6 +247,50 @@
   function clearError() {
     const box = $("#input-error");
     if (box) box.hidden = true;
+    document.querySelectorAll(".server-error").forEach((e) => e.remove());
+  }
+
+  // The part of the editor a server message concerns, from the field it names first
+  // ("irqaffinity: …", "device 1 ("q"): the name is used twice", "topology: nodes[1]: …",
+  // "512000 vectors in all; …"): an input, or a table for what concerns all of it. `null` for
+  // a message that names no field.
+  function fieldOfMessage(text) {
+    let m = /^(irqaffinity|isolcpus|nohz_full|vectors_held)\b/.exec(text);
+    if (m) return $("#boot-" + m[1].replace("_", "-"));
+    m = /^device ([0-9]+) \(.*?\): (.*)$/s.exec(text);
+    if (m) {
+      const row = document.querySelectorAll("#devices tr.dev-row")[Number(m[1])];
+      if (!row) return $("#devices");
+      const says = m[2];
+      const cls = /\bname\b/.test(says) ? "name"
+        : /\bsets?\b/.test(says) ? "sets"
+        : /^node /.test(says) ? "node"
+        : /blk-mq queue/.test(says) ? "blkmq-queues"
+        : /blk-mq map/.test(says) ? "blkmq"
+        : /^pre \+ post/.test(says) ? "pre"
+        : /MANA|managed/.test(says) ? "driver"
+        : "queues";
+      return row.querySelector("." + cls) || row.querySelector("input");
+    }
+    if (/^[0-9]+ (devices|vectors in all)\b/.test(text)) return $("#devices");
+    if (/^topology: /.test(text)) return $("#nodes");
+    if (/^(c:|variant|sort|effective|proposal|kernel)\b/.test(text)) return $("#variant");
+    return null;
+  }
+
+  // A message from the server beside the field it concerns (at the top of the column only
+  // when it names none); gone at the next edit.
+  function showServerError(text) {
+    clearError();
+    const field = fieldOfMessage(text.trim());
+    if (!field) {
+      showError(text);
+      return;
+    }
+    const box = el(field.tagName === "TABLE" ? "p" : "span", { class: "field-error server-error", role: "alert", text: text.trim() });
+    // After the field's own message, when it has one.
+    const next = field.nextElementSibling;
+    (next && next.classList.contains("field-error") ? next : field).after(box);
   }
 
   // The result no longer matches the inputs: marked until a recompute replaces it. The mark
@@ -258,11 +313,17 @@
     }
   }
 
-  function changed() {
-    clearError();
+  // Fields marked invalid that are still on the page.
+  function invalidCount() {
     for (const input of [...invalid]) if (!input.isConnected) invalid.delete(input);
-    if (invalid.size) {
-      markStale("out of date: fix the marked field; the result below is for the last valid input");
+    return invalid.size;
+  }
+
+  function changed() {
+    edits++;
+    clearError();
+    if (invalidCount()) {
+      markStale(FIX_FIELD);
       return;
     }
     markStale("out of date: recomputing…");
@@ -307,7 +368,7 @@
     m.textContent = msg || "";
     m.hidden = !msg;
     if (msg) invalid.add(input); else invalid.delete(input);
-    if (msg) markStale("out of date: fix the marked field; the result below is for the last valid input");
+    if (msg) markStale(FIX_FIELD);
   }
   const fieldName = (attrs) => ((attrs && (attrs["data-what"] || attrs.class)) || "this value").replace(/-/g, " ");
   // A whole number in min..max, or a message saying why not.
@@ -405,7 +466,8 @@
     const built = state.spec.topology && state.spec.topology.nodes;
     // A node's CPU list: as the edited machine builds it, else as loaded.
     const nodeCpus = (i) => (built && built[i] !== undefined ? built[i] : ed.nodes[i].cpus);
-    const table = el("table", { id: "nodes" }, el("tr", {}, ...["node", "CPUs", "cores", "SMT", "cores/cluster", "package", "offline", "not present", "", ""].map((h) => el("th", { text: h }))));
+    const nodeHeads = ["node", "CPUs", "cores", "SMT", "cores/cluster", "package", "offline", "not present", "", ""];
+    const table = el("table", { id: "nodes" }, el("tr", {}, ...nodeHeads.map((h) => el("th", { text: h }))));
     const nodeRow = (n, i) => {
       const [cls, status] = nodeStatus(n);
       return (el("tr", { class: "node-row " + cls, "data-status": cls },
@@ -480,6 +542,7 @@
       }
       i = j;
     }
+    labelCells(table, "tr.node-row", nodeHeads);
     box.append(table);
     box.append(el("button", { type: "button", id: "add-node", text: "add node", onclick: () => {
       const last = ed.nodes[ed.nodes.length - 1] || { cores: 4, threads: 2, cluster: 0 };
@@ -535,7 +598,17 @@
         el("td", {}, choose(d.msix || "dynamic", [["dynamic", "dynamic"], ["static", "static"]], (v) => set("msix", v === "dynamic" ? "" : v), Object.assign({ class: "msix" }, mana ? {} : { disabled: "" }))),
         el("td", {}, el("button", { type: "button", class: "del-dev", text: "×", onclick: () => { devs.splice(i, 1); renderDevices(); changed(); } }))));
     });
+    labelCells(table, "tr.dev-row", heads);
     box.append(table, el("button", { type: "button", id: "add-dev", text: "add device", onclick: () => { devs.push({ queues: 8 }); renderDevices(); changed(); } }));
+  }
+
+  // Each cell of the rows matching `rows` names its column (`data-label`): where the column is
+  // too narrow for the table, its rows wrap as lines of labelled fields (style.css) instead
+  // of being cut at the column's edge.
+  function labelCells(table, rows, heads) {
+    table.querySelectorAll(rows).forEach((tr) => {
+      [...tr.cells].forEach((td, i) => { if (heads[i]) td.dataset.label = heads[i]; });
+    });
   }
 
   function renderKernel() {

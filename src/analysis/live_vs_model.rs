@@ -67,6 +67,11 @@ pub struct VectorComparison {
     pub mask_matches: bool,
     /// The predicted CPU is the one the kernel chose (the effective list is that one CPU).
     pub cpu_matches: bool,
+    /// The snapshot holds the vector's requested mask (`/proc/irq/N/smp_affinity_list`); a
+    /// bare `/proc/interrupts` does not.
+    pub mask_recorded: bool,
+    /// The snapshot holds the vector's effective CPU (`effective_affinity_list`).
+    pub cpu_recorded: bool,
     /// A managed vector (its mask from `irq_create_affinity_masks()`).
     pub managed: bool,
     /// The effective-CPU model this vector's device ran under.
@@ -134,13 +139,23 @@ pub struct Comparison {
     pub effective: Vec<(String, EffectivePick)>,
 }
 
+impl VectorComparison {
+    /// The recorded mask or effective CPU differs from the model's. What the snapshot does not
+    /// hold is not compared: a vector with neither recorded never differs.
+    pub fn differs(&self) -> bool {
+        (self.mask_recorded && !self.mask_matches) || (self.cpu_recorded && !self.cpu_matches)
+    }
+
+    /// Neither the mask nor the effective CPU is recorded: nothing to compare.
+    pub fn unrecorded(&self) -> bool {
+        !self.mask_recorded && !self.cpu_recorded
+    }
+}
+
 impl Comparison {
-    /// Vectors whose mask or effective CPU differ from the model's.
+    /// Vectors whose recorded mask or effective CPU differ from the model's.
     pub fn mismatches(&self) -> usize {
-        self.vectors
-            .iter()
-            .filter(|v| !v.cpu_matches || !v.mask_matches)
-            .count()
+        self.vectors.iter().filter(|v| v.differs()).count()
     }
 
     /// Of [`Self::mismatches`], the vectors no [`DiffReason`] explains: what `/live` and
@@ -148,8 +163,14 @@ impl Comparison {
     pub fn unexplained(&self) -> usize {
         self.vectors
             .iter()
-            .filter(|v| (!v.cpu_matches || !v.mask_matches) && v.reason.is_none())
+            .filter(|v| v.differs() && v.reason.is_none())
             .count()
+    }
+
+    /// Vectors the snapshot records neither a mask nor an effective CPU for (one bare
+    /// `/proc/interrupts` reading): shown beside the model, never counted as differing.
+    pub fn unrecorded(&self) -> usize {
+        self.vectors.iter().filter(|v| v.unrecorded()).count()
     }
 
     /// Of [`Self::mismatches`], the vectors a [`DiffReason`] explains, per reason.
@@ -704,6 +725,8 @@ pub fn compare_with(
                 index: v.index,
                 irq: irq_idx,
                 mask_matches,
+                mask_recorded: irq.affinity.is_some(),
+                cpu_recorded: irq.effective.is_some(),
                 predicted_mask,
                 actual_mask: irq.affinity.clone().unwrap_or_else(|| "?".into()),
                 cpu_matches,

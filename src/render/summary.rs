@@ -6,7 +6,7 @@ use crate::kernel::vector_matrix::EffectiveModel;
 use crate::metrics::{CpuLoad, Metrics};
 use crate::render::svg::HeatMetric;
 use crate::scenario::kernel::Holds;
-use crate::scenario::{Outcome, Scenario};
+use crate::scenario::{AllocFailure, Outcome, Scenario};
 use crate::topology::{cut_cpulist, plural, Arch, CpuSet, Irqchip, Topology};
 
 /// Longest kernel-range line: it follows a 10-column label ("kernel:   ") in 72-column text.
@@ -141,6 +141,79 @@ pub fn failure_lines(scenario: &Scenario, outcome: &Outcome) -> Vec<String> {
         }
     }
     out
+}
+
+/// The allocations the kernel refused, in a few words, for the head of a verdict: "q's MSI-X
+/// allocation fails with -EINVAL (vector 9's affinity mask is empty)", "680 vectors of 76
+/// devices get none (-ENOSPC), first dev180 vector 1". `None` when every allocation
+/// succeeded. [`failure_lines`] gives the same failures in full for the summary.
+pub(crate) fn allocation_failures(outcome: &Outcome) -> Option<String> {
+    let mut parts = Vec::new();
+    let refused: Vec<_> = outcome
+        .devices
+        .iter()
+        .filter_map(|d| d.alloc_failed.map(|f| (d.name.as_str(), f)))
+        .collect();
+    match refused.as_slice() {
+        [] => {}
+        [(name, AllocFailure::EmptyMask { vector })] => parts.push(format!(
+            "{name}'s MSI-X allocation fails with -EINVAL (vector {vector}'s affinity mask is empty)"
+        )),
+        many => {
+            let names: Vec<&str> = many.iter().map(|(name, _)| *name).collect();
+            let listed = match names.len() > PARTS_SHOWN_MAX {
+                true => format!(
+                    "{}, … {} more",
+                    names[..PARTS_SHOWN_MAX - 1].join(", "),
+                    names.len() + 1 - PARTS_SHOWN_MAX
+                ),
+                false => names.join(", "),
+            };
+            parts.push(format!(
+                "the MSI-X allocations of {} devices ({listed}) fail with -EINVAL (an affinity mask is empty)",
+                many.len()
+            ))
+        }
+    }
+    // The matrix's refusals, by error number (-ENOSPC, or -EINVAL for an empty search mask).
+    let mut by_errno: std::collections::BTreeMap<&str, Vec<_>> = std::collections::BTreeMap::new();
+    for f in outcome.vector_space.matrix_failures() {
+        by_errno.entry(f.error.errno()).or_default().push(f);
+    }
+    for (errno, failures) in by_errno.iter().rev() {
+        let devices: std::collections::BTreeSet<&str> = failures.iter().map(|f| f.device.as_str()).collect();
+        let n = failures.len();
+        let first = failures[0];
+        parts.push(format!(
+            "{n} vector{} of {} device{} get{} none (-{errno}), first {} vector {}",
+            plural(n),
+            devices.len(),
+            plural(devices.len()),
+            if n == 1 { "s" } else { "" },
+            first.device,
+            first.vector
+        ));
+    }
+    (!parts.is_empty()).then(|| parts.join("; "))
+}
+
+/// A verdict led by the allocations that failed, when any did: the failure first, then what
+/// the placed vectors give ("q's MSI-X allocation fails with -EINVAL (…); of the vectors
+/// placed: max 0 = ideal, …"). Unchanged when nothing failed.
+pub(crate) fn verdict_after_failures(failures: Option<&str>, verdict: &str) -> String {
+    match failures {
+        Some(f) => {
+            // A sentence ("Per-CPU loads are …") continues after the colon in lower case.
+            // (An initialism such as "CPUs" keeps its capitals.)
+            let mut chars = verdict.chars();
+            let rest: String = match (chars.next(), verdict.chars().nth(1)) {
+                (Some(c), Some(d)) if d.is_lowercase() => c.to_lowercase().chain(chars).collect(),
+                _ => verdict.to_string(),
+            };
+            bounded(format!("{f}; of the vectors placed: {rest}"))
+        }
+        None => verdict.to_string(),
+    }
 }
 
 /// Most parts of a sentence shown; the middle ones are folded into a count.

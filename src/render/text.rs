@@ -53,10 +53,12 @@ pub fn report(scenario: &Scenario, outcome: &Outcome, m: &Metrics, opts: &TextOp
         "          ",
     ));
     out.push('\n');
-    summary_block(m, &mut out);
+    out.push_str("Summary\n");
+    // A refused allocation leads: the loads below are only what was placed without it.
     for line in summary::failure_lines(scenario, outcome) {
         out.push_str(&wrap(&line, "  ", "    "));
     }
+    summary_block(m, &mut out);
     out.push('\n');
     per_cpu_table(m, &mut out);
     out.push('\n');
@@ -121,7 +123,6 @@ fn models_block(scenario: &Scenario, outcome: &Outcome, out: &mut String) {
 }
 
 fn summary_block(m: &Metrics, out: &mut String) {
-    out.push_str("Summary\n");
     out.push_str(&wrap(&summary::devices_line(m), "  ", "    "));
     out.push_str(&wrap(&summary::irqs_line(m), "  ", "    "));
     out.push_str(&wrap(
@@ -365,6 +366,12 @@ pub fn compare_report(a: &Side<'_>, b: &Side<'_>, opts: &TextOptions) -> String 
             &format!("kernel {side}: "),
             "          ",
         ));
+    }
+    // A side whose allocation the kernel refuses says so before any figure.
+    for (side, s) in [("A", a), ("B", b)] {
+        if let Some(f) = summary::allocation_failures(s.outcome) {
+            out.push_str(&wrap(&f, &format!("fails {side}:  "), "          "));
+        }
     }
     out.push('\n');
     compare_table(a.metrics, b.metrics, &mut out);

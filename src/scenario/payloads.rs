@@ -73,14 +73,27 @@ impl CompareSpec {
 
 /// The variant side B runs when a form or the command line names none: another variant than
 /// A's, so a comparison never opens on two identical sides. `pre-cluster` against `cluster`
-/// (the pair seed 000 and seed 002 quote), and `cluster` against anything else. Only forms use
-/// this; a `/c/…` link keeps the sides it names.
-pub fn other_variant(a: &str) -> &'static str {
+/// (the pair seed 000 and seed 002 quote), and `cluster` against anything else; built C
+/// (`c:NAME`, a patch under test) against the model of the kernel release the scenario names
+/// (`kernel`, the newest modelled when none). Only forms use this; a `/c/…` link keeps the
+/// sides it names.
+pub fn other_variant(a: &str, kernel: Option<&str>) -> &'static str {
+    if a.starts_with(super::spec::KERNEL_C_PREFIX) {
+        return release_variant(kernel);
+    }
     if a == "cluster" {
         "pre-cluster"
     } else {
         "cluster"
     }
+}
+
+/// The variant the kernel release `kernel` runs (the newest modelled when it names none or
+/// none that parses).
+pub fn release_variant(kernel: Option<&str>) -> &'static str {
+    use crate::kernel::release;
+    let r = kernel.and_then(release::parse_release).unwrap_or(release::NEWEST);
+    release::generation(r).variant
 }
 
 /// How a side is named in reports: "rotation (heap-v6.11, x86-matrix, counter 3)".

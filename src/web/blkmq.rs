@@ -1,10 +1,9 @@
 //! `/blkmq` and its `/blkmq/text` and `/blkmq/json` twins (same query): one call into
 //! `render::view::blkmq`, which runs `scenario::blkmq` as `irqscope blk-mq` does.
 
-use super::pages::BlkMqPage;
+use super::pages::{render_page, BlkMqPage};
 use super::{text, AppError, AppState};
 use crate::render::view::blkmq::{BlkMqQuery, BlkMqShown, BlkMqView};
-use askama::Template;
 use axum::extract::{Query, State};
 use axum::response::{Html, Response};
 use axum::Json;
@@ -19,7 +18,10 @@ pub(crate) async fn blkmq_page(
     Query(q): Query<BlkMqQuery>,
 ) -> Result<Html<String>, AppError> {
     let shown = shown(&state, &q)?;
-    Ok(Html(BlkMqPage::from(BlkMqView::new(&shown)).render()?))
+    Ok(Html(render_page(
+        &BlkMqPage::from(BlkMqView::new(&shown)),
+        &state.kernel_c,
+    )?))
 }
 
 pub(crate) async fn blkmq_text(

@@ -1,10 +1,9 @@
 //! `GET /fleet`: the viewer check, then one call into `render::view::fleet` (on a blocking
 //! thread: it runs the model once per host).
 
-use super::pages::FleetPage;
+use super::pages::{render_page, FleetPage};
 use super::{AppError, AppState};
 use crate::render::view::fleet::{FleetQuery, FleetView};
-use askama::Template;
 use axum::extract::{Query, State};
 use axum::response::{Html, IntoResponse, Response};
 
@@ -28,7 +27,7 @@ pub(crate) async fn fleet_page(
     if let Some(redirect) = app.live.admit(&uri, &headers, true)? {
         return Ok(redirect);
     }
-    Ok(Html(FleetPage::from(view(&app, &q).await?).render()?).into_response())
+    Ok(Html(render_page(&FleetPage::from(view(&app, &q).await?), &app.kernel_c)?).into_response())
 }
 
 pub(crate) async fn fleet_text(

@@ -41,7 +41,7 @@ use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::{Html, IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
-use pages::{ComparePage, ResultFragment, ScenarioPage};
+use pages::{render_page, ComparePage, ResultFragment, ScenarioPage};
 use tower_http::compression::CompressionLayer;
 use tower_http::limit::RequestBodyLimitLayer;
 use tower_http::set_header::SetResponseHeaderLayer;
@@ -362,7 +362,7 @@ async fn index(
     let mut run = run_scenario(work, &state.kernel_c, q.spec()?).await?;
     run.effective_named = q.effective.is_some();
     let view = ScenarioView::new(&run, &q.view()?, &origin(&headers), true);
-    Ok(Html(ScenarioPage::from(view).render()?))
+    Ok(Html(render_page(&ScenarioPage::from(view), &state.kernel_c)?))
 }
 
 async fn scenario_page(
@@ -374,7 +374,7 @@ async fn scenario_page(
 ) -> Result<Html<String>, AppError> {
     let run = run_scenario(work, &state.kernel_c, permalink::decode::<ScenarioSpec>(&link)?).await?;
     let view = ScenarioView::new(&run, &v.parse()?, &origin(&headers), false);
-    Ok(Html(ScenarioPage::from(view).render()?))
+    Ok(Html(render_page(&ScenarioPage::from(view), &state.kernel_c)?))
 }
 
 async fn scenario_text(
@@ -430,7 +430,7 @@ async fn compare_query(
 ) -> Result<Html<String>, AppError> {
     let run = run_compare(work, &state.kernel_c, q.spec()?).await?;
     let view = CompareView::with_scale(&run, &q.view()?, &origin(&headers), q.scale()?)?;
-    Ok(Html(ComparePage::from(view).render()?))
+    Ok(Html(render_page(&ComparePage::from(view), &state.kernel_c)?))
 }
 
 async fn compare_page(
@@ -442,7 +442,7 @@ async fn compare_page(
 ) -> Result<Html<String>, AppError> {
     let run = run_compare(work, &state.kernel_c, permalink::decode::<CompareSpec>(&link)?).await?;
     let view = CompareView::new(&run, &v.parse()?, &origin(&headers))?;
-    Ok(Html(ComparePage::from(view).render()?))
+    Ok(Html(render_page(&ComparePage::from(view), &state.kernel_c)?))
 }
 
 async fn compare_text(

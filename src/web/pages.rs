@@ -2,6 +2,7 @@
 //! built (`v`) and the page title. Templates only loop and print; everything computed is a
 //! field of the view. Only SVG from `render::svg*` is marked safe in templates.
 
+use crate::kernel_c::registry::KernelCRegistry;
 use crate::render::view::blkmq::BlkMqView;
 use crate::render::view::compare::CompareView;
 use crate::render::view::fleet::FleetView;
@@ -11,6 +12,18 @@ use crate::render::view::sched::SchedView;
 use crate::render::view::seeds::SeedsView;
 use crate::render::view::sweep::SweepView;
 use askama::Template;
+
+/// The run-time value the layout (`base.html`) reads: present when this server runs built C,
+/// so that the navigation links `/kernel-c` (and only then).
+const NAV_KERNEL_C: &str = "kernel_c";
+
+/// A page filled with what its layout reads at run time: whether this server has built C to
+/// offer (`serve --kernel-c`), which the navigation then links.
+pub(crate) fn render_page<T: Template>(page: &T, kernel_c: &KernelCRegistry) -> askama::Result<String> {
+    let has_builds = kernel_c.registered().next().is_some();
+    let values: (&str, &dyn std::any::Any) = (NAV_KERNEL_C, &has_builds);
+    page.render_with_values(&values)
+}
 
 /// Template filters: `cpus` writes a sentence so that its cpulists break only between ranges
 /// (`render::view::html_cpulists`; it escapes the text itself).

@@ -1,15 +1,15 @@
 //! `/seeds` and its `/seeds/text` and `/seeds/json` twins: one call into `render::view::seeds`.
 
-use super::pages::SeedsPage;
-use super::{origin, text, AppError};
+use super::pages::{render_page, SeedsPage};
+use super::{origin, text, AppError, AppState};
 use crate::render::view::seeds::SeedsView;
-use askama::Template;
+use axum::extract::State;
 use axum::http::HeaderMap;
 use axum::response::{Html, Response};
 use axum::Json;
 
-pub(crate) async fn seeds_page() -> Result<Html<String>, AppError> {
-    Ok(Html(SeedsPage::from(SeedsView::new()?).render()?))
+pub(crate) async fn seeds_page(State(state): State<AppState>) -> Result<Html<String>, AppError> {
+    Ok(Html(render_page(&SeedsPage::from(SeedsView::new()?), &state.kernel_c)?))
 }
 
 pub(crate) async fn seeds_text(headers: HeaderMap) -> Result<Response, AppError> {

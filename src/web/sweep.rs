@@ -4,13 +4,12 @@
 //! first, on a blocking thread, stopped at the deadline), and the page or twin.
 
 use super::kernel_c::KernelCRegistry;
-use super::pages::SweepPage;
+use super::pages::{render_page, SweepPage};
 use super::work::{Estimate, Work};
 use super::{text, AppError, AppState};
 use crate::analysis::sweep::{self, Sweep};
 use crate::render;
 use crate::render::view::sweep::{link, query_string, SweepQuery, SweepView};
-use askama::Template;
 use axum::extract::{Query, State};
 use axum::http::header;
 use axum::response::{Html, IntoResponse, Response};
@@ -32,7 +31,7 @@ pub(crate) async fn sweep_page(
 ) -> Result<Html<String>, AppError> {
     let s = run(&q, &state.kernel_c, work).await?;
     let view = SweepView::new(&s, query_string(&q), q.base.as_deref())?;
-    Ok(Html(SweepPage::from(view).render()?))
+    Ok(Html(render_page(&SweepPage::from(view), &state.kernel_c)?))
 }
 
 pub(crate) async fn sweep_text(

@@ -52,3 +52,61 @@ async fn compare_reads_one_shared_scale() {
     }
     c.close().await.unwrap();
 }
+
+/// A page of built C (`c:NAME`, here the registered stand-in of `kernel_c::fake`): the
+/// editor's variant box and the compare form's side A show `c:NAME`, side B starts on the
+/// model of the release the scenario is for (the newest: `cluster`), the navigation links
+/// `/kernel-c`, and the comparison the form opens runs the build against that model.
+#[tokio::test]
+async fn a_built_c_page_compares_the_build_with_its_release() {
+    use irqscope::web::kernel_c::KernelCRegistry;
+    let _one = ONE_AT_A_TIME.lock().await;
+    let app = irqscope::web::app(irqscope::web::AppState {
+        kernel_c: KernelCRegistry::new(vec![crate::kernel_c::fake("fake", false)]),
+        ..Default::default()
+    });
+    let Some(mut h) = Harness::start_with(app).await else {
+        return;
+    };
+    let c = h.session().await;
+    let page = format!("{}{}", h.base, crate::kernel_c::link("c:fake", None));
+    let shown = r#"const sel = (css) => { const s = document.querySelector(css);
+            return s && s.selectedIndex >= 0 ? [s.value, s.options[s.selectedIndex].text] : ['', '']; };
+        const nav = document.getElementById('nav-kernel-c');
+        return [sel('#variant'), sel('#compare-form select[name=a]'), sel('#compare-form select[name=b]'),
+                nav ? nav.getAttribute('href') : ''];"#;
+    for width in [1024u32, 1920] {
+        c.set_window_size(width, 1000).await.unwrap();
+        c.goto(&page).await.unwrap();
+        let v = wait_for("the editor's variant box", || async {
+            let v = c.execute(shown, vec![]).await.ok()?;
+            (v[0][0] != "").then_some(v)
+        })
+        .await;
+        assert_eq!(v[0], serde_json::json!(["c:fake", "c:fake"]), "variant box: {v}");
+        assert_eq!(v[1], serde_json::json!(["c:fake", "c:fake"]), "compare side A: {v}");
+        assert_eq!(v[2], serde_json::json!(["cluster", "cluster"]), "compare side B: {v}");
+        assert_eq!(v[3], "/kernel-c", "navigation: {v}");
+        click(&c, "#inputs-box > summary").await;
+        screenshot(&c, &format!("kernel-c-variant-box-{width}")).await;
+    }
+    click(&c, "#compare-go").await;
+    let sides = wait_for("the comparison", || async {
+        let t = c
+            .execute(
+                "const t = document.querySelector('.compare p.topo'); return t ? t.textContent : '';",
+                vec![],
+            )
+            .await
+            .ok()?;
+        let t = t.as_str()?.to_string();
+        (!t.is_empty()).then_some(t)
+    })
+    .await;
+    assert!(
+        sides.contains(": A c:fake (") && sides.contains(" · B cluster ("),
+        "{sides}"
+    );
+    screenshot(&c, "kernel-c-compare").await;
+    c.close().await.unwrap();
+}

@@ -342,6 +342,22 @@ async fn field_error(c: &Client, css: &str) -> String {
     .await
 }
 
+/// The front page with seed 000's machine and six 62-queue NVMe disks, in a new session.
+async fn seed_000_editor(h: &mut Harness) -> Client {
+    let c = h.session().await;
+    c.goto(&format!("{}/?preset=azure-l96as-v4&devices=6x62:name=nvme", h.base))
+        .await
+        .unwrap();
+    c
+}
+
+async fn stale_cleared(c: &Client) {
+    wait_for("the stale mark cleared", || async {
+        (!stale_shown(c).await).then_some(())
+    })
+    .await;
+}
+
 async fn stale_shown(c: &Client) -> bool {
     prop_of(c, "#stale-mark", "className")
         .await
@@ -356,10 +372,7 @@ async fn stale_shown(c: &Client) -> bool {
 async fn bad_values_are_named_beside_the_field_and_the_result_marked_stale() {
     let _one = ONE_AT_A_TIME.lock().await;
     let Some(mut h) = Harness::start().await else { return };
-    let c = h.session().await;
-    c.goto(&format!("{}/?preset=azure-l96as-v4&devices=6x62:name=nvme", h.base))
-        .await
-        .unwrap();
+    let c = seed_000_editor(&mut h).await;
     let queues = "#devices tr.dev-row input.queues";
     set_text(&c, queues, "-3").await;
     let msg = field_error(&c, queues).await;
@@ -502,5 +515,136 @@ async fn identical_nodes_fold_into_one_row_and_figures_download() {
         "{}",
         &body[..body.len().min(300)]
     );
+    c.close().await.unwrap();
+}
+
+/// Sets the editor field `css` to `text` and fires its `change`, from the page's own script
+/// (no keystrokes in between: what follows happens before any recompute can answer).
+const SET_FIELD_JS: &str = r#"
+for (const [css, text] of arguments[0]) {
+  const input = document.querySelector(css);
+  input.value = text;
+  input.dispatchEvent(new Event('change', { bubbles: true }));
+}
+return true;"#;
+
+/// A recompute asked for before a field turned invalid lands after it: the result is the
+/// last valid input's, so the stale mark stays (it used to be cleared, the result looking
+/// current beside a marked field) until the field is fixed.
+#[tokio::test]
+async fn a_late_recompute_leaves_the_stale_mark_over_an_invalid_field() {
+    let _one = ONE_AT_A_TIME.lock().await;
+    let Some(mut h) = Harness::start().await else { return };
+    let c = seed_000_editor(&mut h).await;
+    let queues = "#devices tr.dev-row input.queues";
+    let count = "#devices tr.dev-row input.count";
+    // A valid edit (its recompute waits 250 ms), then at once an invalid one.
+    c.execute(SET_FIELD_JS, vec![serde_json::json!([[queues, "8"], [count, "0"]])])
+        .await
+        .unwrap();
+    let msg = field_error(&c, count).await;
+    assert!(msg.contains("out of range"), "{msg}");
+    // The recompute of the valid edit lands: the link holds it ...
+    url_spec(&c, "queues 8 in the URL", |s| s.devices[0].queues == 8).await;
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    // ... and the result is still marked, the marked field not in it.
+    assert!(
+        stale_shown(&c).await,
+        "the stale mark was cleared beside an invalid field"
+    );
+    assert!(text_of(&c, "#stale-mark").await.contains("fix the marked field"));
+    screenshot(&c, "editor-late-recompute-stale").await;
+    // Fixed, it recomputes and the mark goes.
+    set_text(&c, count, "2").await;
+    url_spec(&c, "count 2 in the URL", |s| s.devices[0].count == 2).await;
+    stale_cleared(&c).await;
+    c.close().await.unwrap();
+}
+
+/// A server-side message sits beside the field it concerns, not at the top of the column: a
+/// boot parameter the kernel would refuse, and a device's sets larger than its vectors.
+#[tokio::test]
+async fn server_messages_appear_beside_their_field() {
+    let _one = ONE_AT_A_TIME.lock().await;
+    let Some(mut h) = Harness::start().await else { return };
+    let c = seed_000_editor(&mut h).await;
+    let beside = |css: &'static str| {
+        let c = c.clone();
+        async move {
+            let js = format!(
+                "const f = document.querySelector({css:?}); let e = f.nextElementSibling;
+                 while (e && !e.classList.contains('server-error')) e = e.nextElementSibling;
+                 const top = document.getElementById('input-error');
+                 return [e ? e.textContent : '', top && !top.hidden ? top.textContent : ''];"
+            );
+            wait_for(&format!("a server message beside {css}"), || async {
+                let v = c.execute(&js, vec![]).await.ok()?;
+                (v[0] != "").then_some(v)
+            })
+            .await
+        }
+    };
+    c.execute(SET_FIELD_JS, vec![serde_json::json!([["#boot-irqaffinity", "foo"]])])
+        .await
+        .unwrap();
+    let v = beside("#boot-irqaffinity").await;
+    assert!(
+        v[0].as_str().unwrap().starts_with("irqaffinity: bad CPU list \"foo\""),
+        "{v}"
+    );
+    assert_eq!(v[1], "", "the message is also at the top of the column: {v}");
+    assert!(stale_shown(&c).await);
+    screenshot(&c, "editor-server-error-boot").await;
+    c.execute(SET_FIELD_JS, vec![serde_json::json!([["#boot-irqaffinity", ""]])])
+        .await
+        .unwrap();
+    stale_cleared(&c).await;
+    let sets = "#devices tr.dev-row input.sets";
+    c.execute(SET_FIELD_JS, vec![serde_json::json!([[sets, "4+99"]])])
+        .await
+        .unwrap();
+    let v = beside(sets).await;
+    assert!(v[0].as_str().unwrap().contains("the sets add up to 103"), "{v}");
+    assert_eq!(v[1], "", "{v}");
+    c.close().await.unwrap();
+}
+
+/// Every field of the machine and device editors lies inside the editor's column at 1024 and
+/// 1920 px: no table is cut at the column's edge (nor scrolls inside it).
+#[tokio::test]
+async fn the_editor_tables_are_not_clipped() {
+    let _one = ONE_AT_A_TIME.lock().await;
+    let Some(mut h) = Harness::start().await else { return };
+    let c = h.session().await;
+    let cut = r#"
+        const box = document.getElementById('inputs').getBoundingClientRect();
+        const out = [];
+        for (const e of document.querySelectorAll('#topo-editor input, #topo-editor select, #topo-editor button, #dev-editor input, #dev-editor select, #dev-editor button')) {
+          const r = e.getBoundingClientRect();
+          if (r.width === 0) continue;  // in a closed <details> (the distance matrix)
+          if (r.right > box.right + 1 || r.left < box.left - 1) out.push((e.className || e.id) + ' at ' + Math.round(r.left) + '-' + Math.round(r.right));
+        }
+        for (const t of ['topo-editor', 'dev-editor']) {
+          const e = document.getElementById(t);
+          if (e.scrollWidth > e.clientWidth + 1) out.push(t + ' scrolls: ' + e.scrollWidth + ' > ' + e.clientWidth);
+        }
+        return [out, Math.round(box.left) + '-' + Math.round(box.right)];"#;
+    for width in [1024u32, 1920] {
+        c.set_window_size(width, 1000).await.unwrap();
+        c.goto(&format!(
+            "{}/?preset=xeon-2s-18c-smt2&devices=2x16:name=nvme,pre=1%208:name=mana0,driver=mana",
+            h.base
+        ))
+        .await
+        .unwrap();
+        let v = wait_for("the editor drawn", || async {
+            let v = c.execute(cut, vec![]).await.ok()?;
+            c.find(Locator::Css("#devices tr.dev-row")).await.ok()?;
+            Some(v)
+        })
+        .await;
+        assert_eq!(v[0], serde_json::json!([]), "{width} px, column {}: {v}", v[1]);
+        screenshot(&c, &format!("editor-tables-{width}")).await;
+    }
     c.close().await.unwrap();
 }

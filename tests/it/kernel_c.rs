@@ -264,7 +264,7 @@ async fn get(app: &axum::Router, uri: &str) -> (StatusCode, String) {
     (status, String::from_utf8_lossy(&body).into_owned())
 }
 
-fn link(variant: &str, pin: Option<&str>) -> String {
+pub(crate) fn link(variant: &str, pin: Option<&str>) -> String {
     let spec = ScenarioSpec {
         variant: variant.into(),
         kernel_c: pin.map(str::to_string),
@@ -400,7 +400,7 @@ impl irqscope::kernel::ExternalGroupCpus for Fake {
     }
 }
 
-fn fake(name: &str, fails: bool) -> irqscope::web::kernel_c::Registered {
+pub(crate) fn fake(name: &str, fails: bool) -> irqscope::web::kernel_c::Registered {
     let id = format!("{:064x}", name.len() + 7 * usize::from(fails));
     let provenance = kernel_c::Provenance {
         name: name.into(),
@@ -569,4 +569,68 @@ async fn every_scenario_page_answers_a_c_variant_clearly() {
     assert_eq!(decoded.a.kernel_c.as_deref(), ids.get("fake").map(String::as_str));
     let (status, _) = send(&app, "GET", "/", None).await;
     assert_eq!(status, StatusCode::OK, "still serving");
+}
+
+/// A server with builds links `/kernel-c` from every page's navigation, and the list is a page
+/// of the site (its navigation too); a server without builds does not link it.
+#[tokio::test]
+async fn the_navigation_links_built_c_only_when_the_server_has_some() {
+    use irqscope::web::kernel_c::KernelCRegistry;
+    let with = irqscope::web::app(irqscope::web::AppState {
+        kernel_c: KernelCRegistry::new(vec![fake("fake", false)]),
+        ..Default::default()
+    });
+    let without = irqscope::web::app(irqscope::web::AppState::default());
+    let nav = "<a href=\"/kernel-c\" id=\"nav-kernel-c\">";
+    let c_link = link("c:fake", None);
+    for uri in [
+        "/",
+        c_link.as_str(),
+        "/compare",
+        "/sweep",
+        "/mana",
+        "/sched",
+        "/blkmq",
+        "/seeds",
+        "/live",
+        "/fleet",
+        "/kernel-c",
+    ] {
+        let (status, body) = get(&with, uri).await;
+        assert_eq!(status, StatusCode::OK, "{uri}: {body}");
+        assert!(body.contains(nav), "{uri}: no link to /kernel-c");
+        if uri != c_link {
+            let (_, body) = get(&without, uri).await;
+            assert!(
+                !body.contains("nav-kernel-c"),
+                "{uri}: a link to /kernel-c without builds"
+            );
+        }
+    }
+    let (_, list) = get(&with, "/kernel-c").await;
+    assert!(
+        list.contains("<code>c:fake</code>") && list.contains("id=\"nav-live\""),
+        "{list}"
+    );
+}
+
+/// A comparison whose side A is built C and that names no side B runs B on the model of the
+/// scenario's kernel release, the code the build patches: the newest release's (`cluster`)
+/// when none is named, v6.1's (`pre-cluster`) for `kernel=6.1`.
+#[tokio::test]
+async fn a_built_c_side_is_compared_with_its_release_model_by_default() {
+    use irqscope::web::kernel_c::KernelCRegistry;
+    let app = irqscope::web::app(irqscope::web::AppState {
+        kernel_c: KernelCRegistry::new(vec![fake("fake", false)]),
+        ..Default::default()
+    });
+    for (kernel, want) in [("", "cluster"), ("6.1", "pre-cluster")] {
+        let uri = format!("/compare?preset=azure-l48s-v2&devices=2x8&a=c:fake&kernel={kernel}");
+        let (status, body) = get(&app, &uri).await;
+        assert_eq!(status, StatusCode::OK, "{uri}: {body}");
+        assert!(
+            body.contains(": A c:fake (") && body.contains(&format!(" · B {want} (")),
+            "{uri}: {body}"
+        );
+    }
 }

@@ -717,6 +717,9 @@ async fn pages_escape_hostile_names_and_imports_show_the_same_views() {
     let (st, page) = follow(&app, form(&pasted)).await;
     assert_eq!(st, StatusCode::OK, "{page}");
     assert!(page.contains("Rescheduling interrupts"));
+    // One reading without /proc/irq files: nothing compared, no vector marked as differing.
+    assert!(page.contains("Not compared with the kernel model"), "{page}");
+    assert!(!page.contains("class=\"mismatch\""), "{page}");
     let (st, msg) = call(&app, form("CPU0\n 1: x\nnot a row\n")).await;
     assert_eq!(st, StatusCode::BAD_REQUEST);
     assert!(msg.contains("line 3"), "{msg}");

@@ -228,3 +228,109 @@ async fn a_viewer_token_visit_keeps_the_live_page_streaming() {
     assert_eq!(stopped, json!(""), "the stream was refused");
     c.close().await.unwrap();
 }
+
+/// The verdict of the page open in `c` starts with `says` and its box ends inside the window
+/// (`size`, above the fold).
+async fn assert_verdict_above_the_fold(c: &fantoccini::Client, says: &str, size: (u32, u32)) {
+    let v = c
+        .execute(
+            r#"const e = document.getElementById('live-verdict');
+               if (!e) return ['', false, -1];
+               const r = e.getBoundingClientRect();
+               return [e.textContent, r.height > 0 && r.bottom <= window.innerHeight, r.bottom];"#,
+            vec![],
+        )
+        .await
+        .unwrap();
+    let text = v[0].as_str().unwrap_or("");
+    assert!(text.starts_with(says), "{size:?}: {text:?}");
+    assert!(
+        v[1].as_bool().unwrap_or(false),
+        "{size:?}: the verdict ends at {} px, below the fold",
+        v[2]
+    );
+}
+
+/// A live host's page leads with its verdict ("0 of 36 modelled vectors differ"), above the
+/// fold at 1024×768 and 1920×1080, as a scenario page does; an imported single
+/// `/proc/interrupts` reading (no rates, no /proc/irq files) says what it cannot compare
+/// instead of painting every vector as differing, with no "?" and no row marked.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn live_pages_lead_with_their_verdict_above_the_fold() {
+    let _one = common::browser::ONE_AT_A_TIME.lock().await;
+    let (live, _) = LiveState::new(Tokens::parse(TOKEN).unwrap(), None).unwrap();
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/live/x86-nvme-vm");
+    let proc = irqscope::live::collect::read_proc(&root).unwrap();
+    let topo =
+        irqscope::live::collect::topology_of(&irqscope::live::collect::read_topology(&root).unwrap(), "vm1").unwrap();
+    let body = serde_json::to_vec(&irqscope::live::collect::build_snapshot(&proc, &topo, "vm1", 1).unwrap()).unwrap();
+    live.hub().ingest("vm1", Some(TOKEN.as_bytes()), None, &body).unwrap();
+    let Some(mut harness) = Harness::start_with(web::app(AppState {
+        live,
+        ..Default::default()
+    }))
+    .await
+    else {
+        return;
+    };
+    let base = harness.base.clone();
+    let c = harness.session().await;
+    let pasted = std::fs::read_to_string(root.join("proc/interrupts")).unwrap();
+    for (width, height) in [(1024u32, 768u32), (1920, 1080)] {
+        c.set_window_size(width, height).await.unwrap();
+        c.goto(&format!("{base}/live/vm1")).await.unwrap();
+        assert_verdict_above_the_fold(
+            &c,
+            "0 of 36 modelled vectors differ from the kernel model",
+            (width, height),
+        )
+        .await;
+        common::browser::screenshot(&c, &format!("live-verdict-host-{width}")).await;
+
+        // A pasted /proc/interrupts, imported through the page's own form.
+        c.goto(&format!("{base}/live")).await.unwrap();
+        c.execute(
+            "document.getElementById('import-text').value = arguments[0];",
+            vec![json!(pasted)],
+        )
+        .await
+        .unwrap();
+        common::browser::click(&c, "#import-go").await;
+        let started = Instant::now();
+        while c.find(Locator::Css("#model-table")).await.is_err() {
+            assert!(
+                started.elapsed() < Duration::from_secs(20),
+                "the import page never appeared"
+            );
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        assert_verdict_above_the_fold(
+            &c,
+            "Not compared with the kernel model: this reading records no mask or CPU",
+            (width, height),
+        )
+        .await;
+        let shown = c
+            .execute(
+                r#"return [document.querySelectorAll('#model-table tr.mismatch').length,
+                           document.querySelectorAll('#model-table tbody tr').length,
+                           document.getElementById('model-table').textContent.includes('?'),
+                           (document.getElementById('live-limits') || {}).textContent || '',
+                           document.querySelector('#live-heatmap') === null];"#,
+                vec![],
+            )
+            .await
+            .unwrap();
+        assert_eq!(shown[0], json!(0), "rows marked as differing: {shown}");
+        assert_eq!(shown[1], json!(36), "{shown}");
+        assert_eq!(shown[2], json!(false), "a '?' in the model table: {shown}");
+        let limits = shown[3].as_str().unwrap();
+        assert!(
+            limits.contains("cannot show interrupt rates") && limits.contains("effective_affinity_list"),
+            "{limits}"
+        );
+        assert_eq!(shown[4], json!(true), "an all-zero heatmap for a reading without rates");
+        common::browser::screenshot(&c, &format!("live-verdict-import-{width}")).await;
+    }
+    c.close().await.unwrap();
+}

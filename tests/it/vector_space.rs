@@ -104,6 +104,95 @@ fn managed_reservation_fails_on_the_first_full_cpu() {
         .contains("irq_matrix_reserve_managed()"));
 }
 
+/// The first line of a text report's summary.
+fn summary_head(report: &str) -> String {
+    let mut lines = report.lines().skip_while(|l| *l != "Summary").skip(1);
+    let mut head = lines
+        .next()
+        .unwrap_or_else(|| panic!("no summary: {report}"))
+        .trim()
+        .to_string();
+    // Its continuation lines, indented deeper.
+    for l in lines.take_while(|l| l.starts_with("    ")) {
+        head.push(' ');
+        head.push_str(l.trim());
+    }
+    head
+}
+
+/// The text a reader sees in the element `id` of a page (up to its closing tag `end`).
+fn element_text(html: &str, id: &str, end: &str) -> String {
+    let start = html.find(&format!("id=\"{id}\"")).unwrap_or_else(|| panic!("no #{id}"));
+    let body = &html[start..];
+    let body = &body[body.find('>').unwrap() + 1..];
+    let body = &body[..body.find(end).unwrap()];
+    crate::common::http::plain(body).replace("&#39;", "'")
+}
+
+/// A refused allocation is the first thing every verdict says, above loads that are only what
+/// was placed without it: the text twin's summary opens with it (-EINVAL from alloc_descs(),
+/// -ENOSPC from the matrix), the page's headline and a compare's start with it.
+#[tokio::test]
+async fn a_failed_allocation_leads_the_verdict() {
+    let einval = text(&["vm-8vcpu-smt2", "16:name=q,pre=1", "--kernel", "6.12"]);
+    let head = summary_head(&einval);
+    assert!(
+        head.starts_with("EINVAL: q: MSI-X allocation fails with -EINVAL: alloc_descs() refuses vector 9"),
+        "{einval}"
+    );
+    let enospc = text(&["vm-2vcpu-smt2", "100x8:managed=no"]);
+    assert!(
+        summary_head(&enospc).starts_with("ENOSPC: 398 vectors of 50 devices got none"),
+        "{enospc}"
+    );
+    // Nothing failed: the summary opens with the devices line, as before.
+    let fine = text(&["vm-8vcpu-smt2", "4:name=q,pre=1"]);
+    assert!(
+        summary_head(&fine).starts_with("4 CPUs (1,3,5,7) serve 1 device"),
+        "{fine}"
+    );
+
+    let page = get("/?preset=vm-8vcpu-smt2&devices=16:name%3Dq,pre%3D1&kernel=6.12").await;
+    let verdict = element_text(&page.body, "verdict", "</h2>");
+    assert!(
+        verdict.starts_with(
+            "q's MSI-X allocation fails with -EINVAL (vector 9's affinity mask is empty); \
+             of the vectors placed: max 0 = ideal"
+        ),
+        "{verdict}"
+    );
+    let page = get("/?preset=vm-2vcpu-smt2&devices=100x8:managed%3Dno").await;
+    let verdict = element_text(&page.body, "verdict", "</h2>");
+    assert!(
+        verdict
+            .starts_with("398 vectors of 50 devices get none (-ENOSPC), first dev50 vector 2; of the vectors placed: "),
+        "{verdict}"
+    );
+    let page =
+        get("/compare?preset=vm-8vcpu-smt2&devices=16:name%3Dq,pre%3D1&kernel=6.12&a=pre-cluster&b=cluster").await;
+    let verdict = element_text(&page.body, "compare-verdict", "</h2>");
+    assert!(
+        verdict.starts_with("A and B: q's MSI-X allocation fails with -EINVAL"),
+        "{verdict}"
+    );
+    // The compare twin names it before its table.
+    let compare = irqscope(&[
+        "compare",
+        "vm-8vcpu-smt2",
+        "16:name=q,pre=1",
+        "--kernel",
+        "6.12",
+        "--a",
+        "pre-cluster",
+        "--b",
+        "cluster",
+    ]);
+    let fails = compare
+        .find("fails A:  q's MSI-X allocation fails")
+        .unwrap_or_else(|| panic!("{compare}"));
+    assert!(fails < compare.find("IRQs/CPU max").unwrap(), "{compare}");
+}
+
 /// Seed 000's L96as_v4 scenario never runs out: no block, no JSON key, no ENOSPC.
 #[test]
 fn seed_000_does_not_exhaust() {

@@ -194,6 +194,9 @@ fn live_and_fleet_views_from_a_hub() {
         "{text}"
     );
     assert!(text.lines().all(|l| l.chars().count() <= 72), "{text}");
+    // It leads with the verdict, as the page does.
+    let verdict = format!("verdict:  0 of {} modelled vectors differ", v.model_rows.len());
+    assert!(text.lines().nth(1).is_some_and(|l| l.starts_with(&verdict)), "{text}");
     let fleet = FleetView::new(&hosts, FleetQuery::default().choice().unwrap(), None);
     assert_eq!(fleet.rows.len(), 1);
     assert!(!fleet.rows[0].differs, "{}", fleet.rows[0].verdict);

@@ -75,7 +75,7 @@ impl CompareQuery {
         let empty = |s: &Option<String>| s.clone().filter(|v| !v.is_empty());
         let b_variant = empty(&self.b).or_else(|| {
             let a = empty(&self.a).unwrap_or_else(|| scenario.variant.clone());
-            Some(other_variant(&a).to_string())
+            Some(other_variant(&a, scenario.kernel.as_deref()).to_string())
         });
         CompareSpec {
             scenario,
@@ -263,6 +263,27 @@ fn loads_equal(run: &CompareRun) -> bool {
     })
 }
 
+/// The compare page's headline: both verdicts and the vectors B moves, or, when every CPU
+/// takes the same load on both sides, that sentence; led by an allocation either side's kernel
+/// refused ("A and B: q's MSI-X allocation fails with -EINVAL (…); of the vectors placed: …").
+fn headline(run: &CompareRun, view: &View, loads_equal: bool, moved: usize, masks_only: usize) -> String {
+    let topo = run.a.scenario.topology();
+    let overall = if loads_equal {
+        summary::equal_loads_line(moved, masks_only)
+    } else {
+        let plain = |r: &Run| summary::verdict_line(topo, &r.metrics, view.metric);
+        summary::compare_line(&plain(&run.a), &plain(&run.b), moved)
+    };
+    let failed = match [&run.a, &run.b].map(|r| summary::allocation_failures(&r.outcome)) {
+        [Some(a), Some(b)] if a == b => Some(format!("A and B: {a}")),
+        [Some(a), Some(b)] => Some(format!("A: {a} / B: {b}")),
+        [Some(a), None] => Some(format!("A: {a}")),
+        [None, Some(b)] => Some(format!("B: {b}")),
+        [None, None] => None,
+    };
+    summary::verdict_after_failures(failed.as_deref(), &overall)
+}
+
 /// The compare page. It leads with its headline: both verdicts and the vectors B moves, or,
 /// when every CPU takes the same load on both sides, that sentence and the per-vector change
 /// (then one heatmap shows both sides).
@@ -329,7 +350,10 @@ impl CompareView {
         );
         let side = |r: &Run, label: &str, which: &str| CompareSideView {
             label: label.to_string(),
-            verdict: summary::verdict_line(topo, &r.metrics, view.metric),
+            verdict: summary::verdict_after_failures(
+                summary::allocation_failures(&r.outcome).as_deref(),
+                &summary::verdict_line(topo, &r.metrics, view.metric),
+            ),
             variant_line: summary::variant_line(&r.scenario),
             kernel_line: format!(
                 "kernel: {}",
@@ -343,11 +367,7 @@ impl CompareView {
         };
         let sides = vec![side(&run.a, &run.labels[0], "A"), side(&run.b, &run.labels[1], "B")];
         let loads_equal = loads_equal(run);
-        let overall = if loads_equal {
-            summary::equal_loads_line(moved, vector_changes.len() - moved)
-        } else {
-            summary::compare_line(&sides[0].verdict, &sides[1].verdict, moved)
-        };
+        let overall = headline(run, view, loads_equal, moved, vector_changes.len() - moved);
         Ok(CompareView {
             title: format!("{} vs {}", run.labels[0], run.labels[1]),
             overall,

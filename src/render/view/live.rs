@@ -10,6 +10,7 @@ use crate::live::protocol::WireIrq;
 use crate::live::store::HostState;
 use crate::render::svg_live::{history_chart, HistoryPoint};
 use crate::scenario::permalink;
+use crate::topology::plural;
 use serde::Deserialize;
 
 /// History samples on the chart, and the most an SSE event carries (the JSON has them all).
@@ -81,7 +82,7 @@ pub struct ModelRowView {
     pub actual_mask: String,
     pub predicted_cpu: String,
     pub actual_effective: String,
-    /// The mask or CPU differs, and no order explains it.
+    /// The recorded mask or CPU differs, and no order explains it.
     pub mismatch: bool,
     /// Only the effective CPU differs, and the order of events explains it (probe order for
     /// a managed vector, activation order for a non-managed one).
@@ -97,6 +98,15 @@ pub struct HostView {
     /// For a kept import: its link (`/live/_/import/ID`).
     pub share: String,
     pub summary: String,
+    /// The headline: how many modelled vectors differ from the model ("0 of 36 modelled
+    /// vectors differ from the kernel model"), or why nothing could be compared.
+    pub verdict: String,
+    /// What a reading without rates or `/proc/irq` files can and cannot show (empty when it
+    /// has both).
+    pub limits: String,
+    /// The snapshot has rates (two readings) or will (a live host): the heatmap and the
+    /// history are drawn; otherwise [`HostView::limits`] says why not.
+    pub rates_shown: bool,
     pub seq: u64,
     pub status: String,
     pub heatmap_svg: String,
@@ -110,6 +120,8 @@ pub struct HostView {
     pub mismatches: usize,
     /// Vectors that differ only in an effective CPU an order explains.
     pub moved: usize,
+    /// Vectors whose mask and effective CPU the snapshot does not record (not compared).
+    pub unrecorded: usize,
     /// One sentence per reason present: "8 managed vectors with the model's mask …".
     pub reasons: Vec<String>,
     /// What the snapshot could not tell the model (kernel release, hotplug CPUs' nodes).
@@ -189,6 +201,15 @@ pub fn irq_rows(st: &HostState) -> Vec<IrqRowView> {
         .collect()
 }
 
+/// A host's value as the table shows it: "–" for what the snapshot does not record.
+fn recorded(is: bool, value: &str) -> String {
+    if is {
+        value.to_string()
+    } else {
+        "–".into()
+    }
+}
+
 /// The model's vectors beside the host's, each marked as differing, or as differing only in
 /// an effective CPU an order of events explains.
 fn model_rows(st: &HostState, c: &Comparison) -> Vec<ModelRowView> {
@@ -200,10 +221,10 @@ fn model_rows(st: &HostState, c: &Comparison) -> Vec<ModelRowView> {
             irq: st.snapshot.irqs[v.irq].label.clone(),
             name: st.snapshot.irqs[v.irq].name.clone(),
             predicted_mask: v.predicted_mask.clone(),
-            actual_mask: v.actual_mask.clone(),
+            actual_mask: recorded(v.mask_recorded, &v.actual_mask),
             predicted_cpu: v.predicted_cpu.map_or_else(|| "shut down".into(), |c| c.to_string()),
-            actual_effective: v.actual_effective.clone(),
-            mismatch: (!v.mask_matches || !v.cpu_matches) && v.reason.is_none(),
+            actual_effective: recorded(v.cpu_recorded, &v.actual_effective),
+            mismatch: v.differs() && v.reason.is_none(),
             moved: v.reason.is_some(),
             reason: v.reason.map_or("", |r| r.short()),
         })
@@ -221,6 +242,71 @@ fn effective_choices(chosen: &str) -> Vec<(&'static str, &'static str, bool)> {
         .collect()
 }
 
+/// The live page's headline, as a scenario page leads with its verdict: "0 of 36 modelled
+/// vectors differ from the kernel model", with the vectors only an order of events moved and
+/// those the snapshot does not record; or why nothing was compared.
+fn host_verdict(model_error: &str, vectors: usize, differ: usize, moved: usize, unrecorded: usize) -> String {
+    if !model_error.is_empty() {
+        return "Not compared with the kernel model: the model cannot run on this snapshot".into();
+    }
+    if vectors == 0 {
+        return "Not compared with the kernel model: no device here has vectors the model places".into();
+    }
+    if unrecorded == vectors {
+        return format!(
+            "Not compared with the kernel model: this reading records no mask or CPU for its \
+             {vectors} modelled vector{} (no /proc/irq files)",
+            plural(vectors)
+        );
+    }
+    let mut line = format!(
+        "{differ} of {vectors} modelled vector{} differ{} from the kernel model",
+        plural(vectors),
+        if differ == 1 { "s" } else { "" }
+    );
+    if moved > 0 {
+        line.push_str(&format!(
+            "; {moved} more only in an effective CPU the order of events decides"
+        ));
+    }
+    if unrecorded > 0 {
+        line.push_str(&format!("; {unrecorded} not recorded, not compared"));
+    }
+    line
+}
+
+/// The reading's status line; an import without rates will get none (no next reading).
+fn reading_status(st: &HostState, live: bool) -> String {
+    match (live, &st.rates) {
+        (false, None) => format!("reading {} · no rates (a rate needs two readings)", st.seq),
+        _ => status_line(st),
+    }
+}
+
+/// What a reading can and cannot show when it lacks rates (one reading) or `/proc/irq` files
+/// (a pasted `/proc/interrupts`); empty when it lacks neither. A live host gets its rates
+/// from the next reading, so only the files are missing there.
+fn reading_limits(live: bool, rates: bool, unrecorded: bool) -> String {
+    let mut cannot = Vec::new();
+    if !live && !rates {
+        cannot.push("interrupt rates (a rate needs two readings; the heatmap and history need rates)");
+    }
+    if unrecorded {
+        cannot.push(
+            "where the kernel placed each vector (its requested mask and effective CPU are in \
+             /proc/irq/N/smp_affinity_list and effective_affinity_list, which irqscope-agent reads)",
+        );
+    }
+    if cannot.is_empty() {
+        return String::new();
+    }
+    format!(
+        "This reading shows each IRQ and the device it belongs to, and the model lists where it \
+         would place those devices' vectors. It cannot show {}.",
+        cannot.join(", nor ")
+    )
+}
+
 impl HostView {
     pub fn new(st: &HostState, choice: &ModelChoice, live: bool) -> HostView {
         // Variant, sort and hotplug rule from the kernel release; the query may name a variant.
@@ -233,6 +319,7 @@ impl HostView {
         let comparison: Result<Comparison, String> =
             live_vs_model::compare_with(&st.snapshot, &st.topology, &opts).map_err(|e| e.to_string());
         let mut moved = 0;
+        let mut unrecorded = 0;
         let mut reasons = Vec::new();
         let mut effective = choice.effective.clone();
         let (model_rows, model_error, not_modelled, mismatches, permalink) = match comparison {
@@ -250,11 +337,11 @@ impl HostView {
                     .map(|(r, n)| format!("{n} {}.", r.describe()))
                     .collect();
                 effective = c.effective_summary();
+                unrecorded = c.unrecorded();
                 (rows, String::new(), c.not_modelled.clone(), c.unexplained(), link)
             }
             Err(e) => (Vec::new(), e, Vec::new(), 0, String::new()),
         };
-        let history = history_text(st);
         HostView {
             host: st.snapshot.host.clone(),
             live,
@@ -265,11 +352,14 @@ impl HostView {
                 st.snapshot.irqs.len(),
                 st.snapshot.cpus.len()
             ),
+            verdict: host_verdict(&model_error, model_rows.len(), mismatches, moved, unrecorded),
+            limits: reading_limits(live, st.rates.is_some(), unrecorded > 0),
+            rates_shown: live || st.rates.is_some(),
             seq: st.seq,
-            status: status_line(st),
+            status: reading_status(st, live),
             heatmap_svg: heatmap_of(st, choice.node),
             rows: irq_rows(st),
-            history,
+            history: history_text(st),
             history_svg: history_svg(st),
             model_rows,
             model_error,
@@ -282,6 +372,7 @@ impl HostView {
                 .collect(),
             effectives: effective_choices(&choice.effective),
             moved,
+            unrecorded,
             reasons,
             model_warnings,
             kernel: if st.snapshot.topology.kernel_release.is_empty() {
@@ -307,6 +398,10 @@ impl HostView {
             "irqscope live: ",
             "  ",
         );
+        out.push_str(&wrap(&self.verdict, "verdict:  ", "          "));
+        if !self.limits.is_empty() {
+            out.push_str(&wrap(&self.limits, "          ", "          "));
+        }
         out.push_str(&wrap(&self.summary, "machine:  ", "          "));
         out.push_str(&wrap(&self.status, "reading:  ", "          "));
         out.push('\n');

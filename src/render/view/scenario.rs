@@ -358,7 +358,8 @@ struct EditorState<'a> {
     spec: &'a ScenarioSpec,
     editor: EditorModel,
     presets: Vec<&'static str>,
-    variants: Vec<&'static str>,
+    /// The variants the editor offers ([`offered_variants`]).
+    variants: Vec<&'a str>,
     sorts: Vec<&'static str>,
     effectives: Vec<&'static str>,
     proposals: Vec<&'static str>,
@@ -437,6 +438,16 @@ fn variant_names() -> Vec<&'static str> {
     kernel::Variant::ALL.iter().map(|v| v.name()).collect()
 }
 
+/// The variants a scenario's page offers (the editor's variant box, the compare form): the
+/// built C it runs first (`c:NAME`, which no model's name is), then every model.
+fn offered_variants(spec: &ScenarioSpec) -> Vec<&str> {
+    let built = spec
+        .variant
+        .starts_with(KERNEL_C_PREFIX)
+        .then_some(spec.variant.as_str());
+    built.into_iter().chain(variant_names()).collect()
+}
+
 pub struct VectorRow {
     pub index: u32,
     pub managed: bool,
@@ -479,8 +490,11 @@ pub struct ResultView {
     pub metrics: Vec<(&'static str, &'static str)>,
     pub node: String,
     pub nodes: Vec<u32>,
+    /// The allocations the kernel refused, when any: the headline says them first.
+    pub failure: Option<String>,
     /// The line above the heatmap ("max 6 devices on a CPU (ideal 4): …"), the page's
-    /// headline unless a seed's sentence leads.
+    /// headline unless a seed's sentence leads; after a [`ResultView::failure`], "of the
+    /// vectors placed: …".
     pub verdict: String,
     pub heatmap_svg: String,
     /// The NUMA chart, or `None` on a machine with too many nodes to read one (the page says
@@ -542,6 +556,7 @@ impl ResultView {
         let topo = run.scenario.topology();
         let m = &run.metrics;
         let (devices, rows_left_out) = device_rows(run);
+        let failure = summary::allocation_failures(&run.outcome);
         ResultView {
             permalink: run.permalink.clone(),
             seed: seed_of(&SeedTarget::Scenario(run.spec.clone())),
@@ -558,7 +573,11 @@ impl ResultView {
                 "kernel: {}",
                 summary::range_line(&scenario::kernel::holds_for(&run.scenario, &run.outcome))
             ),
-            verdict: summary::verdict_line(topo, m, view.metric),
+            verdict: match &failure {
+                Some(_) => format!("of the vectors placed: {}", summary::verdict_line(topo, m, view.metric)),
+                None => summary::verdict_line(topo, m, view.metric),
+            },
+            failure,
             devices_line: summary::page_devices_line(topo, m),
             irqs_line: summary::page_irqs_line(topo, m),
             nodes_line: summary::page_nodes_line(m),
@@ -593,8 +612,12 @@ pub struct ScenarioView {
     pub editor_open: bool,
     pub state_json: String,
     pub r: ResultView,
-    /// Variant names, each with whether it is this scenario's.
-    pub variants: Vec<(&'static str, bool)>,
+    /// Variant names, each with whether it is this scenario's (built C, `c:NAME`, first).
+    pub variants: Vec<(String, bool)>,
+    /// Side B the compare form starts on: empty for "another variant" (the form's default),
+    /// or, when this scenario runs built C, the model of its kernel release, so that the
+    /// comparison puts the build beside the code it patches.
+    pub compare_b: &'static str,
 }
 
 impl ScenarioView {
@@ -603,7 +626,7 @@ impl ScenarioView {
             spec: &run.spec,
             editor: EditorModel::of(run.scenario.topology(), &run.spec.topology),
             presets: catalogue::names().collect(),
-            variants: variant_names(),
+            variants: offered_variants(&run.spec),
             sorts: kernel::SortGen::ALL.iter().map(|s| s.name()).collect(),
             effectives: kernel::vector_matrix::EffectiveModel::ALL
                 .iter()
@@ -618,10 +641,14 @@ impl ScenarioView {
             title: format!("{} · {}", run.scenario.topology().name(), run.spec.variant),
             state_json: script_json(&state),
             r: ResultView::new(run, view, origin),
-            variants: variant_names()
+            variants: offered_variants(&run.spec)
                 .into_iter()
-                .map(|v| (v, v == run.spec.variant))
+                .map(|v| (v.to_string(), v == run.spec.variant))
                 .collect(),
+            compare_b: match run.spec.variant.starts_with(KERNEL_C_PREFIX) {
+                true => crate::scenario::payloads::release_variant(run.spec.kernel.as_deref()),
+                false => "",
+            },
         }
     }
 }

@@ -19,6 +19,7 @@
 //! token, so it stays out of the address bar and of `Referer`); 401 with a message otherwise.
 //! Ingestion and delete keep their own tokens.
 
+use super::pages::render_page;
 use super::work::{Estimate, Work};
 use super::{AppError, AppState};
 use crate::live::auth::{Tokens, ViewerTokens};
@@ -29,7 +30,6 @@ use crate::live::persist::Persist;
 use crate::live::prometheus::PromStatus;
 use crate::live::protocol::{valid_host_name, PushBodyError, PROTOCOL_VERSION};
 use crate::live::store::IngestError;
-use askama::Template;
 use axum::body::Bytes;
 use axum::extract::{ConnectInfo, DefaultBodyLimit, Path, Query, State};
 use axum::http::{header, HeaderMap, StatusCode, Uri};
@@ -383,7 +383,7 @@ async fn hosts_page(State(app): State<AppState>, uri: Uri, headers: HeaderMap) -
         ingestion: app.live.hub.ingestion_enabled(),
         problem: app.live.prometheus.as_ref().and_then(|p| p.problem()),
     };
-    Ok(Html(page.render()?).into_response())
+    Ok(Html(render_page(&page, &app.kernel_c)?).into_response())
 }
 
 /// `DELETE /api/live/{host}` with an admin token: the host, its history and its record go.
@@ -416,10 +416,11 @@ async fn host_page(
     }
     let choice = q.choice()?;
     let st = app.live.host(&host)?;
+    let kernel_c = app.kernel_c.clone();
     let page = blocking(move || {
         let v = HostView::new(&st, &choice, true);
         let title = format!("{} · live", v.host);
-        Ok(HostPage { title, v }.render()?)
+        Ok(render_page(&HostPage { title, v }, &kernel_c)?)
     })
     .await?;
     Ok(Html(page).into_response())
@@ -575,6 +576,7 @@ async fn import_page(
         .flatten()
         .ok_or_else(gone)?;
     let hub = app.live.hub.clone();
+    let kernel_c = app.kernel_c.clone();
     let slot = hub.import_slot()?;
     let page = work
         .run_blocking(Estimate::replay(&capture), move |_| {
@@ -583,7 +585,7 @@ async fn import_page(
             let mut v = HostView::new(&st, &choice, false);
             v.share = format!("{ACTIONS_PREFIX}/import/{id}");
             let title = format!("{} · imported", v.host);
-            Ok(HostPage { title, v }.render()?)
+            Ok(render_page(&HostPage { title, v }, &kernel_c)?)
         })
         .await?;
     Ok(Html(page).into_response())

@@ -258,6 +258,16 @@ pub async fn select(c: &Client, css: &str, value: &str) {
         .unwrap_or_else(|e| panic!("{css} = {value}: {e}"));
 }
 
+/// Click the element matching `css`.
+pub async fn click(c: &Client, css: &str) {
+    c.find(Locator::Css(css))
+        .await
+        .unwrap_or_else(|e| panic!("{css}: {e}"))
+        .click()
+        .await
+        .unwrap_or_else(|e| panic!("clicking {css}: {e}"));
+}
+
 /// A DOM property (`value`, `checked`, …) of the element matching `css`.
 pub async fn prop_of(c: &Client, css: &str, name: &str) -> Option<String> {
     c.find(Locator::Css(css))
