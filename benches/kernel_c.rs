@@ -23,7 +23,8 @@
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion};
 use irqscope::analysis::sweep::{self, ExternalRef, Placement, SweepConfig};
 use irqscope::kernel::{External, Variant};
-use irqscope::kernel_c::{self, BuildOptions, Built, KernelC, Limits};
+use irqscope::kernel_c::{Built, KernelC, Limits};
+use irqscope::kernel_c_tools::{self as tools, BuildOptions};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
@@ -110,14 +111,14 @@ fn loadavg() -> String {
 fn bench(c: &mut Criterion) {
     let Some((tree, model)) = tree() else { return };
     let cache = scratch("cache");
-    let built = kernel_c::build(&options(&tree, cache.clone())).expect("the tree builds");
+    let built = tools::build(&options(&tree, cache.clone())).expect("the tree builds");
     let mut group = c.benchmark_group("kernel_c");
     group.sample_size(10).measurement_time(Duration::from_secs(30));
     group.bench_function("build_cold", |b| {
         b.iter_batched(
             || scratch("cold"),
             |dir| {
-                let out = kernel_c::build(&options(&tree, dir.clone())).expect("the tree builds");
+                let out = tools::build(&options(&tree, dir.clone())).expect("the tree builds");
                 let _ = std::fs::remove_dir_all(&dir);
                 out
             },
@@ -158,7 +159,7 @@ fn bench(c: &mut Criterion) {
     let builds = 3;
     for _ in 0..builds {
         let dir = scratch("cpu");
-        kernel_c::build(&options(&tree, dir.clone())).unwrap();
+        tools::build(&options(&tree, dir.clone())).unwrap();
         let _ = std::fs::remove_dir_all(&dir);
     }
     let build_s = (cpu_s() - t) / f64::from(builds);

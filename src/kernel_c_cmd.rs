@@ -2,7 +2,8 @@
 //! Arguments, files and exit codes only; the work is in `irqscope::kernel_c`.
 
 use irqscope::kernel::{External, SortGen, Variant};
-use irqscope::kernel_c::{self, verify, BuildOptions, KernelC, Limits};
+use irqscope::kernel_c::{self, KernelC, Limits};
+use irqscope::kernel_c_tools::{self as tools, verify, BuildOptions};
 use irqscope::scenario::ScenarioError;
 use irqscope::web::kernel_c::KernelCRegistry;
 use std::path::PathBuf;
@@ -113,7 +114,7 @@ pub fn run(cmd: KernelCCommand) -> anyhow::Result<ExitCode> {
 fn build(a: BuildArgs) -> anyhow::Result<ExitCode> {
     let opts = options(&a.source)?;
     let started = std::time::Instant::now();
-    let built = kernel_c::build(&opts)?;
+    let built = tools::build(&opts)?;
     let p = &built.provenance;
     println!("c:{}", p.name);
     println!("  source   {}", p.origin);
@@ -146,7 +147,7 @@ fn time_cmd(a: TimeArgs) -> anyhow::Result<ExitCode> {
     );
     let topo = crate::load_topology(&a.topology)?;
     let opts = options(&a.source)?;
-    let built = kernel_c::build(&opts)?;
+    let built = tools::build(&opts)?;
     let name = built.provenance.name.clone();
     let c = KernelC::new(built, Limits::from_env());
     let answer = c.call(&topo, a.numgrps, a.counter)?;
@@ -181,7 +182,7 @@ fn time_cmd(a: TimeArgs) -> anyhow::Result<ExitCode> {
 
 /// The model a version selects (the release table of `lab`).
 fn model_for(version: Option<&str>) -> Option<(Variant, SortGen)> {
-    let (major, minor) = kernel_c::source::major_minor(version?)?;
+    let (major, minor) = tools::source::major_minor(version?)?;
     let g = irqscope::lab::generation((major, minor));
     Some((Variant::from_name(g.variant)?, SortGen::from_name(g.sort)?))
 }
@@ -194,7 +195,7 @@ fn verify_cmd(a: VerifyArgs) -> anyhow::Result<ExitCode> {
         verify::CASES_MAX
     );
     let opts = options(&a.source)?;
-    let built = kernel_c::build(&opts)?;
+    let built = tools::build(&opts)?;
     let p = built.provenance.clone();
     let by_version = model_for(p.version.as_deref());
     let variant = match &a.against {
@@ -215,7 +216,16 @@ fn verify_cmd(a: VerifyArgs) -> anyhow::Result<ExitCode> {
     let c = KernelC::new(built, Limits::from_env());
     let outcome = verify::verify(&c, variant, sort, a.cases, a.seed)?;
     let label = format!("c:{} against {} ({})", p.name, variant.name(), sort.name());
-    let Some((case, field, golden)) = outcome.disagreement else {
+    let Some((
+        case,
+        verify::Verdict::Differ {
+            field,
+            c,
+            model,
+            golden,
+        },
+    )) = outcome.disagreement
+    else {
         println!("{label}: seed {}", a.seed);
         println!("{} agree", outcome.agreed);
         return Ok(ExitCode::SUCCESS);
@@ -236,8 +246,7 @@ fn verify_cmd(a: VerifyArgs) -> anyhow::Result<ExitCode> {
         case.counter
     );
     println!("  first difference: {field}");
-    println!("  C:     {}", short(&golden["expected"]));
-    let model = irqscope::golden::run_case(&golden, "group_cpus_evenly").unwrap_or_default();
+    println!("  C:     {}", short(&c));
     println!("  model: {}", short(&model));
     println!("case (golden format, expected = the C's answer):");
     println!("  {}", file.display());
@@ -262,26 +271,12 @@ fn verify_cmd(a: VerifyArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::from(1))
 }
 
-/// The masks of an answer, cut to fit a line.
-fn short(v: &serde_json::Value) -> String {
-    let masks = match v.get("masks") {
-        Some(serde_json::Value::Array(m)) => m
-            .iter()
-            .map(|x| format!("[{}]", x.as_str().unwrap_or("")))
-            .collect::<Vec<_>>()
-            .join(" "),
-        _ => "NULL".into(),
-    };
-    let s = format!(
-        "{} n={} ctr={}",
-        masks,
-        v.get("nummasks").unwrap_or(&serde_json::Value::Null),
-        v.get("spread_counter_after").unwrap_or(&serde_json::Value::Null)
-    );
-    if s.chars().count() > 62 {
-        s.chars().take(59).collect::<String>() + "..."
+/// A field's value, cut to fit a line.
+fn short(v: &str) -> String {
+    if v.chars().count() > 62 {
+        v.chars().take(59).collect::<String>() + "..."
     } else {
-        s
+        v.to_string()
     }
 }
 
@@ -342,7 +337,7 @@ pub fn register_for_serve(sources: &[String], patches: &[String]) -> anyhow::Res
             sort: None,
             cache: kernel_c::cache_dir(),
         };
-        let build = kernel_c::build(&opts)
+        let build = tools::build(&opts)
             .map(|b| {
                 let p = b.provenance.clone();
                 (p, External(Arc::new(KernelC::new(b, Limits::from_env()))))

@@ -11,6 +11,7 @@ pub mod catalogue;
 pub mod golden;
 pub mod kernel;
 pub mod kernel_c;
+pub mod kernel_c_tools;
 pub mod lab;
 pub mod live;
 pub mod metrics;

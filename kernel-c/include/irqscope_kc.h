@@ -2,7 +2,7 @@
 /*
  * irqscope_kc.h - irqscope's user-space stand-in for the kernel headers that lib/group_cpus.c
  * and lib/sort.c include. Every <linux/...> header irqscope provides (the list is
- * LINUX_HEADERS in src/kernel_c/build.rs, written into each build) includes this one file;
+ * LINUX_HEADERS in src/kernel_c_tools/build.rs, written into each build) includes this one file;
  * a header outside that list is missing on purpose, so a build names it.
  *
  * The kernel modelled: an x86-64 SMP kernel built for NR_CPUS = 8192 with

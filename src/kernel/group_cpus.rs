@@ -823,8 +823,10 @@ mod tests {
         );
         let (masks, _, _) = run(&t, 3, Variant::PreCluster, 0);
         assert_eq!(masks, ["0,129", "1,130", "128,131"]);
+        // Drawn without clusters: each CPU's cluster mask is its SMT pair (x86), and the
+        // pairs are sorted by the heapsort as Debian 7.2.13's C sorts them.
         let (masks, _, _) = run(&t, 6, Variant::Cluster, 0);
-        assert_eq!(masks, ["0", "1", "128", "129", "130", "131"]);
+        assert_eq!(masks, ["128", "131", "1", "130", "0", "129"]);
     }
 
     #[test]

@@ -112,20 +112,26 @@ pub(crate) fn affinity_sets(req: &AffinityRequest, warnings: &mut Vec<KernelWarn
 /// descriptors at all (no affinity vectors, too many sets, or a set for which
 /// `group_cpus_evenly` returned NULL).
 ///
+/// `default_affinity` is `irq_default_affinity`, which the C copies into the pre and post
+/// vectors and into the vectors past the masks a set initialized: every CPU, or with
+/// `irqaffinity=` the list plus the boot CPU (`super::manage::irq_affinity_setup`).
+///
 /// Callers must ensure the set sizes sum to at most the affinity vectors; the kernel would write
 /// past its array otherwise (scenario validation refuses such input).
+#[allow(clippy::too_many_arguments)]
 pub fn irq_create_affinity_masks(
     topo: &Topology,
     req: &AffinityRequest,
     variant: Variant,
     sort: SortGen,
     era: AffinityEra,
+    default_affinity: &CpuSet,
     counter: &mut u32,
     warnings: &mut Vec<KernelWarn>,
 ) -> Option<AffinityMasks> {
     let spreader = Spreader::Model(variant, sort);
     // A named model answers every call.
-    irq_create_affinity_masks_with(topo, req, spreader, era, counter, warnings).unwrap_or(None)
+    irq_create_affinity_masks_with(topo, req, spreader, era, default_affinity, counter, warnings).unwrap_or(None)
 }
 
 /// [`irq_create_affinity_masks`] with the `group_cpus_evenly()` calls going to `spreader`
@@ -135,6 +141,7 @@ pub fn irq_create_affinity_masks_with(
     req: &AffinityRequest,
     spreader: Spreader<'_>,
     era: AffinityEra,
+    default_affinity: &CpuSet,
     counter: &mut u32,
     warnings: &mut Vec<KernelWarn>,
 ) -> Result<Option<AffinityMasks>, ExternalError> {
@@ -146,13 +153,12 @@ pub fn irq_create_affinity_masks_with(
         "sets exceed affinity vectors"
     );
 
-    // The kernel's irq_default_affinity is "all bits"; shown clipped to nr_cpu_ids.
-    let default = CpuSet::full(topo.nr_cpu_ids());
+    let default = default_affinity;
     let nvecs = req.nvecs as usize;
     let mut masks: Vec<CpuSet> = vec![CpuSet::new(topo.nr_cpu_ids()); nvecs];
     let pre = req.pre_vectors as usize;
     for mask in masks.iter_mut().take(pre) {
-        *mask = default.clone();
+        mask.clone_from(default);
     }
     let mut spread_offsets = Vec::new();
     let (mut curvec, mut usedvecs) = (pre, 0usize);
@@ -177,7 +183,7 @@ pub fn irq_create_affinity_masks_with(
     // Vectors past the initialized ones (and the post vectors) get the default mask.
     let fill_from = pre + usedvecs.min(affvecs as usize);
     for mask in masks.iter_mut().skip(fill_from) {
-        *mask = default.clone();
+        mask.clone_from(default);
     }
     let managed = pre..nvecs - req.post_vectors as usize;
     let descs = masks
@@ -211,6 +217,7 @@ mod tests {
             Variant::PreCluster,
             SortGen::HeapV6_11,
             era,
+            &CpuSet::full(4),
             &mut counter,
             &mut w,
         )

@@ -1,29 +1,27 @@
-//! The user's own `lib/group_cpus.c`, built in user space and run as a variant (`c:NAME`).
+//! The engine that runs built C as a variant (`c:NAME`): the harness process and its line
+//! protocol ([`runner`]), the builds a server registered ([`registry`], what a `c:NAME` link
+//! resolves through), the one place C is compiled and run ([`exec`]), and what a build
+//! records about itself ([`Provenance`]).
 //!
-//! `kernel-c build` takes the C from a kernel tree, a single file or a Debian
-//! `linux-source-X.Y` package ([`source`]), applies mailed patches to a scratch copy, and
-//! compiles it with the system's `cc` against irqscope's own stand-ins for the kernel headers
-//! plus a harness (`kernel-c/` at the top of the repository, embedded in the binary)
-//! ([`build`]). The result runs as a separate, limited process that answers
-//! `group_cpus_evenly()` calls over a line protocol ([`runner`]); [`runner::KernelC`]
-//! implements [`crate::kernel::ExternalGroupCpus`], so every caller of the models (scenario,
-//! sweep, blk-mq) runs it where it would run a named variant. [`verify`] checks a build
-//! against a model on random machines and shrinks the first disagreement.
+//! The engine sits below `render` and reads only `kernel` and `topology` (and the preset
+//! catalogue, to key its machines once): [`runner::KernelC`] implements
+//! [`crate::kernel::ExternalGroupCpus`], so every caller of the models (scenario, sweep,
+//! blk-mq) runs it where it would run a named variant. The tools that make builds (`kernel-c
+//! build`: apt-get, patch, cc) and check them (`kernel-c verify`) sit at the top, in
+//! `kernel_c_tools`, beside `golden`.
 //!
 //! This module does I/O (files, processes, the clock for limits); the models in `kernel`
 //! stay pure. Kernel code is never part of the tree: it comes from the user's files or
 //! Debian's packages at run time and lives only in the cache directory ([`cache_dir`]).
 
-pub mod build;
+pub mod exec;
 pub mod registry;
 pub mod runner;
-pub mod source;
-pub mod verify;
 
-pub use build::{build, load, BuildOptions, Built, Provenance};
 pub use runner::{KernelC, Limits};
 
-use std::path::PathBuf;
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
 
 /// What went wrong, by who can fix it: bad input (a source, a patch, C that does not
 /// compile or fails at run time: exit 2, a 4xx) or the machine (no compiler).
@@ -36,7 +34,7 @@ pub enum KernelCError {
 }
 
 impl KernelCError {
-    pub(crate) fn input(m: impl Into<String>) -> KernelCError {
+    pub fn input(m: impl Into<String>) -> KernelCError {
         KernelCError::Input(m.into())
     }
 }
@@ -69,4 +67,75 @@ pub fn valid_name(name: &str) -> bool {
         && name.len() <= 64
         && name.chars().all(|c| c.is_ascii_alphanumeric() || "._-".contains(c))
         && !name.starts_with('.')
+}
+
+/// What a build records about itself: shown on pages and in reports, pinned in permalinks.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Provenance {
+    pub name: String,
+    /// The build's id: sha256 over the patched source and the sort it uses.
+    pub id: String,
+    /// What the user named.
+    pub origin: String,
+    /// sha256 of `lib/group_cpus.c` as given, before patches.
+    pub source_sha256: String,
+    /// The tree's kernel version (its Makefile), when known.
+    pub version: Option<String>,
+    pub package_version: Option<String>,
+    /// The subjects of the patches applied, in order.
+    pub patches: Vec<String>,
+    /// `lib/sort.c of the tree` or `irqscope heap-v6.11`.
+    pub sort: String,
+    /// The file-static rotation counter the harness sets and reads, when there is one.
+    pub counter: Option<String>,
+    /// `group_cpus_evenly(numgrps)` (before the nummasks out-parameter) or
+    /// `group_cpus_evenly(numgrps, &nummasks)`.
+    pub api: String,
+    /// How long the compile took (milliseconds), when this build compiled it.
+    #[serde(default)]
+    pub compile_ms: u64,
+}
+
+impl Provenance {
+    /// One line: name, version, patches, hash.
+    pub fn describe(&self) -> String {
+        let mut s = format!("built C: {}", self.origin);
+        if let Some(v) = &self.version {
+            s.push_str(&format!(", Linux {v}"));
+        }
+        if !self.patches.is_empty() {
+            s.push_str(&format!(", patches: {}", self.patches.join("; ")));
+        }
+        s.push_str(&format!(", sha256 {}", &self.id[..16.min(self.id.len())]));
+        s
+    }
+}
+
+/// A finished build: its executable and what it is.
+#[derive(Debug, Clone)]
+pub struct Built {
+    pub exe: PathBuf,
+    pub provenance: Provenance,
+}
+
+/// A build registered under `name` in the cache (what `c:NAME` names on the command line).
+pub fn load(cache: &Path, name: &str) -> Result<Built, KernelCError> {
+    let io = |path: &Path, e: std::io::Error| KernelCError::input(format!("{}: {e}", path.display()));
+    if !valid_name(name) {
+        return Err(KernelCError::input(format!("c:{name}: not a build name")));
+    }
+    let key = std::fs::read_to_string(cache.join("names").join(name)).map_err(|_| {
+        KernelCError::input(format!(
+            "c:{name}: no build of that name in {} (irqscope kernel-c build SOURCE --name {name})",
+            cache.display()
+        ))
+    })?;
+    let dir = cache.join("builds").join(key.trim());
+    let json = std::fs::read_to_string(dir.join("build.json")).map_err(|e| io(&dir, e))?;
+    let provenance: Provenance =
+        serde_json::from_str(&json).map_err(|e| KernelCError::input(format!("{}: {e}", dir.display())))?;
+    Ok(Built {
+        exe: dir.join("harness"),
+        provenance,
+    })
 }

@@ -14,16 +14,15 @@
 //! what the harness is sent ([`Machine`]), computed without writing the text; the text is
 //! written once per machine and sent once per process.
 
-use super::build::{Built, Provenance};
+use super::{Built, Provenance};
 use crate::kernel::{ExternalError, ExternalGroupCpus, Grouping, KernelWarn};
 use crate::topology::cpulist::{push_cpulist, push_u64};
 use crate::topology::{parse_cpulist, CpuSet, Topology};
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Write};
 use std::path::PathBuf;
-use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::process::{Child, ChildStdin, ChildStdout};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -166,13 +165,7 @@ impl KernelC {
     }
 
     fn spawn(&self) -> Result<Proc, ExternalError> {
-        let mut child = Command::new(&self.exe)
-            .arg(self.limits.memory_mib.to_string())
-            .arg(self.limits.cpu_s.to_string())
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
+        let mut child = super::exec::spawn_harness(&self.exe, self.limits)
             .map_err(|e| ExternalError(format!("{}: the harness does not start: {e}", self.variant)))?;
         let stdin = child.stdin.take().expect("piped");
         let stdout = BufReader::with_capacity(1 << 16, child.stdout.take().expect("piped"));
@@ -883,25 +876,6 @@ impl ExternalGroupCpus for KernelC {
                 ))
             })
     }
-}
-
-/// Run a command to its end within `limit`, killing it past that (the compiler's limit).
-pub(crate) fn output_within(cmd: &mut Command, limit: Duration) -> std::io::Result<std::process::Output> {
-    let child = cmd.stdout(Stdio::piped()).stderr(Stdio::piped()).spawn()?;
-    let pid = child.id();
-    let (tx, rx) = mpsc::channel();
-    let waiter = std::thread::spawn(move || {
-        let out = child.wait_with_output();
-        let _ = tx.send(());
-        out
-    });
-    if rx.recv_timeout(limit).is_err() {
-        // Past the limit: end it the way a shell would (the process is ours, by its id).
-        let _ = Command::new("kill").arg("-9").arg(pid.to_string()).status();
-    }
-    waiter
-        .join()
-        .unwrap_or_else(|_| Err(std::io::Error::other("the waiting thread failed")))
 }
 
 #[cfg(test)]

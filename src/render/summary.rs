@@ -354,11 +354,30 @@ pub(crate) fn view_line(topo: &Topology) -> Option<String> {
     Some(format!("CPUs {}: {masks}{siblings}", who.join(" and ")))
 }
 
+/// "CPUs 0-7 drawn without a cluster: x86 gives each its SMT siblings as its cluster
+/// mask (…)": what the kernel has where the drawing has no cluster.
+fn unclustered_line(topo: &Topology) -> Option<String> {
+    let cpus = topo.unclustered();
+    if cpus.is_empty() {
+        return None;
+    }
+    let how = match topo.arch() {
+        Arch::X86_64 => {
+            "x86 gives each its SMT siblings as its cluster mask (cpu_l2c_shared_mask \
+             without L2 information)"
+        }
+        Arch::Arm64 => "arm64 gives each a cluster mask of itself alone (cluster_id -1)",
+    };
+    Some(format!("CPUs {} drawn without a cluster: {how}", cut_cpulist(&cpus)))
+}
+
 /// What the page, the text report and the JSON answer say about the machine itself: the
-/// kernel's view where it differs from the drawing, then clusters that split SMT sets.
+/// kernel's view where it differs from the drawing, the cluster masks of CPUs drawn without
+/// one, then clusters that split SMT sets.
 pub(crate) fn machine_notes(topo: &Topology) -> Vec<String> {
     view_line(topo)
         .into_iter()
+        .chain(unclustered_line(topo))
         .chain(topo.cluster_split_warning().map(|w| format!("warning: {w}")))
         .collect()
 }
@@ -775,7 +794,22 @@ mod tests {
     fn view_line_says_where_the_kernel_sees_another_machine() {
         let base = "name = \"t\"\nnodes = [\"0-7\"]\nsmt = [\"0-1\", \"2-3\", \"4-5\", \"6-7\"]\n";
         assert_eq!(view_line(&machine(base)), None);
-        assert!(machine_notes(&machine(base)).is_empty());
+        // Drawn without clusters: the kernel's cluster masks are the SMT siblings on x86 and
+        // each CPU alone on arm64; a drawing with clusters has no such note.
+        assert_eq!(
+            machine_notes(&machine(base)),
+            [
+                "CPUs 0-7 drawn without a cluster: x86 gives each its SMT siblings as its cluster \
+              mask (cpu_l2c_shared_mask without L2 information)"
+            ]
+        );
+        let t = machine(&format!("{base}arch = \"arm64\"\n"));
+        assert_eq!(
+            (t.cluster(2).to_cpulist(), machine(base).cluster(2).to_cpulist()),
+            ("2".into(), "2-3".into())
+        );
+        assert!(machine_notes(&t)[0].ends_with("arm64 gives each a cluster mask of itself alone (cluster_id -1)"));
+        assert!(machine_notes(&machine(&format!("{base}clusters = [\"0-3\", \"4-7\"]\n"))).is_empty());
         let t = machine(&format!("{base}present = \"0-5\"\nonline = \"0-2\"\n"));
         assert_eq!(
             view_line(&t).unwrap(),
@@ -825,10 +859,12 @@ mod tests {
             "CPUs 1,3,5,7,9,11,13,15,17,19,21,23,25,27,29,… (2048 CPUs) offline: x86 gives them empty SMT \
              and cluster masks; their siblings see them as absent"
         );
+        assert!(notes[1].starts_with("CPUs 10,12,14,"), "{}", notes[1]);
+        assert!(notes[1].contains("(2043 CPUs) drawn without a cluster"), "{}", notes[1]);
         assert!(
-            notes[1].contains("cluster 1-2 splits SMT siblings 2-3; 6 more splits: the kernel accepts"),
+            notes[2].contains("cluster 1-2 splits SMT siblings 2-3; 6 more splits: the kernel accepts"),
             "{}",
-            notes[1]
+            notes[2]
         );
         for n in &notes {
             assert!(n.chars().count() < 400, "{n}");

@@ -860,6 +860,7 @@ pub fn try_run(scenario: &Scenario) -> Result<Outcome, ExternalError> {
                 &dev.affinity_request(),
                 proposal,
                 scenario.effective,
+                &default,
                 &probed,
                 &mut warnings,
             )
@@ -869,6 +870,7 @@ pub fn try_run(scenario: &Scenario) -> Result<Outcome, ExternalError> {
                 &dev.affinity_request(),
                 spreader,
                 scenario.kernel.affinity_era(),
+                &default,
                 &mut counter,
                 &mut warnings,
             )?
@@ -908,13 +910,11 @@ pub fn try_run(scenario: &Scenario) -> Result<Outcome, ExternalError> {
             continue;
         }
         let spread_offsets = masks.as_ref().map(|m| m.spread_offsets.clone()).unwrap_or_default();
-        let pre_post = |index: u32| index < dev.pre_vectors || index >= dev.vectors - dev.post_vectors;
         let mut vectors: Vec<VectorOutcome> = (0..dev.vectors)
             .map(|index| {
                 let (mask, managed) = match &masks {
-                    // irq_create_affinity_masks() copies irq_default_affinity into the pre and
-                    // post vectors' masks.
-                    Some(_) if boot.default_affinity.is_some() && pre_post(index) => (default.clone(), false),
+                    // irq_create_affinity_masks() copied irq_default_affinity into the pre and
+                    // post vectors' masks and those past the initialized ones.
                     Some(m) => (m.descs[index as usize].mask.clone(), m.descs[index as usize].is_managed),
                     None => (default.clone(), false),
                 };
@@ -1116,6 +1116,7 @@ fn proposal_masks(
     req: &AffinityRequest,
     proposal: Proposal,
     effective: EffectiveModel,
+    default: &CpuSet,
     probed: &ProbedLoad,
     warnings: &mut Vec<KernelWarn>,
 ) -> Option<AffinityMasks> {
@@ -1124,7 +1125,6 @@ fn proposal_masks(
     if sets.contains(&0) {
         return None;
     }
-    let default = CpuSet::full(topo.nr_cpu_ids());
     let fires = match effective {
         EffectiveModel::X86Matrix => Fires::LeastLoaded,
         EffectiveModel::FirstCpu => Fires::LowestCpu,
@@ -1139,7 +1139,7 @@ fn proposal_masks(
         masks.extend(set_masks);
     }
     masks.truncate((req.pre_vectors + affvecs) as usize);
-    masks.resize(req.nvecs as usize, default);
+    masks.resize(req.nvecs as usize, default.clone());
     let managed = req.pre_vectors as usize..(req.nvecs - req.post_vectors) as usize;
     let descs = masks
         .into_iter()

@@ -535,12 +535,16 @@ impl Topology {
         ))
     }
     /// Possible CPUs whose kernel masks ([`Topology::smt`], [`Topology::cluster`]) differ from
-    /// their drawn sets, as (CPUs that are not online, online CPUs).
+    /// their drawn sets, as (CPUs that are not online, online CPUs). The cluster mask of an
+    /// online CPU drawn without a cluster is [`Topology::unclustered`]'s to tell.
     pub fn view_differs(&self) -> (CpuSet, CpuSet) {
         let mut down = CpuSet::new(self.nr_cpu_ids);
         let mut up = CpuSet::new(self.nr_cpu_ids);
         for cpu in self.possible.iter() {
-            if self.smt(cpu) != self.drawn_smt(cpu) || self.cluster(cpu) != self.drawn_cluster(cpu) {
+            let drawn_cluster = self.drawn_cluster(cpu);
+            let online_unclustered = drawn_cluster.is_empty() && self.online.contains(cpu);
+            let cluster_differs = !online_unclustered && self.cluster(cpu) != drawn_cluster;
+            if self.smt(cpu) != self.drawn_smt(cpu) || cluster_differs {
                 if self.online.contains(cpu) {
                     up.insert(cpu);
                 } else {
@@ -549,6 +553,18 @@ impl Topology {
             }
         }
         (down, up)
+    }
+    /// Online CPUs drawn without a cluster whose kernel cluster mask the architecture filled:
+    /// x86's SMT siblings, arm64's CPU alone (`view.rs`). Empty for golden masks taken as
+    /// given.
+    pub fn unclustered(&self) -> CpuSet {
+        let mut set = CpuSet::new(self.nr_cpu_ids);
+        for cpu in self.online.iter() {
+            if self.drawn_cluster(cpu).is_empty() && !self.cluster(cpu).is_empty() {
+                set.insert(cpu);
+            }
+        }
+        set
     }
     pub fn package_sets(&self) -> &[CpuSet] {
         &self.package_sets
@@ -837,7 +853,9 @@ distances=[[10,256],[20,10]]"#,
         ))
         .unwrap();
         assert_eq!(t.cluster(3).to_cpulist(), "0-3");
-        assert!(t.cluster(4).is_empty());
+        // Outside any drawn cluster: x86's L2 group is the SMT siblings.
+        assert_eq!(t.cluster(4).to_cpulist(), "4-5");
+        assert_eq!(t.unclustered().to_cpulist(), "4-5");
     }
 
     /// The kernel accepts a cluster that splits an SMT sibling set (`build_sched_domain()`
@@ -856,7 +874,7 @@ distances=[[10,256],[20,10]]"#,
         .unwrap();
         assert_eq!(t.smt(1).to_cpulist(), "0-1");
         assert_eq!(t.cluster(1).to_cpulist(), "1-2");
-        assert!(t.cluster(4).is_empty());
+        assert_eq!(t.cluster(4).to_cpulist(), "4-5");
         let splits: Vec<String> = t.cluster_splits().map(|(c, s)| format!("{c}/{s}")).collect();
         assert_eq!(splits, ["0/0-1", "1-2/0-1", "1-2/2-3", "3/2-3"]);
         assert_eq!(Topology::new(&t.to_spec()).unwrap(), t);
@@ -984,7 +1002,7 @@ distances=[[10,256],[20,10]]"#,
         let arm = Topology::new(&text("arm64")).unwrap();
         assert_eq!(
             masks(&arm),
-            ["0:0/0", "1:1/1-2", "2:2/1-2", "3:3/3", "4:4-5/", "5:4-5/", "6:6/6", "7:7/7"]
+            ["0:0/0", "1:1/1-2", "2:2/1-2", "3:3/3", "4:4-5/4", "5:4-5/5", "6:6/6", "7:7/7"]
         );
         let x86 = Topology::new(&text("x86_64")).unwrap();
         assert_eq!(
@@ -994,8 +1012,8 @@ distances=[[10,256],[20,10]]"#,
                 "1:0-1/1-2",
                 "2:2-3/1-2",
                 "3:2-3/3",
-                "4:4-5/",
-                "5:4-5/",
+                "4:4-5/4-5",
+                "5:4-5/4-5",
                 "6:6-7/6-7",
                 "7:6-7/6-7"
             ]
@@ -1013,10 +1031,13 @@ distances=[[10,256],[20,10]]"#,
                 "name = \"t\"\narch = \"{arch}\"\nnodes = [\"0-3\"]\nsmt = [\"0-1\"]\nclusters = [\"0-2\"]\n"
             )))
             .unwrap();
-            for c in 0..4 {
+            for c in 0..3 {
                 assert!(std::ptr::eq(t.smt(c), t.drawn_smt(c)), "{arch} {c}");
                 assert_eq!(t.cluster(c), t.drawn_cluster(c), "{arch} {c}");
             }
+            // CPU 3, drawn without a cluster, alone in its core: its cluster mask is its own
+            // SMT set on both, shared rather than copied.
+            assert!(std::ptr::eq(t.cluster(3), t.drawn_smt(3)), "{arch}");
             assert!(t.view.own.is_empty());
             let (down, up) = t.view_differs();
             assert!(down.is_empty() && up.is_empty());

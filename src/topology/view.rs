@@ -25,18 +25,25 @@
 //!   to its own cluster (or to the CPUs without one); every other CPU sees `{cpu}` as both
 //!   masks.
 //!
-//! Divergences from C, both about facts the drawing does not hold:
-//! - A drawn CPU without a cluster keeps an empty cluster mask while online: the file format
-//!   defines "no cluster" as an empty `topology_cluster_cpumask` (golden vectors and presets
-//!   use it so; `alloc_cluster_groups()` then takes the plain path). x86 never has an empty
-//!   mask there (`cpu_l2c_shared_mask` holds the CPU and, without an L2 id, its SMT
-//!   siblings), nor does arm64 (`{cpu}`); a drawing says so by drawing those clusters.
-//! - x86 `set_cpu_sibling_map()` gives every CPU masks of itself alone when the machine has
-//!   neither SMT nor several cores in a package (`has_mp` false); the drawing does not say how
-//!   many cores the firmware enumerated, so that case is not modelled.
+//! A CPU drawn without a cluster has the cluster mask its architecture gives a CPU the
+//! firmware told nothing about:
+//! - **x86**: `cpu_l2c_shared_mask` links the CPUs `match_l2c()` matches, and without an L2
+//!   id (`BAD_APICID`) that is `match_smt()`: the CPU's online SMT siblings, its sibling mask
+//!   (the CPU alone on a machine without SMT). Offline it is empty, as above.
+//! - **arm64**: a CPU whose `cluster_id` is -1 is never linked by `update_siblings_masks()`,
+//!   so its `cluster_sibling` stays `{cpu}` from `clear_cpu_topology()`, online or not.
+//!
+//! No x86 or arm64 kernel has an empty cluster mask; an empty one exists only in golden
+//! vectors that give the kernel's masks themselves (below).
+//!
+//! Divergence from C, about a fact the drawing does not hold: x86 `set_cpu_sibling_map()`
+//! gives every CPU masks of itself alone when the machine has neither SMT nor several cores in
+//! a package (`has_mp` false); the drawing does not say how many cores the firmware
+//! enumerated, so that case is not modelled.
 //!
 //! Golden vectors produced before the drawing carried `online` and `arch` give the kernel's
-//! masks themselves; [`MaskRule::AsGiven`] keeps such masks as they are.
+//! masks themselves (an empty cluster mask included); [`MaskRule::AsGiven`] keeps such masks
+//! as they are.
 
 use std::collections::BTreeMap;
 
@@ -125,7 +132,14 @@ impl View {
             MaskRule::Arch(arch) => arch,
         };
         if arch == Arch::X86_64 && d.online == d.possible {
-            // Every CPU came up and linked with every drawn sibling.
+            // Every CPU came up and linked with every drawn sibling; a CPU without a cluster
+            // has its SMT siblings as its L2 group.
+            for cpu in d.possible.iter() {
+                let c = cpu as usize;
+                if d.cpu_cluster[c] == NONE {
+                    view.cluster[c] = view.sibling[c];
+                }
+            }
             return view;
         }
         // The CPUs drawn without a cluster: on arm64 their cluster_id is -1 and equal.
@@ -148,9 +162,12 @@ impl View {
                 ),
             };
             view.sibling[c] = view.slot(&mut shared, sibling_key, d, &unclustered);
-            view.cluster[c] = match cluster_key {
-                Some(key) => view.slot(&mut shared, key, d, &unclustered),
-                None => Slot::Empty,
+            view.cluster[c] = match (cluster_key, arch) {
+                (Some(key), _) => view.slot(&mut shared, key, d, &unclustered),
+                // No cluster drawn: x86's L2 group falls back to the SMT siblings, arm64's
+                // cluster_sibling is the CPU alone.
+                (None, Arch::X86_64) => view.sibling[c],
+                (None, Arch::Arm64) => view.alone(d, cpu),
             };
         }
         // CPUs that are not online.
@@ -165,16 +182,21 @@ impl View {
                 // clear_cpu_topology(): the CPU alone, in both masks (a drawn sibling set that
                 // is already the CPU alone is shared).
                 Arch::Arm64 => {
-                    let alone = match view.sibling[c] {
-                        Slot::DrawnSmt(i) if d.smt_sets[i as usize].weight() == 1 => view.sibling[c],
-                        _ => view.push(CpuSet::from_cpus([cpu])),
-                    };
+                    let alone = view.alone(d, cpu);
                     view.sibling[c] = alone;
                     view.cluster[c] = alone;
                 }
             }
         }
         view
+    }
+
+    /// A mask of `cpu` alone: its drawn SMT set when that is the CPU alone, else stored.
+    fn alone(&mut self, d: &Drawing<'_>, cpu: u32) -> Slot {
+        match d.cpu_smt[cpu as usize] {
+            i if i != NONE && d.smt_sets[i as usize].weight() == 1 => Slot::DrawnSmt(i),
+            _ => self.push(CpuSet::from_cpus([cpu])),
+        }
     }
 
     fn push(&mut self, set: CpuSet) -> Slot {

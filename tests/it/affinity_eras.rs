@@ -51,7 +51,9 @@ fn both_eras_match_the_kernel_c_field_for_field() {
             sets: sets.clone(),
         };
         let (mut counter, mut warnings) = (0, Vec::new());
-        let got = irq_create_affinity_masks(&topo, &req, variant, sort, era, &mut counter, &mut warnings);
+        // The vectors were made without irqaffinity=: irq_default_affinity is every CPU.
+        let default = irqscope::topology::CpuSet::full(topo.nr_cpu_ids());
+        let got = irq_create_affinity_masks(&topo, &req, variant, sort, era, &default, &mut counter, &mut warnings);
         assert_eq!(got.is_none(), expected["null"].as_bool().unwrap(), "{file}: NULL");
         let want = expected["descs"].as_array().unwrap();
         let descs = got.map(|m| m.descs).unwrap_or_default();

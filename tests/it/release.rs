@@ -240,3 +240,60 @@ async fn the_page_takes_a_kernel_release() {
     let bad = get("/?preset=vm-8vcpu-smt2&kernel=banana").await;
     assert!(bad.status.is_client_error(), "{}", bad.status);
 }
+
+/// The masks of a device's vectors, in index order.
+fn masks_of(v: &Value, device: usize) -> Vec<String> {
+    v["devices"][device]["vectors"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x["mask"].as_str().unwrap().to_string())
+        .collect()
+}
+
+/// D1 (kernel/irq/affinity.c, both eras): a managed vector past the masks a set initialized
+/// gets `irq_default_affinity`, which is `irqaffinity=` plus the boot CPU (irqdesc.c
+/// `irq_affinity_setup()`), not every CPU. Nine queues on eight CPUs under 7.2: vector 8.
+#[test]
+fn a_vector_past_the_masks_gets_the_default_affinity() {
+    let v = json(&["vm-8vcpu-smt2", "9:name=q", "--kernel", "7.2", "--irqaffinity", "1"]);
+    let masks = masks_of(&v, 0);
+    assert_eq!(masks.len(), 9);
+    assert_eq!(masks[8], "0-1");
+    assert_eq!(v["devices"][0]["vectors"][8]["managed"], true);
+    // Without irqaffinity= the default is every CPU.
+    let v = json(&["vm-8vcpu-smt2", "9:name=q", "--kernel", "7.2"]);
+    assert_eq!(masks_of(&v, 0)[8], "0-7");
+}
+
+/// D2: a device whose allocation failed (6.12 copies empty masks; alloc_descs() refuses them)
+/// shows the pre and post vectors' masks the C gave them: irq_default_affinity.
+#[test]
+fn a_failed_allocation_keeps_the_default_affinity_of_its_pre_and_post_vectors() {
+    let v = json(&[
+        "vm-8vcpu-smt2",
+        "11:name=q,pre=1,post=1",
+        "--kernel",
+        "6.12",
+        "--irqaffinity",
+        "1",
+    ]);
+    assert!(v["devices"][0]["alloc_failed"].is_string(), "{v}");
+    let masks = masks_of(&v, 0);
+    assert_eq!((masks[0].as_str(), masks.last().unwrap().as_str()), ("0-1", "0-1"));
+}
+
+/// D3: a machine drawn without clusters has the cluster masks an x86 kernel gives it (each
+/// CPU with its SMT siblings; here each CPU alone), so 7.2's cluster-aware grouping sorts
+/// eight one-CPU clusters with the kernel's heapsort: the same order as Debian 7.2.13's
+/// lib/group_cpus.c built by `kernel-c` gives.
+#[test]
+fn a_machine_drawn_without_clusters_groups_as_the_kernel_does() {
+    let dir = crate::common::fs::Scratch::new("flat8");
+    let file = dir.path().join("flat8.toml");
+    std::fs::write(&file, "name = \"flat8\"\nnodes = [\"0-7\"]\n").unwrap();
+    let v = json(&[file.to_str().unwrap(), "8", "--kernel", "7.2"]);
+    assert_eq!(masks_of(&v, 0), ["1", "3", "4", "5", "6", "7", "2", "0"]);
+    let notes = v["machine_notes"].to_string();
+    assert!(notes.contains("CPUs 0-7 drawn without a cluster"), "{v}");
+}

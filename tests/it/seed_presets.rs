@@ -41,7 +41,17 @@ fn seed_presets_match_golden_topologies() {
         }
         for cpu in g.possible().iter() {
             assert_eq!(p.smt(cpu), g.smt(cpu), "{preset} smt of {cpu}");
-            assert_eq!(p.cluster(cpu), g.cluster(cpu), "{preset} cluster of {cpu}");
+            // The noclusters vectors ran the C with empty cluster masks; an x86 kernel
+            // without L2 information has each CPU's SMT siblings there (cpu_l2c_shared_mask,
+            // docs/release-notes.md), which is what the preset drawn without clusters gets.
+            let want = match preset {
+                "azure-l96as-v4-noclusters" => {
+                    assert!(g.cluster(cpu).is_empty(), "{preset} golden cluster of {cpu}");
+                    g.smt(cpu)
+                }
+                _ => g.cluster(cpu),
+            };
+            assert_eq!(p.cluster(cpu), want, "{preset} cluster of {cpu}");
         }
     }
 }

@@ -7,12 +7,10 @@
 //! directory and records exactly the stand-ins it used.
 
 use super::source::{self, Patch, Source};
-use super::{sha256_hex, valid_name, KernelCError};
 use crate::kernel::SortGen;
-use serde::{Deserialize, Serialize};
+use crate::kernel_c::{exec, sha256_hex, valid_name, Built, KernelCError, Provenance};
+use std::ffi::OsString;
 use std::path::{Path, PathBuf};
-use std::process::Command;
-use std::time::Duration;
 
 /// The stand-ins and the harness (path inside the build directory, contents).
 pub(crate) const KC_FILES: &[(&str, &str)] = &[
@@ -68,8 +66,6 @@ const CFLAGS: &[&str] = &[
     "-Werror=implicit-int",
 ];
 
-/// How long one compile may take.
-pub const COMPILE_TIME_MAX: Duration = Duration::from_secs(60);
 /// Longest compiler message kept.
 const COMPILER_MESSAGE_BYTES_MAX: usize = 8 << 10;
 
@@ -86,55 +82,6 @@ pub struct BuildOptions {
     /// The heapsort for a single file without its tree (default heap-v6.11).
     pub sort: Option<SortGen>,
     pub cache: PathBuf,
-}
-
-/// What a build records about itself: shown on pages and in reports, pinned in permalinks.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Provenance {
-    pub name: String,
-    /// The build's id: sha256 over the patched source and the sort it uses.
-    pub id: String,
-    /// What the user named.
-    pub origin: String,
-    /// sha256 of `lib/group_cpus.c` as given, before patches.
-    pub source_sha256: String,
-    /// The tree's kernel version (its Makefile), when known.
-    pub version: Option<String>,
-    pub package_version: Option<String>,
-    /// The subjects of the patches applied, in order.
-    pub patches: Vec<String>,
-    /// `lib/sort.c of the tree` or `irqscope heap-v6.11`.
-    pub sort: String,
-    /// The file-static rotation counter the harness sets and reads, when there is one.
-    pub counter: Option<String>,
-    /// `group_cpus_evenly(numgrps)` (before the nummasks out-parameter) or
-    /// `group_cpus_evenly(numgrps, &nummasks)`.
-    pub api: String,
-    /// How long the compile took (milliseconds), when this build compiled it.
-    #[serde(default)]
-    pub compile_ms: u64,
-}
-
-impl Provenance {
-    /// One line: name, version, patches, hash.
-    pub fn describe(&self) -> String {
-        let mut s = format!("built C: {}", self.origin);
-        if let Some(v) = &self.version {
-            s.push_str(&format!(", Linux {v}"));
-        }
-        if !self.patches.is_empty() {
-            s.push_str(&format!(", patches: {}", self.patches.join("; ")));
-        }
-        s.push_str(&format!(", sha256 {}", &self.id[..16.min(self.id.len())]));
-        s
-    }
-}
-
-/// A finished build: its executable and what it is.
-#[derive(Debug, Clone)]
-pub struct Built {
-    pub exe: PathBuf,
-    pub provenance: Provenance,
 }
 
 /// The file-static `atomic_t` a rotation patch counts callers with (the first one declared
@@ -307,27 +254,6 @@ fn build_in(
     Ok(Built { exe, provenance })
 }
 
-/// A build registered under `name` in the cache.
-pub fn load(cache: &Path, name: &str) -> Result<Built, KernelCError> {
-    if !valid_name(name) {
-        return Err(KernelCError::input(format!("c:{name}: not a build name")));
-    }
-    let key = std::fs::read_to_string(cache.join("names").join(name)).map_err(|_| {
-        KernelCError::input(format!(
-            "c:{name}: no build of that name in {} (irqscope kernel-c build SOURCE --name {name})",
-            cache.display()
-        ))
-    })?;
-    let dir = cache.join("builds").join(key.trim());
-    let json = std::fs::read_to_string(dir.join("build.json")).map_err(|e| io(&dir, e))?;
-    let provenance: Provenance =
-        serde_json::from_str(&json).map_err(|e| KernelCError::input(format!("{}: {e}", dir.display())))?;
-    Ok(Built {
-        exe: dir.join("harness"),
-        provenance,
-    })
-}
-
 /// Run `cc` once: the harness with the source included, and the sort.
 fn compile(
     scratch: &Path,
@@ -338,31 +264,31 @@ fn compile(
     sort_gen: SortGen,
 ) -> Result<(), KernelCError> {
     let gc = scratch.join("lib/group_cpus.c");
-    let mut cmd = Command::new("cc");
-    cmd.current_dir(scratch)
-        .args(CFLAGS)
-        .arg("-I")
-        .arg(work.join("include"));
-    cmd.arg(format!("-DKC_SOURCE=\"{}\"", gc.display()));
+    let mut args: Vec<OsString> = CFLAGS.iter().map(OsString::from).collect();
+    args.push("-I".into());
+    args.push(work.join("include").into());
+    args.push(format!("-DKC_SOURCE=\"{}\"", gc.display()).into());
     if let Some(c) = counter {
-        cmd.arg(format!("-DKC_COUNTER={c}"));
+        args.push(format!("-DKC_COUNTER={c}").into());
     }
     if one_arg {
-        cmd.arg("-DKC_GCE_NUMGRPS_ONLY");
+        args.push("-DKC_GCE_NUMGRPS_ONLY".into());
     }
-    cmd.arg(work.join("harness.c"));
+    args.push(work.join("harness.c").into());
     if tree_sort {
-        cmd.arg(scratch.join("lib/sort.c"));
+        args.push(scratch.join("lib/sort.c").into());
     } else {
         let gen = match sort_gen {
             SortGen::HeapV5_1 => "51",
             SortGen::HeapV6_9 => "69",
             SortGen::HeapV6_11 => "611",
         };
-        cmd.arg(format!("-DKC_SORT_GEN={gen}")).arg(work.join("sort.c"));
+        args.push(format!("-DKC_SORT_GEN={gen}").into());
+        args.push(work.join("sort.c").into());
     }
-    cmd.arg("-o").arg(work.join("harness"));
-    let out = super::runner::output_within(&mut cmd, COMPILE_TIME_MAX).map_err(|e| match e.kind() {
+    args.push("-o".into());
+    args.push(work.join("harness").into());
+    let out = exec::compile(scratch, &args).map_err(|e| match e.kind() {
         std::io::ErrorKind::NotFound => {
             KernelCError::Compile("no C compiler: `cc` is not on PATH (Debian: apt-get install gcc)".into())
         }

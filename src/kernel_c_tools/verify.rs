@@ -4,14 +4,14 @@
 //! Machines are drawn from a [`Shape`] (nodes of SMT sets grouped in clusters, sparse CPU
 //! ids, absent CPUs, node ids given in reverse, memory-only nodes), so shrinking works on the
 //! shape: drop a node, halve one, drop the holes, the absent CPUs, the clusters, SMT, then
-//! lower `numgrps` and the counter, keeping each step that still disagrees. Each case is also
-//! a golden case (`../shared/golden/README.md`): the model's side through
-//! [`crate::golden::run_case`], the C's answer as `expected`, compared field by field with
-//! [`crate::golden::first_difference`]; a disagreement is written in that format, so
-//! `irqscope check-golden FILE` shows the model's side of it again.
+//! lower `numgrps` and the counter, keeping each step that still disagrees. Each case runs on
+//! the C and on the model (the functions of `kernel`, called directly), and the two answers
+//! are compared field by field ([`Fields`]); a disagreement is written as a golden case
+//! (`../shared/golden/README.md`) with the C's answer as `expected`, so `irqscope
+//! check-golden FILE` shows the model's side of it again.
 
-use super::runner::{Answer, KernelC};
-use crate::kernel::{ExternalError, SortGen, Variant};
+use crate::kernel::{ExternalError, Grouping, SortGen, Variant};
+use crate::kernel_c::runner::{Answer, KernelC};
 use crate::topology::{CpuSet, Topology, TopologySpec};
 use serde_json::{json, Value};
 
@@ -255,6 +255,45 @@ pub fn golden_case(id: &str, topo: &Topology, case: &Case, variant: Variant, sor
     })
 }
 
+/// An answer as named fields in order (`null`, `nummasks`, `masks[3]`, ...), so that the C's
+/// and the model's are compared field by field and the first difference is named.
+pub type Fields = Vec<(String, String)>;
+
+/// The fields of one `group_cpus_evenly()` answer: whether it is NULL, the count of
+/// initialized masks, every mask, the offset a rotation used and the counter after.
+fn grouping_fields(masks: Option<&[CpuSet]>, nummasks: u32, offset: Option<u32>, after: u32) -> Fields {
+    let mut f = vec![("null".to_string(), masks.is_none().to_string())];
+    if let Some(masks) = masks {
+        f.push(("nummasks".into(), nummasks.to_string()));
+        f.push(("masks".into(), format!("{} masks", masks.len())));
+        f.extend(
+            masks
+                .iter()
+                .enumerate()
+                .map(|(i, m)| (format!("masks[{i}]"), m.to_cpulist())),
+        );
+        f.push(("spread_offset".into(), format!("{offset:?}")));
+    }
+    f.push(("spread_counter_after".into(), after.to_string()));
+    f
+}
+
+/// The first field where two answers differ: its name and both values.
+pub fn first_difference(c: &Fields, model: &Fields) -> Option<(String, String, String)> {
+    let none = || "(none)".to_string();
+    let n = c.len().max(model.len());
+    (0..n).find_map(|i| {
+        let (cf, mf) = (c.get(i), model.get(i));
+        match (cf, mf) {
+            (Some((cn, cv)), Some((mn, mv))) if cn == mn && cv == mv => None,
+            (Some((cn, cv)), Some((_, mv))) => Some((cn.clone(), cv.clone(), mv.clone())),
+            (Some((cn, cv)), None) => Some((cn.clone(), cv.clone(), none())),
+            (None, Some((mn, mv))) => Some((mn.clone(), none(), mv.clone())),
+            (None, None) => None,
+        }
+    })
+}
+
 /// How one case came out.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Verdict {
@@ -262,24 +301,40 @@ pub enum Verdict {
     /// The first differing field, and the case in the golden format.
     Differ {
         field: String,
+        c: String,
+        model: String,
         golden: Value,
     },
     /// The shape does not make a valid machine (not counted).
     Skip,
 }
 
-/// Run one case on the C and the model.
+/// Run one case on the C and on the model.
 pub fn check(c: &KernelC, case: &Case, variant: Variant, sort: SortGen) -> Result<Verdict, ExternalError> {
     let Ok(topo) = case.shape.topology() else {
         return Ok(Verdict::Skip);
     };
     let answer = c.call(&topo, case.numgrps, case.counter)?;
     let expected = expected_of(&answer, variant, case.counter);
-    let golden = golden_case("kernel-c-verify", &topo, case, variant, sort, expected.clone());
-    let model = crate::golden::run_case(&golden, "group_cpus_evenly").map_err(ExternalError)?;
-    Ok(match crate::golden::first_difference(&expected, &model, "expected") {
+    let c_offset = expected["spread_offset"].as_u64().map(|o| o as u32);
+    let c_fields = grouping_fields(answer.masks.as_deref(), answer.nummasks, c_offset, answer.counter_after);
+    let (mut counter, mut warnings) = (case.counter, Vec::new());
+    let model = crate::kernel::group_cpus_evenly(&topo, case.numgrps, variant, sort, &mut counter, &mut warnings);
+    let masks = model.as_ref().map(Grouping::masks);
+    let m_fields = grouping_fields(
+        masks.as_deref(),
+        model.as_ref().map_or(0, Grouping::nummasks),
+        model.as_ref().and_then(Grouping::spread_offset),
+        counter,
+    );
+    Ok(match first_difference(&c_fields, &m_fields) {
         None => Verdict::Agree,
-        Some(field) => Verdict::Differ { field, golden },
+        Some((field, c, model)) => Verdict::Differ {
+            field,
+            c,
+            model,
+            golden: golden_case("kernel-c-verify", &topo, case, variant, sort, expected),
+        },
     })
 }
 
@@ -360,10 +415,12 @@ pub fn shrink(
     variant: Variant,
     sort: SortGen,
     steps_max: u32,
-) -> Result<(Case, String, Value), ExternalError> {
-    let Verdict::Differ { mut field, mut golden } = check(c, &case, variant, sort)? else {
-        unreachable!("shrink starts from a disagreement");
-    };
+) -> Result<(Case, Verdict), ExternalError> {
+    let mut verdict = check(c, &case, variant, sort)?;
+    assert!(
+        matches!(verdict, Verdict::Differ { .. }),
+        "shrink starts from a disagreement"
+    );
     let mut steps = 0;
     'outer: loop {
         for cand in candidates(&case) {
@@ -371,14 +428,15 @@ pub fn shrink(
             if steps > steps_max {
                 break 'outer;
             }
-            if let Verdict::Differ { field: f, golden: g } = check(c, &cand, variant, sort)? {
-                (case, field, golden) = (cand, f, g);
+            let v = check(c, &cand, variant, sort)?;
+            if matches!(v, Verdict::Differ { .. }) {
+                (case, verdict) = (cand, v);
                 continue 'outer;
             }
         }
         break;
     }
-    Ok((case, field, golden))
+    Ok((case, verdict))
 }
 
 /// A verify run's result.
@@ -386,8 +444,8 @@ pub fn shrink(
 pub struct Outcome {
     /// Cases that ran (valid machines).
     pub agreed: u32,
-    /// The first disagreement, shrunk: the case, the first differing field, the golden case.
-    pub disagreement: Option<(Case, String, Value)>,
+    /// The first disagreement, shrunk: the case and its verdict ([`Verdict::Differ`]).
+    pub disagreement: Option<(Case, Verdict)>,
 }
 
 /// Run `cases` cases from `seed`.

@@ -5,7 +5,7 @@
 //! a tree (`lib/group_cpus.c`, `lib/sort.c`), where Debian's `patch` applies the patches, so
 //! a mailed patch's `a/lib/group_cpus.c` paths apply as they are.
 
-use super::{sha256_hex, KernelCError};
+use crate::kernel_c::{sha256_hex, KernelCError};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
