@@ -5,6 +5,10 @@
 //! drive them, the metrics reviewers compute, and text made for mailing-list review.
 //! `ARCHITECTURE.md` is the map; dependencies point one way:
 //! `topology` ← `kernel`/`policy` ← `scenario` ← `metrics` ← `render`.
+//!
+//! No `unsafe` code, but for the SSE2 classifier of the `/proc/interrupts` reader
+//! (`live::parse::columns::classify`), which allows it for its two blocks.
+#![deny(unsafe_code)]
 
 pub mod analysis;
 pub mod catalogue;

@@ -5,6 +5,7 @@
 //!
 //! Exit status: 0 success, 1 a check failed (`check-golden`, `lab check`), 2 bad input (with
 //! a one-line message on stderr).
+#![deny(unsafe_code)]
 
 mod kernel_c_cmd;
 mod lab_cmd;

@@ -12,6 +12,7 @@
 //! `base-mismatch` answer makes the agent send the full reading at once. `https://` servers are reached
 //! through rustls, trusting the Mozilla roots compiled in and, with `--ca-file`, the PEM
 //! certificates of that file. Connections are kept alive and set `TCP_NODELAY`.
+#![deny(unsafe_code)]
 
 use anyhow::Context;
 use axum::body::Body;
