@@ -64,7 +64,7 @@ pub(crate) fn lab(cmd: LabCmd) -> anyhow::Result<ExitCode> {
             )
             .map_err(|e| anyhow::anyhow!("{}: {e}", a.capture.display()))?;
             print!("{}", report.text);
-            Ok(if report.differ == 0 {
+            Ok(if report.passed() {
                 ExitCode::SUCCESS
             } else {
                 ExitCode::from(1)
