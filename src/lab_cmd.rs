@@ -5,6 +5,8 @@
 use crate::{load_topology, read_text};
 use clap::Subcommand;
 use irqscope::catalogue;
+use irqscope::render::columns::wrap;
+use irqscope::scenario::spec::shell_word;
 use irqscope::scenario::{self as scen, spec::ScenarioSpec};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -64,7 +66,7 @@ pub(crate) fn lab(cmd: LabCmd) -> anyhow::Result<ExitCode> {
             )
             .map_err(|e| anyhow::anyhow!("{}: {e}", a.capture.display()))?;
             print!("{}", report.text);
-            Ok(if report.differ == 0 {
+            Ok(if report.passed() {
                 ExitCode::SUCCESS
             } else {
                 ExitCode::from(1)
@@ -249,6 +251,46 @@ fn lab_run(args: RunArgs) -> anyhow::Result<ExitCode> {
     lab_result(run::run(&opts, &mut |line| eprintln!("lab: {line}")))
 }
 
+/// Most `differ:` lines `lab run` repeats from its check.
+const VERDICT_DIFFER_LINES_MAX: usize = 12;
+
+/// `lab check` on the capture a run made, as `lab run` ends: the model, the warnings, notes
+/// and differences, and the count; the whole report is `lab check`'s.
+fn verdict(seq: &Path) -> String {
+    let shown = shell_word(&seq.to_string_lossy());
+    let text = match read_text(seq)
+        .map_err(|e| e.to_string())
+        .and_then(|text| irqscope::lab::check::check(&text, &irqscope::lab::check::CheckOptions::default()))
+    {
+        Ok(report) => report.text,
+        Err(e) => return format!("lab check {shown}: not run: {e}\n"),
+    };
+    let mut out = format!("lab check {shown}:\n");
+    let mut differ = 0;
+    for line in text.lines() {
+        let keep = ["model:", "warning:", "note:", "differ:"]
+            .iter()
+            .any(|p| line.starts_with(p));
+        if line.starts_with("differ:") {
+            differ += 1;
+            if differ > VERDICT_DIFFER_LINES_MAX {
+                continue;
+            }
+        }
+        if keep {
+            out.push_str(&wrap(line, "  ", "    "));
+        }
+    }
+    if differ > VERDICT_DIFFER_LINES_MAX {
+        out.push_str(&format!(
+            "  … {} more differences: irqscope lab check {shown}\n",
+            differ - VERDICT_DIFFER_LINES_MAX
+        ));
+    }
+    out.push_str(&format!("  {}\n", text.lines().last().unwrap_or("")));
+    out
+}
+
 /// What `lab run` prints of a boot: its warnings, then one line (exit 0); a boot that did not
 /// finish is exit 1.
 fn lab_result(result: Result<irqscope::lab::run::RunReport, irqscope::lab::run::LabError>) -> anyhow::Result<ExitCode> {
@@ -269,6 +311,12 @@ fn lab_result(result: Result<irqscope::lab::run::RunReport, irqscope::lab::run::
                 r.boot_capture.display(),
                 r.seq_capture.display()
             );
+            println!(
+                "boot it again: sh {} (console on the terminal and in {})",
+                shell_word(&r.cmd.to_string_lossy()),
+                r.again_console.display()
+            );
+            print!("{}", verdict(&r.seq_capture));
             Ok(ExitCode::SUCCESS)
         }
         Err(LabError::Boot(msg)) => {

@@ -45,7 +45,7 @@ pub(crate) const KINDS: [&str; 5] = [
     "blk-mq map",
 ];
 
-/// A finished check.
+/// A finished check: it passes when something was compared and nothing differs.
 #[derive(Debug, Clone)]
 pub struct Report {
     pub text: String,
@@ -53,6 +53,13 @@ pub struct Report {
     pub differ: usize,
     /// With `all`: the `variant/sort/effective` triples that reproduce the capture exactly.
     pub exact: Vec<String>,
+}
+
+impl Report {
+    /// Something was compared and nothing differs (`lab check`'s exit status 0).
+    pub fn passed(&self) -> bool {
+        self.differ == 0 && self.matched > 0
+    }
 }
 
 /// Per kind (matched, total).
@@ -307,7 +314,15 @@ pub fn check(text: &str, o: &CheckOptions) -> Result<Report, String> {
         }
     }
     let matched = t.iter().map(|(m, _)| m).sum();
-    let _ = writeln!(out, "{matched} matched, {differ} differ");
+    if matched + differ == 0 {
+        let _ = writeln!(
+            out,
+            "note: the capture holds no queue vectors of a device the models place (NVMe, \
+             virtio, mlx5 or MANA)\n0 matched, 0 differ: nothing to compare"
+        );
+    } else {
+        let _ = writeln!(out, "{matched} matched, {differ} differ");
+    }
     Ok(Report {
         text: out,
         matched,

@@ -9,6 +9,7 @@
 //! `--modules-package`. arm64 kernels come through multiarch (`NAME:arm64`).
 
 use super::run::LabError;
+use crate::topology::Arch;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
@@ -340,6 +341,67 @@ pub fn nvme_in_kernel(config: Option<&str>, builtin: Option<&str>, module_in_tre
     }
 }
 
+/// Bytes of a kernel image read to tell its architecture.
+const IMAGE_HEAD_BYTES: u64 = 64 << 10;
+
+/// The architecture a kernel image is built for, from its header: an x86 boot image
+/// (`HdrS` at 0x202), an arm64 `Image` (`ARM\x64` at 0x38), a PE file (an EFI stub or an
+/// EFI zboot image: its machine field), an ELF `vmlinux` (`e_machine`), or any of these
+/// gzip'd. `None` when the header is none of them.
+pub fn image_arch(head: &[u8]) -> Option<Arch> {
+    let at = |off: usize, len: usize| head.get(off..off + len);
+    let u16_at = |off: usize| at(off, 2).map(|b| u16::from_le_bytes([b[0], b[1]]));
+    if at(0x202, 4) == Some(b"HdrS") {
+        return Some(Arch::X86_64);
+    }
+    if at(0x38, 4) == Some(b"ARM\x64") {
+        return Some(Arch::Arm64);
+    }
+    let machine = if head.starts_with(b"MZ") {
+        let pe = at(0x3c, 4).map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]) as usize);
+        pe.filter(|&pe| at(pe, 4) == Some(b"PE\0\0"))
+            .and_then(|pe| u16_at(pe + 4))
+    } else if head.starts_with(b"\x7fELF") {
+        u16_at(0x12)
+    } else if head.starts_with(&[0x1f, 0x8b]) {
+        let mut inner = Vec::new();
+        let gz = flate2::read::GzDecoder::new(head);
+        let _ = std::io::Read::read_to_end(&mut std::io::Read::take(gz, 4096), &mut inner);
+        // One level only: a gzip inside a gzip is no kernel image.
+        return if inner.starts_with(&[0x1f, 0x8b]) {
+            None
+        } else {
+            image_arch(&inner)
+        };
+    } else {
+        None
+    };
+    match machine? {
+        0x8664 | 0x3e => Some(Arch::X86_64),
+        0xaa64 | 0xb7 => Some(Arch::Arm64),
+        _ => None,
+    }
+}
+
+/// The architecture of a kernel image file, from its first bytes (`None`: unknown format or
+/// unreadable; the boot will tell).
+pub fn image_file_arch(path: &Path) -> Option<Arch> {
+    let mut head = Vec::new();
+    let file = std::fs::File::open(path).ok()?;
+    std::io::Read::read_to_end(&mut std::io::Read::take(file, IMAGE_HEAD_BYTES), &mut head).ok()?;
+    image_arch(&head)
+}
+
+/// The Debian architecture a package name ends in (`…-amd64`, `…-cloud-arm64`, `…:arm64`),
+/// as the machine architecture it builds for; `None` when the name names neither.
+pub fn package_arch(name: &str) -> Option<Arch> {
+    name.split(['-', ':', '+']).rev().find_map(|word| match word {
+        "amd64" => Some(Arch::X86_64),
+        "arm64" => Some(Arch::Arm64),
+        _ => None,
+    })
+}
+
 /// Entries of a directory, sorted (none when it cannot be read).
 fn list(d: PathBuf) -> Vec<PathBuf> {
     let mut v: Vec<PathBuf> = std::fs::read_dir(d)
@@ -381,6 +443,50 @@ fn find_kernel(root: &Path) -> Option<(PathBuf, Option<PathBuf>)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The architecture of a kernel image, from the headers of each format, and of a package,
+    /// from the Debian architecture its name ends in.
+    #[test]
+    fn images_and_packages_tell_their_architecture() {
+        let with = |at: usize, bytes: &[u8]| {
+            let mut v = vec![0u8; 0x400];
+            v[at..at + bytes.len()].copy_from_slice(bytes);
+            v
+        };
+        let bzimage = with(0x202, b"HdrS");
+        let image = with(0x38, b"ARM\x64");
+        assert_eq!(image_arch(&bzimage), Some(Arch::X86_64));
+        assert_eq!(image_arch(&image), Some(Arch::Arm64));
+        // A PE file (EFI zboot): its machine field.
+        let mut pe = with(0x80, b"PE\0\0\x64\xaa");
+        pe[..2].copy_from_slice(b"MZ");
+        pe[0x3c] = 0x80;
+        assert_eq!(image_arch(&pe), Some(Arch::Arm64));
+        pe[0x84..0x86].copy_from_slice(&0x8664u16.to_le_bytes());
+        assert_eq!(image_arch(&pe), Some(Arch::X86_64));
+        let mut elf = with(0x12, &[0xb7, 0]);
+        elf[..4].copy_from_slice(b"\x7fELF");
+        assert_eq!(image_arch(&elf), Some(Arch::Arm64));
+        let gzip = |data: &[u8]| {
+            let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+            std::io::Write::write_all(&mut gz, data).unwrap();
+            gz.finish().unwrap()
+        };
+        assert_eq!(image_arch(&gzip(&image)), Some(Arch::Arm64));
+        assert_eq!(image_arch(&gzip(&gzip(&image))), None);
+        assert_eq!(image_arch(b"not a kernel"), None);
+        assert_eq!(image_arch(&[]), None);
+        for (name, arch) in [
+            ("linux-image-6.12.*+deb12-cloud-amd64", Some(Arch::X86_64)),
+            ("linux-image-6.1.0-57-amd64-unsigned", Some(Arch::X86_64)),
+            ("linux-binary-unsigned-7.2.13+deb14-arm64", Some(Arch::Arm64)),
+            ("linux-image-6.12.117+deb12-cloud-arm64:arm64", Some(Arch::Arm64)),
+            ("linux-modules-7.2.*+deb*-arm64", Some(Arch::Arm64)),
+            ("busybox-static", None),
+        ] {
+            assert_eq!(package_arch(name), arch, "{name}");
+        }
+    }
 
     #[test]
     fn package_names_are_checked() {

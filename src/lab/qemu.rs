@@ -158,6 +158,10 @@ pub struct GuestMachine {
     /// vCPUs present at boot (`cpus=`); the rest up to `maxcpus` are hotplug slots.
     pub cpus: u32,
     pub maxcpus: u32,
+    /// The CPUs the topology has online, which `kernel_args` bring up.
+    pub online: Vec<u32>,
+    /// Kernel command-line words the machine needs (`maxcpus=` for offline CPUs).
+    pub kernel_args: Vec<String>,
     /// Empty for a machine without NUMA.
     pub nodes: Vec<GuestNode>,
     /// Off-diagonal distances `(src, dst, value)`, empty when all are the defaults 10/20.
@@ -245,12 +249,6 @@ pub fn guest_machine(
             t.possible().andnot(t.present())
         )));
     }
-    if t.online() != t.present() {
-        return Err(refuse(format!(
-            "offline CPUs {}: a guest brings every present vCPU online",
-            t.present().andnot(t.online())
-        )));
-    }
     // Threads per core from the siblings of the present CPUs (hotplug CPUs have none yet).
     let threads = t.drawn_smt(0).weight().max(1);
     for cpu in 0..cpus {
@@ -313,6 +311,7 @@ pub fn guest_machine(
         notes.push("the topology has no clusters; the guest's cluster is the core".to_string());
     }
     let cores = per_package / threads / clusters;
+    let kernel_args = offline_cpus_args(t, platform, threads, &mut notes)?;
     // NUMA nodes.
     let nr_nodes = t.nr_node_ids();
     let mut nodes = Vec::new();
@@ -363,10 +362,71 @@ pub fn guest_machine(
         threads,
         cpus,
         maxcpus: n,
+        online: ids(t.online()),
+        kernel_args,
         nodes,
         distances,
         notes,
     })
+}
+
+/// The first `k` CPUs of `order`, as a set.
+fn first_of(order: &[u32], k: u32) -> CpuSet {
+    CpuSet::from_cpus(order.iter().copied().take(k as usize))
+}
+
+/// The kernel arguments that boot a machine with offline CPUs: `maxcpus=K` brings up K of the
+/// present CPUs, in the order the kernel starts them. A kernel starts them in id order, except
+/// that x86 kernels since 6.5 (parallel bring-up) start the first thread of every core before
+/// any second one. An online set that is the first K in id order also gets `cpuhp.parallel=0`
+/// on x86 where the two orders differ: it makes those kernels start CPUs one at a time, in id
+/// order (kernels without the parameter ignore it). An online set that is the first K with
+/// primary threads first boots as such on x86, with a note that older kernels bring up others.
+/// Any other set of offline CPUs cannot be asked for at boot.
+fn offline_cpus_args(
+    t: &Topology,
+    platform: Platform,
+    threads: u32,
+    notes: &mut Vec<String>,
+) -> Result<Vec<String>, Unexpressible> {
+    if t.online() == t.present() {
+        return Ok(Vec::new());
+    }
+    let present = ids(t.present());
+    let k = t.online().weight();
+    let by_id = first_of(&present, k);
+    let maxcpus = format!("maxcpus={k}");
+    // On arm64 the id order is the only one.
+    let primary_first = if platform == Platform::Q35 {
+        let (primary, secondary): (Vec<u32>, Vec<u32>) = present.iter().copied().partition(|&cpu| cpu % threads == 0);
+        first_of(&[primary, secondary].concat(), k)
+    } else {
+        by_id.clone()
+    };
+    if *t.online() == by_id {
+        return Ok(if by_id == primary_first {
+            vec![maxcpus]
+        } else {
+            vec![maxcpus, "cpuhp.parallel=0".to_string()]
+        });
+    }
+    if *t.online() == primary_first {
+        notes.push(format!(
+            "{maxcpus}: x86 kernels since 6.5 bring up CPUs {primary_first} (primary threads \
+             first), as the topology has them; older kernels bring up {by_id}"
+        ));
+        return Ok(vec![maxcpus]);
+    }
+    let orders = if by_id != primary_first {
+        format!("{by_id} (in id order) or {primary_first} (x86 since 6.5, primary threads first)")
+    } else {
+        format!("{by_id}")
+    };
+    Err(refuse(format!(
+        "offline CPUs {}: the guest boots with {maxcpus}, which brings up CPUs {orders}, not {}",
+        t.present().andnot(t.online()),
+        t.online()
+    )))
 }
 
 /// Clusters per socket of a virt guest: the topology's clusters must be runs of consecutive
@@ -441,6 +501,13 @@ pub fn nvme_ioqpairs(devices: &[Device], possible: u32) -> Result<Vec<u32>, Unex
 
 /// Check an explicit `max_ioqpairs` list.
 pub(crate) fn check_ioqpairs(list: &[u32]) -> Result<(), Unexpressible> {
+    if list.is_empty() {
+        return Err(Unexpressible(
+            "no NVMe controller to boot with: give --nvme with each controller's max_ioqpairs \
+             (--nvme 3,5), or a permalink whose devices are NVMe controllers"
+                .to_string(),
+        ));
+    }
     if list.len() > NVME_MAX {
         return Err(refuse(format!("{} controllers, at most {NVME_MAX}", list.len())));
     }
@@ -486,9 +553,17 @@ pub(crate) struct BootFiles {
     /// Serial ports: console, boot-phase capture, one-at-a-time capture (virt has one serial
     /// port, the console: its guest prints both captures there).
     pub console: String,
+    /// The console on QEMU's standard output, `console` its log, instead of only the file (the
+    /// saved command line, for a person watching the boot).
+    pub console_on_terminal: bool,
     pub boot_capture: String,
     pub seq_capture: String,
     pub append: String,
+}
+
+/// A value inside a QEMU option list (`file=…,if=none`), whose commas QEMU reads doubled.
+fn option_value(v: &str) -> String {
+    v.replace(',', ",,")
 }
 
 /// The QEMU arguments for a machine, its controllers and the boot files.
@@ -549,7 +624,10 @@ pub(crate) fn qemu_args(m: &GuestMachine, ioqpairs: &[u32], accel: Accel, cpu: &
     // Controllers at slots 0x10, 0x11, ... so that PCI order is list order.
     for (k, (qp, disk)) in ioqpairs.iter().zip(&f.disks).enumerate() {
         let msix = (qp + 1).max(MSIX_QSIZE_DEFAULT);
-        push(&["-drive", &format!("file={disk},if=none,id=d{k},format=raw")]);
+        push(&[
+            "-drive",
+            &format!("file={},if=none,id=d{k},format=raw", option_value(disk)),
+        ]);
         push(&[
             "-device",
             &format!(
@@ -559,13 +637,20 @@ pub(crate) fn qemu_args(m: &GuestMachine, ioqpairs: &[u32], accel: Accel, cpu: &
         ]);
     }
     push(&["-kernel", &f.kernel, "-initrd", &f.initrd, "-append", &f.append]);
-    let ports = if m.platform == Platform::Q35 {
-        vec![&f.console, &f.boot_capture, &f.seq_capture]
+    if f.console_on_terminal {
+        push(&[
+            "-chardev",
+            &format!("stdio,id=console,signal=on,logfile={}", option_value(&f.console)),
+            "-serial",
+            "chardev:console",
+        ]);
     } else {
-        vec![&f.console]
-    };
-    for port in ports {
-        push(&["-serial", &format!("file:{port}")]);
+        push(&["-serial", &format!("file:{}", f.console)]);
+    }
+    if m.platform == Platform::Q35 {
+        for port in [&f.boot_capture, &f.seq_capture] {
+            push(&["-serial", &format!("file:{port}")]);
+        }
     }
     push(&["-monitor", "none", "-display", "none"]);
     a
@@ -632,6 +717,52 @@ distances = [[10, 20, 30, 40], [20, 10, 20, 30], [30, 20, 10, 20], [40, 30, 20, 
             .contains("clusters other"));
     }
 
+    /// Offline CPUs boot with the `maxcpus=` that brings up the online ones: the first in id
+    /// order (with `cpuhp.parallel=0` where x86's primary-threads-first order would bring up
+    /// others), or on x86 the first primary threads first (a note says older kernels differ);
+    /// any other set is refused with both orders named.
+    #[test]
+    fn offline_cpus_boot_with_maxcpus() {
+        let machine = |arch: &str, smt: &str, online: &str| {
+            let t = topo(&format!(
+                "name = \"t\"\narch = \"{arch}\"\nnodes = [\"0-3\", \"4-7\"]\nsmt = [{smt}]\nonline = \"{online}\"\n"
+            ));
+            guest_machine(&t, None, None).map(|m| (m.kernel_args.join(" "), m.notes.join("\n")))
+        };
+        let smt2 = "\"0-1\", \"2-3\", \"4-5\", \"6-7\"";
+        assert_eq!(machine("x86_64", smt2, "0-7").unwrap().0, "");
+        let (args, notes) = machine("x86_64", smt2, "0-4").unwrap();
+        assert_eq!(args, "maxcpus=5 cpuhp.parallel=0");
+        assert!(!notes.contains("maxcpus"), "{notes}");
+        let (args, notes) = machine("x86_64", smt2, "0-2,4,6").unwrap();
+        assert_eq!(args, "maxcpus=5");
+        assert!(
+            notes.contains("maxcpus=5: x86 kernels since 6.5 bring up CPUs 0-2,4,6 (primary threads first)")
+                && notes.contains("older kernels bring up 0-4"),
+            "{notes}"
+        );
+        // One CPU, or no SMT: both orders are the id order.
+        assert_eq!(machine("x86_64", smt2, "0").unwrap().0, "maxcpus=1");
+        let single = "\"0\", \"1\", \"2\", \"3\", \"4\", \"5\", \"6\", \"7\"";
+        assert_eq!(machine("x86_64", single, "0-4").unwrap().0, "maxcpus=5");
+        let e = machine("x86_64", smt2, "0-1,3").unwrap_err().to_string();
+        assert!(
+            e.contains("offline CPUs 2,4-7: the guest boots with maxcpus=3, which brings up CPUs 0-2 (in id order) or 0,2,4 (x86 since 6.5, primary threads first), not 0-1,3"),
+            "{e}"
+        );
+        // arm64 brings CPUs up in id order only.
+        assert_eq!(machine("arm64", smt2, "0-4").unwrap().0, "maxcpus=5");
+        let e = machine("arm64", smt2, "0-2,4,6").unwrap_err().to_string();
+        assert!(e.contains("brings up CPUs 0-4, not 0-2,4,6"), "{e}");
+    }
+
+    #[test]
+    fn an_empty_controller_list_is_refused() {
+        let e = check_ioqpairs(&[]).unwrap_err().to_string();
+        assert!(e.contains("no NVMe controller") && e.contains("--nvme"), "{e}");
+        assert!(check_ioqpairs(&[3, 5]).is_ok());
+    }
+
     #[test]
     fn non_nvme_devices_are_refused() {
         let mut d =
@@ -648,6 +779,7 @@ distances = [[10, 20, 30, 40], [20, 10, 20, 30], [30, 20, 10, 20], [40, 30, 20, 
             initrd: "i".into(),
             disks: vec!["a".into(), "b".into()],
             console: "c".into(),
+            console_on_terminal: false,
             boot_capture: "b".into(),
             seq_capture: "s".into(),
             append: "x".into(),

@@ -13,12 +13,21 @@
 //! the kernel patches its own text (seen on Debian's 6.12 and 7.2 kernels), and such a guest may
 //! hang instead of panicking. The console runs at a log level that shows an oops; a guest that
 //! printed an oops and did not stop, or printed nothing for `silence`, is killed and tried again
-//! then rather than at the timeout.
+//! then rather than at the timeout. QEMU that ends by itself before the guest printed anything
+//! never started it (a machine or file it refuses): that is bad input, reported with QEMU's
+//! words and not tried again.
+//!
+//! A run writes into a staging directory beside its output and moves the files into place only
+//! once a boot succeeded, so that a run that fails leaves an earlier run's files as they were.
+//! It keeps the initramfs and the disk images with the captures, and saves the QEMU command
+//! line that boots them again (`PREFIX.cmd`), its console on the terminal and its captures
+//! beside the run's (`PREFIX.again.*`), never over them.
 
 use super::fetch::{self, KernelFiles, Nvme};
 use super::initramfs::{self, Entry};
 use super::qemu::{self, Accel, BootFiles, GuestMachine, Platform};
 use crate::live::protocol::Capture;
+use crate::topology::Arch;
 use std::io::{Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -129,6 +138,10 @@ pub struct RunReport {
     pub boot_capture: PathBuf,
     pub seq_capture: PathBuf,
     pub console: PathBuf,
+    /// The QEMU command line of the boot, which boots it again when pasted into a shell.
+    pub cmd: PathBuf,
+    /// Where that command keeps its console (its captures go beside, as `PREFIX.again.*`).
+    pub again_console: PathBuf,
     pub accel: Accel,
     pub platform: Platform,
     /// Boots started, the successful one included.
@@ -389,6 +402,29 @@ fn dropped_hotplug_slots(m: &GuestMachine, capture: &Capture) -> Option<String> 
     ))
 }
 
+/// The online CPUs of the guest when they are not the machine's: `maxcpus=` brings up CPUs in
+/// the order of the kernel's bring-up (x86 kernels before 6.5 in id order, later ones primary
+/// threads first), which may not be the order the topology assumed.
+fn online_cpus_differ(m: &GuestMachine, capture: &Capture) -> Option<String> {
+    let topology = &capture.snapshots.last()?.topology;
+    let online = crate::topology::cpulist::parse_cpulist(topology.online.as_deref()?, m.maxcpus.max(1)).ok()?;
+    let wanted = crate::topology::CpuSet::from_cpus(m.online.iter().copied());
+    if online == wanted {
+        return None;
+    }
+    let maxcpus = m.kernel_args.iter().find(|a| a.starts_with("maxcpus="));
+    Some(format!(
+        "the guest brought up CPUs {online}{}, the machine has {wanted} online: the captures \
+         describe the CPUs kernel {} brought up",
+        maxcpus.map(|a| format!(" with {a}")).unwrap_or_default(),
+        if topology.kernel_release.is_empty() {
+            "unknown"
+        } else {
+            &topology.kernel_release
+        },
+    ))
+}
+
 enum Outcome {
     Done {
         wall: Duration,
@@ -398,6 +434,20 @@ enum Outcome {
     Failed(String),
     /// The guest said it cannot work (`lab: error: …`): no retry.
     Fatal(String),
+    /// QEMU did not start the guest (it refused the machine or a file, or is not installed):
+    /// bad input, no retry.
+    Startup(String),
+}
+
+/// QEMU's own words when it stopped before the guest printed anything: its log, at most a few
+/// lines.
+fn startup_message(qemu: &str, status: std::process::ExitStatus, log: &str) -> String {
+    let said: Vec<&str> = log.lines().map(str::trim).filter(|l| !l.is_empty()).take(8).collect();
+    if said.is_empty() {
+        format!("{qemu} ended before the guest started ({status}), saying nothing")
+    } else {
+        format!("QEMU did not start the guest ({status}): {}", said.join(" "))
+    }
 }
 
 /// What the host waits for, from the guest's last progress line.
@@ -410,12 +460,18 @@ fn phase_words(last: Option<&str>) -> String {
 
 /// One boot: start QEMU, follow the console, wait for the end, the timeout, an oops that does
 /// not end the guest, or a silence of `opts.silence`.
-fn boot_once(args: &[String], opts: &RunOptions, files: &BootFiles, progress: &mut dyn FnMut(&str)) -> Outcome {
+fn boot_once(
+    args: &[String],
+    accel: Accel,
+    opts: &RunOptions,
+    files: &BootFiles,
+    qemu_log: &Path,
+    progress: &mut dyn FnMut(&str),
+) -> Outcome {
     for f in [&files.console, &files.boot_capture, &files.seq_capture] {
         let _ = std::fs::remove_file(f);
     }
-    let qemu_log = with_suffix(&opts.output, ".qemu.log");
-    let log = match std::fs::File::create(&qemu_log) {
+    let log = match std::fs::File::create(qemu_log) {
         Ok(f) => f,
         Err(e) => return Outcome::Failed(format!("{}: {e}", qemu_log.display())),
     };
@@ -429,7 +485,7 @@ fn boot_once(args: &[String], opts: &RunOptions, files: &BootFiles, progress: &m
         .spawn()
     {
         Ok(c) => c,
-        Err(e) => return Outcome::Failed(format!("{}: {e} (install {})", opts.qemu, platform.qemu_package())),
+        Err(e) => return Outcome::Startup(format!("{}: {e} (install {})", opts.qemu, platform.qemu_package())),
     };
     let stamp = |t: Instant| format!("[{:5.1}s]", t.duration_since(t0).as_secs_f64());
     let mut offset = 0u64;
@@ -444,6 +500,7 @@ fn boot_once(args: &[String], opts: &RunOptions, files: &BootFiles, progress: &m
         let _ = child.kill();
         let _ = child.wait();
     };
+    let mut exited = None;
     let status = loop {
         let now = Instant::now();
         // Progress: the init script's "lab: " lines, and the first sign of a dying kernel.
@@ -478,13 +535,21 @@ fn boot_once(args: &[String], opts: &RunOptions, files: &BootFiles, progress: &m
                 }
             }
         }
+        // Once QEMU has exited, the console is read once more (what the guest printed last,
+        // after the read before), then the loop ends.
+        if let Some(status) = exited {
+            break status;
+        }
         match child.try_wait() {
-            Ok(Some(status)) => break Some(status),
+            Ok(Some(status)) => {
+                exited = Some(Some(status));
+                continue;
+            }
             Ok(None) => {}
             Err(_) => break None,
         }
         // KVM that cannot run the guest stops it with an internal error and waits.
-        if std::fs::read_to_string(&qemu_log).is_ok_and(|l| l.contains("KVM internal error")) {
+        if std::fs::read_to_string(qemu_log).is_ok_and(|l| l.contains("KVM internal error")) {
             kill(&mut child);
             return Outcome::NoKvm("KVM internal error".to_string());
         }
@@ -523,13 +588,19 @@ fn boot_once(args: &[String], opts: &RunOptions, files: &BootFiles, progress: &m
         std::thread::sleep(Duration::from_millis(200));
     };
     let wall = t0.elapsed();
-    let log_text = std::fs::read_to_string(&qemu_log).unwrap_or_default();
+    let log_text = std::fs::read_to_string(qemu_log).unwrap_or_default();
     let ok_exit = status.is_some_and(|s| s.success());
     if let Some(e) = error {
         return Outcome::Fatal(e);
     }
-    if !ok_exit && offset == 0 && log_text.to_ascii_lowercase().contains("kvm") {
-        return Outcome::NoKvm(log_text.lines().next().unwrap_or("").to_string());
+    // QEMU that ended by itself (an error, an abort) before the guest printed a byte never
+    // started it: a machine or file it refuses (too many vCPUs, memory it cannot allocate),
+    // or KVM that does not work here (then `auto` tries TCG).
+    if let (false, 0, Some(status)) = (ok_exit, offset, status) {
+        if accel == Accel::Kvm && opts.accel == AccelChoice::Auto && log_text.to_ascii_lowercase().contains("kvm") {
+            return Outcome::NoKvm(log_text.lines().next().unwrap_or("").to_string());
+        }
+        return Outcome::Startup(startup_message(&opts.qemu, status, &log_text));
     }
     if !ok_exit {
         let line = log_text.lines().find(|l| !l.trim().is_empty()).unwrap_or("no message");
@@ -626,6 +697,32 @@ fn guest_busybox(opts: &RunOptions, progress: &mut dyn FnMut(&str)) -> Result<Pa
     }
 }
 
+/// A Debian architecture name of a machine architecture.
+fn debian_arch(arch: Arch) -> &'static str {
+    match arch {
+        Arch::X86_64 => "amd64",
+        Arch::Arm64 => "arm64",
+    }
+}
+
+/// Refuse a package named for another architecture than the machine's (`…-amd64` for an arm64
+/// machine), before anything is downloaded.
+fn package_of_arch(name: &str, platform: Platform) -> Result<(), LabError> {
+    let Some(named) = fetch::package_arch(name).filter(|&a| a != platform.arch()) else {
+        return Ok(());
+    };
+    let (theirs, ours) = (debian_arch(named), debian_arch(platform.arch()));
+    Err(input(format!(
+        "wrong architecture: {name} is a package for {} ({theirs}), and the machine is {}: it \
+         boots {} kernels in {} (name the {ours} package, as {})",
+        named.name(),
+        platform.arch().name(),
+        platform.arch().name(),
+        platform.qemu(),
+        name.replace(theirs, ours)
+    )))
+}
+
 /// Boot and capture, with retries; `progress` gets one line per step.
 pub fn run(opts: &RunOptions, progress: &mut dyn FnMut(&str)) -> Result<RunReport, LabError> {
     if opts.retries + 1 > TRIES_MAX {
@@ -634,8 +731,13 @@ pub fn run(opts: &RunOptions, progress: &mut dyn FnMut(&str)) -> Result<RunRepor
     let platform = opts.machine.platform;
     qemu::qemu_boots(&opts.qemu, platform).map_err(|e| input(e.0))?;
     qemu::check_ioqpairs(&opts.ioqpairs).map_err(|e| input(e.to_string()))?;
-    for d in [&opts.work_dir, &opts.work_dir.join("disks")] {
-        std::fs::create_dir_all(d).map_err(|e| input(format!("{}: {e}", d.display())))?;
+    std::fs::create_dir_all(&opts.work_dir).map_err(|e| input(format!("{}: {e}", opts.work_dir.display())))?;
+    let named = match &opts.kernel {
+        KernelSource::Package(p) => Some(p),
+        KernelSource::Image { .. } => None,
+    };
+    for name in named.into_iter().chain(&opts.modules_package) {
+        package_of_arch(name, platform)?;
     }
     if let Some(parent) = opts.output.parent().filter(|p| !p.as_os_str().is_empty()) {
         std::fs::create_dir_all(parent).map_err(|e| input(format!("{}: {e}", parent.display())))?;
@@ -686,44 +788,58 @@ pub fn run(opts: &RunOptions, progress: &mut dyn FnMut(&str)) -> Result<RunRepor
             .map(|m| format!(", modules {}", m.display()))
             .unwrap_or_default()
     ));
+    if let Some(built) = fetch::image_file_arch(&kernel.image).filter(|&a| a != platform.arch()) {
+        return Err(input(format!(
+            "wrong architecture: kernel image {} is built for {}, and the machine is {}: it \
+             boots {} kernels in {} ({})",
+            kernel.image.display(),
+            built.name(),
+            platform.arch().name(),
+            platform.arch().name(),
+            platform.qemu(),
+            platform.describe()
+        )));
+    }
     check_nvme(&kernel, &what, progress)?;
     let busybox = guest_busybox(opts, progress)?;
     let agent = (platform == Platform::Q35).then_some(opts.agent.as_path());
     let initrd_bytes = build_initramfs(agent, &busybox, kernel.modules.as_deref(), opts.modules.as_deref())?;
-    let initrd = opts.work_dir.join(format!("initramfs-{}.cpio.gz", std::process::id()));
+    let staging = Staging::new(&opts.output)?;
+    let initrd = staging.file(INITRD);
     std::fs::write(&initrd, &initrd_bytes).map_err(|e| input(format!("{}: {e}", initrd.display())))?;
     let mut disks = Vec::new();
     for k in 0..opts.ioqpairs.len() {
-        // Named per run: runs sharing a work directory may boot at the same time.
-        let p = opts
-            .work_dir
-            .join("disks")
-            .join(format!("{}-nvme{k}.img", std::process::id()));
+        let p = staging.file(&disk(k));
         let f = std::fs::File::create(&p).map_err(|e| input(format!("{}: {e}", p.display())))?;
         f.set_len(DISK_BYTES)
             .map_err(|e| input(format!("{}: {e}", p.display())))?;
         disks.push(p.to_string_lossy().into_owned());
     }
-    let s = |suffix: &str| with_suffix(&opts.output, suffix).to_string_lossy().into_owned();
+    let path = |p: PathBuf| p.to_string_lossy().into_owned();
+    let mut append = format!(
+        // loglevel=7: the console shows an oops (x86 prints "Oops:" at the default level, which
+        // `quiet` hides) and enough of the boot that a silent guest is a hung one. An oops ends
+        // the boot at once (panic, then QEMU's -no-reboot exit) when it can.
+        "console={} loglevel=7 panic=-1 oops=panic lab.nvme={} lab.timeout={}",
+        platform.console(),
+        opts.ioqpairs.len(),
+        opts.timeout.as_secs(),
+    );
+    for word in opts.machine.kernel_args.iter().chain([&opts.append]) {
+        if !word.is_empty() {
+            append.push(' ');
+            append.push_str(word);
+        }
+    }
     let files = BootFiles {
-        kernel: kernel.image.to_string_lossy().into_owned(),
-        initrd: initrd.to_string_lossy().into_owned(),
+        kernel: path(kernel.image.clone()),
+        initrd: path(initrd),
         disks,
-        console: s(".console"),
-        boot_capture: s(".boot.agent.json"),
-        seq_capture: s(".seq.agent.json"),
-        append: format!(
-            // loglevel=7: the console shows an oops (x86 prints "Oops:" at the default level,
-            // which `quiet` hides) and enough of the boot that a silent guest is a hung one. An
-            // oops ends the boot at once (panic, then QEMU's -no-reboot exit) when it can.
-            "console={} loglevel=7 panic=-1 oops=panic lab.nvme={} lab.timeout={} {}",
-            platform.console(),
-            opts.ioqpairs.len(),
-            opts.timeout.as_secs(),
-            opts.append
-        )
-        .trim_end()
-        .to_string(),
+        console: path(staging.file(CONSOLE)),
+        console_on_terminal: false,
+        boot_capture: path(staging.file(BOOT_CAPTURE)),
+        seq_capture: path(staging.file(SEQ_CAPTURE)),
+        append,
     };
     let mut accel = match opts.accel {
         AccelChoice::Only(a) => a,
@@ -737,7 +853,6 @@ pub fn run(opts: &RunOptions, progress: &mut dyn FnMut(&str)) -> Result<RunRepor
             .clone()
             .unwrap_or_else(|| accel.default_cpu(platform).to_string());
         let args = qemu::qemu_args(&opts.machine, &opts.ioqpairs, accel, &cpu, &files);
-        let _ = std::fs::write(s(".cmd"), shell_command(&opts.qemu, &args) + "\n");
         tries += 1;
         progress(&format!(
             "boot {tries} ({}, {}, {} vCPUs, {} NVMe)",
@@ -746,37 +861,74 @@ pub fn run(opts: &RunOptions, progress: &mut dyn FnMut(&str)) -> Result<RunRepor
             opts.machine.maxcpus,
             opts.ioqpairs.len()
         ));
-        match boot_once(&args, opts, &files, progress) {
-            Outcome::Done { wall } => break Ok(wall),
+        match boot_once(&args, accel, opts, &files, &staging.file(QEMU_LOG), progress) {
+            Outcome::Done { wall } => break Ok((wall, cpu)),
             Outcome::NoKvm(why) if opts.accel == AccelChoice::Auto && accel == Accel::Kvm => {
                 progress(&format!("KVM unusable ({why}); using TCG"));
                 accel = Accel::Tcg;
                 tries -= 1;
             }
+            Outcome::Startup(why) => break Err(input(why)),
             Outcome::Fatal(why) => {
                 break Err(LabError::Boot(format!("the guest cannot capture: {why}")));
             }
             Outcome::NoKvm(why) | Outcome::Failed(why) => {
                 progress(&format!("boot {tries} failed: {why}"));
-                let _ = std::fs::rename(&files.console, s(&format!(".console.failed{tries}")));
+                // A failed boot's console and QEMU's messages, under names of their own.
+                staging.keep_as(CONSOLE, &format!("{CONSOLE}.failed{tries}"));
+                if std::fs::metadata(staging.file(QEMU_LOG)).is_ok_and(|m| m.len() > 0) {
+                    staging.keep_as(QEMU_LOG, &format!("{QEMU_LOG}.failed{tries}"));
+                }
                 if tries > opts.retries {
                     break Err(LabError::Boot(format!("{tries} boot(s) did not finish; last: {why}")));
                 }
             }
         }
     };
-    let _ = std::fs::remove_file(&initrd);
-    for d in &files.disks {
-        let _ = std::fs::remove_file(d);
-    }
-    let wall = result?;
+    let (wall, cpu) = result?;
     let seq = read_capture(Path::new(&files.seq_capture)).map_err(LabError::Boot)?;
     let kernel_release = seq.snapshots[0].topology.kernel_release.clone();
-    let warnings = dropped_hotplug_slots(&opts.machine, &seq).into_iter().collect();
+    let warnings = [
+        dropped_hotplug_slots(&opts.machine, &seq),
+        online_cpus_differ(&opts.machine, &seq),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    // The boot succeeded: its files take the place of an earlier run's.
+    let mut kept: Vec<String> = [CONSOLE, BOOT_CAPTURE, SEQ_CAPTURE, QEMU_LOG, INITRD]
+        .into_iter()
+        .map(str::to_string)
+        .collect();
+    kept.extend((0..opts.ioqpairs.len()).map(disk));
+    for name in &kept {
+        staging.keep(name)?;
+    }
+    for k in opts.ioqpairs.len()..qemu::NVME_MAX {
+        let _ = std::fs::remove_file(staging.out(&disk(k)));
+    }
+    // The saved command line boots the same machine from the files just kept, with the
+    // console on the terminal (and in PREFIX.again.console) and the captures beside this
+    // run's, never over them.
+    let again = BootFiles {
+        initrd: path(staging.out(INITRD)),
+        disks: (0..opts.ioqpairs.len()).map(|k| path(staging.out(&disk(k)))).collect(),
+        console: path(staging.out(&format!("again.{CONSOLE}"))),
+        console_on_terminal: true,
+        boot_capture: path(staging.out(&format!("again.{BOOT_CAPTURE}"))),
+        seq_capture: path(staging.out(&format!("again.{SEQ_CAPTURE}"))),
+        ..files.clone()
+    };
+    let cmd = staging.out(CMD);
+    let args = qemu::qemu_args(&opts.machine, &opts.ioqpairs, accel, &cpu, &again);
+    std::fs::write(&cmd, shell_command(&opts.qemu, &args) + "\n")
+        .map_err(|e| input(format!("{}: {e}", cmd.display())))?;
     Ok(RunReport {
-        boot_capture: files.boot_capture.into(),
-        seq_capture: files.seq_capture.into(),
-        console: files.console.into(),
+        boot_capture: staging.out(BOOT_CAPTURE),
+        seq_capture: staging.out(SEQ_CAPTURE),
+        console: staging.out(CONSOLE),
+        cmd,
+        again_console: PathBuf::from(again.console),
         accel,
         platform,
         tries,
@@ -785,6 +937,74 @@ pub fn run(opts: &RunOptions, progress: &mut dyn FnMut(&str)) -> Result<RunRepor
         package,
         warnings,
     })
+}
+
+/// The files a run writes, as suffixes of the output prefix (`PREFIX.console`, …).
+const CONSOLE: &str = "console";
+const BOOT_CAPTURE: &str = "boot.agent.json";
+const SEQ_CAPTURE: &str = "seq.agent.json";
+const QEMU_LOG: &str = "qemu.log";
+const INITRD: &str = "initramfs.cpio.gz";
+const CMD: &str = "cmd";
+
+/// The disk image of controller `k`.
+fn disk(k: usize) -> String {
+    format!("nvme{k}.img")
+}
+
+/// Where a run writes while it boots: a directory beside the output (`.NAME.lab-PID`), whose
+/// files take their places (`PREFIX.console`, …) only once a boot succeeded, so that a run
+/// that fails leaves an earlier run's captures, console and command line as they were. The
+/// directory goes when the run ends.
+struct Staging {
+    dir: PathBuf,
+    output: PathBuf,
+}
+
+impl Staging {
+    fn new(output: &Path) -> Result<Staging, LabError> {
+        let name = output
+            .file_name()
+            .ok_or_else(|| input(format!("-o {}: give a file name prefix", output.display())))?;
+        let parent = output
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .unwrap_or(Path::new("."));
+        let dir = parent.join(format!(".{}.lab-{}", name.to_string_lossy(), std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).map_err(|e| input(format!("{}: {e}", dir.display())))?;
+        Ok(Staging {
+            dir,
+            output: output.to_path_buf(),
+        })
+    }
+
+    /// A file while the run lasts.
+    fn file(&self, name: &str) -> PathBuf {
+        self.dir.join(name)
+    }
+
+    /// Where a kept file goes: `PREFIX.NAME`.
+    fn out(&self, name: &str) -> PathBuf {
+        with_suffix(&self.output, &format!(".{name}"))
+    }
+
+    /// Move a file to its place.
+    fn keep(&self, name: &str) -> Result<(), LabError> {
+        let to = self.out(name);
+        std::fs::rename(self.file(name), &to).map_err(|e| input(format!("{}: {e}", to.display())))
+    }
+
+    /// Move a file to `PREFIX.AS` when it is there (a failed boot's console).
+    fn keep_as(&self, name: &str, to: &str) {
+        let _ = std::fs::rename(self.file(name), self.out(to));
+    }
+}
+
+impl Drop for Staging {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
 }
 
 #[cfg(test)]

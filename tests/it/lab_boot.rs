@@ -22,10 +22,12 @@
 //! Each capture must be complete and valid: both phases, every controller's vectors
 //! (`1 + min(max_ioqpairs, CPUs)`), every managed vector with an effective CPU inside its mask.
 //! When the tree has `irqscope lab check` (and, for the ITS boot, the `arm64-its` model), it
-//! must also report 0 differences on the capture with the model it picks itself.
+//! must also report 0 differences on the capture with the model it picks itself, and `lab
+//! run` must end with that verdict. The c2 boot on 6.12 is then booted again from its saved
+//! `.cmd`, as a person pasting it would, and must capture again beside the first run's files,
+//! leaving those as they were.
 //!
-//! The other tests here need no QEMU: they run `lab run` against a fake QEMU (a shell script)
-//! or stop it before any boot.
+//! `lab_run` runs `lab run` without QEMU (refusals, a fake QEMU).
 
 use irqscope::live::protocol::Capture;
 use std::path::{Path, PathBuf};
@@ -44,6 +46,8 @@ struct Boot {
     private_apt: bool,
     nvme: &'static [u32],
     node_memory: Option<&'static str>,
+    /// Boot again from the saved `.cmd`.
+    again: bool,
 }
 
 const ARM64_BOOTS: &[Boot] = &[
@@ -57,6 +61,7 @@ const ARM64_BOOTS: &[Boot] = &[
         private_apt: false,
         nvme: &[3, 3],
         node_memory: None,
+        again: false,
     },
     Boot {
         config: "a8",
@@ -68,6 +73,7 @@ const ARM64_BOOTS: &[Boot] = &[
         private_apt: false,
         nvme: &[4, 2],
         node_memory: None,
+        again: false,
     },
 ];
 
@@ -82,6 +88,7 @@ const BOOTS: &[Boot] = &[
         private_apt: false,
         nvme: &[3, 5, 6],
         node_memory: None,
+        again: false,
     },
     Boot {
         local: false,
@@ -93,6 +100,7 @@ const BOOTS: &[Boot] = &[
         private_apt: false,
         nvme: &[5, 6, 7],
         node_memory: Some("512,0,512,256"),
+        again: false,
     },
     Boot {
         local: false,
@@ -104,6 +112,7 @@ const BOOTS: &[Boot] = &[
         private_apt: false,
         nvme: &[3, 5, 6],
         node_memory: None,
+        again: true,
     },
     Boot {
         local: false,
@@ -115,6 +124,7 @@ const BOOTS: &[Boot] = &[
         private_apt: false,
         nvme: &[5, 6, 7],
         node_memory: Some("512,0,512,256"),
+        again: false,
     },
     Boot {
         local: false,
@@ -126,6 +136,7 @@ const BOOTS: &[Boot] = &[
         private_apt: true,
         nvme: &[7, 7, 7, 7],
         node_memory: None,
+        again: false,
     },
 ];
 
@@ -247,10 +258,12 @@ impl Lab {
         let out = cmd.output().unwrap();
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert!(out.status.success(), "{name} on {kernel}: {stderr}");
+        let stdout = String::from_utf8_lossy(&out.stdout);
         let line = format!(
-            "lab_boot: {name} on {kernel}: {:.1} s, {}\n",
+            "lab_boot: {name} on {kernel}: {:.1} s, {}; {}\n",
             t0.elapsed().as_secs_f64(),
-            String::from_utf8_lossy(&out.stdout).trim()
+            stdout.lines().next().unwrap_or(""),
+            stdout.lines().last().unwrap_or("").trim()
         );
         // Past the harness's capture (which holds only print!/eprint!), so CI shows it.
         let _ = std::io::Write::write_all(&mut std::io::stderr(), line.as_bytes());
@@ -281,6 +294,12 @@ impl Lab {
         let text = String::from_utf8_lossy(&check.stdout);
         assert!(check.status.success(), "lab check {seq}:\n{text}");
         assert!(text.trim_end().ends_with(", 0 differ"), "lab check {seq}:\n{text}");
+        // lab run ended with the same verdict.
+        assert!(stdout.contains(&format!("lab check {seq}:\n")), "{stdout}");
+        assert_eq!(stdout.lines().last().map(str::trim), text.lines().last(), "{stdout}");
+        if boot.again {
+            boot_again(&prefix, boot, ncpu);
+        }
         // "Which kernel is this?": the verdict across models names the generation this
         // release runs (src/lab/mod.rs's table), and that model reproduces the capture.
         let expected = match boot.release_prefix {
@@ -300,6 +319,54 @@ impl Lab {
         );
         true
     }
+}
+
+/// Boot again from a run's saved `.cmd`, as a shell runs it when pasted: the guest finishes
+/// (the console on standard output says so), its captures are complete and went to
+/// `PREFIX.again.*`, and the first run's files are as they were.
+fn boot_again(prefix: &Path, boot: &Boot, ncpu: u32) {
+    let p = |suffix: &str| PathBuf::from(format!("{}.{suffix}", prefix.display()));
+    let first: Vec<Vec<u8>> = ["console", "boot.agent.json", "seq.agent.json"]
+        .iter()
+        .map(|s| std::fs::read(p(s)).unwrap())
+        .collect();
+    let cmd = std::fs::read_to_string(p("cmd")).unwrap();
+    // The terminal: files, so that a long console never blocks QEMU on a full pipe.
+    let (stdout, stderr) = (p("again-stdout"), p("again-stderr"));
+    let t0 = std::time::Instant::now();
+    let child = Command::new("sh")
+        .arg("-c")
+        .arg(&cmd)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::fs::File::create(&stdout).unwrap())
+        .stderr(std::fs::File::create(&stderr).unwrap())
+        .spawn()
+        .unwrap();
+    let mut child = crate::common::process::KillOnDrop(child);
+    let status = loop {
+        if let Some(status) = child.0.try_wait().unwrap() {
+            break status;
+        }
+        assert!(t0.elapsed().as_secs() < 600, "{cmd}: no end after 600 s");
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    };
+    let out = std::fs::read_to_string(&stdout).unwrap();
+    let err = std::fs::read_to_string(&stderr).unwrap();
+    assert!(status.success(), "{cmd}:\n{err}");
+    assert!(out.contains("lab: done"), "{cmd}:\n{out}\n{err}");
+    assert_eq!(std::fs::read_to_string(p("again.console")).unwrap(), out);
+    for phase in ["boot", "seq"] {
+        check_capture(&p(&format!("again.{phase}.agent.json")), boot, ncpu);
+    }
+    for (s, bytes) in ["console", "boot.agent.json", "seq.agent.json"].iter().zip(&first) {
+        assert!(std::fs::read(p(s)).unwrap() == *bytes, "{s} changed");
+    }
+    let line = format!(
+        "lab_boot: {} booted again from its .cmd in {:.1} s\n",
+        prefix.display(),
+        t0.elapsed().as_secs_f64()
+    );
+    let _ = std::io::Write::write_all(&mut std::io::stderr(), line.as_bytes());
 }
 
 impl Drop for Lab {
@@ -335,244 +402,4 @@ fn arm64_kernels_boot_and_capture() {
     let lab = Lab::new("arm64");
     let booted = ARM64_BOOTS.iter().filter(|b| lab.boot(b)).count();
     assert_eq!(booted, ARM64_BOOTS.len(), "only {booted} arm64 boots");
-}
-
-/// Machines QEMU cannot build are refused before anything is downloaded or started: exit 2,
-/// one line naming the rule. Needs no QEMU.
-#[test]
-fn unexpressible_machines_are_refused_with_one_line() {
-    let dir = std::env::temp_dir().join(format!("irqscope-lab-refuse-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let cases = [
-        (
-            "name = \"x\"\nnodes = [\"0-3\"]\nsmt = [\"0,2\", \"1,3\"]\n",
-            "offset SMT numbering",
-        ),
-        (
-            "name = \"x\"\nnodes = [\"0-3\"]\nsmt = [\"0-1\", \"2-3\"]\nclusters = [\"0-3\"]\n",
-            "clusters other than the core",
-        ),
-        ("name = \"x\"\nnodes = [\"0-1,4-5\"]\n", "sparse ids"),
-    ];
-    for (i, (text, rule)) in cases.iter().enumerate() {
-        let path = dir.join(format!("t{i}.toml"));
-        std::fs::write(&path, text).unwrap();
-        let out = Command::new(env!("CARGO_BIN_EXE_irqscope"))
-            .args(["lab", "run"])
-            .arg(&path)
-            .args(["--kernel", "/nonexistent/bzImage", "--nvme", "3"])
-            .output()
-            .unwrap();
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(2), "{stderr}");
-        assert_eq!(stderr.trim_end().lines().count(), 1, "{stderr}");
-        assert!(stderr.contains(rule), "{rule}: {stderr}");
-    }
-    std::fs::remove_dir_all(&dir).unwrap();
-}
-
-/// A scratch directory with a space in its path (the saved command line must quote it), a
-/// dummy kernel image and busybox, and a fake QEMU: a script that writes its arguments
-/// (NUL-separated) to `$FAKE_QEMU_ARGV` and then prints nothing, sleeping, unless
-/// `$FAKE_QEMU_EXIT` is set.
-struct FakeLab {
-    dir: PathBuf,
-}
-
-impl FakeLab {
-    fn new(name: &str) -> FakeLab {
-        let dir = std::env::temp_dir().join(format!("irqscope lab {name} {}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        std::fs::write(dir.join("Image"), b"not a kernel").unwrap();
-        std::fs::write(dir.join("busybox"), b"not busybox").unwrap();
-        let qemu = dir.join("fake-qemu");
-        std::fs::write(
-            &qemu,
-            "#!/bin/sh\nprintf '%s\\0' \"$@\" > \"$FAKE_QEMU_ARGV\"\n[ -n \"$FAKE_QEMU_EXIT\" ] && exit 0\nexec sleep 600\n",
-        )
-        .unwrap();
-        std::fs::set_permissions(&qemu, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
-        FakeLab { dir }
-    }
-
-    /// `irqscope lab run` of the a8 arm64 machine (no agent goes into its initramfs) with the
-    /// fake QEMU.
-    fn run(&self, kernel: &Path, extra: &[&str], argv: &Path) -> std::process::Output {
-        let a8 = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/lab/a8.toml");
-        Command::new(env!("CARGO_BIN_EXE_irqscope"))
-            .args(["lab", "run"])
-            .arg(&a8)
-            .arg("--kernel")
-            .arg(kernel)
-            .arg("--busybox")
-            .arg(self.dir.join("busybox"))
-            .arg("--qemu")
-            .arg(self.dir.join("fake-qemu"))
-            .arg("--work-dir")
-            .arg(self.dir.join("work"))
-            .arg("-o")
-            .arg(self.dir.join("out/a8"))
-            .args(extra)
-            .env("FAKE_QEMU_ARGV", argv)
-            .env_remove("FAKE_QEMU_EXIT")
-            .output()
-            .unwrap()
-    }
-}
-
-impl Drop for FakeLab {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.dir);
-    }
-}
-
-/// A guest that prints nothing is killed and booted again after `--silence`, not at the
-/// timeout, and the failure says which phase was waited on. The saved `.cmd` is a shell
-/// command: `bash -n` accepts it, and run by bash it gives QEMU the very arguments `lab run`
-/// gave (paths with spaces included).
-#[test]
-fn a_silent_guest_is_retried_early_and_the_saved_command_pastes() {
-    let lab = FakeLab::new("silent");
-    let argv = lab.dir.join("argv-run");
-    let t0 = std::time::Instant::now();
-    let out = lab.run(
-        &lab.dir.join("Image"),
-        &["--nvme", "3,3", "--silence", "2", "--retries", "1", "--timeout", "600"],
-        &argv,
-    );
-    let elapsed = t0.elapsed();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(1), "{stderr}");
-    assert!(elapsed < std::time::Duration::from_secs(60), "{elapsed:?}\n{stderr}");
-    for boot in 1..=2 {
-        assert!(
-            stderr.contains(&format!(
-                "lab: boot {boot} failed: the guest printed nothing for 2 s while waiting for the \
-                 kernel to start init"
-            )),
-            "{stderr}"
-        );
-    }
-    assert!(stderr.contains("note: nothing beside"), "{stderr}");
-
-    let cmd = lab.dir.join("out/a8.cmd");
-    let syntax = Command::new("bash").arg("-n").arg(&cmd).output().unwrap();
-    assert!(syntax.status.success(), "{}", String::from_utf8_lossy(&syntax.stderr));
-    let again = lab.dir.join("argv-pasted");
-    let pasted = Command::new("bash")
-        .arg(&cmd)
-        .env("FAKE_QEMU_ARGV", &again)
-        .env("FAKE_QEMU_EXIT", "1")
-        .output()
-        .unwrap();
-    assert!(pasted.status.success(), "{}", String::from_utf8_lossy(&pasted.stderr));
-    let words = |p: &Path| -> Vec<String> {
-        std::fs::read(p)
-            .unwrap()
-            .split(|&b| b == 0)
-            .filter(|w| !w.is_empty())
-            .map(|w| String::from_utf8_lossy(w).into_owned())
-            .collect()
-    };
-    let (ran, rerun) = (words(&argv), words(&again));
-    assert_eq!(ran, rerun);
-    assert!(ran.iter().any(|w| w.contains("irqscope lab silent")), "{ran:?}");
-    assert!(
-        ran.iter().any(|w| w.starts_with("console=ttyAMA0 loglevel=7 ")),
-        "{ran:?}"
-    );
-}
-
-/// A kernel whose NVMe is a module is refused before it boots when no module tree holds it,
-/// with the fix; given the tree, it boots (the fake QEMU starts).
-#[test]
-fn a_kernel_without_its_nvme_module_is_refused_before_booting() {
-    let lab = FakeLab::new("nvme");
-    let boot = lab.dir.join("boot");
-    std::fs::create_dir_all(&boot).unwrap();
-    std::fs::rename(lab.dir.join("Image"), boot.join("vmlinuz-9.9.9-arm64")).unwrap();
-    std::fs::write(
-        boot.join("config-9.9.9-arm64"),
-        "CONFIG_NVME_CORE=m\nCONFIG_BLK_DEV_NVME=m\n",
-    )
-    .unwrap();
-    let kernel = boot.join("vmlinuz-9.9.9-arm64");
-    let run = |extra: &[&str], argv: &Path| {
-        let mut args = vec!["--nvme", "3", "--silence", "1", "--retries", "0"];
-        args.extend_from_slice(extra);
-        lab.run(&kernel, &args, argv)
-    };
-    let argv = lab.dir.join("argv");
-    let out = run(&[], &argv);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{stderr}");
-    let last = stderr.trim_end().lines().last().unwrap_or("");
-    assert!(
-        last.contains("CONFIG_BLK_DEV_NVME=m") && last.contains("--modules-dir"),
-        "{stderr}"
-    );
-    assert!(!argv.exists(), "QEMU was started");
-    // The module tree of the same build, with nvme.ko and its dependency.
-    let tree = lab.dir.join("lib/modules/9.9.9-arm64");
-    let host = tree.join("kernel/drivers/nvme/host");
-    std::fs::create_dir_all(&host).unwrap();
-    std::fs::write(host.join("nvme.ko"), b"\0depends=nvme-core\0").unwrap();
-    std::fs::write(host.join("nvme-core.ko"), b"\0depends=\0").unwrap();
-    let out = run(&["--modules-dir", tree.to_str().unwrap()], &argv);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(1), "{stderr}");
-    assert!(stderr.contains("NVMe is a module"), "{stderr}");
-    assert!(argv.exists(), "QEMU was not started:\n{stderr}");
-}
-
-/// arm64 presets boot in qemu-system-aarch64 (QEMU virt expresses their clusters): the x86
-/// emulator is refused with words about the architecture, and the default emulator takes them
-/// (the run then stops at the missing busybox, after the machine and kernel were accepted).
-#[test]
-fn arm64_presets_are_refused_for_x86_qemu_and_accepted_for_aarch64() {
-    let lab = FakeLab::new("preset");
-    let run = |extra: &[&str]| {
-        let out = Command::new(env!("CARGO_BIN_EXE_irqscope"))
-            .args([
-                "lab",
-                "run",
-                "ampere-altra-q80",
-                "--nvme",
-                "3",
-                "--busybox",
-                "/nonexistent/busybox",
-            ])
-            .arg("--kernel")
-            .arg(lab.dir.join("Image"))
-            .arg("--work-dir")
-            .arg(lab.dir.join("work"))
-            .args(extra)
-            .output()
-            .unwrap();
-        (out.status.code(), String::from_utf8_lossy(&out.stderr).into_owned())
-    };
-    let (code, stderr) = run(&["--qemu", "qemu-system-x86_64"]);
-    assert_eq!(code, Some(2), "{stderr}");
-    assert_eq!(stderr.trim_end().lines().count(), 1, "{stderr}");
-    assert!(
-        stderr.contains("arm64") && stderr.contains("qemu-system-aarch64 -M virt"),
-        "{stderr}"
-    );
-    assert!(!stderr.contains("cluster"), "{stderr}");
-    let (code, stderr) = run(&[]);
-    assert_eq!(code, Some(2), "{stderr}");
-    assert!(
-        stderr
-            .trim_end()
-            .ends_with("busybox /nonexistent/busybox: no such file"),
-        "{stderr}"
-    );
-    // GICv2m reaches 8 CPUs: an 80-CPU machine is refused with the reason and the way out.
-    let (code, stderr) = run(&["--its", "off"]);
-    assert_eq!(code, Some(2), "{stderr}");
-    assert!(
-        stderr.contains("at most 8 CPUs") && stderr.contains("--its on"),
-        "{stderr}"
-    );
 }

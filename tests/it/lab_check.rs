@@ -599,3 +599,29 @@ fn the_agent_reads_offline_cpus_nodes_from_the_node_links() {
         std::fs::remove_dir_all(&root).unwrap();
     }
 }
+
+/// A capture with no device to compare (the t2 capture without its NVMe vectors) is no pass:
+/// exit 1, saying there was nothing to compare.
+#[test]
+fn a_capture_with_nothing_to_compare_exits_1() {
+    let mut capture: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(data("t2off-612.seq.agent.json")).unwrap()).unwrap();
+    for snap in capture["snapshots"].as_array_mut().unwrap() {
+        let irqs = snap["irqs"].as_array_mut().unwrap();
+        let before = irqs.len();
+        irqs.retain(|irq| !irq["name"].as_str().unwrap_or("").starts_with("nvme"));
+        assert!(irqs.len() < before);
+    }
+    let dir = std::env::temp_dir().join(format!("irqscope-lab-empty-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("no-nvme.agent.json");
+    std::fs::write(&path, capture.to_string()).unwrap();
+    let (code, out) = check(&path, &[]);
+    std::fs::remove_dir_all(&dir).unwrap();
+    assert_eq!(code, 1, "{out}");
+    assert_eq!(last_line(&out), "0 matched, 0 differ: nothing to compare", "{out}");
+    assert!(
+        out.contains("note: the capture holds no queue vectors of a device the models place"),
+        "{out}"
+    );
+}
