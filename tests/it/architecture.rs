@@ -26,6 +26,27 @@ fn files(dir: &Path) -> Vec<(String, String)> {
             }
         }
     }
+    // Modules declared `#[cfg(test)] mod NAME;` are tests in files of their own: left out
+    // like the `#[cfg(test)]` tail of a file.
+    let test_files: BTreeSet<String> = out
+        .iter()
+        .flat_map(|(path, text)| {
+            let dir = Path::new(path).parent().map(Path::to_path_buf).unwrap_or_default();
+            let stem = Path::new(path).file_stem().unwrap().to_string_lossy().into_owned();
+            let dir = if stem == "mod" || stem == "lib" || stem == "main" {
+                dir
+            } else {
+                dir.join(stem)
+            };
+            text.split("#[cfg(test)]\nmod ")
+                .skip(1)
+                .filter_map(|rest| rest.split_once(";\n").map(|(name, _)| name.to_string()))
+                .filter(|name| !name.contains(['{', ' ']))
+                .map(move |name| dir.join(format!("{name}.rs")).to_string_lossy().into_owned())
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    out.retain(|(path, _)| !test_files.contains(path));
     out.sort();
     out
 }
