@@ -328,12 +328,6 @@ impl Drop for StreamSlot {
     }
 }
 
-impl StreamSlot {
-    pub fn hub(&self) -> &Arc<Hub> {
-        &self.hub
-    }
-}
-
 /// A running import; released when dropped.
 #[derive(Debug)]
 pub struct ImportSlot(Arc<Hub>);
@@ -692,6 +686,56 @@ impl Hub {
         }
         let body = self.publisher.render_and_cache(host, &state);
         Some((state.seq, body))
+    }
+
+    /// A viewer's stream of one host's events, as (seq, the bytes rendered once): the latest
+    /// at once, then one per accepted snapshot, skipping readings already sent; a reader that
+    /// fell behind the shared ring gets the latest. It holds its slot ([`Hub::open_stream`]'s
+    /// limits) until it is dropped, and ends when the hub does; the caller bounds its lifetime.
+    pub(crate) async fn stream(
+        self: &Arc<Self>,
+        host: &str,
+        client: Option<IpAddr>,
+    ) -> Result<impl futures_util::Stream<Item = (u64, EventBody)> + Send + 'static, HubError> {
+        // Subscribe first, then read the latest event: a snapshot accepted in between is either
+        // in that event or announced on `rx` (and then skipped by seq).
+        let (slot, rx) = self.open_stream(host, client)?;
+        let first = self.latest_event_off_thread(host.to_string()).await;
+        let sent = first.as_ref().map(|f| f.0);
+        Ok(futures_util::stream::unfold(
+            (rx, first, sent, slot),
+            |(mut rx, first, sent, slot)| async move {
+                if let Some(ev) = first {
+                    return Some((ev, (rx, None, sent, slot)));
+                }
+                loop {
+                    let (seq, body) = match rx.recv().await {
+                        Ok(Update { host, seq, body }) if *host == *slot.host => (seq, body),
+                        Ok(_) => continue,
+                        // Updates were dropped: this host may have had some.
+                        Err(broadcast::error::RecvError::Lagged(_)) => {
+                            match slot.hub.latest_event_off_thread(slot.host.clone()).await {
+                                Some(latest) => latest,
+                                None => continue,
+                            }
+                        }
+                        Err(broadcast::error::RecvError::Closed) => return None,
+                    };
+                    if sent.is_none_or(|s| seq > s) {
+                        return Some(((seq, body), (rx, None, Some(seq), slot)));
+                    }
+                }
+            },
+        ))
+    }
+
+    /// [`Hub::latest_event`] on a blocking thread (it may render).
+    async fn latest_event_off_thread(self: &Arc<Self>, host: String) -> Option<(u64, EventBody)> {
+        let hub = self.clone();
+        tokio::task::spawn_blocking(move || hub.latest_event(&host))
+            .await
+            .ok()
+            .flatten()
     }
 
     /// Take an SSE slot and subscribe to updates, or refuse when [`SSE_STREAMS_MAX`] are open.

@@ -23,7 +23,7 @@ use super::pages::render_page;
 use super::work::{Estimate, Work};
 use super::{AppError, AppState};
 use crate::live::auth::{Tokens, ViewerTokens};
-use crate::live::hub::{Clock, EventRenderer, Hub, HubError, HubPolicy, Update};
+use crate::live::hub::{Clock, EventRenderer, Hub, HubError, HubPolicy};
 use crate::live::imports::{valid_id, IMPORTS_MAX};
 use crate::live::limits::SNAPSHOT_BYTES_MAX;
 use crate::live::persist::Persist;
@@ -37,11 +37,11 @@ use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{Html, IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Form, Json, Router};
+use futures_util::StreamExt;
 use serde::Deserialize;
 use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
 use std::time::Duration;
-use tokio::sync::broadcast;
 use tower_http::limit::RequestBodyLimitLayer;
 
 mod view;
@@ -456,9 +456,8 @@ fn snapshot_event(seq: u64, body: &str) -> Event {
     Event::default().event("snapshot").id(seq.to_string()).data(body)
 }
 
-/// The host's SSE stream: its latest event at once, then one event per accepted snapshot (the
-/// bytes the hub rendered once), skipping readings already sent; a reader that fell behind the
-/// shared ring gets the latest event.
+/// The host's SSE stream ([`crate::live::hub::Hub::stream`]) as server-sent events, for at
+/// most [`SSE_STREAM_LIFETIME_MS`]: then it ends and `EventSource` reconnects.
 async fn events(
     State(app): State<AppState>,
     Path(host): Path<String>,
@@ -471,50 +470,15 @@ async fn events(
         return Err(no_host(&host));
     }
     let client = app.live.client_of(&extensions, &headers);
-    // Subscribe first, then read the latest event: a snapshot accepted in between is either in
-    // that event or announced on `rx` (and then skipped by seq).
-    let (slot, rx) = app.live.hub.open_stream(&host, client).map_err(|e| match e {
+    let updates = app.live.hub.stream(&host, client).await.map_err(|e| match e {
         HubError::NoHost(_) => no_host(&host),
         e => e.into(),
     })?;
-    let deadline = tokio::time::Instant::now() + Duration::from_millis(SSE_STREAM_LIFETIME_MS);
-    let hub = app.live.hub.clone();
-    let h = host.clone();
-    let first = blocking(move || Ok(hub.latest_event(&h))).await?;
-    let sent = first.as_ref().map(|f| f.0);
-    let first = first.map(|(seq, body)| snapshot_event(seq, &body));
-    let stream = futures_util::stream::unfold(
-        (rx, first, sent, slot, host),
-        move |(mut rx, first, sent, slot, host)| async move {
-            if let Some(ev) = first {
-                return Some((Ok::<_, std::convert::Infallible>(ev), (rx, None, sent, slot, host)));
-            }
-            loop {
-                // At the end of its lifetime the stream ends; `EventSource` reconnects.
-                let Ok(next) = tokio::time::timeout_at(deadline, rx.recv()).await else {
-                    return None;
-                };
-                let (seq, body) = match next {
-                    Ok(Update { host: h, seq, body }) if *h == *host => (seq, body),
-                    Ok(_) => continue,
-                    // Updates were dropped: this host may have had some.
-                    Err(broadcast::error::RecvError::Lagged(_)) => {
-                        let (hub, h) = (slot.hub().clone(), host.clone());
-                        match tokio::task::spawn_blocking(move || hub.latest_event(&h)).await {
-                            Ok(Some(latest)) => latest,
-                            _ => continue,
-                        }
-                    }
-                    Err(broadcast::error::RecvError::Closed) => return None,
-                };
-                if sent.is_none_or(|s| seq > s) {
-                    let ev = snapshot_event(seq, &body);
-                    return Some((Ok(ev), (rx, None, Some(seq), slot, host)));
-                }
-            }
-        },
-    );
-    Ok(Sse::new(stream).keep_alive(KeepAlive::default()).into_response())
+    let end = tokio::time::sleep(Duration::from_millis(SSE_STREAM_LIFETIME_MS));
+    let events = updates
+        .map(|(seq, body)| Ok::<_, std::convert::Infallible>(snapshot_event(seq, &body)))
+        .take_until(end);
+    Ok(Sse::new(events).keep_alive(KeepAlive::default()).into_response())
 }
 
 #[derive(Debug, Deserialize)]
