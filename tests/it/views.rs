@@ -58,7 +58,7 @@ fn compare_view_lists_seed_002_permutation() {
     let run = CompareRun::new(q.spec().unwrap(), &Default::default()).unwrap();
     let v = CompareView::new(&run, &q.view().unwrap(), ORIGIN).unwrap();
     let moved: Vec<(String, String)> = v
-        .vector_changes
+        .vector_rows
         .iter()
         .map(|c| (c.queue.clone(), c.b_cpu.clone()))
         .collect();
