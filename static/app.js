@@ -59,6 +59,19 @@
     return { cpus: cores.flat(), smt, clusters };
   }
 
+  // The page writes runs of lists that step alike once: "0-1*4096+2" is 0-1, 2-3, …,
+  // 8190-8191 (render::view::scenario::shifted_runs). Back to one list per set.
+  function expandRuns(lists) {
+    const out = [];
+    for (const l of lists || []) {
+      const m = /^([^*]*)\*([0-9]+)\+([0-9]+)$/.exec(l);
+      if (!m) { out.push(l); continue; }
+      const first = ids(m[1]), count = Number(m[2]), step = Number(m[3]);
+      for (let k = 0; k < count; k++) out.push(cpulist(first.map((c) => c + k * step)));
+    }
+    return out;
+  }
+
   // Per node: its CPUs, SMT sets and clusters in `base`, and why its shape fields do not
   // reproduce it (empty when they do).
   // The machine's architecture and interrupt controller, from the machine as loaded.
@@ -717,6 +730,14 @@
     const copy = svg.cloneNode(true);
     copy.removeAttribute("data-download");
     copy.querySelectorAll(".hl").forEach((e) => e.classList.remove("hl"));
+    // The file has no script: each cell's hover text becomes its <title>.
+    copy.querySelectorAll(CELLS).forEach((r) => {
+      const text = tipOf(r);
+      if (!text || r.querySelector("title")) return;
+      const title = document.createElementNS(SVG_NS, "title");
+      title.textContent = text;
+      r.append(title);
+    });
     const style = document.createElementNS(SVG_NS, "style");
     style.textContent = figureCss || "";
     copy.insertBefore(style, copy.firstChild);
@@ -759,12 +780,22 @@
     if (t) highlight(t.dataset.cpus || t.dataset.cpu, false);
   });
 
-  // One tooltip for every [data-tip]: large pictures carry a data-tip per element instead of
-  // a <title>, which keeps the page small.
+  // One tooltip for every [data-tip], and for every heatmap cell: a cell carries its CPU and
+  // value, its figure the unit ("CPU 5: 2 irqs"), instead of a <title> each, which keeps the
+  // page small.
+  const CELLS = "svg[data-unit] rect.cpu, svg[data-unit] g.row > rect";
+  function tipOf(t) {
+    if (t.dataset.tip) return t.dataset.tip;
+    const svg = t.closest("svg[data-unit]");
+    if (!svg || !t.matches(CELLS) || t.dataset.cpu === undefined) return null;
+    const who = "CPU " + t.dataset.cpu + ": ";
+    return t.classList.contains("off") ? who + "offline or not present" : who + t.dataset.v + " " + svg.dataset.unit;
+  }
   let tipBox = null;
   document.addEventListener("mouseover", (e) => {
-    const t = e.target.closest && e.target.closest("[data-tip]");
-    if (!t) {
+    const t = e.target.closest && e.target.closest("[data-tip]," + CELLS);
+    const text = t && tipOf(t);
+    if (!text) {
       if (tipBox) tipBox.hidden = true;
       return;
     }
@@ -772,7 +803,7 @@
       tipBox = el("div", { class: "tip", id: "tip" });
       document.body.append(tipBox);
     }
-    tipBox.textContent = t.dataset.tip;
+    tipBox.textContent = text;
     tipBox.hidden = false;
   });
   document.addEventListener("mousemove", (e) => {
@@ -817,6 +848,8 @@
     const qs = new URLSearchParams(location.search);
     view.metric = qs.get("metric") || "";
     view.node = qs.get("node") || "";
+    state.editor.base.smt = expandRuns(state.editor.base.smt);
+    state.editor.base.clusters = expandRuns(state.editor.base.clusters);
     readBase(state.editor);
     readFacts(state.editor);
     renderPresets();

@@ -1,9 +1,10 @@
 //! Charts of an outcome besides the per-CPU heatmap: IRQs per node against the fair share
 //! (drawn with plotters' SVG backend: rectangles and text only, no system fonts), and which
 //! CPUs each device's vectors fire on. Each is drawn only while it carries an answer at its
-//! size: past [`NUMA_LABELLED_MAX`] nodes the bars are too thin to read and past
-//! [`STRIP_CELLS_MAX`] cells a strip can only be folded per node, so the pages say the same
-//! in a sentence instead (`None` here).
+//! size: past [`NUMA_LABELLED_MAX`] nodes the bars are too thin to read, and past
+//! [`STRIP_CPUS_MAX`] CPUs (or [`STRIP_CELLS_MAX`] cells) a strip's columns are a few pixels
+//! wide on the page, so the pages say the same in a sentence instead (`None` here) and a
+//! node picked alone draws its own strip.
 
 use super::heatmap::{layout_order, seq_colour, view_nodes};
 use super::svg::{escape, push_escaped, push_u64, svg_open};
@@ -14,6 +15,9 @@ use std::fmt::Write;
 
 /// Device strips draw one cell per CPU up to this many cells in all.
 pub(crate) const STRIP_CELLS_MAX: u64 = 65_536;
+/// ... and up to this many CPUs: a strip of 128 CPUs is 888 px wide (6 px a column), so
+/// a column keeps about 4 px even where the page halves it; 200 to 1,024 CPUs gave 1 to 7.
+pub(crate) const STRIP_CPUS_MAX: usize = 128;
 
 /// The NUMA chart is drawn up to this many nodes (each bar named and counted).
 pub(crate) const NUMA_LABELLED_MAX: usize = 16;
@@ -47,7 +51,9 @@ pub(crate) fn numa_chart(m: &Metrics) -> Option<String> {
                 .color(&BLACK)
                 .pos(anchor)
         };
-        let red = RGBColor(214, 39, 40);
+        // The fair share is a dark line, not red: on the scenario page red means "above the
+        // ideal" in the heatmap.
+        let share_line = RGBColor(34, 34, 34);
         let bar = RGBColor(49, 130, 189);
         let base_y = scale(0);
         let _ = svg.draw_line((40, base_y), (width as i32 - 10, base_y), &BLACK);
@@ -62,11 +68,17 @@ pub(crate) fn numa_chart(m: &Metrics) -> Option<String> {
             let x1 = x0 + BAR_PX as i32;
             let _ = svg.draw_rect((x0, scale(u64::from(n.irqs) * 1000)), (x1, base_y), &bar, true);
             let fy = scale(n.fair_share_milli);
-            let _ = svg.draw_line((x0 - 4, fy), (x1 + 4, fy), &ShapeStyle::from(&red).stroke_width(2));
+            let _ = svg.draw_line(
+                (x0 - 4, fy),
+                (x1 + 4, fy),
+                &ShapeStyle::from(&share_line).stroke_width(2),
+            );
+            // The count sits above both the bar and the fair-share line, never across it.
+            let top_y = scale(u64::from(n.irqs) * 1000).min(fy - 1);
             let _ = svg.draw_text(
                 &n.irqs.to_string(),
                 &text(Pos::new(HPos::Center, VPos::Bottom)),
-                ((x0 + x1) / 2, scale(u64::from(n.irqs) * 1000) - 2),
+                ((x0 + x1) / 2, top_y - 2),
             );
             let _ = svg.draw_text(
                 &format!("n{}", n.node),
@@ -75,7 +87,7 @@ pub(crate) fn numa_chart(m: &Metrics) -> Option<String> {
             );
         }
         let _ = svg.draw_text(
-            "bars: IRQs per node; red: fair share",
+            "bars: IRQs per node; dark line: fair share",
             &text(Pos::new(HPos::Left, VPos::Top)),
             (40, base_y + 22),
         );
@@ -90,13 +102,13 @@ pub(crate) fn numa_chart(m: &Metrics) -> Option<String> {
 
 /// Which CPUs each device's vectors landed on (by effective CPU): one row per device, one
 /// column per CPU in topology order, the count of the device's vectors on it as colour; `None`
-/// past [`STRIP_CELLS_MAX`] cells.
+/// past [`STRIP_CPUS_MAX`] CPUs or [`STRIP_CELLS_MAX`] cells.
 pub(crate) fn device_strip(topo: &Topology, outcome: &Outcome, zoom: Option<u32>) -> Option<String> {
     let order: Vec<u32> = view_nodes(topo, zoom)
         .into_iter()
         .flat_map(|n| layout_order(topo, n))
         .collect();
-    if order.len() as u64 * outcome.devices.len() as u64 > STRIP_CELLS_MAX {
+    if order.len() > STRIP_CPUS_MAX || order.len() as u64 * outcome.devices.len() as u64 > STRIP_CELLS_MAX {
         return None;
     }
     const NAME_PX: u32 = 110;
@@ -185,6 +197,42 @@ mod tests {
         let o = scenario::run(&s);
         let m = crate::metrics::compute(&s, &o);
         (s, o, m)
+    }
+
+    /// Each bar's count sits above both its bar and its fair-share line (it was drawn across
+    /// the line wherever a node had fewer IRQs than its share), and the line is not red (red
+    /// is "above the ideal" in the heatmap on the same page).
+    #[test]
+    fn numa_counts_clear_the_fair_share_line() {
+        let (_, _, m) = run(
+            "intel-xeon-2s-56c-snc2",
+            vec![DeviceSpec {
+                pre: 1,
+                ..DeviceSpec::new(6, 62)
+            }],
+        );
+        let chart = numa_chart(&m).unwrap();
+        let num = |tag: &str, name: &str| -> i32 {
+            let k = format!(" {name}=\"");
+            let i = tag.find(&k).unwrap() + k.len();
+            tag[i..i + tag[i..].find('"').unwrap()].parse().unwrap()
+        };
+        let mut checked = 0;
+        for bar in chart.split("<rect ").skip(1) {
+            let top = num(bar, "y");
+            let line = &bar[bar.find("<line ").unwrap()..];
+            let share_y = num(line, "y1");
+            assert!(!line.contains("#D62728"), "{line}");
+            let count = &line[line.find("<text ").unwrap()..];
+            // The count's baseline, anchored at its bottom, is above both.
+            assert!(
+                num(count, "y") < top.min(share_y),
+                "count at {} over bar {top}, line {share_y}",
+                num(count, "y")
+            );
+            checked += 1;
+        }
+        assert_eq!(checked, m.per_node.len());
     }
 
     #[test]

@@ -22,7 +22,7 @@
 //! Beyond [`CELLS_UNFOLDED_MAX`] CPUs the heatmap is a node × CPU-slot overview: one row per
 //! node, runs of equal value folded into one segment; a node can be drawn on its own.
 
-use super::svg::{escape, push_escaped, push_f1, push_i64, push_u64, svg_open, Fill, HeatMetric};
+use super::svg::{escape, push_escaped, push_i64, push_num, push_u64, svg_open, Fill, HeatMetric};
 use crate::metrics::Metrics;
 use crate::topology::{CpuSet, Topology};
 use std::fmt::Write;
@@ -30,10 +30,12 @@ use std::fmt::Write;
 /// Views with more CPUs than this are drawn as the folded overview.
 pub(crate) const CELLS_UNFOLDED_MAX: u32 = 1024;
 /// Views up to this many CPUs draw big cells with the CPU number inside each.
-const NUMBERED_CELLS_MAX: u32 = 256;
+pub(crate) const NUMBERED_CELLS_MAX: u32 = 256;
 /// Most cells in a row: numbered cells, and plain ones.
 pub(crate) const ROW_CELLS_NUMBERED: usize = 24;
 pub(crate) const ROW_CELLS_PLAIN: usize = 48;
+/// A plain row's cells carry a CPU number above every this many.
+const PLAIN_TICK_EVERY: u32 = 16;
 /// Cell sides, in pixels.
 const CELL_NUMBERED_PX: u32 = 18;
 const CELL_PLAIN_PX: u32 = 11;
@@ -136,7 +138,9 @@ pub(crate) fn load_colour(v: u32, ideal: Option<u32>, max: u32) -> Fill {
     lerp(t, [236.0, 128.0, 48.0], [153.0, 0.0, 13.0])
 }
 
-/// Diverging scale: negative blue, zero grey, positive red, saturating at `span`.
+/// Diverging scale for a difference: fewer (negative) green, zero grey, more (positive)
+/// purple, saturating at `span`. Neither end is blue or red: on the compare page those mean
+/// "at or below the ideal" and "above it" in A's and B's heatmaps.
 fn div_colour(d: i64, span: i64) -> Fill {
     if d == 0 || span == 0 {
         // Unchanged: a neutral grey that stands apart from the page and from a faint change.
@@ -145,9 +149,9 @@ fn div_colour(d: i64, span: i64) -> Fill {
     let t = (d.unsigned_abs() as f64 / span as f64).min(1.0);
     let fade = |c: f64| (255.0 + (c - 255.0) * (0.25 + 0.75 * t)).round() as u8;
     if d > 0 {
-        Fill::rgb(fade(203.0), fade(24.0), fade(29.0))
+        Fill::rgb(fade(118.0), fade(42.0), fade(131.0))
     } else {
-        Fill::rgb(fade(33.0), fade(102.0), fade(172.0))
+        Fill::rgb(fade(27.0), fade(120.0), fade(55.0))
     }
 }
 
@@ -231,7 +235,12 @@ fn draw_grid(g: &Grid<'_>) -> String {
     let width = width.max(WIDTH_MIN_PX);
     let legend_y = y + 16;
     let height = legend_y + 60;
-    let open = svg_open(g.class, &g.label, width, height);
+    // The unit a cell's hover text names ("CPU 5: 2 irqs"), for the page's script.
+    let open = svg_open(g.class, &g.label, width, height).replacen(
+        "<svg ",
+        &format!("<svg data-unit=\"{}\" ", escape(g.unit)),
+        1,
+    );
     let mut out = String::with_capacity(open.len() + body.len() + g.legend.len() + 80);
     out.push_str(&open);
     out.push_str(&body);
@@ -250,6 +259,9 @@ fn draw_grid(g: &Grid<'_>) -> String {
 struct RowPlan<'o> {
     cores: Vec<&'o [u32]>,
     label: Option<&'static str>,
+    /// The run of clusters (one package, one kind of core) the row belongs to.
+    #[cfg_attr(not(test), allow(dead_code))]
+    run: usize,
 }
 
 /// (package, first CPU of the cluster, first CPU of the core) of a CPU.
@@ -339,39 +351,74 @@ fn plan_rows<'o>(topo: &Topology, order: &'o [u32], row_cells: usize) -> Vec<Row
         }
     }
     let mut rows = Vec::new();
-    for (kind, units) in runs {
-        let total: usize = units.iter().map(|(a, b)| b - a).sum();
-        let target = total.div_ceil(total.div_ceil(row_cells).max(1));
-        let mut row: Option<(usize, usize)> = None;
-        let flush = |row: (usize, usize), rows: &mut Vec<RowPlan<'o>>| {
-            let first = rows.len();
-            let slice = &order[row.0..row.1];
+    for (run, (kind, units)) in runs.into_iter().enumerate() {
+        let sizes: Vec<usize> = units.iter().map(|(a, b)| b - a).collect();
+        for (i, (start, end)) in balanced_rows(&sizes, row_cells).into_iter().enumerate() {
+            let (from, to) = (units[start].0, units[end - 1].1);
+            let slice = &order[from..to];
             let cores = runs_by(slice, key).into_iter().map(|(a, b)| &slice[a..b]).collect();
-            rows.push(RowPlan { cores, label: kind });
-            first
-        };
-        let mut first_row: Option<usize> = None;
-        for (a, b) in units {
-            row = match row {
-                Some((s, e)) if e - s + (b - a) > target.max(b - a) => {
-                    first_row.get_or_insert(flush((s, e), &mut rows));
-                    Some((a, b))
-                }
-                Some((s, _)) => Some((s, b)),
-                None => Some((a, b)),
-            };
-        }
-        if let Some(r) = row {
-            first_row.get_or_insert(flush(r, &mut rows));
-        }
-        // Only the first row of a run carries its label.
-        if let Some(first) = first_row {
-            for r in rows.iter_mut().skip(first + 1) {
-                r.label = None;
-            }
+            // Only the first row of a run carries its label.
+            let label = if i == 0 { kind } else { None };
+            rows.push(RowPlan { cores, label, run });
         }
     }
     rows
+}
+
+/// Cut a run of units (clusters or cores, `sizes` cells each, in order) into as few rows of at
+/// most `row_cells` cells as it takes, the rows as even as the units allow: each row aims at
+/// its share of what is left, so the last row is never a lone unit left over (56 cells in units
+/// of 2 at 24 a row are rows of 18, 18 and 20, not 18, 18, 18 and 2). Rows as ranges of unit
+/// indices.
+fn balanced_rows(sizes: &[usize], row_cells: usize) -> Vec<(usize, usize)> {
+    let total: usize = sizes.iter().sum();
+    let mut k = total.div_ceil(row_cells).max(1);
+    loop {
+        if k >= sizes.len() {
+            return (0..sizes.len()).map(|i| (i, i + 1)).collect();
+        }
+        if let Some(rows) = cut_into(sizes, k, row_cells) {
+            return rows;
+        }
+        k += 1;
+    }
+}
+
+/// `sizes` cut into exactly `k` rows, each aiming at an even share of what is left; `None`
+/// when a row of more than one unit would pass `row_cells`.
+fn cut_into(sizes: &[usize], k: usize, row_cells: usize) -> Option<Vec<(usize, usize)>> {
+    let mut rows = Vec::with_capacity(k);
+    let mut left: usize = sizes.iter().sum();
+    let mut i = 0;
+    for r in (1..=k).rev() {
+        let start = i;
+        let mut cells = 0;
+        if r == 1 {
+            cells = left;
+            i = sizes.len();
+        } else {
+            let target = left.div_ceil(r);
+            // At least one unit, and one left for each row after this one.
+            while i < sizes.len() - (r - 1) {
+                let with = cells + sizes[i];
+                let further = with.abs_diff(target) >= cells.abs_diff(target);
+                if cells > 0 && (with > row_cells || (with > target && further)) {
+                    break;
+                }
+                cells = with;
+                i += 1;
+                if cells >= target {
+                    break;
+                }
+            }
+        }
+        if cells > row_cells && i - start > 1 {
+            return None;
+        }
+        rows.push((start, i));
+        left -= cells;
+    }
+    Some(rows)
 }
 
 /// A vertical boundary line of `class` at `x` from `y0` to `y1`.
@@ -379,24 +426,24 @@ fn push_vline(body: &mut String, class: &str, x: f64, y0: u32, y1: u32) {
     body.push_str("<line class=\"");
     body.push_str(class);
     body.push_str("\" x1=\"");
-    push_f1(body, x);
+    push_num(body, x);
     body.push_str("\" y1=\"");
     push_u64(body, u64::from(y0));
     body.push_str("\" x2=\"");
-    push_f1(body, x);
+    push_num(body, x);
     body.push_str("\" y2=\"");
     push_u64(body, u64::from(y1));
     body.push_str("\"/>\n");
 }
 
 /// A `<text>` of `class` at (`x`, `y`) with `anchor`, its content escaped.
-fn push_text(body: &mut String, class: &str, x: f64, y: u32, anchor: &str, text: &str) {
+fn push_text(body: &mut String, class: &str, x: f64, y: i64, anchor: &str, text: &str) {
     body.push_str("<text class=\"");
     body.push_str(class);
     body.push_str("\" x=\"");
-    push_f1(body, x);
+    push_num(body, x);
     body.push_str("\" y=\"");
-    push_u64(body, u64::from(y));
+    push_i64(body, y);
     if anchor != "start" {
         body.push_str("\" text-anchor=\"");
         body.push_str(anchor);
@@ -418,13 +465,20 @@ struct Geometry {
 /// Returns the row's width.
 fn draw_row(g: &Grid<'_>, row: &RowPlan<'_>, y: u32, geo: Geometry, body: &mut String) -> f64 {
     let Geometry { cell, numbered, .. } = geo;
+    // The row is a group at its cells' top: the cells need no y of their own (a 1,024-CPU
+    // heatmap is 7 KB lighter), the plain view's CPU ticks sit just above it.
     let top = if numbered { y } else { y + 9 };
+    body.push_str("<g class=\"row\" transform=\"translate(0,");
+    push_u64(body, u64::from(top));
+    body.push_str(")\">\n");
+    let mid = i64::from(cell / 2 + 4);
     if let Some(label) = row.label {
-        push_text(body, "lbl kind", 0.0, top + cell / 2 + 4, "start", label);
+        push_text(body, "lbl kind", 0.0, mid, "start", label);
     }
     let mut x = 0f64;
     let mut prev: Option<(u32, u32, u32)> = None;
     let mut col = 0u32;
+    let mut bars = String::new();
     for core in &row.cores {
         let k = unit_key(g.topo, core[0]);
         if let Some(p) = prev {
@@ -438,48 +492,51 @@ fn draw_row(g: &Grid<'_>, row: &RowPlan<'_>, y: u32, geo: Geometry, body: &mut S
                 CORE_GAP_PX
             };
             if gap == CLUSTER_GAP_PX {
-                push_vline(body, "clu", f64::from(GUTTER_PX) + x + gap / 2.0, top, top + cell);
+                push_vline(body, "clu", f64::from(GUTTER_PX) + x + gap / 2.0, 0, cell);
             }
             x += gap;
         } else {
             let mut tick = String::new();
             push_u64(&mut tick, u64::from(core[0]));
-            push_text(body, "tick", f64::from(GUTTER_PX - 4), top + cell / 2 + 4, "end", &tick);
+            push_text(body, "tick", f64::from(GUTTER_PX - 4), mid, "end", &tick);
         }
         let core_x = x;
         for &cpu in *core {
             let c = Cell::one(cpu, g.topo.online().contains(cpu), (g.value)(cpu));
             let cx = f64::from(GUTTER_PX) + x;
-            cell_rect(body, g, &c, cx, top, f64::from(cell), cell, false);
+            cell_rect(body, g, &c, cx, (0, f64::from(cell), cell), Mark::Row { numbered });
             if numbered {
                 let fill = if c.online { (g.colour)(c.value) } else { OFFLINE };
                 let mut n = String::new();
                 push_u64(&mut n, u64::from(cpu));
                 let class = if is_dark(fill) { "n light" } else { "n" };
-                push_text(body, class, cx + f64::from(cell) / 2.0, y + cell / 2 + 4, "middle", &n);
-            } else if col.is_multiple_of(8) {
+                push_text(body, class, cx + f64::from(cell) / 2.0, mid, "middle", &n);
+            } else if col.is_multiple_of(PLAIN_TICK_EVERY) {
                 let mut n = String::new();
                 push_u64(&mut n, u64::from(cpu));
-                push_text(body, "tick", cx, y + 7, "start", &n);
+                push_text(body, "tick", cx, -2, "start", &n);
             }
             x += f64::from(cell + 1);
             col += 1;
         }
         if core.len() > 1 {
-            // SMT siblings side by side, joined by a bar under the core.
-            let bar_y = u64::from(top + cell + 1);
-            body.push_str("<line class=\"smt\" x1=\"");
-            push_f1(body, f64::from(GUTTER_PX) + core_x);
-            body.push_str("\" y1=\"");
-            push_u64(body, bar_y);
-            body.push_str("\" x2=\"");
-            push_f1(body, f64::from(GUTTER_PX) + x - 1.0);
-            body.push_str("\" y2=\"");
-            push_u64(body, bar_y);
-            body.push_str("\"/>\n");
+            // SMT siblings side by side, joined by a bar under the core: the row's bars are
+            // one path.
+            bars.push('M');
+            push_num(&mut bars, f64::from(GUTTER_PX) + core_x);
+            bars.push(' ');
+            push_u64(&mut bars, u64::from(cell + 1));
+            bars.push('H');
+            push_num(&mut bars, f64::from(GUTTER_PX) + x - 1.0);
         }
         prev = Some(k);
     }
+    if !bars.is_empty() {
+        body.push_str("<path class=\"smt\" d=\"");
+        body.push_str(&bars);
+        body.push_str("\"/>\n");
+    }
+    body.push_str("</g>\n");
     x
 }
 
@@ -538,7 +595,14 @@ fn draw_cells(g: &Grid<'_>, nodes: &[u32], numbered: bool, body: &mut String) ->
             body.push_str("\"/>\n");
         }
         last_package = package;
-        push_text(body, "lbl", 0.0, y + 13, "start", &node_heading(g.topo, node));
+        push_text(
+            body,
+            "lbl",
+            0.0,
+            i64::from(y + 13),
+            "start",
+            &node_heading(g.topo, node),
+        );
         y += LABEL_PX;
         let _ = writeln!(body, r#"<g class="node" data-node="{node}">"#);
         for row in plan_rows(g.topo, &order, row_cells) {
@@ -590,7 +654,14 @@ fn draw_matrix(g: &Grid<'_>, nodes: &[u32], body: &mut String) -> (u32, u32) {
         let mut x = 0.0f64;
         for c in &folded_cells(&order, g.topo.online(), g.value) {
             let w = f64::from(c.n) / f64::from(slots) * f64::from(MATRIX_ROW_W_PX);
-            cell_rect(body, g, c, f64::from(GUTTER_PX) + x, y, w.max(0.5), MATRIX_ROW_PX, true);
+            cell_rect(
+                body,
+                g,
+                c,
+                f64::from(GUTTER_PX) + x,
+                (y, w.max(0.5), MATRIX_ROW_PX),
+                Mark::Run,
+            );
             x += w;
         }
         body.push_str("</g>\n");
@@ -599,10 +670,22 @@ fn draw_matrix(g: &Grid<'_>, nodes: &[u32], body: &mut String) -> (u32, u32) {
     (GUTTER_PX + MATRIX_ROW_W_PX + 4, y)
 }
 
-/// `tip`: carry the hover text as `data-tip` (one shared tooltip) rather than a `<title>`.
+/// How a cell is marked up.
+#[derive(Clone, Copy)]
+enum Mark {
+    /// A folded run of the overview: `data-tip` carries its CPUs and count.
+    Run,
+    /// One CPU in a row group: no hover text of its own (the page's script says "CPU 5: 2
+    /// irqs" from its `data-cpu`, `data-v` and the figure's `data-unit`, and writes it as a
+    /// `<title>` into a downloaded figure). Cells without numbers (views of more than
+    /// [`NUMBERED_CELLS_MAX`] CPUs) are known by their row group, without the class `cpu`.
+    /// Together 47 bytes a cell: a 1,024-CPU heatmap is 48 KB lighter.
+    Row { numbered: bool },
+}
+
+/// One cell at `x` of `(y, width, height)`; a `y` of 0 (a cell of a row group) is left out.
 /// Written piece by piece into `out` (no intermediate strings but a folded run's cpulist).
-#[allow(clippy::too_many_arguments)]
-fn cell_rect(out: &mut String, g: &Grid<'_>, c: &Cell, x: f64, y: u32, w: f64, h: u32, tip: bool) {
+fn cell_rect(out: &mut String, g: &Grid<'_>, c: &Cell, x: f64, (y, w, h): (u32, f64, u32), mark: Mark) {
     let fill = if c.online { (g.colour)(c.value) } else { OFFLINE };
     let over = c.online && g.over.is_some_and(|o| c.value > o);
     let class = match (c.online, over) {
@@ -610,6 +693,11 @@ fn cell_rect(out: &mut String, g: &Grid<'_>, c: &Cell, x: f64, y: u32, w: f64, h
         (true, true) => "cpu over",
         (true, false) => "cpu",
     };
+    let class = match mark {
+        Mark::Row { numbered: false } => class[3..].trim_start(),
+        _ => class,
+    };
+    let tip = matches!(mark, Mark::Run);
     // Cpulist text is digits, ',' and '-' only: nothing to escape.
     let list = c.run.as_ref().map(CpuSet::to_cpulist);
     let push_list = |out: &mut String| match &list {
@@ -637,12 +725,19 @@ fn cell_rect(out: &mut String, g: &Grid<'_>, c: &Cell, x: f64, y: u32, w: f64, h
             out.push_str(": offline or not present");
         }
     };
-    out.push_str("<rect class=\"");
-    out.push_str(class);
-    out.push_str("\" data-cpu=\"");
+    out.push_str("<rect");
+    if !class.is_empty() {
+        out.push_str(" class=\"");
+        out.push_str(class);
+        out.push('"');
+    }
+    out.push_str(" data-cpu=\"");
     push_u64(out, u64::from(c.first));
-    out.push_str("\" data-cpus=\"");
-    push_list(out);
+    // A run's CPUs; a single CPU is its data-cpu alone.
+    if c.run.is_some() {
+        out.push_str("\" data-cpus=\"");
+        push_list(out);
+    }
     out.push_str("\" data-v=\"");
     push_i64(out, c.value);
     if tip {
@@ -650,22 +745,18 @@ fn cell_rect(out: &mut String, g: &Grid<'_>, c: &Cell, x: f64, y: u32, w: f64, h
         push_tip(out);
     }
     out.push_str("\" x=\"");
-    push_f1(out, x);
-    out.push_str("\" y=\"");
-    push_u64(out, u64::from(y));
+    push_num(out, x);
+    if y != 0 {
+        out.push_str("\" y=\"");
+        push_u64(out, u64::from(y));
+    }
     out.push_str("\" width=\"");
-    push_f1(out, w);
+    push_num(out, w);
     out.push_str("\" height=\"");
     push_u64(out, u64::from(h));
     out.push_str("\" fill=\"");
     out.push_str(fill.as_str());
-    out.push_str("\">");
-    if !tip {
-        out.push_str("<title>");
-        push_tip(out);
-        out.push_str("</title>");
-    }
-    out.push_str("</rect>\n");
+    out.push_str("\"/>\n");
 }
 
 /// The labelled steps of a scale `0..=max`: every value up to 12, else eleven even steps (the
@@ -685,17 +776,39 @@ fn legend_steps(max: u32, ideal: Option<u32>) -> Vec<u32> {
     v
 }
 
+/// A legend step's label, four characters at most: the value up to 9,999, then rounded to
+/// thousands, millions or billions ("12k", "1.5M"), so twelve steps fit the narrowest figure.
+fn step_label(v: u32) -> String {
+    if v < 10_000 {
+        return v.to_string();
+    }
+    let k = (f64::from(v) / 1e3).round();
+    if k < 1000.0 {
+        return format!("{k:.0}k");
+    }
+    let m = f64::from(v) / 1e6;
+    match m {
+        m if m < 9.95 => format!("{m:.1}M"),
+        m if m < 999.5 => format!("{m:.0}M"),
+        m => format!("{:.1}G", m / 1e3),
+    }
+}
+
 /// Legend of the load scale `0..=max` (anchored at `ideal` when there is one): labelled steps,
 /// the ideal's step outlined and named, and what the colours mean.
 fn load_legend(max: u32, ideal: Option<u32>, unit: &str) -> String {
     let values = legend_steps(max, ideal);
     let mut out = String::new();
-    let sw = 24u32;
-    for (i, &v) in values.iter().enumerate() {
+    let labels: Vec<String> = values.iter().map(|&v| step_label(v)).collect();
+    // Each step as wide as its label needs (10 px ticks, about 6 px a character, with a gap),
+    // at least 24 px: live rates past 1,000/s overlapped at 24. Four characters make 32 px.
+    let widest = labels.iter().map(|l| l.chars().count()).max().unwrap_or(1) as u32;
+    let sw = (widest * 6 + 8).max(24);
+    for (i, (&v, label)) in values.iter().zip(&labels).enumerate() {
         let x = i as u32 * sw;
         let _ = write!(
             out,
-            r##"<rect class="step" data-step="{v}" x="{x}" y="0" width="{sw}" height="10" fill="{}"/><text class="tick" x="{}" y="22" text-anchor="middle">{v}</text>"##,
+            r##"<rect class="step" data-step="{v}" x="{x}" y="0" width="{sw}" height="10" fill="{}"/><text class="tick" x="{}" y="22" text-anchor="middle">{label}</text>"##,
             load_colour(v, ideal, max),
             x + sw / 2
         );
@@ -845,7 +958,7 @@ pub(crate) fn diff_heatmap(topo: &Topology, a: &Metrics, b: &Metrics, metric: He
     }
     let _ = write!(
         legend,
-        r#"<text class="lbl" x="0" y="38">B − A {m} per CPU: blue fewer on B, red more, light grey unchanged; grey: offline</text>"#,
+        r#"<text class="lbl" x="0" y="38">B − A {m} per CPU: green fewer on B, purple more on B</text><text class="lbl" x="0" y="52">light grey: unchanged; grey: offline</text>"#,
         m = escape(metric.name())
     );
     draw_grid(&Grid {
@@ -930,6 +1043,36 @@ mod tests {
         }
     }
 
+    /// No row of any preset's heatmap holds a lone core where its run (one package, one kind
+    /// of core) has more than one, at either row width (the whole machine, and one node
+    /// drawn alone): the Xeon SNC2 nodes of 28 cores and synthetic-1024's of 64 used to end
+    /// in one.
+    #[test]
+    fn no_row_holds_a_lone_core() {
+        for (name, t) in catalogue::all() {
+            let t = t.as_ref().unwrap();
+            for node in t.nodes_with_cpus() {
+                let order = layout_order(t, node);
+                for cells in [ROW_CELLS_NUMBERED, ROW_CELLS_PLAIN] {
+                    let rows = plan_rows(t, &order, cells);
+                    for (i, r) in rows.iter().enumerate() {
+                        let cores_in_run: usize = rows.iter().filter(|o| o.run == r.run).map(|o| o.cores.len()).sum();
+                        assert!(
+                            r.cores.len() > 1 || cores_in_run == 1,
+                            "{name} node {node}, {cells} a row: row {i} holds one core ({:?}) of a run of {cores_in_run}",
+                            r.cores[0]
+                        );
+                        let n: usize = r.cores.iter().map(|c| c.len()).sum();
+                        assert!(
+                            n <= cells || r.cores.len() == 1,
+                            "{name} node {node}: row {i} has {n} cells"
+                        );
+                    }
+                }
+            }
+        }
+    }
+
     /// Drawn at its size (width and height in pixels, never scaled up), every cell inside it;
     /// SMT siblings touch; the legend labels each step and the ideal.
     #[test]
@@ -947,11 +1090,26 @@ mod tests {
         let (w, h) = (attr(open, "width"), attr(open, "height"));
         assert_eq!((w, h), (attr(open, "data-w"), attr(open, "data-h")));
         assert!(!open.contains("style="), "no inline style (the page's CSP refuses it)");
-        for rect in svg.split("<rect").skip(1).filter(|r| r.contains("data-cpu")) {
-            let (x, y) = (attr(rect, "x"), attr(rect, "y"));
-            assert!(x >= 0.0 && x + attr(rect, "width") <= w, "{rect} beyond width {w}");
-            assert!(y >= 0.0 && y + attr(rect, "height") <= h, "{rect} beyond height {h}");
+        // A row is a group at its top; its cells' y (0 when left out) counts from there.
+        let mut cells = 0;
+        for (i, row) in svg.split(r#"<g class="row" transform="translate(0,"#).enumerate() {
+            let (top, inside) = match i {
+                0 => (0.0, row),
+                _ => (
+                    row[..row.find(')').unwrap()].parse::<f64>().unwrap(),
+                    &row[..row.find("</g>").unwrap()],
+                ),
+            };
+            for rect in inside.split("<rect").skip(1).filter(|r| r.contains("data-cpu")) {
+                let rect = &rect[..rect.find('>').unwrap()];
+                let x = attr(rect, "x");
+                let y = top + if rect.contains(" y=\"") { attr(rect, "y") } else { 0.0 };
+                assert!(x >= 0.0 && x + attr(rect, "width") <= w, "{rect} beyond width {w}");
+                assert!(y >= 0.0 && y + attr(rect, "height") <= h, "{rect} beyond height {h}");
+                cells += 1;
+            }
         }
+        assert_eq!(cells, 96);
         let x_of = |cpu: u32| {
             let k = format!(r#"data-cpu="{cpu}" "#);
             attr(&svg[svg.find(&k).unwrap()..], "x")
@@ -982,6 +1140,90 @@ mod tests {
         // The ideal on a page where it is also the maximum: the same mid blue, not the darkest.
         assert_eq!(load_colour(4, Some(4), 4), load_colour(4, Some(4), 12));
         assert!(luma(load_colour(4, Some(4), 4)) > 100_000);
+    }
+
+    /// Hue in degrees of a fill.
+    fn hue(f: Fill) -> f64 {
+        let s = f.as_str();
+        let ch = |i: usize| f64::from(u8::from_str_radix(&s[i..i + 2], 16).unwrap()) / 255.0;
+        let (r, g, b) = (ch(1), ch(3), ch(5));
+        let (max, min) = (r.max(g).max(b), r.min(g).min(b));
+        let d = max - min;
+        if d == 0.0 {
+            0.0
+        } else if max == r {
+            60.0 * ((g - b) / d).rem_euclid(6.0)
+        } else if max == g {
+            60.0 * ((b - r) / d + 2.0)
+        } else {
+            60.0 * ((r - g) / d + 4.0)
+        }
+    }
+
+    /// The compare page's difference map shares no hue with the load scale beside it: blue
+    /// there is "at or below the ideal" and orange to red "above it", so "fewer on B" and
+    /// "more on B" take hues at least 40 degrees from every load colour.
+    #[test]
+    fn difference_colours_keep_away_from_the_load_scale() {
+        let dist = |a: f64, b: f64| {
+            let d = (a - b).abs() % 360.0;
+            d.min(360.0 - d)
+        };
+        let loads: Vec<f64> = (1..=12).map(|v| hue(load_colour(v, Some(4), 12))).collect();
+        for d in (-6..=6).filter(|&d| d != 0) {
+            let h = hue(div_colour(d, 6));
+            for &l in &loads {
+                assert!(
+                    dist(h, l) >= 40.0,
+                    "difference {d} (hue {h:.0}) near a load colour (hue {l:.0})"
+                );
+            }
+        }
+    }
+
+    /// Legend labels fit their steps at any scale (a live rate of thousands a second used to
+    /// overlap its neighbours), and twelve steps fit the narrowest figure.
+    #[test]
+    fn legend_labels_fit_their_steps() {
+        for v in [
+            0,
+            9,
+            999,
+            9_999,
+            10_000,
+            12_345,
+            99_999,
+            999_499,
+            999_999,
+            1_234_567,
+            9_960_000,
+            999_999_999,
+            u32::MAX,
+        ] {
+            assert!(step_label(v).chars().count() <= 4, "{v}: {}", step_label(v));
+        }
+        assert_eq!(
+            [12_345, 999_999, 1_500_000, 250_000_000].map(step_label),
+            ["12k", "1.0M", "1.5M", "250M"]
+        );
+        for max in [12, 1_000, 5_000, 123_456, 7_000_000] {
+            let legend = load_legend(max, None, "irq/s");
+            let steps: Vec<&str> = legend.split("<rect class=\"step\"").skip(1).collect();
+            let sw = attr(steps[0], "width");
+            assert!(
+                steps.len() as f64 * sw <= f64::from(WIDTH_MIN_PX - GUTTER_PX),
+                "{max}: {legend}"
+            );
+            for s in &steps {
+                let label = &s[s.find("\">").unwrap() + 2..];
+                let label = label[..label.find('<').unwrap()].to_string();
+                // About 6 px a character of a 10 px tick, with 2 px either side.
+                assert!(
+                    label.chars().count() as f64 * 6.0 + 4.0 <= sw,
+                    "{max}: {label:?} in {sw} px"
+                );
+            }
+        }
     }
 
     /// Big machines: a node × slot overview whose rows fold runs.

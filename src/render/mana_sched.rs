@@ -7,6 +7,7 @@ use crate::kernel::mana::{ManaInput, ManaOutcome};
 use crate::kernel::sched::{SchedInput, SchedOutcome, INTERPRETATION_NOTES};
 use crate::scenario::mana::ManaRun;
 use crate::scenario::sched::SchedRun;
+use crate::topology::plural;
 use std::fmt::Write;
 
 fn list(v: &[u32]) -> String {
@@ -54,17 +55,21 @@ pub fn mana_report(input: &ManaInput, unpatched: &ManaOutcome, patched: &ManaOut
     }
     let _ = writeln!(
         out,
-        "unpatched: {} IRQs ({} queues), {}, skip_first_cpu {}",
+        "unpatched: {} IRQ{} ({} queue{}), {}, skip_first_cpu {}",
         unpatched.num_msix_usable,
+        plural(unpatched.num_msix_usable as usize),
         unpatched.queue_irq_count,
+        plural(unpatched.queue_irq_count as usize),
         unpatched.setup_fn.as_str(),
         unpatched.skip_first_cpu
     );
     let _ = writeln!(
         out,
-        "patched:   {} IRQs ({} queues), {}, skip_first_cpu {}",
+        "patched:   {} IRQ{} ({} queue{}), {}, skip_first_cpu {}",
         patched.num_msix_usable,
+        plural(patched.num_msix_usable as usize),
         patched.queue_irq_count,
+        plural(patched.queue_irq_count as usize),
         patched.setup_fn.as_str(),
         patched.skip_first_cpu
     );

@@ -306,15 +306,21 @@ pub fn nodes_line(m: &Metrics) -> String {
             shares.iter().map(|&s| milli(s)).collect::<Vec<_>>().join(" ")
         )
     };
-    format!("per node: {} IRQs ({share})", counts.join(" "))
+    // One node: "1 IRQ"; a list of counts keeps the plural unit after it.
+    let unit = match m.per_node[..] {
+        [ref one] => format!("IRQ{}", plural(one.irqs as usize)),
+        _ => "IRQs".into(),
+    };
+    format!("per node: {} {unit} ({share})", counts.join(" "))
 }
 
 /// "ideal: at most 32 IRQs and 2 devices per CPU (managed (queue) vectors)".
 pub(crate) fn ideal_line(m: &Metrics) -> String {
+    let (irqs, devices) = (m.ideal.irqs_per_cpu_max, m.ideal.devices_per_cpu_max);
     format!(
-        "ideal: at most {} IRQs and {} devices per CPU ({})",
-        m.ideal.irqs_per_cpu_max,
-        m.ideal.devices_per_cpu_max,
+        "ideal: at most {irqs} IRQ{} and {devices} device{} per CPU ({})",
+        plural(irqs as usize),
+        plural(devices as usize),
         m.basis.describe()
     )
 }
@@ -428,6 +434,31 @@ pub(crate) fn effective_line(model: EffectiveModel, topology: &Topology, preset:
     format!("effective CPU: {} ({why})", model.name())
 }
 
+/// The text report's line on the interrupt controller, as the page's effective line says it:
+/// "gic-its on arm64, so arm64-its: the GICv3 ITS driver puts each vector …", or, when the
+/// scenario names another model, the one the controller implies and the one named.
+pub(crate) fn irqchip_line(model: EffectiveModel, topology: &Topology) -> String {
+    let (default, _) = crate::catalogue::default_effective(topology);
+    let chip = topology.irqchip();
+    let arch = topology.arch().name();
+    if model == default {
+        format!(
+            "{} on {arch}, so {}: {}",
+            chip.name(),
+            model.name(),
+            effective_reason(chip)
+        )
+    } else {
+        format!(
+            "{} on {arch} implies {} ({}); this scenario names {}",
+            chip.name(),
+            default.name(),
+            effective_reason(chip),
+            model.name()
+        )
+    }
+}
+
 /// The first words of a verdict ("max 6 devices on a CPU (ideal 4)", "max 4 = ideal"): the
 /// number and the bound, without the CPU lists.
 fn verdict_head(verdict: &str) -> &str {
@@ -522,7 +553,7 @@ pub(crate) fn page_cpulist(cpus: &CpuSet) -> String {
     }
     let cut = short_list(cpus, LINE_LIST_CHARS_MAX);
     let inner = cut.trim_start_matches('(').trim_end_matches(')');
-    format!("{inner}, {} CPUs", cpus.weight())
+    format!("{inner}, {} CPU{}", cpus.weight(), plural(cpus.weight() as usize))
 }
 
 /// Cut a line to [`BULLET_CHARS_MAX`] characters (at a char boundary, marked with "…").
@@ -571,7 +602,10 @@ fn same_on_every_node(topo: &Topology, m: &Metrics, value: &dyn Fn(&CpuLoad) -> 
 fn every_node_prefix(topo: &Topology) -> String {
     let nodes = topo.nodes_with_cpus().count();
     let per = topo.nodes_with_cpus().next().map_or(0, |n| topo.node_cpus(n).weight());
-    format!("every node the same ({nodes} nodes × {per} CPUs): ")
+    format!(
+        "every node the same ({nodes} nodes × {per} CPU{}): ",
+        plural(per as usize)
+    )
 }
 
 /// [`devices_line`] for a page: on a machine whose nodes all look alike, one node's pattern
@@ -630,7 +664,11 @@ pub(crate) fn page_nodes_line(m: &Metrics) -> String {
             let k = nodes.weight();
             format!(
                 "{irqs}{} on {k} node{} {}",
-                if i == 0 { " IRQs" } else { "" },
+                if i == 0 {
+                    format!(" IRQ{}", plural(*irqs as usize))
+                } else {
+                    String::new()
+                },
                 plural(k as usize),
                 short_list(nodes, LIST_CHARS_MAX)
             )
@@ -741,8 +779,14 @@ pub(crate) fn verdict_line(topo: &Topology, m: &Metrics, metric: HeatMetric) -> 
     };
     let idle = groups.first().filter(|(v, _)| *v == 0).map(|(_, s)| s);
     let used = match idle {
-        None => format!("all {online} CPUs used"),
-        Some(s) => format!("{} of {online} CPUs get none ({})", s.weight(), list_of(0)),
+        None => format!("all {online} CPU{} used", plural(online as usize)),
+        Some(s) => format!(
+            "{} of {online} CPU{} get{} none ({})",
+            s.weight(),
+            plural(online as usize),
+            if s.weight() == 1 { "s" } else { "" },
+            list_of(0)
+        ),
     };
     let n = hot.weight();
     let list = list_of(*max);

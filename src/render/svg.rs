@@ -150,6 +150,14 @@ pub(crate) fn push_f1(out: &mut String, v: f64) {
     out.push(char::from(b'0' + (tenths % 10) as u8));
 }
 
+/// [`push_f1`] without a ".0" on whole numbers (cell coordinates on the pixel grid).
+pub(crate) fn push_num(out: &mut String, v: f64) {
+    push_f1(out, v);
+    if out.ends_with(".0") {
+        out.truncate(out.len() - 2);
+    }
+}
+
 /// A `#rrggbb` fill, made without allocating.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Fill([u8; 7]);

@@ -44,10 +44,12 @@ pub fn report(scenario: &Scenario, outcome: &Outcome, m: &Metrics, opts: &TextOp
     models_block(scenario, outcome, &mut out);
     out.push_str(&wrap(
         &format!(
-            "{}: {} IRQs on {} online CPUs",
+            "{}: {} IRQ{} on {} online CPU{}",
             m.basis.describe(),
             m.irqs_total,
-            m.ideal.cpus_online
+            plural(m.irqs_total as usize),
+            m.ideal.cpus_online,
+            plural(m.ideal.cpus_online as usize)
         ),
         "counted:  ",
         "          ",
@@ -115,6 +117,11 @@ fn models_block(scenario: &Scenario, outcome: &Outcome, out: &mut String) {
         scenario.sort().kernels(),
         scenario.effective().name()
     );
+    out.push_str(&wrap(
+        &summary::irqchip_line(scenario.effective(), topo),
+        "irqchip:  ",
+        "          ",
+    ));
     out.push_str(&wrap(
         &summary::range_line(&crate::scenario::kernel::holds_for(scenario, outcome)),
         "kernel:   ",
@@ -268,8 +275,12 @@ fn mana_facts(
             crate::scenario::spec::msix_mode_name(mode)
         ),
         format!(
-            "{} of {} vectors used (HWC + {} queues)",
-            o.num_msix_usable, dev.vectors, o.queue_irq_count
+            "{} of {} vector{} used (HWC + {} queue{})",
+            o.num_msix_usable,
+            dev.vectors,
+            plural(dev.vectors as usize),
+            o.queue_irq_count,
+            plural(o.queue_irq_count as usize)
         ),
         format!("{} spread", o.setup_fn.as_str()),
         fires_on(res),
@@ -289,7 +300,7 @@ fn mana_facts(
 /// A device's facts: vectors, pre/post, sets, managed, offsets, where it fires, blk-mq.
 fn device_facts(dev: &crate::scenario::Device, res: &crate::scenario::DeviceOutcome) -> Vec<String> {
     let managed = res.vectors.iter().filter(|v| v.managed).count();
-    let mut facts = vec![format!("{} vectors", dev.vectors)];
+    let mut facts = vec![format!("{} vector{}", dev.vectors, plural(dev.vectors as usize))];
     if dev.pre_vectors > 0 {
         facts.push(format!("{} pre", dev.pre_vectors));
     }
@@ -502,7 +513,14 @@ fn vector_changes(a: &Outcome, b: &Outcome, scenario: &Scenario, out: &mut Strin
             if mine.is_empty() {
                 continue;
             }
-            let _ = writeln!(out, "  {}: {} of {} vectors moved", da.name, mine.len(), dev.vectors);
+            let _ = writeln!(
+                out,
+                "  {}: {} of {} vector{} moved",
+                da.name,
+                mine.len(),
+                dev.vectors,
+                plural(dev.vectors as usize)
+            );
             for c in mine.iter().take(VECTOR_CHANGES_SHOWN_MAX) {
                 let queue = c.queue.map_or(String::new(), |q| format!("queue {q}"));
                 let _ = writeln!(
@@ -632,8 +650,9 @@ pub fn queue_map_report_named(
     };
     out.push_str(&wrap(
         &format!(
-            "blk-mq {}{via}: {nr_queues} queues on {}",
+            "blk-mq {}{via}: {nr_queues} queue{} on {}",
             mapper.name(),
+            plural(nr_queues as usize),
             topo.summary()
         ),
         "",
@@ -659,8 +678,10 @@ pub fn queue_map_report_named(
     let unmapped = expected.andnot(&used);
     out.push_str(&wrap(
         &format!(
-            "{} of {nr_queues} queues have CPUs{}",
+            "{} of {nr_queues} queue{} {} CPUs{}",
             used.and_weight(&expected),
+            plural(nr_queues as usize),
+            if used.and_weight(&expected) == 1 { "has" } else { "have" },
             if unmapped.is_empty() {
                 String::new()
             } else {

@@ -110,3 +110,49 @@ async fn a_built_c_page_compares_the_build_with_its_release() {
     screenshot(&c, "kernel-c-compare").await;
     c.close().await.unwrap();
 }
+
+/// The 8,192-CPU machine's compare (pre-cluster against rotation: equal loads, 960 vectors
+/// moved) leads with its figure: at 1024 and 1920 px the heatmap's top is on the first screen
+/// and above the per-vector table, which is folded by node pattern (one row per device, not
+/// 960).
+#[tokio::test]
+async fn big_compare_leads_with_its_figure() {
+    const BIG_COMPARE: &str = "/compare?preset=synthetic-8192&devices=16x64&a=pre-cluster&b=rotation";
+    let _one = ONE_AT_A_TIME.lock().await;
+    let Some(mut h) = Harness::start().await else { return };
+    let c = h.session().await;
+    for w in [1024u32, 1920] {
+        c.set_window_size(w, 1000).await.unwrap();
+        c.goto(&format!("{}{BIG_COMPARE}", h.base)).await.unwrap();
+        let v = c
+            .execute(
+                r#"
+const fig = document.querySelector('main .figure svg');
+const table = document.getElementById('vector-changes');
+const block = table.closest('details') || table;
+const top = (e) => e.getBoundingClientRect().top + window.scrollY;
+return { fig: top(fig), table: top(block), fold: window.innerHeight,
+         rows: table.querySelectorAll('tbody tr').length };
+"#,
+                vec![],
+            )
+            .await
+            .unwrap();
+        screenshot(&c, &format!("compare-8192-{w}")).await;
+        let (fig, table, fold) = (
+            v["fig"].as_f64().unwrap(),
+            v["table"].as_f64().unwrap(),
+            v["fold"].as_f64().unwrap(),
+        );
+        assert!(fig < fold, "at {w} px the figure starts below the first screen: {v}");
+        assert!(
+            fig < table,
+            "at {w} px the per-vector table comes before the figure: {v}"
+        );
+        assert!(
+            v["rows"].as_u64().unwrap() <= 64,
+            "at {w} px the table is not folded: {v}"
+        );
+    }
+    c.close().await.unwrap();
+}

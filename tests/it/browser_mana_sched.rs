@@ -125,6 +125,27 @@ async fn sched_seed_preset_noise_and_variant() {
     assert!(upstream_splits > 0, "upstream splits the bare pair");
     assert_eq!(p12_quiet_splits, 0, "p12 keeps the bare pair");
     assert_eq!(c.find_all(Locator::Css("svg.ladder")).await.unwrap().len(), 4);
+    // Each key of the legend is drawn in its own colour: a descended group is purple in an
+    // unequal-weight domain too (it was drawn the domain's red).
+    let strokes = c
+        .execute(
+            "const key = getComputedStyle(document.querySelector('.legend .key.descended')).borderTopColor; \
+             const drawn = [...document.querySelectorAll('svg.ladder rect.group.descended')] \
+               .map((r) => [r.closest('g').classList.contains('unequal'), getComputedStyle(r).stroke]); \
+             return {key, drawn};",
+            vec![],
+        )
+        .await
+        .unwrap();
+    let drawn = strokes["drawn"].as_array().unwrap();
+    assert!(
+        drawn.iter().any(|d| d[0] == true),
+        "no descended group in an unequal domain: {strokes}"
+    );
+    assert!(
+        drawn.iter().all(|d| d[1] == strokes["key"]),
+        "descended groups not in the legend's colour: {strokes}"
+    );
     assert_eq!(
         c.find_all(Locator::Css("#notes li")).await.unwrap().len(),
         irqscope::kernel::sched::INTERPRETATION_NOTES.len()

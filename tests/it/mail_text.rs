@@ -349,11 +349,115 @@ async fn the_favicon_is_served() {
     }
 }
 
+/// `scenario` compared pre-cluster (A) against rotation from counter 3 (B).
+fn pre_cluster_against_rotation(scenario: ScenarioSpec) -> irqscope::scenario::payloads::CompareSpec {
+    use irqscope::scenario::payloads::{CompareSpec, SideSpec};
+    CompareSpec {
+        scenario,
+        a: SideSpec {
+            variant: Some("pre-cluster".into()),
+            ..SideSpec::default()
+        },
+        b: SideSpec {
+            variant: Some("rotation".into()),
+            spread_counter: Some(3),
+            ..SideSpec::default()
+        },
+    }
+}
+
+/// Words and list items of a line: split at spaces and commas.
+fn tokens(line: &str) -> usize {
+    line.split([' ', ',']).filter(|t| !t.is_empty()).count()
+}
+
+/// Each "1 IRQs"-style count of a text: a 1 standing alone (not part of a larger number, nor
+/// the last of a list of counts such as "per node: 0 0 1 IRQs") before a plural unit.
+fn one_plurals(text: &str) -> Vec<String> {
+    const UNITS: [&str; 8] = [
+        "IRQs", "CPUs", "devices", "nodes", "vectors", "queues", "clusters", "groups",
+    ];
+    let mut out = Vec::new();
+    for line in text.lines() {
+        let b = line.as_bytes();
+        for (at, _) in line.match_indices("1 ") {
+            let before = &b[..at];
+            let number_goes_on = before.last().is_some_and(|c| c.is_ascii_digit() || b".,-+".contains(c));
+            let in_a_list =
+                before.len() >= 2 && before[before.len() - 1] == b' ' && before[before.len() - 2].is_ascii_digit();
+            let word = line[at + 2..].split([' ', ',', ';', ')', ':']).next().unwrap_or("");
+            if !number_goes_on && !in_a_list && UNITS.contains(&word) {
+                out.push(line.to_string());
+            }
+        }
+    }
+    out
+}
+
+/// Every preset's text twin (a scenario and a compare, with several device mixes): no wrapped
+/// line holds a single word, number or list item (a sentence ended "serve" / "3", a cpulist
+/// "190-191)"), and no count of one takes a plural ("1 IRQs", "1 vectors").
+#[tokio::test]
+async fn preset_twins_leave_no_lone_token_and_say_1_irq() {
+    // The checks themselves catch what they are for.
+    assert_eq!(tokens("    3"), 1);
+    assert_eq!(tokens("    188,190-191)"), 2);
+    assert_eq!(
+        one_plurals("counted: 1 IRQs on 8 CPUs\n  x: 1 vectors, 1 managed").len(),
+        2
+    );
+    assert!(one_plurals("per node: 0 0 1 IRQs; 11 IRQs; 1 IRQ; 0.1 CPUs").is_empty());
+    let mut problems = Vec::new();
+    for name in irqscope::catalogue::names() {
+        let mixes: &[&str] = if name == "synthetic-8192" {
+            &["16x64", "1:name=x"]
+        } else {
+            &[
+                "6x62:pre=1,name=nvme",
+                "1:name=x",
+                "4x8:pre=1,name=nvme 3:name=nic",
+                "2x1",
+            ]
+        };
+        for mix in mixes {
+            let devices: Vec<DeviceSpec> = mix
+                .split(' ')
+                .map(|t| irqscope::scenario::spec::parse_device_token(t).unwrap())
+                .collect();
+            let spec = ScenarioSpec::new(TopologyRef::Preset(name.into()), devices);
+            let cmp = pre_cluster_against_rotation(spec.clone());
+            for uri in [
+                format!("/s/{}/text", permalink::encode(&spec).unwrap()),
+                format!("/c/{}/text", permalink::encode(&cmp).unwrap()),
+            ] {
+                let r = get(&uri).await;
+                if r.status == 400 {
+                    continue; // devices the machine cannot take
+                }
+                assert_eq!(r.status, 200, "{name} {mix}: {}", r.body);
+                for line in r.body.lines().filter(|l| l.starts_with(' ')) {
+                    if tokens(line) < 2 {
+                        problems.push(format!("{name} {mix} {}: lone {line:?}", &uri[..2]));
+                    }
+                }
+                for line in one_plurals(&r.body) {
+                    problems.push(format!("{name} {mix} {}: {line:?}", &uri[..2]));
+                }
+            }
+        }
+    }
+    assert!(
+        problems.is_empty(),
+        "{} problems:\n{}",
+        problems.len(),
+        problems.join("\n")
+    );
+}
+
 /// Every text twin keeps to 72 columns on every preset, the 8,192-CPU machine's compare and
 /// blk-mq map included; a line past 72 columns is only ever a URL alone.
 #[tokio::test]
 async fn every_twin_keeps_to_72_columns_on_every_preset() {
-    use irqscope::scenario::payloads::{CompareSpec, SideSpec};
     for name in irqscope::catalogue::names() {
         let devices = if name == "synthetic-8192" {
             "16x64"
@@ -368,18 +472,7 @@ async fn every_twin_keeps_to_72_columns_on_every_preset() {
         let r = get(&format!("/s/{link}/text")).await;
         assert_eq!(r.status, 200, "{name}: {}", r.body);
         assert_mail_width(&format!("scenario {name}"), &r.body);
-        let cmp = CompareSpec {
-            scenario: spec,
-            a: SideSpec {
-                variant: Some("pre-cluster".into()),
-                ..SideSpec::default()
-            },
-            b: SideSpec {
-                variant: Some("rotation".into()),
-                spread_counter: Some(3),
-                ..SideSpec::default()
-            },
-        };
+        let cmp = pre_cluster_against_rotation(spec);
         let r = get(&format!("/c/{}/text", permalink::encode(&cmp).unwrap())).await;
         assert_eq!(r.status, 200, "{name}: {}", r.body);
         assert_mail_width(&format!("compare {name}"), &r.body);

@@ -43,7 +43,19 @@ use crate::common::http::get;
 /// D3): the pages of azure-4vcpu-smt2, arm64-4node-diameter3 and azure-l96as-v4-noclusters
 /// place as the kernel's C does and their JSON twins gain a `machine_notes` line (20 parts, all
 /// from those three presets' pages, checked part by part against the build before).
-const PINNED: &str = "a57c5302c35c738e";
+/// Then the pages' figures (issue 35, 406 parts, the JSON twins as they were): every heatmap
+/// (127 parts) with its rows balanced so none ends in a lone core, each row a group whose cells
+/// carry no `y`, no `<title>` (the page's script says the hover text from `data-cpu`, `data-v`
+/// and the figure's new `data-unit`) and no `data-cpus` but on a folded run, past 256 CPUs no
+/// class, whole-pixel coordinates without ".0", one SMT path per row and legend steps as wide
+/// as their labels; every difference map (17) green for fewer on B and purple for more, its
+/// legend on two lines; every NUMA chart (44) with a dark fair-share line and each count above
+/// it; no device strip past 128 CPUs (21 parts fewer: the page says the sentence). The MANA and
+/// sched pictures and the strips still drawn are as they were (checked part by part against
+/// the build before, served side by side).
+/// Both together (the merge): 18 parts differ from the figures alone, every one of them a JSON
+/// twin with a `machine_notes` line or a picture of the three presets D3 moves.
+const PINNED: &str = "fdf10b96c54b06ce";
 
 fn fnv1a(state: u64, bytes: &[u8]) -> u64 {
     bytes

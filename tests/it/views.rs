@@ -58,7 +58,7 @@ fn compare_view_lists_seed_002_permutation() {
     let run = CompareRun::new(q.spec().unwrap(), &Default::default()).unwrap();
     let v = CompareView::new(&run, &q.view().unwrap(), ORIGIN).unwrap();
     let moved: Vec<(String, String)> = v
-        .vector_changes
+        .vector_rows
         .iter()
         .map(|c| (c.queue.clone(), c.b_cpu.clone()))
         .collect();
@@ -160,6 +160,33 @@ fn seeds_view_links_decode() {
     for f in v.figures.iter().filter(|f| f.link.starts_with("/s/")) {
         let spec = irqscope::scenario::permalink::decode(&f.link[3..]).unwrap();
         Run::new(spec, &Default::default()).unwrap();
+    }
+}
+
+/// The threads' measured figures (fio IOPS, %soft, Gbps, MB/s) are listed as not modelled:
+/// in the text twin under their own heading, seed by seed, and with each figure in the JSON
+/// twin (the page prints the same list).
+#[test]
+fn seeds_list_what_is_not_modelled() {
+    let v = SeedsView::new().unwrap();
+    let text = v.text_report("http://x");
+    let (_, listed) = text
+        .split_once("\nMeasured in the threads, not modelled\n")
+        .expect("the not-modelled heading");
+    let json = v.json();
+    for (seed, what) in [
+        ("000", "fio"),
+        ("001", "%soft"),
+        ("001", "Gbps"),
+        ("002", "fio"),
+        ("003", "MB/s"),
+        ("004", "fio"),
+    ] {
+        let para = listed.split(&format!("  seed {seed}: ")).nth(1).unwrap_or("");
+        let para = &para[..para.find("\n  seed ").unwrap_or(para.len())];
+        assert!(para.replace('\n', " ").contains(what), "seed {seed}'s text: {para:?}");
+        let fig = json.as_array().unwrap().iter().find(|f| f["seed"] == seed).unwrap();
+        assert!(fig["not_modelled"][0].as_str().unwrap_or("").contains(what), "{fig}");
     }
 }
 

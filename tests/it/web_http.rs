@@ -317,12 +317,13 @@ async fn big_machines_fold_and_zoom() {
     assert!(link.len() < 32 << 10, "permalink is {} bytes", link.len());
     let r = get(&format!("/s/{link}")).await;
     assert_eq!(r.status, StatusCode::OK, "{}", r.body);
-    let cells = r.body.matches("<rect class=\"cpu").count();
+    // Heatmap cells are the rects with a value (`data-v`).
+    let cells = r.body.matches(" data-v=\"").count();
     assert!(cells < 1000, "8192 CPUs should fold, drew {cells} cells");
     assert!(r.body.contains("folded"));
     let r = get(&format!("/s/{link}?node=3")).await;
     assert_eq!(
-        r.body.matches("<rect class=\"cpu").count(),
+        r.body.matches(" data-v=\"").count(),
         512,
         "zoom draws one node unfolded"
     );
@@ -359,8 +360,10 @@ async fn every_page_links_the_other_views_in_the_top_bar() {
     }
 }
 
-/// The editor gets the machine in explicit form and each node's CPUs and package, so it can
-/// keep an irregular machine exactly; and the proposal names for the kernel controls.
+/// The editor gets the machine in explicit form (its SMT sets and clusters as runs of lists
+/// that step alike, `LIST*COUNT+STEP`, which the script expands; no distances, which it keeps
+/// per node) and each node's CPUs and package, so it can keep an irregular machine exactly;
+/// and the proposal names for the kernel controls.
 #[tokio::test]
 async fn editor_state_carries_the_exact_machine() {
     let r = get("/?preset=intel-core-ultra-7-265k&devices=4").await;
@@ -369,8 +372,34 @@ async fn editor_state_carries_the_exact_machine() {
     let at = r.body.find(open).unwrap() + open.len();
     let json = &r.body[at..at + r.body[at..].find("</script>").unwrap()];
     let state: Value = serde_json::from_str(json).unwrap();
-    let want = irqscope::catalogue::get("intel-core-ultra-7-265k").unwrap().to_spec();
-    let base: irqscope::topology::TopologySpec = serde_json::from_value(state["editor"]["base"].clone()).unwrap();
+    let mut want = irqscope::catalogue::get("intel-core-ultra-7-265k").unwrap().to_spec();
+    want.distances = None;
+    let mut base: irqscope::topology::TopologySpec = serde_json::from_value(state["editor"]["base"].clone()).unwrap();
+    assert_eq!(
+        base.clusters,
+        ["0*8+1", "8-11*3+4"],
+        "P-cores one each, E-cores four each"
+    );
+    let expand = |lists: &[String]| -> Vec<String> {
+        let mut out = Vec::new();
+        for l in lists {
+            match l.split_once('*') {
+                None => out.push(l.clone()),
+                Some((list, rest)) => {
+                    let (count, step) = rest.split_once('+').unwrap();
+                    let first = irqscope::topology::parse_cpulist(list, 8192).unwrap();
+                    for k in 0..count.parse::<u32>().unwrap() {
+                        let shifted: irqscope::topology::CpuSet =
+                            first.iter().map(|c| c + k * step.parse::<u32>().unwrap()).collect();
+                        out.push(shifted.to_cpulist());
+                    }
+                }
+            }
+        }
+        out
+    };
+    base.smt = expand(&base.smt);
+    base.clusters = expand(&base.clusters);
     assert_eq!(base, want);
     assert_eq!(state["editor"]["preset"], "intel-core-ultra-7-265k");
     assert_eq!(state["editor"]["nodes"][0]["cpus"], "0-19");

@@ -1,7 +1,7 @@
 //! The compare page (`/compare`, `/c/{permalink}`) and its twins: both sides of a
 //! comparison run once ([`CompareRun`], shared with `irqscope compare`), and [`CompareView`].
 
-use super::scenario::{IndexQuery, KernelCFinder, Run, View, ViewQuery};
+use super::scenario::{vector_rows_max, IndexQuery, KernelCFinder, Run, View, ViewQuery};
 use super::seeds::{seed_of, SeedFigure, SeedTarget};
 use super::{bad, encode_link, ViewError};
 use crate::kernel_c::registry::KernelCRegistry;
@@ -13,6 +13,7 @@ use crate::render::text::{self, Side, TextOptions};
 use crate::scenario::payloads::{other_variant, side_label, CompareSpec, SideSpec};
 use crate::scenario::permalink;
 use crate::scenario::spec::ScenarioSpec;
+use crate::topology::{CpuSet, Topology};
 use serde::Deserialize;
 
 /// `/compare?s=PERMALINK&a=VARIANT&b=VARIANT[&a_counter=…&b_effective=…]`, or the front
@@ -210,11 +211,14 @@ pub struct CompareSideView {
     pub heatmap_svg: String,
 }
 
-/// A vector whose effective CPU or requested mask differs between the sides.
+/// A vector whose effective CPU or requested mask differs between the sides, or (folded) one
+/// such vector on each of several nodes, all placed alike within their nodes.
+#[derive(Debug, Clone)]
 pub struct VectorChangeRow {
     pub device: String,
-    pub vector: u32,
-    /// Its blk-mq hardware queue, when it is one ("" otherwise).
+    /// The vector's index, or a folded row's indices ("0-63 on nodes 0-63").
+    pub vector: String,
+    /// Its blk-mq hardware queue, when it is one ("" otherwise; a folded row's list).
     pub queue: String,
     pub a_cpu: String,
     pub b_cpu: String,
@@ -222,12 +226,46 @@ pub struct VectorChangeRow {
     pub b_mask: String,
     /// The effective CPU differs (else only the mask does).
     pub moved: bool,
+    /// The row stands for one vector on each of several nodes `n`: its CPUs are written as
+    /// their place in the node ("#126 in node n") and its masks as nodes ("node n+1").
+    pub folded: bool,
+}
+
+/// One vector that differs between the sides, as the outcomes hold it.
+struct Change<'a> {
+    device: &'a str,
+    vector: u32,
+    queue: Option<u32>,
+    a: Option<u32>,
+    b: Option<u32>,
+    a_mask: &'a CpuSet,
+    b_mask: &'a CpuSet,
+}
+
+impl Change<'_> {
+    fn moved(&self) -> bool {
+        self.a != self.b
+    }
+
+    fn row(&self) -> VectorChangeRow {
+        let cpu = |c: Option<u32>| c.map_or_else(|| "off".to_string(), |c| c.to_string());
+        VectorChangeRow {
+            device: self.device.to_string(),
+            vector: self.vector.to_string(),
+            queue: self.queue.map_or_else(String::new, |q| q.to_string()),
+            a_cpu: cpu(self.a),
+            b_cpu: cpu(self.b),
+            a_mask: summary::page_cpulist(self.a_mask),
+            b_mask: summary::page_cpulist(self.b_mask),
+            moved: self.moved(),
+            folded: false,
+        }
+    }
 }
 
 /// Every vector whose effective CPU or mask differs, in device then vector order (both sides
 /// run the same devices, so vectors pair by position).
-fn vector_change_rows(run: &CompareRun) -> Vec<VectorChangeRow> {
-    let cpu = |c: Option<u32>| c.map_or_else(|| "off".to_string(), |c| c.to_string());
+fn vector_changes(run: &CompareRun) -> Vec<Change<'_>> {
     let devices = run.a.outcome.devices.iter().zip(&run.b.outcome.devices);
     let mut out = Vec::new();
     for ((da, db), dev) in devices.zip(run.a.scenario.devices()) {
@@ -235,20 +273,129 @@ fn vector_change_rows(run: &CompareRun) -> Vec<VectorChangeRow> {
             if va.effective_cpu == vb.effective_cpu && va.mask == vb.mask {
                 continue;
             }
-            let queue = va
-                .index
-                .checked_sub(dev.pre_vectors)
-                .filter(|q| *q < dev.queue_vectors());
-            out.push(VectorChangeRow {
-                device: da.name.clone(),
+            out.push(Change {
+                device: &da.name,
                 vector: va.index,
-                queue: queue.map_or_else(String::new, |q| q.to_string()),
-                a_cpu: cpu(va.effective_cpu),
-                b_cpu: cpu(vb.effective_cpu),
-                a_mask: summary::page_cpulist(&va.mask),
-                b_mask: summary::page_cpulist(&vb.mask),
-                moved: va.effective_cpu != vb.effective_cpu,
+                queue: va
+                    .index
+                    .checked_sub(dev.pre_vectors)
+                    .filter(|q| *q < dev.queue_vectors()),
+                a: va.effective_cpu,
+                b: vb.effective_cpu,
+                a_mask: &va.mask,
+                b_mask: &vb.mask,
             });
+        }
+    }
+    out
+}
+
+/// Where a vector's CPU or mask sits relative to the node `n` of its CPU under A: a place in
+/// node `n + offset` (node numbers wrapping), or a list of its own.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+enum Place {
+    /// The CPU at this position (from 0, ascending) of node n + offset.
+    Cpu { position: u32, offset: u32 },
+    /// Exactly the CPUs of node n + offset.
+    Node(u32),
+    /// Anything else, as written.
+    Literal(String),
+}
+
+impl Place {
+    fn text(&self) -> String {
+        let node = |offset: u32| match offset {
+            0 => "node n".to_string(),
+            k => format!("node n+{k}"),
+        };
+        match self {
+            Place::Cpu { position, offset } => format!("#{position} in {}", node(*offset)),
+            Place::Node(offset) => node(*offset),
+            Place::Literal(s) => s.clone(),
+        }
+    }
+}
+
+/// A folded row's key: the device, whether it moves, and the places of A's CPU, B's CPU, A's
+/// mask and B's mask relative to the node of A's CPU.
+type FoldKey = (String, bool, [Place; 4]);
+
+/// The per-vector rows folded by node pattern, as the scenario page folds its bullets: the
+/// vectors of one device that sit alike in their nodes (A's CPU at the same position of its
+/// node n, B's at the same position of node n+k, the masks the same nodes relative to n)
+/// become one row when they lie on two nodes or more. Only on a machine whose nodes are 0..N,
+/// each with CPUs (else positions would not line up); a vector shut down on a side never
+/// folds. Rows keep the order of their first vector.
+fn fold_by_node(topo: &Topology, changes: &[Change<'_>]) -> Vec<VectorChangeRow> {
+    let nodes: Vec<u32> = topo.nodes_with_cpus().collect();
+    let n_nodes = nodes.len() as u32;
+    if n_nodes < 2 || nodes.iter().zip(0..).any(|(&n, i)| n != i) {
+        return changes.iter().map(Change::row).collect();
+    }
+    let place_of = |cpu: u32| -> (u32, u32) {
+        let node = topo.cpu_to_node(cpu);
+        let position = topo.node_cpus(node).iter().take_while(|&c| c < cpu).count() as u32;
+        (node, position)
+    };
+    let relative = |mask: &CpuSet, n: u32| -> Place {
+        (0..n_nodes)
+            .find(|k| topo.node_cpus((n + k) % n_nodes) == mask)
+            .map_or_else(|| Place::Literal(summary::page_cpulist(mask)), Place::Node)
+    };
+    let key_of = |c: &Change<'_>| -> Option<(FoldKey, u32)> {
+        let (n, pa) = place_of(c.a?);
+        let (nb, pb) = place_of(c.b?);
+        let places = [
+            Place::Cpu {
+                position: pa,
+                offset: 0,
+            },
+            Place::Cpu {
+                position: pb,
+                offset: (nb + n_nodes - n) % n_nodes,
+            },
+            relative(c.a_mask, n),
+            relative(c.b_mask, n),
+        ];
+        Some(((c.device.to_string(), c.moved(), places), n))
+    };
+    // Each group: its key (none: a row of its own), its changes, the nodes n they lie on.
+    let mut groups: Vec<(Option<FoldKey>, Vec<usize>, CpuSet)> = Vec::new();
+    let mut index: std::collections::HashMap<FoldKey, usize> = std::collections::HashMap::new();
+    for (i, c) in changes.iter().enumerate() {
+        match key_of(c) {
+            Some((key, n)) => match index.get(&key) {
+                Some(&g) => {
+                    groups[g].1.push(i);
+                    groups[g].2.insert(n);
+                }
+                None => {
+                    index.insert(key.clone(), groups.len());
+                    groups.push((Some(key), vec![i], CpuSet::from_cpus([n])));
+                }
+            },
+            None => groups.push((None, vec![i], CpuSet::default())),
+        }
+    }
+    let mut out = Vec::new();
+    for (key, members, on) in groups {
+        match key {
+            Some((device, moved, [a_cpu, b_cpu, a_mask, b_mask])) if on.weight() > 1 => {
+                let vectors: CpuSet = members.iter().map(|&i| changes[i].vector).collect();
+                let queues: CpuSet = members.iter().filter_map(|&i| changes[i].queue).collect();
+                out.push(VectorChangeRow {
+                    device,
+                    vector: format!("{} on nodes {}", vectors.to_cpulist(), on.to_cpulist()),
+                    queue: queues.to_cpulist(),
+                    a_cpu: a_cpu.text(),
+                    b_cpu: b_cpu.text(),
+                    a_mask: a_mask.text(),
+                    b_mask: b_mask.text(),
+                    moved,
+                    folded: true,
+                });
+            }
+            _ => out.extend(members.iter().map(|&i| changes[i].row())),
         }
     }
     out
@@ -284,9 +431,10 @@ fn headline(run: &CompareRun, view: &View, loads_equal: bool, moved: usize, mask
     summary::verdict_after_failures(failed.as_deref(), &overall)
 }
 
-/// The compare page. It leads with its headline: both verdicts and the vectors B moves, or,
-/// when every CPU takes the same load on both sides, that sentence and the per-vector change
-/// (then one heatmap shows both sides).
+/// The compare page. It leads with its headline (both verdicts and the vectors B moves, or,
+/// when every CPU takes the same load on both sides, that sentence), then the figures (one
+/// heatmap for both sides when the loads are equal) and each side's summary; the per-vector
+/// change comes last, folded by node pattern.
 pub struct CompareView {
     pub title: String,
     pub permalink: String,
@@ -304,8 +452,16 @@ pub struct CompareView {
     pub scale_line: String,
     pub scale_max: u32,
     pub scale: String,
+    /// The per-vector table's rows: every vector whose effective CPU or mask differs under B,
+    /// folded by node pattern ([`fold_by_node`]), at most as many rows as the scenario page's
+    /// vector table shows (`vector_rows_max`).
+    pub vector_rows: Vec<VectorChangeRow>,
+    /// Rows past that limit, left to the JSON twin.
+    pub rows_left_out: usize,
+    /// Some row stands for a vector on each of several nodes (the table says how to read it).
+    pub rows_folded: bool,
     /// Vectors whose effective CPU or mask differs under B.
-    pub vector_changes: Vec<VectorChangeRow>,
+    pub changed: usize,
     /// Of those, the vectors that fire on another CPU.
     pub moved: usize,
     /// Why each side runs the effective-CPU model it runs.
@@ -339,8 +495,12 @@ impl CompareView {
                 view.metric.describe()
             ),
         };
-        let vector_changes = vector_change_rows(run);
-        let moved = vector_changes.iter().filter(|c| c.moved).count();
+        let changes = vector_changes(run);
+        let changed = changes.len();
+        let moved = changes.iter().filter(|c| c.moved()).count();
+        let mut vector_rows = fold_by_node(topo, &changes);
+        let rows_left_out = vector_rows.len().saturating_sub(vector_rows_max(topo));
+        vector_rows.truncate(vector_rows_max(topo));
         let (default_model, why) = crate::catalogue::default_effective(run.a.scenario.topology());
         let effective_note = format!(
             "Effective-CPU model: A {}, B {}; with none named, {} (default {why}).",
@@ -367,7 +527,7 @@ impl CompareView {
         };
         let sides = vec![side(&run.a, &run.labels[0], "A"), side(&run.b, &run.labels[1], "B")];
         let loads_equal = loads_equal(run);
-        let overall = headline(run, view, loads_equal, moved, vector_changes.len() - moved);
+        let overall = headline(run, view, loads_equal, moved, changed - moved);
         Ok(CompareView {
             title: format!("{} vs {}", run.labels[0], run.labels[1]),
             overall,
@@ -383,7 +543,10 @@ impl CompareView {
                 Scale::Shared => String::new(),
                 Scale::Absolute(n) => n.to_string(),
             },
-            vector_changes,
+            rows_folded: vector_rows.iter().any(|r| r.folded),
+            vector_rows,
+            rows_left_out,
+            changed,
             moved,
             effective_note,
             diff_svg: heatmap::diff_heatmap(topo, &run.a.metrics, &run.b.metrics, view.metric, view.node),

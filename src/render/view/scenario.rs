@@ -7,7 +7,7 @@ use super::{bad, encode_link, parse_metric, parse_node, registered_kernel_c, Vie
 use crate::kernel::External;
 use crate::kernel_c::registry::KernelCRegistry;
 use crate::metrics::{self, Metrics};
-use crate::render::heatmap::{self, CELLS_UNFOLDED_MAX};
+use crate::render::heatmap::{self, NUMBERED_CELLS_MAX};
 use crate::render::svg::HeatMetric;
 use crate::render::text::{self, TextOptions};
 use crate::render::{charts, summary};
@@ -20,7 +20,9 @@ use serde::{Deserialize, Serialize};
 
 /// Rows of the IRQ × CPU table shown before the rest is left to the JSON twin.
 pub(crate) const VECTOR_ROWS_MAX: usize = 1024;
-/// The same on machines drawn as an overview (more than `heatmap::CELLS_UNFOLDED_MAX` CPUs).
+/// The same on machines whose heatmap cells carry no numbers (more than
+/// `heatmap::NUMBERED_CELLS_MAX` CPUs): a 1,024-CPU page with 16 devices × 64 vectors held
+/// 93 KB of rows.
 pub(crate) const VECTOR_ROWS_BIG_MAX: usize = 128;
 /// Devices whose vector rows start open (more than this total vectors: all closed).
 pub(crate) const VECTORS_OPEN_MAX: usize = 128;
@@ -286,7 +288,62 @@ pub(crate) struct EditorModel {
     pub smt_numbering: &'static str,
     pub nodes: Vec<EditorNode>,
     pub distances: Vec<Vec<u32>>,
+    /// The machine in explicit form, compactly ([`editor_base`]).
     pub base: TopologySpec,
+}
+
+/// The machine in explicit form as the page carries it for the editor: without distances (the
+/// editor edits [`EditorModel::distances`]) and with its SMT sets and clusters as shifted runs
+/// ([`shifted_runs`]). 8,192 CPUs' state was 119 KB, 105 KB of it this.
+fn editor_base(t: &Topology) -> TopologySpec {
+    let mut base = t.to_spec();
+    base.distances = None;
+    base.smt = shifted_runs(&base.smt);
+    base.clusters = shifted_runs(&base.clusters);
+    base
+}
+
+/// CPU lists with each run of lists that step by the same amount written once, as
+/// `LIST*COUNT+STEP`: "0-1*4096+2" is 0-1, 2-3, …, 8190-8191, and "0,512*512+1" is 0,512,
+/// 1,513, …, 511,1023. The editor's script expands them back (`expandRuns` in `app.js`);
+/// a list that starts no run stays as it is.
+pub(crate) fn shifted_runs(lists: &[String]) -> Vec<String> {
+    let sets: Vec<Option<Vec<u32>>> = lists
+        .iter()
+        .map(|l| {
+            crate::topology::parse_cpulist(l, crate::topology::CPUS_MAX)
+                .ok()
+                .map(|s| s.iter().collect())
+        })
+        .collect();
+    // The step from `a` to `b` when `b` is `a` shifted up.
+    let step = |a: &[u32], b: &[u32]| -> Option<u32> {
+        let d = b.first()?.checked_sub(*a.first()?).filter(|&d| d > 0)?;
+        (a.len() == b.len() && a.iter().zip(b).all(|(x, y)| y.checked_sub(*x) == Some(d))).then_some(d)
+    };
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < lists.len() {
+        let mut j = i + 1;
+        let mut run_step = None;
+        while j < lists.len() {
+            let (Some(prev), Some(next)) = (&sets[j - 1], &sets[j]) else {
+                break;
+            };
+            match (run_step, step(prev, next)) {
+                (None, Some(d)) => run_step = Some(d),
+                (Some(r), Some(d)) if r == d => {}
+                _ => break,
+            }
+            j += 1;
+        }
+        match run_step {
+            Some(d) => out.push(format!("{}*{}+{d}", lists[i], j - i)),
+            None => out.push(lists[i].clone()),
+        }
+        i = j;
+    }
+    out
 }
 
 #[derive(Debug, Serialize)]
@@ -346,7 +403,7 @@ impl EditorModel {
             smt_numbering: if offset { "offset" } else { "adjacent" },
             nodes,
             distances: (0..n).map(|a| (0..n).map(|b| t.distance(a, b)).collect()).collect(),
-            base: t.to_spec(),
+            base: editor_base(t),
         }
     }
 }
@@ -509,16 +566,22 @@ pub struct ResultView {
     pub text: String,
 }
 
-/// Each device's vector table, at most [`VECTOR_ROWS_MAX`] rows in all
-/// ([`VECTOR_ROWS_BIG_MAX`] on a machine drawn as an overview), and how many were left out.
-fn device_rows(run: &Run) -> (Vec<DeviceRows>, usize) {
-    let topo = run.scenario.topology();
-    let n_vectors: usize = run.outcome.devices.iter().map(|d| d.vectors.len()).sum();
-    let mut budget = if topo.nr_cpu_ids() > CELLS_UNFOLDED_MAX {
+/// Rows of a page's vector table: [`VECTOR_ROWS_MAX`], or [`VECTOR_ROWS_BIG_MAX`] on a
+/// machine of more than `heatmap::NUMBERED_CELLS_MAX` CPUs.
+pub(crate) fn vector_rows_max(topo: &Topology) -> usize {
+    if topo.nr_cpu_ids() > NUMBERED_CELLS_MAX {
         VECTOR_ROWS_BIG_MAX
     } else {
         VECTOR_ROWS_MAX
-    };
+    }
+}
+
+/// Each device's vector table, at most [`vector_rows_max`] rows in all, and how many were
+/// left out.
+fn device_rows(run: &Run) -> (Vec<DeviceRows>, usize) {
+    let topo = run.scenario.topology();
+    let n_vectors: usize = run.outcome.devices.iter().map(|d| d.vectors.len()).sum();
+    let mut budget = vector_rows_max(topo);
     let mut left_out = 0;
     let devices = run
         .outcome
@@ -548,6 +611,18 @@ fn device_rows(run: &Run) -> (Vec<DeviceRows>, usize) {
         })
         .collect();
     (devices, left_out)
+}
+
+/// The sentence in place of a device strip too wide to read, with the way to draw one when
+/// there is: a node picked alone.
+fn strip_sentence(topo: &Topology, outcome: &Outcome, zoom: Option<u32>) -> String {
+    let line = summary::strip_line(topo, outcome);
+    let node_fits = |n: u32| topo.node_cpus(n).weight() as usize <= charts::STRIP_CPUS_MAX;
+    if zoom.is_none() && topo.nodes_with_cpus().count() > 1 && topo.nodes_with_cpus().all(node_fits) {
+        format!("{line} (pick a node above to draw its strip)")
+    } else {
+        line
+    }
 }
 
 impl ResultView {
@@ -596,7 +671,7 @@ impl ResultView {
             heatmap_svg: heatmap::heatmap(topo, m, view.metric, view.node),
             numa_svg: charts::numa_chart(m),
             strip_svg: charts::device_strip(topo, &run.outcome, view.node),
-            strip_line: summary::strip_line(topo, &run.outcome),
+            strip_line: strip_sentence(topo, &run.outcome, view.node),
             devices,
             rows_left_out,
             text: run.text_report(origin),
@@ -669,4 +744,51 @@ pub(crate) fn script_json<T: Serialize>(value: &T) -> String {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `LIST*COUNT+STEP` back to its lists, as the editor's script does.
+    fn expand(lists: &[String]) -> Vec<String> {
+        let mut out = Vec::new();
+        for l in lists {
+            let Some((list, rest)) = l.split_once('*') else {
+                out.push(l.clone());
+                continue;
+            };
+            let (count, step) = rest.split_once('+').unwrap();
+            let (count, step): (u32, u32) = (count.parse().unwrap(), step.parse().unwrap());
+            let first = crate::topology::parse_cpulist(list, crate::topology::CPUS_MAX).unwrap();
+            for k in 0..count {
+                let shifted: CpuSet = first.iter().map(|c| c + k * step).collect();
+                out.push(shifted.to_cpulist());
+            }
+        }
+        out
+    }
+
+    /// Every preset's SMT sets and clusters come back from their runs exactly; the regular
+    /// machines take one run each, and the 8,192-CPU machine's editor state is small.
+    #[test]
+    fn editor_base_runs_expand_to_the_machine() {
+        for (name, t) in catalogue::all() {
+            let t = t.as_ref().unwrap();
+            let spec = t.to_spec();
+            let base = editor_base(t);
+            assert_eq!(expand(&base.smt), spec.smt, "{name}");
+            assert_eq!(expand(&base.clusters), spec.clusters, "{name}");
+            assert!(base.distances.is_none());
+        }
+        let big = catalogue::get("synthetic-8192").unwrap();
+        let base = editor_base(&big);
+        assert_eq!((base.smt.len(), base.clusters.len()), (1, 1), "{:?}", base.smt);
+        let state = script_json(&EditorModel::of(&big, &TopologyRef::Preset("synthetic-8192".into())));
+        assert!(state.len() < 30_000, "{} bytes", state.len());
+        assert_eq!(
+            shifted_runs(&["0,512".into(), "1,513".into(), "7".into()]),
+            ["0,512*2+1", "7"]
+        );
+    }
 }
