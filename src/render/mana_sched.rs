@@ -53,26 +53,8 @@ pub fn mana_report(input: &ManaInput, unpatched: &ManaOutcome, patched: &ManaOut
     if let Some(aff) = &input.default_affinity {
         let _ = writeln!(out, "irqaffinity= {}", mask(&Some(aff.clone())));
     }
-    let _ = writeln!(
-        out,
-        "unpatched: {} IRQ{} ({} queue{}), {}, skip_first_cpu {}",
-        unpatched.num_msix_usable,
-        plural(unpatched.num_msix_usable as usize),
-        unpatched.queue_irq_count,
-        plural(unpatched.queue_irq_count as usize),
-        unpatched.setup_fn.as_str(),
-        unpatched.skip_first_cpu
-    );
-    let _ = writeln!(
-        out,
-        "patched:   {} IRQ{} ({} queue{}), {}, skip_first_cpu {}",
-        patched.num_msix_usable,
-        plural(patched.num_msix_usable as usize),
-        patched.queue_irq_count,
-        plural(patched.queue_irq_count as usize),
-        patched.setup_fn.as_str(),
-        patched.skip_first_cpu
-    );
+    setup_line(&mut out, "unpatched: ", unpatched);
+    setup_line(&mut out, "patched:   ", patched);
     irq_table(unpatched, patched, &mut out);
     out.push('\n');
     // Long lists wrap under themselves; a short one is one line, as it always was.
@@ -111,6 +93,20 @@ pub fn mana_report(input: &ManaInput, unpatched: &ManaOutcome, patched: &ManaOut
         &cont,
     ));
     out
+}
+
+/// One side's setup: its IRQs and queues, the setup function and whether it skips the first CPU.
+fn setup_line(out: &mut String, label: &str, o: &ManaOutcome) {
+    let _ = writeln!(
+        out,
+        "{label}{} IRQ{} ({} queue{}), {}, skip_first_cpu {}",
+        o.num_msix_usable,
+        plural(o.num_msix_usable as usize),
+        o.queue_irq_count,
+        plural(o.queue_irq_count as usize),
+        o.setup_fn.as_str(),
+        o.skip_first_cpu
+    );
 }
 
 /// Per IRQ, unpatched beside patched: its mask, the CPU it was requested on, where it fires.

@@ -767,16 +767,7 @@ pub(crate) fn verdict_line(topo: &Topology, m: &Metrics, metric: HeatMetric) -> 
     let Some((max, hot)) = groups.last() else {
         return "no online CPUs".into();
     };
-    let unit = match (metric, *max == 1) {
-        (HeatMetric::Irqs, false) => "IRQs",
-        (HeatMetric::Irqs, true) => "IRQ",
-        (HeatMetric::Managed, false) => "managed IRQs",
-        (HeatMetric::Managed, true) => "managed IRQ",
-        (HeatMetric::Devices, false) => "devices",
-        (HeatMetric::Devices, true) => "device",
-        (HeatMetric::Hot, false) => "hot single-CPU IRQs",
-        (HeatMetric::Hot, true) => "hot single-CPU IRQ",
-    };
+    let unit = metric_unit(metric, *max == 1);
     let idle = groups.first().filter(|(v, _)| *v == 0).map(|(_, s)| s);
     let used = match idle {
         None => format!("all {online} CPU{} used", plural(online as usize)),
@@ -790,19 +781,7 @@ pub(crate) fn verdict_line(topo: &Topology, m: &Metrics, metric: HeatMetric) -> 
     };
     let n = hot.weight();
     let list = list_of(*max);
-    let verb = match metric {
-        HeatMetric::Devices if *max == 2 && m.devices_total == 2 && m.devices_total == m.devices_asked => {
-            "serve both".to_string()
-        }
-        HeatMetric::Devices if *max == m.devices_total && m.devices_total > 1 && m.devices_total == m.devices_asked => {
-            format!("serve all {max}")
-        }
-        HeatMetric::Devices if *max == m.devices_total && m.devices_total < m.devices_asked => {
-            format!("serve {max} of the {} devices", m.devices_asked)
-        }
-        HeatMetric::Devices => format!("serve{} {max}", if n == 1 { "s" } else { "" }),
-        _ => format!("get{} {max}", if n == 1 { "s" } else { "" }),
-    };
+    let verb = hot_verb(metric, m, *max, n);
     let line = match metric.ideal(m) {
         Some(ideal) if *max > ideal => {
             format!(
@@ -821,6 +800,38 @@ pub(crate) fn verdict_line(topo: &Topology, m: &Metrics, metric: HeatMetric) -> 
         ),
     };
     bounded(line)
+}
+
+/// The verdict's unit, singular for one.
+fn metric_unit(metric: HeatMetric, one: bool) -> &'static str {
+    match (metric, one) {
+        (HeatMetric::Irqs, false) => "IRQs",
+        (HeatMetric::Irqs, true) => "IRQ",
+        (HeatMetric::Managed, false) => "managed IRQs",
+        (HeatMetric::Managed, true) => "managed IRQ",
+        (HeatMetric::Devices, false) => "devices",
+        (HeatMetric::Devices, true) => "device",
+        (HeatMetric::Hot, false) => "hot single-CPU IRQs",
+        (HeatMetric::Hot, true) => "hot single-CPU IRQ",
+    }
+}
+
+/// What the `n` CPUs at the maximum `max` do: "serve all 6", "serve 3 of the 4 devices",
+/// "get 2".
+fn hot_verb(metric: HeatMetric, m: &Metrics, max: u32, n: u32) -> String {
+    match metric {
+        HeatMetric::Devices if max == 2 && m.devices_total == 2 && m.devices_total == m.devices_asked => {
+            "serve both".to_string()
+        }
+        HeatMetric::Devices if max == m.devices_total && m.devices_total > 1 && m.devices_total == m.devices_asked => {
+            format!("serve all {max}")
+        }
+        HeatMetric::Devices if max == m.devices_total && m.devices_total < m.devices_asked => {
+            format!("serve {max} of the {} devices", m.devices_asked)
+        }
+        HeatMetric::Devices => format!("serve{} {max}", if n == 1 { "s" } else { "" }),
+        _ => format!("get{} {max}", if n == 1 { "s" } else { "" }),
+    }
 }
 
 #[cfg(test)]
