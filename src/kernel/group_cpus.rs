@@ -41,7 +41,7 @@ use super::KernelWarn;
 use crate::topology::{CpuSet, Topology};
 use window::Window;
 
-pub use external::{External, ExternalError, ExternalGroupCpus, NotAGrouping, Spreader};
+pub use external::{BootMasks, External, ExternalError, ExternalGroupCpus, NotAGrouping, Spreader, Stage, StageAnswer};
 
 /// The named `group_cpus_evenly` variants. A variant's behaviour never changes once named.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]

@@ -22,7 +22,10 @@ pub mod sched;
 pub mod sort;
 pub mod vector_matrix;
 
-pub use group_cpus::{group_cpus_evenly, External, ExternalError, ExternalGroupCpus, Grouping, Spreader, Variant};
+pub use group_cpus::{
+    group_cpus_evenly, BootMasks, External, ExternalError, ExternalGroupCpus, Grouping, Spreader, Stage, StageAnswer,
+    Variant,
+};
 pub use sort::SortGen;
 
 use std::fmt;
@@ -51,11 +54,12 @@ pub enum KernelWarn {
     ExtrasUnplaced { left: u32 },
     /// `irq_create_affinity_masks`: `WARN_ON_ONCE(nr_sets > IRQ_AFFINITY_MAX_SETS)`, returns NULL.
     TooManySets { nr_sets: u32 },
-    /// A blk-mq map refers to a vector the device does not have.
+    /// `blk_mq_pci_map_queues()`: a queue's vector has no mask (`WARN_ON_ONCE(nr_queues > 1)`);
+    /// the map is cleared to queue 0.
     QueueWithoutVector { queue: u32 },
-    /// Built C (`c:NAME`) hit a `WARN_ON()` family check: its line in the built
-    /// `lib/group_cpus.c` and the condition as written there.
-    C { line: u32, condition: String },
+    /// Built C (`c:NAME`) hit a `WARN_ON()` family check: the file (`group_cpus.c`,
+    /// `affinity.c`, `blk-mq-cpumap.c`), its line there and the condition as written there.
+    C { file: String, line: u32, condition: String },
 }
 
 impl fmt::Display for KernelWarn {
@@ -90,12 +94,13 @@ impl fmt::Display for KernelWarn {
                     "WARN: {nr_sets} interrupt sets, at most 4 (IRQ_AFFINITY_MAX_SETS); no affinity"
                 )
             }
-            KernelWarn::C { line, condition } => {
-                write!(f, "WARN at group_cpus.c:{line}: {condition}")
+            KernelWarn::C { file, line, condition } => {
+                write!(f, "WARN at {file}:{line}: {condition}")
             }
-            KernelWarn::QueueWithoutVector { queue } => {
-                write!(f, "queue {queue} has no interrupt vector; its CPUs stay on queue 0")
-            }
+            KernelWarn::QueueWithoutVector { queue } => write!(
+                f,
+                "WARN: queue {queue} has no interrupt vector; blk_mq_pci_map_queues() puts every CPU on queue 0"
+            ),
         }
     }
 }

@@ -148,12 +148,18 @@ impl BlkMqScenario {
                     Some(e) => Spreader::External(&*e.0),
                     None => Spreader::Model(self.variant, self.sort),
                 };
+                let all = crate::topology::CpuSet::full(self.topology.nr_cpu_ids());
+                let boot = crate::kernel::BootMasks {
+                    default_affinity: &all,
+                    managed_irq: None,
+                };
                 let map = blk_mq_map_queues_with(
                     &self.topology,
                     mapper,
                     s.queues,
                     s.queue_offset,
                     spreader,
+                    boot,
                     &mut counter,
                     &mut warnings,
                 )
