@@ -41,6 +41,10 @@ pub struct SourceArgs {
     /// Where builds are cached (default: $IRQSCOPE_KERNEL_C_DIR, ~/.cache/irqscope/kernel-c).
     #[arg(long, value_name = "DIR")]
     cache_dir: Option<PathBuf>,
+    /// Refuse a patch whose hunks apply only at an offset or with fuzz (the tree is not the
+    /// one it was made against).
+    #[arg(long)]
+    strict: bool,
 }
 
 #[derive(clap::Args)]
@@ -100,6 +104,7 @@ fn options(a: &SourceArgs) -> anyhow::Result<BuildOptions> {
         apt_options: a.apt_options.clone(),
         sort,
         cache: a.cache_dir.clone().unwrap_or_else(kernel_c::cache_dir),
+        strict: a.strict,
     })
 }
 
@@ -116,6 +121,7 @@ fn build(a: BuildArgs) -> anyhow::Result<ExitCode> {
     let started = std::time::Instant::now();
     let built = tools::build(&opts)?;
     let p = &built.provenance;
+    inexact_hunks(p);
     println!("c:{}", p.name);
     println!("  source   {}", p.origin);
     if let Some(v) = &p.version {
@@ -184,6 +190,13 @@ fn time_cmd(a: TimeArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// The hunks that applied at an offset or with fuzz, one warning line each on stderr.
+fn inexact_hunks(p: &kernel_c::Provenance) {
+    for n in &p.patch_notes {
+        eprintln!("irqscope: warning: {n} (--strict refuses it)");
+    }
+}
+
 /// The models a version selects (the release table of `kernel::release`).
 fn models_for(version: Option<&str>) -> Option<verify::Models> {
     let (major, minor) = tools::source::major_minor(version?)?;
@@ -229,6 +242,7 @@ fn verify_cmd(a: VerifyArgs) -> anyhow::Result<ExitCode> {
     let opts = options(&a.source)?;
     let built = tools::build(&opts)?;
     let p = built.provenance.clone();
+    inexact_hunks(&p);
     let models = verify_models(&a, &opts, &p)?;
     let c = KernelC::new(built, Limits::from_env());
     let outcome = verify::verify(&c, models, a.cases, a.seed)?;
@@ -347,6 +361,9 @@ fn reproduce_words(a: &VerifyArgs) -> Vec<String> {
     if let Some(s) = &a.source.sort {
         words.push(format!("--sort {s}"));
     }
+    if a.source.strict {
+        words.push("--strict".into());
+    }
     if let Some(v) = &a.against {
         words.push(format!("--against {v}"));
     }
@@ -420,6 +437,7 @@ pub fn register_for_serve(sources: &[String], patches: &[String]) -> anyhow::Res
             apt_options: Vec::new(),
             sort: None,
             cache: kernel_c::cache_dir(),
+            strict: false,
         };
         let build = tools::build(&opts)
             .map(|b| {

@@ -100,6 +100,10 @@ pub struct Provenance {
     /// builds made before stages were built.
     #[serde(default)]
     pub stages: Vec<String>,
+    /// The patches' hunks that applied at an offset or with fuzz (`SUBJECT: FILE: Hunk #N
+    /// succeeded at L (offset K lines)`): the tree is not quite the one they were made against.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub patch_notes: Vec<String>,
 }
 
 impl Provenance {

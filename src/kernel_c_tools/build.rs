@@ -92,6 +92,8 @@ pub struct BuildOptions {
     pub apt_options: Vec<String>,
     /// The heapsort for a single file without its tree (default heap-v6.11).
     pub sort: Option<SortGen>,
+    /// Refuse a patch whose hunks apply only at an offset or with fuzz.
+    pub strict: bool,
     pub cache: PathBuf,
 }
 
@@ -177,6 +179,8 @@ fn tempdir(cache: &Path) -> Result<PathBuf, KernelCError> {
 
 /// The files of a build after its patches, read back from the scratch tree.
 struct Patched {
+    /// Hunks applied at an offset or with fuzz.
+    notes: Vec<String>,
     group_cpus: Vec<u8>,
     sort: Option<Vec<u8>>,
     affinity: Option<Vec<u8>>,
@@ -185,7 +189,7 @@ struct Patched {
 
 impl Patched {
     /// Write the source's files into the scratch tree, apply the patches there, read them back.
-    fn make(scratch: &Path, src: &Source, patches: &[Patch]) -> Result<Patched, KernelCError> {
+    fn make(scratch: &Path, src: &Source, patches: &[Patch], strict: bool) -> Result<Patched, KernelCError> {
         let files = [
             (source::GROUP_CPUS, Some(&src.group_cpus)),
             (source::SORT, src.sort.as_ref()),
@@ -200,12 +204,13 @@ impl Patched {
                 std::fs::write(&path, bytes).map_err(|e| io(&path, e))?;
             }
         }
-        source::apply_patches(scratch, patches)?;
+        let notes = source::apply_patches(scratch, patches, strict)?;
         let back = |rel: &str, had: bool| -> Result<Option<Vec<u8>>, KernelCError> {
             let path = scratch.join(rel);
             had.then(|| std::fs::read(&path).map_err(|e| io(&path, e))).transpose()
         };
         Ok(Patched {
+            notes,
             group_cpus: back(source::GROUP_CPUS, true)?.unwrap_or_default(),
             sort: back(source::SORT, src.sort.is_some())?,
             affinity: back(source::AFFINITY, src.affinity.is_some())?,
@@ -258,7 +263,7 @@ fn build_in(
     name: &str,
     opts: &BuildOptions,
 ) -> Result<Built, KernelCError> {
-    let patched = Patched::make(scratch, src, patches)?;
+    let patched = Patched::make(scratch, src, patches, opts.strict)?;
     let sort_gen = opts.sort.unwrap_or(SortGen::HeapV6_11);
     let sort_label = match &patched.sort {
         Some(_) => "lib/sort.c of the tree".to_string(),
@@ -294,6 +299,7 @@ fn build_in(
         },
         compile_ms: 0,
         stages: stages.iter().map(|s| s.name().to_string()).collect(),
+        patch_notes: patched.notes.clone(),
     };
     let dir = opts.cache.join("builds").join(&key);
     let exe = dir.join("harness");

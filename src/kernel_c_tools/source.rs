@@ -334,36 +334,66 @@ pub const BLK_MQ_CPUMAP: &str = "block/blk-mq-cpumap.c";
 /// documentation).
 pub const BUILT_FILES: [&str; 4] = [GROUP_CPUS, SORT, AFFINITY, BLK_MQ_CPUMAP];
 
-/// Apply `patches` in order inside `scratch` (a tree layout) with Debian's `patch -p1`. A hunk
-/// that does not apply is an error naming the patch, the file and the hunk.
-pub fn apply_patches(scratch: &Path, patches: &[Patch]) -> Result<(), KernelCError> {
-    for patch in patches {
-        let text = String::from_utf8_lossy(&patch.bytes);
-        let files = patched_files(&text);
-        if files.is_empty() {
+/// The files a patch changes must be ones a build compiles and the source has (documentation
+/// aside, which patch skips).
+fn check_patched_files(scratch: &Path, patch: &Patch, files: &[String]) -> Result<(), KernelCError> {
+    if files.is_empty() {
+        return Err(KernelCError::input(format!(
+            "patch {}: no diff in it (a unified diff or a mail holding one)",
+            patch.path.display()
+        )));
+    }
+    for f in files {
+        if BUILT_FILES.contains(&f.as_str()) && !scratch.join(f).is_file() {
             return Err(KernelCError::input(format!(
-                "patch {}: no diff in it (a unified diff or a mail holding one)",
+                "patch {}: changes {f}, which the source does not have (give the kernel \
+                 tree the patch is against)",
                 patch.path.display()
             )));
         }
-        for f in &files {
-            if BUILT_FILES.contains(&f.as_str()) && !scratch.join(f).is_file() {
-                return Err(KernelCError::input(format!(
-                    "patch {}: changes {f}, which the source does not have (give the kernel \
-                     tree the patch is against)",
-                    patch.path.display()
-                )));
-            }
-            let doc = f.starts_with("Documentation/") || f == "MAINTAINERS";
-            if !BUILT_FILES.contains(&f.as_str()) && !doc {
-                return Err(KernelCError::input(format!(
-                    "patch {}: changes {f}; kernel-c builds only {} (split the patch, or \
-                     leave that part out)",
-                    patch.path.display(),
-                    BUILT_FILES.join(", ")
-                )));
-            }
+        let doc = f.starts_with("Documentation/") || f == "MAINTAINERS";
+        if !BUILT_FILES.contains(&f.as_str()) && !doc {
+            return Err(KernelCError::input(format!(
+                "patch {}: changes {f}; kernel-c builds only {} (split the patch, or \
+                 leave that part out)",
+                patch.path.display(),
+                BUILT_FILES.join(", ")
+            )));
         }
+    }
+    Ok(())
+}
+
+/// What `patch` said of each file: the hunks that failed (or a patch already applied), and
+/// the hunks it applied elsewhere than the patch says or with fuzz, as `FILE: Hunk #N …`.
+fn read_patch_output(said: &str) -> (Vec<String>, Vec<String>) {
+    let (mut file, mut failed, mut inexact) = (String::new(), Vec::new(), Vec::new());
+    for line in said.lines() {
+        if let Some(f) = line.strip_prefix("patching file ") {
+            file = f.trim().trim_matches(['\'', '`']).to_string();
+        } else if line.contains("FAILED") && line.starts_with("Hunk #") {
+            failed.push(format!("{file}: {}", line.trim_end_matches('.')));
+        } else if line.contains("Reversed (or previously applied) patch detected") {
+            failed.push(format!(
+                "{file}: already applied (the patch is reversed or in the source)"
+            ));
+        } else if line.starts_with("Hunk #") && (line.contains(" with fuzz ") || line.contains("(offset ")) {
+            inexact.push(format!("{file}: {}", line.trim_end_matches('.')));
+        }
+    }
+    (failed, inexact)
+}
+
+/// Apply `patches` in order inside `scratch` (a tree layout) with Debian's `patch -p1`. A hunk
+/// that does not apply is an error naming the patch, the file and the hunk. A hunk applied at
+/// an offset or with fuzz is returned as a note (`SUBJECT: FILE: Hunk #N succeeded at L
+/// (offset K lines)`), and with `strict` refused: the tree is not the one the patch was made
+/// against.
+pub fn apply_patches(scratch: &Path, patches: &[Patch], strict: bool) -> Result<Vec<String>, KernelCError> {
+    let mut notes = Vec::new();
+    for patch in patches {
+        let text = String::from_utf8_lossy(&patch.bytes);
+        check_patched_files(scratch, patch, &patched_files(&text))?;
         let mut cmd = Command::new("patch");
         cmd.current_dir(scratch)
             .args(["-p1", "--batch", "--forward", "--no-backup-if-mismatch", "-r", "-"])
@@ -377,23 +407,9 @@ pub fn apply_patches(scratch: &Path, patches: &[Patch]) -> Result<(), KernelCErr
             _ => KernelCError::input(format!("patch: {e}")),
         })?;
         let said = String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
-        let mut file = String::new();
-        let mut failed = Vec::new();
-        for line in said.lines() {
-            if let Some(f) = line.strip_prefix("patching file ") {
-                file = f.trim().trim_matches(['\'', '`']).to_string();
-            } else if line.contains("FAILED") && line.starts_with("Hunk #") {
-                failed.push(format!("{file}: {}", line.trim_end_matches('.')));
-            } else if line.contains("Reversed (or previously applied) patch detected") {
-                failed.push(format!(
-                    "{file}: already applied (the patch is reversed or in the source)"
-                ));
-            }
-        }
-        let built_failed: Vec<&String> = failed
-            .iter()
-            .filter(|f| BUILT_FILES.iter().any(|b| f.starts_with(b)))
-            .collect();
+        let (failed, inexact) = read_patch_output(&said);
+        let built = |f: &&String| BUILT_FILES.iter().any(|b| f.starts_with(b));
+        let built_failed: Vec<&String> = failed.iter().filter(built).collect();
         if !built_failed.is_empty() {
             return Err(KernelCError::input(format!(
                 "patch {} ({}) does not apply: {}",
@@ -409,8 +425,18 @@ pub fn apply_patches(scratch: &Path, patches: &[Patch]) -> Result<(), KernelCErr
                 return Err(KernelCError::input(format!("patch {}: {last}", patch.path.display())));
             }
         }
+        let inexact: Vec<&String> = inexact.iter().filter(built).collect();
+        if strict && !inexact.is_empty() {
+            return Err(KernelCError::input(format!(
+                "patch {} ({}) applies only with an offset or fuzz (--strict): {}",
+                patch.path.display(),
+                patch.subject,
+                inexact.iter().map(|s| s.as_str()).collect::<Vec<_>>().join("; ")
+            )));
+        }
+        notes.extend(inexact.iter().map(|n| format!("{}: {n}", patch.subject)));
     }
-    Ok(())
+    Ok(notes)
 }
 
 /// sha256 of a byte string as hex (the source's id in provenance lines).
@@ -438,6 +464,18 @@ mod tests {
             ["lib/group_cpus.c"]
         );
         assert!(is_package_name("linux-source-6.12"));
+        let said = "patching file lib/group_cpus.c\nHunk #1 succeeded at 420 (offset 3 lines).\n\
+                    Hunk #2 succeeded at 500 with fuzz 1.\nHunk #3 succeeded.\npatching file kernel/irq/affinity.c\n\
+                    Hunk #1 FAILED at 12.\n";
+        let (failed, inexact) = read_patch_output(said);
+        assert_eq!(failed, ["kernel/irq/affinity.c: Hunk #1 FAILED at 12"]);
+        assert_eq!(
+            inexact,
+            [
+                "lib/group_cpus.c: Hunk #1 succeeded at 420 (offset 3 lines)",
+                "lib/group_cpus.c: Hunk #2 succeeded at 500 with fuzz 1"
+            ]
+        );
         assert!(!is_package_name("./linux-source-6.12"));
     }
 }

@@ -1080,6 +1080,14 @@ pub fn try_run(scenario: &Scenario) -> Result<Outcome, ExternalError> {
             alloc_failed: None,
         });
     }
+    // Unfilled groups WARN only under the releases of the numgrps era.
+    let era = scenario.kernel.affinity_era();
+    for d in &mut devices {
+        d.warnings = std::mem::take(&mut d.warnings)
+            .into_iter()
+            .map(|w| w.for_era(era))
+            .collect();
+    }
     Ok(Outcome {
         devices,
         spread_counter_after: counter,

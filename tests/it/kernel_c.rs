@@ -400,6 +400,12 @@ fn broken_c_is_a_clear_error_in_the_cli() {
         if name == "nocompile" {
             assert_eq!(code, 2, "{out}{err}");
             assert!(err.contains(want) && err.contains("lib/group_cpus.c:"), "{err}");
+            // The compiler's message keeps its lines, one error or note a line.
+            assert!(
+                err.lines()
+                    .any(|l| l.starts_with("lib/group_cpus.c:") && l.contains("error:")),
+                "{err}"
+            );
             continue;
         }
         assert_eq!(code, 0, "{out}{err}");
@@ -469,6 +475,7 @@ async fn pages_run_registered_c_and_survive_broken_c() {
             apt_options: Vec::new(),
             sort: None,
             cache: s.path().join("cache"),
+            strict: false,
         })
     };
     let limits = Limits {
@@ -598,6 +605,7 @@ fn fake(name: &str, fails: bool) -> irqscope::web::kernel_c::Registered {
         api: "group_cpus_evenly(numgrps, &nummasks)".into(),
         compile_ms: 0,
         stages: Vec::new(),
+        patch_notes: Vec::new(),
     };
     let code = Fake {
         name: format!("c:{name}"),
@@ -753,4 +761,47 @@ async fn every_scenario_page_answers_a_c_variant_clearly() {
     assert_eq!(decoded.a.kernel_c.as_deref(), ids.get("fake").map(String::as_str));
     let (status, _) = send(&app, "GET", "/", None).await;
     assert_eq!(status, StatusCode::OK, "still serving");
+}
+
+/// A hunk that applies only at an offset (the tree moved since the patch was made) is built
+/// and said, and refused with --strict.
+#[test]
+fn a_hunk_applied_at_an_offset_is_said_and_refused_with_strict() {
+    let Some(t) = tree("IRQSCOPE_KERNEL_C_72") else { return };
+    let s = Scratch::new("offset");
+    let old = std::fs::read_to_string(t.join("lib/group_cpus.c")).unwrap();
+    let from = "numgrps * ncpus / remaining_ncpus);";
+    assert_eq!(old.matches(from).count(), 1);
+    // The patch is made against the file with three lines less at its top.
+    let cut: String = old.lines().skip(3).map(|l| format!("{l}\n")).collect();
+    let diff = make_patch(
+        s.path(),
+        &cut,
+        &cut.replace(from, "(numgrps * ncpus + 1) / remaining_ncpus);"),
+    );
+    let patch = s.path().join("moved.diff");
+    std::fs::write(&patch, diff).unwrap();
+    let cache = s.path().join("cache");
+    let args = |strict: bool| {
+        let mut a = vec![
+            "kernel-c",
+            "build",
+            t.to_str().unwrap(),
+            "--patch",
+            patch.to_str().unwrap(),
+        ];
+        if strict {
+            a.push("--strict");
+        }
+        a
+    };
+    let (code, out, err) = irqscope(&cache, &args(false));
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(
+        err.contains("lib/group_cpus.c: Hunk #1 succeeded at") && err.contains("(offset 3 lines)"),
+        "{err}"
+    );
+    let (code, _, err) = irqscope(&cache, &args(true));
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("applies only with an offset or fuzz (--strict)"), "{err}");
 }
