@@ -53,6 +53,7 @@ fn options(tree: &std::path::Path, cache: PathBuf) -> BuildOptions {
         apt_options: Vec::new(),
         sort: None,
         cache,
+        strict: false,
     }
 }
 

@@ -1,10 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * harness.c - runs one build of lib/group_cpus.c for irqscope, as a separate process.
+ * harness.c - runs one build of a tree's placement code for irqscope, as a separate process:
+ * lib/group_cpus.c always, and where the build has them kernel/irq/affinity.c (KC_AFFINITY)
+ * and block/blk-mq-cpumap.c (KC_BLK_MQ; KC_BLK_MQ_HW when it defines blk_mq_map_hw_queues()).
  *
- * The kernel file is compiled into this translation unit (#include KC_SOURCE) so that its
+ * lib/group_cpus.c is compiled into this translation unit (#include KC_SOURCE) so that its
  * file-static rotation counter, when it has one (KC_COUNTER names it), can be set before and
- * read after every call: the counter is an input and an output, like `--counter`.
+ * read after every call: the counter is an input and an output, like `--counter`. The other
+ * two files are compiled apart with group_cpus_evenly renamed to kc_traced_group_cpus_evenly
+ * below, which records the counter each of their calls consumed.
  *
  * Line protocol on stdin/stdout (one process answers many calls; irqscope's runner is the
  * only client):
@@ -12,13 +16,28 @@
  *   in:  topo NR_CPU_IDS NR_NODE_IDS        a new machine (the lines below up to "end")
  *        node N0 N1 ...                     cpu_to_node() of every CPU id (-1: not possible)
  *        present CPULIST
+ *        online CPULIST                     cpu_online_mask (default: the present CPUs)
  *        smt CPUS MASK                      topology_sibling_cpumask() of each CPU in
  *                                           CPUS is MASK (both cpulists; repeated);
  *                                           "smt MASK": CPUS is MASK
  *        cluster CPUS MASK                  topology_cluster_cpumask() likewise (a CPU
  *                                           named in no line has an empty mask)
  *        end
+ *        boot IRQAFFINITY MANAGED_IRQ       the boot parameters until the next boot line:
+ *                                           irqaffinity= (a cpulist; the boot CPU 0 is added
+ *                                           as irq_affinity_setup() does; "-": not given, every
+ *                                           CPU) and the HK_TYPE_MANAGED_IRQ housekeeping CPUs
+ *                                           of isolcpus=managed_irq ("-": not set)
  *        call NUMGRPS COUNTER               group_cpus_evenly(NUMGRPS) with the counter set
+ *        affinity COUNTER NVECS PRE POST SETS  irq_create_affinity_masks(NVECS, affd): SETS is
+ *                                           "-" (no calc_sets(): default_calc_sets()) or the
+ *                                           driver's set sizes, comma-separated
+ *        calcvec MINVEC MAXVEC PRE POST SETS  irq_calc_affinity_vectors()
+ *        mapq COUNTER NR_QUEUES QUEUE_OFFSET  blk_mq_map_queues() of a zeroed map
+ *        maphw COUNTER NR_QUEUES QUEUE_OFFSET OFFSET NVEC  blk_mq_map_hw_queues(qmap, dev,
+ *                                           OFFSET), the device's irq_get_affinity() giving
+ *                                           the NVEC masks of the "m CPULIST" lines after
+ *                                           (NULL past them; NVEC -1: no affinity at all)
  *        time NUMGRPS COUNTER ITERS         the same call 5 times untimed, then ITERS times,
  *                                           each timed alone (the call and the caller's
  *                                           kfree(), CLOCK_MONOTONIC), the counter set before
@@ -26,7 +45,14 @@
  *   out: ok                                 after "end"
  *        null COUNTER_AFTER NWARN           the call returned NULL
  *        masks NUMMASKS COUNTER_AFTER NWARN NUMGRPS, then NUMGRPS lines "m CPULIST"
- *        warn LINE TEXT                     NWARN lines (after either answer)
+ *        affnull COUNTER_AFTER NWARN        irq_create_affinity_masks() returned NULL
+ *        aff NVECS COUNTER_AFTER NWARN OFFSETS, then NVECS lines "d MANAGED CPULIST";
+ *                                           OFFSETS: the counter values the calls consumed,
+ *                                           comma-separated ("-": none)
+ *        calc N                             irq_calc_affinity_vectors()'s answer
+ *        map COUNTER_AFTER NWARN OFFSETS, then one line "q Q0 Q1 ..." (mq_map[] of every
+ *                                           CPU id, "-" for ids that are not possible)
+ *        warn FILE:LINE TEXT                NWARN lines (after any answer)
  *        time ITERS MEDIAN_NS MIN_NS MAX_NS  after "time": nanoseconds per call
  *        error TEXT                         a line irqscope could not read
  *
@@ -47,7 +73,10 @@
 
 unsigned int nr_cpu_ids = 1;
 unsigned int nr_node_ids = 1;
-struct cpumask irqscope_kc_possible, irqscope_kc_present;
+struct cpumask irqscope_kc_possible, irqscope_kc_present, irqscope_kc_online;
+static struct cpumask kc_default_affinity, kc_managed_irq;
+cpumask_var_t irq_default_affinity = &kc_default_affinity;
+const struct cpumask *irqscope_kc_managed_irq;
 int irqscope_kc_cpu_to_node[NR_CPUS];
 struct cpumask *irqscope_kc_sibling[NR_CPUS];
 struct cpumask *irqscope_kc_cluster[NR_CPUS];
@@ -125,12 +154,29 @@ static void kc_parse_cpulist(const char *s, struct cpumask *m)
 	}
 }
 
-static void kc_print_cpulist(const struct cpumask *m)
+/* The last path component of a file name, as the C's WARN sites are named. */
+static const char *kc_base(const char *file)
+{
+	const char *slash = strrchr(file, '/');
+
+	return slash ? slash + 1 : file;
+}
+
+static void kc_print_warnings(void)
+{
+	unsigned int i;
+
+	for (i = 0; i < kc_nwarn; i++)
+		printf("warn %s:%d %s\n", kc_base(kc_warn[i].file), kc_warn[i].line, kc_warn[i].cond);
+}
+
+/* A cpulist of m after PREFIX, then a newline. */
+static void kc_print_mask(const char *prefix, const struct cpumask *m)
 {
 	unsigned int cpu = find_first_bit(m->bits, nr_cpu_ids);
 	bool first = true;
 
-	fputs("m ", stdout);
+	fputs(prefix, stdout);
 	while (cpu < nr_cpu_ids) {
 		unsigned int end = cpu;
 
@@ -163,6 +209,7 @@ static void kc_read_topology(char *line, size_t cap, FILE *in)
 {
 	unsigned long ncpu, nnode;
 	unsigned int cpu;
+	bool online_given;
 
 	if (sscanf(line, "topo %lu %lu", &ncpu, &nnode) != 2 || !ncpu || ncpu > NR_CPUS ||
 	    !nnode || nnode > MAX_NUMNODES)
@@ -178,6 +225,7 @@ static void kc_read_topology(char *line, size_t cap, FILE *in)
 	kc_nsets = 0;
 	memset(&irqscope_kc_possible, 0, sizeof(irqscope_kc_possible));
 	memset(&irqscope_kc_present, 0, sizeof(irqscope_kc_present));
+	memset(&irqscope_kc_online, 0, sizeof(irqscope_kc_online));
 	memset(&irqscope_kc_node_possible, 0, sizeof(irqscope_kc_node_possible));
 	for (cpu = 0; cpu < nnode; cpu++)
 		set_bit(cpu, irqscope_kc_node_possible.bits);
@@ -187,6 +235,7 @@ static void kc_read_topology(char *line, size_t cap, FILE *in)
 		irqscope_kc_cluster[cpu] = &kc_empty;
 	}
 	(void)cap;
+	online_given = false;
 	for (;;) {
 		char *p;
 
@@ -212,6 +261,9 @@ static void kc_read_topology(char *line, size_t cap, FILE *in)
 			}
 		} else if (!strncmp(line, "present ", 8)) {
 			kc_parse_cpulist(line + 8, &irqscope_kc_present);
+		} else if (!strncmp(line, "online ", 7)) {
+			kc_parse_cpulist(line + 7, &irqscope_kc_online);
+			online_given = true;
 		} else if (!strncmp(line, "smt ", 4) || !strncmp(line, "cluster ", 8)) {
 			bool smt = line[0] == 's';
 			struct cpumask who, *cpus, *m, *first;
@@ -255,6 +307,35 @@ static void kc_read_topology(char *line, size_t cap, FILE *in)
 		} else {
 			kc_fail("unknown topology line");
 		}
+	}
+	if (!online_given)
+		cpumask_copy(&irqscope_kc_online, &irqscope_kc_present);
+	printf("ok\n");
+	fflush(stdout);
+}
+
+/* "boot IRQAFFINITY MANAGED_IRQ": irq_default_affinity as irq_affinity_setup() and
+ * init_irq_default_affinity() leave it, and the managed_irq housekeeping CPUs. */
+static void kc_read_boot(char *args)
+{
+	char *hk = strchr(args, ' ');
+
+	if (!hk)
+		kc_fail("bad boot line");
+	*hk++ = '\0';
+	memset(&kc_default_affinity, 0, sizeof(kc_default_affinity));
+	if (strcmp(args, "-")) {
+		kc_parse_cpulist(args, &kc_default_affinity);
+		/* "Set at least the boot cpu." */
+		cpumask_set_cpu(0, &kc_default_affinity);
+	}
+	if (cpumask_empty(&kc_default_affinity))
+		cpumask_setall(&kc_default_affinity);
+	if (strncmp(hk, "-", 1)) {
+		kc_parse_cpulist(hk, &kc_managed_irq);
+		irqscope_kc_managed_irq = &kc_managed_irq;
+	} else {
+		irqscope_kc_managed_irq = NULL;
 	}
 	printf("ok\n");
 	fflush(stdout);
@@ -308,13 +389,224 @@ static void kc_call(unsigned int numgrps, unsigned int counter)
 	} else {
 		printf("masks %u %u %u %u\n", nummasks, KC_COUNTER_GET(), kc_nwarn, numgrps);
 		for (i = 0; i < numgrps; i++)
-			kc_print_cpulist(&masks[i]);
+			kc_print_mask("m ", &masks[i]);
 		kfree(masks);
 	}
-	for (i = 0; i < kc_nwarn; i++)
-		printf("warn %d %s\n", kc_warn[i].line, kc_warn[i].cond);
+	kc_print_warnings();
 	fflush(stdout);
 }
+
+/* ---- the stages built from the rest of the tree ---- */
+
+#define KC_CALLS_MAX 64
+#define KC_NVECS_MAX 65536
+/* The counter values the group_cpus_evenly() calls of one stage consumed, in call order. */
+static unsigned int kc_offsets[KC_CALLS_MAX], kc_noffsets;
+
+#ifdef KC_GCE_NUMGRPS_ONLY
+struct cpumask *kc_traced_group_cpus_evenly(unsigned int numgrps);
+struct cpumask *kc_traced_group_cpus_evenly(unsigned int numgrps)
+#else
+struct cpumask *kc_traced_group_cpus_evenly(unsigned int numgrps, unsigned int *nummasks);
+struct cpumask *kc_traced_group_cpus_evenly(unsigned int numgrps, unsigned int *nummasks)
+#endif
+{
+	unsigned int before = KC_COUNTER_GET();
+	struct cpumask *masks;
+
+#ifdef KC_GCE_NUMGRPS_ONLY
+	masks = group_cpus_evenly(numgrps);
+#else
+	masks = group_cpus_evenly(numgrps, nummasks);
+#endif
+	if (KC_COUNTER_GET() != before && kc_noffsets < KC_CALLS_MAX)
+		kc_offsets[kc_noffsets++] = before;
+	return masks;
+}
+
+/* Before a stage: no WARNs, no offsets, the counter set. */
+static void kc_stage_start(unsigned long counter)
+{
+	if (counter > UINT_MAX)
+		kc_fail("counter out of range");
+	kc_nwarn = kc_nwarn_dropped = 0;
+	kc_noffsets = 0;
+	KC_COUNTER_SET((unsigned int)counter);
+}
+
+static void kc_print_offsets(void)
+{
+	unsigned int i;
+
+	if (!kc_noffsets)
+		fputs(" -", stdout);
+	for (i = 0; i < kc_noffsets; i++)
+		printf("%s%u", i ? "," : " ", kc_offsets[i]);
+	putchar('\n');
+}
+
+/* The driver's set sizes, installed by kc_calc_sets() as a driver's calc_sets() would. */
+static unsigned int kc_set_sizes[IRQ_AFFINITY_MAX_SETS + 4], kc_nsets_given;
+
+static void kc_calc_sets(struct irq_affinity *affd, unsigned int affvecs)
+{
+	unsigned int i;
+
+	(void)affvecs;
+	affd->nr_sets = kc_nsets_given;
+	for (i = 0; i < kc_nsets_given && i < IRQ_AFFINITY_MAX_SETS; i++)
+		affd->set_size[i] = kc_set_sizes[i];
+}
+
+/* "PRE POST SETS" of an affinity or calcvec line into affd. */
+static void kc_read_affd(const char *p, struct irq_affinity *affd)
+{
+	unsigned long pre, post;
+	char sets[256];
+
+	memset(affd, 0, sizeof(*affd));
+	if (sscanf(p, "%lu %lu %255s", &pre, &post, sets) != 3 || pre > KC_NVECS_MAX || post > KC_NVECS_MAX)
+		kc_fail("bad affinity request");
+	affd->pre_vectors = pre;
+	affd->post_vectors = post;
+	kc_nsets_given = 0;
+	if (strcmp(sets, "-")) {
+		char *q = sets, *end;
+
+		for (;;) {
+			unsigned long v = strtoul(q, &end, 10);
+
+			if (end == q || v > KC_NVECS_MAX || kc_nsets_given == ARRAY_SIZE(kc_set_sizes))
+				kc_fail("bad set sizes");
+			kc_set_sizes[kc_nsets_given++] = v;
+			if (*end != ',')
+				break;
+			q = end + 1;
+		}
+		affd->calc_sets = kc_calc_sets;
+	}
+}
+
+#ifdef KC_AFFINITY
+static void kc_affinity(const char *args)
+{
+	unsigned long counter, nvecs;
+	struct irq_affinity affd;
+	struct irq_affinity_desc *descs;
+	int used;
+	unsigned int i;
+
+	if (sscanf(args, "%lu %lu %n", &counter, &nvecs, &used) != 2 || nvecs > KC_NVECS_MAX)
+		kc_fail("bad affinity line");
+	kc_read_affd(args + used, &affd);
+	kc_stage_start(counter);
+	descs = irq_create_affinity_masks(nvecs, &affd);
+	if (!descs) {
+		printf("affnull %u %u\n", KC_COUNTER_GET(), kc_nwarn);
+	} else {
+		printf("aff %lu %u %u", nvecs, KC_COUNTER_GET(), kc_nwarn);
+		kc_print_offsets();
+		for (i = 0; i < nvecs; i++)
+			kc_print_mask(descs[i].is_managed ? "d 1 " : "d 0 ", &descs[i].mask);
+		kfree(descs);
+	}
+	kc_print_warnings();
+	fflush(stdout);
+}
+
+static void kc_calcvec(const char *args)
+{
+	unsigned long minvec, maxvec;
+	struct irq_affinity affd;
+	int used;
+
+	if (sscanf(args, "%lu %lu %n", &minvec, &maxvec, &used) != 2 || minvec > UINT_MAX || maxvec > UINT_MAX)
+		kc_fail("bad calcvec line");
+	kc_read_affd(args + used, &affd);
+	kc_stage_start(0);
+	printf("calc %u\n", irq_calc_affinity_vectors(minvec, maxvec, &affd));
+	fflush(stdout);
+}
+#endif
+
+#ifdef KC_BLK_MQ
+/* The device blk_mq_map_hw_queues() asks: its vectors' affinity masks, NULL past them. */
+static struct cpumask *kc_dev_masks;
+static long kc_dev_nvec;
+
+static const struct cpumask *kc_irq_get_affinity(struct device *dev, unsigned int vec)
+{
+	(void)dev;
+	if (kc_dev_nvec < 0 || vec >= (unsigned long)kc_dev_nvec)
+		return NULL;
+	return &kc_dev_masks[vec];
+}
+
+static const struct bus_type kc_bus = { .irq_get_affinity = kc_irq_get_affinity };
+
+/* Print the map of a mapper's answer (mq_map of every CPU id). */
+static void kc_print_map(const unsigned int *mq_map)
+{
+	unsigned int cpu;
+
+	printf("map %u %u", KC_COUNTER_GET(), kc_nwarn);
+	kc_print_offsets();
+	fputs("q", stdout);
+	for (cpu = 0; cpu < nr_cpu_ids; cpu++) {
+		if (cpumask_test_cpu(cpu, cpu_possible_mask))
+			printf(" %u", mq_map[cpu]);
+		else
+			fputs(" -", stdout);
+	}
+	putchar('\n');
+	kc_print_warnings();
+	fflush(stdout);
+}
+
+/* "mapq COUNTER NR_QUEUES QUEUE_OFFSET" and "maphw COUNTER NR_QUEUES QUEUE_OFFSET OFFSET NVEC". */
+static void kc_map(const char *args, bool hw, char *line, size_t cap, FILE *in)
+{
+	unsigned long counter, nr_queues, queue_offset, offset = 0;
+	long nvec = -1, i;
+	struct blk_mq_queue_map qmap;
+	struct device dev = { .bus = &kc_bus };
+	int n = hw ? sscanf(args, "%lu %lu %lu %lu %ld", &counter, &nr_queues, &queue_offset, &offset, &nvec)
+		   : sscanf(args, "%lu %lu %lu", &counter, &nr_queues, &queue_offset);
+
+	if (n != (hw ? 5 : 3) || nr_queues > KC_NUMGRPS_MAX || queue_offset > UINT_MAX ||
+	    offset > KC_NVECS_MAX || nvec < -1 || nvec > KC_NVECS_MAX)
+		kc_fail("bad map line");
+	free(kc_dev_masks);
+	kc_dev_masks = calloc(nvec > 0 ? nvec : 1, sizeof(*kc_dev_masks));
+	if (!kc_dev_masks)
+		kc_fail("out of memory");
+	kc_dev_nvec = nvec;
+	for (i = 0; i < nvec; i++) {
+		if (!fgets(line, (int)cap, in) || strncmp(line, "m ", 2))
+			kc_fail("a mask line expected");
+		kc_parse_cpulist(line + 2, &kc_dev_masks[i]);
+	}
+	qmap.nr_queues = nr_queues;
+	qmap.queue_offset = queue_offset;
+	qmap.mq_map = calloc(nr_cpu_ids, sizeof(*qmap.mq_map));
+	if (!qmap.mq_map)
+		kc_fail("out of memory");
+	kc_stage_start(counter);
+#ifdef KC_BLK_MQ_HW
+	if (hw)
+		blk_mq_map_hw_queues(&qmap, &dev, offset);
+	else
+		blk_mq_map_queues(&qmap);
+#else
+	(void)dev;
+	if (hw)
+		kc_fail("this tree has no blk_mq_map_hw_queues()");
+	blk_mq_map_queues(&qmap);
+#endif
+	kc_print_map(qmap.mq_map);
+	free(qmap.mq_map);
+}
+#endif
 
 static int kc_cmp_ns(const void *a, const void *b)
 {
@@ -384,6 +676,20 @@ int main(int argc, char **argv)
 			    iters > KC_TIME_ITERS_MAX)
 				kc_fail("time out of range");
 			kc_time((unsigned int)numgrps, (unsigned int)counter, iters);
+		} else if (!strncmp(line, "boot ", 5)) {
+			kc_read_boot(line + 5);
+#ifdef KC_AFFINITY
+		} else if (!strncmp(line, "affinity ", 9)) {
+			kc_affinity(line + 9);
+		} else if (!strncmp(line, "calcvec ", 8)) {
+			kc_calcvec(line + 8);
+#endif
+#ifdef KC_BLK_MQ
+		} else if (!strncmp(line, "mapq ", 5)) {
+			kc_map(line + 5, false, line, cap, stdin);
+		} else if (!strncmp(line, "maphw ", 6)) {
+			kc_map(line + 6, true, line, cap, stdin);
+#endif
 		} else if (!strncmp(line, "quit", 4)) {
 			break;
 		} else {

@@ -41,6 +41,10 @@ pub struct SourceArgs {
     /// Where builds are cached (default: $IRQSCOPE_KERNEL_C_DIR, ~/.cache/irqscope/kernel-c).
     #[arg(long, value_name = "DIR")]
     cache_dir: Option<PathBuf>,
+    /// Refuse a patch whose hunks apply only at an offset or with fuzz (the tree is not the
+    /// one it was made against).
+    #[arg(long)]
+    strict: bool,
 }
 
 #[derive(clap::Args)]
@@ -100,6 +104,7 @@ fn options(a: &SourceArgs) -> anyhow::Result<BuildOptions> {
         apt_options: a.apt_options.clone(),
         sort,
         cache: a.cache_dir.clone().unwrap_or_else(kernel_c::cache_dir),
+        strict: a.strict,
     })
 }
 
@@ -116,6 +121,7 @@ fn build(a: BuildArgs) -> anyhow::Result<ExitCode> {
     let started = std::time::Instant::now();
     let built = tools::build(&opts)?;
     let p = &built.provenance;
+    inexact_hunks(p);
     println!("c:{}", p.name);
     println!("  source   {}", p.origin);
     if let Some(v) = &p.version {
@@ -131,6 +137,10 @@ fn build(a: BuildArgs) -> anyhow::Result<ExitCode> {
     if let Some(c) = &p.counter {
         println!("  counter  {c} (set by --counter)");
     }
+    print!(
+        "{}",
+        irqscope::render::text::wrap(&p.stages_line(), "  stages   ", "           ")
+    );
     println!("  built in {} ms", started.elapsed().as_millis());
     Ok(ExitCode::SUCCESS)
 }
@@ -180,11 +190,46 @@ fn time_cmd(a: TimeArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// The model a version selects (the release table of `lab`).
-fn model_for(version: Option<&str>) -> Option<(Variant, SortGen)> {
+/// The hunks that applied at an offset or with fuzz, one warning line each on stderr.
+fn inexact_hunks(p: &kernel_c::Provenance) {
+    for n in &p.patch_notes {
+        eprintln!("irqscope: warning: {n} (--strict refuses it)");
+    }
+}
+
+/// The models a version selects (the release table of `kernel::release`).
+fn models_for(version: Option<&str>) -> Option<verify::Models> {
     let (major, minor) = tools::source::major_minor(version?)?;
-    let g = irqscope::lab::generation((major, minor));
-    Some((Variant::from_name(g.variant)?, SortGen::from_name(g.sort)?))
+    let g = irqscope::kernel::release::generation((major, minor));
+    Some(verify::Models {
+        variant: Variant::from_name(g.variant)?,
+        sort: SortGen::from_name(g.sort)?,
+        era: g.affinity,
+        mapper: g.mapper,
+    })
+}
+
+/// The models a verify run compares with: the version's, the variant `--against` names
+/// replacing its variant (a single file has no version: its `--sort`, the newest era and
+/// mapper).
+fn verify_models(a: &VerifyArgs, opts: &BuildOptions, p: &kernel_c::Provenance) -> anyhow::Result<verify::Models> {
+    let by_version = models_for(p.version.as_deref());
+    let newest = models_for(Some("7.2")).expect("the release table knows 7.2");
+    let mut models = by_version.unwrap_or(newest);
+    match &a.against {
+        Some(name) => models.variant = irqscope::scenario::spec::parse_variant(name)?,
+        None if by_version.is_none() => anyhow::bail!(
+            "{}: no kernel version to select a model by; name one with --against",
+            p.origin
+        ),
+        None => {}
+    }
+    if let Some(s) = opts.sort {
+        models.sort = s;
+    } else if by_version.is_none() {
+        models.sort = SortGen::HeapV6_11;
+    }
+    Ok(models)
 }
 
 fn verify_cmd(a: VerifyArgs) -> anyhow::Result<ExitCode> {
@@ -197,53 +242,89 @@ fn verify_cmd(a: VerifyArgs) -> anyhow::Result<ExitCode> {
     let opts = options(&a.source)?;
     let built = tools::build(&opts)?;
     let p = built.provenance.clone();
-    let by_version = model_for(p.version.as_deref());
-    let variant = match &a.against {
-        Some(name) => irqscope::scenario::spec::parse_variant(name)?,
-        None => by_version.map(|(v, _)| v).ok_or_else(|| {
-            anyhow::anyhow!(
-                "{}: no kernel version to select a model by; name one with --against",
-                p.origin
-            )
-        })?,
-    };
-    // The sort: a single file's own; a tree's by its version.
-    let sort = match (opts.sort, by_version) {
-        (Some(s), _) => s,
-        (None, Some((_, s))) => s,
-        (None, None) => SortGen::HeapV6_11,
-    };
+    inexact_hunks(&p);
+    let models = verify_models(&a, &opts, &p)?;
     let c = KernelC::new(built, Limits::from_env());
-    let outcome = verify::verify(&c, variant, sort, a.cases, a.seed)?;
-    let label = format!("c:{} against {} ({})", p.name, variant.name(), sort.name());
-    let Some((
-        case,
-        verify::Verdict::Differ {
-            field,
-            c,
-            model,
-            golden,
-        },
-    )) = outcome.disagreement
-    else {
-        println!("{label}: seed {}", a.seed);
-        println!("{} agree", outcome.agreed);
+    let outcome = verify::verify(&c, models, a.cases, a.seed)?;
+    println!("c:{}, seed {}", p.name, a.seed);
+    println!(
+        "against {} ({}, {}, mapper {}):",
+        models.variant.name(),
+        models.sort.name(),
+        models.era.name(),
+        models.mapper.name(),
+    );
+    let failed = outcome.disagreement.as_ref().map(|(s, _, _)| *s);
+    for (stage, n) in &outcome.agreed {
+        let then = if Some(*stage) == failed {
+            ", then a disagreement"
+        } else {
+            ""
+        };
+        println!("  {:<26} {n} agree{then}", stage.name());
+    }
+    let Some((stage, case, verdict)) = outcome.disagreement else {
+        println!(
+            "{} machines, {} stages: all agree",
+            outcome.machines,
+            outcome.agreed.len()
+        );
         return Ok(ExitCode::SUCCESS);
+    };
+    report_disagreement(&a, &opts, &p, stage, &case, verdict)?;
+    Ok(ExitCode::from(1))
+}
+
+/// The shrunk case of a disagreement: the machine, the input, both answers at the first
+/// differing field, the files written and the command that reproduces the run.
+fn report_disagreement(
+    a: &VerifyArgs,
+    opts: &BuildOptions,
+    p: &kernel_c::Provenance,
+    stage: irqscope::kernel::Stage,
+    case: &verify::Case,
+    verdict: verify::Verdict,
+) -> anyhow::Result<()> {
+    let verify::Verdict::Differ {
+        field,
+        c,
+        model,
+        golden,
+    } = verdict
+    else {
+        unreachable!("a disagreement is reported with its difference")
     };
     let dir = a.out.clone().unwrap_or_else(|| opts.cache.join("verify"));
     std::fs::create_dir_all(&dir)?;
-    let file = dir.join(format!("disagreement-{}-seed{}.json", p.name, a.seed));
+    // Per build: two patches verified with one seed keep their own files.
+    let file = dir.join(format!("disagreement-{}-{}-seed{}.json", p.name, &p.id[..12], a.seed));
     std::fs::write(&file, serde_json::to_string_pretty(&golden)? + "\n")?;
     let toml_file = file.with_extension("toml");
     std::fs::write(&toml_file, toml::to_string(&case.shape.spec())?)?;
-    println!("{label}: seed {}", a.seed);
-    println!("{} agree, then a disagreement, shrunk to", outcome.agreed);
-    println!(
-        "{} CPUs, {} nodes, numgrps {}, counter {}:",
-        case.shape.cpus(),
-        case.shape.nodes.len() + case.shape.memoryless as usize,
-        case.numgrps,
-        case.counter
+    let topo = case.shape.topology().map_err(|e| anyhow::anyhow!(e))?;
+    let nodes = case.shape.nodes.len() + case.shape.memoryless as usize;
+    let plural = |n: usize| if n == 1 { "" } else { "s" };
+    let cpus = case.shape.cpus() as usize;
+    let mut head = format!(
+        "{cpus} CPU{}, {nodes} node{}, {}",
+        plural(cpus),
+        plural(nodes),
+        case.shape.arch.name()
+    );
+    let offline = topo.present().andnot(topo.online());
+    if !offline.is_empty() {
+        head.push_str(&format!(", {offline} offline"));
+    }
+    let boot = case.boot.describe(&topo);
+    if !boot.is_empty() {
+        head.push_str(&format!(", {boot}"));
+    }
+    let wrap = |t: &str, first: &str, rest: &str| irqscope::render::text::wrap(t, first, rest);
+    println!("shrunk to");
+    print!("{}", wrap(&head, "", ""));
+    print!(
+        "{}",
+        wrap(&format!("{}(): {}", stage.name(), case.input.describe()), "", "  ")
     );
     println!("  first difference: {field}");
     println!("  C:     {}", short(&c));
@@ -252,23 +333,43 @@ fn verify_cmd(a: VerifyArgs) -> anyhow::Result<ExitCode> {
     println!("  {}", file.display());
     println!("machine: {}", toml_file.display());
     println!("reproduce:");
+    let mut out = String::new();
+    irqscope::render::text::command_block(&reproduce_words(a), &mut out);
+    print!("{out}");
+    println!("  irqscope check-golden {}", file.display());
+    Ok(())
+}
+
+/// The command that runs the same verify again: the source, its patches, the apt options a
+/// package needs, the model named and the run's size and seed.
+fn reproduce_words(a: &VerifyArgs) -> Vec<String> {
     let mut words = vec![
         "irqscope".to_string(),
         "kernel-c".into(),
         "verify".into(),
         a.source.source.clone(),
     ];
+    if let Some(n) = &a.source.name {
+        words.push(format!("--name {n}"));
+    }
     for pth in &a.source.patches {
         words.push(format!("--patch {}", pth.display()));
     }
-    words.push(format!("--against {}", variant.name()));
+    for o in &a.source.apt_options {
+        words.push(format!("--apt-option {o}"));
+    }
+    if let Some(s) = &a.source.sort {
+        words.push(format!("--sort {s}"));
+    }
+    if a.source.strict {
+        words.push("--strict".into());
+    }
+    if let Some(v) = &a.against {
+        words.push(format!("--against {v}"));
+    }
     words.push(format!("--cases {}", a.cases));
     words.push(format!("--seed {}", a.seed));
-    let mut out = String::new();
-    irqscope::render::text::command_block(&words, &mut out);
-    print!("{out}");
-    println!("  irqscope check-golden {}", file.display());
-    Ok(ExitCode::from(1))
+    words
 }
 
 /// A field's value, cut to fit a line.
@@ -336,6 +437,7 @@ pub fn register_for_serve(sources: &[String], patches: &[String]) -> anyhow::Res
             apt_options: Vec::new(),
             sort: None,
             cache: kernel_c::cache_dir(),
+            strict: false,
         };
         let build = tools::build(&opts)
             .map(|b| {

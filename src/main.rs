@@ -146,7 +146,7 @@ fn main() -> ExitCode {
     match result {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("irqscope: {}", one_line(&e));
+            eprintln!("irqscope: {}", error_text(&e));
             ExitCode::from(2)
         }
     }
@@ -199,6 +199,14 @@ fn argument_error(e: clap::Error) -> ExitCode {
     };
     eprintln!("irqscope: {message} (see `{command} --help`)");
     ExitCode::from(2)
+}
+
+/// An error as one line, but a compiler's message keeps its lines: each names a file and line.
+fn error_text(e: &anyhow::Error) -> String {
+    match e.downcast_ref::<irqscope::kernel_c::KernelCError>() {
+        Some(k) if k.to_string().contains('\n') => k.to_string(),
+        _ => one_line(e),
+    }
 }
 
 fn one_line(e: &anyhow::Error) -> String {

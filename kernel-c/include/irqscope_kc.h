@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * irqscope_kc.h - irqscope's user-space stand-in for the kernel headers that lib/group_cpus.c
- * and lib/sort.c include. Every <linux/...> header irqscope provides (the list is
+ * irqscope_kc.h - irqscope's user-space stand-in for the kernel headers that lib/group_cpus.c,
+ * lib/sort.c, kernel/irq/affinity.c and block/blk-mq-cpumap.c include. Every <linux/...>
+ * header irqscope provides, and the block layer's local "blk.h" and "blk-mq.h" (the list is
  * LINUX_HEADERS in src/kernel_c_tools/build.rs, written into each build) includes this one file;
  * a header outside that list is missing on purpose, so a build names it.
  *
@@ -13,7 +14,9 @@
  * What the stand-ins model: the bitmap and find-bit semantics (lowest set bit first, results
  * clipped to the walk's size, "none" returned as the size), cpumask and nodemask operations,
  * the topology accessors (cpu_to_node, topology_sibling_cpumask, topology_cluster_cpumask,
- * cpu_possible_mask, cpu_present_mask, the possible nodes) as tables the harness fills from
+ * cpu_possible_mask, cpu_present_mask, cpu_online_mask, the possible nodes) and the boot
+ * parameters (irq_default_affinity, the HK_TYPE_MANAGED_IRQ housekeeping mask) as tables the
+ * harness fills from
  * irqscope's view of the machine, the slab allocators (calloc; they never fail unless the
  * process's memory limit is hit), atomic_t (a plain int: one thread), and WARN_ON() family
  * (recorded with file, line and condition, returned to irqscope as data).
@@ -208,10 +211,10 @@ typedef struct cpumask cpumask_t;
 #define cpumask_bits(maskp) ((maskp)->bits)
 
 extern unsigned int nr_cpu_ids;
-extern struct cpumask irqscope_kc_possible, irqscope_kc_present;
+extern struct cpumask irqscope_kc_possible, irqscope_kc_present, irqscope_kc_online;
 #define cpu_possible_mask ((const struct cpumask *)&irqscope_kc_possible)
 #define cpu_present_mask ((const struct cpumask *)&irqscope_kc_present)
-#define cpu_online_mask cpu_present_mask
+#define cpu_online_mask ((const struct cpumask *)&irqscope_kc_online)
 #define small_cpumask_bits nr_cpu_ids
 #define large_cpumask_bits nr_cpu_ids
 
@@ -380,8 +383,80 @@ void sort_nonatomic(void *base, size_t num, size_t size, cmp_func_t cmp_func,
 #define cmp_int(l, r) (((l) > (r)) - ((l) < (r)))
 
 /*
- * include/linux/group_cpus.h: deliberately no prototype. The harness calls the file's own
- * group_cpus_evenly() in whichever of its two forms the file defines (numgrps alone before
- * the nummasks out-parameter, numgrps and &nummasks after).
+ * include/linux/group_cpus.h: group_cpus_evenly() in whichever of its two forms the build's
+ * lib/group_cpus.c defines (numgrps alone before the nummasks out-parameter, numgrps and
+ * &nummasks after; the build says which with KC_GCE_NUMGRPS_ONLY). affinity.c and
+ * blk-mq-cpumap.c are compiled with group_cpus_evenly renamed to the harness's wrapper,
+ * which records the counter each call consumed.
  */
+#ifdef KC_GCE_NUMGRPS_ONLY
+struct cpumask *group_cpus_evenly(unsigned int numgrps);
+#else
+struct cpumask *group_cpus_evenly(unsigned int numgrps, unsigned int *nummasks);
+#endif
+
+/* ---- include/linux/interrupt.h: what kernel/irq/affinity.c reads ---- */
+#define IRQ_AFFINITY_MAX_SETS 4
+struct irq_affinity {
+	unsigned int pre_vectors;
+	unsigned int post_vectors;
+	unsigned int nr_sets;
+	unsigned int set_size[IRQ_AFFINITY_MAX_SETS];
+	void (*calc_sets)(struct irq_affinity *, unsigned int nvecs);
+	void *priv;
+};
+struct irq_affinity_desc {
+	struct cpumask mask;
+	unsigned int is_managed : 1;
+};
+/* Every CPU, or irqaffinity= plus the boot CPU (kernel/irq/irqdesc.c); the harness sets it. */
+extern cpumask_var_t irq_default_affinity;
+struct irq_affinity_desc *irq_create_affinity_masks(unsigned int nvecs, struct irq_affinity *affd);
+unsigned int irq_calc_affinity_vectors(unsigned int minvec, unsigned int maxvec,
+				       const struct irq_affinity *affd);
+static inline void cpumask_setall(struct cpumask *m) { memset(m->bits, 0xff, sizeof(m->bits)); }
+
+/* ---- include/linux/sched/isolation.h: housekeeping, HK_TYPE_MANAGED_IRQ from isolcpus= ---- */
+enum hk_type {
+	HK_TYPE_DOMAIN,
+	HK_TYPE_MANAGED_IRQ,
+	HK_TYPE_KERNEL_NOISE,
+	HK_TYPE_IO_QUEUE,
+	HK_TYPE_MAX
+};
+/* The HK_TYPE_MANAGED_IRQ housekeeping CPUs when isolcpus=managed_irq,... is set, else NULL. */
+extern const struct cpumask *irqscope_kc_managed_irq;
+static inline bool housekeeping_enabled(enum hk_type type)
+{
+	return type == HK_TYPE_MANAGED_IRQ && irqscope_kc_managed_irq;
+}
+static inline const struct cpumask *housekeeping_cpumask(enum hk_type type)
+{
+	return housekeeping_enabled(type) ? irqscope_kc_managed_irq : cpu_possible_mask;
+}
+static inline bool housekeeping_test_cpu(int cpu, enum hk_type type)
+{
+	return cpumask_test_cpu(cpu, housekeeping_cpumask(type));
+}
+
+/* ---- block/blk-mq.h, include/linux/device/bus.h: what block/blk-mq-cpumap.c reads ---- */
+#define min_not_zero(x, y) ({ __typeof__(x) _kc_a = (x); __typeof__(y) _kc_b = (y); \
+	_kc_a == 0 ? _kc_b : (_kc_b == 0 ? _kc_a : min(_kc_a, _kc_b)); })
+struct device;
+struct bus_type {
+	const struct cpumask *(*irq_get_affinity)(struct device *dev, unsigned int irq_vec);
+};
+struct device {
+	const struct bus_type *bus;
+};
+struct blk_mq_queue_map {
+	unsigned int *mq_map;
+	unsigned int nr_queues;
+	unsigned int queue_offset;
+};
+void blk_mq_map_queues(struct blk_mq_queue_map *qmap);
+void blk_mq_map_hw_queues(struct blk_mq_queue_map *qmap, struct device *dev, unsigned int offset);
+int blk_mq_hw_queue_to_node(struct blk_mq_queue_map *qmap, unsigned int index);
+unsigned int blk_mq_num_possible_queues(unsigned int max_queues);
+unsigned int blk_mq_num_online_queues(unsigned int max_queues);
 #endif /* IRQSCOPE_KC_H */

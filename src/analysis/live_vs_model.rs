@@ -273,18 +273,7 @@ pub fn named_models(variant: Option<&str>, effective: Option<&str>) -> Result<(S
     Ok((variant, effective))
 }
 
-/// The architecture a kernel release was built for, from Debian's and the usual flavour
-/// suffixes (`6.12.117+deb12-cloud-arm64`, `…-arm64`, `aarch64`; `…-amd64`, `x86_64`).
-pub fn release_arch(release: &str) -> Option<Arch> {
-    let r = release.to_ascii_lowercase();
-    if r.contains("arm64") || r.contains("aarch64") {
-        Some(Arch::Arm64)
-    } else if r.contains("amd64") || r.contains("x86_64") || r.contains("x86-64") {
-        Some(Arch::X86_64)
-    } else {
-        None
-    }
-}
+pub use crate::live::devices::release_arch;
 
 /// What to compare a snapshot against.
 #[derive(Debug, Clone, PartialEq, Eq)]

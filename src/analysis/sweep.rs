@@ -493,9 +493,10 @@ pub fn run_until(config: &SweepConfig, stop: &(dyn Fn() -> bool + Sync)) -> Resu
         return err(format!("{} combinations; at most {ROWS_MAX}", config.rows()));
     }
     // What --kernel picks beyond the variant, sort and effective model, as each row's
-    // permalink carries it (Sweep::spec).
+    // permalink carries it (Sweep::spec); without one, the newest release's, as `simulate`
+    // and the pages take it (the vectors per CPU of its window among them).
     let generation = match config.kernel.as_deref() {
-        None => None,
+        None => Some(crate::kernel::release::generation(crate::kernel::release::NEWEST)),
         Some(k) => Some(
             crate::kernel::release::parse_release(k)
                 .map(crate::kernel::release::generation)
@@ -758,11 +759,10 @@ impl Sweep {
             .find(|m| m.name == mix)
             .map(|m| m.devices.clone())
             .unwrap_or_default();
-        let release = self
-            .config
-            .kernel
-            .as_deref()
-            .and_then(crate::kernel::release::parse_release);
+        let release = match self.config.kernel.as_deref() {
+            None => Some(crate::kernel::release::NEWEST),
+            Some(k) => crate::kernel::release::parse_release(k),
+        };
         let g = release.map(crate::kernel::release::generation);
         let pic = catalogue::get(topology).and_then(|t| t.legacy_pic()).unwrap_or(false);
         ScenarioSpec {
@@ -783,7 +783,7 @@ impl Sweep {
                 Placement::External(e) => Some(e.external().0.id().to_string()),
                 _ => None,
             },
-            kernel: g.as_ref().and(self.config.kernel.clone()),
+            kernel: self.config.kernel.clone().filter(|_| g.is_some()),
             affinity: g.as_ref().map(|g| g.affinity.name().to_string()),
             mapper: g.as_ref().map(|g| g.mapper.name().to_string()),
             vectors_per_cpu: g.as_ref().map(|g| g.window.vectors_per_cpu(pic)),

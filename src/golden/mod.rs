@@ -12,6 +12,7 @@
 //! the test suite and the CLI must run the very same check.
 
 pub mod mana_sched;
+pub mod pipeline;
 
 use crate::kernel::blk_mq_cpumap::{blk_mq_map_queues, Mapper};
 use crate::kernel::vector_matrix::EffectiveModel;
@@ -159,6 +160,9 @@ pub fn run_case(case: &Value, kind: &str) -> Result<Value, String> {
         "group_cpus_evenly" => run_group_cpus(case),
         "system" => run_system(case),
         "blk_mq" => run_blk_mq(case),
+        "irq_create_affinity_masks" => pipeline::run_affinity(case),
+        "irq_calc_affinity_vectors" => pipeline::run_calc(case),
+        "blk_mq_map_hw_queues" => pipeline::run_map_hw(case),
         "mana" => mana_sched::run_mana_case(case),
         "sched" => mana_sched::run_sched_case(case),
         other => Err(format!("cannot run cases of kind {other:?}")),

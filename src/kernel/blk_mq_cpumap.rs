@@ -12,7 +12,7 @@
 //!
 //! A map is one entry per CPU id: the queue, or `None` for ids that are not possible.
 
-use super::group_cpus::{ExternalError, Spreader, Variant};
+use super::group_cpus::{BootMasks, ExternalError, Spreader, Stage, Variant};
 use super::sort::SortGen;
 use super::KernelWarn;
 use crate::topology::{CpuSet, Topology};
@@ -55,6 +55,30 @@ impl Mapper {
     }
 }
 
+/// What the driver-side map from IRQ affinity does when a queue's vector has no mask (the
+/// device was allocated without affinity, or has fewer vectors than queues). Frozen names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum HwFallback {
+    /// `blk_mq_pci_map_queues()` (block/blk-mq-pci.c, .. v6.13; the NVMe driver of Debian's
+    /// 6.12.118): `WARN_ON_ONCE(nr_queues > 1)` and `blk_mq_clear_mq_map()`, every possible
+    /// CPU on queue 0.
+    Clear,
+    /// `blk_mq_map_hw_queues()` (block/blk-mq-cpumap.c, v6.14 ..; the NVMe driver of Debian's
+    /// 7.2.13): `blk_mq_map_queues()` of the same map.
+    MapQueues,
+}
+
+impl HwFallback {
+    pub const ALL: [HwFallback; 2] = [HwFallback::Clear, HwFallback::MapQueues];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            HwFallback::Clear => "clear",
+            HwFallback::MapQueues => "map-queues",
+        }
+    }
+}
+
 /// A CPU → queue map and the counter values its `group_cpus_evenly` call consumed.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct QueueMap {
@@ -76,21 +100,38 @@ pub fn blk_mq_map_queues(
     warnings: &mut Vec<KernelWarn>,
 ) -> QueueMap {
     let spreader = Spreader::Model(variant, sort);
-    blk_mq_map_queues_with(topo, mapper, nr_queues, queue_offset, spreader, counter, warnings)
+    let all = CpuSet::full(topo.nr_cpu_ids());
+    let boot = BootMasks {
+        default_affinity: &all,
+        managed_irq: None,
+    };
+    blk_mq_map_queues_with(topo, mapper, nr_queues, queue_offset, spreader, boot, counter, warnings)
         .expect("a named model answers every call")
 }
 
 /// [`blk_mq_map_queues`] with the `group_cpus_evenly()` call going to `spreader` (a named
-/// model, or outside code whose failure is returned as the error).
+/// model, or outside code whose failure is returned as the error). Outside code that brings
+/// its own `blk_mq_map_queues()` (a tree's block/blk-mq-cpumap.c) answers the mappers that
+/// call `group_cpus_evenly()`, under the boot parameters.
+#[allow(clippy::too_many_arguments)]
 pub fn blk_mq_map_queues_with(
     topo: &Topology,
     mapper: Mapper,
     nr_queues: u32,
     queue_offset: u32,
     spreader: Spreader<'_>,
+    boot: BootMasks<'_>,
     counter: &mut u32,
     warnings: &mut Vec<KernelWarn>,
 ) -> Result<QueueMap, ExternalError> {
+    if let Some(code) = spreader
+        .external_with(Stage::BlkMqMapQueues)
+        .filter(|_| mapper.uses_group_cpus())
+    {
+        if let Some(answer) = code.blk_mq_map_queues(topo, nr_queues, queue_offset, boot, counter, warnings) {
+            return answer;
+        }
+    }
     let possible = topo.possible();
     let mut map: Vec<Option<u32>> = (0..topo.nr_cpu_ids())
         .map(|c| possible.contains(c).then_some(0))
@@ -205,31 +246,72 @@ fn get_first_sibling(topo: &Topology, cpu: u32) -> u32 {
     topo.smt(cpu).first().unwrap_or(cpu)
 }
 
-/// The driver-side map built from a device's IRQ affinity (`blk_mq_map_hw_queues()`): every
-/// possible CPU starts on queue 0; then, for each queue in order, every CPU of the mask of
-/// vector `first_vector + q` moves to queue `q` (later queues overwrite earlier ones).
-/// `masks = None` means the device got no affinity masks.
-pub(crate) fn blk_mq_map_hw_queues(
+/// The driver-side map of a device's queues from its IRQ affinity (`blk_mq_map_hw_queues()`,
+/// before it `blk_mq_pci_map_queues()`): every possible CPU starts on queue 0; then, for each
+/// queue in order, every CPU of the mask of vector `first_vector + q` moves to queue
+/// `queue_offset + q` (later queues overwrite earlier ones). A queue whose vector has no mask
+/// (`masks = None`: the device got no affinity masks; or past its vectors) ends the walk in
+/// `fallback` ([`HwFallback`]). Outside code that brings its own `blk_mq_map_hw_queues()`
+/// answers the whole map.
+#[allow(clippy::too_many_arguments)]
+pub fn blk_mq_map_hw_queues(
     topo: &Topology,
     nr_queues: u32,
+    queue_offset: u32,
     masks: Option<&[CpuSet]>,
     first_vector: u32,
+    fallback: HwFallback,
+    (mapper, spreader): (Mapper, Spreader<'_>),
+    boot: BootMasks<'_>,
+    counter: &mut u32,
     warnings: &mut Vec<KernelWarn>,
-) -> Vec<Option<u32>> {
+) -> Result<QueueMap, ExternalError> {
+    if let Some(code) = spreader.external_with(Stage::BlkMqMapHwQueues) {
+        let answer = code.blk_mq_map_hw_queues(
+            topo,
+            nr_queues,
+            queue_offset,
+            masks,
+            first_vector,
+            boot,
+            counter,
+            warnings,
+        );
+        if let Some(answer) = answer {
+            return answer;
+        }
+    }
     let possible = topo.possible();
     let mut map: Vec<Option<u32>> = (0..topo.nr_cpu_ids())
         .map(|c| possible.contains(c).then_some(0))
         .collect();
-    if let Some(masks) = masks {
-        for q in 0..nr_queues {
-            let Some(mask) = masks.get((u64::from(first_vector) + u64::from(q)) as usize) else {
-                warnings.push(KernelWarn::QueueWithoutVector { queue: q });
-                continue;
+    for q in 0..nr_queues {
+        let vector = u64::from(first_vector) + u64::from(q);
+        let Some(mask) = masks.and_then(|m| m.get(vector as usize)) else {
+            return match fallback {
+                HwFallback::Clear => {
+                    if nr_queues > 1 {
+                        warnings.push(KernelWarn::QueueWithoutVector { queue: q });
+                    }
+                    for slot in map.iter_mut().flatten() {
+                        *slot = 0;
+                    }
+                    Ok(QueueMap {
+                        map,
+                        spread_offsets: Vec::new(),
+                    })
+                }
+                HwFallback::MapQueues => {
+                    blk_mq_map_queues_with(topo, mapper, nr_queues, queue_offset, spreader, boot, counter, warnings)
+                }
             };
-            for cpu in mask.iter().filter(|&c| possible.contains(c)) {
-                map[cpu as usize] = Some(q);
-            }
+        };
+        for cpu in mask.iter().filter(|&c| possible.contains(c)) {
+            map[cpu as usize] = Some(queue_offset.wrapping_add(q));
         }
     }
-    map
+    Ok(QueueMap {
+        map,
+        spread_offsets: Vec::new(),
+    })
 }

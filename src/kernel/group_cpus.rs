@@ -41,7 +41,7 @@ use super::KernelWarn;
 use crate::topology::{CpuSet, Topology};
 use window::Window;
 
-pub use external::{External, ExternalError, ExternalGroupCpus, NotAGrouping, Spreader};
+pub use external::{BootMasks, External, ExternalError, ExternalGroupCpus, NotAGrouping, Spreader, Stage, StageAnswer};
 
 /// The named `group_cpus_evenly` variants. A variant's behaviour never changes once named.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -761,6 +761,7 @@ pub fn group_cpus_evenly(
         spread.warnings.push(KernelWarn::GroupsUnfilled {
             numgrps,
             initialized: initialized as u32,
+            warns: true,
         });
     }
     let nummasks = initialized.min(u64::from(numgrps)) as u32;
@@ -858,7 +859,8 @@ mod tests {
             w,
             vec![KernelWarn::GroupsUnfilled {
                 numgrps: 6,
-                initialized: 4
+                initialized: 4,
+                warns: true
             }]
         );
     }

@@ -1,6 +1,10 @@
 //! Where a `group_cpus_evenly()` call goes: one of the named models, or an implementation
-//! outside this crate's models (the user's own `lib/group_cpus.c`, built and run by
-//! `kernel_c`).
+//! outside this crate's models (the user's own kernel tree, built and run by `kernel_c`).
+//! Outside code always brings `group_cpus_evenly()`; built from a whole tree it may bring the
+//! later stages of the placement pipeline too ([`Stage`]): `irq_create_affinity_masks()`,
+//! `irq_calc_affinity_vectors()`, `blk_mq_map_queues()` and `blk_mq_map_hw_queues()`. A
+//! caller of a stage asks the outside code first and runs the model where it does not bring
+//! that stage.
 //!
 //! The models stay pure: this file only names the interface. Whatever implements
 //! [`ExternalGroupCpus`] does its I/O elsewhere and answers one call at a time; a failure (a
@@ -8,12 +12,77 @@
 //! of an outcome.
 
 use super::{Grouping, KernelWarn, Variant};
+use crate::kernel::blk_mq_cpumap::QueueMap;
+use crate::kernel::irq_affinity::{AffinityMasks, AffinityRequest};
 use crate::kernel::sort::SortGen;
 use crate::topology::{CpuSet, Topology};
 use std::fmt;
 use std::sync::Arc;
 
-/// A `group_cpus_evenly()` implemented outside the named models.
+/// A stage of the placement pipeline: one kernel function and the file it lives in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Stage {
+    /// `group_cpus_evenly()`, lib/group_cpus.c.
+    GroupCpusEvenly,
+    /// `irq_create_affinity_masks()`, kernel/irq/affinity.c.
+    IrqCreateAffinityMasks,
+    /// `irq_calc_affinity_vectors()`, kernel/irq/affinity.c.
+    IrqCalcAffinityVectors,
+    /// `blk_mq_map_queues()`, block/blk-mq-cpumap.c.
+    BlkMqMapQueues,
+    /// `blk_mq_map_hw_queues()`, block/blk-mq-cpumap.c (v6.14 on, and Debian's 6.12).
+    BlkMqMapHwQueues,
+}
+
+impl Stage {
+    pub const ALL: [Stage; 5] = [
+        Stage::GroupCpusEvenly,
+        Stage::IrqCreateAffinityMasks,
+        Stage::IrqCalcAffinityVectors,
+        Stage::BlkMqMapQueues,
+        Stage::BlkMqMapHwQueues,
+    ];
+
+    /// The kernel function's name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Stage::GroupCpusEvenly => "group_cpus_evenly",
+            Stage::IrqCreateAffinityMasks => "irq_create_affinity_masks",
+            Stage::IrqCalcAffinityVectors => "irq_calc_affinity_vectors",
+            Stage::BlkMqMapQueues => "blk_mq_map_queues",
+            Stage::BlkMqMapHwQueues => "blk_mq_map_hw_queues",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<Stage> {
+        Stage::ALL.into_iter().find(|s| s.name() == name)
+    }
+
+    /// The kernel file it lives in.
+    pub fn file(self) -> &'static str {
+        match self {
+            Stage::GroupCpusEvenly => "lib/group_cpus.c",
+            Stage::IrqCreateAffinityMasks | Stage::IrqCalcAffinityVectors => "kernel/irq/affinity.c",
+            Stage::BlkMqMapQueues | Stage::BlkMqMapHwQueues => "block/blk-mq-cpumap.c",
+        }
+    }
+}
+
+/// The boot parameters outside code reads: `irq_default_affinity` (every CPU, or
+/// `irqaffinity=` plus the boot CPU) and the `HK_TYPE_MANAGED_IRQ` housekeeping CPUs of
+/// `isolcpus=managed_irq,…` (`None`: not set).
+#[derive(Debug, Clone, Copy)]
+pub struct BootMasks<'a> {
+    pub default_affinity: &'a CpuSet,
+    pub managed_irq: Option<&'a CpuSet>,
+}
+
+/// What a stage's outside answer is: `None` when the code does not bring that stage (the
+/// caller runs the model), else its answer or its failure.
+pub type StageAnswer<T> = Option<Result<T, ExternalError>>;
+
+/// A `group_cpus_evenly()` (and perhaps the later stages) implemented outside the named
+/// models.
 pub trait ExternalGroupCpus: Send + Sync {
     /// The variant's name as links and reports print it (`c:NAME`).
     fn name(&self) -> &str;
@@ -33,6 +102,49 @@ pub trait ExternalGroupCpus: Send + Sync {
         counter: &mut u32,
         warnings: &mut Vec<KernelWarn>,
     ) -> Result<Option<Grouping>, ExternalError>;
+    /// The stages this code brings; `group_cpus_evenly()` always.
+    fn stages(&self) -> &[Stage] {
+        &[Stage::GroupCpusEvenly]
+    }
+    /// `irq_create_affinity_masks()`: `None` (the default) when the code does not bring it.
+    fn irq_create_affinity_masks(
+        &self,
+        _topo: &Topology,
+        _req: &AffinityRequest,
+        _boot: BootMasks<'_>,
+        _counter: &mut u32,
+        _warnings: &mut Vec<KernelWarn>,
+    ) -> StageAnswer<Option<AffinityMasks>> {
+        None
+    }
+    /// `blk_mq_map_queues()` of `nr_queues` queues from `queue_offset`.
+    fn blk_mq_map_queues(
+        &self,
+        _topo: &Topology,
+        _nr_queues: u32,
+        _queue_offset: u32,
+        _boot: BootMasks<'_>,
+        _counter: &mut u32,
+        _warnings: &mut Vec<KernelWarn>,
+    ) -> StageAnswer<QueueMap> {
+        None
+    }
+    /// `blk_mq_map_hw_queues(qmap, dev, offset)` of a device whose vectors have `masks`
+    /// (`None`: allocated without affinity, `irq_get_affinity()` gives NULL).
+    #[allow(clippy::too_many_arguments)]
+    fn blk_mq_map_hw_queues(
+        &self,
+        _topo: &Topology,
+        _nr_queues: u32,
+        _queue_offset: u32,
+        _masks: Option<&[CpuSet]>,
+        _offset: u32,
+        _boot: BootMasks<'_>,
+        _counter: &mut u32,
+        _warnings: &mut Vec<KernelWarn>,
+    ) -> StageAnswer<QueueMap> {
+        None
+    }
 }
 
 /// A call the outside implementation could not answer; the message says why and within which
@@ -68,7 +180,15 @@ pub enum Spreader<'a> {
     External(&'a dyn ExternalGroupCpus),
 }
 
-impl Spreader<'_> {
+impl<'a> Spreader<'a> {
+    /// The outside code, when it brings `stage`.
+    pub fn external_with(self, stage: Stage) -> Option<&'a dyn ExternalGroupCpus> {
+        match self {
+            Spreader::External(code) if code.stages().contains(&stage) => Some(code),
+            _ => None,
+        }
+    }
+
     /// `group_cpus_evenly()` through whichever code this names.
     pub fn group_cpus_evenly(
         self,

@@ -8,7 +8,7 @@
 //! Pure: the topology, the `group_cpus_evenly` variant, the heapsort generation, the era and
 //! the rotation counter are parameters.
 
-use super::group_cpus::{ExternalError, Spreader, Variant};
+use super::group_cpus::{BootMasks, ExternalError, Spreader, Stage, Variant};
 use super::sort::SortGen;
 use super::KernelWarn;
 use crate::topology::{CpuSet, Topology};
@@ -130,21 +130,33 @@ pub fn irq_create_affinity_masks(
     warnings: &mut Vec<KernelWarn>,
 ) -> Option<AffinityMasks> {
     let spreader = Spreader::Model(variant, sort);
+    let boot = BootMasks {
+        default_affinity,
+        managed_irq: None,
+    };
     // A named model answers every call.
-    irq_create_affinity_masks_with(topo, req, spreader, era, default_affinity, counter, warnings).unwrap_or(None)
+    irq_create_affinity_masks_with(topo, req, spreader, era, boot, counter, warnings).unwrap_or(None)
 }
 
 /// [`irq_create_affinity_masks`] with the `group_cpus_evenly()` calls going to `spreader`
-/// (a named model, or outside code whose failure is returned as the error).
+/// (a named model, or outside code whose failure is returned as the error). Outside code that
+/// brings its own `irq_create_affinity_masks()` (a tree's kernel/irq/affinity.c) answers the
+/// whole call, under the boot parameters; `era` is then the C's own.
 pub fn irq_create_affinity_masks_with(
     topo: &Topology,
     req: &AffinityRequest,
     spreader: Spreader<'_>,
     era: AffinityEra,
-    default_affinity: &CpuSet,
+    boot: BootMasks<'_>,
     counter: &mut u32,
     warnings: &mut Vec<KernelWarn>,
 ) -> Result<Option<AffinityMasks>, ExternalError> {
+    if let Some(code) = spreader.external_with(Stage::IrqCreateAffinityMasks) {
+        if let Some(answer) = code.irq_create_affinity_masks(topo, req, boot, counter, warnings) {
+            return answer;
+        }
+    }
+    let default_affinity = boot.default_affinity;
     let Some((affvecs, sets)) = affinity_sets(req, warnings) else {
         return Ok(None);
     };
@@ -195,6 +207,22 @@ pub fn irq_create_affinity_masks_with(
         })
         .collect();
     Ok(Some(AffinityMasks { descs, spread_offsets }))
+}
+
+/// `irq_calc_affinity_vectors()`: how many vectors a driver asking for `minvec ..= maxvec`
+/// should take: the pre and post vectors plus, without a `calc_sets()` callback, at most one
+/// per possible CPU (`possible`, the weight of `cpu_possible_mask`); 0 when the pre and post
+/// vectors need more than `minvec`. The sums wrap in `unsigned int` as the C's do.
+pub fn irq_calc_affinity_vectors(minvec: u32, maxvec: u32, req: &AffinityRequest, possible: u32) -> u32 {
+    let resv = req.pre_vectors.wrapping_add(req.post_vectors);
+    if resv > minvec {
+        return 0;
+    }
+    let set_vecs = match req.sets {
+        Some(_) => maxvec.wrapping_sub(resv),
+        None => possible,
+    };
+    resv.wrapping_add(set_vecs.min(maxvec.wrapping_sub(resv)))
 }
 
 #[cfg(test)]

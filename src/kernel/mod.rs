@@ -22,7 +22,10 @@ pub mod sched;
 pub mod sort;
 pub mod vector_matrix;
 
-pub use group_cpus::{group_cpus_evenly, External, ExternalError, ExternalGroupCpus, Grouping, Spreader, Variant};
+pub use group_cpus::{
+    group_cpus_evenly, BootMasks, External, ExternalError, ExternalGroupCpus, Grouping, Spreader, Stage, StageAnswer,
+    Variant,
+};
 pub use sort::SortGen;
 
 use std::fmt;
@@ -31,8 +34,15 @@ use std::fmt;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum KernelWarn {
     /// `group_cpus_evenly`: fewer groups got CPUs than were asked for (more groups than possible
-    /// CPUs). v6.3-era kernels `WARN` here; later ones report `nummasks` instead.
-    GroupsUnfilled { numgrps: u32, initialized: u32 },
+    /// CPUs). `warns`: the release's C has `WARN_ON(nr_present + nr_others < numgrps)` (the
+    /// `numgrps` API, v6.3 .. v6.16, Debian's 6.12); later ones report `nummasks` instead and
+    /// do not warn. The model sets it; a caller that knows the release clears it
+    /// ([`KernelWarn::for_era`]).
+    GroupsUnfilled {
+        numgrps: u32,
+        initialized: u32,
+        warns: bool,
+    },
     /// `WARN_ON_ONCE(nv->ngroups > ncpus)`: a node got more groups than it has CPUs.
     GroupsExceedCpus { node: u32, ngroups: u32, ncpus: u32 },
     /// `WARN_ON_ONCE(nv->ngroups > nc)` in `__try_group_cluster_cpus()`: a cluster (named by its
@@ -51,19 +61,49 @@ pub enum KernelWarn {
     ExtrasUnplaced { left: u32 },
     /// `irq_create_affinity_masks`: `WARN_ON_ONCE(nr_sets > IRQ_AFFINITY_MAX_SETS)`, returns NULL.
     TooManySets { nr_sets: u32 },
-    /// A blk-mq map refers to a vector the device does not have.
+    /// `blk_mq_pci_map_queues()`: a queue's vector has no mask (`WARN_ON_ONCE(nr_queues > 1)`);
+    /// the map is cleared to queue 0.
     QueueWithoutVector { queue: u32 },
-    /// Built C (`c:NAME`) hit a `WARN_ON()` family check: its line in the built
-    /// `lib/group_cpus.c` and the condition as written there.
-    C { line: u32, condition: String },
+    /// Built C (`c:NAME`) hit a `WARN_ON()` family check: the file (`group_cpus.c`,
+    /// `affinity.c`, `blk-mq-cpumap.c`), its line there and the condition as written there.
+    C { file: String, line: u32, condition: String },
+}
+
+impl KernelWarn {
+    /// The warning as a release of the `irq_create_affinity_masks()` era `era` has it: only the
+    /// `numgrps` era's `group_cpus_evenly()` WARNs when groups go unfilled.
+    pub fn for_era(self, era: irq_affinity::AffinityEra) -> KernelWarn {
+        match self {
+            KernelWarn::GroupsUnfilled {
+                numgrps, initialized, ..
+            } => KernelWarn::GroupsUnfilled {
+                numgrps,
+                initialized,
+                warns: era == irq_affinity::AffinityEra::NumGrps,
+            },
+            other => other,
+        }
+    }
 }
 
 impl fmt::Display for KernelWarn {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            KernelWarn::GroupsUnfilled { numgrps, initialized } => write!(
+            KernelWarn::GroupsUnfilled {
+                numgrps,
+                initialized,
+                warns: true,
+            } => write!(
                 f,
-                "only {initialized} of {numgrps} groups got CPUs (v6.3 kernels WARN: nr_present + nr_others < numgrps)"
+                "only {initialized} of {numgrps} groups got CPUs (v6.3 .. v6.16 WARN: nr_present + nr_others < numgrps)"
+            ),
+            KernelWarn::GroupsUnfilled {
+                numgrps,
+                initialized,
+                warns: false,
+            } => write!(
+                f,
+                "only {initialized} of {numgrps} groups got CPUs (the kernel returns nummasks {initialized}; no WARN)"
             ),
             KernelWarn::GroupsExceedCpus { node, ngroups, ncpus } => {
                 write!(f, "WARN: node {node} got {ngroups} groups for {ncpus} CPUs")
@@ -90,12 +130,13 @@ impl fmt::Display for KernelWarn {
                     "WARN: {nr_sets} interrupt sets, at most 4 (IRQ_AFFINITY_MAX_SETS); no affinity"
                 )
             }
-            KernelWarn::C { line, condition } => {
-                write!(f, "WARN at group_cpus.c:{line}: {condition}")
+            KernelWarn::C { file, line, condition } => {
+                write!(f, "WARN at {file}:{line}: {condition}")
             }
-            KernelWarn::QueueWithoutVector { queue } => {
-                write!(f, "queue {queue} has no interrupt vector; its CPUs stay on queue 0")
-            }
+            KernelWarn::QueueWithoutVector { queue } => write!(
+                f,
+                "WARN: queue {queue} has no interrupt vector; blk_mq_pci_map_queues() puts every CPU on queue 0"
+            ),
         }
     }
 }

@@ -10,7 +10,7 @@
 //! The table sits below every part that reads it (`scenario`, `analysis`, `lab`, the CLI and
 //! the pages), so none of them imports another to learn what a release runs.
 
-use super::blk_mq_cpumap::Mapper;
+use super::blk_mq_cpumap::{HwFallback, Mapper};
 use super::group_cpus::Variant;
 use super::irq_affinity::AffinityEra;
 use super::sort::SortGen;
@@ -186,6 +186,24 @@ pub const MAPPERS: &[Row<Mapper>] = &[
     ),
 ];
 
+/// The driver-side map from IRQ affinity (NVMe): what a queue whose vector has no mask does.
+pub const HW_FALLBACKS: &[Row<HwFallback>] = &[
+    row(
+        None,
+        Some((6, 13)),
+        HwFallback::Clear,
+        "block/blk-mq-pci.c blk_mq_pci_map_queues(): WARN_ON_ONCE(nr_queues > 1) and \
+         blk_mq_clear_mq_map(); drivers/nvme/host/pci.c of Debian 6.12.118 calls it",
+    ),
+    row(
+        Some((6, 14)),
+        None,
+        HwFallback::MapQueues,
+        "blk_mq_map_hw_queues() (block/blk-mq-cpumap.c, the bus's irq_get_affinity(), v6.14) \
+         falls back to blk_mq_map_queues(); drivers/nvme/host/pci.c of Debian 7.2.13 calls it",
+    ),
+];
+
 /// The x86 vector window: `FIRST_SYSTEM_VECTOR` and the system vectors inside the window.
 pub const VECTOR_WINDOWS: &[Row<VectorWindow>] = &[
     row(
@@ -335,6 +353,7 @@ pub struct Generation {
     pub sort: &'static str,
     pub affinity: AffinityEra,
     pub mapper: Mapper,
+    pub hw_fallback: HwFallback,
     pub window: VectorWindow,
     /// `None`: this release's rule is not known (a warning, the snapshot's nodes are kept).
     pub hotplug: Option<HotplugRule>,
@@ -374,6 +393,7 @@ pub fn generation(release: Release) -> Generation {
         sort: pick(SORTS, release).name(),
         affinity: pick(AFFINITY_ERAS, release),
         mapper: pick(MAPPERS, release),
+        hw_fallback: pick(HW_FALLBACKS, release),
         window: pick(VECTOR_WINDOWS, release),
         hotplug: lookup(HOTPLUG, release).and_then(|r| r.model),
     }
@@ -407,6 +427,7 @@ mod tests {
         check("sorts", SORTS);
         check("affinity", AFFINITY_ERAS);
         check("mappers", MAPPERS);
+        check("hw fallbacks", HW_FALLBACKS);
         check("windows", VECTOR_WINDOWS);
     }
 
@@ -448,6 +469,10 @@ mod tests {
         );
         assert_eq!(g("6.17").mapper, Mapper::Current);
         assert_eq!(g("6.1").mapper, Mapper::LegacyV5_1);
+        assert_eq!(
+            (g("6.12").hw_fallback, g("7.2").hw_fallback),
+            (HwFallback::Clear, HwFallback::MapQueues)
+        );
         // Vectors a device may get per CPU without a legacy PIC: 202, 203, 202.
         let per_cpu = |r| g(r).window.vectors_per_cpu(false);
         assert_eq!(

@@ -17,6 +17,7 @@
 pub mod exec;
 pub mod registry;
 pub mod runner;
+pub mod stages;
 
 pub use runner::{KernelC, Limits};
 
@@ -94,6 +95,15 @@ pub struct Provenance {
     /// How long the compile took (milliseconds), when this build compiled it.
     #[serde(default)]
     pub compile_ms: u64,
+    /// The stages built from the tree beside `group_cpus_evenly` (`kernel::Stage` names:
+    /// `irq_create_affinity_masks`, `blk_mq_map_queues`, …); empty for a single file and for
+    /// builds made before stages were built.
+    #[serde(default)]
+    pub stages: Vec<String>,
+    /// The patches' hunks that applied at an offset or with fuzz (`SUBJECT: FILE: Hunk #N
+    /// succeeded at L (offset K lines)`): the tree is not quite the one they were made against.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub patch_notes: Vec<String>,
 }
 
 impl Provenance {
@@ -107,7 +117,24 @@ impl Provenance {
             s.push_str(&format!(", patches: {}", self.patches.join("; ")));
         }
         s.push_str(&format!(", sha256 {}", &self.id[..16.min(self.id.len())]));
+        s.push_str(&format!("; {}", self.stages_line()));
         s
+    }
+
+    /// Which stages run from this C and which from the models.
+    pub fn stages_line(&self) -> String {
+        let mut from_c = vec!["group_cpus_evenly()".to_string()];
+        from_c.extend(self.stages.iter().map(|s| format!("{s}()")));
+        let models: Vec<String> = crate::kernel::Stage::ALL
+            .iter()
+            .filter(|st| st.name() != "group_cpus_evenly" && !self.stages.iter().any(|s| s == st.name()))
+            .map(|st| format!("{}()", st.name()))
+            .collect();
+        let mut line = format!("from its C: {}", from_c.join(", "));
+        if !models.is_empty() {
+            line.push_str(&format!("; from the models: {}", models.join(", ")));
+        }
+        line
     }
 }
 

@@ -14,8 +14,11 @@
 //! what the harness is sent ([`Machine`]), computed without writing the text; the text is
 //! written once per machine and sent once per process.
 
+use super::stages::Boot;
 use super::{Built, Provenance};
-use crate::kernel::{ExternalError, ExternalGroupCpus, Grouping, KernelWarn};
+use crate::kernel::blk_mq_cpumap::QueueMap;
+use crate::kernel::irq_affinity::{AffinityMasks, AffinityRequest};
+use crate::kernel::{BootMasks, ExternalError, ExternalGroupCpus, Grouping, KernelWarn, Stage, StageAnswer};
 use crate::topology::cpulist::{push_cpulist, push_u64};
 use crate::topology::{parse_cpulist, CpuSet, Topology};
 use std::collections::HashMap;
@@ -79,6 +82,8 @@ struct Proc {
     stdout: BufReader<ChildStdout>,
     /// The machine it holds ([`Machine`]'s key).
     topo: Option<u64>,
+    /// The boot line it holds.
+    boot: Option<String>,
     /// The watchdog's deadline ([`Watch`]).
     watch: Arc<Watch>,
     killed: Arc<AtomicBool>,
@@ -102,8 +107,27 @@ pub struct Answer {
     pub masks: Option<Vec<CpuSet>>,
     pub nummasks: u32,
     pub counter_after: u32,
-    /// (line, condition) of each WARN the call hit.
-    pub warnings: Vec<(u32, String)>,
+    /// Each WARN the call hit.
+    pub warnings: Vec<Warning>,
+}
+
+/// A WARN the C hit: the file (its last path component), the line and the condition as
+/// written there.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Warning {
+    pub file: String,
+    pub line: u32,
+    pub condition: String,
+}
+
+impl Warning {
+    pub(crate) fn to_kernel(&self) -> KernelWarn {
+        KernelWarn::C {
+            file: self.file.clone(),
+            line: self.line,
+            condition: self.condition.clone(),
+        }
+    }
 }
 
 /// A build ready to run: the [`ExternalGroupCpus`] of `c:NAME`.
@@ -115,6 +139,10 @@ pub struct KernelC {
     limits: Limits,
     idle: Mutex<Vec<Proc>>,
     memo: Mutex<HashMap<(u64, u32, u32), Arc<Answer>>>,
+    /// The stages this build brings, from its provenance.
+    pub(crate) stages: Vec<Stage>,
+    /// The later stages' answers by (machine, boot and request text).
+    pub(crate) stage_memo: Mutex<HashMap<(u64, String), Arc<super::stages::StageReply>>>,
 }
 
 /// Catalogue machines by address ([`catalogue_instance`]), keyed once per process: the
@@ -138,7 +166,13 @@ impl std::fmt::Debug for KernelC {
 
 impl KernelC {
     pub fn new(built: Built, limits: Limits) -> KernelC {
+        let mut stages = vec![Stage::GroupCpusEvenly];
+        stages.extend(built.provenance.stages.iter().filter_map(|s| Stage::from_name(s)));
+        stages.sort();
+        stages.dedup();
         KernelC {
+            stages,
+            stage_memo: Mutex::new(HashMap::new()),
             variant: format!("c:{}", built.provenance.name),
             describe: built.provenance.describe(),
             exe: built.exe,
@@ -179,19 +213,21 @@ impl KernelC {
             stdin,
             stdout,
             topo: None,
+            boot: None,
             watch,
             killed,
         })
     }
 
-    /// Ask one question, on an idle process or a new one. A process that failed is dropped.
-    fn ask(&self, machine: &Machine, req: Request) -> Result<Reply, ExternalError> {
+    /// Ask one question, on an idle process or a new one, under the boot parameters `boot`
+    /// (a harness `boot` line). A process that failed is dropped.
+    pub(crate) fn ask(&self, machine: &Machine, boot: &str, req: &Request) -> Result<Reply, ExternalError> {
         let idle = self.idle.lock().map(|mut v| v.pop()).unwrap_or(None);
         let mut proc = match idle {
             Some(p) => p,
             None => self.spawn()?,
         };
-        let answer = self.exchange(&mut proc, machine, req);
+        let answer = self.exchange(&mut proc, machine, boot, req);
         if answer.is_ok() {
             if let Ok(mut v) = self.idle.lock() {
                 v.push(proc);
@@ -200,9 +236,9 @@ impl KernelC {
         answer
     }
 
-    fn exchange(&self, proc: &mut Proc, machine: &Machine, req: Request) -> Result<Reply, ExternalError> {
+    fn exchange(&self, proc: &mut Proc, machine: &Machine, boot: &str, req: &Request) -> Result<Reply, ExternalError> {
         let calls = match req {
-            Request::Call { .. } => 1,
+            Request::Call { .. } | Request::Stage { .. } => 1,
             Request::Time { iters, .. } => iters + 5,
         };
         proc.watch.arm(Some(Instant::now() + self.limits.call * calls));
@@ -218,28 +254,34 @@ impl KernelC {
                     counter,
                     iters,
                 } => format!("time {numgrps} {counter} {iters}\n"),
+                Request::Stage { text, .. } => text.clone(),
             };
             let send_machine = proc.topo != Some(machine.key);
+            let send_boot = send_machine || proc.boot.as_deref() != Some(boot);
+            let mut all = String::new();
             if send_machine {
                 proc.topo = None;
-                let text = self.text_of(machine);
-                let mut both = String::with_capacity(text.len() + request.len());
-                both.push_str(&text);
-                both.push_str(&request);
-                proc.stdin.write_all(both.as_bytes()).map_err(|_| None)?;
-                let line = read_line(&mut proc.stdout)?;
-                if line != "ok" {
-                    return Err(Some(format!("the machine was refused: {line:?}")));
-                }
-                proc.topo = Some(machine.key);
-            } else {
-                proc.stdin.write_all(request.as_bytes()).map_err(|_| None)?;
+                all.push_str(&self.text_of(machine));
             }
-            match req {
-                Request::Call { numgrps, .. } => {
-                    read_answer(&mut proc.stdout, numgrps, machine.topo.nr_cpu_ids()).map(Reply::Answer)
+            if send_boot {
+                proc.boot = None;
+                all.push_str(boot);
+            }
+            all.push_str(&request);
+            proc.stdin.write_all(all.as_bytes()).map_err(|_| None)?;
+            // "ok" after the machine and after the boot line.
+            for _ in 0..u8::from(send_machine) + u8::from(send_boot) {
+                if read_line(&mut proc.stdout)? != "ok" {
+                    return Err(Some("the machine or the boot parameters refused".into()));
                 }
+            }
+            proc.topo = Some(machine.key);
+            proc.boot = Some(boot.to_string());
+            let width = machine.topo.nr_cpu_ids();
+            match req {
+                Request::Call { numgrps, .. } => read_answer(&mut proc.stdout, *numgrps, width).map(Reply::Answer),
                 Request::Time { .. } => read_time(&mut proc.stdout).map(Reply::Time),
+                Request::Stage { reply, .. } => super::stages::read_reply(&mut proc.stdout, *reply, width),
             }
         })();
         proc.watch.arm(None);
@@ -371,7 +413,7 @@ fn describe_exit(status: Option<std::process::ExitStatus>, limits: Limits) -> St
 }
 
 /// One line without its newline; `Err(None)` at end of output (the process ended).
-fn read_line(r: &mut BufReader<ChildStdout>) -> Result<String, Option<String>> {
+pub(crate) fn read_line(r: &mut BufReader<ChildStdout>) -> Result<String, Option<String>> {
     let mut buf = Vec::new();
     let n = std::io::Read::take(&mut *r, LINE_BYTES_MAX as u64)
         .read_until(b'\n', &mut buf)
@@ -390,7 +432,7 @@ fn read_line(r: &mut BufReader<ChildStdout>) -> Result<String, Option<String>> {
 /// CPU at or above it is read as wide as any machine, for the caller to name that CPU.
 fn read_answer(r: &mut BufReader<ChildStdout>, numgrps: u32, width: u32) -> Result<Answer, Option<String>> {
     let head = read_line(r)?;
-    let bad = |what: &str| Some(format!("{what}: {head:?}"));
+    let bad = |what: &str| Some(what.to_string());
     let words: Vec<&str> = head.split(' ').collect();
     let num = |i: usize| -> Result<u32, Option<String>> {
         words
@@ -408,33 +450,15 @@ fn read_answer(r: &mut BufReader<ChildStdout>, numgrps: u32, width: u32) -> Resu
             let mut masks = Vec::with_capacity(n as usize);
             for _ in 0..n {
                 let line = read_line(r)?;
-                let list = line
-                    .strip_prefix("m ")
-                    .ok_or_else(|| Some(format!("a mask line expected: {line:?}")))?;
-                // As wide as the machine; past it, as wide as any machine, so that the caller
-                // names the CPU at or above nr_cpu_ids.
-                let set = parse_cpulist(list, width)
-                    .or_else(|_| parse_cpulist(list, crate::topology::CPUS_MAX))
-                    .map_err(|e| Some(format!("a mask irqscope cannot read ({e}): {list:?}")))?;
-                masks.push(set);
+                let list = line.strip_prefix("m ").ok_or_else(|| bad("a mask line expected"))?;
+                masks.push(read_mask(list, width)?);
             }
             (Some(masks), nummasks, counter_after, nwarn)
         }
-        Some(&"bug") => return Err(Some(format!("the C hit BUG: {}", &head[4..]))),
+        Some(&"bug") => return Err(bad("the C hit BUG")),
         _ => return Err(bad("an answer expected")),
     };
-    let mut warnings = Vec::new();
-    for _ in 0..nwarn {
-        let line = read_line(r)?;
-        let rest = line
-            .strip_prefix("warn ")
-            .ok_or_else(|| Some(format!("a warn line expected: {line:?}")))?;
-        let (l, cond) = rest.split_once(' ').unwrap_or((rest, ""));
-        warnings.push((
-            l.parse().map_err(|_| Some(format!("bad warn line {line:?}")))?,
-            cond.to_string(),
-        ));
-    }
+    let warnings = read_warnings(r, nwarn)?;
     Ok(Answer {
         masks,
         nummasks,
@@ -443,13 +467,53 @@ fn read_answer(r: &mut BufReader<ChildStdout>, numgrps: u32, width: u32) -> Resu
     })
 }
 
+/// A mask line's cpulist: as wide as the machine; past it, as wide as any machine, so that the
+/// caller names the CPU at or above nr_cpu_ids. What the C printed is never repeated.
+pub(crate) fn read_mask(list: &str, width: u32) -> Result<CpuSet, Option<String>> {
+    parse_cpulist(list, width)
+        .or_else(|_| parse_cpulist(list, crate::topology::CPUS_MAX))
+        .map_err(|_| Some("a mask irqscope cannot read".to_string()))
+}
+
+/// Longest WARN condition kept.
+const WARN_TEXT_CHARS_MAX: usize = 200;
+
+/// `n` lines `warn FILE:LINE TEXT` (a harness of an older build: `warn LINE TEXT`, in
+/// group_cpus.c). The text is the condition as the source wrote it, kept to printable ASCII
+/// and [`WARN_TEXT_CHARS_MAX`] characters.
+pub(crate) fn read_warnings(r: &mut BufReader<ChildStdout>, n: u32) -> Result<Vec<Warning>, Option<String>> {
+    let mut warnings = Vec::new();
+    for _ in 0..n {
+        let line = read_line(r)?;
+        let rest = line
+            .strip_prefix("warn ")
+            .ok_or(Some("a warn line expected".to_string()))?;
+        let (at, cond) = rest.split_once(' ').unwrap_or((rest, ""));
+        let (file, l) = at.rsplit_once(':').unwrap_or(("group_cpus.c", at));
+        let clean = |t: &str, max: usize| -> String {
+            t.chars()
+                .filter(|c| c.is_ascii_graphic() || *c == ' ')
+                .take(max)
+                .collect()
+        };
+        warnings.push(Warning {
+            file: clean(file, 64),
+            line: l
+                .parse()
+                .map_err(|_| Some("a warn line irqscope cannot read".to_string()))?,
+            condition: clean(cond, WARN_TEXT_CHARS_MAX),
+        });
+    }
+    Ok(warnings)
+}
+
 /// A machine as the harness sees it, keyed without writing it out: `key` hashes exactly what
 /// [`topology_text`] sends (ids, each possible CPU's node, the present CPUs, each CPU's
 /// sibling and cluster mask), so the same key is the same machine to the C. Computing it
 /// reads each CPU once and each distinct mask's words once; the text is written only when a
 /// harness process does not hold the machine yet.
 pub(crate) struct Machine<'a> {
-    topo: &'a Topology,
+    pub(crate) topo: &'a Topology,
     pub(crate) key: u64,
     /// Per kind (siblings, clusters): the distinct masks, and for each possible CPU the index
     /// of its mask among them (`EMPTY_SET`: an empty mask).
@@ -547,7 +611,7 @@ impl<'a> Machine<'a> {
             let end = w.iter().rposition(|&x| x != 0).map_or(0, |i| i + 1);
             &w[..end]
         };
-        for set in [possible, topo.present()] {
+        for set in [possible, topo.present(), topo.online()] {
             let w = trimmed(set.words());
             h.write_usize(w.len());
             w.iter().for_each(|&x| h.write_u64(x));
@@ -605,6 +669,8 @@ impl<'a> Machine<'a> {
         }
         s.push_str("\npresent ");
         s.push_str(&topo.present().to_cpulist());
+        s.push_str("\nonline ");
+        s.push_str(&topo.online().to_cpulist());
         s.push('\n');
         let cpus: Vec<u32> = possible.iter().take_while(|&c| c < n).collect();
         for (kind, (sets, of)) in ["smt", "cluster"].into_iter().zip(&self.kinds) {
@@ -691,17 +757,25 @@ impl KernelC {
     /// after the call (the one before for C without a counter, whatever the answer says).
     fn shared_call(&self, topo: &Topology, numgrps: u32, counter: u32) -> Result<(Arc<Answer>, u32), ExternalError> {
         self.check_numgrps(numgrps)?;
-        let (cached, fresh);
-        let machine: &Machine = match catalogue_instance(topo) {
-            Some(preset) => {
-                cached = self.preset_machine(preset);
-                &cached
-            }
-            None => {
-                fresh = Machine::of(topo);
-                &fresh
-            }
-        };
+        self.with_machine(topo, |machine| self.shared_call_on(machine, numgrps, counter))
+    }
+
+    /// `f` of the machine `topo` is: a preset's, keyed once for the life of the process, or
+    /// any other's, keyed now.
+    pub(crate) fn with_machine<T>(&self, topo: &Topology, f: impl FnOnce(&Machine) -> T) -> T {
+        match catalogue_instance(topo) {
+            Some(preset) => f(&self.preset_machine(preset)),
+            None => f(&Machine::of(topo)),
+        }
+    }
+
+    fn shared_call_on(
+        &self,
+        machine: &Machine,
+        numgrps: u32,
+        counter: u32,
+    ) -> Result<(Arc<Answer>, u32), ExternalError> {
+        let topo = machine.topo;
         // C without a rotation counter cannot read it: every counter is one question, and
         // the counter after the call is the one before.
         let (asked, fixed) = match self.provenance.counter {
@@ -718,7 +792,8 @@ impl KernelC {
         }
         let answer = self.ask(
             machine,
-            Request::Call {
+            NO_BOOT,
+            &Request::Call {
                 numgrps,
                 counter: asked,
             },
@@ -759,14 +834,15 @@ impl KernelC {
         let machine = Machine::of(topo);
         match self.ask(
             &machine,
-            Request::Time {
+            NO_BOOT,
+            &Request::Time {
                 numgrps,
                 counter,
                 iters,
             },
         )? {
             Reply::Time(t) => Ok(t),
-            Reply::Answer(_) => unreachable!("a time request is answered by a time line"),
+            _ => unreachable!("a time request is answered by a time line"),
         }
     }
 
@@ -810,16 +886,32 @@ impl KernelC {
 }
 
 /// What is asked of a harness process.
-#[derive(Debug, Clone, Copy)]
-enum Request {
-    Call { numgrps: u32, counter: u32 },
-    Time { numgrps: u32, counter: u32, iters: u32 },
+#[derive(Debug, Clone)]
+pub(crate) enum Request {
+    Call {
+        numgrps: u32,
+        counter: u32,
+    },
+    Time {
+        numgrps: u32,
+        counter: u32,
+        iters: u32,
+    },
+    /// A later stage: its line(s), and what answers them.
+    Stage {
+        text: String,
+        reply: super::stages::ReplyKind,
+    },
 }
 
-enum Reply {
+pub(crate) enum Reply {
     Answer(Answer),
     Time(Timing),
+    Stage(super::stages::StageReply),
 }
+
+/// The boot line of calls that name no boot parameters: every CPU, no housekeeping.
+pub(crate) const NO_BOOT: &str = "boot - -\n";
 
 fn read_time(r: &mut BufReader<ChildStdout>) -> Result<Timing, Option<String>> {
     let line = read_line(r)?;
@@ -827,12 +919,12 @@ fn read_time(r: &mut BufReader<ChildStdout>) -> Result<Timing, Option<String>> {
     let num = |i: usize| w.get(i).and_then(|x| x.parse::<u64>().ok());
     match (w.first(), num(1), num(2), num(3), num(4)) {
         (Some(&"time"), Some(iters), Some(median_ns), Some(min_ns), Some(max_ns)) if w.len() == 5 => Ok(Timing {
-            iters: u32::try_from(iters).map_err(|_| Some(format!("a time line expected: {line:?}")))?,
+            iters: u32::try_from(iters).map_err(|_| Some("a time line expected".to_string()))?,
             median_ns,
             min_ns,
             max_ns,
         }),
-        _ => Err(Some(format!("a time line expected: {line:?}"))),
+        _ => Err(Some("a time line expected".to_string())),
     }
 }
 
@@ -849,6 +941,52 @@ impl ExternalGroupCpus for KernelC {
     fn uses_counter(&self) -> bool {
         self.provenance.counter.is_some()
     }
+    fn stages(&self) -> &[Stage] {
+        &self.stages
+    }
+    fn irq_create_affinity_masks(
+        &self,
+        topo: &Topology,
+        req: &AffinityRequest,
+        boot: BootMasks<'_>,
+        counter: &mut u32,
+        warnings: &mut Vec<KernelWarn>,
+    ) -> StageAnswer<Option<AffinityMasks>> {
+        self.stages
+            .contains(&Stage::IrqCreateAffinityMasks)
+            .then(|| self.affinity_stage(topo, req, boot, counter, warnings))
+    }
+    fn blk_mq_map_queues(
+        &self,
+        topo: &Topology,
+        nr_queues: u32,
+        queue_offset: u32,
+        boot: BootMasks<'_>,
+        counter: &mut u32,
+        warnings: &mut Vec<KernelWarn>,
+    ) -> StageAnswer<QueueMap> {
+        self.stages.contains(&Stage::BlkMqMapQueues).then(|| {
+            let a = self.map_queues(topo, &Boot::of(topo, boot), nr_queues, queue_offset, *counter)?;
+            Ok(KernelC::queue_map(a, counter, warnings))
+        })
+    }
+    fn blk_mq_map_hw_queues(
+        &self,
+        topo: &Topology,
+        nr_queues: u32,
+        queue_offset: u32,
+        masks: Option<&[CpuSet]>,
+        offset: u32,
+        boot: BootMasks<'_>,
+        counter: &mut u32,
+        warnings: &mut Vec<KernelWarn>,
+    ) -> StageAnswer<QueueMap> {
+        self.stages.contains(&Stage::BlkMqMapHwQueues).then(|| {
+            let boot = Boot::of(topo, boot);
+            let a = self.map_hw_queues(topo, &boot, nr_queues, queue_offset, masks, offset, *counter)?;
+            Ok(KernelC::queue_map(a, counter, warnings))
+        })
+    }
     fn group_cpus_evenly(
         &self,
         topo: &Topology,
@@ -859,10 +997,7 @@ impl ExternalGroupCpus for KernelC {
         let (answer, after) = self.shared_call(topo, numgrps, *counter)?;
         let before = *counter;
         *counter = after;
-        warnings.extend(answer.warnings.iter().map(|(line, condition)| KernelWarn::C {
-            line: *line,
-            condition: condition.clone(),
-        }));
+        warnings.extend(answer.warnings.iter().map(Warning::to_kernel));
         let Some(masks) = &answer.masks else {
             return Ok(None);
         };
@@ -893,7 +1028,7 @@ mod tests {
         let text = topology_text(&t);
         assert_eq!(
             text,
-            "topo 8 2\nnode 0 0 0 0 1 1 1 1\npresent 0-7\n\
+            "topo 8 2\nnode 0 0 0 0 1 1 1 1\npresent 0-7\nonline 0-7\n\
              smt 0-1\nsmt 2-3\nsmt 4-5\nsmt 6-7\n\
              cluster 0-1\ncluster 2-3\ncluster 4-5\ncluster 6-7\nend\n"
         );

@@ -7,7 +7,7 @@
 //! directory and records exactly the stand-ins it used.
 
 use super::source::{self, Patch, Source};
-use crate::kernel::SortGen;
+use crate::kernel::{SortGen, Stage};
 use crate::kernel_c::{exec, sha256_hex, valid_name, Built, KernelCError, Provenance};
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -16,6 +16,8 @@ use std::path::{Path, PathBuf};
 pub(crate) const KC_FILES: &[(&str, &str)] = &[
     ("harness.c", include_str!("../../kernel-c/harness.c")),
     ("sort.c", include_str!("../../kernel-c/sort.c")),
+    ("stage_affinity.c", include_str!("../../kernel-c/stage_affinity.c")),
+    ("stage_blk_mq.c", include_str!("../../kernel-c/stage_blk_mq.c")),
     (
         "include/irqscope_kc.h",
         include_str!("../../kernel-c/include/irqscope_kc.h"),
@@ -34,26 +36,35 @@ pub const LINUX_HEADERS: &[&str] = &[
     "cpu",
     "cpuhotplug",
     "cpumask",
+    "device/bus",
     "export",
     "gfp",
     "group_cpus",
     "init",
+    "interrupt",
     "kernel",
     "log2",
     "math",
     "minmax",
+    "mm",
     "module",
     "nodemask",
     "numa",
     "printk",
     "sched",
+    "sched/isolation",
     "slab",
     "smp",
     "sort",
     "string",
+    "threads",
     "topology",
     "types",
 ];
+
+/// The block layer's own headers `block/blk-mq-cpumap.c` includes as `"blk.h"` and
+/// `"blk-mq.h"`; each is written into the build's include directory as the same one line.
+pub const LOCAL_HEADERS: &[&str] = &["blk.h", "blk-mq.h"];
 
 /// The flags of every compile: the kernel's `-fno-strict-aliasing -fwrapv`, at `-O2`.
 const CFLAGS: &[&str] = &[
@@ -81,6 +92,8 @@ pub struct BuildOptions {
     pub apt_options: Vec<String>,
     /// The heapsort for a single file without its tree (default heap-v6.11).
     pub sort: Option<SortGen>,
+    /// Refuse a patch whose hunks apply only at an offset or with fuzz.
+    pub strict: bool,
     pub cache: PathBuf,
 }
 
@@ -164,6 +177,85 @@ fn tempdir(cache: &Path) -> Result<PathBuf, KernelCError> {
     Err(KernelCError::input(format!("{}: no scratch directory", base.display())))
 }
 
+/// The files of a build after its patches, read back from the scratch tree.
+struct Patched {
+    /// Hunks applied at an offset or with fuzz.
+    notes: Vec<String>,
+    group_cpus: Vec<u8>,
+    sort: Option<Vec<u8>>,
+    affinity: Option<Vec<u8>>,
+    blk_mq_cpumap: Option<Vec<u8>>,
+}
+
+impl Patched {
+    /// Write the source's files into the scratch tree, apply the patches there, read them back.
+    fn make(scratch: &Path, src: &Source, patches: &[Patch], strict: bool) -> Result<Patched, KernelCError> {
+        let files = [
+            (source::GROUP_CPUS, Some(&src.group_cpus)),
+            (source::SORT, src.sort.as_ref()),
+            (source::AFFINITY, src.affinity.as_ref()),
+            (source::BLK_MQ_CPUMAP, src.blk_mq_cpumap.as_ref()),
+        ];
+        for (rel, bytes) in files {
+            if let Some(bytes) = bytes {
+                let path = scratch.join(rel);
+                let dir = path.parent().expect("a tree path has a directory");
+                std::fs::create_dir_all(dir).map_err(|e| io(dir, e))?;
+                std::fs::write(&path, bytes).map_err(|e| io(&path, e))?;
+            }
+        }
+        let notes = source::apply_patches(scratch, patches, strict)?;
+        let back = |rel: &str, had: bool| -> Result<Option<Vec<u8>>, KernelCError> {
+            let path = scratch.join(rel);
+            had.then(|| std::fs::read(&path).map_err(|e| io(&path, e))).transpose()
+        };
+        Ok(Patched {
+            notes,
+            group_cpus: back(source::GROUP_CPUS, true)?.unwrap_or_default(),
+            sort: back(source::SORT, src.sort.is_some())?,
+            affinity: back(source::AFFINITY, src.affinity.is_some())?,
+            blk_mq_cpumap: back(source::BLK_MQ_CPUMAP, src.blk_mq_cpumap.is_some())?,
+        })
+    }
+
+    /// The bytes the build id hashes: the patched source, the sort it is linked with, and the
+    /// later stages' files (a single file hashes as builds before stages did).
+    fn id_bytes(&self, sort_gen: SortGen) -> Vec<u8> {
+        let mut idbytes = self.group_cpus.clone();
+        idbytes.extend_from_slice(b"\0sort\0");
+        match &self.sort {
+            Some(s) => idbytes.extend_from_slice(s),
+            None => idbytes.extend_from_slice(sort_gen.name().as_bytes()),
+        }
+        for (tag, file) in [("affinity", &self.affinity), ("blk-mq-cpumap", &self.blk_mq_cpumap)] {
+            if let Some(bytes) = file {
+                idbytes.extend_from_slice(format!("\0{tag}\0").as_bytes());
+                idbytes.extend_from_slice(bytes);
+            }
+        }
+        idbytes
+    }
+
+    /// The stages the tree's files bring beside `group_cpus_evenly()`.
+    fn stages(&self) -> Vec<Stage> {
+        let has = |file: &Option<Vec<u8>>, f: &str| {
+            file.as_ref()
+                .is_some_and(|b| String::from_utf8_lossy(b).contains(&format!("{f}(")))
+        };
+        let mut stages = Vec::new();
+        if has(&self.affinity, "irq_create_affinity_masks") {
+            stages.extend([Stage::IrqCreateAffinityMasks, Stage::IrqCalcAffinityVectors]);
+        }
+        if has(&self.blk_mq_cpumap, "blk_mq_map_queues") {
+            stages.push(Stage::BlkMqMapQueues);
+        }
+        if has(&self.blk_mq_cpumap, "blk_mq_map_hw_queues") {
+            stages.push(Stage::BlkMqMapHwQueues);
+        }
+        stages
+    }
+}
+
 fn build_in(
     scratch: &Path,
     src: &Source,
@@ -171,33 +263,16 @@ fn build_in(
     name: &str,
     opts: &BuildOptions,
 ) -> Result<Built, KernelCError> {
-    let lib = scratch.join("lib");
-    std::fs::create_dir_all(&lib).map_err(|e| io(&lib, e))?;
-    std::fs::write(lib.join("group_cpus.c"), &src.group_cpus).map_err(|e| io(&lib, e))?;
-    if let Some(sort) = &src.sort {
-        std::fs::write(lib.join("sort.c"), sort).map_err(|e| io(&lib, e))?;
-    }
-    source::apply_patches(scratch, patches)?;
-    let gc = std::fs::read(lib.join("group_cpus.c")).map_err(|e| io(&lib, e))?;
-    let sort_c = if src.sort.is_some() {
-        Some(std::fs::read(lib.join("sort.c")).map_err(|e| io(&lib, e))?)
-    } else {
-        None
-    };
+    let patched = Patched::make(scratch, src, patches, opts.strict)?;
     let sort_gen = opts.sort.unwrap_or(SortGen::HeapV6_11);
-    let sort_label = match &sort_c {
+    let sort_label = match &patched.sort {
         Some(_) => "lib/sort.c of the tree".to_string(),
         None => format!("irqscope {}", sort_gen.name()),
     };
-    // The id pins the code: the patched source and the sort it is linked with.
-    let mut idbytes = gc.clone();
-    idbytes.extend_from_slice(b"\0sort\0");
-    match &sort_c {
-        Some(s) => idbytes.extend_from_slice(s),
-        None => idbytes.extend_from_slice(sort_gen.name().as_bytes()),
-    }
+    // The id pins the code; the cache key adds the stand-ins and the flags, so a new irqscope
+    // rebuilds.
+    let idbytes = patched.id_bytes(sort_gen);
     let id = sha256_hex(&idbytes);
-    // The cache key adds the stand-ins and the flags: a new irqscope rebuilds.
     let mut keybytes = idbytes;
     for (path, text) in KC_FILES {
         keybytes.extend_from_slice(path.as_bytes());
@@ -205,11 +280,8 @@ fn build_in(
     }
     keybytes.extend_from_slice(CFLAGS.join(" ").as_bytes());
     let key = sha256_hex(&keybytes);
-    let text = String::from_utf8_lossy(&gc).into_owned();
-    let counter = find_counter(&text);
-    let one_arg = numgrps_only(&text);
-    let dir = opts.cache.join("builds").join(&key);
-    let exe = dir.join("harness");
+    let text = String::from_utf8_lossy(&patched.group_cpus).into_owned();
+    let stages = patched.stages();
     let mut provenance = Provenance {
         name: name.to_string(),
         id,
@@ -219,32 +291,27 @@ fn build_in(
         package_version: src.package_version.clone(),
         patches: patches.iter().map(|p| p.subject.clone()).collect(),
         sort: sort_label,
-        counter: counter.clone(),
-        api: if one_arg {
+        counter: find_counter(&text),
+        api: if numgrps_only(&text) {
             "group_cpus_evenly(numgrps)".into()
         } else {
             "group_cpus_evenly(numgrps, &nummasks)".into()
         },
         compile_ms: 0,
+        stages: stages.iter().map(|s| s.name().to_string()).collect(),
+        patch_notes: patched.notes.clone(),
     };
+    let dir = opts.cache.join("builds").join(&key);
+    let exe = dir.join("harness");
     if !exe.is_file() {
-        let work = scratch.join("build");
-        std::fs::create_dir_all(work.join("include/linux")).map_err(|e| io(&work, e))?;
-        for (path, text) in KC_FILES {
-            std::fs::write(work.join(path), text).map_err(|e| io(&work, e))?;
-        }
-        for h in LINUX_HEADERS {
-            let stub = "/* irqscope stand-in: everything is in irqscope_kc.h */\n#include <irqscope_kc.h>\n";
-            std::fs::write(work.join(format!("include/linux/{h}.h")), stub).map_err(|e| io(&work, e))?;
-        }
         let started = std::time::Instant::now();
-        compile(scratch, &work, counter.as_deref(), one_arg, sort_c.is_some(), sort_gen)?;
+        compile(scratch, &patched, &provenance, &stages, sort_gen)?;
         provenance.compile_ms = started.elapsed().as_millis() as u64;
         std::fs::create_dir_all(&dir).map_err(|e| io(&dir, e))?;
         let tmp = dir.join(format!("harness.{}", std::process::id()));
-        std::fs::copy(work.join("harness"), &tmp).map_err(|e| io(&tmp, e))?;
+        std::fs::copy(scratch.join("build/harness"), &tmp).map_err(|e| io(&tmp, e))?;
         std::fs::rename(&tmp, &exe).map_err(|e| io(&exe, e))?;
-        std::fs::write(dir.join("group_cpus.c"), &gc).map_err(|e| io(&dir, e))?;
+        std::fs::write(dir.join("group_cpus.c"), &patched.group_cpus).map_err(|e| io(&dir, e))?;
     }
     let json = serde_json::to_string_pretty(&provenance).expect("provenance serializes");
     std::fs::write(dir.join("build.json"), json).map_err(|e| io(&dir, e))?;
@@ -254,29 +321,52 @@ fn build_in(
     Ok(Built { exe, provenance })
 }
 
-/// Run `cc` once: the harness with the source included, and the sort.
+/// The stand-ins and the harness written into `work`: the embedded files, and one line per
+/// header the stand-ins provide.
+fn write_stand_ins(work: &Path) -> Result<(), KernelCError> {
+    let stub = "/* irqscope stand-in: everything is in irqscope_kc.h */\n#include <irqscope_kc.h>\n";
+    let headers = LINUX_HEADERS
+        .iter()
+        .map(|h| format!("include/linux/{h}.h"))
+        .chain(LOCAL_HEADERS.iter().map(|h| format!("include/{h}")));
+    for (path, text) in KC_FILES
+        .iter()
+        .map(|(p, t)| (p.to_string(), *t))
+        .chain(headers.map(|h| (h, stub)))
+    {
+        let file = work.join(&path);
+        let dir = file.parent().expect("a file in the build has a directory");
+        std::fs::create_dir_all(dir).map_err(|e| io(dir, e))?;
+        std::fs::write(&file, text).map_err(|e| io(&file, e))?;
+    }
+    Ok(())
+}
+
+/// Run `cc` once (through `kernel_c::exec`): the harness with lib/group_cpus.c included, the
+/// sort, and the later stages' files the tree has.
 fn compile(
     scratch: &Path,
-    work: &Path,
-    counter: Option<&str>,
-    one_arg: bool,
-    tree_sort: bool,
+    patched: &Patched,
+    provenance: &Provenance,
+    stages: &[Stage],
     sort_gen: SortGen,
 ) -> Result<(), KernelCError> {
-    let gc = scratch.join("lib/group_cpus.c");
+    let work = scratch.join("build");
+    write_stand_ins(&work)?;
+    let source = |rel: &str| format!("\"{}\"", scratch.join(rel).display());
     let mut args: Vec<OsString> = CFLAGS.iter().map(OsString::from).collect();
     args.push("-I".into());
     args.push(work.join("include").into());
-    args.push(format!("-DKC_SOURCE=\"{}\"", gc.display()).into());
-    if let Some(c) = counter {
+    args.push(format!("-DKC_SOURCE={}", source(source::GROUP_CPUS)).into());
+    if let Some(c) = &provenance.counter {
         args.push(format!("-DKC_COUNTER={c}").into());
     }
-    if one_arg {
+    if provenance.api == "group_cpus_evenly(numgrps)" {
         args.push("-DKC_GCE_NUMGRPS_ONLY".into());
     }
     args.push(work.join("harness.c").into());
-    if tree_sort {
-        args.push(scratch.join("lib/sort.c").into());
+    if patched.sort.is_some() {
+        args.push(scratch.join(source::SORT).into());
     } else {
         let gen = match sort_gen {
             SortGen::HeapV5_1 => "51",
@@ -285,6 +375,19 @@ fn compile(
         };
         args.push(format!("-DKC_SORT_GEN={gen}").into());
         args.push(work.join("sort.c").into());
+    }
+    if stages.contains(&Stage::IrqCreateAffinityMasks) {
+        args.push("-DKC_AFFINITY".into());
+        args.push(format!("-DKC_AFFINITY_SOURCE={}", source(source::AFFINITY)).into());
+        args.push(work.join("stage_affinity.c").into());
+    }
+    if stages.contains(&Stage::BlkMqMapQueues) {
+        args.push("-DKC_BLK_MQ".into());
+        if stages.contains(&Stage::BlkMqMapHwQueues) {
+            args.push("-DKC_BLK_MQ_HW".into());
+        }
+        args.push(format!("-DKC_BLK_MQ_SOURCE={}", source(source::BLK_MQ_CPUMAP)).into());
+        args.push(work.join("stage_blk_mq.c").into());
     }
     args.push("-o".into());
     args.push(work.join("harness").into());
@@ -298,7 +401,7 @@ fn compile(
         return Ok(());
     }
     let raw = String::from_utf8_lossy(&out.stderr);
-    let mut msg = compiler_summary(&raw, scratch, work);
+    let mut msg = compiler_summary(&raw, scratch, &work);
     if msg.len() > COMPILER_MESSAGE_BYTES_MAX {
         let mut cut = COMPILER_MESSAGE_BYTES_MAX;
         while !msg.is_char_boundary(cut) {

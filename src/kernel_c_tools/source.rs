@@ -2,8 +2,8 @@
 //! `linux-source-X.Y` package; and the patches applied to a scratch copy of it.
 //!
 //! The user's tree is only read. Its files are copied into a scratch directory laid out like
-//! a tree (`lib/group_cpus.c`, `lib/sort.c`), where Debian's `patch` applies the patches, so
-//! a mailed patch's `a/lib/group_cpus.c` paths apply as they are.
+//! a tree ([`BUILT_FILES`]), where Debian's `patch` applies the patches, so a mailed patch's
+//! `a/lib/group_cpus.c` paths apply as they are.
 
 use crate::kernel_c::{sha256_hex, KernelCError};
 use std::path::{Path, PathBuf};
@@ -23,6 +23,10 @@ pub struct Source {
     pub group_cpus: Vec<u8>,
     /// `lib/sort.c` of the same tree, when the source is a tree.
     pub sort: Option<Vec<u8>>,
+    /// `kernel/irq/affinity.c` of the same tree, when the tree has it.
+    pub affinity: Option<Vec<u8>>,
+    /// `block/blk-mq-cpumap.c` of the same tree, when the tree has it.
+    pub blk_mq_cpumap: Option<Vec<u8>>,
     /// The tree's kernel version from its Makefile (`7.2.13`), when the source is a tree.
     pub version: Option<String>,
     /// The Debian package version, when the source is a package.
@@ -94,15 +98,16 @@ pub fn read_path(path: &Path) -> Result<Source, KernelCError> {
         let version = std::fs::read_to_string(path.join("Makefile"))
             .ok()
             .and_then(|m| makefile_version(&m));
-        let sort = path.join("lib/sort.c");
+        let optional = |rel: &str| -> Result<Option<Vec<u8>>, KernelCError> {
+            let f = path.join(rel);
+            f.is_file().then(|| read_bounded(&f)).transpose()
+        };
         return Ok(Source {
             origin,
             group_cpus: read_bounded(&gc)?,
-            sort: if sort.is_file() {
-                Some(read_bounded(&sort)?)
-            } else {
-                None
-            },
+            sort: optional(SORT)?,
+            affinity: optional(AFFINITY)?,
+            blk_mq_cpumap: optional(BLK_MQ_CPUMAP)?,
             version,
             package_version: None,
         });
@@ -119,6 +124,8 @@ pub fn read_path(path: &Path) -> Result<Source, KernelCError> {
             origin,
             group_cpus: bytes,
             sort: None,
+            affinity: None,
+            blk_mq_cpumap: None,
             version: None,
             package_version: None,
         });
@@ -177,7 +184,15 @@ pub fn read_package(name: &str, cache: &Path, apt_options: &[String]) -> Result<
         .join("packages")
         .join(format!("{name}_{}", version.replace([':', '/'], "_")));
     let done = dir.join("files");
-    if !done.join("Makefile").is_file() {
+    // The files a build takes, as tar patterns; a cache unpacked for another list is unpacked
+    // again.
+    let wanted: Vec<String> = std::iter::once("Makefile")
+        .chain(BUILT_FILES)
+        .map(|f| format!("*/{f}"))
+        .collect();
+    let stamp = dir.join("files.list");
+    let stamped = std::fs::read_to_string(&stamp).is_ok_and(|t| t == wanted.join("\n"));
+    if !done.join("Makefile").is_file() || !stamped {
         let dl = dir.join("download");
         std::fs::create_dir_all(&dl).map_err(|e| KernelCError::input(format!("{}: {e}", dl.display())))?;
         run(
@@ -216,12 +231,7 @@ pub fn read_package(name: &str, cache: &Path, apt_options: &[String]) -> Result<
                 .arg("-C")
                 .arg(&t)
                 .args(["--wildcards", "--no-wildcards-match-slash"])
-                .args([
-                    "*/Makefile",
-                    "*/lib/group_cpus.c",
-                    "*/lib/sort.c",
-                    "*/kernel/irq/affinity.c",
-                ]),
+                .args(&wanted),
             &format!("tar -xJf {}", tarball.display()),
         );
         let top = std::fs::read_dir(&t)
@@ -234,6 +244,8 @@ pub fn read_package(name: &str, cache: &Path, apt_options: &[String]) -> Result<
         let _ = std::fs::remove_dir_all(&x);
         let _ = std::fs::remove_dir_all(&t);
         let _ = std::fs::remove_dir_all(&dl);
+        std::fs::write(&stamp, wanted.join("\n"))
+            .map_err(|e| KernelCError::input(format!("{}: {e}", stamp.display())))?;
     }
     let mut source = read_path(&done).map_err(|e| match e {
         KernelCError::Input(m) => KernelCError::Input(m.replace(&done.display().to_string(), name)),
@@ -308,34 +320,80 @@ pub fn patched_files(text: &str) -> Vec<String> {
     files
 }
 
+/// `lib/group_cpus.c`: every build has it.
+pub const GROUP_CPUS: &str = "lib/group_cpus.c";
+/// `lib/sort.c`: a tree's heapsort.
+pub const SORT: &str = "lib/sort.c";
+/// `kernel/irq/affinity.c`: `irq_create_affinity_masks()`, `irq_calc_affinity_vectors()`.
+pub const AFFINITY: &str = "kernel/irq/affinity.c";
+/// `block/blk-mq-cpumap.c`: `blk_mq_map_queues()`, `blk_mq_map_hw_queues()`.
+pub const BLK_MQ_CPUMAP: &str = "block/blk-mq-cpumap.c";
+
 /// The files a build compiles from a tree; a patch may touch only these (a change to any
 /// other file would not be built, so it is refused rather than silently dropped, unless it is
 /// documentation).
-pub const BUILT_FILES: [&str; 2] = ["lib/group_cpus.c", "lib/sort.c"];
+pub const BUILT_FILES: [&str; 4] = [GROUP_CPUS, SORT, AFFINITY, BLK_MQ_CPUMAP];
 
-/// Apply `patches` in order inside `scratch` (a tree layout) with Debian's `patch -p1`. A hunk
-/// that does not apply is an error naming the patch, the file and the hunk.
-pub fn apply_patches(scratch: &Path, patches: &[Patch]) -> Result<(), KernelCError> {
-    for patch in patches {
-        let text = String::from_utf8_lossy(&patch.bytes);
-        let files = patched_files(&text);
-        if files.is_empty() {
+/// The files a patch changes must be ones a build compiles and the source has (documentation
+/// aside, which patch skips).
+fn check_patched_files(scratch: &Path, patch: &Patch, files: &[String]) -> Result<(), KernelCError> {
+    if files.is_empty() {
+        return Err(KernelCError::input(format!(
+            "patch {}: no diff in it (a unified diff or a mail holding one)",
+            patch.path.display()
+        )));
+    }
+    for f in files {
+        if BUILT_FILES.contains(&f.as_str()) && !scratch.join(f).is_file() {
             return Err(KernelCError::input(format!(
-                "patch {}: no diff in it (a unified diff or a mail holding one)",
+                "patch {}: changes {f}, which the source does not have (give the kernel \
+                 tree the patch is against)",
                 patch.path.display()
             )));
         }
-        for f in &files {
-            let doc = f.starts_with("Documentation/") || f == "MAINTAINERS";
-            if !BUILT_FILES.contains(&f.as_str()) && !doc {
-                return Err(KernelCError::input(format!(
-                    "patch {}: changes {f}; kernel-c builds only {} (split the patch, or \
-                     leave that part out)",
-                    patch.path.display(),
-                    BUILT_FILES.join(" and ")
-                )));
-            }
+        let doc = f.starts_with("Documentation/") || f == "MAINTAINERS";
+        if !BUILT_FILES.contains(&f.as_str()) && !doc {
+            return Err(KernelCError::input(format!(
+                "patch {}: changes {f}; kernel-c builds only {} (split the patch, or \
+                 leave that part out)",
+                patch.path.display(),
+                BUILT_FILES.join(", ")
+            )));
         }
+    }
+    Ok(())
+}
+
+/// What `patch` said of each file: the hunks that failed (or a patch already applied), and
+/// the hunks it applied elsewhere than the patch says or with fuzz, as `FILE: Hunk #N …`.
+fn read_patch_output(said: &str) -> (Vec<String>, Vec<String>) {
+    let (mut file, mut failed, mut inexact) = (String::new(), Vec::new(), Vec::new());
+    for line in said.lines() {
+        if let Some(f) = line.strip_prefix("patching file ") {
+            file = f.trim().trim_matches(['\'', '`']).to_string();
+        } else if line.contains("FAILED") && line.starts_with("Hunk #") {
+            failed.push(format!("{file}: {}", line.trim_end_matches('.')));
+        } else if line.contains("Reversed (or previously applied) patch detected") {
+            failed.push(format!(
+                "{file}: already applied (the patch is reversed or in the source)"
+            ));
+        } else if line.starts_with("Hunk #") && (line.contains(" with fuzz ") || line.contains("(offset ")) {
+            inexact.push(format!("{file}: {}", line.trim_end_matches('.')));
+        }
+    }
+    (failed, inexact)
+}
+
+/// Apply `patches` in order inside `scratch` (a tree layout) with Debian's `patch -p1`. A hunk
+/// that does not apply is an error naming the patch, the file and the hunk. A hunk applied at
+/// an offset or with fuzz is returned as a note (`SUBJECT: FILE: Hunk #N succeeded at L
+/// (offset K lines)`), and with `strict` refused: the tree is not the one the patch was made
+/// against.
+pub fn apply_patches(scratch: &Path, patches: &[Patch], strict: bool) -> Result<Vec<String>, KernelCError> {
+    let mut notes = Vec::new();
+    for patch in patches {
+        let text = String::from_utf8_lossy(&patch.bytes);
+        check_patched_files(scratch, patch, &patched_files(&text))?;
         let mut cmd = Command::new("patch");
         cmd.current_dir(scratch)
             .args(["-p1", "--batch", "--forward", "--no-backup-if-mismatch", "-r", "-"])
@@ -349,23 +407,9 @@ pub fn apply_patches(scratch: &Path, patches: &[Patch]) -> Result<(), KernelCErr
             _ => KernelCError::input(format!("patch: {e}")),
         })?;
         let said = String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
-        let mut file = String::new();
-        let mut failed = Vec::new();
-        for line in said.lines() {
-            if let Some(f) = line.strip_prefix("patching file ") {
-                file = f.trim().trim_matches(['\'', '`']).to_string();
-            } else if line.contains("FAILED") && line.starts_with("Hunk #") {
-                failed.push(format!("{file}: {}", line.trim_end_matches('.')));
-            } else if line.contains("Reversed (or previously applied) patch detected") {
-                failed.push(format!(
-                    "{file}: already applied (the patch is reversed or in the source)"
-                ));
-            }
-        }
-        let built_failed: Vec<&String> = failed
-            .iter()
-            .filter(|f| BUILT_FILES.iter().any(|b| f.starts_with(b)))
-            .collect();
+        let (failed, inexact) = read_patch_output(&said);
+        let built = |f: &&String| BUILT_FILES.iter().any(|b| f.starts_with(b));
+        let built_failed: Vec<&String> = failed.iter().filter(built).collect();
         if !built_failed.is_empty() {
             return Err(KernelCError::input(format!(
                 "patch {} ({}) does not apply: {}",
@@ -381,8 +425,18 @@ pub fn apply_patches(scratch: &Path, patches: &[Patch]) -> Result<(), KernelCErr
                 return Err(KernelCError::input(format!("patch {}: {last}", patch.path.display())));
             }
         }
+        let inexact: Vec<&String> = inexact.iter().filter(built).collect();
+        if strict && !inexact.is_empty() {
+            return Err(KernelCError::input(format!(
+                "patch {} ({}) applies only with an offset or fuzz (--strict): {}",
+                patch.path.display(),
+                patch.subject,
+                inexact.iter().map(|s| s.as_str()).collect::<Vec<_>>().join("; ")
+            )));
+        }
+        notes.extend(inexact.iter().map(|n| format!("{}: {n}", patch.subject)));
     }
-    Ok(())
+    Ok(notes)
 }
 
 /// sha256 of a byte string as hex (the source's id in provenance lines).
@@ -410,6 +464,18 @@ mod tests {
             ["lib/group_cpus.c"]
         );
         assert!(is_package_name("linux-source-6.12"));
+        let said = "patching file lib/group_cpus.c\nHunk #1 succeeded at 420 (offset 3 lines).\n\
+                    Hunk #2 succeeded at 500 with fuzz 1.\nHunk #3 succeeded.\npatching file kernel/irq/affinity.c\n\
+                    Hunk #1 FAILED at 12.\n";
+        let (failed, inexact) = read_patch_output(said);
+        assert_eq!(failed, ["kernel/irq/affinity.c: Hunk #1 FAILED at 12"]);
+        assert_eq!(
+            inexact,
+            [
+                "lib/group_cpus.c: Hunk #1 succeeded at 420 (offset 3 lines)",
+                "lib/group_cpus.c: Hunk #2 succeeded at 500 with fuzz 1"
+            ]
+        );
         assert!(!is_package_name("./linux-source-6.12"));
     }
 }

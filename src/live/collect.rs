@@ -13,7 +13,8 @@
 use super::limits::IRQS_MAX;
 use super::parse::{self, Interrupts, IrqRow, ParseError, ReadError, INTERRUPTS_BYTES_MAX, IRQ_FILE_BYTES_MAX};
 use super::protocol::{
-    Delta, Snapshot, WireIrq, WireTopology, FULL_SNAPSHOT_SAME_SINCE, KERNEL_RELEASE_BYTES_MAX, PROTOCOL_VERSION,
+    Delta, Snapshot, WireIrq, WireTopology, ARCH_SINCE, FULL_SNAPSHOT_SAME_SINCE, KERNEL_RELEASE_BYTES_MAX,
+    PROTOCOL_VERSION,
 };
 use crate::topology::import::sysfs::{self, SysfsFiles};
 use crate::topology::{CpuSet, Topology};
@@ -791,6 +792,9 @@ impl Collector {
             "version {version}"
         );
         self.version = version;
+        // Versions before ARCH_SINCE have no architecture or controller: read the topology
+        // again with the next reading, without them (or with them again).
+        self.topology = None;
     }
 
     /// Keep the last reading as the acknowledged one (the base of the next delta). The two
@@ -893,6 +897,11 @@ impl Collector {
             let files = read_topology(&self.root).map_err(io(&sysfs::system_dir(&self.root)))?;
             let mut topology = topology_of(&files, &self.host)?;
             topology.kernel_release = self.proc.kernel_release.clone();
+            if self.version >= ARCH_SINCE {
+                // The controller (and so the architecture) the interrupts' chips name.
+                topology.irqchip = super::devices::machine_irqchip(self.parsed.rows.iter().map(|r| r.chip.as_str()));
+                topology.arch = topology.irqchip.map(crate::topology::Irqchip::arch);
+            }
             self.topology = Some((self.online.clone(), topology));
         }
         // Effective affinities move when CPUs go on- or offline: re-read them all then.
@@ -941,13 +950,17 @@ impl Collector {
 }
 
 /// A topology for a bare pasted `/proc/interrupts`: one node holding CPUs 0 to the highest
-/// column, the columns online, no SMT or cluster facts.
-pub(crate) fn topology_from_columns(cpus: &[u32]) -> WireTopology {
+/// column, the columns online, no SMT or cluster facts; the controller (and architecture) its
+/// chip names tell.
+pub(crate) fn topology_from_columns<'a>(cpus: &[u32], chips: impl Iterator<Item = &'a str>) -> WireTopology {
     let last = cpus.iter().copied().max().unwrap_or(0);
     let online = crate::topology::CpuSet::from_cpus(cpus.iter().copied());
+    let irqchip = super::devices::machine_irqchip(chips);
     WireTopology {
         nodes: vec![if last == 0 { "0".into() } else { format!("0-{last}") }],
         online: Some(online.to_cpulist()),
+        arch: irqchip.map(crate::topology::Irqchip::arch),
+        irqchip,
         ..WireTopology::default()
     }
 }

@@ -41,6 +41,34 @@ pub enum ChipController {
     Unknown,
 }
 
+/// The architecture a kernel release was built for, from Debian's and the usual flavour
+/// suffixes (`6.12.117+deb12-cloud-arm64`, `…-arm64`, `aarch64`; `…-amd64`, `x86_64`).
+pub fn release_arch(release: &str) -> Option<Arch> {
+    let r = release.to_ascii_lowercase();
+    if r.contains("arm64") || r.contains("aarch64") {
+        Some(Arch::Arm64)
+    } else if r.contains("amd64") || r.contains("x86_64") || r.contains("x86-64") {
+        Some(Arch::X86_64)
+    } else {
+        None
+    }
+}
+
+/// The controller of a host's device MSIs, from the chip names of its interrupts: an ITS, a
+/// GICv2m frame, the x86 APIC (MSI and IO-APIC chips), or, on arm64 with none of the first two
+/// (Hyper-V's PCI, or only GIC SPIs), the GIC's SPIs. `None` when no name tells.
+pub fn machine_irqchip<'a>(chips: impl Iterator<Item = &'a str>) -> Option<Irqchip> {
+    let mut seen = [false; 4];
+    for chip in chips {
+        if let ChipController::Known(c) = controller_of_chip(chip) {
+            seen[Irqchip::ALL.iter().position(|&k| k == c).expect("a known controller")] = true;
+        }
+    }
+    [Irqchip::GicIts, Irqchip::GicV2m, Irqchip::Apic, Irqchip::GicSpi]
+        .into_iter()
+        .find(|c| seen[Irqchip::ALL.iter().position(|k| k == c).expect("a known controller")])
+}
+
 /// The controller behind a `/proc/interrupts` chip name:
 /// * `ITS-…` (`ITS-MSI`, `ITS-pMSI`, `ITS-PCI-MSIX-<bdf>`): LPIs of a GICv3 ITS
 ///   (drivers/irqchip/irq-gic-v3-its*.c);

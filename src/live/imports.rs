@@ -30,6 +30,7 @@ pub(crate) fn snapshots_of_text(text: &str) -> Result<Vec<Snapshot>, BadImport> 
     let t = text.trim_start();
     if !t.starts_with('{') {
         let parsed = parse_interrupts(text).map_err(|e| bad(e.to_string()))?;
+        let topology = topology_from_columns(&parsed.cpus, parsed.rows.iter().map(|r| r.chip.as_str()));
         let irqs = parsed
             .rows
             .into_iter()
@@ -49,7 +50,7 @@ pub(crate) fn snapshots_of_text(text: &str) -> Result<Vec<Snapshot>, BadImport> 
             host: PASTED_HOST.into(),
             taken_unix_ms: 0,
             boot_id: String::new(),
-            topology: topology_from_columns(&parsed.cpus),
+            topology,
             cpus: parsed.cpus,
             irqs,
         }]);

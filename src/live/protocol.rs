@@ -25,15 +25,22 @@
 //!   ([`Delta::apply`]) and ingests it as a full push; a base that is not the host's current
 //!   reading is answered 409 with [`BASE_MISMATCH`], and the agent sends a full reading. Full
 //!   snapshots are as in version 2, and version 1 and 2 pushes are still taken.
+//! * 4: [`WireTopology`] carries the machine's architecture and the interrupt controller of its
+//!   device MSIs (`arch`, `irqchip`), which the kernel's view of offline CPUs and the
+//!   effective-CPU models depend on; [`WireTopology::to_spec`] keeps them. An agent stepping
+//!   down for an older server leaves them out ([`ARCH_SINCE`]); otherwise full snapshots are
+//!   as in version 2.
 
 use super::limits::{HOST_NAME_BYTES_MAX, IRQS_MAX};
 use super::parse::FIELD_BYTES_MAX;
-use crate::topology::{parse_cpulist, Topology, TopologySpec, CPUS_MAX, NODES_MAX};
+use crate::topology::{parse_cpulist, Arch, Irqchip, Topology, TopologySpec, CPUS_MAX, NODES_MAX};
 use serde::{Deserialize, Serialize};
 use std::io::Read;
 
 /// The version this build writes.
-pub const PROTOCOL_VERSION: u32 = 3;
+pub const PROTOCOL_VERSION: u32 = 4;
+/// The first version whose topology carries `arch` and `irqchip`.
+pub const ARCH_SINCE: u32 = 4;
 /// The oldest version this build reads (and upgrades).
 pub(crate) const PROTOCOL_VERSION_OLDEST: u32 = 1;
 /// Longest kernel release accepted (`struct new_utsname` holds 64 bytes and a NUL).
@@ -41,9 +48,9 @@ pub(crate) const KERNEL_RELEASE_BYTES_MAX: usize = 64;
 /// Longest CPU-set text accepted in a snapshot.
 pub(crate) const CPU_SET_TEXT_BYTES_MAX: usize = crate::topology::cpulist::CPULIST_TEXT_BYTES_MAX;
 
-/// The oldest version whose full snapshots are this build's: version 3 added delta pushes and
-/// left the full snapshot as version 2 wrote it, so a full snapshot stamped 2 reads the same on
-/// a version-2 server.
+/// The oldest version whose full snapshots are this build's once `arch` and `irqchip` (version
+/// 4, [`ARCH_SINCE`]) are left out: version 3 added delta pushes and left the full snapshot as
+/// version 2 wrote it, so a full snapshot stamped 2 reads the same on a version-2 server.
 pub const FULL_SNAPSHOT_SAME_SINCE: u32 = 2;
 
 /// What a server that refused a push for its version reads: `(oldest, newest)`, from the words
@@ -248,6 +255,14 @@ pub struct WireTopology {
     /// interrupts. Empty when unknown (version 1).
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub kernel_release: String,
+    /// The instruction-set architecture (version 4); `None`: not known (older versions, a
+    /// host whose interrupts name no controller), read as x86_64.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub arch: Option<Arch>,
+    /// The controller of the device MSIs, from the chip names of the host's interrupts
+    /// (version 4); `None`: the architecture's default.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub irqchip: Option<Irqchip>,
 }
 
 impl WireTopology {
@@ -270,10 +285,13 @@ impl WireTopology {
             distances: s.distances,
             possible: None,
             kernel_release: String::new(),
+            arch: None,
+            irqchip: None,
         }
     }
 
-    /// The topology file form; validate it with `Topology::new`.
+    /// The topology file form, with the architecture and the controller; validate it with
+    /// `Topology::new`.
     pub fn to_spec(&self, host: &str) -> TopologySpec {
         TopologySpec {
             name: host.to_string(),
@@ -285,6 +303,8 @@ impl WireTopology {
             present: self.present.clone(),
             online: self.online.clone(),
             distances: self.distances.clone(),
+            arch: self.arch,
+            irqchip: self.irqchip,
             ..TopologySpec::default()
         }
     }
@@ -333,8 +353,17 @@ pub fn valid_host_name(host: &str) -> bool {
 impl Snapshot {
     /// The same reading in the current version. Version 1 lost trailing CPU-less nodes from
     /// `nodes` while keeping their distance rows (the distance matrix has one row per node id):
-    /// they come back as `""`.
+    /// they come back as `""`. Before version 4 the topology had no architecture or controller:
+    /// the controller the interrupts' chips name, and its architecture (else the kernel
+    /// release's), fill them in, as the agent of version 4 does.
     pub(crate) fn upgrade(mut self) -> Snapshot {
+        if self.version < ARCH_SINCE && self.topology.arch.is_none() && self.topology.irqchip.is_none() {
+            let irqchip = super::devices::machine_irqchip(self.irqs.iter().map(|i| i.chip.as_str()));
+            self.topology.irqchip = irqchip;
+            self.topology.arch = irqchip
+                .map(Irqchip::arch)
+                .or_else(|| super::devices::release_arch(&self.topology.kernel_release));
+        }
         if self.version == 1 {
             let t = &mut self.topology;
             if let Some(d) = &t.distances {
@@ -827,6 +856,35 @@ pub fn gzip_into(bytes: &[u8], level: i32, out: &mut Vec<u8>) -> std::io::Result
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The topology file form keeps the architecture and the controller (protocol 4), and a
+    /// snapshot of an older protocol gets them from its chip names as it is read.
+    #[test]
+    fn the_wire_keeps_the_architecture() {
+        let wire = WireTopology {
+            nodes: vec!["0-3".into()],
+            arch: Some(Arch::Arm64),
+            irqchip: Some(Irqchip::GicV2m),
+            ..WireTopology::default()
+        };
+        let spec = wire.to_spec("h");
+        assert_eq!((spec.arch, spec.irqchip), (Some(Arch::Arm64), Some(Irqchip::GicV2m)));
+        let t = Topology::new(&spec).unwrap();
+        assert_eq!((t.arch(), t.irqchip()), (Arch::Arm64, Irqchip::GicV2m));
+        let old = r#"{"version":3,"host":"h","taken_unix_ms":1,"boot_id":"","topology":{"nodes":["0-1"],"kernel_release":"6.12.117+deb12-cloud-arm64"},"cpus":[0,1],"irqs":[{"label":"18","chip":"ITS-PCI-MSIX-0000:00:10.0","hwirq":"0","name":"nvme0q0","counts":[]}]}"#;
+        let s: Snapshot = serde_json::from_str::<Snapshot>(old).unwrap().upgrade();
+        assert_eq!(
+            (s.topology.arch, s.topology.irqchip),
+            (Some(Arch::Arm64), Some(Irqchip::GicIts))
+        );
+        let none = old.replace("ITS-PCI-MSIX-0000:00:10.0", "something");
+        let s: Snapshot = serde_json::from_str::<Snapshot>(&none).unwrap().upgrade();
+        assert_eq!(
+            (s.topology.arch, s.topology.irqchip),
+            (Some(Arch::Arm64), None),
+            "the release tells"
+        );
+    }
 
     #[test]
     fn an_agent_steps_down_only_for_a_server_that_reads_its_full_snapshots() {

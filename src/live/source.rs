@@ -202,6 +202,8 @@ pub fn snapshot_from_series(host: &str, taken_unix_ms: u64, s: &HostSeries) -> R
         };
         key(&a.label).cmp(&key(&b.label))
     });
+    // The exposition has no architecture: the controller the chips name tells it.
+    let irqchip = super::devices::machine_irqchip(irqs.iter().map(|i: &WireIrq| i.chip.as_str()));
     Ok(Snapshot {
         version: PROTOCOL_VERSION,
         host: host.to_string(),
@@ -217,6 +219,8 @@ pub fn snapshot_from_series(host: &str, taken_unix_ms: u64, s: &HostSeries) -> R
             distances,
             possible: Some(possible),
             kernel_release,
+            arch: irqchip.map(crate::topology::Irqchip::arch),
+            irqchip,
         },
         cpus: cpus.iter().filter(|c| c.online).map(|c| c.cpu).collect(),
         irqs,

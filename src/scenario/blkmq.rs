@@ -148,17 +148,29 @@ impl BlkMqScenario {
                     Some(e) => Spreader::External(&*e.0),
                     None => Spreader::Model(self.variant, self.sort),
                 };
+                let all = crate::topology::CpuSet::full(self.topology.nr_cpu_ids());
+                let boot = crate::kernel::BootMasks {
+                    default_affinity: &all,
+                    managed_irq: None,
+                };
                 let map = blk_mq_map_queues_with(
                     &self.topology,
                     mapper,
                     s.queues,
                     s.queue_offset,
                     spreader,
+                    boot,
                     &mut counter,
                     &mut warnings,
                 )
                 .map_err(|e| ScenarioError(e.to_string()))?
                 .map;
+                // The v6.3 mapper's group_cpus_evenly() is the numgrps era's, which WARNs.
+                let era = match mapper {
+                    Mapper::V6_3 => crate::kernel::irq_affinity::AffinityEra::NumGrps,
+                    _ => crate::kernel::irq_affinity::AffinityEra::NumMasks,
+                };
+                let warnings = warnings.into_iter().map(|w| w.for_era(era)).collect();
                 let used: std::collections::BTreeSet<u32> = map.iter().flatten().copied().collect();
                 let unmapped = (s.queue_offset..s.queue_offset + s.queues)
                     .filter(|q| !used.contains(q))

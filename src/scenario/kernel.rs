@@ -9,7 +9,7 @@
 
 use super::spec::ScenarioSpec;
 use super::{BlkMqSource, Outcome, Scenario, ScenarioError};
-use crate::kernel::blk_mq_cpumap::Mapper;
+use crate::kernel::blk_mq_cpumap::{HwFallback, Mapper};
 use crate::kernel::irq_affinity::AffinityEra;
 use crate::kernel::release::{self, Range, Release};
 use crate::kernel::vector_matrix::{EffectiveModel, VECTORS_AVAILABLE_START, VECTORS_PER_CPU_MAX};
@@ -73,6 +73,16 @@ impl KernelPick {
     }
     pub fn vectors(&self) -> u32 {
         self.vectors_per_cpu.unwrap_or(VECTORS_AVAILABLE_START)
+    }
+    /// What the map from IRQ affinity does for a queue without a vector mask: the named
+    /// release's (`kernel::release::HW_FALLBACKS`); without one, the newest release's with the
+    /// `current` mapper (v6.17 on) and `blk_mq_pci_map_queues()`'s with the older mappers.
+    pub fn hw_fallback(&self) -> HwFallback {
+        match self.release() {
+            Some(r) => release::generation(r).hw_fallback,
+            None if self.blk_mq_mapper() == Mapper::Current => HwFallback::MapQueues,
+            None => HwFallback::Clear,
+        }
     }
 
     pub(crate) fn affinity_field(&self) -> Option<String> {

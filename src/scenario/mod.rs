@@ -40,6 +40,7 @@ use crate::kernel::isolation::{HkType, Housekeeping};
 use crate::kernel::mana::{DriverVersion, ManaOutcome, MsixMode};
 use crate::kernel::manage::{irq_affinity_setup, irq_setup_affinity_with, managed_irq_prog_mask};
 use crate::kernel::vector_matrix::{CpuMap, EffectiveModel, MatrixError, VectorMatrix};
+use crate::kernel::BootMasks;
 use crate::kernel::{External, ExternalError, KernelWarn, SortGen, Spreader, Variant};
 use crate::policy::offset_by_probed::{offset_by_probed, Fires, ProbedLoad};
 use crate::policy::Proposal;
@@ -825,6 +826,10 @@ pub fn try_run(scenario: &Scenario) -> Result<Outcome, ExternalError> {
         .clone()
         .unwrap_or_else(|| CpuSet::full(topo.nr_cpu_ids()));
     let hk = boot.managed_irq_housekeeping.as_ref();
+    let boot_masks = BootMasks {
+        default_affinity: &default,
+        managed_irq: hk,
+    };
     let mut space = VectorSpace::default();
     let mut devices = Vec::with_capacity(scenario.devices.len());
     // What earlier probes left on each CPU; only a proposal reads it.
@@ -870,7 +875,7 @@ pub fn try_run(scenario: &Scenario) -> Result<Outcome, ExternalError> {
                 &dev.affinity_request(),
                 spreader,
                 scenario.kernel.affinity_era(),
-                &default,
+                boot_masks,
                 &mut counter,
                 &mut warnings,
             )?
@@ -1032,16 +1037,21 @@ pub fn try_run(scenario: &Scenario) -> Result<Outcome, ExternalError> {
             Some(BlkMqSource::Irq) => {
                 let descs: Option<Vec<CpuSet>> =
                     masks.as_ref().map(|m| m.descs.iter().map(|d| d.mask.clone()).collect());
-                (
-                    Some(blk_mq_map_hw_queues(
-                        topo,
-                        nq,
-                        descs.as_deref(),
-                        dev.pre_vectors,
-                        &mut warnings,
-                    )),
-                    None,
-                )
+                let map = blk_mq_map_hw_queues(
+                    topo,
+                    nq,
+                    0,
+                    descs.as_deref(),
+                    dev.pre_vectors,
+                    scenario.kernel.hw_fallback(),
+                    (scenario.kernel.blk_mq_mapper(), spreader),
+                    boot_masks,
+                    &mut counter,
+                    &mut warnings,
+                )?;
+                // A map that fell back to blk_mq_map_queues() consumed counter values.
+                let offsets = (!map.spread_offsets.is_empty()).then_some(map.spread_offsets);
+                (Some(map.map), offsets)
             }
             Some(BlkMqSource::Cpumap) => {
                 let map = blk_mq_map_queues_with(
@@ -1050,6 +1060,7 @@ pub fn try_run(scenario: &Scenario) -> Result<Outcome, ExternalError> {
                     nq,
                     0,
                     spreader,
+                    boot_masks,
                     &mut counter,
                     &mut warnings,
                 )?;
@@ -1069,6 +1080,14 @@ pub fn try_run(scenario: &Scenario) -> Result<Outcome, ExternalError> {
             alloc_failed: None,
         });
     }
+    // Unfilled groups WARN only under the releases of the numgrps era.
+    let era = scenario.kernel.affinity_era();
+    for d in &mut devices {
+        d.warnings = std::mem::take(&mut d.warnings)
+            .into_iter()
+            .map(|w| w.for_era(era))
+            .collect();
+    }
     Ok(Outcome {
         devices,
         spread_counter_after: counter,
@@ -1083,12 +1102,23 @@ pub fn try_run(scenario: &Scenario) -> Result<Outcome, ExternalError> {
 /// (`c:NAME`) could not answer it.
 fn admin_tag_set(scenario: &Scenario, counter: &mut u32) -> Result<(Vec<u32>, Vec<KernelWarn>), ExternalError> {
     let mut warnings = Vec::new();
+    let topo = scenario.topology();
+    let default = scenario
+        .boot_state
+        .default_affinity
+        .clone()
+        .unwrap_or_else(|| CpuSet::full(topo.nr_cpu_ids()));
+    let boot = BootMasks {
+        default_affinity: &default,
+        managed_irq: scenario.boot_state.managed_irq_housekeeping.as_ref(),
+    };
     let map = blk_mq_map_queues_with(
-        scenario.topology(),
+        topo,
         scenario.kernel.blk_mq_mapper(),
         1,
         0,
         scenario.spreader(),
+        boot,
         counter,
         &mut warnings,
     )?;

@@ -48,13 +48,19 @@ fn irqscope(cache: &Path, args: &[&str]) -> (i32, String, String) {
 
 /// A unified diff of `lib/group_cpus.c` from `old` to `new`, made by `diff -u` here.
 fn make_patch(dir: &Path, old: &str, new: &str) -> String {
+    make_patch_of(dir, "lib/group_cpus.c", old, new)
+}
+
+/// A unified diff of the tree file `rel` from `old` to `new`.
+fn make_patch_of(dir: &Path, rel: &str, old: &str, new: &str) -> String {
     for (side, text) in [("a", old), ("b", new)] {
-        std::fs::create_dir_all(dir.join(side).join("lib")).unwrap();
-        std::fs::write(dir.join(side).join("lib/group_cpus.c"), text).unwrap();
+        let file = dir.join(side).join(rel);
+        std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+        std::fs::write(file, text).unwrap();
     }
     let out = Command::new("diff")
         .current_dir(dir)
-        .args(["-u", "a/lib/group_cpus.c", "b/lib/group_cpus.c"])
+        .args(["-u", &format!("a/{rel}"), &format!("b/{rel}")])
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(1), "diff found a change");
@@ -63,9 +69,14 @@ fn make_patch(dir: &Path, old: &str, new: &str) -> String {
 
 /// The Debian file with one change, as a diff file and as a mail holding the same diff.
 fn patched(dir: &Path, tree: &Path, from: &str, to: &str) -> (PathBuf, PathBuf) {
-    let old = std::fs::read_to_string(tree.join("lib/group_cpus.c")).unwrap();
+    patched_file(dir, tree, "lib/group_cpus.c", from, to)
+}
+
+/// The tree file `rel` with one change, as a diff file and as a mail holding the same diff.
+fn patched_file(dir: &Path, tree: &Path, rel: &str, from: &str, to: &str) -> (PathBuf, PathBuf) {
+    let old = std::fs::read_to_string(tree.join(rel)).unwrap();
     assert_eq!(old.matches(from).count(), 1, "the line to change is in the file once");
-    let diff = make_patch(dir, &old, &old.replace(from, to));
+    let diff = make_patch_of(dir, rel, &old, &old.replace(from, to));
     let plain = dir.join("change.diff");
     std::fs::write(&plain, &diff).unwrap();
     let mail = dir.join("change.mbox");
@@ -81,11 +92,16 @@ fn patched(dir: &Path, tree: &Path, from: &str, to: &str) -> (PathBuf, PathBuf) 
     (plain, mail)
 }
 
+/// Every stage of Debian's 6.12 and 7.x trees (both eras of irq_create_affinity_masks(), both
+/// mappers) agrees with the models on 2,000 machines each.
 #[test]
 fn debian_trees_agree_with_their_models() {
-    for (var, model) in [
-        ("IRQSCOPE_KERNEL_C_612", "pre-cluster"),
-        ("IRQSCOPE_KERNEL_C_72", "cluster"),
+    for (var, models) in [
+        (
+            "IRQSCOPE_KERNEL_C_612",
+            "pre-cluster (heap-v6.11, numgrps, mapper v6.3)",
+        ),
+        ("IRQSCOPE_KERNEL_C_72", "cluster (heap-v6.11, nummasks, mapper current)"),
     ] {
         let Some(t) = tree(var) else { continue };
         let s = Scratch::new("agree");
@@ -94,9 +110,144 @@ fn debian_trees_agree_with_their_models() {
             &["kernel-c", "verify", t.to_str().unwrap(), "--cases", "2000"],
         );
         assert_eq!(code, 0, "{out}{err}");
-        assert!(out.contains(&format!("against {model} ")), "{out}");
-        assert!(out.lines().any(|l| l == "2000 agree"), "{out}");
+        assert!(out.lines().any(|l| l == format!("against {models}:")), "{out}");
+        for stage in [
+            "group_cpus_evenly",
+            "irq_create_affinity_masks",
+            "irq_calc_affinity_vectors",
+            "blk_mq_map_queues",
+            "blk_mq_map_hw_queues",
+        ] {
+            assert!(
+                out.lines()
+                    .any(|l| l.split_whitespace().collect::<Vec<_>>() == [stage, "2000", "agree"]),
+                "{stage}: {out}"
+            );
+        }
+        assert!(out.lines().any(|l| l == "2000 machines, 5 stages: all agree"), "{out}");
     }
+}
+
+/// The CPU count of a shrunk case's machine line ("6 CPUs, 2 nodes, …", "1 CPU, 1 node, …").
+fn shrunk_cpus(out: &str) -> u32 {
+    out.lines()
+        .find_map(|l| {
+            let (n, rest) = l.split_once(' ')?;
+            (rest.starts_with("CPUs, ") || rest.starts_with("CPU, ")).then(|| n.parse().unwrap())
+        })
+        .unwrap_or_else(|| panic!("a shrunk case: {out}"))
+}
+
+/// A patch of kernel/irq/affinity.c (written here: the vectors past the initialized masks get
+/// every CPU instead of irq_default_affinity, the answer D1 fixed in the model) is caught in
+/// its stage and shrunk, its case file fails check-golden, and `compare` of the tree against
+/// the patched tree shows the vector that moved.
+#[test]
+fn a_different_affinity_c_is_caught_small_and_compare_shows_what_moved() {
+    let Some(t) = tree("IRQSCOPE_KERNEL_C_72") else { return };
+    let s = Scratch::new("affinity");
+    let (plain, _) = patched_file(
+        s.path(),
+        &t,
+        "kernel/irq/affinity.c",
+        "for (; curvec < nvecs; curvec++)\n\t\tcpumask_copy(&masks[curvec].mask, irq_default_affinity);",
+        "for (; curvec < nvecs; curvec++)\n\t\tcpumask_setall(&masks[curvec].mask);",
+    );
+    let cache = s.path().join("cache");
+    let tree = t.to_str().unwrap();
+    let out_dir = s.path().to_str().unwrap();
+    let (code, out, err) = irqscope(
+        &cache,
+        &[
+            "kernel-c",
+            "verify",
+            tree,
+            "--name",
+            "setall",
+            "--patch",
+            plain.to_str().unwrap(),
+            "--out",
+            out_dir,
+        ],
+    );
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(
+        out.lines()
+            .any(|l| l.trim_start().starts_with("irq_create_affinity_masks")
+                && l.ends_with("agree, then a disagreement")),
+        "{out}"
+    );
+    assert!(shrunk_cpus(&out) <= 16, "{out}");
+    assert!(
+        out.contains("irqaffinity="),
+        "only irqaffinity= tells the two apart: {out}"
+    );
+    assert!(out.contains("first difference: descs["), "{out}");
+    let case = std::fs::read_dir(s.path())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.extension().is_some_and(|x| x == "json"))
+        .expect("the case file");
+    let (code, gout, _) = irqscope(&cache, &["check-golden", case.to_str().unwrap()]);
+    assert_eq!((code, gout.contains("0 passed, 1 failed")), (1, true), "{gout}");
+    let (code, _, err) = irqscope(&cache, &["kernel-c", "build", tree, "--name", "base"]);
+    assert_eq!(code, 0, "{err}");
+    let (code, out, err) = irqscope(
+        &cache,
+        &[
+            "compare",
+            "vm-8vcpu-smt2",
+            "9:name=q",
+            "--kernel",
+            "7.2",
+            "--irqaffinity",
+            "1",
+            "--a",
+            "c:base",
+            "--b",
+            "c:setall",
+        ],
+    );
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("q: 1 of 9 vectors moved"), "{out}");
+    let moved: Vec<&str> = out
+        .lines()
+        .find(|l| l.trim_start().starts_with("vec    8"))
+        .unwrap()
+        .split_whitespace()
+        .collect();
+    assert_eq!(moved, ["vec", "8", "queue", "8", "1", "->", "7"], "{out}");
+}
+
+/// A patch of block/blk-mq-cpumap.c that maps the queues past the initialized masks to masks
+/// that are empty is caught in blk_mq_map_queues() and shrunk.
+#[test]
+fn a_different_blk_mq_cpumap_c_is_caught_small() {
+    let Some(t) = tree("IRQSCOPE_KERNEL_C_72") else { return };
+    let s = Scratch::new("cpumap");
+    let (plain, _) = patched_file(
+        s.path(),
+        &t,
+        "block/blk-mq-cpumap.c",
+        "&masks[queue % nr_masks]",
+        "&masks[queue]",
+    );
+    let (code, out, err) = irqscope(
+        &s.path().join("cache"),
+        &[
+            "kernel-c",
+            "verify",
+            t.to_str().unwrap(),
+            "--patch",
+            plain.to_str().unwrap(),
+            "--out",
+            s.path().to_str().unwrap(),
+        ],
+    );
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(out.contains("blk_mq_map_queues(): nr_queues "), "{out}");
+    assert!(shrunk_cpus(&out) <= 4, "{out}");
+    assert!(out.contains("first difference: map["), "{out}");
 }
 
 #[test]
@@ -111,32 +262,32 @@ fn a_changed_rounding_is_caught_small_and_the_mail_applies_the_same() {
         "(numgrps * ncpus + remaining_ncpus - 1) / remaining_ncpus);",
     );
     let cache = s.path().join("cache");
-    let run = |patch: &Path, name: &str| {
-        irqscope(
-            &cache,
-            &[
-                "kernel-c",
-                "verify",
-                t.to_str().unwrap(),
-                "--name",
-                name,
-                "--patch",
-                patch.to_str().unwrap(),
-                "--cases",
-                "2000",
-                "--out",
-                s.path().to_str().unwrap(),
-            ],
-        )
+    // `name` None: the default name (`7.2.13-patched`), the same for every patch.
+    let run = |patch: &Path, name: Option<&str>| {
+        let mut args = vec![
+            "kernel-c",
+            "verify",
+            t.to_str().unwrap(),
+            "--patch",
+            patch.to_str().unwrap(),
+        ];
+        if let Some(n) = name {
+            args.extend(["--name", n]);
+        }
+        args.extend(["--cases", "2000", "--out", s.path().to_str().unwrap()]);
+        irqscope(&cache, &args)
     };
-    let (code, out, err) = run(&plain, "diff");
+    let (code, out, err) = run(&plain, None);
     assert_eq!(code, 1, "{out}{err}");
-    let cpus: u32 = out
-        .lines()
-        .find_map(|l| l.split_once(" CPUs, ").map(|(n, _)| n.trim().parse().unwrap()))
-        .unwrap_or_else(|| panic!("a shrunk case: {out}"));
+    let cpus = shrunk_cpus(&out);
     assert!(cpus <= 16, "shrunk to {cpus} CPUs: {out}");
-    assert!(out.contains("first difference: masks["), "{out}");
+    // The first stage to meet the change may be a later one that calls group_cpus_evenly().
+    assert!(
+        out.contains("first difference: masks[")
+            || out.contains("first difference: map[")
+            || out.contains("first difference: descs["),
+        "{out}"
+    );
     // Every line fits 72 columns but those carrying the paths this test chose.
     for l in out
         .lines()
@@ -145,14 +296,45 @@ fn a_changed_rounding_is_caught_small_and_the_mail_applies_the_same() {
         assert!(l.chars().count() <= 72, "a line over 72 columns: {l:?}");
     }
     // The case file is a golden case the model fails, field by field.
-    let case = s.path().join("disagreement-diff-seed1.json");
-    let (code, gout, _) = irqscope(&cache, &["check-golden", case.to_str().unwrap()]);
+    let cases = || -> Vec<PathBuf> {
+        let mut v: Vec<PathBuf> = std::fs::read_dir(s.path())
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.to_string_lossy().ends_with("-seed1.json"))
+            .collect();
+        v.sort();
+        v
+    };
+    let first = cases();
+    assert_eq!(first.len(), 1, "{first:?}");
+    assert!(
+        first[0].to_string_lossy().contains("disagreement-7.2.13-patched-"),
+        "{first:?}"
+    );
+    let (code, gout, _) = irqscope(&cache, &["check-golden", first[0].to_str().unwrap()]);
     assert_eq!(code, 1, "{gout}");
     assert!(gout.contains("0 passed, 1 failed"), "{gout}");
+    // Another patch under the same name and seed keeps its own file (named by its build).
+    let other = s.path().join("other");
+    std::fs::create_dir_all(&other).unwrap();
+    let (setall, _) = patched_file(
+        &other,
+        &t,
+        "kernel/irq/affinity.c",
+        "for (; curvec < nvecs; curvec++)\n\t\tcpumask_copy(&masks[curvec].mask, irq_default_affinity);",
+        "for (; curvec < nvecs; curvec++)\n\t\tcpumask_setall(&masks[curvec].mask);",
+    );
+    let (code, out3, err3) = run(&setall, None);
+    assert_eq!(code, 1, "{out3}{err3}");
+    assert_eq!(cases().len(), 2, "{:?}", cases());
     // The same change as a mail: the same build, the same verdict.
-    let (code2, out2, err2) = run(&mail, "mail");
+    let (code2, out2, err2) = run(&mail, Some("mail"));
     assert_eq!(code2, 1, "{out2}{err2}");
-    let tail = |o: &str| o.lines().skip(1).take(4).collect::<Vec<_>>().join("\n");
+    let tail = |o: &str| {
+        let lines: Vec<&str> = o.lines().skip_while(|l| *l != "shrunk to").take(6).collect();
+        assert_eq!(lines.len(), 6, "{o}");
+        lines.join("\n")
+    };
     assert_eq!(tail(&out), tail(&out2));
     let (_, b1, _) = irqscope(
         &cache,
@@ -218,6 +400,12 @@ fn broken_c_is_a_clear_error_in_the_cli() {
         if name == "nocompile" {
             assert_eq!(code, 2, "{out}{err}");
             assert!(err.contains(want) && err.contains("lib/group_cpus.c:"), "{err}");
+            // The compiler's message keeps its lines, one error or note a line.
+            assert!(
+                err.lines()
+                    .any(|l| l.starts_with("lib/group_cpus.c:") && l.contains("error:")),
+                "{err}"
+            );
             continue;
         }
         assert_eq!(code, 0, "{out}{err}");
@@ -287,6 +475,7 @@ async fn pages_run_registered_c_and_survive_broken_c() {
             apt_options: Vec::new(),
             sort: None,
             cache: s.path().join("cache"),
+            strict: false,
         })
     };
     let limits = Limits {
@@ -415,6 +604,8 @@ pub(crate) fn fake(name: &str, fails: bool) -> irqscope::web::kernel_c::Register
         counter: None,
         api: "group_cpus_evenly(numgrps, &nummasks)".into(),
         compile_ms: 0,
+        stages: Vec::new(),
+        patch_notes: Vec::new(),
     };
     let code = Fake {
         name: format!("c:{name}"),
@@ -634,4 +825,47 @@ async fn a_built_c_side_is_compared_with_its_release_model_by_default() {
             "{uri}: {body}"
         );
     }
+}
+
+/// A hunk that applies only at an offset (the tree moved since the patch was made) is built
+/// and said, and refused with --strict.
+#[test]
+fn a_hunk_applied_at_an_offset_is_said_and_refused_with_strict() {
+    let Some(t) = tree("IRQSCOPE_KERNEL_C_72") else { return };
+    let s = Scratch::new("offset");
+    let old = std::fs::read_to_string(t.join("lib/group_cpus.c")).unwrap();
+    let from = "numgrps * ncpus / remaining_ncpus);";
+    assert_eq!(old.matches(from).count(), 1);
+    // The patch is made against the file with three lines less at its top.
+    let cut: String = old.lines().skip(3).map(|l| format!("{l}\n")).collect();
+    let diff = make_patch(
+        s.path(),
+        &cut,
+        &cut.replace(from, "(numgrps * ncpus + 1) / remaining_ncpus);"),
+    );
+    let patch = s.path().join("moved.diff");
+    std::fs::write(&patch, diff).unwrap();
+    let cache = s.path().join("cache");
+    let args = |strict: bool| {
+        let mut a = vec![
+            "kernel-c",
+            "build",
+            t.to_str().unwrap(),
+            "--patch",
+            patch.to_str().unwrap(),
+        ];
+        if strict {
+            a.push("--strict");
+        }
+        a
+    };
+    let (code, out, err) = irqscope(&cache, &args(false));
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(
+        err.contains("lib/group_cpus.c: Hunk #1 succeeded at") && err.contains("(offset 3 lines)"),
+        "{err}"
+    );
+    let (code, _, err) = irqscope(&cache, &args(true));
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("applies only with an offset or fuzz (--strict)"), "{err}");
 }

@@ -625,3 +625,51 @@ fn a_capture_with_nothing_to_compare_exits_1() {
         "{out}"
     );
 }
+
+/// A real arm64 7.2 boot with two CPUs present but never brought up (`lab run` of a8 with
+/// `maxcpus=6`): the capture's topology keeps its architecture and controller (protocol 4), so
+/// the model gives CPUs 6 and 7 arm64's masks of themselves alone, as the kernel did; read as
+/// x86 (empty masks) it placed 20 of 60 fields elsewhere. A capture of an older protocol,
+/// which had no `arch`, gets it from its chip names as it is read.
+#[test]
+fn an_arm64_capture_with_offline_cpus_keeps_its_architecture() {
+    let path = data("a8-maxcpus6-72.seq.agent.json");
+    let s = snapshot("a8-maxcpus6-72.seq.agent.json");
+    assert_eq!(
+        (s.topology.arch, s.topology.irqchip),
+        (
+            Some(irqscope::topology::Arch::Arm64),
+            Some(irqscope::topology::Irqchip::GicIts)
+        )
+    );
+    assert_eq!(s.topology.online.as_deref(), Some("0-5"));
+    let (code, out) = check(&path, &[]);
+    assert_eq!((code, last_line(&out)), (0, "60 matched, 0 differ"), "{out}");
+    let (code, out) = check(&path, &["--machine", data("a8.toml").to_str().unwrap()]);
+    assert_eq!((code, last_line(&out)), (0, "60 matched, 0 differ"), "{out}");
+    let scratch = crate::common::fs::Scratch::new("arch");
+    let edited = |f: &dyn Fn(&mut serde_json::Value)| {
+        let mut v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        f(&mut v);
+        let file = scratch.path().join(format!("{}.json", v.to_string().len()));
+        std::fs::write(&file, v.to_string()).unwrap();
+        file
+    };
+    // The same capture read as an x86 machine: the offline CPUs' empty masks move queues.
+    let x86 = edited(&|v| {
+        v["snapshots"][0]["topology"]["arch"] = "x86_64".into();
+        v["snapshots"][0]["topology"]["irqchip"] = "apic".into();
+    });
+    let (code, out) = check(&x86, &["--effective", "arm64-its"]);
+    assert_eq!((code, last_line(&out)), (1, "40 matched, 20 differ"), "{out}");
+    // As a protocol 3 agent wrote it (no arch, no irqchip): the chips tell.
+    let v3 = edited(&|v| {
+        v["version"] = 3.into();
+        v["snapshots"][0]["version"] = 3.into();
+        let t = v["snapshots"][0]["topology"].as_object_mut().unwrap();
+        t.remove("arch");
+        t.remove("irqchip");
+    });
+    let (code, out) = check(&v3, &[]);
+    assert_eq!((code, last_line(&out)), (0, "60 matched, 0 differ"), "{out}");
+}

@@ -1,0 +1,8 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * stage_blk_mq.c - compiles a tree's block/blk-mq-cpumap.c (KC_BLK_MQ_SOURCE) for irqscope's
+ * harness, its group_cpus_evenly() calls going to the harness's wrapper, which records the
+ * counter value each call consumed.
+ */
+#define group_cpus_evenly kc_traced_group_cpus_evenly
+#include KC_BLK_MQ_SOURCE
