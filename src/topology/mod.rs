@@ -8,6 +8,7 @@
 //! present. This module reads no files and knows nothing of HTTP.
 
 mod arch;
+mod checks;
 pub mod compact;
 pub mod cpulist;
 mod cpuset;
@@ -109,251 +110,32 @@ impl Topology {
 
     fn build(spec: &TopologySpec, rule: Option<MaskRule>) -> Result<Topology, TopologyError> {
         let spec = spec.to_explicit()?;
-        let cpulist = |field: String, text: &str, n_bits: u32| {
-            parse_cpulist(text, n_bits).map_err(|source| TopologyError::Cpulist { field, source })
-        };
-        if spec.name.len() > NAME_BYTES_MAX {
-            return Err(invalid(format!("name: longer than {NAME_BYTES_MAX} bytes")));
-        }
-        if spec.note.len() > NOTE_BYTES_MAX || spec.source.len() > NOTE_BYTES_MAX {
-            return Err(invalid(format!("note/source: longer than {NOTE_BYTES_MAX} bytes")));
-        }
-        let nodes = spec.nodes.as_deref().unwrap_or_default();
-        if nodes.is_empty() {
-            return Err(invalid("nodes: at least one node is needed"));
-        }
-        if nodes.len() as u64 > u64::from(NODES_MAX) {
-            return Err(invalid(format!(
-                "nodes: {} nodes, at most {NODES_MAX} are allowed",
-                nodes.len()
-            )));
-        }
-        let nr_node_ids = match spec.nr_node_ids {
-            Some(n) if n as usize >= nodes.len() && n <= NODES_MAX => n,
-            Some(n) => {
-                return Err(invalid(format!(
-                    "nr_node_ids: {n} must be between the number of listed nodes ({}) and {NODES_MAX}",
-                    nodes.len()
-                )))
-            }
-            None => nodes.len() as u32,
-        };
-
-        // Nodes define the possible CPUs.
-        let mut node_cpus: Vec<CpuSet> = Vec::with_capacity(nr_node_ids as usize);
-        let mut possible = CpuSet::new(CPUS_MAX);
-        for (node, text) in nodes.iter().enumerate() {
-            let set = cpulist(format!("nodes[{node}]"), text, CPUS_MAX)?;
-            if let Some(cpu) = set.iter().find(|&c| possible.contains(c)) {
-                let other = node_cpus.iter().position(|s| s.contains(cpu)).unwrap_or(0);
-                return Err(invalid(format!("nodes[{node}]: CPU {cpu} is already in node {other}")));
-            }
-            possible.or_assign(&set);
-            node_cpus.push(set);
-        }
-        let Some(last_cpu) = possible.last() else {
-            return Err(invalid("nodes: no node has any CPU"));
-        };
-        let nr_cpu_ids = last_cpu + 1;
-        if let Some(n) = spec.nr_cpu_ids {
-            if n != nr_cpu_ids {
-                return Err(invalid(format!(
-                    "nr_cpu_ids: {n} given, but the highest possible CPU is {last_cpu} (nr_cpu_ids is one more)"
-                )));
-            }
-        }
+        checks::name_and_note(&spec)?;
+        let nr_node_ids = checks::nr_node_ids(&spec)?;
+        let checks::Nodes {
+            mut node_cpus,
+            possible,
+            nr_cpu_ids,
+        } = checks::nodes(&spec)?;
         node_cpus.resize(nr_node_ids as usize, CpuSet::new(nr_cpu_ids));
-
-        let present = match &spec.present {
-            Some(text) => cpulist("present".into(), text, nr_cpu_ids)?,
-            None => possible.clone(),
-        };
-        if let Some(cpu) = present.andnot(&possible).first() {
-            return Err(invalid(format!(
-                "present: CPU {cpu} is present but in no node (not possible)"
-            )));
-        }
-        if !present.contains(0) {
-            return Err(invalid("present: CPU 0 must be present (the boot CPU)"));
-        }
-        let online = match &spec.online {
-            Some(text) => cpulist("online".into(), text, nr_cpu_ids)?,
-            None => present.clone(),
-        };
-        if let Some(cpu) = online.andnot(&present).first() {
-            return Err(invalid(format!("online: CPU {cpu} is online but not present")));
-        }
-        if online.is_empty() {
-            return Err(invalid("online: at least one CPU must be online"));
-        }
-
-        let mut cpu_node = vec![0u32; nr_cpu_ids as usize];
-        for (node, set) in node_cpus.iter().enumerate() {
-            for cpu in set.iter() {
-                cpu_node[cpu as usize] = node as u32;
-            }
-        }
-
-        // SMT sibling sets: listed ones, every other possible CPU its own set.
-        let mut cpu_smt = vec![NONE; nr_cpu_ids as usize];
-        let mut smt_sets = Vec::new();
-        for (i, text) in spec.smt.iter().enumerate() {
-            let set = cpulist(format!("smt[{i}]"), text, nr_cpu_ids)?;
-            let Some(first) = set.first() else {
-                return Err(invalid(format!("smt[{i}]: empty sibling set")));
-            };
-            for cpu in set.iter() {
-                if !possible.contains(cpu) {
-                    return Err(invalid(format!("smt[{i}]: CPU {cpu} is not in any node")));
-                }
-                if cpu_smt[cpu as usize] != NONE {
-                    return Err(invalid(format!(
-                        "smt[{i}]: CPU {cpu} is already in another sibling set"
-                    )));
-                }
-                if cpu_node[cpu as usize] != cpu_node[first as usize] {
-                    return Err(invalid(format!(
-                        "smt[{i}]: SMT siblings {first} and {cpu} are on different nodes ({} and {})",
-                        cpu_node[first as usize], cpu_node[cpu as usize]
-                    )));
-                }
-                cpu_smt[cpu as usize] = smt_sets.len() as u32;
-            }
-            smt_sets.push(set);
-        }
-        for cpu in possible.iter() {
-            if cpu_smt[cpu as usize] == NONE {
-                cpu_smt[cpu as usize] = smt_sets.len() as u32;
-                smt_sets.push(CpuSet::from_cpus([cpu]));
-            }
-        }
-
-        let mut cpu_cluster = vec![NONE; nr_cpu_ids as usize];
-        let mut cluster_sets = Vec::new();
-        for (i, text) in spec.clusters.iter().enumerate() {
-            let set = cpulist(format!("clusters[{i}]"), text, nr_cpu_ids)?;
-            if set.is_empty() {
-                return Err(invalid(format!(
-                    "clusters[{i}]: empty cluster (leave the CPUs out instead)"
-                )));
-            }
-            for cpu in set.iter() {
-                if !possible.contains(cpu) {
-                    return Err(invalid(format!("clusters[{i}]: CPU {cpu} is not in any node")));
-                }
-                if cpu_cluster[cpu as usize] != NONE {
-                    return Err(invalid(format!(
-                        "clusters[{i}]: CPU {cpu} is already in another cluster"
-                    )));
-                }
-                cpu_cluster[cpu as usize] = cluster_sets.len() as u32;
-            }
-            cluster_sets.push(set);
-        }
-        // A cluster may split an SMT sibling set: the kernel takes both masks as the firmware
-        // gives them. `build_sched_domain()` (kernel/sched/topology.c) then finds the SMT
-        // domain not a subset of the CLS domain, prints "BUG: arch topology borken" and widens
-        // its own copy of the domain span; `topology_sibling_cpumask()` and
-        // `topology_cluster_cpumask()`, which the interrupt code reads, stay as they were. So
-        // such a machine is accepted and each split is recorded for the warning.
-        let mut splits = Vec::new();
-        let mut split_seen = vec![NONE; smt_sets.len()];
-        for (i, cluster) in cluster_sets.iter().enumerate() {
-            for cpu in cluster.iter() {
-                let s = cpu_smt[cpu as usize];
-                if split_seen[s as usize] != i as u32 && !smt_sets[s as usize].is_subset(cluster) {
-                    split_seen[s as usize] = i as u32;
-                    splits.push((i as u32, s));
-                }
-            }
-        }
-
-        // Packages are for display; by default one package per node with CPUs.
-        let mut cpu_package = vec![NONE; nr_cpu_ids as usize];
-        let mut package_sets = Vec::new();
-        if spec.packages.is_empty() {
-            for set in node_cpus.iter().filter(|s| !s.is_empty()) {
-                for cpu in set.iter() {
-                    cpu_package[cpu as usize] = package_sets.len() as u32;
-                }
-                package_sets.push(set.clone());
-            }
-        } else {
-            for (i, text) in spec.packages.iter().enumerate() {
-                let set = cpulist(format!("packages[{i}]"), text, nr_cpu_ids)?;
-                for cpu in set.iter() {
-                    if !possible.contains(cpu) {
-                        return Err(invalid(format!("packages[{i}]: CPU {cpu} is not in any node")));
-                    }
-                    if cpu_package[cpu as usize] != NONE {
-                        return Err(invalid(format!(
-                            "packages[{i}]: CPU {cpu} is already in another package"
-                        )));
-                    }
-                    cpu_package[cpu as usize] = i as u32;
-                }
-                package_sets.push(set);
-            }
-            if let Some(cpu) = possible.iter().find(|&c| cpu_package[c as usize] == NONE) {
-                return Err(invalid(format!("packages: CPU {cpu} is in no package")));
-            }
-        }
-        for p in cpu_package.iter_mut().filter(|p| **p == NONE) {
-            *p = 0;
-        }
-
-        let n = nr_node_ids as usize;
-        let distances = match &spec.distances {
-            None => None,
-            Some(rows) => {
-                if rows.len() != n {
-                    return Err(invalid(format!("distances: {} rows for {n} nodes", rows.len())));
-                }
-                let mut flat = Vec::with_capacity(n * n);
-                let mut default = true;
-                for (i, row) in rows.iter().enumerate() {
-                    if row.len() != n {
-                        return Err(invalid(format!(
-                            "distances[{i}]: {} columns for {n} nodes (the matrix must be square)",
-                            row.len()
-                        )));
-                    }
-                    for (j, &d) in row.iter().enumerate() {
-                        if i == j && d != LOCAL_DISTANCE {
-                            return Err(invalid(format!(
-                                "distances[{i}][{j}]: a node's distance to itself is 10, not {d}"
-                            )));
-                        }
-                        if i != j && !(LOCAL_DISTANCE + 1..=DISTANCE_MAX).contains(&d) {
-                            return Err(invalid(format!(
-                                "distances[{i}][{j}]: {d} is outside 11..{DISTANCE_MAX}"
-                            )));
-                        }
-                        default &= i == j || d == REMOTE_DISTANCE;
-                    }
-                    flat.extend_from_slice(row);
-                }
-                // A matrix that says what the defaults say is the defaults.
-                (!default).then_some(flat)
-            }
-        };
-
-        let arch = spec.arch.or(spec.irqchip.map(Irqchip::arch)).unwrap_or_default();
-        let irqchip = spec.irqchip.unwrap_or(arch.default_irqchip());
-        if irqchip.arch() != arch {
-            return Err(invalid(format!(
-                "irqchip: {} is an {} interrupt controller, but arch is {}",
-                irqchip.name(),
-                irqchip.arch().name(),
-                arch.name()
-            )));
-        }
-        if spec.legacy_pic == Some(true) && arch != Arch::X86_64 {
-            return Err(invalid(format!(
-                "legacy_pic: an 8259 PIC is an x86 fact, but arch is {}",
-                arch.name()
-            )));
-        }
+        let present = checks::present(&spec, &possible, nr_cpu_ids)?;
+        let online = checks::online(&spec, &present, nr_cpu_ids)?;
+        let cpu_node = checks::cpu_nodes(&node_cpus, nr_cpu_ids);
+        let checks::Membership {
+            of_cpu: cpu_smt,
+            sets: smt_sets,
+        } = checks::smt(&spec, &possible, &cpu_node, nr_cpu_ids)?;
+        let checks::Membership {
+            of_cpu: cpu_cluster,
+            sets: cluster_sets,
+        } = checks::clusters(&spec, &possible, nr_cpu_ids)?;
+        let splits = checks::cluster_splits(&cluster_sets, &cpu_smt, &smt_sets);
+        let checks::Membership {
+            of_cpu: cpu_package,
+            sets: package_sets,
+        } = checks::packages(&spec, &possible, &node_cpus, nr_cpu_ids)?;
+        let distances = checks::distances(&spec, nr_node_ids)?;
+        let (arch, irqchip) = checks::arch_and_irqchip(&spec)?;
 
         let rule = rule.unwrap_or(MaskRule::Arch(arch));
         let view = View::build(

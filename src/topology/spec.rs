@@ -176,130 +176,11 @@ impl TopologySpec {
                 "generate: give either [generate] or explicit nodes/smt/clusters/packages, not both".into(),
             ));
         }
-        let err = |m: String| Err(TopologyError::Invalid(format!("generate: {m}")));
-        let hybrid = !gen.core_types.is_empty();
-        if hybrid && (gen.cores_per_node != 0 || gen.threads_per_core != 1) {
-            return err("give either core_types or cores_per_node/threads_per_core, not both".into());
-        }
-        if !hybrid && gen.cores_per_node == 0 {
-            return err("cores_per_node must be at least 1 (or give core_types)".into());
-        }
-        if gen.packages == 0 || gen.nodes_per_package == 0 || gen.threads_per_core == 0 {
-            return err("every count must be at least 1".into());
-        }
-        if gen.core_types.iter().any(|c| c.cores == 0 || c.threads_per_core == 0) {
-            return err("core_types: every count must be at least 1".into());
-        }
-        // One core type stands for the regular shape, so both paths share the code below.
-        let types: Vec<CoreType> = if hybrid {
-            gen.core_types.clone()
-        } else {
-            vec![CoreType {
-                cores: gen.cores_per_node,
-                threads_per_core: gen.threads_per_core,
-                clusters: gen.clusters,
-            }]
-        };
-        // Saturating: the counts come from a file, and a product past u64 is just "too many".
-        let cpus_per_node: u64 = types
-            .iter()
-            .map(|c| u64::from(c.cores) * u64::from(c.threads_per_core))
-            .fold(0u64, u64::saturating_add);
-        let n_nodes = u64::from(gen.packages) * u64::from(gen.nodes_per_package);
-        let n_cpus = n_nodes.saturating_mul(cpus_per_node);
-        if n_cpus > u64::from(CPUS_MAX) || n_nodes > u64::from(NODES_MAX) {
-            return err(format!(
-                "{n_cpus} CPUs on {n_nodes} nodes exceeds the limits ({CPUS_MAX} CPUs, {NODES_MAX} nodes)"
-            ));
-        }
-        let n_nodes = n_nodes as u32;
-        let per_package_cpus = cpus_per_node.saturating_mul(u64::from(gen.nodes_per_package));
-        if let Some(stride) = gen.package_cpu_stride {
-            if u64::from(stride) < per_package_cpus {
-                return err(format!(
-                    "package_cpu_stride: {stride} is less than the {per_package_cpus} CPUs of a package"
-                ));
-            }
-            let last = u64::from(stride) * u64::from(gen.packages - 1) + per_package_cpus;
-            if last > u64::from(CPUS_MAX) {
-                return err(format!(
-                    "package_cpu_stride: CPU ids reach {last}, beyond the limit of {CPUS_MAX}"
-                ));
-            }
-        }
-
-        let mut cores = Vec::new();
-        for package in 0..gen.packages {
-            for node_in_package in 0..gen.nodes_per_package {
-                let node = package * gen.nodes_per_package + node_in_package;
-                for (type_idx, ct) in types.iter().enumerate() {
-                    for k in 0..ct.cores {
-                        let cluster = match (gen.clusters, ct.clusters) {
-                            (ClusterShape::Named(ClusterName::Node), _) => Some((node, 0, 0)),
-                            (ClusterShape::Named(ClusterName::Package), _) => Some((package, 0, 0)),
-                            (ClusterShape::Named(ClusterName::All), _) => Some((0, 0, 0)),
-                            (_, ClusterShape::Unset | ClusterShape::Named(ClusterName::None)) => None,
-                            (_, ClusterShape::Named(ClusterName::Core)) => Some((node, type_idx as u32, k)),
-                            (_, ClusterShape::Cores(0)) => {
-                                return err("clusters: a cluster needs at least one core".into())
-                            }
-                            (_, ClusterShape::Cores(size)) if ct.cores % size != 0 => {
-                                let what = if hybrid {
-                                    "cores of its core type"
-                                } else {
-                                    "cores per node"
-                                };
-                                return err(format!(
-                                    "clusters: {size} cores per cluster does not divide {} {what}",
-                                    ct.cores
-                                ));
-                            }
-                            (_, ClusterShape::Cores(size)) => Some((node, type_idx as u32, k / size)),
-                            (_, ClusterShape::Named(_)) => {
-                                return err("core_types: clusters may be a core count, \"core\" or \"none\"".into())
-                            }
-                        };
-                        cores.push(GenCore {
-                            package,
-                            node,
-                            threads: ct.threads_per_core,
-                            cluster,
-                        });
-                    }
-                }
-            }
-        }
-
-        // Number the threads: per package from its stride, else across the machine.
-        let mut core_cpus: Vec<Vec<u32>> = vec![Vec::new(); cores.len()];
-        let threads_max = types.iter().map(|c| c.threads_per_core).max().unwrap_or(1);
-        let groups: Vec<Vec<usize>> = match gen.package_cpu_stride {
-            Some(_) => (0..gen.packages)
-                .map(|p| (0..cores.len()).filter(|&i| cores[i].package == p).collect())
-                .collect(),
-            None => vec![(0..cores.len()).collect()],
-        };
-        for (g, members) in groups.iter().enumerate() {
-            let mut next = gen.package_cpu_stride.map_or(0, |s| s * g as u32);
-            match gen.smt_numbering {
-                SmtNumbering::Adjacent => {
-                    for &i in members {
-                        for _ in 0..cores[i].threads {
-                            core_cpus[i].push(next);
-                            next += 1;
-                        }
-                    }
-                }
-                SmtNumbering::Offset => {
-                    for t in 0..threads_max {
-                        for &i in members.iter().filter(|&&i| cores[i].threads > t) {
-                            core_cpus[i].push(next);
-                            next += 1;
-                        }
-                    }
-                }
-            }
-        }
+        gen.check_counts()?;
+        let types = gen.types();
+        let n_nodes = gen.check_size(&types)?;
+        let cores = gen.cores(&types)?;
+        let core_cpus = gen.number_threads(&cores, &types);
         let list = |set: super::CpuSet| set.to_cpulist();
         let gather = |pick: &dyn Fn(&GenCore) -> bool| {
             list(
@@ -314,21 +195,7 @@ impl TopologySpec {
             .filter(|&i| cores[i].threads > 1)
             .map(|i| list(core_cpus[i].iter().copied().collect()))
             .collect();
-        // Clusters in order of their first core; a map keeps 8192-CPU machines fast.
-        let mut cluster_index: std::collections::HashMap<(u32, u32, u32), usize> = Default::default();
-        let mut cluster_sets: Vec<super::CpuSet> = Vec::new();
-        for (i, core) in cores.iter().enumerate() {
-            if let Some(key) = core.cluster {
-                let idx = *cluster_index.entry(key).or_insert_with(|| {
-                    cluster_sets.push(super::CpuSet::new(CPUS_MAX));
-                    cluster_sets.len() - 1
-                });
-                for &cpu in &core_cpus[i] {
-                    cluster_sets[idx].insert(cpu);
-                }
-            }
-        }
-        let clusters = cluster_sets.into_iter().map(list).collect();
+        let clusters = cluster_sets(&cores, &core_cpus).into_iter().map(list).collect();
         let packages = if gen.nodes_per_package > 1 {
             (0..gen.packages).map(|p| gather(&|c| c.package == p)).collect()
         } else {
@@ -353,6 +220,191 @@ impl TopologySpec {
             legacy_pic: self.legacy_pic,
         })
     }
+}
+
+/// A `[generate]` table's error: "generate: " and the message.
+fn generate_error(message: impl std::fmt::Display) -> TopologyError {
+    TopologyError::Invalid(format!("generate: {message}"))
+}
+
+impl Generator {
+    /// Either `core_types` or `cores_per_node`/`threads_per_core`, and every count at least 1.
+    fn check_counts(&self) -> Result<(), TopologyError> {
+        let hybrid = !self.core_types.is_empty();
+        if hybrid && (self.cores_per_node != 0 || self.threads_per_core != 1) {
+            return Err(generate_error(
+                "give either core_types or cores_per_node/threads_per_core, not both",
+            ));
+        }
+        if !hybrid && self.cores_per_node == 0 {
+            return Err(generate_error("cores_per_node must be at least 1 (or give core_types)"));
+        }
+        if self.packages == 0 || self.nodes_per_package == 0 || self.threads_per_core == 0 {
+            return Err(generate_error("every count must be at least 1"));
+        }
+        if self.core_types.iter().any(|c| c.cores == 0 || c.threads_per_core == 0) {
+            return Err(generate_error("core_types: every count must be at least 1"));
+        }
+        Ok(())
+    }
+
+    /// The kinds of core in each node: `core_types`, or the regular shape as the one kind, so
+    /// both paths share the code that follows.
+    fn types(&self) -> Vec<CoreType> {
+        if self.core_types.is_empty() {
+            vec![CoreType {
+                cores: self.cores_per_node,
+                threads_per_core: self.threads_per_core,
+                clusters: self.clusters,
+            }]
+        } else {
+            self.core_types.clone()
+        }
+    }
+
+    /// The machine within [`CPUS_MAX`] and [`NODES_MAX`], its packages' CPU ids too when
+    /// `package_cpu_stride` spreads them; the number of nodes.
+    fn check_size(&self, types: &[CoreType]) -> Result<u32, TopologyError> {
+        // Saturating: the counts come from a file, and a product past u64 is just "too many".
+        let cpus_per_node: u64 = types
+            .iter()
+            .map(|c| u64::from(c.cores) * u64::from(c.threads_per_core))
+            .fold(0u64, u64::saturating_add);
+        let n_nodes = u64::from(self.packages) * u64::from(self.nodes_per_package);
+        let n_cpus = n_nodes.saturating_mul(cpus_per_node);
+        if n_cpus > u64::from(CPUS_MAX) || n_nodes > u64::from(NODES_MAX) {
+            return Err(generate_error(format!(
+                "{n_cpus} CPUs on {n_nodes} nodes exceeds the limits ({CPUS_MAX} CPUs, {NODES_MAX} nodes)"
+            )));
+        }
+        let per_package_cpus = cpus_per_node.saturating_mul(u64::from(self.nodes_per_package));
+        if let Some(stride) = self.package_cpu_stride {
+            if u64::from(stride) < per_package_cpus {
+                return Err(generate_error(format!(
+                    "package_cpu_stride: {stride} is less than the {per_package_cpus} CPUs of a package"
+                )));
+            }
+            let last = u64::from(stride) * u64::from(self.packages - 1) + per_package_cpus;
+            if last > u64::from(CPUS_MAX) {
+                return Err(generate_error(format!(
+                    "package_cpu_stride: CPU ids reach {last}, beyond the limit of {CPUS_MAX}"
+                )));
+            }
+        }
+        Ok(n_nodes as u32)
+    }
+
+    /// Every core, package by package, node by node, core type by core type, with the
+    /// cluster it shares; the first core type whose `clusters` does not fit is the error.
+    fn cores(&self, types: &[CoreType]) -> Result<Vec<GenCore>, TopologyError> {
+        let mut cores = Vec::new();
+        for package in 0..self.packages {
+            for node_in_package in 0..self.nodes_per_package {
+                let node = package * self.nodes_per_package + node_in_package;
+                for (type_idx, ct) in types.iter().enumerate() {
+                    for k in 0..ct.cores {
+                        cores.push(GenCore {
+                            package,
+                            node,
+                            threads: ct.threads_per_core,
+                            cluster: self.cluster_key(ct, package, node, type_idx as u32, k)?,
+                        });
+                    }
+                }
+            }
+        }
+        Ok(cores)
+    }
+
+    /// The cluster of core `k` of type `ct` (index `type_idx`) in `node` of `package`: cores
+    /// with equal keys share one; `None` for an empty cluster mask.
+    fn cluster_key(
+        &self,
+        ct: &CoreType,
+        package: u32,
+        node: u32,
+        type_idx: u32,
+        k: u32,
+    ) -> Result<Option<(u32, u32, u32)>, TopologyError> {
+        Ok(match (self.clusters, ct.clusters) {
+            (ClusterShape::Named(ClusterName::Node), _) => Some((node, 0, 0)),
+            (ClusterShape::Named(ClusterName::Package), _) => Some((package, 0, 0)),
+            (ClusterShape::Named(ClusterName::All), _) => Some((0, 0, 0)),
+            (_, ClusterShape::Unset | ClusterShape::Named(ClusterName::None)) => None,
+            (_, ClusterShape::Named(ClusterName::Core)) => Some((node, type_idx, k)),
+            (_, ClusterShape::Cores(0)) => return Err(generate_error("clusters: a cluster needs at least one core")),
+            (_, ClusterShape::Cores(size)) if ct.cores % size != 0 => {
+                let what = if self.core_types.is_empty() {
+                    "cores per node"
+                } else {
+                    "cores of its core type"
+                };
+                return Err(generate_error(format!(
+                    "clusters: {size} cores per cluster does not divide {} {what}",
+                    ct.cores
+                )));
+            }
+            (_, ClusterShape::Cores(size)) => Some((node, type_idx, k / size)),
+            (_, ClusterShape::Named(_)) => {
+                return Err(generate_error(
+                    "core_types: clusters may be a core count, \"core\" or \"none\"",
+                ))
+            }
+        })
+    }
+
+    /// The CPU ids of each core's threads: per package from its stride, else across the
+    /// machine; siblings adjacent, or every core's first thread before any second one.
+    fn number_threads(&self, cores: &[GenCore], types: &[CoreType]) -> Vec<Vec<u32>> {
+        let mut core_cpus: Vec<Vec<u32>> = vec![Vec::new(); cores.len()];
+        let threads_max = types.iter().map(|c| c.threads_per_core).max().unwrap_or(1);
+        let groups: Vec<Vec<usize>> = match self.package_cpu_stride {
+            Some(_) => (0..self.packages)
+                .map(|p| (0..cores.len()).filter(|&i| cores[i].package == p).collect())
+                .collect(),
+            None => vec![(0..cores.len()).collect()],
+        };
+        for (g, members) in groups.iter().enumerate() {
+            let mut next = self.package_cpu_stride.map_or(0, |s| s * g as u32);
+            match self.smt_numbering {
+                SmtNumbering::Adjacent => {
+                    for &i in members {
+                        for _ in 0..cores[i].threads {
+                            core_cpus[i].push(next);
+                            next += 1;
+                        }
+                    }
+                }
+                SmtNumbering::Offset => {
+                    for t in 0..threads_max {
+                        for &i in members.iter().filter(|&&i| cores[i].threads > t) {
+                            core_cpus[i].push(next);
+                            next += 1;
+                        }
+                    }
+                }
+            }
+        }
+        core_cpus
+    }
+}
+
+/// The generated clusters in order of their first core; a map keeps 8192-CPU machines fast.
+fn cluster_sets(cores: &[GenCore], core_cpus: &[Vec<u32>]) -> Vec<super::CpuSet> {
+    let mut cluster_index: std::collections::HashMap<(u32, u32, u32), usize> = Default::default();
+    let mut cluster_sets: Vec<super::CpuSet> = Vec::new();
+    for (i, core) in cores.iter().enumerate() {
+        if let Some(key) = core.cluster {
+            let idx = *cluster_index.entry(key).or_insert_with(|| {
+                cluster_sets.push(super::CpuSet::new(CPUS_MAX));
+                cluster_sets.len() - 1
+            });
+            for &cpu in &core_cpus[i] {
+                cluster_sets[idx].insert(cpu);
+            }
+        }
+    }
+    cluster_sets
 }
 
 #[cfg(test)]

@@ -162,147 +162,209 @@ fn table_e(text: &str) -> Result<(Vec<String>, Vec<Row>), ImportError> {
     Ok((columns, rows))
 }
 
-fn from_table(columns: &[String], rows: &[Row]) -> Result<Imported, ImportError> {
-    let col = |name: &str| columns.iter().position(|c| c == name);
-    let cpu_col = col("CPU").unwrap_or(0);
-    let (node_col, socket_col, core_col, cluster_col) = (col("NODE"), col("SOCKET"), col("CORE"), col("CLUSTER"));
-    let (book_col, drawer_col, online_col) = (col("BOOK"), col("DRAWER"), col("ONLINE"));
-    let mut draft = Draft::new(F, "imported from lscpu");
-    let mut present = CpuSet::new(CPUS_MAX);
-    let mut online = CpuSet::new(CPUS_MAX);
-    // (drawer, book, socket, core) → CPUs; a core id alone may repeat across sockets.
-    let mut cores: BTreeMap<(u64, u64, u64, u64), (CpuSet, Place)> = BTreeMap::new();
-    let mut clusters: BTreeMap<(u64, u64, u64, u64), (CpuSet, Place)> = BTreeMap::new();
-    let mut sockets: BTreeMap<(u64, u64, u64), (CpuSet, Place)> = BTreeMap::new();
-    for (line_no, fields) in rows {
-        let at = |c: usize| Place::new(Some(*line_no), format!("column {}", columns[c]));
-        let num = |c: Option<usize>, what: &str, limit: u32| -> Result<Option<u32>, ImportError> {
-            match c.and_then(|c| fields[c].as_deref().map(|v| (c, v))) {
-                None => Ok(None),
-                Some((c, v)) => parse_id(F, &at(c), v, what, limit).map(Some),
-            }
-        };
-        let Some(cpu) = num(Some(cpu_col), "CPU", CPUS_MAX)? else {
-            return Err(ImportError::new(F, Some(*line_no), "column CPU", "empty CPU number"));
-        };
-        if present.contains(cpu) {
-            return Err(ImportError::new(
-                F,
-                Some(*line_no),
-                "column CPU",
-                format!("CPU {cpu} is listed twice"),
-            ));
-        }
-        present.insert(cpu);
-        let is_online = match online_col.and_then(|c| fields[c].as_deref()) {
-            None => true,
-            Some(v) => match v.to_ascii_lowercase().as_str() {
-                "y" | "yes" => true,
-                "n" | "no" => false,
-                _ => {
-                    return Err(ImportError::new(
-                        F,
-                        Some(*line_no),
-                        "column ONLINE",
-                        format!("{:?} is not Y/N/yes/no", short(v)),
-                    ))
-                }
-            },
-        };
-        if is_online {
-            online.insert(cpu);
-        }
-        let place = Place::new(Some(*line_no), "");
-        // An unknown node (offline CPU) is settled by `Draft::finish`.
-        match num(node_col, "node", NODES_MAX)? {
-            Some(node) => draft.set_node(cpu, node, place.clone())?,
-            None if node_col.is_none() => draft.set_node(cpu, 0, place.clone())?,
-            None => {}
-        }
-        let limit = u32::MAX;
-        let drawer = u64::from(num(drawer_col, "drawer", limit)?.unwrap_or(0));
-        let book = u64::from(num(book_col, "book", limit)?.unwrap_or(0));
-        let socket = num(socket_col, "socket", limit)?;
-        let s = socket.map_or(0, u64::from);
-        if let Some(socket) = socket {
-            sockets
-                .entry((drawer, book, u64::from(socket)))
-                .or_insert_with(|| (CpuSet::new(CPUS_MAX), place.clone()))
-                .0
-                .insert(cpu);
-        }
-        if let Some(core) = num(core_col, "core", limit)? {
-            cores
-                .entry((drawer, book, s, u64::from(core)))
-                .or_insert_with(|| (CpuSet::new(CPUS_MAX), place.clone()))
-                .0
-                .insert(cpu);
-        }
-        if let Some(cluster) = num(cluster_col, "cluster", limit)? {
-            clusters
-                .entry((drawer, book, s, u64::from(cluster)))
-                .or_insert_with(|| (CpuSet::new(CPUS_MAX), place.clone()))
-                .0
-                .insert(cpu);
+/// The CPUs of an lscpu table and the sets they share, each with the place of its first CPU:
+/// cores and clusters keyed by (drawer, book, socket, id), for a core id alone may repeat
+/// across sockets, and sockets by (drawer, book, socket).
+struct Table {
+    present: CpuSet,
+    online: CpuSet,
+    cores: BTreeMap<(u64, u64, u64, u64), (CpuSet, Place)>,
+    clusters: BTreeMap<(u64, u64, u64, u64), (CpuSet, Place)>,
+    sockets: BTreeMap<(u64, u64, u64), (CpuSet, Place)>,
+}
+
+/// Where each column this parser reads sits (`CPU` defaults to the first).
+struct Columns<'a> {
+    names: &'a [String],
+    cpu: usize,
+    node: Option<usize>,
+    socket: Option<usize>,
+    core: Option<usize>,
+    cluster: Option<usize>,
+    book: Option<usize>,
+    drawer: Option<usize>,
+    online: Option<usize>,
+}
+
+impl<'a> Columns<'a> {
+    fn of(names: &'a [String]) -> Columns<'a> {
+        let col = |name: &str| names.iter().position(|c| c == name);
+        Columns {
+            names,
+            cpu: col("CPU").unwrap_or(0),
+            node: col("NODE"),
+            socket: col("SOCKET"),
+            core: col("CORE"),
+            cluster: col("CLUSTER"),
+            book: col("BOOK"),
+            drawer: col("DRAWER"),
+            online: col("ONLINE"),
         }
     }
-    if present.is_empty() {
+}
+
+fn from_table(columns: &[String], rows: &[Row]) -> Result<Imported, ImportError> {
+    let cols = Columns::of(columns);
+    let mut draft = Draft::new(F, "imported from lscpu");
+    let mut table = Table {
+        present: CpuSet::new(CPUS_MAX),
+        online: CpuSet::new(CPUS_MAX),
+        cores: BTreeMap::new(),
+        clusters: BTreeMap::new(),
+        sockets: BTreeMap::new(),
+    };
+    for (line_no, fields) in rows {
+        read_row(&cols, *line_no, fields, &mut draft, &mut table)?;
+    }
+    if table.present.is_empty() {
         return Err(ImportError::new(F, None, "", "no CPU lines"));
     }
-    for (set, place) in cores.into_values() {
+    for (set, place) in table.cores.into_values() {
         if set.weight() > 1 {
             draft.smt.add(F, set, place)?;
         }
     }
-    // What the columns could not say.
+    draft.warnings.extend(missing_columns(&cols, table.clusters.is_empty()));
+    for (set, place) in table.clusters.into_values() {
+        draft.clusters.add(F, set, place)?;
+    }
+    for (set, place) in table.sockets.into_values() {
+        draft.packages.add(F, set, place)?;
+    }
+    draft.present = Some(table.present.clone());
+    draft.possible = Some(table.present);
+    draft.online = Some(table.online);
+    draft.finish()
+}
+
+/// One CPU line: its number (once), whether it is online, its node into the draft and its
+/// core, cluster and socket into the table. An unknown node (offline CPU) is settled by
+/// `Draft::finish`.
+fn read_row(
+    cols: &Columns,
+    line_no: usize,
+    fields: &[Option<String>],
+    draft: &mut Draft,
+    table: &mut Table,
+) -> Result<(), ImportError> {
+    let num = |c: Option<usize>, what: &str, limit: u32| -> Result<Option<u32>, ImportError> {
+        match c.and_then(|c| fields[c].as_deref().map(|v| (c, v))) {
+            None => Ok(None),
+            Some((c, v)) => {
+                let at = Place::new(Some(line_no), format!("column {}", cols.names[c]));
+                parse_id(F, &at, v, what, limit).map(Some)
+            }
+        }
+    };
+    let Some(cpu) = num(Some(cols.cpu), "CPU", CPUS_MAX)? else {
+        return Err(ImportError::new(F, Some(line_no), "column CPU", "empty CPU number"));
+    };
+    if table.present.contains(cpu) {
+        return Err(ImportError::new(
+            F,
+            Some(line_no),
+            "column CPU",
+            format!("CPU {cpu} is listed twice"),
+        ));
+    }
+    table.present.insert(cpu);
+    if is_online(cols.online.and_then(|c| fields[c].as_deref()), line_no)? {
+        table.online.insert(cpu);
+    }
+    let place = Place::new(Some(line_no), "");
+    match num(cols.node, "node", NODES_MAX)? {
+        Some(node) => draft.set_node(cpu, node, place.clone())?,
+        None if cols.node.is_none() => draft.set_node(cpu, 0, place.clone())?,
+        None => {}
+    }
+    let limit = u32::MAX;
+    let drawer = u64::from(num(cols.drawer, "drawer", limit)?.unwrap_or(0));
+    let book = u64::from(num(cols.book, "book", limit)?.unwrap_or(0));
+    let socket = num(cols.socket, "socket", limit)?;
+    let s = socket.map_or(0, u64::from);
+    let add = |set: &mut (CpuSet, Place)| {
+        set.0.insert(cpu);
+    };
+    let new_set = || (CpuSet::new(CPUS_MAX), place.clone());
+    if let Some(socket) = socket {
+        add(table
+            .sockets
+            .entry((drawer, book, u64::from(socket)))
+            .or_insert_with(new_set));
+    }
+    if let Some(core) = num(cols.core, "core", limit)? {
+        add(table
+            .cores
+            .entry((drawer, book, s, u64::from(core)))
+            .or_insert_with(new_set));
+    }
+    if let Some(cluster) = num(cols.cluster, "cluster", limit)? {
+        add(table
+            .clusters
+            .entry((drawer, book, s, u64::from(cluster)))
+            .or_insert_with(new_set));
+    }
+    Ok(())
+}
+
+/// The `ONLINE` field: Y/N/yes/no in any case; a CPU without one is online.
+fn is_online(field: Option<&str>, line_no: usize) -> Result<bool, ImportError> {
+    let Some(v) = field else {
+        return Ok(true);
+    };
+    match v.to_ascii_lowercase().as_str() {
+        "y" | "yes" => Ok(true),
+        "n" | "no" => Ok(false),
+        _ => Err(ImportError::new(
+            F,
+            Some(line_no),
+            "column ONLINE",
+            format!("{:?} is not Y/N/yes/no", short(v)),
+        )),
+    }
+}
+
+/// What the columns could not say: one warning per column left out, the clusters, and the
+/// possible CPUs lscpu never tells from present ones.
+fn missing_columns(cols: &Columns, no_clusters: bool) -> Vec<String> {
     let missing = |c: Option<usize>, what: &str, default: &str| {
         c.is_none()
             .then(|| format!("no {what} column in lscpu output: {default}."))
     };
-    draft.warnings.extend(
-        [
-            missing(node_col, "NODE", "every CPU is placed in node 0"),
-            missing(
-                core_col,
-                "CORE",
-                "each CPU is imported as its own core (no SMT siblings)",
-            ),
-            missing(socket_col, "SOCKET", "packages default to one per node"),
-            missing(
-                online_col,
-                "ONLINE",
-                "every listed CPU is taken as online, and CPUs lscpu did not list (offline ones, \
-                 without --all) are missing",
-            ),
-        ]
-        .into_iter()
-        .flatten(),
-    );
-    if clusters.is_empty() {
-        let why = if cluster_col.is_some() {
+    let mut warnings: Vec<String> = [
+        missing(cols.node, "NODE", "every CPU is placed in node 0"),
+        missing(
+            cols.core,
+            "CORE",
+            "each CPU is imported as its own core (no SMT siblings)",
+        ),
+        missing(cols.socket, "SOCKET", "packages default to one per node"),
+        missing(
+            cols.online,
+            "ONLINE",
+            "every listed CPU is taken as online, and CPUs lscpu did not list (offline ones, \
+             without --all) are missing",
+        ),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    if no_clusters {
+        let why = if cols.cluster.is_some() {
             "the CLUSTER column is empty, as util-linux 2.38 prints it on x86"
         } else {
             "no CLUSTER column"
         };
-        draft.warnings.push(format!(
+        warnings.push(format!(
             "no cluster information in lscpu output ({why}): imported without clusters, so \
              cluster-aware spreading sees none; take clusters from sysfs cluster_cpus_list \
              (irqscope topology import sysfs)."
         ));
     }
-    draft.warnings.push(
+    warnings.push(
         "lscpu does not tell possible from present CPUs: possible CPUs that are not present \
          (hot-plug slots) are missing, which changes nr_cpu_ids and the spread over possible CPUs."
             .to_string(),
     );
-    for (set, place) in clusters.into_values() {
-        draft.clusters.add(F, set, place)?;
-    }
-    for (set, place) in sockets.into_values() {
-        draft.packages.add(F, set, place)?;
-    }
-    draft.present = Some(present.clone());
-    draft.possible = Some(present);
-    draft.online = Some(online);
-    draft.finish()
+    warnings
 }

@@ -14,7 +14,7 @@
 //! CPU's sibling lists hold only online siblings, so SMT pairs with an offline half import as
 //! single CPUs; trees written by [`super::export::write_sysfs`] list full sets.
 
-use super::{parse_id, short, Draft, Format, ImportError, Imported, Place, INPUT_BYTES_MAX};
+use super::{parse_id, short, DistanceRow, Draft, Format, ImportError, Imported, Place, INPUT_BYTES_MAX};
 use crate::topology::{parse_cpulist, CpuSet, TopologySpec, CPUS_MAX, NODES_MAX};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -62,19 +62,60 @@ pub fn read_tree(root: &Path) -> std::io::Result<SysfsFiles> {
             ),
         ));
     }
-    let mut files = SysfsFiles::new();
-    let mut total_bytes = 0usize;
-    let mut read = |rel: String, files: &mut SysfsFiles| -> std::io::Result<()> {
-        let path = base.join(&rel);
+    let mut tree = TreeReader {
+        base: &base,
+        files: SysfsFiles::new(),
+        total_bytes: 0,
+    };
+    for name in ["possible", "present", "online"] {
+        tree.read(format!("cpu/{name}"))?;
+    }
+    for id in dir_ids(&base.join("cpu"), "cpu")? {
+        for f in CPU_TOPOLOGY_FILES {
+            tree.read(format!("cpu/cpu{id}/topology/{f}"))?;
+        }
+        // Mark the directory even when it has no topology/ (offline CPU).
+        tree.files.entry(format!("cpu/cpu{id}")).or_default();
+    }
+    let node_dir = base.join("node");
+    for id in dir_ids(&node_dir, "node")? {
+        tree.read(format!("node/node{id}/cpulist"))?;
+        tree.read(format!("node/node{id}/distance"))?;
+        tree.files.entry(format!("node/node{id}")).or_default();
+        for cpu in node_cpu_links(&node_dir.join(format!("node{id}")))? {
+            tree.check_count()?;
+            tree.files.insert(format!("node/node{id}/cpu{cpu}"), String::new());
+        }
+    }
+    Ok(tree.files)
+}
+
+/// The files read so far under `base`, within [`FILES_MAX`] files, [`FILE_BYTES_MAX`] bytes
+/// each and [`INPUT_BYTES_MAX`] in all.
+struct TreeReader<'a> {
+    base: &'a Path,
+    files: SysfsFiles,
+    total_bytes: usize,
+}
+
+impl TreeReader<'_> {
+    fn check_count(&self) -> std::io::Result<()> {
+        if self.files.len() >= FILES_MAX {
+            return Err(std::io::Error::other(format!("more than {FILES_MAX} topology files")));
+        }
+        Ok(())
+    }
+
+    /// Read the file at `rel` if it is one; a missing file is no error.
+    fn read(&mut self, rel: String) -> std::io::Result<()> {
+        let path = self.base.join(&rel);
         let Ok(meta) = std::fs::metadata(&path) else {
             return Ok(());
         };
         if !meta.is_file() {
             return Ok(());
         }
-        if files.len() >= FILES_MAX {
-            return Err(std::io::Error::other(format!("more than {FILES_MAX} topology files")));
-        }
+        self.check_count()?;
         let mut text = String::new();
         use std::io::Read;
         std::fs::File::open(&path)?
@@ -86,56 +127,38 @@ pub fn read_tree(root: &Path) -> std::io::Result<SysfsFiles> {
                 path.display()
             )));
         }
-        total_bytes += text.len();
-        if total_bytes > INPUT_BYTES_MAX {
+        self.total_bytes += text.len();
+        if self.total_bytes > INPUT_BYTES_MAX {
             return Err(std::io::Error::other(format!(
                 "more than {INPUT_BYTES_MAX} bytes of topology files"
             )));
         }
-        files.insert(rel, text);
+        self.files.insert(rel, text);
         Ok(())
+    }
+}
+
+/// The ids of the `PREFIXN` directories under `dir` (`cpu/cpu12` → 12), ascending; none when
+/// `dir` cannot be read; at most [`CPUS_MAX`].
+fn dir_ids(dir: &Path, prefix: &str) -> std::io::Result<Vec<u32>> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Ok(Vec::new());
     };
-    for name in ["possible", "present", "online"] {
-        read(format!("cpu/{name}"), &mut files)?;
-    }
-    for (kind, prefix) in [("cpu", "cpu"), ("node", "node")] {
-        let dir = base.join(kind);
-        let Ok(entries) = std::fs::read_dir(&dir) else { continue };
-        let mut ids = Vec::new();
-        for entry in entries {
-            let name = entry?.file_name();
-            let Some(name) = name.to_str() else { continue };
-            if let Some(id) = name.strip_prefix(prefix).and_then(|n| n.parse::<u32>().ok()) {
-                if ids.len() >= CPUS_MAX as usize {
-                    return Err(std::io::Error::other(format!(
-                        "more than {CPUS_MAX} {kind} directories"
-                    )));
-                }
-                ids.push(id);
+    let mut ids = Vec::new();
+    for entry in entries {
+        let name = entry?.file_name();
+        let Some(name) = name.to_str() else { continue };
+        if let Some(id) = name.strip_prefix(prefix).and_then(|n| n.parse::<u32>().ok()) {
+            if ids.len() >= CPUS_MAX as usize {
+                return Err(std::io::Error::other(format!(
+                    "more than {CPUS_MAX} {prefix} directories"
+                )));
             }
-        }
-        ids.sort_unstable();
-        for id in ids {
-            if kind == "cpu" {
-                for f in CPU_TOPOLOGY_FILES {
-                    read(format!("cpu/cpu{id}/topology/{f}"), &mut files)?;
-                }
-                // Mark the directory even when it has no topology/ (offline CPU).
-                files.entry(format!("cpu/cpu{id}")).or_default();
-            } else {
-                read(format!("node/node{id}/cpulist"), &mut files)?;
-                read(format!("node/node{id}/distance"), &mut files)?;
-                files.entry(format!("node/node{id}")).or_default();
-                for cpu in node_cpu_links(&dir.join(format!("node{id}")))? {
-                    if files.len() >= FILES_MAX {
-                        return Err(std::io::Error::other(format!("more than {FILES_MAX} topology files")));
-                    }
-                    files.insert(format!("node/node{id}/cpu{cpu}"), String::new());
-                }
-            }
+            ids.push(id);
         }
     }
-    Ok(files)
+    ids.sort_unstable();
+    Ok(ids)
 }
 
 /// `cpu12` → `12` for `prefix` `cpu` (digits only).
@@ -184,10 +207,72 @@ pub fn parse(files: &SysfsFiles) -> Result<TopologySpec, ImportError> {
 
 /// [`parse`] with what the tree did not say (CPUs without `topology/`, missing distance files).
 pub fn import(files: &SysfsFiles) -> Result<Imported, ImportError> {
+    check_size(files)?;
+    let mut draft = Draft::new(F, "imported from sysfs");
+    for name in ["cpu/possible", "cpu/present", "cpu/online"] {
+        if let Some(text) = files.get(name) {
+            let set = Some(cpulist(name, text)?);
+            match name {
+                "cpu/possible" => draft.possible = set,
+                "cpu/present" => draft.present = set,
+                _ => draft.online = set,
+            }
+        }
+    }
+    let (cpu_dirs, node_dirs) = directories(files)?;
+    if cpu_dirs.is_empty() && draft.possible.is_none() {
+        return Err(ImportError::new(
+            F,
+            None,
+            "cpu",
+            "no cpu/possible and no cpu/cpuN directories",
+        ));
+    }
+    for &node in &node_dirs {
+        draft.add_node_id(node);
+        let file = format!("node/node{node}/cpulist");
+        if let Some(text) = files.get(&file) {
+            for cpu in cpulist(&file, text)?.iter() {
+                draft.set_node(cpu, node, place(&file))?;
+            }
+        }
+    }
+    node_links(files, &mut draft)?;
+    let mut missing_topology = CpuSet::new(CPUS_MAX);
+    for cpu in cpu_dirs.iter() {
+        if !cpu_topology(files, cpu, &mut draft)? {
+            missing_topology.insert(cpu);
+        }
+    }
+    if !missing_topology.is_empty() {
+        draft.warnings.push(format!(
+            "CPUs {} have no topology/ directory (offline); each imported as its own core, without a cluster.",
+            short(&missing_topology.to_cpulist())
+        ));
+    }
+    draft.distances = distances(files, &node_dirs)?;
+    if let (Some(possible), Some(present)) = (&draft.possible, &draft.present) {
+        if let Some(cpu) = present.andnot(possible).first() {
+            return Err(ImportError::new(
+                F,
+                Some(1),
+                "cpu/present",
+                format!(
+                    "CPU {cpu} is present but not in cpu/possible {}",
+                    short(&possible.to_cpulist())
+                ),
+            ));
+        }
+    }
+    draft.finish()
+}
+
+/// At most [`FILES_MAX`] files and [`INPUT_BYTES_MAX`] bytes in the files [`import`] reads
+/// (hex masks of a large machine are big and unused, so they do not count).
+fn check_size(files: &SysfsFiles) -> Result<(), ImportError> {
     if files.len() > FILES_MAX {
         return Err(ImportError::new(F, None, "", format!("more than {FILES_MAX} files")));
     }
-    // Count only the files read below (hex masks of a large machine are big and unused).
     let used = |k: &str| {
         k.ends_with("_list")
             || k.ends_with("/cpulist")
@@ -208,35 +293,33 @@ pub fn import(files: &SysfsFiles) -> Result<Imported, ImportError> {
             format!("more than {INPUT_BYTES_MAX} bytes of cpulist and distance files"),
         ));
     }
-    let mut draft = Draft::new(F, "imported from sysfs");
-    // A sysfs file is one line: the file names the place.
-    let place = |file: &str| Place::new(None, file.to_string());
-    let cpulist = |file: &str, text: &str| -> Result<CpuSet, ImportError> {
-        if text.len() > FILE_BYTES_MAX {
-            return Err(ImportError::new(
-                F,
-                None,
-                file,
-                format!("larger than {FILE_BYTES_MAX} bytes"),
-            ));
-        }
-        let line = text.trim_end_matches('\n');
-        if line.contains('\n') {
-            return Err(ImportError::new(F, Some(2), file, "a cpulist file has one line"));
-        }
-        parse_cpulist(line.trim(), CPUS_MAX).map_err(|e| ImportError::new(F, Some(1), file, e.to_string()))
-    };
-    for (name, slot) in [("cpu/possible", 0), ("cpu/present", 1), ("cpu/online", 2)] {
-        if let Some(text) = files.get(name) {
-            let set = cpulist(name, text)?;
-            match slot {
-                0 => draft.possible = Some(set),
-                1 => draft.present = Some(set),
-                _ => draft.online = Some(set),
-            }
-        }
+    Ok(())
+}
+
+/// A sysfs file is one line: the file names the place.
+fn place(file: &str) -> Place {
+    Place::new(None, file.to_string())
+}
+
+/// A cpulist file: one line of at most [`FILE_BYTES_MAX`] bytes.
+fn cpulist(file: &str, text: &str) -> Result<CpuSet, ImportError> {
+    if text.len() > FILE_BYTES_MAX {
+        return Err(ImportError::new(
+            F,
+            None,
+            file,
+            format!("larger than {FILE_BYTES_MAX} bytes"),
+        ));
     }
-    // cpu/cpuN directories and nodes.
+    let line = text.trim_end_matches('\n');
+    if line.contains('\n') {
+        return Err(ImportError::new(F, Some(2), file, "a cpulist file has one line"));
+    }
+    parse_cpulist(line.trim(), CPUS_MAX).map_err(|e| ImportError::new(F, Some(1), file, e.to_string()))
+}
+
+/// The `cpu/cpuN` directories as a set and the `node/nodeN` ones in id order.
+fn directories(files: &SysfsFiles) -> Result<(CpuSet, Vec<u32>), ImportError> {
     let mut cpu_dirs = CpuSet::new(CPUS_MAX);
     let mut node_dirs = Vec::new();
     for key in files.keys() {
@@ -259,25 +342,12 @@ pub fn import(files: &SysfsFiles) -> Result<Imported, ImportError> {
         }
     }
     node_dirs.sort_unstable();
-    if cpu_dirs.is_empty() && draft.possible.is_none() {
-        return Err(ImportError::new(
-            F,
-            None,
-            "cpu",
-            "no cpu/possible and no cpu/cpuN directories",
-        ));
-    }
-    for &node in &node_dirs {
-        draft.add_node_id(node);
-        let file = format!("node/node{node}/cpulist");
-        if let Some(text) = files.get(&file) {
-            for cpu in cpulist(&file, text)?.iter() {
-                draft.set_node(cpu, node, place(&file))?;
-            }
-        }
-    }
-    // The node links (`node/nodeN/cpuM`, or `cpu/cpuM/nodeN` the other way) name the node of
-    // every present CPU, the offline ones included, which the cpulists leave out.
+    Ok((cpu_dirs, node_dirs))
+}
+
+/// The node links (`node/nodeN/cpuM`, or `cpu/cpuM/nodeN` the other way) name the node of
+/// every present CPU, the offline ones included, which the cpulists leave out.
+fn node_links(files: &SysfsFiles, draft: &mut Draft) -> Result<(), ImportError> {
     for key in files.keys() {
         let parts: Vec<&str> = key.split('/').collect();
         let link = match parts.as_slice() {
@@ -291,66 +361,66 @@ pub fn import(files: &SysfsFiles) -> Result<Imported, ImportError> {
             draft.set_node(cpu, node, place(key))?;
         }
     }
-    let mut missing_topology = CpuSet::new(CPUS_MAX);
-    for cpu in cpu_dirs.iter() {
-        let dir = format!("cpu/cpu{cpu}/topology");
-        let read = |names: &[&str]| -> Result<Option<(String, CpuSet)>, ImportError> {
-            for n in names {
-                let file = format!("{dir}/{n}");
-                if let Some(text) = files.get(&file) {
-                    return Ok(Some((file.clone(), cpulist(&file, text)?)));
-                }
-            }
-            Ok(None)
-        };
-        let Some((file, siblings)) = read(&["thread_siblings_list", "core_cpus_list"])? else {
-            missing_topology.insert(cpu);
-            continue;
-        };
-        if !siblings.contains(cpu) {
-            return Err(ImportError::new(
-                F,
-                Some(1),
-                file,
-                format!("CPU {cpu}'s sibling list {siblings} does not contain CPU {cpu}"),
-            ));
-        }
-        if siblings.weight() > 1 {
-            draft.smt.add(F, siblings, place(&file))?;
-        }
-        if let Some((file, cluster)) = read(&["cluster_cpus_list"])? {
-            if !cluster.is_empty() {
-                if !cluster.contains(cpu) {
-                    return Err(ImportError::new(
-                        F,
-                        Some(1),
-                        file,
-                        format!("cluster {cluster} does not contain CPU {cpu}"),
-                    ));
-                }
-                draft.clusters.add(F, cluster, place(&file))?;
+    Ok(())
+}
+
+/// A CPU's `topology/` lists into the draft: its siblings (containing it), its cluster (empty,
+/// or containing it) and its package (containing it). `false` when it has no sibling list,
+/// as an offline CPU has no `topology/`.
+fn cpu_topology(files: &SysfsFiles, cpu: u32, draft: &mut Draft) -> Result<bool, ImportError> {
+    let dir = format!("cpu/cpu{cpu}/topology");
+    let read = |names: &[&str]| -> Result<Option<(String, CpuSet)>, ImportError> {
+        for n in names {
+            let file = format!("{dir}/{n}");
+            if let Some(text) = files.get(&file) {
+                return Ok(Some((file.clone(), cpulist(&file, text)?)));
             }
         }
-        if let Some((file, package)) = read(&["package_cpus_list", "core_siblings_list"])? {
-            if !package.contains(cpu) {
-                return Err(ImportError::new(
-                    F,
-                    Some(1),
-                    file,
-                    format!("package {package} does not contain CPU {cpu}"),
-                ));
-            }
-            draft.packages.add(F, package, place(&file))?;
+        Ok(None)
+    };
+    let must_contain = |file: String, set: &CpuSet, message: String| {
+        if set.contains(cpu) {
+            Ok(())
+        } else {
+            Err(ImportError::new(F, Some(1), file, message))
+        }
+    };
+    let Some((file, siblings)) = read(&["thread_siblings_list", "core_cpus_list"])? else {
+        return Ok(false);
+    };
+    must_contain(
+        file.clone(),
+        &siblings,
+        format!("CPU {cpu}'s sibling list {siblings} does not contain CPU {cpu}"),
+    )?;
+    if siblings.weight() > 1 {
+        draft.smt.add(F, siblings, place(&file))?;
+    }
+    if let Some((file, cluster)) = read(&["cluster_cpus_list"])? {
+        if !cluster.is_empty() {
+            must_contain(
+                file.clone(),
+                &cluster,
+                format!("cluster {cluster} does not contain CPU {cpu}"),
+            )?;
+            draft.clusters.add(F, cluster, place(&file))?;
         }
     }
-    if !missing_topology.is_empty() {
-        draft.warnings.push(format!(
-            "CPUs {} have no topology/ directory (offline); each imported as its own core, without a cluster.",
-            short(&missing_topology.to_cpulist())
-        ));
+    if let Some((file, package)) = read(&["package_cpus_list", "core_siblings_list"])? {
+        must_contain(
+            file.clone(),
+            &package,
+            format!("package {package} does not contain CPU {cpu}"),
+        )?;
+        draft.packages.add(F, package, place(&file))?;
     }
-    // Distances: node N's row lists the distance to every node directory, in id order.
-    let rows: Vec<(Vec<u32>, Place)> = node_dirs
+    Ok(true)
+}
+
+/// The distance rows: node N's `distance` lists the distance to every node directory, in id
+/// order. A tree with some distance files has one per node directory; `None` without any.
+fn distances(files: &SysfsFiles, node_dirs: &[u32]) -> Result<Option<(Vec<u32>, Vec<DistanceRow>)>, ImportError> {
+    let rows: Vec<DistanceRow> = node_dirs
         .iter()
         .filter_map(|&node| {
             let file = format!("node/node{node}/distance");
@@ -368,31 +438,18 @@ pub fn import(files: &SysfsFiles) -> Result<Imported, ImportError> {
             Ok((row, p))
         })
         .collect::<Result<_, ImportError>>()?;
-    if !rows.is_empty() {
-        if rows.len() != node_dirs.len() {
-            return Err(ImportError::new(
-                F,
-                None,
-                "node",
-                format!("{} node directories but {} distance files", node_dirs.len(), rows.len()),
-            ));
-        }
-        draft.distances = Some((node_dirs.clone(), rows));
+    if rows.is_empty() {
+        return Ok(None);
     }
-    if let (Some(possible), Some(present)) = (&draft.possible, &draft.present) {
-        if let Some(cpu) = present.andnot(possible).first() {
-            return Err(ImportError::new(
-                F,
-                Some(1),
-                "cpu/present",
-                format!(
-                    "CPU {cpu} is present but not in cpu/possible {}",
-                    short(&possible.to_cpulist())
-                ),
-            ));
-        }
+    if rows.len() != node_dirs.len() {
+        return Err(ImportError::new(
+            F,
+            None,
+            "node",
+            format!("{} node directories but {} distance files", node_dirs.len(), rows.len()),
+        ));
     }
-    draft.finish()
+    Ok(Some((node_dirs.to_vec(), rows)))
 }
 
 #[cfg(test)]
