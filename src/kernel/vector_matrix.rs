@@ -496,6 +496,13 @@ pub(crate) struct NonManagedActivation {
 
 /// The state behind an effective-CPU model, for the CPUs of one topology: the x86 vector
 /// matrix, or the ITS's per-CPU LPI counts.
+/// [`VectorMatrix::allocations`]: the counts a probe's steps must balance.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Allocations {
+    pub x86: u32,
+    pub its_lpis: u32,
+}
+
 #[derive(Debug, Clone)]
 pub(crate) struct VectorMatrix {
     model: EffectiveModel,
@@ -529,6 +536,18 @@ impl VectorMatrix {
 
     fn tracks(&self) -> bool {
         self.model == EffectiveModel::X86Matrix
+    }
+
+    /// What the devices hold: vectors allocated in the x86 matrix and LPIs an ITS counts
+    /// (managed and unmanaged), for the balance checks of a probe.
+    pub(crate) fn allocations(&self) -> Allocations {
+        let its_lpis = (0..self.matrix.nr_cpu_ids())
+            .map(|cpu| self.its.its_read_lpi_count(true, cpu) + self.its.its_read_lpi_count(false, cpu))
+            .sum();
+        Allocations {
+            x86: self.matrix.total_allocated(),
+            its_lpis,
+        }
     }
 
     /// Vectors other interrupts hold on `cpu` before the scenario starts (under

@@ -1,0 +1,496 @@
+// SPDX-License-Identifier: GPL-2.0-only
+//! The probes of a scenario in the kernel's order. One device's probe is the steps a driver's
+//! `pci_alloc_irq_vectors_affinity()` and `request_irq()` take through the kernel, each a
+//! function here beside the kernel code it stands for:
+//!
+//! 1. the NVMe admin tag set (`blk_mq_alloc_tag_set()` of one queue): [`admin_tag_set`];
+//! 2. `irq_create_affinity_masks()` (or a proposal's masks): [`Probe::affinity_masks`];
+//! 3. `alloc_descs()`, which refuses an empty managed mask: [`Probe::alloc_descs_failed`];
+//! 4. allocation in the vector domain (`x86_vector_alloc_irqs()`: managed reservations and
+//!    global reservations; an ITS activates each MSI here): [`Probe::allocate`];
+//! 5. activation at request (`activate_managed()` / `activate_reserved()` on x86,
+//!    `its_set_affinity()` on an ITS), with the `isolcpus=managed_irq` move:
+//!    [`Probe::activate`];
+//! 6. the blk-mq map (`blk_mq_map_hw_queues()` or `blk_mq_map_queues()`): [`Probe::blk_mq_map`].
+//!
+//! The vector counts must balance across steps 4 and 5: every vector an ITS activated at
+//! allocation is one LPI after its request moved it, and every vector that got a CPU holds one
+//! allocation in the x86 matrix (checked by `debug_assert!`s in [`Probe::device`]).
+
+use super::{
+    proposal_masks, run_mana, AllocFailure, BlkMqSource, Device, DeviceOutcome, Driver, Outcome, ProbeOrder, Scenario,
+    VectorError, VectorFailure, VectorOutcome, VectorSpace,
+};
+use crate::kernel::blk_mq_cpumap::{blk_mq_map_hw_queues, blk_mq_map_queues_with};
+use crate::kernel::irq_affinity::{irq_create_affinity_masks_with, AffinityMasks};
+use crate::kernel::irqdesc::alloc_descs_empty_mask;
+use crate::kernel::manage::{irq_setup_affinity_with, managed_irq_prog_mask};
+use crate::kernel::vector_matrix::{EffectiveModel, MatrixError, VectorMatrix};
+use crate::kernel::{BootMasks, ExternalError, KernelWarn};
+use crate::policy::offset_by_probed::ProbedLoad;
+use crate::topology::{CpuSet, Topology};
+
+/// [`super::run`] for any scenario: the outcome, or why outside code (`c:NAME`) could not
+/// answer.
+pub fn try_run(scenario: &Scenario) -> Result<Outcome, ExternalError> {
+    let mut probe = Probe::new(scenario);
+    // NVMe admin tag sets: all before the first I/O spread when the controllers probe in
+    // parallel, else each just before its own controller's (in `Probe::device`).
+    let parallel = scenario.probe == Some(ProbeOrder::Parallel);
+    let mut admin = Vec::with_capacity(scenario.devices.len());
+    for dev in &scenario.devices {
+        admin.push(if parallel && dev.driver.has_admin_tag_set() {
+            Some(admin_tag_set(scenario, &mut probe.counter)?)
+        } else {
+            None
+        });
+    }
+    let mut devices = Vec::with_capacity(scenario.devices.len());
+    for (dev, admin) in scenario.devices.iter().zip(admin) {
+        devices.push(probe.device(dev, admin)?);
+    }
+    // Unfilled groups WARN only under the releases of the numgrps era.
+    let era = scenario.kernel.affinity_era();
+    for d in &mut devices {
+        d.warnings = std::mem::take(&mut d.warnings)
+            .into_iter()
+            .map(|w| w.for_era(era))
+            .collect();
+    }
+    Ok(Outcome {
+        devices,
+        spread_counter_after: probe.counter,
+        vector_space: probe.space.finish(&probe.matrix),
+    })
+}
+
+/// What an admin tag set's map consumed: the counter values and the call's warnings.
+type AdminTagSet = (Vec<u32>, Vec<KernelWarn>);
+
+/// An NVMe controller's admin tag set: `blk_mq_alloc_tag_set()` of one hardware queue with no
+/// `map_queues` op, so `blk_mq_map_queues()` (the release's mapper; the current one →
+/// `group_cpus_evenly(1)`).
+/// Returns the counter values it consumed and the warnings of the call, or why outside code
+/// (`c:NAME`) could not answer it.
+fn admin_tag_set(scenario: &Scenario, counter: &mut u32) -> Result<AdminTagSet, ExternalError> {
+    let mut warnings = Vec::new();
+    let default = default_affinity(scenario);
+    let map = blk_mq_map_queues_with(
+        scenario.topology(),
+        scenario.kernel.blk_mq_mapper(),
+        1,
+        0,
+        scenario.spreader(),
+        boot_masks(scenario, &default),
+        counter,
+        &mut warnings,
+    )?;
+    Ok((map.spread_offsets, warnings))
+}
+
+/// `irq_default_affinity`: `irqaffinity=` (with the boot CPU) or every CPU.
+fn default_affinity(scenario: &Scenario) -> CpuSet {
+    scenario
+        .boot_state
+        .default_affinity
+        .clone()
+        .unwrap_or_else(|| CpuSet::full(scenario.topology().nr_cpu_ids()))
+}
+
+/// The boot parameters' masks the kernel's affinity code reads.
+fn boot_masks<'a>(scenario: &'a Scenario, default: &'a CpuSet) -> BootMasks<'a> {
+    BootMasks {
+        default_affinity: default,
+        managed_irq: scenario.boot_state.managed_irq_housekeeping.as_ref(),
+    }
+}
+
+/// What the kernel carries from one probe to the next: the spread counter, the vector space
+/// (x86 matrix or ITS LPI counts), its failures, and the load earlier probes left (which only
+/// a proposal reads).
+struct Probe<'s> {
+    scenario: &'s Scenario,
+    topo: &'s Topology,
+    default: CpuSet,
+    counter: u32,
+    matrix: VectorMatrix,
+    space: VectorSpace,
+    probed: ProbedLoad,
+}
+
+/// Where allocation left a device's vectors: those the matrix refused, and the CPU an ITS
+/// activated each on (`None` elsewhere).
+struct Allocated {
+    failed: Vec<bool>,
+    early: Vec<Option<u32>>,
+}
+
+impl<'s> Probe<'s> {
+    fn new(scenario: &'s Scenario) -> Probe<'s> {
+        let topo = scenario.topology();
+        let mut matrix = VectorMatrix::with_vectors_per_cpu(topo, scenario.effective, scenario.kernel.vectors());
+        for (cpu, &n) in scenario.boot_state.held.iter().enumerate() {
+            // Scenario::with_boot checked every count against the CPU's space.
+            let _ = matrix.hold(cpu as u32, n);
+        }
+        Probe {
+            scenario,
+            topo,
+            default: default_affinity(scenario),
+            counter: scenario.spread_counter,
+            matrix,
+            space: VectorSpace::default(),
+            probed: ProbedLoad::new(topo.nr_cpu_ids()),
+        }
+    }
+
+    /// One device's probe, step by step (the module's list); `admin` is its admin tag set when
+    /// the controllers probed in parallel mapped it already.
+    fn device(&mut self, dev: &Device, admin: Option<AdminTagSet>) -> Result<DeviceOutcome, ExternalError> {
+        if let Driver::Mana { patched, mode } = dev.driver {
+            let boot = &self.scenario.boot_state;
+            return Ok(run_mana(
+                self.topo,
+                dev,
+                patched,
+                mode,
+                &mut self.matrix,
+                boot,
+                &mut self.space,
+            ));
+        }
+        let admin = match admin {
+            None if dev.driver.has_admin_tag_set() => Some(admin_tag_set(self.scenario, &mut self.counter)?),
+            admin => admin,
+        };
+        let (admin_spread_offsets, mut warnings) = match admin {
+            Some((offsets, warnings)) => (Some(offsets), warnings),
+            None => (None, Vec::new()),
+        };
+        let masks = self.affinity_masks(dev, &mut warnings)?;
+        if let Some(vector) = masks.as_ref().and_then(|m| alloc_descs_empty_mask(&m.descs)) {
+            let mut out = self.alloc_descs_failed(dev, masks.as_ref(), vector, warnings);
+            out.admin_spread_offsets = admin_spread_offsets;
+            return Ok(out);
+        }
+        let mut vectors = self.vectors(dev, masks.as_ref());
+        let (before, failures_before) = (self.matrix.allocations(), self.space.failures.len());
+        let allocated = self.allocate(dev, &vectors);
+        let activated_early = allocated.early.iter().flatten().count() as u32;
+        debug_assert_eq!(
+            self.matrix.allocations().its_lpis,
+            before.its_lpis + activated_early,
+            "an ITS counts one LPI per vector it activated"
+        );
+        self.activate(dev, masks.is_some(), &mut vectors, allocated);
+        // x86: one allocation per vector that got a CPU (a managed vector moved to a
+        // housekeeping CPU freed its first one), and at most one more per vector refused after
+        // activation (the old vector stays when apic_set_affinity() fails). An ITS moves LPIs
+        // at request, never adds one.
+        let placed = vectors.iter().filter(|v| v.effective_cpu.is_some()).count() as u32;
+        let after = self.matrix.allocations();
+        debug_assert_eq!(after.its_lpis, before.its_lpis + activated_early, "ITS LPIs at request");
+        if self.matrix.model() == EffectiveModel::X86Matrix {
+            let refused = (self.space.failures.len() - failures_before) as u32;
+            debug_assert!(
+                (placed..=placed + refused).contains(&(after.x86 - before.x86)),
+                "x86 allocations {} -> {} for {placed} vectors placed",
+                before.x86,
+                after.x86
+            );
+        }
+        // Managed vectors only: the matrix's managed-allocation count, the basis metrics use.
+        for v in vectors.iter().filter(|v| v.managed) {
+            if let Some(cpu) = v.effective_cpu {
+                self.probed.add(cpu, v.mask.weight());
+            }
+        }
+        let (blk_mq_map, blk_mq_spread_offsets) = self.blk_mq_map(dev, masks.as_ref(), &mut warnings)?;
+        Ok(DeviceOutcome {
+            name: dev.name.clone(),
+            affinity_null: masks.is_none(),
+            spread_offsets: masks.map(|m| m.spread_offsets).unwrap_or_default(),
+            vectors,
+            blk_mq_map,
+            blk_mq_spread_offsets,
+            admin_spread_offsets,
+            warnings,
+            mana: None,
+            alloc_failed: None,
+        })
+    }
+
+    /// `irq_create_affinity_masks()` of the device's request (`None`: not managed, or no
+    /// masks), or a proposal's masks in its place.
+    fn affinity_masks(
+        &mut self,
+        dev: &Device,
+        warnings: &mut Vec<KernelWarn>,
+    ) -> Result<Option<AffinityMasks>, ExternalError> {
+        let s = self.scenario;
+        if !dev.managed_affinity {
+            return Ok(None);
+        }
+        if let Some(proposal) = s.proposal {
+            let req = dev.affinity_request();
+            return Ok(proposal_masks(
+                self.topo,
+                &req,
+                proposal,
+                s.effective,
+                &self.default,
+                &self.probed,
+                warnings,
+            ));
+        }
+        irq_create_affinity_masks_with(
+            self.topo,
+            &dev.affinity_request(),
+            s.spreader(),
+            s.kernel.affinity_era(),
+            boot_masks(s, &self.default),
+            &mut self.counter,
+            warnings,
+        )
+    }
+
+    /// `alloc_descs()` refuses an empty mask before that vector is taken, and the MSI-X
+    /// allocation fails there: the vectors before it are freed and the device holds none (the
+    /// PCI core's retry with that many vectors is not modelled: kernel::irqdesc).
+    fn alloc_descs_failed(
+        &mut self,
+        dev: &Device,
+        masks: Option<&AffinityMasks>,
+        vector: u32,
+        warnings: Vec<KernelWarn>,
+    ) -> DeviceOutcome {
+        let descs = masks.map(|m| &m.descs[..]).unwrap_or_default();
+        self.space.failures.push(VectorFailure {
+            device: dev.name.clone(),
+            vector,
+            managed: descs.get(vector as usize).is_some_and(|d| d.is_managed),
+            error: VectorError::EmptyAffinity,
+        });
+        DeviceOutcome {
+            name: dev.name.clone(),
+            affinity_null: false,
+            spread_offsets: masks.map(|m| m.spread_offsets.clone()).unwrap_or_default(),
+            vectors: descs
+                .iter()
+                .zip(0..)
+                .map(|(d, index)| VectorOutcome {
+                    index,
+                    mask: d.mask.clone(),
+                    managed: d.is_managed,
+                    effective_cpu: None,
+                })
+                .collect(),
+            blk_mq_map: None,
+            blk_mq_spread_offsets: None,
+            admin_spread_offsets: None,
+            warnings,
+            mana: None,
+            alloc_failed: Some(AllocFailure::EmptyMask { vector }),
+        }
+    }
+
+    /// The device's vectors with their masks, before any has a CPU. irq_create_affinity_masks()
+    /// copied irq_default_affinity into the pre and post vectors' masks and those past the
+    /// initialized ones; without masks every vector has irq_default_affinity.
+    fn vectors(&self, dev: &Device, masks: Option<&AffinityMasks>) -> Vec<VectorOutcome> {
+        (0..dev.vectors)
+            .map(|index| {
+                let (mask, managed) = match masks {
+                    Some(m) => (m.descs[index as usize].mask.clone(), m.descs[index as usize].is_managed),
+                    None => (self.default.clone(), false),
+                };
+                VectorOutcome {
+                    index,
+                    mask,
+                    managed,
+                    effective_cpu: None,
+                }
+            })
+            .collect()
+    }
+
+    /// A vector the matrix refused, in the vector space's failures.
+    fn fail(&mut self, dev: &Device, v: &VectorOutcome, error: VectorError) {
+        self.space.failures.push(VectorFailure {
+            device: dev.name.clone(),
+            vector: v.index,
+            managed: v.managed,
+            error,
+        });
+    }
+
+    /// Allocation in index order (`x86_vector_alloc_irqs()`): managed vectors reserve a slot on
+    /// every CPU of their mask, non-managed ones make a global reservation (x86); an ITS
+    /// activates each vector now, on the least-loaded online CPU of the machine
+    /// (`its_irq_domain_activate()`). No mask is empty here: a device with one failed in
+    /// `alloc_descs()`.
+    fn allocate(&mut self, dev: &Device, vectors: &[VectorOutcome]) -> Allocated {
+        let mut failed = vec![false; vectors.len()];
+        let mut early = Vec::with_capacity(vectors.len());
+        for (v, failed) in vectors.iter().zip(failed.iter_mut()) {
+            if v.managed {
+                if let Err(e) = self.matrix.reserve_managed(&v.mask) {
+                    self.fail(dev, v, VectorError::Matrix(e));
+                    *failed = true;
+                }
+            } else if self.matrix.reserve() && self.space.reservation_exceeded.is_none() {
+                self.space.reservation_exceeded = Some((dev.name.clone(), v.index));
+            }
+            early.push(self.matrix.activate_early(v.managed, &v.mask));
+        }
+        Allocated { failed, early }
+    }
+
+    /// Activation (request) in index order. An ITS moves each vector it activated early to
+    /// the least-loaded CPU of the mask `irq_do_set_affinity()` programs; x86 allocates the
+    /// real vector (`activate_managed()`, `activate_reserved()` with the wider searches of
+    /// `assign_irq_vector_any_locked()`), and a managed vector under `isolcpus=managed_irq`
+    /// moves to a housekeeping CPU, its first vector freed once the probe ends.
+    fn activate(&mut self, dev: &Device, has_masks: bool, vectors: &mut [VectorOutcome], allocated: Allocated) {
+        let mut moved_from = Vec::new();
+        for ((v, failed), early) in vectors.iter_mut().zip(allocated.failed).zip(allocated.early) {
+            if failed {
+                continue;
+            }
+            if let Some(cpu) = early {
+                let target = self.request_target(dev, has_masks, v);
+                v.effective_cpu = Some(self.matrix.request_early(v.managed, cpu, &target));
+                continue;
+            }
+            let placed = if v.managed {
+                self.activate_managed(v, &mut moved_from)
+            } else {
+                self.activate_non_managed(dev, has_masks, v)
+            };
+            match placed {
+                Ok(cpu) => v.effective_cpu = cpu,
+                Err(e) => self.fail(dev, v, VectorError::Matrix(e)),
+            }
+        }
+        for cpu in moved_from {
+            self.matrix.free_managed(cpu);
+        }
+    }
+
+    /// The descriptor mask and node a non-managed vector's target comes from.
+    fn desc_of(&self, dev: &Device, has_masks: bool, v: &VectorOutcome) -> (Option<CpuSet>, Option<u32>) {
+        if has_masks {
+            (Some(v.mask.clone()), v.mask.first().map(|c| self.topo.cpu_to_node(c)))
+        } else {
+            (None, dev.node)
+        }
+    }
+
+    /// The mask `irq_do_set_affinity()` programs at request: a managed vector's mask after
+    /// the `isolcpus=managed_irq` step, online CPUs only; else `irq_setup_affinity()`'s target.
+    fn request_target(&self, dev: &Device, has_masks: bool, v: &VectorOutcome) -> CpuSet {
+        if v.managed {
+            let hk = self.scenario.boot_state.managed_irq_housekeeping.as_ref();
+            managed_irq_prog_mask(&v.mask, hk, self.topo.online()).and(self.topo.online())
+        } else {
+            let (desc_mask, node) = self.desc_of(dev, has_masks, v);
+            irq_setup_affinity_with(self.topo, desc_mask.as_ref(), node, &self.default)
+        }
+    }
+
+    /// `activate_managed()`, then under `isolcpus=managed_irq` `apic_set_affinity()` to the
+    /// housekeeping CPUs of the mask; a vector that moved leaves its first CPU in `moved_from`.
+    fn activate_managed(&mut self, v: &VectorOutcome, moved_from: &mut Vec<u32>) -> Result<Option<u32>, MatrixError> {
+        let hk = self.scenario.boot_state.managed_irq_housekeeping.as_ref();
+        match (self.matrix.activate_managed(&v.mask)?, hk) {
+            (Some(cpu), Some(_)) => {
+                let prog = managed_irq_prog_mask(&v.mask, hk, self.topo.online());
+                let to = self.matrix.set_affinity_managed(cpu, &prog, &v.mask)?;
+                if to != cpu {
+                    moved_from.push(cpu);
+                }
+                Ok(Some(to))
+            }
+            (cpu, _) => Ok(cpu),
+        }
+    }
+
+    /// `activate_reserved()` on `irq_setup_affinity()`'s target, then the wider searches of
+    /// `assign_irq_vector_any_locked()`, tried only when the target has no vector left: the
+    /// node, the affinity mask, every online CPU.
+    fn activate_non_managed(
+        &mut self,
+        dev: &Device,
+        has_masks: bool,
+        v: &VectorOutcome,
+    ) -> Result<Option<u32>, MatrixError> {
+        let (desc_mask, node) = self.desc_of(dev, has_masks, v);
+        let topo = self.topo;
+        let target = irq_setup_affinity_with(topo, desc_mask.as_ref(), node, &self.default);
+        let wider = || {
+            let mut w: Vec<CpuSet> = node.map(|n| topo.node_cpus(n).clone()).into_iter().collect();
+            w.push(v.mask.and(topo.online()));
+            w.push(topo.online().clone());
+            w
+        };
+        let a = self.matrix.activate_non_managed(&target, wider, &v.mask)?;
+        if a.affinity_broken {
+            self.space.affinity_broken.push((dev.name.clone(), v.index));
+        }
+        Ok(Some(a.cpu))
+    }
+
+    /// The device's blk-mq map: from its vectors' masks (`blk_mq_map_hw_queues()`, falling
+    /// back to `blk_mq_map_queues()` where the release does) or from the CPUs alone
+    /// (`blk_mq_map_queues()`), with the counter values each consumed.
+    fn blk_mq_map(
+        &mut self,
+        dev: &Device,
+        masks: Option<&AffinityMasks>,
+        warnings: &mut Vec<KernelWarn>,
+    ) -> Result<(Option<Vec<Option<u32>>>, Option<Vec<u32>>), ExternalError> {
+        let s = self.scenario;
+        let first_set = dev
+            .sets
+            .as_ref()
+            .and_then(|sets| sets.first().copied())
+            .unwrap_or_else(|| dev.affinity_vectors());
+        let nq = dev.blk_mq_queues.unwrap_or(first_set);
+        let boot = boot_masks(s, &self.default);
+        match dev.blk_mq {
+            None => Ok((None, None)),
+            Some(BlkMqSource::Irq) => {
+                let descs: Option<Vec<CpuSet>> = masks.map(|m| m.descs.iter().map(|d| d.mask.clone()).collect());
+                let map = blk_mq_map_hw_queues(
+                    self.topo,
+                    nq,
+                    0,
+                    descs.as_deref(),
+                    dev.pre_vectors,
+                    s.kernel.hw_fallback(),
+                    (s.kernel.blk_mq_mapper(), s.spreader()),
+                    boot,
+                    &mut self.counter,
+                    warnings,
+                )?;
+                // A map that fell back to blk_mq_map_queues() consumed counter values.
+                let offsets = (!map.spread_offsets.is_empty()).then_some(map.spread_offsets);
+                Ok((Some(map.map), offsets))
+            }
+            Some(BlkMqSource::Cpumap) => {
+                let mapper = s.kernel.blk_mq_mapper();
+                let map = blk_mq_map_queues_with(
+                    self.topo,
+                    mapper,
+                    nq,
+                    0,
+                    s.spreader(),
+                    boot,
+                    &mut self.counter,
+                    warnings,
+                )?;
+                Ok((Some(map.map), Some(map.spread_offsets)))
+            }
+        }
+    }
+}
