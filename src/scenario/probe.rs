@@ -64,6 +64,9 @@ pub fn try_run(scenario: &Scenario) -> Result<Outcome, ExternalError> {
     })
 }
 
+/// A blk-mq map: the hardware queue of each CPU (`None`: unmapped).
+type BlkMqMap = Option<Vec<Option<u32>>>;
+
 /// What an admin tag set's map consumed: the counter values and the call's warnings.
 type AdminTagSet = (Vec<u32>, Vec<KernelWarn>);
 
@@ -448,7 +451,7 @@ impl<'s> Probe<'s> {
         dev: &Device,
         masks: Option<&AffinityMasks>,
         warnings: &mut Vec<KernelWarn>,
-    ) -> Result<(Option<Vec<Option<u32>>>, Option<Vec<u32>>), ExternalError> {
+    ) -> Result<(BlkMqMap, Option<Vec<u32>>), ExternalError> {
         let s = self.scenario;
         let first_set = dev
             .sets

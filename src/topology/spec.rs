@@ -333,7 +333,7 @@ impl Generator {
             (_, ClusterShape::Unset | ClusterShape::Named(ClusterName::None)) => None,
             (_, ClusterShape::Named(ClusterName::Core)) => Some((node, type_idx, k)),
             (_, ClusterShape::Cores(0)) => return Err(generate_error("clusters: a cluster needs at least one core")),
-            (_, ClusterShape::Cores(size)) if ct.cores % size != 0 => {
+            (_, ClusterShape::Cores(size)) if !ct.cores.is_multiple_of(size) => {
                 let what = if self.core_types.is_empty() {
                     "cores per node"
                 } else {

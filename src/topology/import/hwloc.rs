@@ -13,7 +13,8 @@
 //! limit, so a hostile file cannot grow memory without bound.
 
 use super::{
-    check_text, parse_id, short, DeviceLocality, DistanceRow, Draft, Format, ImportError, Imported, Place, DEVICES_MAX,
+    check_text, parse_id, short, DeviceLocality, Draft, Format, ImportError, Imported, NodeDistances, Place,
+    DEVICES_MAX,
 };
 use crate::topology::{CpuSet, TopologySpec, CPUS_MAX, NODES_MAX};
 use std::collections::BTreeMap;
@@ -521,7 +522,7 @@ fn cluster_warning(
 
 /// The NUMA distances of hwloc 2 (`<distances2 type="NUMANode" nbobjs=N><indexes>…
 /// <u64values>…`), as the node ids and the rows; `None` without them.
-fn distances(doc: &roxmltree::Document, lines: &Lines) -> Result<Option<(Vec<u32>, Vec<DistanceRow>)>, ImportError> {
+fn distances(doc: &roxmltree::Document, lines: &Lines) -> Result<Option<NodeDistances>, ImportError> {
     let Some(d) = doc.descendants().find(|n| {
         n.is_element()
             && n.tag_name().name() == "distances2"

@@ -334,6 +334,9 @@ impl Partition {
 /// One row of a distance matrix and where it was read.
 pub(crate) type DistanceRow = (Vec<u32>, Place);
 
+/// The node ids a source names and their rows of distances.
+pub(crate) type NodeDistances = (Vec<u32>, Vec<DistanceRow>);
+
 /// What a parser learned, before validation.
 #[derive(Debug)]
 pub(crate) struct Draft {

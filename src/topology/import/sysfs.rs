@@ -14,7 +14,9 @@
 //! CPU's sibling lists hold only online siblings, so SMT pairs with an offline half import as
 //! single CPUs; trees written by [`super::export::write_sysfs`] list full sets.
 
-use super::{parse_id, short, DistanceRow, Draft, Format, ImportError, Imported, Place, INPUT_BYTES_MAX};
+use super::{
+    parse_id, short, DistanceRow, Draft, Format, ImportError, Imported, NodeDistances, Place, INPUT_BYTES_MAX,
+};
 use crate::topology::{parse_cpulist, CpuSet, TopologySpec, CPUS_MAX, NODES_MAX};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -419,7 +421,7 @@ fn cpu_topology(files: &SysfsFiles, cpu: u32, draft: &mut Draft) -> Result<bool,
 
 /// The distance rows: node N's `distance` lists the distance to every node directory, in id
 /// order. A tree with some distance files has one per node directory; `None` without any.
-fn distances(files: &SysfsFiles, node_dirs: &[u32]) -> Result<Option<(Vec<u32>, Vec<DistanceRow>)>, ImportError> {
+fn distances(files: &SysfsFiles, node_dirs: &[u32]) -> Result<Option<NodeDistances>, ImportError> {
     let rows: Vec<DistanceRow> = node_dirs
         .iter()
         .filter_map(|&node| {
