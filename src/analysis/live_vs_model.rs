@@ -515,29 +515,8 @@ pub fn compare_with(
     topology: &Arc<Topology>,
     opts: &ModelOptions,
 ) -> Result<Comparison, ScenarioError> {
-    let (variant, effective) = (opts.variant.as_str(), opts.effective.as_str());
     let mut warnings = Vec::new();
-    let adjusted = match opts.hotplug {
-        Some(rule) => match hotplug_topology(snap, rule) {
-            Some(wire) => {
-                warnings.push(format!("hotplug CPUs: {}", rule.describe()));
-                Some(Arc::new(Topology::new(&wire.to_spec(&snap.host)).map_err(|e| {
-                    ScenarioError(format!("topology with hotplug CPUs placed: {e}"))
-                })?))
-            }
-            None => None,
-        },
-        None => {
-            let t = topology.as_ref();
-            if t.possible() != t.present() {
-                warnings.push(format!(
-                    "hotplug CPUs {}: which node this kernel gave them cannot be known; the snapshot's nodes are used",
-                    t.possible().andnot(t.present()).to_cpulist()
-                ));
-            }
-            None
-        }
-    };
+    let adjusted = hotplug_adjusted(snap, topology, opts, &mut warnings)?;
     let topology = adjusted.as_ref().unwrap_or(topology);
     let (devices, other) = group_devices(snap);
     let mut not_modelled: Vec<String> = other
@@ -545,24 +524,102 @@ pub fn compare_with(
         .map(|&i| format!("IRQ {} {}", snap.irqs[i].label, snap.irqs[i].name))
         .collect();
     // Each device's effective-CPU model: named for all, or its controller's.
-    let named = if effective.is_empty() {
+    let named = if opts.effective.is_empty() {
         None
     } else {
-        Some(spec::parse_effective(effective)?)
+        Some(spec::parse_effective(&opts.effective)?)
     };
+    let modelled = pick_modelled(snap, &devices, opts, named, &mut not_modelled);
+    let (primary, models) = primary_model(&modelled, named, &mut warnings);
+    let resolve = |spec: &ScenarioSpec| spec.resolve(|name| (name == HOST_TOPOLOGY).then(|| topology.clone()));
+    let spec = model_spec(snap, topology, opts, &modelled, primary);
+    let scenario = resolve(&spec)?;
+    let run = |s: &Scenario| scenario::try_run(s).map_err(|e| ScenarioError(e.to_string()));
+    let mut outcomes: BTreeMap<EffectiveModel, Outcome> = BTreeMap::new();
+    outcomes.insert(primary, run(&scenario)?);
+    for model in models.into_iter().filter(|&m| m != primary) {
+        // A MANA device is modelled only under x86-matrix, and no machine has both an x86
+        // controller and a GIC: a snapshot that claims both is refused here by Scenario::new.
+        let spec = model_spec(snap, topology, opts, &modelled, model);
+        outcomes.insert(model, run(&resolve(&spec)?)?);
+    }
+    let spec = ScenarioSpec {
+        topology: TopologyRef::Inline(Box::new(permalink_topology(&scenario, &modelled, primary))),
+        ..spec
+    };
+    let mut vectors = Vec::new();
+    let topo = scenario.topology();
+    for (k, (d, pick)) in modelled.iter().enumerate() {
+        let o = &outcomes[&pick.model].devices[k];
+        if d.vectors.len() > o.vectors.len() {
+            not_modelled.push(format!(
+                "{}: {} of its {} IRQs (the model uses fewer vectors)",
+                d.name,
+                d.vectors.len() - o.vectors.len(),
+                d.vectors.len()
+            ));
+        }
+        for (v, &irq_idx) in o.vectors.iter().zip(&d.vectors) {
+            vectors.push(compare_vector(snap, topo, d, *pick, v, irq_idx));
+        }
+    }
+    Ok(Comparison {
+        spec,
+        vectors,
+        not_modelled,
+        warnings,
+        options: opts.clone(),
+        effective: modelled.iter().map(|(d, p)| (d.name.clone(), *p)).collect(),
+    })
+}
+
+/// The snapshot's machine with its hotplug CPUs placed by `opts.hotplug`'s rule (`None`: as
+/// it is; a warning says which CPUs' nodes cannot be known).
+fn hotplug_adjusted(
+    snap: &Snapshot,
+    topology: &Topology,
+    opts: &ModelOptions,
+    warnings: &mut Vec<String>,
+) -> Result<Option<Arc<Topology>>, ScenarioError> {
+    let Some(rule) = opts.hotplug else {
+        if topology.possible() != topology.present() {
+            warnings.push(format!(
+                "hotplug CPUs {}: which node this kernel gave them cannot be known; the snapshot's nodes are used",
+                topology.possible().andnot(topology.present()).to_cpulist()
+            ));
+        }
+        return Ok(None);
+    };
+    let Some(wire) = hotplug_topology(snap, rule) else {
+        return Ok(None);
+    };
+    warnings.push(format!("hotplug CPUs: {}", rule.describe()));
+    let t = Topology::new(&wire.to_spec(&snap.host))
+        .map_err(|e| ScenarioError(format!("topology with hotplug CPUs placed: {e}")))?;
+    Ok(Some(Arc::new(t)))
+}
+
+/// The devices the models place, each with its effective-CPU model; the others go to
+/// `not_modelled` with why.
+fn pick_modelled<'d>(
+    snap: &Snapshot,
+    devices: &'d [LiveDevice],
+    opts: &ModelOptions,
+    named: Option<EffectiveModel>,
+    not_modelled: &mut Vec<String>,
+) -> Vec<(&'d LiveDevice, EffectivePick)> {
     let arch = opts
         .arch
         .or_else(|| devices::arch_of_chips(snap.irqs.iter().map(|i| i.chip.as_str())));
-    let pick_of = |d: &LiveDevice| match named {
-        Some(model) => EffectivePick {
-            model,
-            from: EffectiveFrom::Named,
-        },
-        None => device_effective(snap, &d.vectors, arch),
-    };
-    let mut modelled: Vec<(&LiveDevice, EffectivePick)> = Vec::new();
-    for d in &devices {
-        let pick = pick_of(d);
+    let mut modelled = Vec::new();
+    for d in devices {
+        let pick = match named {
+            Some(model) => EffectivePick {
+                model,
+                from: EffectiveFrom::Named,
+            },
+            None => device_effective(snap, &d.vectors, arch),
+        };
         if d.vectors.len() as u32 <= d.pre {
             not_modelled.push(format!("{} (no queue vectors)", d.name));
         } else if let (LiveDriver::Mana, Some(why)) = (d.driver, mana_refusal(snap, pick.model)) {
@@ -571,11 +628,18 @@ pub fn compare_with(
             modelled.push((d, pick));
         }
     }
-    let modelled_irqs: Vec<usize> = modelled.iter().flat_map(|(d, _)| d.vectors.iter().copied()).collect();
-    // The model most vectors run under goes into the permalink; each other model present
-    // runs the same probe once more for its own devices.
+    modelled
+}
+
+/// The model most vectors run under, which goes into the permalink, and every model present;
+/// each other model runs the same probe once more for its own devices.
+fn primary_model(
+    modelled: &[(&LiveDevice, EffectivePick)],
+    named: Option<EffectiveModel>,
+    warnings: &mut Vec<String>,
+) -> (EffectiveModel, Vec<EffectiveModel>) {
     let mut weight: BTreeMap<EffectiveModel, usize> = BTreeMap::new();
-    for (d, p) in &modelled {
+    for (d, p) in modelled {
         *weight.entry(p.model).or_default() += d.vectors.len();
     }
     let primary = weight
@@ -594,7 +658,19 @@ pub fn compare_with(
             primary.name()
         ));
     }
-    let spec_for = |model: EffectiveModel| ScenarioSpec {
+    (primary, weight.into_keys().collect())
+}
+
+/// The scenario of every modelled device under `model`, on the snapshot's machine.
+fn model_spec(
+    snap: &Snapshot,
+    topology: &Topology,
+    opts: &ModelOptions,
+    modelled: &[(&LiveDevice, EffectivePick)],
+    model: EffectiveModel,
+) -> ScenarioSpec {
+    let modelled_irqs: Vec<usize> = modelled.iter().flat_map(|(d, _)| d.vectors.iter().copied()).collect();
+    ScenarioSpec {
         topology: TopologyRef::Preset(HOST_TOPOLOGY.into()),
         devices: modelled
             .iter()
@@ -613,7 +689,7 @@ pub fn compare_with(
                 },
             })
             .collect(),
-        variant: variant.to_string(),
+        variant: opts.variant.clone(),
         sort: opts.sort.clone(),
         effective: model.name().to_string(),
         vectors_held: if opts.held_from_snapshot {
@@ -626,20 +702,16 @@ pub fn compare_with(
             .window
             .map(|w| w.vectors_per_cpu(topology.legacy_pic().unwrap_or(false))),
         ..ScenarioSpec::new(TopologyRef::Preset(HOST_TOPOLOGY.into()), Vec::new())
-    };
-    let resolve = |spec: &ScenarioSpec| spec.resolve(|name| (name == HOST_TOPOLOGY).then(|| topology.clone()));
-    let spec = spec_for(primary);
-    let scenario = resolve(&spec)?;
-    let run = |s: &Scenario| scenario::try_run(s).map_err(|e| ScenarioError(e.to_string()));
-    let mut outcomes: BTreeMap<EffectiveModel, Outcome> = BTreeMap::new();
-    outcomes.insert(primary, run(&scenario)?);
-    for &model in weight.keys().filter(|&&m| m != primary) {
-        // A MANA device is modelled only under x86-matrix, and no machine has both an x86
-        // controller and a GIC: a snapshot that claims both is refused here by Scenario::new.
-        outcomes.insert(model, run(&resolve(&spec_for(model))?)?);
     }
-    // Inline topologies travel in explicit form so the permalink reproduces this machine, with
-    // the architecture and controller the comparison found.
+}
+
+/// The machine as the permalink carries it: explicit, so the link reproduces this machine,
+/// with the architecture and controller the comparison found for its primary model.
+fn permalink_topology(
+    scenario: &Scenario,
+    modelled: &[(&LiveDevice, EffectivePick)],
+    primary: EffectiveModel,
+) -> crate::topology::TopologySpec {
     let mut topology_spec = scenario.topology().to_spec();
     if let Some((_, pick)) = modelled.iter().find(|(_, p)| p.model == primary) {
         let chip = match pick.from {
@@ -652,87 +724,72 @@ pub fn compare_with(
             topology_spec.irqchip = Some(c);
         }
     }
-    let spec = ScenarioSpec {
-        topology: TopologyRef::Inline(Box::new(topology_spec)),
-        ..spec
+    topology_spec
+}
+
+/// One vector: the model's mask and CPU against what `/proc` recorded for IRQ `irq_idx`,
+/// and, when only the CPU differs within the mask, whether earlier interrupts' order explains
+/// it.
+fn compare_vector(
+    snap: &Snapshot,
+    topo: &Topology,
+    d: &LiveDevice,
+    pick: EffectivePick,
+    v: &crate::scenario::VectorOutcome,
+    irq_idx: usize,
+) -> VectorComparison {
+    let irq = &snap.irqs[irq_idx];
+    let parse = |s: &Option<String>| s.as_deref().and_then(|t| parse_cpulist(t, CPUS_MAX).ok());
+    let actual_mask = parse(&irq.affinity);
+    let actual_eff = parse(&irq.effective);
+    let predicted_mask = if !v.managed && d.driver == LiveDriver::Generic {
+        proc_mask(topo, &v.mask, d.managed, irq.node).to_cpulist()
+    } else {
+        v.mask.to_cpulist()
     };
-    let mut vectors = Vec::new();
-    let topo = scenario.topology();
-    for (k, (d, pick)) in modelled.iter().enumerate() {
-        let o = &outcomes[&pick.model].devices[k];
-        if d.vectors.len() > o.vectors.len() {
-            not_modelled.push(format!(
-                "{}: {} of its {} IRQs (the model uses fewer vectors)",
-                d.name,
-                d.vectors.len() - o.vectors.len(),
-                d.vectors.len()
-            ));
-        }
-        let x86 = pick.model == EffectiveModel::X86Matrix;
-        // Models whose CPU choice depends on counts earlier interrupts left.
-        let order_matters = pick.model != EffectiveModel::FirstCpu;
-        for (v, &irq_idx) in o.vectors.iter().zip(&d.vectors) {
-            let irq = &snap.irqs[irq_idx];
-            let parse = |s: &Option<String>| s.as_deref().and_then(|t| parse_cpulist(t, CPUS_MAX).ok());
-            let actual_mask = parse(&irq.affinity);
-            let actual_eff = parse(&irq.effective);
-            let predicted_mask = if !v.managed && d.driver == LiveDriver::Generic {
-                proc_mask(topo, &v.mask, d.managed, irq.node).to_cpulist()
-            } else {
-                v.mask.to_cpulist()
-            };
-            // A shut-down managed vector is parked on the first online CPU (x86).
-            let predicted_cpu = match v.effective_cpu {
-                None if v.managed && x86 && !v.mask.intersects(topo.online()) => topo.online().first(),
-                c => c,
-            };
-            let mask_matches = actual_mask.as_ref().is_some_and(|m| m.to_cpulist() == predicted_mask);
-            let cpu_matches = match (&actual_eff, predicted_cpu) {
-                (Some(e), Some(c)) => e.weight() == 1 && e.contains(c),
-                (Some(e), None) => e.is_empty(),
-                (None, _) => false,
-            };
-            // Only a vector that fires on one CPU of its mask, the model's placing it on
-            // another, is a question of order.
-            let reason = (mask_matches
-                && !cpu_matches
-                && order_matters
-                && predicted_cpu.is_some()
-                && actual_eff.as_ref().is_some_and(|e| {
-                    e.weight() == 1
-                        && actual_mask
-                            .as_ref()
-                            .is_some_and(|m| e.first().is_some_and(|c| m.contains(c)))
-                }))
-            .then_some(if v.managed {
-                DiffReason::ProbeOrder
-            } else {
-                DiffReason::ActivationOrder
-            });
-            vectors.push(VectorComparison {
-                device: d.name.clone(),
-                index: v.index,
-                irq: irq_idx,
-                mask_matches,
-                mask_recorded: irq.affinity.is_some(),
-                cpu_recorded: irq.effective.is_some(),
-                predicted_mask,
-                actual_mask: irq.affinity.clone().unwrap_or_else(|| "?".into()),
-                cpu_matches,
-                predicted_cpu,
-                actual_effective: irq.effective.clone().unwrap_or_else(|| "?".into()),
-                managed: v.managed,
-                model: pick.model,
-                reason,
-            });
-        }
+    // A shut-down managed vector is parked on the first online CPU (x86).
+    let x86 = pick.model == EffectiveModel::X86Matrix;
+    let predicted_cpu = match v.effective_cpu {
+        None if v.managed && x86 && !v.mask.intersects(topo.online()) => topo.online().first(),
+        c => c,
+    };
+    let mask_matches = actual_mask.as_ref().is_some_and(|m| m.to_cpulist() == predicted_mask);
+    let cpu_matches = match (&actual_eff, predicted_cpu) {
+        (Some(e), Some(c)) => e.weight() == 1 && e.contains(c),
+        (Some(e), None) => e.is_empty(),
+        (None, _) => false,
+    };
+    // Only a vector that fires on one CPU of its mask, the model's placing it on another, is
+    // a question of order, and only under models whose CPU choice depends on counts earlier
+    // interrupts left.
+    let order_matters = pick.model != EffectiveModel::FirstCpu;
+    let fires_in_mask = actual_eff.as_ref().is_some_and(|e| {
+        e.weight() == 1
+            && actual_mask
+                .as_ref()
+                .is_some_and(|m| e.first().is_some_and(|c| m.contains(c)))
+    });
+    let reason = (mask_matches && !cpu_matches && order_matters && predicted_cpu.is_some() && fires_in_mask).then_some(
+        if v.managed {
+            DiffReason::ProbeOrder
+        } else {
+            DiffReason::ActivationOrder
+        },
+    );
+    VectorComparison {
+        device: d.name.clone(),
+        index: v.index,
+        irq: irq_idx,
+        mask_matches,
+        mask_recorded: irq.affinity.is_some(),
+        cpu_recorded: irq.effective.is_some(),
+        predicted_mask,
+        actual_mask: irq.affinity.clone().unwrap_or_else(|| "?".into()),
+        cpu_matches,
+        predicted_cpu,
+        actual_effective: irq.effective.clone().unwrap_or_else(|| "?".into()),
+        managed: v.managed,
+        model: pick.model,
+        reason,
     }
-    Ok(Comparison {
-        spec,
-        vectors,
-        not_modelled,
-        warnings,
-        options: opts.clone(),
-        effective: modelled.iter().map(|(d, p)| (d.name.clone(), *p)).collect(),
-    })
 }
