@@ -148,7 +148,59 @@ pub fn check(text: &str, o: &CheckOptions) -> Result<Report, String> {
             .map_err(|e| format!("--machine is not the captured machine: {e}"))?;
         topology = Arc::new(drawn);
     }
-    let (mut opts, mut warnings) = live_vs_model::options_for(&snap, o.kernel.as_deref());
+    let (opts, mut warnings) = model_options(&snap, &topology, o)?;
+    let c = live_vs_model::compare_with(&snap, &topology, &opts).map_err(|e| e.0)?;
+    warnings.extend(c.warnings.iter().cloned());
+    warnings.extend(offline_cpus_in_first_node(&topology));
+    let mut out = String::new();
+    header(&mut out, &snap, &topology, o, &opts, &c);
+    for w in &warnings {
+        let _ = writeln!(out, "warning: {w}");
+    }
+    for n in &c.not_modelled {
+        let _ = writeln!(out, "not modelled: {n}");
+    }
+    let t = tally(&c);
+    for (kind, (m, n)) in KINDS.iter().zip(t) {
+        if *kind == "blk-mq map" {
+            let _ = writeln!(out, "{kind}: {m}/{n} (an agent capture records no blk-mq maps)");
+        } else {
+            let _ = writeln!(out, "{kind}: {m}/{n}");
+        }
+    }
+    differences(&mut out, &snap, &c);
+    let differ = count_differ(&c);
+    order_notes(&mut out, &snap, &opts, &c, differ);
+    let exact = if o.all {
+        all_models(&mut out, &snap, &topology, &opts, &c)
+    } else {
+        Vec::new()
+    };
+    let matched = t.iter().map(|(m, _)| m).sum();
+    if matched + differ == 0 {
+        let _ = writeln!(
+            out,
+            "note: the capture holds no queue vectors of a device the models place (NVMe, \
+             virtio, mlx5 or MANA)\n0 matched, 0 differ: nothing to compare"
+        );
+    } else {
+        let _ = writeln!(out, "{matched} matched, {differ} differ");
+    }
+    Ok(Report {
+        text: out,
+        matched,
+        differ,
+        exact,
+    })
+}
+
+/// The models the capture's kernel release picks, with the options' overrides checked.
+fn model_options(
+    snap: &Snapshot,
+    topology: &Topology,
+    o: &CheckOptions,
+) -> Result<(ModelOptions, Vec<String>), String> {
+    let (mut opts, warnings) = live_vs_model::options_for(snap, o.kernel.as_deref());
     if o.machine.is_some() && opts.hotplug.is_some() && topology.possible() != topology.present() {
         // The release's hotplug rule rebuilds the machine from the capture's own lists.
         return Err(
@@ -167,10 +219,19 @@ pub fn check(text: &str, o: &CheckOptions) -> Result<Report, String> {
         spec::parse_effective(e).map_err(|e| e.0)?;
         opts.effective = e.clone();
     }
-    let c = live_vs_model::compare_with(&snap, &topology, &opts).map_err(|e| e.0)?;
-    warnings.extend(c.warnings.iter().cloned());
-    warnings.extend(offline_cpus_in_first_node(&topology));
-    let mut out = String::new();
+    Ok((opts, warnings))
+}
+
+/// The report's first lines: the capture, the machine drawn, the models and the releases
+/// the answer holds for.
+fn header(
+    out: &mut String,
+    snap: &Snapshot,
+    topology: &Topology,
+    o: &CheckOptions,
+    opts: &ModelOptions,
+    c: &Comparison,
+) {
     let release = o.kernel.as_deref().unwrap_or(&snap.topology.kernel_release);
     let _ = writeln!(
         out,
@@ -199,20 +260,10 @@ pub fn check(text: &str, o: &CheckOptions) -> Result<Report, String> {
         holds.kernel = (!release.is_empty()).then(|| release.to_string());
         let _ = writeln!(out, "kernel: {}", crate::render::summary::range_line(&holds));
     }
-    for w in &warnings {
-        let _ = writeln!(out, "warning: {w}");
-    }
-    for n in &c.not_modelled {
-        let _ = writeln!(out, "not modelled: {n}");
-    }
-    let t = tally(&c);
-    for (kind, (m, n)) in KINDS.iter().zip(t) {
-        if *kind == "blk-mq map" {
-            let _ = writeln!(out, "{kind}: {m}/{n} (an agent capture records no blk-mq maps)");
-        } else {
-            let _ = writeln!(out, "{kind}: {m}/{n}");
-        }
-    }
+}
+
+/// One `differ:` line per mask and per effective CPU the model places elsewhere.
+fn differences(out: &mut String, snap: &Snapshot, c: &Comparison) {
     let label =
         |v: &live_vs_model::VectorComparison| format!("{} q{} (IRQ {})", v.device, v.index, snap.irqs[v.irq].label);
     for v in &c.vectors {
@@ -237,16 +288,18 @@ pub fn check(text: &str, o: &CheckOptions) -> Result<Report, String> {
             );
         }
     }
-    let differ = count_differ(&c);
-    let explained = c.explained();
+}
+
+/// Notes on differences that the order of earlier interrupts explains.
+fn order_notes(out: &mut String, snap: &Snapshot, opts: &ModelOptions, c: &Comparison, differ: usize) {
     let moved_only = c
         .vectors
         .iter()
         .all(|v| (v.mask_matches && v.cpu_matches) || v.reason.is_some());
-    if let Some(n) = explained.get(&DiffReason::ActivationOrder) {
+    if let Some(n) = c.explained().get(&DiffReason::ActivationOrder) {
         let _ = writeln!(out, "note: {n} {}", DiffReason::ActivationOrder.describe());
     }
-    if differ > 0 && moved_only && !allocated_one_device_at_a_time(&c, &snap) {
+    if differ > 0 && moved_only && !allocated_one_device_at_a_time(c, snap) {
         let _ = writeln!(
             out,
             "note: every mask matches; effective CPUs follow the order the controllers were bound in. \
@@ -262,71 +315,65 @@ pub fn check(text: &str, o: &CheckOptions) -> Result<Report, String> {
             opts.effective
         );
     }
+}
+
+/// `--all`: every variant × sort × effective model against the capture, one line each, and
+/// the verdict; returns the models that reproduce it exactly, the release's own first.
+fn all_models(
+    out: &mut String,
+    snap: &Snapshot,
+    topology: &Arc<Topology>,
+    opts: &ModelOptions,
+    c: &Comparison,
+) -> Vec<String> {
+    let _ = writeln!(out, "all models:");
     let mut exact = Vec::new();
-    if o.all {
-        let _ = writeln!(out, "all models:");
-        for variant in Variant::ALL {
-            for sort in SortGen::ALL {
-                for eff in EffectiveModel::ALL {
-                    let m = ModelOptions {
-                        variant: variant.name().into(),
-                        sort: sort.name().into(),
-                        effective: eff.name().into(),
-                        ..opts.clone()
-                    };
-                    let name = format!("{}/{}/{}", m.variant, m.sort, m.effective);
-                    match live_vs_model::compare_with(&snap, &topology, &m) {
-                        Ok(c) => {
-                            let d = count_differ(&c);
-                            let masks = tally(&c)[0];
-                            let _ = writeln!(out, "  {name}: {d} differ (managed masks {}/{})", masks.0, masks.1);
-                            if d == 0 && !c.vectors.is_empty() {
-                                exact.push(name);
-                            }
+    for variant in Variant::ALL {
+        for sort in SortGen::ALL {
+            for eff in EffectiveModel::ALL {
+                let m = ModelOptions {
+                    variant: variant.name().into(),
+                    sort: sort.name().into(),
+                    effective: eff.name().into(),
+                    ..opts.clone()
+                };
+                let name = format!("{}/{}/{}", m.variant, m.sort, m.effective);
+                match live_vs_model::compare_with(snap, topology, &m) {
+                    Ok(c) => {
+                        let d = count_differ(&c);
+                        let masks = tally(&c)[0];
+                        let _ = writeln!(out, "  {name}: {d} differ (managed masks {}/{})", masks.0, masks.1);
+                        if d == 0 && !c.vectors.is_empty() {
+                            exact.push(name);
                         }
-                        Err(e) => {
-                            let _ = writeln!(out, "  {name}: not run ({})", e.0);
-                        }
+                    }
+                    Err(e) => {
+                        let _ = writeln!(out, "  {name}: not run ({})", e.0);
                     }
                 }
             }
         }
-        // The release's own model first, when it is among the exact ones.
-        let own_effective = c.vectors.first().map_or(opts.effective.as_str(), |v| v.model.name());
-        let own = format!("{}/{}/{}", opts.variant, opts.sort, own_effective);
-        if let Some(i) = exact.iter().position(|e| *e == own) {
-            exact[..=i].rotate_right(1);
+    }
+    // The release's own model first, when it is among the exact ones.
+    let own_effective = c.vectors.first().map_or(opts.effective.as_str(), |v| v.model.name());
+    let own = format!("{}/{}/{}", opts.variant, opts.sort, own_effective);
+    if let Some(i) = exact.iter().position(|e| *e == own) {
+        exact[..=i].rotate_right(1);
+    }
+    match exact.split_first() {
+        None => {
+            let _ = writeln!(out, "verdict: no model reproduces this capture exactly");
         }
-        match exact.split_first() {
-            None => {
-                let _ = writeln!(out, "verdict: no model reproduces this capture exactly");
-            }
-            Some((first, [])) => {
-                let _ = writeln!(out, "verdict: {first}");
-            }
-            Some((first, rest)) => {
-                let _ = writeln!(
-                    out,
-                    "verdict: {first} (this capture cannot tell it from {})",
-                    rest.join(", ")
-                );
-            }
+        Some((first, [])) => {
+            let _ = writeln!(out, "verdict: {first}");
+        }
+        Some((first, rest)) => {
+            let _ = writeln!(
+                out,
+                "verdict: {first} (this capture cannot tell it from {})",
+                rest.join(", ")
+            );
         }
     }
-    let matched = t.iter().map(|(m, _)| m).sum();
-    if matched + differ == 0 {
-        let _ = writeln!(
-            out,
-            "note: the capture holds no queue vectors of a device the models place (NVMe, \
-             virtio, mlx5 or MANA)\n0 matched, 0 differ: nothing to compare"
-        );
-    } else {
-        let _ = writeln!(out, "{matched} matched, {differ} differ");
-    }
-    Ok(Report {
-        text: out,
-        matched,
-        differ,
-        exact,
-    })
+    exact
 }
