@@ -476,6 +476,22 @@ pub fn run(config: &SweepConfig) -> Result<Sweep, SweepError> {
 /// worker), so the work ends within one run of the answer turning `true` (the web layer's
 /// deadline, or a client that went away). A stopped sweep is an error.
 pub fn run_until(config: &SweepConfig, stop: &(dyn Fn() -> bool + Sync)) -> Result<Sweep, SweepError> {
+    check_config(config)?;
+    let bases = bases(config, kernel_generation(config)?)?;
+    let jobs = jobs(config, bases.len());
+    let figures = run_jobs(config, &bases, &jobs, stop)?;
+    let (rows, aggregates) = rows_and_aggregates(config, &figures);
+    let comparisons = compare(&aggregates, config.placements.len());
+    Ok(Sweep {
+        config: config.clone(),
+        rows,
+        aggregates,
+        comparisons,
+    })
+}
+
+/// The sweep's size within its limits.
+fn check_config(config: &SweepConfig) -> Result<(), SweepError> {
     if config.topologies.is_empty()
         || config.mixes.is_empty()
         || config.placements.is_empty()
@@ -492,18 +508,28 @@ pub fn run_until(config: &SweepConfig, stop: &(dyn Fn() -> bool + Sync)) -> Resu
     if config.rows() > ROWS_MAX {
         return err(format!("{} combinations; at most {ROWS_MAX}", config.rows()));
     }
-    // What --kernel picks beyond the variant, sort and effective model, as each row's
-    // permalink carries it (Sweep::spec); without one, the newest release's, as `simulate`
-    // and the pages take it (the vectors per CPU of its window among them).
-    let generation = match config.kernel.as_deref() {
+    Ok(())
+}
+
+/// What --kernel picks beyond the variant, sort and effective model, as each row's permalink
+/// carries it (Sweep::spec); without one, the newest release's, as `simulate` and the pages
+/// take it (the vectors per CPU of its window among them).
+fn kernel_generation(config: &SweepConfig) -> Result<Option<crate::kernel::release::Generation>, SweepError> {
+    Ok(match config.kernel.as_deref() {
         None => Some(crate::kernel::release::generation(crate::kernel::release::NEWEST)),
         Some(k) => Some(
             crate::kernel::release::parse_release(k)
                 .map(crate::kernel::release::generation)
                 .ok_or_else(|| SweepError(format!("kernel {k:?}: not a kernel release (e.g. 6.12)")))?,
         ),
-    };
-    // Validate every machine × mix once, before any work.
+    })
+}
+
+/// Every machine × mix as a validated scenario, once, before any work.
+fn bases(
+    config: &SweepConfig,
+    generation: Option<crate::kernel::release::Generation>,
+) -> Result<Vec<Scenario>, SweepError> {
     let mut bases: Vec<Scenario> = Vec::with_capacity(config.topologies.len() * config.mixes.len());
     for name in &config.topologies {
         let topo = catalogue::get(name).ok_or_else(|| SweepError(format!("unknown topology preset {name:?}")))?;
@@ -534,9 +560,13 @@ pub fn run_until(config: &SweepConfig, stop: &(dyn Fn() -> bool + Sync)) -> Resu
             bases.push(scenario);
         }
     }
-    // One job per base × placement × distinct counter (one counter when it cannot matter).
+    Ok(bases)
+}
+
+/// One job per base × placement × distinct counter (one counter when it cannot matter).
+fn jobs(config: &SweepConfig, bases: usize) -> Vec<(usize, Placement, u32)> {
     let mut jobs: Vec<(usize, Placement, u32)> = Vec::new();
-    for b in 0..bases.len() {
+    for b in 0..bases {
         for &p in &config.placements {
             if p.uses_counter() {
                 jobs.extend(config.counters.iter().map(|&c| (b, p, c)));
@@ -545,6 +575,17 @@ pub fn run_until(config: &SweepConfig, stop: &(dyn Fn() -> bool + Sync)) -> Resu
             }
         }
     }
+    jobs
+}
+
+/// Every job's figures, on `config.threads` threads, in job order; [`STOPPED`] when `stop`
+/// said so first.
+fn run_jobs(
+    config: &SweepConfig,
+    bases: &[Scenario],
+    jobs: &[(usize, Placement, u32)],
+    stop: &(dyn Fn() -> bool + Sync),
+) -> Result<Vec<Figures>, SweepError> {
     let results: Vec<Mutex<Option<Result<Figures, crate::kernel::ExternalError>>>> =
         jobs.iter().map(|_| Mutex::new(None)).collect();
     let next = AtomicUsize::new(0);
@@ -581,12 +622,16 @@ pub fn run_until(config: &SweepConfig, stop: &(dyn Fn() -> bool + Sync)) -> Resu
     if stopped.into_inner() {
         return err(STOPPED);
     }
-    let figures: Vec<Figures> = results
+    results
         .into_iter()
         .map(|m| m.into_inner().expect("workers finished").expect("every job ran"))
         .collect::<Result<_, _>>()
-        .map_err(|e: crate::kernel::ExternalError| SweepError(e.to_string()))?;
+        .map_err(|e: crate::kernel::ExternalError| SweepError(e.to_string()))
+}
 
+/// One row per machine × mix × placement × counter, and per machine × mix × placement its
+/// worst and best counters.
+fn rows_and_aggregates(config: &SweepConfig, figures: &[Figures]) -> (Vec<Row>, Vec<Aggregate>) {
     let mut rows = Vec::with_capacity(config.rows());
     let mut aggregates = Vec::new();
     let mut at = 0;
@@ -631,13 +676,7 @@ pub fn run_until(config: &SweepConfig, stop: &(dyn Fn() -> bool + Sync)) -> Resu
             }
         }
     }
-    let comparisons = compare(&aggregates, config.placements.len());
-    Ok(Sweep {
-        config: config.clone(),
-        rows,
-        aggregates,
-        comparisons,
-    })
+    (rows, aggregates)
 }
 
 /// Each proposal against the kernel variants of the same machine and mix.
