@@ -221,6 +221,38 @@ fn dependencies_follow_the_rules_architecture_md_states() {
     assert!(found.is_empty(), "{}", found.join("\n"));
 }
 
+/// The graph holds every file under `src/`: each is a module reached from a crate root, or a
+/// `#[cfg(test)]` module's file.
+#[test]
+fn the_module_graph_reads_every_file_under_src() {
+    let g = graph();
+    let mut read: BTreeSet<String> = g.modules.iter().map(|m| m.file.clone()).collect();
+    read.extend(g.test_files.iter().cloned());
+    let mut todo = vec![src()];
+    let mut missed = Vec::new();
+    while let Some(dir) = todo.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let p = entry.unwrap().path();
+            if p.is_dir() {
+                todo.push(p);
+            } else if p.extension().is_some_and(|e| e == "rs") {
+                let rel = p.strip_prefix(src()).unwrap().to_string_lossy().into_owned();
+                if !read.contains(&rel) {
+                    missed.push(rel);
+                }
+            }
+        }
+    }
+    assert!(
+        missed.is_empty(),
+        "files under src/ the module walk does not reach: {missed:?}"
+    );
+    assert!(
+        read.contains("kernel/group_cpus_external.rs"),
+        "a #[path] module is missed"
+    );
+}
+
 /// A rule over a place that does not exist would hold for nothing.
 #[test]
 fn every_rule_names_places_that_exist() {

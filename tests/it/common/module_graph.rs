@@ -104,6 +104,8 @@ pub struct Graph {
     /// Names of methods called (`.read_dir()`), with the module and line.
     pub method_calls: Vec<(usize, usize, String)>,
     pub fns: Vec<FnSpan>,
+    /// The files of `#[cfg(test)] mod x;` declarations (relative to `src/`), left out.
+    pub test_files: Vec<String>,
 }
 
 impl Graph {
@@ -196,30 +198,26 @@ impl Graph {
             blocks: 0,
         };
         for item in items {
-            if is_cfg_test(item_attrs(item)) {
-                continue;
-            }
+            let test = is_cfg_test(item_attrs(item));
             if let syn::Item::Mod(m) = item {
                 let mut child = path.clone();
                 child.push(m.ident.to_string());
                 if let Some((_, inner)) = &m.content {
-                    let inner_dir = dir.join(m.ident.to_string());
-                    self.walk_items(src, krate, child, file, &inner_dir, file_dir, inner);
+                    if !test {
+                        let inner_dir = dir.join(m.ident.to_string());
+                        self.walk_items(src, krate, child, file, &inner_dir, file_dir, inner);
+                    }
                     continue;
                 }
-                let (child_file, mod_rs) = match path_attr(&m.attrs) {
-                    Some(p) => (file_dir.join(p), true),
-                    None => {
-                        let name = m.ident.to_string();
-                        let flat = dir.join(format!("{name}.rs"));
-                        if flat.exists() {
-                            (flat, false)
-                        } else {
-                            (dir.join(name).join("mod.rs"), true)
-                        }
-                    }
-                };
-                self.walk_file(src, krate.clone(), child, &child_file, mod_rs);
+                let (child_file, mod_rs) = module_file(m, dir, file_dir);
+                if test {
+                    self.test_files.push(rel(src, &child_file));
+                } else {
+                    self.walk_file(src, krate.clone(), child, &child_file, mod_rs);
+                }
+                continue;
+            }
+            if test {
                 continue;
             }
             collector.visit_item(item);
@@ -295,6 +293,21 @@ impl Graph {
         };
         base.extend(rest.iter().cloned());
         Some((krate, base))
+    }
+}
+
+/// The file a `mod x;` declaration names, and whether its own `mod` declarations look beside
+/// it (as `mod.rs` and `#[path]` files do) rather than in `x/`.
+fn module_file(m: &syn::ItemMod, dir: &Path, file_dir: &Path) -> (PathBuf, bool) {
+    if let Some(p) = path_attr(&m.attrs) {
+        return (file_dir.join(p), true);
+    }
+    let name = m.ident.to_string();
+    let flat = dir.join(format!("{name}.rs"));
+    if flat.exists() {
+        (flat, false)
+    } else {
+        (dir.join(name).join("mod.rs"), true)
     }
 }
 
