@@ -6,4 +6,5 @@ pub mod cli;
 pub mod fs;
 pub mod http;
 pub mod machines;
+pub mod module_graph;
 pub mod process;
