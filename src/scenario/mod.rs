@@ -21,6 +21,7 @@
 pub mod blkmq;
 pub mod kernel;
 pub mod mana;
+pub mod orders;
 pub mod payloads;
 mod probe;
 pub use probe::try_run;
