@@ -14,6 +14,7 @@ use irqscope::render::view::sched::SchedShown;
 use irqscope::render::view::ViewError;
 use irqscope::scenario::blkmq::BlkMqSpec;
 use irqscope::scenario::kernel;
+use irqscope::scenario::orders::{CounterRange, Orders};
 use irqscope::scenario::request::{parse_devices_with, spec_for_machine, DeviceDefaults, Overrides};
 use irqscope::scenario::spec::{self, ScenarioSpec, TopologyRef};
 use irqscope::scenario::BootParams;
@@ -187,9 +188,14 @@ pub(crate) struct SimulateArgs {
     /// interrupt controller's).
     #[arg(long)]
     effective: Option<String>,
-    /// Starting value of the rotation patch's spread counter.
-    #[arg(long)]
-    counter: Option<u32>,
+    /// Starting value of the rotation patch's spread counter: N, or A..B (both included) for
+    /// the distribution over unknown earlier callers.
+    #[arg(long, value_name = "N|A..B")]
+    counter: Option<String>,
+    /// Probe orders: all (every order the model allows) or sample:N[:SEED]; the answer is
+    /// then a distribution over orders and counter starts.
+    #[arg(long, value_name = "all|sample:N[:SEED]")]
+    orders: Option<String>,
     /// Form the managed masks with a policy proposal instead (offset-by-probed).
     #[arg(long)]
     proposal: Option<String>,
@@ -213,11 +219,23 @@ pub(crate) struct SimulateArgs {
 }
 
 pub(crate) fn simulate(args: SimulateArgs) -> anyhow::Result<ExitCode> {
+    let counters = match &args.counter {
+        Some(text) => Some(CounterRange::parse(text).map_err(anyhow::Error::msg)?),
+        None => None,
+    };
+    if let Some(text) = &args.orders {
+        Orders::parse(text).map_err(anyhow::Error::msg)?;
+    }
     let overrides = Overrides {
         variant: args.variant.clone(),
         sort: args.sort.clone(),
         effective: args.effective.clone(),
-        counter: args.counter,
+        counter: counters.map(|c| c.from),
+        // `--counter A..B` asks for a distribution even when A = B; `--counter N` does not.
+        counter_to: counters
+            .filter(|_| args.counter.as_deref().is_some_and(|t| t.contains("..")))
+            .map(|c| c.to),
+        orders: args.orders.clone(),
         proposal: args.proposal.clone(),
         probe: args.probe.clone(),
         boot: args.boot.params(),
