@@ -81,7 +81,11 @@ impl CounterRange {
     /// `N` or `A..B` (both ends included).
     pub fn parse(text: &str) -> Result<CounterRange, String> {
         let bad = |why: &str| format!("counter {text:?}: {why} (N or A..B, both ends included)");
-        let num = |s: &str| s.trim().parse::<u32>().map_err(|_| bad(&format!("{s:?} is not a number")));
+        let num = |s: &str| {
+            s.trim()
+                .parse::<u32>()
+                .map_err(|_| bad(&format!("{s:?} is not a number")))
+        };
         let range = match text.split_once("..") {
             Some((a, b)) => CounterRange {
                 from: num(a)?,
@@ -206,41 +210,45 @@ fn factorial(n: usize) -> u128 {
 /// Every distinct arrangement of the movable devices with the number of orders giving it.
 /// `slots` are the movable positions; `class` the class of each device.
 fn arrangements(slots: &[usize], class: &[usize], mut visit: impl FnMut(&[usize], u64)) {
-    // Per class, its movable devices in list order and how many remain unplaced.
+    // Per class, its movable devices in list order (the k-th placed takes the k-th).
     let mut members: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
     for &i in slots {
         members.entry(class[i]).or_default().push(i);
     }
     let weight: u64 = members.values().map(|m| factorial(m.len()) as u64).product();
-    let keys: Vec<usize> = members.keys().copied().collect();
-    let mut left: Vec<usize> = keys.iter().map(|k| members[k].len()).collect();
-    let mut order: Vec<usize> = (0..class.len()).collect();
-    fn go(
-        depth: usize,
-        slots: &[usize],
-        keys: &[usize],
-        members: &BTreeMap<usize, Vec<usize>>,
-        left: &mut [usize],
-        order: &mut [usize],
-        weight: u64,
-        visit: &mut dyn FnMut(&[usize], u64),
-    ) {
-        if depth == slots.len() {
-            visit(order, weight);
+    let mut walk = Walk {
+        slots,
+        placed: vec![0; members.len()],
+        members: members.into_values().collect(),
+        order: (0..class.len()).collect(),
+    };
+    walk.fill(0, &mut |order| visit(order, weight));
+}
+
+/// The state of [`arrangements`]: how many of each class are placed, and the order so far.
+struct Walk<'a> {
+    slots: &'a [usize],
+    members: Vec<Vec<usize>>,
+    placed: Vec<usize>,
+    order: Vec<usize>,
+}
+
+impl Walk<'_> {
+    fn fill(&mut self, depth: usize, visit: &mut dyn FnMut(&[usize])) {
+        if depth == self.slots.len() {
+            visit(&self.order);
             return;
         }
-        for k in 0..keys.len() {
-            if left[k] == 0 {
+        for k in 0..self.members.len() {
+            if self.placed[k] == self.members[k].len() {
                 continue;
             }
-            let m = &members[&keys[k]];
-            order[slots[depth]] = m[m.len() - left[k]];
-            left[k] -= 1;
-            go(depth + 1, slots, keys, members, left, order, weight, visit);
-            left[k] += 1;
+            self.order[self.slots[depth]] = self.members[k][self.placed[k]];
+            self.placed[k] += 1;
+            self.fill(depth + 1, visit);
+            self.placed[k] -= 1;
         }
     }
-    go(0, slots, &keys, &members, &mut left, &mut order, weight, &mut visit);
 }
 
 /// The number of distinct arrangements of the movable devices.
@@ -300,7 +308,11 @@ pub fn wilson(k: u64, n: u64) -> (f64, f64) {
 
 /// Run the scenario under every order and counter start asked (or a sample of them) and add
 /// the runs up. `Orders::Fixed` with one counter start is one run.
-pub fn distribution(scenario: &Scenario, orders: Orders, counters: CounterRange) -> Result<Distribution, ExternalError> {
+pub fn distribution(
+    scenario: &Scenario,
+    orders: Orders,
+    counters: CounterRange,
+) -> Result<Distribution, ExternalError> {
     let devices = &scenario.devices;
     let class = classes(devices);
     let slots: Vec<usize> = (0..devices.len()).filter(|&i| movable(&devices[i])).collect();
@@ -410,8 +422,7 @@ impl Accumulator {
     fn finish(mut self, population: u128, exact: bool, over_budget: bool) -> Distribution {
         let runs: u64 = self.runs.iter().map(|r| r.weight).sum();
         // Best to worst by the worst CPU's IRQs, then its devices; ties keep the run order.
-        self.runs
-            .sort_by_key(|r| (r.irqs_per_cpu_max, r.devices_per_cpu_max));
+        self.runs.sort_by_key(|r| (r.irqs_per_cpu_max, r.devices_per_cpu_max));
         let half = runs.div_ceil(2);
         let mut seen = 0;
         let median = self
@@ -450,7 +461,15 @@ mod tests {
         assert_eq!(Orders::parse("all"), Ok(Orders::All));
         assert_eq!(Orders::parse("sample:10"), Ok(Orders::Sample { n: 10, seed: 0 }));
         assert_eq!(Orders::parse("sample:10:7"), Ok(Orders::Sample { n: 10, seed: 7 }));
-        for bad in ["", "any", "sample:", "sample:0", "sample:x", "sample:1:y", "sample:999999"] {
+        for bad in [
+            "",
+            "any",
+            "sample:",
+            "sample:0",
+            "sample:x",
+            "sample:1:y",
+            "sample:999999",
+        ] {
             assert!(Orders::parse(bad).is_err(), "{bad:?}");
         }
         assert_eq!(CounterRange::parse("3"), Ok(CounterRange { from: 3, to: 3 }));
