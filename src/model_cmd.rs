@@ -6,6 +6,7 @@
 use crate::{input_object, machine, read_text, Machine};
 use anyhow::Context;
 use clap::ValueEnum;
+use irqscope::analysis::orders::{CounterRange, Orders};
 use irqscope::render::view::blkmq::BlkMqShown;
 use irqscope::render::view::compare::{CompareQuery, CompareRun};
 use irqscope::render::view::mana::ManaShown;
@@ -14,7 +15,6 @@ use irqscope::render::view::sched::SchedShown;
 use irqscope::render::view::ViewError;
 use irqscope::scenario::blkmq::BlkMqSpec;
 use irqscope::scenario::kernel;
-use irqscope::scenario::orders::{CounterRange, Orders};
 use irqscope::scenario::request::{parse_devices_with, spec_for_machine, DeviceDefaults, Overrides};
 use irqscope::scenario::spec::{self, ScenarioSpec, TopologyRef};
 use irqscope::scenario::BootParams;

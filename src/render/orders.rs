@@ -1,8 +1,8 @@
 //! A scenario's probe-order distribution on its twins: the `distribution` object of the JSON
-//! twin and the text twin's histogram block (`scenario::orders` computes it).
+//! twin and the text twin's histogram block (`analysis::orders` computes it).
 
+use crate::analysis::orders::{self, CounterRange, Distribution, OrderRun, Orders};
 use crate::render::columns::wrap;
-use crate::scenario::orders::{self, CounterRange, Distribution, OrderRun, Orders};
 use crate::scenario::spec::{spec_of, ScenarioSpec};
 use crate::scenario::{permalink, Scenario};
 use crate::topology::CpuSet;

@@ -1,6 +1,6 @@
 //! Probe order as a distribution (`simulate --orders all --counter A..B`): the distribution
 //! equals the aggregate of the ordinary fixed-order scenarios it stands for, enumerated here
-//! independently of `scenario::orders`.
+//! independently of `analysis::orders`.
 
 use crate::common::cli::{irqscope, irqscope_output};
 use serde_json::Value;

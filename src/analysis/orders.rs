@@ -9,9 +9,9 @@
 //! interchangeable: `all` runs each distinct arrangement once and counts it as many times as
 //! there are orders giving it, so `runs` counts equivalent orders and never skips them.
 
-use super::{Device, Outcome, Scenario};
 use crate::kernel::ExternalError;
 use crate::metrics::{self, Metrics};
+use crate::scenario::{Device, Outcome, Scenario};
 use std::collections::BTreeMap;
 
 /// Most scenario runs one distribution enumerates; beyond it `all` is sampled.
@@ -171,10 +171,7 @@ impl Distribution {
 /// The scenario probed in `order` (indexes into its device list) from counter `counter`: an
 /// ordinary fixed-order scenario.
 pub fn reordered(scenario: &Scenario, order: &[usize], counter: u32) -> Scenario {
-    let mut s = scenario.clone();
-    s.devices = order.iter().map(|&i| scenario.devices[i].clone()).collect();
-    s.spread_counter = counter;
-    s
+    scenario.reordered(order, counter)
 }
 
 /// Whether a device may be probed anywhere in the order (a MANA device keeps its place).
@@ -313,7 +310,7 @@ pub fn distribution(
     orders: Orders,
     counters: CounterRange,
 ) -> Result<Distribution, ExternalError> {
-    let devices = &scenario.devices;
+    let devices = scenario.devices();
     let class = classes(devices);
     let slots: Vec<usize> = (0..devices.len()).filter(|&i| movable(&devices[i])).collect();
     let orders_allowed = match orders {
@@ -395,7 +392,7 @@ impl Accumulator {
 
     fn add(&mut self, scenario: &Scenario, order: &[usize], counter: u32, weight: u64) -> Result<(), ExternalError> {
         let s = reordered(scenario, order, counter);
-        let outcome: Outcome = super::try_run(&s)?;
+        let outcome: Outcome = crate::scenario::try_run(&s)?;
         let m: Metrics = metrics::compute(&s, &outcome);
         let ideal = m.ideal.irqs_per_cpu_max;
         self.ideal.get_or_insert(ideal);
