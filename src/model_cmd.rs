@@ -6,6 +6,7 @@
 use crate::{input_object, machine, read_text, Machine};
 use anyhow::Context;
 use clap::ValueEnum;
+use irqscope::analysis::orders::{CounterRange, Orders};
 use irqscope::render::view::blkmq::BlkMqShown;
 use irqscope::render::view::compare::{CompareQuery, CompareRun};
 use irqscope::render::view::mana::ManaShown;
@@ -187,9 +188,14 @@ pub(crate) struct SimulateArgs {
     /// interrupt controller's).
     #[arg(long)]
     effective: Option<String>,
-    /// Starting value of the rotation patch's spread counter.
-    #[arg(long)]
-    counter: Option<u32>,
+    /// Starting value of the rotation patch's spread counter: N, or A..B (both included) for
+    /// the distribution over unknown earlier callers.
+    #[arg(long, value_name = "N|A..B")]
+    counter: Option<String>,
+    /// Probe orders: all (every order the model allows) or sample:N[:SEED]; the answer is
+    /// then a distribution over orders and counter starts.
+    #[arg(long, value_name = "all|sample:N[:SEED]")]
+    orders: Option<String>,
     /// Form the managed masks with a policy proposal instead (offset-by-probed).
     #[arg(long)]
     proposal: Option<String>,
@@ -213,11 +219,23 @@ pub(crate) struct SimulateArgs {
 }
 
 pub(crate) fn simulate(args: SimulateArgs) -> anyhow::Result<ExitCode> {
+    let counters = match &args.counter {
+        Some(text) => Some(CounterRange::parse(text).map_err(anyhow::Error::msg)?),
+        None => None,
+    };
+    if let Some(text) = &args.orders {
+        Orders::parse(text).map_err(anyhow::Error::msg)?;
+    }
     let overrides = Overrides {
         variant: args.variant.clone(),
         sort: args.sort.clone(),
         effective: args.effective.clone(),
-        counter: args.counter,
+        counter: counters.map(|c| c.from),
+        // `--counter A..B` asks for a distribution even when A = B; `--counter N` does not.
+        counter_to: counters
+            .filter(|_| args.counter.as_deref().is_some_and(|t| t.contains("..")))
+            .map(|c| c.to),
+        orders: args.orders.clone(),
         proposal: args.proposal.clone(),
         probe: args.probe.clone(),
         boot: args.boot.params(),

@@ -8,4 +8,5 @@
 //! knows nothing of the model.
 
 pub mod live_vs_model;
+pub mod orders;
 pub mod sweep;

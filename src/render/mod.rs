@@ -12,6 +12,7 @@ pub mod heatmap;
 pub mod json;
 pub mod json_mana_sched;
 pub mod mana_sched;
+pub mod orders;
 pub mod summary;
 pub mod svg;
 pub mod svg_blkmq;

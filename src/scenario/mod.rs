@@ -521,6 +521,15 @@ impl Scenario {
     pub fn effective(&self) -> EffectiveModel {
         self.effective
     }
+    /// This scenario probed in `order` (indexes into its device list) from counter
+    /// `counter`: an ordinary fixed-order scenario (`analysis::orders`).
+    pub fn reordered(&self, order: &[usize], counter: u32) -> Scenario {
+        let mut s = self.clone();
+        s.devices = order.iter().map(|&i| self.devices[i].clone()).collect();
+        s.spread_counter = counter;
+        s
+    }
+
     pub fn spread_counter(&self) -> u32 {
         self.spread_counter
     }

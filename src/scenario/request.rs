@@ -69,6 +69,10 @@ pub struct Overrides {
     pub sort: Option<String>,
     pub effective: Option<String>,
     pub counter: Option<u32>,
+    /// The last counter start of a range (`--counter A..B`).
+    pub counter_to: Option<u32>,
+    /// Probe orders (`all`, `sample:N[:SEED]`).
+    pub orders: Option<String>,
     pub proposal: Option<String>,
     /// Probe order of `driver=nvme` devices (`sequential` or `parallel`).
     pub probe: Option<String>,
@@ -88,6 +92,12 @@ impl Overrides {
         set(&mut spec.effective, &self.effective);
         if let Some(c) = self.counter {
             spec.spread_counter = c;
+        }
+        if self.counter_to.is_some() {
+            spec.counter_to = self.counter_to;
+        }
+        if self.orders.is_some() {
+            spec.orders.clone_from(&self.orders);
         }
         if self.proposal.is_some() {
             spec.proposal.clone_from(&self.proposal);

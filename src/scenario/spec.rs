@@ -90,6 +90,16 @@ pub struct ScenarioSpec {
     /// Vectors a device may get on each online x86 CPU (absent: 203).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub vectors_per_cpu: Option<u32>,
+    /// Which probe orders the scenario stands for: `all` or `sample:N[:SEED]`
+    /// ([`super::orders::Orders`]). This and `counter_to` are absent in every link written
+    /// before distributions existed (one run: the list order from `spread_counter`) and omitted
+    /// when unset.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub orders: Option<String>,
+    /// The last counter start of a range `spread_counter..=counter_to` (unknown earlier
+    /// callers of `group_cpus_evenly()`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub counter_to: Option<u32>,
 }
 
 impl ScenarioSpec {
@@ -116,6 +126,8 @@ impl ScenarioSpec {
             affinity: None,
             mapper: None,
             vectors_per_cpu: None,
+            orders: None,
+            counter_to: None,
         }
     }
 
@@ -744,6 +756,8 @@ pub fn spec_of(scenario: &Scenario, topology: TopologyRef) -> ScenarioSpec {
         affinity: scenario.kernel_pick().affinity_field(),
         mapper: scenario.kernel_pick().mapper_field(),
         vectors_per_cpu: scenario.kernel_pick().vectors_per_cpu_field(),
+        orders: None,
+        counter_to: None,
     }
 }
 

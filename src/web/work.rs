@@ -137,6 +137,31 @@ fn run_ns(cpus: u64, devices: u64, vectors: u64) -> u64 {
 }
 
 /// Devices and vectors of a device list as written (before any check: saturating).
+/// The most runs a scenario's probe-order distribution may take (1 for a fixed order from one
+/// counter): a sample's size, else every order of its devices times its counter starts,
+/// within [`crate::analysis::orders::RUNS_BUDGET`]. An upper bound: the cost of a request
+/// is judged before it runs.
+fn distribution_runs(spec: &ScenarioSpec) -> u64 {
+    use crate::analysis::orders::{Orders, RUNS_BUDGET};
+    let counters = spec
+        .counter_to
+        .map_or(1, |to| u64::from(to.saturating_sub(spec.spread_counter)) + 1);
+    let devices: u64 = spec.devices.iter().map(|d| u64::from(d.count)).sum();
+    let orders = spec.orders.as_deref().map(Orders::parse);
+    match orders {
+        None | Some(Err(_)) | Some(Ok(Orders::Fixed)) => counters.min(RUNS_BUDGET),
+        Some(Ok(Orders::Sample { n, .. })) => u64::from(n).min(RUNS_BUDGET),
+        Some(Ok(Orders::All)) => {
+            let all = (1..=devices.min(20))
+                .try_fold(counters, |acc, k| acc.checked_mul(k))
+                .unwrap_or(u64::MAX);
+            // Over the budget the distinct arrangements (devices alike are interchangeable)
+            // may still fit it and all run, else SAMPLE_FALLBACK orders: at most the budget.
+            all.min(RUNS_BUDGET)
+        }
+    }
+}
+
 fn devices_and_vectors(devices: &[DeviceSpec]) -> (u64, u64) {
     devices.iter().fold((0u64, 0u64), |(d, v), s| {
         let count = u64::from(s.count);
@@ -184,7 +209,7 @@ impl Estimate {
     /// One scenario (a page, its twins, the API).
     pub fn scenario(spec: &ScenarioSpec) -> Estimate {
         let (devices, vectors) = devices_and_vectors(&spec.devices);
-        let mut e = Estimate::runs(1, cpus_of(&spec.topology), devices, vectors);
+        let mut e = Estimate::runs(distribution_runs(spec), cpus_of(&spec.topology), devices, vectors);
         if spec.variant.starts_with("c:") {
             e.cpu_ms = e.cpu_ms.saturating_mul(EXTERNAL_RUN_FACTOR);
         }
@@ -501,6 +526,33 @@ mod tests {
             counters: sweep::parse_counters("0..4096").unwrap(),
             ..SweepConfig::catalogue_default()
         }
+    }
+
+    /// A distribution is charged for every run it may take: six disks in every order from
+    /// six counter starts are 4,320 runs, a sample its size, ten devices in every order the
+    /// budget, and a fixed order from one counter one run.
+    #[test]
+    fn a_distribution_is_charged_for_its_runs() {
+        use crate::analysis::orders::RUNS_BUDGET;
+        use crate::scenario::spec::parse_device_token;
+        let spec = |devices: &str, orders: Option<&str>, counter_to: Option<u32>| ScenarioSpec {
+            orders: orders.map(String::from),
+            counter_to,
+            ..ScenarioSpec::new(
+                TopologyRef::Preset("azure-l96as-v4".into()),
+                vec![parse_device_token(devices).unwrap()],
+            )
+        };
+        let runs = |s: &ScenarioSpec| Estimate::scenario(s).runs;
+        assert_eq!(runs(&spec("6x62:pre=1", None, None)), 1);
+        assert_eq!(runs(&spec("6x62:pre=1", Some("all"), Some(5))), 720 * 6);
+        assert_eq!(runs(&spec("6x62:pre=1", Some("sample:300:7"), Some(5))), 300);
+        assert_eq!(runs(&spec("10x4", Some("all"), None)), RUNS_BUDGET);
+        assert_eq!(runs(&spec("6x62:pre=1", None, Some(9))), 10);
+        assert!(
+            Estimate::scenario(&spec("6x62:pre=1", Some("all"), Some(5))).cpu_ms
+                > Estimate::scenario(&spec("6x62:pre=1", None, None)).cpu_ms
+        );
     }
 
     #[test]

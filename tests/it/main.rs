@@ -33,6 +33,7 @@ mod live;
 mod live_browser;
 mod mail_text;
 mod mana_sched_robustness;
+mod orders;
 mod presets_frozen;
 mod properties;
 mod readme;

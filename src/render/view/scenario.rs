@@ -43,6 +43,9 @@ pub struct Run {
     /// Whether the input named the effective-CPU model (a permalink always does); `false` when
     /// the machine's default was taken, which the page then explains.
     pub effective_named: bool,
+    /// The probe-order distribution the spec asks for (`orders`, `counter_to`); `None` for a
+    /// fixed-order scenario.
+    pub distribution: Option<crate::render::orders::OrdersShown>,
 }
 
 /// Finds built C for a `c:NAME` variant: its name and the sha256 a link pins.
@@ -87,6 +90,7 @@ impl Run {
         let scenario = spec.resolve_with(catalogue::get, &lookup)?;
         let outcome = scenario::try_run(&scenario).map_err(|e| ViewError::BadInput(e.to_string()))?;
         let metrics = metrics::compute(&scenario, &outcome);
+        let distribution = crate::render::orders::compute(&spec, &scenario).map_err(ViewError::BadInput)?;
         let permalink = match permalink::encode(&spec) {
             Ok(link) => link,
             Err(_) => {
@@ -109,6 +113,7 @@ impl Run {
             metrics,
             permalink,
             effective_named: true,
+            distribution,
         })
     }
 
@@ -136,7 +141,12 @@ impl Run {
     /// The mail-ready report as `opts` asks (the command line names the machine as it was
     /// given and may list every vector).
     pub fn report(&self, opts: &TextOptions) -> String {
-        text::report(&self.scenario, &self.outcome, &self.metrics, opts)
+        let mut out = text::report(&self.scenario, &self.outcome, &self.metrics, opts);
+        if let Some(d) = &self.distribution {
+            let origin = opts.permalink.as_deref().and_then(|l| l.split("/s/").next());
+            d.text_block(origin, &mut out);
+        }
+        out
     }
 
     /// The JSON twin: the outcome, metrics and sentences, and the permalink when there is one.
@@ -144,6 +154,9 @@ impl Run {
         let mut v = render::json::outcome_json(&self.scenario, &self.outcome, &self.metrics);
         if !self.permalink.is_empty() {
             v["permalink"] = serde_json::Value::String(self.permalink.clone());
+        }
+        if let Some(d) = &self.distribution {
+            v["distribution"] = d.json();
         }
         v
     }

@@ -1,0 +1,195 @@
+//! A scenario's probe-order distribution on its twins: the `distribution` object of the JSON
+//! twin and the text twin's histogram block (`analysis::orders` computes it).
+
+use crate::analysis::orders::{self, CounterRange, Distribution, OrderRun, Orders};
+use crate::render::columns::wrap;
+use crate::scenario::spec::{spec_of, ScenarioSpec};
+use crate::scenario::{permalink, Scenario};
+use crate::topology::CpuSet;
+use serde_json::{json, Value};
+use std::collections::BTreeMap;
+
+/// The distribution a scenario asked for, with the permalinks of its best, median and worst
+/// orders (each an ordinary fixed-order scenario; empty when too large for a link).
+#[derive(Debug, Clone)]
+pub struct OrdersShown {
+    pub orders: Orders,
+    pub counters: CounterRange,
+    pub dist: Distribution,
+    /// Best, median, worst: the device names in probe order and the permalink.
+    pub picks: [(Vec<String>, String); 3],
+}
+
+/// The orders and counter range `spec` asks for (`None`: one fixed-order run, as every
+/// scenario before distributions), or why they are refused.
+pub fn asked(spec: &ScenarioSpec) -> Result<Option<(Orders, CounterRange)>, String> {
+    if spec.orders.is_none() && spec.counter_to.is_none() {
+        return Ok(None);
+    }
+    let orders = match spec.orders.as_deref() {
+        Some(text) => Orders::parse(text)?,
+        None => Orders::Fixed,
+    };
+    let counters = CounterRange {
+        from: spec.spread_counter,
+        to: spec.counter_to.unwrap_or(spec.spread_counter),
+    };
+    counters
+        .check()
+        .map_err(|why| format!("counter {}..{}: {why}", counters.from, counters.to))?;
+    Ok(Some((orders, counters)))
+}
+
+/// Run the distribution `spec` asks for on its validated `scenario`.
+pub fn compute(spec: &ScenarioSpec, scenario: &Scenario) -> Result<Option<OrdersShown>, String> {
+    let Some((orders, counters)) = asked(spec)? else {
+        return Ok(None);
+    };
+    let dist = orders::distribution(scenario, orders, counters).map_err(|e| e.to_string())?;
+    let pick = |r: &OrderRun| {
+        let s = orders::reordered(scenario, &r.order, r.counter);
+        let names = s.devices().iter().map(|d| d.name.clone()).collect();
+        let link = permalink::encode(&spec_of(&s, spec.topology.clone())).unwrap_or_default();
+        (names, link)
+    };
+    let picks = [pick(&dist.best), pick(&dist.median), pick(&dist.worst)];
+    Ok(Some(OrdersShown {
+        orders,
+        counters,
+        dist,
+        picks,
+    }))
+}
+
+fn percent(k: u64, n: u64) -> f64 {
+    100.0 * k as f64 / n.max(1) as f64
+}
+
+/// Per CPU share above the ideal: runs → the CPUs with that many, most first (none: omitted).
+fn cpus_by_runs(d: &Distribution) -> Vec<(u64, CpuSet)> {
+    let mut groups: BTreeMap<u64, CpuSet> = BTreeMap::new();
+    let n = d.cpu_above_ideal.len() as u32;
+    for (cpu, &k) in d.cpu_above_ideal.iter().enumerate() {
+        if k > 0 {
+            groups.entry(k).or_insert_with(|| CpuSet::new(n)).insert(cpu as u32);
+        }
+    }
+    groups.into_iter().rev().collect()
+}
+
+const PICK_NAMES: [&str; 3] = ["best", "median", "worst"];
+
+impl OrdersShown {
+    /// `--orders ... --counter A..B` as the command line says it.
+    pub fn flags(&self) -> String {
+        let counter = if self.counters.from == self.counters.to {
+            self.counters.from.to_string()
+        } else {
+            format!("{}..{}", self.counters.from, self.counters.to)
+        };
+        format!("--orders {} --counter {counter}", self.orders.name())
+    }
+
+    /// The JSON twin's `distribution` object.
+    pub fn json(&self) -> Value {
+        let d = &self.dist;
+        let hist = |m: &BTreeMap<u32, u64>| -> Value { m.iter().map(|(k, v)| (k.to_string(), json!(v))).collect() };
+        let population = match u64::try_from(d.population) {
+            Ok(n) => json!(n),
+            Err(_) => json!(d.population.to_string()),
+        };
+        let mut v = json!({
+            "orders": self.orders.name(),
+            "counter_from": self.counters.from,
+            "counter_to": self.counters.to,
+            "runs": d.runs,
+            "exact": d.exact,
+            "population": population,
+            "worst_irqs_per_cpu": hist(&d.worst_irqs_per_cpu),
+            "worst_devices_per_cpu": hist(&d.worst_devices_per_cpu),
+            "ideal_irqs_per_cpu": d.ideal_irqs_per_cpu,
+            "worst_above_ideal_runs": d.worst_above_ideal,
+            "p_worst_above_ideal": d.p_worst_above_ideal(),
+            "cpu_above_ideal_runs": d.cpu_above_ideal,
+        });
+        if d.over_budget {
+            v["sampled_over_budget"] = json!(orders::RUNS_BUDGET);
+        }
+        if let Some((lo, hi)) = d.interval {
+            v["p_worst_above_ideal_95"] = json!([lo, hi]);
+        }
+        for (i, r) in [&d.best, &d.median, &d.worst].into_iter().enumerate() {
+            let (names, link) = &self.picks[i];
+            let mut o = json!({
+                "order": names,
+                "spread_counter": r.counter,
+                "runs": r.weight,
+                "irqs_per_cpu_max": r.irqs_per_cpu_max,
+                "devices_per_cpu_max": r.devices_per_cpu_max,
+            });
+            if !link.is_empty() {
+                o["permalink"] = json!(link);
+            }
+            v[PICK_NAMES[i]] = o;
+        }
+        v
+    }
+
+    /// The text twin's block (72 columns but for bare link lines); links under `origin`
+    /// (`None`: `/s/…`).
+    pub fn text_block(&self, origin: Option<&str>, out: &mut String) {
+        let d = &self.dist;
+        let how = if d.exact {
+            "every order".to_string()
+        } else if d.over_budget {
+            format!("sampled: over {} runs", orders::RUNS_BUDGET)
+        } else {
+            "sampled".to_string()
+        };
+        out.push_str(&format!("\nprobe orders: {} ({how})\n", self.flags()));
+        out.push_str(&format!(
+            "worst CPU load over {} runs (ideal {} IRQs):\n",
+            d.runs, d.ideal_irqs_per_cpu
+        ));
+        for (load, runs) in &d.worst_irqs_per_cpu {
+            out.push_str(&format!(
+                "  {load:>4} IRQs: {runs:>8} runs ({:5.1}%)\n",
+                percent(*runs, d.runs)
+            ));
+        }
+        out.push_str("most devices on one CPU:\n");
+        for (n, runs) in &d.worst_devices_per_cpu {
+            out.push_str(&format!(
+                "  {n:>4} devs: {runs:>8} runs ({:5.1}%)\n",
+                percent(*runs, d.runs)
+            ));
+        }
+        let mut p = format!(
+            "worst CPU above the ideal in {:.1}% of runs",
+            percent(d.worst_above_ideal, d.runs)
+        );
+        if let Some((lo, hi)) = d.interval {
+            p.push_str(&format!(" (95% interval {:.1}% to {:.1}%)", lo * 100.0, hi * 100.0));
+        }
+        out.push_str(&wrap(&p, "", "  "));
+        for (k, cpus) in cpus_by_runs(d) {
+            let line = format!("above the ideal in {:.1}% of runs: CPUs {cpus}", percent(k, d.runs));
+            out.push_str(&wrap(&line, "  ", "    "));
+        }
+        for (i, r) in [&d.best, &d.median, &d.worst].into_iter().enumerate() {
+            let (names, link) = &self.picks[i];
+            let head = format!(
+                "{} order ({} IRQs, {} devs, counter {}): {}",
+                PICK_NAMES[i],
+                r.irqs_per_cpu_max,
+                r.devices_per_cpu_max,
+                r.counter,
+                names.join(" ")
+            );
+            out.push_str(&wrap(&head, "", "  "));
+            if !link.is_empty() {
+                out.push_str(&format!("  {}/s/{link}\n", origin.unwrap_or("")));
+            }
+        }
+    }
+}

@@ -1,0 +1,179 @@
+//! Probe order as a distribution (`simulate --orders all --counter A..B`): the distribution
+//! equals the aggregate of the ordinary fixed-order scenarios it stands for, enumerated here
+//! independently of `analysis::orders`.
+
+use crate::common::cli::{irqscope, irqscope_output};
+use serde_json::Value;
+use std::collections::BTreeMap;
+
+/// Every permutation of `items` (Heap's algorithm's plain recursive cousin).
+fn permutations(items: &[&'static str]) -> Vec<Vec<&'static str>> {
+    if items.len() <= 1 {
+        return vec![items.to_vec()];
+    }
+    let mut out = Vec::new();
+    for i in 0..items.len() {
+        let mut rest = items.to_vec();
+        let first = rest.remove(i);
+        for mut p in permutations(&rest) {
+            p.insert(0, first);
+            out.push(p);
+        }
+    }
+    out
+}
+
+fn json(args: &[&str]) -> Value {
+    serde_json::from_str(&irqscope(args)).unwrap()
+}
+
+/// The histograms the distribution of `devices` should have: each order and counter run as
+/// its own fixed-order `simulate`.
+fn by_hand(preset: &str, variant: &str, devices: &[&'static str], counters: u32) -> [BTreeMap<String, u64>; 2] {
+    let mut irqs = BTreeMap::new();
+    let mut devs = BTreeMap::new();
+    for order in permutations(devices) {
+        for c in 0..=counters {
+            let c = c.to_string();
+            let mut args = vec!["simulate", preset];
+            args.extend(order.iter().copied());
+            args.extend(["--variant", variant, "--counter", &c, "--format", "json"]);
+            let v = json(&args);
+            assert!(v.get("distribution").is_none(), "a fixed run has no distribution");
+            let m = &v["metrics"];
+            *irqs.entry(m["irqs_per_cpu_max"].to_string()).or_insert(0) += 1;
+            *devs.entry(m["devices_per_cpu_max"].to_string()).or_insert(0) += 1;
+        }
+    }
+    [irqs, devs]
+}
+
+fn distribution(preset: &str, variant: &str, devices: &[&str], counters: u32) -> Value {
+    let range = format!("0..{counters}");
+    let mut args = vec!["simulate", preset];
+    args.extend(devices.iter().copied());
+    args.extend([
+        "--variant",
+        variant,
+        "--orders",
+        "all",
+        "--counter",
+        &range,
+        "--format",
+        "json",
+    ]);
+    json(&args)["distribution"].clone()
+}
+
+fn histogram(v: &Value) -> BTreeMap<String, u64> {
+    v.as_object()
+        .unwrap()
+        .iter()
+        .map(|(k, n)| (k.clone(), n.as_u64().unwrap()))
+        .collect()
+}
+
+#[test]
+fn distribution_is_the_aggregate_of_its_fixed_orders() {
+    // Three devices of different sizes: under rotation-v1 and cluster (which moves with order
+    // through the vector matrix alone) the worst CPU differs from order to order.
+    let devices = ["3:name=a", "2:name=b", "1:name=c"];
+    for variant in ["rotation-v1", "cluster"] {
+        let d = distribution("vm-8vcpu-smt2", variant, &devices, 3);
+        let [irqs, devs] = by_hand("vm-8vcpu-smt2", variant, &devices, 3);
+        assert_eq!(d["runs"], 24, "{variant}: 3! orders × 4 counter starts");
+        assert_eq!(d["exact"], true);
+        assert_eq!(histogram(&d["worst_irqs_per_cpu"]), irqs, "{variant}");
+        assert_eq!(histogram(&d["worst_devices_per_cpu"]), devs, "{variant}");
+        assert!(irqs.len() > 1, "{variant}: a case where order matters: {irqs:?}");
+    }
+}
+
+#[test]
+fn identical_devices_count_every_equivalent_order() {
+    // b0 and b1 differ only by name: 3! = 6 orders, of which 3 arrangements are distinct;
+    // runs counts all 6 per counter start.
+    let devices = ["3:name=a", "2x2:name=b"];
+    let d = distribution("vm-8vcpu-smt2", "rotation-v1", &devices, 2);
+    assert_eq!(d["runs"], 18);
+    let [irqs, devs] = by_hand(
+        "vm-8vcpu-smt2",
+        "rotation-v1",
+        &["3:name=a", "2:name=b0", "2:name=b1"],
+        2,
+    );
+    assert_eq!(histogram(&d["worst_irqs_per_cpu"]), irqs);
+    assert_eq!(histogram(&d["worst_devices_per_cpu"]), devs);
+}
+
+#[test]
+fn picks_reproduce_as_fixed_order_links() {
+    let d = distribution("vm-8vcpu-smt2", "cluster", &["3:name=a", "2:name=b", "1:name=c"], 0);
+    for pick in ["best", "median", "worst"] {
+        let order: Vec<String> = d[pick]["order"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|n| format!("{}:name={}", queues(n.as_str().unwrap()), n.as_str().unwrap()))
+            .collect();
+        let mut args = vec!["simulate", "vm-8vcpu-smt2", "--variant", "cluster", "--format", "json"];
+        args.extend(order.iter().map(String::as_str));
+        let v = json(&args);
+        assert_eq!(v["metrics"]["irqs_per_cpu_max"], d[pick]["irqs_per_cpu_max"], "{pick}");
+        assert!(d[pick]["permalink"].as_str().is_some_and(|l| l.starts_with("v1.")));
+    }
+    let best = d["best"]["irqs_per_cpu_max"].as_u64().unwrap();
+    let worst = d["worst"]["irqs_per_cpu_max"].as_u64().unwrap();
+    assert!(best < worst, "cluster on these three devices: {best} vs {worst}");
+}
+
+fn queues(name: &str) -> u32 {
+    match name {
+        "a" => 3,
+        "b" => 2,
+        _ => 1,
+    }
+}
+
+#[test]
+fn text_block_fits_and_samples_say_so() {
+    let out = irqscope(&[
+        "simulate",
+        "vm-8vcpu-smt2",
+        "3:name=a",
+        "2:name=b",
+        "1:name=c",
+        "--variant",
+        "cluster",
+        "--orders",
+        "sample:50:7",
+        "--counter",
+        "0..3",
+    ]);
+    assert!(
+        out.contains("probe orders: --orders sample:50:7 --counter 0..3 (sampled)"),
+        "{out}"
+    );
+    assert!(out.contains("worst CPU load over 50 runs"), "{out}");
+    assert!(out.contains("95% interval"), "{out}");
+    for line in out.lines().filter(|l| !l.trim_start().starts_with("/s/")) {
+        assert!(line.chars().count() <= 72, "{line:?}");
+    }
+}
+
+#[test]
+fn bad_orders_and_counters_exit_2() {
+    for (flag, value) in [
+        ("--orders", "every"),
+        ("--orders", "sample:0"),
+        ("--orders", "sample:99999999"),
+        ("--orders", "sample:5:x"),
+        ("--counter", "4..1"),
+        ("--counter", "0..999999"),
+        ("--counter", "x"),
+    ] {
+        let (code, out, err) = irqscope_output(&["simulate", "vm-8vcpu-smt2", "3", flag, value]);
+        assert_eq!(code, 2, "{flag} {value}: {out}");
+        assert!(err.contains(value), "{flag} {value}: {err}");
+    }
+}
