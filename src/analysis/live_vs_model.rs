@@ -436,7 +436,7 @@ pub(crate) fn held_vectors(
                 devices::controller_of_chip(&irq.chip) == devices::ChipController::Known(Irqchip::GicIts)
                     && !devices::device_of(&irq.name).is_some_and(|(_, managed)| managed)
             }
-            EffectiveModel::FirstCpu => false,
+            EffectiveModel::FirstCpu | EffectiveModel::Arm64GicV5 => false,
         };
         if !counts {
             continue;
@@ -670,7 +670,7 @@ pub fn compare_with(
         }
         let x86 = pick.model == EffectiveModel::X86Matrix;
         // Models whose CPU choice depends on counts earlier interrupts left.
-        let order_matters = pick.model != EffectiveModel::FirstCpu;
+        let order_matters = !matches!(pick.model, EffectiveModel::FirstCpu | EffectiveModel::Arm64GicV5);
         for (v, &irq_idx) in o.vectors.iter().zip(&d.vectors) {
             let irq = &snap.irqs[irq_idx];
             let parse = |s: &Option<String>| s.as_deref().and_then(|t| parse_cpulist(t, CPUS_MAX).ok());

@@ -335,15 +335,25 @@ pub fn window_range(w: VectorWindow) -> Option<Range> {
 ///   online CPU of its mask (drivers/irqchip/irq-gic-v3.c, irq-gic.c) in every release here;
 /// - GICv3 ITS: `its_select_cpu()` picks the least-loaded CPU of the mask by the per-CPU LPI
 ///   counts (drivers/irqchip/irq-gic-v3-its.c), the `arm64-its` model, from v5.8 (read in
-///   Debian's 6.12 and 7.2; `docs/effective-cpu.md`); first-cpu is not what an ITS kernel does.
+///   Debian's 6.12 and 7.2; `docs/effective-cpu.md`); first-cpu is not what an ITS kernel does;
+/// - GICv5: `gicv5_iri_irq_set_affinity()` (drivers/irqchip/irq-gic-v5.c) fires SPIs and LPIs
+///   on the first online CPU of the mask, the `arm64-gicv5` model, from v6.17, where the driver
+///   first appears ([`GICV5_FROM`]).
 pub fn effective_range(model: EffectiveModel, chip: Irqchip) -> Option<Range> {
     match (model, chip) {
         (EffectiveModel::X86Matrix, Irqchip::Apic) => Some(Range::new(Some((4, 15)), None)),
         (EffectiveModel::Arm64Its, Irqchip::GicIts) => Some(Range::new(Some((5, 8)), None)),
+        (EffectiveModel::Arm64GicV5, Irqchip::GicV5) => Some(Range::new(Some(GICV5_FROM), None)),
         (EffectiveModel::FirstCpu, Irqchip::GicV2m | Irqchip::GicSpi) => Some(Range::ALL),
         _ => None,
     }
 }
+
+/// The first release with a GICv5 driver: the host driver (irq-gic-v5.c, -irs.c, -its.c,
+/// -iwb.c, "irqchip/gic-v5: Add GICv5 PPI support" .. "arm64: Kconfig: Enable GICv5") came in
+/// through the kvmarm-6.17 pull ("KVM/arm64 changes for 6.17, round #1"). Before it no kernel
+/// drives a GICv5, so an answer for a `gic-v5` machine holds from here on.
+pub const GICV5_FROM: Release = (6, 17);
 
 /// Everything a kernel release picks.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -402,6 +402,7 @@ fn effective_reason(chip: Irqchip) -> &'static str {
              allocated, then on the least-loaded CPU of its mask when it is requested"
         }
         Irqchip::GicV2m | Irqchip::GicSpi => "the GIC fires each SPI on the first CPU of its mask",
+        Irqchip::GicV5 => "the GICv5 driver fires each SPI and LPI on the first online CPU of its mask",
     }
 }
 

@@ -1157,7 +1157,7 @@ fn proposal_masks(
     }
     let fires = match effective {
         EffectiveModel::X86Matrix => Fires::LeastLoaded,
-        EffectiveModel::FirstCpu => Fires::LowestCpu,
+        EffectiveModel::FirstCpu | EffectiveModel::Arm64GicV5 => Fires::LowestCpu,
         EffectiveModel::Arm64Its => Fires::LeastLoadedLowest,
     };
     let mut load = probed.clone();

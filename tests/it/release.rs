@@ -297,3 +297,52 @@ fn a_machine_drawn_without_clusters_groups_as_the_kernel_does() {
     let notes = v["machine_notes"].to_string();
     assert!(notes.contains("CPUs 0-7 drawn without a cluster"), "{v}");
 }
+
+/// A GICv5 machine (`irqchip=gic-v5`) runs the `arm64-gicv5` model, which fires each vector on
+/// the first online CPU of its mask (`gicv5_iri_irq_set_affinity()`); the driver exists from
+/// v6.17, so an answer for it holds from there and a 6.12 kernel is out of range. The page of
+/// its permalink names the model and what the controller does.
+#[tokio::test]
+async fn a_gicv5_machine_fires_on_the_first_online_cpu_from_v6_17() {
+    use crate::common::http::get;
+    use irqscope::topology::parse_cpulist;
+    let machine = "cpus:name=v5;nodes=0-3+4-7;online=0,2-7;irqchip=gic-v5";
+    let j = json(&[machine, "8:name=q", "6:name=net"]);
+    assert_eq!(j["scenario"]["effective"], "arm64-gicv5");
+    let online = parse_cpulist("0,2-7", 8).unwrap();
+    let mut fired = 0;
+    for d in j["devices"].as_array().unwrap() {
+        for v in d["vectors"].as_array().unwrap() {
+            let mask = parse_cpulist(v["mask"].as_str().unwrap(), 8).unwrap();
+            let first = mask.and(&online).first();
+            assert_eq!(v["effective_cpu"].as_u64().map(|c| c as u32), first, "{v}");
+            fired += u32::from(first.is_some());
+        }
+    }
+    assert!(fired >= 12, "{fired} vectors fired");
+    let models = j["kernel"]["models"].as_array().unwrap();
+    assert!(
+        models.contains(&serde_json::json!({"model": "arm64-gicv5", "holds_for": ["v6.17 .."]})),
+        "{models:?}"
+    );
+    let text = irqscope(&["simulate", machine, "8:name=q", "--kernel", "6.12"]);
+    assert!(
+        text.contains("kernel:   not v6.12: holds for v6.17 .. v6.19 (set by arm64-gicv5"),
+        "{text}"
+    );
+    let link = j["permalink"].as_str().unwrap();
+    let page = get(&format!("/s/{link}")).await;
+    assert_eq!(page.status, axum::http::StatusCode::OK, "{}", page.body);
+    assert!(
+        page.body.contains(
+            "effective CPU: arm64-gicv5 (named in the link; also the default for this arm64 machine (gic-v5))"
+        ),
+        "{}",
+        page.body
+    );
+    let text = get(&format!("/s/{link}/text")).await.body;
+    assert!(
+        words(&text).contains("gic-v5 on arm64, so arm64-gicv5: the GICv5 driver fires each SPI and LPI on the first online CPU of its mask"),
+        "{text}"
+    );
+}
