@@ -15,7 +15,7 @@ use super::group_cpus::Variant;
 use super::irq_affinity::AffinityEra;
 use super::sort::SortGen;
 use super::vector_matrix::{EffectiveModel, VectorWindow};
-use crate::topology::Irqchip;
+use crate::topology::{Arch, Irqchip};
 use std::fmt;
 
 /// A kernel release, `(major, minor)`.
@@ -292,6 +292,61 @@ pub const HOTPLUG: &[Row<Option<HotplugRule>>] = &[
     ),
 ];
 
+/// The NUMA node `hv_pci_assign_numa_node()` (drivers/pci/controller/pci-hyperv.c) leaves a
+/// Hyper-V vPCI device the host gives no NUMA information (no `HV_PCI_DEVICE_FLAG_NUMA_AFFINITY`,
+/// or a node past `num_possible_nodes()`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HvPciNode {
+    /// The node stays what the PCI core set: on x86 the bus's `pci_sysdata.node`, which the
+    /// driver's zeroed bus structure leaves 0; on arm64 `NUMA_NO_NODE`.
+    Unset,
+    /// `set_dev_node(&dev->dev, 0)` before the affinity check: node 0 on every architecture.
+    Zero,
+}
+
+impl HvPciNode {
+    /// The node a device without NUMA information gets on `arch` (`None`: `NUMA_NO_NODE`).
+    pub fn node(self, arch: Arch) -> Option<u32> {
+        match (self, arch) {
+            (HvPciNode::Zero, _) | (HvPciNode::Unset, Arch::X86_64) => Some(0),
+            (HvPciNode::Unset, Arch::Arm64) => None,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            HvPciNode::Unset => "hv-pci unset node",
+            HvPciNode::Zero => "hv-pci node 0",
+        }
+    }
+}
+
+/// Hyper-V vPCI devices without NUMA information. Stable series took the fix as a backport in a
+/// point release (the 5.15, 6.18 and 6.19 stable reviews of 2026-05-30 carry it); a release
+/// here is `(major, minor)`, so such a series keeps the row of its minor.
+pub const HV_PCI_NODES: &[Row<HvPciNode>] = &[
+    row(
+        None,
+        Some((6, 19)),
+        HvPciNode::Unset,
+        "hv_pci_assign_numa_node() sets a node only when the host gives one (since 999dd956d838 \
+         \"PCI: hv: Add support for protocol 1.3 and support PCI_BUS_RELATIONS2\")",
+    ),
+    row(
+        Some((7, 0)),
+        None,
+        HvPciNode::Zero,
+        "torvalds/linux 7b3b1e5a87b2 \"PCI: hv: Set default NUMA node to 0 for devices without \
+         affinity info\" (Long Li), pulled as hyperv-fixes for v7.0-rc8 (merge 86782c16a81f, \
+         2026-04-07)",
+    ),
+];
+
+/// The releases a Hyper-V vPCI node rule holds for.
+pub fn hv_pci_node_range(rule: HvPciNode) -> Option<Range> {
+    range_of(HV_PCI_NODES, &rule)
+}
+
 fn lookup<T: Copy>(rows: &'static [Row<T>], release: Release) -> Option<&'static Row<T>> {
     rows.iter().find(|r| r.range.contains(release))
 }
@@ -367,6 +422,8 @@ pub struct Generation {
     pub window: VectorWindow,
     /// `None`: this release's rule is not known (a warning, the snapshot's nodes are kept).
     pub hotplug: Option<HotplugRule>,
+    /// The node of a Hyper-V vPCI device the host gives no NUMA information.
+    pub hv_pci_node: HvPciNode,
 }
 
 impl Generation {
@@ -406,6 +463,7 @@ pub fn generation(release: Release) -> Generation {
         hw_fallback: pick(HW_FALLBACKS, release),
         window: pick(VECTOR_WINDOWS, release),
         hotplug: lookup(HOTPLUG, release).and_then(|r| r.model),
+        hv_pci_node: pick(HV_PCI_NODES, release),
     }
 }
 
@@ -439,6 +497,19 @@ mod tests {
         check("mappers", MAPPERS);
         check("hw fallbacks", HW_FALLBACKS);
         check("windows", VECTOR_WINDOWS);
+        check("hv-pci nodes", HV_PCI_NODES);
+    }
+
+    /// A Hyper-V vPCI device without NUMA information: node 0 from v7.0; before, node 0 on x86
+    /// (the zeroed bus data) and NUMA_NO_NODE on arm64.
+    #[test]
+    fn hv_pci_devices_get_node_0_from_v7_0() {
+        let node = |r, a| generation(r).hv_pci_node.node(a);
+        assert_eq!(node((6, 19), Arch::Arm64), None);
+        assert_eq!(node((6, 12), Arch::X86_64), Some(0));
+        assert_eq!(node((7, 0), Arch::Arm64), Some(0));
+        assert_eq!(node((7, 2), Arch::X86_64), Some(0));
+        assert_eq!(hv_pci_node_range(HvPciNode::Zero).unwrap().to_string(), "v7.0 ..");
     }
 
     #[test]

@@ -295,7 +295,8 @@ fn intersect_all(a: &[Range], b: &[Range]) -> Vec<Range> {
 /// that decided it. The variant, the sort and the effective model always count; the
 /// `irq_create_affinity_masks()` era only when a set had more vectors than groups could be made
 /// (otherwise both eras give the same masks); the blk-mq mapper only for `cpumap` devices; the
-/// vector count only when the vector space ran out.
+/// vector count only when the vector space ran out; the Hyper-V vPCI node rule only for such a
+/// device without a node whose node decides, on an architecture where the rules differ.
 pub fn holds_for(scenario: &Scenario, outcome: &Outcome) -> Holds {
     let mut bounds = Vec::new();
     let mut not_upstream = None;
@@ -342,6 +343,19 @@ pub fn holds_for(scenario: &Scenario, outcome: &Outcome) -> Holds {
     if scenario.devices().iter().any(|d| d.blk_mq == Some(BlkMqSource::Cpumap)) {
         let m = pick.blk_mq_mapper();
         add(format!("mapper {}", m.name()), release::mapper_range(m));
+    }
+    // A Hyper-V vPCI device without a node whose node decides (MANA's spreading, vectors
+    // without affinity descriptors), where the releases give it different nodes.
+    let node_decides = |d: &super::Device| d.hv_pci && d.node.is_none() && (d.driver.is_mana() || !d.managed_affinity);
+    if scenario.devices().iter().any(node_decides) {
+        let rule = release::generation(pick.release().unwrap_or(release::NEWEST)).hv_pci_node;
+        let arch = topo.arch();
+        if release::HV_PCI_NODES
+            .iter()
+            .any(|r| r.model.node(arch) != rule.node(arch))
+        {
+            add(rule.name().to_string(), release::hv_pci_node_range(rule));
+        }
     }
     let vs = &outcome.vector_space;
     if vs.tracked && vs.exhausted() && e == EffectiveModel::X86Matrix {

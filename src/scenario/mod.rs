@@ -154,8 +154,11 @@ pub struct Device {
     pub sets: Option<Vec<u32>>,
     /// `false`: the driver allocates without `PCI_IRQ_AFFINITY` (all vectors non-managed).
     pub managed_affinity: bool,
-    /// The device's NUMA node, used for vectors without affinity descriptors.
+    /// The device's NUMA node as given, used for vectors without affinity descriptors
+    /// ([`Scenario::device_node`] is the node the kernel gives it).
     pub node: Option<u32>,
+    /// A Hyper-V vPCI device: without `node`, its release decides (`HV_PCI_NODES`).
+    pub hv_pci: bool,
     pub blk_mq: Option<BlkMqSource>,
     /// Queue count for the blk-mq map (`None`: the first set's size).
     pub blk_mq_queues: Option<u32>,
@@ -437,6 +440,22 @@ impl Scenario {
     }
 
     /// What the kernel release picks beyond the variant, sort and effective model.
+    /// The NUMA node the kernel gives `dev`: the one given, else for a Hyper-V vPCI device what
+    /// the release (the newest without one) gives a device the host says nothing about, else
+    /// `NUMA_NO_NODE` (`None`).
+    pub fn device_node(&self, dev: &Device) -> Option<u32> {
+        dev.node.or_else(|| {
+            let release = self.kernel.release().unwrap_or(crate::kernel::release::NEWEST);
+            dev.hv_pci
+                .then(|| {
+                    crate::kernel::release::generation(release)
+                        .hv_pci_node
+                        .node(self.topology().arch())
+                })
+                .flatten()
+        })
+    }
+
     pub fn kernel_pick(&self) -> &KernelPick {
         &self.kernel
     }
@@ -847,7 +866,8 @@ pub fn try_run(scenario: &Scenario) -> Result<Outcome, ExternalError> {
     }
     for (dev, admin) in scenario.devices.iter().zip(admin.iter_mut()) {
         if let Driver::Mana { patched, mode } = dev.driver {
-            devices.push(run_mana(topo, dev, patched, mode, &mut matrix, boot, &mut space));
+            let node = scenario.device_node(dev);
+            devices.push(run_mana(topo, dev, node, patched, mode, &mut matrix, boot, &mut space));
             continue;
         }
         if !parallel && dev.driver.has_admin_tag_set() {
@@ -961,7 +981,7 @@ pub fn try_run(scenario: &Scenario) -> Result<Outcome, ExternalError> {
             if masks.is_some() {
                 (Some(v.mask.clone()), v.mask.first().map(|c| topo.cpu_to_node(c)))
             } else {
-                (None, dev.node)
+                (None, scenario.device_node(dev))
             }
         };
         // Activate (request) in index order.
@@ -1189,9 +1209,11 @@ fn proposal_masks(
 /// left, and the load it leaves is written back for the devices after it. Vectors MANA left
 /// behind by moves are released once its setup ends (the first interrupt on each new vector
 /// frees the old one, spec A.2), so later devices see the pre-existing load plus MANA's own.
+#[allow(clippy::too_many_arguments)]
 fn run_mana(
     topo: &Topology,
     dev: &Device,
+    node: Option<u32>,
     patched: bool,
     mode: MsixMode,
     matrix: &mut VectorMatrix,
@@ -1203,7 +1225,7 @@ fn run_mana(
     } else {
         DriverVersion::Unpatched
     };
-    let mut input = mana_input(topo, dev.node, mode, dev.vectors, matrix.vector_load());
+    let mut input = mana_input(topo, node, mode, dev.vectors, matrix.vector_load());
     input.default_affinity = boot.default_affinity.as_ref().map(|d| d.iter().collect());
     let default = boot
         .default_affinity

@@ -346,3 +346,64 @@ async fn a_gicv5_machine_fires_on_the_first_online_cpu_from_v6_17() {
         "{text}"
     );
 }
+
+/// A Hyper-V vPCI device the host gives no NUMA node (`hv_pci=yes`, no `node`): from v7.0
+/// `hv_pci_assign_numa_node()` sets node 0, so on an arm64 machine its vectors without
+/// affinity descriptors stay on node 0's CPUs; up to v6.19 arm64 leaves NUMA_NO_NODE and they
+/// spread over the machine. A device not marked keeps NUMA_NO_NODE under every release, and
+/// x86 (node 0 either way) names no rule.
+#[test]
+fn a_hyperv_pci_device_without_a_node_gets_node_0_from_v7_0() {
+    let arm = "cpus:name=hv;nodes=0-3+4-7;arch=arm64;irqchip=gic-its";
+    let cpus = |j: &Value| -> Vec<u64> {
+        j["devices"][0]["vectors"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v["effective_cpu"].as_u64().unwrap())
+            .collect()
+    };
+    let rule = |j: &Value| -> Option<Value> {
+        j["kernel"]["models"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|m| m["model"].as_str().unwrap().starts_with("hv-pci"))
+            .cloned()
+    };
+    let before = json(&[arm, "8:name=eth,managed=no,hv_pci=yes", "--kernel", "6.19"]);
+    assert_eq!(cpus(&before), [0, 1, 2, 3, 4, 5, 6, 7]);
+    assert_eq!(
+        rule(&before),
+        Some(serde_json::json!({"model": "hv-pci unset node", "holds_for": [".. v6.19"]}))
+    );
+    let after = json(&[arm, "8:name=eth,managed=no,hv_pci=yes", "--kernel", "7.0"]);
+    assert_eq!(cpus(&after), [0, 1, 2, 3, 0, 1, 2, 3]);
+    assert_eq!(
+        rule(&after),
+        Some(serde_json::json!({"model": "hv-pci node 0", "holds_for": ["v7.0 .."]}))
+    );
+    // The newest release, as with no --kernel, and the link keeps the mark.
+    let newest = json(&[arm, "8:name=eth,managed=no,hv_pci=yes"]);
+    assert_eq!(cpus(&newest), cpus(&after));
+    let spec: irqscope::scenario::spec::ScenarioSpec =
+        irqscope::scenario::permalink::decode(newest["permalink"].as_str().unwrap()).unwrap();
+    assert!(spec.devices[0].hv_pci && spec.devices[0].node.is_none());
+    let text = irqscope(&["simulate", arm, "8:name=eth,managed=no,hv_pci=yes"]);
+    assert!(words(&text).contains("managed=no,hv_pci=yes"), "{text}");
+    // Not marked: NUMA_NO_NODE under 7.0 too, and no rule named.
+    let plain = json(&[arm, "8:name=eth,managed=no", "--kernel", "7.0"]);
+    assert_eq!(cpus(&plain), cpus(&before));
+    assert_eq!(rule(&plain), None);
+    // x86: the bus data already gave node 0 before v7.0.
+    let x86 = json(&[
+        "cpus:name=hv;nodes=0-3+4-7",
+        "8:name=eth,managed=no,hv_pci=yes",
+        "--kernel",
+        "6.12",
+    ]);
+    assert_eq!(rule(&x86), None);
+    let (code, _, err) = crate::common::cli::irqscope_output(&["simulate", arm, "8:hv_pci=maybe"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("hv_pci is yes or no"), "{err}");
+}
