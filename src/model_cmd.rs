@@ -184,8 +184,8 @@ pub(crate) struct SimulateArgs {
     /// Heapsort generation: heap-v5.1, heap-v6.9, heap-v6.11.
     #[arg(long)]
     sort: Option<String>,
-    /// Effective-CPU model: x86-matrix, first-cpu or arm64-its (default: the machine's
-    /// interrupt controller's).
+    /// Effective-CPU model: x86-matrix, first-cpu, arm64-its or arm64-gicv5 (default: the
+    /// machine's interrupt controller's).
     #[arg(long)]
     effective: Option<String>,
     /// Starting value of the rotation patch's spread counter: N, or A..B (both included) for
@@ -319,7 +319,7 @@ pub(crate) struct CompareArgs {
     #[arg(long)]
     b_sort: Option<String>,
     /// Side A's effective-CPU model (default: the machine's interrupt controller's: apic
-    /// x86-matrix, gic-its arm64-its, gic-v2m and gic-spi first-cpu).
+    /// x86-matrix, gic-its arm64-its, gic-v2m and gic-spi first-cpu, gic-v5 arm64-gicv5).
     #[arg(long)]
     a_effective: Option<String>,
     /// Side B's effective-CPU model (default: as side A's default).

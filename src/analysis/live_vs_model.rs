@@ -436,7 +436,7 @@ pub(crate) fn held_vectors(
                 devices::controller_of_chip(&irq.chip) == devices::ChipController::Known(Irqchip::GicIts)
                     && !devices::device_of(&irq.name).is_some_and(|(_, managed)| managed)
             }
-            EffectiveModel::FirstCpu => false,
+            EffectiveModel::FirstCpu | EffectiveModel::Arm64GicV5 => false,
         };
         if !counts {
             continue;
@@ -762,7 +762,7 @@ fn compare_vector(
     // Only a vector that fires on one CPU of its mask, the model's placing it on another, is
     // a question of order, and only under models whose CPU choice depends on counts earlier
     // interrupts left.
-    let order_matters = pick.model != EffectiveModel::FirstCpu;
+    let order_matters = !matches!(pick.model, EffectiveModel::FirstCpu | EffectiveModel::Arm64GicV5);
     let fires_in_mask = actual_eff.as_ref().is_some_and(|e| {
         e.weight() == 1
             && actual_mask

@@ -435,6 +435,7 @@ fn device_from_golden(d: &Value) -> Result<Device, String> {
             .as_bool()
             .ok_or("\"managed_affinity\" is not a bool")?,
         node: opt_u32("node")?,
+        hv_pci: false,
         blk_mq,
         blk_mq_queues: opt_u32("blk_mq_queues")?,
         driver: crate::scenario::Driver::Generic,

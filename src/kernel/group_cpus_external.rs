@@ -90,6 +90,14 @@ pub trait ExternalGroupCpus: Send + Sync {
     fn describe(&self) -> &str;
     /// What pins the code in a permalink (the build's source hash).
     fn id(&self) -> &str;
+    /// The kernel version of the tree the code came from (`7.2.13`), when known.
+    fn tree_version(&self) -> Option<&str> {
+        None
+    }
+    /// The subjects of the patches applied to that tree, in order.
+    fn patches(&self) -> &[String] {
+        &[]
+    }
     /// Whether the code has a rotation counter that calls read and advance.
     fn uses_counter(&self) -> bool;
     /// One call: the groups, or `None` where the code returned NULL. `counter` is the value

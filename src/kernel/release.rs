@@ -15,7 +15,7 @@ use super::group_cpus::Variant;
 use super::irq_affinity::AffinityEra;
 use super::sort::SortGen;
 use super::vector_matrix::{EffectiveModel, VectorWindow};
-use crate::topology::Irqchip;
+use crate::topology::{Arch, Irqchip};
 use std::fmt;
 
 /// A kernel release, `(major, minor)`.
@@ -292,6 +292,61 @@ pub const HOTPLUG: &[Row<Option<HotplugRule>>] = &[
     ),
 ];
 
+/// The NUMA node `hv_pci_assign_numa_node()` (drivers/pci/controller/pci-hyperv.c) leaves a
+/// Hyper-V vPCI device the host gives no NUMA information (no `HV_PCI_DEVICE_FLAG_NUMA_AFFINITY`,
+/// or a node past `num_possible_nodes()`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HvPciNode {
+    /// The node stays what the PCI core set: on x86 the bus's `pci_sysdata.node`, which the
+    /// driver's zeroed bus structure leaves 0; on arm64 `NUMA_NO_NODE`.
+    Unset,
+    /// `set_dev_node(&dev->dev, 0)` before the affinity check: node 0 on every architecture.
+    Zero,
+}
+
+impl HvPciNode {
+    /// The node a device without NUMA information gets on `arch` (`None`: `NUMA_NO_NODE`).
+    pub fn node(self, arch: Arch) -> Option<u32> {
+        match (self, arch) {
+            (HvPciNode::Zero, _) | (HvPciNode::Unset, Arch::X86_64) => Some(0),
+            (HvPciNode::Unset, Arch::Arm64) => None,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            HvPciNode::Unset => "hv-pci unset node",
+            HvPciNode::Zero => "hv-pci node 0",
+        }
+    }
+}
+
+/// Hyper-V vPCI devices without NUMA information. Stable series took the fix as a backport in a
+/// point release (the 5.15, 6.18 and 6.19 stable reviews of 2026-05-30 carry it); a release
+/// here is `(major, minor)`, so such a series keeps the row of its minor.
+pub const HV_PCI_NODES: &[Row<HvPciNode>] = &[
+    row(
+        None,
+        Some((6, 19)),
+        HvPciNode::Unset,
+        "hv_pci_assign_numa_node() sets a node only when the host gives one (since 999dd956d838 \
+         \"PCI: hv: Add support for protocol 1.3 and support PCI_BUS_RELATIONS2\")",
+    ),
+    row(
+        Some((7, 0)),
+        None,
+        HvPciNode::Zero,
+        "torvalds/linux 7b3b1e5a87b2 \"PCI: hv: Set default NUMA node to 0 for devices without \
+         affinity info\" (Long Li), pulled as hyperv-fixes for v7.0-rc8 (merge 86782c16a81f, \
+         2026-04-07)",
+    ),
+];
+
+/// The releases a Hyper-V vPCI node rule holds for.
+pub fn hv_pci_node_range(rule: HvPciNode) -> Option<Range> {
+    range_of(HV_PCI_NODES, &rule)
+}
+
 fn lookup<T: Copy>(rows: &'static [Row<T>], release: Release) -> Option<&'static Row<T>> {
     rows.iter().find(|r| r.range.contains(release))
 }
@@ -335,15 +390,25 @@ pub fn window_range(w: VectorWindow) -> Option<Range> {
 ///   online CPU of its mask (drivers/irqchip/irq-gic-v3.c, irq-gic.c) in every release here;
 /// - GICv3 ITS: `its_select_cpu()` picks the least-loaded CPU of the mask by the per-CPU LPI
 ///   counts (drivers/irqchip/irq-gic-v3-its.c), the `arm64-its` model, from v5.8 (read in
-///   Debian's 6.12 and 7.2; `docs/effective-cpu.md`); first-cpu is not what an ITS kernel does.
+///   Debian's 6.12 and 7.2; `docs/effective-cpu.md`); first-cpu is not what an ITS kernel does;
+/// - GICv5: `gicv5_iri_irq_set_affinity()` (drivers/irqchip/irq-gic-v5.c) fires SPIs and LPIs
+///   on the first online CPU of the mask, the `arm64-gicv5` model, from v6.17, where the driver
+///   first appears ([`GICV5_FROM`]).
 pub fn effective_range(model: EffectiveModel, chip: Irqchip) -> Option<Range> {
     match (model, chip) {
         (EffectiveModel::X86Matrix, Irqchip::Apic) => Some(Range::new(Some((4, 15)), None)),
         (EffectiveModel::Arm64Its, Irqchip::GicIts) => Some(Range::new(Some((5, 8)), None)),
+        (EffectiveModel::Arm64GicV5, Irqchip::GicV5) => Some(Range::new(Some(GICV5_FROM), None)),
         (EffectiveModel::FirstCpu, Irqchip::GicV2m | Irqchip::GicSpi) => Some(Range::ALL),
         _ => None,
     }
 }
+
+/// The first release with a GICv5 driver: the host driver (irq-gic-v5.c, -irs.c, -its.c,
+/// -iwb.c, "irqchip/gic-v5: Add GICv5 PPI support" .. "arm64: Kconfig: Enable GICv5") came in
+/// through the kvmarm-6.17 pull ("KVM/arm64 changes for 6.17, round #1"). Before it no kernel
+/// drives a GICv5, so an answer for a `gic-v5` machine holds from here on.
+pub const GICV5_FROM: Release = (6, 17);
 
 /// Everything a kernel release picks.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -357,6 +422,8 @@ pub struct Generation {
     pub window: VectorWindow,
     /// `None`: this release's rule is not known (a warning, the snapshot's nodes are kept).
     pub hotplug: Option<HotplugRule>,
+    /// The node of a Hyper-V vPCI device the host gives no NUMA information.
+    pub hv_pci_node: HvPciNode,
 }
 
 impl Generation {
@@ -396,6 +463,7 @@ pub fn generation(release: Release) -> Generation {
         hw_fallback: pick(HW_FALLBACKS, release),
         window: pick(VECTOR_WINDOWS, release),
         hotplug: lookup(HOTPLUG, release).and_then(|r| r.model),
+        hv_pci_node: pick(HV_PCI_NODES, release),
     }
 }
 
@@ -429,6 +497,19 @@ mod tests {
         check("mappers", MAPPERS);
         check("hw fallbacks", HW_FALLBACKS);
         check("windows", VECTOR_WINDOWS);
+        check("hv-pci nodes", HV_PCI_NODES);
+    }
+
+    /// A Hyper-V vPCI device without NUMA information: node 0 from v7.0; before, node 0 on x86
+    /// (the zeroed bus data) and NUMA_NO_NODE on arm64.
+    #[test]
+    fn hv_pci_devices_get_node_0_from_v7_0() {
+        let node = |r, a| generation(r).hv_pci_node.node(a);
+        assert_eq!(node((6, 19), Arch::Arm64), None);
+        assert_eq!(node((6, 12), Arch::X86_64), Some(0));
+        assert_eq!(node((7, 0), Arch::Arm64), Some(0));
+        assert_eq!(node((7, 2), Arch::X86_64), Some(0));
+        assert_eq!(hv_pci_node_range(HvPciNode::Zero).unwrap().to_string(), "v7.0 ..");
     }
 
     #[test]

@@ -17,7 +17,7 @@
 //! Only counts are kept, not bit positions: the model answers "how many" and "where", never
 //! "which vector number" (the kernel does not promise the same offset on every CPU either).
 //!
-//! [`VectorMatrix`] is the scenario's view: the state behind one of three effective-CPU models.
+//! [`VectorMatrix`] is the scenario's view: the state behind one of four effective-CPU models.
 //!
 //! * [`EffectiveModel::X86Matrix`]: managed vectors reserve a slot on every CPU of their mask
 //!   when allocated and, when activated, go to the online CPU of the mask with the fewest
@@ -31,6 +31,14 @@
 //!   first goes to the least-loaded online CPU of the machine when allocated, then to the
 //!   least-loaded CPU of its mask when requested; per-CPU LPI counts, managed and unmanaged
 //!   apart, ties to the lowest id. No vector space is tracked (LPIs are not a per-CPU space).
+//! * [`EffectiveModel::Arm64GicV5`]: a GICv5 (v6.17 on): `gicv5_iri_irq_set_affinity()`
+//!   (drivers/irqchip/irq-gic-v5.c), the `irq_set_affinity` of its SPI and LPI chips (the ITS's
+//!   MSIs reach it through `irq_chip_set_affinity_parent()`), takes
+//!   `cpumask_any_and(mask, cpu_online_mask)`, which include/linux/cpumask.h defines as
+//!   `cpumask_first_and()`: the first online CPU of the mask (`force`: the
+//!   first CPU of the mask, online or not, which the placement here never asks for). The same
+//!   choice as first-cpu, under a name of its own for the code it models; no vector space is
+//!   tracked and no count decides (LPIs are not a per-CPU space).
 //!
 //! How many vectors a CPU has is a fact of the release and the machine ([`VectorWindow`]):
 //! 202 or 201 on current kernels (with a legacy PIC), 203 or 202 on v6.8 .. v6.9, 202 or 201
@@ -128,13 +136,16 @@ pub enum EffectiveModel {
     FirstCpu,
     /// drivers/irqchip/irq-gic-v3-its.c (named "arm64-its", frozen).
     Arm64Its,
+    /// drivers/irqchip/irq-gic-v5.c (named "arm64-gicv5", frozen).
+    Arm64GicV5,
 }
 
 impl EffectiveModel {
-    pub const ALL: [EffectiveModel; 3] = [
+    pub const ALL: [EffectiveModel; 4] = [
         EffectiveModel::X86Matrix,
         EffectiveModel::FirstCpu,
         EffectiveModel::Arm64Its,
+        EffectiveModel::Arm64GicV5,
     ];
 
     pub fn name(self) -> &'static str {
@@ -142,6 +153,7 @@ impl EffectiveModel {
             EffectiveModel::X86Matrix => "x86-matrix",
             EffectiveModel::FirstCpu => "first-cpu",
             EffectiveModel::Arm64Its => "arm64-its",
+            EffectiveModel::Arm64GicV5 => "arm64-gicv5",
         }
     }
 
@@ -157,6 +169,10 @@ impl EffectiveModel {
                 "GICv3 ITS, least-loaded CPU at allocation then of the mask at request \
                  (drivers/irqchip/irq-gic-v3-its.c, v5.8 ..)"
             }
+            EffectiveModel::Arm64GicV5 => {
+                "GICv5, first online CPU of the mask for SPIs and LPIs \
+                 (gicv5_iri_irq_set_affinity(), drivers/irqchip/irq-gic-v5.c, v6.17 ..)"
+            }
         }
     }
 
@@ -166,6 +182,7 @@ impl EffectiveModel {
             Irqchip::Apic => EffectiveModel::X86Matrix,
             Irqchip::GicIts => EffectiveModel::Arm64Its,
             Irqchip::GicV2m | Irqchip::GicSpi => EffectiveModel::FirstCpu,
+            Irqchip::GicV5 => EffectiveModel::Arm64GicV5,
         }
     }
 }
@@ -615,7 +632,7 @@ impl VectorMatrix {
         match self.model {
             // arm64-its places its vectors through activate_early/request_early; a managed
             // vector that reaches this point has no online CPU and returned above.
-            EffectiveModel::FirstCpu | EffectiveModel::Arm64Its => Ok(target.first()),
+            EffectiveModel::FirstCpu | EffectiveModel::Arm64Its | EffectiveModel::Arm64GicV5 => Ok(target.first()),
             EffectiveModel::X86Matrix => self.matrix.alloc_managed(&target).map(Some),
         }
     }
@@ -635,7 +652,9 @@ impl VectorMatrix {
             return Ok(current);
         }
         match self.model {
-            EffectiveModel::FirstCpu | EffectiveModel::Arm64Its => Ok(search.first().unwrap_or(current)),
+            EffectiveModel::FirstCpu | EffectiveModel::Arm64Its | EffectiveModel::Arm64GicV5 => {
+                Ok(search.first().unwrap_or(current))
+            }
             EffectiveModel::X86Matrix => self.matrix.alloc_managed(&search),
         }
     }
@@ -662,7 +681,7 @@ impl VectorMatrix {
     ) -> Result<NonManagedActivation, MatrixError> {
         match self.model {
             // arm64-its: only reached with no CPU online at allocation (activate_early).
-            EffectiveModel::FirstCpu | EffectiveModel::Arm64Its => target
+            EffectiveModel::FirstCpu | EffectiveModel::Arm64Its | EffectiveModel::Arm64GicV5 => target
                 .first()
                 .map(|cpu| NonManagedActivation {
                     cpu,
@@ -742,6 +761,38 @@ impl VectorMatrix {
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    /// The GICv5 model fires every vector on the first online CPU of its mask, managed or not,
+    /// whatever earlier vectors did (no counts), and keeps no vector space; a gic-v5 machine
+    /// picks it.
+    #[test]
+    fn gicv5_fires_on_the_first_online_cpu_of_the_mask() {
+        let spec: crate::topology::TopologySpec =
+            toml::from_str("name = \"v5\"\nnodes = [\"0-7\"]\nonline = \"0,2-7\"\nirqchip = \"gic-v5\"\n").unwrap();
+        let topo = Topology::new(&spec).unwrap();
+        let model = EffectiveModel::for_irqchip(topo.irqchip());
+        assert_eq!((model, model.name()), (EffectiveModel::Arm64GicV5, "arm64-gicv5"));
+        assert_eq!(EffectiveModel::from_name("arm64-gicv5"), Some(model));
+        let mut m = VectorMatrix::with_vectors_per_cpu(&topo, model, 2);
+        m.hold(2, 50).unwrap();
+        // No ITS-style activation at allocation: the request decides.
+        assert_eq!(m.activate_early(true, &set(&[2, 3])), None);
+        m.reserve_managed(&set(&[0, 1, 2, 3])).unwrap();
+        // CPU 1 is offline: the first online CPU of 1-3 is 2, again and again (no load counts).
+        for _ in 0..5 {
+            assert_eq!(m.activate_managed(&set(&[1, 2, 3])), Ok(Some(2)));
+        }
+        assert_eq!(m.activate_managed(&set(&[1])), Ok(None));
+        let none = || Vec::new();
+        for _ in 0..5 {
+            let a = m
+                .activate_non_managed(&set(&[5, 6, 7]), none, &set(&[5, 6, 7]))
+                .unwrap();
+            assert_eq!((a.cpu, a.affinity_broken), (5, false));
+        }
+        assert_eq!(m.set_affinity_managed(2, &set(&[4, 6]), &set(&[0, 4, 5, 6])), Ok(4));
+        assert!(m.vector_load().iter().all(|&n| n == 0), "no vector space is tracked");
+    }
 
     fn set(cpus: &[u32]) -> CpuSet {
         CpuSet::from_cpus(cpus.iter().copied())

@@ -938,6 +938,12 @@ impl ExternalGroupCpus for KernelC {
     fn id(&self) -> &str {
         &self.provenance.id
     }
+    fn tree_version(&self) -> Option<&str> {
+        self.provenance.version.as_deref()
+    }
+    fn patches(&self) -> &[String] {
+        &self.provenance.patches
+    }
     fn uses_counter(&self) -> bool {
         self.provenance.counter.is_some()
     }

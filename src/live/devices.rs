@@ -54,22 +54,32 @@ pub fn release_arch(release: &str) -> Option<Arch> {
     }
 }
 
-/// The controller of a host's device MSIs, from the chip names of its interrupts: an ITS, a
+/// The controller of a host's device MSIs, from the chip names of its interrupts: a GICv5, an ITS, a
 /// GICv2m frame, the x86 APIC (MSI and IO-APIC chips), or, on arm64 with none of the first two
 /// (Hyper-V's PCI, or only GIC SPIs), the GIC's SPIs. `None` when no name tells.
 pub fn machine_irqchip<'a>(chips: impl Iterator<Item = &'a str>) -> Option<Irqchip> {
-    let mut seen = [false; 4];
+    let mut seen = [false; Irqchip::ALL.len()];
     for chip in chips {
         if let ChipController::Known(c) = controller_of_chip(chip) {
             seen[Irqchip::ALL.iter().position(|&k| k == c).expect("a known controller")] = true;
         }
     }
-    [Irqchip::GicIts, Irqchip::GicV2m, Irqchip::Apic, Irqchip::GicSpi]
-        .into_iter()
-        .find(|c| seen[Irqchip::ALL.iter().position(|k| k == c).expect("a known controller")])
+    [
+        Irqchip::GicV5,
+        Irqchip::GicIts,
+        Irqchip::GicV2m,
+        Irqchip::Apic,
+        Irqchip::GicSpi,
+    ]
+    .into_iter()
+    .find(|c| seen[Irqchip::ALL.iter().position(|k| k == c).expect("a known controller")])
 }
 
 /// The controller behind a `/proc/interrupts` chip name:
+/// * `GICv5-…` (`GICv5-SPI`, `GICv5-LPI`, `GICv5-ITS-MSI`, `GICv5-IPI`, `GICv5-PPI`: the
+///   `irq_chip` names of drivers/irqchip/irq-gic-v5*.c) and `ITS-v5-…` (the GICv5 ITS's MSI
+///   parent prefix, irq-gic-its-msi-parent.c: `ITS-v5-PCI-MSIX-<bdf>`, and
+///   `ITS-v5-GICv5-IWB-<dev>` for wires behind an IWB): a GICv5 (v6.17 on);
 /// * `ITS-…` (`ITS-MSI`, `ITS-pMSI`, `ITS-PCI-MSIX-<bdf>`): LPIs of a GICv3 ITS
 ///   (drivers/irqchip/irq-gic-v3-its*.c);
 /// * `GICv2m…`: MSIs as SPIs through a GICv2m frame (drivers/irqchip/irq-gic-v2m.c);
@@ -79,7 +89,9 @@ pub fn machine_irqchip<'a>(chips: impl Iterator<Item = &'a str>) -> Option<Irqch
 ///   `INTEL-IR-…`, `VMD-MSI…`: x86 (arm64's MSI parents always prefix their own name).
 pub fn controller_of_chip(chip: &str) -> ChipController {
     let starts = |prefixes: &[&str]| prefixes.iter().any(|p| chip.starts_with(p));
-    if chip == "ITS" || chip.starts_with("ITS-") {
+    if starts(&["GICv5-", "ITS-v5-"]) {
+        ChipController::Known(Irqchip::GicV5)
+    } else if chip == "ITS" || chip.starts_with("ITS-") {
         ChipController::Known(Irqchip::GicIts)
     } else if chip.starts_with("GICv2m") {
         ChipController::Known(Irqchip::GicV2m)
@@ -362,5 +374,29 @@ mod tests {
         assert_eq!(arch_of_chips(["IO-APIC", "Hyper-V PCIe MSI"]), Some(Arch::X86_64));
         assert_eq!(arch_of_chips(["Hyper-V PCIe MSI", "-"]), None);
         assert_eq!(arch_of_chips(["IO-APIC", "GICv3"]), None);
+    }
+
+    /// The names a GICv5 host prints: its driver's chips and the per-device domains under its
+    /// ITS ("ITS-v5-" is that MSI parent's prefix, so it must not read as a GICv3 ITS).
+    #[test]
+    fn gicv5_chip_names_pick_gicv5() {
+        let known = |chip: &str| irqchip_of(chip, None);
+        for chip in [
+            "GICv5-SPI",
+            "GICv5-LPI",
+            "GICv5-ITS-MSI",
+            "GICv5-IPI",
+            "GICv5-PPI",
+            "ITS-v5-PCI-MSIX-0000:00:01.0",
+            "ITS-v5-PCI-MSI-0000:00:02.0",
+            "ITS-v5-GICv5-IWB-2f000000.interrupt-controller",
+        ] {
+            assert_eq!(known(chip), Some(Irqchip::GicV5), "{chip}");
+        }
+        assert_eq!(known("ITS-PCI-MSIX-0000:00:01.0"), Some(Irqchip::GicIts));
+        assert_eq!(known("GICv5"), None);
+        let host = ["GICv5-PPI", "GICv5-SPI", "ITS-v5-PCI-MSIX-0000:00:01.0", "GICv5-IPI"];
+        assert_eq!(machine_irqchip(host.into_iter()), Some(Irqchip::GicV5));
+        assert_eq!(arch_of_chips(host), Some(Arch::Arm64));
     }
 }

@@ -17,6 +17,9 @@ pub(crate) const RANGE_LINE_CHARS_MAX: usize = 62;
 /// this answer, in one line of at most [`RANGE_LINE_CHARS_MAX`] characters
 /// (`scenario::kernel::holds_for`). A release named and outside the range reads "not v6.12: …".
 pub fn range_line(h: &Holds) -> String {
+    if let Some(b) = &h.built {
+        return built_line(b);
+    }
     let release = h
         .kernel
         .as_deref()
@@ -63,6 +66,34 @@ pub fn range_line(h: &Holds) -> String {
     line
 }
 
+/// "7.2.13 tree + 2 patches (SUBJECT; SUBJECT), built C": what a `c:NAME` answer holds for, the
+/// tree's version and the patches on it, in at most [`RANGE_LINE_CHARS_MAX`] characters (the
+/// subjects cut with "…" where they do not fit; the JSON twin has them whole).
+fn built_line(b: &crate::scenario::kernel::Built) -> String {
+    let tree = match &b.version {
+        Some(v) => format!("{v} tree"),
+        None => "a tree of unknown version".to_string(),
+    };
+    if b.patches.is_empty() {
+        return format!("{tree}, built C");
+    }
+    let n = b.patches.len();
+    let head = format!("{tree} + {n} {}", if n == 1 { "patch" } else { "patches" });
+    let tail = ", built C";
+    let subjects = b.patches.join("; ");
+    let room = RANGE_LINE_CHARS_MAX.saturating_sub(head.chars().count() + tail.chars().count() + 3);
+    if room < 2 {
+        return format!("{head}{tail}");
+    }
+    let shown = if subjects.chars().count() <= room {
+        subjects
+    } else {
+        let cut: String = subjects.chars().take(room - 1).collect();
+        format!("{}…", cut.trim_end())
+    };
+    format!("{head} ({shown}){tail}")
+}
+
 /// Ranges joined ("v6.3 .. v6.7 and v6.10 .."), "no release" when there are none.
 fn ranges_text(ranges: &[crate::kernel::release::Range]) -> String {
     if ranges.is_empty() {
@@ -81,6 +112,9 @@ pub fn range_json(h: &Holds) -> serde_json::Value {
             "model": b.what, "holds_for": texts(&b.ranges),
         })).collect::<Vec<_>>(),
         "not_upstream": h.not_upstream,
+        "built": h.built.as_ref().map(|b| serde_json::json!({
+            "variant": b.name, "version": b.version, "patches": b.patches,
+        })),
         "line": range_line(h),
     })
 }
@@ -402,6 +436,7 @@ fn effective_reason(chip: Irqchip) -> &'static str {
              allocated, then on the least-loaded CPU of its mask when it is requested"
         }
         Irqchip::GicV2m | Irqchip::GicSpi => "the GIC fires each SPI on the first CPU of its mask",
+        Irqchip::GicV5 => "the GICv5 driver fires each SPI and LPI on the first online CPU of its mask",
     }
 }
 

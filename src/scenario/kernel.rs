@@ -273,6 +273,18 @@ pub struct Bound {
     pub ranges: Vec<Range>,
 }
 
+/// Built C an answer came from (a `c:NAME` variant): not a release of the table but one tree,
+/// perhaps patched.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Built {
+    /// The variant, `c:NAME`.
+    pub name: String,
+    /// The tree's kernel version (`7.2.13`), when its Makefile said.
+    pub version: Option<String>,
+    /// The subjects of the patches applied to it, in order.
+    pub patches: Vec<String>,
+}
+
 /// The releases an answer holds for, and the models that bound them.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Holds {
@@ -283,6 +295,9 @@ pub struct Holds {
     pub bounds: Vec<Bound>,
     /// Why no release runs it, when a model is not upstream code (a proposal, a rotation patch).
     pub not_upstream: Option<String>,
+    /// The built C the spreading came from, for a `c:NAME` variant: the answer is that tree's
+    /// (and its patches'), whatever the table says of the variant it stands in for.
+    pub built: Option<Built>,
 }
 
 fn intersect_all(a: &[Range], b: &[Range]) -> Vec<Range> {
@@ -295,7 +310,8 @@ fn intersect_all(a: &[Range], b: &[Range]) -> Vec<Range> {
 /// that decided it. The variant, the sort and the effective model always count; the
 /// `irq_create_affinity_masks()` era only when a set had more vectors than groups could be made
 /// (otherwise both eras give the same masks); the blk-mq mapper only for `cpumap` devices; the
-/// vector count only when the vector space ran out.
+/// vector count only when the vector space ran out; the Hyper-V vPCI node rule only for such a
+/// device without a node whose node decides, on an architecture where the rules differ.
 pub fn holds_for(scenario: &Scenario, outcome: &Outcome) -> Holds {
     let mut bounds = Vec::new();
     let mut not_upstream = None;
@@ -306,7 +322,15 @@ pub fn holds_for(scenario: &Scenario, outcome: &Outcome) -> Holds {
             ranges: range.into_iter().collect(),
         })
     };
-    if let Some(p) = scenario.proposal() {
+    let external = scenario.external();
+    if let Some(x) = external {
+        // The tree's own release, when its version says one; the sort is the tree's too.
+        let tree = x.0.tree_version().and_then(release::parse_release);
+        add(
+            x.0.name().to_string(),
+            Some(tree.map_or(Range::ALL, |r| Range::new(Some(r), Some(r)))),
+        );
+    } else if let Some(p) = scenario.proposal() {
         not_upstream = Some(format!(
             "the masks come from the proposal {}, not from a kernel",
             p.name()
@@ -319,8 +343,10 @@ pub fn holds_for(scenario: &Scenario, outcome: &Outcome) -> Holds {
         }
         add(v.name().to_string(), r);
     }
-    let s = scenario.sort();
-    add(s.name().to_string(), release::sort_range(s));
+    if external.is_none() {
+        let s = scenario.sort();
+        add(s.name().to_string(), release::sort_range(s));
+    }
     let e = scenario.effective();
     let chip = topo.irqchip();
     let r = release::effective_range(e, chip);
@@ -343,6 +369,19 @@ pub fn holds_for(scenario: &Scenario, outcome: &Outcome) -> Holds {
         let m = pick.blk_mq_mapper();
         add(format!("mapper {}", m.name()), release::mapper_range(m));
     }
+    // A Hyper-V vPCI device without a node whose node decides (MANA's spreading, vectors
+    // without affinity descriptors), where the releases give it different nodes.
+    let node_decides = |d: &super::Device| d.hv_pci && d.node.is_none() && (d.driver.is_mana() || !d.managed_affinity);
+    if scenario.devices().iter().any(node_decides) {
+        let rule = release::generation(pick.release().unwrap_or(release::NEWEST)).hv_pci_node;
+        let arch = topo.arch();
+        if release::HV_PCI_NODES
+            .iter()
+            .any(|r| r.model.node(arch) != rule.node(arch))
+        {
+            add(rule.name().to_string(), release::hv_pci_node_range(rule));
+        }
+    }
     let vs = &outcome.vector_space;
     if vs.tracked && vs.exhausted() && e == EffectiveModel::X86Matrix {
         let pic = topo.legacy_pic().unwrap_or(false);
@@ -356,7 +395,13 @@ pub fn holds_for(scenario: &Scenario, outcome: &Outcome) -> Holds {
                 .collect(),
         });
     }
-    Holds::of(pick.kernel.clone(), bounds, not_upstream)
+    let mut holds = Holds::of(pick.kernel.clone(), bounds, not_upstream);
+    holds.built = external.map(|x| Built {
+        name: x.0.name().to_string(),
+        version: x.0.tree_version().map(str::to_string),
+        patches: x.0.patches().to_vec(),
+    });
+    holds
 }
 
 /// The releases a blk-mq queue map holds for: the mapper's, and for the mappers that call
@@ -396,6 +441,7 @@ impl Holds {
             ranges,
             bounds,
             not_upstream,
+            built: None,
         }
     }
 

@@ -152,8 +152,11 @@ pub struct Device {
     pub sets: Option<Vec<u32>>,
     /// `false`: the driver allocates without `PCI_IRQ_AFFINITY` (all vectors non-managed).
     pub managed_affinity: bool,
-    /// The device's NUMA node, used for vectors without affinity descriptors.
+    /// The device's NUMA node as given, used for vectors without affinity descriptors
+    /// ([`Scenario::device_node`] is the node the kernel gives it).
     pub node: Option<u32>,
+    /// A Hyper-V vPCI device: without `node`, its release decides (`HV_PCI_NODES`).
+    pub hv_pci: bool,
     pub blk_mq: Option<BlkMqSource>,
     /// Queue count for the blk-mq map (`None`: the first set's size).
     pub blk_mq_queues: Option<u32>,
@@ -435,6 +438,22 @@ impl Scenario {
     }
 
     /// What the kernel release picks beyond the variant, sort and effective model.
+    /// The NUMA node the kernel gives `dev`: the one given, else for a Hyper-V vPCI device what
+    /// the release (the newest without one) gives a device the host says nothing about, else
+    /// `NUMA_NO_NODE` (`None`).
+    pub fn device_node(&self, dev: &Device) -> Option<u32> {
+        dev.node.or_else(|| {
+            let release = self.kernel.release().unwrap_or(crate::kernel::release::NEWEST);
+            dev.hv_pci
+                .then(|| {
+                    crate::kernel::release::generation(release)
+                        .hv_pci_node
+                        .node(self.topology().arch())
+                })
+                .flatten()
+        })
+    }
+
     pub fn kernel_pick(&self) -> &KernelPick {
         &self.kernel
     }
@@ -849,7 +868,7 @@ fn proposal_masks(
     }
     let fires = match effective {
         EffectiveModel::X86Matrix => Fires::LeastLoaded,
-        EffectiveModel::FirstCpu => Fires::LowestCpu,
+        EffectiveModel::FirstCpu | EffectiveModel::Arm64GicV5 => Fires::LowestCpu,
         EffectiveModel::Arm64Its => Fires::LeastLoadedLowest,
     };
     let mut load = probed.clone();
@@ -881,9 +900,11 @@ fn proposal_masks(
 /// left, and the load it leaves is written back for the devices after it. Vectors MANA left
 /// behind by moves are released once its setup ends (the first interrupt on each new vector
 /// frees the old one, spec A.2), so later devices see the pre-existing load plus MANA's own.
+#[allow(clippy::too_many_arguments)]
 fn run_mana(
     topo: &Topology,
     dev: &Device,
+    node: Option<u32>,
     patched: bool,
     mode: MsixMode,
     matrix: &mut VectorMatrix,
@@ -895,7 +916,7 @@ fn run_mana(
     } else {
         DriverVersion::Unpatched
     };
-    let mut input = mana_input(topo, dev.node, mode, dev.vectors, matrix.vector_load());
+    let mut input = mana_input(topo, node, mode, dev.vectors, matrix.vector_load());
     input.default_affinity = boot.default_affinity.as_ref().map(|d| d.iter().collect());
     let default = boot
         .default_affinity

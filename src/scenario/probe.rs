@@ -151,10 +151,11 @@ impl<'s> Probe<'s> {
     /// the controllers probed in parallel mapped it already.
     fn device(&mut self, dev: &Device, admin: Option<AdminTagSet>) -> Result<DeviceOutcome, ExternalError> {
         if let Driver::Mana { patched, mode } = dev.driver {
-            let boot = &self.scenario.boot_state;
+            let (boot, node) = (&self.scenario.boot_state, self.scenario.device_node(dev));
             return Ok(run_mana(
                 self.topo,
                 dev,
+                node,
                 patched,
                 mode,
                 &mut self.matrix,
@@ -385,7 +386,7 @@ impl<'s> Probe<'s> {
         if has_masks {
             (Some(v.mask.clone()), v.mask.first().map(|c| self.topo.cpu_to_node(c)))
         } else {
-            (None, dev.node)
+            (None, self.scenario.device_node(dev))
         }
     }
 

@@ -6,13 +6,15 @@
 //! ```text
 //! [COUNT x] QUEUES [: key=value {, key=value}]
 //! keys: name, pre, post, sets (a+b+...), managed (yes|no), node, blkmq (irq|cpumap), blkmq_queues,
-//!       driver (mana|nvme), patched (yes|no, MANA only), msix (dynamic|static, MANA only)
+//!       driver (mana|nvme), patched (yes|no, MANA only), msix (dynamic|static, MANA only),
+//!       hv_pci (yes|no)
 //! ```
 //!
 //! `QUEUES` counts the affinity (queue) vectors; a device has `pre + QUEUES + post` vectors.
 //! With `driver=mana` the device is a MANA NIC offering `QUEUES` queue vectors plus its HWC
 //! vector (`max_msix = QUEUES + 1`); the driver places its own non-managed IRQs
-//! ([`crate::kernel::mana`]) and `node` is the device's NUMA node. With `driver=nvme` the device
+//! ([`crate::kernel::mana`]) and `node` is the device's NUMA node. `hv_pci=yes` marks a Hyper-V
+//! vPCI device: without `node` it gets the node its kernel release gives such a device. With `driver=nvme` the device
 //! is an NVMe controller: a generic device whose probe maps an admin tag set
 //! (`group_cpus_evenly(1)`) before its vectors are spread, in the scenario's probe order
 //! (`--probe sequential|parallel`, [`ProbeOrder`]).
@@ -221,6 +223,11 @@ pub struct DeviceSpec {
     /// MANA: `dynamic` (default) or `static` MSI-X allocation.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub msix: Option<String>,
+    /// A Hyper-V vPCI device (pci-hyperv.c): without `node`, the node the release gives a
+    /// device the host says nothing about (`kernel::release::HV_PCI_NODES`). Absent in specs
+    /// written before it, whose devices keep `NUMA_NO_NODE`.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub hv_pci: bool,
 }
 
 fn is_false(v: &bool) -> bool {
@@ -259,6 +266,7 @@ impl DeviceSpec {
             driver: None,
             patched: false,
             msix: None,
+            hv_pci: false,
         }
     }
 
@@ -397,6 +405,7 @@ pub fn expand_devices(specs: &[DeviceSpec]) -> Result<Vec<Device>, ScenarioError
                 // MANA IRQs are never managed; `managed` does not apply to it.
                 managed_affinity: spec.managed && !driver.is_mana(),
                 node: spec.node,
+                hv_pci: spec.hv_pci,
                 blk_mq,
                 blk_mq_queues: spec.blk_mq_queues,
                 driver,
@@ -524,6 +533,13 @@ pub fn parse_device_token(token: &str) -> Result<DeviceSpec, ScenarioError> {
             "pre" => spec.pre = number(value, "pre")?,
             "post" => spec.post = number(value, "post")?,
             "node" => spec.node = Some(number(value, "node")?),
+            "hv_pci" => {
+                spec.hv_pci = match value {
+                    "yes" | "true" => true,
+                    "no" | "false" => false,
+                    _ => return Err(bad("hv_pci is yes or no")),
+                }
+            }
             "sets" => {
                 spec.sets = Some(
                     value
@@ -635,6 +651,9 @@ pub fn format_device_tokens(devices: &[Device]) -> Vec<String> {
         if let Some(node) = d.node {
             opts.push(format!("node={node}"));
         }
+        if d.hv_pci {
+            opts.push("hv_pci=yes".into());
+        }
         if let Some(b) = d.blk_mq {
             opts.push(format!("blkmq={}", b.name()));
         }
@@ -722,6 +741,7 @@ pub fn spec_of(scenario: &Scenario, topology: TopologyRef) -> ScenarioSpec {
             sets: d.sets.clone(),
             managed: d.managed_affinity || d.driver.is_mana(),
             node: d.node,
+            hv_pci: d.hv_pci,
             blk_mq: d.blk_mq.map(|b| b.name().to_string()),
             blk_mq_queues: d.blk_mq_queues,
             driver: match d.driver {

@@ -60,10 +60,21 @@ pub enum Irqchip {
     /// routed by the GIC's `gic_set_affinity()` like GICv2m.
     #[serde(rename = "gic-spi")]
     GicSpi,
+    /// arm64 GICv5 (drivers/irqchip/irq-gic-v5*.c, v6.17 on): wired interrupts are IRS SPIs,
+    /// MSIs are LPIs through a GICv5 ITS; both are routed by `gicv5_iri_irq_set_affinity()` to
+    /// one CPU of the mask.
+    #[serde(rename = "gic-v5")]
+    GicV5,
 }
 
 impl Irqchip {
-    pub const ALL: [Irqchip; 4] = [Irqchip::Apic, Irqchip::GicIts, Irqchip::GicV2m, Irqchip::GicSpi];
+    pub const ALL: [Irqchip; 5] = [
+        Irqchip::Apic,
+        Irqchip::GicIts,
+        Irqchip::GicV2m,
+        Irqchip::GicSpi,
+        Irqchip::GicV5,
+    ];
 
     pub fn name(self) -> &'static str {
         match self {
@@ -71,6 +82,7 @@ impl Irqchip {
             Irqchip::GicIts => "gic-its",
             Irqchip::GicV2m => "gic-v2m",
             Irqchip::GicSpi => "gic-spi",
+            Irqchip::GicV5 => "gic-v5",
         }
     }
 
@@ -82,7 +94,7 @@ impl Irqchip {
     pub fn arch(self) -> Arch {
         match self {
             Irqchip::Apic => Arch::X86_64,
-            Irqchip::GicIts | Irqchip::GicV2m | Irqchip::GicSpi => Arch::Arm64,
+            Irqchip::GicIts | Irqchip::GicV2m | Irqchip::GicSpi | Irqchip::GicV5 => Arch::Arm64,
         }
     }
 
@@ -93,6 +105,7 @@ impl Irqchip {
             Irqchip::GicIts => "GICv3 ITS (MSIs as LPIs)",
             Irqchip::GicV2m => "GICv2m (MSIs as SPIs)",
             Irqchip::GicSpi => "MSIs as GIC SPIs through the hypervisor's virtual PCI (Hyper-V vPCI)",
+            Irqchip::GicV5 => "GICv5 (SPIs through the IRS, MSIs as LPIs through its ITS)",
         }
     }
 }

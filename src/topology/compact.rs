@@ -5,7 +5,7 @@
 //! - the word starts with [`PREFIX`]; fields are `key=value`, separated by `;`, each key at most
 //!   once: `name`, `nodes`, `smt`, `clusters`, `packages`, `present`, `online`, `distances`,
 //!   `nr_node_ids`, `arch` (`x86_64`, `arm64`), `irqchip` (`apic`, `gic-its`, `gic-v2m`,
-//!   `gic-spi`);
+//!   `gic-spi`, `gic-v5`);
 //! - list fields (`nodes`, `smt`, `clusters`, `packages`) hold kernel cpulists separated by `+`
 //!   (a cpulist never contains `+`); an empty item is a node without CPUs;
 //! - `distances` holds rows separated by `+`, numbers within a row by `,`;

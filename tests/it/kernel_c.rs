@@ -217,6 +217,26 @@ fn a_different_affinity_c_is_caught_small_and_compare_shows_what_moved() {
         .split_whitespace()
         .collect();
     assert_eq!(moved, ["vec", "8", "queue", "8", "1", "->", "7"], "{out}");
+    // A patched build's answer is the tree's plus its patch, not a release model's range.
+    let (code, out, err) = irqscope(
+        &cache,
+        &["simulate", "vm-8vcpu-smt2", "9:name=q", "--variant", "c:setall"],
+    );
+    assert_eq!(code, 0, "{err}");
+    let line = out.lines().find(|l| l.starts_with("kernel:")).unwrap();
+    assert!(
+        line.starts_with("kernel:   7.2.") && line.contains(" tree + 1 patch (") && line.ends_with("), built C"),
+        "{line}"
+    );
+    let (_, out, _) = irqscope(
+        &cache,
+        &["simulate", "vm-8vcpu-smt2", "9:name=q", "--variant", "c:base"],
+    );
+    let line = out.lines().find(|l| l.starts_with("kernel:")).unwrap();
+    assert!(
+        line.starts_with("kernel:   7.2.") && line.ends_with(" tree, built C"),
+        "{line}"
+    );
 }
 
 /// A patch of block/blk-mq-cpumap.c that maps the queues past the initialized masks to masks
@@ -868,4 +888,92 @@ fn a_hunk_applied_at_an_offset_is_said_and_refused_with_strict() {
     let (code, _, err) = irqscope(&cache, &args(true));
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("applies only with an offset or fuzz (--strict)"), "{err}");
+}
+
+/// Built C with a tree version and patches, without a compiler: the cluster model behind it.
+struct PatchedTree {
+    version: Option<String>,
+    patches: Vec<String>,
+}
+
+impl irqscope::kernel::ExternalGroupCpus for PatchedTree {
+    fn name(&self) -> &str {
+        "c:patched"
+    }
+    fn describe(&self) -> &str {
+        "built C: a stand-in for the test"
+    }
+    fn id(&self) -> &str {
+        "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+    }
+    fn tree_version(&self) -> Option<&str> {
+        self.version.as_deref()
+    }
+    fn patches(&self) -> &[String] {
+        &self.patches
+    }
+    fn uses_counter(&self) -> bool {
+        false
+    }
+    fn group_cpus_evenly(
+        &self,
+        topo: &irqscope::topology::Topology,
+        numgrps: u32,
+        counter: &mut u32,
+        warnings: &mut Vec<irqscope::kernel::KernelWarn>,
+    ) -> Result<Option<irqscope::kernel::Grouping>, irqscope::kernel::ExternalError> {
+        Ok(irqscope::kernel::group_cpus_evenly(
+            topo,
+            numgrps,
+            irqscope::kernel::Variant::Cluster,
+            irqscope::kernel::SortGen::HeapV6_11,
+            counter,
+            warnings,
+        ))
+    }
+}
+
+/// A `c:` variant's kernel line and JSON say it is a tree (and its patches), not the range of
+/// the release model it stands in for: "7.2.13 tree + 2 patches (…), built C", the subjects cut
+/// to fit 62 columns in text and whole in JSON.
+#[test]
+fn a_patched_build_says_it_is_a_patch_on_its_tree() {
+    use irqscope::render::summary::{range_json, range_line};
+    let run = |version: Option<&str>, patches: &[&str]| {
+        let spec = ScenarioSpec::new(TopologyRef::Preset("vm-8vcpu-smt2".into()), vec![DeviceSpec::new(1, 8)]);
+        let code = PatchedTree {
+            version: version.map(str::to_string),
+            patches: patches.iter().map(|p| p.to_string()).collect(),
+        };
+        let scenario = spec
+            .resolve(irqscope::catalogue::get)
+            .unwrap()
+            .with_external(Some(External(Arc::new(code))));
+        irqscope::scenario::kernel::holds_for(&scenario, &irqscope::scenario::run(&scenario))
+    };
+    let two = run(
+        Some("7.2.13"),
+        &[
+            "lib/group_cpus: spread the leftovers over the last node",
+            "genirq/affinity: copy the default mask",
+        ],
+    );
+    let line = range_line(&two);
+    assert!(
+        line.starts_with("7.2.13 tree + 2 patches (lib/group_cpus: spread"),
+        "{line}"
+    );
+    assert!(line.ends_with("…), built C"), "{line}");
+    assert!(line.chars().count() <= 62, "{line}");
+    let j = range_json(&two);
+    assert_eq!(j["built"]["version"], "7.2.13");
+    assert_eq!(j["built"]["patches"][1], "genirq/affinity: copy the default mask");
+    assert_eq!(j["holds_for"], serde_json::json!(["v7.2"]));
+    assert_eq!(j["line"], line.as_str());
+    assert_eq!(
+        range_line(&run(Some("6.12.118"), &["a.diff"])),
+        "6.12.118 tree + 1 patch (a.diff), built C"
+    );
+    assert_eq!(range_line(&run(Some("6.12.118"), &[])), "6.12.118 tree, built C");
+    assert_eq!(range_line(&run(None, &[])), "a tree of unknown version, built C");
 }

@@ -297,3 +297,113 @@ fn a_machine_drawn_without_clusters_groups_as_the_kernel_does() {
     let notes = v["machine_notes"].to_string();
     assert!(notes.contains("CPUs 0-7 drawn without a cluster"), "{v}");
 }
+
+/// A GICv5 machine (`irqchip=gic-v5`) runs the `arm64-gicv5` model, which fires each vector on
+/// the first online CPU of its mask (`gicv5_iri_irq_set_affinity()`); the driver exists from
+/// v6.17, so an answer for it holds from there and a 6.12 kernel is out of range. The page of
+/// its permalink names the model and what the controller does.
+#[tokio::test]
+async fn a_gicv5_machine_fires_on_the_first_online_cpu_from_v6_17() {
+    use crate::common::http::get;
+    use irqscope::topology::parse_cpulist;
+    let machine = "cpus:name=v5;nodes=0-3+4-7;online=0,2-7;irqchip=gic-v5";
+    let j = json(&[machine, "8:name=q", "6:name=net"]);
+    assert_eq!(j["scenario"]["effective"], "arm64-gicv5");
+    let online = parse_cpulist("0,2-7", 8).unwrap();
+    let mut fired = 0;
+    for d in j["devices"].as_array().unwrap() {
+        for v in d["vectors"].as_array().unwrap() {
+            let mask = parse_cpulist(v["mask"].as_str().unwrap(), 8).unwrap();
+            let first = mask.and(&online).first();
+            assert_eq!(v["effective_cpu"].as_u64().map(|c| c as u32), first, "{v}");
+            fired += u32::from(first.is_some());
+        }
+    }
+    assert!(fired >= 12, "{fired} vectors fired");
+    let models = j["kernel"]["models"].as_array().unwrap();
+    assert!(
+        models.contains(&serde_json::json!({"model": "arm64-gicv5", "holds_for": ["v6.17 .."]})),
+        "{models:?}"
+    );
+    let text = irqscope(&["simulate", machine, "8:name=q", "--kernel", "6.12"]);
+    assert!(
+        text.contains("kernel:   not v6.12: holds for v6.17 .. v6.19 (set by arm64-gicv5"),
+        "{text}"
+    );
+    let link = j["permalink"].as_str().unwrap();
+    let page = get(&format!("/s/{link}")).await;
+    assert_eq!(page.status, axum::http::StatusCode::OK, "{}", page.body);
+    assert!(
+        page.body.contains(
+            "effective CPU: arm64-gicv5 (named in the link; also the default for this arm64 machine (gic-v5))"
+        ),
+        "{}",
+        page.body
+    );
+    let text = get(&format!("/s/{link}/text")).await.body;
+    assert!(
+        words(&text).contains("gic-v5 on arm64, so arm64-gicv5: the GICv5 driver fires each SPI and LPI on the first online CPU of its mask"),
+        "{text}"
+    );
+}
+
+/// A Hyper-V vPCI device the host gives no NUMA node (`hv_pci=yes`, no `node`): from v7.0
+/// `hv_pci_assign_numa_node()` sets node 0, so on an arm64 machine its vectors without
+/// affinity descriptors stay on node 0's CPUs; up to v6.19 arm64 leaves NUMA_NO_NODE and they
+/// spread over the machine. A device not marked keeps NUMA_NO_NODE under every release, and
+/// x86 (node 0 either way) names no rule.
+#[test]
+fn a_hyperv_pci_device_without_a_node_gets_node_0_from_v7_0() {
+    let arm = "cpus:name=hv;nodes=0-3+4-7;arch=arm64;irqchip=gic-its";
+    let cpus = |j: &Value| -> Vec<u64> {
+        j["devices"][0]["vectors"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v["effective_cpu"].as_u64().unwrap())
+            .collect()
+    };
+    let rule = |j: &Value| -> Option<Value> {
+        j["kernel"]["models"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|m| m["model"].as_str().unwrap().starts_with("hv-pci"))
+            .cloned()
+    };
+    let before = json(&[arm, "8:name=eth,managed=no,hv_pci=yes", "--kernel", "6.19"]);
+    assert_eq!(cpus(&before), [0, 1, 2, 3, 4, 5, 6, 7]);
+    assert_eq!(
+        rule(&before),
+        Some(serde_json::json!({"model": "hv-pci unset node", "holds_for": [".. v6.19"]}))
+    );
+    let after = json(&[arm, "8:name=eth,managed=no,hv_pci=yes", "--kernel", "7.0"]);
+    assert_eq!(cpus(&after), [0, 1, 2, 3, 0, 1, 2, 3]);
+    assert_eq!(
+        rule(&after),
+        Some(serde_json::json!({"model": "hv-pci node 0", "holds_for": ["v7.0 .."]}))
+    );
+    // The newest release, as with no --kernel, and the link keeps the mark.
+    let newest = json(&[arm, "8:name=eth,managed=no,hv_pci=yes"]);
+    assert_eq!(cpus(&newest), cpus(&after));
+    let spec: irqscope::scenario::spec::ScenarioSpec =
+        irqscope::scenario::permalink::decode(newest["permalink"].as_str().unwrap()).unwrap();
+    assert!(spec.devices[0].hv_pci && spec.devices[0].node.is_none());
+    let text = irqscope(&["simulate", arm, "8:name=eth,managed=no,hv_pci=yes"]);
+    assert!(words(&text).contains("managed=no,hv_pci=yes"), "{text}");
+    // Not marked: NUMA_NO_NODE under 7.0 too, and no rule named.
+    let plain = json(&[arm, "8:name=eth,managed=no", "--kernel", "7.0"]);
+    assert_eq!(cpus(&plain), cpus(&before));
+    assert_eq!(rule(&plain), None);
+    // x86: the bus data already gave node 0 before v7.0.
+    let x86 = json(&[
+        "cpus:name=hv;nodes=0-3+4-7",
+        "8:name=eth,managed=no,hv_pci=yes",
+        "--kernel",
+        "6.12",
+    ]);
+    assert_eq!(rule(&x86), None);
+    let (code, _, err) = crate::common::cli::irqscope_output(&["simulate", arm, "8:hv_pci=maybe"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("hv_pci is yes or no"), "{err}");
+}
