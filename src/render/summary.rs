@@ -105,18 +105,21 @@ fn ranges_text(ranges: &[crate::kernel::release::Range]) -> String {
 /// The range line and its parts as JSON: the release named, the ranges, each model's own.
 pub fn range_json(h: &Holds) -> serde_json::Value {
     let texts = |rs: &[crate::kernel::release::Range]| rs.iter().map(|r| r.to_string()).collect::<Vec<_>>();
-    serde_json::json!({
+    let mut v = serde_json::json!({
         "named": h.kernel,
         "holds_for": texts(&h.ranges),
         "models": h.bounds.iter().map(|b| serde_json::json!({
             "model": b.what, "holds_for": texts(&b.ranges),
         })).collect::<Vec<_>>(),
         "not_upstream": h.not_upstream,
-        "built": h.built.as_ref().map(|b| serde_json::json!({
-            "variant": b.name, "version": b.version, "patches": b.patches,
-        })),
         "line": range_line(h),
-    })
+    });
+    // Only built C's answers carry what was built (the fields of a model's answer are as
+    // they were).
+    if let Some(b) = &h.built {
+        v["built"] = serde_json::json!({"variant": b.name, "version": b.version, "patches": b.patches});
+    }
+    v
 }
 
 /// Why a CPU has the vectors the scenario gives it: "201 vectors per CPU (window 0x20-0xea
