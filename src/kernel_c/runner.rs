@@ -412,6 +412,14 @@ fn describe_exit(status: Option<std::process::ExitStatus>, limits: Limits) -> St
     }
 }
 
+/// The number at place `i` of a reply line's words.
+pub(crate) fn number_at(words: &[&str], i: usize) -> Result<u32, Option<String>> {
+    words
+        .get(i)
+        .and_then(|w| w.parse().ok())
+        .ok_or_else(|| Some("a number expected".to_string()))
+}
+
 /// One line without its newline; `Err(None)` at end of output (the process ended).
 pub(crate) fn read_line(r: &mut BufReader<ChildStdout>) -> Result<String, Option<String>> {
     let mut buf = Vec::new();
@@ -434,12 +442,7 @@ fn read_answer(r: &mut BufReader<ChildStdout>, numgrps: u32, width: u32) -> Resu
     let head = read_line(r)?;
     let bad = |what: &str| Some(what.to_string());
     let words: Vec<&str> = head.split(' ').collect();
-    let num = |i: usize| -> Result<u32, Option<String>> {
-        words
-            .get(i)
-            .and_then(|w| w.parse().ok())
-            .ok_or_else(|| bad("a number expected"))
-    };
+    let num = |i: usize| number_at(&words, i);
     let (masks, nummasks, counter_after, nwarn) = match words.first() {
         Some(&"null") => (None, 0, num(1)?, num(2)?),
         Some(&"masks") => {

@@ -8,7 +8,7 @@
 //! [`crate::kernel::ExternalGroupCpus`] the pipeline asks it first and runs the model for the
 //! stages it does not hold. Answers are remembered per machine, boot and request.
 
-use super::runner::{read_line, read_mask, read_warnings, KernelC, Machine, Reply, Request, Warning};
+use super::runner::{number_at, read_line, read_mask, read_warnings, KernelC, Machine, Reply, Request, Warning};
 use crate::kernel::blk_mq_cpumap::QueueMap;
 use crate::kernel::irq_affinity::{AffinityMasks, AffinityRequest, IrqAffinityDesc};
 use crate::kernel::{BootMasks, ExternalError, KernelWarn, Stage};
@@ -345,12 +345,7 @@ pub(crate) fn read_reply(r: &mut BufReader<ChildStdout>, kind: ReplyKind, width:
     let bad = |what: &str| Some(what.to_string());
     let head = read_line(r)?;
     let words: Vec<&str> = head.split(' ').collect();
-    let num = |i: usize| -> Result<u32, Option<String>> {
-        words
-            .get(i)
-            .and_then(|w| w.parse().ok())
-            .ok_or_else(|| bad("a number expected"))
-    };
+    let num = |i: usize| number_at(&words, i);
     let reply = match (kind, words.first().copied()) {
         (ReplyKind::Calc, Some("calc")) => StageReply::Calc(num(1)?),
         (ReplyKind::Affinity, Some("affnull")) => StageReply::Affinity(AffinityAnswer {
