@@ -566,16 +566,25 @@ async fn pages_run_registered_c_and_survive_broken_c() {
 }
 
 /// Outside code for the pages, without a compiler: the `cluster` model behind a `c:` name, or
-/// code that fails every call as a crashed harness does.
+/// code that fails every call as a crashed harness does; built from a tree of `version` with
+/// `patches` on it.
 struct Fake {
     name: String,
     id: String,
     fails: bool,
+    version: Option<String>,
+    patches: Vec<String>,
 }
 
 impl irqscope::kernel::ExternalGroupCpus for Fake {
     fn name(&self) -> &str {
         &self.name
+    }
+    fn tree_version(&self) -> Option<&str> {
+        self.version.as_deref()
+    }
+    fn patches(&self) -> &[String] {
+        &self.patches
     }
     fn describe(&self) -> &str {
         "built C: a stand-in for the test"
@@ -631,6 +640,8 @@ pub(crate) fn fake(name: &str, fails: bool) -> irqscope::web::kernel_c::Register
         name: format!("c:{name}"),
         id,
         fails,
+        version: None,
+        patches: Vec::new(),
     };
     irqscope::web::kernel_c::Registered {
         name: name.into(),
@@ -890,49 +901,6 @@ fn a_hunk_applied_at_an_offset_is_said_and_refused_with_strict() {
     assert!(err.contains("applies only with an offset or fuzz (--strict)"), "{err}");
 }
 
-/// Built C with a tree version and patches, without a compiler: the cluster model behind it.
-struct PatchedTree {
-    version: Option<String>,
-    patches: Vec<String>,
-}
-
-impl irqscope::kernel::ExternalGroupCpus for PatchedTree {
-    fn name(&self) -> &str {
-        "c:patched"
-    }
-    fn describe(&self) -> &str {
-        "built C: a stand-in for the test"
-    }
-    fn id(&self) -> &str {
-        "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
-    }
-    fn tree_version(&self) -> Option<&str> {
-        self.version.as_deref()
-    }
-    fn patches(&self) -> &[String] {
-        &self.patches
-    }
-    fn uses_counter(&self) -> bool {
-        false
-    }
-    fn group_cpus_evenly(
-        &self,
-        topo: &irqscope::topology::Topology,
-        numgrps: u32,
-        counter: &mut u32,
-        warnings: &mut Vec<irqscope::kernel::KernelWarn>,
-    ) -> Result<Option<irqscope::kernel::Grouping>, irqscope::kernel::ExternalError> {
-        Ok(irqscope::kernel::group_cpus_evenly(
-            topo,
-            numgrps,
-            irqscope::kernel::Variant::Cluster,
-            irqscope::kernel::SortGen::HeapV6_11,
-            counter,
-            warnings,
-        ))
-    }
-}
-
 /// A `c:` variant's kernel line and JSON say it is a tree (and its patches), not the range of
 /// the release model it stands in for: "7.2.13 tree + 2 patches (…), built C", the subjects cut
 /// to fit 62 columns in text and whole in JSON.
@@ -941,7 +909,10 @@ fn a_patched_build_says_it_is_a_patch_on_its_tree() {
     use irqscope::render::summary::{range_json, range_line};
     let run = |version: Option<&str>, patches: &[&str]| {
         let spec = ScenarioSpec::new(TopologyRef::Preset("vm-8vcpu-smt2".into()), vec![DeviceSpec::new(1, 8)]);
-        let code = PatchedTree {
+        let code = Fake {
+            name: "c:patched".into(),
+            id: "0123456789abcdef".repeat(4),
+            fails: false,
             version: version.map(str::to_string),
             patches: patches.iter().map(|p| p.to_string()).collect(),
         };
