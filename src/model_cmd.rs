@@ -282,6 +282,7 @@ pub(crate) fn simulate(args: SimulateArgs) -> anyhow::Result<ExitCode> {
                 topology_label: label,
                 vectors: args.vectors,
                 permalink: None,
+                orders_flags: None,
             });
             if vs_extra {
                 render::vector_space::text_block(&run.scenario, &run.outcome, &mut out);

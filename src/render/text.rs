@@ -21,6 +21,9 @@ pub struct TextOptions {
     pub vectors: bool,
     /// A permalink, printed last on its own line.
     pub permalink: Option<String>,
+    /// The probe orders and counter starts the report stands for (`--orders all --counter
+    /// 0..3`), said by the command in place of its `--counter N`; `None` for one run.
+    pub orders_flags: Option<String>,
 }
 
 /// The full single-scenario report.
@@ -39,7 +42,13 @@ pub fn report(scenario: &Scenario, outcome: &Outcome, m: &Metrics, opts: &TextOp
         "irqscope: ",
         "  ",
     ));
-    command_block(&command_words(scenario, &opts.topology_label), &mut out);
+    let mut words = command_words(scenario, &opts.topology_label);
+    if let Some(flags) = &opts.orders_flags {
+        if let Some(counter) = words.iter_mut().find(|w| w.starts_with("--counter ")) {
+            *counter = flags.clone();
+        }
+    }
+    command_block(&words, &mut out);
     out.push('\n');
     models_block(scenario, outcome, &mut out);
     out.push_str(&wrap(

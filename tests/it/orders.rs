@@ -161,6 +161,38 @@ fn text_block_fits_and_samples_say_so() {
     }
 }
 
+/// The report's reproducing command names the orders and counter starts, and running it as
+/// printed gives the same report.
+#[test]
+fn the_printed_command_reproduces_the_distribution() {
+    let out = irqscope(&[
+        "simulate",
+        "vm-8vcpu-smt2",
+        "3:name=a",
+        "2:name=b",
+        "1:name=c",
+        "--variant",
+        "cluster",
+        "--orders",
+        "all",
+        "--counter",
+        "0..3",
+    ]);
+    let mut command = String::new();
+    for line in out.lines().skip_while(|l| !l.trim_start().starts_with("$ irqscope")) {
+        let part = line.trim().trim_start_matches("$ ");
+        command.push_str(part.trim_end_matches('\\'));
+        command.push(' ');
+        if !part.ends_with('\\') {
+            break;
+        }
+    }
+    assert!(command.contains("--orders all --counter 0..3"), "{command}");
+    assert!(!command.contains("--counter 0 "), "{command}");
+    let words: Vec<&str> = command.split_whitespace().skip(1).collect();
+    assert_eq!(irqscope(&words), out);
+}
+
 #[test]
 fn bad_orders_and_counters_exit_2() {
     for (flag, value) in [

@@ -183,6 +183,7 @@ impl CompareRun {
             topology_label: topology_label.to_string(),
             vectors: false,
             permalink,
+            orders_flags: None,
         };
         text::compare_report(&side(&self.a, &self.labels[0]), &side(&self.b, &self.labels[1]), &opts)
     }

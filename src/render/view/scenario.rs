@@ -135,13 +135,18 @@ impl Run {
             topology_label: self.topology_label(),
             vectors: false,
             permalink: Some(format!("{origin}/s/{}", self.permalink)),
+            orders_flags: None,
         })
     }
 
     /// The mail-ready report as `opts` asks (the command line names the machine as it was
     /// given and may list every vector).
     pub fn report(&self, opts: &TextOptions) -> String {
-        let mut out = text::report(&self.scenario, &self.outcome, &self.metrics, opts);
+        let opts = TextOptions {
+            orders_flags: self.distribution.as_ref().map(|d| d.flags()),
+            ..opts.clone()
+        };
+        let mut out = text::report(&self.scenario, &self.outcome, &self.metrics, &opts);
         if let Some(d) = &self.distribution {
             let origin = opts.permalink.as_deref().and_then(|l| l.split("/s/").next());
             d.text_block(origin, &mut out);
