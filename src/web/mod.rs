@@ -13,6 +13,48 @@
 //! `POST /api/simulate`, `GET /api/topologies`, `GET /api/topologies/{name}`, `/static/*`,
 //! `/favicon.ico`. Errors are one `text/plain` line, or an HTML page for `Accept: text/html`.
 
+/// The four handlers of a page whose spec travels in its permalink and whose view takes one
+/// detail choice from the query (MANA's `driver`, sched's `variant`): the form query, the
+/// permalink page and its text and JSON twins. Each decodes its input, makes one call into
+/// `render::view` and fills the template.
+macro_rules! shown_page_handlers {
+    (
+        $query_fn:ident, $page_fn:ident, $text_fn:ident, $json_fn:ident;
+        $Query:ty, $Detail:ty, $Spec:ty, $Shown:ident, $View:ident, $Page:ident;
+        $parse:ident($field:ident)
+    ) => {
+        pub(crate) async fn $query_fn(
+            State(state): State<AppState>,
+            Query(q): Query<$Query>,
+            headers: HeaderMap,
+        ) -> Result<Html<String>, AppError> {
+            let shown = $Shown::new(q.spec()?)?;
+            let view = $View::new(&shown, $parse(q.$field.as_deref())?, &origin(&headers));
+            Ok(Html(render_page(&$Page::from(view), &state.kernel_c)?))
+        }
+
+        pub(crate) async fn $page_fn(
+            State(state): State<AppState>,
+            Path(link): Path<String>,
+            Query(v): Query<$Detail>,
+            headers: HeaderMap,
+        ) -> Result<Html<String>, AppError> {
+            let shown = $Shown::new(permalink::decode::<$Spec>(&link)?)?;
+            let view = $View::new(&shown, $parse(v.$field.as_deref())?, &origin(&headers));
+            Ok(Html(render_page(&$Page::from(view), &state.kernel_c)?))
+        }
+
+        pub(crate) async fn $text_fn(Path(link): Path<String>, headers: HeaderMap) -> Result<Response, AppError> {
+            let shown = $Shown::new(permalink::decode::<$Spec>(&link)?)?;
+            Ok(text(shown.text_report(&origin(&headers))))
+        }
+
+        pub(crate) async fn $json_fn(Path(link): Path<String>) -> Result<Json<serde_json::Value>, AppError> {
+            Ok(Json($Shown::new(permalink::decode::<$Spec>(&link)?)?.json()))
+        }
+    };
+}
+
 mod blkmq;
 pub mod cache;
 mod fleet;
@@ -377,24 +419,33 @@ async fn scenario_page(
     Ok(Html(render_page(&ScenarioPage::from(view), &state.kernel_c)?))
 }
 
-async fn scenario_text(
-    work: Work,
-    State(state): State<AppState>,
-    Path(link): Path<String>,
-    headers: HeaderMap,
-) -> Result<Response, AppError> {
-    let run = run_scenario(work, &state.kernel_c, permalink::decode::<ScenarioSpec>(&link)?).await?;
-    Ok(text(run.text_report(&origin(&headers))))
+/// The text and JSON forms of a permalinked run (`/s/LINK/text`,
+/// `/s/LINK/json` and the same under `/c/`): decode the link, run, answer.
+macro_rules! permalink_forms {
+    ($text:ident, $json:ident, $run:ident, $spec:ty) => {
+        async fn $text(
+            work: Work,
+            State(state): State<AppState>,
+            Path(link): Path<String>,
+            headers: HeaderMap,
+        ) -> Result<Response, AppError> {
+            let run = $run(work, &state.kernel_c, permalink::decode::<$spec>(&link)?).await?;
+            Ok(text(run.text_report(&origin(&headers))))
+        }
+
+        async fn $json(
+            work: Work,
+            State(state): State<AppState>,
+            Path(link): Path<String>,
+        ) -> Result<Json<serde_json::Value>, AppError> {
+            let run = $run(work, &state.kernel_c, permalink::decode::<$spec>(&link)?).await?;
+            Ok(Json(run.json()))
+        }
+    };
 }
 
-async fn scenario_json(
-    work: Work,
-    State(state): State<AppState>,
-    Path(link): Path<String>,
-) -> Result<Json<serde_json::Value>, AppError> {
-    let run = run_scenario(work, &state.kernel_c, permalink::decode::<ScenarioSpec>(&link)?).await?;
-    Ok(Json(run.json()))
-}
+permalink_forms!(scenario_text, scenario_json, run_scenario, ScenarioSpec);
+permalink_forms!(compare_text, compare_json, run_compare, CompareSpec);
 
 async fn fragment(
     work: Work,
@@ -443,25 +494,6 @@ async fn compare_page(
     let run = run_compare(work, &state.kernel_c, permalink::decode::<CompareSpec>(&link)?).await?;
     let view = CompareView::new(&run, &v.parse()?, &origin(&headers))?;
     Ok(Html(render_page(&ComparePage::from(view), &state.kernel_c)?))
-}
-
-async fn compare_text(
-    work: Work,
-    State(state): State<AppState>,
-    Path(link): Path<String>,
-    headers: HeaderMap,
-) -> Result<Response, AppError> {
-    let run = run_compare(work, &state.kernel_c, permalink::decode::<CompareSpec>(&link)?).await?;
-    Ok(text(run.text_report(&origin(&headers))))
-}
-
-async fn compare_json(
-    work: Work,
-    State(state): State<AppState>,
-    Path(link): Path<String>,
-) -> Result<Json<serde_json::Value>, AppError> {
-    let run = run_compare(work, &state.kernel_c, permalink::decode::<CompareSpec>(&link)?).await?;
-    Ok(Json(run.json()))
 }
 
 async fn api_simulate(

@@ -10,32 +10,8 @@ use axum::http::HeaderMap;
 use axum::response::{Html, Response};
 use axum::Json;
 
-pub(crate) async fn sched_query(
-    State(state): State<AppState>,
-    Query(q): Query<SchedQuery>,
-    headers: HeaderMap,
-) -> Result<Html<String>, AppError> {
-    let shown = SchedShown::new(q.spec()?)?;
-    let view = SchedView::new(&shown, parse_variant(q.variant.as_deref())?, &origin(&headers));
-    Ok(Html(render_page(&SchedPage::from(view), &state.kernel_c)?))
-}
-
-pub(crate) async fn sched_page(
-    State(state): State<AppState>,
-    Path(link): Path<String>,
-    Query(v): Query<SchedDetail>,
-    headers: HeaderMap,
-) -> Result<Html<String>, AppError> {
-    let shown = SchedShown::new(permalink::decode::<SchedSpec>(&link)?)?;
-    let view = SchedView::new(&shown, parse_variant(v.variant.as_deref())?, &origin(&headers));
-    Ok(Html(render_page(&SchedPage::from(view), &state.kernel_c)?))
-}
-
-pub(crate) async fn sched_text(Path(link): Path<String>, headers: HeaderMap) -> Result<Response, AppError> {
-    let shown = SchedShown::new(permalink::decode::<SchedSpec>(&link)?)?;
-    Ok(text(shown.text_report(&origin(&headers))))
-}
-
-pub(crate) async fn sched_json(Path(link): Path<String>) -> Result<Json<serde_json::Value>, AppError> {
-    Ok(Json(SchedShown::new(permalink::decode::<SchedSpec>(&link)?)?.json()))
-}
+shown_page_handlers!(
+    sched_query, sched_page, sched_text, sched_json;
+    SchedQuery, SchedDetail, SchedSpec, SchedShown, SchedView, SchedPage;
+    parse_variant(variant)
+);

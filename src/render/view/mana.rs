@@ -8,14 +8,13 @@
 //! `scenario::mana` (as `irqscope mana` does); [`ManaView::new`] is the page.
 
 use super::seeds::{seed_of, SeedFigure, SeedTarget};
-use super::{bad, encode_link, list, preset_choices, query_topology, ViewError};
+use super::{bad, encode_link, list, preset_choices, query_base, ViewError};
 use crate::catalogue;
 use crate::kernel::mana::{self, DriverVersion, ManaOutcome, SetupStep};
 use crate::render::json_mana_sched::mana_view;
 use crate::render::mana_sched::mana_twin;
 use crate::render::svg_mana_sched as pics;
 use crate::scenario::mana::{parse_count_list, ManaRun, ManaScenario, ManaSpec, MANA_DEFAULT_PRESET};
-use crate::scenario::permalink;
 use crate::topology::format_cpulist;
 use serde::Deserialize;
 
@@ -38,16 +37,8 @@ pub struct ManaQuery {
 
 impl ManaQuery {
     pub fn spec(&self) -> Result<ManaSpec, ViewError> {
-        let base = match self.from.as_deref().filter(|l| !l.is_empty()) {
-            Some(link) => Some(permalink::decode::<ManaSpec>(link)?),
-            None => None,
-        };
-        let topology = query_topology(
-            &self.preset,
-            &self.s,
-            base.as_ref().map(|b| &b.topology),
-            MANA_DEFAULT_PRESET,
-        )?;
+        let (base, topology) =
+            query_base::<ManaSpec>(&self.from, &self.preset, &self.s, |b| &b.topology, MANA_DEFAULT_PRESET)?;
         let machine_changed = base.as_ref().is_some_and(|b| b.topology != topology);
         let mut spec = base.unwrap_or(ManaSpec {
             load: None,
@@ -101,33 +92,17 @@ pub struct ManaDetail {
     pub driver: Option<String>,
 }
 
-/// A MANA spec resolved and run, with its permalink: what every `/m/` response shows.
-pub struct ManaShown {
-    pub scenario: ManaScenario,
-    pub run: ManaRun,
-    pub permalink: String,
-}
+shown_run!(
+    /// A MANA spec resolved and run, with its permalink: what every `/m/` response shows.
+    ManaShown,
+    ManaScenario,
+    ManaRun,
+    ManaSpec,
+    mana_twin,
+    "m"
+);
 
 impl ManaShown {
-    pub fn new(spec: ManaSpec) -> Result<ManaShown, ViewError> {
-        let scenario = spec.resolve(catalogue::get)?;
-        let run = scenario.run()?;
-        let permalink = encode_link(&scenario.spec)?;
-        Ok(ManaShown {
-            scenario,
-            run,
-            permalink,
-        })
-    }
-
-    pub fn text_report(&self, origin: &str) -> String {
-        mana_twin(
-            &self.scenario.spec.command_line(),
-            &format!("{origin}/m/{}", self.permalink),
-            &self.run,
-        )
-    }
-
     /// The JSON twin (`/m/{p}/json`, `irqscope mana --format json`).
     pub fn json(&self) -> serde_json::Value {
         mana_view(&self.permalink, &self.scenario.spec, &self.run)

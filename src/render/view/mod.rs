@@ -10,6 +10,41 @@
 //! calls the same resolve and run (`scenario::Run` for a scenario) and prints the same text
 //! and JSON twins. Every view is built in a test without a server.
 
+/// A spec of a page that travels in its permalink (MANA's, sched's), resolved and run: the
+/// struct every response of that page shows, its constructor and its text twin (`$twin` with
+/// the command line and the `/$prefix/` permalink). The JSON twin stays beside the view.
+macro_rules! shown_run {
+    ($(#[$doc:meta])* $Shown:ident, $Scenario:ty, $Run:ty, $Spec:ty, $twin:path, $prefix:literal) => {
+        $(#[$doc])*
+        pub struct $Shown {
+            pub scenario: $Scenario,
+            pub run: $Run,
+            pub permalink: String,
+        }
+
+        impl $Shown {
+            pub fn new(spec: $Spec) -> Result<$Shown, ViewError> {
+                let scenario = spec.resolve(catalogue::get)?;
+                let run = scenario.run()?;
+                let permalink = encode_link(&scenario.spec)?;
+                Ok($Shown {
+                    scenario,
+                    run,
+                    permalink,
+                })
+            }
+
+            pub fn text_report(&self, origin: &str) -> String {
+                $twin(
+                    &self.scenario.spec.command_line(),
+                    &format!(concat!("{}/", $prefix, "/{}"), origin, self.permalink),
+                    &self.run,
+                )
+            }
+        }
+    };
+}
+
 pub mod blkmq;
 pub mod compare;
 pub mod fleet;
@@ -111,6 +146,23 @@ pub(crate) fn parse_node(node: Option<&str>) -> Result<Option<u32>, ViewError> {
 
 /// The machine a query names: `preset` (non-empty) first, then a scenario permalink `s`, then
 /// `base` (the page's own spec), then `default`.
+/// The base spec a page's form query changes (`from`: the page's own permalink; none when
+/// empty) and the machine the query names ([`query_topology`] over the base's machine).
+pub(crate) fn query_base<S: serde::de::DeserializeOwned>(
+    from: &Option<String>,
+    preset: &Option<String>,
+    s: &Option<String>,
+    topology_of: fn(&S) -> &TopologyRef,
+    default: &str,
+) -> Result<(Option<S>, TopologyRef), ViewError> {
+    let base = match from.as_deref().filter(|l| !l.is_empty()) {
+        Some(link) => Some(permalink::decode::<S>(link)?),
+        None => None,
+    };
+    let topology = query_topology(preset, s, base.as_ref().map(topology_of), default)?;
+    Ok((base, topology))
+}
+
 pub(crate) fn query_topology(
     preset: &Option<String>,
     s: &Option<String>,

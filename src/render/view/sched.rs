@@ -6,7 +6,7 @@
 //! does); [`SchedView::new`] is the page.
 
 use super::seeds::{seed_of, SeedFigure, SeedTarget};
-use super::{bad, encode_link, preset_choices, query_topology, ViewError};
+use super::{bad, encode_link, preset_choices, query_base, ViewError};
 use crate::catalogue;
 use crate::kernel::sched::{
     GroupLoad, ImbalanceVariant, LbResult, SchedOutcome, VariantOutcome, VariantSummary, INTERPRETATION_NOTES,
@@ -14,7 +14,6 @@ use crate::kernel::sched::{
 use crate::render::json_mana_sched::sched_view;
 use crate::render::mana_sched::sched_twin;
 use crate::render::svg_mana_sched as pics;
-use crate::scenario::permalink;
 use crate::scenario::sched::{SchedRun, SchedScenario, SchedSpec, SCHED_DEFAULT_PRESET};
 use serde::Deserialize;
 
@@ -36,16 +35,8 @@ pub struct SchedQuery {
 
 impl SchedQuery {
     pub fn spec(&self) -> Result<SchedSpec, ViewError> {
-        let base = match self.from.as_deref().filter(|l| !l.is_empty()) {
-            Some(link) => Some(permalink::decode::<SchedSpec>(link)?),
-            None => None,
-        };
-        let topology = query_topology(
-            &self.preset,
-            &self.s,
-            base.as_ref().map(|b| &b.topology),
-            SCHED_DEFAULT_PRESET,
-        )?;
+        let (base, topology) =
+            query_base::<SchedSpec>(&self.from, &self.preset, &self.s, |b| &b.topology, SCHED_DEFAULT_PRESET)?;
         let mut spec = base.unwrap_or_else(SchedSpec::seed);
         spec.topology = topology;
         let num = |v: &Option<String>, what: &str| -> Result<Option<u32>, ViewError> {
@@ -89,33 +80,17 @@ pub fn parse_variant(name: Option<&str>) -> Result<ImbalanceVariant, ViewError> 
     }
 }
 
-/// A sched spec resolved and run, with its permalink: what every `/n/` response shows.
-pub struct SchedShown {
-    pub scenario: SchedScenario,
-    pub run: SchedRun,
-    pub permalink: String,
-}
+shown_run!(
+    /// A sched spec resolved and run, with its permalink: what every `/n/` response shows.
+    SchedShown,
+    SchedScenario,
+    SchedRun,
+    SchedSpec,
+    sched_twin,
+    "n"
+);
 
 impl SchedShown {
-    pub fn new(spec: SchedSpec) -> Result<SchedShown, ViewError> {
-        let scenario = spec.resolve(catalogue::get)?;
-        let run = scenario.run()?;
-        let permalink = encode_link(&scenario.spec)?;
-        Ok(SchedShown {
-            scenario,
-            run,
-            permalink,
-        })
-    }
-
-    pub fn text_report(&self, origin: &str) -> String {
-        sched_twin(
-            &self.scenario.spec.command_line(),
-            &format!("{origin}/n/{}", self.permalink),
-            &self.run,
-        )
-    }
-
     /// The JSON twin (`/n/{p}/json`, `irqscope sched --format json`).
     pub fn json(&self) -> serde_json::Value {
         sched_view(&self.permalink, &self.scenario.spec, &self.run.outcome)
