@@ -329,9 +329,18 @@ pub fn run(input: &SchedInput) -> Result<SchedOutcome, SchedError> {
 }
 
 /// Spec B.1 checks; returns the node count.
-#[allow(clippy::needless_range_loop)] // [from][to] and [to][from] are both read
 pub fn validate(input: &SchedInput) -> Result<usize, SchedError> {
-    let dist = &input.node_distance;
+    let n_nodes = check_node_distance(&input.node_distance)?;
+    let n_cpus = check_cpus_per_node(input, n_nodes)?;
+    check_nr_running(&input.nr_running, n_cpus)?;
+    check_pair_cpus(input, n_cpus)?;
+    Ok(n_nodes)
+}
+
+/// `node_distance`: 2 to [`SCHED_NODES_MAX`] nodes, square, 10 on the diagonal, 11..=254
+/// elsewhere, symmetric. Returns the node count.
+#[allow(clippy::needless_range_loop)] // [from][to] and [to][from] are both read
+fn check_node_distance(dist: &[Vec<u32>]) -> Result<usize, SchedError> {
     let n_nodes = dist.len();
     if n_nodes < 2 {
         return Err(SchedError::TooFewNodes { n_nodes });
@@ -370,6 +379,13 @@ pub fn validate(input: &SchedInput) -> Result<usize, SchedError> {
             }
         }
     }
+    Ok(n_nodes)
+}
+
+/// `cpus_per_node`, `smt` and `llcs_per_node`: one count a node, none empty, at most
+/// [`CPUS_MAX`] in all, each node made of whole LLCs made of whole SMT cores. Returns the CPU
+/// count.
+fn check_cpus_per_node(input: &SchedInput, n_nodes: usize) -> Result<usize, SchedError> {
     if input.cpus_per_node.len() != n_nodes {
         return Err(SchedError::CpusPerNodeLength {
             n_nodes,
@@ -416,18 +432,27 @@ pub fn validate(input: &SchedInput) -> Result<usize, SchedError> {
             });
         }
     }
-    let n_cpus = n_cpus as usize;
-    if input.nr_running.len() != n_cpus {
+    Ok(n_cpus as usize)
+}
+
+/// `nr_running`: one count a CPU, none above [`NR_RUNNING_MAX`].
+fn check_nr_running(nr_running: &[u32], n_cpus: usize) -> Result<(), SchedError> {
+    if nr_running.len() != n_cpus {
         return Err(SchedError::NrRunningLength {
             n_cpus,
-            got: input.nr_running.len(),
+            got: nr_running.len(),
         });
     }
-    for (cpu, &nr_running) in input.nr_running.iter().enumerate() {
+    for (cpu, &nr_running) in nr_running.iter().enumerate() {
         if nr_running > NR_RUNNING_MAX {
             return Err(SchedError::NrRunningTooLarge { cpu, nr_running });
         }
     }
+    Ok(())
+}
+
+/// `pair_cpus`: two distinct CPUs in range, on one node, each running a task.
+fn check_pair_cpus(input: &SchedInput, n_cpus: usize) -> Result<(), SchedError> {
     let [a, b] = input.pair_cpus;
     for cpu in [a, b] {
         if cpu as usize >= n_cpus {
@@ -446,7 +471,7 @@ pub fn validate(input: &SchedInput) -> Result<usize, SchedError> {
             first += c;
         }
         // Unreachable: the CPU was checked to be in range.
-        (n_nodes - 1) as u32
+        (input.cpus_per_node.len() - 1) as u32
     };
     let nodes = [node_of(a), node_of(b)];
     if nodes[0] != nodes[1] {
@@ -457,7 +482,7 @@ pub fn validate(input: &SchedInput) -> Result<usize, SchedError> {
             return Err(SchedError::PairCpuNotRunning { cpu });
         }
     }
-    Ok(n_nodes)
+    Ok(())
 }
 
 #[cfg(test)]
