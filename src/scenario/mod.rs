@@ -33,7 +33,7 @@ pub use kernel::KernelPick;
 pub use mana::mana_input;
 
 use crate::kernel::irq_affinity::{
-    affinity_sets, affinity_vectors, AffinityMasks, AffinityRequest, IrqAffinityDesc, IRQ_AFFINITY_MAX_SETS,
+    affinity_sets, affinity_vectors, descs_of, AffinityMasks, AffinityRequest, IRQ_AFFINITY_MAX_SETS,
 };
 use crate::kernel::isolation::{HkType, Housekeeping};
 use crate::kernel::mana::{DriverVersion, ManaOutcome, MsixMode};
@@ -297,6 +297,114 @@ pub(crate) fn parse_vectors_held(text: &str, n: u32) -> Result<Vec<u32>, Scenari
 #[error("{0}")]
 pub struct ScenarioError(pub String);
 
+/// A device's `name`: 1 to [`DEVICE_NAME_BYTES_MAX`] bytes, no spaces, commas or control
+/// characters, not used by an earlier device (`names`).
+fn check_device_name<'a>(d: &'a Device, names: &mut BTreeSet<&'a str>) -> Result<(), String> {
+    if d.name.is_empty() || d.name.len() > DEVICE_NAME_BYTES_MAX {
+        return Err(format!("a name needs 1 to {DEVICE_NAME_BYTES_MAX} bytes"));
+    }
+    if d.name.chars().any(|c| c.is_control() || c.is_whitespace() || c == ',') {
+        return Err("names may not hold spaces, commas or control characters".into());
+    }
+    if !names.insert(d.name.as_str()) {
+        return Err("the name is used twice".into());
+    }
+    Ok(())
+}
+
+/// A device's `vectors`, `pre_vectors`, `post_vectors` and `sets`: what
+/// `irq_create_affinity_masks()` can be asked for.
+fn check_device_vectors(d: &Device) -> Result<(), String> {
+    if d.vectors == 0 || d.vectors > VECTORS_PER_DEVICE_MAX {
+        return Err(format!(
+            "{} vectors; a device has 1 to {VECTORS_PER_DEVICE_MAX}",
+            d.vectors
+        ));
+    }
+    if u64::from(d.pre_vectors) + u64::from(d.post_vectors) > u64::from(d.vectors) {
+        return Err(format!(
+            "pre + post vectors ({} + {}) exceed its {} vectors",
+            d.pre_vectors, d.post_vectors, d.vectors
+        ));
+    }
+    if let Some(sets) = &d.sets {
+        if sets.is_empty() || sets.len() > SETS_MAX {
+            return Err(format!(
+                "1 to {SETS_MAX} interrupt sets (the kernel takes {IRQ_AFFINITY_MAX_SETS})"
+            ));
+        }
+        let sum: u64 = sets.iter().map(|&s| u64::from(s)).sum();
+        if sum > u64::from(d.affinity_vectors()) {
+            return Err(format!(
+                "the sets add up to {sum}, more than its {} affinity vectors",
+                d.affinity_vectors()
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// A device's `node`: one the machine has.
+fn check_device_node(d: &Device, topology: &Topology) -> Result<(), String> {
+    match d.node {
+        Some(node) if node >= topology.nr_node_ids() => Err(format!(
+            "node {node} does not exist (nr_node_ids {})",
+            topology.nr_node_ids()
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// A device's `blk_mq_queues`: 1 to [`VECTORS_PER_DEVICE_MAX`], and only with a `blk_mq` map.
+fn check_device_blk_mq(d: &Device) -> Result<(), String> {
+    if let Some(q) = d.blk_mq_queues {
+        if q == 0 || q > VECTORS_PER_DEVICE_MAX {
+            return Err(format!("{q} blk-mq queues; 1 to {VECTORS_PER_DEVICE_MAX}"));
+        }
+        if d.blk_mq.is_none() {
+            return Err("a blk-mq queue count needs a blk-mq map (irq or cpumap)".into());
+        }
+    }
+    Ok(())
+}
+
+/// A MANA device (`driver`): the HWC and at least one queue vector, its own IRQ setup (no
+/// pre, post, sets, managed affinity or blk-mq map), the x86 vector matrix, and a machine
+/// within the MANA model's limits.
+fn check_mana_device(d: &Device, topology: &Topology, effective: EffectiveModel) -> Result<(), String> {
+    if !d.driver.is_mana() {
+        return Ok(());
+    }
+    if d.vectors < 2 {
+        return Err("a MANA device needs at least 1 queue vector beside the HWC".into());
+    }
+    if d.pre_vectors > 0 || d.post_vectors > 0 || d.sets.is_some() {
+        return Err("MANA sets its own IRQs up; pre, post and sets do not apply".into());
+    }
+    if d.managed_affinity {
+        return Err("MANA IRQs are not managed (managed=no)".into());
+    }
+    if d.blk_mq.is_some() || d.blk_mq_queues.is_some() {
+        return Err("a MANA device has no blk-mq map".into());
+    }
+    if effective != EffectiveModel::X86Matrix {
+        return Err("the MANA model places IRQs by the x86 vector matrix; use the x86-matrix effective model".into());
+    }
+    if topology.nr_node_ids() as usize > crate::kernel::mana::NODES_MAX {
+        return Err(format!(
+            "the MANA model takes at most {} nodes",
+            crate::kernel::mana::NODES_MAX
+        ));
+    }
+    if topology.nr_cpu_ids() as usize > crate::kernel::mana::CPUS_MAX {
+        return Err(format!(
+            "the MANA model takes at most {} CPUs",
+            crate::kernel::mana::CPUS_MAX
+        ));
+    }
+    Ok(())
+}
+
 impl Scenario {
     pub fn new(
         topology: Arc<Topology>,
@@ -314,93 +422,15 @@ impl Scenario {
         let mut total: u64 = 0;
         for (i, d) in devices.iter().enumerate() {
             let at = format!("device {} ({:?})", i, shorten(&d.name));
-            if d.name.is_empty() || d.name.len() > DEVICE_NAME_BYTES_MAX {
-                return err(format!("{at}: a name needs 1 to {DEVICE_NAME_BYTES_MAX} bytes"));
-            }
-            if d.name.chars().any(|c| c.is_control() || c.is_whitespace() || c == ',') {
-                return err(format!("{at}: names may not hold spaces, commas or control characters"));
-            }
-            if !names.insert(d.name.as_str()) {
-                return err(format!("{at}: the name is used twice"));
-            }
-            if d.vectors == 0 || d.vectors > VECTORS_PER_DEVICE_MAX {
-                return err(format!(
-                    "{at}: {} vectors; a device has 1 to {VECTORS_PER_DEVICE_MAX}",
-                    d.vectors
-                ));
+            let checked = check_device_name(d, &mut names)
+                .and_then(|()| check_device_vectors(d))
+                .and_then(|()| check_device_node(d, &topology))
+                .and_then(|()| check_device_blk_mq(d))
+                .and_then(|()| check_mana_device(d, &topology, effective));
+            if let Err(m) = checked {
+                return err(format!("{at}: {m}"));
             }
             total += u64::from(d.vectors);
-            if u64::from(d.pre_vectors) + u64::from(d.post_vectors) > u64::from(d.vectors) {
-                return err(format!(
-                    "{at}: pre + post vectors ({} + {}) exceed its {} vectors",
-                    d.pre_vectors, d.post_vectors, d.vectors
-                ));
-            }
-            if let Some(sets) = &d.sets {
-                if sets.is_empty() || sets.len() > SETS_MAX {
-                    return err(format!(
-                        "{at}: 1 to {SETS_MAX} interrupt sets (the kernel takes {IRQ_AFFINITY_MAX_SETS})"
-                    ));
-                }
-                let sum: u64 = sets.iter().map(|&s| u64::from(s)).sum();
-                if sum > u64::from(d.affinity_vectors()) {
-                    return err(format!(
-                        "{at}: the sets add up to {sum}, more than its {} affinity vectors",
-                        d.affinity_vectors()
-                    ));
-                }
-            }
-            if let Some(node) = d.node {
-                if node >= topology.nr_node_ids() {
-                    return err(format!(
-                        "{at}: node {node} does not exist (nr_node_ids {})",
-                        topology.nr_node_ids()
-                    ));
-                }
-            }
-            if let Some(q) = d.blk_mq_queues {
-                if q == 0 || q > VECTORS_PER_DEVICE_MAX {
-                    return err(format!("{at}: {q} blk-mq queues; 1 to {VECTORS_PER_DEVICE_MAX}"));
-                }
-                if d.blk_mq.is_none() {
-                    return err(format!("{at}: a blk-mq queue count needs a blk-mq map (irq or cpumap)"));
-                }
-            }
-            if d.driver.is_mana() {
-                if d.vectors < 2 {
-                    return err(format!(
-                        "{at}: a MANA device needs at least 1 queue vector beside the HWC"
-                    ));
-                }
-                if d.pre_vectors > 0 || d.post_vectors > 0 || d.sets.is_some() {
-                    return err(format!(
-                        "{at}: MANA sets its own IRQs up; pre, post and sets do not apply"
-                    ));
-                }
-                if d.managed_affinity {
-                    return err(format!("{at}: MANA IRQs are not managed (managed=no)"));
-                }
-                if d.blk_mq.is_some() || d.blk_mq_queues.is_some() {
-                    return err(format!("{at}: a MANA device has no blk-mq map"));
-                }
-                if effective != EffectiveModel::X86Matrix {
-                    return err(format!(
-                        "{at}: the MANA model places IRQs by the x86 vector matrix; use the x86-matrix effective model"
-                    ));
-                }
-                if topology.nr_node_ids() as usize > crate::kernel::mana::NODES_MAX {
-                    return err(format!(
-                        "{at}: the MANA model takes at most {} nodes",
-                        crate::kernel::mana::NODES_MAX
-                    ));
-                }
-                if topology.nr_cpu_ids() as usize > crate::kernel::mana::CPUS_MAX {
-                    return err(format!(
-                        "{at}: the MANA model takes at most {} CPUs",
-                        crate::kernel::mana::CPUS_MAX
-                    ));
-                }
-            }
         }
         if total > VECTORS_TOTAL_MAX {
             return err(format!("{total} vectors in all; at most {VECTORS_TOTAL_MAX}"));
@@ -881,15 +911,7 @@ fn proposal_masks(
     }
     masks.truncate((req.pre_vectors + affvecs) as usize);
     masks.resize(req.nvecs as usize, default.clone());
-    let managed = req.pre_vectors as usize..(req.nvecs - req.post_vectors) as usize;
-    let descs = masks
-        .into_iter()
-        .enumerate()
-        .map(|(i, mask)| IrqAffinityDesc {
-            mask,
-            is_managed: managed.contains(&i),
-        })
-        .collect();
+    let descs = descs_of(masks, req.pre_vectors as usize..(req.nvecs - req.post_vectors) as usize);
     Some(AffinityMasks {
         descs,
         spread_offsets: Vec::new(),
