@@ -394,66 +394,143 @@ struct Machine<'a> {
     hop_walk: Vec<CpuSet>,
 }
 
-impl<'a> Machine<'a> {
-    fn new(input: &'a ManaInput) -> Result<Machine<'a>, ManaError> {
-        let n_cpus = input.cpu_node.len();
-        if n_cpus == 0 {
-            return Err(ManaError::NoCpus);
+/// The input's shape and limits: CPU and node counts, one entry a CPU in every
+/// per-CPU field, a square `node_distance`, every `cpu_node` and the `device_node` in range,
+/// `max_msix` and `initial_vector_load` within the model's bounds. Returns the CPU count.
+fn check_input(input: &ManaInput) -> Result<usize, ManaError> {
+    let n_cpus = input.cpu_node.len();
+    if n_cpus == 0 {
+        return Err(ManaError::NoCpus);
+    }
+    if n_cpus > CPUS_MAX {
+        return Err(ManaError::TooManyCpus { n_cpus });
+    }
+    for (field, got) in [
+        ("cpu_core", input.cpu_core.len()),
+        ("initial_vector_load", input.initial_vector_load.len()),
+        ("online", input.online.len()),
+    ] {
+        if got != n_cpus {
+            return Err(ManaError::LengthMismatch {
+                field,
+                expected: n_cpus,
+                got,
+            });
         }
-        if n_cpus > CPUS_MAX {
-            return Err(ManaError::TooManyCpus { n_cpus });
-        }
-        for (field, got) in [
-            ("cpu_core", input.cpu_core.len()),
-            ("initial_vector_load", input.initial_vector_load.len()),
-            ("online", input.online.len()),
-        ] {
-            if got != n_cpus {
-                return Err(ManaError::LengthMismatch {
-                    field,
-                    expected: n_cpus,
-                    got,
-                });
-            }
-        }
-        let n_nodes = input.node_distance.len();
-        if n_nodes == 0 {
-            return Err(ManaError::NoNodes);
-        }
-        if n_nodes > NODES_MAX {
-            return Err(ManaError::TooManyNodes { n_nodes });
-        }
-        for (row, r) in input.node_distance.iter().enumerate() {
-            if r.len() != n_nodes {
-                return Err(ManaError::DistanceNotSquare {
-                    row,
-                    len: r.len(),
-                    n_nodes,
-                });
-            }
-        }
-        for (cpu, &node) in input.cpu_node.iter().enumerate() {
-            if node as usize >= n_nodes {
-                return Err(ManaError::CpuNodeOutOfRange { cpu, node, n_nodes });
-            }
-        }
-        if input.device_node < -1 || input.device_node >= n_nodes as i32 {
-            return Err(ManaError::DeviceNodeOutOfRange {
-                node: input.device_node,
+    }
+    let n_nodes = input.node_distance.len();
+    if n_nodes == 0 {
+        return Err(ManaError::NoNodes);
+    }
+    if n_nodes > NODES_MAX {
+        return Err(ManaError::TooManyNodes { n_nodes });
+    }
+    for (row, r) in input.node_distance.iter().enumerate() {
+        if r.len() != n_nodes {
+            return Err(ManaError::DistanceNotSquare {
+                row,
+                len: r.len(),
                 n_nodes,
             });
         }
-        if input.max_msix > MSIX_MAX {
-            return Err(ManaError::MaxMsixTooLarge {
-                max_msix: input.max_msix,
-            });
+    }
+    for (cpu, &node) in input.cpu_node.iter().enumerate() {
+        if node as usize >= n_nodes {
+            return Err(ManaError::CpuNodeOutOfRange { cpu, node, n_nodes });
         }
-        for (cpu, &load) in input.initial_vector_load.iter().enumerate() {
-            if load > VECTOR_LOAD_MAX {
-                return Err(ManaError::VectorLoadTooLarge { cpu, load });
+    }
+    if input.device_node < -1 || input.device_node >= n_nodes as i32 {
+        return Err(ManaError::DeviceNodeOutOfRange {
+            node: input.device_node,
+            n_nodes,
+        });
+    }
+    if input.max_msix > MSIX_MAX {
+        return Err(ManaError::MaxMsixTooLarge {
+            max_msix: input.max_msix,
+        });
+    }
+    for (cpu, &load) in input.initial_vector_load.iter().enumerate() {
+        if load > VECTOR_LOAD_MAX {
+            return Err(ManaError::VectorLoadTooLarge { cpu, load });
+        }
+    }
+    Ok(n_cpus)
+}
+
+/// `irq_default_affinity` as a flag a CPU (`default_affinity`; every CPU when unset).
+fn default_mask(input: &ManaInput, n_cpus: usize) -> Result<Vec<bool>, ManaError> {
+    let mut in_default = vec![input.default_affinity.is_none(); n_cpus];
+    if let Some(list) = &input.default_affinity {
+        for &cpu in list {
+            match in_default.get_mut(cpu as usize) {
+                Some(flag) => *flag = true,
+                None => return Err(ManaError::DefaultAffinityOutOfRange { cpu, n_cpus }),
             }
         }
+    }
+    Ok(in_default)
+}
 
+/// `assign_irq_vector_any_locked()`'s candidate sets in search order: the device node's CPUs
+/// within the default mask, the device node, the default mask, then anything online.
+fn activation_sets(input: &ManaInput, online_list: &[u32], in_default: &[bool]) -> Vec<(ActivationSet, Vec<u32>)> {
+    let on_node = |cpu: &u32| input.device_node >= 0 && input.cpu_node[*cpu as usize] as i32 == input.device_node;
+    let in_default_mask = |cpu: &u32| in_default[*cpu as usize];
+    let mut activation_sets = Vec::with_capacity(4);
+    if input.device_node >= 0 {
+        activation_sets.push((
+            ActivationSet::NodeAndDefault,
+            online_list
+                .iter()
+                .copied()
+                .filter(|c| on_node(c) && in_default_mask(c))
+                .collect(),
+        ));
+        activation_sets.push((
+            ActivationSet::Node,
+            online_list.iter().copied().filter(on_node).collect(),
+        ));
+    }
+    activation_sets.push((
+        ActivationSet::Default,
+        online_list.iter().copied().filter(in_default_mask).collect(),
+    ));
+    activation_sets.push((ActivationSet::AllOnline, online_list.to_vec()));
+    activation_sets
+}
+
+/// The masks `for_each_numa_hop_mask()` visits from the device node: the online CPUs within
+/// each distinct distance, nearest first; all online CPUs for `NUMA_NO_NODE`.
+fn hop_walk(input: &ManaInput, online: &CpuSet, online_list: &[u32]) -> Vec<CpuSet> {
+    let n_cpus = input.cpu_node.len();
+    if input.device_node < 0 {
+        // NUMA_NO_NODE: a single mask, all online CPUs.
+        vec![online.clone()]
+    } else {
+        let dn = input.device_node as usize;
+        let mut distinct: Vec<u32> = input.node_distance.iter().flatten().copied().collect();
+        distinct.sort_unstable();
+        distinct.dedup();
+        distinct
+            .iter()
+            .map(|&hop_distance| {
+                let mut m = CpuSet::new(n_cpus as u32);
+                for &c in online_list {
+                    let node = input.cpu_node[c as usize] as usize;
+                    if input.node_distance[dn][node] <= hop_distance {
+                        m.insert(c);
+                    }
+                }
+                m
+            })
+            .collect()
+    }
+}
+
+impl<'a> Machine<'a> {
+    fn new(input: &'a ManaInput) -> Result<Machine<'a>, ManaError> {
+        let n_cpus = check_input(input)?;
         let mut online = CpuSet::new(n_cpus as u32);
         for (cpu, &on) in input.online.iter().enumerate() {
             if on {
@@ -464,70 +541,13 @@ impl<'a> Machine<'a> {
         if online_list.is_empty() {
             return Err(ManaError::NoOnlineCpus);
         }
-
-        let mut in_default = vec![input.default_affinity.is_none(); n_cpus];
-        if let Some(list) = &input.default_affinity {
-            for &cpu in list {
-                match in_default.get_mut(cpu as usize) {
-                    Some(flag) => *flag = true,
-                    None => return Err(ManaError::DefaultAffinityOutOfRange { cpu, n_cpus }),
-                }
-            }
-        }
-
+        let in_default = default_mask(input, n_cpus)?;
         let mut core_members: BTreeMap<u32, Vec<u32>> = BTreeMap::new();
         for &cpu in &online_list {
             core_members.entry(input.cpu_core[cpu as usize]).or_default().push(cpu);
         }
-
-        // assign_irq_vector_any_locked(): the device node's CPUs within the
-        // default mask, the device node, the default mask, then anything.
-        let on_node = |cpu: &u32| input.device_node >= 0 && input.cpu_node[*cpu as usize] as i32 == input.device_node;
-        let in_default_mask = |cpu: &u32| in_default[*cpu as usize];
-        let mut activation_sets = Vec::with_capacity(4);
-        if input.device_node >= 0 {
-            activation_sets.push((
-                ActivationSet::NodeAndDefault,
-                online_list
-                    .iter()
-                    .copied()
-                    .filter(|c| on_node(c) && in_default_mask(c))
-                    .collect(),
-            ));
-            activation_sets.push((
-                ActivationSet::Node,
-                online_list.iter().copied().filter(on_node).collect(),
-            ));
-        }
-        activation_sets.push((
-            ActivationSet::Default,
-            online_list.iter().copied().filter(in_default_mask).collect(),
-        ));
-        activation_sets.push((ActivationSet::AllOnline, online_list.clone()));
-
-        let hop_walk = if input.device_node < 0 {
-            // NUMA_NO_NODE: a single mask, all online CPUs.
-            vec![online.clone()]
-        } else {
-            let dn = input.device_node as usize;
-            let mut distinct: Vec<u32> = input.node_distance.iter().flatten().copied().collect();
-            distinct.sort_unstable();
-            distinct.dedup();
-            distinct
-                .iter()
-                .map(|&hop_distance| {
-                    let mut m = CpuSet::new(n_cpus as u32);
-                    for &c in &online_list {
-                        let node = input.cpu_node[c as usize] as usize;
-                        if input.node_distance[dn][node] <= hop_distance {
-                            m.insert(c);
-                        }
-                    }
-                    m
-                })
-                .collect()
-        };
-
+        let activation_sets = activation_sets(input, &online_list, &in_default);
+        let hop_walk = hop_walk(input, &online, &online_list);
         Ok(Machine {
             input,
             n_cpus,
@@ -930,22 +950,25 @@ fn mana_gd_setup_dyn_irqs(
     (skip_first_cpu, setup_fn)
 }
 
+/// Seed 001 machine: 4 vCPUs as 2 cores {0,1},{2,3}, one node, the device on node 0,
+/// dynamic MSI-X with 64 vectors at most, `load` vectors already on each CPU (the tests'
+/// common machine).
+#[cfg(test)]
+pub(crate) fn seed_4vcpu(load: [u32; 4]) -> ManaInput {
+    ManaInput::all_online(
+        vec![0; 4],
+        vec![0, 0, 1, 1],
+        vec![vec![10]],
+        0,
+        MsixMode::Dynamic,
+        64,
+        load.to_vec(),
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// Seed 001 machine: 4 vCPUs as 2 cores {0,1},{2,3}, one node.
-    fn seed_4vcpu(load: [u32; 4]) -> ManaInput {
-        ManaInput::all_online(
-            vec![0; 4],
-            vec![0, 0, 1, 1],
-            vec![vec![10]],
-            0,
-            MsixMode::Dynamic,
-            64,
-            load.to_vec(),
-        )
-    }
 
     fn masks(o: &ManaOutcome) -> Vec<Option<Vec<u32>>> {
         o.irqs.iter().map(|i| i.affinity.clone()).collect()
