@@ -430,97 +430,11 @@ impl Draft {
     /// Check, validate and return the canonical explicit spec with the warnings.
     pub fn finish(mut self) -> Result<Imported, ImportError> {
         let format = self.format;
-        let whole = Place::default();
-        let mut possible: CpuSet = self.cpu_node.keys().copied().collect();
-        if let Some(p) = &self.possible {
-            possible.or_assign(p);
-        }
-        for part in [&self.smt, &self.clusters, &self.packages] {
-            for (set, _) in &part.sets {
-                possible.or_assign(set);
-            }
-        }
-        if possible.is_empty() {
-            return Err(self.err(&whole, "no CPUs found"));
-        }
-        if let Some(p) = &self.possible {
-            if let Some(cpu) = possible.andnot(p).first() {
-                return Err(self.err(
-                    &whole,
-                    format!("CPU {cpu} is described but not in the possible set {p}"),
-                ));
-            }
-        }
-        // CPUs the tool names but puts in no node (x86 leaves hot-pluggable CPUs out of
-        // node*/cpulist) go to the lowest node, said in the note.
-        let homeless: CpuSet = possible.iter().filter(|c| !self.cpu_node.contains_key(c)).collect();
-        if !homeless.is_empty() {
-            let node = self.node_ids.iter().copied().min().unwrap_or(0);
-            if !self.cpu_node.is_empty() {
-                self.warnings.push(format!(
-                    "CPUs {} are in no node's CPU list; placed in node {node}.",
-                    short(&homeless.to_cpulist())
-                ));
-            }
-            for cpu in homeless.iter() {
-                self.set_node(cpu, node, Place::new(None, "(no node)"))?;
-            }
-        }
-        // SMT siblings share a node.
-        for (set, place) in &self.smt.sets {
-            let first = set.first().unwrap_or(0);
-            let node0 = self.cpu_node.get(&first).map_or(0, |(n, _)| *n);
-            for cpu in set.iter() {
-                let node = self.cpu_node.get(&cpu).map_or(0, |(n, _)| *n);
-                if node != node0 {
-                    return Err(self.err(
-                        place,
-                        format!("SMT siblings {first} and {cpu} are on different nodes ({node0} and {node})"),
-                    ));
-                }
-            }
-        }
-        let nr_node_ids = self.node_ids.iter().max().map_or(1, |m| m + 1);
-        if nr_node_ids > NODES_MAX {
-            return Err(self.err(
-                &whole,
-                format!("node id {} is beyond the limit ({NODES_MAX} nodes)", nr_node_ids - 1),
-            ));
-        }
-        let mut node_sets = vec![CpuSet::new(CPUS_MAX); nr_node_ids as usize];
-        for (&cpu, (node, _)) in &self.cpu_node {
-            node_sets[*node as usize].insert(cpu);
-        }
-        // Packages: CPUs no package names (offline CPUs without sysfs topology) join the package
-        // of the lowest CPU of their node that has one, or their own when none has.
-        let mut packages: Vec<CpuSet> = self.packages.sorted().into_iter().map(|(s, _)| s.clone()).collect();
-        if !packages.is_empty() {
-            let lost: Vec<u32> = possible.iter().filter(|&c| !self.packages.contains(c)).collect();
-            for cpu in &lost {
-                let node = self.cpu_node[cpu].0;
-                let home = node_sets[node as usize]
-                    .iter()
-                    .find_map(|c| packages.iter().position(|p| p.contains(c)));
-                match home {
-                    Some(i) => packages[i].insert(*cpu),
-                    None => packages.push(CpuSet::from_cpus([*cpu])),
-                }
-            }
-            if !lost.is_empty() {
-                let lost: CpuSet = lost.into_iter().collect();
-                self.warnings.push(format!(
-                    "CPUs {} have no package information; placed with their node.",
-                    short(&lost.to_cpulist())
-                ));
-            }
-            packages.sort_by_key(CpuSet::first);
-            // One package per node is the default: say so, whatever order the nodes are in.
-            let mut per_node: Vec<CpuSet> = node_sets.iter().filter(|s| !s.is_empty()).cloned().collect();
-            per_node.sort_by_key(CpuSet::first);
-            if packages == per_node {
-                packages.clear();
-            }
-        }
+        let possible = self.possible_cpus()?;
+        self.place_homeless(&possible)?;
+        self.check_smt_nodes()?;
+        let (nr_node_ids, node_sets) = self.node_sets()?;
+        let packages = self.packages_of(&possible, &node_sets);
         let distances = match self.distances.take() {
             None => {
                 if nr_node_ids > 1 {
@@ -560,6 +474,125 @@ impl Draft {
             warnings: self.warnings,
             devices: self.devices,
         })
+    }
+
+    /// Every CPU the input names (in a node, the possible set, an SMT, cluster or package
+    /// set); an error when there is none or one lies outside a `possible` set given.
+    fn possible_cpus(&self) -> Result<CpuSet, ImportError> {
+        let whole = Place::default();
+        let mut possible: CpuSet = self.cpu_node.keys().copied().collect();
+        if let Some(p) = &self.possible {
+            possible.or_assign(p);
+        }
+        for part in [&self.smt, &self.clusters, &self.packages] {
+            for (set, _) in &part.sets {
+                possible.or_assign(set);
+            }
+        }
+        if possible.is_empty() {
+            return Err(self.err(&whole, "no CPUs found"));
+        }
+        if let Some(p) = &self.possible {
+            if let Some(cpu) = possible.andnot(p).first() {
+                return Err(self.err(
+                    &whole,
+                    format!("CPU {cpu} is described but not in the possible set {p}"),
+                ));
+            }
+        }
+        Ok(possible)
+    }
+
+    /// CPUs the tool names but puts in no node (x86 leaves hot-pluggable CPUs out of
+    /// node*/cpulist) go to the lowest node, said in the note.
+    fn place_homeless(&mut self, possible: &CpuSet) -> Result<(), ImportError> {
+        // CPUs the tool names but puts in no node (x86 leaves hot-pluggable CPUs out of
+        // node*/cpulist) go to the lowest node, said in the note.
+        let homeless: CpuSet = possible.iter().filter(|c| !self.cpu_node.contains_key(c)).collect();
+        if !homeless.is_empty() {
+            let node = self.node_ids.iter().copied().min().unwrap_or(0);
+            if !self.cpu_node.is_empty() {
+                self.warnings.push(format!(
+                    "CPUs {} are in no node's CPU list; placed in node {node}.",
+                    short(&homeless.to_cpulist())
+                ));
+            }
+            for cpu in homeless.iter() {
+                self.set_node(cpu, node, Place::new(None, "(no node)"))?;
+            }
+        }
+        Ok(())
+    }
+
+    /// SMT siblings share a node.
+    fn check_smt_nodes(&self) -> Result<(), ImportError> {
+        // SMT siblings share a node.
+        for (set, place) in &self.smt.sets {
+            let first = set.first().unwrap_or(0);
+            let node0 = self.cpu_node.get(&first).map_or(0, |(n, _)| *n);
+            for cpu in set.iter() {
+                let node = self.cpu_node.get(&cpu).map_or(0, |(n, _)| *n);
+                if node != node0 {
+                    return Err(self.err(
+                        place,
+                        format!("SMT siblings {first} and {cpu} are on different nodes ({node0} and {node})"),
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// `nr_node_ids` (within [`NODES_MAX`]) and each node's CPUs.
+    fn node_sets(&self) -> Result<(u32, Vec<CpuSet>), ImportError> {
+        let whole = Place::default();
+        let nr_node_ids = self.node_ids.iter().max().map_or(1, |m| m + 1);
+        if nr_node_ids > NODES_MAX {
+            return Err(self.err(
+                &whole,
+                format!("node id {} is beyond the limit ({NODES_MAX} nodes)", nr_node_ids - 1),
+            ));
+        }
+        let mut node_sets = vec![CpuSet::new(CPUS_MAX); nr_node_ids as usize];
+        for (&cpu, (node, _)) in &self.cpu_node {
+            node_sets[*node as usize].insert(cpu);
+        }
+        Ok((nr_node_ids, node_sets))
+    }
+
+    /// The packages: CPUs no package names (offline CPUs without sysfs topology) join the
+    /// package of the lowest CPU of their node that has one, or their own when none has;
+    /// none when they are one a node (the default).
+    fn packages_of(&mut self, possible: &CpuSet, node_sets: &[CpuSet]) -> Vec<CpuSet> {
+        let mut packages: Vec<CpuSet> = self.packages.sorted().into_iter().map(|(s, _)| s.clone()).collect();
+        if !packages.is_empty() {
+            let lost: Vec<u32> = possible.iter().filter(|&c| !self.packages.contains(c)).collect();
+            for cpu in &lost {
+                let node = self.cpu_node[cpu].0;
+                let home = node_sets[node as usize]
+                    .iter()
+                    .find_map(|c| packages.iter().position(|p| p.contains(c)));
+                match home {
+                    Some(i) => packages[i].insert(*cpu),
+                    None => packages.push(CpuSet::from_cpus([*cpu])),
+                }
+            }
+            if !lost.is_empty() {
+                let lost: CpuSet = lost.into_iter().collect();
+                self.warnings.push(format!(
+                    "CPUs {} have no package information; placed with their node.",
+                    short(&lost.to_cpulist())
+                ));
+            }
+            packages.sort_by_key(CpuSet::first);
+            // One package per node is the default: say so, whatever order the nodes are in.
+            let mut per_node: Vec<CpuSet> = node_sets.iter().filter(|s| !s.is_empty()).cloned().collect();
+            per_node.sort_by_key(CpuSet::first);
+            if packages == per_node {
+                packages.clear();
+            }
+        }
+        packages
     }
 
     /// The matrix must be square with 10 on the diagonal (the rest is [`Topology::new`]'s
