@@ -7,8 +7,8 @@
 //! threads do; [`Basis`] says which was used. Names carry their unit (`irqs`, `devices`).
 
 use crate::policy::ideal::{ideal_bound, IdealBound};
-use crate::scenario::{Outcome, Scenario};
-use crate::topology::CpuSet;
+use crate::scenario::{Outcome, Scenario, VectorOutcome};
+use crate::topology::{CpuSet, Topology};
 use std::collections::BTreeMap;
 
 /// Per possible CPU.
@@ -163,15 +163,51 @@ pub fn compute(scenario: &Scenario, outcome: &Outcome) -> Metrics {
     let irqs_total: u32 = per_cpu.iter().map(irqs).sum();
     let hot_irqs_total: u32 = per_cpu.iter().map(|c| c.hot_irqs).sum();
     let n_online = topo.online().weight();
-    // Counted and hot IRQs of each node's online CPUs, in one pass over the CPUs.
+    let per_node = per_node(topo, &online, basis, irqs_total);
+    let (vectors_shut_down, vectors_failed) = vectors_lost(outcome);
+    let counted = |v: &VectorOutcome| v.effective_cpu.is_some() && (basis == Basis::All || v.managed);
+    let counted_per_device: Vec<u64> = outcome
+        .devices
+        .iter()
+        .map(|d| d.vectors.iter().filter(|v| counted(v)).count() as u64)
+        .collect();
+    let devices_total = counted_per_device.iter().filter(|&&n| n > 0).count() as u32;
+    Metrics {
+        basis,
+        irqs_total,
+        irqs_per_cpu_max: online.iter().map(|c| irqs(c)).max().unwrap_or(0),
+        irqs_per_cpu_min: online.iter().map(|c| irqs(c)).min().unwrap_or(0),
+        devices_total,
+        devices_per_cpu_max: online.iter().map(|c| devs(c)).max().unwrap_or(0),
+        devices_per_cpu_min: online.iter().map(|c| devs(c)).min().unwrap_or(0),
+        hot_irqs_total,
+        hot_irqs_per_cpu_max: online.iter().map(|c| c.hot_irqs).max().unwrap_or(0),
+        cpus_idle: online.iter().filter(|c| irqs(c) == 0).map(|c| c.cpu).collect(),
+        vectors_shut_down,
+        vectors_failed,
+        devices_asked: outcome
+            .devices
+            .iter()
+            .filter(|d| d.vectors.iter().any(|v| basis == Basis::All || v.managed))
+            .count() as u32,
+        ideal: ideal_bound(&counted_per_device, n_online),
+        per_cpu,
+        per_node,
+    }
+}
+
+/// Each node with CPUs: its online CPUs, their counted and hot IRQs (one pass over the CPUs),
+/// and its fair share of `irqs_total` by online CPUs.
+fn per_node(topo: &Topology, online: &[&CpuLoad], basis: Basis, irqs_total: u32) -> Vec<NodeLoad> {
+    let n_online = topo.online().weight();
     let mut node_sums = vec![(0u32, 0u32); topo.nr_node_ids() as usize];
-    for c in &online {
+    for c in online {
         if let Some(sum) = node_sums.get_mut(c.node as usize) {
-            sum.0 += irqs(c);
+            sum.0 += c.counted_irqs(basis);
             sum.1 += c.hot_irqs;
         }
     }
-    let per_node = (0..topo.nr_node_ids())
+    (0..topo.nr_node_ids())
         .filter(|&n| !topo.node_cpus(n).is_empty())
         .map(|node| {
             let cpus_online = topo.node_cpus(node).and_weight(topo.online());
@@ -184,67 +220,32 @@ pub fn compute(scenario: &Scenario, outcome: &Outcome) -> Metrics {
                 fair_share_milli: u64::from(irqs_total) * 1000 * u64::from(cpus_online) / u64::from(n_online.max(1)),
             }
         })
-        .collect();
-    // Vectors the vector matrix refused (their device and index); a device whose whole
-    // allocation failed counts all its vectors below, once.
+        .collect()
+}
+
+/// Managed vectors shut down (no online CPU in their mask), and vectors the vector matrix
+/// refused, a device whose whole allocation failed counting all its vectors, once.
+fn vectors_lost(outcome: &Outcome) -> (u32, u32) {
     let refused: std::collections::BTreeSet<(&str, u32)> = outcome
         .vector_space
         .matrix_failures()
         .map(|f| (f.device.as_str(), f.vector))
         .collect();
-    let counted_per_device: Vec<u64> = outcome
+    let shut_down = outcome
         .devices
         .iter()
-        .map(|d| {
-            d.vectors
-                .iter()
-                .filter(|v| v.effective_cpu.is_some() && (basis == Basis::All || v.managed))
-                .count() as u64
-        })
-        .collect();
-    let devices_total = outcome
-        .devices
-        .iter()
-        .filter(|d| {
-            d.vectors
-                .iter()
-                .any(|v| v.effective_cpu.is_some() && (basis == Basis::All || v.managed))
-        })
+        .filter(|d| d.alloc_failed.is_none())
+        .flat_map(|d| d.vectors.iter().map(move |v| (d.name.as_str(), v)))
+        .filter(|(d, v)| v.managed && v.effective_cpu.is_none() && !refused.contains(&(*d, v.index)))
         .count() as u32;
-    Metrics {
-        basis,
-        irqs_total,
-        irqs_per_cpu_max: online.iter().map(|c| irqs(c)).max().unwrap_or(0),
-        irqs_per_cpu_min: online.iter().map(|c| irqs(c)).min().unwrap_or(0),
-        devices_total,
-        devices_per_cpu_max: online.iter().map(|c| devs(c)).max().unwrap_or(0),
-        devices_per_cpu_min: online.iter().map(|c| devs(c)).min().unwrap_or(0),
-        hot_irqs_total,
-        hot_irqs_per_cpu_max: online.iter().map(|c| c.hot_irqs).max().unwrap_or(0),
-        cpus_idle: online.iter().filter(|c| irqs(c) == 0).map(|c| c.cpu).collect(),
-        vectors_shut_down: outcome
+    let failed = refused.len() as u32
+        + outcome
             .devices
             .iter()
-            .filter(|d| d.alloc_failed.is_none())
-            .flat_map(|d| d.vectors.iter().map(move |v| (d.name.as_str(), v)))
-            .filter(|(d, v)| v.managed && v.effective_cpu.is_none() && !refused.contains(&(*d, v.index)))
-            .count() as u32,
-        vectors_failed: refused.len() as u32
-            + outcome
-                .devices
-                .iter()
-                .filter(|d| d.alloc_failed.is_some())
-                .map(|d| d.vectors.len() as u32)
-                .sum::<u32>(),
-        devices_asked: outcome
-            .devices
-            .iter()
-            .filter(|d| d.vectors.iter().any(|v| basis == Basis::All || v.managed))
-            .count() as u32,
-        ideal: ideal_bound(&counted_per_device, n_online),
-        per_cpu,
-        per_node,
-    }
+            .filter(|d| d.alloc_failed.is_some())
+            .map(|d| d.vectors.len() as u32)
+            .sum::<u32>();
+    (shut_down, failed)
 }
 
 impl Metrics {
