@@ -12,7 +12,7 @@
 //!
 //! A map is one entry per CPU id: the queue, or `None` for ids that are not possible.
 
-use super::group_cpus::{BootMasks, ExternalError, Spreader, Stage, Variant};
+use super::group_cpus::{BootMasks, ExternalError, Grouping, Spreader, Stage, Variant};
 use super::sort::SortGen;
 use super::KernelWarn;
 use crate::topology::{CpuSet, Topology};
@@ -137,108 +137,141 @@ pub fn blk_mq_map_queues_with(
         .map(|c| possible.contains(c).then_some(0))
         .collect();
     let mut spread_offsets = Vec::new();
-    let nq = nr_queues;
     match mapper {
-        Mapper::Current | Mapper::V6_3 => match spreader.group_cpus_evenly(topo, nq, counter, warnings)? {
-            None => {
-                for cpu in possible.iter() {
-                    map[cpu as usize] = Some(queue_offset);
-                }
+        Mapper::Current | Mapper::V6_3 => {
+            let grouping = spreader.group_cpus_evenly(topo, nr_queues, counter, warnings)?;
+            if let Some(g) = &grouping {
+                spread_offsets.extend(g.consumed_offset());
             }
-            Some(grouping) => {
-                spread_offsets.extend(grouping.consumed_offset());
-                let masks = grouping.masks();
-                let nummasks = grouping.nummasks().max(1);
-                for q in 0..nq {
-                    let mask = if mapper == Mapper::Current {
-                        &masks[(q % nummasks) as usize]
-                    } else {
-                        &masks[q as usize]
-                    };
-                    for cpu in mask.iter() {
-                        map[cpu as usize] = Some(queue_offset.wrapping_add(q));
-                    }
-                }
-            }
-        },
-        Mapper::LegacyV5_1 => {
-            // `queue_index()`: qoff + q % nq.
-            let index = |q: u32| queue_offset.wrapping_add(q % nq.max(1));
-            let mut unset = vec![true; map.len()];
-            let mut q = 0u32;
-            for cpu in topo.present().iter() {
-                if q >= nq {
-                    break;
-                }
-                map[cpu as usize] = Some(index(q));
-                unset[cpu as usize] = false;
-                q += 1;
-            }
+            map_by_groups(topo, mapper, nr_queues, queue_offset, grouping.as_ref(), &mut map);
+        }
+        Mapper::LegacyV5_1 => map_legacy_v5_1(topo, nr_queues, queue_offset, &mut map),
+        Mapper::LegacyV4_13 => map_legacy_v4_13(topo, nr_queues, &mut map),
+        Mapper::LegacyV4_10 => map_legacy_v4_10(topo, nr_queues, &mut map),
+    }
+    Ok(QueueMap { map, spread_offsets })
+}
+
+/// v6.3 on: queue `q` takes the CPUs of `group_cpus_evenly()`'s mask `q` (from v6.17, mask
+/// `q % nr_masks`); without a grouping every possible CPU maps to the first queue.
+fn map_by_groups(
+    topo: &Topology,
+    mapper: Mapper,
+    nq: u32,
+    queue_offset: u32,
+    grouping: Option<&Grouping>,
+    map: &mut [Option<u32>],
+) {
+    let possible = topo.possible();
+    match grouping {
+        None => {
             for cpu in possible.iter() {
-                if !unset[cpu as usize] {
-                    continue;
-                }
-                if q < nq {
-                    map[cpu as usize] = Some(index(q));
-                    q += 1;
-                } else {
-                    let first = get_first_sibling(topo, cpu);
-                    if first == cpu {
-                        map[cpu as usize] = Some(index(q));
-                        q = q.wrapping_add(1);
-                    } else {
-                        map[cpu as usize] = map[first as usize];
-                    }
-                }
-                unset[cpu as usize] = false;
+                map[cpu as usize] = Some(queue_offset);
             }
         }
-        Mapper::LegacyV4_13 => {
-            let nq = nq.max(1);
-            for cpu in possible.iter() {
-                let first = get_first_sibling(topo, cpu);
-                if cpu < nq || first == cpu {
-                    map[cpu as usize] = Some(cpu % nq);
+        Some(grouping) => {
+            let masks = grouping.masks();
+            let nummasks = grouping.nummasks().max(1);
+            for q in 0..nq {
+                let mask = if mapper == Mapper::Current {
+                    &masks[(q % nummasks) as usize]
                 } else {
-                    map[cpu as usize] = map[first as usize];
-                }
-            }
-        }
-        Mapper::LegacyV4_10 => {
-            let online = topo.present();
-            let (mut nr_cpus, mut nr_uniq) = (0u32, 0u32);
-            let mut seen = CpuSet::new(topo.nr_cpu_ids());
-            for cpu in online.iter() {
-                nr_cpus += 1;
-                if !seen.contains(get_first_sibling(topo, cpu)) {
-                    nr_uniq += 1;
-                }
-                seen.insert(cpu);
-            }
-            // `cpu_to_queue_index(nr, nr_queues, q)` = q * nr_queues / nr.
-            let index = |q: u32, nr: u32| (u64::from(q) * u64::from(nq) / u64::from(nr.max(1))) as u32;
-            let mut q = 0u32;
-            for cpu in possible.iter() {
-                if !online.contains(cpu) {
-                    map[cpu as usize] = Some(0);
-                    continue;
-                }
-                if nq >= nr_cpus || nr_cpus == nr_uniq {
-                    map[cpu as usize] = Some(index(q, nr_cpus));
-                    q += 1;
-                    continue;
-                }
-                let first = get_first_sibling(topo, cpu);
-                if first == cpu {
-                    map[cpu as usize] = Some(index(q, nr_uniq));
-                    q += 1;
-                } else {
-                    map[cpu as usize] = map[first as usize];
+                    &masks[q as usize]
+                };
+                for cpu in mask.iter() {
+                    map[cpu as usize] = Some(queue_offset.wrapping_add(q));
                 }
             }
         }
     }
-    Ok(QueueMap { map, spread_offsets })
+}
+
+/// v5.1 to v6.2: one queue a present CPU in order while queues last, then the same for the
+/// other possible CPUs, and past the last queue SMT siblings share their first sibling's.
+fn map_legacy_v5_1(topo: &Topology, nq: u32, queue_offset: u32, map: &mut [Option<u32>]) {
+    let possible = topo.possible();
+    // `queue_index()`: qoff + q % nq.
+    let index = |q: u32| queue_offset.wrapping_add(q % nq.max(1));
+    let mut unset = vec![true; map.len()];
+    let mut q = 0u32;
+    for cpu in topo.present().iter() {
+        if q >= nq {
+            break;
+        }
+        map[cpu as usize] = Some(index(q));
+        unset[cpu as usize] = false;
+        q += 1;
+    }
+    for cpu in possible.iter() {
+        if !unset[cpu as usize] {
+            continue;
+        }
+        if q < nq {
+            map[cpu as usize] = Some(index(q));
+            q += 1;
+        } else {
+            let first = get_first_sibling(topo, cpu);
+            if first == cpu {
+                map[cpu as usize] = Some(index(q));
+                q = q.wrapping_add(1);
+            } else {
+                map[cpu as usize] = map[first as usize];
+            }
+        }
+        unset[cpu as usize] = false;
+    }
+}
+
+/// v4.13 to v5.0: CPU `c` below the queue count, or the first of its SMT siblings, takes queue
+/// `c % nq`; the other siblings share their first sibling's.
+fn map_legacy_v4_13(topo: &Topology, nq: u32, map: &mut [Option<u32>]) {
+    let possible = topo.possible();
+    let nq = nq.max(1);
+    for cpu in possible.iter() {
+        let first = get_first_sibling(topo, cpu);
+        if cpu < nq || first == cpu {
+            map[cpu as usize] = Some(cpu % nq);
+        } else {
+            map[cpu as usize] = map[first as usize];
+        }
+    }
+}
+
+/// v4.10 to v4.12: queues spread over the present CPUs (over the first siblings when the
+/// queues are fewer than the CPUs and the machine has SMT), offline CPUs on queue 0.
+fn map_legacy_v4_10(topo: &Topology, nq: u32, map: &mut [Option<u32>]) {
+    let possible = topo.possible();
+    let online = topo.present();
+    let (mut nr_cpus, mut nr_uniq) = (0u32, 0u32);
+    let mut seen = CpuSet::new(topo.nr_cpu_ids());
+    for cpu in online.iter() {
+        nr_cpus += 1;
+        if !seen.contains(get_first_sibling(topo, cpu)) {
+            nr_uniq += 1;
+        }
+        seen.insert(cpu);
+    }
+    // `cpu_to_queue_index(nr, nr_queues, q)` = q * nr_queues / nr.
+    let index = |q: u32, nr: u32| (u64::from(q) * u64::from(nq) / u64::from(nr.max(1))) as u32;
+    let mut q = 0u32;
+    for cpu in possible.iter() {
+        if !online.contains(cpu) {
+            map[cpu as usize] = Some(0);
+            continue;
+        }
+        if nq >= nr_cpus || nr_cpus == nr_uniq {
+            map[cpu as usize] = Some(index(q, nr_cpus));
+            q += 1;
+            continue;
+        }
+        let first = get_first_sibling(topo, cpu);
+        if first == cpu {
+            map[cpu as usize] = Some(index(q, nr_uniq));
+            q += 1;
+        } else {
+            map[cpu as usize] = map[first as usize];
+        }
+    }
 }
 
 /// `get_first_sibling()`: the lowest SMT sibling of a CPU (the CPU itself without siblings).
