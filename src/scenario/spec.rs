@@ -528,47 +528,8 @@ pub fn parse_device_token(token: &str) -> Result<DeviceSpec, ScenarioError> {
         let (key, value) = pair
             .split_once('=')
             .ok_or_else(|| bad(&format!("{pair:?} is not key=value")))?;
-        match key {
-            "name" => spec.name = Some(value.to_string()),
-            "pre" => spec.pre = number(value, "pre")?,
-            "post" => spec.post = number(value, "post")?,
-            "node" => spec.node = Some(number(value, "node")?),
-            "hv_pci" => {
-                spec.hv_pci = match value {
-                    "yes" | "true" => true,
-                    "no" | "false" => false,
-                    _ => return Err(bad("hv_pci is yes or no")),
-                }
-            }
-            "sets" => {
-                spec.sets = Some(
-                    value
-                        .split('+')
-                        .map(|s| number(s, "set size"))
-                        .collect::<Result<_, _>>()?,
-                )
-            }
-            "managed" => {
-                managed_given = true;
-                spec.managed = match value {
-                    "yes" | "true" => true,
-                    "no" | "false" => false,
-                    _ => return Err(bad("managed is yes or no")),
-                }
-            }
-            "blkmq" => spec.blk_mq = Some(value.to_string()),
-            "blkmq_queues" => spec.blk_mq_queues = Some(number(value, "blkmq_queues")?),
-            "driver" => spec.driver = Some(value.to_string()),
-            "patched" => {
-                spec.patched = match value {
-                    "yes" | "true" => true,
-                    "no" | "false" => false,
-                    _ => return Err(bad("patched is yes or no")),
-                }
-            }
-            "msix" => spec.msix = Some(value.to_string()),
-            _ => return Err(bad(&format!("unknown key {key:?}"))),
-        }
+        managed_given |= key == "managed";
+        set_device_option(&mut spec, key, value).map_err(|why| bad(&why))?;
     }
     if spec.driver.as_deref() == Some(DRIVER_MANA) {
         if managed_given {
@@ -580,86 +541,56 @@ pub fn parse_device_token(token: &str) -> Result<DeviceSpec, ScenarioError> {
     Ok(spec)
 }
 
+/// One `key=value` of a device token into `spec`; the error says which key and why.
+fn set_device_option(spec: &mut DeviceSpec, key: &str, value: &str) -> Result<(), String> {
+    let number = |what: &str| -> Result<u32, String> {
+        value
+            .trim()
+            .parse::<u32>()
+            .map_err(|_| format!("{what} {value:?} is not a number"))
+    };
+    let yes_no = || match value {
+        "yes" | "true" => Ok(true),
+        "no" | "false" => Ok(false),
+        _ => Err(format!("{key} is yes or no")),
+    };
+    match key {
+        "name" => spec.name = Some(value.to_string()),
+        "pre" => spec.pre = number("pre")?,
+        "post" => spec.post = number("post")?,
+        "node" => spec.node = Some(number("node")?),
+        "hv_pci" => spec.hv_pci = yes_no()?,
+        "sets" => {
+            spec.sets = Some(
+                value
+                    .split('+')
+                    .map(|s| {
+                        s.trim()
+                            .parse::<u32>()
+                            .map_err(|_| format!("set size {s:?} is not a number"))
+                    })
+                    .collect::<Result<_, _>>()?,
+            )
+        }
+        "managed" => spec.managed = yes_no()?,
+        "blkmq" => spec.blk_mq = Some(value.to_string()),
+        "blkmq_queues" => spec.blk_mq_queues = Some(number("blkmq_queues")?),
+        "driver" => spec.driver = Some(value.to_string()),
+        "patched" => spec.patched = yes_no()?,
+        "msix" => spec.msix = Some(value.to_string()),
+        _ => return Err(format!("unknown key {key:?}")),
+    }
+    Ok(())
+}
+
 /// The compact device tokens that rebuild `devices` (identical neighbours folded into `Nx`).
 pub fn format_device_tokens(devices: &[Device]) -> Vec<String> {
     let mut tokens = Vec::new();
     let mut i = 0;
     while i < devices.len() {
-        // Longest run of identical devices named p0, p1, ... or dev{i}, dev{i+1}, ...
         let d = &devices[i];
-        let prefix = d.name.trim_end_matches(|c: char| c.is_ascii_digit());
-        let digits = &d.name[prefix.len()..];
-        let start_index: Option<u64> = (!digits.is_empty() && (digits == "0" || !digits.starts_with('0')))
-            .then(|| digits.parse().ok())
-            .flatten();
-        let mut run = 1;
-        if let Some(k0) = start_index {
-            let defaults = prefix == "dev" && k0 == i as u64;
-            if k0 == 0 || defaults {
-                while let Some(next) = devices.get(i + run) {
-                    let same = Device {
-                        name: next.name.clone(),
-                        ..d.clone()
-                    } == *next;
-                    if !same || next.name != format!("{prefix}{}", k0 + run as u64) {
-                        break;
-                    }
-                    run += 1;
-                }
-            }
-        }
-        let is_default_name = prefix == "dev" && start_index == Some(i as u64);
-        let name = if is_default_name {
-            None
-        } else if run > 1 {
-            Some(prefix.to_string())
-        } else {
-            Some(d.name.clone())
-        };
-        // A single device named like "nvme0" must keep its digits; a run folds them.
-        let mut opts = Vec::new();
-        if let Some(n) = name {
-            opts.push(format!("name={n}"));
-        }
-        if d.driver == Driver::Nvme {
-            opts.push(format!("driver={DRIVER_NVME}"));
-        }
-        if let Driver::Mana { patched, mode } = d.driver {
-            opts.push(format!("driver={DRIVER_MANA}"));
-            if patched {
-                opts.push("patched=yes".into());
-            }
-            if mode != MsixMode::Dynamic {
-                opts.push(format!("msix={}", msix_mode_name(mode)));
-            }
-        }
-        if d.pre_vectors > 0 {
-            opts.push(format!("pre={}", d.pre_vectors));
-        }
-        if d.post_vectors > 0 {
-            opts.push(format!("post={}", d.post_vectors));
-        }
-        if let Some(sets) = &d.sets {
-            opts.push(format!(
-                "sets={}",
-                sets.iter().map(u32::to_string).collect::<Vec<_>>().join("+")
-            ));
-        }
-        if !d.managed_affinity && !d.driver.is_mana() {
-            opts.push("managed=no".into());
-        }
-        if let Some(node) = d.node {
-            opts.push(format!("node={node}"));
-        }
-        if d.hv_pci {
-            opts.push("hv_pci=yes".into());
-        }
-        if let Some(b) = d.blk_mq {
-            opts.push(format!("blkmq={}", b.name()));
-        }
-        if let Some(q) = d.blk_mq_queues {
-            opts.push(format!("blkmq_queues={q}"));
-        }
+        let (run, name) = named_run(devices, i);
+        let opts = device_options(d, name);
         let queues = d.queue_vectors();
         let head = if run > 1 {
             format!("{run}x{queues}")
@@ -674,6 +605,91 @@ pub fn format_device_tokens(devices: &[Device]) -> Vec<String> {
         i += run;
     }
     tokens
+}
+
+/// The longest run of identical devices from `devices[i]` named p0, p1, ... or dev{i},
+/// dev{i+1}, ..., and the `name=` its token carries: none for default names, the prefix for a
+/// run, the whole name for a single device (one named like "nvme0" keeps its digits).
+fn named_run(devices: &[Device], i: usize) -> (usize, Option<String>) {
+    let d = &devices[i];
+    let prefix = d.name.trim_end_matches(|c: char| c.is_ascii_digit());
+    let digits = &d.name[prefix.len()..];
+    let start_index: Option<u64> = (!digits.is_empty() && (digits == "0" || !digits.starts_with('0')))
+        .then(|| digits.parse().ok())
+        .flatten();
+    let mut run = 1;
+    if let Some(k0) = start_index {
+        let defaults = prefix == "dev" && k0 == i as u64;
+        if k0 == 0 || defaults {
+            while let Some(next) = devices.get(i + run) {
+                let same = Device {
+                    name: next.name.clone(),
+                    ..d.clone()
+                } == *next;
+                if !same || next.name != format!("{prefix}{}", k0 + run as u64) {
+                    break;
+                }
+                run += 1;
+            }
+        }
+    }
+    let is_default_name = prefix == "dev" && start_index == Some(i as u64);
+    let name = if is_default_name {
+        None
+    } else if run > 1 {
+        Some(prefix.to_string())
+    } else {
+        Some(d.name.clone())
+    };
+    (run, name)
+}
+
+/// A device's `key=value` options in token order, those at their defaults left out.
+fn device_options(d: &Device, name: Option<String>) -> Vec<String> {
+    let mut opts = Vec::new();
+    if let Some(n) = name {
+        opts.push(format!("name={n}"));
+    }
+    if d.driver == Driver::Nvme {
+        opts.push(format!("driver={DRIVER_NVME}"));
+    }
+    if let Driver::Mana { patched, mode } = d.driver {
+        opts.push(format!("driver={DRIVER_MANA}"));
+        if patched {
+            opts.push("patched=yes".into());
+        }
+        if mode != MsixMode::Dynamic {
+            opts.push(format!("msix={}", msix_mode_name(mode)));
+        }
+    }
+    if d.pre_vectors > 0 {
+        opts.push(format!("pre={}", d.pre_vectors));
+    }
+    if d.post_vectors > 0 {
+        opts.push(format!("post={}", d.post_vectors));
+    }
+    if let Some(sets) = &d.sets {
+        opts.push(format!(
+            "sets={}",
+            sets.iter().map(u32::to_string).collect::<Vec<_>>().join("+")
+        ));
+    }
+    if !d.managed_affinity && !d.driver.is_mana() {
+        opts.push("managed=no".into());
+    }
+    if let Some(node) = d.node {
+        opts.push(format!("node={node}"));
+    }
+    if d.hv_pci {
+        opts.push("hv_pci=yes".into());
+    }
+    if let Some(b) = d.blk_mq {
+        opts.push(format!("blkmq={}", b.name()));
+    }
+    if let Some(q) = d.blk_mq_queues {
+        opts.push(format!("blkmq_queues={q}"));
+    }
+    opts
 }
 
 /// Quote a word for a POSIX shell when it needs it.
