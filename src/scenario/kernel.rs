@@ -313,24 +313,44 @@ fn intersect_all(a: &[Range], b: &[Range]) -> Vec<Range> {
 /// vector count only when the vector space ran out; the Hyper-V vPCI node rule only for such a
 /// device without a node whose node decides, on an architecture where the rules differ.
 pub fn holds_for(scenario: &Scenario, outcome: &Outcome) -> Holds {
+    let (mut bounds, mut not_upstream) = spreader_bounds(scenario);
+    let e = scenario.effective();
+    let chip = scenario.topology().irqchip();
+    let r = release::effective_range(e, chip);
+    if r.is_none() && not_upstream.is_none() {
+        not_upstream = Some(format!("{} is not what {} does", e.name(), chip.name()));
+    }
+    bounds.push(bound(e.name().to_string(), r));
+    bounds.extend(kernel_pick_bounds(scenario, outcome));
+    let external = scenario.external();
+    let mut holds = Holds::of(scenario.kernel_pick().kernel.clone(), bounds, not_upstream);
+    holds.built = external.map(|x| Built {
+        name: x.0.name().to_string(),
+        version: x.0.tree_version().map(str::to_string),
+        patches: x.0.patches().to_vec(),
+    });
+    holds
+}
+
+fn bound(what: String, range: Option<Range>) -> Bound {
+    Bound {
+        what,
+        ranges: range.into_iter().collect(),
+    }
+}
+
+/// What made the masks: a built tree (its own release, when its version says one; the sort is
+/// the tree's too), a proposal (no kernel: the reason in the second value), or the variant
+/// and the sort.
+fn spreader_bounds(scenario: &Scenario) -> (Vec<Bound>, Option<String>) {
+    if let Some(x) = scenario.external() {
+        let tree = x.0.tree_version().and_then(release::parse_release);
+        let range = tree.map_or(Range::ALL, |r| Range::new(Some(r), Some(r)));
+        return (vec![bound(x.0.name().to_string(), Some(range))], None);
+    }
     let mut bounds = Vec::new();
     let mut not_upstream = None;
-    let topo = scenario.topology();
-    let mut add = |what: String, range: Option<Range>| {
-        bounds.push(Bound {
-            what,
-            ranges: range.into_iter().collect(),
-        })
-    };
-    let external = scenario.external();
-    if let Some(x) = external {
-        // The tree's own release, when its version says one; the sort is the tree's too.
-        let tree = x.0.tree_version().and_then(release::parse_release);
-        add(
-            x.0.name().to_string(),
-            Some(tree.map_or(Range::ALL, |r| Range::new(Some(r), Some(r)))),
-        );
-    } else if let Some(p) = scenario.proposal() {
+    if let Some(p) = scenario.proposal() {
         not_upstream = Some(format!(
             "the masks come from the proposal {}, not from a kernel",
             p.name()
@@ -341,19 +361,19 @@ pub fn holds_for(scenario: &Scenario, outcome: &Outcome) -> Holds {
         if r.is_none() {
             not_upstream = Some(format!("{} is a proposed patch", v.name()));
         }
-        add(v.name().to_string(), r);
+        bounds.push(bound(v.name().to_string(), r));
     }
-    if external.is_none() {
-        let s = scenario.sort();
-        add(s.name().to_string(), release::sort_range(s));
-    }
-    let e = scenario.effective();
-    let chip = topo.irqchip();
-    let r = release::effective_range(e, chip);
-    if r.is_none() && not_upstream.is_none() {
-        not_upstream = Some(format!("{} is not what {} does", e.name(), chip.name()));
-    }
-    add(e.name().to_string(), r);
+    let s = scenario.sort();
+    bounds.push(bound(s.name().to_string(), release::sort_range(s)));
+    (bounds, not_upstream)
+}
+
+/// The kernel pick's models where they decided the answer: the affinity era when groups went
+/// unfilled, the blk-mq mapper for `cpumap` devices, the Hyper-V vPCI node rule where the
+/// releases differ, the vector count when the vector space ran out.
+fn kernel_pick_bounds(scenario: &Scenario, outcome: &Outcome) -> Vec<Bound> {
+    let mut bounds = Vec::new();
+    let topo = scenario.topology();
     let pick = scenario.kernel_pick();
     let unfilled = outcome.devices.iter().any(|d| {
         d.warnings
@@ -363,11 +383,11 @@ pub fn holds_for(scenario: &Scenario, outcome: &Outcome) -> Holds {
     let managed = scenario.devices().iter().any(|d| d.managed_affinity);
     if unfilled && managed && scenario.proposal().is_none() {
         let era = pick.affinity_era();
-        add(era.name().to_string(), release::affinity_range(era));
+        bounds.push(bound(era.name().to_string(), release::affinity_range(era)));
     }
     if scenario.devices().iter().any(|d| d.blk_mq == Some(BlkMqSource::Cpumap)) {
         let m = pick.blk_mq_mapper();
-        add(format!("mapper {}", m.name()), release::mapper_range(m));
+        bounds.push(bound(format!("mapper {}", m.name()), release::mapper_range(m)));
     }
     // A Hyper-V vPCI device without a node whose node decides (MANA's spreading, vectors
     // without affinity descriptors), where the releases give it different nodes.
@@ -379,11 +399,11 @@ pub fn holds_for(scenario: &Scenario, outcome: &Outcome) -> Holds {
             .iter()
             .any(|r| r.model.node(arch) != rule.node(arch))
         {
-            add(rule.name().to_string(), release::hv_pci_node_range(rule));
+            bounds.push(bound(rule.name().to_string(), release::hv_pci_node_range(rule)));
         }
     }
     let vs = &outcome.vector_space;
-    if vs.tracked && vs.exhausted() && e == EffectiveModel::X86Matrix {
+    if vs.tracked && vs.exhausted() && scenario.effective() == EffectiveModel::X86Matrix {
         let pic = topo.legacy_pic().unwrap_or(false);
         let n = pick.vectors();
         bounds.push(Bound {
@@ -395,13 +415,7 @@ pub fn holds_for(scenario: &Scenario, outcome: &Outcome) -> Holds {
                 .collect(),
         });
     }
-    let mut holds = Holds::of(pick.kernel.clone(), bounds, not_upstream);
-    holds.built = external.map(|x| Built {
-        name: x.0.name().to_string(),
-        version: x.0.tree_version().map(str::to_string),
-        patches: x.0.patches().to_vec(),
-    });
-    holds
+    bounds
 }
 
 /// The releases a blk-mq queue map holds for: the mapper's, and for the mappers that call
