@@ -106,84 +106,94 @@ pub fn decode(word: &str) -> Result<TopologySpec, String> {
         if seen.contains(&key) {
             return Err(format!("machine word: {key:?} given twice"));
         }
-        let list = |what: &str| -> Result<Vec<String>, String> {
-            let items: Vec<String> = value.split('+').map(str::to_string).collect();
-            if items.len() > COMPACT_ITEMS_MAX {
-                return Err(format!("machine word: {what} has more than {COMPACT_ITEMS_MAX} items"));
-            }
-            Ok(items)
-        };
-        match key {
-            "name" => spec.name = percent_decode(value)?,
-            "nodes" => {
-                let nodes = list("nodes")?;
-                if nodes.len() > NODES_MAX as usize {
-                    return Err(format!("machine word: more than {NODES_MAX} nodes"));
-                }
-                spec.nodes = Some(nodes);
-            }
-            "nr_node_ids" => {
-                spec.nr_node_ids = Some(
-                    value
-                        .parse()
-                        .map_err(|_| format!("machine word: nr_node_ids {:?} is not a number", shorten(value)))?,
-                )
-            }
-            "smt" => spec.smt = list("smt")?,
-            "clusters" => spec.clusters = list("clusters")?,
-            "packages" => spec.packages = list("packages")?,
-            "arch" => {
-                spec.arch = Some(
-                    Arch::from_name(value)
-                        .ok_or_else(|| format!("machine word: arch {:?} is not x86_64 or arm64", shorten(value)))?,
-                )
-            }
-            "irqchip" => {
-                spec.irqchip = Some(Irqchip::from_name(value).ok_or_else(|| {
-                    format!(
-                        "machine word: irqchip {:?} is not one of {}",
-                        shorten(value),
-                        Irqchip::ALL.map(Irqchip::name).join(", ")
-                    )
-                })?)
-            }
-            "present" => spec.present = Some(value.to_string()),
-            "online" => spec.online = Some(value.to_string()),
-            "distances" => {
-                let rows = value.split('+').collect::<Vec<_>>();
-                if rows.len() > NODES_MAX as usize {
-                    return Err(format!("machine word: more than {NODES_MAX} distance rows"));
-                }
-                let mut matrix = Vec::with_capacity(rows.len());
-                for row in rows {
-                    let row = row
-                        .split(',')
-                        .map(|v| {
-                            v.parse::<u32>()
-                                .map_err(|_| format!("machine word: distance {:?} is not a number", shorten(v)))
-                        })
-                        .collect::<Result<Vec<_>, _>>()?;
-                    if row.len() > NODES_MAX as usize {
-                        return Err(format!("machine word: a distance row longer than {NODES_MAX}"));
-                    }
-                    matrix.push(row);
-                }
-                spec.distances = Some(matrix);
-            }
-            _ => {
-                return Err(format!(
-                    "machine word: unknown key {:?} (want name, nodes, nr_node_ids, smt, clusters, \
-                     packages, present, online, distances, arch, irqchip)",
-                    shorten(key)
-                ))
-            }
-        }
+        set_field(&mut spec, key, value)?;
         seen.push(key);
     }
     if spec.nodes.is_none() {
         return Err("machine word: give nodes=, e.g. cpus:nodes=0-3+4-7".into());
     }
     Ok(spec)
+}
+
+/// One `key=value` of a machine word into `spec`; the error names the key.
+fn set_field(spec: &mut TopologySpec, key: &str, value: &str) -> Result<(), String> {
+    let list = |what: &str| -> Result<Vec<String>, String> {
+        let items: Vec<String> = value.split('+').map(str::to_string).collect();
+        if items.len() > COMPACT_ITEMS_MAX {
+            return Err(format!("machine word: {what} has more than {COMPACT_ITEMS_MAX} items"));
+        }
+        Ok(items)
+    };
+    match key {
+        "name" => spec.name = percent_decode(value)?,
+        "nodes" => {
+            let nodes = list("nodes")?;
+            if nodes.len() > NODES_MAX as usize {
+                return Err(format!("machine word: more than {NODES_MAX} nodes"));
+            }
+            spec.nodes = Some(nodes);
+        }
+        "nr_node_ids" => {
+            spec.nr_node_ids = Some(
+                value
+                    .parse()
+                    .map_err(|_| format!("machine word: nr_node_ids {:?} is not a number", shorten(value)))?,
+            )
+        }
+        "smt" => spec.smt = list("smt")?,
+        "clusters" => spec.clusters = list("clusters")?,
+        "packages" => spec.packages = list("packages")?,
+        "arch" => {
+            spec.arch = Some(
+                Arch::from_name(value)
+                    .ok_or_else(|| format!("machine word: arch {:?} is not x86_64 or arm64", shorten(value)))?,
+            )
+        }
+        "irqchip" => {
+            spec.irqchip = Some(Irqchip::from_name(value).ok_or_else(|| {
+                format!(
+                    "machine word: irqchip {:?} is not one of {}",
+                    shorten(value),
+                    Irqchip::ALL.map(Irqchip::name).join(", ")
+                )
+            })?)
+        }
+        "present" => spec.present = Some(value.to_string()),
+        "online" => spec.online = Some(value.to_string()),
+        "distances" => spec.distances = Some(distances(value)?),
+        _ => {
+            return Err(format!(
+                "machine word: unknown key {:?} (want name, nodes, nr_node_ids, smt, clusters, \
+                 packages, present, online, distances, arch, irqchip)",
+                shorten(key)
+            ))
+        }
+    }
+    Ok(())
+}
+
+/// The `distances=` rows (`10,20+20,10`): at most [`NODES_MAX`] rows of at most as many
+/// numbers.
+fn distances(value: &str) -> Result<Vec<Vec<u32>>, String> {
+    let rows = value.split('+').collect::<Vec<_>>();
+    if rows.len() > NODES_MAX as usize {
+        return Err(format!("machine word: more than {NODES_MAX} distance rows"));
+    }
+    let mut matrix = Vec::with_capacity(rows.len());
+    for row in rows {
+        let row = row
+            .split(',')
+            .map(|v| {
+                v.parse::<u32>()
+                    .map_err(|_| format!("machine word: distance {:?} is not a number", shorten(v)))
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        if row.len() > NODES_MAX as usize {
+            return Err(format!("machine word: a distance row longer than {NODES_MAX}"));
+        }
+        matrix.push(row);
+    }
+    Ok(matrix)
 }
 
 fn shorten(text: &str) -> String {
