@@ -108,8 +108,17 @@ pub(crate) fn offset_by_probed(topo: &Topology, numgrps: u32, fires: Fires, load
         }
         return masks;
     }
+    let groups = groups_per_node(&nodes, numgrps, online, load);
+    let mut masks = Vec::with_capacity(groups.iter().sum::<u32>() as usize);
+    for ((_, cpus), &g) in nodes.iter().zip(&groups) {
+        masks.extend(node_groups(cpus, g, width, fires, online, load));
+    }
+    masks
+}
 
-    // 1. Groups per node: one each, then each further group where the per-CPU load stays lowest.
+/// Step 1, groups per node: one each, then each further group where the per-CPU load stays
+/// lowest, up to `min(numgrps, possible CPUs)` in all.
+fn groups_per_node(nodes: &[(u32, Vec<u32>)], numgrps: u32, online: &CpuSet, load: &ProbedLoad) -> Vec<u32> {
     let cpus_online: Vec<u64> = nodes
         .iter()
         .map(|(_, cpus)| cpus.iter().filter(|&&c| online.contains(c)).count() as u64)
@@ -156,79 +165,79 @@ pub(crate) fn offset_by_probed(topo: &Topology, numgrps: u32, fires: Fires, load
         groups[n] += 1;
         node_irqs[n] += 1;
     }
+    groups
+}
 
-    // 2. Inside each node: anchors, sizes, members.
-    let mut masks = Vec::with_capacity(target as usize);
-    for ((_, cpus), &g) in nodes.iter().zip(&groups) {
-        let c = cpus.len() as u32;
-        let mut by_load: Vec<u32> = cpus.clone();
-        by_load.sort_by_key(|&cpu| {
-            (
-                !online.contains(cpu),
-                load.irqs[cpu as usize],
-                load.hot_irqs[cpu as usize],
-                cpu,
-            )
-        });
-        let mut anchors: Vec<u32> = by_load[..g as usize].to_vec();
-        // The c mod g larger groups go to the anchors with the most single-CPU IRQs already.
-        anchors.sort_by_key(|&cpu| {
-            (
-                std::cmp::Reverse(load.hot_irqs[cpu as usize]),
-                std::cmp::Reverse(load.irqs[cpu as usize]),
-                cpu,
-            )
-        });
-        let (size, larger) = (c / g, c % g);
-        let mut room: Vec<(u32, u32)> = anchors
-            .iter()
-            .enumerate()
-            .map(|(i, &a)| (a, size + u32::from((i as u32) < larger) - 1))
-            .collect();
-        room.sort_unstable();
-        let index_of = |cpu: u32, room: &[(u32, u32)]| room.binary_search_by_key(&cpu, |&(a, _)| a).ok();
-        let mut open: BTreeSet<u32> = room.iter().filter(|&&(_, r)| r > 0).map(|&(a, _)| a).collect();
-        let mut node_masks: Vec<CpuSet> = room
-            .iter()
-            .map(|&(a, _)| {
-                let mut m = CpuSet::new(width);
-                m.insert(a);
-                m
-            })
-            .collect();
-        for &cpu in cpus {
-            if index_of(cpu, &room).is_some() {
-                continue;
-            }
-            // Join an anchor on the side that keeps the anchor the CPU the vector fires on:
-            // above it when ties go to the highest id, below it when the lowest CPU fires.
-            let below = || open.range(..cpu).next_back();
-            let above = || open.range(cpu..).next();
-            let anchor = match fires {
-                Fires::LeastLoaded => above().or_else(below),
-                Fires::LowestCpu | Fires::LeastLoadedLowest => below().or_else(above),
-            }
-            .copied()
-            .expect("group sizes add up to the node's CPUs");
-            let i = index_of(anchor, &room).expect("open anchors are anchors");
-            node_masks[i].insert(cpu);
-            room[i].1 -= 1;
-            if room[i].1 == 0 {
-                open.remove(&anchor);
-            }
+/// Step 2, inside one node (`cpus`, its possible CPUs) making `g` groups: anchors, sizes,
+/// members; adds to `load` the IRQ each group is expected to fire on.
+fn node_groups(cpus: &[u32], g: u32, width: u32, fires: Fires, online: &CpuSet, load: &mut ProbedLoad) -> Vec<CpuSet> {
+    let c = cpus.len() as u32;
+    let mut by_load: Vec<u32> = cpus.to_vec();
+    by_load.sort_by_key(|&cpu| {
+        (
+            !online.contains(cpu),
+            load.irqs[cpu as usize],
+            load.hot_irqs[cpu as usize],
+            cpu,
+        )
+    });
+    let mut anchors: Vec<u32> = by_load[..g as usize].to_vec();
+    // The c mod g larger groups go to the anchors with the most single-CPU IRQs already.
+    anchors.sort_by_key(|&cpu| {
+        (
+            std::cmp::Reverse(load.hot_irqs[cpu as usize]),
+            std::cmp::Reverse(load.irqs[cpu as usize]),
+            cpu,
+        )
+    });
+    let (size, larger) = (c / g, c % g);
+    let mut room: Vec<(u32, u32)> = anchors
+        .iter()
+        .enumerate()
+        .map(|(i, &a)| (a, size + u32::from((i as u32) < larger) - 1))
+        .collect();
+    room.sort_unstable();
+    let index_of = |cpu: u32, room: &[(u32, u32)]| room.binary_search_by_key(&cpu, |&(a, _)| a).ok();
+    let mut open: BTreeSet<u32> = room.iter().filter(|&&(_, r)| r > 0).map(|&(a, _)| a).collect();
+    let mut node_masks: Vec<CpuSet> = room
+        .iter()
+        .map(|&(a, _)| {
+            let mut m = CpuSet::new(width);
+            m.insert(a);
+            m
+        })
+        .collect();
+    for &cpu in cpus {
+        if index_of(cpu, &room).is_some() {
+            continue;
         }
-        // Count where each vector is expected to fire (the anchor, unless an equally loaded
-        // member wins the effective-CPU tie-break).
-        let fire: Vec<(u32, u32)> = node_masks
-            .iter()
-            .filter_map(|m| fires.pick(m, online, load).map(|c| (c, m.weight())))
-            .collect();
-        for (cpu, weight) in fire {
-            load.add(cpu, weight);
+        // Join an anchor on the side that keeps the anchor the CPU the vector fires on:
+        // above it when ties go to the highest id, below it when the lowest CPU fires.
+        let below = || open.range(..cpu).next_back();
+        let above = || open.range(cpu..).next();
+        let anchor = match fires {
+            Fires::LeastLoaded => above().or_else(below),
+            Fires::LowestCpu | Fires::LeastLoadedLowest => below().or_else(above),
         }
-        masks.extend(node_masks);
+        .copied()
+        .expect("group sizes add up to the node's CPUs");
+        let i = index_of(anchor, &room).expect("open anchors are anchors");
+        node_masks[i].insert(cpu);
+        room[i].1 -= 1;
+        if room[i].1 == 0 {
+            open.remove(&anchor);
+        }
     }
-    masks
+    // Count where each vector is expected to fire (the anchor, unless an equally loaded
+    // member wins the effective-CPU tie-break).
+    let fire: Vec<(u32, u32)> = node_masks
+        .iter()
+        .filter_map(|m| fires.pick(m, online, load).map(|c| (c, m.weight())))
+        .collect();
+    for (cpu, weight) in fire {
+        load.add(cpu, weight);
+    }
+    node_masks
 }
 
 #[cfg(test)]
