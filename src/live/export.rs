@@ -19,7 +19,7 @@
 //! every list the topology is made of).
 
 use super::devices::device_of;
-use super::protocol::{Snapshot, WireTopology};
+use super::protocol::{Snapshot, WireIrq, WireTopology};
 use crate::topology::{parse_cpulist, CPUS_MAX};
 use prometheus_client::collector::Collector;
 use prometheus_client::encoding::{DescriptorEncoder, EncodeLabelSet, LabelSetEncoder};
@@ -149,7 +149,6 @@ impl Collector for SnapshotCollector {
         let host = s.host.as_str();
         let t = &s.topology;
         let version = self.opts.agent_version.as_str();
-
         let mut m = encoder.encode_descriptor(
             "irqscope_agent_info",
             "The exporting agent and the host's kernel release.",
@@ -163,6 +162,28 @@ impl Collector for SnapshotCollector {
         ];
         m.encode_family(&Labels(&labels))?.encode_gauge(&1i64)?;
 
+        self.encode_cpu_info(&mut encoder)?;
+        self.encode_node_distance(&mut encoder)?;
+        let kept: Vec<&WireIrq> = s.irqs.iter().filter(|i| self.opts.keeps(&i.name)).collect();
+        self.encode_irq_info(&mut encoder, &kept)?;
+        let dropped = self.encode_interrupts(&mut encoder, &kept)?;
+        let mut m = encoder.encode_descriptor(
+            "irqscope_export_series_dropped",
+            "Interrupt counters left out by --max-series at the last scrape.",
+            None,
+            MetricType::Gauge,
+        )?;
+        let labels = [("host", host)];
+        m.encode_family(&Labels(&labels))?.encode_gauge(&dropped)?;
+        Ok(())
+    }
+}
+
+impl SnapshotCollector {
+    /// `irqscope_cpu_info`: one series a possible CPU.
+    fn encode_cpu_info(&self, encoder: &mut DescriptorEncoder) -> Result<(), std::fmt::Error> {
+        let host = self.snap.host.as_str();
+        let t = &self.snap.topology;
         let nodes = parsed(&t.nodes);
         let packages = parsed(&t.packages);
         let smt = parsed(&t.smt);
@@ -200,29 +221,38 @@ impl Collector for SnapshotCollector {
             ];
             m.encode_family(&Labels(&labels))?.encode_gauge(&1i64)?;
         }
+        Ok(())
+    }
 
+    /// `irqscope_node_distance`: one series a pair of nodes.
+    fn encode_node_distance(&self, encoder: &mut DescriptorEncoder) -> Result<(), std::fmt::Error> {
+        let host = self.snap.host.as_str();
         let mut m = encoder.encode_descriptor(
             "irqscope_node_distance",
             "NUMA distance from node to node (the firmware's SLIT).",
             None,
             MetricType::Gauge,
         )?;
-        for (from, row) in t.distances.iter().flatten().enumerate() {
+        for (from, row) in self.snap.topology.distances.iter().flatten().enumerate() {
             for (to, d) in row.iter().enumerate() {
                 let (f, tt) = (from.to_string(), to.to_string());
                 let labels = [("host", host), ("from", f.as_str()), ("to", tt.as_str())];
                 m.encode_family(&Labels(&labels))?.encode_gauge(&(*d as i64))?;
             }
         }
+        Ok(())
+    }
 
-        let kept: Vec<_> = s.irqs.iter().filter(|i| self.opts.keeps(&i.name)).collect();
+    /// `irqscope_irq_info`: one series a kept IRQ.
+    fn encode_irq_info(&self, encoder: &mut DescriptorEncoder, kept: &[&WireIrq]) -> Result<(), std::fmt::Error> {
+        let host = self.snap.host.as_str();
         let mut m = encoder.encode_descriptor(
             "irqscope_irq_info",
             "One /proc/interrupts row and its /proc/irq/N files (affinity and effective as kernel cpulists).",
             None,
             MetricType::Gauge,
         )?;
-        for irq in &kept {
+        for irq in kept {
             let (device, managed) = device_of(&irq.name).unwrap_or_default();
             let managed = if managed { "1" } else { "0" };
             let node = irq.node.map(|n| n.to_string()).unwrap_or_default();
@@ -240,7 +270,13 @@ impl Collector for SnapshotCollector {
             ];
             m.encode_family(&Labels(&labels))?.encode_gauge(&1i64)?;
         }
+        Ok(())
+    }
 
+    /// `irqscope_interrupts`: one counter a kept IRQ and CPU with a non-zero count, up to
+    /// `--max-series`; returns how many were left out.
+    fn encode_interrupts(&self, encoder: &mut DescriptorEncoder, kept: &[&WireIrq]) -> Result<u64, std::fmt::Error> {
+        let host = self.snap.host.as_str();
         let mut dropped = 0u64;
         let mut emitted = 0usize;
         let mut m = encoder.encode_descriptor(
@@ -249,7 +285,7 @@ impl Collector for SnapshotCollector {
             None,
             MetricType::Counter,
         )?;
-        for irq in &kept {
+        for irq in kept {
             for &(cpu, count) in irq.counts.iter().filter(|c| c.1 > 0) {
                 if emitted >= self.opts.max_series {
                     dropped += 1;
@@ -262,16 +298,7 @@ impl Collector for SnapshotCollector {
                     .encode_counter::<Labels, _, u64>(&count, None)?;
             }
         }
-
-        let mut m = encoder.encode_descriptor(
-            "irqscope_export_series_dropped",
-            "Interrupt counters left out by --max-series at the last scrape.",
-            None,
-            MetricType::Gauge,
-        )?;
-        let labels = [("host", host)];
-        m.encode_family(&Labels(&labels))?.encode_gauge(&dropped)?;
-        Ok(())
+        Ok(dropped)
     }
 }
 
