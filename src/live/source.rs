@@ -103,19 +103,8 @@ struct CpuRow {
     present: bool,
 }
 
-/// The snapshot `host`'s series describe, as read at `taken_unix_ms`.
-pub fn snapshot_from_series(host: &str, taken_unix_ms: u64, s: &HostSeries) -> Result<Snapshot, String> {
-    if !valid_host_name(host) {
-        return Err(format!("bad host name {host:?}"));
-    }
-    let kernel_release = s
-        .agent_info
-        .first()
-        .map(|a| a.get("kernel").to_string())
-        .unwrap_or_default();
-    if s.cpu_info.is_empty() {
-        return Err(format!("host {host}: no irqscope_cpu_info series"));
-    }
+/// The `irqscope_cpu_info` series as rows, by CPU, one a CPU.
+fn cpu_rows(s: &HostSeries) -> Result<Vec<CpuRow>, String> {
     let mut cpus = Vec::with_capacity(s.cpu_info.len());
     for c in &s.cpu_info {
         cpus.push(CpuRow {
@@ -130,36 +119,29 @@ pub fn snapshot_from_series(host: &str, taken_unix_ms: u64, s: &HostSeries) -> R
     }
     cpus.sort_by_key(|c| c.cpu);
     cpus.dedup_by_key(|c| c.cpu);
-    let pick = |f: fn(&CpuRow) -> Option<u32>| cpus.iter().map(|c| (c.cpu, f(c))).collect::<Vec<_>>();
-    let mut nodes = grouped(&pick(|c| c.node), "node")?;
-    let packages = grouped(&pick(|c| c.package), "package")?;
-    let smt = grouped(&pick(|c| c.core), "core")?;
-    let clusters = grouped(&pick(|c| c.cluster), "cluster")?;
-    let set =
-        |keep: fn(&CpuRow) -> bool| CpuSet::from_cpus(cpus.iter().filter(|c| keep(c)).map(|c| c.cpu)).to_cpulist();
-    let possible = set(|_| true);
-    let online = set(|c| c.online);
-    let present = set(|c| c.present);
+    Ok(cpus)
+}
 
-    let distances = if s.node_distance.is_empty() {
-        None
-    } else {
-        let mut cells = Vec::with_capacity(s.node_distance.len());
-        for d in &s.node_distance {
-            cells.push((num(d, "from", NODES_MAX)?, num(d, "to", NODES_MAX)?, d.value));
-        }
-        let n = cells.iter().map(|c| c.0.max(c.1)).max().unwrap_or(0) as usize + 1;
-        let mut m = vec![vec![0u32; n]; n];
-        for (f, t, v) in cells {
-            m[f as usize][t as usize] = v as u32;
-        }
-        // CPU-less nodes are the rows past the last node with CPUs.
-        if nodes.len() < n {
-            nodes.resize(n, String::new());
-        }
-        Some(m)
-    };
+/// The `irqscope_node_distance` series as a square matrix (none without series).
+fn distances(s: &HostSeries) -> Result<Option<Vec<Vec<u32>>>, String> {
+    if s.node_distance.is_empty() {
+        return Ok(None);
+    }
+    let mut cells = Vec::with_capacity(s.node_distance.len());
+    for d in &s.node_distance {
+        cells.push((num(d, "from", NODES_MAX)?, num(d, "to", NODES_MAX)?, d.value));
+    }
+    let n = cells.iter().map(|c| c.0.max(c.1)).max().unwrap_or(0) as usize + 1;
+    let mut m = vec![vec![0u32; n]; n];
+    for (f, t, v) in cells {
+        m[f as usize][t as usize] = v as u32;
+    }
+    Ok(Some(m))
+}
 
+/// The `irqscope_irq_info` series with their `irqscope_interrupts` counts (non-zero, by CPU),
+/// numbered IRQs first in order, then the named ones.
+fn wire_irqs(host: &str, s: &HostSeries) -> Result<Vec<WireIrq>, String> {
     if s.irq_info.len() > IRQS_MAX {
         return Err(format!("host {host}: more than {IRQS_MAX} IRQs"));
     }
@@ -202,6 +184,42 @@ pub fn snapshot_from_series(host: &str, taken_unix_ms: u64, s: &HostSeries) -> R
         };
         key(&a.label).cmp(&key(&b.label))
     });
+    Ok(irqs)
+}
+
+/// The snapshot `host`'s series describe, as read at `taken_unix_ms`.
+pub fn snapshot_from_series(host: &str, taken_unix_ms: u64, s: &HostSeries) -> Result<Snapshot, String> {
+    if !valid_host_name(host) {
+        return Err(format!("bad host name {host:?}"));
+    }
+    let kernel_release = s
+        .agent_info
+        .first()
+        .map(|a| a.get("kernel").to_string())
+        .unwrap_or_default();
+    if s.cpu_info.is_empty() {
+        return Err(format!("host {host}: no irqscope_cpu_info series"));
+    }
+    let cpus = cpu_rows(s)?;
+    let pick = |f: fn(&CpuRow) -> Option<u32>| cpus.iter().map(|c| (c.cpu, f(c))).collect::<Vec<_>>();
+    let mut nodes = grouped(&pick(|c| c.node), "node")?;
+    let packages = grouped(&pick(|c| c.package), "package")?;
+    let smt = grouped(&pick(|c| c.core), "core")?;
+    let clusters = grouped(&pick(|c| c.cluster), "cluster")?;
+    let set =
+        |keep: fn(&CpuRow) -> bool| CpuSet::from_cpus(cpus.iter().filter(|c| keep(c)).map(|c| c.cpu)).to_cpulist();
+    let possible = set(|_| true);
+    let online = set(|c| c.online);
+    let present = set(|c| c.present);
+
+    let distances = distances(s)?;
+    // CPU-less nodes are the rows past the last node with CPUs.
+    if let Some(m) = &distances {
+        if nodes.len() < m.len() {
+            nodes.resize(m.len(), String::new());
+        }
+    }
+    let irqs = wire_irqs(host, s)?;
     // The exposition has no architecture: the controller the chips name tells it.
     let irqchip = super::devices::machine_irqchip(irqs.iter().map(|i: &WireIrq| i.chip.as_str()));
     Ok(Snapshot {
