@@ -675,6 +675,37 @@ impl Delta {
     /// [`Delta::base`]; the result is checked by the store like any pushed snapshot.
     pub fn apply(&self, base: &Snapshot) -> Result<Snapshot, DeltaError> {
         let bad = |m: String| Err(DeltaError::Bad(m));
+        self.check_shape(base)?;
+        let (mut irqs, known) = self.irqs_in_order(base);
+        let (full, moved) = self.changes_by_irq(&irqs, &known)?;
+        for (k, irq) in irqs.iter_mut().enumerate() {
+            if let Some(given) = full[k] {
+                irq.clone_from(given);
+            } else if !known[k] {
+                return bad(format!(
+                    "IRQ {} is new but not given in full",
+                    super::parse::short(&irq.label)
+                ));
+            } else if let Some(incs) = moved[k] {
+                irq.counts = add_increases(&irq.counts, incs).ok_or_else(|| {
+                    DeltaError::Bad(format!("IRQ {}: bad increases", super::parse::short(&irq.label)))
+                })?;
+            }
+        }
+        Ok(Snapshot {
+            version: PROTOCOL_VERSION,
+            host: self.host.clone(),
+            taken_unix_ms: self.taken_unix_ms,
+            boot_id: base.boot_id.clone(),
+            topology: base.topology.clone(),
+            cpus: base.cpus.clone(),
+            irqs,
+        })
+    }
+
+    /// The version, the base named and the list sizes.
+    fn check_shape(&self, base: &Snapshot) -> Result<(), DeltaError> {
+        let bad = |m: String| Err(DeltaError::Bad(m));
         if self.version < 3 || self.version > PROTOCOL_VERSION {
             return bad(format!(
                 "protocol version {} has no deltas (this server reads 3 to {PROTOCOL_VERSION})",
@@ -693,7 +724,13 @@ impl Delta {
                 return bad(format!("{n} {what}; at most {IRQS_MAX}"));
             }
         }
-        let mut irqs: Vec<WireIrq> = match &self.labels {
+        Ok(())
+    }
+
+    /// The reading's IRQs in the delta's order (`labels`, else the base's), the base's own
+    /// entry for each it had, and which ones it had (`known`).
+    fn irqs_in_order(&self, base: &Snapshot) -> (Vec<WireIrq>, Vec<bool>) {
+        let irqs: Vec<WireIrq> = match &self.labels {
             None => base.irqs.clone(),
             Some(labels) => {
                 let old: std::collections::HashMap<&str, &WireIrq> =
@@ -711,13 +748,7 @@ impl Delta {
                     .collect()
             }
         };
-        let mut at: std::collections::HashMap<&str, usize> = std::collections::HashMap::with_capacity(irqs.len());
         let mut known = vec![false; irqs.len()];
-        for (k, irq) in irqs.iter().enumerate() {
-            if at.insert(irq.label.as_str(), k).is_some() {
-                return bad(format!("IRQ {} is listed twice", super::parse::short(&irq.label)));
-            }
-        }
         if let Some(labels) = &self.labels {
             let old: std::collections::HashSet<&str> = base.irqs.iter().map(|i| i.label.as_str()).collect();
             for (k, l) in labels.iter().enumerate() {
@@ -725,6 +756,19 @@ impl Delta {
             }
         } else {
             known.fill(true);
+        }
+        (irqs, known)
+    }
+
+    /// Each IRQ's change: given in full, or its counts' increases; an IRQ listed twice, a
+    /// change for an IRQ not in the reading, or two changes for one are errors.
+    fn changes_by_irq<'d>(&'d self, irqs: &[WireIrq], known: &[bool]) -> Result<Changes<'d>, DeltaError> {
+        let bad = |m: String| Err(DeltaError::Bad(m));
+        let mut at: std::collections::HashMap<&str, usize> = std::collections::HashMap::with_capacity(irqs.len());
+        for (k, irq) in irqs.iter().enumerate() {
+            if at.insert(irq.label.as_str(), k).is_some() {
+                return bad(format!("IRQ {} is listed twice", super::parse::short(&irq.label)));
+            }
         }
         let mut full = vec![None; irqs.len()];
         for irq in &self.irqs {
@@ -750,32 +794,13 @@ impl Delta {
                 ));
             }
         }
-        drop(at);
-        for (k, irq) in irqs.iter_mut().enumerate() {
-            if let Some(given) = full[k] {
-                irq.clone_from(given);
-            } else if !known[k] {
-                return bad(format!(
-                    "IRQ {} is new but not given in full",
-                    super::parse::short(&irq.label)
-                ));
-            } else if let Some(incs) = moved[k] {
-                irq.counts = add_increases(&irq.counts, incs).ok_or_else(|| {
-                    DeltaError::Bad(format!("IRQ {}: bad increases", super::parse::short(&irq.label)))
-                })?;
-            }
-        }
-        Ok(Snapshot {
-            version: PROTOCOL_VERSION,
-            host: self.host.clone(),
-            taken_unix_ms: self.taken_unix_ms,
-            boot_id: base.boot_id.clone(),
-            topology: base.topology.clone(),
-            cpus: base.cpus.clone(),
-            irqs,
-        })
+        Ok((full, moved))
     }
 }
+
+/// What a delta says of each IRQ of the reading, by position: its entry given in full, or
+/// the increases of its counts.
+type Changes<'d> = (Vec<Option<&'d WireIrq>>, Vec<Option<&'d Vec<(u32, u64)>>>);
 
 /// `old` counters plus `incs` (both ordered by CPU, increases non-zero); `None` for an
 /// unordered or zero increase or an overflow.
