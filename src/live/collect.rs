@@ -852,58 +852,14 @@ impl Collector {
         // Whole again only when this reading succeeds.
         let built_at = std::mem::take(&mut self.built_at);
         let proc_dir = self.root.join("proc");
-        let io = |what: &Path| {
-            let what = what.display().to_string();
-            move |e| CollectError::Io(what, e)
-        };
-        let path = proc_dir.join("interrupts");
-        let file = std::fs::File::open(&path).map_err(io(&path))?;
-        let rows_before = self.parsed.rows.len();
-        let read = parse::parse_interrupts_read_noting(
-            file,
-            INTERRUPTS_CHUNK_BYTES,
-            INTERRUPTS_BYTES_MAX,
-            &mut self.interrupts,
-            &mut self.parsed,
-            &mut self.rewritten,
-        );
-        if read.is_err() {
-            self.text_at.clear();
-        }
-        if read.is_err() || !self.rewritten.is_empty() || self.parsed.rows.len() != rows_before {
-            self.numbered_stale = true;
-        }
-        match read {
-            Ok(()) => {}
-            Err(ReadError::Io(e)) => return Err(io(&path)(e)),
-            Err(ReadError::Parse(e)) => return Err(e.into()),
-        }
-        self.text_at.resize(self.parsed.rows.len(), self.readings);
-        for &row in &self.rewritten {
-            self.text_at[row as usize] = self.readings;
-        }
+        self.read_interrupts(&proc_dir)?;
         if self.proc.boot_id.is_empty() {
             self.proc.boot_id = read_bounded(&proc_dir.join("sys/kernel/random/boot_id"), 64)
                 .map(|s| s.trim().to_string())
                 .unwrap_or_default();
             self.proc.kernel_release = read_kernel_release(&proc_dir);
         }
-        let online_path = sysfs::system_dir(&self.root).join("cpu/online");
-        if read_bounded_into(&online_path, sysfs::FILE_BYTES_MAX, &mut self.online).is_err() {
-            self.online.clear();
-        }
-        let online_changed = self.topology.as_ref().is_none_or(|(o, _)| *o != self.online);
-        if online_changed {
-            let files = read_topology(&self.root).map_err(io(&sysfs::system_dir(&self.root)))?;
-            let mut topology = topology_of(&files, &self.host)?;
-            topology.kernel_release = self.proc.kernel_release.clone();
-            if self.version >= ARCH_SINCE {
-                // The controller (and so the architecture) the interrupts' chips name.
-                topology.irqchip = super::devices::machine_irqchip(self.parsed.rows.iter().map(|r| r.chip.as_str()));
-                topology.arch = topology.irqchip.map(crate::topology::Irqchip::arch);
-            }
-            self.topology = Some((self.online.clone(), topology));
-        }
+        let online_changed = self.refresh_topology()?;
         // Effective affinities move when CPUs go on- or offline: re-read them all then.
         self.refresh(online_changed);
         let topology = &self.topology.as_ref().expect("set above").1;
@@ -947,6 +903,65 @@ impl Collector {
         self.built_at = self.readings;
         Ok(&self.snapshot)
     }
+
+    /// `/proc/interrupts` into the parsed rows, noting the rows whose text changed (and
+    /// whether the numbered view must be rebuilt).
+    fn read_interrupts(&mut self, proc_dir: &Path) -> Result<(), CollectError> {
+        let path = proc_dir.join("interrupts");
+        let file = std::fs::File::open(&path).map_err(io_error(&path))?;
+        let rows_before = self.parsed.rows.len();
+        let read = parse::parse_interrupts_read_noting(
+            file,
+            INTERRUPTS_CHUNK_BYTES,
+            INTERRUPTS_BYTES_MAX,
+            &mut self.interrupts,
+            &mut self.parsed,
+            &mut self.rewritten,
+        );
+        if read.is_err() {
+            self.text_at.clear();
+        }
+        if read.is_err() || !self.rewritten.is_empty() || self.parsed.rows.len() != rows_before {
+            self.numbered_stale = true;
+        }
+        match read {
+            Ok(()) => {}
+            Err(ReadError::Io(e)) => return Err(io_error(&path)(e)),
+            Err(ReadError::Parse(e)) => return Err(e.into()),
+        }
+        self.text_at.resize(self.parsed.rows.len(), self.readings);
+        for &row in &self.rewritten {
+            self.text_at[row as usize] = self.readings;
+        }
+        Ok(())
+    }
+
+    /// The online CPUs, and the topology again when they changed (true then).
+    fn refresh_topology(&mut self) -> Result<bool, CollectError> {
+        let online_path = sysfs::system_dir(&self.root).join("cpu/online");
+        if read_bounded_into(&online_path, sysfs::FILE_BYTES_MAX, &mut self.online).is_err() {
+            self.online.clear();
+        }
+        let online_changed = self.topology.as_ref().is_none_or(|(o, _)| *o != self.online);
+        if online_changed {
+            let files = read_topology(&self.root).map_err(io_error(&sysfs::system_dir(&self.root)))?;
+            let mut topology = topology_of(&files, &self.host)?;
+            topology.kernel_release = self.proc.kernel_release.clone();
+            if self.version >= ARCH_SINCE {
+                // The controller (and so the architecture) the interrupts' chips name.
+                topology.irqchip = super::devices::machine_irqchip(self.parsed.rows.iter().map(|r| r.chip.as_str()));
+                topology.arch = topology.irqchip.map(crate::topology::Irqchip::arch);
+            }
+            self.topology = Some((self.online.clone(), topology));
+        }
+        Ok(online_changed)
+    }
+}
+
+/// An I/O error of reading `what`, naming it.
+fn io_error(what: &Path) -> impl FnOnce(std::io::Error) -> CollectError {
+    let what = what.display().to_string();
+    move |e| CollectError::Io(what, e)
 }
 
 /// A topology for a bare pasted `/proc/interrupts`: one node holding CPUs 0 to the highest
