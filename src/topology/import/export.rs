@@ -113,15 +113,26 @@ pub fn to_synthetic(t: &Topology) -> Result<String, ExportError> {
 /// The files of a sysfs tree for the topology, keyed by path relative to `sys/devices/system`.
 pub fn sysfs_files(t: &Topology) -> SysfsFiles {
     let mut files = SysfsFiles::new();
-    let n_bits = t.nr_cpu_ids();
+    cpu_range_files(t, &mut files);
+    cpu_topology_files(t, &mut files);
+    node_files(t, &mut files);
+    files
+}
+
+/// `cpu/possible`, `present`, `online`, `offline` and `kernel_max`.
+fn cpu_range_files(t: &Topology, files: &mut SysfsFiles) {
     let list = |s: &CpuSet| format!("{}\n", s.to_cpulist());
-    let mask = |s: &CpuSet| format!("{}\n", format_hex_mask(s, n_bits));
     files.insert("cpu/possible".into(), list(t.possible()));
     files.insert("cpu/present".into(), list(t.present()));
     files.insert("cpu/online".into(), list(t.online()));
     let offline = t.possible().andnot(t.online());
     files.insert("cpu/offline".into(), list(&offline));
     files.insert("cpu/kernel_max".into(), format!("{}\n", crate::topology::CPUS_MAX - 1));
+}
+
+/// Each CPU's package index and the `core_id` of each sibling set (by its first CPU).
+fn package_and_core_ids(t: &Topology) -> (Vec<usize>, std::collections::BTreeMap<u32, u32>) {
+    let n_bits = t.nr_cpu_ids();
     // Each CPU's package index, in one pass over the packages (a search per CPU is quadratic on a
     // machine of many one-CPU packages).
     let mut package_index = vec![0usize; n_bits as usize];
@@ -143,6 +154,16 @@ pub fn sysfs_files(t: &Topology) -> SysfsFiles {
         core_ids.insert(first, per_package[p]);
         per_package[p] += 1;
     }
+    (package_index, core_ids)
+}
+
+/// `cpu/cpuN/topology/*` and `cpu/cpuN/online` of every possible CPU.
+fn cpu_topology_files(t: &Topology, files: &mut SysfsFiles) {
+    let n_bits = t.nr_cpu_ids();
+    let list = |s: &CpuSet| format!("{}\n", s.to_cpulist());
+    let mask = |s: &CpuSet| format!("{}\n", format_hex_mask(s, n_bits));
+    let (package_index, core_ids) = package_and_core_ids(t);
+    let package_of = |cpu: u32| package_index.get(cpu as usize).copied().unwrap_or(0);
     let mut cluster_index = std::collections::HashMap::new();
     for (i, c) in t.drawn_cluster_sets().iter().enumerate() {
         for cpu in c.iter() {
@@ -196,6 +217,13 @@ pub fn sysfs_files(t: &Topology) -> SysfsFiles {
             format!("{}\n", u8::from(t.online().contains(cpu))),
         );
     }
+}
+
+/// `node/possible`, `online`, `has_cpu` and each node's `cpulist`, `cpumap` and `distance`.
+fn node_files(t: &Topology, files: &mut SysfsFiles) {
+    let n_bits = t.nr_cpu_ids();
+    let list = |s: &CpuSet| format!("{}\n", s.to_cpulist());
+    let mask = |s: &CpuSet| format!("{}\n", format_hex_mask(s, n_bits));
     let all_nodes: Vec<u32> = (0..t.nr_node_ids()).collect();
     let node_list = |ids: &[u32]| {
         let s: CpuSet = ids.iter().copied().collect();
@@ -222,7 +250,6 @@ pub fn sysfs_files(t: &Topology) -> SysfsFiles {
         row.push('\n');
         files.insert(format!("node/node{node}/distance"), row);
     }
-    files
 }
 
 /// Write [`sysfs_files`] under `root/sys/devices/system`, plus a minimal `root/proc/cpuinfo`
