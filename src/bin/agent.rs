@@ -276,54 +276,10 @@ fn export(
     let first = exporter.text()?;
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
     runtime.block_on(async move {
-        let writer = textfile.map(|path| {
-            let exporter = exporter.clone();
-            let mut text = Some(first);
-            tokio::spawn(async move {
-                let mut written = 0u64;
-                loop {
-                    let t = match text.take() {
-                        Some(t) => Ok(t),
-                        None => exporter.text(),
-                    };
-                    match t.and_then(|t| Ok(export::write_textfile(&path, &export::to_classic_text(&t))?)) {
-                        Ok(()) => written += 1,
-                        Err(e) => tracing::warn!("writing {}: {e:#}", path.display()),
-                    }
-                    if count > 0 && written >= count {
-                        return;
-                    }
-                    tokio::time::sleep(Duration::from_millis(interval_ms)).await;
-                }
-            })
-        });
+        let writer =
+            textfile.map(|path| tokio::spawn(write_textfile_every(exporter.clone(), path, first, interval_ms, count)));
         match listen {
-            Some(addr) => {
-                let listener = tokio::net::TcpListener::bind(addr)
-                    .await
-                    .with_context(|| format!("listening on {addr}"))?;
-                tracing::info!("serving /metrics on {}", listener.local_addr()?);
-                let app = axum::Router::new().route(
-                    "/metrics",
-                    axum::routing::get(move || {
-                        let exporter = exporter.clone();
-                        async move {
-                            use axum::http::{header, StatusCode};
-                            use axum::response::IntoResponse;
-                            match exporter.text() {
-                                Ok(t) => (
-                                    [(header::CONTENT_TYPE, export::CLASSIC_CONTENT_TYPE)],
-                                    export::to_classic_text(&t),
-                                )
-                                    .into_response(),
-                                Err(e) => (StatusCode::SERVICE_UNAVAILABLE, format!("reading the host: {e:#}\n"))
-                                    .into_response(),
-                            }
-                        }
-                    }),
-                );
-                axum::serve(listener, app).await?;
-            }
+            Some(addr) => serve_metrics(addr, exporter).await?,
             None => {
                 if let Some(w) = writer {
                     w.await?;
@@ -332,6 +288,55 @@ fn export(
         }
         Ok(())
     })
+}
+
+/// `--textfile`: the exposition (`first`, then a fresh reading) written every `interval_ms`,
+/// `count` times (0: for ever); a failed write is logged and tried again next time.
+async fn write_textfile_every(exporter: Arc<Exporter>, path: PathBuf, first: String, interval_ms: u64, count: u64) {
+    let mut text = Some(first);
+    let mut written = 0u64;
+    loop {
+        let t = match text.take() {
+            Some(t) => Ok(t),
+            None => exporter.text(),
+        };
+        match t.and_then(|t| Ok(export::write_textfile(&path, &export::to_classic_text(&t))?)) {
+            Ok(()) => written += 1,
+            Err(e) => tracing::warn!("writing {}: {e:#}", path.display()),
+        }
+        if count > 0 && written >= count {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(interval_ms)).await;
+    }
+}
+
+/// `--listen`: `/metrics` answered with a fresh reading, 503 when the host cannot be read.
+async fn serve_metrics(addr: std::net::SocketAddr, exporter: Arc<Exporter>) -> anyhow::Result<()> {
+    let listener = tokio::net::TcpListener::bind(addr)
+        .await
+        .with_context(|| format!("listening on {addr}"))?;
+    tracing::info!("serving /metrics on {}", listener.local_addr()?);
+    let app = axum::Router::new().route(
+        "/metrics",
+        axum::routing::get(move || {
+            let exporter = exporter.clone();
+            async move {
+                use axum::http::{header, StatusCode};
+                use axum::response::IntoResponse;
+                match exporter.text() {
+                    Ok(t) => (
+                        [(header::CONTENT_TYPE, export::CLASSIC_CONTENT_TYPE)],
+                        export::to_classic_text(&t),
+                    )
+                        .into_response(),
+                    Err(e) => (StatusCode::SERVICE_UNAVAILABLE, format!("reading the host: {e:#}\n")).into_response(),
+                }
+            }
+        }),
+    );
+    axum::serve(listener, app).await?;
+    Ok(())
 }
 
 fn capture(source: Source, output: &Path, count: usize, over_s: f64) -> anyhow::Result<()> {
@@ -381,48 +386,18 @@ fn push(
     backoff_max_ms: u64,
     count: u64,
 ) -> anyhow::Result<()> {
-    let token = match token_file {
-        Some(p) => {
-            let bytes = read_limited(p, TOKEN_FILE_BYTES_MAX)?;
-            String::from_utf8(bytes).map_err(|_| anyhow::anyhow!("{}: not UTF-8 text", p.display()))?
-        }
-        None => std::env::var("IRQSCOPE_AGENT_TOKEN").context("no --token-file and no IRQSCOPE_AGENT_TOKEN")?,
-    };
-    let token = token.trim().to_string();
-    anyhow::ensure!(
-        !token.is_empty() && !token.contains(char::is_whitespace),
-        "the token is empty or holds spaces"
-    );
+    let token = read_token(token_file)?;
     let interval_ms = interval_ms.max(AGENT_INTERVAL_MS_MIN);
     let backoff_max_ms = backoff_max_ms.max(interval_ms);
     let host = host_name(&source)?;
-    let url: axum::http::Uri = format!("{}/api/live/{host}/snapshots", server.trim_end_matches('/'))
-        .parse()
-        .with_context(|| format!("--server {server:?} is not a URL"))?;
-    anyhow::ensure!(
-        matches!(url.scheme_str(), Some("http" | "https")),
-        "--server: an http:// or https:// URL"
-    );
-    anyhow::ensure!(
-        ca_file.is_none() || url.scheme_str() == Some("https"),
-        "--ca-file needs an https:// server"
-    );
+    let url = snapshots_url(server, &host, ca_file)?;
     let tls = tls_config(ca_file)?;
     let mut reader = Reader {
         collector: Collector::new(&source.root, &host),
     };
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
     runtime.block_on(async move {
-        let mut http = HttpConnector::new();
-        http.set_nodelay(true);
-        http.enforce_http(false);
-        let connector = hyper_rustls::HttpsConnectorBuilder::new()
-            .with_tls_config(tls)
-            .https_or_http()
-            .enable_http1()
-            .wrap_connector(http);
-        let client: Client<HttpsConnector<HttpConnector>, Body> =
-            Client::builder(TokioExecutor::new()).build(connector);
+        let client = push_client(tls);
         let mut failures: u32 = 0;
         let mut pushed: u64 = 0;
         let (mut json, mut body) = (Vec::new(), Vec::new());
@@ -477,6 +452,52 @@ fn push(
             tokio::time::sleep_until(started + Duration::from_millis(wait_ms)).await;
         }
     })
+}
+
+/// The push token: `--token-file`'s text, else `IRQSCOPE_AGENT_TOKEN`; one word.
+fn read_token(token_file: Option<&Path>) -> anyhow::Result<String> {
+    let token = match token_file {
+        Some(p) => {
+            let bytes = read_limited(p, TOKEN_FILE_BYTES_MAX)?;
+            String::from_utf8(bytes).map_err(|_| anyhow::anyhow!("{}: not UTF-8 text", p.display()))?
+        }
+        None => std::env::var("IRQSCOPE_AGENT_TOKEN").context("no --token-file and no IRQSCOPE_AGENT_TOKEN")?,
+    };
+    let token = token.trim().to_string();
+    anyhow::ensure!(
+        !token.is_empty() && !token.contains(char::is_whitespace),
+        "the token is empty or holds spaces"
+    );
+    Ok(token)
+}
+
+/// Where `host`'s snapshots go on `--server` (http or https; https with `--ca-file`).
+fn snapshots_url(server: &str, host: &str, ca_file: Option<&Path>) -> anyhow::Result<axum::http::Uri> {
+    let url: axum::http::Uri = format!("{}/api/live/{host}/snapshots", server.trim_end_matches('/'))
+        .parse()
+        .with_context(|| format!("--server {server:?} is not a URL"))?;
+    anyhow::ensure!(
+        matches!(url.scheme_str(), Some("http" | "https")),
+        "--server: an http:// or https:// URL"
+    );
+    anyhow::ensure!(
+        ca_file.is_none() || url.scheme_str() == Some("https"),
+        "--ca-file needs an https:// server"
+    );
+    Ok(url)
+}
+
+/// An HTTP/1 client for http:// and https:// (with `tls`), without Nagle's delay.
+fn push_client(tls: rustls::ClientConfig) -> Client<HttpsConnector<HttpConnector>, Body> {
+    let mut http = HttpConnector::new();
+    http.set_nodelay(true);
+    http.enforce_http(false);
+    let connector = hyper_rustls::HttpsConnectorBuilder::new()
+        .with_tls_config(tls)
+        .https_or_http()
+        .enable_http1()
+        .wrap_connector(http);
+    Client::builder(TokioExecutor::new()).build(connector)
 }
 
 /// What the agent knows for deltas besides the acknowledged reading (which the collector
