@@ -274,24 +274,8 @@ fn scan_words<'a>(r: &'a [u8], cpus: &[u32], counts: &mut Vec<(u32, u64)>) -> Re
                 // The bytes before the open word (all of them when none is open).
                 let closed_bytes = if open { (1u64 << open_at) - 1 } else { u64::MAX };
                 if c.nonzero & closed_bytes != 0 {
-                    let mut s = closed;
-                    while s != 0 {
-                        let i = s.trailing_zeros();
-                        s &= s - 1;
-                        // A closed word ends at the next space, inside the block (so i < 63).
-                        let end = (c.space & !((2u64 << i) - 1)).trailing_zeros();
-                        let word = &block[i as usize..end as usize];
-                        // Up to 19 digits cannot overflow; longer words take the checked path.
-                        let v = if word.len() <= 19 {
-                            word.iter().fold(0u64, |a, &d| a * 10 + u64::from(d - b'0'))
-                        } else {
-                            parse_u64(word).ok_or(&r[at + i as usize..at + end as usize])?
-                        };
-                        if v != 0 {
-                            counts.push((cpus[n], v));
-                        }
-                        n += 1;
-                    }
+                    let block_text = &r[at..at + BLOCK];
+                    n = convert_closed_words(block_text, c.space, closed, cpus, n, counts)?;
                 } else {
                     n += closed.count_ones() as usize;
                 }
@@ -343,6 +327,40 @@ fn scan_words<'a>(r: &'a [u8], cpus: &[u32], counts: &mut Vec<(u32, u64)>) -> Re
         at = end;
     }
     Ok((n as u32, at))
+}
+
+/// The words of a block that start at the bits of `closed` and end at a space inside it
+/// (`space`, the block's space bits): each converted, the non-zero ones pushed for the CPUs
+/// from column `n` on. Returns the column after the last; a word too large for 64 bits is
+/// the error.
+#[inline(always)]
+fn convert_closed_words<'a>(
+    block: &'a [u8],
+    space: u64,
+    closed: u64,
+    cpus: &[u32],
+    mut n: usize,
+    counts: &mut Vec<(u32, u64)>,
+) -> Result<usize, &'a [u8]> {
+    let mut s = closed;
+    while s != 0 {
+        let i = s.trailing_zeros();
+        s &= s - 1;
+        // A closed word ends at the next space, inside the block (so i < 63).
+        let end = (space & !((2u64 << i) - 1)).trailing_zeros();
+        let word = &block[i as usize..end as usize];
+        // Up to 19 digits cannot overflow; longer words take the checked path.
+        let v = if word.len() <= 19 {
+            word.iter().fold(0u64, |a, &d| a * 10 + u64::from(d - b'0'))
+        } else {
+            parse_u64(word).ok_or(word)?
+        };
+        if v != 0 {
+            counts.push((cpus[n], v));
+        }
+        n += 1;
+    }
+    Ok(n)
 }
 
 /// A word of ASCII digits as u64; `None` when it does not fit.
