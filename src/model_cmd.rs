@@ -576,20 +576,18 @@ pub(crate) fn mana(args: ManaArgs) -> anyhow::Result<ExitCode> {
                     .transpose()?,
                 irqaffinity: args.irqaffinity,
             };
-            let shown = ManaShown::new(spec)?;
-            let (command, json) = (shown.scenario.spec.command_line(), shown.json());
-            (shown.run, command, json)
+            ManaShown::new(spec)?.into_twin()
         }
         (None, None) => anyhow::bail!("give a topology (preset or file) or --input FILE"),
     };
-    print_twin(
-        args.format,
-        || {
-            let report = render::mana_sched::mana_report(&run.input, &run.unpatched, &run.patched);
-            render::mana_sched::with_command(&command, &report, None)
-        },
-        || json,
-    )
+    let text = || {
+        render::mana_sched::with_command(
+            &command,
+            &render::mana_sched::mana_report(&run.input, &run.unpatched, &run.patched),
+            None,
+        )
+    };
+    print_twin(args.format, text, || json)
 }
 
 #[derive(clap::Args)]
@@ -632,18 +630,10 @@ pub(crate) fn sched(args: SchedArgs) -> anyhow::Result<ExitCode> {
                 node_reclaim_distance: args.node_reclaim_distance,
                 llcs_per_node: args.llcs_per_node,
             };
-            let shown = SchedShown::new(spec)?;
-            let (command, json) = (shown.scenario.spec.command_line(), shown.json());
-            (shown.run, command, json)
+            SchedShown::new(spec)?.into_twin()
         }
         (None, None) => anyhow::bail!("give a topology (preset or file) or --input FILE"),
     };
-    print_twin(
-        args.format,
-        || {
-            let report = render::mana_sched::sched_run_report(&run);
-            render::mana_sched::with_command(&command, &report, None)
-        },
-        || json,
-    )
+    let text = || render::mana_sched::with_command(&command, &render::mana_sched::sched_run_report(&run), None);
+    print_twin(args.format, text, || json)
 }

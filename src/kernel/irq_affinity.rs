@@ -79,6 +79,19 @@ pub struct AffinityMasks {
     pub spread_offsets: Vec<u32>,
 }
 
+/// One descriptor a mask, managed for the vectors in `managed` (the affinity vectors, between
+/// the pre and the post vectors).
+pub(crate) fn descs_of(masks: Vec<CpuSet>, managed: std::ops::Range<usize>) -> Vec<IrqAffinityDesc> {
+    masks
+        .into_iter()
+        .enumerate()
+        .map(|(i, mask)| IrqAffinityDesc {
+            mask,
+            is_managed: managed.contains(&i),
+        })
+        .collect()
+}
+
 /// The vectors that get affinity: `nvecs - pre - post`, or 0 when pre/post use them all.
 pub(crate) fn affinity_vectors(req: &AffinityRequest) -> u32 {
     let reserved = u64::from(req.pre_vectors) + u64::from(req.post_vectors);
@@ -197,15 +210,7 @@ pub fn irq_create_affinity_masks_with(
     for mask in masks.iter_mut().skip(fill_from) {
         mask.clone_from(default);
     }
-    let managed = pre..nvecs - req.post_vectors as usize;
-    let descs = masks
-        .into_iter()
-        .enumerate()
-        .map(|(i, mask)| IrqAffinityDesc {
-            mask,
-            is_managed: managed.contains(&i),
-        })
-        .collect();
+    let descs = descs_of(masks, pre..nvecs - req.post_vectors as usize);
     Ok(Some(AffinityMasks { descs, spread_offsets }))
 }
 

@@ -58,40 +58,23 @@ pub fn mana_report(input: &ManaInput, unpatched: &ManaOutcome, patched: &ManaOut
     irq_table(unpatched, patched, &mut out);
     out.push('\n');
     // Long lists wrap under themselves; a short one is one line, as it always was.
-    let cont = " ".repeat(28);
-    out.push_str(&wrap(
-        &list(&unpatched.effective_cpus),
-        "effective CPUs   unpatched: ",
-        &cont,
-    ));
-    out.push_str(&wrap(
-        &list(&patched.effective_cpus),
-        "                 patched:   ",
-        &cont,
-    ));
-    let spread = |v: &[u32]| v.iter().max().unwrap_or(&0) - v.iter().min().unwrap_or(&0);
-    let with_spread = |v: &[u32]| format!("{} (max-min {})", list(v), spread(v));
-    out.push_str(&wrap(
-        &with_spread(&unpatched.queue_irqs_per_cpu),
-        "queue IRQs/CPU   unpatched: ",
-        &cont,
-    ));
-    out.push_str(&wrap(
-        &with_spread(&patched.queue_irqs_per_cpu),
-        "                 patched:   ",
-        &cont,
-    ));
-    let cont = " ".repeat(29);
-    out.push_str(&wrap(
-        &list(&unpatched.final_vector_load),
-        "vector load after unpatched: ",
-        &cont,
-    ));
-    out.push_str(&wrap(
-        &list(&patched.final_vector_load),
-        "                  patched:   ",
-        &cont,
-    ));
+    // Each pair of lines: the unpatched value under its label, the patched one below it.
+    let mut both = |label: &str, value: fn(&ManaOutcome) -> String| {
+        let cont = " ".repeat(label.len() + "unpatched: ".len());
+        out.push_str(&wrap(&value(unpatched), &format!("{label}unpatched: "), &cont));
+        out.push_str(&wrap(
+            &value(patched),
+            &format!("{}patched:   ", " ".repeat(label.len())),
+            &cont,
+        ));
+    };
+    both("effective CPUs   ", |o| list(&o.effective_cpus));
+    both("queue IRQs/CPU   ", |o| {
+        let v = &o.queue_irqs_per_cpu;
+        let spread = v.iter().max().unwrap_or(&0) - v.iter().min().unwrap_or(&0);
+        format!("{} (max-min {spread})", list(v))
+    });
+    both("vector load after ", |o| list(&o.final_vector_load));
     out
 }
 

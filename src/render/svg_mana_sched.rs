@@ -104,13 +104,7 @@ pub(crate) fn mana_grid(input: &ManaInput, o: &ManaOutcome, id: &str, title: &st
     let tips = n_cpus * o.irqs.len() <= GRID_TIPS_MAX;
     let width = width_of(&cols);
     let height = HEAD_H + o.irqs.len() as u32 * CELL + 4;
-    let mut out = String::new();
-    let _ = write!(
-        out,
-        r#"<svg xmlns="http://www.w3.org/2000/svg" class="mana-grid" id="{}" width="{width}" height="{height}" viewBox="0 0 {width} {height}" role="img" aria-label="{}">"#,
-        escape(id),
-        escape(title)
-    );
+    let mut out = svg_open("mana-grid", id, width, height, title);
     let _ = write!(out, "<title>{}</title>", escape(title));
     column_head(&mut out, input, &cols);
     for (row, irq) in o.irqs.iter().enumerate() {
@@ -213,12 +207,7 @@ pub(crate) fn mana_load_bars(input: &ManaInput, o: &ManaOutcome, id: &str) -> St
     let width = width_of(&cols).max(LABEL_W + 360);
     let top = HEAD_H;
     let height = top + plot_h + 24;
-    let mut out = String::new();
-    let _ = write!(
-        out,
-        r#"<svg xmlns="http://www.w3.org/2000/svg" class="mana-load" id="{}" width="{width}" height="{height}" viewBox="0 0 {width} {height}" role="img" aria-label="vector load per CPU">"#,
-        escape(id)
-    );
+    let mut out = svg_open("mana-load", id, width, height, "vector load per CPU");
     column_head(&mut out, input, &cols);
     let base = top + plot_h;
     let _ = write!(
@@ -289,13 +278,7 @@ pub(crate) fn mana_queue_bars(input: &ManaInput, o: &ManaOutcome, id: &str, titl
     let top = HEAD_H + 14 + 12;
     let height = top + plot_h + 8;
     let imb = queue_imbalance(input, o);
-    let mut out = String::new();
-    let _ = write!(
-        out,
-        r#"<svg xmlns="http://www.w3.org/2000/svg" class="mana-queues" id="{}" width="{width}" height="{height}" viewBox="0 0 {width} {height}" role="img" aria-label="{}">"#,
-        escape(id),
-        escape(title)
-    );
+    let mut out = svg_open("mana-queues", id, width, height, title);
     let mut head = String::new();
     column_head(&mut head, input, &cols);
     // Shift the head down to make room for the call-out line.
@@ -493,21 +476,22 @@ fn ladder_groups(out: &mut String, d: &NumaDomainInfo, y: u32, (left, plot_w, ro
     }
 }
 
+/// The opening `<svg>` tag of a MANA picture: its class, id, size and label (escaped).
+fn svg_open(class: &str, id: &str, width: u32, height: u32, label: &str) -> String {
+    format!(
+        r#"<svg xmlns="http://www.w3.org/2000/svg" class="{class}" id="{}" width="{width}" height="{height}" viewBox="0 0 {width} {height}" role="img" aria-label="{}">"#,
+        escape(id),
+        escape(label)
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::kernel::mana::{run_both, MsixMode};
+    use crate::kernel::mana::run_both;
 
     fn seed() -> ManaInput {
-        ManaInput::all_online(
-            vec![0; 4],
-            vec![0, 0, 1, 1],
-            vec![vec![10]],
-            0,
-            MsixMode::Dynamic,
-            64,
-            vec![0, 1, 1, 1],
-        )
+        crate::kernel::mana::seed_4vcpu([0, 1, 1, 1])
     }
 
     #[test]

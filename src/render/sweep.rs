@@ -366,35 +366,28 @@ pub fn csv(sweep: &Sweep, link: LinkFn<'_>) -> String {
     out
 }
 
+/// A row or aggregate as JSON, with the permalink of `spec` when `link` gives one.
+fn linked(item: &impl serde::Serialize, spec: ScenarioSpec, link: LinkFn<'_>) -> serde_json::Value {
+    let mut v = serde_json::to_value(item).expect("sweep rows and aggregates serialize");
+    if let Some(l) = link(&spec) {
+        v["permalink"] = serde_json::Value::String(l);
+    }
+    v
+}
+
 /// Rows, aggregates and comparisons; each row and aggregate carries its permalink when `link`
 /// gives one.
 pub fn json(sweep: &Sweep, link: LinkFn<'_>) -> serde_json::Value {
     let c = &sweep.config;
-    let with_link = |mut v: serde_json::Value, spec: ScenarioSpec| {
-        if let Some(l) = link(&spec) {
-            v["permalink"] = serde_json::Value::String(l);
-        }
-        v
-    };
     let rows: Vec<serde_json::Value> = sweep
         .rows
         .iter()
-        .map(|r| {
-            with_link(
-                serde_json::to_value(r).expect("rows serialize"),
-                sweep.spec(&r.topology, &r.mix, r.placement, r.counter),
-            )
-        })
+        .map(|r| linked(r, sweep.spec(&r.topology, &r.mix, r.placement, r.counter), link))
         .collect();
     let aggregates: Vec<serde_json::Value> = sweep
         .aggregates
         .iter()
-        .map(|a| {
-            with_link(
-                serde_json::to_value(a).expect("aggregates serialize"),
-                sweep.spec(&a.topology, &a.mix, a.placement, a.worst_counter),
-            )
-        })
+        .map(|a| linked(a, sweep.spec(&a.topology, &a.mix, a.placement, a.worst_counter), link))
         .collect();
     let cost: Vec<serde_json::Value> = c
         .placements

@@ -34,6 +34,13 @@ macro_rules! shown_run {
                 })
             }
 
+            /// The run, the command line that reproduces it and the JSON twin (what the
+            /// command line prints).
+            pub fn into_twin(self) -> ($Run, String, serde_json::Value) {
+                let (command, json) = (self.scenario.spec.command_line(), self.json());
+                (self.run, command, json)
+            }
+
             pub fn text_report(&self, origin: &str) -> String {
                 $twin(
                     &self.scenario.spec.command_line(),
