@@ -106,9 +106,12 @@ fn parse_row(no: usize, line: &str, cpus: &[u32]) -> Result<IrqRow, ParseError> 
     })
 }
 
-/// Counters: decimal words, at most one per column; the non-zero ones by CPU, how many were
-/// read, and the rest of the row.
-fn read_counts<'a>(no: usize, rest: &'a str, cpus: &[u32]) -> Result<(Vec<(u32, u64)>, u32, &'a str), ParseError> {
+/// A row's counters read: the non-zero ones by CPU, how many were read, and the rest of the
+/// row.
+type Counted<'a> = (Vec<(u32, u64)>, u32, &'a str);
+
+/// Counters: decimal words, at most one per column.
+fn read_counts<'a>(no: usize, rest: &'a str, cpus: &[u32]) -> Result<Counted<'a>, ParseError> {
     let err = |line: usize, m: String| Err(ParseError::new(FILE, Some(line), m));
     let mut counts = Vec::new();
     let mut n_counts = 0u32;
