@@ -177,66 +177,31 @@ impl Input {
 
     /// Smaller inputs, most promising first.
     pub fn candidates(&self) -> Vec<Input> {
-        let lower = |v: u32| -> Vec<u32> {
-            let mut c = vec![0, v / 2, v.saturating_sub(1)];
-            c.retain(|&x| x < v);
-            c.dedup();
-            c
-        };
-        let smaller_req = |r: &AffinityRequest| -> Vec<AffinityRequest> {
-            let mut out = Vec::new();
-            if r.sets.is_some() {
-                out.push(AffinityRequest {
-                    sets: None,
-                    ..r.clone()
-                });
-            }
-            for (pre, post) in [(0, r.post_vectors), (r.pre_vectors, 0)] {
-                if (pre, post) != (r.pre_vectors, r.post_vectors) {
-                    let nvecs = r.nvecs - (r.pre_vectors - pre) - (r.post_vectors - post);
-                    out.push(AffinityRequest {
-                        nvecs,
-                        pre_vectors: pre,
-                        post_vectors: post,
-                        sets: r.sets.clone(),
-                    });
-                }
-            }
-            let affvecs = r.nvecs - r.pre_vectors - r.post_vectors;
-            let used: u32 = r.sets.iter().flatten().sum();
-            for a in lower(affvecs).into_iter().filter(|&a| a >= used && a > 0) {
-                out.push(AffinityRequest {
-                    nvecs: a + r.pre_vectors + r.post_vectors,
-                    ..r.clone()
-                });
-            }
-            out
-        };
         let mut out = Vec::new();
         match self {
             Input::Group { numgrps, counter } => {
-                out.extend(lower(*numgrps).into_iter().map(|n| Input::Group {
+                out.extend(smaller_values(*numgrps).into_iter().map(|n| Input::Group {
                     numgrps: n,
                     counter: *counter,
                 }));
-                out.extend(lower(*counter).into_iter().map(|c| Input::Group {
+                out.extend(smaller_values(*counter).into_iter().map(|c| Input::Group {
                     numgrps: *numgrps,
                     counter: c,
                 }));
             }
             Input::Affinity { req, counter } => {
-                out.extend(smaller_req(req).into_iter().map(|r| Input::Affinity {
+                out.extend(smaller_requests(req).into_iter().map(|r| Input::Affinity {
                     req: r,
                     counter: *counter,
                 }));
-                out.extend(lower(*counter).into_iter().map(|c| Input::Affinity {
+                out.extend(smaller_values(*counter).into_iter().map(|c| Input::Affinity {
                     req: req.clone(),
                     counter: c,
                 }));
             }
             Input::Calc { minvec, maxvec, req } => {
                 out.extend(
-                    lower(*maxvec)
+                    smaller_values(*maxvec)
                         .into_iter()
                         .filter(|&m| m >= *minvec)
                         .map(|m| Input::Calc {
@@ -245,7 +210,7 @@ impl Input {
                             req: req.clone(),
                         }),
                 );
-                out.extend(smaller_req(req).into_iter().map(|r| Input::Calc {
+                out.extend(smaller_requests(req).into_iter().map(|r| Input::Calc {
                     minvec: *minvec,
                     maxvec: *maxvec,
                     req: r,
@@ -261,44 +226,101 @@ impl Input {
                     queue_offset: q,
                     counter: c,
                 };
-                out.extend(lower(*nr_queues).into_iter().map(|n| at(n, *queue_offset, *counter)));
-                out.extend(lower(*queue_offset).into_iter().map(|q| at(*nr_queues, q, *counter)));
-                out.extend(lower(*counter).into_iter().map(|c| at(*nr_queues, *queue_offset, c)));
+                out.extend(
+                    smaller_values(*nr_queues)
+                        .into_iter()
+                        .map(|n| at(n, *queue_offset, *counter)),
+                );
+                out.extend(
+                    smaller_values(*queue_offset)
+                        .into_iter()
+                        .map(|q| at(*nr_queues, q, *counter)),
+                );
+                out.extend(
+                    smaller_values(*counter)
+                        .into_iter()
+                        .map(|c| at(*nr_queues, *queue_offset, c)),
+                );
             }
             Input::MapHwQueues {
                 nr_queues,
                 queue_offset,
                 device,
                 counter,
-            } => {
-                let at = |n, q, d: Option<AffinityRequest>, c| Input::MapHwQueues {
-                    nr_queues: n,
-                    queue_offset: q,
-                    device: d,
-                    counter: c,
-                };
-                out.extend(
-                    lower(*nr_queues)
-                        .into_iter()
-                        .map(|n| at(n, *queue_offset, device.clone(), *counter)),
-                );
-                out.extend(
-                    lower(*queue_offset)
-                        .into_iter()
-                        .map(|q| at(*nr_queues, q, device.clone(), *counter)),
-                );
-                for d in device.iter().flat_map(smaller_req) {
-                    out.push(at(*nr_queues, *queue_offset, Some(d), *counter));
-                }
-                out.extend(
-                    lower(*counter)
-                        .into_iter()
-                        .map(|c| at(*nr_queues, *queue_offset, device.clone(), c)),
-                );
-            }
+            } => out = map_hw_candidates(*nr_queues, *queue_offset, device, *counter),
         }
         out
     }
+}
+
+/// Smaller values than `v` to try: 0, half, one less.
+fn smaller_values(v: u32) -> Vec<u32> {
+    let mut c = vec![0, v / 2, v.saturating_sub(1)];
+    c.retain(|&x| x < v);
+    c.dedup();
+    c
+}
+
+/// Smaller affinity requests than `r`: without sets, without pre or post vectors, fewer
+/// spread vectors (never fewer than the sets use).
+fn smaller_requests(r: &AffinityRequest) -> Vec<AffinityRequest> {
+    let mut out = Vec::new();
+    if r.sets.is_some() {
+        out.push(AffinityRequest {
+            sets: None,
+            ..r.clone()
+        });
+    }
+    for (pre, post) in [(0, r.post_vectors), (r.pre_vectors, 0)] {
+        if (pre, post) != (r.pre_vectors, r.post_vectors) {
+            let nvecs = r.nvecs - (r.pre_vectors - pre) - (r.post_vectors - post);
+            out.push(AffinityRequest {
+                nvecs,
+                pre_vectors: pre,
+                post_vectors: post,
+                sets: r.sets.clone(),
+            });
+        }
+    }
+    let affvecs = r.nvecs - r.pre_vectors - r.post_vectors;
+    let used: u32 = r.sets.iter().flatten().sum();
+    for a in smaller_values(affvecs).into_iter().filter(|&a| a >= used && a > 0) {
+        out.push(AffinityRequest {
+            nvecs: a + r.pre_vectors + r.post_vectors,
+            ..r.clone()
+        });
+    }
+    out
+}
+
+/// [`Input::candidates`] of a `blk_mq_map_hw_queues()` input.
+fn map_hw_candidates(nr_queues: u32, queue_offset: u32, device: &Option<AffinityRequest>, counter: u32) -> Vec<Input> {
+    let at = |n, q, d: Option<AffinityRequest>, c| Input::MapHwQueues {
+        nr_queues: n,
+        queue_offset: q,
+        device: d,
+        counter: c,
+    };
+    let mut out = Vec::new();
+    out.extend(
+        smaller_values(nr_queues)
+            .into_iter()
+            .map(|n| at(n, queue_offset, device.clone(), counter)),
+    );
+    out.extend(
+        smaller_values(queue_offset)
+            .into_iter()
+            .map(|q| at(nr_queues, q, device.clone(), counter)),
+    );
+    for d in device.iter().flat_map(smaller_requests) {
+        out.push(at(nr_queues, queue_offset, Some(d), counter));
+    }
+    out.extend(
+        smaller_values(counter)
+            .into_iter()
+            .map(|c| at(nr_queues, queue_offset, device.clone(), c)),
+    );
+    out
 }
 
 /// One input run on both sides.
