@@ -8,6 +8,23 @@
 //!
 //! `mana` models a network driver's own IRQ set-up and `sched` the scheduler's NUMA
 //! imbalance decision; both are self-contained (their inputs are plain vectors, as in the spec).
+//!
+//! | file | kernel source |
+//! |---|---|
+//! | `sort.rs` | lib/sort.c (three heapsort generations) |
+//! | `group_cpus.rs` (+ `_rotation`, `_window`) | lib/group_cpus.c; every variant a row of one `Rules` table |
+//! | `group_cpus_external.rs` | none: the one injection point for code outside the models (built C) |
+//! | `irq_affinity.rs` | kernel/irq/affinity.c, the `numgrps` and `nummasks` eras |
+//! | `irqdesc.rs` | kernel/irq/irqdesc.c, the empty-mask check of `alloc_descs()` |
+//! | `manage.rs`, `isolation.rs` | kernel/irq/manage.c start-up affinity; kernel/sched/isolation.c |
+//! | `vector_matrix.rs` | kernel/irq/matrix.c as arch/x86/kernel/apic/vector.c drives it |
+//! | `irq_gic_v3_its.rs` | drivers/irqchip/irq-gic-v3-its.c, per-CPU LPI counts |
+//! | `blk_mq_cpumap.rs` | block/blk-mq-cpumap.c, five mapper generations |
+//! | `mana.rs` | drivers/net/ethernet/microsoft/mana/gdma_main.c's IRQ set-up |
+//! | `sched/` | kernel/sched/topology.c and fair.c |
+//! | `release.rs` | data: what each release runs of the models above |
+//!
+//! A long kernel file may be split here; two kernel files are never merged into one.
 
 pub mod blk_mq_cpumap;
 pub mod group_cpus;
