@@ -21,7 +21,8 @@
 //! - **Built C is always heavy** ([`Estimate::built_c`]): a `c:NAME` scenario, comparison, sweep
 //!   or blk-mq map calls a harness process whose C may loop until its wall-clock limit, whatever
 //!   the estimate says. It never runs on an async worker (where it would hold up every other
-//!   client's requests): it takes a slot and runs on a blocking thread under the deadline.
+//!   client's requests): it takes a slot and runs on a blocking thread, and a call still
+//!   running at the deadline is killed then (`kernel_c::with_deadline`).
 //!
 //! The cost model, per scenario run, in nanoseconds (release build, measured with `irqscope
 //! sweep --threads 1` over machines of 2 to 8,192 CPUs and mixes of 1 to 256 devices and up to
@@ -513,9 +514,11 @@ impl Work {
         let deadline = Deadline::after(policy.request_timeout);
         let _stop_on_drop = StopOnDrop(deadline.dropped.clone());
         let timeout = policy.request_timeout;
+        let at = deadline.at;
         tokio::task::spawn_blocking(move || {
             let _slot = slot;
-            let out = f(&deadline);
+            // A call of built C that outlives the deadline is killed then.
+            let out = crate::kernel_c::with_deadline(at, || f(&deadline));
             if deadline.expired() && out.is_err() {
                 return Err(AppError::Timeout(format!(
                     "stopped at the deadline of {} ms; ask for less, or run it on the command line",
