@@ -625,14 +625,44 @@ mod tests {
         Bytes::from(vec![c; 1000])
     }
 
+    /// Keeps `identity` as sent in `encoded` (itself, when `None`), with an empty head.
+    fn put(cache: &PermalinkCache, key: &str, identity: Bytes, encoded: Option<(Encoding, Bytes)>) {
+        let (encoding, bytes) = encoded.unwrap_or((Encoding::Identity, identity.clone()));
+        cache.put(
+            key.into(),
+            HeaderMap::new(),
+            identity,
+            (encoding, bytes, HeaderMap::new()),
+        );
+    }
+
+    fn fill(cache: &PermalinkCache, key: &str, encoding: Encoding, bytes: Bytes) {
+        cache.fill(key, encoding, bytes, HeaderMap::new());
+    }
+
+    /// The encoding a hit holds ready, if it does.
+    fn encoded(hit: Hit) -> Option<Bytes> {
+        match hit {
+            Hit::Ready(_, bytes) => Some(bytes),
+            Hit::Identity(..) => None,
+        }
+    }
+
+    /// The rendered body of an identity hit.
+    fn identity(hit: Hit) -> Bytes {
+        match hit {
+            Hit::Ready(_, bytes) | Hit::Identity(_, bytes) => bytes,
+        }
+    }
+
     #[test]
     fn the_lru_keeps_within_its_bytes_and_drops_the_least_recent() {
         let cache = PermalinkCache::new(3 * (1000 + 2 + 256));
         for k in ["a", "b", "c"] {
-            cache.put(k.into(), HeaderMap::new(), body(b'x'), None);
+            put(&cache, k, body(b'x'), None);
         }
         assert!(cache.get("a", Encoding::Identity).is_some()); // a is now the most recent
-        cache.put("d".into(), HeaderMap::new(), body(b'y'), None);
+        put(&cache, "d", body(b'y'), None);
         assert!(
             cache.get("b", Encoding::Identity).is_none(),
             "the least recently used entry stayed"
@@ -642,57 +672,52 @@ mod tests {
         }
         assert!(cache.bytes() <= 3 * (1000 + 2 + 256));
         // Replacing an entry does not count it twice; too big an entry is not kept.
-        cache.put("d".into(), HeaderMap::new(), body(b'z'), None);
+        put(&cache, "d", body(b'z'), None);
         assert_eq!(cache.bytes(), 3 * (1000 + 2 + 256));
-        cache.put("huge".into(), HeaderMap::new(), Bytes::from(vec![0; 10_000]), None);
+        put(&cache, "huge", Bytes::from(vec![0; 10_000]), None);
         assert!(cache.get("huge", Encoding::Identity).is_none());
-        assert_eq!(cache.get("d", Encoding::Identity).unwrap().identity[0], b'z');
+        assert_eq!(identity(cache.get("d", Encoding::Identity).unwrap())[0], b'z');
     }
 
     #[test]
     fn the_cost_counts_every_encoding() {
         let one = 1000 + 2 + 256;
         let cache = PermalinkCache::new(3 * one + 300);
-        cache.put(
-            "a".into(),
-            HeaderMap::new(),
+        put(
+            &cache,
+            "a",
             body(b'a'),
             Some((Encoding::Gzip, Bytes::from(vec![1; 100]))),
         );
         assert_eq!(cache.bytes(), one + 100);
         let hit = cache.get("a", Encoding::Gzip).unwrap();
-        assert_eq!(hit.encoded.unwrap().len(), 100);
+        assert_eq!(encoded(hit).unwrap().len(), 100);
         assert!(
-            cache.get("a", Encoding::Br).unwrap().encoded.is_none(),
+            encoded(cache.get("a", Encoding::Br).unwrap()).is_none(),
             "br not made yet"
         );
-        cache.fill("a", Encoding::Br, Bytes::from(vec![2; 80]));
+        fill(&cache, "a", Encoding::Br, Bytes::from(vec![2; 80]));
         assert_eq!(cache.bytes(), one + 180);
-        assert_eq!(cache.get("a", Encoding::Br).unwrap().encoded.unwrap()[0], 2);
+        assert_eq!(encoded(cache.get("a", Encoding::Br).unwrap()).unwrap()[0], 2);
         // Filling twice keeps the first and counts it once.
-        cache.fill("a", Encoding::Br, Bytes::from(vec![3; 80]));
+        fill(&cache, "a", Encoding::Br, Bytes::from(vec![3; 80]));
         assert_eq!(cache.bytes(), one + 180);
-        assert_eq!(cache.get("a", Encoding::Br).unwrap().encoded.unwrap()[0], 2);
+        assert_eq!(encoded(cache.get("a", Encoding::Br).unwrap()).unwrap()[0], 2);
         // b and c fill the rest; filling a's encodings past the bound evicts the oldest (b),
         // never the entry being filled.
-        cache.put("b".into(), HeaderMap::new(), body(b'b'), None);
-        cache.put("c".into(), HeaderMap::new(), body(b'c'), None);
+        put(&cache, "b", body(b'b'), None);
+        put(&cache, "c", body(b'c'), None);
         assert_eq!(cache.bytes(), 3 * one + 180);
-        cache.put(
-            "a".into(),
-            HeaderMap::new(),
-            body(b'a'),
-            Some((Encoding::Br, Bytes::from(vec![2; 80]))),
-        );
-        cache.fill("a", Encoding::Gzip, Bytes::from(vec![1; 300]));
+        put(&cache, "a", body(b'a'), Some((Encoding::Br, Bytes::from(vec![2; 80]))));
+        fill(&cache, "a", Encoding::Gzip, Bytes::from(vec![1; 300]));
         assert!(cache.get("b", Encoding::Identity).is_none());
-        assert!(cache.get("a", Encoding::Gzip).unwrap().encoded.is_some());
+        assert!(encoded(cache.get("a", Encoding::Gzip).unwrap()).is_some());
         assert!(cache.bytes() <= 3 * one + 300, "{}", cache.bytes());
         // An encoding that would take the entry past its own bound is served, not kept.
         let small = PermalinkCache::new(one + 50);
-        small.put("a".into(), HeaderMap::new(), body(b'a'), None);
-        small.fill("a", Encoding::Gzip, Bytes::from(vec![1; 100]));
-        assert!(small.get("a", Encoding::Gzip).unwrap().encoded.is_none());
+        put(&small, "a", body(b'a'), None);
+        fill(&small, "a", Encoding::Gzip, Bytes::from(vec![1; 100]));
+        assert!(encoded(small.get("a", Encoding::Gzip).unwrap()).is_none());
         assert_eq!(small.bytes(), one);
     }
 }
