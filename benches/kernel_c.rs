@@ -16,6 +16,14 @@
 //!   `synthetic-8192`) is made once per process, like the catalogue itself, so only the
 //!   first C sweep of the run pays it.
 //!
+//! * `kernel_c/sweep_counters/{rotation,c:benchrot}/0..N`: the catalogue sweep over counters
+//!   0..8, 0..16, 0..24 and 0..32 on C that reads a rotation counter (the tree's file with a
+//!   file-static `atomic_t` declared after its includes, a patch made here at run time, so
+//!   that every counter is a question of its own) and on the `rotation` model, which also runs
+//!   every counter; one harness throughout each C sweep. After them the bench prints the CPU
+//!   per row of each range, the C's beside the model's, and the cost of the rows each range
+//!   adds: the C's cost per row should not grow with the range.
+//!
 //! After criterion's figures the bench prints the CPU time (this process and its children:
 //! the harness processes, the compiler) of the two sweeps run alternately, side by side in the
 //! same run, with the load average, since the machine this runs on is shared.
@@ -57,6 +65,31 @@ fn options(tree: &std::path::Path, cache: PathBuf) -> BuildOptions {
     }
 }
 
+/// A patch to the tree's `lib/group_cpus.c` declaring a file-static rotation counter after its
+/// last `#include` (the C never reads it: it answers as before, once per counter), written
+/// with `diff -u` into `dir`.
+fn counter_patch(tree: &std::path::Path, dir: &std::path::Path) -> PathBuf {
+    let old = std::fs::read_to_string(tree.join("lib/group_cpus.c")).unwrap();
+    let at = old
+        .rfind("\n#include")
+        .and_then(|i| old[i + 1..].find('\n').map(|j| i + 2 + j))
+        .unwrap();
+    let new = format!("{}static atomic_t irqscope_bench_rotation;\n{}", &old[..at], &old[at..]);
+    for (side, text) in [("a", &old), ("b", &new)] {
+        let file = dir.join(side).join("lib/group_cpus.c");
+        std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+        std::fs::write(file, text).unwrap();
+    }
+    let out = std::process::Command::new("diff")
+        .current_dir(dir)
+        .args(["-u", "a/lib/group_cpus.c", "b/lib/group_cpus.c"])
+        .output()
+        .unwrap();
+    let patch = dir.join("counter.diff");
+    std::fs::write(&patch, out.stdout).unwrap();
+    patch
+}
+
 fn scratch(tag: &str) -> PathBuf {
     let d = std::env::temp_dir().join(format!("irqscope-bench-kc-{tag}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&d);
@@ -72,15 +105,88 @@ fn config(placement: Placement) -> SweepConfig {
     }
 }
 
+/// [`config`] over counters `0..to`.
+fn config_to(placement: Placement, to: u32) -> SweepConfig {
+    SweepConfig {
+        counters: (0..to).collect(),
+        ..config(placement)
+    }
+}
+
 /// One catalogue sweep on fresh built C; the harness processes ended and waited for after it.
 fn c_sweep(built: &Built) -> sweep::Sweep {
+    c_sweep_to(built, 8)
+}
+
+/// [`c_sweep`] over counters `0..to`.
+fn c_sweep_to(built: &Built, to: u32) -> sweep::Sweep {
     let c = Arc::new(KernelC::new(built.clone(), Limits::default()));
     // A placement lives for the process (the command line registers one per name): a small
     // handle per sweep here, the processes it started ended below.
     let placement = Placement::External(ExternalRef::register(External(c.clone())));
-    let s = sweep::run(&config(placement)).expect("the built C answers every call");
+    let s = sweep::run(&config_to(placement, to)).expect("the built C answers every call");
     c.stop();
     s
+}
+
+/// Counter ranges `0..to` of the per-row figures.
+const COUNTER_RANGES: [u32; 4] = [8, 16, 24, 32];
+
+/// The catalogue sweep by counter range, on the model and on the built C: criterion's figures,
+/// then the CPU per row of each (this process and its harness processes) over alternate
+/// rounds, and what the rows each range adds cost.
+fn by_counters(c: &mut Criterion, built: &Built) {
+    let model = Variant::Rotation;
+    let mut group = c.benchmark_group("kernel_c");
+    group.sample_size(10).measurement_time(Duration::from_secs(10));
+    for to in COUNTER_RANGES {
+        group.bench_function(format!("sweep_counters/{}/0..{to}", model.name()), |b| {
+            b.iter(|| sweep::run(&config_to(Placement::Kernel(model), to)).unwrap())
+        });
+        group.bench_function(format!("sweep_counters/c:benchrot/0..{to}"), |b| {
+            b.iter(|| c_sweep_to(built, to))
+        });
+    }
+    group.finish();
+    const ROUNDS: u32 = 10;
+    let before = loadavg();
+    println!("kernel_c: catalogue sweep by counter range, CPU over {ROUNDS} alternate rounds (one harness a sweep):");
+    println!(
+        "  counters   rows   {:>8}  c:benchrot  c/model   added rows: model  c:benchrot",
+        model.name()
+    );
+    let mut last: Option<(usize, f64, f64)> = None;
+    for to in COUNTER_RANGES {
+        let (mut model_s, mut c_s, mut rows) = (0.0, 0.0, 0);
+        for _ in 0..ROUNDS {
+            let t = cpu_s();
+            rows = std::hint::black_box(sweep::run(&config_to(Placement::Kernel(model), to)).unwrap())
+                .rows
+                .len();
+            let u = cpu_s();
+            std::hint::black_box(c_sweep_to(built, to));
+            model_s += u - t;
+            c_s += cpu_s() - u;
+        }
+        let (m, k) = (model_s / f64::from(ROUNDS), c_s / f64::from(ROUNDS));
+        let per_row = |s: f64, n: usize| s * 1e6 / n.max(1) as f64;
+        let added = match last {
+            Some((r0, m0, k0)) if rows > r0 => format!(
+                "{:>10.1} µs  {:>7.1} µs",
+                per_row(m - m0, rows - r0),
+                per_row(k - k0, rows - r0)
+            ),
+            _ => String::new(),
+        };
+        println!(
+            "  0..{to:<6} {rows:>5}  {:>6.1} µs  {:>7.1} µs  {:>7.2}   {added}",
+            per_row(m, rows),
+            per_row(k, rows),
+            k / m.max(1e-9)
+        );
+        last = Some((rows, m, k));
+    }
+    println!("  (CPU per row; load average before {before}, after {})", loadavg());
 }
 
 /// CPU seconds of this process and its waited-for children (`/proc/self/stat` utime, stime,
@@ -113,6 +219,17 @@ fn bench(c: &mut Criterion) {
     let Some((tree, model)) = tree() else { return };
     let cache = scratch("cache");
     let built = tools::build(&options(&tree, cache.clone())).expect("the tree builds");
+    let rot = tools::build(&BuildOptions {
+        name: Some("benchrot".into()),
+        patches: vec![counter_patch(&tree, &cache)],
+        ..options(&tree, cache.clone())
+    })
+    .expect("the tree with a counter builds");
+    by_counters(c, &rot);
+    if std::env::var_os("IRQSCOPE_BENCH_COUNTERS_ONLY").is_some() {
+        let _ = std::fs::remove_dir_all(&cache);
+        return;
+    }
     let mut group = c.benchmark_group("kernel_c");
     group.sample_size(10).measurement_time(Duration::from_secs(30));
     group.bench_function("build_cold", |b| {

@@ -21,6 +21,30 @@ pub mod stages;
 
 pub use runner::{KernelC, Limits};
 
+thread_local! {
+    /// When the calls this thread makes must end ([`with_deadline`]).
+    static CALLS_END_AT: std::cell::Cell<Option<std::time::Instant>> = const { std::cell::Cell::new(None) };
+}
+
+/// Run `f` with every harness call it makes on this thread killed at `at` at the latest (or
+/// at its own wall-clock limit, if sooner): a server's request deadline reaches into a call
+/// of C that loops.
+pub fn with_deadline<T>(at: std::time::Instant, f: impl FnOnce() -> T) -> T {
+    struct Restore(Option<std::time::Instant>);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            CALLS_END_AT.with(|c| c.set(self.0));
+        }
+    }
+    let _restore = Restore(CALLS_END_AT.with(|c| c.replace(Some(at))));
+    f()
+}
+
+/// The deadline [`with_deadline`] set for this thread's calls, if any.
+pub(crate) fn calls_end_at() -> Option<std::time::Instant> {
+    CALLS_END_AT.with(std::cell::Cell::get)
+}
+
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 

@@ -241,7 +241,9 @@ impl KernelC {
             Request::Call { .. } | Request::Stage { .. } => 1,
             Request::Time { iters, .. } => iters + 5,
         };
-        proc.watch.arm(Some(Instant::now() + self.limits.call * calls));
+        let limit = Instant::now() + self.limits.call * calls;
+        proc.watch
+            .arm(Some(super::calls_end_at().map_or(limit, |at| at.min(limit))));
         // Err(None): the process stopped; Err(Some(why)): it said something unreadable.
         let result = (|| -> Result<Reply, Option<String>> {
             // The machine (when the process does not hold it yet) and the request go in one

@@ -118,7 +118,8 @@ pub fn app(state: AppState) -> Router {
 /// [`app`] with a serving policy: what one request may cost and how long it may take
 /// (`serve --request-cpu-ms`, `--request-timeout-ms`).
 pub fn app_with(state: AppState, policy: work::Policy) -> Router {
-    // Permalink pages and their twins: immutable content behind one bounded cache.
+    // Permalink pages and their twins: immutable content behind one bounded cache (the
+    // outermost layer, `cache::immutable`).
     let permalinks = Router::new()
         .route("/s/{link}", get(scenario_page))
         .route("/s/{link}/text", get(scenario_text))
@@ -131,11 +132,7 @@ pub fn app_with(state: AppState, policy: work::Policy) -> Router {
         .route("/m/{link}/json", get(mana::mana_json))
         .route("/n/{link}", get(sched::sched_page))
         .route("/n/{link}/text", get(sched::sched_text))
-        .route("/n/{link}/json", get(sched::sched_json))
-        .route_layer(axum::middleware::from_fn_with_state(
-            cache::PermalinkCache::default(),
-            cache::immutable,
-        ));
+        .route("/n/{link}/json", get(sched::sched_json));
     Router::new()
         .route("/", get(index))
         .route("/fleet", get(fleet::fleet_page))
@@ -188,6 +185,11 @@ pub fn app_with(state: AppState, policy: work::Policy) -> Router {
             |req: axum::extract::Request| async move { devices_plus_is_literal(req) },
         ))
         .layer(TraceLayer::new_for_http())
+        // Outermost: a permalink opened again is answered before any layer above runs.
+        .layer(axum::middleware::from_fn_with_state(
+            cache::PermalinkCache::default(),
+            cache::immutable,
+        ))
 }
 
 /// The one error type at the HTTP edge. Bad input gets its message and a 4xx; internal

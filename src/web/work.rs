@@ -18,6 +18,11 @@
 //! - **Heavy requests at once**: work estimated at [`HEAVY_CPU_MS_MIN`] or more takes a slot, at
 //!   most [`HEAVY_PER_CLIENT_MAX`] per client address and [`HEAVY_MAX`] in all; beyond, 503 with
 //!   `Retry-After`. Lighter work runs inline, as every page did before.
+//! - **Built C is always heavy** ([`Estimate::built_c`]): a `c:NAME` scenario, comparison, sweep
+//!   or blk-mq map calls a harness process whose C may loop until its wall-clock limit, whatever
+//!   the estimate says. It never runs on an async worker (where it would hold up every other
+//!   client's requests): it takes a slot and runs on a blocking thread, and a call still
+//!   running at the deadline is killed then (`kernel_c::with_deadline`).
 //!
 //! The cost model, per scenario run, in nanoseconds (release build, measured with `irqscope
 //! sweep --threads 1` over machines of 2 to 8,192 CPUs and mixes of 1 to 256 devices and up to
@@ -123,6 +128,9 @@ pub struct Estimate {
     pub devices: u64,
     /// The estimate, in milliseconds of CPU.
     pub cpu_ms: u64,
+    /// The work calls built C (a `c:NAME` variant): heavy whatever `cpu_ms` says, since the C
+    /// may take as long as its wall-clock limit.
+    pub built_c: bool,
     /// The command that does the same work on the command line.
     pub command: Option<String>,
 }
@@ -202,16 +210,32 @@ impl Estimate {
             groups,
             devices,
             cpu_ms: runs.saturating_mul(run_ns(cpus, devices, groups)) / 1_000_000,
+            built_c: false,
             command: None,
         }
+    }
+
+    /// Light work on a model (`built_c` false), or any work on built C (true): the blk-mq
+    /// maps, which cost little on a model.
+    pub fn light(built_c: bool) -> Estimate {
+        Estimate {
+            built_c,
+            ..Estimate::runs(1, 0, 0, 0)
+        }
+    }
+
+    /// Heavy: it takes a slot and runs on a blocking thread under the deadline.
+    pub fn is_heavy(&self) -> bool {
+        self.built_c || self.cpu_ms >= HEAVY_CPU_MS_MIN
     }
 
     /// One scenario (a page, its twins, the API).
     pub fn scenario(spec: &ScenarioSpec) -> Estimate {
         let (devices, vectors) = devices_and_vectors(&spec.devices);
         let mut e = Estimate::runs(distribution_runs(spec), cpus_of(&spec.topology), devices, vectors);
-        if spec.variant.starts_with("c:") {
+        if spec.variant.starts_with(crate::scenario::spec::KERNEL_C_PREFIX) {
             e.cpu_ms = e.cpu_ms.saturating_mul(EXTERNAL_RUN_FACTOR);
+            e.built_c = true;
         }
         e
     }
@@ -225,6 +249,7 @@ impl Estimate {
             groups: a.groups.max(b.groups),
             devices: a.devices.max(b.devices),
             cpu_ms: a.cpu_ms.saturating_add(b.cpu_ms),
+            built_c: a.built_c || b.built_c,
             command: None,
         }
     }
@@ -255,6 +280,7 @@ impl Estimate {
             }
         }
         e.cpu_ms = ns / 1_000_000;
+        e.built_c = config.placements.iter().any(|p| matches!(p, Placement::External(_)));
         e.command = Some(crate::render::sweep::command_line(config));
         e
     }
@@ -456,7 +482,7 @@ impl FromRequestParts<AppState> for Work {
 
 impl Work {
     /// Do `f`, the request's work, if `estimate` is within the budget (422 with the numbers
-    /// otherwise): inline when it is light; else on a blocking thread, in a heavy slot (503
+    /// otherwise): inline when it is light and on a model; else (heavy, or built C) on a blocking thread, in a heavy slot (503
     /// with `Retry-After` when none is free), with a [`Deadline`] `f` asks before each run. Work
     /// that stopped at its deadline is answered 408 (when anyone still listens).
     pub async fn run<T: Send + 'static>(
@@ -465,7 +491,7 @@ impl Work {
         f: impl FnOnce(&Deadline) -> Result<T, AppError> + Send + 'static,
     ) -> Result<T, AppError> {
         self.check(&estimate)?;
-        if estimate.cpu_ms < HEAVY_CPU_MS_MIN {
+        if !estimate.is_heavy() {
             return f(&Deadline::never());
         }
         self.run_blocking(estimate, f).await
@@ -480,7 +506,7 @@ impl Work {
     ) -> Result<T, AppError> {
         self.check(&estimate)?;
         let policy = self.serving.policy;
-        let slot = if estimate.cpu_ms >= HEAVY_CPU_MS_MIN {
+        let slot = if estimate.is_heavy() {
             Some(self.serving.slots.take(self.client)?)
         } else {
             None
@@ -488,9 +514,11 @@ impl Work {
         let deadline = Deadline::after(policy.request_timeout);
         let _stop_on_drop = StopOnDrop(deadline.dropped.clone());
         let timeout = policy.request_timeout;
+        let at = deadline.at;
         tokio::task::spawn_blocking(move || {
             let _slot = slot;
-            let out = f(&deadline);
+            // A call of built C that outlives the deadline is killed then.
+            let out = crate::kernel_c::with_deadline(at, || f(&deadline));
             if deadline.expired() && out.is_err() {
                 return Err(AppError::Timeout(format!(
                     "stopped at the deadline of {} ms; ask for less, or run it on the command line",

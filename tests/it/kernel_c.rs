@@ -948,3 +948,145 @@ fn a_patched_build_says_it_is_a_patch_on_its_tree() {
     assert_eq!(range_line(&run(Some("6.12.118"), &[])), "6.12.118 tree, built C");
     assert_eq!(range_line(&run(None, &[])), "a tree of unknown version, built C");
 }
+
+/// The live processes whose parent is `pid` (read from `/proc/*/stat`).
+fn children_of(pid: u32) -> Vec<u32> {
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    dir.filter_map(|e| {
+        let child: u32 = e.ok()?.file_name().to_str()?.parse().ok()?;
+        let stat = std::fs::read_to_string(format!("/proc/{child}/stat")).ok()?;
+        let fields: Vec<&str> = stat[stat.rfind(')')? + 1..].split_whitespace().collect();
+        (fields.get(1)?.parse::<u32>().ok()? == pid && fields.first()? != &"Z").then_some(child)
+    })
+    .collect()
+}
+
+/// How long a whole answer to `GET path` (on a connection of its own) takes.
+fn time_get(port: u16, path: &str) -> std::time::Duration {
+    use std::io::{Read, Write};
+    let t0 = std::time::Instant::now();
+    let mut s = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+    s.set_read_timeout(Some(std::time::Duration::from_secs(30))).unwrap();
+    write!(
+        s,
+        "GET {path} HTTP/1.1\r\nHost: t\r\nAccept-Encoding: gzip\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut got = Vec::new();
+    s.read_to_end(&mut got).unwrap();
+    assert!(
+        got.starts_with(b"HTTP/1.1 200"),
+        "{path}: {}",
+        String::from_utf8_lossy(&got)
+    );
+    t0.elapsed()
+}
+
+/// Built C that never returns, reached by two permalinks at once, holds up nobody else: every
+/// `c:` scenario runs on a blocking thread, never on one of the server's async workers (two on
+/// a machine of two CPUs, which two such requests inline would both hold until the harness's
+/// wall-clock limit). The index page and a static file from another client answer within
+/// 100 ms (the median of seven each; the slowest within a second: the harnesses spin on both
+/// CPUs meanwhile and the machine may be shared, so one slow answer is noise, while a held-up
+/// answer waits seconds for the harness's limit). At the request's deadline the looping calls
+/// are killed, not at their own wall-clock limit.
+#[test]
+fn looping_c_holds_up_no_other_client() {
+    use crate::common::process::{free_port, KillGroupOnDrop};
+    use std::os::unix::process::CommandExt;
+    use std::time::{Duration, Instant};
+    let Some(t) = tree("IRQSCOPE_KERNEL_C_72") else { return };
+    let s = Scratch::new("loopserve");
+    let (plain, _) = patched(
+        s.path(),
+        &t,
+        "\tif (numgrps == 0)\n\t\treturn NULL;\n\n\tif (!zalloc_cpumask_var(&nmsk, GFP_KERNEL))",
+        "\tif (numgrps == 0)\n\t\treturn NULL;\n\tfor (;;)\n\t\t;\n\n\tif (!zalloc_cpumask_var(&nmsk, GFP_KERNEL))",
+    );
+    let port = free_port();
+    let server = KillGroupOnDrop(
+        Command::new(env!("CARGO_BIN_EXE_irqscope"))
+            .args(["serve", "--addr", &format!("127.0.0.1:{port}")])
+            .args(["--kernel-c", &format!("loop={}", t.display())])
+            .args(["--kernel-c-patch", &format!("loop={}", plain.display())])
+            .args(["--request-timeout-ms", "3000"])
+            .env("IRQSCOPE_KERNEL_C_DIR", s.path().join("cache"))
+            .env("IRQSCOPE_KERNEL_C_CALL_MS", "10000")
+            .env("RUST_LOG", "warn")
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .process_group(0)
+            .spawn()
+            .unwrap(),
+    );
+    let started = Instant::now();
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(
+            started.elapsed() < Duration::from_secs(180),
+            "irqscope serve did not listen"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let pid = server.0.id();
+    // Two looping requests in flight (two permalinks: neither waits for the other's answer).
+    let looping: Vec<std::net::TcpStream> = [8, 9]
+        .map(|n| {
+            let spec = ScenarioSpec {
+                variant: "c:loop".into(),
+                ..ScenarioSpec::new(TopologyRef::Preset("azure-l48s-v2".into()), vec![DeviceSpec::new(2, n)])
+            };
+            let mut c = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+            let path = format!("/s/{}", permalink::encode(&spec).unwrap());
+            std::io::Write::write_all(
+                &mut c,
+                format!("GET {path} HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n").as_bytes(),
+            )
+            .unwrap();
+            c
+        })
+        .into();
+    let t0 = Instant::now();
+    while children_of(pid).len() < 2 {
+        assert!(t0.elapsed() < Duration::from_secs(5), "the harnesses did not start");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let times = |path: &str| {
+        let mut took: Vec<Duration> = (0..7).map(|_| time_get(port, path)).collect();
+        took.sort();
+        took
+    };
+    let (index, asset) = (times("/"), times("/static/style.css"));
+    eprintln!("GET / {index:?}; a static file {asset:?}");
+    for (what, took) in [("GET /", &index), ("a static file", &asset)] {
+        assert!(
+            took[3] < Duration::from_millis(100) && took[6] < Duration::from_secs(1),
+            "{what} took {took:?}: the median over 100 ms or the slowest over 1 s"
+        );
+    }
+    // Measured while both calls still looped.
+    assert!(
+        t0.elapsed() < Duration::from_millis(2500),
+        "measured too late: {:?}",
+        t0.elapsed()
+    );
+    assert_eq!(children_of(pid).len(), 2, "both harnesses still loop");
+    // The looping requests are answered 408 at their deadline (3 s), and their harnesses are
+    // killed then, not at the call's own limit (10 s).
+    for mut c in looping {
+        let mut got = Vec::new();
+        c.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+        let _ = std::io::Read::read_to_end(&mut c, &mut got);
+        let text = String::from_utf8_lossy(&got);
+        assert!(text.starts_with("HTTP/1.1 408"), "{text}");
+    }
+    while !children_of(pid).is_empty() {
+        assert!(
+            t0.elapsed() < Duration::from_secs(6),
+            "the harnesses outlived the deadline: {:?}",
+            t0.elapsed()
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}

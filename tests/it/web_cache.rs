@@ -81,9 +81,18 @@ async fn permalinks_negotiate_and_tag_each_encoding() {
         let mut tags: Vec<(Option<&str>, String)> = Vec::new();
         for (accept, want) in CASES {
             let app = irqscope::web::app(Default::default());
+            let mut first: Option<HeaderMap> = None;
             for round in ["first render", "cached"] {
                 let (status, h, body) = send(&app, &uri, &[(header::ACCEPT_ENCODING, accept)]).await;
                 assert_eq!(status, StatusCode::OK, "{uri} {accept:?} {round}");
+                // The cached answer (made by the outermost layer) has the first one's whole
+                // head, the other layers' headers among them.
+                assert!(h.contains_key(header::CONTENT_SECURITY_POLICY), "{uri} {round}: {h:?}");
+                assert_eq!(h[header::X_CONTENT_TYPE_OPTIONS], "nosniff", "{uri} {round}");
+                match &first {
+                    None => first = Some(h.clone()),
+                    Some(f) => assert_eq!(&h, f, "{uri} {accept:?}: the cached head differs"),
+                }
                 assert_eq!(coding(&h), want, "{uri} {accept:?} {round}");
                 assert_eq!(h[header::VARY], "accept-encoding");
                 assert_eq!(decode(want, &body), plain, "{uri} {accept:?} {round}: body differs");
