@@ -16,7 +16,7 @@ pub(crate) fn permutations<T: Clone>(items: &[T]) -> Vec<Vec<T>> {
         let mut rest = items.to_vec();
         let first = rest.remove(i);
         for mut p in permutations(&rest) {
-            p.insert(0, first);
+            p.insert(0, first.clone());
             out.push(p);
         }
     }
