@@ -11,7 +11,8 @@
 
 use crate::kernel::ExternalError;
 use crate::metrics::{self, Metrics};
-use crate::scenario::{Device, Outcome, Scenario};
+use crate::scenario::{Device, ProbeWalk, Scenario, SpreadMemo};
+use crate::topology::rng::SplitMix64;
 use std::collections::BTreeMap;
 
 /// Most scenario runs one distribution enumerates; beyond it `all` is sampled.
@@ -156,6 +157,10 @@ pub struct Distribution {
     pub cpu_above_ideal: Vec<u64>,
     /// Sampled: the 95% Wilson interval on P(worst > ideal).
     pub interval: Option<(f64, f64)>,
+    /// NUMA imbalance of a run: the most IRQs a node serves above its fair share (by online
+    /// CPUs), in thousandths of an IRQ. Summed over the runs (weighted), and the worst run's.
+    pub numa_excess_milli_sum: u128,
+    pub numa_excess_milli_worst: u64,
     pub best: OrderRun,
     pub median: OrderRun,
     pub worst: OrderRun,
@@ -165,6 +170,16 @@ impl Distribution {
     /// The share of runs in which the worst CPU is above the ideal.
     pub fn p_worst_above_ideal(&self) -> f64 {
         self.worst_above_ideal as f64 / self.runs.max(1) as f64
+    }
+
+    /// The expected NUMA imbalance over the runs, in IRQs above a node's fair share.
+    pub fn numa_excess_expected(&self) -> f64 {
+        self.numa_excess_milli_sum as f64 / 1000.0 / self.runs.max(1) as f64
+    }
+
+    /// The worst run's NUMA imbalance, in IRQs above a node's fair share.
+    pub fn numa_excess_worst(&self) -> f64 {
+        self.numa_excess_milli_worst as f64 / 1000.0
     }
 }
 
@@ -179,27 +194,6 @@ fn movable(d: &Device) -> bool {
     !d.driver.is_mana()
 }
 
-/// The devices' classes: equal devices but for the name share one.
-fn classes(devices: &[Device]) -> Vec<usize> {
-    let mut reps: Vec<Device> = Vec::new();
-    devices
-        .iter()
-        .map(|d| {
-            let key = Device {
-                name: String::new(),
-                ..d.clone()
-            };
-            match reps.iter().position(|r| *r == key) {
-                Some(i) => i,
-                None => {
-                    reps.push(key);
-                    reps.len() - 1
-                }
-            }
-        })
-        .collect()
-}
-
 fn factorial(n: usize) -> u128 {
     (1..=n as u128).fold(1u128, |a, b| a.saturating_mul(b))
 }
@@ -207,44 +201,82 @@ fn factorial(n: usize) -> u128 {
 /// Every distinct arrangement of the movable devices with the number of orders giving it.
 /// `slots` are the movable positions; `class` the class of each device.
 fn arrangements(slots: &[usize], class: &[usize], mut visit: impl FnMut(&[usize], u64)) {
-    // Per class, its movable devices in list order (the k-th placed takes the k-th).
-    let mut members: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
-    for &i in slots {
-        members.entry(class[i]).or_default().push(i);
-    }
-    let weight: u64 = members.values().map(|m| factorial(m.len()) as u64).product();
-    let mut walk = Walk {
-        slots,
-        placed: vec![0; members.len()],
-        members: members.into_values().collect(),
-        order: (0..class.len()).collect(),
-    };
-    walk.fill(0, &mut |order| visit(order, weight));
+    let mut tree = Tree::new(slots, class);
+    let _ = tree.grow::<(), ()>(0, (), &mut |_, _| Ok(()), &mut |order, weight, ()| {
+        visit(order, weight);
+        Ok(())
+    });
 }
 
-/// The state of [`arrangements`]: how many of each class are placed, and the order so far.
-struct Walk<'a> {
+/// What [`Tree::grow`] does with each whole order: the order, its weight and the state.
+type Leaf<'a, S, E> = dyn FnMut(&[usize], u64, S) -> Result<(), E> + 'a;
+
+/// The arrangements of [`arrangements`] as a tree of prefixes: a state carried down it (a
+/// boot part-way through its probes) is extended once per prefix and cloned where the
+/// orders part.
+struct Tree<'a> {
     slots: &'a [usize],
+    /// Per class, its movable devices in list order (the k-th placed takes the k-th).
     members: Vec<Vec<usize>>,
     placed: Vec<usize>,
     order: Vec<usize>,
+    /// Orders per arrangement: the product of the classes' factorials.
+    weight: u64,
 }
 
-impl Walk<'_> {
-    fn fill(&mut self, depth: usize, visit: &mut dyn FnMut(&[usize])) {
-        if depth == self.slots.len() {
-            visit(&self.order);
-            return;
+impl<'a> Tree<'a> {
+    fn new(slots: &'a [usize], class: &[usize]) -> Tree<'a> {
+        let mut members: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
+        for &i in slots {
+            members.entry(class[i]).or_default().push(i);
         }
-        for k in 0..self.members.len() {
-            if self.placed[k] == self.members[k].len() {
-                continue;
+        Tree {
+            slots,
+            weight: members.values().map(|m| factorial(m.len()) as u64).product(),
+            placed: vec![0; members.len()],
+            members: members.into_values().collect(),
+            order: (0..class.len()).collect(),
+        }
+    }
+
+    /// Fill positions `at..` in every distinct way: `push` extends the state by the device
+    /// probed at the next position (fixed positions keep their own), `leaf` takes each
+    /// whole order with its weight and state. Arrangements come in one order, always.
+    fn grow<S: Clone, E>(
+        &mut self,
+        at: usize,
+        state: S,
+        push: &mut dyn FnMut(&mut S, usize) -> Result<(), E>,
+        leaf: &mut Leaf<'_, S, E>,
+    ) -> Result<(), E> {
+        if at == self.order.len() {
+            return leaf(&self.order, self.weight, state);
+        }
+        if !self.slots.contains(&at) {
+            let mut state = state;
+            push(&mut state, at)?;
+            return self.grow(at + 1, state, push, leaf);
+        }
+        let open: Vec<usize> = (0..self.members.len())
+            .filter(|&k| self.placed[k] < self.members[k].len())
+            .collect();
+        let mut state = Some(state);
+        for (n, &k) in open.iter().enumerate() {
+            let device = self.members[k][self.placed[k]];
+            self.order[at] = device;
+            // The last choice takes the state itself; the others a copy.
+            let mut next = match n + 1 == open.len() {
+                true => state.take(),
+                false => state.clone(),
             }
-            self.order[self.slots[depth]] = self.members[k][self.placed[k]];
+            .expect("the state is taken by the last choice only");
+            push(&mut next, device)?;
             self.placed[k] += 1;
-            self.fill(depth + 1, visit);
+            let grown = self.grow(at + 1, next, push, leaf);
             self.placed[k] -= 1;
+            grown?;
         }
+        Ok(())
     }
 }
 
@@ -272,24 +304,6 @@ fn binomial(n: usize, k: usize) -> u128 {
     r
 }
 
-/// splitmix64: a small deterministic generator for samples.
-struct SplitMix(u64);
-
-impl SplitMix {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-
-    /// Uniform in `0..n` (`n` ≥ 1).
-    fn below(&mut self, n: u64) -> u64 {
-        ((u128::from(self.next()) * u128::from(n)) >> 64) as u64
-    }
-}
-
 /// The 95% Wilson score interval on a proportion of `k` in `n`.
 pub fn wilson(k: u64, n: u64) -> (f64, f64) {
     if n == 0 {
@@ -303,26 +317,51 @@ pub fn wilson(k: u64, n: u64) -> (f64, f64) {
     ((centre - half).max(0.0), (centre + half).min(1.0))
 }
 
+/// How the runs are made: [`distribution`] walks the orders as a tree of prefixes with each
+/// device's spreads remembered; [`distribution_run_by_run`] runs every order as its own
+/// fixed-order scenario (the reference the first must equal, and its benchmark's baseline).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Method {
+    Walk,
+    RunByRun,
+}
+
 /// Run the scenario under every order and counter start asked (or a sample of them) and add
-/// the runs up. `Orders::Fixed` with one counter start is one run.
+/// the runs up. `Orders::Fixed` with one counter start is one run. Orders sharing a prefix
+/// probe it once, and each device's masks and blk-mq map are computed once per counter value
+/// it receives (`scenario::SpreadMemo`).
 pub fn distribution(
     scenario: &Scenario,
     orders: Orders,
     counters: CounterRange,
 ) -> Result<Distribution, ExternalError> {
+    collect(scenario, orders, counters, Method::Walk)
+}
+
+/// [`distribution`] with every run an ordinary fixed-order scenario of its own
+/// ([`Scenario::reordered`], `scenario::try_run`): the same answer, slower.
+pub fn distribution_run_by_run(
+    scenario: &Scenario,
+    orders: Orders,
+    counters: CounterRange,
+) -> Result<Distribution, ExternalError> {
+    collect(scenario, orders, counters, Method::RunByRun)
+}
+
+fn collect(
+    scenario: &Scenario,
+    orders: Orders,
+    counters: CounterRange,
+    method: Method,
+) -> Result<Distribution, ExternalError> {
     let devices = scenario.devices();
-    let class = classes(devices);
-    let slots: Vec<usize> = (0..devices.len()).filter(|&i| movable(&devices[i])).collect();
-    let orders_allowed = match orders {
-        Orders::Fixed => 1,
-        _ => factorial(slots.len()),
+    let class = scenario.device_classes();
+    let slots: Vec<usize> = match orders {
+        Orders::Fixed => Vec::new(),
+        _ => (0..devices.len()).filter(|&i| movable(&devices[i])).collect(),
     };
-    let population = orders_allowed.saturating_mul(u128::from(counters.len()));
-    let enumerated = match orders {
-        Orders::Fixed => 1,
-        _ => distinct_arrangements(&slots, &class),
-    }
-    .saturating_mul(u128::from(counters.len()));
+    let population = factorial(slots.len()).saturating_mul(u128::from(counters.len()));
+    let enumerated = distinct_arrangements(&slots, &class).saturating_mul(u128::from(counters.len()));
     let over_budget = orders == Orders::All && enumerated > u128::from(RUNS_BUDGET);
     let sample = match orders {
         Orders::Sample { n, seed } => Some((n, seed)),
@@ -330,38 +369,61 @@ pub fn distribution(
         _ => None,
     };
     let mut acc = Accumulator::new(scenario);
-    match sample {
-        None => {
-            let identity: Vec<usize> = (0..devices.len()).collect();
-            let mut each = |order: &[usize], weight: u64| -> Result<(), ExternalError> {
-                for counter in counters.from..=counters.to {
-                    acc.add(scenario, order, counter, weight)?;
+    let mut memo = SpreadMemo::new(scenario);
+    let mut run = |order: &[usize], counter: u32| -> Result<Metrics, ExternalError> {
+        let outcome = match method {
+            Method::Walk => {
+                let mut walk = ProbeWalk::start(scenario, counter, &mut memo)?;
+                for &i in order {
+                    walk.push(i, &mut memo)?;
                 }
-                Ok(())
-            };
-            if orders == Orders::Fixed {
-                each(&identity, 1)?;
-            } else {
-                let mut all = Vec::new();
-                arrangements(&slots, &class, |o, w| all.push((o.to_vec(), w)));
-                for (o, w) in all {
-                    each(&o, w)?;
+                walk.finish()
+            }
+            Method::RunByRun => crate::scenario::try_run(&reordered(scenario, order, counter))?,
+        };
+        Ok(metrics::compute(scenario, &outcome))
+    };
+    match sample {
+        None if method == Method::Walk => {
+            let mut tree = Tree::new(&slots, &class);
+            for counter in counters.from..=counters.to {
+                let start = ProbeWalk::start(scenario, counter, &mut memo)?;
+                let mut seq = u64::from(counter - counters.from);
+                tree.grow(
+                    0,
+                    start,
+                    &mut |walk, i| walk.push(i, &mut memo),
+                    &mut |order, weight, walk| {
+                        let m = metrics::compute(scenario, &walk.finish());
+                        acc.add(order, counter, weight, seq, &m);
+                        seq += counters.len();
+                        Ok(())
+                    },
+                )?;
+            }
+        }
+        None => {
+            let mut all = Vec::new();
+            arrangements(&slots, &class, |o, w| all.push((o.to_vec(), w)));
+            let mut seq = 0;
+            for (order, weight) in all {
+                for counter in counters.from..=counters.to {
+                    acc.add(&order, counter, weight, seq, &run(&order, counter)?);
+                    seq += 1;
                 }
             }
         }
         Some((n, seed)) => {
-            let mut rng = SplitMix(seed);
-            for _ in 0..n {
+            let mut rng = SplitMix64::new(seed);
+            for seq in 0..u64::from(n) {
                 let mut order: Vec<usize> = (0..devices.len()).collect();
-                if orders != Orders::Fixed {
-                    // Fisher–Yates over the movable positions.
-                    for i in (1..slots.len()).rev() {
-                        let j = rng.below(i as u64 + 1) as usize;
-                        order.swap(slots[i], slots[j]);
-                    }
+                // Fisher–Yates over the movable positions.
+                for i in (1..slots.len()).rev() {
+                    let j = rng.below(i as u64 + 1) as usize;
+                    order.swap(slots[i], slots[j]);
                 }
                 let counter = counters.from + rng.below(counters.len()) as u32;
-                acc.add(scenario, &order, counter, 1)?;
+                acc.add(&order, counter, 1, seq, &run(&order, counter)?);
             }
         }
     }
@@ -370,12 +432,16 @@ pub fn distribution(
 
 /// The runs added so far.
 struct Accumulator {
-    runs: Vec<OrderRun>,
+    /// Each run with its place in the enumeration (arrangement by arrangement, counter
+    /// starts within), which breaks ties between equal runs.
+    runs: Vec<(u64, OrderRun)>,
     worst_irqs: BTreeMap<u32, u64>,
     worst_devices: BTreeMap<u32, u64>,
     cpu_above: Vec<u64>,
     worst_above: u64,
     ideal: Option<u32>,
+    numa_sum: u128,
+    numa_worst: u64,
 }
 
 impl Accumulator {
@@ -387,13 +453,12 @@ impl Accumulator {
             cpu_above: vec![0; scenario.topology().nr_cpu_ids() as usize],
             worst_above: 0,
             ideal: None,
+            numa_sum: 0,
+            numa_worst: 0,
         }
     }
 
-    fn add(&mut self, scenario: &Scenario, order: &[usize], counter: u32, weight: u64) -> Result<(), ExternalError> {
-        let s = reordered(scenario, order, counter);
-        let outcome: Outcome = crate::scenario::try_run(&s)?;
-        let m: Metrics = metrics::compute(&s, &outcome);
+    fn add(&mut self, order: &[usize], counter: u32, weight: u64, seq: u64, m: &Metrics) {
         let ideal = m.ideal.irqs_per_cpu_max;
         self.ideal.get_or_insert(ideal);
         *self.worst_irqs.entry(m.irqs_per_cpu_max).or_default() += weight;
@@ -406,24 +471,36 @@ impl Accumulator {
                 self.cpu_above[c.cpu as usize] += weight;
             }
         }
-        self.runs.push(OrderRun {
-            order: order.to_vec(),
-            counter,
-            weight,
-            irqs_per_cpu_max: m.irqs_per_cpu_max,
-            devices_per_cpu_max: m.devices_per_cpu_max,
-        });
-        Ok(())
+        let excess = m
+            .per_node
+            .iter()
+            .map(|n| (u64::from(n.irqs) * 1000).saturating_sub(n.fair_share_milli))
+            .max()
+            .unwrap_or(0);
+        self.numa_sum += u128::from(excess) * u128::from(weight);
+        self.numa_worst = self.numa_worst.max(excess);
+        self.runs.push((
+            seq,
+            OrderRun {
+                order: order.to_vec(),
+                counter,
+                weight,
+                irqs_per_cpu_max: m.irqs_per_cpu_max,
+                devices_per_cpu_max: m.devices_per_cpu_max,
+            },
+        ));
     }
 
-    fn finish(mut self, population: u128, exact: bool, over_budget: bool) -> Distribution {
-        let runs: u64 = self.runs.iter().map(|r| r.weight).sum();
-        // Best to worst by the worst CPU's IRQs, then its devices; ties keep the run order.
-        self.runs.sort_by_key(|r| (r.irqs_per_cpu_max, r.devices_per_cpu_max));
-        let half = runs.div_ceil(2);
+    fn finish(self, population: u128, exact: bool, over_budget: bool) -> Distribution {
+        let mut runs = self.runs;
+        let total: u64 = runs.iter().map(|(_, r)| r.weight).sum();
+        // Best to worst by the worst CPU's IRQs, then its devices; ties keep the enumeration's
+        // order.
+        runs.sort_by_key(|(seq, r)| (r.irqs_per_cpu_max, r.devices_per_cpu_max, *seq));
+        let runs: Vec<OrderRun> = runs.into_iter().map(|(_, r)| r).collect();
+        let half = total.div_ceil(2);
         let mut seen = 0;
-        let median = self
-            .runs
+        let median = runs
             .iter()
             .find(|r| {
                 seen += r.weight;
@@ -432,8 +509,8 @@ impl Accumulator {
             .cloned()
             .expect("at least one run");
         Distribution {
-            runs,
-            population: if exact { u128::from(runs) } else { population },
+            runs: total,
+            population: if exact { u128::from(total) } else { population },
             exact,
             over_budget,
             worst_irqs_per_cpu: self.worst_irqs,
@@ -441,10 +518,12 @@ impl Accumulator {
             ideal_irqs_per_cpu: self.ideal.unwrap_or(0),
             worst_above_ideal: self.worst_above,
             cpu_above_ideal: self.cpu_above,
-            interval: (!exact).then(|| wilson(self.worst_above, runs)),
-            best: self.runs[0].clone(),
+            interval: (!exact).then(|| wilson(self.worst_above, total)),
+            numa_excess_milli_sum: self.numa_sum,
+            numa_excess_milli_worst: self.numa_worst,
+            best: runs[0].clone(),
             median,
-            worst: self.runs[self.runs.len() - 1].clone(),
+            worst: runs[runs.len() - 1].clone(),
         }
     }
 }
@@ -452,6 +531,10 @@ impl Accumulator {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::kernel::vector_matrix::EffectiveModel;
+    use crate::kernel::{SortGen, Variant};
+    use crate::scenario::spec::{expand_devices, parse_device_token};
+    use crate::scenario::ProbeOrder;
 
     #[test]
     fn parses_orders_and_counters() {
@@ -490,6 +573,69 @@ mod tests {
         assert_eq!(seen.len(), 12);
         assert_eq!(distinct_arrangements(&slots, &class), 12);
         assert_eq!(weight, 24);
+    }
+
+    fn scenario(preset: &str, tokens: &[&str], variant: &str, effective: EffectiveModel) -> Scenario {
+        let specs: Vec<_> = tokens.iter().map(|t| parse_device_token(t).unwrap()).collect();
+        Scenario::new(
+            crate::catalogue::get(preset).unwrap(),
+            expand_devices(&specs).unwrap(),
+            Variant::from_name(variant).unwrap(),
+            SortGen::HeapV6_11,
+            effective,
+            0,
+        )
+        .unwrap()
+    }
+
+    /// The walk over prefixes with remembered spreads gives, field for field, what running
+    /// every order as its own scenario gives: sequential and parallel probes, admin tag sets
+    /// under rotation-v1, a MANA device in its place, blk-mq maps from the CPUs, a device
+    /// whose mask is empty, an ITS, a proposal (nothing remembered), and samples.
+    #[test]
+    fn the_walk_equals_running_each_order() {
+        let x86 = EffectiveModel::X86Matrix;
+        let nvme = ["5:name=a,pre=1,driver=nvme", "3:name=b,pre=1,driver=nvme", "2x2:name=c"];
+        let cases = [
+            scenario("vm-8vcpu-smt2", &nvme, "rotation-v1", x86),
+            scenario("vm-8vcpu-smt2", &nvme, "rotation-v1", x86).with_probe(Some(ProbeOrder::Parallel)),
+            scenario("vm-8vcpu-smt2", &nvme, "cluster", x86),
+            scenario(
+                "azure-4vcpu-smt2",
+                &[
+                    "3:name=a",
+                    "8:name=nic,driver=mana",
+                    "2:name=b,blkmq=cpumap",
+                    "6:name=c,pre=1",
+                ],
+                "rotation",
+                x86,
+            ),
+            scenario(
+                "azure-d16plds-v6",
+                &["6:name=a,pre=1", "4:name=b", "2:name=c"],
+                "rotation-v1",
+                EffectiveModel::FirstCpu,
+            ),
+            scenario(
+                "vm-8vcpu-smt2",
+                &["5:name=a", "3:name=b", "2:name=c"],
+                "pre-cluster",
+                x86,
+            )
+            .with_proposal(Some(crate::policy::Proposal::OffsetByProbed)),
+        ];
+        let counters = CounterRange { from: 0, to: 3 };
+        for s in &cases {
+            for orders in [Orders::All, Orders::Sample { n: 40, seed: 3 }, Orders::Fixed] {
+                let walk = distribution(s, orders, counters).unwrap();
+                let each = distribution_run_by_run(s, orders, counters).unwrap();
+                assert_eq!(walk, each, "{orders:?} {:?}", s.devices());
+            }
+        }
+        // Cases where the order matters, so the comparison above can tell.
+        let d = distribution(&cases[0], Orders::All, counters).unwrap();
+        assert!(d.worst_irqs_per_cpu.len() > 1, "{d:?}");
     }
 
     #[test]

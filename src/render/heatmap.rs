@@ -916,6 +916,53 @@ pub(crate) fn value_heatmap(
     })
 }
 
+/// Per-CPU share of boots, in percent (`percent` ordered by CPU; CPUs not listed are 0),
+/// laid out exactly as [`heatmap`] on the fixed scale 0..100: the probe-order distribution's
+/// P(CPU above the ideal). Every CPU in some boot above the ideal is outlined.
+pub(crate) fn percent_heatmap(topo: &Topology, percent: &[(u32, u32)], label: &str, zoom: Option<u32>) -> String {
+    let lookup = |cpu: u32| -> i64 {
+        percent
+            .binary_search_by_key(&cpu, |v| v.0)
+            .map(|i| i64::from(percent[i].1.min(100)))
+            .unwrap_or(0)
+    };
+    // A CPU above the ideal in any boot takes at least the first warm step.
+    let colour = |v: i64| match v {
+        0 => ZERO,
+        v => load_colour(1 + v as u32, Some(1), 101),
+    };
+    draw_grid(&Grid {
+        topo,
+        zoom,
+        class: "heatmap percent",
+        label: label.to_string(),
+        value: &lookup,
+        colour: &colour,
+        over: Some(0),
+        unit: "%",
+        legend: percent_legend(),
+    })
+}
+
+/// The legend of [`percent_heatmap`]: 0, 1, 25, 50, 75, 100 %.
+fn percent_legend() -> String {
+    let mut out = String::new();
+    for (i, p) in [0u32, 1, 25, 50, 75, 100].into_iter().enumerate() {
+        let x = i as u32 * 34;
+        let fill = if p == 0 { ZERO } else { load_colour(1 + p, Some(1), 101) };
+        let _ = write!(
+            out,
+            r##"<rect class="step" data-step="{p}" x="{x}" y="0" width="34" height="10" fill="{fill}"/><text class="tick" x="{}" y="22" text-anchor="middle">{p}%</text>"##,
+            x + 17
+        );
+    }
+    let _ = write!(
+        out,
+        r#"<text class="lbl" x="0" y="38">share of boots in which the CPU serves more IRQs than the ideal worst CPU</text>"#
+    );
+    out
+}
+
 /// Per-CPU difference B − A of one metric (same topology on both sides).
 pub(crate) fn diff_heatmap(topo: &Topology, a: &Metrics, b: &Metrics, metric: HeatMetric, zoom: Option<u32>) -> String {
     let deltas: Vec<(u32, i64)> = a

@@ -3,11 +3,14 @@
 
 use crate::analysis::orders::{self, CounterRange, Distribution, OrderRun, Orders};
 use crate::render::columns::wrap;
+use crate::render::heatmap::percent_heatmap;
+use crate::render::svg::{push_escaped, svg_open};
 use crate::scenario::spec::{spec_of, ScenarioSpec};
 use crate::scenario::{permalink, Scenario};
 use crate::topology::CpuSet;
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
+use std::fmt::Write;
 
 /// The distribution a scenario asked for, with the permalinks of its best, median and worst
 /// orders (each an ordinary fixed-order scenario; empty when too large for a link).
@@ -111,6 +114,8 @@ impl OrdersShown {
             "worst_above_ideal_runs": d.worst_above_ideal,
             "p_worst_above_ideal": d.p_worst_above_ideal(),
             "cpu_above_ideal_runs": d.cpu_above_ideal,
+            "numa_excess_expected": d.numa_excess_expected(),
+            "numa_excess_worst": d.numa_excess_worst(),
         });
         if d.over_budget {
             v["sampled_over_budget"] = json!(orders::RUNS_BUDGET);
@@ -172,6 +177,7 @@ impl OrdersShown {
             p.push_str(&format!(" (95% interval {:.1}% to {:.1}%)", lo * 100.0, hi * 100.0));
         }
         out.push_str(&wrap(&p, "", "  "));
+        out.push_str(&wrap(&numa_line(d), "", "  "));
         for (k, cpus) in cpus_by_runs(d) {
             let line = format!("above the ideal in {:.1}% of runs: CPUs {cpus}", percent(k, d.runs));
             out.push_str(&wrap(&line, "  ", "    "));
@@ -192,4 +198,155 @@ impl OrdersShown {
             }
         }
     }
+}
+
+/// "NUMA imbalance: the busiest node 1.5 IRQs above its fair share on average, 6.0 at
+/// worst".
+fn numa_line(d: &Distribution) -> String {
+    format!(
+        "NUMA imbalance: the busiest node {:.1} IRQs above its fair share on average, {:.1} at worst",
+        d.numa_excess_expected(),
+        d.numa_excess_worst()
+    )
+}
+
+/// One pick of the page: which (best, median, worst), the order's device names, its counter
+/// start, its worst CPU and its permalink.
+pub struct PickRow {
+    pub which: &'static str,
+    pub order: String,
+    pub counter: u32,
+    pub irqs_per_cpu_max: u32,
+    pub devices_per_cpu_max: u32,
+    pub link: String,
+}
+
+/// The distribution on the scenario page: the sentence that leads, the histogram of the
+/// worst CPU's load, the per-CPU probability heatmap, the NUMA line and the picks.
+pub struct OrdersPage {
+    /// "Over 4,320 boots (every order of the devices × counter starts 0..5) …".
+    pub headline: String,
+    /// Said when `all` was over the budget and the runs are a sample.
+    pub sampled_note: Option<String>,
+    pub histogram_svg: String,
+    pub heatmap_svg: String,
+    pub numa_line: String,
+    pub picks: Vec<PickRow>,
+}
+
+impl OrdersShown {
+    /// The page's block; `zoom` the node the page shows alone.
+    pub fn page(&self, scenario: &Scenario, zoom: Option<u32>) -> OrdersPage {
+        let d = &self.dist;
+        let how = if d.exact {
+            "every probe order the model allows".to_string()
+        } else {
+            format!("a sample of {} probe orders", d.runs)
+        };
+        let starts = if self.counters.from == self.counters.to {
+            format!("counter start {}", self.counters.from)
+        } else {
+            format!("counter starts {}..{}", self.counters.from, self.counters.to)
+        };
+        let mut headline = format!(
+            "Over {} boots ({how} × {starts}): the worst CPU serves more than the ideal {} IRQs in {:.1}% of boots",
+            d.runs,
+            d.ideal_irqs_per_cpu,
+            percent(d.worst_above_ideal, d.runs)
+        );
+        if let Some((lo, hi)) = d.interval {
+            headline.push_str(&format!(" (95% interval {:.1}% to {:.1}%)", lo * 100.0, hi * 100.0));
+        }
+        let sampled_note = d.over_budget.then(|| {
+            format!(
+                "Every order would take more than {} runs, so {} orders were drawn at random (seed 0); the shares are estimates.",
+                orders::RUNS_BUDGET,
+                d.runs
+            )
+        });
+        let percent_of: Vec<(u32, u32)> = d
+            .cpu_above_ideal
+            .iter()
+            .enumerate()
+            .map(|(cpu, &k)| (cpu as u32, (100 * k).div_ceil(d.runs.max(1)) as u32))
+            .collect();
+        OrdersPage {
+            headline,
+            sampled_note,
+            histogram_svg: histogram_svg(d),
+            heatmap_svg: percent_heatmap(
+                scenario.topology(),
+                &percent_of,
+                "per-CPU share of boots above the ideal",
+                zoom,
+            ),
+            numa_line: numa_line(d),
+            picks: [&d.best, &d.median, &d.worst]
+                .into_iter()
+                .enumerate()
+                .map(|(i, r)| PickRow {
+                    which: PICK_NAMES[i],
+                    order: self.picks[i].0.join(" "),
+                    counter: r.counter,
+                    irqs_per_cpu_max: r.irqs_per_cpu_max,
+                    devices_per_cpu_max: r.devices_per_cpu_max,
+                    link: self.picks[i].1.clone(),
+                })
+                .collect(),
+        }
+    }
+}
+
+/// The worst CPU's load over the runs: one bar per load, its share of runs over it and the
+/// load under it; loads at or below the ideal blue, above it orange (the heatmap's colours).
+pub(crate) fn histogram_svg(d: &Distribution) -> String {
+    const BAR: u32 = 44;
+    const GAP: u32 = 12;
+    const H: u32 = 120;
+    let n = d.worst_irqs_per_cpu.len() as u32;
+    let width = (n * (BAR + GAP) + 40).max(320);
+    let height = H + 76;
+    let mut out = svg_open(
+        "histogram",
+        "the worst CPU's IRQs: share of boots by load",
+        width,
+        height,
+    );
+    let base = H + 20;
+    let _ = write!(
+        out,
+        r##"<line x1="10" y1="{base}" x2="{}" y2="{base}" stroke="#333" stroke-width="1"/>"##,
+        width - 10
+    );
+    for (i, (&load, &runs)) in d.worst_irqs_per_cpu.iter().enumerate() {
+        let x = 20 + i as u32 * (BAR + GAP);
+        let h = ((runs as f64 / d.runs.max(1) as f64) * f64::from(H)).round().max(1.0) as u32;
+        let fill = if load > d.ideal_irqs_per_cpu {
+            "#e6550d"
+        } else {
+            "#3182bd"
+        };
+        let _ = write!(
+            out,
+            r##"<rect class="bar" data-load="{load}" data-runs="{runs}" x="{x}" y="{}" width="{BAR}" height="{h}" fill="{fill}"><title>"##,
+            base - h
+        );
+        push_escaped(&mut out, &format!("worst CPU {load} IRQs: {runs} of {} boots", d.runs));
+        let _ = write!(
+            out,
+            r#"</title></rect><text class="tick" x="{}" y="{}" text-anchor="middle">{:.1}%</text><text class="lbl" x="{}" y="{}" text-anchor="middle">{load}</text>"#,
+            x + BAR / 2,
+            base - h - 4,
+            percent(runs, d.runs),
+            x + BAR / 2,
+            base + 14
+        );
+    }
+    let _ = write!(
+        out,
+        r#"<text class="lbl" x="10" y="{}">the worst CPU's IRQs (ideal {}); orange: above the ideal</text></svg>"#,
+        base + 34,
+        d.ideal_irqs_per_cpu
+    );
+    out
 }

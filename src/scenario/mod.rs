@@ -23,7 +23,7 @@ pub mod kernel;
 pub mod mana;
 pub mod payloads;
 mod probe;
-pub use probe::try_run;
+pub use probe::{try_run, ProbeWalk, SpreadMemo};
 pub mod permalink;
 pub mod request;
 pub mod sched;
@@ -581,6 +581,28 @@ impl Scenario {
 
     pub fn spread_counter(&self) -> u32 {
         self.spread_counter
+    }
+
+    /// Each device's class: devices equal but for the name share one (numbered from 0 in
+    /// list order). Such devices are interchangeable in every order.
+    pub fn device_classes(&self) -> Vec<usize> {
+        let mut reps: Vec<Device> = Vec::new();
+        self.devices
+            .iter()
+            .map(|d| {
+                let key = Device {
+                    name: String::new(),
+                    ..d.clone()
+                };
+                match reps.iter().position(|r| *r == key) {
+                    Some(i) => i,
+                    None => {
+                        reps.push(key);
+                        reps.len() - 1
+                    }
+                }
+            })
+            .collect()
     }
 
     pub fn proposal(&self) -> Option<Proposal> {

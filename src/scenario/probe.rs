@@ -29,39 +29,152 @@ use crate::kernel::vector_matrix::{EffectiveModel, MatrixError, VectorMatrix};
 use crate::kernel::{BootMasks, ExternalError, KernelWarn};
 use crate::policy::offset_by_probed::ProbedLoad;
 use crate::topology::{CpuSet, Topology};
+use std::collections::HashMap;
 
 /// [`super::run`] for any scenario: the outcome, or why outside code (`c:NAME`) could not
 /// answer.
 pub fn try_run(scenario: &Scenario) -> Result<Outcome, ExternalError> {
-    let mut probe = Probe::new(scenario);
-    // NVMe admin tag sets: all before the first I/O spread when the controllers probe in
-    // parallel, else each just before its own controller's (in `Probe::device`).
-    let parallel = scenario.probe == Some(ProbeOrder::Parallel);
-    let mut admin = Vec::with_capacity(scenario.devices.len());
-    for dev in &scenario.devices {
-        admin.push(if parallel && dev.driver.has_admin_tag_set() {
-            Some(admin_tag_set(scenario, &mut probe.counter)?)
+    let mut memo = SpreadMemo::off();
+    let mut walk = ProbeWalk::start(scenario, scenario.spread_counter, &mut memo)?;
+    for index in 0..scenario.devices.len() {
+        walk.push(index, &mut memo)?;
+    }
+    Ok(walk.finish())
+}
+
+/// A boot part-way through its probes: the kernel's state after some of the scenario's
+/// devices, in the order they were pushed. [`try_run`] pushes every device in list order;
+/// `analysis::orders` clones a walk to try each next device, so the orders sharing a prefix
+/// probe it once.
+#[derive(Clone)]
+pub struct ProbeWalk<'s> {
+    probe: Probe<'s>,
+    /// Under parallel probing, the admin tag sets every NVMe controller maps before the first
+    /// I/O spread, in the order the controllers take them (the k-th controller pushed takes
+    /// the k-th: each depends only on the counter, never on the controller).
+    admin: Vec<AdminTagSet>,
+    next_admin: usize,
+    devices: Vec<DeviceOutcome>,
+}
+
+impl<'s> ProbeWalk<'s> {
+    /// The kernel before the first probe, the spread counter at `counter`; under parallel
+    /// probing every admin tag set is mapped here.
+    pub fn start(scenario: &'s Scenario, counter: u32, memo: &mut SpreadMemo) -> Result<ProbeWalk<'s>, ExternalError> {
+        let mut probe = Probe::new(scenario, counter);
+        let parallel = scenario.probe == Some(ProbeOrder::Parallel);
+        let controllers = scenario.devices.iter().filter(|d| d.driver.has_admin_tag_set()).count();
+        let mut admin = Vec::new();
+        if parallel {
+            for _ in 0..controllers {
+                admin.push(memo.admin_tag_set(scenario, &mut probe.counter)?);
+            }
+        }
+        Ok(ProbeWalk {
+            probe,
+            admin,
+            next_admin: 0,
+            devices: Vec::with_capacity(scenario.devices.len()),
+        })
+    }
+
+    /// Probe the scenario's device `index` next.
+    pub fn push(&mut self, index: usize, memo: &mut SpreadMemo) -> Result<(), ExternalError> {
+        let dev = &self.probe.scenario.devices[index];
+        let admin = if self.probe.parallel() && dev.driver.has_admin_tag_set() {
+            let a = self.admin.get(self.next_admin).cloned();
+            self.next_admin += 1;
+            a
         } else {
             None
-        });
+        };
+        let out = self.probe.device(index, admin, memo)?;
+        self.devices.push(out);
+        Ok(())
     }
-    let mut devices = Vec::with_capacity(scenario.devices.len());
-    for (dev, admin) in scenario.devices.iter().zip(admin) {
-        devices.push(probe.device(dev, admin)?);
+
+    /// The outcome of the devices pushed.
+    pub fn finish(self) -> Outcome {
+        let probe = self.probe;
+        // Unfilled groups WARN only under the releases of the numgrps era.
+        let era = probe.scenario.kernel.affinity_era();
+        let mut devices = self.devices;
+        for d in &mut devices {
+            d.warnings = std::mem::take(&mut d.warnings)
+                .into_iter()
+                .map(|w| w.for_era(era))
+                .collect();
+        }
+        Outcome {
+            devices,
+            spread_counter_after: probe.counter,
+            vector_space: probe.space.finish(&probe.matrix),
+        }
     }
-    // Unfilled groups WARN only under the releases of the numgrps era.
-    let era = scenario.kernel.affinity_era();
-    for d in &mut devices {
-        d.warnings = std::mem::take(&mut d.warnings)
-            .into_iter()
-            .map(|w| w.for_era(era))
-            .collect();
+}
+
+/// What a device's probe computes from the device and the counter it starts from alone,
+/// never from earlier devices' vectors: its admin tag set (probed sequentially), its
+/// affinity masks and its blk-mq map, with each step's warnings and the counter after.
+#[derive(Debug, Clone)]
+struct Spread {
+    admin: Option<AdminTagSet>,
+    masks: Option<AffinityMasks>,
+    mask_warnings: Vec<KernelWarn>,
+    /// The vector `alloc_descs()` refuses for its empty mask (then no blk-mq map is made).
+    empty_mask: Option<u32>,
+    blk_mq: (BlkMqMap, Option<Vec<u32>>),
+    blk_mq_warnings: Vec<KernelWarn>,
+    counter_after: u32,
+}
+
+/// Spreads remembered by (device, counter start) across the runs of one scenario: a device's
+/// masks and blk-mq map depend only on the machine, the device and the counter value it
+/// receives (the vector matrix and the ITS counts, which earlier devices change, come after).
+/// A proposal's masks read the load earlier probes left, so under a proposal nothing is
+/// remembered. Devices equal but for the name share their spreads.
+pub struct SpreadMemo {
+    /// Per device of the scenario, its class (`Scenario::device_classes`); empty: off.
+    class: Vec<usize>,
+    spreads: HashMap<(usize, u32), Spread>,
+    admin: HashMap<u32, (AdminTagSet, u32)>,
+}
+
+impl SpreadMemo {
+    /// A memo for the runs of `scenario` (any order, any counter start).
+    pub fn new(scenario: &Scenario) -> SpreadMemo {
+        SpreadMemo {
+            class: if scenario.proposal.is_none() {
+                scenario.device_classes()
+            } else {
+                Vec::new()
+            },
+            ..SpreadMemo::off()
+        }
     }
-    Ok(Outcome {
-        devices,
-        spread_counter_after: probe.counter,
-        vector_space: probe.space.finish(&probe.matrix),
-    })
+
+    /// A memo that remembers nothing (one run).
+    pub fn off() -> SpreadMemo {
+        SpreadMemo {
+            class: Vec::new(),
+            spreads: HashMap::new(),
+            admin: HashMap::new(),
+        }
+    }
+
+    fn admin_tag_set(&mut self, scenario: &Scenario, counter: &mut u32) -> Result<AdminTagSet, ExternalError> {
+        if self.class.is_empty() {
+            return admin_tag_set(scenario, counter);
+        }
+        if let Some((set, after)) = self.admin.get(counter) {
+            *counter = *after;
+            return Ok(set.clone());
+        }
+        let start = *counter;
+        let set = admin_tag_set(scenario, counter)?;
+        self.admin.insert(start, (set.clone(), *counter));
+        Ok(set)
+    }
 }
 
 /// A blk-mq map: the hardware queue of each CPU (`None`: unmapped).
@@ -111,6 +224,7 @@ fn boot_masks<'a>(scenario: &'a Scenario, default: &'a CpuSet) -> BootMasks<'a> 
 /// What the kernel carries from one probe to the next: the spread counter, the vector space
 /// (x86 matrix or ITS LPI counts), its failures, and the load earlier probes left (which only
 /// a proposal reads).
+#[derive(Clone)]
 struct Probe<'s> {
     scenario: &'s Scenario,
     topo: &'s Topology,
@@ -129,7 +243,7 @@ struct Allocated {
 }
 
 impl<'s> Probe<'s> {
-    fn new(scenario: &'s Scenario) -> Probe<'s> {
+    fn new(scenario: &'s Scenario, counter: u32) -> Probe<'s> {
         let topo = scenario.topology();
         let mut matrix = VectorMatrix::with_vectors_per_cpu(topo, scenario.effective, scenario.kernel.vectors());
         for (cpu, &n) in scenario.boot_state.held.iter().enumerate() {
@@ -140,16 +254,70 @@ impl<'s> Probe<'s> {
             scenario,
             topo,
             default: default_affinity(scenario),
-            counter: scenario.spread_counter,
+            counter,
             matrix,
             space: VectorSpace::default(),
             probed: ProbedLoad::new(topo.nr_cpu_ids()),
         }
     }
 
+    fn parallel(&self) -> bool {
+        self.scenario.probe == Some(ProbeOrder::Parallel)
+    }
+
+    /// Steps 1, 2 and 6 for a device from the current counter (advanced past them), from
+    /// `memo` when it holds them: they read nothing earlier devices' vectors changed.
+    fn spread(&mut self, index: usize, with_admin: bool, memo: &mut SpreadMemo) -> Result<Spread, ExternalError> {
+        let Some(&class) = memo.class.get(index) else {
+            return self.spread_now(&self.scenario.devices[index], with_admin);
+        };
+        if let Some(spread) = memo.spreads.get(&(class, self.counter)) {
+            self.counter = spread.counter_after;
+            return Ok(spread.clone());
+        }
+        let start = self.counter;
+        let spread = self.spread_now(&self.scenario.devices[index], with_admin)?;
+        memo.spreads.insert((class, start), spread.clone());
+        Ok(spread)
+    }
+
+    /// Steps 1, 2 and 6 computed: the admin tag set (when `with_admin`), the masks and, unless
+    /// `alloc_descs()` refuses a mask, the blk-mq map, in the kernel's order of counter values.
+    fn spread_now(&mut self, dev: &Device, with_admin: bool) -> Result<Spread, ExternalError> {
+        let admin = match with_admin {
+            true => Some(admin_tag_set(self.scenario, &mut self.counter)?),
+            false => None,
+        };
+        let mut mask_warnings = Vec::new();
+        let masks = self.affinity_masks(dev, &mut mask_warnings)?;
+        let empty_mask = masks.as_ref().and_then(|m| alloc_descs_empty_mask(&m.descs));
+        let mut blk_mq_warnings = Vec::new();
+        let blk_mq = match empty_mask {
+            Some(_) => (None, None),
+            None => self.blk_mq_map(dev, masks.as_ref(), &mut blk_mq_warnings)?,
+        };
+        Ok(Spread {
+            admin,
+            masks,
+            mask_warnings,
+            empty_mask,
+            blk_mq,
+            blk_mq_warnings,
+            counter_after: self.counter,
+        })
+    }
+
     /// One device's probe, step by step (the module's list); `admin` is its admin tag set when
-    /// the controllers probed in parallel mapped it already.
-    fn device(&mut self, dev: &Device, admin: Option<AdminTagSet>) -> Result<DeviceOutcome, ExternalError> {
+    /// the controllers probed in parallel mapped it already. The steps that read only the
+    /// device and the counter (1, 2 and 6) come first, from `memo` when it holds them; the
+    /// vector space's steps (3 to 5) follow.
+    fn device(
+        &mut self,
+        index: usize,
+        admin: Option<AdminTagSet>,
+        memo: &mut SpreadMemo,
+    ) -> Result<DeviceOutcome, ExternalError> {
+        let dev = &self.scenario.devices[index];
         if let Driver::Mana { patched, mode } = dev.driver {
             let (boot, node) = (&self.scenario.boot_state, self.scenario.device_node(dev));
             return Ok(run_mana(
@@ -163,16 +331,15 @@ impl<'s> Probe<'s> {
                 &mut self.space,
             ));
         }
-        let admin = match admin {
-            None if dev.driver.has_admin_tag_set() => Some(admin_tag_set(self.scenario, &mut self.counter)?),
-            admin => admin,
-        };
-        let (admin_spread_offsets, mut warnings) = match admin {
+        let with_admin = admin.is_none() && dev.driver.has_admin_tag_set();
+        let spread = self.spread(index, with_admin, memo)?;
+        let (admin_spread_offsets, mut warnings) = match admin.or(spread.admin) {
             Some((offsets, warnings)) => (Some(offsets), warnings),
             None => (None, Vec::new()),
         };
-        let masks = self.affinity_masks(dev, &mut warnings)?;
-        if let Some(vector) = masks.as_ref().and_then(|m| alloc_descs_empty_mask(&m.descs)) {
+        warnings.extend(spread.mask_warnings);
+        let masks = spread.masks;
+        if let Some(vector) = spread.empty_mask {
             let mut out = self.alloc_descs_failed(dev, masks.as_ref(), vector, warnings);
             out.admin_spread_offsets = admin_spread_offsets;
             return Ok(out);
@@ -209,7 +376,8 @@ impl<'s> Probe<'s> {
                 self.probed.add(cpu, v.mask.weight());
             }
         }
-        let (blk_mq_map, blk_mq_spread_offsets) = self.blk_mq_map(dev, masks.as_ref(), &mut warnings)?;
+        let (blk_mq_map, blk_mq_spread_offsets) = spread.blk_mq;
+        warnings.extend(spread.blk_mq_warnings);
         Ok(DeviceOutcome {
             name: dev.name.clone(),
             affinity_null: masks.is_none(),

@@ -13,6 +13,7 @@ pub mod compact;
 pub mod cpulist;
 mod cpuset;
 pub mod import;
+pub mod rng;
 pub mod spec;
 mod view;
 

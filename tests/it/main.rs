@@ -11,6 +11,7 @@ mod browser_editor;
 mod browser_figures;
 mod browser_layout;
 mod browser_mana_sched;
+mod browser_orders;
 mod browser_pages;
 mod browser_sweep;
 mod catalogue;

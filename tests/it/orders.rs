@@ -7,7 +7,7 @@ use serde_json::Value;
 use std::collections::BTreeMap;
 
 /// Every permutation of `items` (Heap's algorithm's plain recursive cousin).
-fn permutations(items: &[&'static str]) -> Vec<Vec<&'static str>> {
+pub(crate) fn permutations<T: Clone>(items: &[T]) -> Vec<Vec<T>> {
     if items.len() <= 1 {
         return vec![items.to_vec()];
     }
@@ -16,7 +16,7 @@ fn permutations(items: &[&'static str]) -> Vec<Vec<&'static str>> {
         let mut rest = items.to_vec();
         let first = rest.remove(i);
         for mut p in permutations(&rest) {
-            p.insert(0, first);
+            p.insert(0, first.clone());
             out.push(p);
         }
     }

@@ -528,3 +528,61 @@ fn seed003_sched_story() {
         assert_eq!(verdict(noise, "p123"), "keeps the pair");
     }
 }
+
+/// Seed 000 as distributions on `/seeds`: for each machine and rotation revision, the share
+/// of boots in which no CPU serves more than 4 disks and the worst CPU's histogram equal a
+/// count made here, every permutation of the disks (as distinct indexes, so all 720 orders
+/// of six disks run) at every counter start 0..23, each an ordinary fixed-order scenario.
+#[test]
+fn seed_000_distributions_match_an_enumeration() {
+    use irqscope::render::view::seeds::{
+        SeedsView, CLAIM_DEVICES_PER_CPU_MAX, ROTATION_REVISIONS, SEED_000_MACHINES, SEED_COUNTER_TO,
+    };
+    use std::collections::BTreeMap;
+    let view = SeedsView::new().unwrap();
+    assert_eq!(
+        view.distributions.len(),
+        SEED_000_MACHINES.len() * ROTATION_REVISIONS.len()
+    );
+    let mut claim_differs = false;
+    let cases = SEED_000_MACHINES
+        .iter()
+        .flat_map(|m| ROTATION_REVISIONS.iter().map(move |v| (*m, *v)));
+    for ((m, variant), shown) in cases.zip(view.distributions) {
+        let (machine, preset, disks, effective, parallel) = m;
+        assert_eq!((shown.machine, shown.variant), (machine, variant));
+        let spec = ScenarioSpec {
+            variant: shown.variant.into(),
+            effective: effective.into(),
+            probe: parallel.then(|| "parallel".to_string()),
+            ..ScenarioSpec::new(
+                TopologyRef::Preset(preset.into()),
+                vec![parse_device_token(disks).unwrap()],
+            )
+        };
+        let s = spec.resolve(irqscope::catalogue::get).unwrap();
+        let (mut runs, mut claim) = (0u64, 0u64);
+        let mut worst: BTreeMap<u32, u64> = BTreeMap::new();
+        let indexes: Vec<usize> = (0..s.devices().len()).collect();
+        for order in crate::orders::permutations(&indexes) {
+            for counter in 0..=SEED_COUNTER_TO {
+                let r = s.reordered(&order, counter);
+                let m = irqscope::metrics::compute(&r, &irqscope::scenario::run(&r));
+                runs += 1;
+                claim += u64::from(m.devices_per_cpu_max <= CLAIM_DEVICES_PER_CPU_MAX);
+                *worst.entry(m.irqs_per_cpu_max).or_default() += 1;
+            }
+        }
+        assert_eq!(shown.runs, runs, "{machine} {}", shown.variant);
+        assert_eq!(shown.claim_runs, claim, "{machine} {}", shown.variant);
+        assert_eq!(shown.worst_irqs_per_cpu, worst, "{machine} {}", shown.variant);
+        claim_differs |= claim != runs;
+    }
+    assert!(claim_differs, "a machine where the claim fails in some boots");
+    // The text twin says each share.
+    let text = view.text_report("");
+    assert!(
+        text.contains("L96as v4, 6 x 62 under rotation: the claim holds in 100.0% of 17280"),
+        "{text}"
+    );
+}

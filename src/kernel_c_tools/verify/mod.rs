@@ -33,29 +33,8 @@ use stages::Input;
 /// Most cases one run may ask for.
 pub const CASES_MAX: u32 = 1_000_000;
 
-/// A small deterministic generator (splitmix64), so a seed names a run.
-#[derive(Debug, Clone)]
-pub struct Rng(u64);
-
-impl Rng {
-    pub fn new(seed: u64) -> Rng {
-        Rng(seed)
-    }
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-    /// Uniform in `lo..=hi`.
-    fn range(&mut self, lo: u32, hi: u32) -> u32 {
-        lo + (self.next() % u64::from(hi - lo + 1)) as u32
-    }
-    fn chance(&mut self, percent: u32) -> bool {
-        self.range(1, 100) <= percent
-    }
-}
+/// The generator a seed names a run by (the crate's one, `topology::rng`).
+pub type Rng = crate::topology::rng::SplitMix64;
 
 /// One node of a [`Shape`]: `cores` cores of `smt` threads, `cluster` cores to a cluster
 /// (0: drawn without clusters).

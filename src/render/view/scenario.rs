@@ -582,6 +582,8 @@ pub struct ResultView {
     pub devices: Vec<DeviceRows>,
     pub rows_left_out: usize,
     pub text: String,
+    /// The probe-order distribution, when the link asks for one.
+    pub orders: Option<crate::render::orders::OrdersPage>,
 }
 
 /// Rows of a page's vector table: [`VECTOR_ROWS_MAX`], or [`VECTOR_ROWS_BIG_MAX`] on a
@@ -693,6 +695,7 @@ impl ResultView {
             devices,
             rows_left_out,
             text: run.text_report(origin),
+            orders: run.distribution.as_ref().map(|d| d.page(&run.scenario, view.node)),
         }
     }
 }

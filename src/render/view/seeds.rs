@@ -81,6 +81,8 @@ fn without_newest_picks(target: &SeedTarget) -> SeedTarget {
 pub struct SeedsView {
     pub title: String,
     pub figures: Vec<SeedFigure>,
+    /// Seed 000's machines as distributions over probe orders and counter starts.
+    pub distributions: &'static [SeedDistribution],
     /// What the threads measured that no model here computes, seed by seed.
     pub not_modelled: &'static [(&'static str, &'static str)],
 }
@@ -449,11 +451,172 @@ pub fn figures() -> Result<Vec<SeedFigure>, ViewError> {
     Ok(out)
 }
 
+/// The claim seed 000's posting makes for the rotation: "no CPU serves more than 4 disks".
+pub const CLAIM_DEVICES_PER_CPU_MAX: u32 = 4;
+
+/// Counter starts the distributions run: `0..=SEED_COUNTER_TO`, the values up to 23 that
+/// earlier `group_cpus_evenly()` callers may leave (a whole period of the L96as v4's 24).
+pub const SEED_COUNTER_TO: u32 = 23;
+
+/// One of seed 000's machines under one rotation revision, as a distribution over every
+/// probe order of its disks and counter starts `0..=SEED_COUNTER_TO`.
+#[derive(Debug, Clone)]
+pub struct SeedDistribution {
+    /// "L96as v4, 6 x 62" (the posting's machine), or one of Michael Kelley's three.
+    pub machine: &'static str,
+    pub variant: &'static str,
+    /// Orders × counter starts it stands for (every order of identical disks counted).
+    pub runs: u64,
+    /// Runs in which no CPU serves more than [`CLAIM_DEVICES_PER_CPU_MAX`] disks.
+    pub claim_runs: u64,
+    /// The worst CPU's IRQs → runs, and the ideal worst-CPU load.
+    pub worst_irqs_per_cpu: std::collections::BTreeMap<u32, u64>,
+    /// The most disks on one CPU → runs.
+    pub worst_devices_per_cpu: std::collections::BTreeMap<u32, u64>,
+    pub ideal_irqs_per_cpu: u32,
+    pub link: String,
+    pub command: String,
+}
+
+impl SeedDistribution {
+    /// The share of runs in which the claim holds, in percent.
+    pub fn claim_percent(&self) -> f64 {
+        100.0 * self.claim_runs as f64 / self.runs.max(1) as f64
+    }
+
+    /// "4 IRQs 75.0%, 5 IRQs 25.0%": the worst CPU's load by share of runs.
+    pub fn worst_irqs_line(&self) -> String {
+        share_line(&self.worst_irqs_per_cpu, self.runs, "IRQs")
+    }
+
+    /// "3 disks 50.0%, 4 disks 50.0%".
+    pub fn worst_devices_line(&self) -> String {
+        share_line(&self.worst_devices_per_cpu, self.runs, "disks")
+    }
+}
+
+fn share_line(h: &std::collections::BTreeMap<u32, u64>, runs: u64, unit: &str) -> String {
+    h.iter()
+        .map(|(k, n)| format!("{k} {unit} {:.1}%", 100.0 * *n as f64 / runs.max(1) as f64))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// Seed 000's posting machine and Michael Kelley's three configurations: (machine, preset,
+/// disks, effective model, probed in parallel with their admin tag sets).
+pub const SEED_000_MACHINES: [(&str, &str, &str, &str, bool); 4] = [
+    (
+        "L96as v4, 6 x 62",
+        "azure-l96as-v4",
+        "6x62:name=nvme,pre=1",
+        "x86-matrix",
+        false,
+    ),
+    (
+        "L48s v2, 6 x 32",
+        "azure-l48s-v2",
+        "6x32:name=nvme,pre=1,driver=nvme",
+        "x86-matrix",
+        true,
+    ),
+    (
+        "D16plds v6, 2 x 6",
+        "azure-d16plds-v6",
+        "2x6:name=nvme,pre=1,driver=nvme",
+        "first-cpu",
+        true,
+    ),
+    (
+        "D96plds v6, 6 x 14",
+        "azure-d96plds-v6",
+        "6x14:name=nvme,pre=1,driver=nvme",
+        "first-cpu",
+        true,
+    ),
+];
+
+/// The rotation revisions the distributions run under.
+pub const ROTATION_REVISIONS: [&str; 2] = ["rotation", "rotation-v1"];
+
+/// Every seed-000 distribution, computed once.
+fn seed_000_distributions() -> Result<&'static [SeedDistribution], ViewError> {
+    static ALL: OnceLock<Result<Vec<SeedDistribution>, String>> = OnceLock::new();
+    ALL.get_or_init(|| {
+        let mut out = Vec::new();
+        for (machine, preset, disks, effective, parallel) in SEED_000_MACHINES {
+            for variant in ROTATION_REVISIONS {
+                out.push(
+                    seed_distribution(machine, preset, disks, effective, parallel, variant)
+                        .map_err(|e| format!("{e:?}"))?,
+                );
+            }
+        }
+        Ok(out)
+    })
+    .as_deref()
+    .map_err(|e| ViewError::Internal(e.clone()))
+}
+
+fn seed_distribution(
+    machine: &'static str,
+    preset: &str,
+    disks: &str,
+    effective: &str,
+    parallel: bool,
+    variant: &'static str,
+) -> Result<SeedDistribution, ViewError> {
+    use crate::analysis::orders::{distribution, CounterRange, Orders};
+    let spec = ScenarioSpec {
+        probe: parallel.then(|| ProbeOrder::Parallel.name().to_string()),
+        orders: Some("all".into()),
+        counter_to: Some(SEED_COUNTER_TO),
+        ..scenario(preset, disks, variant, effective, 0)?
+    };
+    let s = spec
+        .resolve(crate::catalogue::get)
+        .map_err(|e| ViewError::Internal(e.to_string()))?;
+    let counters = CounterRange {
+        from: 0,
+        to: SEED_COUNTER_TO,
+    };
+    let d = distribution(&s, Orders::All, counters).map_err(|e| ViewError::Internal(e.to_string()))?;
+    let claim_runs = d
+        .worst_devices_per_cpu
+        .iter()
+        .filter(|(&k, _)| k <= CLAIM_DEVICES_PER_CPU_MAX)
+        .map(|(_, n)| n)
+        .sum();
+    let mut command = format!(
+        "irqscope simulate {preset} {disks} --variant {variant} --effective {effective} --orders all \
+         --counter 0..{SEED_COUNTER_TO}"
+    );
+    if parallel {
+        command.push_str(" --probe parallel");
+    }
+    Ok(SeedDistribution {
+        machine,
+        variant,
+        runs: d.runs,
+        claim_runs,
+        worst_irqs_per_cpu: d.worst_irqs_per_cpu,
+        worst_devices_per_cpu: d.worst_devices_per_cpu,
+        ideal_irqs_per_cpu: d.ideal_irqs_per_cpu,
+        link: format!("/s/{}", encode_link(&spec)?),
+        command,
+    })
+}
+
 impl SeedsView {
+    /// The last counter start the distributions run.
+    pub fn counter_to(&self) -> u32 {
+        SEED_COUNTER_TO
+    }
+
     pub fn new() -> Result<SeedsView, ViewError> {
         Ok(SeedsView {
             title: "seed figures".into(),
             figures: figures()?,
+            distributions: seed_000_distributions()?,
             not_modelled: NOT_MODELLED,
         })
     }
@@ -471,6 +634,29 @@ impl SeedsView {
             }
             command_block(&words_of(&f.command), &mut out);
             out.push_str(&format!("{origin}{}\n", f.link));
+        }
+        out.push_str(&format!(
+            "\nSeed 000 as distributions: every probe order of the disks and\n\
+             counter starts 0..{SEED_COUNTER_TO}; the claim: no CPU serves more than {CLAIM_DEVICES_PER_CPU_MAX} disks\n"
+        ));
+        for d in self.distributions {
+            out.push('\n');
+            let line = format!(
+                "{} under {}: the claim holds in {:.1}% of {} runs",
+                d.machine,
+                d.variant,
+                d.claim_percent(),
+                d.runs
+            );
+            out.push_str(&wrap(&line, "", "  "));
+            out.push_str(&wrap(
+                &d.worst_irqs_line(),
+                &format!("  worst CPU (ideal {} IRQs): ", d.ideal_irqs_per_cpu),
+                "    ",
+            ));
+            out.push_str(&wrap(&d.worst_devices_line(), "  most disks on a CPU: ", "    "));
+            command_block(&words_of(&d.command), &mut out);
+            out.push_str(&format!("{origin}{}\n", d.link));
         }
         out.push_str("\nMeasured in the threads, not modelled\n");
         for (seed, what) in self.not_modelled {
@@ -501,6 +687,28 @@ impl SeedsView {
                             .collect::<Vec<_>>(),
                     })
                 })
+                .chain(self.distributions.iter().map(|d| {
+                    let hist = |h: &std::collections::BTreeMap<u32, u64>| -> serde_json::Value {
+                        h.iter().map(|(k, n)| (k.to_string(), serde_json::json!(n))).collect()
+                    };
+                    serde_json::json!({
+                        "seed": "000",
+                        "title": format!("{} under {} over every probe order and counter starts 0..{SEED_COUNTER_TO}", d.machine, d.variant),
+                        "link": d.link,
+                        "command": d.command,
+                        "distribution": {
+                            "machine": d.machine,
+                            "variant": d.variant,
+                            "runs": d.runs,
+                            "claim": format!("no CPU serves more than {CLAIM_DEVICES_PER_CPU_MAX} disks"),
+                            "claim_runs": d.claim_runs,
+                            "claim_share": d.claim_runs as f64 / d.runs.max(1) as f64,
+                            "ideal_irqs_per_cpu": d.ideal_irqs_per_cpu,
+                            "worst_irqs_per_cpu": hist(&d.worst_irqs_per_cpu),
+                            "worst_devices_per_cpu": hist(&d.worst_devices_per_cpu),
+                        },
+                    })
+                }))
                 .collect(),
         )
     }
