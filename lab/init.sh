@@ -11,8 +11,13 @@
 # on the console between "@dump PHASE begin" and "@dump PHASE end N" (src/lab/console.rs reads
 # them back and runs the agent's collector on the host).
 #
-# Kernel command line: lab.nvme=N controllers to wait for; lab.timeout=S seconds of uptime
-# before giving up.
+# Spreading calls: when the kernel command line defines kprobe events (lab run on x86), the
+# trace of each phase is printed on the console between "@trace PHASE begin" and "@trace PHASE
+# end N", each line as "@t LINE", after one "@t virtio virtioN PCI-ADDRESS" line per virtio
+# device (src/lab/calls.rs reads them), and cleared for the next phase.
+#
+# Kernel command line: lab.nvme=N controllers to wait for; lab.virtio_blk=N virtio-blk devices
+# to wait for; lab.timeout=S seconds of uptime before giving up.
 
 export PATH=/bin
 /bin/busybox --install -s /bin
@@ -25,6 +30,7 @@ param() { tr ' ' '\n' < /proc/cmdline | sed -n "s/^lab\\.$1=//p" | tail -n 1; }
 uptime_s() { cut -d. -f1 /proc/uptime; }
 
 want=$(param nvme); want=${want:-0}
+want_vblk=$(param virtio_blk); want_vblk=${want_vblk:-0}
 limit=$(param timeout); limit=${limit:-600}
 agent=
 [ -x /bin/irqscope-agent ] && agent=1
@@ -43,6 +49,35 @@ nmods=$(grep -c . /etc/lab/modules)
 while read -r mod; do
 	[ -n "$mod" ] && { insmod "/lib/modules/$mod" || say "insmod $mod failed"; }
 done < /etc/lab/modules
+
+vblk_probed() { # the virtio-blk devices bound to their driver
+	ls -d /sys/bus/virtio/drivers/virtio_blk/virtio* 2>/dev/null | wc -l
+}
+if [ "$want_vblk" -gt 0 ]; then
+	say "waiting for $want_vblk virtio-blk devices to probe"
+	until [ "$(vblk_probed)" -ge "$want_vblk" ]; do
+		[ "$(uptime_s)" -lt "$limit" ] || { say "timeout waiting for virtio-blk ($(vblk_probed) of $want_vblk)"; break; }
+		sleep 0.1
+	done
+fi
+
+trace_dump() { # trace_dump PHASE: the calls the kprobe events recorded, on the console
+	t=/sys/kernel/tracing
+	[ -r $t/trace ] || mount -t tracefs tracefs $t 2>/dev/null
+	[ -e $t/events/lab ] || return 0
+	read -r level rest < /proc/sys/kernel/printk
+	echo 1 > /proc/sys/kernel/printk
+	: > /tmp/trace
+	for v in /sys/bus/virtio/devices/virtio*; do
+		[ -e "$v" ] && echo "virtio ${v##*/} $(basename "$(readlink -f "$v/..")")" >> /tmp/trace
+	done
+	grep -v '^#' $t/trace >> /tmp/trace
+	echo "@trace $1 begin"
+	sed 's/^/@t /' /tmp/trace
+	echo "@trace $1 end $(wc -l < /tmp/trace)"
+	echo > $t/trace
+	echo "$level" > /proc/sys/kernel/printk
+}
 
 controllers() { # PCI addresses of NVMe functions (class 010802), in PCI order
 	for dev in /sys/bus/pci/devices/*; do
@@ -140,6 +175,7 @@ say "waiting for $found controllers to probe"
 wait_for $pci || ok=0
 say "probed $found controllers at uptime $(cut -d' ' -f1 /proc/uptime)s"
 capture 4 boot || ok=0
+trace_dump boot > /dev/console
 
 if [ -n "$pci" ] && [ -d /sys/bus/pci/drivers/nvme ]; then
 	say "unbinding $found controllers"
@@ -154,6 +190,7 @@ if [ -n "$pci" ] && [ -d /sys/bus/pci/drivers/nvme ]; then
 	say "bound one at a time at uptime $(cut -d' ' -f1 /proc/uptime)s"
 fi
 capture 5 seq || ok=0
+trace_dump seq > /dev/console
 [ -n "$agent" ] && exec 4>&- 5>&-
 [ "$ok" = 1 ] && say "done" || say "incomplete"
 sync

@@ -52,6 +52,13 @@ pub(crate) fn lab(cmd: LabCmd) -> anyhow::Result<ExitCode> {
     match cmd {
         LabCmd::Check(a) => {
             let text = read_text(&a.capture)?;
+            if let Some(orders) = irqscope::lab::orders::OrdersCapture::parse(&text) {
+                let (text, passed) = orders
+                    .and_then(|o| irqscope::lab::orders::check(&o))
+                    .map_err(|e| anyhow::anyhow!("{}: {e}", a.capture.display()))?;
+                print!("{text}");
+                return Ok(if passed { ExitCode::SUCCESS } else { ExitCode::from(1) });
+            }
             let machine = a.machine.as_deref().map(load_topology).transpose()?;
             let report = irqscope::lab::check::check(
                 &text,
@@ -99,6 +106,18 @@ pub(crate) struct RunArgs {
     /// permalink's devices; none for a preset or file).
     #[arg(long)]
     nvme: Option<String>,
+    /// virtio-blk devices after the controllers in PCI order: N, or N:QUEUES (every device
+    /// QUEUES request queues), or N:Q1,Q2,... (one each); default 1 queue each.
+    #[arg(long, value_name = "N[:QUEUES,...]")]
+    virtio_blk: Option<String>,
+    /// virtio-net devices after the virtio-blk ones: N, or N:QUEUES queue pairs each (above
+    /// one, a multiqueue tap backend: the host needs /dev/net/tun and root).
+    #[arg(long, value_name = "N[:QUEUES]")]
+    virtio_net: Option<String>,
+    /// Boot the same machine this many times and write PREFIX.orders.json, the spreading
+    /// calls of every boot (x86), checked against the ordering model.
+    #[arg(long, default_value_t = 1)]
+    boots: u32,
     /// Memory per node in MiB, comma-separated (0: a memoryless node); default 512 per node with
     /// CPUs, 256 per node without.
     #[arg(long)]
@@ -156,6 +175,36 @@ fn comma_list(text: &str, what: &str) -> anyhow::Result<Vec<u32>> {
                 .map_err(|_| anyhow::anyhow!("{what} {text:?}: give numbers like 3,5,6"))
         })
         .collect()
+}
+
+/// The queues of each device of `--virtio-blk N[:QUEUES,...]` or `--virtio-net N[:QUEUES]`.
+fn virtio_list(text: Option<&str>, what: &str, several: bool) -> anyhow::Result<Vec<u32>> {
+    let Some(text) = text else {
+        return Ok(Vec::new());
+    };
+    let form = if several { "N[:QUEUES,...]" } else { "N[:QUEUES]" };
+    let (n, queues) = match text.split_once(':') {
+        Some((n, q)) => (n, Some(q)),
+        None => (text, None),
+    };
+    let n: usize = n
+        .trim()
+        .parse()
+        .ok()
+        .filter(|&n| n > 0)
+        .ok_or_else(|| anyhow::anyhow!("{what} {text:?}: give {form}, N at least 1 (2:4)"))?;
+    let list = match queues {
+        None => vec![1],
+        Some(q) => comma_list(q, what)?,
+    };
+    match list.len() {
+        1 => Ok(vec![list[0]; n]),
+        k if several && k == n => Ok(list),
+        k => anyhow::bail!(
+            "{what} {text:?}: {k} queue counts for {n} devices (give one for all{})",
+            if several { ", or one each" } else { "" }
+        ),
+    }
 }
 
 /// The machine and NVMe devices a `lab run` boots: a permalink's (`/s/v1.…`), or a preset's
@@ -227,6 +276,9 @@ fn lab_run(args: RunArgs) -> anyhow::Result<ExitCode> {
         modules_package: args.modules_package,
         machine,
         ioqpairs,
+        virtio_blk: virtio_list(args.virtio_blk.as_deref(), "--virtio-blk", true)?,
+        virtio_net: virtio_list(args.virtio_net.as_deref(), "--virtio-net", false)?,
+        boots: args.boots,
         agent,
         busybox: args.busybox,
         qemu,
@@ -291,6 +343,19 @@ fn verdict(seq: &Path) -> String {
     out
 }
 
+/// `lab check` on the orders file of a run of several boots.
+fn orders_verdict(path: &Path) -> String {
+    let shown = shell_word(&path.to_string_lossy());
+    let checked = irqscope::lab::orders::read(path).and_then(|o| match o {
+        Some(o) => irqscope::lab::orders::check(&o),
+        None => Err("not an orders file".to_string()),
+    });
+    match checked {
+        Ok((text, _)) => format!("lab check {shown}:\n{text}"),
+        Err(e) => format!("lab check {shown}: not run: {e}\n"),
+    }
+}
+
 /// What `lab run` prints of a boot: its warnings, then one line (exit 0); a boot that did not
 /// finish is exit 1.
 fn lab_result(result: Result<irqscope::lab::run::RunReport, irqscope::lab::run::LabError>) -> anyhow::Result<ExitCode> {
@@ -317,6 +382,9 @@ fn lab_result(result: Result<irqscope::lab::run::RunReport, irqscope::lab::run::
                 r.again_console.display()
             );
             print!("{}", verdict(&r.seq_capture));
+            if let Some(orders) = &r.orders {
+                print!("{}", orders_verdict(orders));
+            }
             Ok(ExitCode::SUCCESS)
         }
         Err(LabError::Boot(msg)) => {

@@ -190,7 +190,7 @@ pub fn reordered(scenario: &Scenario, order: &[usize], counter: u32) -> Scenario
 }
 
 /// Whether a device may be probed anywhere in the order (a MANA device keeps its place).
-fn movable(d: &Device) -> bool {
+pub(crate) fn movable(d: &Device) -> bool {
     !d.driver.is_mana()
 }
 

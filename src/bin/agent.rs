@@ -368,6 +368,7 @@ fn capture(source: Source, output: &Path, count: usize, over_s: f64) -> anyhow::
     let json = serde_json::to_string(&Capture {
         version: PROTOCOL_VERSION,
         snapshots,
+        probe_calls: None,
     })?;
     if output == Path::new("-") {
         println!("{json}");

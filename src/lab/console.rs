@@ -170,6 +170,7 @@ pub fn capture_from_console(console: &str, phase: &str, host: &str, scratch: &Pa
     Ok(Capture {
         version: PROTOCOL_VERSION,
         snapshots: vec![snapshot],
+        probe_calls: None,
     })
 }
 

@@ -12,10 +12,12 @@
 //! narrowed non-managed masks, parking, hotplug CPUs, held vectors) is shared with live mode in
 //! [`crate::analysis::live_vs_model`].
 
+pub mod calls;
 pub mod check;
 pub mod console;
 pub mod fetch;
 pub mod initramfs;
+pub mod orders;
 pub mod qemu;
 pub mod run;
 

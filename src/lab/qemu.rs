@@ -507,6 +507,110 @@ pub fn nvme_ioqpairs(devices: &[Device], possible: u32) -> Result<Vec<u32>, Unex
         .collect()
 }
 
+/// The kinds of PCI device a lab machine gets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DeviceKind {
+    /// QEMU's `nvme`: a controller of `max_ioqpairs` I/O queue pairs.
+    Nvme,
+    /// `virtio-blk-pci` of `num-queues` request queues (MSI-X, a vector per queue and one for
+    /// its configuration).
+    VirtioBlk,
+    /// `virtio-net-pci` of that many queue pairs (`mq=on` above one).
+    VirtioNet,
+}
+
+impl DeviceKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            DeviceKind::Nvme => "nvme",
+            DeviceKind::VirtioBlk => "virtio-blk",
+            DeviceKind::VirtioNet => "virtio-net",
+        }
+    }
+
+    /// The start of its devices' names: `n0` (the NVMe serial), `vb0`, `vn0`.
+    fn prefix(self) -> &'static str {
+        match self {
+            DeviceKind::Nvme => "n",
+            DeviceKind::VirtioBlk => "vb",
+            DeviceKind::VirtioNet => "vn",
+        }
+    }
+}
+
+/// A device of a lab machine at its PCI slot: NVMe controllers from slot 0x10, then the
+/// virtio-blk devices, then the virtio-net ones, so PCI order is that order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SlotDevice {
+    pub kind: DeviceKind,
+    /// Its place among the devices of its kind.
+    pub index: usize,
+    pub queues: u32,
+    pub slot: u32,
+}
+
+impl SlotDevice {
+    /// `n0`, `vb1`, `vn0`.
+    pub fn name(&self) -> String {
+        format!("{}{}", self.kind.prefix(), self.index)
+    }
+
+    /// The guest's PCI address (`0000:00:10.0`).
+    pub fn pci(&self) -> String {
+        format!("0000:00:{:02x}.0", self.slot)
+    }
+
+    /// Its disk image's file name (`nvme0.img`, `vb0.img`); none for a network device.
+    pub fn disk(&self) -> Option<String> {
+        match self.kind {
+            DeviceKind::Nvme => Some(format!("nvme{}.img", self.index)),
+            DeviceKind::VirtioBlk => Some(format!("{}.img", self.name())),
+            DeviceKind::VirtioNet => None,
+        }
+    }
+}
+
+/// The machine's devices in PCI order: the controllers (`max_ioqpairs`), the virtio-blk
+/// devices and the virtio-net devices (queues each).
+pub fn slot_devices(nvme: &[u32], virtio_blk: &[u32], virtio_net: &[u32]) -> Result<Vec<SlotDevice>, Unexpressible> {
+    check_ioqpairs(nvme)?;
+    let all = nvme.len() + virtio_blk.len() + virtio_net.len();
+    if all > NVME_MAX {
+        return Err(refuse(format!(
+            "{all} devices, a lab machine has at most {NVME_MAX} (PCI slots 0x10 to 0x{:x})",
+            0x10 + NVME_MAX - 1
+        )));
+    }
+    let kinds = [
+        (DeviceKind::Nvme, nvme),
+        (DeviceKind::VirtioBlk, virtio_blk),
+        (DeviceKind::VirtioNet, virtio_net),
+    ];
+    let mut out = Vec::with_capacity(all);
+    for (kind, queues) in kinds {
+        for (index, &q) in queues.iter().enumerate() {
+            if kind != DeviceKind::Nvme && (q == 0 || q > VIRTIO_QUEUES_MAX) {
+                return Err(refuse(format!(
+                    "{} {q} queues: give 1..={VIRTIO_QUEUES_MAX}",
+                    kind.name()
+                )));
+            }
+            let slot = 0x10 + out.len() as u32;
+            out.push(SlotDevice {
+                kind,
+                index,
+                queues: q,
+                slot,
+            });
+        }
+    }
+    Ok(out)
+}
+
+/// Most queues of a virtio device (QEMU's virtio-blk `num-queues` and virtio-net queue pair
+/// limits are far higher; the guest uses at most one per CPU).
+pub(crate) const VIRTIO_QUEUES_MAX: u32 = 256;
+
 /// Check an explicit `max_ioqpairs` list.
 pub(crate) fn check_ioqpairs(list: &[u32]) -> Result<(), Unexpressible> {
     if list.is_empty() {
@@ -574,18 +678,81 @@ fn option_value(v: &str) -> String {
     v.replace(',', ",,")
 }
 
-/// The QEMU arguments for a machine, its controllers and the boot files.
-pub(crate) fn qemu_args(m: &GuestMachine, ioqpairs: &[u32], accel: Accel, cpu: &str, f: &BootFiles) -> Vec<String> {
-    let mut a: Vec<String> = Vec::new();
-    let mut push = |xs: &[&str]| a.extend(xs.iter().map(|s| s.to_string()));
-    push(&[
+/// The devices at slots 0x10, 0x11, ... in list order, so that PCI order is list order;
+/// `disks` are the images of the devices that have one, in the same order.
+fn device_args(devices: &[SlotDevice], disks: &[String]) -> Vec<String> {
+    let mut a = Vec::new();
+    let mut disks = disks.iter();
+    for d in devices {
+        let (name, addr, q) = (d.name(), d.slot, d.queues);
+        let disk = d.disk().and_then(|_| disks.next());
+        if let Some(disk) = disk {
+            a.push("-drive".to_string());
+            a.push(format!("file={},if=none,id={name}d,format=raw", option_value(disk)));
+        }
+        let device = match d.kind {
+            DeviceKind::Nvme => format!(
+                "nvme,serial={name},drive={name}d,max_ioqpairs={q},msix_qsize={},addr=0x{addr:x}",
+                (q + 1).max(MSIX_QSIZE_DEFAULT)
+            ),
+            DeviceKind::VirtioBlk => {
+                format!("virtio-blk-pci,serial={name},drive={name}d,num-queues={q},addr=0x{addr:x}")
+            }
+            DeviceKind::VirtioNet => {
+                // A queue pair per queue needs a backend of as many queues: user networking
+                // has one, a tap device (host root and /dev/net/tun) as many as asked.
+                a.push("-netdev".to_string());
+                a.push(if q == 1 {
+                    format!("user,id={name}")
+                } else {
+                    format!("tap,id={name},queues={q},script=no,downscript=no,vhost=off")
+                });
+                let mq = if q == 1 {
+                    String::new()
+                } else {
+                    format!(",mq=on,vectors={}", 2 * q + 2)
+                };
+                format!("virtio-net-pci,netdev={name}{mq},addr=0x{addr:x}")
+            }
+        };
+        a.push("-device".to_string());
+        a.push(device);
+    }
+    a
+}
+
+/// The QEMU arguments for a machine, its devices and the boot files.
+pub(crate) fn qemu_args(
+    m: &GuestMachine,
+    devices: &[SlotDevice],
+    accel: Accel,
+    cpu: &str,
+    f: &BootFiles,
+) -> Vec<String> {
+    let mut a = words(&[
         "-nodefaults",
         "-nographic",
         "-no-reboot",
         "-machine",
         m.platform.machine(),
+        "-accel",
+        accel.name(),
+        "-cpu",
+        cpu,
     ]);
-    push(&["-accel", accel.name(), "-cpu", cpu]);
+    a.extend(cpu_args(m));
+    a.extend(memory_args(m));
+    a.extend(device_args(devices, &f.disks));
+    a.extend(boot_args(m, f));
+    a
+}
+
+fn words(xs: &[&str]) -> Vec<String> {
+    xs.iter().map(|s| s.to_string()).collect()
+}
+
+/// `-smp`: sockets, (clusters on virt,) cores and threads, and the hotplug slots.
+fn cpu_args(m: &GuestMachine) -> Vec<String> {
     let clusters = if m.platform == Platform::Q35 {
         String::new()
     } else {
@@ -602,7 +769,12 @@ pub(crate) fn qemu_args(m: &GuestMachine, ioqpairs: &[u32], accel: Accel, cpu: &
             m.cpus, m.maxcpus, m.sockets, m.cores, m.threads
         )
     };
-    push(&["-smp", &smp]);
+    words(&["-smp", &smp])
+}
+
+/// The NUMA nodes with their memory and CPUs, the distances, and the memory in all.
+fn memory_args(m: &GuestMachine) -> Vec<String> {
+    let mut a = Vec::new();
     let mut total = 0;
     if m.nodes.is_empty() {
         total = SINGLE_NODE_MEMORY_MIB;
@@ -610,10 +782,10 @@ pub(crate) fn qemu_args(m: &GuestMachine, ioqpairs: &[u32], accel: Accel, cpu: &
     for (i, node) in m.nodes.iter().enumerate() {
         let mut opt = format!("node,nodeid={i}");
         if node.memory_mib > 0 {
-            push(&[
+            a.extend(words(&[
                 "-object",
                 &format!("memory-backend-ram,id=mem{i},size={}M", node.memory_mib),
-            ]);
+            ]));
             opt.push_str(&format!(",memdev=mem{i}"));
             total += node.memory_mib;
         }
@@ -623,44 +795,35 @@ pub(crate) fn qemu_args(m: &GuestMachine, ioqpairs: &[u32], accel: Accel, cpu: &
                 opt.push_str(&format!(",cpus={range}"));
             }
         }
-        push(&["-numa", &opt]);
+        a.extend(words(&["-numa", &opt]));
     }
     for (s, d, v) in &m.distances {
-        push(&["-numa", &format!("dist,src={s},dst={d},val={v}")]);
+        a.extend(words(&["-numa", &format!("dist,src={s},dst={d},val={v}")]));
     }
-    push(&["-m", &format!("{total}M")]);
-    // Controllers at slots 0x10, 0x11, ... so that PCI order is list order.
-    for (k, (qp, disk)) in ioqpairs.iter().zip(&f.disks).enumerate() {
-        let msix = (qp + 1).max(MSIX_QSIZE_DEFAULT);
-        push(&[
-            "-drive",
-            &format!("file={},if=none,id=d{k},format=raw", option_value(disk)),
-        ]);
-        push(&[
-            "-device",
-            &format!(
-                "nvme,serial=n{k},drive=d{k},max_ioqpairs={qp},msix_qsize={msix},addr=0x{:x}",
-                0x10 + k
-            ),
-        ]);
-    }
-    push(&["-kernel", &f.kernel, "-initrd", &f.initrd, "-append", &f.append]);
+    a.extend(words(&["-m", &format!("{total}M")]));
+    a
+}
+
+/// The kernel, the initramfs and the command line; the console and, on q35, the two capture
+/// ports.
+fn boot_args(m: &GuestMachine, f: &BootFiles) -> Vec<String> {
+    let mut a = words(&["-kernel", &f.kernel, "-initrd", &f.initrd, "-append", &f.append]);
     if f.console_on_terminal {
-        push(&[
+        a.extend(words(&[
             "-chardev",
             &format!("stdio,id=console,signal=on,logfile={}", option_value(&f.console)),
             "-serial",
             "chardev:console",
-        ]);
+        ]));
     } else {
-        push(&["-serial", &format!("file:{}", f.console)]);
+        a.extend(words(&["-serial", &format!("file:{}", f.console)]));
     }
     if m.platform == Platform::Q35 {
         for port in [&f.boot_capture, &f.seq_capture] {
-            push(&["-serial", &format!("file:{port}")]);
+            a.extend(words(&["-serial", &format!("file:{port}")]));
         }
     }
-    push(&["-monitor", "none", "-display", "none"]);
+    a.extend(words(&["-monitor", "none", "-display", "none"]));
     a
 }
 
@@ -690,7 +853,14 @@ distances = [[10, 20, 30, 40], [20, 10, 20, 30], [30, 20, 10, 20], [40, 30, 20, 
         assert_eq!(m.nodes[1].memory_mib, 0);
         assert!(m.nodes[3].cpus.is_empty());
         assert!(m.distances.contains(&(0, 3, 40)));
-        let args = qemu_args(&m, &[5, 70], Accel::Tcg, Accel::Tcg.default_cpu(m.platform), &files()).join(" ");
+        let args = qemu_args(
+            &m,
+            &slot_devices(&[5, 70], &[], &[]).unwrap(),
+            Accel::Tcg,
+            Accel::Tcg.default_cpu(m.platform),
+            &files(),
+        )
+        .join(" ");
         assert!(args.contains("-smp 12,sockets=3,cores=2,threads=2"), "{args}");
         assert!(args.contains("-numa node,nodeid=1,cpus=4-7 "), "{args}");
         assert!(args.contains("-numa node,nodeid=3,memdev=mem3 "), "{args}");
@@ -803,7 +973,14 @@ distances = [[10, 20, 30, 40], [20, 10, 20, 30], [30, 20, 10, 20], [40, 30, 20, 
         let m = guest_machine(&altra, None, None).unwrap();
         assert_eq!(m.platform, Platform::Virt(Gic::V3Its));
         assert_eq!((m.sockets, m.clusters, m.cores, m.threads), (1, 40, 2, 1));
-        let args = qemu_args(&m, &[4, 4], Accel::Tcg, Accel::Tcg.default_cpu(m.platform), &files()).join(" ");
+        let args = qemu_args(
+            &m,
+            &slot_devices(&[4, 4], &[], &[]).unwrap(),
+            Accel::Tcg,
+            Accel::Tcg.default_cpu(m.platform),
+            &files(),
+        )
+        .join(" ");
         assert!(args.contains("-machine virt,gic-version=3,its=on "), "{args}");
         assert!(args.contains("-cpu cortex-a57 "), "{args}");
         assert!(
@@ -830,7 +1007,14 @@ distances = [[10, 20, 30, 40], [20, 10, 20, 30], [30, 20, 10, 20], [40, 30, 20, 
         let m = guest_machine(&eight, None, Some(false)).unwrap();
         assert_eq!(m.platform, Platform::Virt(Gic::V2m));
         assert_eq!((m.sockets, m.clusters, m.cores), (1, 2, 4));
-        let args = qemu_args(&m, &[3], Accel::Tcg, "cortex-a57", &files()).join(" ");
+        let args = qemu_args(
+            &m,
+            &slot_devices(&[3], &[], &[]).unwrap(),
+            Accel::Tcg,
+            "cortex-a57",
+            &files(),
+        )
+        .join(" ");
         assert!(args.contains("-machine virt,gic-version=2 "), "{args}");
         let d16 = crate::catalogue::get("azure-d16plds-v6").unwrap();
         let e = guest_machine(&d16, None, Some(false)).unwrap_err().to_string();

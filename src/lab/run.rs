@@ -25,8 +25,8 @@
 
 use super::fetch::{self, KernelFiles, Nvme};
 use super::initramfs::{self, Entry};
-use super::qemu::{self, Accel, BootFiles, GuestMachine, Platform};
-use crate::live::protocol::Capture;
+use super::qemu::{self, Accel, BootFiles, DeviceKind, GuestMachine, Platform, SlotDevice};
+use crate::live::protocol::{Capture, ProbeCalls};
 use crate::topology::Arch;
 use std::io::{Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
@@ -109,6 +109,13 @@ pub struct RunOptions {
     pub machine: GuestMachine,
     /// `max_ioqpairs` of each controller, in PCI order.
     pub ioqpairs: Vec<u32>,
+    /// Request queues of each virtio-blk device, after the controllers in PCI order.
+    pub virtio_blk: Vec<u32>,
+    /// Queue pairs of each virtio-net device, after the virtio-blk devices.
+    pub virtio_net: Vec<u32>,
+    /// Boots of the same machine (`--boots`): more than one writes `PREFIX.orders.json`, the
+    /// spreading calls of each.
+    pub boots: u32,
     /// `irqscope-agent` for x86 guests (arm64 guests print the files it reads instead).
     pub agent: PathBuf,
     /// A static busybox of the guest's architecture; `None`: `busybox` on PATH for x86,
@@ -142,6 +149,8 @@ pub struct RunReport {
     pub cmd: PathBuf,
     /// Where that command keeps its console (its captures go beside, as `PREFIX.again.*`).
     pub again_console: PathBuf,
+    /// The calls of every boot (`PREFIX.orders.json`), when the run booted more than once.
+    pub orders: Option<PathBuf>,
     pub accel: Accel,
     pub platform: Platform,
     /// Boots started, the successful one included.
@@ -221,16 +230,53 @@ fn libraries(binary: &Path) -> Vec<String> {
     }
 }
 
+/// The modules a guest loads: named by `--modules` (`required`: each must be in the tree),
+/// or a device's drivers, loaded when the tree has them.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Modules<'a> {
+    pub names: &'a [String],
+    pub required: bool,
+}
+
 /// Build the initramfs image for a module tree; returns its bytes. Without an agent (arm64
 /// guests) the init prints the files the agent reads on the console.
 pub(crate) fn build_initramfs(
     agent: Option<&Path>,
     busybox: &Path,
     moddir: Option<&Path>,
-    modules: Option<&[String]>,
+    modules: Modules,
 ) -> Result<Vec<u8>, LabError> {
-    let mut entries = Vec::new();
-    for d in [
+    let mut entries = base_entries(busybox)?;
+    // A dynamically linked agent (or busybox) brings its libraries, at the same paths. Without
+    // an agent (arm64) the init prints the files it would read.
+    let mut libs = libraries(busybox);
+    if let Some(agent) = agent {
+        entries.push(Entry::File {
+            path: "bin/irqscope-agent".into(),
+            mode: 0o755,
+            data: stripped(agent)?,
+        });
+        libs.extend(libraries(agent));
+    }
+    entries.extend(library_entries(libs)?);
+    let list = match moddir {
+        Some(dir) => module_entries(dir, modules, &mut entries)?,
+        None if modules.required && !modules.names.is_empty() => {
+            return Err(input("modules to load need the kernel's module tree (--modules-dir)"));
+        }
+        None => String::new(),
+    };
+    entries.push(Entry::File {
+        path: "etc/lab/modules".into(),
+        mode: 0o644,
+        data: list.into_bytes(),
+    });
+    initramfs::cpio_gz(&entries).map_err(|e| input(format!("building the initramfs: {e}")))
+}
+
+/// The directories, the init and busybox.
+fn base_entries(busybox: &Path) -> Result<Vec<Entry>, LabError> {
+    let mut entries: Vec<Entry> = [
         "bin",
         "dev",
         "proc",
@@ -240,9 +286,10 @@ pub(crate) fn build_initramfs(
         "etc/lab",
         "lib",
         "lib/modules",
-    ] {
-        entries.push(Entry::Dir(d.to_string()));
-    }
+    ]
+    .into_iter()
+    .map(|d| Entry::Dir(d.to_string()))
+    .collect();
     entries.push(Entry::File {
         path: "init".into(),
         mode: 0o755,
@@ -257,19 +304,14 @@ pub(crate) fn build_initramfs(
         path: "bin/sh".into(),
         target: "busybox".into(),
     });
-    // A dynamically linked agent (or busybox) brings its libraries, at the same paths. Without
-    // an agent (arm64) the init prints the files it would read.
-    let mut libs = libraries(busybox);
-    if let Some(agent) = agent {
-        entries.push(Entry::File {
-            path: "bin/irqscope-agent".into(),
-            mode: 0o755,
-            data: stripped(agent)?,
-        });
-        libs.extend(libraries(agent));
-    }
+    Ok(entries)
+}
+
+/// The shared libraries at their own paths, with the directories they need.
+fn library_entries(mut libs: Vec<String>) -> Result<Vec<Entry>, LabError> {
     libs.sort();
     libs.dedup();
+    let mut entries = Vec::new();
     for d in initramfs::parent_dirs(libs.iter().map(String::as_str)) {
         if !matches!(d.as_str(), "lib" | "bin" | "etc") {
             entries.push(Entry::Dir(d));
@@ -283,34 +325,32 @@ pub(crate) fn build_initramfs(
             data,
         });
     }
+    Ok(entries)
+}
+
+/// The modules to load with their dependencies, dependencies first, added to `entries`;
+/// returns the list the init loads in order.
+fn module_entries(dir: &Path, modules: Modules, entries: &mut Vec<Entry>) -> Result<String, LabError> {
+    let index = initramfs::index_modules(dir).map_err(|e| input(format!("{}: {e}", dir.display())))?;
+    let wanted: Vec<String> = modules
+        .names
+        .iter()
+        .filter(|m| modules.required || index.contains_key(&m.replace('-', "_")))
+        .cloned()
+        .collect();
+    let order = initramfs::module_order(&wanted, &index, &mut read_module).map_err(input)?;
     let mut list = String::new();
-    if let Some(dir) = moddir {
-        let index = initramfs::index_modules(dir).map_err(|e| input(format!("{}: {e}", dir.display())))?;
-        let wanted: Vec<String> = match modules {
-            Some(m) => m.to_vec(),
-            None if index.contains_key("nvme") => vec!["nvme".into()],
-            None => Vec::new(),
-        };
-        let order = initramfs::module_order(&wanted, &index, &mut read_module).map_err(input)?;
-        for path in order {
-            let name = initramfs::module_name(&path).unwrap_or_default();
-            let data = read_module(&path).map_err(|e| input(format!("{}: {e}", path.display())))?;
-            entries.push(Entry::File {
-                path: format!("lib/modules/{name}.ko"),
-                mode: 0o644,
-                data,
-            });
-            list.push_str(&format!("{name}.ko\n"));
-        }
-    } else if modules.is_some_and(|m| !m.is_empty()) {
-        return Err(input("modules to load need the kernel's module tree (--modules-dir)"));
+    for path in order {
+        let name = initramfs::module_name(&path).unwrap_or_default();
+        let data = read_module(&path).map_err(|e| input(format!("{}: {e}", path.display())))?;
+        entries.push(Entry::File {
+            path: format!("lib/modules/{name}.ko"),
+            mode: 0o644,
+            data,
+        });
+        list.push_str(&format!("{name}.ko\n"));
     }
-    entries.push(Entry::File {
-        path: "etc/lab/modules".into(),
-        mode: 0o644,
-        data: list.into_bytes(),
-    });
-    initramfs::cpio_gz(&entries).map_err(|e| input(format!("building the initramfs: {e}")))
+    Ok(list)
 }
 
 /// Whether KVM can run a guest of this platform here: the host is of the guest's architecture,
@@ -723,14 +763,41 @@ fn package_of_arch(name: &str, platform: Platform) -> Result<(), LabError> {
     )))
 }
 
-/// Boot and capture, with retries; `progress` gets one line per step.
-pub fn run(opts: &RunOptions, progress: &mut dyn FnMut(&str)) -> Result<RunReport, LabError> {
+/// The kernel a run boots: its files, what to call it in messages, and the package it came
+/// from (a pattern resolved to its newest match), if one.
+struct Kernel {
+    files: KernelFiles,
+    what: String,
+    package: Option<String>,
+}
+
+/// A boot that finished: its wall time, the accelerator and CPU model it ran with, and the
+/// boots it took (the failed ones before it included).
+struct Booted {
+    wall: Duration,
+    accel: Accel,
+    cpu: String,
+    tries: u32,
+}
+
+/// The options checked before anything is fetched or built; the machine's devices in PCI
+/// order.
+fn checked_options(opts: &RunOptions) -> Result<Vec<SlotDevice>, LabError> {
     if opts.retries + 1 > TRIES_MAX {
         return Err(input(format!("--retries {}: at most {}", opts.retries, TRIES_MAX - 1)));
     }
+    if opts.boots == 0 || opts.boots > BOOTS_MAX {
+        return Err(input(format!("--boots {}: give 1..={BOOTS_MAX}", opts.boots)));
+    }
     let platform = opts.machine.platform;
     qemu::qemu_boots(&opts.qemu, platform).map_err(|e| input(e.0))?;
-    qemu::check_ioqpairs(&opts.ioqpairs).map_err(|e| input(e.to_string()))?;
+    let devices =
+        qemu::slot_devices(&opts.ioqpairs, &opts.virtio_blk, &opts.virtio_net).map_err(|e| input(e.to_string()))?;
+    if platform != Platform::Q35 && devices.len() > opts.ioqpairs.len() {
+        return Err(input(
+            "virtio devices boot on x86 machines only (q35); an arm64 guest gets NVMe controllers",
+        ));
+    }
     std::fs::create_dir_all(&opts.work_dir).map_err(|e| input(format!("{}: {e}", opts.work_dir.display())))?;
     let named = match &opts.kernel {
         KernelSource::Package(p) => Some(p),
@@ -742,23 +809,32 @@ pub fn run(opts: &RunOptions, progress: &mut dyn FnMut(&str)) -> Result<RunRepor
     if let Some(parent) = opts.output.parent().filter(|p| !p.as_os_str().is_empty()) {
         std::fs::create_dir_all(parent).map_err(|e| input(format!("{}: {e}", parent.display())))?;
     }
+    Ok(devices)
+}
+
+/// A package name, resolved to the newest match of a pattern (said when it is one).
+fn resolved(pattern: &str, opts: &RunOptions, progress: &mut dyn FnMut(&str)) -> Result<String, LabError> {
+    let name = resolve_package(pattern, &opts.apt_options)?;
+    if name != *pattern {
+        progress(&format!("{pattern} is {name} (the newest in the apt index)"));
+    }
+    Ok(name)
+}
+
+/// The kernel's files: the image given, or the package downloaded and unpacked (with the
+/// modules package); refused when built for another architecture or without NVMe.
+fn fetch_kernel(opts: &RunOptions, progress: &mut dyn FnMut(&str)) -> Result<Kernel, LabError> {
+    let platform = opts.machine.platform;
     let packages = fetch::Packages {
         work_dir: &opts.work_dir,
         arch: (platform != Platform::Q35).then_some("arm64"),
         apt_options: &opts.apt_options,
     };
     let modules_package = match &opts.modules_package {
-        Some(p) => {
-            let name = resolve_package(p, &opts.apt_options)?;
-            if name != *p {
-                progress(&format!("{p} is {name} (the newest in the apt index)"));
-            }
-            Some(name)
-        }
+        Some(p) => Some(resolved(p, opts, progress)?),
         None => None,
     };
-    let mut package = None;
-    let (kernel, what) = match &opts.kernel {
+    let kernel = match &opts.kernel {
         KernelSource::Image { image, modules } => {
             if !image.is_file() {
                 return Err(input(format!("kernel image {}: no such file", image.display())));
@@ -767,32 +843,36 @@ pub fn run(opts: &RunOptions, progress: &mut dyn FnMut(&str)) -> Result<RunRepor
             if let Some(m) = &modules_package {
                 k.modules = Some(packages.modules(m, progress)?);
             }
-            (k, image.display().to_string())
+            Kernel {
+                files: k,
+                what: image.display().to_string(),
+                package: None,
+            }
         }
         KernelSource::Package(pattern) => {
-            let name = resolve_package(pattern, &opts.apt_options)?;
-            if name != *pattern {
-                progress(&format!("{pattern} is {name} (the newest in the apt index)"));
+            let name = resolved(pattern, opts, progress)?;
+            Kernel {
+                files: packages.kernel(&name, modules_package.as_deref(), progress)?,
+                what: name.clone(),
+                package: Some(name),
             }
-            let k = packages.kernel(&name, modules_package.as_deref(), progress)?;
-            package = Some(name.clone());
-            (k, name)
         }
     };
     progress(&format!(
         "kernel {}{}",
-        kernel.image.display(),
+        kernel.files.image.display(),
         kernel
+            .files
             .modules
             .as_ref()
             .map(|m| format!(", modules {}", m.display()))
             .unwrap_or_default()
     ));
-    if let Some(built) = fetch::image_file_arch(&kernel.image).filter(|&a| a != platform.arch()) {
+    if let Some(built) = fetch::image_file_arch(&kernel.files.image).filter(|&a| a != platform.arch()) {
         return Err(input(format!(
             "wrong architecture: kernel image {} is built for {}, and the machine is {}: it \
              boots {} kernels in {} ({})",
-            kernel.image.display(),
+            kernel.files.image.display(),
             built.name(),
             platform.arch().name(),
             platform.arch().name(),
@@ -800,22 +880,34 @@ pub fn run(opts: &RunOptions, progress: &mut dyn FnMut(&str)) -> Result<RunRepor
             platform.describe()
         )));
     }
-    check_nvme(&kernel, &what, progress)?;
-    let busybox = guest_busybox(opts, progress)?;
-    let agent = (platform == Platform::Q35).then_some(opts.agent.as_path());
-    let initrd_bytes = build_initramfs(agent, &busybox, kernel.modules.as_deref(), opts.modules.as_deref())?;
-    let staging = Staging::new(&opts.output)?;
-    let initrd = staging.file(INITRD);
-    std::fs::write(&initrd, &initrd_bytes).map_err(|e| input(format!("{}: {e}", initrd.display())))?;
-    let mut disks = Vec::new();
-    for k in 0..opts.ioqpairs.len() {
-        let p = staging.file(&disk(k));
-        let f = std::fs::File::create(&p).map_err(|e| input(format!("{}: {e}", p.display())))?;
-        f.set_len(DISK_BYTES)
-            .map_err(|e| input(format!("{}: {e}", p.display())))?;
-        disks.push(p.to_string_lossy().into_owned());
+    check_nvme(&kernel.files, &kernel.what, progress)?;
+    Ok(kernel)
+}
+
+/// The modules a guest loads when `--modules` names none: the drivers of its devices that the
+/// tree has as modules (the rest are built in, or missing, which the guest then says).
+fn device_modules(devices: &[SlotDevice]) -> Vec<String> {
+    let mut wanted = vec!["nvme"];
+    if devices.iter().any(|d| d.kind != DeviceKind::Nvme) {
+        wanted.push("virtio_pci");
     }
-    let path = |p: PathBuf| p.to_string_lossy().into_owned();
+    for (kind, module) in [
+        (DeviceKind::VirtioBlk, "virtio_blk"),
+        (DeviceKind::VirtioNet, "virtio_net"),
+    ] {
+        if devices.iter().any(|d| d.kind == kind) {
+            wanted.push(module);
+        }
+    }
+    wanted.into_iter().map(str::to_string).collect()
+}
+
+/// The guest's kernel command line: the console, the init's parameters, on x86 the kprobe
+/// events that record the spreading calls and asynchronous probing of virtio-blk, the
+/// machine's words, then `--append`'s.
+fn kernel_command_line(opts: &RunOptions, devices: &[SlotDevice]) -> String {
+    let platform = opts.machine.platform;
+    let vblk = devices.iter().filter(|d| d.kind == DeviceKind::VirtioBlk).count();
     let mut append = format!(
         // loglevel=7: the console shows an oops (x86 prints "Oops:" at the default level, which
         // `quiet` hides) and enough of the boot that a silent guest is a hung one. An oops ends
@@ -825,52 +917,118 @@ pub fn run(opts: &RunOptions, progress: &mut dyn FnMut(&str)) -> Result<RunRepor
         opts.ioqpairs.len(),
         opts.timeout.as_secs(),
     );
-    for word in opts.machine.kernel_args.iter().chain([&opts.append]) {
+    if vblk > 0 {
+        append.push_str(&format!(" lab.virtio_blk={vblk} driver_async_probe=virtio_blk"));
+    }
+    let trace = (platform == Platform::Q35).then_some(super::calls::KERNEL_ARGS.as_slice());
+    let words = trace.into_iter().flatten().copied();
+    for word in words
+        .chain(opts.machine.kernel_args.iter().map(String::as_str))
+        .chain([opts.append.as_str()])
+    {
         if !word.is_empty() {
             append.push(' ');
             append.push_str(word);
         }
     }
-    let files = BootFiles {
-        kernel: path(kernel.image.clone()),
-        initrd: path(initrd),
+    append
+}
+
+/// Everything a boot needs in the staging directory: the initramfs, a disk image per block
+/// device, and the files and command line of the boot.
+fn stage_boot(
+    opts: &RunOptions,
+    kernel: &KernelFiles,
+    devices: &[SlotDevice],
+    staging: &Staging,
+    progress: &mut dyn FnMut(&str),
+) -> Result<BootFiles, LabError> {
+    let busybox = guest_busybox(opts, progress)?;
+    let agent = (opts.machine.platform == Platform::Q35).then_some(opts.agent.as_path());
+    let defaults = device_modules(devices);
+    let modules = opts.modules.as_deref().unwrap_or(&defaults);
+    let initrd_bytes = build_initramfs(
+        agent,
+        &busybox,
+        kernel.modules.as_deref(),
+        Modules {
+            names: modules,
+            required: opts.modules.is_some(),
+        },
+    )?;
+    let initrd = staging.file(INITRD);
+    std::fs::write(&initrd, &initrd_bytes).map_err(|e| input(format!("{}: {e}", initrd.display())))?;
+    let mut disks = Vec::new();
+    for name in devices.iter().filter_map(SlotDevice::disk) {
+        let p = staging.file(&name);
+        let f = std::fs::File::create(&p).map_err(|e| input(format!("{}: {e}", p.display())))?;
+        f.set_len(DISK_BYTES)
+            .map_err(|e| input(format!("{}: {e}", p.display())))?;
+        disks.push(path_text(p));
+    }
+    Ok(BootFiles {
+        kernel: path_text(kernel.image.clone()),
+        initrd: path_text(initrd),
         disks,
-        console: path(staging.file(CONSOLE)),
+        console: path_text(staging.file(CONSOLE)),
         console_on_terminal: false,
-        boot_capture: path(staging.file(BOOT_CAPTURE)),
-        seq_capture: path(staging.file(SEQ_CAPTURE)),
-        append,
-    };
+        boot_capture: path_text(staging.file(BOOT_CAPTURE)),
+        seq_capture: path_text(staging.file(SEQ_CAPTURE)),
+        append: kernel_command_line(opts, devices),
+    })
+}
+
+fn path_text(p: PathBuf) -> String {
+    p.to_string_lossy().into_owned()
+}
+
+/// Boot until a boot finishes, at most `retries` more times; KVM that cannot run the guest
+/// gives way to TCG without counting as a try.
+fn boot_with_retries(
+    opts: &RunOptions,
+    devices: &[SlotDevice],
+    files: &BootFiles,
+    staging: &Staging,
+    progress: &mut dyn FnMut(&str),
+) -> Result<Booted, LabError> {
+    let platform = opts.machine.platform;
     let mut accel = match opts.accel {
         AccelChoice::Only(a) => a,
         AccelChoice::Auto if kvm_usable(platform) => Accel::Kvm,
         AccelChoice::Auto => Accel::Tcg,
     };
     let mut tries = 0;
-    let result = loop {
+    loop {
         let cpu = opts
             .cpu
             .clone()
             .unwrap_or_else(|| accel.default_cpu(platform).to_string());
-        let args = qemu::qemu_args(&opts.machine, &opts.ioqpairs, accel, &cpu, &files);
+        let args = qemu::qemu_args(&opts.machine, devices, accel, &cpu, files);
         tries += 1;
         progress(&format!(
-            "boot {tries} ({}, {}, {} vCPUs, {} NVMe)",
+            "boot {tries} ({}, {}, {} vCPUs, {})",
             accel.name(),
             platform.describe(),
             opts.machine.maxcpus,
-            opts.ioqpairs.len()
+            device_words(devices)
         ));
-        match boot_once(&args, accel, opts, &files, &staging.file(QEMU_LOG), progress) {
-            Outcome::Done { wall } => break Ok((wall, cpu)),
+        match boot_once(&args, accel, opts, files, &staging.file(QEMU_LOG), progress) {
+            Outcome::Done { wall } => {
+                return Ok(Booted {
+                    wall,
+                    accel,
+                    cpu,
+                    tries,
+                })
+            }
             Outcome::NoKvm(why) if opts.accel == AccelChoice::Auto && accel == Accel::Kvm => {
                 progress(&format!("KVM unusable ({why}); using TCG"));
                 accel = Accel::Tcg;
                 tries -= 1;
             }
-            Outcome::Startup(why) => break Err(input(why)),
+            Outcome::Startup(why) => return Err(input(why)),
             Outcome::Fatal(why) => {
-                break Err(LabError::Boot(format!("the guest cannot capture: {why}")));
+                return Err(LabError::Boot(format!("the guest cannot capture: {why}")));
             }
             Outcome::NoKvm(why) | Outcome::Failed(why) => {
                 progress(&format!("boot {tries} failed: {why}"));
@@ -880,12 +1038,89 @@ pub fn run(opts: &RunOptions, progress: &mut dyn FnMut(&str)) -> Result<RunRepor
                     staging.keep_as(QEMU_LOG, &format!("{QEMU_LOG}.failed{tries}"));
                 }
                 if tries > opts.retries {
-                    break Err(LabError::Boot(format!("{tries} boot(s) did not finish; last: {why}")));
+                    return Err(LabError::Boot(format!("{tries} boot(s) did not finish; last: {why}")));
                 }
             }
         }
-    };
-    let (wall, cpu) = result?;
+    }
+}
+
+/// `3 NVMe` or `2 NVMe, 1 virtio-blk, 1 virtio-net`.
+fn device_words(devices: &[SlotDevice]) -> String {
+    let mut words = Vec::new();
+    for (kind, name) in [
+        (DeviceKind::Nvme, "NVMe"),
+        (DeviceKind::VirtioBlk, "virtio-blk"),
+        (DeviceKind::VirtioNet, "virtio-net"),
+    ] {
+        let n = devices.iter().filter(|d| d.kind == kind).count();
+        if n > 0 || kind == DeviceKind::Nvme {
+            words.push(format!("{n} {name}"));
+        }
+    }
+    words.join(", ")
+}
+
+/// The spreading calls of a finished boot's two phases, written into its captures (none when
+/// the guest recorded none: arm64, or a kernel without kprobe events). Returns the boot
+/// phase's.
+fn record_calls(files: &BootFiles, devices: &[SlotDevice]) -> Result<Option<ProbeCalls>, LabError> {
+    let console = read_bounded(Path::new(&files.console), CAPTURE_BYTES_MAX).map_err(LabError::Boot)?;
+    let mut boot_calls = None;
+    for (phase, file) in [("boot", &files.boot_capture), ("seq", &files.seq_capture)] {
+        let Some(calls) = super::calls::probe_calls(&console, phase, devices).map_err(LabError::Boot)? else {
+            continue;
+        };
+        let mut capture = read_capture(Path::new(file)).map_err(LabError::Boot)?;
+        capture.probe_calls = Some(calls.clone());
+        let json = serde_json::to_string(&capture).map_err(|e| LabError::Boot(e.to_string()))?;
+        std::fs::write(file, json + "\n").map_err(|e| LabError::Boot(format!("{file}: {e}")))?;
+        if phase == "boot" {
+            boot_calls = Some(calls);
+        }
+    }
+    Ok(boot_calls)
+}
+
+/// Boot and capture, with retries, `opts.boots` times; `progress` gets one line per step.
+pub fn run(opts: &RunOptions, progress: &mut dyn FnMut(&str)) -> Result<RunReport, LabError> {
+    let devices = checked_options(opts)?;
+    let kernel = fetch_kernel(opts, progress)?;
+    let staging = Staging::new(&opts.output)?;
+    let files = stage_boot(opts, &kernel.files, &devices, &staging, progress)?;
+    let mut observed = Vec::new();
+    let mut booted: Option<Booted> = None;
+    for k in 1..=opts.boots {
+        if opts.boots > 1 {
+            progress(&format!("boot {k} of {}", opts.boots));
+        }
+        let b = boot_with_retries(opts, &devices, &files, &staging, progress)?;
+        if let Some(calls) = record_calls(&files, &devices)? {
+            observed.push(calls);
+        }
+        booted = Some(match booted {
+            None => b,
+            Some(first) => Booted {
+                tries: first.tries + b.tries,
+                ..b
+            },
+        });
+    }
+    let booted = booted.expect("at least one boot");
+    finish(opts, &devices, &files, &staging, booted, kernel.package, &observed)
+}
+
+/// After the last boot: its files take the place of an earlier run's, the command line that
+/// boots it again is saved, and a run of several boots writes their calls.
+fn finish(
+    opts: &RunOptions,
+    devices: &[SlotDevice],
+    files: &BootFiles,
+    staging: &Staging,
+    booted: Booted,
+    package: Option<String>,
+    observed: &[ProbeCalls],
+) -> Result<RunReport, LabError> {
     let seq = read_capture(Path::new(&files.seq_capture)).map_err(LabError::Boot)?;
     let kernel_release = seq.snapshots[0].topology.kernel_release.clone();
     let warnings = [
@@ -895,48 +1130,91 @@ pub fn run(opts: &RunOptions, progress: &mut dyn FnMut(&str)) -> Result<RunRepor
     .into_iter()
     .flatten()
     .collect();
-    // The boot succeeded: its files take the place of an earlier run's.
-    let mut kept: Vec<String> = [CONSOLE, BOOT_CAPTURE, SEQ_CAPTURE, QEMU_LOG, INITRD]
-        .into_iter()
-        .map(str::to_string)
-        .collect();
-    kept.extend((0..opts.ioqpairs.len()).map(disk));
-    for name in &kept {
-        staging.keep(name)?;
-    }
-    for k in opts.ioqpairs.len()..qemu::NVME_MAX {
-        let _ = std::fs::remove_file(staging.out(&disk(k)));
-    }
-    // The saved command line boots the same machine from the files just kept, with the
-    // console on the terminal (and in PREFIX.again.console) and the captures beside this
-    // run's, never over them.
-    let again = BootFiles {
-        initrd: path(staging.out(INITRD)),
-        disks: (0..opts.ioqpairs.len()).map(|k| path(staging.out(&disk(k)))).collect(),
-        console: path(staging.out(&format!("again.{CONSOLE}"))),
-        console_on_terminal: true,
-        boot_capture: path(staging.out(&format!("again.{BOOT_CAPTURE}"))),
-        seq_capture: path(staging.out(&format!("again.{SEQ_CAPTURE}"))),
-        ..files.clone()
+    let disks: Vec<String> = devices.iter().filter_map(SlotDevice::disk).collect();
+    keep_files(staging, &disks)?;
+    let (cmd, again_console, command) = save_command(opts, devices, files, staging, &booted, &disks)?;
+    let orders = if opts.boots > 1 {
+        let file = staging.out(ORDERS);
+        let origin = super::orders::Origin {
+            kernel_release: kernel_release.clone(),
+            package: package.clone(),
+            kernel_command_line: files.append.clone(),
+            qemu_command: command,
+            date: super::orders::utc_date(
+                std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .map_or(0, |d| d.as_secs()),
+            ),
+        };
+        let topology = seq.snapshots[0].topology.clone();
+        let record = super::orders::OrdersCapture::new(origin, topology, super::calls::lab_devices(devices), observed);
+        record.write(&file).map_err(LabError::Boot)?;
+        Some(file)
+    } else {
+        None
     };
-    let cmd = staging.out(CMD);
-    let args = qemu::qemu_args(&opts.machine, &opts.ioqpairs, accel, &cpu, &again);
-    std::fs::write(&cmd, shell_command(&opts.qemu, &args) + "\n")
-        .map_err(|e| input(format!("{}: {e}", cmd.display())))?;
     Ok(RunReport {
         boot_capture: staging.out(BOOT_CAPTURE),
         seq_capture: staging.out(SEQ_CAPTURE),
         console: staging.out(CONSOLE),
         cmd,
-        again_console: PathBuf::from(again.console),
-        accel,
-        platform,
-        tries,
-        wall,
+        again_console,
+        orders,
+        accel: booted.accel,
+        platform: opts.machine.platform,
+        tries: booted.tries,
+        wall: booted.wall,
         kernel_release,
         package,
         warnings,
     })
+}
+
+/// The boot succeeded: its files take the place of an earlier run's (the disk images of
+/// controllers an earlier run had and this one has not go).
+fn keep_files(staging: &Staging, disks: &[String]) -> Result<(), LabError> {
+    let mut kept: Vec<String> = [CONSOLE, BOOT_CAPTURE, SEQ_CAPTURE, QEMU_LOG, INITRD]
+        .into_iter()
+        .map(str::to_string)
+        .collect();
+    kept.extend(disks.iter().cloned());
+    for name in &kept {
+        staging.keep(name)?;
+    }
+    for k in 0..qemu::NVME_MAX {
+        let name = format!("nvme{k}.img");
+        if !disks.contains(&name) {
+            let _ = std::fs::remove_file(staging.out(&name));
+        }
+    }
+    Ok(())
+}
+
+/// The saved command line boots the same machine from the files just kept, with the console
+/// on the terminal (and in PREFIX.again.console) and the captures beside this run's, never
+/// over them. Returns the command's file, its console's and the command.
+fn save_command(
+    opts: &RunOptions,
+    devices: &[SlotDevice],
+    files: &BootFiles,
+    staging: &Staging,
+    booted: &Booted,
+    disks: &[String],
+) -> Result<(PathBuf, PathBuf, String), LabError> {
+    let again = BootFiles {
+        initrd: path_text(staging.out(INITRD)),
+        disks: disks.iter().map(|d| path_text(staging.out(d))).collect(),
+        console: path_text(staging.out(&format!("again.{CONSOLE}"))),
+        console_on_terminal: true,
+        boot_capture: path_text(staging.out(&format!("again.{BOOT_CAPTURE}"))),
+        seq_capture: path_text(staging.out(&format!("again.{SEQ_CAPTURE}"))),
+        ..files.clone()
+    };
+    let cmd = staging.out(CMD);
+    let args = qemu::qemu_args(&opts.machine, devices, booted.accel, &booted.cpu, &again);
+    let command = shell_command(&opts.qemu, &args);
+    std::fs::write(&cmd, command.clone() + "\n").map_err(|e| input(format!("{}: {e}", cmd.display())))?;
+    Ok((cmd, PathBuf::from(again.console), command))
 }
 
 /// The files a run writes, as suffixes of the output prefix (`PREFIX.console`, …).
@@ -946,11 +1224,10 @@ const SEQ_CAPTURE: &str = "seq.agent.json";
 const QEMU_LOG: &str = "qemu.log";
 const INITRD: &str = "initramfs.cpio.gz";
 const CMD: &str = "cmd";
-
-/// The disk image of controller `k`.
-fn disk(k: usize) -> String {
-    format!("nvme{k}.img")
-}
+/// The calls of every boot of a run of several (`--boots`).
+const ORDERS: &str = "orders.json";
+/// Most boots of one run (`--boots`).
+pub const BOOTS_MAX: u32 = 100;
 
 /// Where a run writes while it boots: a directory beside the output (`.NAME.lab-PID`), whose
 /// files take their places (`PREFIX.console`, …) only once a boot succeeded, so that a run

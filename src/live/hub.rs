@@ -814,6 +814,7 @@ impl Hub {
         let capture = Capture {
             version: PROTOCOL_VERSION,
             snapshots: snapshots_of_text(text)?,
+            probe_calls: None,
         };
         replay(&capture)?;
         let bytes = serde_json::to_vec(&capture).map_err(|e| HubError::BadImport(e.to_string()))?;

@@ -227,6 +227,7 @@ mod tests {
         Capture {
             version: PROTOCOL_VERSION,
             snapshots: Vec::new(),
+            probe_calls: None,
         }
     }
 

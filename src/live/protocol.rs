@@ -317,6 +317,10 @@ impl WireTopology {
 pub struct Capture {
     pub version: u32,
     pub snapshots: Vec<Snapshot>,
+    /// What a lab boot recorded of its probes (`irqscope lab run` adds it; an agent never
+    /// writes it, and captures without it read as before).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub probe_calls: Option<ProbeCalls>,
 }
 
 #[derive(Deserialize)]
@@ -324,6 +328,50 @@ pub struct Capture {
 struct AnyCapture {
     version: u32,
     snapshots: Vec<Snapshot>,
+    #[serde(default)]
+    probe_calls: Option<ProbeCalls>,
+}
+
+/// The spreading calls of a lab boot, in the order the kernel made them: every
+/// `group_cpus_evenly()` with its caller and number of groups, each given to the device whose
+/// probe made it (the probe that last started on the same task).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ProbeCalls {
+    /// How the calls were recorded (`kprobe_event`: boot-time kprobe events).
+    pub mechanism: String,
+    /// The machine's devices, in PCI order.
+    pub devices: Vec<LabDevice>,
+    pub calls: Vec<ProbeCall>,
+}
+
+/// A device of a lab machine.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LabDevice {
+    /// `n0`, `vb0`, `vn0`: the serial (NVMe) or name the lab gave it.
+    pub name: String,
+    /// `nvme`, `virtio-blk` or `virtio-net`.
+    pub kind: String,
+    /// PCI address (`0000:00:10.0`).
+    pub pci: String,
+    /// I/O queue pairs (NVMe `max_ioqpairs`), request queues (virtio-blk `num-queues`) or
+    /// queue pairs (virtio-net).
+    pub queues: u32,
+}
+
+/// One `group_cpus_evenly()` call.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ProbeCall {
+    /// The device whose probe made the call (`None`: no probe had started on its task).
+    pub device: Option<String>,
+    /// The calling function (`irq_create_affinity_masks`, `blk_mq_map_queues`).
+    pub caller: String,
+    /// `numgrps`.
+    pub groups: u32,
+    /// The task that made it (`kworker/u8:2-57`).
+    pub task: String,
 }
 
 impl TryFrom<AnyCapture> for Capture {
@@ -334,6 +382,7 @@ impl TryFrom<AnyCapture> for Capture {
         Ok(Capture {
             version: PROTOCOL_VERSION,
             snapshots: a.snapshots,
+            probe_calls: a.probe_calls,
         })
     }
 }

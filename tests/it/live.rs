@@ -697,6 +697,7 @@ async fn pages_escape_hostile_names_and_imports_show_the_same_views() {
     let capture = serde_json::to_string(&Capture {
         version: 1,
         snapshots: vec![a, b],
+        probe_calls: None,
     })
     .unwrap();
     let form = |text: &str| {
@@ -965,6 +966,7 @@ async fn imports_get_a_stable_link_that_survives_a_restart() {
     let capture = serde_json::to_string(&Capture {
         version: 1,
         snapshots: vec![a, b],
+        probe_calls: None,
     })
     .unwrap();
     let link = import_location(&app, &capture, "&variant=pre-cluster").await;

@@ -29,6 +29,7 @@ mod kernel_c;
 mod kernel_view;
 mod lab_boot;
 mod lab_check;
+mod lab_orders;
 mod lab_run;
 mod live;
 mod live_browser;
