@@ -409,6 +409,7 @@ fn describe_exit(status: Option<std::process::ExitStatus>, limits: Limits) -> St
     };
     match (code, signal) {
         (Some(3), _) => "the C hit BUG() (see the harness's last line)".into(),
+        (Some(4), _) => "the harness could not install its seccomp filter (a kernel without seccomp?)".into(),
         (Some(c), _) => format!("the harness exited with status {c}"),
         (None, Some(11)) => "the C crashed (SIGSEGV: a wild read or write)".into(),
         (None, Some(6)) => format!(

@@ -563,4 +563,25 @@ mod tests {
         assert!(m.contains("lib/group_cpus.c:41: uses BAZ"), "{m}");
         assert!(!m.contains("/s/"), "{m}");
     }
+
+    #[test]
+    fn compiler_output_keeps_only_diagnostics_about_the_tree_and_is_bounded() {
+        let raw = "In file included from /s/lib/group_cpus.c:11:\n\
+                   /etc/secret:1:5: error: unknown type name 'TOKEN'\n\
+                   \x20   1 | TOKEN\n\
+                   /s/lib/group_cpus.c:12:10: error: expected ';' before '}' token\n\
+                   /s/build/include/irqscope_kc.h:3:1: note: declared here\n\
+                   cc1: note: TOKEN\n";
+        let m = compiler_summary(raw, Path::new("/s"), Path::new("/s/build"));
+        assert!(m.contains("\nlib/group_cpus.c:12:10: error: expected"), "{m}");
+        assert!(m.contains("\nirqscope:include/irqscope_kc.h:3:1: note"), "{m}");
+        assert!(!m.contains("TOKEN") && !m.contains("/etc/secret"), "{m}");
+        let many: String = (1..=100)
+            .map(|i| format!("/s/lib/group_cpus.c:{i}:1: error: {}\n", "x".repeat(500)))
+            .collect();
+        let m = compiler_summary(&many, Path::new("/s"), Path::new("/s/build"));
+        assert!(m.lines().count() <= COMPILER_LINES_MAX + 3, "{m}");
+        assert!(m.lines().all(|l| l.chars().count() <= COMPILER_LINE_CHARS_MAX), "{m}");
+        assert!(m.contains("[60 more lines about the tree left out]"), "{m}");
+    }
 }

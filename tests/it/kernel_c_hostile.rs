@@ -39,7 +39,7 @@ fn processes_naming(needle: &str) -> Vec<(u32, String)> {
 }
 
 /// The hostile block: C statements run when `numgrps` is one of the cases' numbers.
-fn hostile_block(secret: &Path, outside: &Path, shell_out: &Path, port: u16) -> String {
+fn hostile_block(secret: &Path, outside: &Path, shell_out: &Path, port: u16, token: &str) -> String {
     format!(
         "\tif (numgrps == 101) {{ /* fork bomb */\n\
          \t\tint i;\n\
@@ -77,7 +77,11 @@ fn hostile_block(secret: &Path, outside: &Path, shell_out: &Path, port: u16) -> 
          \t}}\n\
          \tif (numgrps == 107) /* a loop */\n\
          \t\tfor (;;)\n\
-         \t\t\t;\n",
+         \t\t\t;\n\
+         \tif (numgrps == 108) {{ /* text of its own where the answer goes */\n\
+         \t\tprintf(\"{token}\\n\");\n\
+         \t\tfflush(stdout);\n\
+         \t}}\n",
         secret = secret.display(),
         outside = outside.display(),
         shell_out = shell_out.display(),
@@ -86,9 +90,10 @@ fn hostile_block(secret: &Path, outside: &Path, shell_out: &Path, port: u16) -> 
     )
 }
 
-/// A C that forks, reads, writes, connects, execs, allocates or loops is ended with exit 2
-/// and a clear error, in bounded time; no process outlives the call, the secret appears in
-/// no output, no file is written, no connection arrives.
+/// A C that forks, reads, writes, connects, execs, allocates, loops or prints text of its own
+/// is ended with exit 2 and a clear error, in bounded time; no process outlives the call, the
+/// secret (in a file, or in the C itself) appears in no output, no file is written, no
+/// connection arrives.
 #[test]
 fn hostile_c_at_run_time_is_contained() {
     let Some(t) = tree("IRQSCOPE_KERNEL_C_72") else { return };
@@ -104,7 +109,7 @@ fn hostile_c_at_run_time_is_contained() {
     let port = listener.local_addr().unwrap().port();
     let to = format!(
         "\tif (numgrps == 0)\n\t\treturn NULL;\n{}\n\tif (!zalloc_cpumask_var(&nmsk, GFP_KERNEL))",
-        hostile_block(&secret, &outside, &shell_out, port)
+        hostile_block(&secret, &outside, &shell_out, port, &token)
     );
     let (plain, _) = patched(s.path(), &t, ENTRY, &to);
     let tree = t.to_str().unwrap();
@@ -123,6 +128,7 @@ fn hostile_c_at_run_time_is_contained() {
         (105, "exec", "the sandbox refuses"),
         (106, "10 GB", "SIGSEGV"),
         (107, "loop", "wall-clock limit"),
+        (108, "printed text", "cannot read (line 3 of its reply, "),
     ];
     for (numgrps, what, want) in cases {
         let before: Vec<u32> = processes_naming("/harness ").iter().map(|p| p.0).collect();
@@ -193,7 +199,7 @@ fn hostile_c_at_compile_time_is_contained() {
     for (name, file, want) in cases {
         let dir = s.path().join(name);
         std::fs::create_dir_all(&dir).unwrap();
-        let to = format!("{ENTRY}\n#include \"{file}\"\n");
+        let to = ENTRY.replace("return NULL;\n", &format!("return NULL;\n#include \"{file}\"\n"));
         let (plain, _) = patched(&dir, &t, ENTRY, &to);
         let cache = dir.join("cache");
         let cache_s = cache.to_str().unwrap().to_string();
@@ -256,7 +262,11 @@ fn hostile_c_at_compile_time_is_contained() {
 fn a_patch_of_endless_bytes_stops_at_the_limit() {
     let s = Scratch::new("hostile-zero");
     let source = s.path().join("group_cpus.c");
-    std::fs::write(&source, "/* read before the patches */\n").unwrap();
+    std::fs::write(
+        &source,
+        "/* read before the patches */\nstruct cpumask *group_cpus_evenly(unsigned int numgrps);\n",
+    )
+    .unwrap();
     let started = Instant::now();
     let (code, out, err) = irqscope(
         &s.path().join("cache"),
