@@ -59,11 +59,18 @@
  * Limits: the runner passes the address-space limit (MiB) and the CPU-time limit (s) as
  * arguments; they are set before the first call, so a call that loops or allocates without
  * end is ended by the kernel of the machine running irqscope, not by irqscope's server.
+ *
+ * Confinement: the code under test is a stranger's until read, and this process only reads
+ * its stdin, writes its stdout and uses memory. Before it reads anything it installs a
+ * seccomp filter (kc_confine) that allows only those system calls; any other one (open,
+ * fork, socket, execve, kill, ...) ends the process with SIGSYS. irqscope also starts it in
+ * a sandbox of its own (src/kernel_c/exec.rs).
  */
 #define _GNU_SOURCE
 #include <malloc.h>
 #include <stdio.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -203,6 +210,83 @@ static void kc_set_limits(int argc, char **argv)
 	}
 	r.rlim_cur = r.rlim_max = 0;
 	setrlimit(RLIMIT_CORE, &r);
+}
+
+/*
+ * The seccomp filter. The classic-BPF program and the constants are written out here (the
+ * values of <linux/filter.h>, <linux/seccomp.h>, <linux/audit.h> and <linux/prctl.h>, which
+ * cannot be included beside the stand-in <linux/...> headers of the build).
+ */
+struct kc_sock_filter {
+	unsigned short code;
+	unsigned char jt, jf;
+	unsigned int k;
+};
+
+struct kc_sock_fprog {
+	unsigned short len;
+	struct kc_sock_filter *filter;
+};
+
+#define KC_BPF_LD_W_ABS 0x20		/* BPF_LD | BPF_W | BPF_ABS */
+#define KC_BPF_JEQ_K 0x15		/* BPF_JMP | BPF_JEQ | BPF_K */
+#define KC_BPF_JGE_K 0x35		/* BPF_JMP | BPF_JGE | BPF_K */
+#define KC_BPF_RET_K 0x06		/* BPF_RET | BPF_K */
+#define KC_SECCOMP_RET_KILL_PROCESS 0x80000000U
+#define KC_SECCOMP_RET_ALLOW 0x7fff0000U
+#define KC_SECCOMP_MODE_FILTER 2
+#define KC_PR_SET_SECCOMP 22
+#define KC_PR_SET_NO_NEW_PRIVS 38
+/* struct seccomp_data: int nr; __u32 arch; ... */
+#define KC_DATA_NR 0
+#define KC_DATA_ARCH 4
+
+#if defined(__x86_64__)
+#define KC_AUDIT_ARCH 0xc000003eU	/* AUDIT_ARCH_X86_64 */
+#elif defined(__aarch64__)
+#define KC_AUDIT_ARCH 0xc00000b7U	/* AUDIT_ARCH_AARCH64 */
+#else
+#error "the harness's seccomp filter knows x86_64 and aarch64 only"
+#endif
+
+#define KC_ALLOW(nr) { KC_BPF_JEQ_K, 0, 1, (nr) }, { KC_BPF_RET_K, 0, 0, KC_SECCOMP_RET_ALLOW }
+
+/*
+ * Allow only what answering the protocol takes, every other call ends the process. Any
+ * failure to install it ends the process too: it must not run unconfined.
+ */
+static void kc_confine(void)
+{
+	struct kc_sock_filter prog[] = {
+		/* Another architecture's calling convention (a 32-bit entry) has other numbers. */
+		{ KC_BPF_LD_W_ABS, 0, 0, KC_DATA_ARCH },
+		{ KC_BPF_JEQ_K, 1, 0, KC_AUDIT_ARCH },
+		{ KC_BPF_RET_K, 0, 0, KC_SECCOMP_RET_KILL_PROCESS },
+		{ KC_BPF_LD_W_ABS, 0, 0, KC_DATA_NR },
+#ifdef __x86_64__
+		/* The x32 ABI's numbers (bit 30 set) under the same architecture. */
+		{ KC_BPF_JGE_K, 0, 1, 0x40000000U },
+		{ KC_BPF_RET_K, 0, 0, KC_SECCOMP_RET_KILL_PROCESS },
+#endif
+		/* The protocol: requests from stdin, answers to stdout. */
+		KC_ALLOW(SYS_read),
+		KC_ALLOW(SYS_write),
+		/* Memory: malloc's heap and its large blocks (calloc, free, realloc). */
+		KC_ALLOW(SYS_brk),
+		KC_ALLOW(SYS_mmap),
+		KC_ALLOW(SYS_munmap),
+		KC_ALLOW(SYS_mremap),
+		/* The end: exit() after flushing stdout, and a return from a signal handler. */
+		KC_ALLOW(SYS_exit),
+		KC_ALLOW(SYS_exit_group),
+		KC_ALLOW(SYS_rt_sigreturn),
+		{ KC_BPF_RET_K, 0, 0, KC_SECCOMP_RET_KILL_PROCESS },
+	};
+	struct kc_sock_fprog fprog = { (unsigned short)(sizeof(prog) / sizeof(prog[0])), prog };
+
+	if (syscall(SYS_prctl, KC_PR_SET_NO_NEW_PRIVS, 1UL, 0UL, 0UL, 0UL) ||
+	    syscall(SYS_prctl, KC_PR_SET_SECCOMP, (unsigned long)KC_SECCOMP_MODE_FILTER, &fprog, 0UL, 0UL))
+		_exit(4);
 }
 
 static void kc_read_topology(char *line, size_t cap, FILE *in)
@@ -608,11 +692,36 @@ static void kc_map(const char *args, bool hw, char *line, size_t cap, FILE *in)
 }
 #endif
 
-static int kc_cmp_ns(const void *a, const void *b)
+/*
+ * Sort n times in place (a heapsort): glibc's qsort() asks the kernel for the machine's
+ * memory size (sysinfo), a system call the seccomp filter refuses.
+ */
+static void kc_sort_ns(long long *ns, unsigned long n)
 {
-	long long x = *(const long long *)a, y = *(const long long *)b;
+	unsigned long end, i;
 
-	return (x > y) - (x < y);
+	for (end = n; end > 1; end--) {
+		long long t;
+
+		/* Heapify on the first pass, then sift the new root down. */
+		for (i = end == n ? n / 2 : 1; i-- > 0;) {
+			unsigned long at = i;
+
+			for (;;) {
+				unsigned long c = 2 * at + 1;
+
+				if (c >= end)
+					break;
+				if (c + 1 < end && ns[c + 1] > ns[c])
+					c++;
+				if (ns[at] >= ns[c])
+					break;
+				t = ns[at], ns[at] = ns[c], ns[c] = t;
+				at = c;
+			}
+		}
+		t = ns[0], ns[0] = ns[end - 1], ns[end - 1] = t;
+	}
 }
 
 /* Time ITERS calls of one shape, each alone; print the median, least and most. */
@@ -635,7 +744,7 @@ static void kc_time(unsigned int numgrps, unsigned int counter, unsigned long it
 		if (i >= KC_TIME_WARMUP)
 			ns[i - KC_TIME_WARMUP] = (b.tv_sec - a.tv_sec) * 1000000000LL + (b.tv_nsec - a.tv_nsec);
 	}
-	qsort(ns, iters, sizeof(*ns), kc_cmp_ns);
+	kc_sort_ns(ns, iters);
 	printf("time %lu %lld %lld %lld\n", iters, ns[iters / 2], ns[0], ns[iters - 1]);
 	fflush(stdout);
 	free(ns);
@@ -660,6 +769,7 @@ int main(int argc, char **argv)
 	kc_set_limits(argc, argv);
 	if (!line)
 		return 2;
+	kc_confine();
 	while (fgets(line, (int)cap, stdin)) {
 		unsigned long numgrps, counter, iters;
 

@@ -38,6 +38,10 @@ struct Cli {
     /// Without a subcommand, serve the dashboard on the default address.
     #[command(subcommand)]
     command: Option<Command>,
+    /// Compile and run built C (c:NAME, kernel-c) without its sandbox, with this user's
+    /// rights: only for C you have read, on a machine without bubblewrap. Not for serve.
+    #[arg(long, global = true)]
+    unconfined: bool,
 }
 
 #[derive(Subcommand)]
@@ -109,6 +113,16 @@ fn main() -> ExitCode {
         Ok(cli) => cli,
         Err(e) => return argument_error(e),
     };
+    if cli.unconfined {
+        if matches!(cli.command, None | Some(Command::Serve { .. })) {
+            eprintln!(
+                "irqscope: serve does not take --unconfined: a server runs built C in its sandbox only (see `irqscope serve --help`)"
+            );
+            return ExitCode::from(2);
+        }
+        irqscope::kernel_c::exec::set_unconfined();
+        eprintln!("irqscope: --unconfined: built C is compiled and run without its sandbox, with this user's rights");
+    }
     let result = match cli.command {
         Some(Command::Simulate(args)) => model_cmd::simulate(args),
         Some(Command::CheckGolden { dirs }) => check_golden(&dirs),

@@ -79,7 +79,7 @@ const LINE_BYTES_MAX: usize = 1 << 20;
 struct Proc {
     child: Arc<Mutex<Child>>,
     stdin: ChildStdin,
-    stdout: BufReader<ChildStdout>,
+    stdout: Replies,
     /// The machine it holds ([`Machine`]'s key).
     topo: Option<u64>,
     /// The boot line it holds.
@@ -94,7 +94,7 @@ impl Drop for Proc {
         self.watch.close();
         let _ = self.stdin.write_all(b"quit\n");
         if let Ok(mut c) = self.child.lock() {
-            let _ = c.kill();
+            super::exec::kill(&mut c);
             let _ = c.wait();
         }
     }
@@ -202,7 +202,11 @@ impl KernelC {
         let mut child = super::exec::spawn_harness(&self.exe, self.limits)
             .map_err(|e| ExternalError(format!("{}: the harness does not start: {e}", self.variant)))?;
         let stdin = child.stdin.take().expect("piped");
-        let stdout = BufReader::with_capacity(1 << 16, child.stdout.take().expect("piped"));
+        let stdout = Replies {
+            r: BufReader::with_capacity(1 << 16, child.stdout.take().expect("piped")),
+            lines: 0,
+            last_bytes: 0,
+        };
         let child = Arc::new(Mutex::new(child));
         let killed = Arc::new(AtomicBool::new(false));
         let watch = Arc::new(Watch::default());
@@ -271,6 +275,7 @@ impl KernelC {
             }
             all.push_str(&request);
             proc.stdin.write_all(all.as_bytes()).map_err(|_| None)?;
+            proc.stdout.lines = 0;
             // "ok" after the machine and after the boot line.
             for _ in 0..u8::from(send_machine) + u8::from(send_boot) {
                 if read_line(&mut proc.stdout)? != "ok" {
@@ -296,14 +301,18 @@ impl KernelC {
         let status = {
             let mut child = proc.child.lock().expect("child lock");
             if bad.is_some() {
-                let _ = child.kill();
+                super::exec::kill(&mut child);
             }
             child.wait().ok()
         };
         let why = if proc.killed.load(Ordering::SeqCst) {
             format!("the call ran longer than the {limit_s} s wall-clock limit and was killed")
         } else if let Some(b) = bad {
-            format!("the harness answered what irqscope cannot read ({b})")
+            // By its shape only: what the C printed is never repeated.
+            format!(
+                "the harness answered what irqscope cannot read (line {} of its reply, {} bytes: {b})",
+                proc.stdout.lines, proc.stdout.last_bytes
+            )
         } else {
             describe_exit(status, self.limits)
         };
@@ -367,7 +376,7 @@ fn watchdog(watch: &Watch, child: Arc<Mutex<Child>>, killed: Arc<AtomicBool>) {
             Some(d) if d <= now => {
                 killed.store(true, Ordering::SeqCst);
                 if let Ok(mut c) = child.lock() {
-                    let _ = c.kill();
+                    super::exec::kill(&mut c);
                 }
                 st.deadline = None;
             }
@@ -395,8 +404,14 @@ fn describe_exit(status: Option<std::process::ExitStatus>, limits: Limits) -> St
     let Some(status) = status else {
         return "the harness stopped".into();
     };
-    match (status.code(), status.signal()) {
+    // A sandbox's bwrap passes on a signal that ended the harness as status 128 + signal.
+    let (code, signal) = match (status.code(), status.signal()) {
+        (Some(c), None) if (129..160).contains(&c) => (None, Some(c - 128)),
+        other => other,
+    };
+    match (code, signal) {
         (Some(3), _) => "the C hit BUG() (see the harness's last line)".into(),
+        (Some(4), _) => "the harness could not install its seccomp filter (a kernel without seccomp?)".into(),
         (Some(c), _) => format!("the harness exited with status {c}"),
         (None, Some(11)) => "the C crashed (SIGSEGV: a wild read or write)".into(),
         (None, Some(6)) => format!(
@@ -409,6 +424,9 @@ fn describe_exit(status: Option<std::process::ExitStatus>, limits: Limits) -> St
             "the harness was killed (SIGKILL or SIGXCPU: past the {} s CPU limit or the memory limit)",
             limits.cpu_s
         ),
+        (None, Some(31)) => {
+            "the C made a system call the sandbox refuses (SIGSYS: files, processes, the network)".into()
+        }
         (None, Some(s)) => format!("the C was ended by signal {s}"),
         _ => "the harness stopped".into(),
     }
@@ -419,15 +437,26 @@ pub(crate) fn number_at(words: &[&str], i: usize) -> Result<u32, Option<String>>
     words
         .get(i)
         .and_then(|w| w.parse().ok())
-        .ok_or_else(|| Some("a number expected".to_string()))
+        .ok_or_else(|| Some(format!("word {} is not a number", i + 1)))
+}
+
+/// A harness's output, with the shape of what was read of the current reply: how many lines,
+/// and the length of the last (what an error about it says, never its bytes).
+pub(crate) struct Replies {
+    r: BufReader<ChildStdout>,
+    lines: u32,
+    last_bytes: usize,
 }
 
 /// One line without its newline; `Err(None)` at end of output (the process ended).
-pub(crate) fn read_line(r: &mut BufReader<ChildStdout>) -> Result<String, Option<String>> {
+pub(crate) fn read_line(replies: &mut Replies) -> Result<String, Option<String>> {
     let mut buf = Vec::new();
+    replies.lines += 1;
+    let r = &mut replies.r;
     let n = std::io::Read::take(&mut *r, LINE_BYTES_MAX as u64)
         .read_until(b'\n', &mut buf)
         .map_err(|_| None)?;
+    replies.last_bytes = n;
     if n == 0 {
         return Err(None);
     }
@@ -440,7 +469,7 @@ pub(crate) fn read_line(r: &mut BufReader<ChildStdout>) -> Result<String, Option
 
 /// An answer whose masks are `width` bits wide (the machine's `nr_cpu_ids`); a mask holding a
 /// CPU at or above it is read as wide as any machine, for the caller to name that CPU.
-fn read_answer(r: &mut BufReader<ChildStdout>, numgrps: u32, width: u32) -> Result<Answer, Option<String>> {
+fn read_answer(r: &mut Replies, numgrps: u32, width: u32) -> Result<Answer, Option<String>> {
     let head = read_line(r)?;
     let bad = |what: &str| Some(what.to_string());
     let words: Vec<&str> = head.split(' ').collect();
@@ -486,7 +515,7 @@ const WARN_TEXT_CHARS_MAX: usize = 200;
 /// `n` lines `warn FILE:LINE TEXT` (a harness of an older build: `warn LINE TEXT`, in
 /// group_cpus.c). The text is the condition as the source wrote it, kept to printable ASCII
 /// and [`WARN_TEXT_CHARS_MAX`] characters.
-pub(crate) fn read_warnings(r: &mut BufReader<ChildStdout>, n: u32) -> Result<Vec<Warning>, Option<String>> {
+pub(crate) fn read_warnings(r: &mut Replies, n: u32) -> Result<Vec<Warning>, Option<String>> {
     let mut warnings = Vec::new();
     for _ in 0..n {
         let line = read_line(r)?;
@@ -918,7 +947,7 @@ pub(crate) enum Reply {
 /// The boot line of calls that name no boot parameters: every CPU, no housekeeping.
 pub(crate) const NO_BOOT: &str = "boot - -\n";
 
-fn read_time(r: &mut BufReader<ChildStdout>) -> Result<Timing, Option<String>> {
+fn read_time(r: &mut Replies) -> Result<Timing, Option<String>> {
     let line = read_line(r)?;
     let w: Vec<&str> = line.split(' ').collect();
     let num = |i: usize| w.get(i).and_then(|x| x.parse::<u64>().ok());

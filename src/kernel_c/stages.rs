@@ -8,13 +8,13 @@
 //! [`crate::kernel::ExternalGroupCpus`] the pipeline asks it first and runs the model for the
 //! stages it does not hold. Answers are remembered per machine, boot and request.
 
-use super::runner::{number_at, read_line, read_mask, read_warnings, KernelC, Machine, Reply, Request, Warning};
+use super::runner::{
+    number_at, read_line, read_mask, read_warnings, KernelC, Machine, Replies, Reply, Request, Warning,
+};
 use crate::kernel::blk_mq_cpumap::QueueMap;
 use crate::kernel::irq_affinity::{AffinityMasks, AffinityRequest, IrqAffinityDesc};
 use crate::kernel::{BootMasks, ExternalError, KernelWarn, Stage};
 use crate::topology::{CpuSet, Topology};
-use std::io::BufReader;
-use std::process::ChildStdout;
 use std::sync::Arc;
 
 /// Most vectors one `irq_create_affinity_masks()` request may name (the harness's bound).
@@ -341,7 +341,7 @@ fn offsets(word: Option<&str>) -> Result<Vec<u32>, Option<String>> {
 }
 
 /// A stage's answer as the harness wrote it (masks `width` bits wide).
-pub(crate) fn read_reply(r: &mut BufReader<ChildStdout>, kind: ReplyKind, width: u32) -> Result<Reply, Option<String>> {
+pub(crate) fn read_reply(r: &mut Replies, kind: ReplyKind, width: u32) -> Result<Reply, Option<String>> {
     let bad = |what: &str| Some(what.to_string());
     let head = read_line(r)?;
     let words: Vec<&str> = head.split(' ').collect();

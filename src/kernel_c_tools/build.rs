@@ -77,8 +77,18 @@ const CFLAGS: &[&str] = &[
     "-Werror=implicit-int",
 ];
 
-/// Longest compiler message kept.
-const COMPILER_MESSAGE_BYTES_MAX: usize = 8 << 10;
+/// How the compiler reports (not part of a build's key: they change no code): one line per
+/// diagnostic, never the source line under it (which could hold an included file's text),
+/// and no more errors than are shown.
+const DIAGNOSTIC_FLAGS: &[&str] = &[
+    "-fdiagnostics-plain-output",
+    "-fno-diagnostics-show-caret",
+    "-fmax-errors=40",
+];
+
+/// Most lines of compiler output shown, and the most characters of each.
+const COMPILER_LINES_MAX: usize = 40;
+const COMPILER_LINE_CHARS_MAX: usize = 200;
 
 /// What to build.
 #[derive(Debug, Clone)]
@@ -354,7 +364,7 @@ fn compile(
     let work = scratch.join("build");
     write_stand_ins(&work)?;
     let source = |rel: &str| format!("\"{}\"", scratch.join(rel).display());
-    let mut args: Vec<OsString> = CFLAGS.iter().map(OsString::from).collect();
+    let mut args: Vec<OsString> = CFLAGS.iter().chain(DIAGNOSTIC_FLAGS).map(OsString::from).collect();
     args.push("-I".into());
     args.push(work.join("include").into());
     args.push(format!("-DKC_SOURCE={}", source(source::GROUP_CPUS)).into());
@@ -395,6 +405,8 @@ fn compile(
         std::io::ErrorKind::NotFound => {
             KernelCError::Compile("no C compiler: `cc` is not on PATH (Debian: apt-get install gcc)".into())
         }
+        // The sandbox cannot be set up: the machine's to fix, said by exec.
+        std::io::ErrorKind::Unsupported => KernelCError::Compile(e.to_string()),
         _ => KernelCError::input(format!("cc: {e}")),
     })?;
     if out.status.success() {
@@ -402,25 +414,47 @@ fn compile(
     }
     let raw = String::from_utf8_lossy(&out.stderr);
     let mut msg = compiler_summary(&raw, scratch, &work);
-    if msg.len() > COMPILER_MESSAGE_BYTES_MAX {
-        let mut cut = COMPILER_MESSAGE_BYTES_MAX;
-        while !msg.is_char_boundary(cut) {
-            cut -= 1;
-        }
-        msg.truncate(cut);
-        msg.push_str("\n[compiler output cut]");
+    if let Some(why) = ended_by_limit(out.status, &raw) {
+        msg.push('\n');
+        msg.push_str(why);
     }
     Err(KernelCError::input(msg))
 }
 
-/// The compiler's message with the scratch paths taken out, led by one line per header or
-/// symbol the stand-ins lack (with the file:line that used it).
+/// What ended a compile that did not end by itself: its time or its memory (from the exit
+/// status and the compiler's own words, which quote no file).
+fn ended_by_limit(status: std::process::ExitStatus, raw: &str) -> Option<&'static str> {
+    use std::os::unix::process::ExitStatusExt;
+    // bwrap passes on a signal that ended the compiler as 128 + the signal.
+    let signal = status
+        .signal()
+        .or_else(|| status.code().filter(|c| (129..160).contains(c)).map(|c| c - 128));
+    let memory = ["out of memory", "memory exhausted", "cannot allocate memory"];
+    match signal {
+        Some(9) | Some(24) => Some("the compile was stopped at its time limit"),
+        Some(_) => Some("the compiler was ended by a signal (its memory or file-size limit)"),
+        None if memory.iter().any(|m| raw.to_ascii_lowercase().contains(m)) => {
+            Some("the compiler ran out of memory (its address-space limit)")
+        }
+        None if raw.contains("signal terminated program") => {
+            Some("the compiler was ended by a signal (its memory, time or file-size limit)")
+        }
+        None => None,
+    }
+}
+
+/// The compiler's diagnostics about the scratch tree, its paths taken out, led by one line per
+/// header or symbol the stand-ins lack (with the file:line that used it). Only lines that
+/// name a file of the tree (or of irqscope's stand-ins) and a line in it are kept, each cut
+/// to [`COMPILER_LINE_CHARS_MAX`], at most [`COMPILER_LINES_MAX`] of them: a diagnostic
+/// about a file outside the tree (`#include "/etc/..."`) would quote that file's text.
 pub(crate) fn compiler_summary(raw: &str, scratch: &Path, work: &Path) -> String {
     let scratch_s = format!("{}/", scratch.display());
     let work_s = format!("{}/", work.display());
     let cleaned = raw.replace(&work_s, "irqscope:").replace(&scratch_s, "");
+    let about_tree: Vec<&str> = cleaned.lines().filter(|l| names_a_tree_line(l)).collect();
     let mut missing = Vec::new();
-    for line in cleaned.lines() {
+    for line in &about_tree {
         let at = |l: &str| {
             let mut parts = l.splitn(3, ':');
             match (parts.next(), parts.next()) {
@@ -462,13 +496,45 @@ pub(crate) fn compiler_summary(raw: &str, scratch: &Path, work: &Path) -> String
     }
     missing.dedup();
     let mut msg = String::from("the C does not compile against irqscope's stand-ins");
-    for m in &missing {
+    for m in missing.iter().take(COMPILER_LINES_MAX) {
         msg.push_str("\n  ");
-        msg.push_str(m);
+        msg.extend(m.chars().take(COMPILER_LINE_CHARS_MAX));
     }
-    msg.push_str("\ncompiler output:\n");
-    msg.push_str(cleaned.trim_end());
+    msg.push_str("\ncompiler output (its diagnostics about the tree):\n");
+    for line in about_tree.iter().take(COMPILER_LINES_MAX) {
+        msg.extend(line.chars().take(COMPILER_LINE_CHARS_MAX));
+        msg.push('\n');
+    }
+    let left = about_tree.len().saturating_sub(COMPILER_LINES_MAX);
+    let dropped = cleaned.lines().count() - about_tree.len();
+    if left > 0 {
+        msg.push_str(&format!("[{left} more lines about the tree left out]\n"));
+    }
+    if dropped > 0 {
+        msg.push_str(&format!(
+            "[{dropped} other lines left out: context, and files outside the tree]\n"
+        ));
+    }
+    msg.truncate(msg.trim_end().len());
     msg
+}
+
+/// Whether a compiler line is a diagnostic about a line of a file in the scratch tree (its
+/// path made relative, `lib/group_cpus.c:40:9: error: ...`; a link error of `-g` code,
+/// `lib/group_cpus.c:40:(.text+0x1): undefined reference ...`) or of irqscope's stand-ins
+/// (`irqscope:include/irqscope_kc.h:12:3: ...`).
+fn names_a_tree_line(line: &str) -> bool {
+    let line = line.strip_prefix("irqscope:").unwrap_or(line);
+    let mut parts = line.splitn(3, ':');
+    let (Some(file), Some(n), Some(_)) = (parts.next(), parts.next(), parts.next()) else {
+        return false;
+    };
+    !file.is_empty()
+        && !file.starts_with('/')
+        && !file.split('/').any(|c| c == ".." || c.is_empty())
+        && file.bytes().all(|b| b.is_ascii_alphanumeric() || b"._-/".contains(&b))
+        && !n.is_empty()
+        && n.bytes().all(|b| b.is_ascii_digit())
 }
 
 #[cfg(test)]
@@ -496,5 +562,26 @@ mod tests {
         assert!(m.contains("lib/group_cpus.c:40: calls bar()"), "{m}");
         assert!(m.contains("lib/group_cpus.c:41: uses BAZ"), "{m}");
         assert!(!m.contains("/s/"), "{m}");
+    }
+
+    #[test]
+    fn compiler_output_keeps_only_diagnostics_about_the_tree_and_is_bounded() {
+        let raw = "In file included from /s/lib/group_cpus.c:11:\n\
+                   /etc/secret:1:5: error: unknown type name 'TOKEN'\n\
+                   \x20   1 | TOKEN\n\
+                   /s/lib/group_cpus.c:12:10: error: expected ';' before '}' token\n\
+                   /s/build/include/irqscope_kc.h:3:1: note: declared here\n\
+                   cc1: note: TOKEN\n";
+        let m = compiler_summary(raw, Path::new("/s"), Path::new("/s/build"));
+        assert!(m.contains("\nlib/group_cpus.c:12:10: error: expected"), "{m}");
+        assert!(m.contains("\nirqscope:include/irqscope_kc.h:3:1: note"), "{m}");
+        assert!(!m.contains("TOKEN") && !m.contains("/etc/secret"), "{m}");
+        let many: String = (1..=100)
+            .map(|i| format!("/s/lib/group_cpus.c:{i}:1: error: {}\n", "x".repeat(500)))
+            .collect();
+        let m = compiler_summary(&many, Path::new("/s"), Path::new("/s/build"));
+        assert!(m.lines().count() <= COMPILER_LINES_MAX + 3, "{m}");
+        assert!(m.lines().all(|l| l.chars().count() <= COMPILER_LINE_CHARS_MAX), "{m}");
+        assert!(m.contains("[60 more lines about the tree left out]"), "{m}");
     }
 }

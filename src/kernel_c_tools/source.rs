@@ -41,16 +41,29 @@ pub struct Patch {
     pub bytes: Vec<u8>,
 }
 
+/// A source or patch file of at most [`SOURCE_BYTES_MAX`] bytes, bounded by what is read
+/// (`/dev/zero`, a FIFO or a growing file claim no size).
 fn read_bounded(path: &Path) -> Result<Vec<u8>, KernelCError> {
-    let meta = std::fs::metadata(path).map_err(|e| KernelCError::input(format!("{}: {e}", path.display())))?;
+    use std::io::Read;
+    let too_big = || {
+        KernelCError::input(format!(
+            "{}: more than the {SOURCE_BYTES_MAX} bytes a source or patch may have",
+            path.display()
+        ))
+    };
+    let fail = |e: std::io::Error| KernelCError::input(format!("{}: {e}", path.display()));
+    let meta = std::fs::metadata(path).map_err(fail)?;
     if meta.len() > SOURCE_BYTES_MAX {
-        return Err(KernelCError::input(format!(
-            "{}: {} bytes, more than the {SOURCE_BYTES_MAX} a source or patch may have",
-            path.display(),
-            meta.len()
-        )));
+        return Err(too_big());
     }
-    std::fs::read(path).map_err(|e| KernelCError::input(format!("{}: {e}", path.display())))
+    let mut bytes = Vec::new();
+    std::fs::File::open(path)
+        .and_then(|f| f.take(SOURCE_BYTES_MAX + 1).read_to_end(&mut bytes))
+        .map_err(fail)?;
+    if bytes.len() as u64 > SOURCE_BYTES_MAX {
+        return Err(too_big());
+    }
+    Ok(bytes)
 }
 
 /// `VERSION.PATCHLEVEL.SUBLEVEL` (+ `EXTRAVERSION`) of a top-level kernel Makefile.

@@ -22,7 +22,7 @@ use std::process::Command;
 use std::sync::Arc;
 use tower::ServiceExt;
 
-fn tree(var: &str) -> Option<PathBuf> {
+pub(crate) fn tree(var: &str) -> Option<PathBuf> {
     match std::env::var_os(var) {
         Some(p) if Path::new(&p).join("lib/group_cpus.c").is_file() => Some(PathBuf::from(p)),
         _ => {
@@ -32,7 +32,7 @@ fn tree(var: &str) -> Option<PathBuf> {
     }
 }
 
-fn irqscope(cache: &Path, args: &[&str]) -> (i32, String, String) {
+pub(crate) fn irqscope(cache: &Path, args: &[&str]) -> (i32, String, String) {
     let out = Command::new(env!("CARGO_BIN_EXE_irqscope"))
         .env("IRQSCOPE_KERNEL_C_DIR", cache)
         .env("IRQSCOPE_KERNEL_C_CALL_MS", "2000")
@@ -68,7 +68,7 @@ fn make_patch_of(dir: &Path, rel: &str, old: &str, new: &str) -> String {
 }
 
 /// The Debian file with one change, as a diff file and as a mail holding the same diff.
-fn patched(dir: &Path, tree: &Path, from: &str, to: &str) -> (PathBuf, PathBuf) {
+pub(crate) fn patched(dir: &Path, tree: &Path, from: &str, to: &str) -> (PathBuf, PathBuf) {
     patched_file(dir, tree, "lib/group_cpus.c", from, to)
 }
 

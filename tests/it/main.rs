@@ -26,6 +26,7 @@ mod import;
 mod import_cli;
 mod import_errors;
 mod kernel_c;
+mod kernel_c_hostile;
 mod kernel_view;
 mod lab_boot;
 mod lab_check;
