@@ -416,18 +416,23 @@ fn collect(
         Some((n, seed)) => {
             let mut rng = SplitMix64::new(seed);
             for seq in 0..u64::from(n) {
-                let mut order: Vec<usize> = (0..devices.len()).collect();
-                // Fisher–Yates over the movable positions.
-                for i in (1..slots.len()).rev() {
-                    let j = rng.below(i as u64 + 1) as usize;
-                    order.swap(slots[i], slots[j]);
-                }
+                let order = shuffled(&mut rng, devices.len(), &slots);
                 let counter = counters.from + rng.below(counters.len()) as u32;
                 acc.add(&order, counter, 1, seq, &run(&order, counter)?);
             }
         }
     }
     Ok(acc.finish(population, sample.is_none(), over_budget))
+}
+
+/// The list order with the devices at the movable positions `slots` shuffled (Fisher–Yates).
+fn shuffled(rng: &mut SplitMix64, devices: usize, slots: &[usize]) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..devices).collect();
+    for i in (1..slots.len()).rev() {
+        let j = rng.below(i as u64 + 1) as usize;
+        order.swap(slots[i], slots[j]);
+    }
+    order
 }
 
 /// The runs added so far.

@@ -175,24 +175,7 @@ fn run(cmd: &mut Command, what: &str) -> Result<String, KernelCError> {
 /// apt options, e.g. a private configuration for unstable) and the few files taken out of its
 /// tarball, cached under `cache/packages/NAME_VERSION/`.
 pub fn read_package(name: &str, cache: &Path, apt_options: &[String]) -> Result<Source, KernelCError> {
-    let with_opts = |prog: &str| {
-        let mut c = Command::new(prog);
-        for o in apt_options {
-            c.arg("-o").arg(o);
-        }
-        c
-    };
-    let shown = run(
-        with_opts("apt-cache").args(["show", "--no-all-versions", name]),
-        &format!("apt-cache show {name}"),
-    )
-    .map_err(|e| KernelCError::input(format!("{e} (is {name} in the apt sources? run apt-get update)")))?;
-    let version = shown
-        .lines()
-        .find_map(|l| l.strip_prefix("Version: "))
-        .ok_or_else(|| KernelCError::input(format!("apt-cache show {name}: no Version")))?
-        .trim()
-        .to_string();
+    let version = package_version(name, apt_options)?;
     let dir = cache
         .join("packages")
         .join(format!("{name}_{}", version.replace([':', '/'], "_")));
@@ -206,57 +189,7 @@ pub fn read_package(name: &str, cache: &Path, apt_options: &[String]) -> Result<
     let stamp = dir.join("files.list");
     let stamped = std::fs::read_to_string(&stamp).is_ok_and(|t| t == wanted.join("\n"));
     if !done.join("Makefile").is_file() || !stamped {
-        let dl = dir.join("download");
-        std::fs::create_dir_all(&dl).map_err(|e| KernelCError::input(format!("{}: {e}", dl.display())))?;
-        run(
-            with_opts("apt-get")
-                .current_dir(&dl)
-                .args(["download", "-q"])
-                .arg(format!("{name}={version}")),
-            &format!("apt-get download {name}"),
-        )?;
-        let deb = std::fs::read_dir(&dl)
-            .map_err(|e| KernelCError::input(format!("{}: {e}", dl.display())))?
-            .filter_map(|e| e.ok().map(|e| e.path()))
-            .find(|p| p.extension().is_some_and(|x| x == "deb"))
-            .ok_or_else(|| KernelCError::input(format!("apt-get download {name} wrote no .deb")))?;
-        let x = dir.join("x");
-        let _ = std::fs::remove_dir_all(&x);
-        std::fs::create_dir_all(&x).map_err(|e| KernelCError::input(format!("{}: {e}", x.display())))?;
-        run(
-            Command::new("dpkg-deb").arg("-x").arg(&deb).arg(&x),
-            &format!("dpkg-deb -x {}", deb.display()),
-        )?;
-        let src = x.join("usr/src");
-        let tarball = std::fs::read_dir(&src)
-            .map_err(|e| KernelCError::input(format!("{}: {e}", src.display())))?
-            .filter_map(|e| e.ok().map(|e| e.path()))
-            .find(|p| p.to_string_lossy().ends_with(".tar.xz"))
-            .ok_or_else(|| KernelCError::input(format!("{name}: no usr/src/*.tar.xz in the package")))?;
-        let t = dir.join("t");
-        let _ = std::fs::remove_dir_all(&t);
-        std::fs::create_dir_all(&t).map_err(|e| KernelCError::input(format!("{}: {e}", t.display())))?;
-        // Only these files leave the tarball; a tree before v6.3 has no lib/group_cpus.c.
-        let _ = run(
-            Command::new("tar")
-                .arg("-xJf")
-                .arg(&tarball)
-                .arg("-C")
-                .arg(&t)
-                .args(["--wildcards", "--no-wildcards-match-slash"])
-                .args(&wanted),
-            &format!("tar -xJf {}", tarball.display()),
-        );
-        let top = std::fs::read_dir(&t)
-            .map_err(|e| KernelCError::input(format!("{}: {e}", t.display())))?
-            .filter_map(|e| e.ok().map(|e| e.path()))
-            .find(|p| p.is_dir())
-            .ok_or_else(|| KernelCError::input(format!("{name}: the source tarball holds no tree")))?;
-        let _ = std::fs::remove_dir_all(&done);
-        std::fs::rename(&top, &done).map_err(|e| KernelCError::input(format!("{}: {e}", done.display())))?;
-        let _ = std::fs::remove_dir_all(&x);
-        let _ = std::fs::remove_dir_all(&t);
-        let _ = std::fs::remove_dir_all(&dl);
+        unpack_package(name, &version, &dir, &wanted, apt_options)?;
         std::fs::write(&stamp, wanted.join("\n"))
             .map_err(|e| KernelCError::input(format!("{}: {e}", stamp.display())))?;
     }
@@ -267,6 +200,102 @@ pub fn read_package(name: &str, cache: &Path, apt_options: &[String]) -> Result<
     source.origin = format!("{name} {version}");
     source.package_version = Some(version);
     Ok(source)
+}
+
+/// An apt program with the user's `-o` options.
+fn apt(prog: &str, apt_options: &[String]) -> Command {
+    let mut c = Command::new(prog);
+    for o in apt_options {
+        c.arg("-o").arg(o);
+    }
+    c
+}
+
+/// The version of `name` apt would download.
+fn package_version(name: &str, apt_options: &[String]) -> Result<String, KernelCError> {
+    let shown = run(
+        apt("apt-cache", apt_options).args(["show", "--no-all-versions", name]),
+        &format!("apt-cache show {name}"),
+    )
+    .map_err(|e| KernelCError::input(format!("{e} (is {name} in the apt sources? run apt-get update)")))?;
+    Ok(shown
+        .lines()
+        .find_map(|l| l.strip_prefix("Version: "))
+        .ok_or_else(|| KernelCError::input(format!("apt-cache show {name}: no Version")))?
+        .trim()
+        .to_string())
+}
+
+/// An empty directory at `path` (whatever was there removed).
+fn fresh_dir(path: &Path) -> Result<(), KernelCError> {
+    let _ = std::fs::remove_dir_all(path);
+    std::fs::create_dir_all(path).map_err(|e| KernelCError::input(format!("{}: {e}", path.display())))
+}
+
+/// The first entry of `dir` that `pick` takes, or `missing` as the error.
+fn first_entry(dir: &Path, pick: impl Fn(&Path) -> bool, missing: String) -> Result<PathBuf, KernelCError> {
+    std::fs::read_dir(dir)
+        .map_err(|e| KernelCError::input(format!("{}: {e}", dir.display())))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .find(|p| pick(p))
+        .ok_or_else(|| KernelCError::input(missing))
+}
+
+/// Download `name=version` into `dir` and leave the `wanted` files of its source tarball in
+/// `dir/files` (the tree's top directory renamed), the scratch directories removed.
+fn unpack_package(
+    name: &str,
+    version: &str,
+    dir: &Path,
+    wanted: &[String],
+    apt_options: &[String],
+) -> Result<(), KernelCError> {
+    let dl = dir.join("download");
+    std::fs::create_dir_all(&dl).map_err(|e| KernelCError::input(format!("{}: {e}", dl.display())))?;
+    run(
+        apt("apt-get", apt_options)
+            .current_dir(&dl)
+            .args(["download", "-q"])
+            .arg(format!("{name}={version}")),
+        &format!("apt-get download {name}"),
+    )?;
+    let deb = first_entry(
+        &dl,
+        |p| p.extension().is_some_and(|x| x == "deb"),
+        format!("apt-get download {name} wrote no .deb"),
+    )?;
+    let x = dir.join("x");
+    fresh_dir(&x)?;
+    run(
+        Command::new("dpkg-deb").arg("-x").arg(&deb).arg(&x),
+        &format!("dpkg-deb -x {}", deb.display()),
+    )?;
+    let tarball = first_entry(
+        &x.join("usr/src"),
+        |p| p.to_string_lossy().ends_with(".tar.xz"),
+        format!("{name}: no usr/src/*.tar.xz in the package"),
+    )?;
+    let t = dir.join("t");
+    fresh_dir(&t)?;
+    // Only these files leave the tarball; a tree before v6.3 has no lib/group_cpus.c.
+    let _ = run(
+        Command::new("tar")
+            .arg("-xJf")
+            .arg(&tarball)
+            .arg("-C")
+            .arg(&t)
+            .args(["--wildcards", "--no-wildcards-match-slash"])
+            .args(wanted),
+        &format!("tar -xJf {}", tarball.display()),
+    );
+    let top = first_entry(&t, |p| p.is_dir(), format!("{name}: the source tarball holds no tree"))?;
+    let done = dir.join("files");
+    let _ = std::fs::remove_dir_all(&done);
+    std::fs::rename(&top, &done).map_err(|e| KernelCError::input(format!("{}: {e}", done.display())))?;
+    for scratch in [&x, &t, &dl] {
+        let _ = std::fs::remove_dir_all(scratch);
+    }
+    Ok(())
 }
 
 /// The subject of a mailed patch (its `Subject:` header, unfolded), or `None` for a bare diff.

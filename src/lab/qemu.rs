@@ -234,6 +234,40 @@ pub fn guest_machine(
     let mut notes = Vec::new();
     let platform = platform(t, its, &mut notes)?;
     let virt = platform != Platform::Q35;
+    let (n, cpus) = dense_cpu_ids(t, virt)?;
+    let threads = threads_per_core(t, cpus, virt)?;
+    let (per_package, sockets) = sockets(t, n, threads)?;
+    // Clusters: on virt, runs of whole cores of one size inside a package; on q35 the core.
+    let clusters = if virt {
+        virt_clusters(t, n, threads, per_package, &mut notes)?
+    } else {
+        1
+    };
+    if !virt && t.drawn_cluster_sets().is_empty() {
+        notes.push("the topology has no clusters; the guest's cluster is the core".to_string());
+    }
+    let cores = per_package / threads / clusters;
+    let kernel_args = offline_cpus_args(t, platform, threads, &mut notes)?;
+    let (nodes, distances) = guest_nodes(t, node_memory_mib)?;
+    Ok(GuestMachine {
+        platform,
+        sockets,
+        clusters,
+        cores,
+        threads,
+        cpus,
+        maxcpus: n,
+        online: ids(t.online()),
+        kernel_args,
+        nodes,
+        distances,
+        notes,
+    })
+}
+
+/// The possible CPUs (`n`) and the present ones (`cpus`), both numbered densely from 0 as
+/// QEMU numbers vCPUs; on virt, which has no CPU hotplug, every possible CPU present.
+fn dense_cpu_ids(t: &Topology, virt: bool) -> Result<(u32, u32), Unexpressible> {
     let possible = ids(t.possible());
     let n = possible.len() as u32;
     if possible.iter().copied().ne(0..n) {
@@ -257,7 +291,12 @@ pub fn guest_machine(
             t.possible().andnot(t.present())
         )));
     }
-    // Threads per core from the siblings of the present CPUs (hotplug CPUs have none yet).
+    Ok((n, cpus))
+}
+
+/// Threads per core, from the siblings of the present CPUs (hotplug CPUs have none yet): the
+/// same on every core, numbered adjacently, and on q35 each cluster the core.
+fn threads_per_core(t: &Topology, cpus: u32, virt: bool) -> Result<u32, Unexpressible> {
     let threads = t.drawn_smt(0).weight().max(1);
     for cpu in 0..cpus {
         let smt = ids(t.drawn_smt(cpu));
@@ -287,7 +326,11 @@ pub fn guest_machine(
             )));
         }
     }
-    // Sockets: the packages, all of one size and in id order.
+    Ok(threads)
+}
+
+/// CPUs per package and sockets: the packages all of one size, whole cores, in id order.
+fn sockets(t: &Topology, n: u32, threads: u32) -> Result<(u32, u32), Unexpressible> {
     let packages = t.package_sets();
     let per_package = packages.first().map(CpuSet::weight).unwrap_or(n).max(1);
     if !per_package.is_multiple_of(threads) {
@@ -308,19 +351,16 @@ pub fn guest_machine(
     if !n.is_multiple_of(per_package) {
         return Err(refuse(format!("{n} CPUs do not fill packages of {per_package}")));
     }
-    let sockets = n / per_package;
-    // Clusters: on virt, runs of whole cores of one size inside a package; on q35 the core.
-    let clusters = if virt {
-        virt_clusters(t, n, threads, per_package, &mut notes)?
-    } else {
-        1
-    };
-    if !virt && t.drawn_cluster_sets().is_empty() {
-        notes.push("the topology has no clusters; the guest's cluster is the core".to_string());
-    }
-    let cores = per_package / threads / clusters;
-    let kernel_args = offline_cpus_args(t, platform, threads, &mut notes)?;
-    // NUMA nodes.
+    Ok((per_package, n / per_package))
+}
+
+/// The guest's NUMA nodes (with their memory) and the distances that differ from QEMU's
+/// default (10 local, 20 remote); none for a one-node machine without `--node-memory`.
+#[allow(clippy::type_complexity)]
+fn guest_nodes(
+    t: &Topology,
+    node_memory_mib: Option<&[u32]>,
+) -> Result<(Vec<GuestNode>, Vec<(u32, u32, u32)>), Unexpressible> {
     let nr_nodes = t.nr_node_ids();
     let mut nodes = Vec::new();
     let mut distances = Vec::new();
@@ -332,50 +372,38 @@ pub fn guest_machine(
             )));
         }
     }
-    if nr_nodes > 1 || node_memory_mib.is_some() {
-        for node in 0..nr_nodes {
-            let cpus_of = ids(t.node_cpus(node));
-            let memory_mib = match node_memory_mib {
-                Some(mem) => mem[node as usize],
-                None if cpus_of.is_empty() => CPULESS_NODE_MEMORY_MIB_DEFAULT,
-                None => NODE_MEMORY_MIB_DEFAULT,
-            };
-            if cpus_of.is_empty() && memory_mib == 0 {
-                return Err(refuse(format!("node {node} has neither CPUs nor memory")));
-            }
-            nodes.push(GuestNode {
-                cpus: cpus_of,
-                memory_mib,
-            });
+    if nr_nodes <= 1 && node_memory_mib.is_none() {
+        return Ok((nodes, distances));
+    }
+    for node in 0..nr_nodes {
+        let cpus_of = ids(t.node_cpus(node));
+        let memory_mib = match node_memory_mib {
+            Some(mem) => mem[node as usize],
+            None if cpus_of.is_empty() => CPULESS_NODE_MEMORY_MIB_DEFAULT,
+            None => NODE_MEMORY_MIB_DEFAULT,
+        };
+        if cpus_of.is_empty() && memory_mib == 0 {
+            return Err(refuse(format!("node {node} has neither CPUs nor memory")));
         }
-        if nodes.iter().all(|g| g.memory_mib == 0) {
-            return Err(refuse("no node has memory"));
-        }
-        let default = (0..nr_nodes).all(|a| (0..nr_nodes).all(|b| t.distance(a, b) == if a == b { 10 } else { 20 }));
-        if !default {
-            for a in 0..nr_nodes {
-                for b in 0..nr_nodes {
-                    if a != b {
-                        distances.push((a, b, t.distance(a, b)));
-                    }
+        nodes.push(GuestNode {
+            cpus: cpus_of,
+            memory_mib,
+        });
+    }
+    if nodes.iter().all(|g| g.memory_mib == 0) {
+        return Err(refuse("no node has memory"));
+    }
+    let default = (0..nr_nodes).all(|a| (0..nr_nodes).all(|b| t.distance(a, b) == if a == b { 10 } else { 20 }));
+    if !default {
+        for a in 0..nr_nodes {
+            for b in 0..nr_nodes {
+                if a != b {
+                    distances.push((a, b, t.distance(a, b)));
                 }
             }
         }
     }
-    Ok(GuestMachine {
-        platform,
-        sockets,
-        clusters,
-        cores,
-        threads,
-        cpus,
-        maxcpus: n,
-        online: ids(t.online()),
-        kernel_args,
-        nodes,
-        distances,
-        notes,
-    })
+    Ok((nodes, distances))
 }
 
 /// The first `k` CPUs of `order`, as a set.

@@ -511,74 +511,130 @@ fn boot_once(
     for f in [&files.console, &files.boot_capture, &files.seq_capture] {
         let _ = std::fs::remove_file(f);
     }
-    let log = match std::fs::File::create(qemu_log) {
-        Ok(f) => f,
-        Err(e) => return Outcome::Failed(format!("{}: {e}", qemu_log.display())),
-    };
-    let platform = opts.machine.platform;
     let t0 = Instant::now();
-    let mut child = match Command::new(&opts.qemu)
+    let mut child = match start_qemu(args, opts, qemu_log) {
+        Ok(c) => c,
+        Err(o) => return o,
+    };
+    let mut console = Console::new(t0);
+    let status = match watch(&mut child, &mut console, opts, files, qemu_log, progress) {
+        Ok(status) => status,
+        Err(o) => {
+            let _ = child.kill();
+            let _ = child.wait();
+            return o;
+        }
+    };
+    judge(status, console, accel, opts, files, qemu_log, t0.elapsed())
+}
+
+/// QEMU started with `args`, its output into `qemu_log`.
+fn start_qemu(args: &[String], opts: &RunOptions, qemu_log: &Path) -> Result<std::process::Child, Outcome> {
+    let log = std::fs::File::create(qemu_log).map_err(|e| Outcome::Failed(format!("{}: {e}", qemu_log.display())))?;
+    Command::new(&opts.qemu)
         .args(args)
         .stdin(Stdio::null())
         .stdout(log.try_clone().map(Stdio::from).unwrap_or_else(|_| Stdio::null()))
         .stderr(log)
         .spawn()
-    {
-        Ok(c) => c,
-        Err(e) => return Outcome::Startup(format!("{}: {e} (install {})", opts.qemu, platform.qemu_package())),
-    };
-    let stamp = |t: Instant| format!("[{:5.1}s]", t.duration_since(t0).as_secs_f64());
-    let mut offset = 0u64;
-    let mut partial = String::new();
-    let mut done = false;
-    let mut error = None;
-    let mut oops: Option<(String, Instant)> = None;
-    let mut last_lab: Option<String> = None;
-    let mut last_output = t0;
-    let mut last_said = t0;
-    let kill = |child: &mut std::process::Child| {
-        let _ = child.kill();
-        let _ = child.wait();
-    };
-    let mut exited = None;
-    let status = loop {
-        let now = Instant::now();
-        // Progress: the init script's "lab: " lines, and the first sign of a dying kernel.
-        if let Ok(mut f) = std::fs::File::open(&files.console) {
-            if f.seek(SeekFrom::Start(offset)).is_ok() {
-                let mut buf = Vec::new();
-                if let Ok(n) = f.take(1 << 20).read_to_end(&mut buf) {
-                    if n > 0 {
-                        last_output = now;
-                    }
-                    offset += n as u64;
-                    partial.push_str(&String::from_utf8_lossy(&buf));
-                    while let Some(pos) = partial.find('\n') {
-                        let line: String = partial.drain(..=pos).collect();
-                        let line = line.trim_end();
-                        if line.starts_with('@') {
-                            continue; // a capture record (arm64)
-                        }
-                        if let Some(msg) = line.find("lab: ").map(|i| &line[i + 5..]) {
-                            progress(&format!("{} {msg}", stamp(now)));
-                            done |= msg == "done";
-                            if let Some(e) = msg.strip_prefix("error: ") {
-                                error = Some(e.to_string());
-                            }
-                            last_lab = Some(msg.to_string());
-                            last_said = now;
-                        } else if oops.is_none() && FATAL_MARKS.iter().any(|k| line.contains(k)) {
-                            progress(&format!("{} kernel: {line}", stamp(now)));
-                            oops = Some((line.to_string(), now));
-                        }
-                    }
-                }
-            }
+        .map_err(|e| {
+            let package = opts.machine.platform.qemu_package();
+            Outcome::Startup(format!("{}: {e} (install {package})", opts.qemu))
+        })
+}
+
+/// What the guest's console has said so far: the init script's `lab: ` lines (progress, `done`,
+/// `error: `) and the first sign of a dying kernel.
+struct Console {
+    t0: Instant,
+    offset: u64,
+    partial: String,
+    done: bool,
+    error: Option<String>,
+    oops: Option<(String, Instant)>,
+    last_lab: Option<String>,
+    last_output: Instant,
+    last_said: Instant,
+}
+
+impl Console {
+    fn new(t0: Instant) -> Console {
+        Console {
+            t0,
+            offset: 0,
+            partial: String::new(),
+            done: false,
+            error: None,
+            oops: None,
+            last_lab: None,
+            last_output: t0,
+            last_said: t0,
         }
+    }
+
+    fn stamp(&self, t: Instant) -> String {
+        format!("[{:5.1}s]", t.duration_since(self.t0).as_secs_f64())
+    }
+
+    /// Read what the console file gained since the last read (at most 1 MiB), line by line.
+    fn read_new(&mut self, path: &str, now: Instant, progress: &mut dyn FnMut(&str)) {
+        let Ok(mut f) = std::fs::File::open(path) else { return };
+        if f.seek(SeekFrom::Start(self.offset)).is_err() {
+            return;
+        }
+        let mut buf = Vec::new();
+        let Ok(n) = f.take(1 << 20).read_to_end(&mut buf) else {
+            return;
+        };
+        if n > 0 {
+            self.last_output = now;
+        }
+        self.offset += n as u64;
+        self.partial.push_str(&String::from_utf8_lossy(&buf));
+        while let Some(pos) = self.partial.find('\n') {
+            let line: String = self.partial.drain(..=pos).collect();
+            self.line(line.trim_end(), now, progress);
+        }
+    }
+
+    fn line(&mut self, line: &str, now: Instant, progress: &mut dyn FnMut(&str)) {
+        if line.starts_with('@') {
+            return; // a capture record (arm64)
+        }
+        if let Some(msg) = line.find("lab: ").map(|i| &line[i + 5..]) {
+            progress(&format!("{} {msg}", self.stamp(now)));
+            self.done |= msg == "done";
+            if let Some(e) = msg.strip_prefix("error: ") {
+                self.error = Some(e.to_string());
+            }
+            self.last_lab = Some(msg.to_string());
+            self.last_said = now;
+        } else if self.oops.is_none() && FATAL_MARKS.iter().any(|k| line.contains(k)) {
+            progress(&format!("{} kernel: {line}", self.stamp(now)));
+            self.oops = Some((line.to_string(), now));
+        }
+    }
+}
+
+/// Follow a running guest until QEMU exits (its status; `None` when waiting failed), or end it
+/// (`Err`) when KVM cannot run it, it hangs after an oops, stays silent past `--silence` or
+/// runs past `--timeout`.
+fn watch(
+    child: &mut std::process::Child,
+    console: &mut Console,
+    opts: &RunOptions,
+    files: &BootFiles,
+    qemu_log: &Path,
+    progress: &mut dyn FnMut(&str),
+) -> Result<Option<std::process::ExitStatus>, Outcome> {
+    let mut exited = None;
+    loop {
+        let now = Instant::now();
+        console.read_new(&files.console, now, progress);
         // Once QEMU has exited, the console is read once more (what the guest printed last,
         // after the read before), then the loop ends.
         if let Some(status) = exited {
-            break status;
+            return Ok(status);
         }
         match child.try_wait() {
             Ok(Some(status)) => {
@@ -586,57 +642,65 @@ fn boot_once(
                 continue;
             }
             Ok(None) => {}
-            Err(_) => break None,
+            Err(_) => return Ok(None),
         }
         // KVM that cannot run the guest stops it with an internal error and waits.
         if std::fs::read_to_string(qemu_log).is_ok_and(|l| l.contains("KVM internal error")) {
-            kill(&mut child);
-            return Outcome::NoKvm("KVM internal error".to_string());
+            return Err(Outcome::NoKvm("KVM internal error".to_string()));
         }
-        let phase = phase_words(last_lab.as_deref());
-        if let Some((line, at)) = &oops {
+        let phase = phase_words(console.last_lab.as_deref());
+        if let Some((line, at)) = &console.oops {
             if now.duration_since(*at) > OOPS_GRACE {
-                kill(&mut child);
-                return Outcome::Failed(format!(
+                return Err(Outcome::Failed(format!(
                     "the guest printed \"{line}\" and did not stop within {} s",
                     OOPS_GRACE.as_secs()
-                ));
+                )));
             }
         }
-        if now.duration_since(last_output) > opts.silence {
-            kill(&mut child);
-            return Outcome::Failed(format!(
+        if now.duration_since(console.last_output) > opts.silence {
+            return Err(Outcome::Failed(format!(
                 "the guest printed nothing for {} s while waiting for {phase} (--silence)",
                 opts.silence.as_secs()
-            ));
+            )));
         }
-        if now.duration_since(t0) > opts.timeout {
-            kill(&mut child);
-            return Outcome::Failed(format!(
+        if now.duration_since(console.t0) > opts.timeout {
+            return Err(Outcome::Failed(format!(
                 "no end after {} s (--timeout) while waiting for {phase}",
                 opts.timeout.as_secs()
-            ));
+            )));
         }
-        if now.duration_since(last_said) > WAITING_EVERY {
+        if now.duration_since(console.last_said) > WAITING_EVERY {
             progress(&format!(
                 "{} waiting for {phase}; console quiet for {} s",
-                stamp(now),
-                now.duration_since(last_output).as_secs()
+                console.stamp(now),
+                now.duration_since(console.last_output).as_secs()
             ));
-            last_said = now;
+            console.last_said = now;
         }
         std::thread::sleep(Duration::from_millis(200));
-    };
-    let wall = t0.elapsed();
+    }
+}
+
+/// What a boot that QEMU ended came to: the guest's own error, a QEMU that never started
+/// the guest, a failure, or captures that read back whole.
+fn judge(
+    status: Option<std::process::ExitStatus>,
+    console: Console,
+    accel: Accel,
+    opts: &RunOptions,
+    files: &BootFiles,
+    qemu_log: &Path,
+    wall: Duration,
+) -> Outcome {
     let log_text = std::fs::read_to_string(qemu_log).unwrap_or_default();
     let ok_exit = status.is_some_and(|s| s.success());
-    if let Some(e) = error {
+    if let Some(e) = console.error {
         return Outcome::Fatal(e);
     }
     // QEMU that ended by itself (an error, an abort) before the guest printed a byte never
     // started it: a machine or file it refuses (too many vCPUs, memory it cannot allocate),
     // or KVM that does not work here (then `auto` tries TCG).
-    if let (false, 0, Some(status)) = (ok_exit, offset, status) {
+    if let (false, 0, Some(status)) = (ok_exit, console.offset, status) {
         if accel == Accel::Kvm && opts.accel == AccelChoice::Auto && log_text.to_ascii_lowercase().contains("kvm") {
             return Outcome::NoKvm(log_text.lines().next().unwrap_or("").to_string());
         }
@@ -646,13 +710,13 @@ fn boot_once(
         let line = log_text.lines().find(|l| !l.trim().is_empty()).unwrap_or("no message");
         return Outcome::Failed(format!("qemu failed: {line}"));
     }
-    if !done {
-        return Outcome::Failed(match oops {
+    if !console.done {
+        return Outcome::Failed(match console.oops {
             Some((o, _)) => format!("the guest did not finish: {o}"),
             None => "the guest did not finish (see the console log)".to_string(),
         });
     }
-    if platform != Platform::Q35 {
+    if opts.machine.platform != Platform::Q35 {
         if let Err(e) = captures_from_console(opts, files) {
             return Outcome::Failed(format!("capture incomplete: {e}"));
         }

@@ -336,79 +336,12 @@ pub fn check(c: &KernelC, case: &Case, models: Models) -> Result<Verdict, Extern
     })
 }
 
-/// Smaller cases than `case`, most promising first.
+/// Smaller cases than `case`, most promising first: fewer or smaller nodes, a plainer
+/// machine, fewer boot parameters, then a smaller input.
 fn candidates(case: &Case) -> Vec<Case> {
-    let mut out = Vec::new();
-    let with = |f: &dyn Fn(&mut Case)| {
-        let mut c = case.clone();
-        f(&mut c);
-        c
-    };
-    let s = &case.shape;
-    for i in 0..s.nodes.len() {
-        if s.nodes.len() > 1 {
-            out.push(with(&|c| {
-                c.shape.nodes.remove(i);
-            }));
-        }
-        let n = &s.nodes[i];
-        if n.cores > 1 {
-            for cores in [n.cores / 2, n.cores - 1] {
-                out.push(with(&|c| {
-                    let node = &mut c.shape.nodes[i];
-                    node.cores = cores.max(1);
-                    node.cluster = node.cluster.min(node.cores);
-                }));
-            }
-        }
-        if n.smt > 1 {
-            out.push(with(&|c| c.shape.nodes[i].smt /= 2));
-        }
-        if n.cluster > 0 {
-            out.push(with(&|c| c.shape.nodes[i].cluster = 0));
-            if n.cluster > 1 {
-                out.push(with(&|c| c.shape.nodes[i].cluster -= 1));
-            }
-        }
-    }
-    if s.hole > 0 {
-        out.push(with(&|c| c.shape.hole = 0));
-    }
-    for k in 0..s.absent.len() {
-        out.push(with(&|c| {
-            c.shape.absent.remove(k);
-        }));
-    }
-    for k in 0..s.offline.len() {
-        out.push(with(&|c| {
-            c.shape.offline.remove(k);
-        }));
-    }
-    if s.reversed {
-        out.push(with(&|c| c.shape.reversed = false));
-    }
-    if s.memoryless > 0 {
-        out.push(with(&|c| c.shape.memoryless -= 1));
-    }
-    if s.split_smt {
-        out.push(with(&|c| c.shape.split_smt = false));
-    }
-    if s.arch != Arch::X86_64 {
-        out.push(with(&|c| c.shape.arch = Arch::X86_64));
-    }
-    if let Some(list) = &case.boot.irqaffinity {
-        out.push(with(&|c| c.boot.irqaffinity = None));
-        for k in (0..list.len()).take(8).filter(|_| list.len() > 1) {
-            out.push(with(&|c| {
-                if let Some(l) = c.boot.irqaffinity.as_mut() {
-                    l.remove(k);
-                }
-            }));
-        }
-    }
-    if case.boot.managed_irq.is_some() {
-        out.push(with(&|c| c.boot.managed_irq = None));
-    }
+    let mut out = smaller_nodes(case);
+    out.extend(plainer_shape(case));
+    out.extend(fewer_boot_parameters(case));
     out.extend(
         case.input
             .candidates()
@@ -420,6 +353,99 @@ fn candidates(case: &Case) -> Vec<Case> {
         let cpus = c.shape.cpus();
         c.shape.absent.retain(|&a| a < cpus);
         c.shape.offline.retain(|&a| a < cpus);
+    }
+    out
+}
+
+/// `case` changed by `f`.
+fn with(case: &Case, f: impl Fn(&mut Case)) -> Case {
+    let mut c = case.clone();
+    f(&mut c);
+    c
+}
+
+/// Each node removed, or with fewer cores, fewer threads, smaller or no clusters.
+fn smaller_nodes(case: &Case) -> Vec<Case> {
+    let mut out = Vec::new();
+    let s = &case.shape;
+    for i in 0..s.nodes.len() {
+        if s.nodes.len() > 1 {
+            out.push(with(case, |c| {
+                c.shape.nodes.remove(i);
+            }));
+        }
+        let n = &s.nodes[i];
+        if n.cores > 1 {
+            for cores in [n.cores / 2, n.cores - 1] {
+                out.push(with(case, |c| {
+                    let node = &mut c.shape.nodes[i];
+                    node.cores = cores.max(1);
+                    node.cluster = node.cluster.min(node.cores);
+                }));
+            }
+        }
+        if n.smt > 1 {
+            out.push(with(case, |c| c.shape.nodes[i].smt /= 2));
+        }
+        if n.cluster > 0 {
+            out.push(with(case, |c| c.shape.nodes[i].cluster = 0));
+            if n.cluster > 1 {
+                out.push(with(case, |c| c.shape.nodes[i].cluster -= 1));
+            }
+        }
+    }
+    out
+}
+
+/// The machine with one oddity less: no hole, each absent or offline CPU back, ids in order,
+/// a memoryless node less, SMT unsplit, x86.
+fn plainer_shape(case: &Case) -> Vec<Case> {
+    let mut out = Vec::new();
+    let s = &case.shape;
+    if s.hole > 0 {
+        out.push(with(case, |c| c.shape.hole = 0));
+    }
+    for k in 0..s.absent.len() {
+        out.push(with(case, |c| {
+            c.shape.absent.remove(k);
+        }));
+    }
+    for k in 0..s.offline.len() {
+        out.push(with(case, |c| {
+            c.shape.offline.remove(k);
+        }));
+    }
+    if s.reversed {
+        out.push(with(case, |c| c.shape.reversed = false));
+    }
+    if s.memoryless > 0 {
+        out.push(with(case, |c| c.shape.memoryless -= 1));
+    }
+    if s.split_smt {
+        out.push(with(case, |c| c.shape.split_smt = false));
+    }
+    if s.arch != Arch::X86_64 {
+        out.push(with(case, |c| c.shape.arch = Arch::X86_64));
+    }
+    out
+}
+
+/// Without `irqaffinity=` (or with one CPU of its list less) and without
+/// `isolcpus=managed_irq`.
+fn fewer_boot_parameters(case: &Case) -> Vec<Case> {
+    let mut out = Vec::new();
+    if let Some(list) = &case.boot.irqaffinity {
+        out.push(with(case, |c| c.boot.irqaffinity = None));
+        for k in (0..list.len()).take(8).filter(|_| list.len() > 1) {
+            out.push(with(case, |c| {
+                if let Some(l) = c.boot.irqaffinity.as_mut() {
+                    l.remove(k);
+                }
+            }));
+        }
+    }
+    if case.boot.managed_irq.is_some() {
+        out.push(with(case, |c| c.boot.managed_irq = None));
     }
     out
 }
