@@ -16,8 +16,8 @@ use std::time::{Duration, Instant};
 /// The line of the tree's group_cpus_evenly() the hostile block goes after.
 const ENTRY: &str = "\tif (numgrps == 0)\n\t\treturn NULL;\n\n\tif (!zalloc_cpumask_var(&nmsk, GFP_KERNEL))";
 
-/// Processes whose command line names `needle` (`/harness` for a sandboxed harness, the cache
-/// path for one run without the sandbox), with their ids.
+/// Processes whose command line names `needle` (a cache path, unique to one test), with their
+/// ids.
 fn processes_naming(needle: &str) -> Vec<(u32, String)> {
     let mut found = Vec::new();
     for e in std::fs::read_dir("/proc").unwrap().flatten() {
@@ -33,6 +33,39 @@ fn processes_naming(needle: &str) -> Vec<(u32, String)> {
         let cmd = String::from_utf8_lossy(&cmd).replace('\0', " ");
         if cmd.contains(needle) {
             found.push((pid, cmd));
+        }
+    }
+    found
+}
+
+/// Processes running a program built under `dir` (their `/proc/PID/exe` is one of its files,
+/// by device and inode, whatever namespace they run in), with their command lines. Only this
+/// test's builds live there, so harnesses other tests start at the same time never count.
+fn processes_running_from(dir: &Path) -> Vec<(u32, String)> {
+    use std::os::unix::fs::MetadataExt;
+    let mut files = std::collections::BTreeSet::new();
+    let mut todo = vec![dir.to_path_buf()];
+    while let Some(d) = todo.pop() {
+        for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+            let Ok(m) = e.metadata() else { continue };
+            if m.is_dir() {
+                todo.push(e.path());
+            } else if m.is_file() {
+                files.insert((m.dev(), m.ino()));
+            }
+        }
+    }
+    let mut found = Vec::new();
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = e.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        let Ok(exe) = std::fs::metadata(e.path().join("exe")) else {
+            continue;
+        };
+        if files.contains(&(exe.dev(), exe.ino())) {
+            let cmd = std::fs::read(e.path().join("cmdline")).unwrap_or_default();
+            found.push((pid, String::from_utf8_lossy(&cmd).replace('\0', " ")));
         }
     }
     found
@@ -119,7 +152,6 @@ fn hostile_c_at_run_time_is_contained() {
         &["kernel-c", "build", tree, "--name", "hostile", "--patch", patch],
     );
     assert_eq!(code, 0, "the hostile C compiles: {out}{err}");
-    let cache_s = cache.to_str().unwrap();
     let cases = [
         (101, "fork bomb", "the sandbox refuses"),
         (102, "read outside", "the sandbox refuses"),
@@ -131,7 +163,6 @@ fn hostile_c_at_run_time_is_contained() {
         (108, "printed text", "cannot read (line 3 of its reply, "),
     ];
     for (numgrps, what, want) in cases {
-        let before: Vec<u32> = processes_naming("/harness ").iter().map(|p| p.0).collect();
         let started = Instant::now();
         let n = numgrps.to_string();
         let (code, out, err) = irqscope(
@@ -156,18 +187,10 @@ fn hostile_c_at_run_time_is_contained() {
             !out.contains(&token) && !err.contains(&token),
             "{what}: the secret came back: {out}{err}"
         );
-        // Nothing left running: no harness of this cache (without the sandbox its path shows),
-        // no sandboxed harness started by this call.
+        // Nothing left running from this test's builds (fork bomb children included).
         let deadline = Instant::now() + Duration::from_secs(2);
         loop {
-            let left: Vec<(u32, String)> = processes_naming(cache_s)
-                .into_iter()
-                .chain(
-                    processes_naming("/harness ")
-                        .into_iter()
-                        .filter(|p| !before.contains(&p.0)),
-                )
-                .collect();
+            let left = processes_running_from(&cache);
             if left.is_empty() {
                 break;
             }
