@@ -69,6 +69,17 @@ struct Rlimits {
     file_bytes: u64,
 }
 
+/// Where a build's scratch tree goes: `cache/scratch`, but for a sandbox that runs as nobody
+/// (irqscope run as root), which may not reach into a cache below a private directory (root's
+/// home, a 0700 temporary directory): then a fresh directory of its own in `/tmp`.
+pub fn scratch_base(cache: &Path) -> PathBuf {
+    if !unconfined() && running_as_root() {
+        PathBuf::from("/tmp")
+    } else {
+        cache.join("scratch")
+    }
+}
+
 /// Run the system's `cc` with `args` in `dir`, within [`COMPILE_TIME_MAX`], confined: `dir`
 /// (the scratch tree) read-only at its own path, `dir/build` writable.
 pub fn compile(dir: &Path, args: &[OsString]) -> std::io::Result<Output> {
@@ -79,10 +90,13 @@ pub fn compile(dir: &Path, args: &[OsString]) -> std::io::Result<Output> {
     };
     let mut cmd = if unconfined() {
         let mut cmd = Command::new("cc");
-        cmd.args(args);
+        cmd.args(args).current_dir(dir);
         with_limits(&mut cmd, limits, Vec::new(), false);
         cmd
     } else {
+        // No `current_dir` on the host side: std changes directory after it has dropped root,
+        // and nobody may not reach the scratch tree (a 0700 temporary directory); bwrap's
+        // --chdir does it inside, where the tree is bound at its own path.
         let cc = host_cc()?;
         let build = dir.join("build");
         // The compile writes only into build/: as nobody, it must own it.
@@ -98,7 +112,7 @@ pub fn compile(dir: &Path, args: &[OsString]) -> std::io::Result<Output> {
         with_limits(&mut cmd, limits, sb.fds, true);
         cmd
     };
-    cmd.current_dir(dir).stdin(Stdio::null());
+    cmd.stdin(Stdio::null());
     output_within(&mut cmd, COMPILE_TIME_MAX)
 }
 
@@ -124,7 +138,7 @@ pub(crate) fn spawn_harness(exe: &Path, limits: Limits) -> std::io::Result<Child
     } else {
         let inside = Path::new("/harness");
         let mut sb = Sandbox::new();
-        sb.bind_fd("--ro-bind-fd", exe, inside)?;
+        sb.copy_in(exe, inside)?;
         let mut cmd = sb.command(inside, &harness_args)?;
         with_limits(&mut cmd, rl, sb.fds, true);
         cmd
@@ -221,6 +235,17 @@ impl Sandbox {
     fn bind_fd(&mut self, how: &str, path: &Path, dest: &Path) -> std::io::Result<()> {
         let fd = open_path(path)?;
         self.arg(how).arg(fd.as_raw_fd().to_string()).arg(dest);
+        self.fds.push(fd);
+        Ok(())
+    }
+
+    /// A read-only, executable copy of the file `path` at `dest`, made by `bwrap` from a
+    /// descriptor open for reading: the sandbox's user needs no right to the path (a build
+    /// in a cache under root's home).
+    fn copy_in(&mut self, path: &Path, dest: &Path) -> std::io::Result<()> {
+        let fd = OwnedFd::from(std::fs::File::open(path)?);
+        self.arg("--perms").arg("0555");
+        self.arg("--ro-bind-data").arg(fd.as_raw_fd().to_string()).arg(dest);
         self.fds.push(fd);
         Ok(())
     }

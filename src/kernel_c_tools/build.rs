@@ -176,11 +176,15 @@ fn default_name(src: &Source, patches: &[Patch]) -> String {
 }
 
 fn tempdir(cache: &Path) -> Result<PathBuf, KernelCError> {
-    let base = cache.join("scratch");
+    let base = exec::scratch_base(cache);
     std::fs::create_dir_all(&base).map_err(|e| io(&base, e))?;
     for i in 0..1000u32 {
-        let d = base.join(format!("{}-{i}", std::process::id()));
+        let d = base.join(format!("irqscope-kernel-c-{}-{i}", std::process::id()));
+        // A new directory only (never one someone else made), readable by the sandbox's user
+        // whatever the umask.
         if std::fs::create_dir(&d).is_ok() {
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::set_permissions(&d, std::fs::Permissions::from_mode(0o755)).map_err(|e| io(&d, e))?;
             return Ok(d);
         }
     }
