@@ -135,9 +135,10 @@ fn queues(name: &str) -> u32 {
     }
 }
 
-#[test]
-fn text_block_fits_and_samples_say_so() {
-    let out = irqscope(&[
+/// `simulate`'s text report of devices a, b and c (3, 2 and 1 queues) on vm-8vcpu-smt2 under
+/// `cluster`, over `orders` and counter starts 0..3.
+fn simulate_abc(orders: &str) -> String {
+    irqscope(&[
         "simulate",
         "vm-8vcpu-smt2",
         "3:name=a",
@@ -146,10 +147,15 @@ fn text_block_fits_and_samples_say_so() {
         "--variant",
         "cluster",
         "--orders",
-        "sample:50:7",
+        orders,
         "--counter",
         "0..3",
-    ]);
+    ])
+}
+
+#[test]
+fn text_block_fits_and_samples_say_so() {
+    let out = simulate_abc("sample:50:7");
     assert!(
         out.contains("probe orders: --orders sample:50:7 --counter 0..3 (sampled)"),
         "{out}"
@@ -165,19 +171,7 @@ fn text_block_fits_and_samples_say_so() {
 /// printed gives the same report.
 #[test]
 fn the_printed_command_reproduces_the_distribution() {
-    let out = irqscope(&[
-        "simulate",
-        "vm-8vcpu-smt2",
-        "3:name=a",
-        "2:name=b",
-        "1:name=c",
-        "--variant",
-        "cluster",
-        "--orders",
-        "all",
-        "--counter",
-        "0..3",
-    ]);
+    let out = simulate_abc("all");
     let mut command = String::new();
     for line in out.lines().skip_while(|l| !l.trim_start().starts_with("$ irqscope")) {
         let part = line.trim().trim_start_matches("$ ");
