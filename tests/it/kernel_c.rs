@@ -32,6 +32,22 @@ pub(crate) fn tree(var: &str) -> Option<PathBuf> {
     }
 }
 
+/// `irqscope kernel-c build TREE --name NAME --patch PATCH` with `cache` as the cache.
+pub(crate) fn build_patched(cache: &Path, tree: &Path, name: &str, patch: &Path) -> (i32, String, String) {
+    irqscope(
+        cache,
+        &[
+            "kernel-c",
+            "build",
+            tree.to_str().unwrap(),
+            "--name",
+            name,
+            "--patch",
+            patch.to_str().unwrap(),
+        ],
+    )
+}
+
 pub(crate) fn irqscope(cache: &Path, args: &[&str]) -> (i32, String, String) {
     let out = Command::new(env!("CARGO_BIN_EXE_irqscope"))
         .env("IRQSCOPE_KERNEL_C_DIR", cache)
@@ -405,18 +421,7 @@ fn broken_c_is_a_clear_error_in_the_cli() {
         std::fs::create_dir_all(&dir).unwrap();
         let (plain, _) = patched(&dir, &t, entry, to);
         let started = std::time::Instant::now();
-        let (code, out, err) = irqscope(
-            &cache,
-            &[
-                "kernel-c",
-                "build",
-                t.to_str().unwrap(),
-                "--name",
-                name,
-                "--patch",
-                plain.to_str().unwrap(),
-            ],
-        );
+        let (code, out, err) = build_patched(&cache, &t, name, &plain);
         if name == "nocompile" {
             assert_eq!(code, 2, "{out}{err}");
             assert!(err.contains(want) && err.contains("lib/group_cpus.c:"), "{err}");

@@ -9,7 +9,7 @@
 //! time cases build apart: `#include "/dev/zero"`, and an include of a secret file.
 
 use crate::common::fs::Scratch;
-use crate::kernel_c::{irqscope, patched, tree};
+use crate::kernel_c::{build_patched, irqscope, patched, tree};
 use std::path::Path;
 use std::time::{Duration, Instant};
 
@@ -147,10 +147,7 @@ fn hostile_c_at_run_time_is_contained() {
     let (plain, _) = patched(s.path(), &t, ENTRY, &to);
     let tree = t.to_str().unwrap();
     let patch = plain.to_str().unwrap();
-    let (code, out, err) = irqscope(
-        &cache,
-        &["kernel-c", "build", tree, "--name", "hostile", "--patch", patch],
-    );
+    let (code, out, err) = build_patched(&cache, &t, "hostile", &plain);
     assert_eq!(code, 0, "the hostile C compiles: {out}{err}");
     let cases = [
         (101, "fork bomb", "the sandbox refuses"),
@@ -250,18 +247,7 @@ fn hostile_c_at_compile_time_is_contained() {
             })
         };
         let started = Instant::now();
-        let (code, out, err) = irqscope(
-            &cache,
-            &[
-                "kernel-c",
-                "build",
-                t.to_str().unwrap(),
-                "--name",
-                name,
-                "--patch",
-                plain.to_str().unwrap(),
-            ],
-        );
+        let (code, out, err) = build_patched(&cache, &t, name, &plain);
         let took = started.elapsed();
         done.store(true, std::sync::atomic::Ordering::SeqCst);
         let peak_kib = watcher.join().unwrap();
