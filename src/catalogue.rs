@@ -113,7 +113,7 @@ fn with_machine_facts(name: &str, mut spec: TopologySpec) -> TopologySpec {
 /// The effective-CPU model a scenario on `topology` uses when it names none, and why, in words
 /// for the page ("first-cpu: azure-d16plds-v6 is arm64 with MSIs as GIC SPIs …"): the machine's
 /// interrupt controller decides.
-pub fn default_effective(topology: &Topology) -> (EffectiveModel, String) {
+pub(crate) fn default_effective(topology: &Topology) -> (EffectiveModel, String) {
     let chip = topology.irqchip();
     let model = EffectiveModel::for_irqchip(chip);
     (

@@ -14,29 +14,29 @@ use std::collections::BTreeMap;
 /// Per possible CPU.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CpuLoad {
-    pub cpu: u32,
-    pub node: u32,
-    pub online: bool,
+    pub(crate) cpu: u32,
+    pub(crate) node: u32,
+    pub(crate) online: bool,
     /// Vectors whose effective CPU is this CPU.
-    pub irqs: u32,
+    pub(crate) irqs: u32,
     pub managed_irqs: u32,
     /// Distinct devices with at least one vector here.
-    pub devices: u32,
+    pub(crate) devices: u32,
     pub managed_devices: u32,
     /// Vectors here whose requested mask is this single CPU ("hot" IRQs).
-    pub hot_irqs: u32,
+    pub(crate) hot_irqs: u32,
 }
 
 /// Which vectors the headline figures count.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Basis {
+pub(crate) enum Basis {
     /// Managed vectors only (the I/O queues), when the scenario has any.
     Managed,
     All,
 }
 
 impl Basis {
-    pub fn describe(self) -> &'static str {
+    pub(crate) fn describe(self) -> &'static str {
         match self {
             Basis::Managed => "managed (queue) vectors",
             Basis::All => "all vectors",
@@ -45,41 +45,41 @@ impl Basis {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct NodeLoad {
-    pub node: u32,
-    pub cpus_online: u32,
+pub(crate) struct NodeLoad {
+    pub(crate) node: u32,
+    pub(crate) cpus_online: u32,
     /// Counted IRQs (by [`Basis`]) on this node's CPUs.
-    pub irqs: u32,
-    pub hot_irqs: u32,
+    pub(crate) irqs: u32,
+    pub(crate) hot_irqs: u32,
     /// The node's fair share of the counted IRQs, by online CPUs, in thousandths.
-    pub fair_share_milli: u64,
+    pub(crate) fair_share_milli: u64,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Metrics {
-    pub basis: Basis,
-    pub per_cpu: Vec<CpuLoad>,
-    pub per_node: Vec<NodeLoad>,
+    pub(crate) basis: Basis,
+    pub(crate) per_cpu: Vec<CpuLoad>,
+    pub(crate) per_node: Vec<NodeLoad>,
     /// Counted IRQs in all (vectors that fire somewhere).
     pub irqs_total: u32,
     pub irqs_per_cpu_max: u32,
-    pub irqs_per_cpu_min: u32,
-    pub devices_total: u32,
+    pub(crate) irqs_per_cpu_min: u32,
+    pub(crate) devices_total: u32,
     pub devices_per_cpu_max: u32,
-    pub devices_per_cpu_min: u32,
-    pub hot_irqs_total: u32,
-    pub hot_irqs_per_cpu_max: u32,
+    pub(crate) devices_per_cpu_min: u32,
+    pub(crate) hot_irqs_total: u32,
+    pub(crate) hot_irqs_per_cpu_max: u32,
     /// Online CPUs that take no counted IRQ.
-    pub cpus_idle: CpuSet,
+    pub(crate) cpus_idle: CpuSet,
     /// Managed vectors shut down because no CPU of their mask is online (vectors the kernel
     /// refused are [`Metrics::vectors_failed`], not these).
-    pub vectors_shut_down: u32,
+    pub(crate) vectors_shut_down: u32,
     /// Vectors that got none: `-ENOSPC` from the vector matrix, or a whole allocation
     /// `alloc_descs()` refused (`-EINVAL`).
-    pub vectors_failed: u32,
+    pub(crate) vectors_failed: u32,
     /// Devices that asked for vectors the headline figures count, placed or not
     /// ([`Metrics::devices_total`] counts those that got at least one).
-    pub devices_asked: u32,
+    pub(crate) devices_asked: u32,
     pub ideal: IdealBound,
 }
 

@@ -27,7 +27,7 @@ use std::sync::Arc;
 
 /// What a `group_cpus_evenly()` call spread.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub enum CallKind {
+pub(crate) enum CallKind {
     /// An NVMe admin tag set's map (`blk_mq_map_queues()` of one queue).
     AdminTagSet,
     /// An interrupt set of `irq_create_affinity_masks()`.
@@ -37,7 +37,7 @@ pub enum CallKind {
 }
 
 impl CallKind {
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             CallKind::AdminTagSet => "admin",
             CallKind::Affinity => "irq",
@@ -49,9 +49,9 @@ impl CallKind {
 /// One call: the device whose probe made it, what it spread, and `numgrps`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Call {
-    pub device: String,
-    pub kind: CallKind,
-    pub groups: u32,
+    pub(crate) device: String,
+    pub(crate) kind: CallKind,
+    pub(crate) groups: u32,
 }
 
 impl std::fmt::Display for Call {
@@ -64,13 +64,13 @@ impl std::fmt::Display for Call {
 /// they probed.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Allowed {
-    pub order: Vec<String>,
-    pub probe: ProbeOrder,
+    pub(crate) order: Vec<String>,
+    pub(crate) probe: ProbeOrder,
 }
 
 /// The calls the model makes when `devices` probe in `order` (indexes into `devices`) under
 /// `probe`.
-pub fn model_calls(
+pub(crate) fn model_calls(
     topology: &Arc<Topology>,
     devices: &[Device],
     order: &[usize],
@@ -115,7 +115,7 @@ pub fn model_calls(
 /// first call other than an admin tag set's comes; devices that made none after the others,
 /// in list order) must be one the model allows, and that order, probed one after another or
 /// in parallel, must make exactly these calls. `Err` says why not.
-pub fn allows(topology: &Arc<Topology>, devices: &[Device], observed: &[Call]) -> Result<Allowed, String> {
+pub(crate) fn allows(topology: &Arc<Topology>, devices: &[Device], observed: &[Call]) -> Result<Allowed, String> {
     let index = |name: &str| devices.iter().position(|d| d.name == name);
     let mut order: Vec<usize> = Vec::new();
     for c in observed {

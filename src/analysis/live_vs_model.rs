@@ -59,7 +59,7 @@ pub struct VectorComparison {
     pub device: String,
     pub index: u32,
     /// Index into `snapshot.irqs`.
-    pub irq: usize,
+    pub(crate) irq: usize,
     pub predicted_mask: String,
     pub actual_mask: String,
     pub predicted_cpu: Option<u32>,
@@ -69,13 +69,13 @@ pub struct VectorComparison {
     pub cpu_matches: bool,
     /// The snapshot holds the vector's requested mask (`/proc/irq/N/smp_affinity_list`); a
     /// bare `/proc/interrupts` does not.
-    pub mask_recorded: bool,
+    pub(crate) mask_recorded: bool,
     /// The snapshot holds the vector's effective CPU (`effective_affinity_list`).
-    pub cpu_recorded: bool,
+    pub(crate) cpu_recorded: bool,
     /// A managed vector (its mask from `irq_create_affinity_masks()`).
     pub managed: bool,
     /// The effective-CPU model this vector's device ran under.
-    pub model: EffectiveModel,
+    pub(crate) model: EffectiveModel,
     /// Why the effective CPU differs though the mask matches, when the order of events the
     /// snapshot does not record explains it.
     pub reason: Option<DiffReason>,
@@ -98,7 +98,7 @@ pub enum DiffReason {
 
 impl DiffReason {
     /// A few words for a table cell or a `differ:` line.
-    pub fn short(self) -> &'static str {
+    pub(crate) fn short(self) -> &'static str {
         match self {
             DiffReason::ProbeOrder => "probe order",
             DiffReason::ActivationOrder => "activation order",
@@ -106,7 +106,7 @@ impl DiffReason {
     }
 
     /// The sentence a report prints once for every vector of this kind.
-    pub fn describe(self) -> &'static str {
+    pub(crate) fn describe(self) -> &'static str {
         match self {
             DiffReason::ProbeOrder => {
                 "managed vectors with the model's mask on another CPU: their CPU is the \
@@ -132,22 +132,22 @@ pub struct Comparison {
     /// Devices seen but not modelled (no queue vectors), and IRQs of no known device.
     pub not_modelled: Vec<String>,
     /// What the snapshot cannot tell and the model had to assume.
-    pub warnings: Vec<String>,
+    pub(crate) warnings: Vec<String>,
     /// The options the comparison ran with.
-    pub options: ModelOptions,
+    pub(crate) options: ModelOptions,
     /// The effective-CPU model of each modelled device (name, pick), in probe order.
-    pub effective: Vec<(String, EffectivePick)>,
+    pub(crate) effective: Vec<(String, EffectivePick)>,
 }
 
 impl VectorComparison {
     /// The recorded mask or effective CPU differs from the model's. What the snapshot does not
     /// hold is not compared: a vector with neither recorded never differs.
-    pub fn differs(&self) -> bool {
+    pub(crate) fn differs(&self) -> bool {
         (self.mask_recorded && !self.mask_matches) || (self.cpu_recorded && !self.cpu_matches)
     }
 
     /// Neither the mask nor the effective CPU is recorded: nothing to compare.
-    pub fn unrecorded(&self) -> bool {
+    pub(crate) fn unrecorded(&self) -> bool {
         !self.mask_recorded && !self.cpu_recorded
     }
 }
@@ -169,12 +169,12 @@ impl Comparison {
 
     /// Vectors the snapshot records neither a mask nor an effective CPU for (one bare
     /// `/proc/interrupts` reading): shown beside the model, never counted as differing.
-    pub fn unrecorded(&self) -> usize {
+    pub(crate) fn unrecorded(&self) -> usize {
         self.vectors.iter().filter(|v| v.unrecorded()).count()
     }
 
     /// Of [`Self::mismatches`], the vectors a [`DiffReason`] explains, per reason.
-    pub fn explained(&self) -> BTreeMap<DiffReason, usize> {
+    pub(crate) fn explained(&self) -> BTreeMap<DiffReason, usize> {
         let mut n = BTreeMap::new();
         for r in self.vectors.iter().filter_map(|v| v.reason) {
             *n.entry(r).or_default() += 1;
@@ -203,7 +203,7 @@ impl Comparison {
 
 /// Where a device's effective-CPU model came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum EffectiveFrom {
+pub(crate) enum EffectiveFrom {
     /// Named by the caller for every device.
     Named,
     /// The chip name of the device's IRQs.
@@ -217,14 +217,14 @@ pub enum EffectiveFrom {
 
 /// A device's effective-CPU model and where it came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct EffectivePick {
-    pub model: EffectiveModel,
-    pub from: EffectiveFrom,
+pub(crate) struct EffectivePick {
+    pub(crate) model: EffectiveModel,
+    pub(crate) from: EffectiveFrom,
 }
 
 impl EffectivePick {
     /// "arm64-its (chip: gic-its)".
-    pub fn describe(&self) -> String {
+    pub(crate) fn describe(&self) -> String {
         let from = match self.from {
             EffectiveFrom::Named => "named".to_string(),
             EffectiveFrom::Chip(c) => format!("chip: {}", c.name()),
@@ -237,7 +237,7 @@ impl EffectivePick {
 
 /// The effective-CPU model for a device's IRQs: the controller the first chip name that tells
 /// one belongs to, else the architecture's usual controller, else the default model.
-pub fn device_effective(snap: &Snapshot, irqs: &[usize], arch: Option<Arch>) -> EffectivePick {
+pub(crate) fn device_effective(snap: &Snapshot, irqs: &[usize], arch: Option<Arch>) -> EffectivePick {
     if let Some(chip) = irqs
         .iter()
         .find_map(|&i| snap.irqs.get(i).and_then(|irq| devices::irqchip_of(&irq.chip, arch)))
@@ -261,7 +261,7 @@ pub fn device_effective(snap: &Snapshot, irqs: &[usize], arch: Option<Arch>) -> 
 
 /// The variant and effective model a query names, each checked; an absent or empty one stays
 /// empty: the host's own (its kernel release's variant, each IRQ's controller's model).
-pub fn named_models(variant: Option<&str>, effective: Option<&str>) -> Result<(String, String), ScenarioError> {
+pub(crate) fn named_models(variant: Option<&str>, effective: Option<&str>) -> Result<(String, String), ScenarioError> {
     let variant = variant.unwrap_or_default().to_string();
     let effective = effective.unwrap_or_default().to_string();
     if !variant.is_empty() {
@@ -273,7 +273,7 @@ pub fn named_models(variant: Option<&str>, effective: Option<&str>) -> Result<(S
     Ok((variant, effective))
 }
 
-pub use crate::live::devices::release_arch;
+pub(crate) use crate::live::devices::release_arch;
 
 /// What to compare a snapshot against.
 #[derive(Debug, Clone, PartialEq, Eq)]

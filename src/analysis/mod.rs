@@ -7,7 +7,7 @@
 //! Both sit above `scenario` and `metrics` and below `render`/`web`; `live` stays a leaf that
 //! knows nothing of the model.
 
-pub mod call_order;
+pub(crate) mod call_order;
 pub mod live_vs_model;
 pub mod orders;
 pub mod sweep;

@@ -16,13 +16,13 @@ use crate::topology::rng::SplitMix64;
 use std::collections::BTreeMap;
 
 /// Most scenario runs one distribution enumerates; beyond it `all` is sampled.
-pub const RUNS_BUDGET: u64 = 50_000;
+pub(crate) const RUNS_BUDGET: u64 = 50_000;
 /// Most orders a sample may draw (`sample:N`).
-pub const SAMPLE_MAX: u32 = 50_000;
+pub(crate) const SAMPLE_MAX: u32 = 50_000;
 /// Orders drawn when `all` exceeds the budget.
-pub const SAMPLE_FALLBACK: u32 = 2_000;
+pub(crate) const SAMPLE_FALLBACK: u32 = 2_000;
 /// Widest counter range (`--counter A..B`): B - A.
-pub const COUNTER_SPAN_MAX: u32 = 4_096;
+pub(crate) const COUNTER_SPAN_MAX: u32 = 4_096;
 
 /// Which probe orders a scenario stands for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -61,7 +61,7 @@ impl Orders {
     }
 
     /// The text [`Orders::parse`] reads back.
-    pub fn name(self) -> String {
+    pub(crate) fn name(self) -> String {
         match self {
             Orders::Fixed => "fixed".into(),
             Orders::All => "all".into(),
@@ -102,7 +102,7 @@ impl CounterRange {
     }
 
     /// Why the range is refused, if it is.
-    pub fn check(self) -> Result<(), String> {
+    pub(crate) fn check(self) -> Result<(), String> {
         if self.from > self.to {
             return Err(format!("{} is above {}", self.from, self.to));
         }
@@ -113,12 +113,8 @@ impl CounterRange {
     }
 
     /// How many starts the range holds.
-    pub fn len(self) -> u64 {
+    pub(crate) fn len(self) -> u64 {
         u64::from(self.to - self.from) + 1
-    }
-
-    pub fn is_empty(self) -> bool {
-        false
     }
 }
 
@@ -126,11 +122,11 @@ impl CounterRange {
 /// list), the counter start, how many runs it stands for, and its worst CPU.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct OrderRun {
-    pub order: Vec<usize>,
-    pub counter: u32,
-    pub weight: u64,
+    pub(crate) order: Vec<usize>,
+    pub(crate) counter: u32,
+    pub(crate) weight: u64,
     pub irqs_per_cpu_max: u32,
-    pub devices_per_cpu_max: u32,
+    pub(crate) devices_per_cpu_max: u32,
 }
 
 /// What the runs add up to. Every count is in runs (an enumerated arrangement counts once
@@ -139,30 +135,30 @@ pub struct OrderRun {
 pub struct Distribution {
     pub runs: u64,
     /// Orders × counter starts the model allows (equal to `runs` when exact).
-    pub population: u128,
+    pub(crate) population: u128,
     /// Every allowed order enumerated (`false`: sampled).
     pub exact: bool,
     /// `all` asked for more than [`RUNS_BUDGET`] runs and was sampled instead.
-    pub over_budget: bool,
+    pub(crate) over_budget: bool,
     /// The worst CPU's load (`metrics.irqs_per_cpu_max`) → runs.
     pub worst_irqs_per_cpu: BTreeMap<u32, u64>,
     /// The most devices on one CPU (`metrics.devices_per_cpu_max`) → runs.
-    pub worst_devices_per_cpu: BTreeMap<u32, u64>,
+    pub(crate) worst_devices_per_cpu: BTreeMap<u32, u64>,
     /// The ideal worst-CPU load (`metrics.ideal.irqs_per_cpu_max`; the same for every order).
-    pub ideal_irqs_per_cpu: u32,
+    pub(crate) ideal_irqs_per_cpu: u32,
     /// Runs whose worst CPU is above the ideal.
     pub worst_above_ideal: u64,
     /// Per possible CPU (index = CPU): runs in which that online CPU serves more IRQs than the
     /// ideal worst-CPU load.
     pub cpu_above_ideal: Vec<u64>,
     /// Sampled: the 95% Wilson interval on P(worst > ideal).
-    pub interval: Option<(f64, f64)>,
+    pub(crate) interval: Option<(f64, f64)>,
     /// NUMA imbalance of a run: the most IRQs a node serves above its fair share (by online
     /// CPUs), in thousandths of an IRQ. Summed over the runs (weighted), and the worst run's.
-    pub numa_excess_milli_sum: u128,
-    pub numa_excess_milli_worst: u64,
-    pub best: OrderRun,
-    pub median: OrderRun,
+    pub(crate) numa_excess_milli_sum: u128,
+    pub(crate) numa_excess_milli_worst: u64,
+    pub(crate) best: OrderRun,
+    pub(crate) median: OrderRun,
     pub worst: OrderRun,
 }
 
@@ -173,19 +169,19 @@ impl Distribution {
     }
 
     /// The expected NUMA imbalance over the runs, in IRQs above a node's fair share.
-    pub fn numa_excess_expected(&self) -> f64 {
+    pub(crate) fn numa_excess_expected(&self) -> f64 {
         self.numa_excess_milli_sum as f64 / 1000.0 / self.runs.max(1) as f64
     }
 
     /// The worst run's NUMA imbalance, in IRQs above a node's fair share.
-    pub fn numa_excess_worst(&self) -> f64 {
+    pub(crate) fn numa_excess_worst(&self) -> f64 {
         self.numa_excess_milli_worst as f64 / 1000.0
     }
 }
 
 /// The scenario probed in `order` (indexes into its device list) from counter `counter`: an
 /// ordinary fixed-order scenario.
-pub fn reordered(scenario: &Scenario, order: &[usize], counter: u32) -> Scenario {
+pub(crate) fn reordered(scenario: &Scenario, order: &[usize], counter: u32) -> Scenario {
     scenario.reordered(order, counter)
 }
 
@@ -305,7 +301,7 @@ fn binomial(n: usize, k: usize) -> u128 {
 }
 
 /// The 95% Wilson score interval on a proportion of `k` in `n`.
-pub fn wilson(k: u64, n: u64) -> (f64, f64) {
+pub(crate) fn wilson(k: u64, n: u64) -> (f64, f64) {
     if n == 0 {
         return (0.0, 1.0);
     }

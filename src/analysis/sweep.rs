@@ -46,7 +46,7 @@ pub(crate) const NAMED_MIXES: &[(&str, &str)] = &[
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{0}")]
-pub struct SweepError(pub String);
+pub struct SweepError(pub(crate) String);
 
 /// The error of a sweep [`run_until`] stopped.
 pub(crate) const STOPPED: &str = "the sweep was stopped before it finished";
@@ -58,11 +58,11 @@ fn err<T>(m: impl Into<String>) -> Result<T, SweepError> {
 /// A named list of device groups probed in order.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Mix {
-    pub name: String,
+    pub(crate) name: String,
     /// The device tokens, as the CLI takes them.
-    pub tokens: String,
+    pub(crate) tokens: String,
     #[serde(skip)]
-    pub devices: Vec<DeviceSpec>,
+    pub(crate) devices: Vec<DeviceSpec>,
 }
 
 impl Mix {
@@ -102,7 +102,7 @@ impl Mix {
         })
     }
 
-    pub fn named() -> Vec<Mix> {
+    pub(crate) fn named() -> Vec<Mix> {
         NAMED_MIXES
             .iter()
             .map(|(n, _)| Mix::parse(n).expect("named mixes parse"))
@@ -172,7 +172,7 @@ impl std::hash::Hash for ExternalRef {
 
 impl Placement {
     /// Every kernel variant, then every proposal.
-    pub fn all() -> Vec<Placement> {
+    pub(crate) fn all() -> Vec<Placement> {
         Variant::ALL
             .into_iter()
             .map(Placement::Kernel)
@@ -180,7 +180,7 @@ impl Placement {
             .collect()
     }
 
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Placement::Kernel(v) => v.name(),
             Placement::Proposal(p) => p.name(),
@@ -188,14 +188,14 @@ impl Placement {
         }
     }
 
-    pub fn from_name(name: &str) -> Option<Placement> {
+    pub(crate) fn from_name(name: &str) -> Option<Placement> {
         Variant::from_name(name)
             .map(Placement::Kernel)
             .or_else(|| Proposal::from_name(name).map(Placement::Proposal))
     }
 
     /// Whether the starting counter can change the result.
-    pub fn uses_counter(self) -> bool {
+    pub(crate) fn uses_counter(self) -> bool {
         match self {
             Placement::Kernel(v) => v.uses_counter(),
             Placement::Proposal(_) => false,
@@ -358,7 +358,7 @@ impl SweepConfig {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Figures {
     pub irqs_per_cpu_max: u32,
-    pub irqs_per_cpu_min: u32,
+    pub(crate) irqs_per_cpu_min: u32,
     /// The node-local ideal bound (`policy::ideal::node_local_bound`).
     pub ideal_irqs_per_cpu: u32,
     /// `irqs_per_cpu_max - ideal_irqs_per_cpu`.
@@ -370,20 +370,20 @@ pub struct Figures {
     pub hot_irqs_per_cpu_max: u32,
     /// The best stacking of the same per-node hot IRQs.
     pub hot_ideal_per_cpu: u32,
-    pub devices_per_cpu_max: u32,
+    pub(crate) devices_per_cpu_max: u32,
     pub node_irqs_max: u32,
     pub node_irqs_min: u32,
     /// Largest excess of a node over its fair share (by online CPUs), in thousandths of an IRQ.
-    pub node_over_fair_milli: i64,
-    pub per_node_irqs: Vec<u32>,
+    pub(crate) node_over_fair_milli: i64,
+    pub(crate) per_node_irqs: Vec<u32>,
     pub kernel_warnings: u32,
     /// Vectors that got none and fire nowhere: refused by the vector space (`-ENOSPC`), or
     /// asked by a device whose whole allocation `alloc_descs()` refused (`-EINVAL`).
-    pub vectors_failed: u32,
+    pub(crate) vectors_failed: u32,
     /// Of `vectors_failed`, those of devices `alloc_descs()` refused (`-EINVAL`: an empty
     /// managed mask); the rest the vector space refused.
     #[serde(skip_serializing_if = "is_zero")]
-    pub vectors_alloc_refused: u32,
+    pub(crate) vectors_alloc_refused: u32,
 }
 
 fn is_zero(n: &u32) -> bool {
@@ -414,7 +414,7 @@ impl Figures {
 pub struct Row {
     pub topology: String,
     pub mix: String,
-    pub placement: Placement,
+    pub(crate) placement: Placement,
     pub counter: u32,
     #[serde(flatten)]
     pub figures: Figures,
@@ -422,23 +422,23 @@ pub struct Row {
 
 /// One placement on one machine with one mix, over the counter range.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Aggregate {
-    pub topology: String,
-    pub mix: String,
-    pub placement: Placement,
+pub(crate) struct Aggregate {
+    pub(crate) topology: String,
+    pub(crate) mix: String,
+    pub(crate) placement: Placement,
     /// Every counter gave the same figures.
-    pub counter_independent: bool,
-    pub worst_counter: u32,
-    pub worst: Figures,
-    pub best_counter: u32,
-    pub best: Figures,
+    pub(crate) counter_independent: bool,
+    pub(crate) worst_counter: u32,
+    pub(crate) worst: Figures,
+    pub(crate) best_counter: u32,
+    pub(crate) best: Figures,
 }
 
 /// How a proposal fares against every kernel variant of the sweep on one machine and mix,
 /// worst case against worst case ([`Figures::badness`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
-pub enum Verdict {
+pub(crate) enum Verdict {
     /// Strictly better than every kernel variant.
     BeatsAll,
     /// As good as the best kernel variant, not better.
@@ -448,23 +448,23 @@ pub enum Verdict {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Comparison {
-    pub topology: String,
-    pub mix: String,
-    pub proposal: Placement,
-    pub verdict: Verdict,
+pub(crate) struct Comparison {
+    pub(crate) topology: String,
+    pub(crate) mix: String,
+    pub(crate) proposal: Placement,
+    pub(crate) verdict: Verdict,
     /// The best kernel variant (worst case over counters).
-    pub best_kernel: Placement,
+    pub(crate) best_kernel: Placement,
 }
 
 #[derive(Debug, Clone)]
 pub struct Sweep {
-    pub config: SweepConfig,
+    pub(crate) config: SweepConfig,
     /// In configuration order: topology, mix, placement, counter.
     pub rows: Vec<Row>,
     /// In configuration order: topology, mix, placement.
-    pub aggregates: Vec<Aggregate>,
-    pub comparisons: Vec<Comparison>,
+    pub(crate) aggregates: Vec<Aggregate>,
+    pub(crate) comparisons: Vec<Comparison>,
 }
 
 /// Run the sweep.
@@ -475,7 +475,7 @@ pub fn run(config: &SweepConfig) -> Result<Sweep, SweepError> {
 /// Run the sweep unless `stop` says to give up: it is asked before each scenario run (by every
 /// worker), so the work ends within one run of the answer turning `true` (the web layer's
 /// deadline, or a client that went away). A stopped sweep is an error.
-pub fn run_until(config: &SweepConfig, stop: &(dyn Fn() -> bool + Sync)) -> Result<Sweep, SweepError> {
+pub(crate) fn run_until(config: &SweepConfig, stop: &(dyn Fn() -> bool + Sync)) -> Result<Sweep, SweepError> {
     check_config(config)?;
     let bases = bases(config, kernel_generation(config)?)?;
     let jobs = jobs(config, bases.len());
@@ -790,7 +790,7 @@ pub(crate) fn spanning_sets(scenario: &Scenario, basis: Basis) -> u32 {
 
 impl Sweep {
     /// The scenario of one combination, as the permalink and the HTTP API take it.
-    pub fn spec(&self, topology: &str, mix: &str, placement: Placement, counter: u32) -> ScenarioSpec {
+    pub(crate) fn spec(&self, topology: &str, mix: &str, placement: Placement, counter: u32) -> ScenarioSpec {
         let devices = self
             .config
             .mixes
@@ -831,7 +831,7 @@ impl Sweep {
     }
 
     /// The preset behind a row's topology name.
-    pub fn topology(&self, name: &str) -> Option<Arc<Topology>> {
+    pub(crate) fn topology(&self, name: &str) -> Option<Arc<Topology>> {
         catalogue::get(name)
     }
 }

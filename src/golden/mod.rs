@@ -12,7 +12,7 @@
 //! the test suite and the CLI must run the very same check.
 
 pub mod mana_sched;
-pub mod pipeline;
+pub(crate) mod pipeline;
 
 use crate::kernel::blk_mq_cpumap::{blk_mq_map_queues, Mapper};
 use crate::kernel::vector_matrix::EffectiveModel;

@@ -25,7 +25,7 @@ pub fn kind_of(stage: Stage) -> &'static str {
 }
 
 /// `expected` of a `group_cpus_evenly` case.
-pub fn group_expected(masks: Option<&[CpuSet]>, nummasks: u32, offset: Option<u32>, after: u32) -> Value {
+pub(crate) fn group_expected(masks: Option<&[CpuSet]>, nummasks: u32, offset: Option<u32>, after: u32) -> Value {
     match masks {
         None => json!({"null": true, "nummasks": null, "masks": null, "spread_offset": null,
                        "spread_counter_after": after}),
@@ -40,7 +40,7 @@ pub fn group_expected(masks: Option<&[CpuSet]>, nummasks: u32, offset: Option<u3
 }
 
 /// `expected` of an `irq_create_affinity_masks` case.
-pub fn affinity_expected(descs: Option<&[(CpuSet, bool)]>, offsets: &[u32], after: u32) -> Value {
+pub(crate) fn affinity_expected(descs: Option<&[(CpuSet, bool)]>, offsets: &[u32], after: u32) -> Value {
     json!({
         "null": descs.is_none(),
         "descs": descs.map(|d| d.iter().map(|(m, managed)| json!({"mask": m.to_cpulist(), "managed": managed}))
@@ -51,12 +51,12 @@ pub fn affinity_expected(descs: Option<&[(CpuSet, bool)]>, offsets: &[u32], afte
 }
 
 /// `expected` of a `blk_mq` or `blk_mq_map_hw_queues` case.
-pub fn map_expected(map: &[Option<u32>], after: u32) -> Value {
+pub(crate) fn map_expected(map: &[Option<u32>], after: u32) -> Value {
     json!({"map": map, "spread_counter_after": after})
 }
 
 /// The device keys of a case: `nvecs`, `pre_vectors`, `post_vectors`, `sets`.
-pub fn request_keys(case: &mut Value, req: &AffinityRequest) {
+pub(crate) fn request_keys(case: &mut Value, req: &AffinityRequest) {
     case["nvecs"] = json!(req.nvecs);
     case["pre_vectors"] = json!(req.pre_vectors);
     case["post_vectors"] = json!(req.post_vectors);

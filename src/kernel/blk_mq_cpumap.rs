@@ -27,7 +27,7 @@ pub enum Mapper {
 }
 
 impl Mapper {
-    pub const ALL: [Mapper; 5] = [
+    pub(crate) const ALL: [Mapper; 5] = [
         Mapper::Current,
         Mapper::V6_3,
         Mapper::LegacyV5_1,
@@ -45,12 +45,12 @@ impl Mapper {
         }
     }
 
-    pub fn from_name(name: &str) -> Option<Mapper> {
+    pub(crate) fn from_name(name: &str) -> Option<Mapper> {
         Mapper::ALL.into_iter().find(|m| m.name() == name)
     }
 
     /// Whether the mapper calls `group_cpus_evenly` (and so needs a variant).
-    pub fn uses_group_cpus(self) -> bool {
+    pub(crate) fn uses_group_cpus(self) -> bool {
         matches!(self, Mapper::Current | Mapper::V6_3)
     }
 }
@@ -58,7 +58,7 @@ impl Mapper {
 /// What the driver-side map from IRQ affinity does when a queue's vector has no mask (the
 /// device was allocated without affinity, or has fewer vectors than queues). Frozen names.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum HwFallback {
+pub(crate) enum HwFallback {
     /// `blk_mq_pci_map_queues()` (block/blk-mq-pci.c, .. v6.13; the NVMe driver of Debian's
     /// 6.12.118): `WARN_ON_ONCE(nr_queues > 1)` and `blk_mq_clear_mq_map()`, every possible
     /// CPU on queue 0.
@@ -67,29 +67,17 @@ pub enum HwFallback {
     /// 7.2.13): `blk_mq_map_queues()` of the same map.
     MapQueues,
 }
-
-impl HwFallback {
-    pub const ALL: [HwFallback; 2] = [HwFallback::Clear, HwFallback::MapQueues];
-
-    pub fn name(self) -> &'static str {
-        match self {
-            HwFallback::Clear => "clear",
-            HwFallback::MapQueues => "map-queues",
-        }
-    }
-}
-
 /// A CPU → queue map and the counter values its `group_cpus_evenly` call consumed.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct QueueMap {
-    pub map: Vec<Option<u32>>,
-    pub spread_offsets: Vec<u32>,
+    pub(crate) map: Vec<Option<u32>>,
+    pub(crate) spread_offsets: Vec<u32>,
 }
 
 /// `blk_mq_map_queues()` for `nr_queues` queues starting at `queue_offset` (ignored by the
 /// legacy v4.x mappers, as in the kernel).
 #[allow(clippy::too_many_arguments)]
-pub fn blk_mq_map_queues(
+pub(crate) fn blk_mq_map_queues(
     topo: &Topology,
     mapper: Mapper,
     nr_queues: u32,
@@ -114,7 +102,7 @@ pub fn blk_mq_map_queues(
 /// its own `blk_mq_map_queues()` (a tree's block/blk-mq-cpumap.c) answers the mappers that
 /// call `group_cpus_evenly()`, under the boot parameters.
 #[allow(clippy::too_many_arguments)]
-pub fn blk_mq_map_queues_with(
+pub(crate) fn blk_mq_map_queues_with(
     topo: &Topology,
     mapper: Mapper,
     nr_queues: u32,
@@ -287,7 +275,7 @@ fn get_first_sibling(topo: &Topology, cpu: u32) -> u32 {
 /// `fallback` ([`HwFallback`]). Outside code that brings its own `blk_mq_map_hw_queues()`
 /// answers the whole map.
 #[allow(clippy::too_many_arguments)]
-pub fn blk_mq_map_hw_queues(
+pub(crate) fn blk_mq_map_hw_queues(
     topo: &Topology,
     nr_queues: u32,
     queue_offset: u32,

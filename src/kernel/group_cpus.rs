@@ -41,7 +41,7 @@ use super::KernelWarn;
 use crate::topology::{CpuSet, Topology};
 use window::Window;
 
-pub use external::{BootMasks, External, ExternalError, ExternalGroupCpus, NotAGrouping, Spreader, Stage, StageAnswer};
+pub use external::{BootMasks, External, ExternalError, ExternalGroupCpus, Spreader, Stage, StageAnswer};
 
 /// The named `group_cpus_evenly` variants. A variant's behaviour never changes once named.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -80,7 +80,7 @@ impl Variant {
     }
 
     /// One line saying what code the variant models.
-    pub fn describe(self) -> &'static str {
+    pub(crate) fn describe(self) -> &'static str {
         match self {
             Variant::PreCluster => "lib/group_cpus.c as of v6.3, NUMA-node aware only",
             Variant::Cluster => "upstream cluster-aware lib/group_cpus.c",
@@ -161,30 +161,30 @@ pub(crate) enum Fill {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Rules {
     /// The kernel code (commit, version) this row models.
-    pub model: &'static str,
+    pub(crate) model: &'static str,
     /// Reads and advances the global spread counter (offset = counter, once per call with
     /// `numgrps >= 2`); without it the offset is 0.
-    pub counter: bool,
+    pub(crate) counter: bool,
     /// A one-group call takes a counter value too (`rotation-v1`: `atomic_fetch_inc()` before
     /// any test of `numgrps`); otherwise it uses offset 0 and leaves the counter alone.
-    pub counter_on_one_group: bool,
-    pub few_groups: FewGroups,
+    pub(crate) counter_on_one_group: bool,
+    pub(crate) few_groups: FewGroups,
     /// Split of a stage's groups over the NUMA nodes (`alloc_nodes_groups()`).
-    pub node_alloc: Alloc,
+    pub(crate) node_alloc: Alloc,
     /// Whether `__try_group_cluster_cpus()` is tried for every node.
-    pub cluster_path: bool,
+    pub(crate) cluster_path: bool,
     /// Split of a node's groups over its clusters (`alloc_cluster_groups()`).
-    pub cluster_alloc: Alloc,
+    pub(crate) cluster_alloc: Alloc,
     /// A cluster is assigned with the size kept in its record (`ncpus`) rather than the weight
     /// of `node & cluster` recomputed in `__try_group_cluster_cpus()` (equal for partitioning
     /// clusters; the rotation revisions read the record).
-    pub cluster_size_from_record: bool,
-    pub extras: Extras,
-    pub fill: Fill,
+    pub(crate) cluster_size_from_record: bool,
+    pub(crate) extras: Extras,
+    pub(crate) fill: Fill,
 }
 
 /// The rules of one variant (the table of the module doc, as code).
-pub(crate) fn rules(variant: Variant) -> Rules {
+pub fn rules(variant: Variant) -> Rules {
     let upstream = Rules {
         model: "",
         counter: false,
@@ -280,10 +280,6 @@ impl Grouping {
             consumed: consumed.is_some(),
         }
     }
-    /// Groups asked for; the kernel returns this many masks.
-    pub fn numgrps(&self) -> u32 {
-        self.numgrps
-    }
     /// Initialized masks (`min(nr_present + nr_others, numgrps)`).
     pub fn nummasks(&self) -> u32 {
         self.nummasks
@@ -299,10 +295,6 @@ impl Grouping {
     /// this.
     pub(crate) fn consumed_offset(&self) -> Option<u32> {
         self.spread_offset.filter(|_| self.consumed)
-    }
-    /// Group index of a CPU, `None` for CPUs in no group (ids that are not possible).
-    pub fn group_of(&self, cpu: u32) -> Option<u32> {
-        self.group_of.get(cpu as usize).copied().filter(|&g| g != NO_GROUP)
     }
     /// All `numgrps` masks in group order, empty ones included.
     pub fn masks(&self) -> Vec<CpuSet> {

@@ -59,7 +59,7 @@ impl Stage {
     }
 
     /// The kernel file it lives in.
-    pub fn file(self) -> &'static str {
+    pub(crate) fn file(self) -> &'static str {
         match self {
             Stage::GroupCpusEvenly => "lib/group_cpus.c",
             Stage::IrqCreateAffinityMasks | Stage::IrqCalcAffinityVectors => "kernel/irq/affinity.c",
@@ -73,8 +73,8 @@ impl Stage {
 /// `isolcpus=managed_irq,…` (`None`: not set).
 #[derive(Debug, Clone, Copy)]
 pub struct BootMasks<'a> {
-    pub default_affinity: &'a CpuSet,
-    pub managed_irq: Option<&'a CpuSet>,
+    pub(crate) default_affinity: &'a CpuSet,
+    pub(crate) managed_irq: Option<&'a CpuSet>,
 }
 
 /// What a stage's outside answer is: `None` when the code does not bring that stage (the
@@ -238,7 +238,7 @@ impl fmt::Display for NotAGrouping {
 impl Grouping {
     /// A grouping from an outside implementation's masks (all `numgrps` of them, in group
     /// order). `consumed` is the counter value the call used, when it advanced the counter.
-    pub fn from_masks(
+    pub(crate) fn from_masks(
         nr_cpu_ids: u32,
         masks: &[CpuSet],
         nummasks: u32,

@@ -31,7 +31,7 @@ pub enum AffinityEra {
 }
 
 impl AffinityEra {
-    pub const ALL: [AffinityEra; 2] = [AffinityEra::NumGrps, AffinityEra::NumMasks];
+    pub(crate) const ALL: [AffinityEra; 2] = [AffinityEra::NumGrps, AffinityEra::NumMasks];
 
     pub fn name(self) -> &'static str {
         match self {
@@ -42,16 +42,6 @@ impl AffinityEra {
 
     pub fn from_name(name: &str) -> Option<AffinityEra> {
         AffinityEra::ALL.into_iter().find(|e| e.name() == name)
-    }
-
-    /// One line saying what the era's code does.
-    pub fn describe(self) -> &'static str {
-        match self {
-            AffinityEra::NumGrps => {
-                "every set copies all its groups' masks, empty ones too, and advances by the set size"
-            }
-            AffinityEra::NumMasks => "every set copies its initialized masks and advances by their count",
-        }
     }
 }
 
@@ -76,7 +66,7 @@ pub struct IrqAffinityDesc {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct AffinityMasks {
     pub descs: Vec<IrqAffinityDesc>,
-    pub spread_offsets: Vec<u32>,
+    pub(crate) spread_offsets: Vec<u32>,
 }
 
 /// One descriptor a mask, managed for the vectors in `managed` (the affinity vectors, between
@@ -155,7 +145,7 @@ pub fn irq_create_affinity_masks(
 /// (a named model, or outside code whose failure is returned as the error). Outside code that
 /// brings its own `irq_create_affinity_masks()` (a tree's kernel/irq/affinity.c) answers the
 /// whole call, under the boot parameters; `era` is then the C's own.
-pub fn irq_create_affinity_masks_with(
+pub(crate) fn irq_create_affinity_masks_with(
     topo: &Topology,
     req: &AffinityRequest,
     spreader: Spreader<'_>,
@@ -218,7 +208,7 @@ pub fn irq_create_affinity_masks_with(
 /// should take: the pre and post vectors plus, without a `calc_sets()` callback, at most one
 /// per possible CPU (`possible`, the weight of `cpu_possible_mask`); 0 when the pre and post
 /// vectors need more than `minvec`. The sums wrap in `unsigned int` as the C's do.
-pub fn irq_calc_affinity_vectors(minvec: u32, maxvec: u32, req: &AffinityRequest, possible: u32) -> u32 {
+pub(crate) fn irq_calc_affinity_vectors(minvec: u32, maxvec: u32, req: &AffinityRequest, possible: u32) -> u32 {
     let resv = req.pre_vectors.wrapping_add(req.post_vectors);
     if resv > minvec {
         return 0;

@@ -48,7 +48,7 @@ use crate::topology::CpuSet;
 
 /// `struct cpu_lpi_count` for every CPU id, and the online mask the choices are made within.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ItsLpiCounts {
+pub(crate) struct ItsLpiCounts {
     managed: Vec<u32>,
     unmanaged: Vec<u32>,
     online: CpuSet,
@@ -56,7 +56,7 @@ pub struct ItsLpiCounts {
 
 impl ItsLpiCounts {
     /// No LPI counted yet, for `nr_cpu_ids` CPUs of which `online` are online.
-    pub fn new(nr_cpu_ids: u32, online: &CpuSet) -> ItsLpiCounts {
+    pub(crate) fn new(nr_cpu_ids: u32, online: &CpuSet) -> ItsLpiCounts {
         ItsLpiCounts {
             managed: vec![0; nr_cpu_ids as usize],
             unmanaged: vec![0; nr_cpu_ids as usize],
@@ -73,7 +73,7 @@ impl ItsLpiCounts {
     }
 
     /// `its_read_lpi_count()`: the count of the interrupt's kind on `cpu`.
-    pub fn its_read_lpi_count(&self, managed: bool, cpu: u32) -> u32 {
+    pub(crate) fn its_read_lpi_count(&self, managed: bool, cpu: u32) -> u32 {
         self.counts(managed).get(cpu as usize).copied().unwrap_or(0)
     }
 
@@ -105,7 +105,7 @@ impl ItsLpiCounts {
 
     /// LPIs of other interrupts that sit on `cpu` before the modelled devices (counted as
     /// unmanaged: other drivers' MSIs).
-    pub fn hold(&mut self, cpu: u32, n: u32) {
+    pub(crate) fn hold(&mut self, cpu: u32, n: u32) {
         for _ in 0..n {
             self.its_inc_lpi_count(false, cpu);
         }
@@ -114,7 +114,7 @@ impl ItsLpiCounts {
     /// `cpumask_pick_least_loaded()`: the CPU of `mask` with the smallest count of the
     /// interrupt's kind, ties to the lowest id (the scan keeps the first CPU with a count
     /// strictly below the best so far); `None` (the kernel's `nr_cpu_ids`) for an empty mask.
-    pub fn cpumask_pick_least_loaded(&self, managed: bool, mask: &CpuSet) -> Option<u32> {
+    pub(crate) fn cpumask_pick_least_loaded(&self, managed: bool, mask: &CpuSet) -> Option<u32> {
         let mut best = None;
         let mut count = u32::MAX;
         for cpu in mask.iter() {
@@ -130,7 +130,7 @@ impl ItsLpiCounts {
     /// `its_select_cpu()` with the ITS on no NUMA node (see the module comment): managed, the
     /// least-loaded CPU of `aff_mask` as given (the callers hand it online CPUs only);
     /// unmanaged, of `aff_mask ∩ online`, or of every online CPU when that is empty.
-    pub fn its_select_cpu(&self, managed: bool, aff_mask: &CpuSet) -> Option<u32> {
+    pub(crate) fn its_select_cpu(&self, managed: bool, aff_mask: &CpuSet) -> Option<u32> {
         if managed {
             return self.cpumask_pick_least_loaded(true, aff_mask);
         }
@@ -143,7 +143,7 @@ impl ItsLpiCounts {
 
     /// `its_irq_domain_activate()`, reached from the allocation (`MSI_FLAG_ACTIVATE_EARLY`):
     /// `its_select_cpu(d, cpu_online_mask)`, counted there. `None` only with no CPU online.
-    pub fn its_irq_domain_activate(&mut self, managed: bool) -> Option<u32> {
+    pub(crate) fn its_irq_domain_activate(&mut self, managed: bool) -> Option<u32> {
         let online = self.online.clone();
         let cpu = self.its_select_cpu(managed, &online)?;
         self.its_inc_lpi_count(managed, cpu);
@@ -153,7 +153,7 @@ impl ItsLpiCounts {
     /// `its_set_affinity(d, mask, force = false)` on a vector now on `prev_cpu`: release that
     /// count, pick `its_select_cpu(d, mask)` and count it. When no CPU can be picked the
     /// kernel counts `prev_cpu` again and answers `-EINVAL`: `None` here, the vector stays.
-    pub fn its_set_affinity(&mut self, managed: bool, prev_cpu: u32, mask: &CpuSet) -> Option<u32> {
+    pub(crate) fn its_set_affinity(&mut self, managed: bool, prev_cpu: u32, mask: &CpuSet) -> Option<u32> {
         self.its_dec_lpi_count(managed, prev_cpu);
         match self.its_select_cpu(managed, mask) {
             Some(cpu) => {
@@ -168,7 +168,8 @@ impl ItsLpiCounts {
     }
 
     /// `its_irq_domain_deactivate()`: the vector on `cpu` stops counting.
-    pub fn its_irq_domain_deactivate(&mut self, managed: bool, cpu: u32) {
+    #[cfg(test)]
+    pub(crate) fn its_irq_domain_deactivate(&mut self, managed: bool, cpu: u32) {
         self.its_dec_lpi_count(managed, cpu);
     }
 }

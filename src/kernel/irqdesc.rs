@@ -18,7 +18,7 @@ use super::irq_affinity::IrqAffinityDesc;
 
 /// `alloc_descs()`'s validation: the index of the first descriptor whose mask is empty
 /// (`-EINVAL`), or `None` when every mask holds a CPU.
-pub fn alloc_descs_empty_mask(descs: &[IrqAffinityDesc]) -> Option<u32> {
+pub(crate) fn alloc_descs_empty_mask(descs: &[IrqAffinityDesc]) -> Option<u32> {
     descs.iter().position(|d| d.mask.is_empty()).map(|i| i as u32)
 }
 

@@ -15,25 +15,17 @@ use crate::topology::CpuSet;
 
 /// The housekeeping types this model keeps (`enum hk_type`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub enum HkType {
+pub(crate) enum HkType {
     Domain,
     ManagedIrq,
     KernelNoise,
 }
 
-impl HkType {
-    pub fn name(self) -> &'static str {
-        match self {
-            HkType::Domain => "domain",
-            HkType::ManagedIrq => "managed_irq",
-            HkType::KernelNoise => "kernel_noise",
-        }
-    }
-}
+impl HkType {}
 
 /// Housekeeping masks by type; a type is enabled when its mask is set (`housekeeping.flags`).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Housekeeping {
+pub(crate) struct Housekeeping {
     masks: Vec<(HkType, CpuSet)>,
 }
 

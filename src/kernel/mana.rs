@@ -21,7 +21,7 @@ use std::fmt;
 /// Queue limit of the static MSI-X path (`MANA_MAX_NUM_QUEUES`).
 pub(crate) const MANA_MAX_NUM_QUEUES: u32 = 64;
 /// Largest CPU count the model accepts: the topology's own limit (one set of limits).
-pub const CPUS_MAX: usize = crate::topology::CPUS_MAX as usize;
+pub(crate) const CPUS_MAX: usize = crate::topology::CPUS_MAX as usize;
 /// Largest node count the model accepts: the topology's own limit.
 pub(crate) const NODES_MAX: usize = crate::topology::NODES_MAX as usize;
 /// Largest MSI-X table a PCI function can have.
@@ -51,7 +51,7 @@ pub enum DriverVersion {
 }
 
 impl DriverVersion {
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             DriverVersion::Unpatched => "unpatched",
             DriverVersion::Patched => "patched",
@@ -63,16 +63,16 @@ impl DriverVersion {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ManaInput {
     /// NUMA node of each CPU (index = CPU id).
-    pub cpu_node: Vec<u32>,
+    pub(crate) cpu_node: Vec<u32>,
     /// Core id of each CPU; CPUs with equal core id are SMT siblings.
     pub cpu_core: Vec<u32>,
     /// Node distance matrix (SLIT), `n_nodes` × `n_nodes`.
-    pub node_distance: Vec<Vec<u32>>,
+    pub(crate) node_distance: Vec<Vec<u32>>,
     /// Node of the PCI device; `-1` is `NUMA_NO_NODE`.
-    pub device_node: i32,
-    pub mode: MsixMode,
+    pub(crate) device_node: i32,
+    pub(crate) mode: MsixMode,
     /// MSI-X vectors the device offers.
-    pub max_msix: u32,
+    pub(crate) max_msix: u32,
     /// Vectors already taken on each CPU before MANA probes.
     pub initial_vector_load: Vec<u32>,
     /// Online flag per CPU.
@@ -215,13 +215,13 @@ impl std::error::Error for ManaError {}
 
 /// HWC (hardware channel, MSI-X index 0) or a queue IRQ.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum IrqKind {
+pub(crate) enum IrqKind {
     Hwc,
     Queue,
 }
 
 impl IrqKind {
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             IrqKind::Hwc => "hwc",
             IrqKind::Queue => "queue",
@@ -239,7 +239,7 @@ pub enum SetupFn {
 }
 
 impl SetupFn {
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             SetupFn::NumaAware => "numa_aware",
             SetupFn::Linear => "linear",
@@ -249,7 +249,7 @@ impl SetupFn {
 
 /// Which candidate set an activation took its CPU from (spec A.2).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ActivationSet {
+pub(crate) enum ActivationSet {
     /// Online CPUs of the device node that are in the default affinity.
     NodeAndDefault,
     /// Online CPUs of the device node.
@@ -262,7 +262,7 @@ pub enum ActivationSet {
 
 /// What happened to the vector an IRQ had before a move.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum OldVector {
+pub(crate) enum OldVector {
     /// Still counted until setup ends (no interrupt arrived on the new one).
     LeftBehind,
     /// Released because an interrupt arrived on the new vector (the HWC in
@@ -272,7 +272,7 @@ pub enum OldVector {
 
 /// Result of applying a mask.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum AffinityAction {
+pub(crate) enum AffinityAction {
     /// The current CPU is online and in the mask: nothing changes.
     Kept,
     /// A new vector was taken on `to_cpu`.
@@ -281,7 +281,7 @@ pub enum AffinityAction {
 
 /// One event of MANA setup, in the order it happened.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum SetupStep {
+pub(crate) enum SetupStep {
     /// `request_irq()` bound the reserved vector to `cpu`.
     Activate {
         index: u32,
@@ -313,12 +313,12 @@ pub enum SetupStep {
 /// Final placement of one IRQ.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct IrqPlacement {
-    pub index: u32,
-    pub kind: IrqKind,
+    pub(crate) index: u32,
+    pub(crate) kind: IrqKind,
     /// Mask the driver set; `None` if it never set one ("default").
     pub affinity: Option<Vec<u32>>,
     /// CPU whose vector was taken at activation.
-    pub request_cpu: u32,
+    pub(crate) request_cpu: u32,
     /// CPU the IRQ is delivered to after setup.
     pub effective_cpu: u32,
 }
@@ -338,24 +338,24 @@ pub struct CpuVectorLoad {
 /// Everything one driver version does during probe.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ManaOutcome {
-    pub version: DriverVersion,
+    pub(crate) version: DriverVersion,
     /// Vectors in use, HWC included.
     pub num_msix_usable: u32,
     /// Queue IRQs (HWC excluded).
-    pub queue_irq_count: u32,
+    pub(crate) queue_irq_count: u32,
     /// Whether the NUMA-aware spread skipped its first core.
-    pub skip_first_cpu: bool,
+    pub(crate) skip_first_cpu: bool,
     /// Which routine set the queue IRQ masks.
     pub setup_fn: SetupFn,
     /// One entry per IRQ in MSI-X index order; index 0 is the HWC.
     pub irqs: Vec<IrqPlacement>,
     pub effective_cpus: Vec<u32>,
     /// Queue IRQs (not the HWC) per effective CPU.
-    pub queue_irqs_per_cpu: Vec<u32>,
+    pub(crate) queue_irqs_per_cpu: Vec<u32>,
     /// `L` at the end of setup, pre-existing load included.
     pub final_vector_load: Vec<u32>,
     /// Event log for a step-by-step view.
-    pub steps: Vec<SetupStep>,
+    pub(crate) steps: Vec<SetupStep>,
     /// Per-CPU split of `final_vector_load`.
     pub load_breakdown: Vec<CpuVectorLoad>,
 }

@@ -10,7 +10,7 @@ use crate::topology::{CpuSet, Topology};
 /// `set` is the vector's affinity mask when it has an affinity descriptor whose mask holds an
 /// online CPU, else the default affinity; the result is `online ∩ set` (all online CPUs if that
 /// is empty), narrowed to the descriptor node's online CPUs when that leaves any.
-pub fn irq_setup_affinity(topo: &Topology, mask: Option<&CpuSet>, node: Option<u32>) -> CpuSet {
+pub(crate) fn irq_setup_affinity(topo: &Topology, mask: Option<&CpuSet>, node: Option<u32>) -> CpuSet {
     irq_setup_affinity_with(topo, mask, node, &CpuSet::full(topo.nr_cpu_ids()))
 }
 
@@ -44,7 +44,7 @@ pub(crate) fn irq_setup_affinity_with(
 /// `irq_affinity_setup()` (`irqaffinity=`, kernel/irq/irqdesc.c): the parsed list with the
 /// boot CPU (CPU 0) always added, so the default affinity is never empty. Without the
 /// parameter `init_irq_default_affinity()` sets every bit.
-pub fn irq_affinity_setup(list: &CpuSet, nr_cpu_ids: u32) -> CpuSet {
+pub(crate) fn irq_affinity_setup(list: &CpuSet, nr_cpu_ids: u32) -> CpuSet {
     let mut default = CpuSet::new(nr_cpu_ids);
     for cpu in list.iter().filter(|&c| c < nr_cpu_ids) {
         default.insert(cpu);

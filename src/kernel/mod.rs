@@ -26,17 +26,17 @@
 //!
 //! A long kernel file may be split here; two kernel files are never merged into one.
 
-pub mod blk_mq_cpumap;
-pub mod group_cpus;
+pub(crate) mod blk_mq_cpumap;
+pub(crate) mod group_cpus;
 pub mod irq_affinity;
-pub mod irq_gic_v3_its;
-pub mod irqdesc;
-pub mod isolation;
+pub(crate) mod irq_gic_v3_its;
+pub(crate) mod irqdesc;
+pub(crate) mod isolation;
 pub mod mana;
-pub mod manage;
+pub(crate) mod manage;
 pub mod release;
 pub mod sched;
-pub mod sort;
+pub(crate) mod sort;
 pub mod vector_matrix;
 
 pub use group_cpus::{
@@ -89,7 +89,7 @@ pub enum KernelWarn {
 impl KernelWarn {
     /// The warning as a release of the `irq_create_affinity_masks()` era `era` has it: only the
     /// `numgrps` era's `group_cpus_evenly()` WARNs when groups go unfilled.
-    pub fn for_era(self, era: irq_affinity::AffinityEra) -> KernelWarn {
+    pub(crate) fn for_era(self, era: irq_affinity::AffinityEra) -> KernelWarn {
         match self {
             KernelWarn::GroupsUnfilled {
                 numgrps, initialized, ..

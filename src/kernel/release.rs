@@ -19,29 +19,29 @@ use crate::topology::{Arch, Irqchip};
 use std::fmt;
 
 /// A kernel release, `(major, minor)`.
-pub type Release = (u32, u32);
+pub(crate) type Release = (u32, u32);
 
 /// Releases `from ..= to`; an end that is `None` is open.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Range {
-    pub from: Option<Release>,
-    pub to: Option<Release>,
+    pub(crate) from: Option<Release>,
+    pub(crate) to: Option<Release>,
 }
 
 impl Range {
     /// Every release.
-    pub const ALL: Range = Range { from: None, to: None };
+    pub(crate) const ALL: Range = Range { from: None, to: None };
 
-    pub const fn new(from: Option<Release>, to: Option<Release>) -> Range {
+    pub(crate) const fn new(from: Option<Release>, to: Option<Release>) -> Range {
         Range { from, to }
     }
 
-    pub fn contains(&self, r: Release) -> bool {
+    pub(crate) fn contains(&self, r: Release) -> bool {
         self.from.is_none_or(|f| r >= f) && self.to.is_none_or(|t| r <= t)
     }
 
     /// The releases both ranges hold, `None` when there are none.
-    pub fn intersect(&self, other: &Range) -> Option<Range> {
+    pub(crate) fn intersect(&self, other: &Range) -> Option<Range> {
         let from = match (self.from, other.from) {
             (Some(a), Some(b)) => Some(a.max(b)),
             (a, b) => a.or(b),
@@ -77,8 +77,9 @@ impl fmt::Display for Range {
 /// One row of a table: the model a range of releases runs, and where that is known from.
 #[derive(Debug, Clone, Copy)]
 pub struct Row<T: 'static> {
-    pub range: Range,
-    pub model: T,
+    pub(crate) range: Range,
+    pub(crate) model: T,
+    /// The commit, file or measurement the row rests on.
     pub source: &'static str,
 }
 
@@ -111,7 +112,7 @@ pub const VARIANTS: &[Row<Variant>] = &[
 ];
 
 /// `lib/sort.c`.
-pub const SORTS: &[Row<SortGen>] = &[
+pub(crate) const SORTS: &[Row<SortGen>] = &[
     row(
         Some((5, 1)),
         Some((6, 8)),
@@ -133,7 +134,7 @@ pub const SORTS: &[Row<SortGen>] = &[
 ];
 
 /// `kernel/irq/affinity.c`: `irq_create_affinity_masks()`.
-pub const AFFINITY_ERAS: &[Row<AffinityEra>] = &[
+pub(crate) const AFFINITY_ERAS: &[Row<AffinityEra>] = &[
     row(
         None,
         Some((6, 16)),
@@ -153,7 +154,7 @@ pub const AFFINITY_ERAS: &[Row<AffinityEra>] = &[
 ];
 
 /// `block/blk-mq-cpumap.c`: `blk_mq_map_queues()`.
-pub const MAPPERS: &[Row<Mapper>] = &[
+pub(crate) const MAPPERS: &[Row<Mapper>] = &[
     row(
         Some((4, 10)),
         Some((4, 12)),
@@ -187,7 +188,7 @@ pub const MAPPERS: &[Row<Mapper>] = &[
 ];
 
 /// The driver-side map from IRQ affinity (NVMe): what a queue whose vector has no mask does.
-pub const HW_FALLBACKS: &[Row<HwFallback>] = &[
+pub(crate) const HW_FALLBACKS: &[Row<HwFallback>] = &[
     row(
         None,
         Some((6, 13)),
@@ -205,7 +206,7 @@ pub const HW_FALLBACKS: &[Row<HwFallback>] = &[
 ];
 
 /// The x86 vector window: `FIRST_SYSTEM_VECTOR` and the system vectors inside the window.
-pub const VECTOR_WINDOWS: &[Row<VectorWindow>] = &[
+pub(crate) const VECTOR_WINDOWS: &[Row<VectorWindow>] = &[
     row(
         None,
         Some((6, 7)),
@@ -253,7 +254,7 @@ pub enum HotplugRule {
 }
 
 impl HotplugRule {
-    pub fn describe(self) -> &'static str {
+    pub(crate) fn describe(self) -> &'static str {
         match self {
             HotplugRule::RoundRobinOnlineNodes => {
                 "hotplug CPUs dealt round-robin over the online nodes (numa_init_array())"
@@ -296,7 +297,7 @@ pub const HOTPLUG: &[Row<Option<HotplugRule>>] = &[
 /// Hyper-V vPCI device the host gives no NUMA information (no `HV_PCI_DEVICE_FLAG_NUMA_AFFINITY`,
 /// or a node past `num_possible_nodes()`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum HvPciNode {
+pub(crate) enum HvPciNode {
     /// The node stays what the PCI core set: on x86 the bus's `pci_sysdata.node`, which the
     /// driver's zeroed bus structure leaves 0; on arm64 `NUMA_NO_NODE`.
     Unset,
@@ -306,14 +307,14 @@ pub enum HvPciNode {
 
 impl HvPciNode {
     /// The node a device without NUMA information gets on `arch` (`None`: `NUMA_NO_NODE`).
-    pub fn node(self, arch: Arch) -> Option<u32> {
+    pub(crate) fn node(self, arch: Arch) -> Option<u32> {
         match (self, arch) {
             (HvPciNode::Zero, _) | (HvPciNode::Unset, Arch::X86_64) => Some(0),
             (HvPciNode::Unset, Arch::Arm64) => None,
         }
     }
 
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             HvPciNode::Unset => "hv-pci unset node",
             HvPciNode::Zero => "hv-pci node 0",
@@ -324,7 +325,7 @@ impl HvPciNode {
 /// Hyper-V vPCI devices without NUMA information. Stable series took the fix as a backport in a
 /// point release (the 5.15, 6.18 and 6.19 stable reviews of 2026-05-30 carry it); a release
 /// here is `(major, minor)`, so such a series keeps the row of its minor.
-pub const HV_PCI_NODES: &[Row<HvPciNode>] = &[
+pub(crate) const HV_PCI_NODES: &[Row<HvPciNode>] = &[
     row(
         None,
         Some((6, 19)),
@@ -343,7 +344,7 @@ pub const HV_PCI_NODES: &[Row<HvPciNode>] = &[
 ];
 
 /// The releases a Hyper-V vPCI node rule holds for.
-pub fn hv_pci_node_range(rule: HvPciNode) -> Option<Range> {
+pub(crate) fn hv_pci_node_range(rule: HvPciNode) -> Option<Range> {
     range_of(HV_PCI_NODES, &rule)
 }
 
@@ -363,23 +364,18 @@ pub fn variant_range(v: Variant) -> Option<Range> {
 }
 
 /// The releases a heapsort generation holds for.
-pub fn sort_range(s: SortGen) -> Option<Range> {
+pub(crate) fn sort_range(s: SortGen) -> Option<Range> {
     range_of(SORTS, &s)
 }
 
 /// The releases an `irq_create_affinity_masks()` era holds for.
-pub fn affinity_range(e: AffinityEra) -> Option<Range> {
+pub(crate) fn affinity_range(e: AffinityEra) -> Option<Range> {
     range_of(AFFINITY_ERAS, &e)
 }
 
 /// The releases a blk-mq mapper holds for.
-pub fn mapper_range(m: Mapper) -> Option<Range> {
+pub(crate) fn mapper_range(m: Mapper) -> Option<Range> {
     range_of(MAPPERS, &m)
-}
-
-/// The releases an x86 vector window holds for.
-pub fn window_range(w: VectorWindow) -> Option<Range> {
-    range_of(VECTOR_WINDOWS, &w)
 }
 
 /// The releases an effective-CPU model holds for on a controller (`None`: the model is not the
@@ -394,7 +390,7 @@ pub fn window_range(w: VectorWindow) -> Option<Range> {
 /// - GICv5: `gicv5_iri_irq_set_affinity()` (drivers/irqchip/irq-gic-v5.c) fires SPIs and LPIs
 ///   on the first online CPU of the mask, the `arm64-gicv5` model, from v6.17, where the driver
 ///   first appears ([`GICV5_FROM`]).
-pub fn effective_range(model: EffectiveModel, chip: Irqchip) -> Option<Range> {
+pub(crate) fn effective_range(model: EffectiveModel, chip: Irqchip) -> Option<Range> {
     match (model, chip) {
         (EffectiveModel::X86Matrix, Irqchip::Apic) => Some(Range::new(Some((4, 15)), None)),
         (EffectiveModel::Arm64Its, Irqchip::GicIts) => Some(Range::new(Some((5, 8)), None)),
@@ -408,27 +404,27 @@ pub fn effective_range(model: EffectiveModel, chip: Irqchip) -> Option<Range> {
 /// -iwb.c, "irqchip/gic-v5: Add GICv5 PPI support" .. "arm64: Kconfig: Enable GICv5") came in
 /// through the kvmarm-6.17 pull ("KVM/arm64 changes for 6.17, round #1"). Before it no kernel
 /// drives a GICv5, so an answer for a `gic-v5` machine holds from here on.
-pub const GICV5_FROM: Release = (6, 17);
+pub(crate) const GICV5_FROM: Release = (6, 17);
 
 /// Everything a kernel release picks.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Generation {
-    pub release: Release,
+    pub(crate) release: Release,
     pub variant: &'static str,
     pub sort: &'static str,
     pub affinity: AffinityEra,
     pub mapper: Mapper,
-    pub hw_fallback: HwFallback,
-    pub window: VectorWindow,
+    pub(crate) hw_fallback: HwFallback,
+    pub(crate) window: VectorWindow,
     /// `None`: this release's rule is not known (a warning, the snapshot's nodes are kept).
-    pub hotplug: Option<HotplugRule>,
+    pub(crate) hotplug: Option<HotplugRule>,
     /// The node of a Hyper-V vPCI device the host gives no NUMA information.
-    pub hv_pci_node: HvPciNode,
+    pub(crate) hv_pci_node: HvPciNode,
 }
 
 impl Generation {
     /// The effective-CPU model of a machine with this controller.
-    pub fn effective(&self, chip: Irqchip) -> EffectiveModel {
+    pub(crate) fn effective(&self, chip: Irqchip) -> EffectiveModel {
         EffectiveModel::for_irqchip(chip)
     }
 }
@@ -490,6 +486,15 @@ mod tests {
                 }
             }
             assert!(rows.last().unwrap().range.to.is_none(), "{name} reaches today");
+            for r in rows {
+                let words = r.source.split_whitespace().count();
+                assert!(
+                    words >= 3,
+                    "{name}: {} does not say where it is known from: {:?}",
+                    r.range,
+                    r.source
+                );
+            }
         }
         check("variants", VARIANTS);
         check("sorts", SORTS);

@@ -36,7 +36,7 @@ impl SortGen {
     }
 
     /// Kernel versions whose `lib/sort.c` this generation models.
-    pub fn kernels(self) -> &'static str {
+    pub(crate) fn kernels(self) -> &'static str {
         match self {
             SortGen::HeapV5_1 => "v5.1 .. v6.8",
             SortGen::HeapV6_9 => "v6.9 .. v6.10",

@@ -53,7 +53,7 @@ use crate::topology::{CpuSet, Irqchip, Topology};
 use std::fmt;
 
 /// Vectors per CPU (`NR_VECTORS`, arch/x86/include/asm/irq_vectors.h).
-pub const NR_VECTORS: u32 = 256;
+pub(crate) const NR_VECTORS: u32 = 256;
 /// First vector a device may get (`FIRST_EXTERNAL_VECTOR`, 0x20): below it are the exceptions.
 pub(crate) const FIRST_EXTERNAL_VECTOR: u32 = 0x20;
 /// First system vector (`FIRST_SYSTEM_VECTOR`: `LOCAL_TIMER_VECTOR`, 0xec, on x86-64 without
@@ -88,27 +88,27 @@ pub(crate) const IRQ_MOVE_CLEANUP_VECTOR: u32 = FIRST_EXTERNAL_VECTOR;
 pub struct VectorWindow {
     /// `FIRST_SYSTEM_VECTOR`: `LOCAL_TIMER_VECTOR` (0xec) before v6.10,
     /// `POSTED_MSI_NOTIFICATION_VECTOR` (0xeb) from v6.10.
-    pub first_system_vector: u32,
+    pub(crate) first_system_vector: u32,
     /// `IRQ_MOVE_CLEANUP_VECTOR` (0x20) is a system vector in the window (before v6.8).
-    pub move_cleanup_vector: bool,
+    pub(crate) move_cleanup_vector: bool,
 }
 
 impl VectorWindow {
     /// System vectors inside the window: `IA32_SYSCALL_VECTOR` always (IA32 emulation on, the
     /// distribution default), `IRQ_MOVE_CLEANUP_VECTOR` where the release has it, the PIC
     /// cascade where the machine has a legacy PIC.
-    pub fn systembits_inalloc(self, legacy_pic: bool) -> u32 {
+    pub(crate) fn systembits_inalloc(self, legacy_pic: bool) -> u32 {
         SYSTEM_VECTORS_IN_ALLOC + u32::from(self.move_cleanup_vector) + u32::from(legacy_pic)
     }
 
     /// `irq_matrix_online()`'s `available` on a CPU with nothing allocated.
-    pub fn vectors_per_cpu(self, legacy_pic: bool) -> u32 {
+    pub(crate) fn vectors_per_cpu(self, legacy_pic: bool) -> u32 {
         self.first_system_vector - FIRST_EXTERNAL_VECTOR - self.systembits_inalloc(legacy_pic)
     }
 
     /// What the count is made of, for reports: "window 0x20-0xea less IA32_SYSCALL_VECTOR and
     /// the PIC cascade".
-    pub fn describe(self, legacy_pic: bool) -> String {
+    pub(crate) fn describe(self, legacy_pic: bool) -> String {
         let mut taken = vec![format!("IA32_SYSCALL_VECTOR (0x{IA32_SYSCALL_VECTOR:x})")];
         if self.move_cleanup_vector {
             taken.push(format!("IRQ_MOVE_CLEANUP_VECTOR (0x{IRQ_MOVE_CLEANUP_VECTOR:x})"));
@@ -157,27 +157,12 @@ impl EffectiveModel {
         }
     }
 
-    pub fn from_name(name: &str) -> Option<EffectiveModel> {
+    pub(crate) fn from_name(name: &str) -> Option<EffectiveModel> {
         EffectiveModel::ALL.into_iter().find(|m| m.name() == name)
     }
 
-    pub fn describe(self) -> &'static str {
-        match self {
-            EffectiveModel::X86Matrix => "x86 vector matrix (kernel/irq/matrix.c)",
-            EffectiveModel::FirstCpu => "first CPU of the mask (GIC SPIs: GICv2m, Hyper-V vPCI on arm64)",
-            EffectiveModel::Arm64Its => {
-                "GICv3 ITS, least-loaded CPU at allocation then of the mask at request \
-                 (drivers/irqchip/irq-gic-v3-its.c, v5.8 ..)"
-            }
-            EffectiveModel::Arm64GicV5 => {
-                "GICv5, first online CPU of the mask for SPIs and LPIs \
-                 (gicv5_iri_irq_set_affinity(), drivers/irqchip/irq-gic-v5.c, v6.17 ..)"
-            }
-        }
-    }
-
     /// The model of the code that picks the CPU for a controller's MSIs.
-    pub fn for_irqchip(chip: Irqchip) -> EffectiveModel {
+    pub(crate) fn for_irqchip(chip: Irqchip) -> EffectiveModel {
         match chip {
             Irqchip::Apic => EffectiveModel::X86Matrix,
             Irqchip::GicIts => EffectiveModel::Arm64Its,
@@ -189,7 +174,7 @@ impl EffectiveModel {
 
 /// Why the matrix refused a request.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum MatrixError {
+pub(crate) enum MatrixError {
     /// `-EINVAL`: the search mask is empty (`irq_matrix_alloc()`, `irq_matrix_alloc_managed()`).
     EmptyMask,
     /// `-ENOSPC` from `irq_matrix_reserve_managed()`: `cpu` has no free bit for the reservation.
@@ -263,16 +248,16 @@ pub(crate) fn matrix_find_best_cpu_managed(
 
 /// One CPU's counts (`struct cpumap`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct CpuMap {
+pub(crate) struct CpuMap {
     /// Vectors still free for a non-managed allocation (online CPUs only; 0 when offline).
-    pub available: u32,
+    pub(crate) available: u32,
     /// Vectors allocated: pre-existing, non-managed and activated managed ones.
-    pub allocated: u32,
+    pub(crate) allocated: u32,
     /// Managed reservations (allocated or not).
-    pub managed: u32,
+    pub(crate) managed: u32,
     /// Managed reservations that are allocated.
-    pub managed_allocated: u32,
-    pub online: bool,
+    pub(crate) managed_allocated: u32,
+    pub(crate) online: bool,
 }
 
 impl CpuMap {
@@ -284,7 +269,7 @@ impl CpuMap {
 
 /// The vector matrix (`struct irq_matrix`), counts only.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct IrqMatrix {
+pub(crate) struct IrqMatrix {
     alloc_size: u32,
     systembits_inalloc: u32,
     global_available: u32,
@@ -295,7 +280,8 @@ pub struct IrqMatrix {
 
 impl IrqMatrix {
     /// The x86 matrix of `arch_early_irq_init()` with `online` CPUs brought up.
-    pub fn new(nr_cpu_ids: u32, online: &CpuSet) -> IrqMatrix {
+    #[cfg(test)]
+    pub(crate) fn new(nr_cpu_ids: u32, online: &CpuSet) -> IrqMatrix {
         IrqMatrix::with_window(
             nr_cpu_ids,
             online,
@@ -343,11 +329,11 @@ impl IrqMatrix {
         self.maps.get(cpu as usize)
     }
 
-    pub fn cpu(&self, cpu: u32) -> CpuMap {
+    pub(crate) fn cpu(&self, cpu: u32) -> CpuMap {
         self.map(cpu).copied().unwrap_or_default()
     }
 
-    pub fn nr_cpu_ids(&self) -> u32 {
+    pub(crate) fn nr_cpu_ids(&self) -> u32 {
         self.maps.len() as u32
     }
 
@@ -400,7 +386,8 @@ impl IrqMatrix {
 
     /// `irq_matrix_remove_managed()`: drop one unallocated managed reservation on every CPU of
     /// `mask` (the kernel WARNs and skips a CPU with none).
-    pub fn remove_managed(&mut self, mask: &CpuSet) {
+    #[cfg(test)]
+    pub(crate) fn remove_managed(&mut self, mask: &CpuSet) {
         let n = self.nr_cpu_ids();
         for cpu in mask.iter().filter(|&c| c < n) {
             self.remove_managed_one(cpu);
@@ -443,14 +430,15 @@ impl IrqMatrix {
     /// allocation time; the real vector comes at activation. Returns `true` when the kernel
     /// prints "Interrupt reservation exceeds available resources" (`global_reserved ==
     /// global_available` before the increment); the reservation is made either way.
-    pub fn reserve(&mut self) -> bool {
+    pub(crate) fn reserve(&mut self) -> bool {
         let exceeds = self.global_reserved == self.global_available;
         self.global_reserved += 1;
         exceeds
     }
 
     /// `irq_matrix_remove_reserved()`.
-    pub fn remove_reserved(&mut self) {
+    #[cfg(test)]
+    pub(crate) fn remove_reserved(&mut self) {
         self.global_reserved = self.global_reserved.saturating_sub(1);
     }
 
@@ -478,7 +466,7 @@ impl IrqMatrix {
 
     /// `irq_matrix_free()`: release an allocated vector. A managed one keeps its reservation
     /// (`available` does not change); a non-managed one becomes available again.
-    pub fn free(&mut self, cpu: u32, managed: bool) {
+    pub(crate) fn free(&mut self, cpu: u32, managed: bool) {
         let Some(cm) = self.maps.get_mut(cpu as usize) else {
             return;
         };
@@ -504,11 +492,11 @@ impl IrqMatrix {
 /// Where a non-managed activation found its vector.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct NonManagedActivation {
-    pub cpu: u32,
+    pub(crate) cpu: u32,
     /// The target mask had no available vector and a wider search of
     /// `assign_irq_vector_any_locked()` found one outside the descriptor's affinity mask: the
     /// kernel prints "Affinity broken due to vector space exhaustion".
-    pub affinity_broken: bool,
+    pub(crate) affinity_broken: bool,
 }
 
 /// The state behind an effective-CPU model, for the CPUs of one topology: the x86 vector
@@ -516,8 +504,8 @@ pub(crate) struct NonManagedActivation {
 /// [`VectorMatrix::allocations`]: the counts a probe's steps must balance.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Allocations {
-    pub x86: u32,
-    pub its_lpis: u32,
+    pub(crate) x86: u32,
+    pub(crate) its_lpis: u32,
 }
 
 #[derive(Debug, Clone)]
@@ -533,7 +521,7 @@ impl VectorMatrix {
     /// The matrix with `per_cpu` vectors a device may get on each online CPU (a release's
     /// [`VectorWindow`] on this machine). Only the count matters to the model, so the window is
     /// that many bits with no system vector in it.
-    pub fn with_vectors_per_cpu(topo: &Topology, model: EffectiveModel, per_cpu: u32) -> VectorMatrix {
+    pub(crate) fn with_vectors_per_cpu(topo: &Topology, model: EffectiveModel, per_cpu: u32) -> VectorMatrix {
         VectorMatrix {
             model,
             online: topo.online().clone(),
@@ -542,12 +530,12 @@ impl VectorMatrix {
         }
     }
 
-    pub fn model(&self) -> EffectiveModel {
+    pub(crate) fn model(&self) -> EffectiveModel {
         self.model
     }
 
     /// The counts behind the model (all zero unless it is [`EffectiveModel::X86Matrix`]).
-    pub fn matrix(&self) -> &IrqMatrix {
+    pub(crate) fn matrix(&self) -> &IrqMatrix {
         &self.matrix
     }
 
@@ -569,7 +557,7 @@ impl VectorMatrix {
 
     /// Vectors other interrupts hold on `cpu` before the scenario starts (under
     /// [`EffectiveModel::Arm64Its`]: unmanaged LPIs of other drivers).
-    pub fn hold(&mut self, cpu: u32, n: u32) -> Result<(), MatrixError> {
+    pub(crate) fn hold(&mut self, cpu: u32, n: u32) -> Result<(), MatrixError> {
         if self.model == EffectiveModel::Arm64Its {
             self.its.hold(cpu, n);
             return Ok(());
@@ -594,7 +582,7 @@ impl VectorMatrix {
     /// Allocation of a non-managed vector without a target (`reserve_irq_vector()` →
     /// `irq_matrix_reserve()`): `true` when the kernel warns that reservations exceed what is
     /// available.
-    pub fn reserve(&mut self) -> bool {
+    pub(crate) fn reserve(&mut self) -> bool {
         self.tracks() && self.matrix.reserve()
     }
 

@@ -34,9 +34,9 @@ use std::sync::{mpsc, OnceLock};
 use std::time::Duration;
 
 /// How long one compile may take.
-pub const COMPILE_TIME_MAX: Duration = Duration::from_secs(60);
+pub(crate) const COMPILE_TIME_MAX: Duration = Duration::from_secs(60);
 /// The address space of every process of a compile (cc1 is the large one).
-pub const COMPILE_MEMORY_MIB: u64 = 2048;
+pub(crate) const COMPILE_MEMORY_MIB: u64 = 2048;
 /// The largest file a compile may write (objects, the harness).
 const COMPILE_FILE_BYTES_MAX: u64 = 256 << 20;
 /// The largest file a harness may write (it writes none: its output is a pipe).
@@ -57,7 +57,7 @@ pub fn set_unconfined() {
 }
 
 /// Whether [`set_unconfined`] was called.
-pub fn unconfined() -> bool {
+pub(crate) fn unconfined() -> bool {
     UNCONFINED.load(Ordering::SeqCst)
 }
 
@@ -72,7 +72,7 @@ struct Rlimits {
 /// Where a build's scratch tree goes: `cache/scratch`, but for a sandbox that runs as nobody
 /// (irqscope run as root), which may not reach into a cache below a private directory (root's
 /// home, a 0700 temporary directory): then a fresh directory of its own in `/tmp`.
-pub fn scratch_base(cache: &Path) -> PathBuf {
+pub(crate) fn scratch_base(cache: &Path) -> PathBuf {
     if !unconfined() && running_as_root() {
         PathBuf::from("/tmp")
     } else {
@@ -82,7 +82,7 @@ pub fn scratch_base(cache: &Path) -> PathBuf {
 
 /// Run the system's `cc` with `args` in `dir`, within [`COMPILE_TIME_MAX`], confined: `dir`
 /// (the scratch tree) read-only at its own path, `dir/build` writable.
-pub fn compile(dir: &Path, args: &[OsString]) -> std::io::Result<Output> {
+pub(crate) fn compile(dir: &Path, args: &[OsString]) -> std::io::Result<Output> {
     let limits = Rlimits {
         memory_bytes: COMPILE_MEMORY_MIB << 20,
         cpu_s: COMPILE_TIME_MAX.as_secs(),

@@ -15,9 +15,9 @@
 //! Debian's packages at run time and lives only in the cache directory ([`cache_dir`]).
 
 pub mod exec;
-pub mod registry;
+pub(crate) mod registry;
 pub mod runner;
-pub mod stages;
+pub(crate) mod stages;
 
 pub use runner::{KernelC, Limits};
 
@@ -29,7 +29,7 @@ thread_local! {
 /// Run `f` with every harness call it makes on this thread killed at `at` at the latest (or
 /// at its own wall-clock limit, if sooner): a server's request deadline reaches into a call
 /// of C that loops.
-pub fn with_deadline<T>(at: std::time::Instant, f: impl FnOnce() -> T) -> T {
+pub(crate) fn with_deadline<T>(at: std::time::Instant, f: impl FnOnce() -> T) -> T {
     struct Restore(Option<std::time::Instant>);
     impl Drop for Restore {
         fn drop(&mut self) {
@@ -59,13 +59,13 @@ pub enum KernelCError {
 }
 
 impl KernelCError {
-    pub fn input(m: impl Into<String>) -> KernelCError {
+    pub(crate) fn input(m: impl Into<String>) -> KernelCError {
         KernelCError::Input(m.into())
     }
 }
 
 /// sha256 of bytes as lower-case hex.
-pub fn sha256_hex(bytes: &[u8]) -> String {
+pub(crate) fn sha256_hex(bytes: &[u8]) -> String {
     use sha2::{Digest, Sha256};
     Sha256::digest(bytes).iter().map(|b| format!("{b:02x}")).collect()
 }
@@ -132,7 +132,7 @@ pub struct Provenance {
 
 impl Provenance {
     /// One line: name, version, patches, hash.
-    pub fn describe(&self) -> String {
+    pub(crate) fn describe(&self) -> String {
         let mut s = format!("built C: {}", self.origin);
         if let Some(v) = &self.version {
             s.push_str(&format!(", Linux {v}"));
@@ -165,7 +165,7 @@ impl Provenance {
 /// A finished build: its executable and what it is.
 #[derive(Debug, Clone)]
 pub struct Built {
-    pub exe: PathBuf,
+    pub(crate) exe: PathBuf,
     pub provenance: Provenance,
 }
 

@@ -67,7 +67,7 @@ impl Limits {
 }
 
 /// Most groups one call may ask for (the harness refuses more).
-pub const NUMGRPS_MAX: u32 = 65_536;
+pub(crate) const NUMGRPS_MAX: u32 = 65_536;
 /// Answers remembered before the memo starts over.
 const MEMO_ENTRIES_MAX: usize = 16_384;
 /// Machine texts remembered before that list starts over.
@@ -106,18 +106,18 @@ pub struct Answer {
     /// `None`: NULL.
     pub masks: Option<Vec<CpuSet>>,
     pub nummasks: u32,
-    pub counter_after: u32,
+    pub(crate) counter_after: u32,
     /// Each WARN the call hit.
-    pub warnings: Vec<Warning>,
+    pub(crate) warnings: Vec<Warning>,
 }
 
 /// A WARN the C hit: the file (its last path component), the line and the condition as
 /// written there.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Warning {
-    pub file: String,
-    pub line: u32,
-    pub condition: String,
+pub(crate) struct Warning {
+    pub(crate) file: String,
+    pub(crate) line: u32,
+    pub(crate) condition: String,
 }
 
 impl Warning {
@@ -183,7 +183,7 @@ impl KernelC {
         }
     }
 
-    pub fn provenance(&self) -> &Provenance {
+    pub(crate) fn provenance(&self) -> &Provenance {
         &self.provenance
     }
 
@@ -225,7 +225,7 @@ impl KernelC {
 
     /// Ask one question, on an idle process or a new one, under the boot parameters `boot`
     /// (a harness `boot` line). A process that failed is dropped.
-    pub(crate) fn ask(&self, machine: &Machine, boot: &str, req: &Request) -> Result<Reply, ExternalError> {
+    pub fn ask(&self, machine: &Machine, boot: &str, req: &Request) -> Result<Reply, ExternalError> {
         let idle = self.idle.lock().map(|mut v| v.pop()).unwrap_or(None);
         let mut proc = match idle {
             Some(p) => p,
@@ -546,7 +546,7 @@ pub(crate) fn read_warnings(r: &mut Replies, n: u32) -> Result<Vec<Warning>, Opt
 /// sibling and cluster mask), so the same key is the same machine to the C. Computing it
 /// reads each CPU once and each distinct mask's words once; the text is written only when a
 /// harness process does not hold the machine yet.
-pub(crate) struct Machine<'a> {
+pub struct Machine<'a> {
     pub(crate) topo: &'a Topology,
     pub(crate) key: u64,
     /// Per kind (siblings, clusters): the distinct masks, and for each possible CPU the index
@@ -761,7 +761,8 @@ fn catalogue_instance(topo: &Topology) -> Option<&'static Topology> {
 }
 
 /// The machine as the harness reads it (see [`Machine::text`]).
-pub fn topology_text(topo: &Topology) -> String {
+#[cfg(test)]
+pub(crate) fn topology_text(topo: &Topology) -> String {
     Machine::of(topo).text()
 }
 
@@ -921,7 +922,7 @@ impl KernelC {
 
 /// What is asked of a harness process.
 #[derive(Debug, Clone)]
-pub(crate) enum Request {
+pub enum Request {
     Call {
         numgrps: u32,
         counter: u32,
@@ -938,7 +939,7 @@ pub(crate) enum Request {
     },
 }
 
-pub(crate) enum Reply {
+pub enum Reply {
     Answer(Answer),
     Time(Timing),
     Stage(super::stages::StageReply),

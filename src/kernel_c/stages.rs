@@ -18,13 +18,13 @@ use crate::topology::{CpuSet, Topology};
 use std::sync::Arc;
 
 /// Most vectors one `irq_create_affinity_masks()` request may name (the harness's bound).
-pub const NVECS_MAX: u32 = 65_536;
+pub(crate) const NVECS_MAX: u32 = 65_536;
 /// Answers of the later stages remembered before that memo starts over.
 const STAGE_MEMO_MAX: usize = 16_384;
 
 /// What answers a stage request.
 #[derive(Debug, Clone, Copy)]
-pub(crate) enum ReplyKind {
+pub enum ReplyKind {
     Affinity,
     Calc,
     Map,
@@ -32,7 +32,7 @@ pub(crate) enum ReplyKind {
 
 /// A later stage's answer.
 #[derive(Debug, Clone)]
-pub(crate) enum StageReply {
+pub enum StageReply {
     Affinity(AffinityAnswer),
     Calc(u32),
     Map(MapAnswer),
@@ -42,31 +42,31 @@ pub(crate) enum StageReply {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct AffinityAnswer {
     /// Each vector's mask and whether it is managed; `None`: NULL.
-    pub descs: Option<Vec<(CpuSet, bool)>>,
-    pub counter_after: u32,
+    pub(crate) descs: Option<Vec<(CpuSet, bool)>>,
+    pub(crate) counter_after: u32,
     /// The counter values its `group_cpus_evenly()` calls consumed, in call order.
-    pub offsets: Vec<u32>,
-    pub warnings: Vec<Warning>,
+    pub(crate) offsets: Vec<u32>,
+    pub(crate) warnings: Vec<Warning>,
 }
 
 /// A `blk_mq_map_queues()` or `blk_mq_map_hw_queues()` map as the C answered it: the queue of
 /// every CPU id, `None` for ids that are not possible.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct MapAnswer {
-    pub map: Vec<Option<u32>>,
-    pub counter_after: u32,
-    pub offsets: Vec<u32>,
-    pub warnings: Vec<Warning>,
+    pub(crate) map: Vec<Option<u32>>,
+    pub(crate) counter_after: u32,
+    pub(crate) offsets: Vec<u32>,
+    pub(crate) warnings: Vec<Warning>,
 }
 
 /// The boot parameters a stage runs under.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Boot {
+pub(crate) struct Boot {
     /// `irqaffinity=LIST` (the harness adds the boot CPU, as `irq_affinity_setup()` does);
     /// `None`: not given, every CPU.
-    pub irqaffinity: Option<CpuSet>,
+    pub(crate) irqaffinity: Option<CpuSet>,
     /// The `HK_TYPE_MANAGED_IRQ` housekeeping CPUs of `isolcpus=managed_irq,…`.
-    pub managed_irq: Option<CpuSet>,
+    pub(crate) managed_irq: Option<CpuSet>,
 }
 
 impl Boot {
@@ -155,7 +155,7 @@ impl KernelC {
     }
 
     /// `irq_create_affinity_masks(req.nvecs, affd)` with the counter set.
-    pub fn affinity(
+    pub(crate) fn affinity(
         &self,
         topo: &Topology,
         boot: &Boot,
@@ -186,7 +186,7 @@ impl KernelC {
 
     /// `irq_calc_affinity_vectors(minvec, maxvec, affd)` on `topo` (it reads
     /// `cpu_possible_mask`).
-    pub fn calc_vectors(
+    pub(crate) fn calc_vectors(
         &self,
         topo: &Topology,
         minvec: u32,
@@ -202,7 +202,7 @@ impl KernelC {
     }
 
     /// `blk_mq_map_queues()` of `nr_queues` queues from `queue_offset`, the counter set.
-    pub fn map_queues(
+    pub(crate) fn map_queues(
         &self,
         topo: &Topology,
         boot: &Boot,
@@ -219,7 +219,7 @@ impl KernelC {
     /// `blk_mq_map_hw_queues(qmap, dev, offset)` of a device whose vectors have `masks`
     /// (`None`: no affinity), the counter set (a fallback to `blk_mq_map_queues()` reads it).
     #[allow(clippy::too_many_arguments)]
-    pub fn map_hw_queues(
+    pub(crate) fn map_hw_queues(
         &self,
         topo: &Topology,
         boot: &Boot,

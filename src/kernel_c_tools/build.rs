@@ -26,7 +26,7 @@ pub(crate) const KC_FILES: &[(&str, &str)] = &[
 
 /// The `<linux/...>` headers the stand-ins provide; each is written into the build as one line,
 /// `#include <irqscope_kc.h>`. A header not listed is missing on purpose, so a build names it.
-pub const LINUX_HEADERS: &[&str] = &[
+pub(crate) const LINUX_HEADERS: &[&str] = &[
     "atomic",
     "bitmap",
     "bitops",
@@ -64,7 +64,7 @@ pub const LINUX_HEADERS: &[&str] = &[
 
 /// The block layer's own headers `block/blk-mq-cpumap.c` includes as `"blk.h"` and
 /// `"blk-mq.h"`; each is written into the build's include directory as the same one line.
-pub const LOCAL_HEADERS: &[&str] = &["blk.h", "blk-mq.h"];
+pub(crate) const LOCAL_HEADERS: &[&str] = &["blk.h", "blk-mq.h"];
 
 /// The flags of every compile: the kernel's `-fno-strict-aliasing -fwrapv`, at `-O2`.
 const CFLAGS: &[&str] = &[

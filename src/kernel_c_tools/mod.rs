@@ -8,7 +8,7 @@
 //! models (`kernel`, `topology`) and `golden` (only to write a disagreement file); nothing
 //! below them reads them.
 
-pub mod build;
+pub(crate) mod build;
 pub mod source;
 pub mod verify;
 

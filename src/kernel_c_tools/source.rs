@@ -5,40 +5,40 @@
 //! a tree ([`BUILT_FILES`]), where Debian's `patch` applies the patches, so a mailed patch's
 //! `a/lib/group_cpus.c` paths apply as they are.
 
-use crate::kernel_c::{sha256_hex, KernelCError};
+use crate::kernel_c::KernelCError;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 /// Largest source or patch file read.
-pub const SOURCE_BYTES_MAX: u64 = 4 << 20;
+pub(crate) const SOURCE_BYTES_MAX: u64 = 4 << 20;
 /// Most patches in one build.
-pub const PATCHES_MAX: usize = 64;
+pub(crate) const PATCHES_MAX: usize = 64;
 
 /// The files of one source, read and hashed.
 #[derive(Debug, Clone)]
-pub struct Source {
+pub(crate) struct Source {
     /// What the user named (a path or a package).
-    pub origin: String,
+    pub(crate) origin: String,
     /// `lib/group_cpus.c` as given (before patches).
-    pub group_cpus: Vec<u8>,
+    pub(crate) group_cpus: Vec<u8>,
     /// `lib/sort.c` of the same tree, when the source is a tree.
-    pub sort: Option<Vec<u8>>,
+    pub(crate) sort: Option<Vec<u8>>,
     /// `kernel/irq/affinity.c` of the same tree, when the tree has it.
-    pub affinity: Option<Vec<u8>>,
+    pub(crate) affinity: Option<Vec<u8>>,
     /// `block/blk-mq-cpumap.c` of the same tree, when the tree has it.
-    pub blk_mq_cpumap: Option<Vec<u8>>,
+    pub(crate) blk_mq_cpumap: Option<Vec<u8>>,
     /// The tree's kernel version from its Makefile (`7.2.13`), when the source is a tree.
-    pub version: Option<String>,
+    pub(crate) version: Option<String>,
     /// The Debian package version, when the source is a package.
-    pub package_version: Option<String>,
+    pub(crate) package_version: Option<String>,
 }
 
 /// A patch as read: its subject and bytes.
 #[derive(Debug, Clone)]
-pub struct Patch {
-    pub path: PathBuf,
-    pub subject: String,
-    pub bytes: Vec<u8>,
+pub(crate) struct Patch {
+    pub(crate) path: PathBuf,
+    pub(crate) subject: String,
+    pub(crate) bytes: Vec<u8>,
 }
 
 /// A source or patch file of at most [`SOURCE_BYTES_MAX`] bytes, bounded by what is read
@@ -67,7 +67,7 @@ fn read_bounded(path: &Path) -> Result<Vec<u8>, KernelCError> {
 }
 
 /// `VERSION.PATCHLEVEL.SUBLEVEL` (+ `EXTRAVERSION`) of a top-level kernel Makefile.
-pub fn makefile_version(makefile: &str) -> Option<String> {
+pub(crate) fn makefile_version(makefile: &str) -> Option<String> {
     let field = |name: &str| {
         makefile.lines().find_map(|l| {
             let (k, v) = l.split_once('=')?;
@@ -96,7 +96,7 @@ fn pre_6_3(origin: &str) -> KernelCError {
 }
 
 /// Read a source the user named: a directory (a kernel tree) or a file (`group_cpus.c`).
-pub fn read_path(path: &Path) -> Result<Source, KernelCError> {
+pub(crate) fn read_path(path: &Path) -> Result<Source, KernelCError> {
     let origin = path.display().to_string();
     if path.is_dir() {
         let gc = path.join("lib/group_cpus.c");
@@ -150,7 +150,7 @@ pub fn read_path(path: &Path) -> Result<Source, KernelCError> {
 }
 
 /// Whether SOURCE names a Debian source package rather than a path.
-pub fn is_package_name(source: &str) -> bool {
+pub(crate) fn is_package_name(source: &str) -> bool {
     source.starts_with("linux-source-")
         && !source.contains('/')
         && source.chars().all(|c| c.is_ascii_alphanumeric() || ".+-".contains(c))
@@ -174,7 +174,7 @@ fn run(cmd: &mut Command, what: &str) -> Result<String, KernelCError> {
 /// A Debian `linux-source-X.Y` package: downloaded with `apt-get download` (with the given
 /// apt options, e.g. a private configuration for unstable) and the few files taken out of its
 /// tarball, cached under `cache/packages/NAME_VERSION/`.
-pub fn read_package(name: &str, cache: &Path, apt_options: &[String]) -> Result<Source, KernelCError> {
+pub(crate) fn read_package(name: &str, cache: &Path, apt_options: &[String]) -> Result<Source, KernelCError> {
     let version = package_version(name, apt_options)?;
     let dir = cache
         .join("packages")
@@ -299,7 +299,7 @@ fn unpack_package(
 }
 
 /// The subject of a mailed patch (its `Subject:` header, unfolded), or `None` for a bare diff.
-pub fn mail_subject(text: &str) -> Option<String> {
+pub(crate) fn mail_subject(text: &str) -> Option<String> {
     let mut lines = text.lines();
     while let Some(l) = lines.next() {
         if l.is_empty() || l.starts_with("diff ") || l.starts_with("--- ") {
@@ -322,7 +322,7 @@ pub fn mail_subject(text: &str) -> Option<String> {
 }
 
 /// Read the patches the user named.
-pub fn read_patches(paths: &[PathBuf]) -> Result<Vec<Patch>, KernelCError> {
+pub(crate) fn read_patches(paths: &[PathBuf]) -> Result<Vec<Patch>, KernelCError> {
     if paths.len() > PATCHES_MAX {
         return Err(KernelCError::input(format!(
             "{} patches; at most {PATCHES_MAX}",
@@ -349,7 +349,7 @@ pub fn read_patches(paths: &[PathBuf]) -> Result<Vec<Patch>, KernelCError> {
 }
 
 /// The files a patch touches (`+++ b/PATH` lines, the `b/` dropped).
-pub fn patched_files(text: &str) -> Vec<String> {
+pub(crate) fn patched_files(text: &str) -> Vec<String> {
     let mut files: Vec<String> = text
         .lines()
         .filter_map(|l| l.strip_prefix("+++ "))
@@ -363,18 +363,18 @@ pub fn patched_files(text: &str) -> Vec<String> {
 }
 
 /// `lib/group_cpus.c`: every build has it.
-pub const GROUP_CPUS: &str = "lib/group_cpus.c";
+pub(crate) const GROUP_CPUS: &str = "lib/group_cpus.c";
 /// `lib/sort.c`: a tree's heapsort.
-pub const SORT: &str = "lib/sort.c";
+pub(crate) const SORT: &str = "lib/sort.c";
 /// `kernel/irq/affinity.c`: `irq_create_affinity_masks()`, `irq_calc_affinity_vectors()`.
-pub const AFFINITY: &str = "kernel/irq/affinity.c";
+pub(crate) const AFFINITY: &str = "kernel/irq/affinity.c";
 /// `block/blk-mq-cpumap.c`: `blk_mq_map_queues()`, `blk_mq_map_hw_queues()`.
-pub const BLK_MQ_CPUMAP: &str = "block/blk-mq-cpumap.c";
+pub(crate) const BLK_MQ_CPUMAP: &str = "block/blk-mq-cpumap.c";
 
 /// The files a build compiles from a tree; a patch may touch only these (a change to any
 /// other file would not be built, so it is refused rather than silently dropped, unless it is
 /// documentation).
-pub const BUILT_FILES: [&str; 4] = [GROUP_CPUS, SORT, AFFINITY, BLK_MQ_CPUMAP];
+pub(crate) const BUILT_FILES: [&str; 4] = [GROUP_CPUS, SORT, AFFINITY, BLK_MQ_CPUMAP];
 
 /// The files a patch changes must be ones a build compiles and the source has (documentation
 /// aside, which patch skips).
@@ -431,7 +431,7 @@ fn read_patch_output(said: &str) -> (Vec<String>, Vec<String>) {
 /// an offset or with fuzz is returned as a note (`SUBJECT: FILE: Hunk #N succeeded at L
 /// (offset K lines)`), and with `strict` refused: the tree is not the one the patch was made
 /// against.
-pub fn apply_patches(scratch: &Path, patches: &[Patch], strict: bool) -> Result<Vec<String>, KernelCError> {
+pub(crate) fn apply_patches(scratch: &Path, patches: &[Patch], strict: bool) -> Result<Vec<String>, KernelCError> {
     let mut notes = Vec::new();
     for patch in patches {
         let text = String::from_utf8_lossy(&patch.bytes);
@@ -479,11 +479,6 @@ pub fn apply_patches(scratch: &Path, patches: &[Patch], strict: bool) -> Result<
         notes.extend(inexact.iter().map(|n| format!("{}: {n}", patch.subject)));
     }
     Ok(notes)
-}
-
-/// sha256 of a byte string as hex (the source's id in provenance lines).
-pub fn source_sha256(bytes: &[u8]) -> String {
-    sha256_hex(bytes)
 }
 
 #[cfg(test)]

@@ -31,7 +31,7 @@ use crate::live::protocol::{LabDevice, ProbeCall, ProbeCalls};
 use std::collections::BTreeMap;
 
 /// The kernel command-line words that record the calls on an x86-64 guest.
-pub const KERNEL_ARGS: [&str; 2] = [
+pub(crate) const KERNEL_ARGS: [&str; 2] = [
     "kprobe_event=p:lab/irq,irq_create_affinity_masks,nvecs=%di:u32,pre=+0(%si):u32,post=+4(%si):u32;\
      p:lab/blkmq,blk_mq_map_queues,groups=+8(%di):u32;\
      p:lab/pci,pci_device_probe,dev=+0(+0(%di)):string;\
@@ -41,7 +41,7 @@ pub const KERNEL_ARGS: [&str; 2] = [
 ];
 
 /// What the calls were recorded with (the capture's `mechanism`).
-pub const MECHANISM: &str = "kprobe_event";
+pub(crate) const MECHANISM: &str = "kprobe_event";
 
 /// Most lines of one trace block.
 const TRACE_LINES_MAX: usize = 100_000;
@@ -116,7 +116,7 @@ fn spread(e: &Event) -> Option<(&'static str, u32)> {
 
 /// The calls of a console's `PHASE` trace block, given to the machine's devices; `None` when
 /// the console has no such block.
-pub fn probe_calls(console: &str, phase: &str, devices: &[SlotDevice]) -> Result<Option<ProbeCalls>, String> {
+pub(crate) fn probe_calls(console: &str, phase: &str, devices: &[SlotDevice]) -> Result<Option<ProbeCalls>, String> {
     let Some(lines) = trace_block(console, phase)? else {
         return Ok(None);
     };
@@ -166,7 +166,7 @@ pub fn probe_calls(console: &str, phase: &str, devices: &[SlotDevice]) -> Result
 }
 
 /// The machine's devices as the capture names them.
-pub fn lab_devices(devices: &[SlotDevice]) -> Vec<LabDevice> {
+pub(crate) fn lab_devices(devices: &[SlotDevice]) -> Vec<LabDevice> {
     devices
         .iter()
         .map(|d| LabDevice {

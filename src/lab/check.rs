@@ -51,8 +51,6 @@ pub struct Report {
     pub text: String,
     pub matched: usize,
     pub differ: usize,
-    /// With `all`: the `variant/sort/effective` triples that reproduce the capture exactly.
-    pub exact: Vec<String>,
 }
 
 impl Report {
@@ -171,11 +169,9 @@ pub fn check(text: &str, o: &CheckOptions) -> Result<Report, String> {
     differences(&mut out, &snap, &c);
     let differ = count_differ(&c);
     order_notes(&mut out, &snap, &opts, &c, differ);
-    let exact = if o.all {
-        all_models(&mut out, &snap, &topology, &opts, &c)
-    } else {
-        Vec::new()
-    };
+    if o.all {
+        all_models(&mut out, &snap, &topology, &opts, &c);
+    }
     let matched = t.iter().map(|(m, _)| m).sum();
     if matched + differ == 0 {
         let _ = writeln!(
@@ -190,7 +186,6 @@ pub fn check(text: &str, o: &CheckOptions) -> Result<Report, String> {
         text: out,
         matched,
         differ,
-        exact,
     })
 }
 
@@ -318,14 +313,8 @@ fn order_notes(out: &mut String, snap: &Snapshot, opts: &ModelOptions, c: &Compa
 }
 
 /// `--all`: every variant × sort × effective model against the capture, one line each, and
-/// the verdict; returns the models that reproduce it exactly, the release's own first.
-fn all_models(
-    out: &mut String,
-    snap: &Snapshot,
-    topology: &Arc<Topology>,
-    opts: &ModelOptions,
-    c: &Comparison,
-) -> Vec<String> {
+/// the verdict: the models that reproduce it exactly, the release's own first.
+fn all_models(out: &mut String, snap: &Snapshot, topology: &Arc<Topology>, opts: &ModelOptions, c: &Comparison) {
     let _ = writeln!(out, "all models:");
     let mut exact = Vec::new();
     for variant in Variant::ALL {
@@ -375,5 +364,4 @@ fn all_models(
             );
         }
     }
-    exact
 }

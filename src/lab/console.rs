@@ -149,7 +149,7 @@ pub(crate) fn write_tree(records: &[Record], root: &Path) -> std::io::Result<()>
 /// The capture of a phase printed on a console, as `irqscope-agent capture --host HOST` would
 /// have written it in the guest: the files are written under `scratch` (removed afterwards)
 /// and read by the agent's [`Collector`].
-pub fn capture_from_console(console: &str, phase: &str, host: &str, scratch: &Path) -> Result<Capture, String> {
+pub(crate) fn capture_from_console(console: &str, phase: &str, host: &str, scratch: &Path) -> Result<Capture, String> {
     let records = parse_dump(console, phase)?;
     let root: PathBuf = scratch.join(format!("{phase}-root"));
     let _ = std::fs::remove_dir_all(&root);

@@ -79,7 +79,7 @@ fn version_key(version: &str) -> Vec<u64> {
 /// `*` a version number) the newest match the apt index has (`apt-cache search`, with the given
 /// apt options). Debian replaces kernel ABIs every few weeks, so a pinned name stops
 /// downloading; a pattern keeps working.
-pub fn resolve_package(pattern: &str, apt_options: &[String]) -> Result<String, LabError> {
+pub(crate) fn resolve_package(pattern: &str, apt_options: &[String]) -> Result<String, LabError> {
     if !pattern.contains('*') {
         return Ok(pattern.to_string());
     }
@@ -131,9 +131,9 @@ pub fn resolve_package(pattern: &str, apt_options: &[String]) -> Result<String, 
 /// architecture (`arm64`: a foreign one, through multiarch), apt's `-o` options.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Packages<'a> {
-    pub work_dir: &'a Path,
-    pub arch: Option<&'a str>,
-    pub apt_options: &'a [String],
+    pub(crate) work_dir: &'a Path,
+    pub(crate) arch: Option<&'a str>,
+    pub(crate) apt_options: &'a [String],
 }
 
 impl Packages<'_> {
@@ -249,16 +249,16 @@ impl Packages<'_> {
 
 /// What a kernel brings: the image to boot and the files that say what it holds.
 #[derive(Debug, Clone, Default)]
-pub struct KernelFiles {
-    pub image: PathBuf,
+pub(crate) struct KernelFiles {
+    pub(crate) image: PathBuf,
     /// `lib/modules/VERSION` with its `kernel/` modules.
-    pub modules: Option<PathBuf>,
+    pub(crate) modules: Option<PathBuf>,
     /// The build's `.config`.
-    pub config: Option<PathBuf>,
+    pub(crate) config: Option<PathBuf>,
     /// `modules.builtin` (the modules built into the image).
-    pub builtin: Option<PathBuf>,
+    pub(crate) builtin: Option<PathBuf>,
     /// How to give the modules when NVMe is one and they are missing.
-    pub modules_hint: String,
+    pub(crate) modules_hint: String,
 }
 
 /// The split 7.x package that holds a kernel's image, as (prefix, VERSION).
@@ -273,7 +273,7 @@ fn split_version(name: &str) -> Option<&str> {
 /// `modules.builtin`, and a config found beside the image (`config-VERSION` next to
 /// `vmlinuz-VERSION` as in /boot, `config` next to a 7.x `vmlinuz`, a build tree's `.config`
 /// three levels above `arch/ARCH/boot/IMAGE`) or in the module tree.
-pub fn image_kernel(image: &Path, modules: Option<&Path>) -> KernelFiles {
+pub(crate) fn image_kernel(image: &Path, modules: Option<&Path>) -> KernelFiles {
     let dir = image.parent().unwrap_or(Path::new("."));
     let name = image.file_name().and_then(|n| n.to_str()).unwrap_or("");
     let mut candidates = Vec::new();
@@ -297,7 +297,7 @@ pub fn image_kernel(image: &Path, modules: Option<&Path>) -> KernelFiles {
 
 /// How the guest gets its NVMe driver.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Nvme {
+pub(crate) enum Nvme {
     /// Built into the image (what says so).
     BuiltIn(String),
     /// `nvme.ko` of the module tree, loaded by the init.
@@ -308,7 +308,11 @@ pub enum Nvme {
 
 /// Whether a kernel has NVMe, from its config (`CONFIG_BLK_DEV_NVME`), its `modules.builtin`
 /// (`…/nvme.ko`) and whether the module tree given has `nvme`; `Err` says why it has none.
-pub fn nvme_in_kernel(config: Option<&str>, builtin: Option<&str>, module_in_tree: bool) -> Result<Nvme, String> {
+pub(crate) fn nvme_in_kernel(
+    config: Option<&str>,
+    builtin: Option<&str>,
+    module_in_tree: bool,
+) -> Result<Nvme, String> {
     if builtin.is_some_and(|b| b.lines().any(|l| l.trim_end().ends_with("/nvme.ko"))) {
         return Ok(Nvme::BuiltIn("modules.builtin lists nvme.ko".into()));
     }
@@ -348,7 +352,7 @@ const IMAGE_HEAD_BYTES: u64 = 64 << 10;
 /// (`HdrS` at 0x202), an arm64 `Image` (`ARM\x64` at 0x38), a PE file (an EFI stub or an
 /// EFI zboot image: its machine field), an ELF `vmlinux` (`e_machine`), or any of these
 /// gzip'd. `None` when the header is none of them.
-pub fn image_arch(head: &[u8]) -> Option<Arch> {
+pub(crate) fn image_arch(head: &[u8]) -> Option<Arch> {
     let at = |off: usize, len: usize| head.get(off..off + len);
     let u16_at = |off: usize| at(off, 2).map(|b| u16::from_le_bytes([b[0], b[1]]));
     if at(0x202, 4) == Some(b"HdrS") {
@@ -385,7 +389,7 @@ pub fn image_arch(head: &[u8]) -> Option<Arch> {
 
 /// The architecture of a kernel image file, from its first bytes (`None`: unknown format or
 /// unreadable; the boot will tell).
-pub fn image_file_arch(path: &Path) -> Option<Arch> {
+pub(crate) fn image_file_arch(path: &Path) -> Option<Arch> {
     let mut head = Vec::new();
     let file = std::fs::File::open(path).ok()?;
     std::io::Read::read_to_end(&mut std::io::Read::take(file, IMAGE_HEAD_BYTES), &mut head).ok()?;
@@ -394,7 +398,7 @@ pub fn image_file_arch(path: &Path) -> Option<Arch> {
 
 /// The Debian architecture a package name ends in (`…-amd64`, `…-cloud-arm64`, `…:arm64`),
 /// as the machine architecture it builds for; `None` when the name names neither.
-pub fn package_arch(name: &str) -> Option<Arch> {
+pub(crate) fn package_arch(name: &str) -> Option<Arch> {
     name.split(['-', ':', '+']).rev().find_map(|word| match word {
         "amd64" => Some(Arch::X86_64),
         "arm64" => Some(Arch::Arm64),

@@ -12,11 +12,11 @@
 //! narrowed non-managed masks, parking, hotplug CPUs, held vectors) is shared with live mode in
 //! [`crate::analysis::live_vs_model`].
 
-pub mod calls;
+pub(crate) mod calls;
 pub mod check;
-pub mod console;
-pub mod fetch;
-pub mod initramfs;
+pub(crate) mod console;
+pub(crate) mod fetch;
+pub(crate) mod initramfs;
 pub mod orders;
 pub mod qemu;
 pub mod run;

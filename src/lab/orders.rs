@@ -22,7 +22,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 /// The `format` of an orders file.
-pub const FORMAT: &str = "irqscope-lab-orders";
+pub(crate) const FORMAT: &str = "irqscope-lab-orders";
 /// Largest orders file read.
 const ORDERS_BYTES_MAX: u64 = 16 << 20;
 
@@ -31,35 +31,40 @@ const ORDERS_BYTES_MAX: u64 = 16 << 20;
 #[serde(deny_unknown_fields)]
 pub struct Origin {
     /// `uname -r` of the guest.
-    pub kernel_release: String,
+    pub(crate) kernel_release: String,
     /// The Debian package booted, if one was.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub package: Option<String>,
-    pub kernel_command_line: String,
+    pub(crate) kernel_command_line: String,
     /// The QEMU command line that boots the machine again (`PREFIX.cmd`, from the kept
     /// initramfs and disks).
-    pub qemu_command: String,
+    pub(crate) qemu_command: String,
     /// The day of the run, UTC (`2026-12-06`).
-    pub date: String,
+    pub(crate) date: String,
 }
 
 /// Several boots of one machine: each boot's spreading calls, in order.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct OrdersCapture {
-    pub format: String,
-    pub version: u32,
+    pub(crate) format: String,
+    pub(crate) version: u32,
     pub origin: Origin,
     /// The machine as the guest saw it (the first capture's).
-    pub topology: WireTopology,
-    pub devices: Vec<LabDevice>,
+    pub(crate) topology: WireTopology,
+    pub(crate) devices: Vec<LabDevice>,
     /// How the calls were recorded (`kprobe_event`).
-    pub mechanism: String,
+    pub(crate) mechanism: String,
     pub boots: Vec<Vec<ProbeCall>>,
 }
 
 impl OrdersCapture {
-    pub fn new(origin: Origin, topology: WireTopology, devices: Vec<LabDevice>, observed: &[ProbeCalls]) -> Self {
+    pub(crate) fn new(
+        origin: Origin,
+        topology: WireTopology,
+        devices: Vec<LabDevice>,
+        observed: &[ProbeCalls],
+    ) -> Self {
         OrdersCapture {
             format: FORMAT.to_string(),
             version: 1,
@@ -97,7 +102,7 @@ pub fn read(path: &Path) -> Result<Option<OrdersCapture>, String> {
 }
 
 /// The scenario device of a lab device, as its driver asks for vectors on `cpus` CPUs.
-pub fn scenario_device(d: &LabDevice, cpus: u32) -> Result<Device, String> {
+pub(crate) fn scenario_device(d: &LabDevice, cpus: u32) -> Result<Device, String> {
     let queues = d.queues.min(cpus);
     let (driver, vectors, managed) = match d.kind.as_str() {
         "nvme" => (Driver::Nvme, 1 + queues, true),
@@ -121,7 +126,7 @@ pub fn scenario_device(d: &LabDevice, cpus: u32) -> Result<Device, String> {
 }
 
 /// A boot's calls as the model's, or why one cannot be.
-pub fn model_view(devices: &[LabDevice], calls: &[ProbeCall]) -> Result<Vec<Call>, String> {
+pub(crate) fn model_view(devices: &[LabDevice], calls: &[ProbeCall]) -> Result<Vec<Call>, String> {
     let mut spread: Vec<&str> = Vec::new();
     let mut out = Vec::with_capacity(calls.len());
     for (k, c) in calls.iter().enumerate() {
@@ -250,7 +255,7 @@ fn device_list(devices: &[LabDevice]) -> String {
 }
 
 /// The day of a time as `YYYY-MM-DD` (UTC), from days since the epoch (the civil calendar).
-pub fn utc_date(unix_seconds: u64) -> String {
+pub(crate) fn utc_date(unix_seconds: u64) -> String {
     let days = (unix_seconds / 86_400) as i64;
     let z = days + 719_468;
     let era = z.div_euclid(146_097);

@@ -68,28 +68,20 @@ impl Platform {
         }
     }
     /// The Debian package that holds [`Platform::qemu`].
-    pub fn qemu_package(self) -> &'static str {
+    pub(crate) fn qemu_package(self) -> &'static str {
         match self {
             Platform::Q35 => "qemu-system-x86",
             Platform::Virt(_) => "qemu-system-arm",
         }
     }
-    pub fn arch(self) -> Arch {
+    pub(crate) fn arch(self) -> Arch {
         match self {
             Platform::Q35 => Arch::X86_64,
             Platform::Virt(_) => Arch::Arm64,
         }
     }
-    /// The controller the guest's captures will name in their chip column.
-    pub fn irqchip(self) -> Irqchip {
-        match self {
-            Platform::Q35 => Irqchip::Apic,
-            Platform::Virt(Gic::V3Its) => Irqchip::GicIts,
-            Platform::Virt(Gic::V2m) => Irqchip::GicV2m,
-        }
-    }
     /// The guest's console device.
-    pub fn console(self) -> &'static str {
+    pub(crate) fn console(self) -> &'static str {
         match self {
             Platform::Q35 => "ttyS0",
             Platform::Virt(_) => "ttyAMA0",
@@ -104,7 +96,7 @@ impl Platform {
         }
     }
     /// Words for reports: `q35`, `virt with GICv3 ITS`.
-    pub fn describe(self) -> &'static str {
+    pub(crate) fn describe(self) -> &'static str {
         match self {
             Platform::Q35 => "q35",
             Platform::Virt(Gic::V3Its) => "virt, GICv3 with ITS",
@@ -115,7 +107,7 @@ impl Platform {
 
 /// Does a QEMU program boot `platform`? Known by its name (`qemu-system-x86_64`,
 /// `qemu-system-aarch64`, a path ending so); another name (a wrapper) is taken at its word.
-pub fn qemu_boots(qemu: &str, platform: Platform) -> Result<(), Unexpressible> {
+pub(crate) fn qemu_boots(qemu: &str, platform: Platform) -> Result<(), Unexpressible> {
     let name = std::path::Path::new(qemu)
         .file_name()
         .and_then(|n| n.to_str())
@@ -138,34 +130,34 @@ pub fn qemu_boots(qemu: &str, platform: Platform) -> Result<(), Unexpressible> {
 
 /// One NUMA node of the guest.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct GuestNode {
+pub(crate) struct GuestNode {
     /// vCPU indexes (possible CPUs), possibly empty.
-    pub cpus: Vec<u32>,
+    pub(crate) cpus: Vec<u32>,
     /// Memory in MiB; 0 for a memoryless node.
-    pub memory_mib: u32,
+    pub(crate) memory_mib: u32,
 }
 
 /// The machine as QEMU's `-machine`/`-smp`/`-numa` options describe it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct GuestMachine {
     pub platform: Platform,
-    pub sockets: u32,
+    pub(crate) sockets: u32,
     /// Clusters per socket (always 1 on q35, where the cluster is the core).
-    pub clusters: u32,
+    pub(crate) clusters: u32,
     /// Cores per cluster.
-    pub cores: u32,
-    pub threads: u32,
+    pub(crate) cores: u32,
+    pub(crate) threads: u32,
     /// vCPUs present at boot (`cpus=`); the rest up to `maxcpus` are hotplug slots.
-    pub cpus: u32,
+    pub(crate) cpus: u32,
     pub maxcpus: u32,
     /// The CPUs the topology has online, which `kernel_args` bring up.
-    pub online: Vec<u32>,
+    pub(crate) online: Vec<u32>,
     /// Kernel command-line words the machine needs (`maxcpus=` for offline CPUs).
-    pub kernel_args: Vec<String>,
+    pub(crate) kernel_args: Vec<String>,
     /// Empty for a machine without NUMA.
-    pub nodes: Vec<GuestNode>,
+    pub(crate) nodes: Vec<GuestNode>,
     /// Off-diagonal distances `(src, dst, value)`, empty when all are the defaults 10/20.
-    pub distances: Vec<(u32, u32, u32)>,
+    pub(crate) distances: Vec<(u32, u32, u32)>,
     /// What the guest shows differently from the topology (nothing refused, but worth saying).
     pub notes: Vec<String>,
 }
@@ -537,7 +529,7 @@ pub fn nvme_ioqpairs(devices: &[Device], possible: u32) -> Result<Vec<u32>, Unex
 
 /// The kinds of PCI device a lab machine gets.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum DeviceKind {
+pub(crate) enum DeviceKind {
     /// QEMU's `nvme`: a controller of `max_ioqpairs` I/O queue pairs.
     Nvme,
     /// `virtio-blk-pci` of `num-queues` request queues (MSI-X, a vector per queue and one for
@@ -548,7 +540,7 @@ pub enum DeviceKind {
 }
 
 impl DeviceKind {
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             DeviceKind::Nvme => "nvme",
             DeviceKind::VirtioBlk => "virtio-blk",
@@ -569,27 +561,27 @@ impl DeviceKind {
 /// A device of a lab machine at its PCI slot: NVMe controllers from slot 0x10, then the
 /// virtio-blk devices, then the virtio-net ones, so PCI order is that order.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SlotDevice {
-    pub kind: DeviceKind,
+pub(crate) struct SlotDevice {
+    pub(crate) kind: DeviceKind,
     /// Its place among the devices of its kind.
-    pub index: usize,
-    pub queues: u32,
-    pub slot: u32,
+    pub(crate) index: usize,
+    pub(crate) queues: u32,
+    pub(crate) slot: u32,
 }
 
 impl SlotDevice {
     /// `n0`, `vb1`, `vn0`.
-    pub fn name(&self) -> String {
+    pub(crate) fn name(&self) -> String {
         format!("{}{}", self.kind.prefix(), self.index)
     }
 
     /// The guest's PCI address (`0000:00:10.0`).
-    pub fn pci(&self) -> String {
+    pub(crate) fn pci(&self) -> String {
         format!("0000:00:{:02x}.0", self.slot)
     }
 
     /// Its disk image's file name (`nvme0.img`, `vb0.img`); none for a network device.
-    pub fn disk(&self) -> Option<String> {
+    pub(crate) fn disk(&self) -> Option<String> {
         match self.kind {
             DeviceKind::Nvme => Some(format!("nvme{}.img", self.index)),
             DeviceKind::VirtioBlk => Some(format!("{}.img", self.name())),
@@ -600,7 +592,11 @@ impl SlotDevice {
 
 /// The machine's devices in PCI order: the controllers (`max_ioqpairs`), the virtio-blk
 /// devices and the virtio-net devices (queues each).
-pub fn slot_devices(nvme: &[u32], virtio_blk: &[u32], virtio_net: &[u32]) -> Result<Vec<SlotDevice>, Unexpressible> {
+pub(crate) fn slot_devices(
+    nvme: &[u32],
+    virtio_blk: &[u32],
+    virtio_net: &[u32],
+) -> Result<Vec<SlotDevice>, Unexpressible> {
     check_ioqpairs(nvme)?;
     let all = nvme.len() + virtio_blk.len() + virtio_net.len();
     if all > NVME_MAX {
@@ -686,19 +682,19 @@ impl Accel {
 /// Files and settings of one boot.
 #[derive(Debug, Clone)]
 pub(crate) struct BootFiles {
-    pub kernel: String,
-    pub initrd: String,
+    pub(crate) kernel: String,
+    pub(crate) initrd: String,
     /// One raw image per controller.
-    pub disks: Vec<String>,
+    pub(crate) disks: Vec<String>,
     /// Serial ports: console, boot-phase capture, one-at-a-time capture (virt has one serial
     /// port, the console: its guest prints both captures there).
-    pub console: String,
+    pub(crate) console: String,
     /// The console on QEMU's standard output, `console` its log, instead of only the file (the
     /// saved command line, for a person watching the boot).
-    pub console_on_terminal: bool,
-    pub boot_capture: String,
-    pub seq_capture: String,
-    pub append: String,
+    pub(crate) console_on_terminal: bool,
+    pub(crate) boot_capture: String,
+    pub(crate) seq_capture: String,
+    pub(crate) append: String,
 }
 
 /// A value inside a QEMU option list (`file=…,if=none`), whose commas QEMU reads doubled.

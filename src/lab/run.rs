@@ -33,14 +33,14 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-pub use super::fetch::resolve_package;
+pub(crate) use super::fetch::resolve_package;
 
 /// The guest's PID 1.
 pub(crate) const INIT_SCRIPT: &str = include_str!("../../lab/init.sh");
 /// Largest capture read back from a serial port file, and largest console read for one.
 pub(crate) const CAPTURE_BYTES_MAX: u64 = 64 << 20;
 /// Most boots of one run (the first and its retries).
-pub const TRIES_MAX: u32 = 20;
+pub(crate) const TRIES_MAX: u32 = 20;
 /// Size of each controller's (empty, sparse) disk image.
 const DISK_BYTES: u64 = 16 << 20;
 /// How long a guest that printed an oops may take to stop by itself (`oops=panic`,
@@ -144,7 +144,6 @@ pub struct RunOptions {
 pub struct RunReport {
     pub boot_capture: PathBuf,
     pub seq_capture: PathBuf,
-    pub console: PathBuf,
     /// The QEMU command line of the boot, which boots it again when pasted into a shell.
     pub cmd: PathBuf,
     /// Where that command keeps its console (its captures go beside, as `PREFIX.again.*`).
@@ -152,7 +151,6 @@ pub struct RunReport {
     /// The calls of every boot (`PREFIX.orders.json`), when the run booted more than once.
     pub orders: Option<PathBuf>,
     pub accel: Accel,
-    pub platform: Platform,
     /// Boots started, the successful one included.
     pub tries: u32,
     /// Wall time of the successful boot.
@@ -234,8 +232,8 @@ fn libraries(binary: &Path) -> Vec<String> {
 /// or a device's drivers, loaded when the tree has them.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Modules<'a> {
-    pub names: &'a [String],
-    pub required: bool,
+    pub(crate) names: &'a [String],
+    pub(crate) required: bool,
 }
 
 /// Build the initramfs image for a module tree; returns its bytes. Without an agent (arm64
@@ -395,7 +393,7 @@ fn read_bounded(path: &Path, bytes_max: u64) -> Result<String, String> {
 }
 
 /// A capture file read back and checked: the agent's versioned format, valid snapshots.
-pub fn read_capture(path: &Path) -> Result<Capture, String> {
+pub(crate) fn read_capture(path: &Path) -> Result<Capture, String> {
     let text = read_bounded(path, CAPTURE_BYTES_MAX)?;
     let capture: Capture = serde_json::from_str(text.trim()).map_err(|e| format!("{}: {e}", path.display()))?;
     if capture.snapshots.is_empty() {
@@ -409,7 +407,7 @@ pub fn read_capture(path: &Path) -> Result<Capture, String> {
 
 /// The QEMU command line as a shell reads it: each word quoted where it needs to be, so that
 /// the saved `.cmd` pastes into a shell and reruns the boot.
-pub fn shell_command(qemu: &str, args: &[String]) -> String {
+pub(crate) fn shell_command(qemu: &str, args: &[String]) -> String {
     std::iter::once(qemu)
         .chain(args.iter().map(String::as_str))
         .map(crate::scenario::spec::shell_word)
@@ -1220,12 +1218,10 @@ fn finish(
     Ok(RunReport {
         boot_capture: staging.out(BOOT_CAPTURE),
         seq_capture: staging.out(SEQ_CAPTURE),
-        console: staging.out(CONSOLE),
         cmd,
         again_console,
         orders,
         accel: booted.accel,
-        platform: opts.machine.platform,
         tries: booted.tries,
         wall: booted.wall,
         kernel_release,
@@ -1291,7 +1287,7 @@ const CMD: &str = "cmd";
 /// The calls of every boot of a run of several (`--boots`).
 const ORDERS: &str = "orders.json";
 /// Most boots of one run (`--boots`).
-pub const BOOTS_MAX: u32 = 100;
+pub(crate) const BOOTS_MAX: u32 = 100;
 
 /// Where a run writes while it boots: a directory beside the output (`.NAME.lab-PID`), whose
 /// files take their places (`PREFIX.console`, …) only once a boot succeeded, so that a run

@@ -17,8 +17,6 @@ use super::limits::{TOKENS_MAX, TOKEN_BYTES_MAX, TOKEN_BYTES_MIN};
 use super::protocol::valid_host_name;
 use subtle::ConstantTimeEq;
 
-pub use super::limits::UNBOUND_TOKEN_HOSTS_MAX;
-
 /// The name before `=` that makes an entry an admin token.
 pub(crate) const ADMIN_ENTRY: &str = "_admin";
 
@@ -36,7 +34,7 @@ impl std::fmt::Debug for Tokens {
 
 /// The answer to a presented token.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Verdict {
+pub(crate) enum Verdict {
     /// May push for this host: through a token bound to it (`unbound: None`), or through the
     /// unbound token with this index, which counts against its host quota.
     Accepted { unbound: Option<u32> },
@@ -108,13 +106,13 @@ impl Tokens {
     }
 
     /// Push tokens bound to no host (each has a host quota, `live::store`).
-    pub fn unbound_count(&self) -> usize {
+    pub(crate) fn unbound_count(&self) -> usize {
         self.entries.iter().filter(|(_, bound)| bound.is_none()).count()
     }
 
     /// Check a presented token for `host`. Every entry is compared in full; a token bound to
     /// the host wins over the same text unbound.
-    pub fn check(&self, presented: &[u8], host: &str) -> Verdict {
+    pub(crate) fn check(&self, presented: &[u8], host: &str) -> Verdict {
         let mut verdict = Verdict::Unknown;
         for (i, (token, bound)) in self.entries.iter().enumerate() {
             // `subtle`: the time depends on the lengths only, never on where bytes differ.
@@ -178,7 +176,7 @@ impl ViewerTokens {
     }
 
     /// The presented token is a viewer token. Every token is compared in full (`subtle`).
-    pub fn accepts(&self, presented: &[u8]) -> bool {
+    pub(crate) fn accepts(&self, presented: &[u8]) -> bool {
         self.tokens
             .iter()
             .fold(false, |found, t| found | bool::from(presented.ct_eq(t)))

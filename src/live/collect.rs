@@ -35,9 +35,9 @@ pub struct ProcFiles {
 
 #[derive(Debug, Clone, Default)]
 pub struct IrqFiles {
-    pub smp_affinity_list: Option<String>,
-    pub effective_affinity_list: Option<String>,
-    pub node: Option<String>,
+    pub(crate) smp_affinity_list: Option<String>,
+    pub(crate) effective_affinity_list: Option<String>,
+    pub(crate) node: Option<String>,
 }
 
 fn read_bounded(path: &Path, bytes_max: usize) -> std::io::Result<String> {
@@ -339,7 +339,7 @@ pub const LANDED_OUTSIDE_READS_MAX: usize = 192;
 
 /// The longest wait, in readings, between re-reads of an IRQ whose landings outside its mask
 /// found nothing new (`2^6`: the rotation's period on a 4,096-IRQ host).
-pub const LANDED_OUTSIDE_BACKOFF_MAX: u64 = 64;
+pub(crate) const LANDED_OUTSIDE_BACKOFF_MAX: u64 = 64;
 
 /// What the collector keeps of one IRQ's `/proc/irq/N/` files between readings.
 #[derive(Debug)]
@@ -507,7 +507,7 @@ pub const INTERRUPTS_CHUNK_BYTES: usize = 256 << 10;
 /// kept between readings: one reused read buffer, the texts written in place (their
 /// allocations kept) and only when they changed, so a steady host's refresh allocates nothing.
 #[derive(Debug, Default)]
-pub struct IrqFileReader {
+pub(crate) struct IrqFileReader {
     /// `…/irq/`.
     dir: PathBuf,
     /// `…/irq/` open, the files opened relative to it (`N/name`): the kernel walks two path
@@ -528,7 +528,7 @@ pub struct IrqFileReader {
 
 impl IrqFileReader {
     /// A reader of the IRQ directories under `proc` (the `/proc` directory).
-    pub fn new(proc: &Path) -> IrqFileReader {
+    pub(crate) fn new(proc: &Path) -> IrqFileReader {
         IrqFileReader {
             dir: proc.join("irq"),
             dir_fd: None,
@@ -552,16 +552,12 @@ impl IrqFileReader {
     }
 
     /// Read IRQ `n`'s files into `files`; true when any of them changed (a file that is absent,
-    /// larger than [`IRQ_FILE_BYTES_MAX`] or not UTF-8 is `None`).
-    pub fn read(&mut self, n: u32, files: &mut IrqFiles) -> bool {
-        self.read_files(n, files, true)
-    }
-
-    /// [`IrqFileReader::read`], `node` left as it is unless `with_node`: an IRQ's node is set
+    /// larger than [`IRQ_FILE_BYTES_MAX`] or not UTF-8 is `None`). `node` is left as it is
+    /// unless `with_node`: an IRQ's node is set
     /// when its descriptor is made (`desc_smp_init()` in kernel/irq/irqdesc.c) and never
     /// changes after, so only an IRQ new to the reader, or a number given to another action,
     /// needs it read again.
-    pub fn read_files(&mut self, n: u32, files: &mut IrqFiles, with_node: bool) -> bool {
+    pub(crate) fn read_files(&mut self, n: u32, files: &mut IrqFiles, with_node: bool) -> bool {
         if self.opens == 0 {
             self.reopen();
         }
@@ -1031,16 +1027,16 @@ mod tests {
         let mut reader = IrqFileReader::new(&proc);
         let mut files = IrqFiles::default();
         for n in [24, 25, 24] {
-            assert!(!reader.read(n, &mut files), "absent files stay absent");
+            assert!(!reader.read_files(n, &mut files, true), "absent files stay absent");
         }
         assert!(files.smp_affinity_list.is_none() && files.effective_affinity_list.is_none() && files.node.is_none());
         assert_eq!(reader.opens, 1, "one open for the three IRQs read");
         // Made after the reader: seen from the next reading on, and read relative to it.
         std::fs::create_dir_all(proc.join("irq/24")).unwrap();
         std::fs::write(proc.join("irq/24/smp_affinity_list"), "0-3\n").unwrap();
-        assert!(!reader.read(24, &mut files), "not before the next reading");
+        assert!(!reader.read_files(24, &mut files, true), "not before the next reading");
         reader.reopen();
-        assert!(reader.read(24, &mut files));
+        assert!(reader.read_files(24, &mut files, true));
         assert_eq!(files.smp_affinity_list.as_deref(), Some("0-3\n"));
         assert_eq!(
             (files.effective_affinity_list.as_deref(), files.node.as_deref()),

@@ -30,7 +30,7 @@ use std::collections::BTreeMap;
 
 /// What an IRQ's chip name tells about the controller that delivers it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ChipController {
+pub(crate) enum ChipController {
     /// The name belongs to one controller.
     Known(Irqchip),
     /// Hyper-V's virtual PCI MSI chip (`Hyper-V PCIe MSI`; `HV-PCI-MSI…` with per-device
@@ -43,7 +43,7 @@ pub enum ChipController {
 
 /// The architecture a kernel release was built for, from Debian's and the usual flavour
 /// suffixes (`6.12.117+deb12-cloud-arm64`, `…-arm64`, `aarch64`; `…-amd64`, `x86_64`).
-pub fn release_arch(release: &str) -> Option<Arch> {
+pub(crate) fn release_arch(release: &str) -> Option<Arch> {
     let r = release.to_ascii_lowercase();
     if r.contains("arm64") || r.contains("aarch64") {
         Some(Arch::Arm64)
@@ -57,7 +57,7 @@ pub fn release_arch(release: &str) -> Option<Arch> {
 /// The controller of a host's device MSIs, from the chip names of its interrupts: a GICv5, an ITS, a
 /// GICv2m frame, the x86 APIC (MSI and IO-APIC chips), or, on arm64 with none of the first two
 /// (Hyper-V's PCI, or only GIC SPIs), the GIC's SPIs. `None` when no name tells.
-pub fn machine_irqchip<'a>(chips: impl Iterator<Item = &'a str>) -> Option<Irqchip> {
+pub(crate) fn machine_irqchip<'a>(chips: impl Iterator<Item = &'a str>) -> Option<Irqchip> {
     let mut seen = [false; Irqchip::ALL.len()];
     for chip in chips {
         if let ChipController::Known(c) = controller_of_chip(chip) {
@@ -87,7 +87,7 @@ pub fn machine_irqchip<'a>(chips: impl Iterator<Item = &'a str>) -> Option<Irqch
 /// * `Hyper-V PCIe MSI`, `HV-…`: Hyper-V vPCI, see [`ChipController::HyperV`];
 /// * `PCI-MSI…`, `IR-PCI-MSI…`, `IO-APIC`, `IR-IO-APIC`, `HPET…`, `DMAR-MSI`, `AMD-IR-…`,
 ///   `INTEL-IR-…`, `VMD-MSI…`: x86 (arm64's MSI parents always prefix their own name).
-pub fn controller_of_chip(chip: &str) -> ChipController {
+pub(crate) fn controller_of_chip(chip: &str) -> ChipController {
     let starts = |prefixes: &[&str]| prefixes.iter().any(|p| chip.starts_with(p));
     if starts(&["GICv5-", "ITS-v5-"]) {
         ChipController::Known(Irqchip::GicV5)
@@ -119,7 +119,7 @@ pub fn controller_of_chip(chip: &str) -> ChipController {
 
 /// The controller of an IRQ from its chip name, with the architecture settling Hyper-V's
 /// chip; `None` when neither tells.
-pub fn irqchip_of(chip: &str, arch: Option<Arch>) -> Option<Irqchip> {
+pub(crate) fn irqchip_of(chip: &str, arch: Option<Arch>) -> Option<Irqchip> {
     match (controller_of_chip(chip), arch) {
         (ChipController::Known(c), _) => Some(c),
         (ChipController::HyperV, Some(Arch::Arm64)) => Some(Irqchip::GicSpi),
@@ -129,7 +129,7 @@ pub fn irqchip_of(chip: &str, arch: Option<Arch>) -> Option<Irqchip> {
 }
 
 /// The architecture the chip names of a snapshot belong to, when they name one and only one.
-pub fn arch_of_chips<'a>(chips: impl IntoIterator<Item = &'a str>) -> Option<Arch> {
+pub(crate) fn arch_of_chips<'a>(chips: impl IntoIterator<Item = &'a str>) -> Option<Arch> {
     let mut arch = None;
     for chip in chips {
         if let ChipController::Known(c) = controller_of_chip(chip) {

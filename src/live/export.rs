@@ -67,8 +67,6 @@ impl ExportOptions {
     }
 }
 
-/// The HTTP content type of [`encode`]'s text.
-pub const CONTENT_TYPE: &str = "application/openmetrics-text; version=1.0.0; charset=utf-8";
 /// The HTTP content type of [`to_classic_text`]'s text (what `/metrics` serves: every
 /// Prometheus, node_exporter's textfile collector and `promtool check metrics` read it).
 pub const CLASSIC_CONTENT_TYPE: &str = "text/plain; version=0.0.4; charset=utf-8";

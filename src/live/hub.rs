@@ -64,9 +64,9 @@ const IMPORT_CLIENTS_TRACKED: usize = 4_096;
 /// One accepted snapshot, as the streams learn of it.
 #[derive(Debug, Clone)]
 pub(crate) struct Update {
-    pub host: Arc<str>,
-    pub seq: u64,
-    pub body: EventBody,
+    pub(crate) host: Arc<str>,
+    pub(crate) seq: u64,
+    pub(crate) body: EventBody,
 }
 
 /// Why the hub refused a request. Each kind maps to one HTTP status at the edge.
@@ -419,7 +419,7 @@ impl Hub {
     }
 
     /// The same hub paced by `clock` instead of the monotonic clock (tests drive time).
-    pub fn with_clock(mut self, clock: Clock) -> Hub {
+    pub(crate) fn with_clock(mut self, clock: Clock) -> Hub {
         self.clock = clock;
         self
     }
@@ -458,7 +458,7 @@ impl Hub {
     /// events). A base that is not the host's current reading when the rebuilt one is stored
     /// (no such host, another reading landed, the host expired) is [`HubError::BaseMismatch`].
     /// Blocking.
-    pub fn ingest_delta(
+    pub(crate) fn ingest_delta(
         &self,
         host: &str,
         bearer: Option<&[u8]>,
@@ -602,7 +602,7 @@ impl Hub {
     }
 
     /// Delete `host` with an admin token. Blocking (persists).
-    pub fn delete(&self, host: &str, bearer: Option<&[u8]>) -> Result<(), HubError> {
+    pub(crate) fn delete(&self, host: &str, bearer: Option<&[u8]>) -> Result<(), HubError> {
         if self.tokens.no_admin() {
             return Err(HubError::NoAdmin);
         }
@@ -810,7 +810,7 @@ impl Hub {
 
     /// Keep an import (a capture, a snapshot or a pasted `/proc/interrupts`) and return its id.
     /// What would not replay is refused before it is kept. Blocking.
-    pub fn import(&self, text: &str) -> Result<String, HubError> {
+    pub(crate) fn import(&self, text: &str) -> Result<String, HubError> {
         let capture = Capture {
             version: PROTOCOL_VERSION,
             snapshots: snapshots_of_text(text)?,

@@ -17,7 +17,7 @@ use std::sync::Arc;
 /// Why a pasted or uploaded text is not an import.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{0}")]
-pub(crate) struct BadImport(pub String);
+pub(crate) struct BadImport(pub(crate) String);
 
 /// The host name of a bare pasted `/proc/interrupts`.
 pub(crate) const PASTED_HOST: &str = "pasted";
@@ -75,9 +75,9 @@ pub(crate) fn snapshots_of_text(text: &str) -> Result<Vec<Snapshot>, BadImport> 
 }
 
 /// Most imports kept.
-pub const IMPORTS_MAX: usize = 64;
+pub(crate) const IMPORTS_MAX: usize = 64;
 /// Most canonical JSON bytes kept over all imports.
-pub const IMPORTS_BYTES_MAX: usize = 64 << 20;
+pub(crate) const IMPORTS_BYTES_MAX: usize = 64 << 20;
 /// Hex digits of an import id.
 pub(crate) const IMPORT_ID_LEN: usize = 64;
 /// Hex digits of an id of the first format (still resolved, never made).
@@ -98,14 +98,14 @@ pub fn valid_id(id: &str) -> bool {
 
 /// One kept import.
 #[derive(Debug, Clone)]
-pub struct StoredImport {
-    pub capture: Arc<Capture>,
+pub(crate) struct StoredImport {
+    pub(crate) capture: Arc<Capture>,
     /// The canonical JSON (what the id hashes and what is persisted).
-    pub bytes: Arc<[u8]>,
+    pub(crate) bytes: Arc<[u8]>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum ImportStoreError {
+pub(crate) enum ImportStoreError {
     #[error("the capture is {0} bytes; imports are kept up to {IMPORTS_BYTES_MAX} bytes in all")]
     TooLarge(usize),
     #[error("another capture has this content id")]
@@ -114,16 +114,16 @@ pub enum ImportStoreError {
 
 /// What [`ImportStore::insert`] did.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Inserted {
-    pub id: String,
+pub(crate) struct Inserted {
+    pub(crate) id: String,
     /// Ids dropped to make room (oldest first).
-    pub evicted: Vec<String>,
+    pub(crate) evicted: Vec<String>,
     /// The same content was already kept under `id`.
-    pub existed: bool,
+    pub(crate) existed: bool,
 }
 
 #[derive(Debug, Clone, Default)]
-pub struct ImportStore {
+pub(crate) struct ImportStore {
     by_id: BTreeMap<String, StoredImport>,
     /// Ids, oldest first.
     order: VecDeque<String>,
@@ -131,29 +131,20 @@ pub struct ImportStore {
 }
 
 impl ImportStore {
-    pub fn new() -> ImportStore {
+    pub(crate) fn new() -> ImportStore {
         ImportStore::default()
     }
 
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.by_id.len()
     }
 
-    pub fn is_empty(&self) -> bool {
-        self.by_id.is_empty()
-    }
-
-    pub fn get(&self, id: &str) -> Option<&StoredImport> {
+    pub(crate) fn get(&self, id: &str) -> Option<&StoredImport> {
         self.by_id.get(id)
     }
 
-    /// Ids, oldest first.
-    pub fn ids(&self) -> impl Iterator<Item = &String> {
-        self.order.iter()
-    }
-
     /// Keep `capture` (whose canonical JSON is `bytes`); the same content gives the same id.
-    pub fn insert(&mut self, capture: Capture, bytes: Vec<u8>) -> Result<Inserted, ImportStoreError> {
+    pub(crate) fn insert(&mut self, capture: Capture, bytes: Vec<u8>) -> Result<Inserted, ImportStoreError> {
         if bytes.len() > IMPORTS_BYTES_MAX {
             return Err(ImportStoreError::TooLarge(bytes.len()));
         }

@@ -38,8 +38,6 @@ pub mod limits {
     pub const SNAPSHOT_BYTES_MAX: usize = 16 << 20;
     /// Most hosts the server keeps.
     pub(crate) const HOSTS_MAX: usize = 256;
-    /// Most CPUs in one snapshot (the topology limit).
-    pub const CPUS_MAX: u32 = crate::topology::CPUS_MAX;
     /// Most IRQ rows in one snapshot.
     pub(crate) const IRQS_MAX: usize = 16_384;
     /// History samples kept per host (one hour at 1 Hz).
@@ -71,6 +69,4 @@ pub mod limits {
     pub(crate) const TOKEN_BYTES_MIN: usize = 16;
     /// Longest token accepted.
     pub(crate) const TOKEN_BYTES_MAX: usize = 256;
-    /// Imported captures kept for their links, and their bytes in all.
-    pub use super::imports::{IMPORTS_BYTES_MAX, IMPORTS_MAX};
 }

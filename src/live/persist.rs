@@ -203,7 +203,8 @@ impl Persist {
 
     /// Keep an accepted reading and wait until it is on disk: [`Persist::enqueue`] then
     /// [`Persist::wait`].
-    pub fn append(&self, state: &Arc<HostState>) -> Result<(), PersistError> {
+    #[cfg(test)]
+    pub(crate) fn append(&self, state: &Arc<HostState>) -> Result<(), PersistError> {
         let ticket = self.enqueue(state.clone());
         self.wait(ticket)
     }

@@ -47,18 +47,18 @@ pub const POLL_MS_DEFAULT: u64 = 1_000;
 /// The scrape interval assumed for a host when neither `--prometheus-scrape-ms` nor
 /// Prometheus' targets say it (Thanos and Mimir serve no `/api/v1/targets`): a common fleet
 /// setting, and a window too long is only smoother, one too short has no rate at all.
-pub const SCRAPE_MS_DEFAULT: u64 = 15_000;
+pub(crate) const SCRAPE_MS_DEFAULT: u64 = 15_000;
 /// Shortest `rate()` window, whatever the scrape interval.
-pub const RATE_WINDOW_MS_MIN: u64 = 4_000;
+pub(crate) const RATE_WINDOW_MS_MIN: u64 = 4_000;
 /// Longest scrape interval believed (from the flag or from Prometheus): one hour.
-pub const SCRAPE_MS_MAX: u64 = 3_600_000;
+pub(crate) const SCRAPE_MS_MAX: u64 = 3_600_000;
 /// Polls between two readings of `/api/v1/targets` (a scrape interval changed by a reload of
 /// Prometheus' configuration is seen within this many polls).
 const TARGETS_REFRESH_POLLS: u32 = 60;
 /// Longest accepted `--prometheus` URL.
 pub(crate) const URL_BYTES_MAX: usize = 1_024;
 /// Largest `--prometheus-ca-file` read.
-pub const CA_FILE_BYTES_MAX: usize = 1 << 20;
+pub(crate) const CA_FILE_BYTES_MAX: usize = 1 << 20;
 
 /// Why a query failed; the text is what the pages show.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -132,9 +132,9 @@ struct Target {
 }
 
 /// One instant-query series: labels, timestamp (s), value.
-pub type InstantSample = (BTreeMap<String, String>, f64, f64);
+pub(crate) type InstantSample = (BTreeMap<String, String>, f64, f64);
 /// One range-query series: labels and its (timestamp (s), value) points.
-pub type RangeSeries = (BTreeMap<String, String>, Vec<(f64, f64)>);
+pub(crate) type RangeSeries = (BTreeMap<String, String>, Vec<(f64, f64)>);
 
 /// Percent-encode a query-string value.
 fn encode_component(s: &str) -> String {
@@ -181,7 +181,7 @@ pub(crate) fn parse_duration_ms(s: &str) -> Option<u64> {
 
 /// The `rate()` window for a host scraped every `scrape_ms`: four scrapes (so a rate has
 /// samples to work with even when one scrape is late or lost), at least [`RATE_WINDOW_MS_MIN`].
-pub fn rate_window_ms(scrape_ms: u64) -> u64 {
+pub(crate) fn rate_window_ms(scrape_ms: u64) -> u64 {
     scrape_ms.saturating_mul(4).max(RATE_WINDOW_MS_MIN)
 }
 
@@ -321,7 +321,7 @@ impl PromClient {
     }
 
     /// An instant query (`/api/v1/query`), at `time` (seconds, as Prometheus printed it) or now.
-    pub async fn query(&self, promql: &str, time: Option<&str>) -> Result<Vec<InstantSample>, PromError> {
+    pub(crate) async fn query(&self, promql: &str, time: Option<&str>) -> Result<Vec<InstantSample>, PromError> {
         let mut q = format!("/api/v1/query?query={}", encode_component(promql));
         if let Some(t) = time {
             q.push_str("&time=");
@@ -340,7 +340,7 @@ impl PromClient {
     }
 
     /// A range query (`/api/v1/query_range`) from `start` to `end` (seconds) every `step_ms`.
-    pub async fn query_range(
+    pub(crate) async fn query_range(
         &self,
         promql: &str,
         start: f64,
@@ -368,7 +368,7 @@ impl PromClient {
 
     /// The scrape interval of each job (`/api/v1/targets`; the longest where a job's targets
     /// differ), in milliseconds.
-    pub async fn scrape_intervals(&self) -> Result<HashMap<String, u64>, PromError> {
+    pub(crate) async fn scrape_intervals(&self) -> Result<HashMap<String, u64>, PromError> {
         let (status, bytes) = self.get("/api/v1/targets?state=active").await?;
         let reply: TargetsReply = serde_json::from_slice(&bytes)
             .map_err(|e| PromError::Garbage(self.base.clone(), format!("HTTP {status}: {e}")))?;
@@ -435,16 +435,12 @@ impl PromStatus {
     }
 
     /// Whether `host` came from Prometheus.
-    pub fn has(&self, host: &str) -> bool {
+    pub(crate) fn has(&self, host: &str) -> bool {
         self.lock().hosts.contains(host)
     }
 
     pub fn hosts(&self) -> Vec<String> {
         self.lock().hosts.iter().cloned().collect()
-    }
-
-    pub fn base(&self) -> &str {
-        &self.base
     }
 }
 

@@ -40,7 +40,7 @@ use std::io::Read;
 /// The version this build writes.
 pub const PROTOCOL_VERSION: u32 = 4;
 /// The first version whose topology carries `arch` and `irqchip`.
-pub const ARCH_SINCE: u32 = 4;
+pub(crate) const ARCH_SINCE: u32 = 4;
 /// The oldest version this build reads (and upgrades).
 pub(crate) const PROTOCOL_VERSION_OLDEST: u32 = 1;
 /// Longest kernel release accepted (`struct new_utsname` holds 64 bytes and a NUL).
@@ -51,7 +51,7 @@ pub(crate) const CPU_SET_TEXT_BYTES_MAX: usize = crate::topology::cpulist::CPULI
 /// The oldest version whose full snapshots are this build's once `arch` and `irqchip` (version
 /// 4, [`ARCH_SINCE`]) are left out: version 3 added delta pushes and left the full snapshot as
 /// version 2 wrote it, so a full snapshot stamped 2 reads the same on a version-2 server.
-pub const FULL_SNAPSHOT_SAME_SINCE: u32 = 2;
+pub(crate) const FULL_SNAPSHOT_SAME_SINCE: u32 = 2;
 
 /// What a server that refused a push for its version reads: `(oldest, newest)`, from the words
 /// of [`version_supported`] ("this server reads A to B"), which every release since version 2
@@ -339,25 +339,25 @@ struct AnyCapture {
 #[serde(deny_unknown_fields)]
 pub struct ProbeCalls {
     /// How the calls were recorded (`kprobe_event`: boot-time kprobe events).
-    pub mechanism: String,
+    pub(crate) mechanism: String,
     /// The machine's devices, in PCI order.
-    pub devices: Vec<LabDevice>,
-    pub calls: Vec<ProbeCall>,
+    pub(crate) devices: Vec<LabDevice>,
+    pub(crate) calls: Vec<ProbeCall>,
 }
 
 /// A device of a lab machine.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct LabDevice {
+pub(crate) struct LabDevice {
     /// `n0`, `vb0`, `vn0`: the serial (NVMe) or name the lab gave it.
-    pub name: String,
+    pub(crate) name: String,
     /// `nvme`, `virtio-blk` or `virtio-net`.
-    pub kind: String,
+    pub(crate) kind: String,
     /// PCI address (`0000:00:10.0`).
-    pub pci: String,
+    pub(crate) pci: String,
     /// I/O queue pairs (NVMe `max_ioqpairs`), request queues (virtio-blk `num-queues`) or
     /// queue pairs (virtio-net).
-    pub queues: u32,
+    pub(crate) queues: u32,
 }
 
 /// One `group_cpus_evenly()` call.
@@ -369,9 +369,9 @@ pub struct ProbeCall {
     /// The calling function (`irq_create_affinity_masks`, `blk_mq_map_queues`).
     pub caller: String,
     /// `numgrps`.
-    pub groups: u32,
+    pub(crate) groups: u32,
     /// The task that made it (`kworker/u8:2-57`).
-    pub task: String,
+    pub(crate) task: String,
 }
 
 impl TryFrom<AnyCapture> for Capture {
@@ -508,9 +508,6 @@ impl Snapshot {
     }
 }
 
-/// Largest decompressed push body: the same bound as a plain one.
-pub const PUSH_BODY_BYTES_MAX: usize = super::limits::SNAPSHOT_BYTES_MAX;
-
 /// Why a push body was refused, with the HTTP status it deserves.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum PushBodyError {
@@ -526,7 +523,8 @@ pub enum PushBodyError {
 }
 
 impl PushBodyError {
-    pub fn status(&self) -> u16 {
+    #[cfg(test)]
+    pub(crate) fn status(&self) -> u16 {
         match self {
             PushBodyError::Encoding(_) => 415,
             PushBodyError::TooLarge(_) => 413,
@@ -594,10 +592,10 @@ pub const BASE_MISMATCH: &str = "base-mismatch";
 /// The reading a [`Delta`] is against: the one the server acknowledged last.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct DeltaBase {
-    pub taken_unix_ms: u64,
+pub(crate) struct DeltaBase {
+    pub(crate) taken_unix_ms: u64,
     #[serde(default, skip_serializing_if = "String::is_empty")]
-    pub boot_id: String,
+    pub(crate) boot_id: String,
 }
 
 /// A reading as its changes against a base reading of the same boot, topology and columns
@@ -608,10 +606,10 @@ pub struct DeltaBase {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Delta {
-    pub version: u32,
-    pub host: String,
-    pub taken_unix_ms: u64,
-    pub base: DeltaBase,
+    pub(crate) version: u32,
+    pub(crate) host: String,
+    pub(crate) taken_unix_ms: u64,
+    pub(crate) base: DeltaBase,
     /// Every IRQ's label in order, when that differs from the base (IRQs came, went or moved);
     /// absent: the base's order.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -627,7 +625,7 @@ pub struct Delta {
 
 /// Why a delta could not be applied.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum DeltaError {
+pub(crate) enum DeltaError {
     /// Its base is not the reading given: 409 [`BASE_MISMATCH`].
     #[error("{BASE_MISMATCH}: the delta's base is not this host's latest reading; send a full reading")]
     BaseMismatch,
@@ -670,7 +668,11 @@ impl Delta {
     /// row `k` of `base` with the same fields but its counters (a collector knows which rows it
     /// wrote since it built `base`): those rows are not compared. The answer is that of
     /// [`Delta::between`] as long as the hint is true only of such rows.
-    pub fn between_known(base: &Snapshot, cur: &Snapshot, same_but_counts: impl Fn(usize) -> bool) -> Option<Delta> {
+    pub(crate) fn between_known(
+        base: &Snapshot,
+        cur: &Snapshot,
+        same_but_counts: impl Fn(usize) -> bool,
+    ) -> Option<Delta> {
         if base.host != cur.host
             || base.boot_id != cur.boot_id
             || base.cpus != cur.cpus
@@ -722,7 +724,7 @@ impl Delta {
 
     /// The full reading: `base` with this delta applied. `base` must be the reading named by
     /// [`Delta::base`]; the result is checked by the store like any pushed snapshot.
-    pub fn apply(&self, base: &Snapshot) -> Result<Snapshot, DeltaError> {
+    pub(crate) fn apply(&self, base: &Snapshot) -> Result<Snapshot, DeltaError> {
         let bad = |m: String| Err(DeltaError::Bad(m));
         self.check_shape(base)?;
         let (mut irqs, known) = self.irqs_in_order(base);

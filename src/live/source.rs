@@ -14,9 +14,9 @@ use std::collections::BTreeMap;
 
 /// One series and its value.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Series {
-    pub labels: BTreeMap<String, String>,
-    pub value: f64,
+pub(crate) struct Series {
+    pub(crate) labels: BTreeMap<String, String>,
+    pub(crate) value: f64,
 }
 
 impl Series {
@@ -28,11 +28,11 @@ impl Series {
 /// The series of one host at one scrape, by metric name.
 #[derive(Debug, Clone, Default)]
 pub struct HostSeries {
-    pub agent_info: Vec<Series>,
-    pub cpu_info: Vec<Series>,
-    pub node_distance: Vec<Series>,
-    pub irq_info: Vec<Series>,
-    pub interrupts: Vec<Series>,
+    pub(crate) agent_info: Vec<Series>,
+    pub(crate) cpu_info: Vec<Series>,
+    pub(crate) node_distance: Vec<Series>,
+    pub(crate) irq_info: Vec<Series>,
+    pub(crate) interrupts: Vec<Series>,
 }
 
 /// Most series per metric read back for one host (the counters: CPUs × IRQs would be 4 M at
@@ -41,7 +41,7 @@ pub(crate) const HOST_SERIES_MAX: usize = 1 << 20;
 
 impl HostSeries {
     /// Add one series of the metric `name` (others are ignored).
-    pub fn push(&mut self, name: &str, s: Series) -> Result<(), String> {
+    pub(crate) fn push(&mut self, name: &str, s: Series) -> Result<(), String> {
         let v = match name {
             "irqscope_agent_info" => &mut self.agent_info,
             "irqscope_cpu_info" => &mut self.cpu_info,
@@ -246,7 +246,7 @@ pub fn snapshot_from_series(host: &str, taken_unix_ms: u64, s: &HostSeries) -> R
 }
 
 /// Most bytes of exposition text [`parse_text`] reads.
-pub const TEXT_BYTES_MAX: usize = 64 << 20;
+pub(crate) const TEXT_BYTES_MAX: usize = 64 << 20;
 
 /// Read exposition text (classic or OpenMetrics) into one host's series; comments skipped.
 pub fn parse_text(text: &str) -> Result<BTreeMap<String, HostSeries>, String> {

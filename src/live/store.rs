@@ -32,25 +32,25 @@ use std::sync::Arc;
 pub struct Sample {
     /// Readings accepted for this host so far, this one included.
     pub seq: u64,
-    pub taken_unix_ms: u64,
+    pub(crate) taken_unix_ms: u64,
     /// Milliseconds since the previous reading (0 for a baseline).
-    pub interval_ms: u64,
+    pub(crate) interval_ms: u64,
     /// No rates: first reading, reboot, or clock step.
-    pub reset: bool,
+    pub(crate) reset: bool,
     /// Device (numbered) IRQs per second over all CPUs.
-    pub irqs_per_s: f64,
-    pub busiest_cpu: Option<u32>,
-    pub busiest_irqs_per_s: f64,
+    pub(crate) irqs_per_s: f64,
+    pub(crate) busiest_cpu: Option<u32>,
+    pub(crate) busiest_irqs_per_s: f64,
 }
 
 /// Rates over the last interval.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Rates {
-    pub interval_ms: u64,
+    pub(crate) interval_ms: u64,
     /// Device (numbered) IRQs per second on each online CPU (every column present, zeros too).
-    pub per_cpu: BTreeMap<u32, f64>,
+    pub(crate) per_cpu: BTreeMap<u32, f64>,
     /// Per row of the snapshot (same order): interrupts per second, `None` without a baseline.
-    pub per_irq: Vec<Option<f64>>,
+    pub(crate) per_irq: Vec<Option<f64>>,
 }
 
 /// What the store keeps of one host.
@@ -70,12 +70,12 @@ pub struct HostState {
     /// bound one, see [`LiveStore::ingest`]), [`RESTORED_OWNER`] for a host restored from disk
     /// that has not pushed since (learned at its next push), `None` for a bound token or a
     /// source the server reads itself.
-    pub owner: Option<u32>,
+    pub(crate) owner: Option<u32>,
 }
 
 /// The owner of a restored host until its next push says which token it comes through: it
 /// counts against no token's quota and may be evicted like an unbound token's host.
-pub const RESTORED_OWNER: u32 = u32::MAX;
+pub(crate) const RESTORED_OWNER: u32 = u32::MAX;
 
 /// How a push arrived: when by the server's clock, and through which unbound token (if any).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -87,8 +87,8 @@ pub struct Arrival {
 /// A host as persisted (and restored): the latest raw snapshot and the history.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PersistedHost {
-    pub snapshot: Snapshot,
-    pub seq: u64,
+    pub(crate) snapshot: Snapshot,
+    pub(crate) seq: u64,
     pub history: Vec<Sample>,
 }
 
@@ -171,19 +171,20 @@ impl LiveStore {
 
     /// The store for `n` configured unbound tokens: each may hold
     /// min([`UNBOUND_TOKEN_HOSTS_MAX`], [`HOSTS_MAX`] / `n`) hosts (at least one).
-    pub fn with_unbound_tokens(mut self, n: usize) -> LiveStore {
+    pub(crate) fn with_unbound_tokens(mut self, n: usize) -> LiveStore {
         self.unbound_quota = UNBOUND_TOKEN_HOSTS_MAX.min(HOSTS_MAX / n.max(1)).max(1);
         self
     }
 
     /// Hosts one unbound token may hold.
-    pub fn unbound_quota(&self) -> usize {
+    #[cfg(test)]
+    pub(crate) fn unbound_quota(&self) -> usize {
         self.unbound_quota
     }
 
     /// The hosts dropped to make room for new ones since the last call (their records are
     /// the caller's to remove from disk).
-    pub fn take_evicted(&mut self) -> Vec<String> {
+    pub(crate) fn take_evicted(&mut self) -> Vec<String> {
         std::mem::take(&mut self.evicted)
     }
 
@@ -206,11 +207,12 @@ impl LiveStore {
         self.hosts.get(host)
     }
 
-    pub fn hosts(&self) -> impl Iterator<Item = (&String, &Arc<HostState>)> {
+    pub(crate) fn hosts(&self) -> impl Iterator<Item = (&String, &Arc<HostState>)> {
         self.hosts.iter()
     }
 
-    pub fn len(&self) -> usize {
+    #[cfg(test)]
+    pub(crate) fn len(&self) -> usize {
         self.hosts.len()
     }
 
@@ -308,7 +310,7 @@ impl LiveStore {
     }
 
     /// Drop `host`; whether it was kept.
-    pub fn remove(&mut self, host: &str) -> bool {
+    pub(crate) fn remove(&mut self, host: &str) -> bool {
         self.hosts.remove(host).is_some()
     }
 
@@ -353,7 +355,8 @@ impl LiveStore {
 }
 
 impl HostState {
-    pub fn persisted(&self) -> PersistedHost {
+    #[cfg(test)]
+    pub(crate) fn persisted(&self) -> PersistedHost {
         PersistedHost {
             snapshot: self.snapshot.clone(),
             seq: self.seq,
@@ -389,7 +392,7 @@ fn sample_of(seq: u64, snap: &Snapshot, rates: Option<&Rates>) -> Sample {
 }
 
 /// Per-IRQ and per-CPU rates between two readings of one boot, `dt_ms` apart.
-pub fn rates(prev: &Snapshot, cur: &Snapshot, dt_ms: u64) -> Rates {
+pub(crate) fn rates(prev: &Snapshot, cur: &Snapshot, dt_ms: u64) -> Rates {
     let dt_s = dt_ms.max(1) as f64 / 1000.0;
     let both = |cpu: u32| cur.cpus.binary_search(&cpu).is_ok() && prev.cpus.binary_search(&cpu).is_ok();
     let by_label: HashMap<&str, &WireIrq> = prev.irqs.iter().map(|i| (i.label.as_str(), i)).collect();

@@ -17,8 +17,8 @@
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct IdealBound {
     pub irqs_per_cpu_max: u32,
-    pub devices_per_cpu_max: u32,
-    pub cpus_online: u32,
+    pub(crate) devices_per_cpu_max: u32,
+    pub(crate) cpus_online: u32,
 }
 
 /// `irqs_per_device[d]`: the counted vectors of device `d` that fire somewhere.

@@ -4,8 +4,8 @@
 //! A proposal is named like a kernel variant and is frozen the same way once named, so a
 //! permalink that names one reproduces; it is never a `kernel::Variant`.
 
-pub mod ideal;
-pub mod offset_by_probed;
+pub(crate) mod ideal;
+pub(crate) mod offset_by_probed;
 
 /// The named proposals. A proposal's behaviour never changes once named.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -14,20 +14,20 @@ pub enum Proposal {
 }
 
 impl Proposal {
-    pub const ALL: [Proposal; 1] = [Proposal::OffsetByProbed];
+    pub(crate) const ALL: [Proposal; 1] = [Proposal::OffsetByProbed];
 
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Proposal::OffsetByProbed => "offset-by-probed",
         }
     }
 
-    pub fn from_name(name: &str) -> Option<Proposal> {
+    pub(crate) fn from_name(name: &str) -> Option<Proposal> {
         Proposal::ALL.into_iter().find(|p| p.name() == name)
     }
 
     /// One line saying what the proposal does.
-    pub fn describe(self) -> &'static str {
+    pub(crate) fn describe(self) -> &'static str {
         match self {
             Proposal::OffsetByProbed => {
                 "PROPOSAL, not kernel code: node-local groups whose single-CPU slots go to the \
@@ -37,7 +37,7 @@ impl Proposal {
     }
 
     /// What the proposal needs to know that the kernel's `group_cpus_evenly` does not.
-    pub fn cost(self) -> &'static str {
+    pub(crate) fn cost(self) -> &'static str {
         match self {
             Proposal::OffsetByProbed => {
                 "needs, at each probe, how many managed IRQs (and single-CPU ones) each CPU \

@@ -32,13 +32,13 @@ use std::collections::BTreeSet;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct ProbedLoad {
     /// Managed IRQs whose effective CPU is this CPU (the x86 vector matrix's managed count).
-    pub irqs: Vec<u32>,
+    pub(crate) irqs: Vec<u32>,
     /// Of those, IRQs whose mask is this CPU alone.
-    pub hot_irqs: Vec<u32>,
+    pub(crate) hot_irqs: Vec<u32>,
 }
 
 impl ProbedLoad {
-    pub fn new(nr_cpu_ids: u32) -> ProbedLoad {
+    pub(crate) fn new(nr_cpu_ids: u32) -> ProbedLoad {
         ProbedLoad {
             irqs: vec![0; nr_cpu_ids as usize],
             hot_irqs: vec![0; nr_cpu_ids as usize],
@@ -46,7 +46,7 @@ impl ProbedLoad {
     }
 
     /// Count one vector firing on `cpu` with a mask of `mask_weight` CPUs.
-    pub fn add(&mut self, cpu: u32, mask_weight: u32) {
+    pub(crate) fn add(&mut self, cpu: u32, mask_weight: u32) {
         self.irqs[cpu as usize] += 1;
         if mask_weight == 1 {
             self.hot_irqs[cpu as usize] += 1;

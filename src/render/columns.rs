@@ -204,7 +204,7 @@ fn machine_pieces(word: &str, width: usize) -> Vec<String> {
 
 /// A one-line command (`irqscope mana X --opt v …`) as [`command_block`] words: the leading
 /// words, then each option with its value.
-pub fn words_of(command: &str) -> Vec<String> {
+pub(crate) fn words_of(command: &str) -> Vec<String> {
     let mut chunks = command.split(" --");
     let mut words: Vec<String> = chunks
         .next()
@@ -218,7 +218,7 @@ pub fn words_of(command: &str) -> Vec<String> {
 }
 
 /// The permalink last, alone on its line (the one line allowed past 72 columns).
-pub fn permalink_block(link: Option<&str>, out: &mut String) {
+pub(crate) fn permalink_block(link: Option<&str>, out: &mut String) {
     if let Some(link) = link {
         out.push('\n');
         out.push_str(link);

@@ -836,7 +836,7 @@ fn load_legend(max: u32, ideal: Option<u32>, unit: &str) -> String {
 }
 
 /// Per-CPU heatmap of one metric on its own scale (its maximum, anchored at the ideal).
-pub fn heatmap(topo: &Topology, m: &Metrics, metric: HeatMetric, zoom: Option<u32>) -> String {
+pub(crate) fn heatmap(topo: &Topology, m: &Metrics, metric: HeatMetric, zoom: Option<u32>) -> String {
     let max = m
         .per_cpu
         .iter()

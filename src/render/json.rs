@@ -43,7 +43,7 @@ pub(crate) fn system_view(scenario: &Scenario, outcome: &Outcome) -> Value {
 }
 
 /// The public JSON API's view of a scenario run (`/s/…/json`, `simulate --format json`).
-pub fn outcome_json(scenario: &Scenario, outcome: &Outcome, m: &Metrics) -> Value {
+pub(crate) fn outcome_json(scenario: &Scenario, outcome: &Outcome, m: &Metrics) -> Value {
     let mut value = system_view(scenario, outcome);
     value["scenario"] = json!({
         "topology": scenario.topology().name(),

@@ -209,7 +209,7 @@ fn fork_json(f: &ForkPlacement) -> Value {
 }
 
 /// One variant's periodic, wake and fork results.
-pub(crate) fn variant_json(v: &VariantOutcome) -> Value {
+pub fn variant_json(v: &VariantOutcome) -> Value {
     let periodic: Vec<Value> = v
         .periodic
         .iter()

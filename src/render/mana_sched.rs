@@ -23,11 +23,11 @@ fn mask(m: &Option<Vec<u32>>) -> String {
 
 /// Unpatched beside patched: per IRQ the mask, the CPU it was requested on and where it fires.
 /// The kernel code each MANA side is (text and JSON views).
-pub const MANA_KERNEL_LINE: &str = "kernel: unpatched is gdma_main.c before \"net: mana: \
+pub(crate) const MANA_KERNEL_LINE: &str = "kernel: unpatched is gdma_main.c before \"net: mana: \
 Optimize irq affinity for low vcpu configs\"; patched is that patch as posted (seed 001)";
 
 /// The kernel code each sched variant is (text and JSON views).
-pub const SCHED_KERNEL_LINE: &str = "kernel: upstream is kernel/sched/fair.c and topology.c as \
+pub(crate) const SCHED_KERNEL_LINE: &str = "kernel: upstream is kernel/sched/fair.c and topology.c as \
 named from v6.10; p12 and p123 are proposed patches, in no release";
 
 pub fn mana_report(input: &ManaInput, unpatched: &ManaOutcome, patched: &ManaOutcome) -> String {
@@ -119,7 +119,7 @@ fn irq_table(unpatched: &ManaOutcome, patched: &ManaOutcome, out: &mut String) {
 }
 
 /// Per variant: the one-line verdict, then every periodic decision that moves a task.
-pub fn sched_report(input: &SchedInput, outcome: &SchedOutcome) -> String {
+pub(crate) fn sched_report(input: &SchedInput, outcome: &SchedOutcome) -> String {
     let mut out = String::new();
     let n = input.node_distance.len();
     out.push_str(&wrap(

@@ -6,19 +6,19 @@
 //! `scenario`, `metrics`, `analysis` and `live` (the live pages' host states); it never reads
 //! `golden` or `web`.
 
-pub mod charts;
+pub(crate) mod charts;
 pub mod columns;
-pub mod heatmap;
-pub mod json;
+pub(crate) mod heatmap;
+pub(crate) mod json;
 pub mod json_mana_sched;
 pub mod mana_sched;
-pub mod orders;
+pub(crate) mod orders;
 pub mod summary;
-pub mod svg;
-pub mod svg_blkmq;
-pub mod svg_compare;
-pub mod svg_live;
-pub mod svg_mana_sched;
+pub(crate) mod svg;
+pub(crate) mod svg_blkmq;
+pub(crate) mod svg_compare;
+pub(crate) mod svg_live;
+pub(crate) mod svg_mana_sched;
 pub mod sweep;
 pub mod text;
 pub mod vector_space;

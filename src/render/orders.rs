@@ -15,17 +15,17 @@ use std::fmt::Write;
 /// The distribution a scenario asked for, with the permalinks of its best, median and worst
 /// orders (each an ordinary fixed-order scenario; empty when too large for a link).
 #[derive(Debug, Clone)]
-pub struct OrdersShown {
-    pub orders: Orders,
-    pub counters: CounterRange,
-    pub dist: Distribution,
+pub(crate) struct OrdersShown {
+    pub(crate) orders: Orders,
+    pub(crate) counters: CounterRange,
+    pub(crate) dist: Distribution,
     /// Best, median, worst: the device names in probe order and the permalink.
-    pub picks: [(Vec<String>, String); 3],
+    pub(crate) picks: [(Vec<String>, String); 3],
 }
 
 /// The orders and counter range `spec` asks for (`None`: one fixed-order run, as every
 /// scenario before distributions), or why they are refused.
-pub fn asked(spec: &ScenarioSpec) -> Result<Option<(Orders, CounterRange)>, String> {
+pub(crate) fn asked(spec: &ScenarioSpec) -> Result<Option<(Orders, CounterRange)>, String> {
     if spec.orders.is_none() && spec.counter_to.is_none() {
         return Ok(None);
     }
@@ -44,7 +44,7 @@ pub fn asked(spec: &ScenarioSpec) -> Result<Option<(Orders, CounterRange)>, Stri
 }
 
 /// Run the distribution `spec` asks for on its validated `scenario`.
-pub fn compute(spec: &ScenarioSpec, scenario: &Scenario) -> Result<Option<OrdersShown>, String> {
+pub(crate) fn compute(spec: &ScenarioSpec, scenario: &Scenario) -> Result<Option<OrdersShown>, String> {
     let Some((orders, counters)) = asked(spec)? else {
         return Ok(None);
     };
@@ -84,7 +84,7 @@ const PICK_NAMES: [&str; 3] = ["best", "median", "worst"];
 
 impl OrdersShown {
     /// `--orders ... --counter A..B` as the command line says it.
-    pub fn flags(&self) -> String {
+    pub(crate) fn flags(&self) -> String {
         let counter = if self.counters.from == self.counters.to {
             self.counters.from.to_string()
         } else {
@@ -94,7 +94,7 @@ impl OrdersShown {
     }
 
     /// The JSON twin's `distribution` object.
-    pub fn json(&self) -> Value {
+    pub(crate) fn json(&self) -> Value {
         let d = &self.dist;
         let hist = |m: &BTreeMap<u32, u64>| -> Value { m.iter().map(|(k, v)| (k.to_string(), json!(v))).collect() };
         let population = match u64::try_from(d.population) {
@@ -142,7 +142,7 @@ impl OrdersShown {
 
     /// The text twin's block (72 columns but for bare link lines); links under `origin`
     /// (`None`: `/s/…`).
-    pub fn text_block(&self, origin: Option<&str>, out: &mut String) {
+    pub(crate) fn text_block(&self, origin: Option<&str>, out: &mut String) {
         let d = &self.dist;
         let how = if d.exact {
             "every order".to_string()
@@ -212,31 +212,31 @@ fn numa_line(d: &Distribution) -> String {
 
 /// One pick of the page: which (best, median, worst), the order's device names, its counter
 /// start, its worst CPU and its permalink.
-pub struct PickRow {
-    pub which: &'static str,
-    pub order: String,
-    pub counter: u32,
-    pub irqs_per_cpu_max: u32,
-    pub devices_per_cpu_max: u32,
-    pub link: String,
+pub(crate) struct PickRow {
+    pub(crate) which: &'static str,
+    pub(crate) order: String,
+    pub(crate) counter: u32,
+    pub(crate) irqs_per_cpu_max: u32,
+    pub(crate) devices_per_cpu_max: u32,
+    pub(crate) link: String,
 }
 
 /// The distribution on the scenario page: the sentence that leads, the histogram of the
 /// worst CPU's load, the per-CPU probability heatmap, the NUMA line and the picks.
-pub struct OrdersPage {
+pub(crate) struct OrdersPage {
     /// "Over 4,320 boots (every order of the devices × counter starts 0..5) …".
-    pub headline: String,
+    pub(crate) headline: String,
     /// Said when `all` was over the budget and the runs are a sample.
-    pub sampled_note: Option<String>,
-    pub histogram_svg: String,
-    pub heatmap_svg: String,
-    pub numa_line: String,
-    pub picks: Vec<PickRow>,
+    pub(crate) sampled_note: Option<String>,
+    pub(crate) histogram_svg: String,
+    pub(crate) heatmap_svg: String,
+    pub(crate) numa_line: String,
+    pub(crate) picks: Vec<PickRow>,
 }
 
 impl OrdersShown {
     /// The page's block; `zoom` the node the page shows alone.
-    pub fn page(&self, scenario: &Scenario, zoom: Option<u32>) -> OrdersPage {
+    pub(crate) fn page(&self, scenario: &Scenario, zoom: Option<u32>) -> OrdersPage {
         let d = &self.dist;
         let how = if d.exact {
             "every probe order the model allows".to_string()

@@ -124,7 +124,7 @@ pub fn range_json(h: &Holds) -> serde_json::Value {
 
 /// Why a CPU has the vectors the scenario gives it: "201 vectors per CPU (window 0x20-0xea
 /// less IA32_SYSCALL_VECTOR (0x80) and the legacy PIC's cascade (0x32))".
-pub fn vectors_per_cpu_line(scenario: &Scenario) -> String {
+pub(crate) fn vectors_per_cpu_line(scenario: &Scenario) -> String {
     use crate::kernel::release;
     let pick = scenario.kernel_pick();
     let n = pick.vectors();
@@ -150,7 +150,7 @@ pub fn vectors_per_cpu_line(scenario: &Scenario) -> String {
 /// The sentences for vectors the kernel refused, for the summary: "ENOSPC: 680 vectors of 76
 /// devices got none, first dev180 vector 1; 201 vectors per CPU (…)" and one for each device
 /// whose allocation `alloc_descs()` refused. Empty when nothing failed.
-pub fn failure_lines(scenario: &Scenario, outcome: &Outcome) -> Vec<String> {
+pub(crate) fn failure_lines(scenario: &Scenario, outcome: &Outcome) -> Vec<String> {
     let mut out = Vec::new();
     let vs = &outcome.vector_space;
     // The matrix's refusals; a device refused by alloc_descs() has its own line below.
@@ -303,7 +303,7 @@ fn devices_parts(m: &Metrics, groups: &[(u32, CpuSet)], list: &dyn Fn(&CpuSet) -
 
 /// "32 CPUs (...) get 3 IRQs; 16 CPUs (...) get 6" (the seed-000 thread's own sentence, so
 /// its lists stay even where they are the devices line's).
-pub fn irqs_line(m: &Metrics) -> String {
+pub(crate) fn irqs_line(m: &Metrics) -> String {
     fold_parts(irqs_parts(&m.group_online(|c| c.counted_irqs(m.basis)), &|s| {
         format!("({s})")
     }))
@@ -332,7 +332,7 @@ fn irqs_parts(groups: &[(u32, CpuSet)], list: &dyn Fn(&CpuSet) -> String) -> Vec
 }
 
 /// "per node: 36 36 30 30 30 30 IRQs (fair share 32)".
-pub fn nodes_line(m: &Metrics) -> String {
+pub(crate) fn nodes_line(m: &Metrics) -> String {
     let counts: Vec<String> = m.per_node.iter().map(|n| n.irqs.to_string()).collect();
     let shares: Vec<u64> = m.per_node.iter().map(|n| n.fair_share_milli).collect();
     let share = if shares.windows(2).all(|w| w[0] == w[1]) {

@@ -14,7 +14,7 @@ use std::fmt::Write;
 
 /// Which per-CPU number a heatmap shows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum HeatMetric {
+pub(crate) enum HeatMetric {
     /// Vectors whose effective CPU is this CPU, counted on the metrics' basis (managed
     /// vectors only when the scenario has any, as the summary lines count them).
     Irqs,
@@ -27,14 +27,14 @@ pub enum HeatMetric {
 }
 
 impl HeatMetric {
-    pub const ALL: [HeatMetric; 4] = [
+    pub(crate) const ALL: [HeatMetric; 4] = [
         HeatMetric::Irqs,
         HeatMetric::Managed,
         HeatMetric::Devices,
         HeatMetric::Hot,
     ];
 
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             HeatMetric::Irqs => "irqs",
             HeatMetric::Managed => "managed",
@@ -43,11 +43,11 @@ impl HeatMetric {
         }
     }
 
-    pub fn from_name(name: &str) -> Option<HeatMetric> {
+    pub(crate) fn from_name(name: &str) -> Option<HeatMetric> {
         HeatMetric::ALL.into_iter().find(|m| m.name() == name)
     }
 
-    pub fn describe(self) -> &'static str {
+    pub(crate) fn describe(self) -> &'static str {
         match self {
             HeatMetric::Irqs => "IRQs (as the summary counts them)",
             HeatMetric::Managed => "managed IRQs",
@@ -56,7 +56,7 @@ impl HeatMetric {
         }
     }
 
-    pub fn value(self, c: &CpuLoad, basis: Basis) -> u32 {
+    pub(crate) fn value(self, c: &CpuLoad, basis: Basis) -> u32 {
         match self {
             HeatMetric::Irqs => c.counted_irqs(basis),
             HeatMetric::Managed => c.managed_irqs,
@@ -67,7 +67,7 @@ impl HeatMetric {
 
     /// The ideal per-CPU maximum for this metric, where one is defined (the ideal bound is
     /// computed on the metrics' basis).
-    pub fn ideal(self, m: &Metrics) -> Option<u32> {
+    pub(crate) fn ideal(self, m: &Metrics) -> Option<u32> {
         match self {
             HeatMetric::Irqs => Some(m.ideal.irqs_per_cpu_max),
             HeatMetric::Managed if m.basis == Basis::Managed => Some(m.ideal.irqs_per_cpu_max),

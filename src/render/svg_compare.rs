@@ -9,7 +9,7 @@ use crate::topology::Topology;
 
 /// How the colour scale of a comparison is chosen.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Scale {
+pub(crate) enum Scale {
     /// The larger maximum of the two sides (the default).
     Shared,
     /// A fixed maximum given by the reader, the same for every comparison.

@@ -8,9 +8,9 @@ use std::fmt::Write;
 /// One reading on the chart.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub(crate) struct HistoryPoint {
-    pub seq: u64,
+    pub(crate) seq: u64,
     /// `None`: a baseline, no rate.
-    pub value: Option<f64>,
+    pub(crate) value: Option<f64>,
 }
 
 const WIDTH: f64 = 640.0;

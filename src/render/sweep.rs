@@ -16,7 +16,7 @@ use std::fmt::Write;
 pub(crate) type LinkFn<'a> = &'a dyn Fn(&ScenarioSpec) -> Option<String>;
 
 /// The `irqscope sweep …` line that reproduces a sweep.
-pub fn command_line(config: &SweepConfig) -> String {
+pub(crate) fn command_line(config: &SweepConfig) -> String {
     command_words(config).join(" ")
 }
 

@@ -27,7 +27,7 @@ pub struct TextOptions {
 }
 
 /// The full single-scenario report.
-pub fn report(scenario: &Scenario, outcome: &Outcome, m: &Metrics, opts: &TextOptions) -> String {
+pub(crate) fn report(scenario: &Scenario, outcome: &Outcome, m: &Metrics, opts: &TextOptions) -> String {
     let topo = scenario.topology();
     let mut out = String::new();
     let n_dev = scenario.devices().len();
@@ -362,15 +362,15 @@ fn vector_table(res: &crate::scenario::DeviceOutcome, out: &mut String) {
 }
 
 /// One side of a comparison.
-pub struct Side<'a> {
-    pub label: String,
-    pub scenario: &'a Scenario,
-    pub outcome: &'a Outcome,
-    pub metrics: &'a Metrics,
+pub(crate) struct Side<'a> {
+    pub(crate) label: String,
+    pub(crate) scenario: &'a Scenario,
+    pub(crate) outcome: &'a Outcome,
+    pub(crate) metrics: &'a Metrics,
 }
 
 /// Two runs of the same machine and devices side by side, with the per-CPU difference.
-pub fn compare_report(a: &Side<'_>, b: &Side<'_>, opts: &TextOptions) -> String {
+pub(crate) fn compare_report(a: &Side<'_>, b: &Side<'_>, opts: &TextOptions) -> String {
     let mut out = wrap(a.scenario.topology().name(), "irqscope compare: ", "  ");
     command_block(
         &compare_command_words(a.scenario, b.scenario, &opts.topology_label),
@@ -473,14 +473,14 @@ pub(crate) const VECTOR_CHANGES_SHOWN_MAX: usize = 32;
 /// One vector whose effective CPU differs between the two sides of a comparison.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct VectorChange {
-    pub device: String,
+    pub(crate) device: String,
     /// The vector's index within its device.
-    pub vector: u32,
+    pub(crate) vector: u32,
     /// Its blk-mq hardware queue (the vector's place among the device's queue vectors), when
     /// it is one.
-    pub queue: Option<u32>,
-    pub a: Option<u32>,
-    pub b: Option<u32>,
+    pub(crate) queue: Option<u32>,
+    pub(crate) a: Option<u32>,
+    pub(crate) b: Option<u32>,
 }
 
 /// Every vector whose effective CPU differs between `a` and `b`, in device then vector order.
@@ -630,20 +630,8 @@ fn nodes(m: &Metrics) -> String {
     }
 }
 
-/// A blk-mq CPU → queue map folded by queue, with the queues no CPU submits to.
-pub fn queue_map_report(
-    topo: &Topology,
-    mapper: crate::kernel::blk_mq_cpumap::Mapper,
-    variant: crate::kernel::Variant,
-    nr_queues: u32,
-    queue_offset: u32,
-    map: &[Option<u32>],
-) -> String {
-    queue_map_report_named(topo, mapper, variant.name(), nr_queues, queue_offset, map)
-}
-
 /// [`queue_map_report`] with the variant given by name (a model's, or `c:NAME`).
-pub fn queue_map_report_named(
+pub(crate) fn queue_map_report_named(
     topo: &Topology,
     mapper: crate::kernel::blk_mq_cpumap::Mapper,
     variant: &str,

@@ -6,8 +6,7 @@
 
 use super::mana::{resolve_topology, topology_label};
 use super::spec::{
-    no_kernel_c, parse_sort, parse_variant, shell_word, KernelCLookup, TopologyRef, DEFAULT_SORT, DEFAULT_VARIANT,
-    KERNEL_C_PREFIX,
+    parse_sort, parse_variant, shell_word, KernelCLookup, TopologyRef, DEFAULT_SORT, DEFAULT_VARIANT, KERNEL_C_PREFIX,
 };
 use super::{ScenarioError, VECTORS_PER_DEVICE_MAX};
 use crate::kernel::blk_mq_cpumap::{blk_mq_map_queues_with, Mapper};
@@ -16,8 +15,8 @@ use crate::topology::Topology;
 use std::sync::Arc;
 
 /// The machine and queue count the `/blkmq` page opens with (seed 004).
-pub const BLKMQ_DEFAULT_PRESET: &str = "xeon-2s-18c-smt2";
-pub const BLKMQ_DEFAULT_QUEUES: u32 = 64;
+pub(crate) const BLKMQ_DEFAULT_PRESET: &str = "xeon-2s-18c-smt2";
+pub(crate) const BLKMQ_DEFAULT_QUEUES: u32 = 64;
 
 /// A blk-mq queue map request: which machine, how many queues from which offset, and which
 /// mapper (`None`: every generation, oldest last, as the page shows them). `variant`, `sort`
@@ -54,12 +53,16 @@ impl BlkMqSpec {
 
     /// Validate, looking presets up with `preset`; a `c:NAME` variant is refused
     /// ([`BlkMqSpec::resolve_with`] takes a lookup for built C).
-    pub fn resolve(&self, preset: impl Fn(&str) -> Option<Arc<Topology>>) -> Result<BlkMqScenario, ScenarioError> {
-        self.resolve_with(preset, &no_kernel_c)
+    #[cfg(test)]
+    pub(crate) fn resolve(
+        &self,
+        preset: impl Fn(&str) -> Option<Arc<Topology>>,
+    ) -> Result<BlkMqScenario, ScenarioError> {
+        self.resolve_with(preset, &super::spec::no_kernel_c)
     }
 
     /// [`BlkMqSpec::resolve`], with a `c:NAME` variant looked up by `kernel_c`.
-    pub fn resolve_with(
+    pub(crate) fn resolve_with(
         &self,
         preset: impl Fn(&str) -> Option<Arc<Topology>>,
         kernel_c: KernelCLookup<'_>,
@@ -103,42 +106,42 @@ impl BlkMqSpec {
 
 /// A validated blk-mq request.
 #[derive(Debug, Clone)]
-pub struct BlkMqScenario {
-    pub spec: BlkMqSpec,
-    pub topology: Arc<Topology>,
-    pub mappers: Vec<Mapper>,
-    pub variant: Variant,
+pub(crate) struct BlkMqScenario {
+    pub(crate) spec: BlkMqSpec,
+    pub(crate) topology: Arc<Topology>,
+    pub(crate) mappers: Vec<Mapper>,
+    pub(crate) variant: Variant,
     /// Built C answering `group_cpus_evenly` for a `c:NAME` variant.
-    pub external: Option<External>,
-    pub sort: SortGen,
+    pub(crate) external: Option<External>,
+    pub(crate) sort: SortGen,
 }
 
 /// One mapper's queue map.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct MapperRun {
-    pub mapper: Mapper,
+pub(crate) struct MapperRun {
+    pub(crate) mapper: Mapper,
     /// The queue each CPU id submits to; `None` for ids that are not possible.
-    pub map: Vec<Option<u32>>,
+    pub(crate) map: Vec<Option<u32>>,
     /// Queues of `queue_offset..queue_offset + queues` no CPU submits to.
-    pub unmapped: Vec<u32>,
-    pub warnings: Vec<KernelWarn>,
+    pub(crate) unmapped: Vec<u32>,
+    pub(crate) warnings: Vec<KernelWarn>,
 }
 
 impl MapperRun {
     /// Queues with at least one CPU.
-    pub fn mapped(&self, queues: u32) -> u32 {
+    pub(crate) fn mapped(&self, queues: u32) -> u32 {
         queues - self.unmapped.len() as u32
     }
 }
 
 impl BlkMqScenario {
     /// The variant's name: a model's, or `c:NAME`.
-    pub fn variant_name(&self) -> &str {
+    pub(crate) fn variant_name(&self) -> &str {
         self.external.as_ref().map_or(self.variant.name(), |e| e.0.name())
     }
 
     /// Every requested mapper's map, in [`Mapper::ALL`] order; fails only when built C does.
-    pub fn run(&self) -> Result<Vec<MapperRun>, ScenarioError> {
+    pub(crate) fn run(&self) -> Result<Vec<MapperRun>, ScenarioError> {
         let s = &self.spec;
         self.mappers
             .iter()
@@ -187,7 +190,7 @@ impl BlkMqScenario {
 
     /// The `irqscope blk-mq …` command that prints `mapper`'s map, as words (an option with its
     /// value is one word); `machine` names the machine as the command line gave it.
-    pub fn command_words(&self, mapper: Mapper, machine: &str) -> Vec<String> {
+    pub(crate) fn command_words(&self, mapper: Mapper, machine: &str) -> Vec<String> {
         let s = &self.spec;
         let mut words = vec![
             "irqscope".to_string(),
@@ -209,7 +212,7 @@ impl BlkMqScenario {
     }
 
     /// How a command line names this machine: the preset, or an edited machine's compact word.
-    pub fn machine_label(&self) -> String {
+    pub(crate) fn machine_label(&self) -> String {
         topology_label(&self.spec.topology)
     }
 }

@@ -22,19 +22,19 @@ pub(crate) const KERNEL_RELEASE_BYTES_MAX: usize = 64;
 /// What a kernel release decides beyond the variant, sort and effective model, each as the spec
 /// gave it (`None`: not given, the behaviour of every scenario written before it existed).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct KernelPick {
+pub(crate) struct KernelPick {
     /// The release named (`6.12`, a whole `uname -r`), as given.
-    pub kernel: Option<String>,
-    pub affinity: Option<AffinityEra>,
+    pub(crate) kernel: Option<String>,
+    pub(crate) affinity: Option<AffinityEra>,
     /// The mapper of devices whose blk-mq map comes from `blk_mq_map_queues()`.
-    pub mapper: Option<Mapper>,
-    pub vectors_per_cpu: Option<u32>,
+    pub(crate) mapper: Option<Mapper>,
+    pub(crate) vectors_per_cpu: Option<u32>,
 }
 
 impl KernelPick {
     /// The spec's fields, validated: a release that parses, a known era and mapper, a vector
     /// count between 1 and the 224 vectors above the exceptions.
-    pub fn of_spec(spec: &ScenarioSpec) -> Result<KernelPick, ScenarioError> {
+    pub(crate) fn of_spec(spec: &ScenarioSpec) -> Result<KernelPick, ScenarioError> {
         let err = |m: String| Err(ScenarioError(m));
         if let Some(k) = &spec.kernel {
             if k.len() > KERNEL_RELEASE_BYTES_MAX || release::parse_release(k).is_none() {
@@ -62,22 +62,22 @@ impl KernelPick {
     }
 
     /// The release named, parsed.
-    pub fn release(&self) -> Option<Release> {
+    pub(crate) fn release(&self) -> Option<Release> {
         self.kernel.as_deref().and_then(release::parse_release)
     }
-    pub fn affinity_era(&self) -> AffinityEra {
+    pub(crate) fn affinity_era(&self) -> AffinityEra {
         self.affinity.unwrap_or_default()
     }
-    pub fn blk_mq_mapper(&self) -> Mapper {
+    pub(crate) fn blk_mq_mapper(&self) -> Mapper {
         self.mapper.unwrap_or(Mapper::Current)
     }
-    pub fn vectors(&self) -> u32 {
+    pub(crate) fn vectors(&self) -> u32 {
         self.vectors_per_cpu.unwrap_or(VECTORS_AVAILABLE_START)
     }
     /// What the map from IRQ affinity does for a queue without a vector mask: the named
     /// release's (`kernel::release::HW_FALLBACKS`); without one, the newest release's with the
     /// `current` mapper (v6.17 on) and `blk_mq_pci_map_queues()`'s with the older mappers.
-    pub fn hw_fallback(&self) -> HwFallback {
+    pub(crate) fn hw_fallback(&self) -> HwFallback {
         match self.release() {
             Some(r) => release::generation(r).hw_fallback,
             None if self.blk_mq_mapper() == Mapper::Current => HwFallback::MapQueues,
@@ -127,7 +127,7 @@ fn parse_named<T: Copy>(name: &str, all: &[T], name_of: fn(T) -> &'static str, w
     })
 }
 
-pub fn parse_affinity(name: &str) -> Result<AffinityEra, ScenarioError> {
+pub(crate) fn parse_affinity(name: &str) -> Result<AffinityEra, ScenarioError> {
     parse_named(
         name,
         &AffinityEra::ALL,
@@ -136,7 +136,7 @@ pub fn parse_affinity(name: &str) -> Result<AffinityEra, ScenarioError> {
     )
 }
 
-pub fn parse_mapper(name: &str) -> Result<Mapper, ScenarioError> {
+pub(crate) fn parse_mapper(name: &str) -> Result<Mapper, ScenarioError> {
     parse_named(name, &Mapper::ALL, Mapper::name, "blk-mq mapper")
 }
 
@@ -153,7 +153,7 @@ pub struct Named {
 
 /// Where one model of a scenario came from.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Source {
+pub(crate) enum Source {
     /// Named by a flag or a form field.
     Named,
     /// Picked by the kernel release given.
@@ -167,9 +167,9 @@ pub enum Source {
 /// One model and where it came from.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Picked {
-    pub what: &'static str,
-    pub value: String,
-    pub source: Source,
+    pub(crate) what: &'static str,
+    pub(crate) value: String,
+    pub(crate) source: Source,
 }
 
 /// Fill `spec`'s models for `topology` from the release `kernel` (the newest the table knows
@@ -265,39 +265,39 @@ pub fn provenance(picked: &[Picked]) -> String {
 
 /// One model that bounds the releases an answer holds for.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Bound {
+pub(crate) struct Bound {
     /// The model's name: "cluster", "heap-v6.11", "x86-matrix", "numgrps", "mapper v6.3",
     /// "202 vectors/CPU".
-    pub what: String,
+    pub(crate) what: String,
     /// The releases it holds for (several when the same count comes back later); empty: none.
-    pub ranges: Vec<Range>,
+    pub(crate) ranges: Vec<Range>,
 }
 
 /// Built C an answer came from (a `c:NAME` variant): not a release of the table but one tree,
 /// perhaps patched.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Built {
+pub(crate) struct Built {
     /// The variant, `c:NAME`.
-    pub name: String,
+    pub(crate) name: String,
     /// The tree's kernel version (`7.2.13`), when its Makefile said.
-    pub version: Option<String>,
+    pub(crate) version: Option<String>,
     /// The subjects of the patches applied to it, in order.
-    pub patches: Vec<String>,
+    pub(crate) patches: Vec<String>,
 }
 
 /// The releases an answer holds for, and the models that bound them.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Holds {
     /// The release the scenario names, if any.
-    pub kernel: Option<String>,
+    pub(crate) kernel: Option<String>,
     /// Disjoint ranges, oldest first; empty when no release runs these models together.
-    pub ranges: Vec<Range>,
-    pub bounds: Vec<Bound>,
+    pub(crate) ranges: Vec<Range>,
+    pub(crate) bounds: Vec<Bound>,
     /// Why no release runs it, when a model is not upstream code (a proposal, a rotation patch).
-    pub not_upstream: Option<String>,
+    pub(crate) not_upstream: Option<String>,
     /// The built C the spreading came from, for a `c:NAME` variant: the answer is that tree's
     /// (and its patches'), whatever the table says of the variant it stands in for.
-    pub built: Option<Built>,
+    pub(crate) built: Option<Built>,
 }
 
 fn intersect_all(a: &[Range], b: &[Range]) -> Vec<Range> {
@@ -445,7 +445,7 @@ pub fn holds_for_map(kernel: Option<String>, mapper: Mapper, variant: Variant, s
 
 impl Holds {
     /// The intersection of the bounds' ranges.
-    pub fn of(kernel: Option<String>, bounds: Vec<Bound>, not_upstream: Option<String>) -> Holds {
+    pub(crate) fn of(kernel: Option<String>, bounds: Vec<Bound>, not_upstream: Option<String>) -> Holds {
         let mut ranges = vec![Range::ALL];
         for b in &bounds {
             ranges = intersect_all(&ranges, &b.ranges);
@@ -460,14 +460,14 @@ impl Holds {
     }
 
     /// Whether the release the scenario names is one the answer holds for.
-    pub fn names_a_release_in_range(&self) -> Option<bool> {
+    pub(crate) fn names_a_release_in_range(&self) -> Option<bool> {
         let r = self.kernel.as_deref().and_then(release::parse_release)?;
         Some(self.ranges.iter().any(|x| x.contains(r)))
     }
 
     /// The models whose ranges set the answer's first and last release, first-release model
     /// first (each named once).
-    pub fn binding(&self) -> Vec<String> {
+    pub(crate) fn binding(&self) -> Vec<String> {
         let [range] = self.ranges.as_slice() else {
             return Vec::new();
         };

@@ -107,7 +107,10 @@ impl ManaSpec {
     /// Validates the spec once: the machine, the MSI-X mode, the `irqaffinity=` list; the
     /// result holds the model input. The model checks the rest of its input when it runs
     /// (load length, vector counts) and names the field.
-    pub fn resolve(&self, preset: impl Fn(&str) -> Option<Arc<Topology>>) -> Result<ManaScenario, ScenarioError> {
+    pub(crate) fn resolve(
+        &self,
+        preset: impl Fn(&str) -> Option<Arc<Topology>>,
+    ) -> Result<ManaScenario, ScenarioError> {
         let topology = resolve_topology(&self.topology, preset)?;
         let n = topology.nr_cpu_ids();
         let mode = parse_msix_mode(&self.mode)?;
@@ -129,7 +132,7 @@ impl ManaSpec {
     }
 
     /// The `irqscope mana …` line that reproduces this spec.
-    pub fn command_line(&self) -> String {
+    pub(crate) fn command_line(&self) -> String {
         let mut w = vec![
             "irqscope".to_string(),
             "mana".into(),
@@ -150,15 +153,15 @@ impl ManaSpec {
 
 /// A validated MANA spec: the machine and the model input built from it.
 #[derive(Debug, Clone)]
-pub struct ManaScenario {
-    pub spec: ManaSpec,
-    pub topology: Arc<Topology>,
-    pub input: ManaInput,
+pub(crate) struct ManaScenario {
+    pub(crate) spec: ManaSpec,
+    pub(crate) topology: Arc<Topology>,
+    pub(crate) input: ManaInput,
 }
 
 impl ManaScenario {
     /// Both driver versions on this scenario; a model error is prefixed `MANA: `.
-    pub fn run(&self) -> Result<ManaRun, ScenarioError> {
+    pub(crate) fn run(&self) -> Result<ManaRun, ScenarioError> {
         run_input(self.input.clone()).map_err(|e| ScenarioError(format!("MANA: {}", e.0)))
     }
 }
@@ -172,7 +175,7 @@ pub struct ManaRun {
 }
 
 impl ManaRun {
-    pub fn outcome(&self, v: DriverVersion) -> &ManaOutcome {
+    pub(crate) fn outcome(&self, v: DriverVersion) -> &ManaOutcome {
         match v {
             DriverVersion::Unpatched => &self.unpatched,
             DriverVersion::Patched => &self.patched,

@@ -29,7 +29,7 @@ pub mod request;
 pub mod sched;
 pub mod spec;
 
-pub use kernel::KernelPick;
+pub(crate) use kernel::KernelPick;
 pub use mana::mana_input;
 
 use crate::kernel::irq_affinity::{
@@ -47,9 +47,9 @@ use std::collections::BTreeSet;
 use std::sync::Arc;
 
 /// Most devices in one scenario.
-pub const DEVICES_MAX: usize = 256;
+pub(crate) const DEVICES_MAX: usize = 256;
 /// Most vectors of one device (the MSI-X table size limit).
-pub const VECTORS_PER_DEVICE_MAX: u32 = 2048;
+pub(crate) const VECTORS_PER_DEVICE_MAX: u32 = 2048;
 /// Most vectors over all devices.
 pub(crate) const VECTORS_TOTAL_MAX: u64 = 65_536;
 /// Longest device name.
@@ -59,7 +59,7 @@ pub(crate) const SETS_MAX: usize = 8;
 
 /// Where a device's blk-mq queue map comes from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum BlkMqSource {
+pub(crate) enum BlkMqSource {
     /// From the IRQ affinity masks (NVMe-style `blk_mq_map_hw_queues`).
     Irq,
     /// By calling `blk_mq_map_queues` (`current` mapper; advances a rotation counter).
@@ -67,13 +67,13 @@ pub enum BlkMqSource {
 }
 
 impl BlkMqSource {
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             BlkMqSource::Irq => "irq",
             BlkMqSource::Cpumap => "cpumap",
         }
     }
-    pub fn from_name(name: &str) -> Option<BlkMqSource> {
+    pub(crate) fn from_name(name: &str) -> Option<BlkMqSource> {
         match name {
             "irq" => Some(BlkMqSource::Irq),
             "cpumap" => Some(BlkMqSource::Cpumap),
@@ -107,7 +107,7 @@ impl Driver {
     }
 
     /// Whether the driver maps an admin tag set before spreading its vectors.
-    pub fn has_admin_tag_set(self) -> bool {
+    pub(crate) fn has_admin_tag_set(self) -> bool {
         self == Driver::Nvme
     }
 }
@@ -126,7 +126,7 @@ pub enum ProbeOrder {
 }
 
 impl ProbeOrder {
-    pub const ALL: [ProbeOrder; 2] = [ProbeOrder::Sequential, ProbeOrder::Parallel];
+    pub(crate) const ALL: [ProbeOrder; 2] = [ProbeOrder::Sequential, ProbeOrder::Parallel];
 
     pub fn name(self) -> &'static str {
         match self {
@@ -135,7 +135,7 @@ impl ProbeOrder {
         }
     }
 
-    pub fn from_name(name: &str) -> Option<ProbeOrder> {
+    pub(crate) fn from_name(name: &str) -> Option<ProbeOrder> {
         ProbeOrder::ALL.into_iter().find(|p| p.name() == name)
     }
 }
@@ -146,20 +146,20 @@ pub struct Device {
     pub name: String,
     /// Vectors granted, pre and post vectors included.
     pub vectors: u32,
-    pub pre_vectors: u32,
-    pub post_vectors: u32,
+    pub(crate) pre_vectors: u32,
+    pub(crate) post_vectors: u32,
     /// Interrupt sets (`None`: one set of all affinity vectors).
-    pub sets: Option<Vec<u32>>,
+    pub(crate) sets: Option<Vec<u32>>,
     /// `false`: the driver allocates without `PCI_IRQ_AFFINITY` (all vectors non-managed).
-    pub managed_affinity: bool,
+    pub(crate) managed_affinity: bool,
     /// The device's NUMA node as given, used for vectors without affinity descriptors
     /// ([`Scenario::device_node`] is the node the kernel gives it).
-    pub node: Option<u32>,
+    pub(crate) node: Option<u32>,
     /// A Hyper-V vPCI device: without `node`, its release decides (`HV_PCI_NODES`).
-    pub hv_pci: bool,
-    pub blk_mq: Option<BlkMqSource>,
+    pub(crate) hv_pci: bool,
+    pub(crate) blk_mq: Option<BlkMqSource>,
     /// Queue count for the blk-mq map (`None`: the first set's size).
-    pub blk_mq_queues: Option<u32>,
+    pub(crate) blk_mq_queues: Option<u32>,
     pub driver: Driver,
 }
 
@@ -232,7 +232,7 @@ pub struct BootParams {
 }
 
 impl BootParams {
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         *self == BootParams::default()
     }
 }
@@ -454,7 +454,7 @@ impl Scenario {
     /// The same scenario with what a kernel release picks beyond the variant, sort and effective
     /// model (the `irq_create_affinity_masks()` era, the blk-mq mapper, the vectors a CPU has).
     /// Held vectors already given must fit the new count.
-    pub fn with_kernel(&self, kernel: KernelPick) -> Result<Scenario, ScenarioError> {
+    pub(crate) fn with_kernel(&self, kernel: KernelPick) -> Result<Scenario, ScenarioError> {
         let per_cpu = kernel.vectors();
         if per_cpu == 0 || per_cpu > crate::kernel::vector_matrix::VECTORS_PER_CPU_MAX {
             return Err(ScenarioError(format!("vectors_per_cpu {per_cpu}: out of range")));
@@ -471,7 +471,7 @@ impl Scenario {
     /// The NUMA node the kernel gives `dev`: the one given, else for a Hyper-V vPCI device what
     /// the release (the newest without one) gives a device the host says nothing about, else
     /// `NUMA_NO_NODE` (`None`).
-    pub fn device_node(&self, dev: &Device) -> Option<u32> {
+    pub(crate) fn device_node(&self, dev: &Device) -> Option<u32> {
         dev.node.or_else(|| {
             let release = self.kernel.release().unwrap_or(crate::kernel::release::NEWEST);
             dev.hv_pci
@@ -484,7 +484,7 @@ impl Scenario {
         })
     }
 
-    pub fn kernel_pick(&self) -> &KernelPick {
+    pub(crate) fn kernel_pick(&self) -> &KernelPick {
         &self.kernel
     }
 
@@ -492,7 +492,7 @@ impl Scenario {
     /// topology: each list names existing CPUs, `isolcpus=`/`nohz_full=` pass the kernel's
     /// `housekeeping_setup()` checks, a CPU holds at most the vectors its space has and only
     /// online CPUs hold any.
-    pub fn with_boot(&self, boot: BootParams) -> Result<Scenario, ScenarioError> {
+    pub(crate) fn with_boot(&self, boot: BootParams) -> Result<Scenario, ScenarioError> {
         let topo = &self.topology;
         let n = topo.nr_cpu_ids();
         for (name, text) in [
@@ -548,7 +548,7 @@ impl Scenario {
         })
     }
 
-    pub fn boot(&self) -> &BootParams {
+    pub(crate) fn boot(&self) -> &BootParams {
         &self.boot
     }
 
@@ -564,10 +564,10 @@ impl Scenario {
     pub fn variant(&self) -> Variant {
         self.variant
     }
-    pub fn sort(&self) -> SortGen {
+    pub(crate) fn sort(&self) -> SortGen {
         self.sort
     }
-    pub fn effective(&self) -> EffectiveModel {
+    pub(crate) fn effective(&self) -> EffectiveModel {
         self.effective
     }
     /// This scenario probed in `order` (indexes into its device list) from counter
@@ -579,13 +579,13 @@ impl Scenario {
         s
     }
 
-    pub fn spread_counter(&self) -> u32 {
+    pub(crate) fn spread_counter(&self) -> u32 {
         self.spread_counter
     }
 
     /// Each device's class: devices equal but for the name share one (numbered from 0 in
     /// list order). Such devices are interchangeable in every order.
-    pub fn device_classes(&self) -> Vec<usize> {
+    pub(crate) fn device_classes(&self) -> Vec<usize> {
         let mut reps: Vec<Device> = Vec::new();
         self.devices
             .iter()
@@ -605,7 +605,7 @@ impl Scenario {
             .collect()
     }
 
-    pub fn proposal(&self) -> Option<Proposal> {
+    pub(crate) fn proposal(&self) -> Option<Proposal> {
         self.proposal
     }
 
@@ -632,7 +632,7 @@ impl Scenario {
     }
 
     /// The variant's name as reports and links print it: the model's, or `c:NAME`.
-    pub fn variant_name(&self) -> &str {
+    pub(crate) fn variant_name(&self) -> &str {
         match &self.external {
             Some(e) => e.0.name(),
             None => self.variant.name(),
@@ -640,7 +640,7 @@ impl Scenario {
     }
 
     /// One line saying what code the variant runs.
-    pub fn variant_describe(&self) -> &str {
+    pub(crate) fn variant_describe(&self) -> &str {
         match &self.external {
             Some(e) => e.0.describe(),
             None => self.variant.describe(),
@@ -648,7 +648,7 @@ impl Scenario {
     }
 
     /// Whether the variant reads and advances the rotation counter.
-    pub fn variant_uses_counter(&self) -> bool {
+    pub(crate) fn variant_uses_counter(&self) -> bool {
         match &self.external {
             Some(e) => e.0.uses_counter(),
             None => self.variant.uses_counter(),
@@ -656,12 +656,12 @@ impl Scenario {
     }
 
     /// The probe order as named (`None`: unset, which runs sequentially).
-    pub fn probe(&self) -> Option<ProbeOrder> {
+    pub(crate) fn probe(&self) -> Option<ProbeOrder> {
         self.probe
     }
 
     /// The same scenario with a probe order (`None`: unset).
-    pub fn with_probe(&self, probe: Option<ProbeOrder>) -> Scenario {
+    pub(crate) fn with_probe(&self, probe: Option<ProbeOrder>) -> Scenario {
         Scenario { probe, ..self.clone() }
     }
 
@@ -693,7 +693,7 @@ fn shorten(s: &str) -> String {
 /// One vector of one device after the probe.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct VectorOutcome {
-    pub index: u32,
+    pub(crate) index: u32,
     /// The requested affinity mask (the default all-CPU mask where the kernel sets no other).
     pub mask: CpuSet,
     pub managed: bool,
@@ -705,16 +705,16 @@ pub struct VectorOutcome {
 pub struct DeviceOutcome {
     pub name: String,
     /// `irq_create_affinity_masks` returned NULL or was not used.
-    pub affinity_null: bool,
+    pub(crate) affinity_null: bool,
     /// Counter values this device's affinity calls consumed, in call order.
-    pub spread_offsets: Vec<u32>,
+    pub(crate) spread_offsets: Vec<u32>,
     pub vectors: Vec<VectorOutcome>,
-    pub blk_mq_map: Option<Vec<Option<u32>>>,
-    pub blk_mq_spread_offsets: Option<Vec<u32>>,
+    pub(crate) blk_mq_map: Option<Vec<Option<u32>>>,
+    pub(crate) blk_mq_spread_offsets: Option<Vec<u32>>,
     /// NVMe: counter values its admin tag set's `blk_mq_map_queues()` consumed (empty unless
     /// one-group calls take one); `None` for a device without an admin tag set.
-    pub admin_spread_offsets: Option<Vec<u32>>,
-    pub warnings: Vec<KernelWarn>,
+    pub(crate) admin_spread_offsets: Option<Vec<u32>>,
+    pub(crate) warnings: Vec<KernelWarn>,
     /// The MANA model's whole account (steps, load breakdown) for a MANA device.
     pub mana: Option<ManaOutcome>,
     /// The allocation failed before any vector was taken (the device got none).
@@ -744,25 +744,25 @@ impl std::fmt::Display for AllocFailure {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Outcome {
     pub devices: Vec<DeviceOutcome>,
-    pub spread_counter_after: u32,
+    pub(crate) spread_counter_after: u32,
     /// The x86 vector space after the probe, and where it ran out.
     pub vector_space: VectorSpace,
 }
 
 /// A vector the kernel could not give a device (`-ENOSPC`, or `-EINVAL` for an empty mask).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct VectorFailure {
-    pub device: String,
-    pub vector: u32,
-    pub managed: bool,
+pub(crate) struct VectorFailure {
+    pub(crate) device: String,
+    pub(crate) vector: u32,
+    pub(crate) managed: bool,
     /// Which kernel call refused: `alloc_descs()`, or a matrix call (for a reservation, on
     /// which CPU).
-    pub error: VectorError,
+    pub(crate) error: VectorError,
 }
 
 /// Why a vector got none.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum VectorError {
+pub(crate) enum VectorError {
     /// `-EINVAL` from `alloc_descs()` (kernel/irq/irqdesc.c), which refuses an affinity
     /// descriptor with an empty mask before any vector is looked for, failing the allocation
     /// (the `numgrps` era past the groups made; `rotation-v1` near 2^32 inside `nummasks`).
@@ -777,7 +777,7 @@ pub enum VectorError {
 
 impl VectorError {
     /// The kernel's error number, as a word.
-    pub fn errno(&self) -> &'static str {
+    pub(crate) fn errno(&self) -> &'static str {
         match self {
             VectorError::EmptyAffinity | VectorError::Matrix(MatrixError::EmptyMask) => "EINVAL",
             VectorError::Matrix(_) => "ENOSPC",
@@ -785,7 +785,7 @@ impl VectorError {
     }
 
     /// The CPU a managed reservation failed on.
-    pub fn cpu(&self) -> Option<u32> {
+    pub(crate) fn cpu(&self) -> Option<u32> {
         match self {
             VectorError::Matrix(MatrixError::ReserveManaged { cpu }) => Some(*cpu),
             _ => None,
@@ -809,7 +809,7 @@ impl std::fmt::Display for VectorError {
 
 impl VectorFailure {
     /// "reservation" or "allocation".
-    pub fn stage(&self) -> &'static str {
+    pub(crate) fn stage(&self) -> &'static str {
         match self.error {
             VectorError::Matrix(MatrixError::ReserveManaged { .. }) => "reservation",
             _ => "allocation",
@@ -820,31 +820,31 @@ impl VectorFailure {
 /// The vector matrix after the probe (x86 model only; `tracked == false` under `first-cpu`).
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct VectorSpace {
-    pub tracked: bool,
+    pub(crate) tracked: bool,
     /// Vectors a device may hold on one CPU.
-    pub capacity: u32,
+    pub(crate) capacity: u32,
     /// Per possible CPU (index = CPU id).
-    pub per_cpu: Vec<CpuMap>,
-    pub global_available: u32,
-    pub global_reserved: u32,
-    pub total_allocated: u32,
+    pub(crate) per_cpu: Vec<CpuMap>,
+    pub(crate) global_available: u32,
+    pub(crate) global_reserved: u32,
+    pub(crate) total_allocated: u32,
     /// Vectors that got none, in probe order; the first is the kernel's first failure.
-    pub failures: Vec<VectorFailure>,
+    pub(crate) failures: Vec<VectorFailure>,
     /// Non-managed vectors placed outside their affinity mask because it was full (the
     /// kernel prints "Affinity broken due to vector space exhaustion").
-    pub affinity_broken: Vec<(String, u32)>,
+    pub(crate) affinity_broken: Vec<(String, u32)>,
     /// The first non-managed allocation whose global reservation met `global_available`
     /// (`irq_matrix_reserve()` prints "Interrupt reservation exceeds available resources").
-    pub reservation_exceeded: Option<(String, u32)>,
+    pub(crate) reservation_exceeded: Option<(String, u32)>,
 }
 
 impl VectorSpace {
-    pub fn first_failure(&self) -> Option<&VectorFailure> {
+    pub(crate) fn first_failure(&self) -> Option<&VectorFailure> {
         self.failures.first()
     }
     /// The vectors the matrix refused: every failure but `alloc_descs()`'s, whose device's
     /// whole allocation failed and is told by its [`AllocFailure`].
-    pub fn matrix_failures(&self) -> impl Iterator<Item = &VectorFailure> {
+    pub(crate) fn matrix_failures(&self) -> impl Iterator<Item = &VectorFailure> {
         self.failures
             .iter()
             .filter(|f| !matches!(f.error, VectorError::EmptyAffinity))
@@ -857,7 +857,7 @@ impl VectorSpace {
 }
 
 impl Outcome {
-    pub fn warnings(&self) -> impl Iterator<Item = (&str, &KernelWarn)> {
+    pub(crate) fn warnings(&self) -> impl Iterator<Item = (&str, &KernelWarn)> {
         self.devices
             .iter()
             .flat_map(|d| d.warnings.iter().map(move |w| (d.name.as_str(), w)))

@@ -16,7 +16,7 @@
 //! with a message rather than being read as something else. The tests below and
 //! `tests/data/permalink-before-*` pin the serialized forms.
 
-pub use super::spec::{DeviceSpec, ScenarioSpec, TopologyRef};
+pub(crate) use super::spec::ScenarioSpec;
 use serde::{Deserialize, Serialize};
 
 /// One side of a comparison: the base scenario's names unless overridden.
@@ -66,7 +66,7 @@ pub struct CompareSpec {
 
 impl CompareSpec {
     /// The two scenarios compared, A then B.
-    pub fn sides(&self) -> [ScenarioSpec; 2] {
+    pub(crate) fn sides(&self) -> [ScenarioSpec; 2] {
         [self.a.apply(&self.scenario), self.b.apply(&self.scenario)]
     }
 }
@@ -77,7 +77,7 @@ impl CompareSpec {
 /// (`c:NAME`, a patch under test) against the model of the kernel release the scenario names
 /// (`kernel`, the newest modelled when none). Only forms use this; a `/c/…` link keeps the
 /// sides it names.
-pub fn other_variant(a: &str, kernel: Option<&str>) -> &'static str {
+pub(crate) fn other_variant(a: &str, kernel: Option<&str>) -> &'static str {
     if a.starts_with(super::spec::KERNEL_C_PREFIX) {
         return release_variant(kernel);
     }
@@ -90,14 +90,14 @@ pub fn other_variant(a: &str, kernel: Option<&str>) -> &'static str {
 
 /// The variant the kernel release `kernel` runs (the newest modelled when it names none or
 /// none that parses).
-pub fn release_variant(kernel: Option<&str>) -> &'static str {
+pub(crate) fn release_variant(kernel: Option<&str>) -> &'static str {
     use crate::kernel::release;
     let r = kernel.and_then(release::parse_release).unwrap_or(release::NEWEST);
     release::generation(r).variant
 }
 
 /// How a side is named in reports: "rotation (heap-v6.11, x86-matrix, counter 3)".
-pub fn side_label(s: &ScenarioSpec) -> String {
+pub(crate) fn side_label(s: &ScenarioSpec) -> String {
     format!(
         "{} ({}, {}, counter {})",
         s.variant, s.sort, s.effective, s.spread_counter
@@ -107,6 +107,7 @@ pub fn side_label(s: &ScenarioSpec) -> String {
 #[cfg(test)]
 mod tests {
     use super::super::permalink::{decode, encode};
+    use super::super::spec::{DeviceSpec, TopologyRef};
     use super::*;
 
     fn compare() -> CompareSpec {

@@ -94,7 +94,7 @@ impl<'s> ProbeWalk<'s> {
     }
 
     /// The outcome of the devices pushed.
-    pub fn finish(self) -> Outcome {
+    pub(crate) fn finish(self) -> Outcome {
         let probe = self.probe;
         // Unfilled groups WARN only under the releases of the numgrps era.
         let era = probe.scenario.kernel.affinity_era();

@@ -23,7 +23,7 @@ pub struct DeviceDefaults {
 }
 
 /// `4+2` as sets.
-pub fn parse_sets(text: &str) -> Result<Vec<u32>, ScenarioError> {
+pub(crate) fn parse_sets(text: &str) -> Result<Vec<u32>, ScenarioError> {
     text.split('+')
         .map(|s| {
             s.trim()

@@ -64,7 +64,10 @@ impl SchedSpec {
     /// Validates the spec once: the machine, its shape as the model needs it (every CPU id
     /// present, CPUs numbered node by node), the pair node and the noise it must hold, then the
     /// model input itself (`kernel::sched::validate`, spec B.1).
-    pub fn resolve(&self, preset: impl Fn(&str) -> Option<Arc<Topology>>) -> Result<SchedScenario, ScenarioError> {
+    pub(crate) fn resolve(
+        &self,
+        preset: impl Fn(&str) -> Option<Arc<Topology>>,
+    ) -> Result<SchedScenario, ScenarioError> {
         let topology = resolve_topology(&self.topology, preset)?;
         let (input, cpus) = sched_input(&topology, self).map_err(sched_error)?;
         sched::validate(&input).map_err(sched_error)?;
@@ -77,7 +80,7 @@ impl SchedSpec {
     }
 
     /// The `irqscope sched …` line that reproduces this spec.
-    pub fn command_line(&self) -> String {
+    pub(crate) fn command_line(&self) -> String {
         let mut line = format!(
             "irqscope sched {} --pair-node {} --noise {} --node-reclaim-distance {}",
             shell_word(&topology_label(&self.topology)),
@@ -94,7 +97,7 @@ impl SchedSpec {
 
 /// What the sched model assumes of a machine beyond its nodes, distances and SMT width, and
 /// how its CPUs were numbered for it: one sentence for the reports.
-pub fn assumptions_line(spec: &SchedSpec, input: &SchedInput, cpus: &[u32]) -> String {
+pub(crate) fn assumptions_line(spec: &SchedSpec, input: &SchedInput, cpus: &[u32]) -> String {
     let llcs = input.llcs_per_node;
     let mut line = format!(
         "assumed: {llcs} LLC{} per node{} (sets imb_numa_nr; --llcs-per-node)",
@@ -160,17 +163,17 @@ fn sched_input(t: &Topology, spec: &SchedSpec) -> Result<(SchedInput, Vec<u32>),
 
 /// A validated sched spec: the machine and the model input built from it.
 #[derive(Debug, Clone)]
-pub struct SchedScenario {
-    pub spec: SchedSpec,
-    pub topology: Arc<Topology>,
-    pub input: SchedInput,
+pub(crate) struct SchedScenario {
+    pub(crate) spec: SchedSpec,
+    pub(crate) topology: Arc<Topology>,
+    pub(crate) input: SchedInput,
     /// The machine CPU behind each model CPU (the identity on machines numbered node by node).
-    pub cpus: Vec<u32>,
+    pub(crate) cpus: Vec<u32>,
 }
 
 impl SchedScenario {
     /// Every variant on this scenario ([`SchedSpec::resolve`] validated the input already).
-    pub fn run(&self) -> Result<SchedRun, ScenarioError> {
+    pub(crate) fn run(&self) -> Result<SchedRun, ScenarioError> {
         let mut run = run_input(self.input.clone()).map_err(|e| sched_error(e.0))?;
         run.assumptions = Some(assumptions_line(&self.spec, &self.input, &self.cpus));
         Ok(run)
@@ -180,11 +183,11 @@ impl SchedScenario {
 /// A sched input run once: the built topology, every variant and the summary.
 #[derive(Debug, Clone)]
 pub struct SchedRun {
-    pub input: SchedInput,
+    pub(crate) input: SchedInput,
     pub outcome: SchedOutcome,
     /// What the model assumed of the machine ([`assumptions_line`]); `None` for an input given
     /// as such.
-    pub assumptions: Option<String>,
+    pub(crate) assumptions: Option<String>,
 }
 
 /// Every variant on a model input given as such (the golden-vector form of

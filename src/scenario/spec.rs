@@ -31,7 +31,7 @@ use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 
 pub const DEFAULT_VARIANT: Variant = Variant::Cluster;
-pub const DEFAULT_SORT: SortGen = SortGen::HeapV6_11;
+pub(crate) const DEFAULT_SORT: SortGen = SortGen::HeapV6_11;
 pub const DEFAULT_EFFECTIVE: EffectiveModel = EffectiveModel::X86Matrix;
 
 /// A scenario as data. Names (variant, sort, effective model) are the frozen names of the
@@ -134,7 +134,7 @@ impl ScenarioSpec {
     }
 
     /// The boot parameters of this spec.
-    pub fn boot(&self) -> BootParams {
+    pub(crate) fn boot(&self) -> BootParams {
         BootParams {
             irqaffinity: self.irqaffinity.clone(),
             isolcpus: self.isolcpus.clone(),
@@ -360,7 +360,7 @@ pub fn parse_effective(name: &str) -> Result<EffectiveModel, ScenarioError> {
     })
 }
 
-pub fn parse_proposal(name: &str) -> Result<Proposal, ScenarioError> {
+pub(crate) fn parse_proposal(name: &str) -> Result<Proposal, ScenarioError> {
     Proposal::from_name(name).ok_or_else(|| {
         let known: Vec<&str> = Proposal::ALL.iter().map(|p| p.name()).collect();
         ScenarioError(format!("unknown proposal {name:?} (known: {})", known.join(", ")))
@@ -437,7 +437,7 @@ impl ScenarioSpec {
     }
 
     /// [`ScenarioSpec::resolve`], with `c:NAME` variants looked up by `kernel_c`.
-    pub fn resolve_with(
+    pub(crate) fn resolve_with(
         &self,
         preset: impl Fn(&str) -> Option<Arc<Topology>>,
         kernel_c: KernelCLookup<'_>,
@@ -702,12 +702,6 @@ pub fn shell_word(word: &str) -> String {
     } else {
         format!("'{}'", word.replace('\'', "'\\''"))
     }
-}
-
-/// The `irqscope simulate …` line that reproduces a scenario; `topology` is how the machine is
-/// named on the command line (a preset name or a file path).
-pub fn command_line(scenario: &Scenario, topology: &str) -> String {
-    command_words(scenario, topology).join(" ")
 }
 
 /// [`command_line`] as words; an option and its value are one word.

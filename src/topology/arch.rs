@@ -76,7 +76,7 @@ impl Irqchip {
         Irqchip::GicV5,
     ];
 
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Irqchip::Apic => "apic",
             Irqchip::GicIts => "gic-its",
@@ -99,7 +99,7 @@ impl Irqchip {
     }
 
     /// A few words for pages and reports.
-    pub fn describe(self) -> &'static str {
+    pub(crate) fn describe(self) -> &'static str {
         match self {
             Irqchip::Apic => "x86 local APIC (per-CPU vector space)",
             Irqchip::GicIts => "GICv3 ITS (MSIs as LPIs)",

@@ -22,7 +22,7 @@ use super::spec::TopologySpec;
 use super::{Topology, CPUS_MAX, NODES_MAX};
 
 /// What starts a compact machine word.
-pub const PREFIX: &str = "cpus:";
+pub(crate) const PREFIX: &str = "cpus:";
 /// Longest compact word (Linux `MAX_ARG_STRLEN`, 32 pages).
 pub(crate) const COMPACT_BYTES_MAX: usize = 128 * 1024;
 /// Most items in one list field (every CPU its own set).
@@ -50,7 +50,7 @@ pub fn label(spec: &TopologySpec) -> String {
 
 /// The compact word of an explicit spec (a `[generate]` table is not carried: call [`encode`]
 /// on the validated topology for those).
-pub(crate) fn encode_spec(spec: &TopologySpec) -> String {
+pub fn encode_spec(spec: &TopologySpec) -> String {
     let mut fields = vec![format!("name={}", percent_encode(&spec.name))];
     if let Some(nodes) = &spec.nodes {
         fields.push(format!("nodes={}", nodes.join("+")));

@@ -18,7 +18,7 @@ pub struct CpuSet {
 
 impl CpuSet {
     /// An empty set able to hold ids `0..n_bits` without growing.
-    pub fn new(n_bits: u32) -> CpuSet {
+    pub(crate) fn new(n_bits: u32) -> CpuSet {
         CpuSet {
             words: vec![0; words_for(n_bits)],
         }
@@ -45,7 +45,7 @@ impl CpuSet {
         set
     }
 
-    pub fn insert(&mut self, cpu: u32) {
+    pub(crate) fn insert(&mut self, cpu: u32) {
         let w = (cpu / WORD_BITS) as usize;
         if w >= self.words.len() {
             self.words.resize(w + 1, 0);
@@ -67,7 +67,7 @@ impl CpuSet {
             .is_some_and(|word| word & (1u64 << (cpu % WORD_BITS)) != 0)
     }
 
-    pub fn clear(&mut self) {
+    pub(crate) fn clear(&mut self) {
         self.words.iter_mut().for_each(|w| *w = 0);
     }
 
@@ -105,7 +105,7 @@ impl CpuSet {
     }
 
     /// Lowest CPU strictly greater than `cpu` (`cpumask_next`); `cpu = -1` starts at 0.
-    pub fn next(&self, cpu: i64) -> Option<u32> {
+    pub(crate) fn next(&self, cpu: i64) -> Option<u32> {
         if cpu < 0 {
             return self.first();
         }
@@ -117,12 +117,14 @@ impl CpuSet {
     }
 
     /// Lowest CPU greater than `cpu`, wrapping to the lowest CPU of the set.
-    pub fn next_wrap(&self, cpu: i64) -> Option<u32> {
+    #[cfg(test)]
+    pub(crate) fn next_wrap(&self, cpu: i64) -> Option<u32> {
         self.next(cpu).or_else(|| self.first())
     }
 
     /// The `n`-th lowest CPU, 0-based (`cpumask_nth`).
-    pub fn nth(&self, n: u32) -> Option<u32> {
+    #[cfg(test)]
+    pub(crate) fn nth(&self, n: u32) -> Option<u32> {
         let mut left = n;
         for (w, &word) in self.words.iter().enumerate() {
             let ones = word.count_ones();
@@ -189,13 +191,14 @@ impl CpuSet {
     }
 
     /// `self | other` as a new set.
-    pub fn or(&self, other: &CpuSet) -> CpuSet {
+    #[cfg(test)]
+    pub(crate) fn or(&self, other: &CpuSet) -> CpuSet {
         let mut out = self.clone();
         out.or_assign(other);
         out
     }
 
-    pub fn and_assign(&mut self, other: &CpuSet) {
+    pub(crate) fn and_assign(&mut self, other: &CpuSet) {
         for (i, w) in self.words.iter_mut().enumerate() {
             *w &= other.words.get(i).copied().unwrap_or(0);
         }
@@ -238,7 +241,7 @@ impl CpuSet {
 
     /// The bitmap's 64-bit words, lowest CPUs first (word `w` bit `b` is CPU `64 * w + b`).
     /// May be shorter than the width asked for at construction; missing words read as zero.
-    pub fn words(&self) -> &[u64] {
+    pub(crate) fn words(&self) -> &[u64] {
         &self.words
     }
 

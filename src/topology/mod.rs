@@ -13,8 +13,8 @@ pub mod compact;
 pub mod cpulist;
 mod cpuset;
 pub mod import;
-pub mod rng;
-pub mod spec;
+pub(crate) mod rng;
+pub(crate) mod spec;
 mod view;
 
 pub use arch::{Arch, Irqchip};
@@ -105,7 +105,7 @@ impl Topology {
     /// every possible CPU, online or not: golden vectors written before the golden topology
     /// carried `arch` give the masks the kernel C was run with, not a drawing to derive them
     /// from. Such a topology is not rebuilt exactly by [`Topology::to_spec`].
-    pub(crate) fn with_masks_as_given(spec: &TopologySpec) -> Result<Topology, TopologyError> {
+    pub fn with_masks_as_given(spec: &TopologySpec) -> Result<Topology, TopologyError> {
         Topology::build(spec, Some(MaskRule::AsGiven))
     }
 
@@ -209,16 +209,16 @@ impl Topology {
         &self.online
     }
     /// The instruction-set architecture.
-    pub fn arch(&self) -> Arch {
+    pub(crate) fn arch(&self) -> Arch {
         self.arch
     }
     /// The interrupt controller that delivers device MSIs.
-    pub fn irqchip(&self) -> Irqchip {
+    pub(crate) fn irqchip(&self) -> Irqchip {
         self.irqchip
     }
     /// Whether the machine has a legacy 8259 PIC, whose cascade vector the x86 kernel takes
     /// from every CPU's device vectors; `None` when the machine does not say.
-    pub fn legacy_pic(&self) -> Option<bool> {
+    pub(crate) fn legacy_pic(&self) -> Option<bool> {
         self.legacy_pic
     }
     /// Node of a possible CPU (0 for ids that are not possible).
@@ -292,14 +292,14 @@ impl Topology {
     /// Drawn clusters that split a drawn SMT sibling set, as (cluster, sibling set) in the
     /// clusters' order: the kernel accepts them ("BUG: arch topology borken" from
     /// `build_sched_domain()`, no mask changed), and the pages warn.
-    pub fn cluster_splits(&self) -> impl Iterator<Item = (&CpuSet, &CpuSet)> + '_ {
+    pub(crate) fn cluster_splits(&self) -> impl Iterator<Item = (&CpuSet, &CpuSet)> + '_ {
         self.splits
             .iter()
             .map(|&(c, s)| (&self.cluster_sets[c as usize], &self.smt_sets[s as usize]))
     }
     /// One sentence naming the drawn clusters that split an SMT sibling set (at most
     /// [`SPLITS_NAMED_MAX`] named, the rest counted), or `None` when no cluster does.
-    pub fn cluster_split_warning(&self) -> Option<String> {
+    pub(crate) fn cluster_split_warning(&self) -> Option<String> {
         if self.splits.is_empty() {
             return None;
         }
@@ -320,7 +320,7 @@ impl Topology {
     /// Possible CPUs whose kernel masks ([`Topology::smt`], [`Topology::cluster`]) differ from
     /// their drawn sets, as (CPUs that are not online, online CPUs). The cluster mask of an
     /// online CPU drawn without a cluster is [`Topology::unclustered`]'s to tell.
-    pub fn view_differs(&self) -> (CpuSet, CpuSet) {
+    pub(crate) fn view_differs(&self) -> (CpuSet, CpuSet) {
         let mut down = CpuSet::new(self.nr_cpu_ids);
         let mut up = CpuSet::new(self.nr_cpu_ids);
         for cpu in self.possible.iter() {
@@ -413,7 +413,7 @@ impl Topology {
     /// `maxcpus=` come from the kernel while the sibling and cluster sets come from the
     /// drawing. `kernel` (the machine the kernel reported) must have the same possible and
     /// present CPUs on the same nodes; the first difference is the error.
-    pub fn booted_as(&self, kernel: &Topology) -> Result<Topology, TopologyError> {
+    pub(crate) fn booted_as(&self, kernel: &Topology) -> Result<Topology, TopologyError> {
         if self.possible != kernel.possible {
             return Err(invalid(format!(
                 "possible CPUs: the drawing has {}, the kernel {}",

@@ -7,12 +7,12 @@
 pub struct SplitMix64(u64);
 
 impl SplitMix64 {
-    pub fn new(seed: u64) -> SplitMix64 {
+    pub(crate) fn new(seed: u64) -> SplitMix64 {
         SplitMix64(seed)
     }
 
     /// The next 64 bits.
-    pub fn next_u64(&mut self) -> u64 {
+    pub(crate) fn next_u64(&mut self) -> u64 {
         self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
         let mut z = self.0;
         z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
@@ -21,17 +21,17 @@ impl SplitMix64 {
     }
 
     /// Uniform in `0..n` (`n` ≥ 1), by multiplying and keeping the high word.
-    pub fn below(&mut self, n: u64) -> u64 {
+    pub(crate) fn below(&mut self, n: u64) -> u64 {
         ((u128::from(self.next_u64()) * u128::from(n)) >> 64) as u64
     }
 
     /// In `lo..=hi`, by the remainder (the draws `kernel-c verify`'s seeds were written with).
-    pub fn range(&mut self, lo: u32, hi: u32) -> u32 {
+    pub(crate) fn range(&mut self, lo: u32, hi: u32) -> u32 {
         lo + (self.next_u64() % u64::from(hi - lo + 1)) as u32
     }
 
     /// True `percent` times in a hundred.
-    pub fn chance(&mut self, percent: u32) -> bool {
+    pub(crate) fn chance(&mut self, percent: u32) -> bool {
         self.range(1, 100) <= percent
     }
 }

@@ -71,39 +71,39 @@ pub struct TopologySpec {
 #[serde(deny_unknown_fields)]
 pub struct Generator {
     #[serde(default = "one")]
-    pub packages: u32,
+    pub(crate) packages: u32,
     /// NUMA nodes per package (SNC on Intel, NPS on AMD).
     #[serde(default = "one")]
-    pub nodes_per_package: u32,
+    pub(crate) nodes_per_package: u32,
     /// Cores in each node (required unless `core_types` is given).
     #[serde(default)]
-    pub cores_per_node: u32,
+    pub(crate) cores_per_node: u32,
     #[serde(default = "one")]
-    pub threads_per_core: u32,
+    pub(crate) threads_per_core: u32,
     #[serde(default)]
-    pub smt_numbering: SmtNumbering,
+    pub(crate) smt_numbering: SmtNumbering,
     #[serde(default, skip_serializing_if = "ClusterShape::is_unset")]
-    pub clusters: ClusterShape,
+    pub(crate) clusters: ClusterShape,
     /// Hybrid nodes: each node holds these kinds of core, in this order (instead of
     /// `cores_per_node` and `threads_per_core`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub core_types: Vec<CoreType>,
+    pub(crate) core_types: Vec<CoreType>,
     /// Sparse CPU ids: package `p` numbers its CPUs from `p * package_cpu_stride`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub package_cpu_stride: Option<u32>,
+    pub(crate) package_cpu_stride: Option<u32>,
 }
 
 /// One kind of core in a hybrid node (`[[generate.core_types]]`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct CoreType {
+pub(crate) struct CoreType {
     /// Cores of this kind in each node.
-    pub cores: u32,
+    pub(crate) cores: u32,
     #[serde(default = "one")]
-    pub threads_per_core: u32,
+    pub(crate) threads_per_core: u32,
     /// Clusters among cores of this kind: a core count, `"core"` or `"none"` (the default).
     #[serde(default, skip_serializing_if = "ClusterShape::is_unset")]
-    pub clusters: ClusterShape,
+    pub(crate) clusters: ClusterShape,
 }
 
 fn one() -> u32 {
@@ -167,7 +167,7 @@ struct GenCore {
 
 impl TopologySpec {
     /// The spec with `[generate]` expanded into explicit lists.
-    pub(crate) fn to_explicit(&self) -> Result<TopologySpec, TopologyError> {
+    pub fn to_explicit(&self) -> Result<TopologySpec, TopologyError> {
         let Some(gen) = &self.generate else {
             return Ok(self.clone());
         };

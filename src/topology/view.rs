@@ -80,18 +80,18 @@ pub(crate) struct View {
 
 /// What [`View::build`] reads from the validated drawing.
 pub(crate) struct Drawing<'a> {
-    pub nr_cpu_ids: u32,
-    pub possible: &'a CpuSet,
-    pub online: &'a CpuSet,
+    pub(crate) nr_cpu_ids: u32,
+    pub(crate) possible: &'a CpuSet,
+    pub(crate) online: &'a CpuSet,
     /// Per CPU id: index into `smt_sets`, or `u32::MAX` for ids that are not possible.
-    pub cpu_smt: &'a [u32],
+    pub(crate) cpu_smt: &'a [u32],
     /// Per CPU id: index into `cluster_sets`, or `u32::MAX` for no cluster.
-    pub cpu_cluster: &'a [u32],
+    pub(crate) cpu_cluster: &'a [u32],
     /// Per CPU id: index into `package_sets`.
-    pub cpu_package: &'a [u32],
-    pub smt_sets: &'a [CpuSet],
-    pub cluster_sets: &'a [CpuSet],
-    pub package_sets: &'a [CpuSet],
+    pub(crate) cpu_package: &'a [u32],
+    pub(crate) smt_sets: &'a [CpuSet],
+    pub(crate) cluster_sets: &'a [CpuSet],
+    pub(crate) package_sets: &'a [CpuSet],
 }
 
 const NONE: u32 = u32::MAX;

@@ -273,7 +273,7 @@ enum Hit {
 
 /// The bounded cache behind [`immutable`]. Cheap to clone (shared).
 #[derive(Clone)]
-pub struct PermalinkCache {
+pub(crate) struct PermalinkCache {
     lru: Arc<Mutex<Lru>>,
     bytes_max: usize,
 }
@@ -285,7 +285,7 @@ impl Default for PermalinkCache {
 }
 
 impl PermalinkCache {
-    pub fn new(bytes_max: usize) -> PermalinkCache {
+    pub(crate) fn new(bytes_max: usize) -> PermalinkCache {
         PermalinkCache {
             lru: Arc::new(Mutex::new(Lru::default())),
             bytes_max,
@@ -293,7 +293,8 @@ impl PermalinkCache {
     }
 
     /// Bytes held now (entries, their encodings and their keys).
-    pub fn bytes(&self) -> usize {
+    #[cfg(test)]
+    pub(crate) fn bytes(&self) -> usize {
         self.lru.lock().unwrap_or_else(|e| e.into_inner()).bytes
     }
 
@@ -436,7 +437,7 @@ fn tags_of(key: &str) -> [String; 3] {
 
 /// Middleware around the whole router, acting on the permalink routes (see the module
 /// comment).
-pub async fn immutable(State(cache): State<PermalinkCache>, mut req: Request, next: Next) -> Response {
+pub(crate) async fn immutable(State(cache): State<PermalinkCache>, mut req: Request, next: Next) -> Response {
     if (req.method() != Method::GET && req.method() != Method::HEAD) || !is_permalink(req.uri().path()) {
         return next.run(req).await;
     }

@@ -56,7 +56,7 @@ macro_rules! shown_page_handlers {
 }
 
 mod blkmq;
-pub mod cache;
+pub(crate) mod cache;
 mod fleet;
 pub mod kernel_c;
 pub mod live;
@@ -96,7 +96,7 @@ pub(crate) const BODY_BYTES_MAX: usize = 1 << 20;
 /// Longest a request may take before it is answered 408.
 pub const REQUEST_TIMEOUT_MS: u64 = 20_000;
 /// Pages load scripts, styles and data only from this origin; SVG is inline markup.
-pub const CONTENT_SECURITY_POLICY: &str = "default-src 'none'; script-src 'self'; style-src 'self'; \
+pub(crate) const CONTENT_SECURITY_POLICY: &str = "default-src 'none'; script-src 'self'; style-src 'self'; \
      img-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
 
 /// What the handlers share. Cheap to clone.
@@ -195,7 +195,7 @@ pub fn app_with(state: AppState, policy: work::Policy) -> Router {
 /// The one error type at the HTTP edge. Bad input gets its message and a 4xx; internal
 /// failures are logged and answered with a generic 500.
 #[derive(Debug)]
-pub enum AppError {
+pub(crate) enum AppError {
     BadInput(String),
     NotFound(String),
     Internal(String),

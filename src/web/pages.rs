@@ -32,7 +32,7 @@ mod filters {
     use askama::{Result, Values};
 
     #[askama::filter_fn]
-    pub fn cpus<T: std::fmt::Display>(s: T, _: &dyn Values) -> Result<Safe<String>> {
+    pub(crate) fn cpus<T: std::fmt::Display>(s: T, _: &dyn Values) -> Result<Safe<String>> {
         Ok(Safe(crate::render::view::html_cpulists(&s.to_string())))
     }
 }
@@ -40,8 +40,8 @@ mod filters {
 #[derive(Template)]
 #[template(path = "scenario/page.html")]
 pub(crate) struct ScenarioPage {
-    pub title: String,
-    pub v: ScenarioView,
+    pub(crate) title: String,
+    pub(crate) v: ScenarioView,
 }
 
 impl From<ScenarioView> for ScenarioPage {
@@ -57,14 +57,14 @@ impl From<ScenarioView> for ScenarioPage {
 #[derive(Template)]
 #[template(path = "scenario/result.html")]
 pub(crate) struct ResultFragment {
-    pub r: ResultView,
+    pub(crate) r: ResultView,
 }
 
 #[derive(Template)]
 #[template(path = "compare/page.html")]
 pub(crate) struct ComparePage {
-    pub title: String,
-    pub v: CompareView,
+    pub(crate) title: String,
+    pub(crate) v: CompareView,
 }
 
 impl From<CompareView> for ComparePage {
@@ -79,8 +79,8 @@ impl From<CompareView> for ComparePage {
 #[derive(Template)]
 #[template(path = "mana/page.html")]
 pub(crate) struct ManaPage {
-    pub title: String,
-    pub v: ManaView,
+    pub(crate) title: String,
+    pub(crate) v: ManaView,
 }
 
 impl From<ManaView> for ManaPage {
@@ -95,8 +95,8 @@ impl From<ManaView> for ManaPage {
 #[derive(Template)]
 #[template(path = "sched/page.html")]
 pub(crate) struct SchedPage {
-    pub title: String,
-    pub v: SchedView,
+    pub(crate) title: String,
+    pub(crate) v: SchedView,
 }
 
 impl From<SchedView> for SchedPage {
@@ -111,8 +111,8 @@ impl From<SchedView> for SchedPage {
 #[derive(Template)]
 #[template(path = "blkmq/page.html")]
 pub(crate) struct BlkMqPage {
-    pub title: String,
-    pub v: BlkMqView,
+    pub(crate) title: String,
+    pub(crate) v: BlkMqView,
 }
 
 impl From<BlkMqView> for BlkMqPage {
@@ -127,8 +127,8 @@ impl From<BlkMqView> for BlkMqPage {
 #[derive(Template)]
 #[template(path = "sweep/page.html")]
 pub(crate) struct SweepPage {
-    pub title: String,
-    pub v: SweepView,
+    pub(crate) title: String,
+    pub(crate) v: SweepView,
 }
 
 impl From<SweepView> for SweepPage {
@@ -143,8 +143,8 @@ impl From<SweepView> for SweepPage {
 #[derive(Template)]
 #[template(path = "seeds/page.html")]
 pub(crate) struct SeedsPage {
-    pub title: String,
-    pub v: SeedsView,
+    pub(crate) title: String,
+    pub(crate) v: SeedsView,
 }
 
 impl From<SeedsView> for SeedsPage {
@@ -159,8 +159,8 @@ impl From<SeedsView> for SeedsPage {
 #[derive(Template)]
 #[template(path = "fleet/fleet.html")]
 pub(crate) struct FleetPage {
-    pub title: String,
-    pub v: FleetView,
+    pub(crate) title: String,
+    pub(crate) v: FleetView,
 }
 
 impl From<FleetView> for FleetPage {

@@ -49,7 +49,7 @@ pub(crate) const IDLE_TIMEOUT: Duration = Duration::from_secs(5);
 pub const CONNECTIONS_MAX: usize = 512;
 /// The most `--max-connections` may ask for: each connection is a descriptor, a task and its
 /// buffers, and the kernel's own ceiling on descriptors per process is about a million.
-pub const CONNECTIONS_MAX_LIMIT: usize = 65_536;
+pub(crate) const CONNECTIONS_MAX_LIMIT: usize = 65_536;
 
 /// A `--max-connections` value: 1 to [`CONNECTIONS_MAX_LIMIT`].
 pub fn parse_connections_max(text: &str) -> Result<usize, String> {

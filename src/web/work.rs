@@ -50,16 +50,16 @@ use std::time::{Duration, Instant};
 /// (8,192 CPUs, 65,536 vectors) about a thirtieth.
 pub const REQUEST_CPU_MS_MAX: u64 = 4_000;
 /// The most `--request-cpu-ms` may say: an hour of CPU.
-pub const REQUEST_CPU_MS_LIMIT: u64 = 3_600_000;
+pub(crate) const REQUEST_CPU_MS_LIMIT: u64 = 3_600_000;
 /// Work estimated at this much CPU or more is heavy: it runs on a blocking thread, takes a
 /// slot and stops at its deadline. Below, it runs inline.
-pub const HEAVY_CPU_MS_MIN: u64 = 25;
+pub(crate) const HEAVY_CPU_MS_MIN: u64 = 25;
 /// Heavy requests one client address may have running at once.
-pub const HEAVY_PER_CLIENT_MAX: usize = 2;
+pub(crate) const HEAVY_PER_CLIENT_MAX: usize = 2;
 /// Heavy requests running at once in all (the machine serves other requests too).
-pub const HEAVY_MAX: usize = 4;
+pub(crate) const HEAVY_MAX: usize = 4;
 /// What a refused heavy request is told to wait, in seconds.
-pub const RETRY_AFTER_S: u64 = 2;
+pub(crate) const RETRY_AFTER_S: u64 = 2;
 
 /// Cost model (see the module's text).
 pub(crate) const RUN_NS: u64 = 20_000;
@@ -117,22 +117,22 @@ pub fn parse_request_timeout_ms(text: &str) -> Result<u64, String> {
 
 /// What a request's work is estimated to cost, from its input alone.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Estimate {
+pub(crate) struct Estimate {
     /// Scenario runs.
-    pub runs: u64,
+    pub(crate) runs: u64,
     /// CPUs of the largest machine.
-    pub cpus: u64,
+    pub(crate) cpus: u64,
     /// Most groups (affinity vectors) one run spreads.
-    pub groups: u64,
+    pub(crate) groups: u64,
     /// Most devices in one run.
-    pub devices: u64,
+    pub(crate) devices: u64,
     /// The estimate, in milliseconds of CPU.
-    pub cpu_ms: u64,
+    pub(crate) cpu_ms: u64,
     /// The work calls built C (a `c:NAME` variant): heavy whatever `cpu_ms` says, since the C
     /// may take as long as its wall-clock limit.
-    pub built_c: bool,
+    pub(crate) built_c: bool,
     /// The command that does the same work on the command line.
-    pub command: Option<String>,
+    pub(crate) command: Option<String>,
 }
 
 /// One run's cost in nanoseconds (the module's model), saturating.
@@ -203,7 +203,7 @@ fn cpus_of(topology: &TopologyRef) -> u64 {
 
 impl Estimate {
     /// `runs` runs on `cpus` CPUs, each spreading `groups` vectors over `devices` devices.
-    pub fn runs(runs: u64, cpus: u64, devices: u64, groups: u64) -> Estimate {
+    pub(crate) fn runs(runs: u64, cpus: u64, devices: u64, groups: u64) -> Estimate {
         Estimate {
             runs,
             cpus,
@@ -217,7 +217,7 @@ impl Estimate {
 
     /// Light work on a model (`built_c` false), or any work on built C (true): the blk-mq
     /// maps, which cost little on a model.
-    pub fn light(built_c: bool) -> Estimate {
+    pub(crate) fn light(built_c: bool) -> Estimate {
         Estimate {
             built_c,
             ..Estimate::runs(1, 0, 0, 0)
@@ -225,12 +225,12 @@ impl Estimate {
     }
 
     /// Heavy: it takes a slot and runs on a blocking thread under the deadline.
-    pub fn is_heavy(&self) -> bool {
+    pub(crate) fn is_heavy(&self) -> bool {
         self.built_c || self.cpu_ms >= HEAVY_CPU_MS_MIN
     }
 
     /// One scenario (a page, its twins, the API).
-    pub fn scenario(spec: &ScenarioSpec) -> Estimate {
+    pub(crate) fn scenario(spec: &ScenarioSpec) -> Estimate {
         let (devices, vectors) = devices_and_vectors(&spec.devices);
         let mut e = Estimate::runs(distribution_runs(spec), cpus_of(&spec.topology), devices, vectors);
         if spec.variant.starts_with(crate::scenario::spec::KERNEL_C_PREFIX) {
@@ -241,7 +241,7 @@ impl Estimate {
     }
 
     /// Both sides of a comparison.
-    pub fn compare(spec: &CompareSpec) -> Estimate {
+    pub(crate) fn compare(spec: &CompareSpec) -> Estimate {
         let [a, b] = spec.sides().map(|s| Estimate::scenario(&s));
         Estimate {
             runs: 2,
@@ -255,7 +255,7 @@ impl Estimate {
     }
 
     /// A sweep: every machine × mix × its runs, and the rows rendered.
-    pub fn sweep(config: &SweepConfig) -> Estimate {
+    pub(crate) fn sweep(config: &SweepConfig) -> Estimate {
         let per_base = config.runs_per_base();
         // The same runs, each on built C counted EXTERNAL_RUN_FACTOR times.
         let weighted = config
@@ -286,7 +286,7 @@ impl Estimate {
     }
 
     /// A kept import's page: its snapshots replayed, then the model run once for the host.
-    pub fn replay(capture: &crate::live::protocol::Capture) -> Estimate {
+    pub(crate) fn replay(capture: &crate::live::protocol::Capture) -> Estimate {
         let last = capture.snapshots.last();
         let cpus = last.map_or(0, |s| s.cpus.len() as u64);
         let irqs = last.map_or(0, |s| s.irqs.len() as u64);
@@ -299,16 +299,11 @@ impl Estimate {
 
     /// An import of `bytes` of text (parsed, checked and replayed): about a CPU-millisecond
     /// per 50 KB, as measured on captures of 1,024 CPUs.
-    pub fn import(bytes: usize) -> Estimate {
+    pub(crate) fn import(bytes: usize) -> Estimate {
         Estimate {
             cpu_ms: bytes as u64 / 50_000,
             ..Estimate::runs(1, 0, 0, 0)
         }
-    }
-
-    pub fn with_command(mut self, command: String) -> Estimate {
-        self.command = Some(command);
-        self
     }
 
     /// The refusal's text: the numbers and the way to run it elsewhere.
@@ -355,7 +350,7 @@ fn seconds(ms: u64) -> String {
 
 /// When heavy work must stop: its deadline passed, or its request is gone.
 #[derive(Debug, Clone)]
-pub struct Deadline {
+pub(crate) struct Deadline {
     at: Instant,
     dropped: Arc<AtomicBool>,
 }
@@ -374,7 +369,7 @@ impl Deadline {
     }
 
     /// Stop now: the deadline passed or nobody waits for the answer any more.
-    pub fn expired(&self) -> bool {
+    pub(crate) fn expired(&self) -> bool {
         self.dropped.load(Ordering::Relaxed) || Instant::now() >= self.at
     }
 }
@@ -447,12 +442,12 @@ impl Drop for Slot {
 /// The policy and the slots one router shares (an extension `web::app_with` installs).
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Serving {
-    pub policy: Policy,
+    pub(crate) policy: Policy,
     slots: Arc<Slots>,
 }
 
 impl Serving {
-    pub fn new(policy: Policy) -> Serving {
+    pub(crate) fn new(policy: Policy) -> Serving {
         Serving {
             policy,
             slots: Arc::default(),
@@ -485,7 +480,7 @@ impl Work {
     /// otherwise): inline when it is light and on a model; else (heavy, or built C) on a blocking thread, in a heavy slot (503
     /// with `Retry-After` when none is free), with a [`Deadline`] `f` asks before each run. Work
     /// that stopped at its deadline is answered 408 (when anyone still listens).
-    pub async fn run<T: Send + 'static>(
+    pub(crate) async fn run<T: Send + 'static>(
         self,
         estimate: Estimate,
         f: impl FnOnce(&Deadline) -> Result<T, AppError> + Send + 'static,
@@ -499,7 +494,7 @@ impl Work {
 
     /// [`Work::run`] for work that blocks (files, persistence) and so never runs inline: on a
     /// blocking thread always, in a heavy slot when heavy.
-    pub async fn run_blocking<T: Send + 'static>(
+    pub(crate) async fn run_blocking<T: Send + 'static>(
         self,
         estimate: Estimate,
         f: impl FnOnce(&Deadline) -> Result<T, AppError> + Send + 'static,

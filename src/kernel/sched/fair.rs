@@ -22,7 +22,7 @@ pub enum GroupType {
 }
 
 impl GroupType {
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             GroupType::HasSpare => "has_spare",
             GroupType::FullyBusy => "fully_busy",
@@ -34,15 +34,15 @@ impl GroupType {
 /// Statistics of one group in one snapshot.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct GroupLoad {
-    pub nodes: Vec<u32>,
-    pub weight: u32,
-    pub sum_nr_running: u64,
-    pub idle_cpus: u32,
-    pub busy_cpus: u32,
+    pub(crate) nodes: Vec<u32>,
+    pub(crate) weight: u32,
+    pub(crate) sum_nr_running: u64,
+    pub(crate) idle_cpus: u32,
+    pub(crate) busy_cpus: u32,
     pub group_type: GroupType,
     /// `avg_load` as the path that computed these stats sets it (periodic:
     /// overloaded only; wake: fully busy and overloaded); 0 otherwise.
-    pub avg_load: u64,
+    pub(crate) avg_load: u64,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -53,7 +53,7 @@ pub enum MigrationType {
 }
 
 impl MigrationType {
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             MigrationType::Load => "load",
             MigrationType::Util => "util",
@@ -81,7 +81,7 @@ pub enum LbPath {
 }
 
 impl LbPath {
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             LbPath::NoBusiest => "no_busiest",
             LbPath::LocalBusier => "local_busier",
@@ -103,25 +103,25 @@ impl LbPath {
 /// The periodic decision at one level.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LbResult {
-    pub path: LbPath,
+    pub(crate) path: LbPath,
     /// Prefer-sibling flag of the busiest group; `None` without a busiest.
-    pub prefer_sibling: Option<bool>,
+    pub(crate) prefer_sibling: Option<bool>,
     /// `sibling_imbalance() > 1` sent the decision past the idle gates.
-    pub forced_by_sibling_gate: bool,
-    pub imbalance_raw: u64,
-    pub allowance: Option<u32>,
-    pub dst_running: Option<u64>,
-    pub imbalance_adjusted: u64,
+    pub(crate) forced_by_sibling_gate: bool,
+    pub(crate) imbalance_raw: u64,
+    pub(crate) allowance: Option<u32>,
+    pub(crate) dst_running: Option<u64>,
+    pub(crate) imbalance_adjusted: u64,
     pub imbalance: u64,
-    pub migration_type: Option<MigrationType>,
-    pub no_src_rq: bool,
+    pub(crate) migration_type: Option<MigrationType>,
+    pub(crate) no_src_rq: bool,
     /// A task is pulled (`"move"` in the golden format).
     pub moved: bool,
-    pub src_cpu: Option<u32>,
-    pub src_node: Option<u32>,
-    pub active_balance: Option<bool>,
+    pub(crate) src_cpu: Option<u32>,
+    pub(crate) src_node: Option<u32>,
+    pub(crate) active_balance: Option<bool>,
     /// The pulled task is one of the pair and leaves the pair's node.
-    pub split: bool,
+    pub(crate) split: bool,
 }
 
 impl LbResult {
@@ -148,21 +148,21 @@ impl LbResult {
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PeriodicLevel {
-    pub level: u32,
-    pub distance: u32,
-    pub dst_cpu: u32,
-    pub imb_numa_nr: u32,
-    pub groups: Vec<GroupLoad>,
-    pub busiest_group: Option<usize>,
+    pub(crate) level: u32,
+    pub(crate) distance: u32,
+    pub(crate) dst_cpu: u32,
+    pub(crate) imb_numa_nr: u32,
+    pub(crate) groups: Vec<GroupLoad>,
+    pub(crate) busiest_group: Option<usize>,
     pub result: LbResult,
 }
 
 /// The periodic balance as seen from one node's lowest idle CPU.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PeriodicNode {
-    pub dst_node: u32,
+    pub(crate) dst_node: u32,
     /// `None` if the node has no idle CPU (then `levels` is empty).
-    pub dst_cpu: Option<u32>,
+    pub(crate) dst_cpu: Option<u32>,
     /// One entry per kept NUMA domain, bottom-up.
     pub levels: Vec<PeriodicLevel>,
 }
@@ -174,7 +174,7 @@ pub enum WakeChoice {
 }
 
 impl WakeChoice {
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             WakeChoice::Local => "local",
             WakeChoice::Idlest => "idlest",
@@ -246,18 +246,18 @@ impl WakePath {
 /// `sched_balance_find_dst_group()` at one level.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct WakeLevel {
-    pub level: u32,
-    pub distance: u32,
-    pub balance_fork: bool,
-    pub this_cpu: u32,
+    pub(crate) level: u32,
+    pub(crate) distance: u32,
+    pub(crate) balance_fork: bool,
+    pub(crate) this_cpu: u32,
     pub groups: Vec<GroupLoad>,
     pub idlest_group: Option<usize>,
     /// Set on the has-spare path only.
-    pub imbalance: Option<u64>,
-    pub allowance: Option<u32>,
+    pub(crate) imbalance: Option<u64>,
+    pub(crate) allowance: Option<u32>,
     /// `min(local weight, sd->imb_numa_nr)` on the has-spare path.
-    pub imb_numa_nr: Option<u32>,
-    pub dst_running: Option<u64>,
+    pub(crate) imb_numa_nr: Option<u32>,
+    pub(crate) dst_running: Option<u64>,
     pub choice: WakeChoice,
     pub path: WakePath,
 }
@@ -265,27 +265,27 @@ pub struct WakeLevel {
 /// One level visited by the fork walk.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ForkStep {
-    pub this_node: u32,
+    pub(crate) this_node: u32,
     /// The wake-level evaluation (`balance_fork` is always true here).
     pub eval: WakeLevel,
     /// CPU chosen in the idlest group; `None` when the local group won.
-    pub new_cpu: Option<u32>,
+    pub(crate) new_cpu: Option<u32>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ForkPlacement {
     pub steps: Vec<ForkStep>,
-    pub final_cpu: u32,
-    pub final_node: u32,
+    pub(crate) final_cpu: u32,
+    pub(crate) final_node: u32,
     /// The new task ends on another node than the pair.
-    pub split: bool,
+    pub(crate) split: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct VariantOutcome {
-    pub variant: ImbalanceVariant,
+    pub(crate) variant: ImbalanceVariant,
     pub periodic: Vec<PeriodicNode>,
-    pub periodic_split: bool,
+    pub(crate) periodic_split: bool,
     pub wake_levels: Vec<WakeLevel>,
     pub fork_placement: ForkPlacement,
 }

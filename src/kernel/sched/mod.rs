@@ -24,14 +24,14 @@
 //! Entry points: [`build_topology`], [`run_variant`] and [`run`]; [`validate`] alone checks an
 //! input. Input is validated once (spec B.1); invalid input gives a [`SchedError`].
 
-pub mod fair;
-pub mod topology;
+pub(crate) mod fair;
+pub(crate) mod topology;
 
 pub use fair::{
     ForkPlacement, ForkStep, GroupLoad, GroupType, LbPath, LbResult, MigrationType, PeriodicLevel, PeriodicNode,
     VariantOutcome, WakeChoice, WakeLevel, WakePath,
 };
-pub use topology::{NodeTopology, NumaDomainInfo, SchedGroupInfo, SchedTopology};
+pub(crate) use topology::{NodeTopology, NumaDomainInfo, SchedTopology};
 
 use crate::topology::CPUS_MAX;
 use std::fmt;
@@ -81,13 +81,13 @@ pub enum ImbalanceVariant {
 }
 
 impl ImbalanceVariant {
-    pub const ALL: [ImbalanceVariant; 3] = [
+    pub(crate) const ALL: [ImbalanceVariant; 3] = [
         ImbalanceVariant::Upstream,
         ImbalanceVariant::P12,
         ImbalanceVariant::P123,
     ];
 
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             ImbalanceVariant::Upstream => "upstream",
             ImbalanceVariant::P12 => "p12",
@@ -282,11 +282,11 @@ impl std::error::Error for SchedError {}
 
 /// The one-line verdict per variant.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct VariantSummary {
-    pub variant: ImbalanceVariant,
-    pub periodic_split: bool,
-    pub fork_split: bool,
-    pub fork_final_node: u32,
+pub(crate) struct VariantSummary {
+    pub(crate) variant: ImbalanceVariant,
+    pub(crate) periodic_split: bool,
+    pub(crate) fork_split: bool,
+    pub(crate) fork_final_node: u32,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -294,11 +294,12 @@ pub struct SchedOutcome {
     pub topology: SchedTopology,
     /// In the order of [`ImbalanceVariant::ALL`].
     pub variants: Vec<VariantOutcome>,
-    pub summary: Vec<VariantSummary>,
+    pub(crate) summary: Vec<VariantSummary>,
 }
 
 /// Builds the NUMA topology only.
-pub fn build_topology(input: &SchedInput) -> Result<SchedTopology, SchedError> {
+#[cfg(test)]
+pub(crate) fn build_topology(input: &SchedInput) -> Result<SchedTopology, SchedError> {
     Ok(SchedDomains::build(input)?.topology)
 }
 
@@ -329,7 +330,7 @@ pub fn run(input: &SchedInput) -> Result<SchedOutcome, SchedError> {
 }
 
 /// Spec B.1 checks; returns the node count.
-pub fn validate(input: &SchedInput) -> Result<usize, SchedError> {
+pub(crate) fn validate(input: &SchedInput) -> Result<usize, SchedError> {
     let n_nodes = check_node_distance(&input.node_distance)?;
     let n_cpus = check_cpus_per_node(input, n_nodes)?;
     check_nr_running(&input.nr_running, n_cpus)?;

@@ -13,28 +13,28 @@ use super::{validate, SchedError, SchedInput, SCHED_NODES_MAX};
 pub struct SchedGroupInfo {
     pub nodes: Vec<u32>,
     /// CPUs in the group.
-    pub weight: u32,
-    pub cores: u32,
+    pub(crate) weight: u32,
+    pub(crate) cores: u32,
     /// Level of the domain whose span the group copies (0 = NODE).
-    pub origin_level: u32,
+    pub(crate) origin_level: u32,
     /// `SD_PREFER_SIBLING` of that domain: true iff `origin_level == 0`.
-    pub prefer_sibling: bool,
+    pub(crate) prefer_sibling: bool,
 }
 
 /// One NUMA level of a node's domain chain.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct NumaDomainInfo {
-    pub level: u32,
-    pub distance: u32,
+    pub(crate) level: u32,
+    pub(crate) distance: u32,
     pub span_nodes: Vec<u32>,
-    pub span_weight: u32,
+    pub(crate) span_weight: u32,
     /// Removed by `cpu_attach_domain()` because its span equals its child's.
-    pub degenerate: bool,
-    pub imb_numa_nr: u32,
+    pub(crate) degenerate: bool,
+    pub(crate) imb_numa_nr: u32,
     /// `SD_BALANCE_FORK` (distance within `node_reclaim_distance`).
-    pub balance_fork: bool,
+    pub(crate) balance_fork: bool,
     /// Groups of different weights.
-    pub unequal_weights: bool,
+    pub(crate) unequal_weights: bool,
     /// Groups in the kernel's list order, local group first.
     pub groups: Vec<SchedGroupInfo>,
 }
@@ -49,7 +49,7 @@ pub struct NodeTopology {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SchedTopology {
     /// Sorted distinct distances; `distances[0] == 10`.
-    pub distances: Vec<u32>,
+    pub(crate) distances: Vec<u32>,
     pub nodes: Vec<NodeTopology>,
 }
 

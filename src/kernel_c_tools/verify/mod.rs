@@ -18,7 +18,7 @@
 //! adds for the later stages) with the C's answer as `expected`, so `irqscope check-golden
 //! FILE` shows the model's side of it again.
 
-pub mod stages;
+pub(crate) mod stages;
 
 use crate::kernel::blk_mq_cpumap::Mapper;
 use crate::kernel::irq_affinity::AffinityEra;
@@ -34,15 +34,15 @@ use stages::Input;
 pub const CASES_MAX: u32 = 1_000_000;
 
 /// The generator a seed names a run by (the crate's one, `topology::rng`).
-pub type Rng = crate::topology::rng::SplitMix64;
+pub(crate) type Rng = crate::topology::rng::SplitMix64;
 
 /// One node of a [`Shape`]: `cores` cores of `smt` threads, `cluster` cores to a cluster
 /// (0: drawn without clusters).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct NodeShape {
-    pub cores: u32,
-    pub smt: u32,
-    pub cluster: u32,
+    pub(crate) cores: u32,
+    pub(crate) smt: u32,
+    pub(crate) cluster: u32,
 }
 
 /// A machine as verify draws and shrinks it.
@@ -50,18 +50,18 @@ pub struct NodeShape {
 pub struct Shape {
     pub nodes: Vec<NodeShape>,
     /// Unused CPU ids after each node (sparse ids).
-    pub hole: u32,
+    pub(crate) hole: u32,
     /// Positions (in possible-CPU order) of CPUs that are not present; CPU 0 stays present.
-    pub absent: Vec<u32>,
+    pub(crate) absent: Vec<u32>,
     /// Positions of present CPUs that are not online (offline, or never brought up); CPU 0
     /// stays online.
-    pub offline: Vec<u32>,
+    pub(crate) offline: Vec<u32>,
     /// Node ids handed out last block first.
-    pub reversed: bool,
+    pub(crate) reversed: bool,
     /// Node ids without CPUs (memory-only), after the others.
     pub memoryless: u32,
     /// SMT siblings numbered apart (`0,N`) instead of adjacent (`0,1`).
-    pub split_smt: bool,
+    pub(crate) split_smt: bool,
     /// Whose rules give the CPUs that are not online their masks.
     pub arch: Arch,
 }
@@ -154,9 +154,9 @@ fn list(cpus: &[u32]) -> String {
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct BootDraw {
     /// `irqaffinity=LIST`.
-    pub irqaffinity: Option<Vec<u32>>,
+    pub(crate) irqaffinity: Option<Vec<u32>>,
     /// `isolcpus=managed_irq,…`: the housekeeping CPUs (the CPUs not isolated).
-    pub managed_irq: Option<Vec<u32>>,
+    pub(crate) managed_irq: Option<Vec<u32>>,
 }
 
 impl BootDraw {
@@ -167,7 +167,7 @@ impl BootDraw {
     }
 
     /// What the harness is sent.
-    pub fn boot(&self, topo: &Topology) -> Boot {
+    pub(crate) fn boot(&self, topo: &Topology) -> Boot {
         Boot {
             irqaffinity: self.irqaffinity.as_deref().and_then(|c| Self::set(c, topo)),
             managed_irq: self.managed_irq.as_deref().and_then(|c| Self::set(c, topo)),
@@ -175,7 +175,7 @@ impl BootDraw {
     }
 
     /// `irq_default_affinity` as the model computes it (`irq_affinity_setup()`).
-    pub fn default_affinity(&self, topo: &Topology) -> CpuSet {
+    pub(crate) fn default_affinity(&self, topo: &Topology) -> CpuSet {
         match self.boot(topo).irqaffinity {
             Some(list) => irq_affinity_setup(&list, topo.nr_cpu_ids()),
             None => CpuSet::full(topo.nr_cpu_ids()),
@@ -216,7 +216,7 @@ pub struct Models {
 }
 
 /// Draw a machine.
-pub fn draw_shape(rng: &mut Rng) -> Shape {
+pub(crate) fn draw_shape(rng: &mut Rng) -> Shape {
     let n_nodes = rng.range(1, 4);
     let nodes: Vec<NodeShape> = (0..n_nodes)
         .map(|_| {
@@ -254,7 +254,7 @@ pub fn draw_shape(rng: &mut Rng) -> Shape {
 }
 
 /// Draw boot parameters for a machine of `cpus` CPU ids.
-pub fn draw_boot(rng: &mut Rng, cpus: u32) -> BootDraw {
+pub(crate) fn draw_boot(rng: &mut Rng, cpus: u32) -> BootDraw {
     let some = |rng: &mut Rng| -> Vec<u32> {
         let k = rng.range(1, cpus.max(1));
         let mut v: Vec<u32> = (0..k).map(|_| rng.range(0, cpus.max(1) - 1)).collect();
@@ -270,7 +270,7 @@ pub fn draw_boot(rng: &mut Rng, cpus: u32) -> BootDraw {
 
 /// The topology in the golden format: with `arch`, the drawn machine and which CPUs are
 /// online (the reader derives the kernel's masks by the architecture's rules).
-pub fn golden_topology(topo: &Topology) -> Value {
+pub(crate) fn golden_topology(topo: &Topology) -> Value {
     let cpus: Vec<Value> = (0..topo.nr_cpu_ids())
         .map(|cpu| {
             if topo.possible().contains(cpu) {
@@ -289,10 +289,10 @@ pub fn golden_topology(topo: &Topology) -> Value {
 
 /// An answer as named fields in order (`null`, `nummasks`, `masks[3]`, ...), so that the C's
 /// and the model's are compared field by field and the first difference is named.
-pub type Fields = Vec<(String, String)>;
+pub(crate) type Fields = Vec<(String, String)>;
 
 /// The first field where two answers differ: its name and both values.
-pub fn first_difference(c: &Fields, model: &Fields) -> Option<(String, String, String)> {
+pub(crate) fn first_difference(c: &Fields, model: &Fields) -> Option<(String, String, String)> {
     let none = || "(none)".to_string();
     let n = c.len().max(model.len());
     (0..n).find_map(|i| match (c.get(i), model.get(i)) {

@@ -176,7 +176,7 @@ impl Input {
     }
 
     /// Smaller inputs, most promising first.
-    pub fn candidates(&self) -> Vec<Input> {
+    pub(crate) fn candidates(&self) -> Vec<Input> {
         let mut out = Vec::new();
         match self {
             Input::Group { numgrps, counter } => {
@@ -324,11 +324,11 @@ fn map_hw_candidates(nr_queues: u32, queue_offset: u32, device: &Option<Affinity
 }
 
 /// One input run on both sides.
-pub struct Run {
-    pub c: Fields,
-    pub model: Fields,
+pub(crate) struct Run {
+    pub(crate) c: Fields,
+    pub(crate) model: Fields,
     /// The case in the golden format, the C's answer as `expected`.
-    pub golden: Value,
+    pub(crate) golden: Value,
 }
 
 /// Run `input` on `topo` under `boot` on the C and on the models.

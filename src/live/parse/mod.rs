@@ -28,9 +28,9 @@ pub(crate) const IRQ_FILE_BYTES_MAX: usize = 64 << 10;
 /// Bad input: which file, which line (1-based), what is wrong.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub struct ParseError {
-    pub file: String,
-    pub line: Option<usize>,
-    pub message: String,
+    pub(crate) file: String,
+    pub(crate) line: Option<usize>,
+    pub(crate) message: String,
 }
 
 impl fmt::Display for ParseError {
@@ -43,7 +43,7 @@ impl fmt::Display for ParseError {
 }
 
 impl ParseError {
-    pub fn new(file: impl Into<String>, line: Option<usize>, message: impl Into<String>) -> ParseError {
+    pub(crate) fn new(file: impl Into<String>, line: Option<usize>, message: impl Into<String>) -> ParseError {
         ParseError {
             file: file.into(),
             line,
@@ -85,7 +85,8 @@ impl IrqRow {
         self.label.parse().ok()
     }
 
-    pub fn total(&self) -> u64 {
+    #[cfg(test)]
+    pub(crate) fn total(&self) -> u64 {
         self.counts.iter().fold(0u64, |a, &(_, c)| a.saturating_add(c))
     }
 }
@@ -137,7 +138,7 @@ pub fn parse_interrupts_bytes_into(bytes: &[u8], out: &mut Interrupts) -> Result
 /// call on the whole input; the total size is the caller's to bound ([`INTERRUPTS_BYTES_MAX`]).
 /// [`parse_interrupts_read_into`] is the reading loop.
 #[derive(Debug, Default)]
-pub struct InterruptsStream {
+pub(crate) struct InterruptsStream {
     /// Lines seen so far.
     no: usize,
     /// The CPU header has been parsed into `out.cpus`.
@@ -161,12 +162,12 @@ struct RowText {
 }
 
 impl InterruptsStream {
-    pub fn new() -> InterruptsStream {
+    pub(crate) fn new() -> InterruptsStream {
         InterruptsStream::default()
     }
 
     /// Parse the whole lines in `bytes` into `out`. After an error, do not feed more.
-    pub fn feed(&mut self, bytes: &[u8], out: &mut Interrupts) -> Result<(), ParseError> {
+    pub(crate) fn feed(&mut self, bytes: &[u8], out: &mut Interrupts) -> Result<(), ParseError> {
         let mut lines = Lines {
             bytes,
             at: 0,
@@ -196,15 +197,9 @@ impl InterruptsStream {
         parse_rows(lines, &out.cpus, &mut out.rows, &mut self.n_rows, &mut self.text)
     }
 
-    /// The rows fed so far whose text differs from what `out.rows` held at that row before the
-    /// first feed (or that it did not hold), in order.
-    pub fn rewritten(&self) -> &[u32] {
-        &self.text.rewritten
-    }
-
     /// The end of the input: an input without a header is an error; rows left from an
     /// earlier reading are dropped.
-    pub fn finish(&mut self, out: &mut Interrupts) -> Result<(), ParseError> {
+    pub(crate) fn finish(&mut self, out: &mut Interrupts) -> Result<(), ParseError> {
         if !self.header {
             return Err(ParseError::new(FILE, None, "empty input (no CPU header)"));
         }

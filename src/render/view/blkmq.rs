@@ -43,8 +43,8 @@ impl BlkMqQuery {
 
 /// A blk-mq request resolved and run: what the page and both twins show.
 pub struct BlkMqShown {
-    pub scenario: BlkMqScenario,
-    pub runs: Vec<MapperRun>,
+    pub(crate) scenario: BlkMqScenario,
+    pub(crate) runs: Vec<MapperRun>,
 }
 
 impl BlkMqShown {
@@ -84,7 +84,7 @@ impl BlkMqShown {
 
     /// One mapper's `irqscope blk-mq` report: its command (wrapped with shell continuations),
     /// then the map folded by queue.
-    pub fn mapper_report(&self, run: &MapperRun, machine: &str) -> String {
+    pub(crate) fn mapper_report(&self, run: &MapperRun, machine: &str) -> String {
         let s = &self.scenario;
         let mut out = String::new();
         command_block(&s.command_words(run.mapper, machine), &mut out);
@@ -107,7 +107,7 @@ impl BlkMqShown {
     }
 
     /// The text twin: every mapper's report, one after the other.
-    pub fn text_report(&self) -> String {
+    pub(crate) fn text_report(&self) -> String {
         self.report_for(&self.scenario.machine_label())
     }
 
@@ -189,26 +189,26 @@ fn query_of(spec: &BlkMqSpec, machine: &str) -> String {
 
 pub struct MapperView {
     pub name: &'static str,
-    pub mapped: u32,
+    pub(crate) mapped: u32,
     pub unmapped: Vec<u32>,
-    pub strip_svg: String,
+    pub(crate) strip_svg: String,
     /// The text of `irqscope blk-mq` for this mapper: its command, then its report.
-    pub report: String,
+    pub(crate) report: String,
 }
 
 /// The blk-mq page.
 pub struct BlkMqView {
-    pub title: String,
+    pub(crate) title: String,
     /// Which mappers leave queues without a CPU, and how many.
-    pub headline: String,
+    pub(crate) headline: String,
     /// The seed figure this page is, when it is one.
-    pub seed: Option<&'static SeedFigure>,
-    pub preset: String,
-    pub queues: u32,
-    pub presets: Vec<&'static str>,
+    pub(crate) seed: Option<&'static SeedFigure>,
+    pub(crate) preset: String,
+    pub(crate) queues: u32,
+    pub(crate) presets: Vec<&'static str>,
     pub mappers: Vec<MapperView>,
     /// `?preset=…&queues=…`: the query of the twins.
-    pub query: String,
+    pub(crate) query: String,
 }
 
 impl BlkMqView {

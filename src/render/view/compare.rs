@@ -44,7 +44,7 @@ pub struct CompareQuery {
 pub(crate) const SCALE_MAX: u32 = 100_000;
 
 impl CompareQuery {
-    pub fn scale(&self) -> Result<Scale, ViewError> {
+    pub(crate) fn scale(&self) -> Result<Scale, ViewError> {
         match self.scale.as_deref().filter(|s| !s.is_empty()) {
             None | Some("shared") => Ok(Scale::Shared),
             Some(n) => match n.parse::<u32>() {
@@ -108,11 +108,11 @@ impl CompareQuery {
 
 /// Both sides of a comparison, each run once.
 pub struct CompareRun {
-    pub spec: CompareSpec,
-    pub a: Run,
-    pub b: Run,
-    pub labels: [String; 2],
-    pub permalink: String,
+    pub(crate) spec: CompareSpec,
+    pub(crate) a: Run,
+    pub(crate) b: Run,
+    pub(crate) labels: [String; 2],
+    pub(crate) permalink: String,
 }
 
 impl CompareRun {
@@ -165,7 +165,7 @@ impl CompareRun {
     }
 
     /// The mail-ready report with the absolute permalink last.
-    pub fn text_report(&self, origin: &str) -> String {
+    pub(crate) fn text_report(&self, origin: &str) -> String {
         self.report(&self.a.topology_label(), Some(format!("{origin}/c/{}", self.permalink)))
     }
 
@@ -197,39 +197,39 @@ impl CompareRun {
     }
 }
 
-pub struct CompareSideView {
-    pub label: String,
+pub(crate) struct CompareSideView {
+    pub(crate) label: String,
     /// The line above this side's heatmap ("max 6 devices on a CPU (ideal 4): …").
-    pub verdict: String,
+    pub(crate) verdict: String,
     /// The variant and what code it models (says when it is a reconstruction).
-    pub variant_line: String,
+    pub(crate) variant_line: String,
     /// The kernel releases this side's answer holds for.
-    pub kernel_line: String,
-    pub permalink: String,
-    pub devices_line: String,
-    pub irqs_line: String,
-    pub nodes_line: String,
-    pub heatmap_svg: String,
+    pub(crate) kernel_line: String,
+    pub(crate) permalink: String,
+    pub(crate) devices_line: String,
+    pub(crate) irqs_line: String,
+    pub(crate) nodes_line: String,
+    pub(crate) heatmap_svg: String,
 }
 
 /// A vector whose effective CPU or requested mask differs between the sides, or (folded) one
 /// such vector on each of several nodes, all placed alike within their nodes.
 #[derive(Debug, Clone)]
 pub struct VectorChangeRow {
-    pub device: String,
+    pub(crate) device: String,
     /// The vector's index, or a folded row's indices ("0-63 on nodes 0-63").
-    pub vector: String,
+    pub(crate) vector: String,
     /// Its blk-mq hardware queue, when it is one ("" otherwise; a folded row's list).
     pub queue: String,
-    pub a_cpu: String,
+    pub(crate) a_cpu: String,
     pub b_cpu: String,
-    pub a_mask: String,
-    pub b_mask: String,
+    pub(crate) a_mask: String,
+    pub(crate) b_mask: String,
     /// The effective CPU differs (else only the mask does).
-    pub moved: bool,
+    pub(crate) moved: bool,
     /// The row stands for one vector on each of several nodes `n`: its CPUs are written as
     /// their place in the node ("#126 in node n") and its masks as nodes ("node n+1").
-    pub folded: bool,
+    pub(crate) folded: bool,
 }
 
 /// One vector that differs between the sides, as the outcomes hold it.
@@ -437,41 +437,41 @@ fn headline(run: &CompareRun, view: &View, loads_equal: bool, moved: usize, mask
 /// heatmap for both sides when the loads are equal) and each side's summary; the per-vector
 /// change comes last, folded by node pattern.
 pub struct CompareView {
-    pub title: String,
-    pub permalink: String,
-    pub base_permalink: String,
+    pub(crate) title: String,
+    pub(crate) permalink: String,
+    pub(crate) base_permalink: String,
     /// The seed figure this comparison is, when it is one.
-    pub seed: Option<&'static SeedFigure>,
-    pub topology_summary: String,
-    pub sides: Vec<CompareSideView>,
+    pub(crate) seed: Option<&'static SeedFigure>,
+    pub(crate) topology_summary: String,
+    pub(crate) sides: Vec<CompareSideView>,
     /// The headline: both verdicts and how many vectors B moves, or (loads equal) that.
-    pub overall: String,
+    pub(crate) overall: String,
     /// Every online CPU takes the same load under A and B.
-    pub loads_equal: bool,
-    pub diff_svg: String,
+    pub(crate) loads_equal: bool,
+    pub(crate) diff_svg: String,
     /// The colour scale both heatmaps share, in words, and its maximum.
-    pub scale_line: String,
-    pub scale_max: u32,
-    pub scale: String,
+    pub(crate) scale_line: String,
+    pub(crate) scale_max: u32,
+    pub(crate) scale: String,
     /// The per-vector table's rows: every vector whose effective CPU or mask differs under B,
     /// folded by node pattern ([`fold_by_node`]), at most as many rows as the scenario page's
     /// vector table shows (`vector_rows_max`).
     pub vector_rows: Vec<VectorChangeRow>,
     /// Rows past that limit, left to the JSON twin.
-    pub rows_left_out: usize,
+    pub(crate) rows_left_out: usize,
     /// Some row stands for a vector on each of several nodes (the table says how to read it).
-    pub rows_folded: bool,
+    pub(crate) rows_folded: bool,
     /// Vectors whose effective CPU or mask differs under B.
-    pub changed: usize,
+    pub(crate) changed: usize,
     /// Of those, the vectors that fire on another CPU.
-    pub moved: usize,
+    pub(crate) moved: usize,
     /// Why each side runs the effective-CPU model it runs.
-    pub effective_note: String,
-    pub text: String,
-    pub metric: &'static str,
-    pub metrics: Vec<(&'static str, &'static str)>,
-    pub node: String,
-    pub nodes: Vec<u32>,
+    pub(crate) effective_note: String,
+    pub(crate) text: String,
+    pub(crate) metric: &'static str,
+    pub(crate) metrics: Vec<(&'static str, &'static str)>,
+    pub(crate) node: String,
+    pub(crate) nodes: Vec<u32>,
 }
 
 impl CompareView {
@@ -479,36 +479,25 @@ impl CompareView {
         CompareView::with_scale(run, view, origin, Scale::Shared)
     }
 
-    pub fn with_scale(run: &CompareRun, view: &View, origin: &str, scale: Scale) -> Result<CompareView, ViewError> {
+    pub(crate) fn with_scale(
+        run: &CompareRun,
+        view: &View,
+        origin: &str,
+        scale: Scale,
+    ) -> Result<CompareView, ViewError> {
         let topo = run.a.scenario.topology();
         let scale_max = match scale {
             Scale::Shared => svg_compare::shared_max(&run.a.metrics, &run.b.metrics, view.metric),
             Scale::Absolute(n) => n,
         };
-        let scale_line = match scale {
-            Scale::Shared => format!(
-                "One colour scale for A and B: 0 to {scale_max} {} (the larger maximum of the two), \
-                 blue up to the ideal",
-                view.metric.describe()
-            ),
-            Scale::Absolute(n) => format!(
-                "One fixed colour scale for A and B: 0 to {n} {}, blue up to the ideal",
-                view.metric.describe()
-            ),
-        };
+        let scale_line = scale_line(scale, scale_max, view.metric);
         let changes = vector_changes(run);
         let changed = changes.len();
         let moved = changes.iter().filter(|c| c.moved()).count();
         let mut vector_rows = fold_by_node(topo, &changes);
         let rows_left_out = vector_rows.len().saturating_sub(vector_rows_max(topo));
         vector_rows.truncate(vector_rows_max(topo));
-        let (default_model, why) = crate::catalogue::default_effective(run.a.scenario.topology());
-        let effective_note = format!(
-            "Effective-CPU model: A {}, B {}; with none named, {} (default {why}).",
-            run.a.scenario.effective().name(),
-            run.b.scenario.effective().name(),
-            default_model.name()
-        );
+        let effective_note = effective_note(run);
         let side = |r: &Run, label: &str, which: &str| CompareSideView {
             label: label.to_string(),
             verdict: summary::verdict_after_failures(
@@ -558,4 +547,30 @@ impl CompareView {
             nodes: topo.nodes_with_cpus().collect(),
         })
     }
+}
+
+/// The line under the heatmaps that says which colour scale both sides share.
+fn scale_line(scale: Scale, scale_max: u32, metric: HeatMetric) -> String {
+    match scale {
+        Scale::Shared => format!(
+            "One colour scale for A and B: 0 to {scale_max} {} (the larger maximum of the two), \
+             blue up to the ideal",
+            metric.describe()
+        ),
+        Scale::Absolute(n) => format!(
+            "One fixed colour scale for A and B: 0 to {n} {}, blue up to the ideal",
+            metric.describe()
+        ),
+    }
+}
+
+/// Which effective-CPU model each side ran, and the machine's default.
+fn effective_note(run: &CompareRun) -> String {
+    let (default_model, why) = crate::catalogue::default_effective(run.a.scenario.topology());
+    format!(
+        "Effective-CPU model: A {}, B {}; with none named, {} (default {why}).",
+        run.a.scenario.effective().name(),
+        run.b.scenario.effective().name(),
+        default_model.name()
+    )
 }

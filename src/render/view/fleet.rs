@@ -16,17 +16,17 @@ use std::sync::Arc;
 
 #[derive(Debug, Default, Deserialize)]
 pub struct FleetQuery {
-    pub sort: Option<String>,
-    pub variant: Option<String>,
-    pub effective: Option<String>,
-    pub matching: Option<String>,
+    pub(crate) sort: Option<String>,
+    pub(crate) variant: Option<String>,
+    pub(crate) effective: Option<String>,
+    pub(crate) matching: Option<String>,
 }
 
 pub struct FleetRow {
-    pub host: String,
-    pub kernel: String,
-    pub busiest: String,
-    pub stacking: u32,
+    pub(crate) host: String,
+    pub(crate) kernel: String,
+    pub(crate) busiest: String,
+    pub(crate) stacking: u32,
     pub verdict: String,
     /// Some vector differs from the model.
     pub differs: bool,
@@ -38,28 +38,28 @@ pub struct FleetRow {
 /// The fleet page.
 pub struct FleetView {
     /// The model in words: the names given, or each host's own.
-    pub model_words: String,
+    pub(crate) model_words: String,
     /// The query of the page (`?variant=…&sort=…`), for its twins.
-    pub query: String,
-    pub title: String,
+    pub(crate) query: String,
+    pub(crate) title: String,
     pub rows: Vec<FleetRow>,
-    pub variant: String,
-    pub effective: String,
-    pub matching: bool,
-    pub sort: String,
-    pub link_base: String,
-    pub problem: Option<String>,
-    pub columns: Vec<Column>,
+    pub(crate) variant: String,
+    pub(crate) effective: String,
+    pub(crate) matching: bool,
+    pub(crate) sort: String,
+    pub(crate) link_base: String,
+    pub(crate) problem: Option<String>,
+    pub(crate) columns: Vec<Column>,
 }
 
 /// A column header: its sort key and label, right-aligned or not, and the sort order it
 /// shows (`aria-sort` value and arrow; empty when the table is sorted by another column).
-pub struct Column {
-    pub key: &'static str,
-    pub label: &'static str,
-    pub num: bool,
-    pub aria: &'static str,
-    pub arrow: &'static str,
+pub(crate) struct Column {
+    pub(crate) key: &'static str,
+    pub(crate) label: &'static str,
+    pub(crate) num: bool,
+    pub(crate) aria: &'static str,
+    pub(crate) arrow: &'static str,
 }
 
 /// The table's columns, in order: sort key, header, numeric.
@@ -132,14 +132,14 @@ fn row(st: &HostState, variant: &str, effective: &str) -> FleetRow {
 }
 
 /// Most hosts compared per page view (the store's own host limit).
-pub const FLEET_ROWS_MAX: usize = crate::live::limits::HOSTS_MAX;
+pub(crate) const FLEET_ROWS_MAX: usize = crate::live::limits::HOSTS_MAX;
 
 /// A fleet query checked: the model to compare against, the sort key, the filter.
 pub struct FleetChoice {
-    pub variant: String,
-    pub effective: String,
-    pub sort: String,
-    pub matching: bool,
+    pub(crate) variant: String,
+    pub(crate) effective: String,
+    pub(crate) sort: String,
+    pub(crate) matching: bool,
 }
 
 impl FleetQuery {
@@ -245,7 +245,7 @@ impl FleetView {
 impl FleetView {
     /// The text twin: one line per host (host, kernel, busiest CPU's share, most IRQs on one
     /// CPU), then its live-vs-model verdict indented.
-    pub fn text_report(&self) -> String {
+    pub(crate) fn text_report(&self) -> String {
         let mut out = crate::render::columns::wrap(
             &format!(
                 "{} host{}, model {}",
@@ -273,7 +273,7 @@ impl FleetView {
     }
 
     /// The JSON twin: every row's figures.
-    pub fn json(&self) -> serde_json::Value {
+    pub(crate) fn json(&self) -> serde_json::Value {
         serde_json::json!({
             "variant": self.variant,
             "effective": self.effective,

@@ -22,11 +22,11 @@ const HISTORY_SHOWN: usize = 20;
 /// Query of the host page: the model to compare against, and a node to zoom to.
 #[derive(Debug, Default, Deserialize)]
 pub struct LiveQuery {
-    pub variant: Option<String>,
-    pub effective: Option<String>,
+    pub(crate) variant: Option<String>,
+    pub(crate) effective: Option<String>,
     /// MANA driver version: `unpatched` (default) or `patched`.
-    pub mana: Option<String>,
-    pub node: Option<String>,
+    pub(crate) mana: Option<String>,
+    pub(crate) node: Option<String>,
 }
 
 pub struct ModelChoice {
@@ -62,81 +62,79 @@ impl LiveQuery {
 }
 
 pub struct IrqRowView {
-    pub label: String,
-    pub name: String,
-    pub chip: String,
-    pub device: String,
-    pub affinity: String,
-    pub effective: String,
-    pub rate: String,
+    pub(crate) label: String,
+    pub(crate) name: String,
+    pub(crate) device: String,
+    pub(crate) affinity: String,
+    pub(crate) effective: String,
+    pub(crate) rate: String,
     /// Sort key for the rate column (-1 without a rate).
-    pub rate_key: f64,
+    pub(crate) rate_key: f64,
 }
 
 pub struct ModelRowView {
-    pub device: String,
-    pub index: u32,
-    pub irq: String,
-    pub name: String,
-    pub predicted_mask: String,
-    pub actual_mask: String,
-    pub predicted_cpu: String,
-    pub actual_effective: String,
+    pub(crate) device: String,
+    pub(crate) index: u32,
+    pub(crate) irq: String,
+    pub(crate) name: String,
+    pub(crate) predicted_mask: String,
+    pub(crate) actual_mask: String,
+    pub(crate) predicted_cpu: String,
+    pub(crate) actual_effective: String,
     /// The recorded mask or CPU differs, and no order explains it.
-    pub mismatch: bool,
+    pub(crate) mismatch: bool,
     /// Only the effective CPU differs, and the order of events explains it (probe order for
     /// a managed vector, activation order for a non-managed one).
-    pub moved: bool,
+    pub(crate) moved: bool,
     /// That reason in a few words (empty when none).
-    pub reason: &'static str,
+    pub(crate) reason: &'static str,
 }
 
 /// Everything the live page shows, for a pushed host or an imported capture.
 pub struct HostView {
     pub host: String,
-    pub live: bool,
+    pub(crate) live: bool,
     /// For a kept import: its link (`/live/_/import/ID`).
-    pub share: String,
-    pub summary: String,
+    pub(crate) share: String,
+    pub(crate) summary: String,
     /// The headline: how many modelled vectors differ from the model ("0 of 36 modelled
     /// vectors differ from the kernel model"), or why nothing could be compared.
-    pub verdict: String,
+    pub(crate) verdict: String,
     /// What a reading without rates or `/proc/irq` files can and cannot show (empty when it
     /// has both).
-    pub limits: String,
+    pub(crate) limits: String,
     /// The snapshot has rates (two readings) or will (a live host): the heatmap and the
     /// history are drawn; otherwise [`HostView::limits`] says why not.
-    pub rates_shown: bool,
-    pub seq: u64,
-    pub status: String,
-    pub heatmap_svg: String,
-    pub rows: Vec<IrqRowView>,
-    pub history: Vec<String>,
-    pub history_svg: String,
+    pub(crate) rates_shown: bool,
+    pub(crate) status: String,
+    pub(crate) heatmap_svg: String,
+    pub(crate) rows: Vec<IrqRowView>,
+    pub(crate) history: Vec<String>,
+    pub(crate) history_svg: String,
     pub model_rows: Vec<ModelRowView>,
-    pub model_error: String,
-    pub not_modelled: Vec<String>,
+    pub(crate) model_error: String,
+    pub(crate) not_modelled: Vec<String>,
     /// Vectors whose mask or CPU differ and no order explains (as `/fleet` counts them).
     pub mismatches: usize,
     /// Vectors that differ only in an effective CPU an order explains.
-    pub moved: usize,
+    pub(crate) moved: usize,
     /// Vectors whose mask and effective CPU the snapshot does not record (not compared).
-    pub unrecorded: usize,
+    pub(crate) unrecorded: usize,
     /// One sentence per reason present: "8 managed vectors with the model's mask …".
-    pub reasons: Vec<String>,
+    pub(crate) reasons: Vec<String>,
     /// What the snapshot could not tell the model (kernel release, hotplug CPUs' nodes).
-    pub model_warnings: Vec<String>,
+    pub(crate) model_warnings: Vec<String>,
     /// The kernel release the snapshot records, or "unknown".
-    pub kernel: String,
-    pub sort: String,
-    pub permalink: String,
-    pub variant: String,
+    pub(crate) kernel: String,
+    pub(crate) sort: String,
+    pub(crate) permalink: String,
+    pub(crate) variant: String,
     /// The effective-CPU model(s) the comparison ran, and where they came from.
-    pub effective: String,
-    pub mana_patched: bool,
-    pub variants: Vec<(&'static str, bool)>,
+    pub(crate) effective: String,
+    pub(crate) mana_patched: bool,
+    pub(crate) variants: Vec<(&'static str, bool)>,
     /// The selector's options (value, label, selected); the empty value is "per IRQ".
-    pub effectives: Vec<(&'static str, &'static str, bool)>,
+    pub(crate) effectives: Vec<(&'static str, &'static str, bool)>,
 }
 
 fn fmt_rate(r: f64) -> String {
@@ -147,7 +145,7 @@ fn fmt_rate(r: f64) -> String {
     }
 }
 
-pub fn status_line(st: &HostState) -> String {
+pub(crate) fn status_line(st: &HostState) -> String {
     match &st.rates {
         Some(r) => format!(
             "reading {} · device interrupts/s over the last {} ms: {} in all",
@@ -159,7 +157,7 @@ pub fn status_line(st: &HostState) -> String {
     }
 }
 
-pub fn heatmap_of(st: &HostState, node: Option<u32>) -> String {
+pub(crate) fn heatmap_of(st: &HostState, node: Option<u32>) -> String {
     let values: Vec<(u32, u64)> = match &st.rates {
         Some(r) => r.per_cpu.iter().map(|(&c, &v)| (c, v.round() as u64)).collect(),
         None => Vec::new(),
@@ -190,7 +188,6 @@ pub fn irq_rows(st: &HostState) -> Vec<IrqRowView> {
             IrqRowView {
                 label: irq.label.clone(),
                 name: irq.name.clone(),
-                chip: irq.chip.clone(),
                 device: std::mem::take(&mut device_of[i]),
                 affinity: irq.affinity.clone().unwrap_or_default(),
                 effective: irq.effective.clone().unwrap_or_default(),
@@ -355,7 +352,6 @@ impl HostView {
             verdict: host_verdict(&model_error, model_rows.len(), mismatches, moved, unrecorded),
             limits: reading_limits(live, st.rates.is_some(), unrecorded > 0),
             rates_shown: live || st.rates.is_some(),
-            seq: st.seq,
             status: reading_status(st, live),
             heatmap_svg: heatmap_of(st, choice.node),
             rows: irq_rows(st),
@@ -442,7 +438,7 @@ impl HostView {
 }
 
 /// The newest [`HISTORY_SHOWN`] samples as text, newest first.
-pub fn history_text(st: &HostState) -> Vec<String> {
+pub(crate) fn history_text(st: &HostState) -> Vec<String> {
     st.history
         .iter()
         .rev()
@@ -458,7 +454,7 @@ pub fn history_text(st: &HostState) -> Vec<String> {
 }
 
 /// The chart of the newest [`HISTORY_CHART_LEN`] samples.
-pub fn history_svg(st: &HostState) -> String {
+pub(crate) fn history_svg(st: &HostState) -> String {
     let skip = st.history.len().saturating_sub(HISTORY_CHART_LEN);
     let points: Vec<HistoryPoint> = st
         .history
@@ -473,7 +469,7 @@ pub fn history_svg(st: &HostState) -> String {
 }
 
 /// What an SSE update (and `GET /api/live/{host}`) carries.
-pub fn update_json(st: &HostState) -> serde_json::Value {
+pub(crate) fn update_json(st: &HostState) -> serde_json::Value {
     let per_cpu: serde_json::Map<String, serde_json::Value> = st
         .rates
         .as_ref()

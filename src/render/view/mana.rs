@@ -88,8 +88,8 @@ pub fn parse_driver(name: Option<&str>) -> Result<DriverVersion, ViewError> {
 
 /// The view part of a `/m/…` query: which driver version to detail.
 #[derive(Debug, Default, Deserialize)]
-pub struct ManaDetail {
-    pub driver: Option<String>,
+pub(crate) struct ManaDetail {
+    pub(crate) driver: Option<String>,
 }
 
 shown_run!(
@@ -121,10 +121,10 @@ fn mask_text(m: &[u32]) -> String {
     format_cpulist(&m.iter().copied().collect())
 }
 
-pub struct StepRow {
-    pub n: usize,
-    pub kind: &'static str,
-    pub text: String,
+pub(crate) struct StepRow {
+    pub(crate) n: usize,
+    pub(crate) kind: &'static str,
+    pub(crate) text: String,
 }
 
 fn step_rows(o: &ManaOutcome) -> Vec<StepRow> {
@@ -209,38 +209,38 @@ fn step_rows(o: &ManaOutcome) -> Vec<StepRow> {
 
 pub struct ManaSide {
     pub version: &'static str,
-    pub headline: String,
-    pub effective: String,
-    pub queues: String,
+    pub(crate) headline: String,
+    pub(crate) effective: String,
+    pub(crate) queues: String,
     pub imbalance: u32,
-    pub grid_svg: String,
-    pub queue_svg: String,
+    pub(crate) grid_svg: String,
+    pub(crate) queue_svg: String,
 }
 
 /// The MANA page.
 pub struct ManaView {
-    pub title: String,
+    pub(crate) title: String,
     /// Both driver versions' queue IRQs per CPU and their imbalance, in one line.
-    pub headline: String,
+    pub(crate) headline: String,
     /// The seed figure this page is, when it is one.
-    pub seed: Option<&'static SeedFigure>,
+    pub(crate) seed: Option<&'static SeedFigure>,
     pub permalink: String,
-    pub topology_summary: String,
-    pub presets: Vec<(&'static str, bool)>,
-    pub inline: bool,
-    pub device_node: String,
-    pub nodes: Vec<i64>,
-    pub mode: String,
-    pub max_msix: u32,
-    pub load: String,
-    pub irqaffinity: String,
-    pub driver: &'static str,
+    pub(crate) topology_summary: String,
+    pub(crate) presets: Vec<(&'static str, bool)>,
+    pub(crate) inline: bool,
+    pub(crate) device_node: String,
+    pub(crate) nodes: Vec<i64>,
+    pub(crate) mode: String,
+    pub(crate) max_msix: u32,
+    pub(crate) load: String,
+    pub(crate) irqaffinity: String,
+    pub(crate) driver: &'static str,
     pub sides: Vec<ManaSide>,
-    pub focus_grid_svg: String,
-    pub load_svg: String,
-    pub steps: Vec<StepRow>,
-    pub load_before: String,
-    pub text: String,
+    pub(crate) focus_grid_svg: String,
+    pub(crate) load_svg: String,
+    pub(crate) steps: Vec<StepRow>,
+    pub(crate) load_before: String,
+    pub(crate) text: String,
 }
 
 /// One driver version's column: its headline, effective CPUs, queue IRQs per CPU and their

@@ -17,9 +17,9 @@ macro_rules! shown_run {
     ($(#[$doc:meta])* $Shown:ident, $Scenario:ty, $Run:ty, $Spec:ty, $twin:path, $prefix:literal) => {
         $(#[$doc])*
         pub struct $Shown {
-            pub scenario: $Scenario,
-            pub run: $Run,
-            pub permalink: String,
+            pub(crate) scenario: $Scenario,
+            pub(crate) run: $Run,
+            pub(crate) permalink: String,
         }
 
         impl $Shown {
@@ -41,7 +41,7 @@ macro_rules! shown_run {
                 (self.run, command, json)
             }
 
-            pub fn text_report(&self, origin: &str) -> String {
+            pub(crate) fn text_report(&self, origin: &str) -> String {
                 $twin(
                     &self.scenario.spec.command_line(),
                     &format!(concat!("{}/", $prefix, "/{}"), origin, self.permalink),
@@ -105,7 +105,7 @@ impl From<PermalinkError> for ViewError {
 /// Where a page finds the built C a `c:NAME` variant names: the builds this server registered
 /// at start-up (`kernel_c::registry`, carried by the server's state). 404 for one it lacks,
 /// 400 for one that did not build.
-pub fn registered_kernel_c(
+pub(crate) fn registered_kernel_c(
     registry: &KernelCRegistry,
 ) -> impl Fn(&str, Option<&str>) -> Result<External, ViewError> + '_ {
     move |name, pinned| registry.find(name, pinned).map_err(ViewError::from)
@@ -130,7 +130,7 @@ pub(crate) fn encode_link<T: Serialize>(spec: &T) -> Result<String, ViewError> {
 }
 
 /// Parse a heatmap metric name from a query.
-pub fn parse_metric(name: Option<&str>) -> Result<HeatMetric, ViewError> {
+pub(crate) fn parse_metric(name: Option<&str>) -> Result<HeatMetric, ViewError> {
     match name {
         None | Some("") => Ok(HeatMetric::Irqs),
         Some(n) => HeatMetric::from_name(n).ok_or_else(|| {
@@ -222,7 +222,7 @@ pub(crate) fn encode_component(v: &str) -> String {
 /// `a-b` range of a cpulist kept on one line (`<span class="nw">`), and a line allowed to
 /// break after a cpulist's commas (`<wbr>`). A browser otherwise breaks "34-47" after its
 /// hyphen, which reads like two lists.
-pub fn html_cpulists(text: &str) -> String {
+pub(crate) fn html_cpulists(text: &str) -> String {
     let mut out = String::with_capacity(text.len() + 32);
     let mut rest = text;
     while let Some(start) = rest.find(|c: char| c.is_ascii_digit()) {

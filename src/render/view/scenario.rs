@@ -35,17 +35,17 @@ pub(crate) const DEFAULT_DEVICES: &str = "6x62:pre=1,name=nvme";
 
 /// A validated scenario run once: the spec it came from, its permalink, outcome and metrics.
 pub struct Run {
-    pub spec: ScenarioSpec,
+    pub(crate) spec: ScenarioSpec,
     pub scenario: Scenario,
     pub outcome: Outcome,
-    pub metrics: Metrics,
+    pub(crate) metrics: Metrics,
     pub permalink: String,
     /// Whether the input named the effective-CPU model (a permalink always does); `false` when
     /// the machine's default was taken, which the page then explains.
-    pub effective_named: bool,
+    pub(crate) effective_named: bool,
     /// The probe-order distribution the spec asks for (`orders`, `counter_to`); `None` for a
     /// fixed-order scenario.
-    pub distribution: Option<crate::render::orders::OrdersShown>,
+    pub(crate) distribution: Option<crate::render::orders::OrdersShown>,
 }
 
 /// Finds built C for a `c:NAME` variant: its name and the sha256 a link pins.
@@ -125,12 +125,12 @@ impl Run {
         }
     }
 
-    pub fn topology_label(&self) -> String {
+    pub(crate) fn topology_label(&self) -> String {
         topology_label(&self.spec.topology)
     }
 
     /// The mail-ready report, with the absolute permalink under the command.
-    pub fn text_report(&self, origin: &str) -> String {
+    pub(crate) fn text_report(&self, origin: &str) -> String {
         self.report(&TextOptions {
             topology_label: self.topology_label(),
             vectors: false,
@@ -177,14 +177,14 @@ pub(crate) fn topology_label(t: &TopologyRef) -> String {
 /// How the pictures are drawn: which metric, and zoomed to one node or not.
 #[derive(Debug, Clone, Copy)]
 pub struct View {
-    pub metric: HeatMetric,
-    pub node: Option<u32>,
+    pub(crate) metric: HeatMetric,
+    pub(crate) node: Option<u32>,
 }
 
 #[derive(Debug, Default, Deserialize)]
 pub struct ViewQuery {
-    pub metric: Option<String>,
-    pub node: Option<String>,
+    pub(crate) metric: Option<String>,
+    pub(crate) node: Option<String>,
 }
 
 impl ViewQuery {
@@ -283,7 +283,7 @@ impl IndexQuery {
         Ok(spec)
     }
 
-    pub fn view(&self) -> Result<View, ViewError> {
+    pub(crate) fn view(&self) -> Result<View, ViewError> {
         ViewQuery {
             metric: self.metric.clone(),
             node: self.node.clone(),
@@ -300,14 +300,14 @@ impl IndexQuery {
 /// stays a preset (travels by name).
 #[derive(Debug, Serialize)]
 pub(crate) struct EditorModel {
-    pub name: String,
+    pub(crate) name: String,
     /// The preset this machine is, when it is one (the editor names edits after it).
-    pub preset: Option<String>,
-    pub smt_numbering: &'static str,
-    pub nodes: Vec<EditorNode>,
-    pub distances: Vec<Vec<u32>>,
+    pub(crate) preset: Option<String>,
+    pub(crate) smt_numbering: &'static str,
+    pub(crate) nodes: Vec<EditorNode>,
+    pub(crate) distances: Vec<Vec<u32>>,
     /// The machine in explicit form, compactly ([`editor_base`]).
-    pub base: TopologySpec,
+    pub(crate) base: TopologySpec,
 }
 
 /// The machine in explicit form as the page carries it for the editor: without distances (the
@@ -366,20 +366,20 @@ pub(crate) fn shifted_runs(lists: &[String]) -> Vec<String> {
 
 #[derive(Debug, Serialize)]
 pub(crate) struct EditorNode {
-    pub cores: u32,
-    pub threads: u32,
+    pub(crate) cores: u32,
+    pub(crate) threads: u32,
     /// Cores per cluster; 0 for no cluster masks.
-    pub cluster: u32,
-    pub offline: String,
-    pub absent: String,
+    pub(crate) cluster: u32,
+    pub(crate) offline: String,
+    pub(crate) absent: String,
     /// The node's possible CPUs.
-    pub cpus: String,
+    pub(crate) cpus: String,
     /// The package holding the node's CPUs; `None` when they are in several packages.
-    pub package: Option<u32>,
+    pub(crate) package: Option<u32>,
 }
 
 impl EditorModel {
-    pub fn of(t: &Topology, topology: &TopologyRef) -> EditorModel {
+    pub(crate) fn of(t: &Topology, topology: &TopologyRef) -> EditorModel {
         let mut offset = false;
         let nodes = (0..t.nr_node_ids())
             .map(|node| {
@@ -523,67 +523,66 @@ fn offered_variants(spec: &ScenarioSpec) -> Vec<&str> {
     built.into_iter().chain(variant_names()).collect()
 }
 
-pub struct VectorRow {
-    pub index: u32,
-    pub managed: bool,
-    pub mask: String,
-    pub effective: String,
+pub(crate) struct VectorRow {
+    pub(crate) index: u32,
+    pub(crate) managed: bool,
+    pub(crate) mask: String,
+    pub(crate) effective: String,
 }
 
-pub struct DeviceRows {
-    pub name: String,
-    pub n_vectors: usize,
-    pub cpus: String,
-    pub open: bool,
-    pub rows: Vec<VectorRow>,
-    pub warnings: Vec<String>,
+pub(crate) struct DeviceRows {
+    pub(crate) name: String,
+    pub(crate) n_vectors: usize,
+    pub(crate) cpus: String,
+    pub(crate) open: bool,
+    pub(crate) rows: Vec<VectorRow>,
+    pub(crate) warnings: Vec<String>,
 }
 
 /// The result block: the verdict, the figure that shows it, the summary, the other charts (or
 /// the sentence that replaces a chart too dense to read), the vector table and the mail text.
 /// Shared by the page and `/fragment`.
 pub struct ResultView {
-    pub permalink: String,
+    pub(crate) permalink: String,
     /// The seed figure this scenario is, when it is one: the page leads with its sentence.
-    pub seed: Option<&'static SeedFigure>,
-    pub topology_summary: String,
+    pub(crate) seed: Option<&'static SeedFigure>,
+    pub(crate) topology_summary: String,
     /// The kernel's view where it differs from the drawing, and cluster splits.
-    pub machine_notes: Vec<String>,
+    pub(crate) machine_notes: Vec<String>,
     /// The variant and what code it models (says when it is a reconstruction).
-    pub variant_line: String,
+    pub(crate) variant_line: String,
     /// Which effective-CPU model ran and why ("first-cpu (arm64 preset: …)").
-    pub effective_line: String,
+    pub(crate) effective_line: String,
     /// The kernel releases the answer holds for ("holds for v7.0 .. (set by cluster)").
-    pub kernel_line: String,
+    pub(crate) kernel_line: String,
     pub devices_line: String,
-    pub irqs_line: String,
-    pub nodes_line: String,
-    pub ideal: String,
-    pub warnings: Vec<String>,
-    pub metric: &'static str,
-    pub metric_describe: &'static str,
-    pub metrics: Vec<(&'static str, &'static str)>,
-    pub node: String,
-    pub nodes: Vec<u32>,
+    pub(crate) irqs_line: String,
+    pub(crate) nodes_line: String,
+    pub(crate) ideal: String,
+    pub(crate) warnings: Vec<String>,
+    pub(crate) metric: &'static str,
+    pub(crate) metrics: Vec<(&'static str, &'static str)>,
+    pub(crate) node: String,
+    pub(crate) nodes: Vec<u32>,
     /// The allocations the kernel refused, when any: the headline says them first.
-    pub failure: Option<String>,
+    pub(crate) failure: Option<String>,
     /// The line above the heatmap ("max 6 devices on a CPU (ideal 4): …"), the page's
     /// headline unless a seed's sentence leads; after a [`ResultView::failure`], "of the
     /// vectors placed: …".
-    pub verdict: String,
+    pub(crate) verdict: String,
     pub heatmap_svg: String,
     /// The NUMA chart, or `None` on a machine with too many nodes to read one (the page says
     /// [`ResultView::nodes_line`] instead).
-    pub numa_svg: Option<String>,
+    pub(crate) numa_svg: Option<String>,
     /// The device strip, or `None` when it would be too large; then this sentence says where
     /// each device's vectors fire.
-    pub strip_svg: Option<String>,
-    pub strip_line: String,
-    pub devices: Vec<DeviceRows>,
-    pub rows_left_out: usize,
+    pub(crate) strip_svg: Option<String>,
+    pub(crate) strip_line: String,
+    pub(crate) devices: Vec<DeviceRows>,
+    pub(crate) rows_left_out: usize,
     pub text: String,
     /// The probe-order distribution, when the link asks for one.
-    pub orders: Option<crate::render::orders::OrdersPage>,
+    pub(crate) orders: Option<crate::render::orders::OrdersPage>,
 }
 
 /// Rows of a page's vector table: [`VECTOR_ROWS_MAX`], or [`VECTOR_ROWS_BIG_MAX`] on a
@@ -647,7 +646,7 @@ fn strip_sentence(topo: &Topology, outcome: &Outcome, zoom: Option<u32>) -> Stri
 
 impl ResultView {
     /// `origin` (`http://host`) makes the permalink in the mail text absolute.
-    pub fn new(run: &Run, view: &View, origin: &str) -> ResultView {
+    pub(crate) fn new(run: &Run, view: &View, origin: &str) -> ResultView {
         let topo = run.scenario.topology();
         let m = &run.metrics;
         let (devices, rows_left_out) = device_rows(run);
@@ -684,7 +683,6 @@ impl ResultView {
                 .chain(crate::render::vector_space::warning_line(&run.outcome.vector_space))
                 .collect(),
             metric: view.metric.name(),
-            metric_describe: view.metric.describe(),
             metrics: HeatMetric::ALL.iter().map(|h| (h.name(), h.describe())).collect(),
             node: view.node.map_or_else(String::new, |n| n.to_string()),
             nodes: topo.nodes_with_cpus().collect(),
@@ -702,18 +700,18 @@ impl ResultView {
 
 /// The scenario page: the editor's state and the result block.
 pub struct ScenarioView {
-    pub title: String,
+    pub(crate) title: String,
     /// The editor starts open (the front page) or folded (a permalink page, which leads with
     /// its result at full width).
-    pub editor_open: bool,
-    pub state_json: String,
+    pub(crate) editor_open: bool,
+    pub(crate) state_json: String,
     pub r: ResultView,
     /// Variant names, each with whether it is this scenario's (built C, `c:NAME`, first).
-    pub variants: Vec<(String, bool)>,
+    pub(crate) variants: Vec<(String, bool)>,
     /// Side B the compare form starts on: empty for "another variant" (the form's default),
     /// or, when this scenario runs built C, the model of its kernel release, so that the
     /// comparison puts the build beside the code it patches.
-    pub compare_b: &'static str,
+    pub(crate) compare_b: &'static str,
 }
 
 impl ScenarioView {

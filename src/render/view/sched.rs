@@ -18,7 +18,7 @@ use crate::scenario::sched::{SchedRun, SchedScenario, SchedSpec, SCHED_DEFAULT_P
 use serde::Deserialize;
 
 /// Noise choices the sched page offers (the spec's 0-3 slider).
-pub const NOISE_CHOICES: [u32; 4] = [0, 1, 2, 3];
+pub(crate) const NOISE_CHOICES: [u32; 4] = [0, 1, 2, 3];
 
 /// `/sched?preset=…&pair_node=1&noise=0&reclaim=30&variant=p12`.
 #[derive(Debug, Default, Deserialize)]
@@ -63,8 +63,8 @@ impl SchedQuery {
 
 /// The view part of a `/n/…` query: the variant to highlight.
 #[derive(Debug, Default, Deserialize)]
-pub struct SchedDetail {
-    pub variant: Option<String>,
+pub(crate) struct SchedDetail {
+    pub(crate) variant: Option<String>,
 }
 
 pub fn parse_variant(name: Option<&str>) -> Result<ImbalanceVariant, ViewError> {
@@ -92,7 +92,7 @@ shown_run!(
 
 impl SchedShown {
     /// The JSON twin (`/n/{p}/json`, `irqscope sched --format json`).
-    pub fn json(&self) -> serde_json::Value {
+    pub(crate) fn json(&self) -> serde_json::Value {
         sched_view(&self.permalink, &self.scenario.spec, &self.run.outcome)
     }
 }
@@ -108,67 +108,67 @@ fn group_counts(g: &GroupLoad) -> String {
     )
 }
 
-pub struct DecisionCell {
-    pub variant: &'static str,
-    pub path: &'static str,
-    pub numbers: String,
-    pub outcome: String,
-    pub split: bool,
-    pub selected: bool,
+pub(crate) struct DecisionCell {
+    pub(crate) variant: &'static str,
+    pub(crate) path: &'static str,
+    pub(crate) numbers: String,
+    pub(crate) outcome: String,
+    pub(crate) split: bool,
+    pub(crate) selected: bool,
 }
 
-pub struct DecisionRow {
-    pub dst_node: u32,
-    pub dst_cpu: u32,
-    pub level: u32,
-    pub distance: u32,
-    pub local: String,
-    pub busiest: String,
-    pub cells: Vec<DecisionCell>,
+pub(crate) struct DecisionRow {
+    pub(crate) dst_node: u32,
+    pub(crate) dst_cpu: u32,
+    pub(crate) level: u32,
+    pub(crate) distance: u32,
+    pub(crate) local: String,
+    pub(crate) busiest: String,
+    pub(crate) cells: Vec<DecisionCell>,
 }
 
 pub struct SummaryLine {
     pub variant: &'static str,
-    pub text: String,
+    pub(crate) text: String,
     pub split: bool,
 }
 
-pub struct WakeRow {
-    pub level: u32,
-    pub distance: u32,
-    pub fork: bool,
-    pub choice: &'static str,
-    pub path: &'static str,
-    pub numbers: String,
+pub(crate) struct WakeRow {
+    pub(crate) level: u32,
+    pub(crate) distance: u32,
+    pub(crate) fork: bool,
+    pub(crate) choice: &'static str,
+    pub(crate) path: &'static str,
+    pub(crate) numbers: String,
 }
 
 /// The sched page.
 pub struct SchedView {
-    pub title: String,
+    pub(crate) title: String,
     /// Which variants split the pair and which keep it.
-    pub headline: String,
+    pub(crate) headline: String,
     /// The seed figure this page is, when it is one.
-    pub seed: Option<&'static SeedFigure>,
-    pub permalink: String,
-    pub topology_summary: String,
-    pub presets: Vec<(&'static str, bool)>,
-    pub inline: bool,
-    pub pair_node: u32,
-    pub nodes: Vec<u32>,
-    pub noise: u32,
-    pub noise_choices: Vec<u32>,
-    pub reclaim: u32,
-    pub variant: &'static str,
-    pub variants: Vec<&'static str>,
+    pub(crate) seed: Option<&'static SeedFigure>,
+    pub(crate) permalink: String,
+    pub(crate) topology_summary: String,
+    pub(crate) presets: Vec<(&'static str, bool)>,
+    pub(crate) inline: bool,
+    pub(crate) pair_node: u32,
+    pub(crate) nodes: Vec<u32>,
+    pub(crate) noise: u32,
+    pub(crate) noise_choices: Vec<u32>,
+    pub(crate) reclaim: u32,
+    pub(crate) variant: &'static str,
+    pub(crate) variants: Vec<&'static str>,
     pub summary: Vec<SummaryLine>,
-    pub distance_svg: String,
-    pub levels: String,
-    pub ladders: Vec<(u32, String)>,
-    pub rows: Vec<DecisionRow>,
-    pub wake: Vec<WakeRow>,
-    pub fork: String,
-    pub notes: Vec<&'static str>,
-    pub text: String,
+    pub(crate) distance_svg: String,
+    pub(crate) levels: String,
+    pub(crate) ladders: Vec<(u32, String)>,
+    pub(crate) rows: Vec<DecisionRow>,
+    pub(crate) wake: Vec<WakeRow>,
+    pub(crate) fork: String,
+    pub(crate) notes: Vec<&'static str>,
+    pub(crate) text: String,
 }
 
 /// One line per variant: what periodic balancing and the fork/wake path do to the pair.

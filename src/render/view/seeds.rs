@@ -16,24 +16,24 @@ use crate::scenario::ProbeOrder;
 use std::sync::OnceLock;
 
 pub struct SeedFigure {
-    pub seed: &'static str,
-    pub title: &'static str,
+    pub(crate) seed: &'static str,
+    pub(crate) title: &'static str,
     /// What the figure needs to reproduce (variant, counter, model, pre-load …), in words.
-    pub assumptions: String,
+    pub(crate) assumptions: String,
     /// The spread counter's start and the probe order the figure needs, checked against the
     /// model by `tests/it/seeds.rs` (empty where no counter is involved).
-    pub needs: String,
+    pub(crate) needs: String,
     pub link: String,
-    pub command: String,
+    pub(crate) command: String,
     /// What the link opens, as the spec the page resolves (to know a page is a seed's).
-    pub target: SeedTarget,
+    pub(crate) target: SeedTarget,
 }
 
 /// The spec a seed figure's link opens. The figures are built once (a static list), so
 /// the spread between the variants' sizes costs nothing worth a box.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[allow(clippy::large_enum_variant)]
-pub enum SeedTarget {
+pub(crate) enum SeedTarget {
     Scenario(ScenarioSpec),
     Compare(CompareSpec),
     Mana(ManaSpec),
@@ -49,7 +49,7 @@ fn all() -> &'static [SeedFigure] {
 
 /// The seed figure whose link opens `target`, if one does: a page opened from a seed link
 /// leads with the seed's own sentence.
-pub fn seed_of(target: &SeedTarget) -> Option<&'static SeedFigure> {
+pub(crate) fn seed_of(target: &SeedTarget) -> Option<&'static SeedFigure> {
     let target = without_newest_picks(target);
     all().iter().find(|f| without_newest_picks(&f.target) == target)
 }
@@ -79,18 +79,18 @@ fn without_newest_picks(target: &SeedTarget) -> SeedTarget {
 
 /// The seeds page.
 pub struct SeedsView {
-    pub title: String,
+    pub(crate) title: String,
     pub figures: Vec<SeedFigure>,
     /// Seed 000's machines as distributions over probe orders and counter starts.
     pub distributions: &'static [SeedDistribution],
     /// What the threads measured that no model here computes, seed by seed.
-    pub not_modelled: &'static [(&'static str, &'static str)],
+    pub(crate) not_modelled: &'static [(&'static str, &'static str)],
 }
 
 /// The threads' measurements that the models do not produce: irqscope computes where
 /// interrupts (and, for seed 003, two tasks) land, not I/O rates, CPU time or bandwidth. Each
 /// is what the seed's figures above stand in for, quoted from the thread.
-pub const NOT_MODELLED: &[(&str, &str)] = &[
+pub(crate) const NOT_MODELLED: &[(&str, &str)] = &[
     (
         "000",
         "fio 4K random reads over 6 NVMe disks on a 96-vCPU Hyper-V VM: the worst disk's \
@@ -382,7 +382,7 @@ fn seed_002_figure() -> Result<SeedFigure, ViewError> {
 }
 
 /// Every seed figure, seed by seed.
-pub fn figures() -> Result<Vec<SeedFigure>, ViewError> {
+pub(crate) fn figures() -> Result<Vec<SeedFigure>, ViewError> {
     let mut out = seed_000_figures()?;
     out.push(SeedFigure {
         seed: "001",
@@ -472,10 +472,10 @@ pub struct SeedDistribution {
     /// The worst CPU's IRQs → runs, and the ideal worst-CPU load.
     pub worst_irqs_per_cpu: std::collections::BTreeMap<u32, u64>,
     /// The most disks on one CPU → runs.
-    pub worst_devices_per_cpu: std::collections::BTreeMap<u32, u64>,
-    pub ideal_irqs_per_cpu: u32,
+    pub(crate) worst_devices_per_cpu: std::collections::BTreeMap<u32, u64>,
+    pub(crate) ideal_irqs_per_cpu: u32,
     pub link: String,
-    pub command: String,
+    pub(crate) command: String,
 }
 
 impl SeedDistribution {
@@ -485,12 +485,12 @@ impl SeedDistribution {
     }
 
     /// "4 IRQs 75.0%, 5 IRQs 25.0%": the worst CPU's load by share of runs.
-    pub fn worst_irqs_line(&self) -> String {
+    pub(crate) fn worst_irqs_line(&self) -> String {
         share_line(&self.worst_irqs_per_cpu, self.runs, "IRQs")
     }
 
     /// "3 disks 50.0%, 4 disks 50.0%".
-    pub fn worst_devices_line(&self) -> String {
+    pub(crate) fn worst_devices_line(&self) -> String {
         share_line(&self.worst_devices_per_cpu, self.runs, "disks")
     }
 }
@@ -608,7 +608,7 @@ fn seed_distribution(
 
 impl SeedsView {
     /// The last counter start the distributions run.
-    pub fn counter_to(&self) -> u32 {
+    pub(crate) fn counter_to(&self) -> u32 {
         SEED_COUNTER_TO
     }
 

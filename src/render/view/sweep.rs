@@ -11,9 +11,9 @@ use crate::scenario::spec::{self, ScenarioSpec};
 use serde::Deserialize;
 
 /// Longest query value accepted for mixes.
-pub const QUERY_MIXES_BYTES_MAX: usize = 4096;
+pub(crate) const QUERY_MIXES_BYTES_MAX: usize = 4096;
 /// Threads a web sweep may use (the machine serves other requests too).
-pub const WEB_THREADS: usize = 2;
+pub(crate) const WEB_THREADS: usize = 2;
 
 /// `/sweep?topologies=a,b|all&mixes=NAME;TOKENS&variants=a,b|all&counters=0..8&sort=&effective=`.
 /// Mixes are separated by `;`.
@@ -106,22 +106,22 @@ pub fn link(spec: &ScenarioSpec) -> Option<String> {
 /// One table row: an aggregate over the counters, worst case shown, linking to the worst
 /// counter's scenario.
 pub struct RowView {
-    pub topology: String,
-    pub mix: String,
-    pub placement: &'static str,
-    pub proposal: bool,
-    pub case: String,
-    pub irqs_min: u32,
-    pub irqs_max: u32,
-    pub ideal: u32,
-    pub gap: u32,
-    pub gap_best: u32,
-    pub idle: u32,
-    pub hot: u32,
-    pub hot_ideal: u32,
-    pub node_spread: u32,
-    pub nodes: String,
-    pub over: String,
+    pub(crate) topology: String,
+    pub(crate) mix: String,
+    pub(crate) placement: &'static str,
+    pub(crate) proposal: bool,
+    pub(crate) case: String,
+    pub(crate) irqs_min: u32,
+    pub(crate) irqs_max: u32,
+    pub(crate) ideal: u32,
+    pub(crate) gap: u32,
+    pub(crate) gap_best: u32,
+    pub(crate) idle: u32,
+    pub(crate) hot: u32,
+    pub(crate) hot_ideal: u32,
+    pub(crate) node_spread: u32,
+    pub(crate) nodes: String,
+    pub(crate) over: String,
     pub link: String,
 }
 
@@ -159,13 +159,13 @@ impl RowView {
 /// counter: the first figure that differs in the order reviewers rank them.
 pub struct ChangeRow {
     pub topology: String,
-    pub mix: String,
+    pub(crate) mix: String,
     pub placement: &'static str,
     pub metric: &'static str,
     pub before: u32,
     pub after: u32,
     /// The placement's scenario at its worst counter.
-    pub link: String,
+    pub(crate) link: String,
     /// Ranking key: the metric's place in the ranking, then how far it moved.
     rank: (usize, std::cmp::Reverse<u32>),
 }
@@ -183,37 +183,37 @@ const RANKED: [Ranked; 5] = [
 ];
 
 /// Rows of the ranked tables shown; the rest are in each machine's table.
-pub const CHANGES_SHOWN_MAX: usize = 12;
+pub(crate) const CHANGES_SHOWN_MAX: usize = 12;
 
 /// One machine's rows of the full table, folded under a line that sums them up.
 pub struct MachineRows {
-    pub topology: String,
-    pub summary: String,
+    pub(crate) topology: String,
+    pub(crate) summary: String,
     pub rows: Vec<RowView>,
 }
 
 /// The sweep page: which placement loses and wins where against the baseline, ranked; the
 /// chart of every machine; every row, folded per machine.
 pub struct SweepView {
-    pub title: String,
+    pub(crate) title: String,
     /// The reproducing command in unbreakable pieces (an option with its value, or one word),
     /// so a narrow page wraps between arguments, never inside `--mix`.
-    pub command_args: Vec<String>,
-    pub query: String,
+    pub(crate) command_args: Vec<String>,
+    pub(crate) query: String,
     /// The placement the others are measured against (`?base=`, default `cluster`).
-    pub baseline: &'static str,
-    pub placements: Vec<(&'static str, bool)>,
+    pub(crate) baseline: &'static str,
+    pub(crate) placements: Vec<(&'static str, bool)>,
     /// Per other placement: on how many machine × mix it is worse and better than the baseline.
-    pub headline: String,
-    pub losses: Vec<ChangeRow>,
+    pub(crate) headline: String,
+    pub(crate) losses: Vec<ChangeRow>,
     pub wins: Vec<ChangeRow>,
-    pub n_losses: usize,
-    pub n_wins: usize,
-    pub chart_svg: String,
+    pub(crate) n_losses: usize,
+    pub(crate) n_wins: usize,
+    pub(crate) chart_svg: String,
     /// Each proposal against the kernel variants, counted.
-    pub comparison: String,
+    pub(crate) comparison: String,
     pub machines: Vec<MachineRows>,
-    pub n_rows: usize,
+    pub(crate) n_rows: usize,
 }
 
 /// The baseline a query names, or the default: `cluster` when swept, else the first placement.
@@ -371,7 +371,7 @@ fn unbreakable_args(cmd: &str) -> Vec<String> {
 }
 
 /// The query string that asks for `q` again.
-pub fn query_string(q: &SweepQuery) -> String {
+pub(crate) fn query_string(q: &SweepQuery) -> String {
     let pairs = [
         ("topologies", &q.topologies),
         ("mixes", &q.mixes),

@@ -14,8 +14,8 @@ use std::path::Path;
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("export to {format}: {message}")]
 pub struct ExportError {
-    pub format: Format,
-    pub message: String,
+    pub(crate) format: Format,
+    pub(crate) message: String,
 }
 
 fn fail(format: Format, message: impl Into<String>) -> ExportError {

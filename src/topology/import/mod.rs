@@ -113,7 +113,7 @@ impl DeviceLocality {
 
 /// The input formats.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Format {
+pub(crate) enum Format {
     Toml,
     Sysfs,
     Lscpu,
@@ -123,7 +123,7 @@ pub enum Format {
 }
 
 impl Format {
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Format::Toml => "toml",
             Format::Sysfs => "sysfs",
@@ -160,12 +160,12 @@ impl fmt::Display for Format {
 /// `sysfs: node/node1/cpulist: CPU 2 is in node 1 here but in node 0 at node/node0/cpulist`.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub struct ImportError {
-    pub format: Format,
+    pub(crate) format: Format,
     /// Line number (1-based) when the input has lines.
-    pub line: Option<usize>,
+    pub(crate) line: Option<usize>,
     /// The field, column or file; empty when the error is about the whole input.
-    pub field: String,
-    pub message: String,
+    pub(crate) field: String,
+    pub(crate) message: String,
 }
 
 impl fmt::Display for ImportError {
@@ -198,12 +198,12 @@ impl ImportError {
 /// Where a fact came from, for error messages.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Place {
-    pub line: Option<usize>,
-    pub field: String,
+    pub(crate) line: Option<usize>,
+    pub(crate) field: String,
 }
 
 impl Place {
-    pub fn new(line: Option<usize>, field: impl Into<String>) -> Place {
+    pub(crate) fn new(line: Option<usize>, field: impl Into<String>) -> Place {
         Place {
             line,
             field: field.into(),
@@ -211,7 +211,7 @@ impl Place {
     }
 
     /// `line 4 (node 0 cpus)`, `line 4`, or the field alone.
-    pub fn describe(&self) -> String {
+    pub(crate) fn describe(&self) -> String {
         match (self.line, self.field.is_empty()) {
             (Some(l), false) => format!("line {l} ({})", self.field),
             (Some(l), true) => format!("line {l}"),
@@ -278,7 +278,7 @@ pub(crate) struct Partition {
 }
 
 impl Partition {
-    pub fn new(what: &'static str) -> Partition {
+    pub(crate) fn new(what: &'static str) -> Partition {
         Partition {
             what,
             ..Default::default()
@@ -286,7 +286,7 @@ impl Partition {
     }
 
     /// Add a set; the same set again is fine, an overlapping different one is an error.
-    pub fn add(&mut self, format: Format, set: CpuSet, place: Place) -> Result<(), ImportError> {
+    pub(crate) fn add(&mut self, format: Format, set: CpuSet, place: Place) -> Result<(), ImportError> {
         let Some(first) = set.first() else { return Ok(()) };
         if let Some(&i) = self.owner.get(&first) {
             if self.sets[i].0 == set {
@@ -316,11 +316,11 @@ impl Partition {
         Ok(())
     }
 
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.sets.is_empty()
     }
 
-    pub fn contains(&self, cpu: u32) -> bool {
+    pub(crate) fn contains(&self, cpu: u32) -> bool {
         self.owner.contains_key(&cpu)
     }
 
@@ -340,28 +340,28 @@ pub(crate) type NodeDistances = (Vec<u32>, Vec<DistanceRow>);
 /// What a parser learned, before validation.
 #[derive(Debug)]
 pub(crate) struct Draft {
-    pub format: Format,
-    pub name: String,
+    pub(crate) format: Format,
+    pub(crate) name: String,
     /// What the source lost or left unsaid, and the default filled in (see [`Imported`]).
-    pub warnings: Vec<String>,
+    pub(crate) warnings: Vec<String>,
     /// PCI device locality (hwloc XML).
-    pub devices: Vec<DeviceLocality>,
+    pub(crate) devices: Vec<DeviceLocality>,
     /// CPU → (node, where that was said).
-    pub cpu_node: BTreeMap<u32, (u32, Place)>,
+    pub(crate) cpu_node: BTreeMap<u32, (u32, Place)>,
     /// Node ids seen (some may have no CPUs).
-    pub node_ids: Vec<u32>,
-    pub smt: Partition,
-    pub clusters: Partition,
-    pub packages: Partition,
-    pub possible: Option<CpuSet>,
-    pub present: Option<CpuSet>,
-    pub online: Option<CpuSet>,
+    pub(crate) node_ids: Vec<u32>,
+    pub(crate) smt: Partition,
+    pub(crate) clusters: Partition,
+    pub(crate) packages: Partition,
+    pub(crate) possible: Option<CpuSet>,
+    pub(crate) present: Option<CpuSet>,
+    pub(crate) online: Option<CpuSet>,
     /// Node ids of the columns, and each row with where it was.
-    pub distances: Option<(Vec<u32>, Vec<DistanceRow>)>,
+    pub(crate) distances: Option<(Vec<u32>, Vec<DistanceRow>)>,
 }
 
 impl Draft {
-    pub fn new(format: Format, name: impl Into<String>) -> Draft {
+    pub(crate) fn new(format: Format, name: impl Into<String>) -> Draft {
         Draft {
             format,
             name: name.into(),
@@ -379,7 +379,7 @@ impl Draft {
         }
     }
 
-    pub fn err(&self, place: &Place, message: impl Into<String>) -> ImportError {
+    pub(crate) fn err(&self, place: &Place, message: impl Into<String>) -> ImportError {
         ImportError::new(self.format, place.line, place.field.clone(), message)
     }
 
@@ -428,7 +428,7 @@ impl Draft {
     }
 
     /// Check, validate and return the canonical explicit spec with the warnings.
-    pub fn finish(mut self) -> Result<Imported, ImportError> {
+    pub(crate) fn finish(mut self) -> Result<Imported, ImportError> {
         let format = self.format;
         let possible = self.possible_cpus()?;
         self.place_homeless(&possible)?;

@@ -52,13 +52,13 @@ pub use crate::live::hub::{
 use crate::render::view::live::{status_line, update_json};
 pub use crate::render::view::live::{HostView, IrqRowView, LiveQuery, ModelRowView, HISTORY_CHART_LEN};
 use view::{sse_event_body, HostsPage as Hosts};
-pub use view::{HostListEntry, HostPage, HostsPage, ImportChoice};
+pub(crate) use view::{HostListEntry, HostPage, ImportChoice};
 /// Path segment under `/live/` that holds actions; host names may not start with `_`.
 pub(crate) const ACTIONS_PREFIX: &str = "/live/_";
 /// The cookie that carries a viewer token (set by a `?token=` visit).
-pub const VIEWER_COOKIE: &str = "token";
+pub(crate) const VIEWER_COOKIE: &str = "token";
 /// Most addresses `serve --live-trusted-proxy` may name.
-pub const TRUSTED_PROXIES_MAX: usize = 16;
+pub(crate) const TRUSTED_PROXIES_MAX: usize = 16;
 
 /// The live half of [`AppState`]: the hub. Cheap to clone.
 #[derive(Clone, Debug)]
@@ -142,7 +142,7 @@ impl LiveState {
         self
     }
 
-    pub fn prometheus(&self) -> Option<&Arc<PromStatus>> {
+    pub(crate) fn prometheus(&self) -> Option<&Arc<PromStatus>> {
         self.prometheus.as_ref()
     }
 
@@ -280,7 +280,7 @@ async fn blocking<T: Send + 'static>(f: impl FnOnce() -> Result<T, AppError> + S
 
 /// The live routes; merged into `web::app` outside the dashboard's 1 MiB body limit because
 /// snapshots of large machines are bigger.
-pub fn routes() -> Router<AppState> {
+pub(crate) fn routes() -> Router<AppState> {
     let big_body = || {
         (
             DefaultBodyLimit::max(SNAPSHOT_BYTES_MAX),
@@ -483,11 +483,11 @@ async fn events(
 
 #[derive(Debug, Deserialize)]
 pub(crate) struct ImportForm {
-    pub capture: String,
+    pub(crate) capture: String,
     #[serde(default)]
-    pub variant: Option<String>,
+    pub(crate) variant: Option<String>,
     #[serde(default)]
-    pub effective: Option<String>,
+    pub(crate) effective: Option<String>,
 }
 
 /// Keep an import and answer with its link (303 to `/live/_/import/ID`, the model choice kept).

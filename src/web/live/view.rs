@@ -12,30 +12,30 @@ use askama::Template;
 #[derive(Template)]
 #[template(path = "live/rows.html")]
 pub(crate) struct RowsFragment<'a> {
-    pub rows: &'a [IrqRowView],
+    pub(crate) rows: &'a [IrqRowView],
 }
 
 #[derive(Template)]
 #[template(path = "live/host.html")]
-pub struct HostPage {
-    pub title: String,
-    pub v: HostView,
+pub(crate) struct HostPage {
+    pub(crate) title: String,
+    pub(crate) v: HostView,
 }
 
-pub struct HostListEntry {
-    pub host: String,
-    pub seq: u64,
-    pub status: String,
+pub(crate) struct HostListEntry {
+    pub(crate) host: String,
+    pub(crate) seq: u64,
+    pub(crate) status: String,
 }
 
 #[derive(Template)]
 #[template(path = "live/hosts.html")]
-pub struct HostsPage {
-    pub title: String,
-    pub hosts: Vec<HostListEntry>,
-    pub ingestion: bool,
+pub(crate) struct HostsPage {
+    pub(crate) title: String,
+    pub(crate) hosts: Vec<HostListEntry>,
+    pub(crate) ingestion: bool,
     /// Why the Prometheus source (`serve --prometheus`) is not answering, if it is not.
-    pub problem: Option<String>,
+    pub(crate) problem: Option<String>,
 }
 
 /// The body of the SSE event for `st`: [`update_json`] with the newest [`HISTORY_CHART_LEN`]
@@ -55,12 +55,12 @@ pub(super) fn sse_event_body(st: &HostState) -> String {
 
 /// The model choice of the import form, checked, and carried into the link the import answers
 /// with.
-pub struct ImportChoice {
+pub(crate) struct ImportChoice {
     query: Vec<String>,
 }
 
 impl ImportChoice {
-    pub fn new(variant: Option<&str>, effective: Option<&str>) -> Result<ImportChoice, AppError> {
+    pub(crate) fn new(variant: Option<&str>, effective: Option<&str>) -> Result<ImportChoice, AppError> {
         LiveQuery {
             variant: variant.map(Into::into),
             effective: effective.map(Into::into),
