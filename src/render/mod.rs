@@ -13,6 +13,7 @@ pub mod json;
 pub mod json_mana_sched;
 pub mod mana_sched;
 pub mod orders;
+pub mod review;
 pub mod summary;
 pub mod svg;
 pub mod svg_blkmq;
