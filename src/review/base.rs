@@ -103,7 +103,7 @@ fn candidates(opts: &ReviewOptions) -> Vec<Candidate> {
             ));
         }
     }
-    cached.sort_by(|a, b| b.0.cmp(&a.0));
+    cached.sort_by_key(|c| std::cmp::Reverse(c.0));
     out.extend(cached.into_iter().map(|(_, c)| c));
     out
 }
@@ -172,9 +172,7 @@ pub fn build(
 
 /// A package by its name; a tree by its path.
 fn package_label(cand: &Candidate, origin: &str) -> String {
-    if source::is_package_name(&cand.package) {
-        cand.package.clone()
-    } else if Path::new(&cand.package).exists() {
+    if source::is_package_name(&cand.package) || Path::new(&cand.package).exists() {
         cand.package.clone()
     } else {
         origin.to_string()

@@ -13,6 +13,9 @@ use crate::topology::Arch;
 /// Most runs of both builds the shrinking may take.
 const SHRINK_STEPS_MAX: u32 = 400;
 
+/// A cut that applies (the flag) and how to make it.
+type Cut<'a> = (bool, &'a dyn Fn(&mut Candidate));
+
 #[derive(Debug, Clone, PartialEq, Eq)]
 struct Candidate {
     shape: Shape,
@@ -66,7 +69,7 @@ impl Candidate {
             out.push(with(&|c| c.queues -= 1));
         }
         let s = &self.shape;
-        let plainer: [(bool, &dyn Fn(&mut Candidate)); 7] = [
+        let plainer: [Cut<'_>; 7] = [
             (!s.absent.is_empty(), &|c| c.shape.absent.clear()),
             (!s.offline.is_empty(), &|c| c.shape.offline.clear()),
             (s.hole > 0, &|c| c.shape.hole = 0),
@@ -91,7 +94,7 @@ fn rise(builds: &Builds, c: &Candidate, opts: &ReviewOptions) -> Result<i64, Rev
 
 /// Search, shrink and confirm; `None` when no tried machine regresses.
 pub fn search(builds: &Builds, opts: &ReviewOptions, progress: Progress<'_>) -> Result<Option<WorstCase>, ReviewError> {
-    let mut rng = Rng::new(opts.seed ^ 0x776f_7273_74);
+    let mut rng = Rng::new(opts.seed ^ 0x0077_6f72_7374);
     let mut best: Option<(i64, Candidate)> = None;
     let mut tried = 0;
     while tried < opts.search {

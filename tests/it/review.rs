@@ -158,25 +158,70 @@ fn not_a_patch_and_other_files_are_refused() {
     }
 }
 
+/// Seed 000 as a review: a patch of this test's own that rotates which groups take the extra
+/// CPUs by a file-static counter advanced once per call (the rotation revisions' own code is in
+/// no Debian package and is never kept here). The reply names each catalogue machine whose
+/// worst CPU it changes, with its figures before and after.
+#[test]
+fn seed_000_as_a_review_names_the_machines_it_changes() {
+    let Some(t) = tree("IRQSCOPE_KERNEL_C_72") else { return };
+    let dir = Scratch::new("review-seed-000");
+    let old = std::fs::read_to_string(t.join("lib/group_cpus.c")).unwrap();
+    let mut new = old.clone();
+    for (from, to) in [
+        (
+            "#include <linux/group_cpus.h>\n",
+            "#include <linux/group_cpus.h>\n\n/* Which groups take the extra CPUs: one step per call */\n\
+             static atomic_t extra_rotation;\nstatic unsigned int extra_offset;\n",
+        ),
+        (
+            "\tif (numgrps == 0)\n\t\treturn NULL;\n\n\tif (!zalloc_cpumask_var(&nmsk, GFP_KERNEL))",
+            "\tif (numgrps == 0)\n\t\treturn NULL;\n\textra_offset = atomic_fetch_inc(&extra_rotation);\n\n\
+             \tif (!zalloc_cpumask_var(&nmsk, GFP_KERNEL))",
+        ),
+        (
+            "\t\t/* Account for extra groups to compensate rounding errors */\n\t\tif (extra_grps) {\n\
+             \t\t\tcpus_per_grp++;\n\t\t\t--extra_grps;\n\t\t}\n",
+            "\t\t/* The extra CPUs go to the groups the call's offset picks */\n\
+             \t\tif ((v + extra_offset) % nv->ngroups < extra_grps)\n\t\t\tcpus_per_grp++;\n",
+        ),
+    ] {
+        assert_eq!(new.matches(from).count(), 1, "{from:?} once in the tree's file");
+        new = new.replace(from, to);
+    }
+    let patch = dir.join("rotation.diff");
+    std::fs::write(&patch, make_patch_of(&dir, "lib/group_cpus.c", &old, &new)).unwrap();
+    let cache = dir.join("cache");
+    let (code, json, err) = review(&cache, &t, &patch, &["--format", "json"]);
+    assert_eq!(code, 1, "{json}{err}");
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert!(v["classification"]["group_cpus_differ"].as_u64().unwrap() > 0);
+    assert_eq!(v["classification"]["stage_changed"], "group_cpus_evenly");
+    let moved: Vec<&serde_json::Value> = v["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["before"]["worst"] != r["after"]["worst"])
+        .collect();
+    assert!(!moved.is_empty(), "some catalogue machine's worst CPU changes: {json}");
+    let (code, text, _) = review(&cache, &t, &patch, &[]);
+    assert_eq!(code, 1);
+    for r in moved.iter().take(10) {
+        let machine = r["machine"].as_str().unwrap();
+        assert!(
+            text.contains(&format!("{machine}, {}:", r["mix"].as_str().unwrap())),
+            "{machine}: {text}"
+        );
+        let figures = format!("{} -> {}", r["before"]["worst"], r["after"]["worst"]);
+        assert!(text.contains(&figures), "{figures}: {text}");
+    }
+    assert_fits(&text);
+}
+
 /// A review as `review --out` writes it, made here from its parts (no C needed): a
 /// regression on one catalogue pair and a 4-CPU worst case.
 pub(crate) fn sample_review() -> irqscope::render::review::Review {
-    use irqscope::kernel_c_tools::verify::{NodeShape, Shape};
     use irqscope::render::review::*;
-    let shape = Shape {
-        nodes: vec![NodeShape {
-            cores: 4,
-            smt: 1,
-            cluster: 0,
-        }],
-        hole: 0,
-        absent: Vec::new(),
-        offline: Vec::new(),
-        reversed: false,
-        memoryless: 0,
-        split_smt: false,
-        arch: irqscope::topology::Arch::X86_64,
-    };
     let figures = |worst, p| Figures {
         worst,
         ideal: 1,
@@ -239,7 +284,8 @@ pub(crate) fn sample_review() -> irqscope::render::review::Review {
             after: vec![3, 1, 1, 1],
             before_worst: 2,
             after_worst: 3,
-            topology_toml: toml::to_string(&shape.spec()).unwrap(),
+            // One node of four CPUs, the way a topology file writes it.
+            topology_toml: "name = \"verify\"\nnodes = [\"0-3\"]\n".into(),
             confirmed: true,
             tried: 1000,
             shrink_steps: 12,
