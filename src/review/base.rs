@@ -178,3 +178,65 @@ fn package_label(cand: &Candidate, origin: &str) -> String {
         origin.to_string()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analysis::orders::{CounterRange, Orders};
+
+    fn options(cache: &Path, base: Option<&str>) -> ReviewOptions {
+        ReviewOptions {
+            patches: Vec::new(),
+            base: base.map(str::to_string),
+            against: None,
+            machines: Vec::new(),
+            orders: Orders::All,
+            counters: CounterRange { from: 0, to: 0 },
+            cases: 1,
+            seed: 1,
+            search: 0,
+            cache: cache.to_path_buf(),
+            apt_options: Vec::new(),
+        }
+    }
+
+    fn unpack(cache: &Path, dir: &str) {
+        let lib = cache.join("packages").join(dir).join("files/lib");
+        std::fs::create_dir_all(&lib).unwrap();
+        std::fs::write(lib.join("group_cpus.c"), "/* a tree */\n").unwrap();
+    }
+
+    /// The cached Debian sources come newest first, then the packages apt may have that the
+    /// cache lacks; `--base` is the one base tried.
+    #[test]
+    fn bases_are_tried_newest_first() {
+        let cache = std::env::temp_dir().join(format!("irqscope-review-bases-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&cache);
+        unpack(&cache, "linux-source-6.12_6.12.118-1~deb12u1");
+        let tried = |base| -> Vec<String> {
+            candidates(&options(&cache, base))
+                .into_iter()
+                .map(|c| format!("{} {:?}", c.package, c.version))
+                .collect()
+        };
+        assert_eq!(
+            tried(None),
+            [
+                "linux-source-7.2 None",
+                "linux-source-6.12 Some(\"6.12.118-1~deb12u1\")"
+            ]
+        );
+        unpack(&cache, "linux-source-7.2_7.2.13-1");
+        // Without its tree a directory is not a cached source.
+        std::fs::create_dir_all(cache.join("packages/linux-source-7.3_7.3.1-1")).unwrap();
+        assert_eq!(
+            tried(None),
+            [
+                "linux-source-7.2 Some(\"7.2.13-1\")",
+                "linux-source-6.12 Some(\"6.12.118-1~deb12u1\")"
+            ]
+        );
+        assert_eq!(tried(Some("/src/linux")), ["/src/linux None"]);
+        let _ = std::fs::remove_dir_all(&cache);
+    }
+}
