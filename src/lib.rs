@@ -21,6 +21,7 @@ pub mod live;
 pub mod metrics;
 pub mod policy;
 pub mod render;
+pub mod review;
 pub mod scenario;
 pub mod topology;
 pub mod web;

@@ -10,6 +10,7 @@
 mod kernel_c_cmd;
 mod lab_cmd;
 mod model_cmd;
+mod review_cmd;
 mod serve_cmd;
 mod topology_cmd;
 
@@ -77,6 +78,10 @@ enum Command {
     /// and check it against the models.
     #[command(subcommand)]
     KernelC(kernel_c_cmd::KernelCCommand),
+    /// Review a mailed patch: build the base and the patched tree, say what the patch is,
+    /// where it changes the placement and the worst case found, as a mail reply (exit 0: no
+    /// machine changes, 1: some do, 2: bad input).
+    Review(review_cmd::ReviewArgs),
     /// Start the dashboard.
     Serve {
         #[arg(long, default_value = DEFAULT_SERVE_ADDR)]
@@ -105,6 +110,9 @@ enum Command {
         /// A patch for a --kernel-c source: NAME=FILE (mbox or diff); repeatable, in order.
         #[arg(long = "kernel-c-patch", value_name = "NAME=FILE")]
         kernel_c_patch: Vec<String>,
+        /// Serve the reviews `irqscope review --out DIR` wrote there as /r/<id>.
+        #[arg(long, value_name = "DIR")]
+        review_dir: Option<PathBuf>,
     },
 }
 
@@ -134,6 +142,7 @@ fn main() -> ExitCode {
         Some(Command::Sweep(args)) => model_cmd::sweep(args),
         Some(Command::Lab(cmd)) => lab_cmd::lab(cmd),
         Some(Command::KernelC(cmd)) => kernel_c_cmd::run(cmd),
+        Some(Command::Review(args)) => review_cmd::run(args),
         Some(Command::Serve {
             addr,
             max_connections,
@@ -142,12 +151,13 @@ fn main() -> ExitCode {
             live,
             kernel_c,
             kernel_c_patch,
+            review_dir,
         }) => kernel_c_cmd::register_for_serve(&kernel_c, &kernel_c_patch).and_then(|kernel_c| {
             let policy = irqscope::web::work::Policy {
                 request_cpu_ms_max: request_cpu_ms,
                 request_timeout: std::time::Duration::from_millis(request_timeout_ms),
             };
-            serve_cmd::serve(&addr, max_connections, policy, live, kernel_c)
+            serve_cmd::serve(&addr, max_connections, policy, live, kernel_c, review_dir)
         }),
         None => serve_cmd::serve(
             DEFAULT_SERVE_ADDR,
@@ -155,6 +165,7 @@ fn main() -> ExitCode {
             irqscope::web::work::Policy::default(),
             serve_cmd::LiveArgs::default(),
             Default::default(),
+            None,
         ),
     };
     match result {

@@ -125,7 +125,11 @@ pub(crate) fn serve(
     policy: irqscope::web::work::Policy,
     live: LiveArgs,
     kernel_c: irqscope::web::kernel_c::KernelCRegistry,
+    review_dir: Option<std::path::PathBuf>,
 ) -> anyhow::Result<ExitCode> {
+    if let Some(d) = &review_dir {
+        anyhow::ensure!(d.is_dir(), "--review-dir {}: not a directory", d.display());
+    }
     use tracing_subscriber::EnvFilter;
     let _ = tracing_subscriber::fmt()
         .with_env_filter(EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info,tower_http=info")))
@@ -142,6 +146,7 @@ pub(crate) fn serve(
         let state = irqscope::web::AppState {
             live: live_state(live)?,
             kernel_c,
+            review_dir: review_dir.map(std::sync::Arc::new),
         };
         let app = irqscope::web::app_with(state, policy);
         irqscope::web::server::serve(

@@ -202,6 +202,25 @@ pub(crate) fn read_package(name: &str, cache: &Path, apt_options: &[String]) -> 
     Ok(source)
 }
 
+/// The Debian sources the cache holds unpacked (`read_package` made them): each package's
+/// name, version and tree of files, in no particular order.
+pub fn cached_packages(cache: &Path) -> Vec<(String, String, PathBuf)> {
+    std::fs::read_dir(cache.join("packages"))
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| {
+            let dir_name = e.file_name().to_string_lossy().into_owned();
+            let (package, version) = dir_name.split_once('_')?;
+            let files = e.path().join("files");
+            files
+                .join(GROUP_CPUS)
+                .is_file()
+                .then(|| (package.to_string(), version.to_string(), files))
+        })
+        .collect()
+}
+
 /// An apt program with the user's `-o` options.
 fn apt(prog: &str, apt_options: &[String]) -> Command {
     let mut c = Command::new(prog);

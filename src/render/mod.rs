@@ -13,6 +13,7 @@ pub(crate) mod json;
 pub mod json_mana_sched;
 pub mod mana_sched;
 pub(crate) mod orders;
+pub mod review;
 pub mod summary;
 pub(crate) mod svg;
 pub(crate) mod svg_blkmq;

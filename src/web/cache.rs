@@ -424,10 +424,10 @@ fn answer(head: HeaderMap, body: Bytes) -> Response {
     resp
 }
 
-/// Whether `path` is a permalink route's: `/s/`, `/c/`, `/m/` or `/n/` and the link (the
-/// router answers any other path under them 404, which is not kept).
+/// Whether `path` is a permalink route's: `/s/`, `/c/`, `/m/`, `/n/` and the link, or `/r/`
+/// and a review id (the router answers any other path under them 404, which is not kept).
 pub(crate) fn is_permalink(path: &str) -> bool {
-    ["/s/", "/c/", "/m/", "/n/"].iter().any(|p| path.starts_with(p))
+    ["/s/", "/c/", "/m/", "/n/", "/r/"].iter().any(|p| path.starts_with(p))
 }
 
 /// The tags of the content behind `key`.

@@ -62,6 +62,7 @@ pub mod kernel_c;
 pub mod live;
 mod mana;
 mod pages;
+mod review;
 mod sched;
 mod seeds;
 pub mod server;
@@ -106,6 +107,8 @@ pub struct AppState {
     pub live: live::LiveState,
     /// Built C the server was started with (`serve --kernel-c`); empty by default.
     pub kernel_c: kernel_c::KernelCRegistry,
+    /// Where `/r/<id>` finds reviews (`serve --review-dir`, written by `review --out`).
+    pub review_dir: Option<std::sync::Arc<std::path::PathBuf>>,
 }
 
 /// The whole dashboard as a router; tests drive it with `oneshot`, `main` binds it to a port
@@ -132,7 +135,10 @@ pub fn app_with(state: AppState, policy: work::Policy) -> Router {
         .route("/m/{link}/json", get(mana::mana_json))
         .route("/n/{link}", get(sched::sched_page))
         .route("/n/{link}/text", get(sched::sched_text))
-        .route("/n/{link}/json", get(sched::sched_json));
+        .route("/n/{link}/json", get(sched::sched_json))
+        .route("/r/{id}", get(review::review_page))
+        .route("/r/{id}/text", get(review::review_text))
+        .route("/r/{id}/json", get(review::review_json));
     Router::new()
         .route("/", get(index))
         .route("/fleet", get(fleet::fleet_page))

@@ -68,7 +68,7 @@ fn make_patch(dir: &Path, old: &str, new: &str) -> String {
 }
 
 /// A unified diff of the tree file `rel` from `old` to `new`.
-fn make_patch_of(dir: &Path, rel: &str, old: &str, new: &str) -> String {
+pub(crate) fn make_patch_of(dir: &Path, rel: &str, old: &str, new: &str) -> String {
     for (side, text) in [("a", old), ("b", new)] {
         let file = dir.join(side).join(rel);
         std::fs::create_dir_all(file.parent().unwrap()).unwrap();

@@ -57,6 +57,7 @@ pub mod compare;
 pub mod fleet;
 pub mod live;
 pub mod mana;
+pub mod review;
 pub mod scenario;
 pub mod sched;
 pub mod seeds;

@@ -1,0 +1,409 @@
+//! A patch review as data (`irqscope review`, `/r/<id>`): what the `review` room finds, the
+//! JSON it writes, and the mail reply made from it: 72 columns (bare URL lines aside),
+//! quoting the subject, a one-paragraph verdict, the machines that changed most with
+//! before/after figures, the shrunk worst case as per-CPU counts, the permalinks and the
+//! command that makes the review again.
+
+use crate::render::columns::{command_block, wrap};
+use serde::{Deserialize, Serialize};
+
+/// One patch as reviewed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PatchInfo {
+    pub file: String,
+    pub subject: String,
+    pub sha256: String,
+}
+
+/// A build as the review pins it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BuildInfo {
+    /// `c:NAME` names it in the cache.
+    pub name: String,
+    pub build_id: String,
+}
+
+/// The base tree: what it is and its build.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BaseInfo {
+    /// `linux-source-7.2`, or the tree's path.
+    pub package: String,
+    /// The package's version (`7.2.13-1`) or the tree's (`7.2.13`).
+    pub version: Option<String>,
+    /// The source as `--base` takes it.
+    pub source: String,
+    pub build: BuildInfo,
+    /// Each base tried, and whether the patches fit it.
+    pub tried: Vec<String>,
+}
+
+/// The whole review: what the reply, the JSON and `/r/<id>` carry.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Review {
+    /// A content hash of the pinned inputs (build ids, base, patches, model version, options).
+    pub id: String,
+    pub subject: String,
+    pub patches: Vec<PatchInfo>,
+    pub base: BaseInfo,
+    pub patched: BuildInfo,
+    pub model_version: String,
+    pub classification: Classification,
+    /// Catalogue machine × mix pairs run.
+    pub pairs_run: u32,
+    /// The pairs whose outcome changed, most changed first.
+    pub rows: Vec<Row>,
+    pub worst_case: Option<WorstCase>,
+    /// The command that makes this review again.
+    pub command: String,
+    /// 0 no machine changes, 1 some do.
+    pub exit_status: u8,
+}
+
+/// What the patched C does.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Classification {
+    pub cases: u32,
+    pub seed: u64,
+    /// The model the base's release runs (`cluster` for 7.x).
+    pub base_model: String,
+    /// Every stage agreed with the base's model and every `group_cpus_evenly()` call with
+    /// the base's C.
+    pub same_as_base: bool,
+    /// The named model the patched C agrees with on every case, if one does.
+    pub behaves_as: Option<String>,
+    /// `group_cpus_evenly()` calls (one per machine) whose answer differs from the base's C.
+    pub group_cpus_differ: u32,
+    pub group_cpus_cases: u32,
+    /// The first differing call, against the base's C.
+    pub first_difference: Option<String>,
+    /// The stage where the patched C first left the base's model, with the case shrunk.
+    pub stage_changed: Option<String>,
+    pub stage_difference: Option<String>,
+}
+
+/// One side's figures over the distribution.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Figures {
+    /// The worst CPU's load (IRQs) in the worst run.
+    pub worst: u32,
+    /// The ideal worst-CPU load.
+    pub ideal: u32,
+    /// The share of runs whose worst CPU is above the ideal.
+    pub p_above_ideal: f64,
+    /// Expected IRQs a node serves above its fair share.
+    pub numa_excess: f64,
+    pub runs: u64,
+}
+
+/// A machine × mix whose outcome the patch changed.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Row {
+    pub machine: String,
+    pub mix: String,
+    pub before: Figures,
+    pub after: Figures,
+    /// `regression`, `improvement` or `changed` (the same worst load and share).
+    pub change: String,
+    /// The probe order (device names) and counter start of the link.
+    pub order: Vec<String>,
+    pub counter: u32,
+    /// `/c/…`: c:base against c:patched on that order.
+    pub link: String,
+}
+
+impl Row {
+    /// The change in the worst CPU's load (positive: worse).
+    pub fn delta(&self) -> i64 {
+        i64::from(self.after.worst) - i64::from(self.before.worst)
+    }
+    pub fn delta_p(&self) -> f64 {
+        self.after.p_above_ideal - self.before.p_above_ideal
+    }
+    pub fn delta_numa(&self) -> f64 {
+        self.after.numa_excess - self.before.numa_excess
+    }
+}
+
+/// The shrunk worst case.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WorstCase {
+    /// `6 CPUs, 1 node, x86_64`.
+    pub machine: String,
+    pub cpus: u32,
+    /// The device tokens (`2x4:name=nvme,pre=1`).
+    pub devices: String,
+    /// The probe order and counter start of the run shown.
+    pub order: Vec<String>,
+    pub counter: u32,
+    /// Per online CPU: its id, and the IRQs it serves on the base and on the patched C.
+    pub cpu: Vec<u32>,
+    pub before: Vec<u32>,
+    pub after: Vec<u32>,
+    pub before_worst: u32,
+    pub after_worst: u32,
+    /// The machine as a topology file (TOML), as `--out` writes it.
+    pub topology_toml: String,
+    /// The same loads again on fresh harnesses of both builds.
+    pub confirmed: bool,
+    /// Random machines × mixes tried, and runs the shrinking took.
+    pub tried: u32,
+    pub shrink_steps: u32,
+    pub link: String,
+}
+
+/// Rows the reply's table shows.
+pub const TABLE_ROWS: usize = 10;
+
+fn plural(n: u64, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
+/// The verdict in one paragraph.
+pub fn verdict(r: &Review) -> String {
+    let c = &r.classification;
+    let base = match &r.base.version {
+        Some(v) => format!("{} {v}", r.base.package),
+        None => r.base.package.clone(),
+    };
+    let mut s = if r.exit_status == 0 {
+        format!(
+            "No machine changes. On {} random machines the patched C answers as the base \
+             ({base}) does, and none of the {} catalogue machine and device mix pairs \
+             changes under any probe order asked for",
+            c.group_cpus_cases, r.pairs_run
+        )
+    } else {
+        format!(
+            "This patch changes where interrupts land. On {} random machines \
+             group_cpus_evenly() differs from the base ({base}) on {}",
+            c.group_cpus_cases, c.group_cpus_differ
+        )
+    };
+    match (&c.behaves_as, r.exit_status) {
+        (Some(m), 1) if *m != c.base_model => s.push_str(&format!(
+            ", and the patched C behaves as the model `{m}` on all of them"
+        )),
+        (None, 1) => s.push_str(", and it behaves as none of the named models"),
+        _ => {}
+    }
+    if let Some(st) = c.stage_changed.as_deref().filter(|_| r.exit_status == 1) {
+        s.push_str(&format!(
+            "; checked against the model `{}`, the first stage to disagree is {st}()",
+            c.base_model
+        ));
+    }
+    s.push('.');
+    if r.exit_status == 1 {
+        s.push_str(&catalogue_sentence(r));
+    }
+    match &r.worst_case {
+        Some(w) => s.push_str(&format!(
+            " Beyond the catalogue, the largest regression found shrinks to {}, {}: \
+             the worst CPU goes from {} to {} IRQs{}.",
+            w.machine,
+            w.devices,
+            w.before_worst,
+            w.after_worst,
+            if w.confirmed {
+                " (confirmed on the built C)"
+            } else {
+                " (NOT confirmed on a second run)"
+            }
+        )),
+        None if r.exit_status == 0 => s.push_str(" The search beyond the catalogue found no regression."),
+        None => s.push_str(" The search beyond the catalogue found no regression of the worst CPU."),
+    }
+    s
+}
+
+fn catalogue_sentence(r: &Review) -> String {
+    let worse = r.rows.iter().filter(|x| x.change == "regression").count() as u64;
+    let better = r.rows.iter().filter(|x| x.change == "improvement").count() as u64;
+    let mut s = format!(
+        " Of {} catalogue machine and mix pairs, {} change: {} for the worse, {} for the better",
+        r.pairs_run,
+        r.rows.len(),
+        worse,
+        better
+    );
+    if let Some(top) = r.rows.first().filter(|t| t.delta() != 0) {
+        s.push_str(&format!(
+            "; the most on {} with {}, where the worst CPU goes from {} to {}",
+            top.machine,
+            top.mix,
+            plural(u64::from(top.before.worst), "IRQ", "IRQs"),
+            top.after.worst
+        ));
+    }
+    s.push('.');
+    s
+}
+
+fn pct(p: f64) -> String {
+    format!("{:.0}%", p * 100.0)
+}
+
+/// The table of the machines that changed most.
+fn table(r: &Review, out: &mut String) {
+    if r.rows.is_empty() {
+        return;
+    }
+    out.push_str("Machines that changed most (the worst CPU's IRQs over every probe\n");
+    out.push_str("order, base -> patched; P: orders whose worst CPU is above the ideal):\n\n");
+    out.push_str(&format!(
+        "  {:<23} {:<17} {:>8} {:>4} {:>11}\n",
+        "machine", "mix", "worst", "ideal", "P"
+    ));
+    for row in r.rows.iter().take(TABLE_ROWS) {
+        out.push_str(&format!(
+            "  {:<23} {:<17} {:>8} {:>4} {:>11}\n",
+            cut(&row.machine, 23),
+            cut(&row.mix, 17),
+            format!("{} -> {}", row.before.worst, row.after.worst),
+            row.after.ideal,
+            format!("{} -> {}", pct(row.before.p_above_ideal), pct(row.after.p_above_ideal)),
+        ));
+    }
+    if r.rows.len() > TABLE_ROWS {
+        out.push_str(&format!("  ... and {} more (JSON: rows)\n", r.rows.len() - TABLE_ROWS));
+    }
+    out.push('\n');
+}
+
+fn cut(s: &str, n: usize) -> String {
+    if s.chars().count() <= n {
+        s.to_string()
+    } else {
+        s.chars().take(n - 1).collect::<String>() + "~"
+    }
+}
+
+/// The per-CPU counts of the worst case, sixteen CPUs to a block.
+pub fn per_cpu(w: &WorstCase, out: &mut String) {
+    out.push_str(&wrap(
+        &format!(
+            "The worst case beyond the catalogue: {}, {} probed as {} from counter {}. \
+             IRQs per CPU:",
+            w.machine,
+            w.devices,
+            w.order.join(" "),
+            w.counter
+        ),
+        "",
+        "",
+    ));
+    out.push('\n');
+    for start in (0..w.cpu.len()).step_by(16) {
+        let end = (start + 16).min(w.cpu.len());
+        let row = |label: &str, v: &[u32]| {
+            let cells: String = v[start..end].iter().map(|x| format!("{x:>4}")).collect();
+            format!("  {label:<8}{cells}\n")
+        };
+        out.push_str(&row("CPU", &w.cpu));
+        out.push_str(&row("before", &w.before));
+        out.push_str(&row("after", &w.after));
+        out.push('\n');
+    }
+    let hot = |v: &[u32], max: u32| -> String {
+        let cpus: Vec<String> = w
+            .cpu
+            .iter()
+            .zip(v)
+            .filter(|(_, &x)| x == max)
+            .map(|(c, _)| c.to_string())
+            .collect();
+        format!("CPU {}", cpus.join(", "))
+    };
+    out.push_str(&wrap(
+        &format!(
+            "Before, the busiest CPU serves {} ({}); after, {} ({}).",
+            plural(u64::from(w.before_worst), "IRQ", "IRQs"),
+            hot(&w.before, w.before_worst),
+            plural(u64::from(w.after_worst), "IRQ", "IRQs"),
+            hot(&w.after, w.after_worst),
+        ),
+        "",
+        "",
+    ));
+    out.push('\n');
+}
+
+/// The whole reply.
+pub fn text(r: &Review) -> String {
+    let mut out = wrap(&r.subject, "> ", "> ");
+    out.push('\n');
+    out.push_str(&wrap(&verdict(r), "", ""));
+    out.push('\n');
+    let c = &r.classification;
+    if let Some(d) = &c.first_difference {
+        out.push_str(&wrap(&format!("First difference from the base's C: {d}."), "", ""));
+        out.push('\n');
+    }
+    if let (Some(st), Some(d)) = (&c.stage_changed, &c.stage_difference) {
+        out.push_str(&wrap(&format!("{st}(), shrunk: {d}."), "", ""));
+        out.push('\n');
+    }
+    table(r, &mut out);
+    if let Some(w) = &r.worst_case {
+        per_cpu(w, &mut out);
+    }
+    links(r, &mut out);
+    if !out.ends_with("\n\n") {
+        out.push('\n');
+    }
+    out.push_str("Base: ");
+    out.push_str(&r.base.tried.join("; "));
+    out.push_str(".\n");
+    out.push_str(&format!(
+        "Builds: c:{} {}, c:{} {}; review {}.\n\n",
+        r.base.build.name,
+        &r.base.build.build_id[..12],
+        r.patched.name,
+        &r.patched.build_id[..12],
+        r.id
+    ));
+    out.push_str("Reproduce:\n");
+    let words: Vec<String> = r
+        .command
+        .split(" --")
+        .enumerate()
+        .map(|(i, w)| if i == 0 { w.to_string() } else { format!("--{w}") })
+        .collect();
+    command_block(&words, &mut out);
+    let mut wrapped = String::new();
+    for line in out.lines() {
+        if line.chars().count() > crate::render::columns::COLUMNS_MAX
+            && !line.starts_with("> ")
+            && !line.starts_with('/')
+        {
+            wrapped.push_str(wrap(line, "", "").trim_end());
+        } else {
+            wrapped.push_str(line);
+        }
+        wrapped.push('\n');
+    }
+    wrapped
+}
+
+fn links(r: &Review, out: &mut String) {
+    if r.rows.is_empty() && r.worst_case.is_none() {
+        return;
+    }
+    out.push_str(&wrap(
+        &format!(
+            "Each link pins both builds; a server shows them when started with them: \
+             irqscope serve --kernel-c {}=SOURCE --kernel-c {}=SOURCE \
+             --kernel-c-patch {}=PATCH (SOURCE: {}).",
+            r.base.build.name, r.patched.name, r.patched.name, r.base.source
+        ),
+        "",
+        "",
+    ));
+    for row in r.rows.iter().take(TABLE_ROWS) {
+        out.push_str(&format!("  {}, {}:\n{}\n", row.machine, row.mix, row.link));
+    }
+    if let Some(w) = &r.worst_case {
+        out.push_str(&format!("  the worst case, {}:\n{}\n", w.machine, w.link));
+    }
+    out.push('\n');
+}

@@ -1,0 +1,242 @@
+//! The patches a review reads, and the base they fit: the tree named, or the newest Debian
+//! `linux-source-X.Y` the cache (else apt) has that they apply to.
+
+use super::{BaseInfo, BuildInfo, Builds, PatchInfo, Progress, ReviewError, ReviewOptions};
+use crate::kernel_c::sha256_hex;
+use crate::kernel_c_tools::source::{self, BUILT_FILES};
+use crate::kernel_c_tools::{build as build_c, BuildOptions};
+use std::path::{Path, PathBuf};
+
+/// A patch read and checked.
+pub struct ReadPatch {
+    pub info: PatchInfo,
+    pub subject: String,
+}
+
+/// Read the patches; refuse what is not a patch, and a patch that changes files irqscope
+/// does not build (documentation aside), since that change would not be reviewed.
+pub fn read(paths: &[PathBuf]) -> Result<Vec<ReadPatch>, ReviewError> {
+    if paths.is_empty() {
+        return Err(ReviewError::new("no patch named (irqscope review PATCH...)"));
+    }
+    let patches = source::read_patches(paths)?;
+    let mut out = Vec::new();
+    for p in patches {
+        let shown = p.path.display().to_string();
+        let text = String::from_utf8_lossy(&p.bytes);
+        let files = source::patched_files(&text);
+        if files.is_empty() {
+            return Err(ReviewError::new(format!(
+                "{shown}: not a patch (no `+++ b/FILE` line: a unified diff, an mbox or \
+                 git format-patch output)"
+            )));
+        }
+        let other: Vec<&String> = files
+            .iter()
+            .filter(|f| !BUILT_FILES.contains(&f.as_str()) && !f.starts_with("Documentation/"))
+            .collect();
+        if !other.is_empty() {
+            let names: Vec<&str> = other.iter().map(|s| s.as_str()).collect();
+            return Err(ReviewError::new(format!(
+                "{shown}: changes {}, which a review does not build (it builds {})",
+                names.join(", "),
+                BUILT_FILES.join(", ")
+            )));
+        }
+        out.push(ReadPatch {
+            info: PatchInfo {
+                file: shown,
+                subject: p.subject.clone(),
+                sha256: sha256_hex(&p.bytes),
+            },
+            subject: p.subject,
+        });
+    }
+    Ok(out)
+}
+
+/// A base to try: what the build takes, and how the review names it.
+struct Candidate {
+    source: String,
+    package: String,
+    version: Option<String>,
+}
+
+/// The bases to try, newest first: `--base`, or the Debian sources in the cache, then the
+/// packages apt may have (7.2, 6.12) that the cache does not.
+fn candidates(opts: &ReviewOptions) -> Vec<Candidate> {
+    if let Some(b) = &opts.base {
+        return vec![Candidate {
+            source: b.clone(),
+            package: b.clone(),
+            version: None,
+        }];
+    }
+    let mut cached: Vec<((u32, u32), Candidate)> = source::cached_packages(&opts.cache)
+        .into_iter()
+        .filter_map(|(package, version, files)| {
+            let mm = source::major_minor(package.strip_prefix("linux-source-")?)?;
+            let source = files.display().to_string();
+            Some((
+                mm,
+                Candidate {
+                    source,
+                    package,
+                    version: Some(version),
+                },
+            ))
+        })
+        .collect();
+    cached.sort_by(|a, b| b.0.cmp(&a.0).then(b.1.version.cmp(&a.1.version)));
+    cached.dedup_by(|a, b| a.0 == b.0);
+    let mut out: Vec<Candidate> = Vec::new();
+    for mm in [(7, 2), (6, 12)] {
+        if !cached.iter().any(|c| c.0 == mm) {
+            let name = format!("linux-source-{}.{}", mm.0, mm.1);
+            cached.push((
+                mm,
+                Candidate {
+                    source: name.clone(),
+                    package: name,
+                    version: None,
+                },
+            ));
+        }
+    }
+    cached.sort_by_key(|c| std::cmp::Reverse(c.0));
+    out.extend(cached.into_iter().map(|(_, c)| c));
+    out
+}
+
+fn options(opts: &ReviewOptions, source: &str, name: String, patches: Vec<PathBuf>) -> BuildOptions {
+    BuildOptions {
+        source: source.to_string(),
+        name: Some(name),
+        patches,
+        apt_options: opts.apt_options.clone(),
+        sort: None,
+        strict: false,
+        cache: opts.cache.clone(),
+    }
+}
+
+fn short_hash(text: &str) -> String {
+    sha256_hex(text.as_bytes())[..10].to_string()
+}
+
+/// Find the base the patches fit and build both trees (the cache keeps each build).
+pub fn build(
+    opts: &ReviewOptions,
+    patches: &[ReadPatch],
+    progress: Progress<'_>,
+) -> Result<(Builds, BaseInfo), ReviewError> {
+    let mut tried = Vec::new();
+    let hashes: String = patches.iter().map(|p| p.info.sha256.as_str()).collect();
+    for cand in candidates(opts) {
+        progress(&format!("building {} with the patches", cand.package));
+        let tag = short_hash(&format!("{}\n{:?}", cand.source, cand.version));
+        let patched_name = format!("patched-{}", short_hash(&format!("{tag}{hashes}")));
+        let patched = match build_c(&options(opts, &cand.source, patched_name, opts.patches.clone())) {
+            Ok(b) => b,
+            Err(e) if opts.base.is_none() => {
+                tried.push(format!("{}: {}", cand.package, e));
+                continue;
+            }
+            Err(e) => return Err(e.into()),
+        };
+        progress(&format!("building {}", cand.package));
+        let base = build_c(&options(opts, &cand.source, format!("base-{tag}"), Vec::new()))?;
+        let version = cand
+            .version
+            .clone()
+            .or_else(|| base.provenance.package_version.clone())
+            .or_else(|| base.provenance.version.clone());
+        tried.push(format!("{}: the patches apply", cand.package));
+        let info = BaseInfo {
+            package: package_label(&cand, &base.provenance.origin),
+            version,
+            source: cand.source.clone(),
+            build: BuildInfo {
+                name: base.provenance.name.clone(),
+                build_id: base.provenance.id.clone(),
+            },
+            tried,
+        };
+        return Ok((Builds::new(base, patched), info));
+    }
+    Err(ReviewError::new(format!(
+        "no base the patches apply to: {}",
+        tried.join("; ")
+    )))
+}
+
+/// A package by its name; a tree by its path.
+fn package_label(cand: &Candidate, origin: &str) -> String {
+    if source::is_package_name(&cand.package) || Path::new(&cand.package).exists() {
+        cand.package.clone()
+    } else {
+        origin.to_string()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analysis::orders::{CounterRange, Orders};
+
+    fn options(cache: &Path, base: Option<&str>) -> ReviewOptions {
+        ReviewOptions {
+            patches: Vec::new(),
+            base: base.map(str::to_string),
+            against: None,
+            machines: Vec::new(),
+            orders: Orders::All,
+            counters: CounterRange { from: 0, to: 0 },
+            cases: 1,
+            seed: 1,
+            search: 0,
+            cache: cache.to_path_buf(),
+            apt_options: Vec::new(),
+        }
+    }
+
+    fn unpack(cache: &Path, dir: &str) {
+        let lib = cache.join("packages").join(dir).join("files/lib");
+        std::fs::create_dir_all(&lib).unwrap();
+        std::fs::write(lib.join("group_cpus.c"), "/* a tree */\n").unwrap();
+    }
+
+    /// The cached Debian sources come newest first, then the packages apt may have that the
+    /// cache lacks; `--base` is the one base tried.
+    #[test]
+    fn bases_are_tried_newest_first() {
+        let cache = std::env::temp_dir().join(format!("irqscope-review-bases-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&cache);
+        unpack(&cache, "linux-source-6.12_6.12.118-1~deb12u1");
+        let tried = |base| -> Vec<String> {
+            candidates(&options(&cache, base))
+                .into_iter()
+                .map(|c| format!("{} {:?}", c.package, c.version))
+                .collect()
+        };
+        assert_eq!(
+            tried(None),
+            [
+                "linux-source-7.2 None",
+                "linux-source-6.12 Some(\"6.12.118-1~deb12u1\")"
+            ]
+        );
+        unpack(&cache, "linux-source-7.2_7.2.13-1");
+        // Without its tree a directory is not a cached source.
+        std::fs::create_dir_all(cache.join("packages/linux-source-7.3_7.3.1-1")).unwrap();
+        assert_eq!(
+            tried(None),
+            [
+                "linux-source-7.2 Some(\"7.2.13-1\")",
+                "linux-source-6.12 Some(\"6.12.118-1~deb12u1\")"
+            ]
+        );
+        assert_eq!(tried(Some("/src/linux")), ["/src/linux None"]);
+        let _ = std::fs::remove_dir_all(&cache);
+    }
+}

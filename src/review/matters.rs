@@ -1,0 +1,151 @@
+//! Where it matters: every catalogue machine × the standard device mixes × the probe-order
+//! distribution, on the base's C and the patched C; the pairs that changed, ranked by the
+//! change in the worst CPU's load, then P(worst > ideal), then NUMA excess. Each row has a
+//! `/c/` permalink pinning both builds, probing in the order that shows the change.
+
+use super::{Builds, Progress, ReviewError, ReviewOptions};
+use crate::analysis::orders::{distribution, Distribution};
+use crate::analysis::sweep::Mix;
+pub use crate::render::review::{Figures, Row};
+use crate::scenario::payloads::{CompareSpec, SideSpec};
+use crate::scenario::permalink;
+use crate::scenario::spec::{DeviceSpec, ScenarioSpec, TopologyRef};
+
+/// One side's figures over its distribution.
+fn figures(d: &Distribution) -> Figures {
+    Figures {
+        worst: d.worst_irqs_per_cpu.keys().copied().max().unwrap_or(0),
+        ideal: d.ideal_irqs_per_cpu,
+        p_above_ideal: d.p_worst_above_ideal(),
+        numa_excess: d.numa_excess_expected(),
+        runs: d.runs,
+    }
+}
+
+/// The device groups one device each, named as the scenario names them, so an order (indexes
+/// into the scenario's devices) can be written as a device list.
+pub fn expanded(devices: &[DeviceSpec]) -> Vec<DeviceSpec> {
+    let mut out = Vec::new();
+    for d in devices {
+        for k in 0..d.count {
+            let name = match &d.name {
+                Some(p) if d.count == 1 => p.clone(),
+                Some(p) => format!("{p}{k}"),
+                None => format!("dev{}", out.len()),
+            };
+            out.push(DeviceSpec {
+                count: 1,
+                name: Some(name),
+                ..d.clone()
+            });
+        }
+    }
+    out
+}
+
+/// The `/c/` link of base against patched, the devices probed in `order` from `counter`.
+pub fn link(
+    builds: &Builds,
+    topology: TopologyRef,
+    devices: &[DeviceSpec],
+    order: &[usize],
+    counter: u32,
+) -> Result<(String, Vec<String>), ReviewError> {
+    let one = expanded(devices);
+    let ordered: Vec<DeviceSpec> = order.iter().filter_map(|&i| one.get(i).cloned()).collect();
+    let names = ordered.iter().filter_map(|d| d.name.clone()).collect();
+    let scenario = builds.spec(
+        ScenarioSpec {
+            spread_counter: counter,
+            ..ScenarioSpec::new(topology, ordered)
+        },
+        false,
+    );
+    let p = &builds.patched.provenance;
+    let cmp = CompareSpec {
+        scenario,
+        a: SideSpec::default(),
+        b: SideSpec {
+            variant: Some(format!("c:{}", p.name)),
+            kernel_c: Some(p.id.clone()),
+            ..SideSpec::default()
+        },
+    };
+    let encoded = permalink::encode(&cmp).map_err(|e| ReviewError::new(format!("permalink: {e:?}")))?;
+    Ok((format!("/c/{encoded}"), names))
+}
+
+/// Both builds' distributions of one machine and device list.
+pub fn pair(
+    builds: &Builds,
+    topology: TopologyRef,
+    devices: Vec<DeviceSpec>,
+    opts: &ReviewOptions,
+) -> Result<[Distribution; 2], ReviewError> {
+    let spec = ScenarioSpec::new(topology, devices);
+    let run = |patched: bool| -> Result<Distribution, ReviewError> {
+        let s = builds.resolve(&builds.spec(spec.clone(), patched))?;
+        Ok(distribution(&s, opts.orders, opts.counters)?)
+    };
+    Ok([run(false)?, run(true)?])
+}
+
+/// Whether two distributions differ in anything a row shows.
+pub fn differ(a: &Distribution, b: &Distribution) -> bool {
+    a.worst_irqs_per_cpu != b.worst_irqs_per_cpu
+        || a.worst_above_ideal != b.worst_above_ideal
+        || a.numa_excess_milli_sum != b.numa_excess_milli_sum
+}
+
+/// Every machine × mix; the rows that changed, most changed first.
+pub fn rows(builds: &Builds, opts: &ReviewOptions, progress: Progress<'_>) -> Result<(u32, Vec<Row>), ReviewError> {
+    let mixes = Mix::named();
+    let total = opts.machines.len() * mixes.len();
+    let mut rows = Vec::new();
+    let mut n = 0u32;
+    for machine in &opts.machines {
+        for mix in &mixes {
+            n += 1;
+            progress(&format!("catalogue: {n} of {total} ({machine}, {})", mix.name));
+            let topo = TopologyRef::Preset(machine.clone());
+            let [before, after] = pair(builds, topo.clone(), mix.devices.clone(), opts)?;
+            if !differ(&before, &after) {
+                continue;
+            }
+            let (b, a) = (figures(&before), figures(&after));
+            let change = match (a.worst.cmp(&b.worst), a.p_above_ideal.total_cmp(&b.p_above_ideal)) {
+                (std::cmp::Ordering::Greater, _) | (std::cmp::Ordering::Equal, std::cmp::Ordering::Greater) => {
+                    "regression"
+                }
+                (std::cmp::Ordering::Less, _) | (std::cmp::Ordering::Equal, std::cmp::Ordering::Less) => "improvement",
+                _ => "changed",
+            };
+            // The run that shows it: the patched worst run for a regression, the base's for
+            // the rest.
+            let shows = if change == "regression" {
+                &after.worst
+            } else {
+                &before.worst
+            };
+            let (link, order) = link(builds, topo, &mix.devices, &shows.order, shows.counter)?;
+            rows.push(Row {
+                machine: machine.clone(),
+                mix: mix.name.clone(),
+                before: b,
+                after: a,
+                change: change.into(),
+                order,
+                counter: shows.counter,
+                link,
+            });
+        }
+    }
+    rows.sort_by(|x, y| {
+        y.delta()
+            .abs()
+            .cmp(&x.delta().abs())
+            .then(y.delta_p().abs().total_cmp(&x.delta_p().abs()))
+            .then(y.delta_numa().abs().total_cmp(&x.delta_numa().abs()))
+    });
+    Ok((n, rows))
+}

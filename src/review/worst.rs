@@ -1,0 +1,198 @@
+//! The worst case beyond the catalogue: random machines (as `kernel-c verify` draws them) ×
+//! random NVMe-like device mixes, seeded, searched for the largest rise of the worst CPU's
+//! load; the largest shrunk (fewer nodes, cores, threads, devices, queues; a plainer
+//! machine) while it still rises, then run again on fresh harnesses of the built C.
+
+use super::matters::{link, pair};
+use super::{Builds, Progress, ReviewError, ReviewOptions};
+use crate::kernel_c_tools::verify::{draw_shape, Rng, Shape};
+pub use crate::render::review::WorstCase;
+use crate::scenario::spec::{DeviceSpec, TopologyRef};
+use crate::topology::Arch;
+
+/// Most runs of both builds the shrinking may take.
+const SHRINK_STEPS_MAX: u32 = 400;
+
+/// A cut that applies (the flag) and how to make it.
+type Cut<'a> = (bool, &'a dyn Fn(&mut Candidate));
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Candidate {
+    shape: Shape,
+    count: u32,
+    queues: u32,
+}
+
+impl Candidate {
+    fn devices(&self) -> Vec<DeviceSpec> {
+        vec![DeviceSpec {
+            pre: 1,
+            name: Some("nvme".into()),
+            ..DeviceSpec::new(self.count, self.queues)
+        }]
+    }
+    fn topology(&self) -> TopologyRef {
+        TopologyRef::Inline(Box::new(self.shape.spec()))
+    }
+    /// Smaller candidates, the biggest cuts first.
+    fn smaller(&self) -> Vec<Candidate> {
+        let mut out = Vec::new();
+        let with = |f: &dyn Fn(&mut Candidate)| {
+            let mut c = self.clone();
+            f(&mut c);
+            c
+        };
+        let nodes = self.shape.nodes.len();
+        for i in (0..nodes).filter(|_| nodes > 1) {
+            out.push(with(&|c| {
+                c.shape.nodes.remove(i);
+            }));
+        }
+        for i in 0..nodes {
+            let n = &self.shape.nodes[i];
+            if n.cores > 1 {
+                out.push(with(&|c| c.shape.nodes[i].cores = n.cores.div_ceil(2)));
+                out.push(with(&|c| c.shape.nodes[i].cores -= 1));
+            }
+            if n.smt > 1 {
+                out.push(with(&|c| c.shape.nodes[i].smt = 1));
+            }
+            if n.cluster > 0 {
+                out.push(with(&|c| c.shape.nodes[i].cluster = 0));
+            }
+        }
+        if self.count > 1 {
+            out.push(with(&|c| c.count -= 1));
+        }
+        if self.queues > 1 {
+            out.push(with(&|c| c.queues = c.queues.div_ceil(2)));
+            out.push(with(&|c| c.queues -= 1));
+        }
+        let s = &self.shape;
+        let plainer: [Cut<'_>; 7] = [
+            (!s.absent.is_empty(), &|c| c.shape.absent.clear()),
+            (!s.offline.is_empty(), &|c| c.shape.offline.clear()),
+            (s.hole > 0, &|c| c.shape.hole = 0),
+            (s.memoryless > 0, &|c| c.shape.memoryless = 0),
+            (s.reversed, &|c| c.shape.reversed = false),
+            (s.split_smt, &|c| c.shape.split_smt = false),
+            (s.arch != Arch::X86_64, &|c| c.shape.arch = Arch::X86_64),
+        ];
+        out.extend(plainer.into_iter().filter(|(b, _)| *b).map(|(_, f)| with(f)));
+        out.retain(|c| c.shape.topology().is_ok());
+        out
+    }
+}
+
+/// The rise of the worst CPU's load from base to patched (negative: a fall).
+fn rise(builds: &Builds, c: &Candidate, opts: &ReviewOptions) -> Result<i64, ReviewError> {
+    let [b, a] = pair(builds, c.topology(), c.devices(), opts)?;
+    let worst =
+        |d: &crate::analysis::orders::Distribution| i64::from(d.worst_irqs_per_cpu.keys().copied().max().unwrap_or(0));
+    Ok(worst(&a) - worst(&b))
+}
+
+/// Search, shrink and confirm; `None` when no tried machine regresses.
+pub fn search(builds: &Builds, opts: &ReviewOptions, progress: Progress<'_>) -> Result<Option<WorstCase>, ReviewError> {
+    let mut rng = Rng::new(opts.seed ^ 0x0077_6f72_7374);
+    let mut best: Option<(i64, Candidate)> = None;
+    let mut tried = 0;
+    while tried < opts.search {
+        let shape = draw_shape(&mut rng);
+        if shape.topology().is_err() {
+            continue;
+        }
+        tried += 1;
+        progress(&format!("search: {tried} of {} random machines", opts.search));
+        let cpus = shape.cpus();
+        let c = Candidate {
+            count: rng.range(1, 6),
+            queues: rng.range(1, (cpus * 2).min(64)),
+            shape,
+        };
+        let r = rise(builds, &c, opts)?;
+        if r > 0 && best.as_ref().is_none_or(|(b, _)| r > *b) {
+            best = Some((r, c));
+        }
+    }
+    let Some((_, mut cur)) = best else {
+        return Ok(None);
+    };
+    let mut steps = 0;
+    'shrink: while steps < SHRINK_STEPS_MAX {
+        for c in cur.smaller() {
+            steps += 1;
+            progress(&format!("shrinking: {} CPUs, step {steps}", cur.shape.cpus()));
+            if rise(builds, &c, opts)? > 0 {
+                cur = c;
+                continue 'shrink;
+            }
+            if steps >= SHRINK_STEPS_MAX {
+                break 'shrink;
+            }
+        }
+        break;
+    }
+    progress("confirming the worst case on fresh harnesses");
+    Ok(Some(describe(builds, &cur, opts, tried, steps)?))
+}
+
+/// Per-CPU loads of one run on both builds: the online CPUs, before, after.
+fn loads(builds: &Builds, c: &Candidate, order: &[usize], counter: u32) -> Result<[Vec<u32>; 3], ReviewError> {
+    let mut out: [Vec<u32>; 3] = Default::default();
+    for (k, patched) in [false, true].into_iter().enumerate() {
+        let spec = builds.spec(
+            crate::scenario::spec::ScenarioSpec::new(c.topology(), c.devices()),
+            patched,
+        );
+        let s = builds.resolve(&spec)?.reordered(order, counter);
+        let outcome = crate::scenario::try_run(&s)?;
+        let m = crate::metrics::compute(&s, &outcome);
+        let online: Vec<&crate::metrics::CpuLoad> = m.per_cpu.iter().filter(|l| l.online).collect();
+        out[0] = online.iter().map(|l| l.cpu).collect();
+        // Counted as the headline figures count them (the queues' vectors when managed).
+        out[k + 1] = online.iter().map(|l| l.counted_irqs(m.basis)).collect();
+    }
+    Ok(out)
+}
+
+fn describe(
+    builds: &Builds,
+    c: &Candidate,
+    opts: &ReviewOptions,
+    tried: u32,
+    steps: u32,
+) -> Result<WorstCase, ReviewError> {
+    let [_, after] = pair(builds, c.topology(), c.devices(), opts)?;
+    let (order, counter) = (after.worst.order.clone(), after.worst.counter);
+    let [cpu, before, after_loads] = loads(builds, c, &order, counter)?;
+    // Fresh harnesses: nothing remembered from the runs above.
+    let fresh = Builds::new(builds.base.clone(), builds.patched.clone());
+    let again = loads(&fresh, c, &order, counter)?;
+    let (link, names) = link(builds, c.topology(), &c.devices(), &order, counter)?;
+    let nodes = c.shape.nodes.len();
+    let cpus = cpu.len() as u32;
+    let max = |v: &[u32]| v.iter().copied().max().unwrap_or(0);
+    Ok(WorstCase {
+        machine: format!(
+            "{cpus} CPU{}, {nodes} node{}, {}",
+            if cpus == 1 { "" } else { "s" },
+            if nodes == 1 { "" } else { "s" },
+            c.shape.arch.name()
+        ),
+        cpus,
+        devices: format!("{}x{}:name=nvme,pre=1", c.count, c.queues),
+        order: names,
+        counter,
+        confirmed: again == [cpu.clone(), before.clone(), after_loads.clone()],
+        before_worst: max(&before),
+        after_worst: max(&after_loads),
+        cpu,
+        before,
+        after: after_loads,
+        topology_toml: toml::to_string(&c.shape.spec()).map_err(|e| ReviewError::new(e.to_string()))?,
+        tried,
+        shrink_steps: steps,
+        link,
+    })
+}

@@ -1,0 +1,145 @@
+//! `irqscope review PATCH...`: arguments, files and exit codes; the work is in
+//! `irqscope::review`. Progress goes to stderr when it is a terminal, the result to stdout.
+
+use irqscope::analysis::orders::{CounterRange, Orders};
+use irqscope::review::{self, ReviewOptions};
+use std::io::{IsTerminal, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+#[derive(clap::Args)]
+pub struct ReviewArgs {
+    /// The patches, in order: mbox, git format-patch output or unified diffs.
+    #[arg(required = true)]
+    patches: Vec<PathBuf>,
+    /// The tree the patches are against: a kernel tree or linux-source-X.Y (default: the
+    /// newest Debian source in the cache, else from apt, that they apply to).
+    #[arg(long)]
+    base: Option<String>,
+    /// Classify against this model only (default: every named group_cpus model).
+    #[arg(long)]
+    against: Option<String>,
+    /// Catalogue machines: all, or a comma-separated list of presets.
+    #[arg(long, default_value = "all")]
+    machines: String,
+    /// Probe orders per machine: all, fixed or sample:N[:SEED].
+    #[arg(long, default_value = "all")]
+    orders: String,
+    /// Counter starts (earlier callers): N or A..B.
+    #[arg(long, default_value = "0")]
+    counter: String,
+    /// Random machines for the classification.
+    #[arg(long, default_value_t = 2000)]
+    cases: u32,
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Random machines x device mixes the worst-case search tries.
+    #[arg(long, default_value_t = review::SEARCH_DEFAULT)]
+    search: u32,
+    #[arg(long, default_value = "text")]
+    format: String,
+    /// Write the review as DIR/<id>.json and the worst case as DIR/<id>-worst.toml.
+    #[arg(long, value_name = "DIR")]
+    out: Option<PathBuf>,
+    /// An apt option for a package download; repeatable.
+    #[arg(long = "apt-option", value_name = "OPTION")]
+    apt_options: Vec<String>,
+    /// Where builds are cached (default: $IRQSCOPE_KERNEL_C_DIR, ~/.cache/irqscope/kernel-c).
+    #[arg(long, value_name = "DIR")]
+    cache_dir: Option<PathBuf>,
+    /// Print how long each step took on stderr.
+    #[arg(long)]
+    timings: bool,
+}
+
+fn options(a: &ReviewArgs) -> anyhow::Result<ReviewOptions> {
+    anyhow::ensure!(
+        (1..=review::CASES_MAX).contains(&a.cases),
+        "--cases {}: 1 to {}",
+        a.cases,
+        review::CASES_MAX
+    );
+    anyhow::ensure!(a.search <= 10_000, "--search {}: 0 to 10000", a.search);
+    anyhow::ensure!(
+        ["text", "json"].contains(&a.format.as_str()),
+        "--format {:?}: text or json",
+        a.format
+    );
+    let machines: Vec<String> = if a.machines == "all" {
+        irqscope::catalogue::names().map(str::to_string).collect()
+    } else {
+        a.machines.split(',').map(|m| m.trim().to_string()).collect()
+    };
+    for m in &machines {
+        anyhow::ensure!(
+            irqscope::catalogue::get(m).is_some(),
+            "--machines: {m:?} is not a catalogue machine (irqscope topology list)"
+        );
+    }
+    let against = match &a.against {
+        Some(n) => Some(irqscope::scenario::spec::parse_variant(n)?),
+        None => None,
+    };
+    // `patch` runs in a scratch tree: the files by their whole path.
+    let patches = a
+        .patches
+        .iter()
+        .map(|p| std::path::absolute(p).map_err(|e| anyhow::anyhow!("{}: {e}", p.display())))
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    Ok(ReviewOptions {
+        patches,
+        base: a.base.clone(),
+        against,
+        machines,
+        orders: Orders::parse(&a.orders).map_err(anyhow::Error::msg)?,
+        counters: CounterRange::parse(&a.counter).map_err(anyhow::Error::msg)?,
+        cases: a.cases,
+        seed: a.seed,
+        search: a.search,
+        cache: a.cache_dir.clone().unwrap_or_else(irqscope::kernel_c::cache_dir),
+        apt_options: a.apt_options.clone(),
+    })
+}
+
+pub fn run(a: ReviewArgs) -> anyhow::Result<ExitCode> {
+    let opts = options(&a)?;
+    let terminal = std::io::stderr().is_terminal();
+    let progress = move |what: &str| {
+        if terminal {
+            let mut e = std::io::stderr().lock();
+            let _ = write!(e, "\r\x1b[K{}", what.chars().take(78).collect::<String>());
+            let _ = e.flush();
+        }
+    };
+    let started = std::time::Instant::now();
+    let last = std::sync::Mutex::new(started);
+    let done = |step: &'static str| {
+        let mut last = last.lock().unwrap_or_else(|e| e.into_inner());
+        if a.timings {
+            eprintln!("review: {step:<18} {:>7} ms", last.elapsed().as_millis());
+        }
+        *last = std::time::Instant::now();
+    };
+    let result = review::run(&opts, &progress, &done);
+    if terminal {
+        eprint!("\r\x1b[K");
+    }
+    let r = result?;
+    if a.timings {
+        eprintln!("review: {:<18} {:>7} ms", "total", started.elapsed().as_millis());
+    }
+    let json = serde_json::to_string_pretty(&r)? + "\n";
+    if let Some(dir) = &a.out {
+        std::fs::create_dir_all(dir).map_err(|e| anyhow::anyhow!("{}: {e}", dir.display()))?;
+        std::fs::write(dir.join(format!("{}.json", r.id)), &json)?;
+        if let Some(w) = &r.worst_case {
+            std::fs::write(dir.join(format!("{}-worst.toml", r.id)), &w.topology_toml)?;
+        }
+    }
+    if a.format == "json" {
+        print!("{json}");
+    } else {
+        print!("{}", irqscope::render::review::text(&r));
+    }
+    Ok(ExitCode::from(r.exit_status))
+}
