@@ -8,14 +8,14 @@ use crate::kernel_c_tools::{build as build_c, BuildOptions};
 use std::path::{Path, PathBuf};
 
 /// A patch read and checked.
-pub struct ReadPatch {
-    pub info: PatchInfo,
-    pub subject: String,
+pub(crate) struct ReadPatch {
+    pub(crate) info: PatchInfo,
+    pub(crate) subject: String,
 }
 
 /// Read the patches; refuse what is not a patch, and a patch that changes files irqscope
 /// does not build (documentation aside), since that change would not be reviewed.
-pub fn read(paths: &[PathBuf]) -> Result<Vec<ReadPatch>, ReviewError> {
+pub(crate) fn read(paths: &[PathBuf]) -> Result<Vec<ReadPatch>, ReviewError> {
     if paths.is_empty() {
         return Err(ReviewError::new("no patch named (irqscope review PATCH...)"));
     }
@@ -125,7 +125,7 @@ fn short_hash(text: &str) -> String {
 }
 
 /// Find the base the patches fit and build both trees (the cache keeps each build).
-pub fn build(
+pub(crate) fn build(
     opts: &ReviewOptions,
     patches: &[ReadPatch],
     progress: Progress<'_>,

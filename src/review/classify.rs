@@ -6,10 +6,10 @@ use crate::kernel::{SortGen, Variant};
 use crate::kernel_c::runner::KernelC;
 use crate::kernel_c::{Limits, Provenance};
 use crate::kernel_c_tools::verify::{self, draw_shape, Models, Rng, Verdict};
-pub use crate::render::review::Classification;
+pub(crate) use crate::render::review::Classification;
 
 /// The models of a build's release (the newest's for a single file).
-pub fn models_for(p: &Provenance) -> Models {
+pub(crate) fn models_for(p: &Provenance) -> Models {
     let release = p
         .version
         .as_deref()
@@ -29,7 +29,11 @@ fn fresh(b: &crate::kernel_c::Built) -> KernelC {
 }
 
 /// Classify the patched build.
-pub fn classify(builds: &Builds, opts: &ReviewOptions, progress: Progress<'_>) -> Result<Classification, ReviewError> {
+pub(crate) fn classify(
+    builds: &Builds,
+    opts: &ReviewOptions,
+    progress: Progress<'_>,
+) -> Result<Classification, ReviewError> {
     let models = models_for(&builds.base.provenance);
     let patched = fresh(&builds.patched);
     progress(&format!("{} random machines: patched against the base", opts.cases));

@@ -6,7 +6,7 @@
 use super::{Builds, Progress, ReviewError, ReviewOptions};
 use crate::analysis::orders::{distribution, Distribution};
 use crate::analysis::sweep::Mix;
-pub use crate::render::review::{Figures, Row};
+pub(crate) use crate::render::review::{Figures, Row};
 use crate::scenario::payloads::{CompareSpec, SideSpec};
 use crate::scenario::permalink;
 use crate::scenario::spec::{DeviceSpec, ScenarioSpec, TopologyRef};
@@ -24,7 +24,7 @@ fn figures(d: &Distribution) -> Figures {
 
 /// The device groups one device each, named as the scenario names them, so an order (indexes
 /// into the scenario's devices) can be written as a device list.
-pub fn expanded(devices: &[DeviceSpec]) -> Vec<DeviceSpec> {
+pub(crate) fn expanded(devices: &[DeviceSpec]) -> Vec<DeviceSpec> {
     let mut out = Vec::new();
     for d in devices {
         for k in 0..d.count {
@@ -44,7 +44,7 @@ pub fn expanded(devices: &[DeviceSpec]) -> Vec<DeviceSpec> {
 }
 
 /// The `/c/` link of base against patched, the devices probed in `order` from `counter`.
-pub fn link(
+pub(crate) fn link(
     builds: &Builds,
     topology: TopologyRef,
     devices: &[DeviceSpec],
@@ -76,7 +76,7 @@ pub fn link(
 }
 
 /// Both builds' distributions of one machine and device list.
-pub fn pair(
+pub(crate) fn pair(
     builds: &Builds,
     topology: TopologyRef,
     devices: Vec<DeviceSpec>,
@@ -91,14 +91,18 @@ pub fn pair(
 }
 
 /// Whether two distributions differ in anything a row shows.
-pub fn differ(a: &Distribution, b: &Distribution) -> bool {
+pub(crate) fn differ(a: &Distribution, b: &Distribution) -> bool {
     a.worst_irqs_per_cpu != b.worst_irqs_per_cpu
         || a.worst_above_ideal != b.worst_above_ideal
         || a.numa_excess_milli_sum != b.numa_excess_milli_sum
 }
 
 /// Every machine × mix; the rows that changed, most changed first.
-pub fn rows(builds: &Builds, opts: &ReviewOptions, progress: Progress<'_>) -> Result<(u32, Vec<Row>), ReviewError> {
+pub(crate) fn rows(
+    builds: &Builds,
+    opts: &ReviewOptions,
+    progress: Progress<'_>,
+) -> Result<(u32, Vec<Row>), ReviewError> {
     let mixes = Mix::named();
     let total = opts.machines.len() * mixes.len();
     let mut rows = Vec::new();

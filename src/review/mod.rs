@@ -14,21 +14,21 @@
 //! A top room beside `kernel_c_tools` and `golden`: it reads those below it, nothing below
 //! reads it.
 
-pub mod base;
-pub mod classify;
-pub mod matters;
-pub mod worst;
+pub(crate) mod base;
+pub(crate) mod classify;
+pub(crate) mod matters;
+pub(crate) mod worst;
 
 use crate::analysis::orders::{CounterRange, Orders};
 use crate::kernel::External;
 use crate::kernel_c::{sha256_hex, Built, KernelCError};
-pub use crate::render::review::{BaseInfo, BuildInfo, PatchInfo, Review};
+pub(crate) use crate::render::review::{BaseInfo, BuildInfo, PatchInfo, Review};
 use crate::scenario::spec::ScenarioSpec;
 use crate::scenario::ScenarioError;
 use std::path::PathBuf;
 
 /// The version of the models a review ran (pinned in its id).
-pub const MODEL_VERSION: &str = env!("CARGO_PKG_VERSION");
+pub(crate) const MODEL_VERSION: &str = env!("CARGO_PKG_VERSION");
 /// Most random machines `--cases` may ask for.
 pub const CASES_MAX: u32 = 20_000;
 /// Random machines × mixes the worst-case search tries by default.
@@ -38,10 +38,10 @@ pub const SEARCH_DEFAULT: u32 = 1000;
 /// does not compile, C that crashed), always with a message.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{0}")]
-pub struct ReviewError(pub String);
+pub struct ReviewError(pub(crate) String);
 
 impl ReviewError {
-    pub fn new(m: impl Into<String>) -> ReviewError {
+    pub(crate) fn new(m: impl Into<String>) -> ReviewError {
         ReviewError(m.into())
     }
 }
@@ -85,20 +85,20 @@ pub struct ReviewOptions {
 }
 
 /// Progress for a terminal: a line saying what runs now.
-pub type Progress<'a> = &'a (dyn Fn(&str) + Sync);
+pub(crate) type Progress<'a> = &'a (dyn Fn(&str) + Sync);
 
 /// The two builds a review compares, as variants the scenarios resolve.
-pub struct Builds {
-    pub base: Built,
-    pub patched: Built,
+pub(crate) struct Builds {
+    pub(crate) base: Built,
+    pub(crate) patched: Built,
     base_c: External,
     patched_c: External,
     /// The base's release (`7.2`), which picks the stages the C does not hold.
-    pub kernel: Option<String>,
+    pub(crate) kernel: Option<String>,
 }
 
 impl Builds {
-    pub fn new(base: Built, patched: Built) -> Builds {
+    pub(crate) fn new(base: Built, patched: Built) -> Builds {
         let kernel = base
             .provenance
             .version
@@ -121,7 +121,7 @@ impl Builds {
     }
 
     /// `c:NAME` of either build.
-    pub fn lookup(&self, name: &str) -> Result<External, ScenarioError> {
+    pub(crate) fn lookup(&self, name: &str) -> Result<External, ScenarioError> {
         if name == self.base.provenance.name {
             Ok(self.base_c.clone())
         } else if name == self.patched.provenance.name {
@@ -132,7 +132,7 @@ impl Builds {
     }
 
     /// A scenario spec run on the base (`patched` false) or the patched build.
-    pub fn spec(&self, base: ScenarioSpec, patched: bool) -> ScenarioSpec {
+    pub(crate) fn spec(&self, base: ScenarioSpec, patched: bool) -> ScenarioSpec {
         let p = if patched {
             &self.patched.provenance
         } else {
@@ -147,7 +147,7 @@ impl Builds {
     }
 
     /// Resolve a spec made by [`Builds::spec`].
-    pub fn resolve(&self, spec: &ScenarioSpec) -> Result<crate::scenario::Scenario, ReviewError> {
+    pub(crate) fn resolve(&self, spec: &ScenarioSpec) -> Result<crate::scenario::Scenario, ReviewError> {
         Ok(spec.resolve_with(crate::catalogue::get, &|name, _| self.lookup(name))?)
     }
 }

@@ -6,7 +6,7 @@
 use super::matters::{link, pair};
 use super::{Builds, Progress, ReviewError, ReviewOptions};
 use crate::kernel_c_tools::verify::{draw_shape, Rng, Shape};
-pub use crate::render::review::WorstCase;
+pub(crate) use crate::render::review::WorstCase;
 use crate::scenario::spec::{DeviceSpec, TopologyRef};
 use crate::topology::Arch;
 
@@ -93,7 +93,11 @@ fn rise(builds: &Builds, c: &Candidate, opts: &ReviewOptions) -> Result<i64, Rev
 }
 
 /// Search, shrink and confirm; `None` when no tried machine regresses.
-pub fn search(builds: &Builds, opts: &ReviewOptions, progress: Progress<'_>) -> Result<Option<WorstCase>, ReviewError> {
+pub(crate) fn search(
+    builds: &Builds,
+    opts: &ReviewOptions,
+    progress: Progress<'_>,
+) -> Result<Option<WorstCase>, ReviewError> {
     let mut rng = Rng::new(opts.seed ^ 0x0077_6f72_7374);
     let mut best: Option<(i64, Candidate)> = None;
     let mut tried = 0;

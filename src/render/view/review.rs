@@ -13,17 +13,17 @@ use crate::render::review::{self, Review};
 use crate::topology::{Topology, TopologySpec};
 
 /// Hex digits in a review id.
-pub const ID_LEN: usize = 16;
+pub(crate) const ID_LEN: usize = 16;
 /// Largest review file read.
-pub const FILE_BYTES_MAX: u64 = 4 << 20;
+pub(crate) const FILE_BYTES_MAX: u64 = 4 << 20;
 
 /// Whether `id` has the form of a review id.
-pub fn valid_id(id: &str) -> bool {
+pub(crate) fn valid_id(id: &str) -> bool {
     id.len() == ID_LEN && id.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
 }
 
 /// The review in `bytes`, checked to be the one `id` names.
-pub fn parse(id: &str, bytes: &[u8]) -> Result<Review, ViewError> {
+pub(crate) fn parse(id: &str, bytes: &[u8]) -> Result<Review, ViewError> {
     let r: Review = serde_json::from_slice(bytes).map_err(|e| {
         ViewError::BadInput(format!(
             "review {id}: its file does not read as a review ({e}); write it again with irqscope review --out"
@@ -39,31 +39,31 @@ pub fn parse(id: &str, bytes: &[u8]) -> Result<Review, ViewError> {
 }
 
 /// One ranked row as the page shows it.
-pub struct RowView {
-    pub machine: String,
-    pub mix: String,
-    pub change: String,
-    pub worst: String,
-    pub ideal: u32,
-    pub p: String,
-    pub numa: String,
-    pub link: String,
+pub(crate) struct RowView {
+    pub(crate) machine: String,
+    pub(crate) mix: String,
+    pub(crate) change: String,
+    pub(crate) worst: String,
+    pub(crate) ideal: u32,
+    pub(crate) p: String,
+    pub(crate) numa: String,
+    pub(crate) link: String,
 }
 
 /// What the page shows.
-pub struct ReviewView {
-    pub id: String,
-    pub subject: String,
-    pub verdict: String,
-    pub rows: Vec<RowView>,
-    pub worst_title: Option<String>,
-    pub before_svg: Option<String>,
-    pub after_svg: Option<String>,
-    pub worst_link: Option<String>,
-    pub base: String,
-    pub builds: String,
-    pub command: String,
-    pub reply: String,
+pub(crate) struct ReviewView {
+    pub(crate) id: String,
+    pub(crate) subject: String,
+    pub(crate) verdict: String,
+    pub(crate) rows: Vec<RowView>,
+    pub(crate) worst_title: Option<String>,
+    pub(crate) before_svg: Option<String>,
+    pub(crate) after_svg: Option<String>,
+    pub(crate) worst_link: Option<String>,
+    pub(crate) base: String,
+    pub(crate) builds: String,
+    pub(crate) command: String,
+    pub(crate) reply: String,
 }
 
 fn pct(p: f64) -> String {
@@ -82,7 +82,7 @@ fn heatmaps(w: &review::WorstCase) -> Option<(String, String)> {
 }
 
 impl ReviewView {
-    pub fn new(r: &Review) -> ReviewView {
+    pub(crate) fn new(r: &Review) -> ReviewView {
         let rows = r
             .rows
             .iter()
