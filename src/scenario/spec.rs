@@ -730,14 +730,9 @@ pub(crate) fn command_words(scenario: &Scenario, topology: &str) -> Vec<String> 
             .command_words(scenario.topology(), scenario.effective()),
     );
     let boot = scenario.boot();
-    for (flag, value) in [
-        ("--irqaffinity", &boot.irqaffinity),
-        ("--isolcpus", &boot.isolcpus),
-        ("--nohz-full", &boot.nohz_full),
-        ("--vectors-held", &boot.vectors_held),
-    ] {
+    for (name, value) in boot.named() {
         if let Some(v) = value {
-            words.push(format!("{flag} {}", shell_word(v)));
+            words.push(format!("--{} {}", name.replace('_', "-"), shell_word(v)));
         }
     }
     words
