@@ -27,6 +27,11 @@ pub fn parse_sets(text: &str) -> Result<Vec<u32>, ScenarioError> {
     split_numbers(text, '+', |_| format!("sets {text:?}: give sizes like 4+2"))
 }
 
+/// Sets as [`parse_sets`] reads them: `4+2`.
+pub(crate) fn format_sets(sets: &[u32]) -> String {
+    sets.iter().map(u32::to_string).collect::<Vec<_>>().join("+")
+}
+
 /// `text` split at `sep` into numbers; `why` says what is wrong with a word that is not one.
 pub(crate) fn split_numbers(text: &str, sep: char, why: impl Fn(&str) -> String) -> Result<Vec<u32>, ScenarioError> {
     text.split(sep)
