@@ -211,6 +211,22 @@ mod tests {
         }
     }
 
+    /// Calls as the messages write them: `n1:admin(1) n0:irq(3)`.
+    fn calls(text: &str) -> Vec<Call> {
+        text.split_whitespace()
+            .map(|c| {
+                let (device, rest) = c.split_once(':').expect("device:kind(groups)");
+                let (kind, groups) = rest.trim_end_matches(')').split_once('(').expect("kind(groups)");
+                let kind = match kind {
+                    "admin" => CallKind::AdminTagSet,
+                    "irq" => CallKind::Affinity,
+                    _ => panic!("unknown call kind in {c}"),
+                };
+                call(device, kind, groups.parse().expect("a group count"))
+            })
+            .collect()
+    }
+
     fn devices() -> Vec<Device> {
         vec![
             device("n0", 3, Driver::Nvme),
@@ -221,95 +237,53 @@ mod tests {
 
     #[test]
     fn the_model_makes_admin_sets_first_when_probes_run_in_parallel() {
-        use CallKind::*;
         let t = topology();
         let parallel = model_calls(&t, &devices(), &[1, 0, 2], ProbeOrder::Parallel).unwrap();
         assert_eq!(
             parallel,
-            [
-                call("n1", AdminTagSet, 1),
-                call("n0", AdminTagSet, 1),
-                call("n1", Affinity, 2),
-                call("n0", Affinity, 3),
-                call("vb0", Affinity, 2),
-            ]
+            calls("n1:admin(1) n0:admin(1) n1:irq(2) n0:irq(3) vb0:irq(2)")
         );
         let sequential = model_calls(&t, &devices(), &[1, 0, 2], ProbeOrder::Sequential).unwrap();
-        assert_eq!(sequential[1], call("n1", Affinity, 2));
+        assert_eq!(sequential[1], call("n1", CallKind::Affinity, 2));
     }
 
     #[test]
     fn observed_orders_are_checked_against_the_model() {
-        use CallKind::*;
         let t = topology();
-        let seen = [
-            call("n1", AdminTagSet, 1),
-            call("n0", AdminTagSet, 1),
-            call("n1", Affinity, 2),
-            call("n0", Affinity, 3),
-            call("vb0", Affinity, 2),
-        ];
-        let ok = allows(&t, &devices(), &seen).unwrap();
-        assert_eq!(
-            (ok.order.join(","), ok.probe),
-            ("n1,n0,vb0".to_string(), ProbeOrder::Parallel)
-        );
-        let one_by_one = [
-            call("vb0", Affinity, 2),
-            call("n0", AdminTagSet, 1),
-            call("n0", Affinity, 3),
-            call("n1", AdminTagSet, 1),
-            call("n1", Affinity, 2),
-        ];
+        let seen = calls("n1:admin(1) n0:admin(1) n1:irq(2) n0:irq(3) vb0:irq(2)");
+        // Admin tag sets in one order, the spreads in another (seen in the lab): the same
+        // placements as the model's parallel order.
+        let crossed = calls("n0:admin(1) n1:admin(1) n1:irq(2) n0:irq(3) vb0:irq(2)");
+        for observed in [&seen, &crossed] {
+            let ok = allows(&t, &devices(), observed).unwrap();
+            assert_eq!(
+                (ok.order.join(","), ok.probe),
+                ("n1,n0,vb0".to_string(), ProbeOrder::Parallel)
+            );
+        }
+        let one_by_one = calls("vb0:irq(2) n0:admin(1) n0:irq(3) n1:admin(1) n1:irq(2)");
         assert_eq!(
             allows(&t, &devices(), &one_by_one).unwrap().probe,
             ProbeOrder::Sequential
         );
         // An admin tag set after its controller's I/O spread: the model maps it first.
-        let late_admin = [
-            call("n0", AdminTagSet, 1),
-            call("n0", Affinity, 3),
-            call("n1", Affinity, 2),
-            call("n1", AdminTagSet, 1),
-            call("vb0", Affinity, 2),
-        ];
+        let late_admin = calls("n0:admin(1) n0:irq(3) n1:irq(2) n1:admin(1) vb0:irq(2)");
         let why = allows(&t, &devices(), &late_admin).unwrap_err();
         assert!(
             why.contains("call 3 is n1:irq(2), the model makes n1:admin(1)"),
             "{why}"
         );
-        // Admin tag sets in one order, the spreads in another (seen in the lab): the same
-        // placements as the model's parallel order.
-        let crossed = [
-            call("n0", AdminTagSet, 1),
-            call("n1", AdminTagSet, 1),
-            call("n1", Affinity, 2),
-            call("n0", Affinity, 3),
-            call("vb0", Affinity, 2),
-        ];
-        let ok = allows(&t, &devices(), &crossed).unwrap();
-        assert_eq!(
-            (ok.order.join(","), ok.probe),
-            ("n1,n0,vb0".to_string(), ProbeOrder::Parallel)
-        );
         // An admin tag set between two spreads does not join the run before them.
-        let split = [
-            call("n0", AdminTagSet, 1),
-            call("vb0", Affinity, 2),
-            call("n1", AdminTagSet, 1),
-            call("n1", Affinity, 2),
-            call("n0", Affinity, 3),
-        ];
+        let split = calls("n0:admin(1) vb0:irq(2) n1:admin(1) n1:irq(2) n0:irq(3)");
         assert!(allows(&t, &devices(), &split).is_err());
         // A call of a size the device never asks for.
-        let mut wrong = seen.to_vec();
+        let mut wrong = seen.clone();
         wrong[3].groups = 4;
         assert!(allows(&t, &devices(), &wrong).is_err());
     }
 
     #[test]
     fn a_mana_device_keeps_its_place() {
-        use CallKind::*;
         let t = topology();
         let mut d = devices();
         d[0].driver = Driver::Mana {
@@ -317,11 +291,7 @@ mod tests {
             mode: crate::kernel::mana::MsixMode::Dynamic,
         };
         d[0].managed_affinity = false;
-        let seen = [
-            call("vb0", Affinity, 2),
-            call("n1", AdminTagSet, 1),
-            call("n1", Affinity, 2),
-        ];
+        let seen = calls("vb0:irq(2) n1:admin(1) n1:irq(2)");
         let why = allows(&t, &d, &seen).unwrap_err();
         assert!(why.contains("keeps it at 1"), "{why}");
     }

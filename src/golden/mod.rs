@@ -221,6 +221,23 @@ fn u32_field(case: &Value, key: &str) -> Result<u32, String> {
         .ok_or_else(|| format!("{key:?} is not a u32"))
 }
 
+/// A case's or device's `"sets"`: `null` (no sets) or a list of set sizes.
+fn sets_field(case: &Value) -> Result<Option<Vec<u32>>, String> {
+    match field(case, "sets")? {
+        Value::Null => Ok(None),
+        Value::Array(items) => items
+            .iter()
+            .map(|v| {
+                v.as_u64()
+                    .and_then(|v| u32::try_from(v).ok())
+                    .ok_or_else(|| "a set size is not a u32".to_string())
+            })
+            .collect::<Result<Vec<_>, _>>()
+            .map(Some),
+        _ => Err("\"sets\" is not a list".into()),
+    }
+}
+
 fn str_field<'a>(case: &'a Value, key: &str) -> Result<&'a str, String> {
     field(case, key)?
         .as_str()
@@ -406,20 +423,7 @@ fn device_from_golden(d: &Value) -> Result<Device, String> {
                 .ok_or_else(|| format!("{key:?} is not a u32")),
         }
     };
-    let sets = match field(d, "sets")? {
-        Value::Null => None,
-        Value::Array(items) => Some(
-            items
-                .iter()
-                .map(|v| {
-                    v.as_u64()
-                        .and_then(|v| u32::try_from(v).ok())
-                        .ok_or("a set size is not a u32")
-                })
-                .collect::<Result<Vec<_>, _>>()?,
-        ),
-        _ => return Err("\"sets\" is not a list".into()),
-    };
+    let sets = sets_field(d)?;
     let blk_mq = match field(d, "blk_mq")? {
         Value::Null => None,
         Value::String(s) => Some(BlkMqSource::from_name(s).ok_or_else(|| format!("unknown blk_mq {s:?}"))?),

@@ -5,7 +5,7 @@
 //! `affinity` era, `mapper`) and `irqaffinity` (a cpulist or null); the `expected` shapes
 //! are built here for both sides, so the file and the check agree on them.
 
-use super::{field, str_field, topology_from_golden, u32_field};
+use super::{field, sets_field, str_field, topology_from_golden, u32_field};
 use crate::kernel::blk_mq_cpumap::{blk_mq_map_hw_queues, HwFallback, Mapper};
 use crate::kernel::irq_affinity::{irq_calc_affinity_vectors, irq_create_affinity_masks, AffinityEra, AffinityRequest};
 use crate::kernel::manage::irq_affinity_setup;
@@ -64,19 +64,7 @@ pub(crate) fn request_keys(case: &mut Value, req: &AffinityRequest) {
 }
 
 fn request_of(case: &Value) -> Result<AffinityRequest, String> {
-    let sets = match field(case, "sets")? {
-        Value::Null => None,
-        Value::Array(a) => Some(
-            a.iter()
-                .map(|v| {
-                    v.as_u64()
-                        .and_then(|v| u32::try_from(v).ok())
-                        .ok_or("a set size is not a u32")
-                })
-                .collect::<Result<Vec<u32>, _>>()?,
-        ),
-        _ => return Err("\"sets\" is not a list".into()),
-    };
+    let sets = sets_field(case)?;
     let req = AffinityRequest {
         nvecs: u32_field(case, "nvecs")?,
         pre_vectors: u32_field(case, "pre_vectors")?,

@@ -11,7 +11,7 @@
 //!
 //! A window is reused across the nodes and clusters of one call (its buffer is allocated once).
 
-use crate::topology::CpuSet;
+use crate::topology::{nth_bit, CpuSet};
 
 const WORD_BITS: u32 = 64;
 
@@ -126,19 +126,7 @@ impl Window {
 
     /// The `n`-th lowest CPU, 0-based (`cpumask_nth`).
     pub(super) fn nth(&self, n: u32) -> Option<u32> {
-        let mut left = n;
-        for (i, &word) in self.words.iter().enumerate() {
-            let ones = word.count_ones();
-            if left < ones {
-                let mut word = word;
-                for _ in 0..left {
-                    word &= word - 1;
-                }
-                return Some(self.cpu(i, word.trailing_zeros()));
-            }
-            left -= ones;
-        }
-        None
+        nth_bit(&self.words, n).map(|(i, bit)| self.cpu(i, bit))
     }
 
     /// `cpumask_clear_cpu`.

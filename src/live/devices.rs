@@ -316,33 +316,27 @@ mod tests {
 
     #[test]
     fn names_group_into_devices() {
-        let n = |s: &str| classify(s).map(|(d, r, m)| (d, matches!(r, Role::Pre), m));
-        assert_eq!(n("nvme0q0"), Some(("nvme0".into(), true, true)));
-        assert_eq!(n("nvme12q31"), Some(("nvme12".into(), false, true)));
-        assert_eq!(n("nvme0q"), None);
-        assert_eq!(n("virtio3-req.0"), Some(("virtio3".into(), false, true)));
-        assert_eq!(n("virtio3-config"), Some(("virtio3".into(), true, false)));
-        assert_eq!(n("virtio1-input.2"), Some(("virtio1".into(), false, false)));
-        assert_eq!(
-            n("mlx5_comp7@pci:0000:08:00.0"),
-            Some(("mlx5@0000:08:00.0".into(), false, false))
-        );
-        assert_eq!(
-            n("mlx5_async0@pci:0000:08:00.0"),
-            Some(("mlx5@0000:08:00.0".into(), true, false))
-        );
-        assert_eq!(
-            n("mana_q3@pci:7870:00:00.0"),
-            Some(("mana@7870:00:00.0".into(), false, false))
-        );
-        assert_eq!(
-            n("mana_hwc@pci:7870:00:00.0"),
-            Some(("mana@7870:00:00.0".into(), true, false))
-        );
-        assert_eq!(n("mana_intr"), Some(("mana".into(), false, false)));
-        assert_eq!(n("mana_q"), None);
-        assert_eq!(n("mana_qx@pci:1"), None);
-        assert_eq!(n("i8042"), None);
+        // The IRQ's name, then its device, whether it is a pre vector, whether managed.
+        let cases = [
+            ("nvme0q0", Some(("nvme0", true, true))),
+            ("nvme12q31", Some(("nvme12", false, true))),
+            ("nvme0q", None),
+            ("virtio3-req.0", Some(("virtio3", false, true))),
+            ("virtio3-config", Some(("virtio3", true, false))),
+            ("virtio1-input.2", Some(("virtio1", false, false))),
+            ("mlx5_comp7@pci:0000:08:00.0", Some(("mlx5@0000:08:00.0", false, false))),
+            ("mlx5_async0@pci:0000:08:00.0", Some(("mlx5@0000:08:00.0", true, false))),
+            ("mana_q3@pci:7870:00:00.0", Some(("mana@7870:00:00.0", false, false))),
+            ("mana_hwc@pci:7870:00:00.0", Some(("mana@7870:00:00.0", true, false))),
+            ("mana_intr", Some(("mana", false, false))),
+            ("mana_q", None),
+            ("mana_qx@pci:1", None),
+            ("i8042", None),
+        ];
+        for (name, want) in cases {
+            let got = classify(name).map(|(d, r, m)| (d, matches!(r, Role::Pre), m));
+            assert_eq!(got, want.map(|(d, pre, m)| (d.to_string(), pre, m)), "{name}");
+        }
     }
 
     /// Chip names as real kernels print them (the lab's arm64 and x86 captures, Hyper-V's

@@ -19,8 +19,8 @@ use super::auth::{Tokens, Verdict};
 use super::imports::{snapshots_of_text, BadImport, ImportStore, ImportStoreError};
 use super::limits::{HOST_IDLE_MS_DEFAULT, SNAPSHOT_BYTES_MAX};
 use super::persist::{Persist, PersistError, Ticket};
-use super::protocol::{decode_delta_body, DeltaError, BASE_MISMATCH};
 use super::protocol::{decode_push_body, valid_host_name, Capture, PushBodyError, Snapshot, PROTOCOL_VERSION};
+use super::protocol::{Delta, DeltaError, BASE_MISMATCH};
 use super::store::{self, Arrival, HostState, IngestError, LiveStore};
 use std::collections::HashMap;
 use std::net::IpAddr;
@@ -448,7 +448,7 @@ impl Hub {
         body: &[u8],
     ) -> Result<u64, HubError> {
         let unbound = self.admit_push(host, bearer)?;
-        let snap = decode_push_body(content_encoding, body, SNAPSHOT_BYTES_MAX).map_err(HubError::Body)?;
+        let snap = decode_push_body::<Snapshot>(content_encoding, body, SNAPSHOT_BYTES_MAX).map_err(HubError::Body)?;
         self.keep_pushed(host, snap, unbound, None)
     }
 
@@ -466,7 +466,7 @@ impl Hub {
         body: &[u8],
     ) -> Result<u64, HubError> {
         let unbound = self.admit_push(host, bearer)?;
-        let delta = decode_delta_body(content_encoding, body, SNAPSHOT_BYTES_MAX).map_err(HubError::Body)?;
+        let delta = decode_push_body::<Delta>(content_encoding, body, SNAPSHOT_BYTES_MAX).map_err(HubError::Body)?;
         let base = self.host(host).ok_or(HubError::BaseMismatch)?;
         // Rebuilt outside the lock; kept only if `base` is still the host's state.
         let snap = delta.apply(&base.snapshot).map_err(|e| match e {

@@ -476,14 +476,27 @@ mod tests {
         }
     }
 
+    /// A directory of the test's own, emptied, and the database path in it.
+    fn scratch(test: &str) -> (std::path::PathBuf, std::path::PathBuf) {
+        let dir = std::env::temp_dir().join(format!("irqscope-persist-{test}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("live.redb");
+        (dir, path)
+    }
+
+    /// Every record of the database at `path` opened afresh; none may be unreadable.
+    fn reopened(path: &std::path::Path) -> Vec<PersistedHost> {
+        let (records, bad) = Persist::open(path).unwrap().load_all().unwrap();
+        assert!(bad.is_empty(), "{bad:?}");
+        records
+    }
+
     /// Many pushes at once: every one is answered Ok only once on disk, each host's row is its
     /// newest reading and every reading's sample is kept, whatever batches they fell into.
     #[test]
     fn concurrent_appends_are_all_committed() {
-        let dir = std::env::temp_dir().join(format!("irqscope-persist-group-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        let path = dir.join("live.redb");
+        let (dir, path) = scratch("group");
         let persist = Arc::new(Persist::open(&path).unwrap());
         let store = Arc::new(Mutex::new(LiveStore::new()));
         const HOSTS: usize = 8;
@@ -524,8 +537,7 @@ mod tests {
             .map(|(h, st)| (h.clone(), st.seq))
             .collect::<Vec<_>>();
         drop(persist);
-        let (records, bad) = Persist::open(&path).unwrap().load_all().unwrap();
-        assert!(bad.is_empty(), "{bad:?}");
+        let records = reopened(&path);
         assert_eq!(records.len(), HOSTS);
         for rec in &records {
             let seq = kept.iter().find(|(h, _)| *h == rec.snapshot.host).unwrap().1;
@@ -545,10 +557,7 @@ mod tests {
     /// host that pushes again after its deletion keeps the new reading.
     #[test]
     fn removals_apply_in_queue_order() {
-        let dir = std::env::temp_dir().join(format!("irqscope-persist-order-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        let path = dir.join("live.redb");
+        let (dir, path) = scratch("order");
         let persist = Persist::open(&path).unwrap();
         let mut store = LiveStore::new();
         let at = |received_ms| Arrival {
@@ -573,8 +582,7 @@ mod tests {
             persist.wait(t).unwrap();
         }
         drop(persist);
-        let (records, bad) = Persist::open(&path).unwrap().load_all().unwrap();
-        assert!(bad.is_empty(), "{bad:?}");
+        let records = reopened(&path);
         let hosts: Vec<(&str, u64, usize)> = records
             .iter()
             .map(|r| (r.snapshot.host.as_str(), r.snapshot.taken_unix_ms, r.history.len()))

@@ -533,26 +533,30 @@ impl PushBodyError {
     }
 }
 
+/// What a push body holds: a whole [`Snapshot`], or a [`Delta`] ([`DELTA_CONTENT_TYPE`]);
+/// `NOUN` names it in the message about bad JSON.
+pub(crate) trait PushBody: serde::de::DeserializeOwned {
+    const NOUN: &'static str;
+}
+
+impl PushBody for Snapshot {
+    const NOUN: &'static str = "snapshot";
+}
+
+impl PushBody for Delta {
+    const NOUN: &'static str = "delta";
+}
+
 /// A push body as the agent sends it: JSON, gzip-compressed when `content_encoding` says so,
 /// at most `bytes_max` bytes after decompression (a gzip bomb stops there). Older protocol
 /// versions are upgraded. Limits and the topology are checked by the store, as for any snapshot.
-pub(crate) fn decode_push_body(
+pub(crate) fn decode_push_body<T: PushBody>(
     content_encoding: Option<&str>,
     body: &[u8],
     bytes_max: usize,
-) -> Result<Snapshot, PushBodyError> {
+) -> Result<T, PushBodyError> {
     let json = push_json(content_encoding, body, bytes_max)?;
-    serde_json::from_slice(&json).map_err(|e| PushBodyError::Bad(format!("bad snapshot JSON: {e}")))
-}
-
-/// A delta push body ([`DELTA_CONTENT_TYPE`]), decoded and bounded as [`decode_push_body`].
-pub(crate) fn decode_delta_body(
-    content_encoding: Option<&str>,
-    body: &[u8],
-    bytes_max: usize,
-) -> Result<Delta, PushBodyError> {
-    let json = push_json(content_encoding, body, bytes_max)?;
-    serde_json::from_slice(&json).map_err(|e| PushBodyError::Bad(format!("bad delta JSON: {e}")))
+    serde_json::from_slice(&json).map_err(|e| PushBodyError::Bad(format!("bad {} JSON: {e}", T::NOUN)))
 }
 
 /// The JSON of a push body: the body itself, or its gzip stream inflated, within `bytes_max`.
@@ -1048,27 +1052,21 @@ mod tests {
         let (mut json, mut gz) = (Vec::new(), Vec::new());
         encode_push_body(&s, &mut json, &mut gz).unwrap();
         assert!(gz.starts_with(&[0x1f, 0x8b]));
-        assert_eq!(decode_push_body(Some("gzip"), &gz, 1 << 20).unwrap(), s);
-        assert_eq!(decode_push_body(None, &json, 1 << 20).unwrap(), s);
-        assert_eq!(decode_push_body(Some("identity"), &json, 1 << 20).unwrap(), s);
+        let decode = |encoding, body: &[u8], bytes_max| decode_push_body::<Snapshot>(encoding, body, bytes_max);
+        let status = |encoding, body: &[u8], bytes_max| decode(encoding, body, bytes_max).unwrap_err().status();
+        assert_eq!(decode(Some("gzip"), &gz, 1 << 20).unwrap(), s);
+        assert_eq!(decode(None, &json, 1 << 20).unwrap(), s);
+        assert_eq!(decode(Some("identity"), &json, 1 << 20).unwrap(), s);
         // The bound applies after decompression, to the byte.
         assert_eq!(
-            decode_push_body(Some("gzip"), &gz, json.len() - 1),
+            decode(Some("gzip"), &gz, json.len() - 1),
             Err(PushBodyError::TooLarge(json.len() - 1))
         );
-        assert!(decode_push_body(Some("gzip"), &gz, json.len()).is_ok());
-        assert_eq!(decode_push_body(None, &json, json.len() - 1).unwrap_err().status(), 413);
-        assert_eq!(decode_push_body(Some("br"), &json, 1 << 20).unwrap_err().status(), 415);
-        assert_eq!(
-            decode_push_body(Some("gzip"), &json, 1 << 20).unwrap_err().status(),
-            400
-        );
-        assert_eq!(
-            decode_push_body(Some("gzip"), &gz[..gz.len() / 2], 1 << 20)
-                .unwrap_err()
-                .status(),
-            400
-        );
+        assert!(decode(Some("gzip"), &gz, json.len()).is_ok());
+        assert_eq!(status(None, &json, json.len() - 1), 413);
+        assert_eq!(status(Some("br"), &json, 1 << 20), 415);
+        assert_eq!(status(Some("gzip"), &json, 1 << 20), 400);
+        assert_eq!(status(Some("gzip"), &gz[..gz.len() / 2], 1 << 20), 400);
     }
 
     fn irq(label: &str, counts: &[(u32, u64)], affinity: &str) -> WireIrq {
@@ -1098,7 +1096,7 @@ mod tests {
         let d = Delta::between(base, cur).expect("a delta");
         let (mut json, mut gz) = (Vec::new(), Vec::new());
         encode_delta_body(&d, &mut json, &mut gz).unwrap();
-        let read = decode_delta_body(Some("gzip"), &gz, 1 << 20).unwrap();
+        let read = decode_push_body::<Delta>(Some("gzip"), &gz, 1 << 20).unwrap();
         assert_eq!(read, d);
         (d.clone(), read.apply(base).unwrap())
     }
@@ -1204,7 +1202,12 @@ mod tests {
         // A full snapshot is not a delta, nor the reverse.
         let (mut json, mut gz) = (Vec::new(), Vec::new());
         encode_push_body(&cur, &mut json, &mut gz).unwrap();
-        assert_eq!(decode_delta_body(Some("gzip"), &gz, 1 << 20).unwrap_err().status(), 400);
+        assert_eq!(
+            decode_push_body::<Delta>(Some("gzip"), &gz, 1 << 20)
+                .unwrap_err()
+                .status(),
+            400
+        );
     }
 
     #[test]

@@ -421,18 +421,15 @@ fn cut_into(sizes: &[usize], k: usize, row_cells: usize) -> Option<Vec<(usize, u
     Some(rows)
 }
 
-/// A vertical boundary line of `class` at `x` from `y0` to `y1`.
-fn push_vline(body: &mut String, class: &str, x: f64, y0: u32, y1: u32) {
+/// A boundary line of `class` from (`x1`, `y1`) to (`x2`, `y2`); whole numbers print without a
+/// decimal point.
+fn push_line(body: &mut String, class: &str, (x1, y1): (f64, f64), (x2, y2): (f64, f64)) {
     body.push_str("<line class=\"");
     body.push_str(class);
-    body.push_str("\" x1=\"");
-    push_num(body, x);
-    body.push_str("\" y1=\"");
-    push_u64(body, u64::from(y0));
-    body.push_str("\" x2=\"");
-    push_num(body, x);
-    body.push_str("\" y2=\"");
-    push_u64(body, u64::from(y1));
+    for (attr, v) in [("\" x1=\"", x1), ("\" y1=\"", y1), ("\" x2=\"", x2), ("\" y2=\"", y2)] {
+        body.push_str(attr);
+        push_num(body, v);
+    }
     body.push_str("\"/>\n");
 }
 
@@ -492,7 +489,8 @@ fn draw_row(g: &Grid<'_>, row: &RowPlan<'_>, y: u32, geo: Geometry, body: &mut S
                 CORE_GAP_PX
             };
             if gap == CLUSTER_GAP_PX {
-                push_vline(body, "clu", f64::from(GUTTER_PX) + x + gap / 2.0, 0, cell);
+                let x = f64::from(GUTTER_PX) + x + gap / 2.0;
+                push_line(body, "clu", (x, 0.0), (x, f64::from(cell)));
             }
             x += gap;
         } else {
@@ -586,13 +584,9 @@ fn draw_cells(g: &Grid<'_>, nodes: &[u32], numbered: bool, body: &mut String) ->
         let package = order.first().map(|&c| g.topo.cpu_to_package(c));
         if last_package.is_some() && package != last_package {
             y += PACKAGE_GAP_PX;
-            body.push_str("<line class=\"pkg\" x1=\"0\" y1=\"");
-            push_u64(body, u64::from(y - PACKAGE_GAP_PX / 2));
-            body.push_str("\" x2=\"");
-            push_u64(body, u64::from(GUTTER_PX + 24 * (geo.cell + 1)));
-            body.push_str("\" y2=\"");
-            push_u64(body, u64::from(y - PACKAGE_GAP_PX / 2));
-            body.push_str("\"/>\n");
+            let line_y = f64::from(y - PACKAGE_GAP_PX / 2);
+            let right = f64::from(GUTTER_PX + 24 * (geo.cell + 1));
+            push_line(body, "pkg", (0.0, line_y), (right, line_y));
         }
         last_package = package;
         push_text(

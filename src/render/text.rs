@@ -7,6 +7,7 @@ use super::columns::permalink_block;
 pub use super::columns::{command_block, wrap, COLUMNS_MAX};
 use super::summary;
 use crate::metrics::{Metrics, NodeLoad};
+use crate::scenario::request::format_sets;
 use crate::scenario::spec::command_words;
 use crate::scenario::{Outcome, Scenario};
 use crate::topology::{plural, CpuSet, Topology};
@@ -310,17 +311,13 @@ fn mana_facts(
 fn device_facts(dev: &crate::scenario::Device, res: &crate::scenario::DeviceOutcome) -> Vec<String> {
     let managed = res.vectors.iter().filter(|v| v.managed).count();
     let mut facts = vec![format!("{} vector{}", dev.vectors, plural(dev.vectors as usize))];
-    if dev.pre_vectors > 0 {
-        facts.push(format!("{} pre", dev.pre_vectors));
-    }
-    if dev.post_vectors > 0 {
-        facts.push(format!("{} post", dev.post_vectors));
+    for (n, what) in [(dev.pre_vectors, "pre"), (dev.post_vectors, "post")] {
+        if n > 0 {
+            facts.push(format!("{n} {what}"));
+        }
     }
     if let Some(sets) = &dev.sets {
-        facts.push(format!(
-            "sets {}",
-            sets.iter().map(u32::to_string).collect::<Vec<_>>().join("+")
-        ));
+        facts.push(format!("sets {}", format_sets(sets)));
     }
     facts.push(if res.affinity_null {
         "no affinity masks".into()

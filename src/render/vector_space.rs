@@ -205,13 +205,7 @@ pub(crate) fn add_to_json(value: &mut Value, scenario: &Scenario, outcome: &Outc
     if !shown(scenario, outcome) {
         return;
     }
-    let boot = scenario.boot();
-    for (key, v) in [
-        ("irqaffinity", &boot.irqaffinity),
-        ("isolcpus", &boot.isolcpus),
-        ("nohz_full", &boot.nohz_full),
-        ("vectors_held", &boot.vectors_held),
-    ] {
+    for (key, v) in scenario.boot().named() {
         if let Some(v) = v {
             value["scenario"][key] = json!(v);
         }

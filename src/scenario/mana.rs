@@ -49,13 +49,9 @@ pub fn parse_count_list(text: &str, what: &str) -> Result<Vec<u32>, ScenarioErro
     if text.len() > LIST_TEXT_BYTES_MAX {
         return bad(format!("{what}: longer than {LIST_TEXT_BYTES_MAX} bytes"));
     }
-    text.split(',')
-        .map(|v| {
-            v.trim()
-                .parse::<u32>()
-                .map_err(|_| ScenarioError(format!("{what}: {v:?} is not a number (want e.g. 0,1,1,1)")))
-        })
-        .collect()
+    super::request::split_numbers(text, ',', |v| {
+        format!("{what}: {v:?} is not a number (want e.g. 0,1,1,1)")
+    })
 }
 
 fn list(v: &[u32]) -> String {

@@ -235,6 +235,17 @@ impl BootParams {
     pub(crate) fn is_empty(&self) -> bool {
         *self == BootParams::default()
     }
+
+    /// Each parameter by its kernel name (`nohz_full`; `vectors_held`, which is not one, as
+    /// the JSON spells it) with its text, in the command line's order.
+    pub(crate) fn named(&self) -> [(&'static str, &Option<String>); 4] {
+        [
+            ("irqaffinity", &self.irqaffinity),
+            ("isolcpus", &self.isolcpus),
+            ("nohz_full", &self.nohz_full),
+            ("vectors_held", &self.vectors_held),
+        ]
+    }
 }
 
 /// Longest boot-parameter text.
@@ -495,12 +506,7 @@ impl Scenario {
     pub(crate) fn with_boot(&self, boot: BootParams) -> Result<Scenario, ScenarioError> {
         let topo = &self.topology;
         let n = topo.nr_cpu_ids();
-        for (name, text) in [
-            ("irqaffinity", &boot.irqaffinity),
-            ("isolcpus", &boot.isolcpus),
-            ("nohz_full", &boot.nohz_full),
-            ("vectors_held", &boot.vectors_held),
-        ] {
+        for (name, text) in boot.named() {
             if text.as_ref().is_some_and(|t| t.len() > BOOT_PARAM_BYTES_MAX) {
                 return Err(ScenarioError(format!(
                     "{name}: longer than {BOOT_PARAM_BYTES_MAX} bytes"

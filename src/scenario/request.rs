@@ -24,12 +24,18 @@ pub struct DeviceDefaults {
 
 /// `4+2` as sets.
 pub(crate) fn parse_sets(text: &str) -> Result<Vec<u32>, ScenarioError> {
-    text.split('+')
-        .map(|s| {
-            s.trim()
-                .parse::<u32>()
-                .map_err(|_| ScenarioError(format!("sets {text:?}: give sizes like 4+2")))
-        })
+    split_numbers(text, '+', |_| format!("sets {text:?}: give sizes like 4+2"))
+}
+
+/// Sets as [`parse_sets`] reads them: `4+2`.
+pub(crate) fn format_sets(sets: &[u32]) -> String {
+    sets.iter().map(u32::to_string).collect::<Vec<_>>().join("+")
+}
+
+/// `text` split at `sep` into numbers; `why` says what is wrong with a word that is not one.
+pub(crate) fn split_numbers(text: &str, sep: char, why: impl Fn(&str) -> String) -> Result<Vec<u32>, ScenarioError> {
+    text.split(sep)
+        .map(|word| word.trim().parse::<u32>().map_err(|_| ScenarioError(why(word))))
         .collect()
 }
 

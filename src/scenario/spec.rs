@@ -21,6 +21,7 @@
 //! `COUNT` devices named `p` become `p0 .. p{COUNT-1}` (one device keeps the name `p`); devices
 //! without a name are `dev{i}` by their position in the whole list.
 
+use super::request::format_sets;
 use super::{BlkMqSource, BootParams, Device, Driver, ProbeOrder, Scenario, ScenarioError, DEVICES_MAX};
 use crate::kernel::mana::MsixMode;
 use crate::kernel::vector_matrix::EffectiveModel;
@@ -662,17 +663,13 @@ fn device_options(d: &Device, name: Option<String>) -> Vec<String> {
             opts.push(format!("msix={}", msix_mode_name(mode)));
         }
     }
-    if d.pre_vectors > 0 {
-        opts.push(format!("pre={}", d.pre_vectors));
-    }
-    if d.post_vectors > 0 {
-        opts.push(format!("post={}", d.post_vectors));
+    for (key, n) in [("pre", d.pre_vectors), ("post", d.post_vectors)] {
+        if n > 0 {
+            opts.push(format!("{key}={n}"));
+        }
     }
     if let Some(sets) = &d.sets {
-        opts.push(format!(
-            "sets={}",
-            sets.iter().map(u32::to_string).collect::<Vec<_>>().join("+")
-        ));
+        opts.push(format!("sets={}", format_sets(sets)));
     }
     if !d.managed_affinity && !d.driver.is_mana() {
         opts.push("managed=no".into());
@@ -724,14 +721,9 @@ pub(crate) fn command_words(scenario: &Scenario, topology: &str) -> Vec<String> 
             .command_words(scenario.topology(), scenario.effective()),
     );
     let boot = scenario.boot();
-    for (flag, value) in [
-        ("--irqaffinity", &boot.irqaffinity),
-        ("--isolcpus", &boot.isolcpus),
-        ("--nohz-full", &boot.nohz_full),
-        ("--vectors-held", &boot.vectors_held),
-    ] {
+    for (name, value) in boot.named() {
         if let Some(v) = value {
-            words.push(format!("{flag} {}", shell_word(v)));
+            words.push(format!("--{} {}", name.replace('_', "-"), shell_word(v)));
         }
     }
     words

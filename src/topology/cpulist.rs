@@ -26,17 +26,27 @@ pub enum CpulistError {
     TooLong,
 }
 
-/// Parse a kernel cpulist for a bitmap of `n_bits` ids (`0..n_bits`).
-pub fn parse_cpulist(text: &str, n_bits: u32) -> Result<CpuSet, CpulistError> {
+/// A parser's input within [`CPULIST_TEXT_BYTES_MAX`], ASCII white space trimmed off both ends.
+fn trimmed(text: &str) -> Result<&str, CpulistError> {
     if text.len() > CPULIST_TEXT_BYTES_MAX {
         return Err(CpulistError::TooLong);
     }
-    let invalid = |why| CpulistError::Invalid {
+    Ok(text.trim_matches(|c: char| c.is_ascii_whitespace()))
+}
+
+/// [`CpulistError::Invalid`] of `text`, for the reason given.
+fn invalid_in(text: &str) -> impl Fn(&'static str) -> CpulistError + Copy + '_ {
+    move |why| CpulistError::Invalid {
         text: shorten(text),
         why,
-    };
+    }
+}
+
+/// Parse a kernel cpulist for a bitmap of `n_bits` ids (`0..n_bits`).
+pub fn parse_cpulist(text: &str, n_bits: u32) -> Result<CpuSet, CpulistError> {
+    let body = trimmed(text)?;
+    let invalid = invalid_in(text);
     let mut set = CpuSet::new(n_bits);
-    let body = text.trim_matches(|c: char| c.is_ascii_whitespace());
     if body.is_empty() {
         return Ok(set);
     }
@@ -215,14 +225,8 @@ pub fn format_hex_mask(set: &CpuSet, n_bits: u32) -> String {
 /// Parse a comma-grouped hex mask (`bitmap_parse`): chunks of at most eight hex digits,
 /// least significant chunk last; leading zero digits may be omitted.
 pub fn parse_hex_mask(text: &str, n_bits: u32) -> Result<CpuSet, CpulistError> {
-    if text.len() > CPULIST_TEXT_BYTES_MAX {
-        return Err(CpulistError::TooLong);
-    }
-    let invalid = |why| CpulistError::Invalid {
-        text: shorten(text),
-        why,
-    };
-    let body = text.trim_matches(|c: char| c.is_ascii_whitespace());
+    let body = trimmed(text)?;
+    let invalid = invalid_in(text);
     if body.is_empty() {
         return Err(invalid("empty mask"));
     }

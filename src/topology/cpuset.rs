@@ -16,6 +16,23 @@ pub struct CpuSet {
     words: Vec<u64>,
 }
 
+/// The `n`-th lowest set bit of `words`, 0-based: its word's index and its bit in that word.
+pub(crate) fn nth_bit(words: &[u64], n: u32) -> Option<(usize, u32)> {
+    let mut left = n;
+    for (w, &word) in words.iter().enumerate() {
+        let ones = word.count_ones();
+        if left < ones {
+            let mut word = word;
+            for _ in 0..left {
+                word &= word - 1;
+            }
+            return Some((w, word.trailing_zeros()));
+        }
+        left -= ones;
+    }
+    None
+}
+
 impl CpuSet {
     /// An empty set able to hold ids `0..n_bits` without growing.
     pub(crate) fn new(n_bits: u32) -> CpuSet {
@@ -125,19 +142,7 @@ impl CpuSet {
     /// The `n`-th lowest CPU, 0-based (`cpumask_nth`).
     #[cfg(test)]
     pub(crate) fn nth(&self, n: u32) -> Option<u32> {
-        let mut left = n;
-        for (w, &word) in self.words.iter().enumerate() {
-            let ones = word.count_ones();
-            if left < ones {
-                let mut word = word;
-                for _ in 0..left {
-                    word &= word - 1;
-                }
-                return Some(w as u32 * WORD_BITS + word.trailing_zeros());
-            }
-            left -= ones;
-        }
-        None
+        nth_bit(&self.words, n).map(|(w, bit)| w as u32 * WORD_BITS + bit)
     }
 
     /// Highest CPU, `None` when empty.

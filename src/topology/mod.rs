@@ -19,6 +19,7 @@ mod view;
 
 pub use arch::{Arch, Irqchip};
 pub use cpulist::{format_cpulist, format_hex_mask, parse_cpulist, parse_hex_mask, CpulistError};
+pub(crate) use cpuset::nth_bit;
 pub use cpuset::CpuSet;
 pub use spec::{ClusterShape, Generator, SmtNumbering, TopologySpec};
 use view::{Drawing, MaskRule, Slot, View};

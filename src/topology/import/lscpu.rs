@@ -32,6 +32,19 @@ pub fn import(text: &str) -> Result<Imported, ImportError> {
 
 type Row = (usize, Vec<Option<String>>);
 
+/// A fault in the table's layout (no field to name).
+fn table_error(line: Option<usize>, message: impl Into<String>) -> ImportError {
+    ImportError::new(F, line, "", message)
+}
+
+/// A data line whose field count is not the header's.
+fn width_error(line_no: usize, fields: usize, columns: usize) -> ImportError {
+    table_error(
+        Some(line_no),
+        format!("{fields} fields, but the header names {columns} columns (truncated line?)"),
+    )
+}
+
 fn table_p(text: &str) -> Result<(Vec<String>, Vec<Row>), ImportError> {
     let mut columns: Option<Vec<String>> = None;
     let mut rows = Vec::new();
@@ -42,20 +55,10 @@ fn table_p(text: &str) -> Result<(Vec<String>, Vec<Row>), ImportError> {
             let names: Vec<String> = comment.split(',').map(|s| s.trim().to_ascii_uppercase()).collect();
             if names.first().is_some_and(|n| n == "CPU") {
                 if !rows.is_empty() {
-                    return Err(ImportError::new(
-                        F,
-                        Some(line_no),
-                        "",
-                        "a second `# CPU,…` header after data lines",
-                    ));
+                    return Err(table_error(Some(line_no), "a second `# CPU,…` header after data lines"));
                 }
                 if names.len() > COLUMNS_MAX {
-                    return Err(ImportError::new(
-                        F,
-                        Some(line_no),
-                        "",
-                        format!("more than {COLUMNS_MAX} columns"),
-                    ));
+                    return Err(table_error(Some(line_no), format!("more than {COLUMNS_MAX} columns")));
                 }
                 columns = Some(names);
             }
@@ -65,10 +68,8 @@ fn table_p(text: &str) -> Result<(Vec<String>, Vec<Row>), ImportError> {
             continue;
         }
         let Some(cols) = &columns else {
-            return Err(ImportError::new(
-                F,
+            return Err(table_error(
                 Some(line_no),
-                "",
                 "data before the `# CPU,…` header line (is this `lscpu -p` output?)",
             ));
         };
@@ -78,24 +79,13 @@ fn table_p(text: &str) -> Result<(Vec<String>, Vec<Row>), ImportError> {
             .map(|f| (!f.is_empty()).then(|| f.to_string()))
             .collect();
         if fields.len() != cols.len() {
-            return Err(ImportError::new(
-                F,
-                Some(line_no),
-                "",
-                format!(
-                    "{} fields, but the header names {} columns (truncated line?)",
-                    fields.len(),
-                    cols.len()
-                ),
-            ));
+            return Err(width_error(line_no, fields.len(), cols.len()));
         }
         rows.push((line_no, fields));
     }
     let Some(columns) = columns else {
-        return Err(ImportError::new(
-            F,
+        return Err(table_error(
             None,
-            "",
             "no `# CPU,…` header line (is this `lscpu -p` output?)",
         ));
     };
@@ -113,10 +103,8 @@ fn table_e(text: &str) -> Result<(Vec<String>, Vec<Row>), ImportError> {
         }
         let Some(cols) = &columns else {
             if !words[0].eq_ignore_ascii_case("CPU") {
-                return Err(ImportError::new(
-                    F,
+                return Err(table_error(
                     Some(line_no),
-                    "",
                     format!(
                         "expected a header starting with CPU (lscpu -e), found {:?}",
                         short(line)
@@ -124,27 +112,13 @@ fn table_e(text: &str) -> Result<(Vec<String>, Vec<Row>), ImportError> {
                 ));
             }
             if words.len() > COLUMNS_MAX {
-                return Err(ImportError::new(
-                    F,
-                    Some(line_no),
-                    "",
-                    format!("more than {COLUMNS_MAX} columns"),
-                ));
+                return Err(table_error(Some(line_no), format!("more than {COLUMNS_MAX} columns")));
             }
             columns = Some(words.iter().map(|w| w.to_ascii_uppercase()).collect());
             continue;
         };
         if words.len() != cols.len() {
-            return Err(ImportError::new(
-                F,
-                Some(line_no),
-                "",
-                format!(
-                    "{} fields, but the header names {} columns (truncated line?)",
-                    words.len(),
-                    cols.len()
-                ),
-            ));
+            return Err(width_error(line_no, words.len(), cols.len()));
         }
         rows.push((
             line_no,
@@ -152,10 +126,8 @@ fn table_e(text: &str) -> Result<(Vec<String>, Vec<Row>), ImportError> {
         ));
     }
     let Some(columns) = columns else {
-        return Err(ImportError::new(
-            F,
+        return Err(table_error(
             None,
-            "",
             "empty input (expected `lscpu -p` or `lscpu -e` output)",
         ));
     };
