@@ -113,13 +113,13 @@ pub struct Row {
 
 impl Row {
     /// The change in the worst CPU's load (positive: worse).
-    pub fn delta(&self) -> i64 {
+    pub(crate) fn delta(&self) -> i64 {
         i64::from(self.after.worst) - i64::from(self.before.worst)
     }
-    pub fn delta_p(&self) -> f64 {
+    pub(crate) fn delta_p(&self) -> f64 {
         self.after.p_above_ideal - self.before.p_above_ideal
     }
-    pub fn delta_numa(&self) -> f64 {
+    pub(crate) fn delta_numa(&self) -> f64 {
         self.after.numa_excess - self.before.numa_excess
     }
 }
@@ -152,14 +152,14 @@ pub struct WorstCase {
 }
 
 /// Rows the reply's table shows.
-pub const TABLE_ROWS: usize = 10;
+pub(crate) const TABLE_ROWS: usize = 10;
 
 fn plural(n: u64, one: &str, many: &str) -> String {
     format!("{n} {}", if n == 1 { one } else { many })
 }
 
 /// The verdict in one paragraph.
-pub fn verdict(r: &Review) -> String {
+pub(crate) fn verdict(r: &Review) -> String {
     let c = &r.classification;
     let base = match &r.base.version {
         Some(v) => format!("{} {v}", r.base.package),
@@ -217,8 +217,9 @@ pub fn verdict(r: &Review) -> String {
 }
 
 fn catalogue_sentence(r: &Review) -> String {
-    let worse = r.rows.iter().filter(|x| x.change == "regression").count() as u64;
-    let better = r.rows.iter().filter(|x| x.change == "improvement").count() as u64;
+    let worse = r.rows.iter().filter(|x| x.change == "regression").count();
+    let better = r.rows.iter().filter(|x| x.change == "improvement").count();
+    let moved = r.rows.len() - worse - better;
     let mut s = format!(
         " Of {} catalogue machine and mix pairs, {} change: {} for the worse, {} for the better",
         r.pairs_run,
@@ -226,6 +227,13 @@ fn catalogue_sentence(r: &Review) -> String {
         worse,
         better
     );
+    if moved > 0 {
+        s.push_str(&format!(
+            ", {moved} {} IRQs without changing the worst CPU's load or how often it is above \
+             the ideal",
+            if moved == 1 { "moves" } else { "move" }
+        ));
+    }
     if let Some(top) = r.rows.first().filter(|t| t.delta() != 0) {
         s.push_str(&format!(
             "; the most on {} with {}, where the worst CPU goes from {} to {}",
@@ -279,7 +287,7 @@ fn cut(s: &str, n: usize) -> String {
 }
 
 /// The per-CPU counts of the worst case, sixteen CPUs to a block.
-pub fn per_cpu(w: &WorstCase, out: &mut String) {
+pub(crate) fn per_cpu(w: &WorstCase, out: &mut String) {
     out.push_str(&wrap(
         &format!(
             "The worst case beyond the catalogue: {}, {} probed as {} from counter {}. \
@@ -293,10 +301,22 @@ pub fn per_cpu(w: &WorstCase, out: &mut String) {
         "",
     ));
     out.push('\n');
-    for start in (0..w.cpu.len()).step_by(16) {
-        let end = (start + 16).min(w.cpu.len());
+    // Columns as wide as the widest number and one space, as many as fit in 72 after the
+    // label: 15 CPUs a row below CPU 1000.
+    let widest = w
+        .cpu
+        .iter()
+        .chain(&w.before)
+        .chain(&w.after)
+        .max()
+        .copied()
+        .unwrap_or(0);
+    let width = widest.to_string().len() + 1;
+    let per_row = ((72 - 10) / width).max(1);
+    for start in (0..w.cpu.len()).step_by(per_row) {
+        let end = (start + per_row).min(w.cpu.len());
         let row = |label: &str, v: &[u32]| {
-            let cells: String = v[start..end].iter().map(|x| format!("{x:>4}")).collect();
+            let cells: String = v[start..end].iter().map(|x| format!("{x:>width$}")).collect();
             format!("  {label:<8}{cells}\n")
         };
         out.push_str(&row("CPU", &w.cpu));
@@ -406,4 +426,49 @@ fn links(r: &Review, out: &mut String) {
         out.push_str(&format!("  the worst case, {}:\n{}\n", w.machine, w.link));
     }
     out.push('\n');
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn worst(cpu: Vec<u32>) -> WorstCase {
+        let n = cpu.len();
+        WorstCase {
+            machine: format!("{n} CPUs, 1 node, x86_64"),
+            cpus: n as u32,
+            devices: "2x3:name=nvme,pre=1".into(),
+            order: vec!["nvme0".into(), "nvme1".into()],
+            counter: 0,
+            before: (0..n as u32).map(|i| i % 2).collect(),
+            after: (0..n as u32).map(|i| i % 3).collect(),
+            cpu,
+            before_worst: 1,
+            after_worst: 2,
+            topology_toml: String::new(),
+            confirmed: true,
+            tried: 1,
+            shrink_steps: 0,
+            link: String::new(),
+        }
+    }
+
+    /// The per-CPU counts stand in columns under their CPU ids, every row of a block as long
+    /// as the others and none over 72 columns, for small ids and for four-digit ones.
+    #[test]
+    fn per_cpu_counts_stand_in_columns() {
+        for cpu in [(0..20).collect::<Vec<u32>>(), (4090..4130).collect()] {
+            let mut out = String::new();
+            per_cpu(&worst(cpu.clone()), &mut out);
+            let table: Vec<&str> = out.lines().filter(|l| l.starts_with("  ")).collect();
+            assert!(!table.is_empty(), "{out}");
+            for block in table.chunks(3) {
+                let widths: Vec<usize> = block.iter().map(|l| l.len()).collect();
+                assert!(widths.iter().all(|&w| w == widths[0] && w <= 72), "{block:?}");
+                assert!(block[0].trim_start().starts_with("CPU"), "{block:?}");
+            }
+            let shown: usize = table.iter().step_by(3).map(|l| l.split_whitespace().count() - 1).sum();
+            assert_eq!(shown, cpu.len(), "every CPU once: {out}");
+        }
+    }
 }

@@ -6,6 +6,21 @@
 use super::{Builds, Progress, ReviewError, ReviewOptions};
 use crate::analysis::orders::{distribution, Distribution};
 use crate::analysis::sweep::Mix;
+
+/// Device mixes a review runs on every catalogue machine beside the sweep's named ones: seed
+/// 000's own disks (six NVMe controllers of 62 I/O queues, L96as v4; two of 6, D16plds v6)
+/// and virtio-blk disks (a config vector and four request queues each).
+const REVIEW_MIXES: &[&str] = &[
+    "nvme-6x62=6x62:name=nvme,pre=1",
+    "nvme-2x6=2x6:name=nvme,pre=1",
+    "virtio-blk-4x4=4x4:name=vd,pre=1",
+];
+
+/// The mixes of a review: [`Mix::named`], then [`REVIEW_MIXES`].
+pub(crate) fn review_mixes() -> Vec<Mix> {
+    let extra = REVIEW_MIXES.iter().map(|m| Mix::parse(m).expect("review mixes parse"));
+    Mix::named().into_iter().chain(extra).collect()
+}
 pub(crate) use crate::render::review::{Figures, Row};
 use crate::scenario::payloads::{CompareSpec, SideSpec};
 use crate::scenario::permalink;
@@ -103,7 +118,7 @@ pub(crate) fn rows(
     opts: &ReviewOptions,
     progress: Progress<'_>,
 ) -> Result<(u32, Vec<Row>), ReviewError> {
-    let mixes = Mix::named();
+    let mixes = review_mixes();
     let total = opts.machines.len() * mixes.len();
     let mut rows = Vec::new();
     let mut n = 0u32;
