@@ -240,6 +240,38 @@ pub fn check(o: &OrdersCapture) -> Result<(String, bool), String> {
     Ok((out, passed))
 }
 
+/// `lab check` of one capture that recorded its boot's calls (`probe_calls`): the order as
+/// the model reads it, and whether the model allows it, on the capture's machine
+/// (`topology`); `true` when it does.
+pub fn check_one(topology: &Arc<Topology>, pc: &ProbeCalls) -> Result<(String, bool), String> {
+    let cpus = topology.possible().weight();
+    let devices: Vec<Device> = pc
+        .devices
+        .iter()
+        .map(|d| scenario_device(d, cpus))
+        .collect::<Result<_, _>>()?;
+    let view = model_view(&pc.devices, &pc.calls).map_err(|e| format!("probe_calls: {e}"))?;
+    let calls: Vec<String> = view.iter().map(Call::to_string).collect();
+    let (verdict, allowed) = match call_order::allows(topology, &devices, &view) {
+        Ok(a) => (format!("allowed ({}: {})", a.probe.name(), a.order.join(",")), true),
+        Err(why) => (format!("not allowed by the model: {why}"), false),
+    };
+    let mut out = wrap(
+        &format!(
+            "probe order: {} calls from {} ({}), {verdict}",
+            calls.len(),
+            pc.mechanism,
+            device_list(&pc.devices)
+        ),
+        "",
+        "  ",
+    );
+    if !calls.is_empty() {
+        out.push_str(&wrap(&calls.join(" "), "  ", "  "));
+    }
+    Ok((out, allowed))
+}
+
 /// `n0 nvme(3), vb0 virtio-blk(2)`.
 fn device_list(devices: &[LabDevice]) -> String {
     devices

@@ -64,6 +64,12 @@ pub fn compute(spec: &ScenarioSpec, scenario: &Scenario) -> Result<Option<Orders
     }))
 }
 
+/// "1 IRQ", "2 IRQs": a count with its noun in the number it takes.
+pub(crate) fn count(n: impl Into<u64>, one: &str, many: &str) -> String {
+    let n = n.into();
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
 fn percent(k: u64, n: u64) -> f64 {
     100.0 * k as f64 / n.max(1) as f64
 }
@@ -153,19 +159,24 @@ impl OrdersShown {
         };
         out.push_str(&format!("\nprobe orders: {} ({how})\n", self.flags()));
         out.push_str(&format!(
-            "worst CPU load over {} runs (ideal {} IRQs):\n",
-            d.runs, d.ideal_irqs_per_cpu
+            "worst CPU load over {} (ideal {}):\n",
+            count(d.runs, "run", "runs"),
+            count(d.ideal_irqs_per_cpu, "IRQ", "IRQs")
         ));
         for (load, runs) in &d.worst_irqs_per_cpu {
             out.push_str(&format!(
-                "  {load:>4} IRQs: {runs:>8} runs ({:5.1}%)\n",
+                "  {:>9}: {:>13} ({:5.1}%)\n",
+                count(*load, "IRQ", "IRQs"),
+                count(*runs, "run", "runs"),
                 percent(*runs, d.runs)
             ));
         }
         out.push_str("most devices on one CPU:\n");
         for (n, runs) in &d.worst_devices_per_cpu {
             out.push_str(&format!(
-                "  {n:>4} devs: {runs:>8} runs ({:5.1}%)\n",
+                "  {:>9}: {:>13} ({:5.1}%)\n",
+                count(*n, "dev", "devs"),
+                count(*runs, "run", "runs"),
                 percent(*runs, d.runs)
             ));
         }
@@ -185,10 +196,10 @@ impl OrdersShown {
         for (i, r) in [&d.best, &d.median, &d.worst].into_iter().enumerate() {
             let (names, link) = &self.picks[i];
             let head = format!(
-                "{} order ({} IRQs, {} devs, counter {}): {}",
+                "{} order ({}, {}, counter {}): {}",
                 PICK_NAMES[i],
-                r.irqs_per_cpu_max,
-                r.devices_per_cpu_max,
+                count(r.irqs_per_cpu_max, "IRQ", "IRQs"),
+                count(r.devices_per_cpu_max, "dev", "devs"),
                 r.counter,
                 names.join(" ")
             );
@@ -218,6 +229,8 @@ pub struct PickRow {
     pub counter: u32,
     pub irqs_per_cpu_max: u32,
     pub devices_per_cpu_max: u32,
+    /// "1 IRQ", "5 IRQs".
+    pub worst: String,
     pub link: String,
 }
 
@@ -241,7 +254,7 @@ impl OrdersShown {
         let how = if d.exact {
             "every probe order the model allows".to_string()
         } else {
-            format!("a sample of {} probe orders", d.runs)
+            format!("a sample of {}", count(d.runs, "probe order", "probe orders"))
         };
         let starts = if self.counters.from == self.counters.to {
             format!("counter start {}", self.counters.from)
@@ -249,9 +262,9 @@ impl OrdersShown {
             format!("counter starts {}..{}", self.counters.from, self.counters.to)
         };
         let mut headline = format!(
-            "Over {} boots ({how} × {starts}): the worst CPU serves more than the ideal {} IRQs in {:.1}% of boots",
-            d.runs,
-            d.ideal_irqs_per_cpu,
+            "Over {} ({how} × {starts}): the worst CPU serves more than the ideal {} in {:.1}% of boots",
+            count(d.runs, "boot", "boots"),
+            count(d.ideal_irqs_per_cpu, "IRQ", "IRQs"),
             percent(d.worst_above_ideal, d.runs)
         );
         if let Some((lo, hi)) = d.interval {
@@ -290,6 +303,7 @@ impl OrdersShown {
                     counter: r.counter,
                     irqs_per_cpu_max: r.irqs_per_cpu_max,
                     devices_per_cpu_max: r.devices_per_cpu_max,
+                    worst: count(r.irqs_per_cpu_max, "IRQ", "IRQs"),
                     link: self.picks[i].1.clone(),
                 })
                 .collect(),
@@ -331,7 +345,14 @@ pub(crate) fn histogram_svg(d: &Distribution) -> String {
             r##"<rect class="bar" data-load="{load}" data-runs="{runs}" x="{x}" y="{}" width="{BAR}" height="{h}" fill="{fill}"><title>"##,
             base - h
         );
-        push_escaped(&mut out, &format!("worst CPU {load} IRQs: {runs} of {} boots", d.runs));
+        push_escaped(
+            &mut out,
+            &format!(
+                "worst CPU {}: {runs} of {}",
+                count(load, "IRQ", "IRQs"),
+                count(d.runs, "boot", "boots")
+            ),
+        );
         let _ = write!(
             out,
             r#"</title></rect><text class="tick" x="{}" y="{}" text-anchor="middle">{:.1}%</text><text class="lbl" x="{}" y="{}" text-anchor="middle">{load}</text>"#,

@@ -203,3 +203,55 @@ fn bad_orders_and_counters_exit_2() {
         assert!(err.contains(value), "{flag} {value}: {err}");
     }
 }
+
+/// No "1 IRQs", "1 runs" or "1 devs": counts of one take the singular in the text twin and on
+/// the page, where devices a, b and c (3, 2, 1 queues) on 8 CPUs make an ideal of 1 IRQ and a
+/// worst CPU of 1 IRQ in most runs.
+#[tokio::test]
+async fn counts_of_one_are_singular() {
+    use axum::body::Body;
+    use http_body_util::BodyExt;
+    use tower::ServiceExt;
+    let plural_one = |text: &str| {
+        ["IRQs", "runs", "devs", "boots", "probe orders"]
+            .iter()
+            .flat_map(|noun| [format!(" 1 {noun}"), format!("(1 {noun}"), format!(">1 {noun}")])
+            .filter(|bad| text.contains(bad.as_str()))
+            .collect::<Vec<_>>()
+    };
+    let text = simulate_abc("all");
+    assert!(text.contains("(ideal 1 IRQ):"), "{text}");
+    assert!(text.contains("      1 IRQ: "), "{text}");
+    assert!(text.contains("     2 IRQs: "), "{text}");
+    assert!(text.contains("(1 IRQ, 1 dev, counter"), "{text}");
+    assert_eq!(plural_one(&text), Vec::<String>::new(), "{text}");
+    let spec = irqscope::scenario::spec::ScenarioSpec {
+        variant: "cluster".into(),
+        orders: Some("all".into()),
+        counter_to: Some(3),
+        ..irqscope::scenario::spec::ScenarioSpec::new(
+            irqscope::scenario::spec::TopologyRef::Preset("vm-8vcpu-smt2".into()),
+            ["3:name=a", "2:name=b", "1:name=c"]
+                .iter()
+                .map(|t| irqscope::scenario::spec::parse_device_token(t).unwrap())
+                .collect(),
+        )
+    };
+    let link = irqscope::scenario::permalink::encode(&spec).unwrap();
+    let app = irqscope::web::app(irqscope::web::AppState::default());
+    let resp = app
+        .oneshot(
+            axum::http::Request::get(format!("/s/{link}"))
+                .body(Body::empty())
+                .unwrap(),
+        )
+        .await
+        .unwrap();
+    let html = String::from_utf8(resp.into_body().collect().await.unwrap().to_bytes().to_vec()).unwrap();
+    let block = &html[html.find("id=\"orders\"").expect("the distribution block")..];
+    let block = &block[..block.find("</section>").unwrap()];
+    assert!(block.contains("the ideal 1 IRQ in "), "{block}");
+    assert!(block.contains(">1 IRQ</td>"), "{block}");
+    assert!(block.contains("worst CPU 1 IRQ: 16 of 24 boots"), "{block}");
+    assert_eq!(plural_one(block), Vec::<String>::new(), "{block}");
+}
