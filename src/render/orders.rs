@@ -4,6 +4,7 @@
 use crate::analysis::orders::{self, CounterRange, Distribution, OrderRun, Orders};
 use crate::render::columns::wrap;
 use crate::render::heatmap::percent_heatmap;
+use crate::render::sweep::group_digits;
 use crate::render::svg::{push_escaped, svg_open};
 use crate::scenario::spec::{spec_of, ScenarioSpec};
 use crate::scenario::{permalink, Scenario};
@@ -153,7 +154,7 @@ impl OrdersShown {
         let how = if d.exact {
             "every order".to_string()
         } else if d.over_budget {
-            format!("sampled: over {} runs", orders::RUNS_BUDGET)
+            format!("sampled: over {} runs", group_digits(orders::RUNS_BUDGET))
         } else {
             "sampled".to_string()
         };
@@ -273,8 +274,8 @@ impl OrdersShown {
         let sampled_note = d.over_budget.then(|| {
             format!(
                 "Every order would take more than {} runs, so {} orders were drawn at random (seed 0); the shares are estimates.",
-                orders::RUNS_BUDGET,
-                d.runs
+                group_digits(orders::RUNS_BUDGET),
+                group_digits(d.runs)
             )
         });
         let percent_of: Vec<(u32, u32)> = d

@@ -255,3 +255,49 @@ async fn counts_of_one_are_singular() {
     assert!(block.contains("worst CPU 1 IRQ: 16 of 24 boots"), "{block}");
     assert_eq!(plural_one(block), Vec::<String>::new(), "{block}");
 }
+
+/// `all` over the enumeration budget (nine different devices: 362,880 orders) is sampled, and
+/// the text twin, the JSON twin and the page say so.
+#[tokio::test]
+async fn all_over_the_budget_is_sampled_and_said() {
+    use axum::body::Body;
+    use http_body_util::BodyExt;
+    use tower::ServiceExt;
+    let devices: Vec<String> = (1..=9).map(|q| format!("{q}:name=d{q}")).collect();
+    let mut args = vec!["simulate", "vm-8vcpu-smt2"];
+    args.extend(devices.iter().map(String::as_str));
+    args.extend(["--variant", "cluster", "--orders", "all"]);
+    let text = irqscope(&args);
+    assert!(text.contains("--orders all --counter 0 (sampled: over 50,000 runs)"), "{text}");
+    assert!(text.contains("worst CPU load over 2000 runs"), "{text}");
+    assert!(text.contains("(95% interval "), "{text}");
+    let v = json(&[&args[..], &["--format", "json"]].concat());
+    let d = &v["distribution"];
+    assert_eq!((d["exact"].as_bool(), d["runs"].as_u64()), (Some(false), Some(2000)), "{d}");
+    assert_eq!(d["sampled_over_budget"], 50_000);
+    let spec = irqscope::scenario::spec::ScenarioSpec {
+        variant: "cluster".into(),
+        orders: Some("all".into()),
+        ..irqscope::scenario::spec::ScenarioSpec::new(
+            irqscope::scenario::spec::TopologyRef::Preset("vm-8vcpu-smt2".into()),
+            devices
+                .iter()
+                .map(|t| irqscope::scenario::spec::parse_device_token(t).unwrap())
+                .collect(),
+        )
+    };
+    let link = irqscope::scenario::permalink::encode(&spec).unwrap();
+    let app = irqscope::web::app(irqscope::web::AppState::default());
+    let resp = app
+        .oneshot(axum::http::Request::get(format!("/s/{link}")).body(Body::empty()).unwrap())
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 200);
+    let html = String::from_utf8(resp.into_body().collect().await.unwrap().to_bytes().to_vec()).unwrap();
+    let note = html.split("id=\"orders-sampled\">").nth(1).expect("the page says it sampled");
+    assert!(
+        note.starts_with("Every order would take more than 50,000 runs, so 2,000 orders were drawn at random"),
+        "{note}"
+    );
+    assert!(html.contains("a sample of 2000 probe orders") || html.contains("a sample of 2,000 probe orders"), "{html}");
+}
