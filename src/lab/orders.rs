@@ -120,6 +120,12 @@ pub fn scenario_device(d: &LabDevice, cpus: u32) -> Result<Device, String> {
     })
 }
 
+/// Every lab device as a scenario device on `topology`'s possible CPUs.
+fn scenario_devices(devices: &[LabDevice], topology: &Topology) -> Result<Vec<Device>, String> {
+    let cpus = topology.possible().weight();
+    devices.iter().map(|d| scenario_device(d, cpus)).collect()
+}
+
 /// A boot's calls as the model's, or why one cannot be.
 pub fn model_view(devices: &[LabDevice], calls: &[ProbeCall]) -> Result<Vec<Call>, String> {
     let mut spread: Vec<&str> = Vec::new();
@@ -169,12 +175,7 @@ pub struct Seen {
 /// The orders of an orders file, most frequent first, each with the model's verdict.
 pub fn seen_orders(o: &OrdersCapture) -> Result<Vec<Seen>, String> {
     let topology = Arc::new(Topology::new(&o.topology.to_spec("lab")).map_err(|e| format!("topology: {e}"))?);
-    let cpus = topology.possible().weight();
-    let devices: Vec<Device> = o
-        .devices
-        .iter()
-        .map(|d| scenario_device(d, cpus))
-        .collect::<Result<_, _>>()?;
+    let devices = scenario_devices(&o.devices, &topology)?;
     let mut count: BTreeMap<Vec<String>, (usize, usize)> = BTreeMap::new();
     let mut views = Vec::new();
     for (b, calls) in o.boots.iter().enumerate() {
@@ -244,12 +245,7 @@ pub fn check(o: &OrdersCapture) -> Result<(String, bool), String> {
 /// the model reads it, and whether the model allows it, on the capture's machine
 /// (`topology`); `true` when it does.
 pub fn check_one(topology: &Arc<Topology>, pc: &ProbeCalls) -> Result<(String, bool), String> {
-    let cpus = topology.possible().weight();
-    let devices: Vec<Device> = pc
-        .devices
-        .iter()
-        .map(|d| scenario_device(d, cpus))
-        .collect::<Result<_, _>>()?;
+    let devices = scenario_devices(&pc.devices, topology)?;
     let view = model_view(&pc.devices, &pc.calls).map_err(|e| format!("probe_calls: {e}"))?;
     let calls: Vec<String> = view.iter().map(Call::to_string).collect();
     let (verdict, allowed) = match call_order::allows(topology, &devices, &view) {

@@ -4,8 +4,8 @@
 use crate::analysis::orders::{self, CounterRange, Distribution, OrderRun, Orders};
 use crate::render::columns::wrap;
 use crate::render::heatmap::percent_heatmap;
-use crate::render::sweep::group_digits;
 use crate::render::svg::{push_escaped, svg_open};
+use crate::render::sweep::group_digits;
 use crate::scenario::spec::{spec_of, ScenarioSpec};
 use crate::scenario::{permalink, Scenario};
 use crate::topology::CpuSet;
@@ -159,6 +159,19 @@ impl OrdersShown {
             "sampled".to_string()
         };
         out.push_str(&format!("\nprobe orders: {} ({how})\n", self.flags()));
+        self.load_lines(out);
+        out.push_str(&wrap(&numa_line(d), "", "  "));
+        for (k, cpus) in cpus_by_runs(d) {
+            let line = format!("above the ideal in {:.1}% of runs: CPUs {cpus}", percent(k, d.runs));
+            out.push_str(&wrap(&line, "  ", "    "));
+        }
+        self.pick_lines(origin, out);
+    }
+
+    /// The worst CPU's load and the most devices on one CPU, run by run, and the share of runs
+    /// above the ideal.
+    fn load_lines(&self, out: &mut String) {
+        let d = &self.dist;
         out.push_str(&format!(
             "worst CPU load over {} (ideal {}):\n",
             count(d.runs, "run", "runs"),
@@ -189,11 +202,11 @@ impl OrdersShown {
             p.push_str(&format!(" (95% interval {:.1}% to {:.1}%)", lo * 100.0, hi * 100.0));
         }
         out.push_str(&wrap(&p, "", "  "));
-        out.push_str(&wrap(&numa_line(d), "", "  "));
-        for (k, cpus) in cpus_by_runs(d) {
-            let line = format!("above the ideal in {:.1}% of runs: CPUs {cpus}", percent(k, d.runs));
-            out.push_str(&wrap(&line, "  ", "    "));
-        }
+    }
+
+    /// The best, median and worst orders with their links.
+    fn pick_lines(&self, origin: Option<&str>, out: &mut String) {
+        let d = &self.dist;
         for (i, r) in [&d.best, &d.median, &d.worst].into_iter().enumerate() {
             let (names, link) = &self.picks[i];
             let head = format!(
@@ -249,8 +262,9 @@ pub struct OrdersPage {
 }
 
 impl OrdersShown {
-    /// The page's block; `zoom` the node the page shows alone.
-    pub fn page(&self, scenario: &Scenario, zoom: Option<u32>) -> OrdersPage {
+    /// "Over 24 boots (every probe order the model allows × counter starts 0..3): the worst
+    /// CPU serves more than the ideal 1 IRQ in 33.3% of boots".
+    fn headline(&self) -> String {
         let d = &self.dist;
         let how = if d.exact {
             "every probe order the model allows".to_string()
@@ -271,6 +285,13 @@ impl OrdersShown {
         if let Some((lo, hi)) = d.interval {
             headline.push_str(&format!(" (95% interval {:.1}% to {:.1}%)", lo * 100.0, hi * 100.0));
         }
+        headline
+    }
+
+    /// The page's block; `zoom` the node the page shows alone.
+    pub fn page(&self, scenario: &Scenario, zoom: Option<u32>) -> OrdersPage {
+        let d = &self.dist;
+        let headline = self.headline();
         let sampled_note = d.over_budget.then(|| {
             format!(
                 "Every order would take more than {} runs, so {} orders were drawn at random (seed 0); the shares are estimates.",
@@ -371,4 +392,108 @@ pub(crate) fn histogram_svg(d: &Distribution) -> String {
         d.ideal_irqs_per_cpu
     );
     out
+}
+
+/// The two sides of a comparison, each a distribution over the same orders and counter
+/// starts: per side the worst CPU's load and P(worst > ideal), the change in it, and per CPU
+/// the change in the share of boots above the ideal.
+pub struct OrdersCompared<'a> {
+    pub a: &'a OrdersShown,
+    pub b: &'a OrdersShown,
+}
+
+/// The comparison's block on its page.
+pub struct OrdersComparePage {
+    /// Per side: "A: cluster", its headline, its histogram.
+    pub sides: Vec<(String, String, String)>,
+    /// "P(worst > ideal) from 33.3% under A to 12.5% under B: -20.8 points".
+    pub change_line: String,
+    pub heatmap_svg: String,
+}
+
+fn share(k: u64, n: u64) -> f64 {
+    k as f64 / n.max(1) as f64
+}
+
+impl OrdersCompared<'_> {
+    /// Per CPU, B − A share of boots above the ideal in percentage points, rounded.
+    pub fn cpu_change_points(&self) -> Vec<(u32, i64)> {
+        let (a, b) = (&self.a.dist, &self.b.dist);
+        a.cpu_above_ideal
+            .iter()
+            .zip(&b.cpu_above_ideal)
+            .enumerate()
+            .map(|(cpu, (&ka, &kb))| {
+                let d = 100.0 * (share(kb, b.runs) - share(ka, a.runs));
+                (cpu as u32, d.round() as i64)
+            })
+            .collect()
+    }
+
+    fn change_line(&self) -> String {
+        let (a, b) = (&self.a.dist, &self.b.dist);
+        let (pa, pb) = (a.p_worst_above_ideal(), b.p_worst_above_ideal());
+        format!(
+            "P(worst > ideal) from {:.1}% under A to {:.1}% under B: {:+.1} points",
+            100.0 * pa,
+            100.0 * pb,
+            100.0 * (pb - pa)
+        )
+    }
+
+    /// The JSON twin's `distribution_change`: P(worst > ideal) on each side and B − A, and
+    /// per CPU the change in the share of boots above the ideal (B − A, a fraction).
+    pub fn json(&self) -> Value {
+        let (a, b) = (&self.a.dist, &self.b.dist);
+        let per_cpu: Vec<f64> = a
+            .cpu_above_ideal
+            .iter()
+            .zip(&b.cpu_above_ideal)
+            .map(|(&ka, &kb)| share(kb, b.runs) - share(ka, a.runs))
+            .collect();
+        json!({
+            "p_worst_above_ideal_a": a.p_worst_above_ideal(),
+            "p_worst_above_ideal_b": b.p_worst_above_ideal(),
+            "p_worst_above_ideal_change": b.p_worst_above_ideal() - a.p_worst_above_ideal(),
+            "cpu_above_ideal_change": per_cpu,
+        })
+    }
+
+    /// The text twin's block (72 columns): each side's loads, the change, and the CPUs by
+    /// their change in points.
+    pub fn text_block(&self, out: &mut String) {
+        out.push_str(&format!("\nprobe orders: {}\n", self.a.flags()));
+        for (side, o) in [("A", self.a), ("B", self.b)] {
+            let mut block = String::new();
+            o.load_lines(&mut block);
+            out.push_str(&format!("{side}: {block}"));
+        }
+        out.push_str(&wrap(&self.change_line(), "", "  "));
+        out.push_str("share of boots above the ideal, B - A, per CPU (points):\n");
+        let n = self.a.dist.cpu_above_ideal.len() as u32;
+        let mut by: BTreeMap<i64, CpuSet> = BTreeMap::new();
+        for (cpu, d) in self.cpu_change_points() {
+            by.entry(d).or_insert_with(|| CpuSet::new(n)).insert(cpu);
+        }
+        for (d, cpus) in by.into_iter().rev() {
+            out.push_str(&wrap(&format!("CPUs {cpus}"), &format!("  {d:>+5}  "), "         "));
+        }
+    }
+
+    /// The page's block; `zoom` the node the page shows alone.
+    pub fn page(&self, labels: &[String; 2], scenario: &Scenario, zoom: Option<u32>) -> OrdersComparePage {
+        OrdersComparePage {
+            sides: [("A", self.a), ("B", self.b)]
+                .into_iter()
+                .zip(labels)
+                .map(|((side, o), label)| (format!("{side}: {label}"), o.headline(), histogram_svg(&o.dist)))
+                .collect(),
+            change_line: self.change_line(),
+            heatmap_svg: crate::render::heatmap::share_diff_heatmap(
+                scenario.topology(),
+                &self.cpu_change_points(),
+                zoom,
+            ),
+        }
+    }
 }

@@ -35,6 +35,8 @@
 use super::{AppError, AppState};
 use crate::analysis::sweep::{Placement, SweepConfig};
 use crate::catalogue;
+// `1234567` as `1,234,567`.
+use crate::render::sweep::group_digits as thousands;
 use crate::scenario::payloads::CompareSpec;
 use crate::scenario::spec::{DeviceSpec, ScenarioSpec, TopologyRef};
 use axum::extract::FromRequestParts;
@@ -366,19 +368,6 @@ impl Estimate {
         }
         m
     }
-}
-
-/// `1234567` as `1,234,567`.
-fn thousands(n: u64) -> String {
-    let digits = n.to_string();
-    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
 }
 
 /// Milliseconds as `0.4 s`, `12 s`, `2,913 s`.
