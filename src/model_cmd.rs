@@ -339,6 +339,13 @@ pub(crate) struct CompareArgs {
     /// tag set before the first I/O spread).
     #[arg(long)]
     probe: Option<String>,
+    /// Probe orders both sides stand for: all or sample:N[:SEED]; each side is then a
+    /// distribution, and the report compares them.
+    #[arg(long, value_name = "all|sample:N[:SEED]")]
+    orders: Option<String>,
+    /// Both sides' counter starts: N, or A..B (both included) with --orders.
+    #[arg(long, value_name = "N|A..B")]
+    counter: Option<String>,
     #[command(flatten)]
     kernel: KernelArgs,
     #[command(flatten)]
@@ -350,10 +357,22 @@ pub(crate) struct CompareArgs {
 pub(crate) fn compare(args: CompareArgs) -> anyhow::Result<ExitCode> {
     let Machine { reference, label } = machine(&args.topology)?;
     let devices = parse_devices_with(&args.devices, &DeviceDefaults::default())?;
+    let counters = match &args.counter {
+        Some(text) => Some(CounterRange::parse(text).map_err(anyhow::Error::msg)?),
+        None => None,
+    };
+    if let Some(text) = &args.orders {
+        Orders::parse(text).map_err(anyhow::Error::msg)?;
+    }
     let mut base = Overrides {
         proposal: args.proposal.clone(),
         probe: args.probe.clone(),
         boot: args.boot.params(),
+        counter: counters.map(|c| c.from),
+        counter_to: counters
+            .filter(|_| args.counter.as_deref().is_some_and(|t| t.contains("..")))
+            .map(|c| c.to),
+        orders: args.orders.clone(),
         ..Overrides::default()
     }
     .apply(spec_for_machine(reference, devices));
@@ -395,6 +414,14 @@ pub(crate) struct SweepArgs {
     /// Starting spread counters: a..b (b excluded), a..=b or n.
     #[arg(long, default_value = "0..8")]
     counters: String,
+    /// The starting counters as `simulate` takes them: A..B with both ends included, or N
+    /// (in place of --counters).
+    #[arg(long, conflicts_with = "counters", value_name = "A..B")]
+    counter: Option<String>,
+    /// Probe orders each row also stands for: all or sample:N[:SEED]; every row gains the
+    /// share of them, from its counter start, with the worst CPU above the ideal.
+    #[arg(long, value_name = "all|sample:N[:SEED]")]
+    orders: Option<String>,
     #[arg(long)]
     sort: Option<String>,
     #[arg(long)]
@@ -444,7 +471,16 @@ pub(crate) fn sweep(args: SweepArgs) -> anyhow::Result<ExitCode> {
     if !args.variants.is_empty() {
         config.placements = placements(&args.variants.join(","))?;
     }
-    config.counters = sweep::parse_counters(&args.counters)?;
+    config.counters = match &args.counter {
+        Some(text) => {
+            let r = irqscope::analysis::orders::CounterRange::parse(text).map_err(anyhow::Error::msg)?;
+            (r.from..=r.to).collect()
+        }
+        None => sweep::parse_counters(&args.counters)?,
+    };
+    if let Some(text) = &args.orders {
+        config.orders = irqscope::analysis::orders::Orders::parse(text).map_err(anyhow::Error::msg)?;
+    }
     // The release's heapsort, era, mapper and vectors per CPU (the variants are the rows).
     let release = match &args.kernel {
         Some(k) => irqscope::kernel::release::parse_release(k)

@@ -145,7 +145,7 @@ pub struct Distribution {
     /// The most devices on one CPU (`metrics.devices_per_cpu_max`) → runs.
     pub(crate) worst_devices_per_cpu: BTreeMap<u32, u64>,
     /// The ideal worst-CPU load (`metrics.ideal.irqs_per_cpu_max`; the same for every order).
-    pub(crate) ideal_irqs_per_cpu: u32,
+    pub ideal_irqs_per_cpu: u32,
     /// Runs whose worst CPU is above the ideal.
     pub worst_above_ideal: u64,
     /// Per possible CPU (index = CPU): runs in which that online CPU serves more IRQs than the

@@ -9,6 +9,7 @@
 //! machine. Formatting lives in `render::sweep`; permalinks are made by the caller (`web`, the
 //! CLI) from [`Sweep::spec`].
 
+use crate::analysis::orders::{self, CounterRange, Orders};
 use crate::catalogue;
 use crate::kernel::irq_affinity::IRQ_AFFINITY_MAX_SETS;
 use crate::kernel::vector_matrix::EffectiveModel;
@@ -46,7 +47,7 @@ pub(crate) const NAMED_MIXES: &[(&str, &str)] = &[
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{0}")]
-pub struct SweepError(pub(crate) String);
+pub struct SweepError(pub String);
 
 /// The error of a sweep [`run_until`] stopped.
 pub(crate) const STOPPED: &str = "the sweep was stopped before it finished";
@@ -132,10 +133,10 @@ impl ExternalRef {
     }
     /// A build already made for the life of the process (a server's registry holds one per
     /// registration, so a sweep request keeps nothing).
-    pub fn from_static(external: &'static External) -> ExternalRef {
+    pub(crate) fn from_static(external: &'static External) -> ExternalRef {
         ExternalRef(external)
     }
-    pub fn external(self) -> &'static External {
+    pub(crate) fn external(self) -> &'static External {
         self.0
     }
     fn key(&self) -> (&str, &str) {
@@ -188,7 +189,7 @@ impl Placement {
         }
     }
 
-    pub(crate) fn from_name(name: &str) -> Option<Placement> {
+    pub fn from_name(name: &str) -> Option<Placement> {
         Variant::from_name(name)
             .map(Placement::Kernel)
             .or_else(|| Proposal::from_name(name).map(Placement::Proposal))
@@ -263,6 +264,13 @@ pub struct SweepConfig {
     pub kernel: Option<String>,
     /// Worker threads (1 runs inline).
     pub threads: usize,
+    /// The probe orders each row also stands for (`--orders`): with any but `Fixed`, every
+    /// row carries the share of those orders, from its own counter start, in which the worst
+    /// CPU is above the ideal ([`OrdersFigures`]).
+    pub orders: Orders,
+    /// Set by the caller when `all` was asked but would cost more than its budget, so a sample
+    /// ran instead: the runs every order would have taken. The pages say so.
+    pub sampled_for_budget: Option<u64>,
 }
 
 impl SweepConfig {
@@ -277,6 +285,8 @@ impl SweepConfig {
             effective: spec::DEFAULT_EFFECTIVE,
             kernel: None,
             threads: 2,
+            orders: Orders::Fixed,
+            sampled_for_budget: None,
         }
     }
 
@@ -409,15 +419,87 @@ impl Figures {
     }
 }
 
+/// A row's probe-order distribution (`analysis::orders::distribution` over the orders asked,
+/// from the row's counter start), or an aggregate's (its rows' summed): what the column
+/// "P(worst > ideal)" reads. The ideal is the distribution's: `metrics.ideal.irqs_per_cpu_max`,
+/// IRQs over online CPUs rounded up, the scenario report's "ideal max".
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct OrdersFigures {
+    /// Runs (orders × counter starts, equivalent orders counted).
+    pub(crate) runs: u64,
+    /// Every allowed order enumerated (`false`: sampled).
+    pub(crate) exact: bool,
+    /// `all` was over `orders::RUNS_BUDGET` runs and sampled instead.
+    pub(crate) over_budget: bool,
+    pub(crate) ideal_irqs_per_cpu: u32,
+    /// Runs whose worst CPU serves more IRQs than the ideal.
+    pub(crate) worst_above_ideal: u64,
+}
+
+impl OrdersFigures {
+    fn of(d: &orders::Distribution) -> OrdersFigures {
+        OrdersFigures {
+            runs: d.runs,
+            exact: d.exact,
+            over_budget: d.over_budget,
+            ideal_irqs_per_cpu: d.ideal_irqs_per_cpu,
+            worst_above_ideal: d.worst_above_ideal,
+        }
+    }
+
+    /// The rows of one placement added up (the same orders from each counter start).
+    fn sum<'a>(all: impl IntoIterator<Item = &'a OrdersFigures>) -> Option<OrdersFigures> {
+        all.into_iter().copied().reduce(|a, b| OrdersFigures {
+            runs: a.runs + b.runs,
+            exact: a.exact && b.exact,
+            over_budget: a.over_budget || b.over_budget,
+            ideal_irqs_per_cpu: a.ideal_irqs_per_cpu.max(b.ideal_irqs_per_cpu),
+            worst_above_ideal: a.worst_above_ideal + b.worst_above_ideal,
+        })
+    }
+
+    /// P(worst > ideal).
+    pub(crate) fn p_worst_above_ideal(&self) -> f64 {
+        self.worst_above_ideal as f64 / self.runs.max(1) as f64
+    }
+
+    /// The 95% Wilson interval on P(worst > ideal) when sampled.
+    pub(crate) fn interval(&self) -> Option<(f64, f64)> {
+        (!self.exact).then(|| orders::wilson(self.worst_above_ideal, self.runs))
+    }
+}
+
+impl Serialize for OrdersFigures {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut m = s.serialize_map(None)?;
+        m.serialize_entry("runs", &self.runs)?;
+        m.serialize_entry("exact", &self.exact)?;
+        if self.over_budget {
+            m.serialize_entry("sampled_over_budget", &orders::RUNS_BUDGET)?;
+        }
+        m.serialize_entry("ideal_irqs_per_cpu", &self.ideal_irqs_per_cpu)?;
+        m.serialize_entry("worst_above_ideal_runs", &self.worst_above_ideal)?;
+        m.serialize_entry("p_worst_above_ideal", &self.p_worst_above_ideal())?;
+        if let Some((lo, hi)) = self.interval() {
+            m.serialize_entry("p_worst_above_ideal_95", &[lo, hi])?;
+        }
+        m.end()
+    }
+}
+
 /// One combination.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Row {
     pub topology: String,
     pub mix: String,
-    pub(crate) placement: Placement,
+    pub placement: Placement,
     pub counter: u32,
     #[serde(flatten)]
     pub figures: Figures,
+    /// With orders asked: the distribution over them from this row's counter start.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) orders: Option<OrdersFigures>,
 }
 
 /// One placement on one machine with one mix, over the counter range.
@@ -432,6 +514,9 @@ pub(crate) struct Aggregate {
     pub(crate) worst: Figures,
     pub(crate) best_counter: u32,
     pub(crate) best: Figures,
+    /// With orders asked: the distribution over them from every counter start swept.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) orders: Option<OrdersFigures>,
 }
 
 /// How a proposal fares against every kernel variant of the sweep on one machine and mix,
@@ -578,6 +663,21 @@ fn jobs(config: &SweepConfig, bases: usize) -> Vec<(usize, Placement, u32)> {
     jobs
 }
 
+/// A job's figures, and with orders asked its distribution's.
+type JobFigures = (Figures, Option<OrdersFigures>);
+
+/// The figures of `scenario` in its list order, and with `orders` other than `Fixed` the
+/// distribution over them from its counter start.
+fn job_figures(scenario: &Scenario, orders: Orders) -> Result<JobFigures, crate::kernel::ExternalError> {
+    let figures = try_figures(scenario)?;
+    if orders == Orders::Fixed {
+        return Ok((figures, None));
+    }
+    let c = scenario.spread_counter();
+    let d = orders::distribution(scenario, orders, CounterRange { from: c, to: c })?;
+    Ok((figures, Some(OrdersFigures::of(&d))))
+}
+
 /// Every job's figures, on `config.threads` threads, in job order; [`STOPPED`] when `stop`
 /// said so first.
 fn run_jobs(
@@ -585,8 +685,8 @@ fn run_jobs(
     bases: &[Scenario],
     jobs: &[(usize, Placement, u32)],
     stop: &(dyn Fn() -> bool + Sync),
-) -> Result<Vec<Figures>, SweepError> {
-    let results: Vec<Mutex<Option<Result<Figures, crate::kernel::ExternalError>>>> =
+) -> Result<Vec<JobFigures>, SweepError> {
+    let results: Vec<Mutex<Option<Result<JobFigures, crate::kernel::ExternalError>>>> =
         jobs.iter().map(|_| Mutex::new(None)).collect();
     let next = AtomicUsize::new(0);
     let stopped = AtomicBool::new(false);
@@ -607,7 +707,8 @@ fn run_jobs(
                 Placement::External(e) => Some(e.external().clone()),
                 _ => None,
             });
-        *results[i].lock().expect("no worker panics while holding a result") = Some(try_figures(&scenario));
+        *results[i].lock().expect("no worker panics while holding a result") =
+            Some(job_figures(&scenario, config.orders));
     };
     let threads = config.threads.clamp(1, THREADS_MAX).min(jobs.len());
     if threads <= 1 {
@@ -631,14 +732,14 @@ fn run_jobs(
 
 /// One row per machine × mix × placement × counter, and per machine × mix × placement its
 /// worst and best counters.
-fn rows_and_aggregates(config: &SweepConfig, figures: &[Figures]) -> (Vec<Row>, Vec<Aggregate>) {
+fn rows_and_aggregates(config: &SweepConfig, figures: &[JobFigures]) -> (Vec<Row>, Vec<Aggregate>) {
     let mut rows = Vec::with_capacity(config.rows());
     let mut aggregates = Vec::new();
     let mut at = 0;
     for topo_name in &config.topologies {
         for mix in &config.mixes {
             for &p in &config.placements {
-                let per_counter: Vec<(u32, &Figures)> = if p.uses_counter() {
+                let per_counter: Vec<(u32, &JobFigures)> = if p.uses_counter() {
                     let slice = &figures[at..at + config.counters.len()];
                     at += config.counters.len();
                     config.counters.iter().copied().zip(slice.iter()).collect()
@@ -646,32 +747,34 @@ fn rows_and_aggregates(config: &SweepConfig, figures: &[Figures]) -> (Vec<Row>, 
                     at += 1;
                     config.counters.iter().map(|&c| (c, &figures[at - 1])).collect()
                 };
-                for (c, f) in &per_counter {
+                for (c, (f, o)) in &per_counter {
                     rows.push(Row {
                         topology: topo_name.clone(),
                         mix: mix.name.clone(),
                         placement: p,
                         counter: *c,
-                        figures: (*f).clone(),
+                        figures: f.clone(),
+                        orders: *o,
                     });
                 }
                 let worst = per_counter
                     .iter()
-                    .max_by_key(|(c, f)| (f.badness(), std::cmp::Reverse(*c)))
+                    .max_by_key(|(c, (f, _))| (f.badness(), std::cmp::Reverse(*c)))
                     .expect("counters");
                 let best = per_counter
                     .iter()
-                    .min_by_key(|(c, f)| (f.badness(), *c))
+                    .min_by_key(|(c, (f, _))| (f.badness(), *c))
                     .expect("counters");
                 aggregates.push(Aggregate {
                     topology: topo_name.clone(),
                     mix: mix.name.clone(),
                     placement: p,
-                    counter_independent: per_counter.iter().all(|(_, f)| *f == per_counter[0].1),
+                    counter_independent: per_counter.iter().all(|(_, (f, _))| *f == per_counter[0].1 .0),
                     worst_counter: worst.0,
-                    worst: worst.1.clone(),
+                    worst: worst.1 .0.clone(),
                     best_counter: best.0,
-                    best: best.1.clone(),
+                    best: best.1 .0.clone(),
+                    orders: OrdersFigures::sum(per_counter.iter().filter_map(|(_, (_, o))| o.as_ref())),
                 });
             }
         }
@@ -714,7 +817,7 @@ pub fn figures(scenario: &Scenario) -> Figures {
 }
 
 /// [`figures`] for any scenario: built C may fail.
-pub fn try_figures(scenario: &Scenario) -> Result<Figures, crate::kernel::ExternalError> {
+pub(crate) fn try_figures(scenario: &Scenario) -> Result<Figures, crate::kernel::ExternalError> {
     let outcome = scenario::try_run(scenario)?;
     let m = metrics::compute(scenario, &outcome);
     let node_cpus_online: Vec<u32> = m.per_node.iter().map(|n| n.cpus_online).filter(|&c| c > 0).collect();
@@ -790,7 +893,7 @@ pub(crate) fn spanning_sets(scenario: &Scenario, basis: Basis) -> u32 {
 
 impl Sweep {
     /// The scenario of one combination, as the permalink and the HTTP API take it.
-    pub(crate) fn spec(&self, topology: &str, mix: &str, placement: Placement, counter: u32) -> ScenarioSpec {
+    pub fn spec(&self, topology: &str, mix: &str, placement: Placement, counter: u32) -> ScenarioSpec {
         let devices = self
             .config
             .mixes
@@ -826,6 +929,8 @@ impl Sweep {
             affinity: g.as_ref().map(|g| g.affinity.name().to_string()),
             mapper: g.as_ref().map(|g| g.mapper.name().to_string()),
             vectors_per_cpu: g.as_ref().map(|g| g.window.vectors_per_cpu(pic)),
+            // With orders asked the link opens the row's distribution.
+            orders: (self.config.orders != Orders::Fixed).then(|| self.config.orders.name()),
             ..ScenarioSpec::new(TopologyRef::Preset(topology.to_string()), devices)
         }
     }

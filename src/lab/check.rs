@@ -12,7 +12,7 @@ use crate::analysis::live_vs_model::{self, Comparison, DiffReason, ModelOptions}
 use crate::kernel::group_cpus::Variant;
 use crate::kernel::sort::SortGen;
 use crate::kernel::vector_matrix::EffectiveModel;
-use crate::live::protocol::{Capture, Snapshot};
+use crate::live::protocol::{Capture, ProbeCalls, Snapshot};
 use crate::scenario::spec;
 use crate::topology::Topology;
 use std::fmt::Write;
@@ -51,12 +51,15 @@ pub struct Report {
     pub text: String,
     pub matched: usize,
     pub differ: usize,
+    /// The capture's recorded spreading calls (`probe_calls`) are in an order the ordering
+    /// model forbids.
+    pub(crate) order_forbidden: bool,
 }
 
 impl Report {
     /// Something was compared and nothing differs (`lab check`'s exit status 0).
     pub fn passed(&self) -> bool {
-        self.differ == 0 && self.matched > 0
+        self.differ == 0 && self.matched > 0 && !self.order_forbidden
     }
 }
 
@@ -79,6 +82,11 @@ fn count_differ(c: &Comparison) -> usize {
 
 /// Read a capture (any released protocol version) and pick the snapshot to check.
 pub fn read_capture(text: &str) -> Result<Snapshot, String> {
+    read_capture_and_calls(text).map(|(snap, _)| snap)
+}
+
+/// [`read_capture`] with the spreading calls a lab boot recorded, when it did.
+fn read_capture_and_calls(text: &str) -> Result<(Snapshot, Option<ProbeCalls>), String> {
     if text.len() > CAPTURE_BYTES_MAX {
         return Err(format!("capture larger than {CAPTURE_BYTES_MAX} bytes"));
     }
@@ -90,7 +98,7 @@ pub fn read_capture(text: &str) -> Result<Snapshot, String> {
         .ok_or("the capture holds no snapshot")?
         .upgrade();
     snap.check()?;
-    Ok(snap)
+    Ok((snap, capture.probe_calls))
 }
 
 /// Whether each device's vectors hold IRQ numbers that no other device's vectors fall between,
@@ -132,7 +140,7 @@ pub(crate) fn offline_cpus_in_first_node(t: &Topology) -> Option<String> {
 
 /// Run the check on a capture's text.
 pub fn check(text: &str, o: &CheckOptions) -> Result<Report, String> {
-    let snap = read_capture(text)?;
+    let (snap, calls) = read_capture_and_calls(text)?;
     if let Some(k) = &o.kernel {
         if crate::lab::parse_release(k).is_none() {
             return Err(format!("--kernel {k:?}: not a kernel release (e.g. 6.1.0-57-amd64)"));
@@ -172,6 +180,15 @@ pub fn check(text: &str, o: &CheckOptions) -> Result<Report, String> {
     if o.all {
         all_models(&mut out, &snap, &topology, &opts, &c);
     }
+    // The boot's recorded calls against the ordering model, as for several boots.
+    let order_forbidden = match &calls {
+        Some(calls) => {
+            let (text, allowed) = crate::lab::orders::check_one(&topology, calls)?;
+            out.push_str(&text);
+            !allowed
+        }
+        None => false,
+    };
     let matched = t.iter().map(|(m, _)| m).sum();
     if matched + differ == 0 {
         let _ = writeln!(
@@ -186,6 +203,7 @@ pub fn check(text: &str, o: &CheckOptions) -> Result<Report, String> {
         text: out,
         matched,
         differ,
+        order_forbidden,
     })
 }
 

@@ -52,9 +52,9 @@ pub struct OrdersCapture {
     pub origin: Origin,
     /// The machine as the guest saw it (the first capture's).
     pub(crate) topology: WireTopology,
-    pub(crate) devices: Vec<LabDevice>,
+    pub devices: Vec<LabDevice>,
     /// How the calls were recorded (`kprobe_event`).
-    pub(crate) mechanism: String,
+    pub mechanism: String,
     pub boots: Vec<Vec<ProbeCall>>,
 }
 
@@ -125,6 +125,12 @@ pub(crate) fn scenario_device(d: &LabDevice, cpus: u32) -> Result<Device, String
     })
 }
 
+/// Every lab device as a scenario device on `topology`'s possible CPUs.
+fn scenario_devices(devices: &[LabDevice], topology: &Topology) -> Result<Vec<Device>, String> {
+    let cpus = topology.possible().weight();
+    devices.iter().map(|d| scenario_device(d, cpus)).collect()
+}
+
 /// A boot's calls as the model's, or why one cannot be.
 pub(crate) fn model_view(devices: &[LabDevice], calls: &[ProbeCall]) -> Result<Vec<Call>, String> {
     let mut spread: Vec<&str> = Vec::new();
@@ -174,12 +180,7 @@ pub struct Seen {
 /// The orders of an orders file, most frequent first, each with the model's verdict.
 pub fn seen_orders(o: &OrdersCapture) -> Result<Vec<Seen>, String> {
     let topology = Arc::new(Topology::new(&o.topology.to_spec("lab")).map_err(|e| format!("topology: {e}"))?);
-    let cpus = topology.possible().weight();
-    let devices: Vec<Device> = o
-        .devices
-        .iter()
-        .map(|d| scenario_device(d, cpus))
-        .collect::<Result<_, _>>()?;
+    let devices = scenario_devices(&o.devices, &topology)?;
     let mut count: BTreeMap<Vec<String>, (usize, usize)> = BTreeMap::new();
     let mut views = Vec::new();
     for (b, calls) in o.boots.iter().enumerate() {
@@ -243,6 +244,33 @@ pub fn check(o: &OrdersCapture) -> Result<(String, bool), String> {
         (n, f) => format!("{n} orders seen, {f} forbidden by the model\n"),
     });
     Ok((out, passed))
+}
+
+/// `lab check` of one capture that recorded its boot's calls (`probe_calls`): the order as
+/// the model reads it, and whether the model allows it, on the capture's machine
+/// (`topology`); `true` when it does.
+pub(crate) fn check_one(topology: &Arc<Topology>, pc: &ProbeCalls) -> Result<(String, bool), String> {
+    let devices = scenario_devices(&pc.devices, topology)?;
+    let view = model_view(&pc.devices, &pc.calls).map_err(|e| format!("probe_calls: {e}"))?;
+    let calls: Vec<String> = view.iter().map(Call::to_string).collect();
+    let (verdict, allowed) = match call_order::allows(topology, &devices, &view) {
+        Ok(a) => (format!("allowed ({}: {})", a.probe.name(), a.order.join(",")), true),
+        Err(why) => (format!("not allowed by the model: {why}"), false),
+    };
+    let mut out = wrap(
+        &format!(
+            "probe order: {} calls from {} ({}), {verdict}",
+            calls.len(),
+            pc.mechanism,
+            device_list(&pc.devices)
+        ),
+        "",
+        "  ",
+    );
+    if !calls.is_empty() {
+        out.push_str(&wrap(&calls.join(" "), "  ", "  "));
+    }
+    Ok((out, allowed))
 }
 
 /// `n0 nvme(3), vb0 virtio-blk(2)`.

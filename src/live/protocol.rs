@@ -348,7 +348,7 @@ pub struct ProbeCalls {
 /// A device of a lab machine.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub(crate) struct LabDevice {
+pub struct LabDevice {
     /// `n0`, `vb0`, `vn0`: the serial (NVMe) or name the lab gave it.
     pub(crate) name: String,
     /// `nvme`, `virtio-blk` or `virtio-net`.

@@ -970,6 +970,33 @@ pub(crate) fn diff_heatmap(topo: &Topology, a: &Metrics, b: &Metrics, metric: He
             )
         })
         .collect();
+    signed_heatmap(
+        topo,
+        &deltas,
+        &format!(
+            "B − A {m} per CPU: green fewer on B, purple more on B",
+            m = escape(metric.name())
+        ),
+        format!("per-CPU change B - A, {}", metric.describe()),
+        zoom,
+    )
+}
+
+/// Per-CPU share of boots above the ideal, B − A in percentage points (`deltas` ordered by
+/// CPU), on the diverging scale of [`diff_heatmap`]: two probe-order distributions compared.
+pub(crate) fn share_diff_heatmap(topo: &Topology, deltas: &[(u32, i64)], zoom: Option<u32>) -> String {
+    signed_heatmap(
+        topo,
+        deltas,
+        "B − A in points: green lower on B, purple higher on B",
+        "per-CPU change B - A, share of boots above the ideal (points)".to_string(),
+        zoom,
+    )
+}
+
+/// A grid of signed per-CPU values (`deltas` ordered by CPU; CPUs not listed are 0) on a
+/// diverging scale symmetric about 0, with `meaning` under the legend's steps.
+fn signed_heatmap(topo: &Topology, deltas: &[(u32, i64)], meaning: &str, label: String, zoom: Option<u32>) -> String {
     let lookup = |cpu: u32| -> i64 {
         deltas
             .binary_search_by_key(&cpu, |(c, _)| *c)
@@ -999,14 +1026,13 @@ pub(crate) fn diff_heatmap(topo: &Topology, a: &Metrics, b: &Metrics, metric: He
     }
     let _ = write!(
         legend,
-        r#"<text class="lbl" x="0" y="38">B − A {m} per CPU: green fewer on B, purple more on B</text><text class="lbl" x="0" y="52">light grey: unchanged; grey: offline</text>"#,
-        m = escape(metric.name())
+        r#"<text class="lbl" x="0" y="38">{meaning}</text><text class="lbl" x="0" y="52">light grey: unchanged; grey: offline</text>"#
     );
     draw_grid(&Grid {
         topo,
         zoom,
         class: "heatmap diff",
-        label: format!("per-CPU change B - A, {}", metric.describe()),
+        label,
         value: &lookup,
         colour: &colour,
         over: None,

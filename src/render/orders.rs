@@ -5,6 +5,7 @@ use crate::analysis::orders::{self, CounterRange, Distribution, OrderRun, Orders
 use crate::render::columns::wrap;
 use crate::render::heatmap::percent_heatmap;
 use crate::render::svg::{push_escaped, svg_open};
+use crate::render::sweep::group_digits;
 use crate::scenario::spec::{spec_of, ScenarioSpec};
 use crate::scenario::{permalink, Scenario};
 use crate::topology::CpuSet;
@@ -62,6 +63,12 @@ pub(crate) fn compute(spec: &ScenarioSpec, scenario: &Scenario) -> Result<Option
         dist,
         picks,
     }))
+}
+
+/// "1 IRQ", "2 IRQs": a count with its noun in the number it takes.
+pub(crate) fn count(n: impl Into<u64>, one: &str, many: &str) -> String {
+    let n = n.into();
+    format!("{n} {}", if n == 1 { one } else { many })
 }
 
 fn percent(k: u64, n: u64) -> f64 {
@@ -147,25 +154,43 @@ impl OrdersShown {
         let how = if d.exact {
             "every order".to_string()
         } else if d.over_budget {
-            format!("sampled: over {} runs", orders::RUNS_BUDGET)
+            format!("sampled: over {} runs", group_digits(orders::RUNS_BUDGET))
         } else {
             "sampled".to_string()
         };
         out.push_str(&format!("\nprobe orders: {} ({how})\n", self.flags()));
+        self.load_lines(out);
+        out.push_str(&wrap(&numa_line(d), "", "  "));
+        for (k, cpus) in cpus_by_runs(d) {
+            let line = format!("above the ideal in {:.1}% of runs: CPUs {cpus}", percent(k, d.runs));
+            out.push_str(&wrap(&line, "  ", "    "));
+        }
+        self.pick_lines(origin, out);
+    }
+
+    /// The worst CPU's load and the most devices on one CPU, run by run, and the share of runs
+    /// above the ideal.
+    fn load_lines(&self, out: &mut String) {
+        let d = &self.dist;
         out.push_str(&format!(
-            "worst CPU load over {} runs (ideal {} IRQs):\n",
-            d.runs, d.ideal_irqs_per_cpu
+            "worst CPU load over {} (ideal {}):\n",
+            count(d.runs, "run", "runs"),
+            count(d.ideal_irqs_per_cpu, "IRQ", "IRQs")
         ));
         for (load, runs) in &d.worst_irqs_per_cpu {
             out.push_str(&format!(
-                "  {load:>4} IRQs: {runs:>8} runs ({:5.1}%)\n",
+                "  {:>9}: {:>13} ({:5.1}%)\n",
+                count(*load, "IRQ", "IRQs"),
+                count(*runs, "run", "runs"),
                 percent(*runs, d.runs)
             ));
         }
         out.push_str("most devices on one CPU:\n");
         for (n, runs) in &d.worst_devices_per_cpu {
             out.push_str(&format!(
-                "  {n:>4} devs: {runs:>8} runs ({:5.1}%)\n",
+                "  {:>9}: {:>13} ({:5.1}%)\n",
+                count(*n, "dev", "devs"),
+                count(*runs, "run", "runs"),
                 percent(*runs, d.runs)
             ));
         }
@@ -177,18 +202,18 @@ impl OrdersShown {
             p.push_str(&format!(" (95% interval {:.1}% to {:.1}%)", lo * 100.0, hi * 100.0));
         }
         out.push_str(&wrap(&p, "", "  "));
-        out.push_str(&wrap(&numa_line(d), "", "  "));
-        for (k, cpus) in cpus_by_runs(d) {
-            let line = format!("above the ideal in {:.1}% of runs: CPUs {cpus}", percent(k, d.runs));
-            out.push_str(&wrap(&line, "  ", "    "));
-        }
+    }
+
+    /// The best, median and worst orders with their links.
+    fn pick_lines(&self, origin: Option<&str>, out: &mut String) {
+        let d = &self.dist;
         for (i, r) in [&d.best, &d.median, &d.worst].into_iter().enumerate() {
             let (names, link) = &self.picks[i];
             let head = format!(
-                "{} order ({} IRQs, {} devs, counter {}): {}",
+                "{} order ({}, {}, counter {}): {}",
                 PICK_NAMES[i],
-                r.irqs_per_cpu_max,
-                r.devices_per_cpu_max,
+                count(r.irqs_per_cpu_max, "IRQ", "IRQs"),
+                count(r.devices_per_cpu_max, "dev", "devs"),
                 r.counter,
                 names.join(" ")
             );
@@ -216,8 +241,9 @@ pub(crate) struct PickRow {
     pub(crate) which: &'static str,
     pub(crate) order: String,
     pub(crate) counter: u32,
-    pub(crate) irqs_per_cpu_max: u32,
     pub(crate) devices_per_cpu_max: u32,
+    /// "1 IRQ", "5 IRQs".
+    pub(crate) worst: String,
     pub(crate) link: String,
 }
 
@@ -235,13 +261,14 @@ pub(crate) struct OrdersPage {
 }
 
 impl OrdersShown {
-    /// The page's block; `zoom` the node the page shows alone.
-    pub(crate) fn page(&self, scenario: &Scenario, zoom: Option<u32>) -> OrdersPage {
+    /// "Over 24 boots (every probe order the model allows × counter starts 0..3): the worst
+    /// CPU serves more than the ideal 1 IRQ in 33.3% of boots".
+    fn headline(&self) -> String {
         let d = &self.dist;
         let how = if d.exact {
             "every probe order the model allows".to_string()
         } else {
-            format!("a sample of {} probe orders", d.runs)
+            format!("a sample of {}", count(d.runs, "probe order", "probe orders"))
         };
         let starts = if self.counters.from == self.counters.to {
             format!("counter start {}", self.counters.from)
@@ -249,19 +276,26 @@ impl OrdersShown {
             format!("counter starts {}..{}", self.counters.from, self.counters.to)
         };
         let mut headline = format!(
-            "Over {} boots ({how} × {starts}): the worst CPU serves more than the ideal {} IRQs in {:.1}% of boots",
-            d.runs,
-            d.ideal_irqs_per_cpu,
+            "Over {} ({how} × {starts}): the worst CPU serves more than the ideal {} in {:.1}% of boots",
+            count(d.runs, "boot", "boots"),
+            count(d.ideal_irqs_per_cpu, "IRQ", "IRQs"),
             percent(d.worst_above_ideal, d.runs)
         );
         if let Some((lo, hi)) = d.interval {
             headline.push_str(&format!(" (95% interval {:.1}% to {:.1}%)", lo * 100.0, hi * 100.0));
         }
+        headline
+    }
+
+    /// The page's block; `zoom` the node the page shows alone.
+    pub(crate) fn page(&self, scenario: &Scenario, zoom: Option<u32>) -> OrdersPage {
+        let d = &self.dist;
+        let headline = self.headline();
         let sampled_note = d.over_budget.then(|| {
             format!(
                 "Every order would take more than {} runs, so {} orders were drawn at random (seed 0); the shares are estimates.",
-                orders::RUNS_BUDGET,
-                d.runs
+                group_digits(orders::RUNS_BUDGET),
+                group_digits(d.runs)
             )
         });
         let percent_of: Vec<(u32, u32)> = d
@@ -288,8 +322,8 @@ impl OrdersShown {
                     which: PICK_NAMES[i],
                     order: self.picks[i].0.join(" "),
                     counter: r.counter,
-                    irqs_per_cpu_max: r.irqs_per_cpu_max,
                     devices_per_cpu_max: r.devices_per_cpu_max,
+                    worst: count(r.irqs_per_cpu_max, "IRQ", "IRQs"),
                     link: self.picks[i].1.clone(),
                 })
                 .collect(),
@@ -331,7 +365,14 @@ pub(crate) fn histogram_svg(d: &Distribution) -> String {
             r##"<rect class="bar" data-load="{load}" data-runs="{runs}" x="{x}" y="{}" width="{BAR}" height="{h}" fill="{fill}"><title>"##,
             base - h
         );
-        push_escaped(&mut out, &format!("worst CPU {load} IRQs: {runs} of {} boots", d.runs));
+        push_escaped(
+            &mut out,
+            &format!(
+                "worst CPU {}: {runs} of {}",
+                count(load, "IRQ", "IRQs"),
+                count(d.runs, "boot", "boots")
+            ),
+        );
         let _ = write!(
             out,
             r#"</title></rect><text class="tick" x="{}" y="{}" text-anchor="middle">{:.1}%</text><text class="lbl" x="{}" y="{}" text-anchor="middle">{load}</text>"#,
@@ -349,4 +390,108 @@ pub(crate) fn histogram_svg(d: &Distribution) -> String {
         d.ideal_irqs_per_cpu
     );
     out
+}
+
+/// The two sides of a comparison, each a distribution over the same orders and counter
+/// starts: per side the worst CPU's load and P(worst > ideal), the change in it, and per CPU
+/// the change in the share of boots above the ideal.
+pub(crate) struct OrdersCompared<'a> {
+    pub(crate) a: &'a OrdersShown,
+    pub(crate) b: &'a OrdersShown,
+}
+
+/// The comparison's block on its page.
+pub(crate) struct OrdersComparePage {
+    /// Per side: "A: cluster", its headline, its histogram.
+    pub(crate) sides: Vec<(String, String, String)>,
+    /// "P(worst > ideal) from 33.3% under A to 12.5% under B: -20.8 points".
+    pub(crate) change_line: String,
+    pub(crate) heatmap_svg: String,
+}
+
+fn share(k: u64, n: u64) -> f64 {
+    k as f64 / n.max(1) as f64
+}
+
+impl OrdersCompared<'_> {
+    /// Per CPU, B − A share of boots above the ideal in percentage points, rounded.
+    pub(crate) fn cpu_change_points(&self) -> Vec<(u32, i64)> {
+        let (a, b) = (&self.a.dist, &self.b.dist);
+        a.cpu_above_ideal
+            .iter()
+            .zip(&b.cpu_above_ideal)
+            .enumerate()
+            .map(|(cpu, (&ka, &kb))| {
+                let d = 100.0 * (share(kb, b.runs) - share(ka, a.runs));
+                (cpu as u32, d.round() as i64)
+            })
+            .collect()
+    }
+
+    fn change_line(&self) -> String {
+        let (a, b) = (&self.a.dist, &self.b.dist);
+        let (pa, pb) = (a.p_worst_above_ideal(), b.p_worst_above_ideal());
+        format!(
+            "P(worst > ideal) from {:.1}% under A to {:.1}% under B: {:+.1} points",
+            100.0 * pa,
+            100.0 * pb,
+            100.0 * (pb - pa)
+        )
+    }
+
+    /// The JSON twin's `distribution_change`: P(worst > ideal) on each side and B − A, and
+    /// per CPU the change in the share of boots above the ideal (B − A, a fraction).
+    pub(crate) fn json(&self) -> Value {
+        let (a, b) = (&self.a.dist, &self.b.dist);
+        let per_cpu: Vec<f64> = a
+            .cpu_above_ideal
+            .iter()
+            .zip(&b.cpu_above_ideal)
+            .map(|(&ka, &kb)| share(kb, b.runs) - share(ka, a.runs))
+            .collect();
+        json!({
+            "p_worst_above_ideal_a": a.p_worst_above_ideal(),
+            "p_worst_above_ideal_b": b.p_worst_above_ideal(),
+            "p_worst_above_ideal_change": b.p_worst_above_ideal() - a.p_worst_above_ideal(),
+            "cpu_above_ideal_change": per_cpu,
+        })
+    }
+
+    /// The text twin's block (72 columns): each side's loads, the change, and the CPUs by
+    /// their change in points.
+    pub(crate) fn text_block(&self, out: &mut String) {
+        out.push_str(&format!("\nprobe orders: {}\n", self.a.flags()));
+        for (side, o) in [("A", self.a), ("B", self.b)] {
+            let mut block = String::new();
+            o.load_lines(&mut block);
+            out.push_str(&format!("{side}: {block}"));
+        }
+        out.push_str(&wrap(&self.change_line(), "", "  "));
+        out.push_str("share of boots above the ideal, B - A, per CPU (points):\n");
+        let n = self.a.dist.cpu_above_ideal.len() as u32;
+        let mut by: BTreeMap<i64, CpuSet> = BTreeMap::new();
+        for (cpu, d) in self.cpu_change_points() {
+            by.entry(d).or_insert_with(|| CpuSet::new(n)).insert(cpu);
+        }
+        for (d, cpus) in by.into_iter().rev() {
+            out.push_str(&wrap(&format!("CPUs {cpus}"), &format!("  {d:>+5}  "), "         "));
+        }
+    }
+
+    /// The page's block; `zoom` the node the page shows alone.
+    pub(crate) fn page(&self, labels: &[String; 2], scenario: &Scenario, zoom: Option<u32>) -> OrdersComparePage {
+        OrdersComparePage {
+            sides: [("A", self.a), ("B", self.b)]
+                .into_iter()
+                .zip(labels)
+                .map(|((side, o), label)| (format!("{side}: {label}"), o.headline(), histogram_svg(&o.dist)))
+                .collect(),
+            change_line: self.change_line(),
+            heatmap_svg: crate::render::heatmap::share_diff_heatmap(
+                scenario.topology(),
+                &self.cpu_change_points(),
+                zoom,
+            ),
+        }
+    }
 }

@@ -7,7 +7,8 @@
 use super::columns::{wrap, COLUMNS_MAX};
 use super::summary::milli;
 use super::svg::escape;
-use crate::analysis::sweep::{Aggregate, Figures, Placement, Sweep, SweepConfig, Verdict};
+use crate::analysis::orders::Orders;
+use crate::analysis::sweep::{Aggregate, Figures, OrdersFigures, Placement, Sweep, SweepConfig, Verdict};
 use crate::scenario::spec::ScenarioSpec;
 use serde_json::json;
 use std::fmt::Write;
@@ -82,6 +83,12 @@ pub(crate) fn command_words(config: &SweepConfig) -> Vec<String> {
     words.push(format!("--counters {}", counters_text(&config.counters)));
     if let Some(k) = &config.kernel {
         words.push(format!("--kernel {}", crate::scenario::spec::shell_word(k)));
+    }
+    // A sample the server drew for its budget: the command runs what was asked, every order.
+    match (config.orders, config.sampled_for_budget) {
+        (Orders::Fixed, _) => {}
+        (_, Some(_)) => words.push("--orders all".into()),
+        (o, None) => words.push(format!("--orders {}", o.name())),
     }
     words.push(format!("--sort {}", config.sort.name()));
     words.push(format!("--effective {}", config.effective.name()));
@@ -180,6 +187,9 @@ pub fn text(sweep: &Sweep) -> String {
         }
     }
     out.push_str(&wrap(&kernel_line(c), "", ""));
+    if let Some(note) = orders_note(c) {
+        out.push_str(&wrap(&note, "", ""));
+    }
     let n_place = c.placements.len();
     for group in sweep.aggregates.chunks(n_place) {
         let first = &group[0];
@@ -211,6 +221,65 @@ pub fn text(sweep: &Sweep) -> String {
     out
 }
 
+/// What the P(worst > ideal) figures stand for, when orders are asked; and that the runs
+/// are a sample when `all` was over the budget.
+pub(crate) fn orders_note(c: &SweepConfig) -> Option<String> {
+    if c.orders == Orders::Fixed {
+        return None;
+    }
+    let which = match c.orders {
+        Orders::Sample { n, .. } => format!("{n} probe orders drawn at random"),
+        _ => "every probe order the model allows".to_string(),
+    };
+    let mut note = format!(
+        "P(worst > ideal): the share of boots ({which}, from each counter start) in which \
+         the busiest CPU serves more IRQs than the ideal, IRQs over online CPUs rounded up \
+         (the scenario report's ideal max); with its 95% interval when sampled."
+    );
+    if let (Some(all), Orders::Sample { n, .. }) = (c.sampled_for_budget, c.orders) {
+        note.push_str(&format!(
+            " Sampled: every order would take {} runs, over this server's budget, so each \
+             row draws {} orders at random (seed 0); the command above runs every order.",
+            group_digits(all),
+            group_digits(u64::from(n))
+        ));
+    }
+    Some(note)
+}
+
+/// `1234567` as `1,234,567`.
+pub(crate) fn group_digits(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, ch) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(ch);
+    }
+    out
+}
+
+/// "37.5%", with " (95% 33.1% to 42.0%)" when sampled.
+fn p_worst_text(o: &OrdersFigures) -> String {
+    let mut t = format!("{:.1}%", 100.0 * o.p_worst_above_ideal());
+    if let Some((lo, hi)) = o.interval() {
+        t.push_str(&format!(" (95% {:.1}% to {:.1}%)", lo * 100.0, hi * 100.0));
+    }
+    t
+}
+
+/// "P(worst > ideal 4): 37.5% of 4,320 boots".
+fn orders_line(o: &OrdersFigures) -> String {
+    format!(
+        "P(worst > ideal {}): {} of {} boot{}",
+        o.ideal_irqs_per_cpu,
+        p_worst_text(o),
+        group_digits(o.runs),
+        if o.runs == 1 { "" } else { "s" }
+    )
+}
+
 fn aggregate_lines(a: &Aggregate, out: &mut String) {
     let name = a.placement.name();
     if a.counter_independent || a.worst == a.best {
@@ -234,6 +303,9 @@ fn aggregate_lines(a: &Aggregate, out: &mut String) {
             format!("best {}", a.best_counter),
             figure_cells(&a.best)
         );
+    }
+    if let Some(o) = &a.orders {
+        out.push_str(&wrap(&orders_line(o), "    ", "      "));
     }
     // The vector-space column: a line of its own so the table keeps to mail width; only a
     // placement that runs out of vectors has one. A device alloc_descs() refused (-EINVAL)
@@ -327,18 +399,26 @@ fn csv_field(s: &str) -> String {
     }
 }
 
-/// One line per combination, with a header.
+/// One line per combination, with a header; with orders asked, each line also ends with its
+/// distribution's runs, P(worst > ideal) and the interval's ends (empty when exact).
 pub fn csv(sweep: &Sweep, link: LinkFn<'_>) -> String {
+    let with_orders = sweep.config.orders != Orders::Fixed;
     let mut out = String::from(
         "topology,mix,placement,counter,irqs_per_cpu_min,irqs_per_cpu_max,ideal_irqs_per_cpu,gap_irqs,\
          within_nodes_irqs_per_cpu,cpus_idle,hot_irqs_per_cpu_max,hot_ideal_per_cpu,devices_per_cpu_max,\
-         node_irqs_min,node_irqs_max,node_over_fair,per_node_irqs,kernel_warnings,vectors_failed,permalink\n",
+         node_irqs_min,node_irqs_max,node_over_fair,per_node_irqs,kernel_warnings,vectors_failed,permalink",
     );
+    if with_orders {
+        out.push_str(
+            ",orders_runs,orders_ideal_irqs_per_cpu,p_worst_above_ideal,p_worst_above_ideal_lo,p_worst_above_ideal_hi",
+        );
+    }
+    out.push('\n');
     for r in &sweep.rows {
         let f = &r.figures;
         let per_node: Vec<String> = f.per_node_irqs.iter().map(u32::to_string).collect();
         let permalink = link(&sweep.spec(&r.topology, &r.mix, r.placement, r.counter)).unwrap_or_default();
-        let _ = writeln!(
+        let _ = write!(
             out,
             "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
             csv_field(&r.topology),
@@ -362,6 +442,19 @@ pub fn csv(sweep: &Sweep, link: LinkFn<'_>) -> String {
             f.vectors_failed,
             csv_field(&permalink),
         );
+        if let Some(o) = r.orders.as_ref().filter(|_| with_orders) {
+            let (lo, hi) = o.interval().map_or((String::new(), String::new()), |(lo, hi)| {
+                (format!("{lo:.4}"), format!("{hi:.4}"))
+            });
+            let _ = write!(
+                out,
+                ",{},{},{:.4},{lo},{hi}",
+                o.runs,
+                o.ideal_irqs_per_cpu,
+                o.p_worst_above_ideal()
+            );
+        }
+        out.push('\n');
     }
     out
 }
@@ -397,7 +490,7 @@ pub fn json(sweep: &Sweep, link: LinkFn<'_>) -> serde_json::Value {
             Placement::Kernel(_) | Placement::External(_) => None,
         })
         .collect();
-    json!({
+    let mut out = json!({
         "command": command_line(c),
         "topologies": c.topologies,
         "mixes": c.mixes,
@@ -409,7 +502,14 @@ pub fn json(sweep: &Sweep, link: LinkFn<'_>) -> serde_json::Value {
         "aggregates": aggregates,
         "comparisons": sweep.comparisons,
         "proposals": cost,
-    })
+    });
+    if c.orders != Orders::Fixed {
+        out["orders"] = json!(c.orders.name());
+        if let Some(all) = c.sampled_for_budget {
+            out["orders_sampled_for_budget"] = json!(all);
+        }
+    }
+    out
 }
 
 /// Colours for placements, in configuration order (colour-blind-safe palette).

@@ -43,13 +43,10 @@ pub(crate) fn report(scenario: &Scenario, outcome: &Outcome, m: &Metrics, opts: 
         "irqscope: ",
         "  ",
     ));
-    let mut words = command_words(scenario, &opts.topology_label);
-    if let Some(flags) = &opts.orders_flags {
-        if let Some(counter) = words.iter_mut().find(|w| w.starts_with("--counter ")) {
-            *counter = flags.clone();
-        }
-    }
-    command_block(&words, &mut out);
+    command_block(
+        &with_orders(command_words(scenario, &opts.topology_label), opts),
+        &mut out,
+    );
     out.push('\n');
     models_block(scenario, outcome, &mut out);
     out.push_str(&wrap(
@@ -369,14 +366,21 @@ pub(crate) struct Side<'a> {
 /// Two runs of the same machine and devices side by side, with the per-CPU difference.
 pub(crate) fn compare_report(a: &Side<'_>, b: &Side<'_>, opts: &TextOptions) -> String {
     let mut out = wrap(a.scenario.topology().name(), "irqscope compare: ", "  ");
+    let mut words = compare_command_words(a.scenario, b.scenario, &opts.topology_label);
+    if let Some(flags) = &opts.orders_flags {
+        words.push(flags.clone());
+    }
+    command_block(&words, &mut out);
+    out.push_str(&wrap(&a.label, "A: ", "   "));
     command_block(
-        &compare_command_words(a.scenario, b.scenario, &opts.topology_label),
+        &with_orders(command_words(a.scenario, &opts.topology_label), opts),
         &mut out,
     );
-    out.push_str(&wrap(&a.label, "A: ", "   "));
-    command_block(&command_words(a.scenario, &opts.topology_label), &mut out);
     out.push_str(&wrap(&b.label, "B: ", "   "));
-    command_block(&command_words(b.scenario, &opts.topology_label), &mut out);
+    command_block(
+        &with_orders(command_words(b.scenario, &opts.topology_label), opts),
+        &mut out,
+    );
     for (side, s) in [("A", a), ("B", b)] {
         out.push_str(&wrap(
             &summary::range_line(&crate::scenario::kernel::holds_for(s.scenario, s.outcome)),
@@ -588,6 +592,17 @@ fn vector_changes(a: &Outcome, b: &Outcome, scenario: &Scenario, out: &mut Strin
 /// The `irqscope compare …` command that reproduces a comparison: `a`'s machine, devices,
 /// proposal and boot parameters, then every name of each side spelled out (no default
 /// involved, so the command means the same whatever later defaults become).
+/// A scenario's command with its `--counter N` replaced by the orders and counter starts the
+/// report stands for, when it stands for a distribution.
+fn with_orders(mut words: Vec<String>, opts: &TextOptions) -> Vec<String> {
+    if let Some(flags) = &opts.orders_flags {
+        if let Some(counter) = words.iter_mut().find(|w| w.starts_with("--counter ")) {
+            *counter = flags.clone();
+        }
+    }
+    words
+}
+
 pub(crate) fn compare_command_words(a: &Scenario, b: &Scenario, topology: &str) -> Vec<String> {
     let side_flags = ["--variant ", "--sort ", "--effective ", "--counter "];
     let mut words: Vec<String> = command_words(a, topology)

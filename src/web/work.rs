@@ -35,6 +35,8 @@
 use super::{AppError, AppState};
 use crate::analysis::sweep::{Placement, SweepConfig};
 use crate::catalogue;
+// `1234567` as `1,234,567`.
+use crate::render::sweep::group_digits as thousands;
 use crate::scenario::payloads::CompareSpec;
 use crate::scenario::spec::{DeviceSpec, ScenarioSpec, TopologyRef};
 use axum::extract::FromRequestParts;
@@ -170,6 +172,34 @@ fn distribution_runs(spec: &ScenarioSpec) -> u64 {
     }
 }
 
+/// The runs one sweep row's distribution may take (1 without orders): a sample's size, else
+/// the distinct arrangements of the mix (devices of one token are interchangeable; a MANA
+/// device keeps its place), or the fallback sample when they are over the budget. An upper
+/// bound, as [`distribution_runs`].
+pub(crate) fn sweep_row_orders_runs(devices: &[DeviceSpec], orders: crate::analysis::orders::Orders) -> u64 {
+    use crate::analysis::orders::{Orders, RUNS_BUDGET, SAMPLE_FALLBACK};
+    match orders {
+        Orders::Fixed => 1,
+        Orders::Sample { n, .. } => u64::from(n).min(RUNS_BUDGET),
+        Orders::All => {
+            // n! / (k1! k2! …) as a product of binomials, saturating.
+            let mut placed = 0u64;
+            let mut total = 1u64;
+            let movable = devices.iter().filter(|d| d.driver.as_deref() != Some("mana"));
+            for k in movable.map(|d| u64::from(d.count)) {
+                for i in 1..=k {
+                    total = (total.saturating_mul(placed + i)) / i;
+                    if total > RUNS_BUDGET {
+                        return u64::from(SAMPLE_FALLBACK);
+                    }
+                }
+                placed += k;
+            }
+            total
+        }
+    }
+}
+
 fn devices_and_vectors(devices: &[DeviceSpec]) -> (u64, u64) {
     devices.iter().fold((0u64, 0u64), |(d, v), s| {
         let count = u64::from(s.count);
@@ -273,10 +303,19 @@ impl Estimate {
             e.cpus = e.cpus.max(cpus);
             for mix in &config.mixes {
                 let (devices, vectors) = devices_and_vectors(&mix.devices);
+                // Each row's list-order run, and with orders asked its distribution's runs.
+                let orders = match config.orders {
+                    crate::analysis::orders::Orders::Fixed => 1,
+                    o => 1 + sweep_row_orders_runs(&mix.devices, o),
+                };
                 e.devices = e.devices.max(devices);
                 e.groups = e.groups.max(vectors);
-                e.runs = e.runs.saturating_add(per_base);
-                ns = ns.saturating_add(weighted.saturating_mul(run_ns(cpus, devices, vectors)));
+                e.runs = e.runs.saturating_add(per_base.saturating_mul(orders));
+                ns = ns.saturating_add(
+                    weighted
+                        .saturating_mul(orders)
+                        .saturating_mul(run_ns(cpus, devices, vectors)),
+                );
             }
         }
         e.cpu_ms = ns / 1_000_000;
@@ -324,19 +363,6 @@ impl Estimate {
         }
         m
     }
-}
-
-/// `1234567` as `1,234,567`.
-fn thousands(n: u64) -> String {
-    let digits = n.to_string();
-    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
 }
 
 /// Milliseconds as `0.4 s`, `12 s`, `2,913 s`.
@@ -526,6 +552,11 @@ impl Work {
         .map_err(|e| AppError::Internal(format!("worker: {e}")))?
     }
 
+    /// The most estimated CPU this request may cost, in milliseconds.
+    pub(crate) fn budget_ms(&self) -> u64 {
+        self.serving.policy.request_cpu_ms_max
+    }
+
     /// Within the budget, or 422 with the numbers.
     fn check(&self, estimate: &Estimate) -> Result<(), AppError> {
         let budget_ms = self.serving.policy.request_cpu_ms_max;
@@ -575,6 +606,36 @@ mod tests {
         assert!(
             Estimate::scenario(&spec("6x62:pre=1", Some("all"), Some(5))).cpu_ms
                 > Estimate::scenario(&spec("6x62:pre=1", None, None)).cpu_ms
+        );
+    }
+
+    /// A sweep with orders is charged, per row, its list-order run and its distribution's
+    /// runs: the distinct arrangements of the mix (1x2 1x3 2x4: 4!/2! = 12) or the sample.
+    #[test]
+    fn a_sweep_with_orders_is_charged_for_each_rows_distribution() {
+        use crate::analysis::orders::Orders;
+        let plain = SweepConfig {
+            topologies: vec!["azure-l96as-v4".into()],
+            mixes: vec![Mix::parse("1x2 1x3 2x4").unwrap()],
+            placements: SweepConfig::parse_placements("cluster,rotation").unwrap(),
+            counters: sweep::parse_counters("0..4").unwrap(),
+            ..SweepConfig::catalogue_default()
+        };
+        let with = |orders| {
+            Estimate::sweep(&SweepConfig {
+                orders,
+                ..plain.clone()
+            })
+        };
+        let base = Estimate::sweep(&plain);
+        assert_eq!(with(Orders::All).runs, base.runs * (1 + 12));
+        assert_eq!(with(Orders::Sample { n: 50, seed: 0 }).runs, base.runs * 51);
+        assert!(with(Orders::All).cpu_ms > base.cpu_ms, "{base:?}");
+        // Ten different devices: over the enumeration budget, the fallback sample.
+        let ten = Mix::parse("1x1 1x2 1x3 1x4 1x5 1x6 1x7 1x8 1x9 1x10").unwrap();
+        assert_eq!(
+            sweep_row_orders_runs(&ten.devices, Orders::All),
+            u64::from(crate::analysis::orders::SAMPLE_FALLBACK)
         );
     }
 

@@ -141,3 +141,87 @@ async fn seeds_show_the_claim_over_boots() {
     }
     c.close().await.unwrap();
 }
+
+/// A comparison of two distributions at 1024 and 1920 px: the change line says what the
+/// distributions computed here say, each side's histogram has its bars, and each CPU's cell of
+/// the diverging heatmap holds its change in points. Screenshots:
+/// `target/screenshots/orders-compare-*.png`.
+#[tokio::test]
+async fn a_comparison_shows_both_distributions_and_their_change() {
+    use irqscope::scenario::payloads::{CompareSpec, SideSpec};
+    let scenario = spec();
+    let sides = ["cluster", "rotation"].map(|v| {
+        let s = ScenarioSpec {
+            variant: v.into(),
+            ..spec()
+        }
+        .resolve(irqscope::catalogue::get)
+        .unwrap();
+        distribution(&s, Orders::All, CounterRange { from: 0, to: 3 }).unwrap()
+    });
+    let side = |v: &str| SideSpec {
+        variant: Some(v.into()),
+        ..SideSpec::default()
+    };
+    let link = permalink::encode(&CompareSpec {
+        scenario,
+        a: side("cluster"),
+        b: side("rotation"),
+    })
+    .unwrap();
+    let _one = ONE_AT_A_TIME.lock().await;
+    let Some(mut h) = Harness::start().await else { return };
+    let c = h.session().await;
+    for w in WIDTHS {
+        c.set_window_size(w, 1400).await.unwrap();
+        c.goto(&format!("{}/c/{link}", h.base)).await.unwrap();
+        let v: Value = wait_for("the compared distributions", || async {
+            c.execute(
+                r#"const q = (s) => document.querySelector(s);
+                const vw = document.documentElement.clientWidth;
+                if (!q('#orders-change')) return null;
+                return { change: q('#orders-change').textContent,
+                  bars: [...document.querySelectorAll('#orders-compare .orders-side')].map((s) => s.querySelectorAll('rect.bar').length),
+                  cells: [...document.querySelectorAll('#orders-diff rect[data-cpu]')].map((r) => [Number(r.dataset.cpu), Number(r.dataset.v)]),
+                  wide: [...document.querySelectorAll('#orders-compare .figure svg')].filter((e) => e.getBoundingClientRect().right > vw + 0.5).length };"#,
+                vec![],
+            )
+            .await
+            .ok()
+            .filter(|v| !v.is_null())
+        })
+        .await;
+        let [a, b] = &sides;
+        let want = format!(
+            "P(worst > ideal) from {:.1}% under A to {:.1}% under B: {:+.1} points",
+            100.0 * a.p_worst_above_ideal(),
+            100.0 * b.p_worst_above_ideal(),
+            100.0 * (b.p_worst_above_ideal() - a.p_worst_above_ideal())
+        );
+        assert_eq!(v["change"].as_str(), Some(want.as_str()));
+        let bars: Vec<u64> = v["bars"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|n| n.as_u64().unwrap())
+            .collect();
+        assert_eq!(
+            bars,
+            [a.worst_irqs_per_cpu.len() as u64, b.worst_irqs_per_cpu.len() as u64]
+        );
+        let cells = v["cells"].as_array().unwrap();
+        assert_eq!(cells.len(), 8);
+        for cell in cells {
+            let cpu = cell[0].as_u64().unwrap() as usize;
+            let points =
+                100.0 * (b.cpu_above_ideal[cpu] as f64 / b.runs as f64 - a.cpu_above_ideal[cpu] as f64 / a.runs as f64);
+            assert_eq!(cell[1].as_i64(), Some(points.round() as i64), "CPU {cpu}");
+        }
+        assert!(
+            cells.iter().any(|c| c[1].as_i64() != Some(0)),
+            "some CPU changes: {cells:?}"
+        );
+        assert_eq!(v["wide"], 0, "a figure wider than {w} px");
+        screenshot(&c, &format!("orders-compare-{w}")).await;
+    }
+}

@@ -145,3 +145,74 @@ async fn sort_by_gap_then_open_a_permalink() {
     screenshot(&c, "sweep-row-permalink").await;
     c.close().await.unwrap();
 }
+
+/// With orders asked, every row of the unfolded table shows P(worst > ideal) as the JSON twin
+/// computes it (the placement over every order and counter swept), with its interval when
+/// sampled; the column stays inside the viewport at 1024 and 1920 px. Screenshots:
+/// `target/screenshots/sweep-orders-*.png`.
+#[tokio::test]
+async fn the_orders_column_reads_as_the_json_twin() {
+    let q = "?topologies=vm-8vcpu-smt2,azure-l96as-v4&mixes=d=2x62:pre=1%203x8:pre=1%201x4&variants=cluster,rotation,rotation-v1&counters=0..4";
+    let _one = ONE_AT_A_TIME.lock().await;
+    let Some(mut h) = Harness::start().await else { return };
+    let c = h.session().await;
+    for (orders, w) in [("all", 1024), ("sample:300:5", 1920)] {
+        let config = irqscope::analysis::sweep::SweepConfig {
+            topologies: vec!["vm-8vcpu-smt2".into(), "azure-l96as-v4".into()],
+            mixes: vec![irqscope::analysis::sweep::Mix::parse("d=2x62:pre=1 3x8:pre=1 1x4").unwrap()],
+            placements: irqscope::analysis::sweep::SweepConfig::parse_placements("cluster,rotation,rotation-v1")
+                .unwrap(),
+            counters: (0..4).collect(),
+            orders: irqscope::analysis::orders::Orders::parse(orders).unwrap(),
+            ..irqscope::analysis::sweep::SweepConfig::catalogue_default()
+        };
+        let s = irqscope::analysis::sweep::run(&config).unwrap();
+        let json = irqscope::render::sweep::json(&s, &|_| None);
+        c.set_window_size(w, 1200).await.unwrap();
+        c.goto(&format!("{}/sweep{q}&orders={orders}", h.base)).await.unwrap();
+        for s in c
+            .find_all(Locator::Css("#sweep-machines details.machine summary"))
+            .await
+            .unwrap()
+        {
+            s.click().await.unwrap();
+        }
+        let v: serde_json::Value = wait_for("the P(worst > ideal) cells", || async {
+            c.execute(
+                r#"const vw = document.documentElement.clientWidth;
+                const cells = [...document.querySelectorAll('#sweep-machines tr[data-placement]')].map((tr) => {
+                  const td = tr.querySelector('td.p-worst');
+                  return [tr.dataset.topology, tr.dataset.placement, td ? td.innerText : null,
+                          td ? td.getBoundingClientRect().right <= vw + 0.5 && td.getBoundingClientRect().width > 0 : false];
+                });
+                return cells.length ? cells : null;"#,
+                vec![],
+            )
+            .await
+            .ok()
+            .filter(|v| !v.is_null())
+        })
+        .await;
+        let cells = v.as_array().unwrap();
+        let aggs = json["aggregates"].as_array().unwrap();
+        assert_eq!(cells.len(), aggs.len());
+        for a in aggs {
+            let o = &a["orders"];
+            let mut want = format!("{:.1}%", 100.0 * o["p_worst_above_ideal"].as_f64().unwrap());
+            if let Some(ci) = o["p_worst_above_ideal_95"].as_array() {
+                want.push_str(&format!(
+                    "\n95%: {:.1}–{:.1}%",
+                    100.0 * ci[0].as_f64().unwrap(),
+                    100.0 * ci[1].as_f64().unwrap()
+                ));
+            }
+            let cell = cells
+                .iter()
+                .find(|c| c[0] == a["topology"] && c[1] == a["placement"])
+                .unwrap_or_else(|| panic!("no row for {a}"));
+            assert_eq!(cell[2].as_str(), Some(want.as_str()), "{a}");
+            assert_eq!(cell[3], true, "the cell is inside the viewport at {w} px: {cell}");
+        }
+        screenshot(&c, &format!("sweep-orders-{w}")).await;
+    }
+}

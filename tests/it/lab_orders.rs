@@ -45,14 +45,7 @@ fn an_order_the_model_forbids_fails_the_check() {
     // The first boot with its first controller's admin tag set moved after that controller's
     // I/O spread: the model maps the admin tag set first.
     let mut o = capture();
-    let boot = &mut o.boots[0];
-    let first = boot[0].device.clone();
-    let spread = boot
-        .iter()
-        .position(|c| c.device == first && c.caller == "irq_create_affinity_masks")
-        .unwrap();
-    let admin = boot.remove(0);
-    boot.insert(spread, admin);
+    admin_after_spread(&mut o.boots[0]);
     let seen = orders::seen_orders(&o).unwrap();
     let forbidden: Vec<_> = seen.iter().filter(|s| s.verdict.is_err()).collect();
     assert_eq!(forbidden.len(), 1, "{seen:?}");
@@ -68,6 +61,18 @@ fn an_order_the_model_forbids_fails_the_check() {
     assert!(out.ends_with("1 forbidden by the model\n"), "{out}");
 }
 
+/// The boot's first call (its first controller's admin tag set) moved after that
+/// controller's I/O spread: an order the model forbids.
+fn admin_after_spread(boot: &mut Vec<irqscope::live::protocol::ProbeCall>) {
+    let first = boot[0].device.clone();
+    let spread = boot
+        .iter()
+        .position(|c| c.device == first && c.caller == "irq_create_affinity_masks")
+        .unwrap();
+    let admin = boot.remove(0);
+    boot.insert(spread, admin);
+}
+
 #[test]
 fn a_call_no_probe_made_is_bad_input() {
     let mut o = capture();
@@ -75,4 +80,44 @@ fn a_call_no_probe_made_is_bad_input() {
     let e = orders::seen_orders(&o).unwrap_err();
     assert!(e.starts_with("boot 1: call 1 ("), "{e}");
     assert!(e.contains("came from no device's probe"), "{e}");
+}
+
+/// A single capture that recorded its boot's calls (`probe_calls`, as `lab run` writes it):
+/// `lab check` says the order and whether the model allows it, as for several boots, and
+/// fails when the model forbids it. The capture is c1's first boot's calls put into a real
+/// capture of another machine that checks clean on its own (vm8-nosmt-72).
+#[test]
+fn a_single_capture_with_its_calls_is_checked_against_the_model() {
+    let o = capture();
+    let base: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(data("vm8-nosmt-72.agent.json")).unwrap()).unwrap();
+    let dir = std::env::temp_dir().join(format!("irqscope-lab-one-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let check = |boot: &[irqscope::live::protocol::ProbeCall], name: &str| {
+        let mut v = base.clone();
+        v["probe_calls"] = serde_json::json!({
+            "mechanism": o.mechanism,
+            "devices": o.devices,
+            "calls": boot,
+        });
+        let file = dir.join(name);
+        std::fs::write(&file, v.to_string()).unwrap();
+        run(&["lab", "check", file.to_str().unwrap()])
+    };
+    let (code, out, err) = check(&o.boots[0], "allowed.json");
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("probe order: 6 calls from kprobe_event"), "{out}");
+    let flat = out.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(flat.contains(", allowed ("), "{out}");
+    // The order's lines fit mail (the capture's own header is lab check's as before).
+    let order = &out[out.find("probe order:").unwrap()..];
+    assert!(order.lines().all(|l| l.chars().count() <= 72), "{out}");
+    // The first controller's admin tag set after its I/O spread: the model forbids it.
+    let mut boot = o.boots[0].clone();
+    admin_after_spread(&mut boot);
+    let (code, out, _) = check(&boot, "forbidden.json");
+    let _ = std::fs::remove_dir_all(&dir);
+    assert_eq!(code, 1, "{out}");
+    let flat = out.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(flat.contains("not allowed by the model: "), "{out}");
 }

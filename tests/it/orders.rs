@@ -203,3 +203,180 @@ fn bad_orders_and_counters_exit_2() {
         assert!(err.contains(value), "{flag} {value}: {err}");
     }
 }
+
+/// No "1 IRQs", "1 runs" or "1 devs": counts of one take the singular in the text twin and on
+/// the page, where devices a, b and c (3, 2, 1 queues) on 8 CPUs make an ideal of 1 IRQ and a
+/// worst CPU of 1 IRQ in most runs.
+#[tokio::test]
+async fn counts_of_one_are_singular() {
+    let plural_one = |text: &str| {
+        ["IRQs", "runs", "devs", "boots", "probe orders"]
+            .iter()
+            .flat_map(|noun| [format!(" 1 {noun}"), format!("(1 {noun}"), format!(">1 {noun}")])
+            .filter(|bad| text.contains(bad.as_str()))
+            .collect::<Vec<_>>()
+    };
+    let text = simulate_abc("all");
+    assert!(text.contains("(ideal 1 IRQ):"), "{text}");
+    assert!(text.contains("      1 IRQ: "), "{text}");
+    assert!(text.contains("     2 IRQs: "), "{text}");
+    assert!(text.contains("(1 IRQ, 1 dev, counter"), "{text}");
+    assert_eq!(plural_one(&text), Vec::<String>::new(), "{text}");
+    let spec = irqscope::scenario::spec::ScenarioSpec {
+        orders: Some("all".into()),
+        counter_to: Some(3),
+        ..abc_spec("cluster")
+    };
+    let html = scenario_page(&spec).await;
+    let block = &html[html.find("id=\"orders\"").expect("the distribution block")..];
+    let block = &block[..block.find("</section>").unwrap()];
+    assert!(block.contains("the ideal 1 IRQ in "), "{block}");
+    assert!(block.contains(">1 IRQ</td>"), "{block}");
+    assert!(block.contains("worst CPU 1 IRQ: 16 of 24 boots"), "{block}");
+    assert_eq!(plural_one(block), Vec::<String>::new(), "{block}");
+}
+
+/// `all` over the enumeration budget (nine different devices: 362,880 orders) is sampled, and
+/// the text twin, the JSON twin and the page say so.
+#[tokio::test]
+async fn all_over_the_budget_is_sampled_and_said() {
+    let devices: Vec<String> = (1..=9).map(|q| format!("{q}:name=d{q}")).collect();
+    let mut args = vec!["simulate", "vm-8vcpu-smt2"];
+    args.extend(devices.iter().map(String::as_str));
+    args.extend(["--variant", "cluster", "--orders", "all"]);
+    let text = irqscope(&args);
+    assert!(
+        text.contains("--orders all --counter 0 (sampled: over 50,000 runs)"),
+        "{text}"
+    );
+    assert!(text.contains("worst CPU load over 2000 runs"), "{text}");
+    assert!(text.contains("(95% interval "), "{text}");
+    let v = json(&[&args[..], &["--format", "json"]].concat());
+    let d = &v["distribution"];
+    assert_eq!(
+        (d["exact"].as_bool(), d["runs"].as_u64()),
+        (Some(false), Some(2000)),
+        "{d}"
+    );
+    assert_eq!(d["sampled_over_budget"], 50_000);
+    let spec = irqscope::scenario::spec::ScenarioSpec {
+        variant: "cluster".into(),
+        orders: Some("all".into()),
+        ..irqscope::scenario::spec::ScenarioSpec::new(
+            irqscope::scenario::spec::TopologyRef::Preset("vm-8vcpu-smt2".into()),
+            devices
+                .iter()
+                .map(|t| irqscope::scenario::spec::parse_device_token(t).unwrap())
+                .collect(),
+        )
+    };
+    let html = scenario_page(&spec).await;
+    let note = html
+        .split("id=\"orders-sampled\">")
+        .nth(1)
+        .expect("the page says it sampled");
+    assert!(
+        note.starts_with("Every order would take more than 50,000 runs, so 2,000 orders were drawn at random"),
+        "{note}"
+    );
+    assert!(
+        html.contains("a sample of 2000 probe orders") || html.contains("a sample of 2,000 probe orders"),
+        "{html}"
+    );
+}
+
+/// `compare --orders all --counter 0..3`: each side is its own distribution (equal to
+/// `analysis::orders::distribution` of that side), and the report and the JSON twin give the
+/// change in P(worst > ideal) and, per CPU, in the share of boots above the ideal.
+#[test]
+fn compare_gives_both_distributions_and_their_change() {
+    use irqscope::analysis::orders::{distribution, CounterRange, Orders};
+    let args = [
+        "compare",
+        "vm-8vcpu-smt2",
+        "3:name=a",
+        "2:name=b",
+        "1:name=c",
+        "--a",
+        "cluster",
+        "--b",
+        "rotation",
+        "--orders",
+        "all",
+        "--counter",
+        "0..3",
+    ];
+    let side = |variant: &str| {
+        let s = abc_spec(variant).resolve(irqscope::catalogue::get).unwrap();
+        distribution(&s, Orders::All, CounterRange { from: 0, to: 3 }).unwrap()
+    };
+    let (a, b) = (side("cluster"), side("rotation"));
+    assert_ne!(a.worst_above_ideal, b.worst_above_ideal, "sides that differ");
+    let v = json(&[&args[..], &["--format", "json"]].concat());
+    assert_eq!(v["a"]["distribution"]["worst_above_ideal_runs"], a.worst_above_ideal);
+    assert_eq!(v["b"]["distribution"]["worst_above_ideal_runs"], b.worst_above_ideal);
+    let change = &v["distribution_change"];
+    let want = b.p_worst_above_ideal() - a.p_worst_above_ideal();
+    assert!(
+        (change["p_worst_above_ideal_change"].as_f64().unwrap() - want).abs() < 1e-12,
+        "{change}"
+    );
+    let per_cpu: Vec<f64> = change["cpu_above_ideal_change"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x.as_f64().unwrap())
+        .collect();
+    assert_eq!(per_cpu.len(), 8);
+    for (cpu, d) in per_cpu.iter().enumerate() {
+        let want = b.cpu_above_ideal[cpu] as f64 / b.runs as f64 - a.cpu_above_ideal[cpu] as f64 / a.runs as f64;
+        assert!((d - want).abs() < 1e-12, "CPU {cpu}: {d} vs {want}");
+    }
+    let text = irqscope(&args);
+    let line = format!(
+        "P(worst > ideal) from {:.1}% under A to {:.1}% under B: {:+.1} points",
+        100.0 * a.p_worst_above_ideal(),
+        100.0 * b.p_worst_above_ideal(),
+        100.0 * want
+    );
+    assert!(text.contains(&line), "{line} not in\n{text}");
+    assert!(text.contains("--orders all --counter 0..3"), "{text}");
+    for l in text.lines().filter(|l| !l.contains("/c/") && !l.contains("/s/")) {
+        assert!(l.chars().count() <= 72, "{l:?}");
+    }
+    // Without orders: no distribution anywhere.
+    let plain = json(&[&args[..7], &["--format", "json"]].concat());
+    assert!(plain.get("distribution_change").is_none() && plain["a"].get("distribution").is_none());
+}
+
+/// The scenario page of `spec`, through the app; it answers 200.
+async fn scenario_page(spec: &irqscope::scenario::spec::ScenarioSpec) -> String {
+    use http_body_util::BodyExt;
+    use tower::ServiceExt;
+    let link = irqscope::scenario::permalink::encode(spec).unwrap();
+    let app = irqscope::web::app(irqscope::web::AppState::default());
+    let resp = app
+        .oneshot(
+            axum::http::Request::get(format!("/s/{link}"))
+                .body(axum::body::Body::empty())
+                .unwrap(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 200);
+    String::from_utf8(resp.into_body().collect().await.unwrap().to_bytes().to_vec()).unwrap()
+}
+
+/// Devices a, b and c (3, 2 and 1 queues) on vm-8vcpu-smt2 under `variant`, as a spec.
+fn abc_spec(variant: &str) -> irqscope::scenario::spec::ScenarioSpec {
+    irqscope::scenario::spec::ScenarioSpec {
+        variant: variant.into(),
+        ..irqscope::scenario::spec::ScenarioSpec::new(
+            irqscope::scenario::spec::TopologyRef::Preset("vm-8vcpu-smt2".into()),
+            ["3:name=a", "2:name=b", "1:name=c"]
+                .iter()
+                .map(|t| irqscope::scenario::spec::parse_device_token(t).unwrap())
+                .collect(),
+        )
+    }
+}

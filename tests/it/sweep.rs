@@ -174,6 +174,9 @@ fn bad_input_exits_2() {
         &["sweep", "--counters", "5..2"],
         &["sweep", "--mix", "6x"],
         &["sweep", "--topologies", "vm-2vcpu-smt2", "--mix", "2:node=7"],
+        &["sweep", "--orders", "some"],
+        &["sweep", "--orders", "sample:0"],
+        &["sweep", "--counter", "5..2"],
     ] {
         let out = Command::new(env!("CARGO_BIN_EXE_irqscope"))
             .args(args)
@@ -243,4 +246,150 @@ async fn sweep_routes() {
         let (status, body) = get(&format!("/sweep{bad}")).await;
         assert_eq!(status, StatusCode::BAD_REQUEST, "{bad}: {body}");
     }
+}
+
+/// With orders asked every row carries P(worst > ideal) from the distribution code itself:
+/// each row's is `analysis::orders::distribution` over every order from the row's counter, and
+/// a placement's over the counters swept is the distribution over orders × those counters. The
+/// text twin prints it under each placement, within 72 columns.
+#[test]
+fn orders_give_each_row_p_worst_above_ideal() {
+    use irqscope::analysis::orders::{distribution, CounterRange, Orders};
+    let mix = "d=5:name=a,pre=1 3:name=b,pre=1 2x2:name=c";
+    let args = [
+        "sweep",
+        "--topologies",
+        "vm-8vcpu-smt2",
+        "--mix",
+        mix,
+        "--variants",
+        "rotation-v1,cluster",
+        "--counter",
+        "0..3",
+        "--orders",
+        "all",
+    ];
+    let json: serde_json::Value =
+        serde_json::from_str(&irqscope(&[&args[..], &["--format", "json"]].concat())).unwrap();
+    let config = SweepConfig {
+        topologies: vec!["vm-8vcpu-smt2".into()],
+        mixes: vec![sweep::Mix::parse(mix).unwrap()],
+        placements: SweepConfig::parse_placements("rotation-v1,cluster").unwrap(),
+        counters: (0..4).collect(),
+        orders: Orders::All,
+        ..SweepConfig::catalogue_default()
+    };
+    let s = sweep::run(&config).unwrap();
+    let rows = json["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 2 * 4);
+    let mut shares = std::collections::BTreeSet::new();
+    for (row, r) in rows.iter().zip(&s.rows) {
+        let scenario = s
+            .spec(&r.topology, &r.mix, r.placement, r.counter)
+            .resolve(irqscope::catalogue::get)
+            .unwrap();
+        let c = r.counter;
+        let d = distribution(&scenario, Orders::All, CounterRange { from: c, to: c }).unwrap();
+        let o = &row["orders"];
+        assert_eq!(o["runs"], d.runs, "{row}");
+        assert_eq!(o["worst_above_ideal_runs"], d.worst_above_ideal, "{row}");
+        assert_eq!(o["ideal_irqs_per_cpu"], d.ideal_irqs_per_cpu, "{row}");
+        assert_eq!(o["p_worst_above_ideal"].as_f64().unwrap(), d.p_worst_above_ideal());
+        assert_eq!(o["exact"], true);
+        shares.insert(d.worst_above_ideal);
+        // The row's link opens the same distribution.
+        assert!(row["permalink"].as_str().unwrap().starts_with("/s/v1."));
+    }
+    // Rows that differ, so the comparison above can tell one from another.
+    assert!(shares.len() > 1, "{shares:?}");
+    let text = irqscope(&args);
+    for a in json["aggregates"].as_array().unwrap() {
+        let scenario = s
+            .spec(
+                a["topology"].as_str().unwrap(),
+                "d",
+                sweep::Placement::from_name(a["placement"].as_str().unwrap()).unwrap(),
+                0,
+            )
+            .resolve(irqscope::catalogue::get)
+            .unwrap();
+        let d = distribution(&scenario, Orders::All, CounterRange { from: 0, to: 3 }).unwrap();
+        assert_eq!(a["orders"]["runs"], d.runs, "{a}");
+        assert_eq!(a["orders"]["worst_above_ideal_runs"], d.worst_above_ideal, "{a}");
+        let want = format!(
+            "P(worst > ideal {}): {:.1}% of {} boots",
+            d.ideal_irqs_per_cpu,
+            100.0 * d.p_worst_above_ideal(),
+            d.runs
+        );
+        assert!(text.contains(&want), "{want} not in:\n{text}");
+    }
+    for l in text.lines().filter(|l| !l.starts_with("  $ ")) {
+        assert!(l.chars().count() <= 72, "{l:?}");
+    }
+    // CSV: the same figures at the end of each line.
+    let csv = irqscope(&[&args[..], &["--format", "csv"]].concat());
+    let head: Vec<&str> = csv.lines().next().unwrap().split(',').collect();
+    let at = head.iter().position(|h| *h == "p_worst_above_ideal").unwrap();
+    for (line, row) in csv.lines().skip(1).zip(rows) {
+        let cells: Vec<&str> = line.split(',').collect();
+        assert_eq!(cells.len(), head.len(), "{line}");
+        let p: f64 = cells[at].parse().unwrap();
+        assert!((p - row["orders"]["p_worst_above_ideal"].as_f64().unwrap()).abs() < 1e-4);
+    }
+}
+
+/// `orders=all` over the request's budget is sampled, and the page, the text and the JSON
+/// say so: 26 machines × 6 different devices (720 orders) × 2 placements × 4 counters would
+/// take 93,730 runs.
+#[tokio::test]
+async fn orders_over_the_budget_are_sampled_and_said() {
+    let q =
+        "?topologies=all&mixes=1x2%201x3%201x4%201x5%201x6%201x7&variants=cluster,rotation&counters=0..4&orders=all";
+    let (status, html) = get(&format!("/sweep{q}")).await;
+    assert_eq!(status, StatusCode::OK, "{html}");
+    let note = html
+        .split("id=\"sweep-sampled\">")
+        .nth(1)
+        .expect("the page says it sampled");
+    assert!(
+        note.starts_with("Sampled: every probe order on every row would take 93,730 runs"),
+        "{note}"
+    );
+    assert!(html.contains("P(worst &gt; ideal)</button>"), "the column");
+    assert!(html.contains("95%: "), "each cell's interval");
+    let (status, text) = get(&format!("/sweep/text{q}")).await;
+    assert_eq!(status, StatusCode::OK);
+    assert!(text.contains("--orders all"), "{text}");
+    let flat = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(flat.contains("Sampled: every order would take 93,730 runs"), "{text}");
+    assert!(flat.contains("% (95% "), "{text}");
+    let (_, json) = get(&format!("/sweep/json{q}")).await;
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(v["orders_sampled_for_budget"], 93_730);
+    let o = &v["rows"][0]["orders"];
+    assert_eq!(
+        (o["exact"].as_bool(), o["runs"].as_u64()),
+        (
+            Some(false),
+            Some(
+                v["orders"]
+                    .as_str()
+                    .unwrap()
+                    .trim_start_matches("sample:")
+                    .parse()
+                    .unwrap()
+            )
+        )
+    );
+    assert!(o["p_worst_above_ideal_95"].is_array(), "{o}");
+    // Within the budget every order runs and nothing is said.
+    let small = "?topologies=vm-8vcpu-smt2&mixes=1x2%201x3%201x4&variants=cluster&counters=0..2&orders=all";
+    let (_, html) = get(&format!("/sweep{small}")).await;
+    assert!(
+        !html.contains("sweep-sampled") && html.contains("P(worst &gt; ideal)"),
+        "{html}"
+    );
+    let (status, body) = get("/sweep?orders=sample:x").await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
 }

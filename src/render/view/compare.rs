@@ -183,17 +183,33 @@ impl CompareRun {
             topology_label: topology_label.to_string(),
             vectors: false,
             permalink,
-            orders_flags: None,
+            orders_flags: self.a.distribution.as_ref().map(|d| d.flags()),
         };
-        text::compare_report(&side(&self.a, &self.labels[0]), &side(&self.b, &self.labels[1]), &opts)
+        let mut out = text::compare_report(&side(&self.a, &self.labels[0]), &side(&self.b, &self.labels[1]), &opts);
+        if let Some(o) = self.orders() {
+            o.text_block(&mut out);
+        }
+        out
     }
 
     pub fn json(&self) -> serde_json::Value {
-        serde_json::json!({
+        let mut v = serde_json::json!({
             "permalink": self.permalink,
             "a": self.a.json(),
             "b": self.b.json(),
-        })
+        });
+        if let Some(o) = self.orders() {
+            v["distribution_change"] = o.json();
+        }
+        v
+    }
+
+    /// Both sides' distributions, when the comparison asks for orders.
+    pub(crate) fn orders(&self) -> Option<crate::render::orders::OrdersCompared<'_>> {
+        match (&self.a.distribution, &self.b.distribution) {
+            (Some(a), Some(b)) => Some(crate::render::orders::OrdersCompared { a, b }),
+            _ => None,
+        }
     }
 }
 
@@ -472,6 +488,8 @@ pub struct CompareView {
     pub(crate) metrics: Vec<(&'static str, &'static str)>,
     pub(crate) node: String,
     pub(crate) nodes: Vec<u32>,
+    /// Both sides as distributions, when the comparison asks for orders.
+    pub(crate) orders: Option<crate::render::orders::OrdersComparePage>,
 }
 
 impl CompareView {
@@ -540,6 +558,7 @@ impl CompareView {
             moved,
             effective_note,
             diff_svg: heatmap::diff_heatmap(topo, &run.a.metrics, &run.b.metrics, view.metric, view.node),
+            orders: run.orders().map(|o| o.page(&run.labels, &run.a.scenario, view.node)),
             text: run.text_report(origin),
             metric: view.metric.name(),
             metrics: HeatMetric::ALL.iter().map(|h| (h.name(), h.describe())).collect(),

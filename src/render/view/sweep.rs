@@ -4,6 +4,7 @@
 //! [`SweepView::new`] is the page. Every row links to its scenario's permalink.
 
 use super::{bad, encode_component, ViewError};
+use crate::analysis::orders::Orders;
 use crate::analysis::sweep::{self, Aggregate, Figures, Mix, Placement, Sweep, SweepConfig};
 use crate::render;
 use crate::scenario::permalink;
@@ -25,6 +26,8 @@ pub struct SweepQuery {
     pub counters: Option<String>,
     pub sort: Option<String>,
     pub effective: Option<String>,
+    /// Probe orders each row also stands for: `all` or `sample:N[:SEED]`.
+    pub orders: Option<String>,
     /// View: the placement the page measures the others against (not part of the sweep).
     pub base: Option<String>,
 }
@@ -94,6 +97,9 @@ impl SweepQuery {
         if let Some(e) = self.effective.as_deref().filter(|e| !e.is_empty()) {
             config.effective = spec::parse_effective(e)?;
         }
+        if let Some(o) = self.orders.as_deref().filter(|o| !o.is_empty()) {
+            config.orders = Orders::parse(o).map_err(bad_config)?;
+        }
         Ok(config)
     }
 }
@@ -123,6 +129,36 @@ pub struct RowView {
     pub(crate) nodes: String,
     pub(crate) over: String,
     pub link: String,
+    /// With orders asked: P(worst > ideal) over every counter swept ("37.5%", with the 95%
+    /// interval when sampled), its value for sorting, and what it stands for.
+    pub(crate) p_worst: Option<PWorstCell>,
+}
+
+/// A row's "P(worst > ideal)" cell.
+pub(crate) struct PWorstCell {
+    pub(crate) text: String,
+    /// Sampled: "95%: 31.4–36.7%".
+    pub(crate) interval: Option<String>,
+    pub(crate) sort: String,
+    pub(crate) title: String,
+}
+
+impl PWorstCell {
+    fn new(o: &sweep::OrdersFigures) -> PWorstCell {
+        PWorstCell {
+            text: format!("{:.1}%", 100.0 * o.p_worst_above_ideal()),
+            interval: o
+                .interval()
+                .map(|(lo, hi)| format!("95%: {:.1}–{:.1}%", lo * 100.0, hi * 100.0)),
+            sort: format!("{:.6}", o.p_worst_above_ideal()),
+            title: format!(
+                "the worst CPU above the ideal {} IRQs in {} of {} boots",
+                o.ideal_irqs_per_cpu,
+                render::sweep::group_digits(o.worst_above_ideal),
+                render::sweep::group_digits(o.runs)
+            ),
+        }
+    }
 }
 
 impl RowView {
@@ -151,6 +187,7 @@ impl RowView {
             nodes: w.per_node_irqs.iter().map(u32::to_string).collect::<Vec<_>>().join(" "),
             over: crate::render::summary::milli(w.node_over_fair_milli.max(0) as u64),
             link: link(&s.spec(&a.topology, &a.mix, a.placement, a.worst_counter)).unwrap_or_default(),
+            p_worst: a.orders.as_ref().map(PWorstCell::new),
         }
     }
 }
@@ -214,6 +251,11 @@ pub struct SweepView {
     pub(crate) comparison: String,
     pub machines: Vec<MachineRows>,
     pub(crate) n_rows: usize,
+    /// With orders asked: what P(worst > ideal) stands for (and that the runs are a sample
+    /// when every order was over the budget).
+    pub(crate) orders_note: Option<String>,
+    /// The budget's sample, said apart so it is seen.
+    pub(crate) sampled_note: Option<String>,
 }
 
 /// The baseline a query names, or the default: `cluster` when swept, else the first placement.
@@ -351,6 +393,17 @@ impl SweepView {
             chart_svg: render::sweep::small_multiples(s),
             comparison: render::sweep::comparison_counts(s),
             n_rows: s.rows.len(),
+            orders_note: render::sweep::orders_note(&s.config),
+            sampled_note: s.config.sampled_for_budget.map(|all| {
+                format!(
+                    "Sampled: every probe order on every row would take {} runs, more than this server gives one request, so each row draws {} orders at random (seed 0); the shares are estimates with their 95% intervals. The command below runs every order.",
+                    render::sweep::group_digits(all),
+                    match s.config.orders {
+                        Orders::Sample { n, .. } => render::sweep::group_digits(u64::from(n)),
+                        _ => "all".into(),
+                    }
+                )
+            }),
         })
     }
 }
@@ -379,6 +432,7 @@ pub(crate) fn query_string(q: &SweepQuery) -> String {
         ("counters", &q.counters),
         ("sort", &q.sort),
         ("effective", &q.effective),
+        ("orders", &q.orders),
         ("base", &q.base),
     ];
     let parts: Vec<String> = pairs
