@@ -259,23 +259,45 @@ fn table(r: &Review, out: &mut String) {
     out.push_str("Machines that changed most (the worst CPU's IRQs over every probe\n");
     out.push_str("order, base -> patched; P: orders whose worst CPU is above the ideal):\n\n");
     out.push_str(&format!(
-        "  {:<23} {:<17} {:>8} {:>4} {:>11}\n",
+        "  {:<23} {:<17} {:>8} {:>6} {:>11}\n",
         "machine", "mix", "worst", "ideal", "P"
     ));
     for row in r.rows.iter().take(TABLE_ROWS) {
         out.push_str(&format!(
-            "  {:<23} {:<17} {:>8} {:>4} {:>11}\n",
+            "  {:<23} {:<17} {:>8} {:>6} {:>11}\n",
             cut(&row.machine, 23),
             cut(&row.mix, 17),
             format!("{} -> {}", row.before.worst, row.after.worst),
-            row.after.ideal,
+            ideal_text(row, "->"),
             format!("{} -> {}", pct(row.before.p_above_ideal), pct(row.after.p_above_ideal)),
         ));
     }
     if r.rows.len() > TABLE_ROWS {
         out.push_str(&format!("  ... and {} more (JSON: rows)\n", r.rows.len() - TABLE_ROWS));
     }
+    if r.rows
+        .iter()
+        .take(TABLE_ROWS)
+        .any(|row| row.before.ideal != row.after.ideal)
+    {
+        out.push_str(&wrap(
+            "Where the ideal moves, the patch changes how many vectors start (a mask \
+             of offline CPUs only leaves its vector shut down).",
+            "",
+            "",
+        ));
+        out.push('\n');
+    }
     out.push('\n');
+}
+
+/// The ideal worst-CPU load of a row, or both when the patch moves it.
+pub(crate) fn ideal_text(row: &Row, arrow: &str) -> String {
+    if row.before.ideal == row.after.ideal {
+        row.after.ideal.to_string()
+    } else {
+        format!("{} {arrow} {}", row.before.ideal, row.after.ideal)
+    }
 }
 
 fn cut(s: &str, n: usize) -> String {

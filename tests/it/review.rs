@@ -383,3 +383,29 @@ async fn a_review_is_served_with_its_twins() {
     let (status, _, _) = get(&irqscope::web::app(Default::default()), "/r/0123456789abcdef").await;
     assert_eq!(status, StatusCode::NOT_FOUND, "a server without --review-dir");
 }
+
+/// A patch can change how many vectors start (a mask of offline CPUs only leaves its vector
+/// shut down), and so the ideal: the reply's table and the page then show both ideals, and
+/// the reply says why.
+#[tokio::test]
+async fn an_ideal_that_moves_is_shown_both_ways() {
+    let mut r = sample_review();
+    r.rows[0].before.ideal = 5;
+    r.rows[0].after.ideal = 6;
+    let text = irqscope::render::review::text(&r);
+    assert_fits(&text);
+    let row = text
+        .lines()
+        .find(|l| {
+            l.trim_start()
+                .starts_with(&r.rows[0].machine[..r.rows[0].machine.len().min(20)])
+        })
+        .unwrap_or_else(|| panic!("no row for {}:\n{text}", r.rows[0].machine));
+    assert!(row.contains("5 -> 6"), "{row}");
+    assert!(text.contains("Where the ideal moves"), "{text}");
+    let dir = Scratch::new("review-ideal");
+    std::fs::write(dir.join(format!("{}.json", r.id)), serde_json::to_string(&r).unwrap()).unwrap();
+    let (status, _, page) = get(&review_app(&dir), &format!("/r/{}", r.id)).await;
+    assert_eq!(status, axum::http::StatusCode::OK);
+    assert!(page.contains("5 → 6"), "the page shows both ideals");
+}
