@@ -280,13 +280,13 @@ fn table(r: &Review, out: &mut String) {
         .take(TABLE_ROWS)
         .any(|row| row.before.ideal != row.after.ideal)
     {
+        out.push('\n');
         out.push_str(&wrap(
             "Where the ideal moves, the patch changes how many vectors start (a mask \
              of offline CPUs only leaves its vector shut down).",
             "",
             "",
         ));
-        out.push('\n');
     }
     out.push('\n');
 }
@@ -323,8 +323,8 @@ pub(crate) fn per_cpu(w: &WorstCase, out: &mut String) {
         "",
     ));
     out.push('\n');
-    // Columns as wide as the widest number and one space, as many as fit in 72 after the
-    // label: 15 CPUs a row below CPU 1000.
+    // Columns of four, or as wide as the widest number and one space, as many as fit in 72
+    // after the label: 15 CPUs a row below CPU 1000.
     let widest = w
         .cpu
         .iter()
@@ -333,7 +333,7 @@ pub(crate) fn per_cpu(w: &WorstCase, out: &mut String) {
         .max()
         .copied()
         .unwrap_or(0);
-    let width = widest.to_string().len() + 1;
+    let width = (widest.to_string().len() + 1).max(4);
     let per_row = ((72 - 10) / width).max(1);
     for start in (0..w.cpu.len()).step_by(per_row) {
         let end = (start + per_row).min(w.cpu.len());

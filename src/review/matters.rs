@@ -105,11 +105,15 @@ pub(crate) fn pair(
     Ok([run(false)?, run(true)?])
 }
 
-/// Whether two distributions differ in anything a row shows.
+/// Whether two distributions differ in anything a row shows, or in which CPUs carry more than
+/// the ideal.
 pub(crate) fn differ(a: &Distribution, b: &Distribution) -> bool {
     a.worst_irqs_per_cpu != b.worst_irqs_per_cpu
         || a.worst_above_ideal != b.worst_above_ideal
         || a.numa_excess_milli_sum != b.numa_excess_milli_sum
+        // The same worst load spread over other CPUs (seed 000's D96plds v6: fourteen CPUs
+        // with six IRQs each, or twenty-six with one to six).
+        || a.cpu_above_ideal != b.cpu_above_ideal
 }
 
 /// Every machine × mix; the rows that changed, most changed first.
