@@ -161,9 +161,15 @@ fn plural(n: u64, one: &str, many: &str) -> String {
 /// The verdict in one paragraph.
 pub(crate) fn verdict(r: &Review) -> String {
     let c = &r.classification;
+    // A tree is named by its version here; its path is on the lines that reproduce the review.
+    let package = if r.base.package.contains('/') {
+        "a tree"
+    } else {
+        r.base.package.as_str()
+    };
     let base = match &r.base.version {
-        Some(v) => format!("{} {v}", r.base.package),
-        None => r.base.package.clone(),
+        Some(v) => format!("{package} {v}"),
+        None => package.to_string(),
     };
     let mut s = if r.exit_status == 0 {
         format!(
@@ -405,18 +411,29 @@ pub fn text(r: &Review) -> String {
         r.id
     ));
     out.push_str("Reproduce:\n");
+    // An option and its value stay together unless they cannot share a line (a long path).
     let words: Vec<String> = r
         .command
         .split(" --")
         .enumerate()
         .map(|(i, w)| if i == 0 { w.to_string() } else { format!("--{w}") })
+        .flat_map(|w| {
+            if w.len() > 60 {
+                w.split(' ').map(str::to_string).collect()
+            } else {
+                vec![w]
+            }
+        })
         .collect();
     command_block(&words, &mut out);
     let mut wrapped = String::new();
     for line in out.lines() {
+        // Indented lines (tables, commands) are laid out to fit; what overflows them is a
+        // path, which no wrapping can break.
         if line.chars().count() > crate::render::columns::COLUMNS_MAX
             && !line.starts_with("> ")
             && !line.starts_with('/')
+            && !line.starts_with("  ")
         {
             wrapped.push_str(wrap(line, "", "").trim_end());
         } else {
@@ -435,12 +452,14 @@ fn links(r: &Review, out: &mut String) {
         &format!(
             "Each link pins both builds; a server shows them when started with them: \
              irqscope serve --kernel-c {}=SOURCE --kernel-c {}=SOURCE \
-             --kernel-c-patch {}=PATCH (SOURCE: {}).",
-            r.base.build.name, r.patched.name, r.patched.name, r.base.source
+             --kernel-c-patch {}=PATCH, where SOURCE is",
+            r.base.build.name, r.patched.name, r.patched.name
         ),
         "",
         "",
     ));
+    // A path is one word: on a line of its own, like a link, it is never broken.
+    out.push_str(&format!("{}\n", r.base.source));
     for row in r.rows.iter().take(TABLE_ROWS) {
         out.push_str(&format!("  {}, {}:\n{}\n", row.machine, row.mix, row.link));
     }
