@@ -111,8 +111,7 @@ pub(crate) fn differ(a: &Distribution, b: &Distribution) -> bool {
     a.worst_irqs_per_cpu != b.worst_irqs_per_cpu
         || a.worst_above_ideal != b.worst_above_ideal
         || a.numa_excess_milli_sum != b.numa_excess_milli_sum
-        // The same worst load spread over other CPUs (seed 000's D96plds v6: fourteen CPUs
-        // with six IRQs each, or twenty-six with one to six).
+        // The same worst load, but on other CPUs.
         || a.cpu_above_ideal != b.cpu_above_ideal
 }
 
