@@ -110,9 +110,8 @@ enum Command {
         /// A patch for a --kernel-c source: NAME=FILE (mbox or diff); repeatable, in order.
         #[arg(long = "kernel-c-patch", value_name = "NAME=FILE")]
         kernel_c_patch: Vec<String>,
-        /// Serve the reviews `irqscope review --out DIR` wrote there as /r/<id>.
-        #[arg(long, value_name = "DIR")]
-        review_dir: Option<PathBuf>,
+        #[command(flatten)]
+        review: serve_cmd::ReviewServeArgs,
     },
 }
 
@@ -151,13 +150,13 @@ fn main() -> ExitCode {
             live,
             kernel_c,
             kernel_c_patch,
-            review_dir,
+            review,
         }) => kernel_c_cmd::register_for_serve(&kernel_c, &kernel_c_patch).and_then(|kernel_c| {
             let policy = irqscope::web::work::Policy {
                 request_cpu_ms_max: request_cpu_ms,
                 request_timeout: std::time::Duration::from_millis(request_timeout_ms),
             };
-            serve_cmd::serve(&addr, max_connections, policy, live, kernel_c, review_dir)
+            serve_cmd::serve(&addr, max_connections, policy, live, kernel_c, review)
         }),
         None => serve_cmd::serve(
             DEFAULT_SERVE_ADDR,
@@ -165,7 +164,7 @@ fn main() -> ExitCode {
             irqscope::web::work::Policy::default(),
             serve_cmd::LiveArgs::default(),
             Default::default(),
-            None,
+            serve_cmd::ReviewServeArgs::default(),
         ),
     };
     match result {
@@ -228,8 +227,13 @@ fn argument_error(e: clap::Error) -> ExitCode {
 
 /// An error as one line, but a compiler's message keeps its lines: each names a file and line.
 fn error_text(e: &anyhow::Error) -> String {
-    match e.downcast_ref::<irqscope::kernel_c::KernelCError>() {
-        Some(k) if k.to_string().contains('\n') => k.to_string(),
+    // The compiler's diagnostics keep their lines.
+    let kept = e
+        .downcast_ref::<irqscope::kernel_c::KernelCError>()
+        .map(|k| k.to_string())
+        .or_else(|| e.downcast_ref::<irqscope::review::ReviewError>().map(|r| r.to_string()));
+    match kept {
+        Some(text) if text.contains('\n') => text,
         _ => one_line(e),
     }
 }

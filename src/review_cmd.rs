@@ -50,6 +50,10 @@ pub struct ReviewArgs {
     /// Print how long each step took on stderr.
     #[arg(long)]
     timings: bool,
+    /// Progress as lines on stderr, terminal or not: `progress<TAB>DONE<TAB>OF<TAB>WHAT`
+    /// (DONE and OF empty where nothing counts). `serve --review` reads them.
+    #[arg(long, hide = true)]
+    progress_lines: bool,
 }
 
 fn options(a: &ReviewArgs) -> anyhow::Result<ReviewOptions> {
@@ -101,17 +105,41 @@ fn options(a: &ReviewArgs) -> anyhow::Result<ReviewOptions> {
     })
 }
 
+/// Width of the terminal status line.
+const STATUS_COLUMNS: usize = 78;
+
+/// The terminal's status line: what runs now, and once the review has taken more than a
+/// second, a bar where the step counts (`[#####.....]  40/182`).
+fn status_line(what: &str, count: Option<(u32, u32)>, elapsed: std::time::Duration) -> String {
+    let mut line = String::new();
+    if let Some((done, of)) = count.filter(|_| elapsed.as_millis() > 1000) {
+        const BAR: usize = 20;
+        let filled = (done.min(of) as usize * BAR).checked_div(of as usize).unwrap_or(0);
+        line = format!(
+            "[{}{}] {done:>5}/{of:<5} ",
+            "#".repeat(filled),
+            ".".repeat(BAR - filled)
+        );
+    }
+    line.push_str(what);
+    line.chars().take(STATUS_COLUMNS).collect()
+}
+
 pub fn run(a: ReviewArgs) -> anyhow::Result<ExitCode> {
     let opts = options(&a)?;
-    let terminal = std::io::stderr().is_terminal();
-    let progress = move |what: &str| {
-        if terminal {
-            let mut e = std::io::stderr().lock();
-            let _ = write!(e, "\r\x1b[K{}", what.chars().take(78).collect::<String>());
+    let terminal = std::io::stderr().is_terminal() && !a.progress_lines;
+    let started = std::time::Instant::now();
+    let progress = |what: &str, count: Option<(u32, u32)>| {
+        let mut e = std::io::stderr().lock();
+        if a.progress_lines {
+            let (done, of) = count.map_or((String::new(), String::new()), |(d, o)| (d.to_string(), o.to_string()));
+            let _ = writeln!(e, "progress\t{done}\t{of}\t{what}");
+        } else if terminal {
+            let line = status_line(what, count, started.elapsed());
+            let _ = write!(e, "\r\x1b[K{line}");
             let _ = e.flush();
         }
     };
-    let started = std::time::Instant::now();
     let last = std::sync::Mutex::new(started);
     let done = |step: &'static str| {
         let mut last = last.lock().unwrap_or_else(|e| e.into_inner());
@@ -142,4 +170,26 @@ pub fn run(a: ReviewArgs) -> anyhow::Result<ExitCode> {
         print!("{}", irqscope::render::review::text(&r));
     }
     Ok(ExitCode::from(r.exit_status))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::status_line;
+    use std::time::Duration;
+
+    #[test]
+    fn the_bar_shows_after_a_second_where_the_step_counts() {
+        let slow = Duration::from_secs(2);
+        assert_eq!(
+            status_line("catalogue (l96, nvme)", Some((40, 160)), slow),
+            "[#####...............]    40/160   catalogue (l96, nvme)"
+        );
+        assert_eq!(
+            status_line("catalogue", Some((40, 160)), Duration::from_millis(300)),
+            "catalogue"
+        );
+        assert_eq!(status_line("building", None, slow), "building");
+        assert!(status_line(&"x".repeat(200), Some((1, 1)), slow).chars().count() <= 78);
+        assert!(status_line("odd", Some((5, 0)), slow).starts_with("[...................."));
+    }
 }

@@ -66,6 +66,68 @@ impl Default for LiveArgs {
     }
 }
 
+/// Reviews: those made on the command line, and (`--review`) patches pasted on `/review`.
+#[derive(clap::Args, Default)]
+pub(crate) struct ReviewServeArgs {
+    /// Serve the reviews `irqscope review --out DIR` wrote there as /r/<id> (with --review,
+    /// where its reviews go; default: reviews/ in the build cache).
+    #[arg(long, value_name = "DIR")]
+    pub(crate) review_dir: Option<PathBuf>,
+    /// Take patches on /review: each is queued, built and reviewed in its sandbox, and lands
+    /// on /r/<id>. Off by default.
+    #[arg(long)]
+    pub(crate) review: bool,
+    /// The tree or linux-source-X.Y every pasted patch is reviewed against (default: the
+    /// newest Debian source it applies to).
+    #[arg(long, value_name = "SOURCE", requires = "review")]
+    pub(crate) review_base: Option<String>,
+    /// Reviews run at once.
+    #[arg(long, value_name = "N", default_value_t = 2, requires = "review")]
+    pub(crate) review_workers: usize,
+    /// Reviews queued or running in all.
+    #[arg(long, value_name = "N", default_value_t = 16, requires = "review")]
+    pub(crate) review_queue: usize,
+    /// Reviews queued or running for one address (an IPv6 /64).
+    #[arg(long, value_name = "N", default_value_t = 2, requires = "review")]
+    pub(crate) review_per_client: usize,
+    /// Longest a review may run before it is stopped.
+    #[arg(long, value_name = "SECS", default_value_t = 300, requires = "review")]
+    pub(crate) review_seconds: u64,
+}
+
+impl ReviewServeArgs {
+    /// The directory `/r/<id>` reads and the queue (if any) the `/review` pages use.
+    fn open(
+        self,
+    ) -> anyhow::Result<(
+        Option<std::sync::Arc<PathBuf>>,
+        Option<irqscope::web::review_queue::ReviewQueue>,
+    )> {
+        use irqscope::web::review_queue::{QueueConfig, ReviewQueue};
+        if !self.review {
+            if let Some(d) = &self.review_dir {
+                anyhow::ensure!(d.is_dir(), "--review-dir {}: not a directory", d.display());
+            }
+            return Ok((self.review_dir.map(std::sync::Arc::new), None));
+        }
+        let cache = irqscope::kernel_c::cache_dir();
+        let dir = self.review_dir.unwrap_or_else(|| cache.join("reviews"));
+        let config = QueueConfig {
+            program: std::env::current_exe().context("finding the irqscope binary the reviews run as")?,
+            dir: dir.clone(),
+            cache,
+            base: self.review_base,
+            workers: self.review_workers,
+            queue_max: self.review_queue,
+            per_client_max: self.review_per_client,
+            deadline: std::time::Duration::from_secs(self.review_seconds),
+        };
+        let queue = ReviewQueue::start(config).map_err(|e| anyhow::anyhow!(e))?;
+        tracing::info!("taking patches on /review; reviews in {}", dir.display());
+        Ok((Some(std::sync::Arc::new(dir)), Some(queue)))
+    }
+}
+
 fn live_state(args: LiveArgs) -> anyhow::Result<irqscope::web::live::LiveState> {
     use irqscope::live::{auth::Tokens, persist::Persist};
     let text = match (&args.live_tokens, std::env::var("IRQSCOPE_LIVE_TOKENS")) {
@@ -125,11 +187,8 @@ pub(crate) fn serve(
     policy: irqscope::web::work::Policy,
     live: LiveArgs,
     kernel_c: irqscope::web::kernel_c::KernelCRegistry,
-    review_dir: Option<std::path::PathBuf>,
+    review: ReviewServeArgs,
 ) -> anyhow::Result<ExitCode> {
-    if let Some(d) = &review_dir {
-        anyhow::ensure!(d.is_dir(), "--review-dir {}: not a directory", d.display());
-    }
     use tracing_subscriber::EnvFilter;
     let _ = tracing_subscriber::fmt()
         .with_env_filter(EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info,tower_http=info")))
@@ -137,6 +196,7 @@ pub(crate) fn serve(
     let addr: std::net::SocketAddr = addr
         .parse()
         .with_context(|| format!("--addr {addr:?}: want HOST:PORT"))?;
+    let (review_dir, review_queue) = review.open()?;
     let runtime = tokio::runtime::Runtime::new().context("starting the async runtime")?;
     let served = runtime.block_on(async {
         let listener = tokio::net::TcpListener::bind(addr)
@@ -146,7 +206,8 @@ pub(crate) fn serve(
         let state = irqscope::web::AppState {
             live: live_state(live)?,
             kernel_c,
-            review_dir: review_dir.map(std::sync::Arc::new),
+            review_dir,
+            review_queue: review_queue.clone(),
         };
         let app = irqscope::web::app_with(state, policy);
         irqscope::web::server::serve(
@@ -164,6 +225,11 @@ pub(crate) fn serve(
     // serve() has finished or cut every connection; blocking work still running (a sweep)
     // gets a moment, not a wait without bound.
     runtime.shutdown_timeout(std::time::Duration::from_millis(200));
+    if let Some(q) = review_queue {
+        // Reviews still running end with their process groups.
+        q.stop();
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    }
     served?;
     Ok(ExitCode::SUCCESS)
 }

@@ -23,26 +23,7 @@ pub(crate) fn read(paths: &[PathBuf]) -> Result<Vec<ReadPatch>, ReviewError> {
     let mut out = Vec::new();
     for p in patches {
         let shown = p.path.display().to_string();
-        let text = String::from_utf8_lossy(&p.bytes);
-        let files = source::patched_files(&text);
-        if files.is_empty() {
-            return Err(ReviewError::new(format!(
-                "{shown}: not a patch (no `+++ b/FILE` line: a unified diff, an mbox or \
-                 git format-patch output)"
-            )));
-        }
-        let other: Vec<&String> = files
-            .iter()
-            .filter(|f| !BUILT_FILES.contains(&f.as_str()) && !f.starts_with("Documentation/"))
-            .collect();
-        if !other.is_empty() {
-            let names: Vec<&str> = other.iter().map(|s| s.as_str()).collect();
-            return Err(ReviewError::new(format!(
-                "{shown}: changes {}, which a review does not build (it builds {})",
-                names.join(", "),
-                BUILT_FILES.join(", ")
-            )));
-        }
+        check(&shown, &String::from_utf8_lossy(&p.bytes))?;
         out.push(ReadPatch {
             info: PatchInfo {
                 file: shown,
@@ -53,6 +34,38 @@ pub(crate) fn read(paths: &[PathBuf]) -> Result<Vec<ReadPatch>, ReviewError> {
         });
     }
     Ok(out)
+}
+
+/// Refuse what is not a patch, and a patch that changes files a review does not build
+/// (documentation aside). `shown` names the patch in the message.
+pub(crate) fn check(shown: &str, text: &str) -> Result<(), ReviewError> {
+    let files = source::patched_files(text);
+    if files.is_empty() {
+        return Err(ReviewError::new(format!(
+            "{shown}: not a patch (no `+++ b/FILE` line: a unified diff, an mbox or \
+             git format-patch output)"
+        )));
+    }
+    let other: Vec<&str> = files
+        .iter()
+        .map(String::as_str)
+        .filter(|f| !BUILT_FILES.contains(f) && !f.starts_with("Documentation/"))
+        .collect();
+    if !other.is_empty() {
+        return Err(ReviewError::new(format!(
+            "{shown}: changes {}, which a review does not build (it builds {})",
+            other.join(", "),
+            BUILT_FILES.join(", ")
+        )));
+    }
+    Ok(())
+}
+
+/// A patch as a review server takes it: checked as [`read`] checks a file, with its subject
+/// (the mail's, else `None`).
+pub(crate) fn check_text(text: &str) -> Result<Option<String>, ReviewError> {
+    check("the patch", text)?;
+    Ok(source::mail_subject(text))
 }
 
 /// A base to try: what the build takes, and how the review names it.
@@ -133,7 +146,7 @@ pub(crate) fn build(
     let mut tried = Vec::new();
     let hashes: String = patches.iter().map(|p| p.info.sha256.as_str()).collect();
     for cand in candidates(opts) {
-        progress(&format!("building {} with the patches", cand.package));
+        progress(&format!("building {} with the patches", cand.package), None);
         let tag = short_hash(&format!("{}\n{:?}", cand.source, cand.version));
         let patched_name = format!("patched-{}", short_hash(&format!("{tag}{hashes}")));
         let patched = match build_c(&options(opts, &cand.source, patched_name, opts.patches.clone())) {
@@ -144,7 +157,7 @@ pub(crate) fn build(
             }
             Err(e) => return Err(e.into()),
         };
-        progress(&format!("building {}", cand.package));
+        progress(&format!("building {}", cand.package), None);
         let base = build_c(&options(opts, &cand.source, format!("base-{tag}"), Vec::new()))?;
         let version = cand
             .version

@@ -36,8 +36,7 @@ pub(crate) fn classify(
 ) -> Result<Classification, ReviewError> {
     let models = models_for(&builds.base.provenance);
     let patched = fresh(&builds.patched);
-    progress(&format!("{} random machines: patched against the base", opts.cases));
-    let (differ, n, first) = against_base(&fresh(&builds.base), &patched, opts.cases, opts.seed)?;
+    let (differ, n, first) = against_base(&fresh(&builds.base), &patched, opts.cases, opts.seed, progress)?;
     let out = verify::verify(&patched, models, opts.cases, opts.seed)?;
     let mut c = Classification {
         cases: opts.cases,
@@ -79,11 +78,10 @@ pub(crate) fn classify(
         None => Variant::ALL.into_iter().filter(|&v| v != models.variant).collect(),
     };
     for v in named {
-        progress(&format!(
-            "{} random machines: patched against `{}`",
-            opts.cases,
-            v.name()
-        ));
+        progress(
+            &format!("{} random machines: patched against `{}`", opts.cases, v.name()),
+            None,
+        );
         let o = verify::verify(&patched, Models { variant: v, ..models }, opts.cases, opts.seed)?;
         if o.disagreement.is_none() {
             c.behaves_as = Some(v.name().into());
@@ -109,6 +107,7 @@ fn against_base(
     patched: &KernelC,
     cases: u32,
     seed: u64,
+    progress: Progress<'_>,
 ) -> Result<(u32, u32, Option<String>), ReviewError> {
     let mut rng = Rng::new(seed ^ 0x7265_7669_6577);
     let (mut n, mut differ, mut first, mut drawn) = (0u32, 0u32, None, 0u64);
@@ -116,6 +115,9 @@ fn against_base(
         drawn += 1;
         let shape = draw_shape(&mut rng);
         let Ok(topo) = shape.topology() else { continue };
+        if n % 50 == 0 {
+            progress("random machines: patched against the base", Some((n, cases)));
+        }
         let cpus = shape.cpus();
         let numgrps = rng.range(1, cpus + 3);
         let counter = if rng.chance(50) {

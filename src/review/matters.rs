@@ -128,7 +128,7 @@ pub(crate) fn rows(
     for machine in &opts.machines {
         for mix in &mixes {
             n += 1;
-            progress(&format!("catalogue: {n} of {total} ({machine}, {})", mix.name));
+            progress(&format!("catalogue ({machine}, {})", mix.name), Some((n, total as u32)));
             let topo = TopologyRef::Preset(machine.clone());
             let [before, after] = pair(builds, topo.clone(), mix.devices.clone(), opts)?;
             if !differ(&before, &after) {

@@ -84,8 +84,9 @@ pub struct ReviewOptions {
     pub apt_options: Vec<String>,
 }
 
-/// Progress for a terminal: a line saying what runs now.
-pub(crate) type Progress<'a> = &'a (dyn Fn(&str) + Sync);
+/// Progress for a terminal or a queue's page: what runs now, and where it counts, how many
+/// of how many are done.
+pub type Progress<'a> = &'a (dyn Fn(&str, Option<(u32, u32)>) + Sync);
 
 /// The two builds a review compares, as variants the scenarios resolve.
 pub(crate) struct Builds {

@@ -107,7 +107,7 @@ pub(crate) fn search(
             continue;
         }
         tried += 1;
-        progress(&format!("search: {tried} of {} random machines", opts.search));
+        progress("search over random machines", Some((tried, opts.search)));
         let cpus = shape.cpus();
         let c = Candidate {
             count: rng.range(1, 6),
@@ -126,7 +126,7 @@ pub(crate) fn search(
     'shrink: while steps < SHRINK_STEPS_MAX {
         for c in cur.smaller() {
             steps += 1;
-            progress(&format!("shrinking: {} CPUs, step {steps}", cur.shape.cpus()));
+            progress(&format!("shrinking: {} CPUs, step {steps}", cur.shape.cpus()), None);
             if rise(builds, &c, opts)? > 0 {
                 cur = c;
                 continue 'shrink;
@@ -137,7 +137,7 @@ pub(crate) fn search(
         }
         break;
     }
-    progress("confirming the worst case on fresh harnesses");
+    progress("confirming the worst case on fresh harnesses", None);
     Ok(Some(describe(builds, &cur, opts, tried, steps)?))
 }
 

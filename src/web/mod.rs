@@ -9,7 +9,8 @@
 //! Routes (see `docs/http-api.md`): `/`, `/s/{p}`, `/s/{p}/text`, `/s/{p}/json`, `/compare`,
 //! `/c/{p}` (+ `/text`, `/json`), `/mana`, `/m/{p}` (+ `/text`, `/json`), `/sched`, `/n/{p}`
 //! (+ `/text`, `/json`), `/sweep` (+ `/text`, `/csv`, `/json`), `/blkmq` (+ `/text`, `/json`),
-//! `/seeds` (+ `/text`, `/json`), `/fleet` (+ `/text`, `/json`), `POST /fragment`,
+//! `/seeds` (+ `/text`, `/json`), `/fleet` (+ `/text`, `/json`), `/r/{id}` (+ `/text`,
+//! `/json`), `/review` and `POST /review`, `/review/job/{id}` (+ `/json`, `/events`), `POST /fragment`,
 //! `POST /api/simulate`, `GET /api/topologies`, `GET /api/topologies/{name}`, `/static/*`,
 //! `/favicon.ico`. Errors are one `text/plain` line, or an HTML page for `Accept: text/html`.
 
@@ -63,6 +64,7 @@ pub mod live;
 mod mana;
 mod pages;
 mod review;
+pub mod review_queue;
 mod sched;
 mod seeds;
 pub mod server;
@@ -109,6 +111,8 @@ pub struct AppState {
     pub kernel_c: kernel_c::KernelCRegistry,
     /// Where `/r/<id>` finds reviews (`serve --review-dir`, written by `review --out`).
     pub review_dir: Option<std::sync::Arc<std::path::PathBuf>>,
+    /// `serve --review`: the queue pasted patches are reviewed from (`None`: `/review` is 404).
+    pub review_queue: Option<review_queue::ReviewQueue>,
 }
 
 /// The whole dashboard as a router; tests drive it with `oneshot`, `main` binds it to a port
@@ -153,6 +157,10 @@ pub fn app_with(state: AppState, policy: work::Policy) -> Router {
         .route("/seeds/text", get(seeds::seeds_text))
         .route("/seeds/json", get(seeds::seeds_json))
         .route("/kernel-c", get(kernel_c::kernel_c_page))
+        .route("/review", get(review::submit_page).post(review::submit))
+        .route("/review/job/{id}", get(review::job_page))
+        .route("/review/job/{id}/json", get(review::job_json))
+        .route("/review/job/{id}/events", get(review::job_events))
         .route("/mana", get(mana::mana_query))
         .route("/sched", get(sched::sched_query))
         .route("/fragment", post(fragment))

@@ -41,7 +41,7 @@ fn processes_naming(needle: &str) -> Vec<(u32, String)> {
 /// Processes running a program built under `dir` (their `/proc/PID/exe` is one of its files,
 /// by device and inode, whatever namespace they run in), with their command lines. Only this
 /// test's builds live there, so harnesses other tests start at the same time never count.
-fn processes_running_from(dir: &Path) -> Vec<(u32, String)> {
+pub(crate) fn processes_running_from(dir: &Path) -> Vec<(u32, String)> {
     use std::os::unix::fs::MetadataExt;
     let mut files = std::collections::BTreeSet::new();
     let mut todo = vec![dir.to_path_buf()];

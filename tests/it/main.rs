@@ -44,6 +44,7 @@ mod readme;
 mod release;
 mod render_pinned;
 mod review;
+mod review_serve;
 mod rotation_v1;
 mod scenario_mana;
 mod sched_wake_paths;

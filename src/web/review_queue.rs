@@ -1,0 +1,577 @@
+//! `serve --review`: patches pasted on `/review`, queued and reviewed one per worker.
+//!
+//! Each review runs as its own process, `irqscope review PATCH --out DIR --progress-lines`,
+//! the same command a reviewer types (which builds and runs the patch's C in its sandbox):
+//! the server keeps nothing of it but the review file, a crash or a leak ends with the
+//! process, and a review past its deadline is killed with its whole process group. Its
+//! progress lines become the job's status, which the job page follows over SSE.
+//!
+//! Admission is bounded three ways: the patch's size ([`PATCH_BYTES_MAX`]), the jobs one
+//! client may have queued or running ([`QueueConfig::per_client_max`]), and the jobs the
+//! queue holds in all ([`QueueConfig::queue_max`]). What is not a patch, or a patch to files
+//! a review does not build, is refused at once and never queued. A patch that does not
+//! apply, does not compile, or whose C crashes or loops fails in its own process with the
+//! review's message and holds one worker at most until its deadline.
+
+use crate::kernel_c::sha256_hex;
+use std::collections::{BTreeMap, VecDeque};
+use std::io::{BufRead, BufReader, Read};
+use std::net::IpAddr;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+use tokio::sync::watch;
+
+/// Largest patch the page takes (a series of placement patches is far smaller).
+pub const PATCH_BYTES_MAX: usize = 512 << 10;
+/// Finished jobs kept for their pages; the oldest go first.
+const FINISHED_KEPT: usize = 64;
+/// Longest failure message kept from a review's stderr.
+const MESSAGE_CHARS_MAX: usize = 2000;
+/// Longest stderr line read from a review (progress lines are far shorter).
+const LINE_BYTES_MAX: u64 = 4096;
+/// How often a worker looks at its review's process.
+const POLL: Duration = Duration::from_millis(50);
+
+/// How the queue runs reviews.
+#[derive(Debug, Clone)]
+pub struct QueueConfig {
+    /// The `irqscope` binary each review runs as.
+    pub program: PathBuf,
+    /// Where reviews are written (and served from as `/r/<id>`); pasted patches are kept in
+    /// its `patches/` so that a review's command line names a file that exists.
+    pub dir: PathBuf,
+    /// The build cache (`--cache-dir`).
+    pub cache: PathBuf,
+    /// `--base` for every review (`None`: the newest Debian source the patch fits).
+    pub base: Option<String>,
+    /// Reviews run at once.
+    pub workers: usize,
+    /// Jobs queued or running in all.
+    pub queue_max: usize,
+    /// Jobs queued or running for one client.
+    pub per_client_max: usize,
+    /// Longest one review may run before it is killed.
+    pub deadline: Duration,
+}
+
+/// Most workers, queued jobs and jobs per client `serve` accepts.
+pub const WORKERS_MAX: usize = 16;
+pub const QUEUE_MAX: usize = 256;
+
+impl QueueConfig {
+    /// Check the bounds `serve` was given.
+    pub fn check(&self) -> Result<(), String> {
+        if !(1..=WORKERS_MAX).contains(&self.workers) {
+            return Err(format!("--review-workers {}: 1 to {WORKERS_MAX}", self.workers));
+        }
+        if !(1..=QUEUE_MAX).contains(&self.queue_max) {
+            return Err(format!("--review-queue {}: 1 to {QUEUE_MAX}", self.queue_max));
+        }
+        if !(1..=self.queue_max).contains(&self.per_client_max) {
+            return Err(format!(
+                "--review-per-client {}: 1 to the queue's {}",
+                self.per_client_max, self.queue_max
+            ));
+        }
+        if self.deadline.is_zero() || self.deadline > Duration::from_secs(3600) {
+            return Err(format!("--review-seconds {}: 1 to 3600", self.deadline.as_secs()));
+        }
+        Ok(())
+    }
+}
+
+/// Where a job is, as its page, its JSON and its SSE events say it.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[serde(tag = "state", rename_all = "snake_case")]
+pub enum JobState {
+    /// Waiting; `ahead` jobs go first.
+    Queued { ahead: usize },
+    /// Running: what the review does now and, where it counts, how far it is.
+    Running {
+        step: String,
+        done: Option<u32>,
+        of: Option<u32>,
+    },
+    /// Made: its page is `/r/<review>`.
+    Done { review: String },
+    /// Not made, and why.
+    Failed { message: String },
+}
+
+impl JobState {
+    /// Done or failed: nothing more will change.
+    pub fn finished(&self) -> bool {
+        matches!(self, JobState::Done { .. } | JobState::Failed { .. })
+    }
+}
+
+/// A job as its page shows it.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct JobStatus {
+    pub id: String,
+    /// The mail's subject, or the patch's hash for a bare diff.
+    pub subject: String,
+    #[serde(flatten)]
+    pub state: JobState,
+}
+
+/// Why a patch was not queued.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Refused {
+    /// Not a patch, too large, or a patch to other files (400 / 413).
+    BadPatch(String),
+    TooLarge(String),
+    /// This client has as many jobs as it may (429).
+    ClientFull(String),
+    /// The queue is full (503).
+    QueueFull(String),
+}
+
+struct Job {
+    client: IpAddr,
+    patch: PathBuf,
+    state: JobState,
+    tx: watch::Sender<JobStatus>,
+}
+
+#[derive(Default)]
+struct Inner {
+    next: u64,
+    jobs: BTreeMap<String, Job>,
+    queued: VecDeque<String>,
+    finished: VecDeque<String>,
+    stopping: bool,
+}
+
+struct Shared {
+    config: QueueConfig,
+    inner: Mutex<Inner>,
+    wake: Condvar,
+}
+
+/// The queue and its workers. Cheap to clone.
+#[derive(Clone)]
+pub struct ReviewQueue(Arc<Shared>);
+
+impl std::fmt::Debug for ReviewQueue {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ReviewQueue").field("config", &self.0.config).finish()
+    }
+}
+
+impl ReviewQueue {
+    /// Start `config.workers` worker threads. The directories are made here.
+    pub fn start(config: QueueConfig) -> Result<ReviewQueue, String> {
+        let q = ReviewQueue::idle(config)?;
+        for n in 0..q.0.config.workers {
+            let shared = q.0.clone();
+            std::thread::Builder::new()
+                .name(format!("review-{n}"))
+                .spawn(move || worker(&shared))
+                .map_err(|e| format!("starting a review worker: {e}"))?;
+        }
+        Ok(q)
+    }
+
+    /// The queue without workers: jobs wait (tests of admission).
+    fn idle(config: QueueConfig) -> Result<ReviewQueue, String> {
+        config.check()?;
+        for d in [config.dir.clone(), config.dir.join("patches"), config.cache.clone()] {
+            std::fs::create_dir_all(&d).map_err(|e| format!("{}: {e}", d.display()))?;
+        }
+        Ok(ReviewQueue(Arc::new(Shared {
+            config,
+            inner: Mutex::new(Inner::default()),
+            wake: Condvar::new(),
+        })))
+    }
+
+    pub fn config(&self) -> &QueueConfig {
+        &self.0.config
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Inner> {
+        lock(&self.0)
+    }
+
+    /// Queue a pasted patch for `client`; its job id.
+    pub fn submit(&self, client: IpAddr, patch: &[u8]) -> Result<String, Refused> {
+        if patch.len() > PATCH_BYTES_MAX {
+            return Err(Refused::TooLarge(format!(
+                "the patch has {} bytes; at most {PATCH_BYTES_MAX}",
+                patch.len()
+            )));
+        }
+        let text = String::from_utf8_lossy(patch);
+        let subject = crate::review::base::check_text(&text).map_err(|e| Refused::BadPatch(e.to_string()))?;
+        let hash = sha256_hex(patch);
+        let subject = subject.unwrap_or_else(|| format!("patch {}", &hash[..12]));
+        let cfg = &self.0.config;
+        let mut inner = self.lock();
+        if inner.stopping {
+            return Err(Refused::QueueFull("the server is stopping".into()));
+        }
+        let open = |j: &&Job| !j.state.finished();
+        let mine = inner.jobs.values().filter(open).filter(|j| j.client == client).count();
+        if mine >= cfg.per_client_max {
+            return Err(Refused::ClientFull(format!(
+                "you have {mine} review{} queued or running; at most {} per address: wait for one to end",
+                if mine == 1 { "" } else { "s" },
+                cfg.per_client_max
+            )));
+        }
+        let all = inner.jobs.values().filter(open).count();
+        if all >= cfg.queue_max {
+            return Err(Refused::QueueFull(format!(
+                "the review queue is full ({all} reviews queued or running); try again later"
+            )));
+        }
+        // The file the review's command line names: the patch by its content.
+        let file = cfg.dir.join("patches").join(format!("{}.patch", &hash[..16]));
+        std::fs::write(&file, patch)
+            .map_err(|e| Refused::QueueFull(format!("the server cannot keep the patch now: {e}")))?;
+        inner.next += 1;
+        let id = sha256_hex(format!("{hash} {} {:?}", inner.next, Instant::now()).as_bytes())[..16].to_string();
+        let state = JobState::Queued {
+            ahead: inner.queued.len(),
+        };
+        let status = JobStatus {
+            id: id.clone(),
+            subject,
+            state: state.clone(),
+        };
+        inner.jobs.insert(
+            id.clone(),
+            Job {
+                client,
+                patch: file,
+                state,
+                tx: watch::Sender::new(status),
+            },
+        );
+        inner.queued.push_back(id.clone());
+        drop(inner);
+        self.0.wake.notify_one();
+        tracing::info!("review job {id} queued for {client}");
+        Ok(id)
+    }
+
+    /// A job's status now, and its changes to come.
+    pub fn watch(&self, id: &str) -> Option<watch::Receiver<JobStatus>> {
+        self.lock().jobs.get(id).map(|j| j.tx.subscribe())
+    }
+
+    /// Jobs queued and running now.
+    pub fn counts(&self) -> (usize, usize) {
+        let inner = self.lock();
+        let running = inner
+            .jobs
+            .values()
+            .filter(|j| matches!(j.state, JobState::Running { .. }))
+            .count();
+        (inner.queued.len(), running)
+    }
+
+    /// Stop taking jobs and kill the reviews running (the server is shutting down).
+    pub fn stop(&self) {
+        self.lock().stopping = true;
+        self.0.wake.notify_all();
+    }
+}
+
+fn lock(shared: &Shared) -> MutexGuard<'_, Inner> {
+    shared.inner.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Set a job's state and tell its watchers; the queued jobs' places move with it.
+fn set_state(inner: &mut Inner, id: &str, state: JobState) {
+    if let Some(j) = inner.jobs.get_mut(id) {
+        j.state = state.clone();
+        j.tx.send_if_modified(|s| {
+            let changed = s.state != state;
+            s.state = state;
+            changed
+        });
+    }
+}
+
+fn publish_places(inner: &mut Inner) {
+    let queued: Vec<String> = inner.queued.iter().cloned().collect();
+    for (ahead, id) in queued.iter().enumerate() {
+        set_state(inner, id, JobState::Queued { ahead });
+    }
+}
+
+/// A worker: take the oldest queued job, run it, record how it ended; until the queue stops.
+fn worker(shared: &Shared) {
+    while let Some((id, patch)) = next_job(shared) {
+        let report = |step: &str, count: Option<(u32, u32)>| {
+            let mut inner = lock(shared);
+            let state = JobState::Running {
+                step: step.to_string(),
+                done: count.map(|c| c.0),
+                of: count.map(|c| c.1),
+            };
+            set_state(&mut inner, &id, state);
+        };
+        let started = Instant::now();
+        let end = run_review(shared, &patch, &report);
+        let mut inner = lock(shared);
+        let state = match end {
+            Ok(review) => JobState::Done { review },
+            Err(message) => {
+                // A patch whose review failed names nothing: its file goes.
+                let _ = std::fs::remove_file(&patch);
+                JobState::Failed { message }
+            }
+        };
+        tracing::info!("review job {id}: {state:?} after {} ms", started.elapsed().as_millis());
+        set_state(&mut inner, &id, state);
+        inner.finished.push_back(id);
+        while inner.finished.len() > FINISHED_KEPT {
+            if let Some(old) = inner.finished.pop_front() {
+                inner.jobs.remove(&old);
+            }
+        }
+    }
+}
+
+/// The oldest queued job, marked running; `None` once the queue stops.
+fn next_job(shared: &Shared) -> Option<(String, PathBuf)> {
+    let mut inner = lock(shared);
+    loop {
+        if inner.stopping {
+            return None;
+        }
+        if let Some(id) = inner.queued.pop_front() {
+            let patch = inner.jobs.get(&id).map(|j| j.patch.clone())?;
+            let state = JobState::Running {
+                step: "starting".into(),
+                done: None,
+                of: None,
+            };
+            set_state(&mut inner, &id, state);
+            publish_places(&mut inner);
+            return Some((id, patch));
+        }
+        inner = shared.wake.wait(inner).unwrap_or_else(|e| e.into_inner());
+    }
+}
+
+/// Run one review to its end: the review's id, or the message it failed with.
+fn run_review(shared: &Shared, patch: &Path, report: &dyn Fn(&str, Option<(u32, u32)>)) -> Result<String, String> {
+    let cfg = &shared.config;
+    let mut cmd = Command::new(&cfg.program);
+    cmd.arg("review")
+        .arg(patch)
+        .args(["--format", "json", "--progress-lines", "--out"])
+        .arg(&cfg.dir)
+        .arg("--cache-dir")
+        .arg(&cfg.cache);
+    if let Some(b) = &cfg.base {
+        cmd.args(["--base", b]);
+    }
+    cmd.stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0);
+    let mut child = cmd.spawn().map_err(|e| {
+        tracing::error!("starting {}: {e}", cfg.program.display());
+        "the server could not start the review".to_string()
+    })?;
+    let stdout = child.stdout.take();
+    let out = std::thread::spawn(move || {
+        let mut bytes = Vec::new();
+        if let Some(o) = stdout {
+            let _ = o
+                .take(crate::render::view::review::FILE_BYTES_MAX)
+                .read_to_end(&mut bytes);
+        }
+        bytes
+    });
+    let stderr = child.stderr.take();
+    let said = Arc::new(Mutex::new(String::new()));
+    let err = {
+        let said = said.clone();
+        let (tx, rx) = std::sync::mpsc::channel::<(String, Option<(u32, u32)>)>();
+        let reader = std::thread::spawn(move || {
+            if let Some(e) = stderr {
+                read_stderr(e, &tx, &said);
+            }
+        });
+        (reader, rx)
+    };
+    let deadline = Instant::now() + cfg.deadline;
+    let ended = loop {
+        while let Ok((step, count)) = err.1.try_recv() {
+            report(&step, count);
+        }
+        match child.try_wait() {
+            Ok(Some(status)) => break Ok(status),
+            Ok(None) => {}
+            Err(e) => break Err(format!("waiting for the review: {e}")),
+        }
+        if Instant::now() >= deadline {
+            kill_group(&mut child);
+            break Err(format!(
+                "the review ran longer than {} s and was stopped",
+                cfg.deadline.as_secs()
+            ));
+        }
+        if lock(shared).stopping {
+            kill_group(&mut child);
+            break Err("the server stopped before the review ended".into());
+        }
+        std::thread::sleep(POLL);
+    };
+    let _ = err.0.join();
+    let stdout = out.join().unwrap_or_default();
+    let said = said.lock().unwrap_or_else(|e| e.into_inner()).clone();
+    let status = ended?;
+    match status.code() {
+        Some(0 | 1) => review_id(&stdout, &cfg.dir),
+        Some(_) if !said.trim().is_empty() => Err(said.trim().to_string()),
+        _ => Err(format!("the review ended without a result ({status})")),
+    }
+}
+
+/// End a review and every process it started (its process group). The child is not reaped
+/// yet, so the group's id is still its own.
+fn kill_group(child: &mut Child) {
+    if let Ok(None) = child.try_wait() {
+        if let Some(pid) = rustix::process::Pid::from_raw(child.id() as i32) {
+            let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
+        }
+        let _ = child.wait();
+    }
+}
+
+/// The review's stderr: progress lines go to `tx`, anything else is its message (the
+/// `irqscope: ` prefix dropped, bounded in length).
+fn read_stderr(e: impl Read, tx: &std::sync::mpsc::Sender<(String, Option<(u32, u32)>)>, said: &Mutex<String>) {
+    let mut r = BufReader::new(e);
+    let mut line = Vec::new();
+    loop {
+        line.clear();
+        match r.by_ref().take(LINE_BYTES_MAX).read_until(b'\n', &mut line) {
+            Ok(0) | Err(_) => return,
+            Ok(_) => {}
+        }
+        let text = String::from_utf8_lossy(&line);
+        let text = text.trim_end();
+        if let Some(p) = parse_progress(text) {
+            let _ = tx.send(p);
+            continue;
+        }
+        let mut s = said.lock().unwrap_or_else(|e| e.into_inner());
+        if s.chars().count() < MESSAGE_CHARS_MAX {
+            let text = text.strip_prefix("irqscope: ").unwrap_or(text);
+            s.extend(text.chars().take(MESSAGE_CHARS_MAX));
+            s.push('\n');
+        }
+    }
+}
+
+/// `progress<TAB>DONE<TAB>OF<TAB>WHAT` (`review --progress-lines`).
+fn parse_progress(line: &str) -> Option<(String, Option<(u32, u32)>)> {
+    let mut f = line.strip_prefix("progress\t")?.splitn(3, '\t');
+    let (done, of, what) = (f.next()?, f.next()?, f.next()?);
+    let count = done.parse().ok().zip(of.parse().ok());
+    Some((what.chars().take(200).collect(), count))
+}
+
+/// The id of the review the command wrote (its JSON on stdout), checked against its file.
+fn review_id(stdout: &[u8], dir: &Path) -> Result<String, String> {
+    let v: serde_json::Value =
+        serde_json::from_slice(stdout).map_err(|e| format!("the review's result did not read: {e}"))?;
+    let id = v["id"].as_str().unwrap_or_default();
+    if !crate::render::view::review::valid_id(id) || !dir.join(format!("{id}.json")).is_file() {
+        return Err("the review wrote no result".into());
+    }
+    Ok(id.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn progress_lines_read_with_and_without_a_count() {
+        assert_eq!(
+            parse_progress("progress\t40\t182\tcatalogue (l96, nvme)"),
+            Some(("catalogue (l96, nvme)".into(), Some((40, 182))))
+        );
+        assert_eq!(
+            parse_progress("progress\t\t\tbuilding linux-source-7.2"),
+            Some(("building linux-source-7.2".into(), None))
+        );
+        assert_eq!(parse_progress("irqscope: not a patch"), None);
+        assert_eq!(parse_progress("progress\tx"), None);
+    }
+
+    fn queue(dir: &Path, per_client: usize, queue_max: usize) -> ReviewQueue {
+        ReviewQueue::idle(QueueConfig {
+            program: PathBuf::from("/nonexistent"),
+            dir: dir.join("reviews"),
+            cache: dir.join("cache"),
+            base: None,
+            workers: 1,
+            queue_max,
+            per_client_max: per_client,
+            deadline: Duration::from_secs(5),
+        })
+        .unwrap()
+    }
+
+    const PATCH: &str = "--- a/lib/group_cpus.c\n+++ b/lib/group_cpus.c\n@@ -1 +1 @@\n-a\n+b\n";
+
+    fn scratch(tag: &str) -> PathBuf {
+        std::env::temp_dir().join(format!("irqscope-review-queue-{}-{tag}", std::process::id()))
+    }
+
+    #[test]
+    fn what_is_not_a_reviewable_patch_is_refused_before_the_queue() {
+        let dir = scratch("refused");
+        let q = queue(&dir, 2, 4);
+        let ip: IpAddr = "192.0.2.1".parse().unwrap();
+        assert!(matches!(q.submit(ip, b"hello"), Err(Refused::BadPatch(m)) if m.contains("not a patch")));
+        let other = PATCH.replace("lib/group_cpus.c", "mm/slab.c");
+        assert!(matches!(q.submit(ip, other.as_bytes()), Err(Refused::BadPatch(m)) if m.contains("mm/slab.c")));
+        let big = format!("{PATCH}{}", "x".repeat(PATCH_BYTES_MAX));
+        assert!(matches!(q.submit(ip, big.as_bytes()), Err(Refused::TooLarge(_))));
+        assert_eq!(q.counts(), (0, 0));
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn clients_and_the_queue_are_bounded_and_places_are_told() {
+        let dir = scratch("bounds");
+        let q = queue(&dir, 2, 3);
+        let ip = |s: &str| s.parse::<IpAddr>().unwrap();
+        let first = q.submit(ip("192.0.2.1"), PATCH.as_bytes()).unwrap();
+        let second = q.submit(ip("192.0.2.1"), PATCH.as_bytes()).unwrap();
+        let refused = q.submit(ip("192.0.2.1"), PATCH.as_bytes());
+        assert!(matches!(refused, Err(Refused::ClientFull(m)) if m.contains("at most 2 per address")));
+        let third = q.submit(ip("192.0.2.2"), PATCH.as_bytes()).unwrap();
+        let refused = q.submit(ip("192.0.2.3"), PATCH.as_bytes());
+        assert!(matches!(refused, Err(Refused::QueueFull(m)) if m.contains("queue is full")));
+        assert_eq!(q.counts(), (3, 0));
+        let place = |id: &str| q.watch(id).unwrap().borrow().state.clone();
+        assert_eq!(place(&third), JobState::Queued { ahead: 2 });
+        // The first starts: the others move up, and its client may queue one more.
+        let (taken, _) = next_job(&q.0).unwrap();
+        assert_eq!(taken, first);
+        assert!(matches!(place(&first), JobState::Running { .. }));
+        assert_eq!(place(&second), JobState::Queued { ahead: 0 });
+        assert_eq!(place(&third), JobState::Queued { ahead: 1 });
+        assert!(q.watch("0000000000000000").is_none());
+        q.stop();
+        assert!(next_job(&q.0).is_none());
+        let refused = q.submit(ip("192.0.2.4"), PATCH.as_bytes());
+        assert!(matches!(refused, Err(Refused::QueueFull(m)) if m.contains("stopping")));
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
