@@ -75,7 +75,7 @@ pub(crate) fn link(
             ..ScenarioSpec::new(topology, ordered)
         },
         false,
-    );
+    )?;
     let p = &builds.patched.provenance;
     let cmp = CompareSpec {
         scenario,
@@ -99,7 +99,7 @@ pub(crate) fn pair(
 ) -> Result<[Distribution; 2], ReviewError> {
     let spec = ScenarioSpec::new(topology, devices);
     let run = |patched: bool| -> Result<Distribution, ReviewError> {
-        let s = builds.resolve(&builds.spec(spec.clone(), patched))?;
+        let s = builds.resolve(&builds.spec(spec.clone(), patched)?)?;
         Ok(distribution(&s, opts.orders, opts.counters)?)
     };
     Ok([run(false)?, run(true)?])

@@ -132,19 +132,28 @@ impl Builds {
         }
     }
 
-    /// A scenario spec run on the base (`patched` false) or the patched build.
-    pub(crate) fn spec(&self, base: ScenarioSpec, patched: bool) -> ScenarioSpec {
+    /// A scenario spec run on the base (`patched` false) or the patched build, with the
+    /// models the C does not hold picked as `compare --kernel X.Y` picks them: the base's
+    /// release and the machine (its interrupt controller's effective-CPU model, its vectors
+    /// per CPU). Left at `ScenarioSpec::new`'s defaults, every machine would run x86's vector
+    /// matrix, which spreads what an arm64 GIC stacks on the first CPU of each mask.
+    pub(crate) fn spec(&self, base: ScenarioSpec, patched: bool) -> Result<ScenarioSpec, ReviewError> {
         let p = if patched {
             &self.patched.provenance
         } else {
             &self.base.provenance
         };
-        ScenarioSpec {
-            variant: format!("c:{}", p.name),
+        let mut spec = ScenarioSpec {
             kernel_c: Some(p.id.clone()),
-            kernel: self.kernel.clone(),
             ..base
-        }
+        };
+        let topology = spec.topology.resolve(crate::catalogue::get)?;
+        let named = crate::scenario::kernel::Named {
+            variant: Some(format!("c:{}", p.name)),
+            ..Default::default()
+        };
+        crate::scenario::kernel::pick(&mut spec, &topology, self.kernel.as_deref(), &named)?;
+        Ok(spec)
     }
 
     /// Resolve a spec made by [`Builds::spec`].

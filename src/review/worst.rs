@@ -148,7 +148,7 @@ fn loads(builds: &Builds, c: &Candidate, order: &[usize], counter: u32) -> Resul
         let spec = builds.spec(
             crate::scenario::spec::ScenarioSpec::new(c.topology(), c.devices()),
             patched,
-        );
+        )?;
         let s = builds.resolve(&spec)?.reordered(order, counter);
         let outcome = crate::scenario::try_run(&s)?;
         let m = crate::metrics::compute(&s, &outcome);

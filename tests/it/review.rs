@@ -158,14 +158,10 @@ fn not_a_patch_and_other_files_are_refused() {
     }
 }
 
-/// Seed 000 as a review: a patch of this test's own that rotates which groups take the extra
-/// CPUs by a file-static counter advanced once per call (the rotation revisions' own code is in
-/// no Debian package and is never kept here). The reply names each catalogue machine whose
-/// worst CPU it changes, with its figures before and after.
-#[test]
-fn seed_000_as_a_review_names_the_machines_it_changes() {
-    let Some(t) = tree("IRQSCOPE_KERNEL_C_72") else { return };
-    let dir = Scratch::new("review-seed-000");
+/// Seed 000's rotation as a patch of these tests' own: it rotates which groups take the extra
+/// CPUs by a file-static counter advanced once per call (the rotation revisions' own code is
+/// in no Debian package and is never kept here). Written from the tree's file into `dir`.
+fn seed_000_rotation(dir: &Path, t: &Path) -> std::path::PathBuf {
     let old = std::fs::read_to_string(t.join("lib/group_cpus.c")).unwrap();
     let mut new = old.clone();
     for (from, to) in [
@@ -190,7 +186,17 @@ fn seed_000_as_a_review_names_the_machines_it_changes() {
         new = new.replace(from, to);
     }
     let patch = dir.join("rotation.diff");
-    std::fs::write(&patch, make_patch_of(&dir, "lib/group_cpus.c", &old, &new)).unwrap();
+    std::fs::write(&patch, make_patch_of(dir, "lib/group_cpus.c", &old, &new)).unwrap();
+    patch
+}
+
+/// Seed 000 as a review ([`seed_000_rotation`]): the reply names each catalogue machine whose
+/// worst CPU it changes, with its figures before and after.
+#[test]
+fn seed_000_as_a_review_names_the_machines_it_changes() {
+    let Some(t) = tree("IRQSCOPE_KERNEL_C_72") else { return };
+    let dir = Scratch::new("review-seed-000");
+    let patch = seed_000_rotation(&dir, &t);
     let cache = dir.join("cache");
     let (code, json, err) = review(&cache, &t, &patch, &["--format", "json"]);
     assert_eq!(code, 1, "{json}{err}");
@@ -216,6 +222,36 @@ fn seed_000_as_a_review_names_the_machines_it_changes() {
         assert!(text.contains(&figures), "{figures}: {text}");
     }
     assert_fits(&text);
+}
+
+/// Seed 000's configuration 3 (D96plds v6, arm64 with MSIs as GIC SPIs, six NVMe of 14
+/// queues): each interrupt fires on the first CPU of its mask, so the base stacks six IRQs on
+/// each of 14 CPUs and the rotation moves some of them. The review runs each machine with
+/// its own effective-CPU model, as `compare` does, and lists the pair; its link names that
+/// model too. (Run under x86's vector matrix, as it once was, every IRQ had a CPU of its own
+/// on both builds and the pair read unchanged.)
+#[test]
+fn seed_000_configuration_3_changes_under_the_machines_own_effective_model() {
+    let Some(t) = tree("IRQSCOPE_KERNEL_C_72") else { return };
+    let dir = Scratch::new("review-seed-000-d96");
+    let patch = seed_000_rotation(&dir, &t);
+    let machines = ["--machines", "azure-d96plds-v6", "--format", "json", "--search", "0"];
+    let (code, json, err) = review(&dir.join("cache"), &t, &patch, &machines);
+    assert_eq!(code, 1, "{json}{err}");
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let rows = v["rows"].as_array().unwrap();
+    let row = rows
+        .iter()
+        .find(|r| r["machine"] == "azure-d96plds-v6" && r["mix"] == "nvme-6x14")
+        .unwrap_or_else(|| panic!("D96plds v6 with nvme-6x14 is listed: {json}"));
+    // Fourteen CPUs with six IRQs each before, as the thread says.
+    assert_eq!(row["before"]["worst"], 6, "{row}");
+    assert_eq!(row["before"]["ideal"], 1, "{row}");
+    let link = row["link"].as_str().unwrap();
+    let cmp: irqscope::scenario::payloads::CompareSpec =
+        irqscope::scenario::permalink::decode(link.trim_start_matches("/c/")).unwrap();
+    assert_eq!(cmp.scenario.effective, "first-cpu", "{link}");
+    assert_eq!(cmp.scenario.kernel.as_deref(), Some("7.2"), "{link}");
 }
 
 /// A review as `review --out` writes it, made here from its parts (no C needed): a
