@@ -25,8 +25,9 @@ pub struct ReviewArgs {
     /// Probe orders per machine: all, fixed or sample:N[:SEED].
     #[arg(long, default_value = "all")]
     orders: String,
-    /// Counter starts (earlier callers): N or A..B.
-    #[arg(long, default_value = "0")]
+    /// Counter starts (calls of group_cpus_evenly() before these devices'): N or A..B. The
+    /// rotation revisions' outcome depends on it; seed 000's D96plds v6 figure needs 2 to 6.
+    #[arg(long, default_value = "0..7")]
     counter: String,
     /// Random machines for the classification.
     #[arg(long, default_value_t = 2000)]

@@ -92,6 +92,31 @@ fn rise(builds: &Builds, c: &Candidate, opts: &ReviewOptions) -> Result<i64, Rev
     Ok(worst(&a) - worst(&b))
 }
 
+/// Shrink `start` while it still rises: take the first smaller candidate (the biggest cuts
+/// first) that does, until none does or [`SHRINK_STEPS_MAX`] tries; the smallest found and
+/// the tries taken.
+fn shrink(
+    start: Candidate,
+    rises: &mut dyn FnMut(&Candidate) -> Result<i64, ReviewError>,
+) -> Result<(Candidate, u32), ReviewError> {
+    let mut cur = start;
+    let mut steps = 0;
+    'shrink: while steps < SHRINK_STEPS_MAX {
+        for c in cur.smaller() {
+            steps += 1;
+            if rises(&c)? > 0 {
+                cur = c;
+                continue 'shrink;
+            }
+            if steps >= SHRINK_STEPS_MAX {
+                break 'shrink;
+            }
+        }
+        break;
+    }
+    Ok((cur, steps))
+}
+
 /// Search, shrink and confirm; `None` when no tried machine regresses.
 pub(crate) fn search(
     builds: &Builds,
@@ -119,24 +144,13 @@ pub(crate) fn search(
             best = Some((r, c));
         }
     }
-    let Some((_, mut cur)) = best else {
+    let Some((_, cur)) = best else {
         return Ok(None);
     };
-    let mut steps = 0;
-    'shrink: while steps < SHRINK_STEPS_MAX {
-        for c in cur.smaller() {
-            steps += 1;
-            progress(&format!("shrinking: {} CPUs, step {steps}", cur.shape.cpus()), None);
-            if rise(builds, &c, opts)? > 0 {
-                cur = c;
-                continue 'shrink;
-            }
-            if steps >= SHRINK_STEPS_MAX {
-                break 'shrink;
-            }
-        }
-        break;
-    }
+    let (cur, steps) = shrink(cur, &mut |c| {
+        progress(&format!("shrinking: {} CPUs", c.shape.cpus()), None);
+        rise(builds, c, opts)
+    })?;
     progress("confirming the worst case on fresh harnesses", None);
     Ok(Some(describe(builds, &cur, opts, tried, steps)?))
 }
@@ -199,4 +213,45 @@ fn describe(
         shrink_steps: steps,
         link,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A large drawn machine whose "regression" needs two nodes of two cores and two devices
+    /// of three queues shrinks to exactly that; one that needs nothing shrinks to one CPU,
+    /// one device, one queue; and the steps stop at the bound.
+    #[test]
+    fn shrinking_reaches_the_smallest_candidate_that_still_rises() {
+        let mut rng = Rng::new(7);
+        let big = loop {
+            let shape = draw_shape(&mut rng);
+            if shape.nodes.len() >= 3 && shape.cpus() >= 32 && shape.topology().is_ok() {
+                break Candidate {
+                    shape,
+                    count: 5,
+                    queues: 40,
+                };
+            }
+        };
+        let needs = |c: &Candidate| {
+            c.shape.nodes.len() >= 2
+                && c.shape.nodes.iter().filter(|n| n.cores >= 2).count() >= 2
+                && c.count >= 2
+                && c.queues >= 3
+        };
+        assert!(needs(&big));
+        let (small, steps) = shrink(big.clone(), &mut |c| Ok(i64::from(needs(c)))).unwrap();
+        assert!(needs(&small) && steps > 0);
+        assert_eq!((small.shape.nodes.len(), small.count, small.queues), (2, 2, 3));
+        assert!(small.shape.nodes.iter().all(|n| n.cores == 2 && n.smt == 1), "{small:?}");
+        assert!(small.smaller().iter().all(|c| !needs(c)), "a smaller one still rises: {small:?}");
+        let (one, _) = shrink(big.clone(), &mut |_| Ok(1)).unwrap();
+        assert_eq!((one.shape.cpus(), one.count, one.queues), (1, 1, 1), "{one:?}");
+        let (_, bounded) = shrink(big.clone(), &mut |_| Ok(0)).unwrap();
+        assert!(bounded <= SHRINK_STEPS_MAX);
+        let err = shrink(big, &mut |_| Err(ReviewError::new("the C crashed")));
+        assert_eq!(err.unwrap_err().to_string(), "the C crashed");
+    }
 }
