@@ -121,6 +121,7 @@ impl ReviewServeArgs {
             queue_max: self.review_queue,
             per_client_max: self.review_per_client,
             deadline: std::time::Duration::from_secs(self.review_seconds),
+            check: irqscope::review::check_text,
         };
         let queue = ReviewQueue::start(config).map_err(|e| anyhow::anyhow!(e))?;
         tracing::info!("taking patches on /review; reviews in {}", dir.display());

@@ -61,10 +61,10 @@ pub(crate) fn check(shown: &str, text: &str) -> Result<(), ReviewError> {
     Ok(())
 }
 
-/// A patch as a review server takes it: checked as [`read`] checks a file, with its subject
-/// (the mail's, else `None`).
-pub(crate) fn check_text(text: &str) -> Result<Option<String>, ReviewError> {
-    check("the patch", text)?;
+/// A patch as a review server takes it (`serve --review`): checked as [`read`] checks a
+/// file, with its subject (the mail's, else `None`), or the message saying why not.
+pub fn check_text(text: &str) -> Result<Option<String>, String> {
+    check("the patch", text).map_err(|e| e.0)?;
     Ok(source::mail_subject(text))
 }
 

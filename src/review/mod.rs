@@ -15,6 +15,7 @@
 //! reads it.
 
 pub(crate) mod base;
+pub use base::check_text;
 pub(crate) mod classify;
 pub(crate) mod matters;
 pub(crate) mod worst;

@@ -245,8 +245,14 @@ mod tests {
         let (small, steps) = shrink(big.clone(), &mut |c| Ok(i64::from(needs(c)))).unwrap();
         assert!(needs(&small) && steps > 0);
         assert_eq!((small.shape.nodes.len(), small.count, small.queues), (2, 2, 3));
-        assert!(small.shape.nodes.iter().all(|n| n.cores == 2 && n.smt == 1), "{small:?}");
-        assert!(small.smaller().iter().all(|c| !needs(c)), "a smaller one still rises: {small:?}");
+        assert!(
+            small.shape.nodes.iter().all(|n| n.cores == 2 && n.smt == 1),
+            "{small:?}"
+        );
+        assert!(
+            small.smaller().iter().all(|c| !needs(c)),
+            "a smaller one still rises: {small:?}"
+        );
         let (one, _) = shrink(big.clone(), &mut |_| Ok(1)).unwrap();
         assert_eq!((one.shape.cpus(), one.count, one.queues), (1, 1, 1), "{one:?}");
         let (_, bounded) = shrink(big.clone(), &mut |_| Ok(0)).unwrap();

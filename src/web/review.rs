@@ -77,6 +77,16 @@ use axum::http::{header, StatusCode};
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::IntoResponse;
 
+/// `/review` and its jobs (`serve --review`; 404 without it).
+pub(crate) fn queue_routes() -> axum::Router<AppState> {
+    use axum::routing::get;
+    axum::Router::new()
+        .route("/review", get(submit_page).post(submit))
+        .route("/review/job/{id}", get(job_page))
+        .route("/review/job/{id}/json", get(job_json))
+        .route("/review/job/{id}/events", get(job_events))
+}
+
 fn queue(state: &AppState) -> Result<&ReviewQueue, AppError> {
     state
         .review_queue

@@ -55,6 +55,9 @@ pub struct QueueConfig {
     pub per_client_max: usize,
     /// Longest one review may run before it is killed.
     pub deadline: Duration,
+    /// The check a patch passes before it is queued (`irqscope::review::check_text`: is it a
+    /// patch, to files a review builds?): its mail subject if it has one, or why not.
+    pub check: fn(&str) -> Result<Option<String>, String>,
 }
 
 /// Most workers, queued jobs and jobs per client `serve` accepts.
@@ -206,7 +209,7 @@ impl ReviewQueue {
             )));
         }
         let text = String::from_utf8_lossy(patch);
-        let subject = crate::review::base::check_text(&text).map_err(|e| Refused::BadPatch(e.to_string()))?;
+        let subject = (self.0.config.check)(&text).map_err(Refused::BadPatch)?;
         let hash = sha256_hex(patch);
         let subject = subject.unwrap_or_else(|| format!("patch {}", &hash[..12]));
         let cfg = &self.0.config;
@@ -234,7 +237,7 @@ impl ReviewQueue {
         std::fs::write(&file, patch)
             .map_err(|e| Refused::QueueFull(format!("the server cannot keep the patch now: {e}")))?;
         inner.next += 1;
-        let id = sha256_hex(format!("{hash} {} {:?}", inner.next, Instant::now()).as_bytes())[..16].to_string();
+        let id = sha256_hex(format!("{hash} {} {}", inner.next, std::process::id()).as_bytes())[..16].to_string();
         let state = JobState::Queued {
             ahead: inner.queued.len(),
         };
@@ -308,10 +311,10 @@ fn publish_places(inner: &mut Inner) {
 /// A worker: take the oldest queued job, run it, record how it ended; until the queue stops.
 fn worker(shared: &Shared) {
     while let Some((id, patch)) = next_job(shared) {
-        let report = |step: &str, count: Option<(u32, u32)>| {
+        let report = |(step, count): Step| {
             let mut inner = lock(shared);
             let state = JobState::Running {
-                step: step.to_string(),
+                step,
                 done: count.map(|c| c.0),
                 of: count.map(|c| c.1),
             };
@@ -362,7 +365,10 @@ fn next_job(shared: &Shared) -> Option<(String, PathBuf)> {
 }
 
 /// Run one review to its end: the review's id, or the message it failed with.
-fn run_review(shared: &Shared, patch: &Path, report: &dyn Fn(&str, Option<(u32, u32)>)) -> Result<String, String> {
+/// A step of a running review: what it does, and how many of how many where it counts.
+type Step = (String, Option<(u32, u32)>);
+
+fn run_review(shared: &Shared, patch: &Path, report: &dyn Fn(Step)) -> Result<String, String> {
     let cfg = &shared.config;
     let mut cmd = Command::new(&cfg.program);
     cmd.arg("review")
@@ -396,7 +402,7 @@ fn run_review(shared: &Shared, patch: &Path, report: &dyn Fn(&str, Option<(u32, 
     let said = Arc::new(Mutex::new(String::new()));
     let err = {
         let said = said.clone();
-        let (tx, rx) = std::sync::mpsc::channel::<(String, Option<(u32, u32)>)>();
+        let (tx, rx) = std::sync::mpsc::channel::<Step>();
         let reader = std::thread::spawn(move || {
             if let Some(e) = stderr {
                 read_stderr(e, &tx, &said);
@@ -406,8 +412,8 @@ fn run_review(shared: &Shared, patch: &Path, report: &dyn Fn(&str, Option<(u32, 
     };
     let deadline = Instant::now() + cfg.deadline;
     let ended = loop {
-        while let Ok((step, count)) = err.1.try_recv() {
-            report(&step, count);
+        while let Ok(step) = err.1.try_recv() {
+            report(step);
         }
         match child.try_wait() {
             Ok(Some(status)) => break Ok(status),
@@ -451,7 +457,7 @@ fn kill_group(child: &mut Child) {
 
 /// The review's stderr: progress lines go to `tx`, anything else is its message (the
 /// `irqscope: ` prefix dropped, bounded in length).
-fn read_stderr(e: impl Read, tx: &std::sync::mpsc::Sender<(String, Option<(u32, u32)>)>, said: &Mutex<String>) {
+fn read_stderr(e: impl Read, tx: &std::sync::mpsc::Sender<Step>, said: &Mutex<String>) {
     let mut r = BufReader::new(e);
     let mut line = Vec::new();
     loop {
@@ -476,7 +482,7 @@ fn read_stderr(e: impl Read, tx: &std::sync::mpsc::Sender<(String, Option<(u32, 
 }
 
 /// `progress<TAB>DONE<TAB>OF<TAB>WHAT` (`review --progress-lines`).
-fn parse_progress(line: &str) -> Option<(String, Option<(u32, u32)>)> {
+fn parse_progress(line: &str) -> Option<Step> {
     let mut f = line.strip_prefix("progress\t")?.splitn(3, '\t');
     let (done, of, what) = (f.next()?, f.next()?, f.next()?);
     let count = done.parse().ok().zip(of.parse().ok());
@@ -522,6 +528,15 @@ mod tests {
             queue_max,
             per_client_max: per_client,
             deadline: Duration::from_secs(5),
+            check: |text| {
+                if !text.contains("+++ b/") {
+                    return Err("not a patch".into());
+                }
+                if text.contains("+++ b/mm/") {
+                    return Err("changes mm/slab.c".into());
+                }
+                Ok(None)
+            },
         })
         .unwrap()
     }
