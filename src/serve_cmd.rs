@@ -93,6 +93,9 @@ pub(crate) struct ReviewServeArgs {
     /// Longest a review may run before it is stopped.
     #[arg(long, value_name = "SECS", default_value_t = 300, requires = "review")]
     pub(crate) review_seconds: u64,
+    /// Reviews the server takes before it must be restarted (each writes up to 4 MiB).
+    #[arg(long, value_name = "N", default_value_t = 10_000, requires = "review")]
+    pub(crate) review_max: u64,
 }
 
 impl ReviewServeArgs {
@@ -121,6 +124,7 @@ impl ReviewServeArgs {
             queue_max: self.review_queue,
             per_client_max: self.review_per_client,
             deadline: std::time::Duration::from_secs(self.review_seconds),
+            reviews_max: self.review_max,
             check: irqscope::review::check_text,
         };
         let queue = ReviewQueue::start(config).map_err(|e| anyhow::anyhow!(e))?;

@@ -55,6 +55,9 @@ pub struct QueueConfig {
     pub per_client_max: usize,
     /// Longest one review may run before it is killed.
     pub deadline: Duration,
+    /// Reviews the server takes before it must be restarted: each writes a file of at most
+    /// 4 MiB and keeps its patch, so this bounds what pasting can put on the disk.
+    pub reviews_max: u64,
     /// The check a patch passes before it is queued (`irqscope::review::check_text`: is it a
     /// patch, to files a review builds?): its mail subject if it has one, or why not.
     pub check: fn(&str) -> Result<Option<String>, String>,
@@ -78,6 +81,9 @@ impl QueueConfig {
                 "--review-per-client {}: 1 to the queue's {}",
                 self.per_client_max, self.queue_max
             ));
+        }
+        if !(1..=1_000_000).contains(&self.reviews_max) {
+            return Err(format!("--review-max {}: 1 to 1000000", self.reviews_max));
         }
         if self.deadline.is_zero() || self.deadline > Duration::from_secs(3600) {
             return Err(format!("--review-seconds {}: 1 to 3600", self.deadline.as_secs()));
@@ -147,6 +153,8 @@ struct Inner {
     queued: VecDeque<String>,
     finished: VecDeque<String>,
     stopping: bool,
+    /// Jobs admitted since the server started (each may write a review file).
+    admitted: u64,
 }
 
 struct Shared {
@@ -217,6 +225,13 @@ impl ReviewQueue {
         if inner.stopping {
             return Err(Refused::QueueFull("the server is stopping".into()));
         }
+        if inner.admitted >= cfg.reviews_max {
+            return Err(Refused::QueueFull(format!(
+                "this server has taken the {} reviews it may make before it is restarted \
+                 (--review-max); the reviews made stay at /r/<id>",
+                cfg.reviews_max
+            )));
+        }
         let open = |j: &&Job| !j.state.finished();
         let mine = inner.jobs.values().filter(open).filter(|j| j.client == client).count();
         if mine >= cfg.per_client_max {
@@ -237,6 +252,7 @@ impl ReviewQueue {
         std::fs::write(&file, patch)
             .map_err(|e| Refused::QueueFull(format!("the server cannot keep the patch now: {e}")))?;
         inner.next += 1;
+        inner.admitted += 1;
         let id = sha256_hex(format!("{hash} {} {}", inner.next, std::process::id()).as_bytes())[..16].to_string();
         let state = JobState::Queued {
             ahead: inner.queued.len(),
@@ -528,6 +544,7 @@ mod tests {
             queue_max,
             per_client_max: per_client,
             deadline: Duration::from_secs(5),
+            reviews_max: 5,
             check: |text| {
                 if !text.contains("+++ b/") {
                     return Err("not a patch".into());
@@ -587,6 +604,22 @@ mod tests {
         assert!(next_job(&q.0).is_none());
         let refused = q.submit(ip("192.0.2.4"), PATCH.as_bytes());
         assert!(matches!(refused, Err(Refused::QueueFull(m)) if m.contains("stopping")));
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn a_server_takes_so_many_reviews_and_no_more() {
+        let dir = scratch("max");
+        let q = queue(&dir, 2, 3);
+        for n in 0..5 {
+            let client: IpAddr = format!("192.0.2.{n}").parse().unwrap();
+            q.submit(client, PATCH.as_bytes()).unwrap();
+            // Finished at once: the queue has room, the count goes on.
+            let (id, _) = next_job(&q.0).unwrap();
+            set_state(&mut q.lock(), &id, JobState::Failed { message: "x".into() });
+        }
+        let refused = q.submit("192.0.2.9".parse().unwrap(), PATCH.as_bytes());
+        assert!(matches!(refused, Err(Refused::QueueFull(m)) if m.contains("--review-max")));
         let _ = std::fs::remove_dir_all(&dir);
     }
 }

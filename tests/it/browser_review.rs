@@ -71,6 +71,7 @@ async fn a_pasted_patch_lands_on_its_review() {
         queue_max: 4,
         per_client_max: 2,
         deadline: std::time::Duration::from_secs(120),
+        reviews_max: 10,
         check: irqscope::review::check_text,
     })
     .unwrap();
