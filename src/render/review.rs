@@ -53,6 +53,10 @@ pub struct Review {
     /// The pairs whose outcome changed, most changed first.
     pub rows: Vec<Row>,
     pub worst_case: Option<WorstCase>,
+    /// For a patch whose mail claims an improvement: how the claim held on the searched
+    /// machines that had room to improve, and its weakest case (absent in reviews made before).
+    #[serde(default)]
+    pub claim: Option<ClaimCheck>,
     /// The command that makes this review again.
     pub command: String,
     /// 0 no machine changes, 1 some do.
@@ -151,6 +155,23 @@ pub struct WorstCase {
     pub link: String,
 }
 
+/// A claimed improvement against the searched machines.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ClaimCheck {
+    /// The mail's words that claim it (a phrase around `improve`, `better`, `balance`, ...).
+    pub claim: String,
+    /// Searched machine × mix pairs whose base worst CPU was above the ideal: room to improve.
+    pub with_room: u32,
+    /// Of them, those where the patched worst CPU is lower.
+    pub improved: u32,
+    /// The smallest improvement of the worst CPU's load among them (IRQs; 0 or less: none).
+    pub smallest_gain: i64,
+    /// Where the patch does not improve: shrunk while it still does not, and confirmed.
+    pub case: Option<WorstCase>,
+    /// The ideal worst-CPU load of that case.
+    pub case_ideal: u32,
+}
+
 /// Rows the reply's table shows.
 pub(crate) const TABLE_ROWS: usize = 10;
 
@@ -219,7 +240,37 @@ pub(crate) fn verdict(r: &Review) -> String {
         None if r.exit_status == 0 => s.push_str(" The search beyond the catalogue found no regression."),
         None => s.push_str(" The search beyond the catalogue found no regression of the worst CPU."),
     }
+    if let Some(c) = &r.claim {
+        s.push_str(&claim_sentence(c));
+    }
     s
+}
+
+/// What the search found of the mail's claimed improvement.
+pub(crate) fn claim_sentence(c: &ClaimCheck) -> String {
+    let said = format!(" The mail says \"{}\";", c.claim);
+    let room = format!(
+        "{} searched where the base's worst CPU is above the ideal",
+        plural(u64::from(c.with_room), "machine", "machines")
+    );
+    match &c.case {
+        _ if c.with_room == 0 => format!("{said} no machine searched had its worst CPU above the ideal on the base, so the claim was not put to the test."),
+        Some(w) => format!(
+            "{said} of {room}, it improves {}; where it does not, shrunk: {}, {}, the worst CPU goes \
+             from {} to {} IRQs where the ideal is {}{}.",
+            c.improved,
+            w.machine,
+            w.devices,
+            w.before_worst,
+            w.after_worst,
+            c.case_ideal,
+            if w.confirmed { " (confirmed on the built C)" } else { " (NOT confirmed on a second run)" }
+        ),
+        None => format!(
+            "{said} it improves all {room}, the least by {}.",
+            plural(c.smallest_gain.unsigned_abs(), "IRQ", "IRQs")
+        ),
+    }
 }
 
 fn catalogue_sentence(r: &Review) -> String {
@@ -314,12 +365,11 @@ fn cut(s: &str, n: usize) -> String {
     }
 }
 
-/// The per-CPU counts of the worst case, sixteen CPUs to a block.
-pub(crate) fn per_cpu(w: &WorstCase, out: &mut String) {
+/// The per-CPU counts of a shrunk case under `title`, as many CPUs to a block as fit.
+pub(crate) fn per_cpu(w: &WorstCase, title: &str, out: &mut String) {
     out.push_str(&wrap(
         &format!(
-            "The worst case beyond the catalogue: {}, {} probed as {} from counter {}. \
-             IRQs per CPU:",
+            "{title}: {}, {} probed as {} from counter {}. IRQs per CPU:",
             w.machine,
             w.devices,
             w.order.join(" "),
@@ -393,7 +443,10 @@ pub fn text(r: &Review) -> String {
     }
     table(r, &mut out);
     if let Some(w) = &r.worst_case {
-        per_cpu(w, &mut out);
+        per_cpu(w, "The worst case beyond the catalogue", &mut out);
+    }
+    if let Some(w) = r.claim.as_ref().and_then(|c| c.case.as_ref()) {
+        per_cpu(w, "Where the claimed improvement does not hold", &mut out);
     }
     links(r, &mut out);
     if !out.ends_with("\n\n") {
@@ -445,7 +498,8 @@ pub fn text(r: &Review) -> String {
 }
 
 fn links(r: &Review, out: &mut String) {
-    if r.rows.is_empty() && r.worst_case.is_none() {
+    let claim_case = r.claim.as_ref().is_some_and(|c| c.case.is_some());
+    if r.rows.is_empty() && r.worst_case.is_none() && !claim_case {
         return;
     }
     out.push_str(&wrap(
@@ -465,6 +519,12 @@ fn links(r: &Review, out: &mut String) {
     }
     if let Some(w) = &r.worst_case {
         out.push_str(&format!("  the worst case, {}:\n{}\n", w.machine, w.link));
+    }
+    if let Some(w) = r.claim.as_ref().and_then(|c| c.case.as_ref()) {
+        out.push_str(&format!(
+            "  where the claim does not hold, {}:\n{}\n",
+            w.machine, w.link
+        ));
     }
     out.push('\n');
 }
@@ -500,7 +560,7 @@ mod tests {
     fn per_cpu_counts_stand_in_columns() {
         for cpu in [(0..20).collect::<Vec<u32>>(), (4090..4130).collect()] {
             let mut out = String::new();
-            per_cpu(&worst(cpu.clone()), &mut out);
+            per_cpu(&worst(cpu.clone()), "The worst case beyond the catalogue", &mut out);
             let table: Vec<&str> = out.lines().filter(|l| l.starts_with("  ")).collect();
             assert!(!table.is_empty(), "{out}");
             for block in table.chunks(3) {

@@ -11,6 +11,8 @@ use std::path::{Path, PathBuf};
 pub(crate) struct ReadPatch {
     pub(crate) info: PatchInfo,
     pub(crate) subject: String,
+    /// The words of its subject or message that claim an improvement ([`claim`]).
+    pub(crate) claim: Option<String>,
 }
 
 /// Read the patches; refuse what is not a patch, and a patch that changes files irqscope
@@ -23,8 +25,10 @@ pub(crate) fn read(paths: &[PathBuf]) -> Result<Vec<ReadPatch>, ReviewError> {
     let mut out = Vec::new();
     for p in patches {
         let shown = p.path.display().to_string();
-        check(&shown, &String::from_utf8_lossy(&p.bytes))?;
+        let text = String::from_utf8_lossy(&p.bytes);
+        check(&shown, &text)?;
         out.push(ReadPatch {
+            claim: claim(&text),
             info: PatchInfo {
                 file: shown,
                 subject: p.subject.clone(),
@@ -66,6 +70,52 @@ pub(crate) fn check(shown: &str, text: &str) -> Result<(), ReviewError> {
 pub fn check_text(text: &str) -> Result<Option<String>, String> {
     check("the patch", text).map_err(|e| e.0)?;
     Ok(source::mail_subject(text))
+}
+
+/// Words that claim a patch makes placement better.
+const CLAIM_WORDS: &[&str] = &[
+    "improv",
+    "better",
+    "balanc",
+    "spread",
+    "fairer",
+    "more even",
+    "reduc",
+    "fewer",
+    "avoid",
+];
+
+/// The phrase of a patch's subject or message (before the diff) that claims an improvement:
+/// the first line holding one of [`CLAIM_WORDS`], cut to 60 characters; `None` when none does.
+pub(crate) fn claim(text: &str) -> Option<String> {
+    let mut lines = text.lines();
+    let subject = crate::kernel_c_tools::source::mail_subject(text);
+    let mailed = subject.is_some();
+    // The message: after the mail's headers (a bare diff has none) up to the diff.
+    let body = lines
+        .by_ref()
+        .skip_while(|l| mailed && !l.is_empty())
+        .take_while(|l| !(*l == "---" || l.starts_with("diff ") || l.starts_with("--- ") || l.starts_with("Index: ")));
+    subject
+        .into_iter()
+        .map(|s| {
+            s.split_once(']')
+                .map_or(s.as_str(), |(_, rest)| rest)
+                .trim()
+                .to_string()
+        })
+        .chain(body.map(|l| l.trim().to_string()))
+        .find(|l| {
+            let low = l.to_lowercase();
+            CLAIM_WORDS.iter().any(|w| low.contains(w))
+        })
+        .map(|l| {
+            if l.chars().count() > 60 {
+                l.chars().take(57).collect::<String>() + "..."
+            } else {
+                l
+            }
+        })
 }
 
 /// A base to try: what the build takes, and how the review names it.
@@ -251,5 +301,31 @@ mod tests {
         );
         assert_eq!(tried(Some("/src/linux")), ["/src/linux None"]);
         let _ = std::fs::remove_dir_all(&cache);
+    }
+
+    #[test]
+    fn a_claim_is_read_from_the_subject_or_the_message_not_the_diff() {
+        let mail = "From: A <a@example.org>\nSubject: [PATCH v2] lib/group_cpus: rotate the\n extra CPUs\n\n\
+                    Spread the interrupts of several devices over more CPUs.\n---\n \
+                    lib/group_cpus.c | 2 +-\n--- a/lib/group_cpus.c\n+++ b/lib/group_cpus.c\n+better\n";
+        assert_eq!(
+            claim(mail).as_deref(),
+            Some("Spread the interrupts of several devices over more CPUs.")
+        );
+        let subject = mail.replace("rotate the\n extra CPUs", "balance the\n extra CPUs");
+        assert_eq!(
+            claim(&subject).as_deref(),
+            Some("lib/group_cpus: balance the extra CPUs")
+        );
+        // group_cpus_evenly() in every subject is not a claim; words inside the diff are not.
+        let plain = "From: A\nSubject: [PATCH] lib/group_cpus: tidy group_cpus_evenly()\n\nNo change.\n\
+                     ---\n--- a/x\n+++ b/x\n+/* better */\n";
+        assert_eq!(claim(plain), None);
+        assert_eq!(
+            claim("--- a/lib/group_cpus.c\n+++ b/lib/group_cpus.c\n+improve\n"),
+            None
+        );
+        let long = mail.replace("Spread the", &format!("Spread {} the", "x".repeat(80)));
+        assert_eq!(claim(&long).unwrap().chars().count(), 60);
     }
 }

@@ -174,8 +174,10 @@ pub fn run(opts: &ReviewOptions, progress: Progress<'_>, done: &dyn Fn(&'static 
     let (pairs_run, rows) = matters::rows(&builds, opts, progress)?;
     lap("catalogue");
     let id = review_id(opts, &patches, &builds, &base_info);
-    let worst_case = worst::search(&builds, opts, progress)?;
+    let claimed = patches.iter().find_map(|p| p.claim.as_deref());
+    let found = worst::search(&builds, opts, claimed, progress)?;
     lap("search and shrink");
+    let worst_case = found.worst;
     let changed = !rows.is_empty() || !classification.same_as_base || worst_case.is_some();
     let patched = BuildInfo {
         name: builds.patched.provenance.name.clone(),
@@ -193,6 +195,8 @@ pub fn run(opts: &ReviewOptions, progress: Progress<'_>, done: &dyn Fn(&'static 
         pairs_run,
         rows,
         worst_case,
+        // A patch that changes nothing is not checked against what it claims.
+        claim: found.claim.filter(|_| changed),
         exit_status: u8::from(changed),
     };
     Ok(review)

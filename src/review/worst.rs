@@ -6,7 +6,7 @@
 use super::matters::{link, pair};
 use super::{Builds, Progress, ReviewError, ReviewOptions};
 use crate::kernel_c_tools::verify::{draw_shape, Rng, Shape};
-pub(crate) use crate::render::review::WorstCase;
+pub(crate) use crate::render::review::{ClaimCheck, WorstCase};
 use crate::scenario::spec::{DeviceSpec, TopologyRef};
 use crate::topology::Arch;
 
@@ -84,12 +84,13 @@ impl Candidate {
     }
 }
 
-/// The rise of the worst CPU's load from base to patched (negative: a fall).
-fn rise(builds: &Builds, c: &Candidate, opts: &ReviewOptions) -> Result<i64, ReviewError> {
+/// The rise of the worst CPU's load from base to patched (negative: a fall), and the base's
+/// room to improve (its worst CPU's load above the ideal).
+fn rise(builds: &Builds, c: &Candidate, opts: &ReviewOptions) -> Result<(i64, i64), ReviewError> {
     let [b, a] = pair(builds, c.topology(), c.devices(), opts)?;
     let worst =
         |d: &crate::analysis::orders::Distribution| i64::from(d.worst_irqs_per_cpu.keys().copied().max().unwrap_or(0));
-    Ok(worst(&a) - worst(&b))
+    Ok((worst(&a) - worst(&b), worst(&b) - i64::from(b.ideal_irqs_per_cpu)))
 }
 
 /// Shrink `start` while it still rises: take the first smaller candidate (the biggest cuts
@@ -117,15 +118,26 @@ fn shrink(
     Ok((cur, steps))
 }
 
-/// Search, shrink and confirm; `None` when no tried machine regresses.
+/// What the search found: the largest regression, and for a claimed improvement its check.
+pub(crate) struct Found {
+    pub(crate) worst: Option<WorstCase>,
+    pub(crate) claim: Option<ClaimCheck>,
+}
+
+/// Search, shrink and confirm: the largest regression of the worst CPU (`None` when no tried
+/// machine regresses); and where the mail claims an improvement (`claim`), the machines with
+/// room to improve, how many improved, and the weakest, shrunk while it still does not.
 pub(crate) fn search(
     builds: &Builds,
     opts: &ReviewOptions,
+    claim: Option<&str>,
     progress: Progress<'_>,
-) -> Result<Option<WorstCase>, ReviewError> {
+) -> Result<Found, ReviewError> {
     let mut rng = Rng::new(opts.seed ^ 0x0077_6f72_7374);
     let mut best: Option<(i64, Candidate)> = None;
-    let mut tried = 0;
+    // The weakest improvement: (gain, room, candidate), the least gain, then the most room.
+    let mut weakest: Option<(i64, i64, Candidate)> = None;
+    let (mut tried, mut with_room, mut improved) = (0, 0, 0);
     while tried < opts.search {
         let shape = draw_shape(&mut rng);
         if shape.topology().is_err() {
@@ -139,20 +151,76 @@ pub(crate) fn search(
             queues: rng.range(1, (cpus * 2).min(64)),
             shape,
         };
-        let r = rise(builds, &c, opts)?;
+        let (r, room) = rise(builds, &c, opts)?;
+        if claim.is_some() && room > 0 {
+            with_room += 1;
+            improved += u32::from(r < 0);
+            if weakest.as_ref().is_none_or(|(g, rm, _)| (-r, -room) < (*g, -*rm)) {
+                weakest = Some((-r, room, c.clone()));
+            }
+        }
         if r > 0 && best.as_ref().is_none_or(|(b, _)| r > *b) {
             best = Some((r, c));
         }
     }
-    let Some((_, cur)) = best else {
-        return Ok(None);
+    let worst = match best {
+        None => None,
+        Some((_, cur)) => {
+            let (cur, steps) = shrink(cur, &mut |c| {
+                progress(&format!("shrinking: {} CPUs", c.shape.cpus()), None);
+                Ok(rise(builds, c, opts)?.0)
+            })?;
+            progress("confirming the worst case on fresh harnesses", None);
+            Some(describe(builds, &cur, opts, tried, steps)?.0)
+        }
     };
-    let (cur, steps) = shrink(cur, &mut |c| {
-        progress(&format!("shrinking: {} CPUs", c.shape.cpus()), None);
-        rise(builds, c, opts)
-    })?;
-    progress("confirming the worst case on fresh harnesses", None);
-    Ok(Some(describe(builds, &cur, opts, tried, steps)?))
+    let claim = match claim {
+        None => None,
+        Some(words) => Some(claim_check(
+            builds,
+            opts,
+            words,
+            weakest,
+            (tried, with_room, improved),
+            progress,
+        )?),
+    };
+    Ok(Found { worst, claim })
+}
+
+/// The claim's check: where the weakest improvement is none at all, that machine shrunk while
+/// the patch still does not improve on it (the base above the ideal, the patched no lower).
+fn claim_check(
+    builds: &Builds,
+    opts: &ReviewOptions,
+    words: &str,
+    weakest: Option<(i64, i64, Candidate)>,
+    (tried, with_room, improved): (u32, u32, u32),
+    progress: Progress<'_>,
+) -> Result<ClaimCheck, ReviewError> {
+    let mut check = ClaimCheck {
+        claim: words.to_string(),
+        with_room,
+        improved,
+        smallest_gain: weakest.as_ref().map_or(0, |w| w.0),
+        case: None,
+        case_ideal: 0,
+    };
+    if let Some((gain, _, cur)) = weakest.filter(|w| w.0 <= 0) {
+        let (cur, steps) = shrink(cur, &mut |c| {
+            progress(
+                &format!("shrinking where it does not improve: {} CPUs", c.shape.cpus()),
+                None,
+            );
+            let (r, room) = rise(builds, c, opts)?;
+            Ok(i64::from(room > 0 && -r <= gain.max(0)))
+        })?;
+        progress("confirming the claim's weakest case on fresh harnesses", None);
+        let (case, ideal) = describe(builds, &cur, opts, tried, steps)?;
+        check.case = Some(case);
+        check.case_ideal = ideal;
+    }
+    Ok(check)
 }
 
 /// Per-CPU loads of one run on both builds: the online CPUs, before, after.
@@ -174,13 +242,14 @@ fn loads(builds: &Builds, c: &Candidate, order: &[usize], counter: u32) -> Resul
     Ok(out)
 }
 
+/// The case as the reply draws it, run again on fresh harnesses; with its ideal worst load.
 fn describe(
     builds: &Builds,
     c: &Candidate,
     opts: &ReviewOptions,
     tried: u32,
     steps: u32,
-) -> Result<WorstCase, ReviewError> {
+) -> Result<(WorstCase, u32), ReviewError> {
     let [_, after] = pair(builds, c.topology(), c.devices(), opts)?;
     let (order, counter) = (after.worst.order.clone(), after.worst.counter);
     let [cpu, before, after_loads] = loads(builds, c, &order, counter)?;
@@ -191,7 +260,7 @@ fn describe(
     let nodes = c.shape.nodes.len();
     let cpus = cpu.len() as u32;
     let max = |v: &[u32]| v.iter().copied().max().unwrap_or(0);
-    Ok(WorstCase {
+    let case = WorstCase {
         machine: format!(
             "{cpus} CPU{}, {nodes} node{}, {}",
             if cpus == 1 { "" } else { "s" },
@@ -212,7 +281,8 @@ fn describe(
         tried,
         shrink_steps: steps,
         link,
-    })
+    };
+    Ok((case, after.ideal_irqs_per_cpu))
 }
 
 #[cfg(test)]

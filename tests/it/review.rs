@@ -185,8 +185,19 @@ fn seed_000_rotation(dir: &Path, t: &Path) -> std::path::PathBuf {
         assert_eq!(new.matches(from).count(), 1, "{from:?} once in the tree's file");
         new = new.replace(from, to);
     }
-    let patch = dir.join("rotation.diff");
-    std::fs::write(&patch, make_patch_of(dir, "lib/group_cpus.c", &old, &new)).unwrap();
+    // Mailed with the claim the thread's patch made, for the review to check.
+    let diff = make_patch_of(dir, "lib/group_cpus.c", &old, &new);
+    let patch = dir.join("rotation.mbox");
+    std::fs::write(
+        &patch,
+        format!(
+            "From 1234 Mon Sep 17 00:00:00 2001\nFrom: A Tester <t@example.org>\n\
+             Subject: [PATCH] lib/group_cpus: rotate the extra CPUs\n\n\
+             Spread the interrupts of several devices over more CPUs.\n\n\
+             Signed-off-by: A Tester <t@example.org>\n---\n{diff}-- \n2.47.0\n"
+        ),
+    )
+    .unwrap();
     patch
 }
 
@@ -210,8 +221,25 @@ fn seed_000_as_a_review_names_the_machines_it_changes() {
         .filter(|r| r["before"]["worst"] != r["after"]["worst"])
         .collect();
     assert!(!moved.is_empty(), "some catalogue machine's worst CPU changes: {json}");
+    // The mail claims a better spread: the search checks it where the base had room.
+    let claim = &v["claim"];
+    assert_eq!(
+        claim["claim"], "Spread the interrupts of several devices over more CPUs.",
+        "{json}"
+    );
+    let (room, improved) = (
+        claim["with_room"].as_u64().unwrap(),
+        claim["improved"].as_u64().unwrap(),
+    );
+    assert!(room > 0 && improved <= room, "{claim}");
     let (code, text, _) = review(&cache, &t, &patch, &[]);
     assert_eq!(code, 1);
+    assert!(text.contains("The mail says \"Spread the interrupts"), "{text}");
+    if let Some(case) = claim["case"].as_object() {
+        assert!(case["after_worst"].as_u64() >= case["before_worst"].as_u64(), "{claim}");
+        assert!(case["before_worst"].as_u64() > claim["case_ideal"].as_u64(), "{claim}");
+        assert!(text.contains("Where the claimed improvement does not hold"), "{text}");
+    }
     for r in moved.iter().take(10) {
         let machine = r["machine"].as_str().unwrap();
         assert!(
@@ -270,6 +298,7 @@ pub(crate) fn sample_review() -> irqscope::render::review::Review {
         build_id: std::iter::repeat_n(c, 64).collect(),
     };
     Review {
+        claim: None,
         id: "0123456789abcdef".into(),
         subject: "[PATCH] lib/group_cpus: the last group takes the remainder".into(),
         patches: vec![PatchInfo {
