@@ -249,6 +249,13 @@ fn vectors_lost(outcome: &Outcome) -> (u32, u32) {
 }
 
 impl Metrics {
+    /// Online CPUs that take at least one counted IRQ: the online CPUs but
+    /// [`Metrics::cpus_idle`].
+    pub(crate) fn cpus_with_irqs(&self) -> u32 {
+        let online = self.per_cpu.iter().filter(|c| c.online).count() as u32;
+        online - self.cpus_idle.weight()
+    }
+
     /// Online CPUs grouped by a value, ascending by value.
     pub(crate) fn group_online(&self, value: impl Fn(&CpuLoad) -> u32) -> Vec<(u32, CpuSet)> {
         let mut groups: BTreeMap<u32, CpuSet> = BTreeMap::new();

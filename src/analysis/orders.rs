@@ -151,6 +151,9 @@ pub struct Distribution {
     /// Per possible CPU (index = CPU): runs in which that online CPU serves more IRQs than the
     /// ideal worst-CPU load.
     pub cpu_above_ideal: Vec<u64>,
+    /// How many online CPUs serve at least one counted IRQ ([`Metrics::cpus_with_irqs`])
+    /// → runs.
+    pub(crate) cpus_with_irqs: BTreeMap<u32, u64>,
     /// Sampled: the 95% Wilson interval on P(worst > ideal).
     pub(crate) interval: Option<(f64, f64)>,
     /// NUMA imbalance of a run: the most IRQs a node serves above its fair share (by online
@@ -439,6 +442,7 @@ struct Accumulator {
     worst_irqs: BTreeMap<u32, u64>,
     worst_devices: BTreeMap<u32, u64>,
     cpu_above: Vec<u64>,
+    cpus_with_irqs: BTreeMap<u32, u64>,
     worst_above: u64,
     ideal: Option<u32>,
     numa_sum: u128,
@@ -452,6 +456,7 @@ impl Accumulator {
             worst_irqs: BTreeMap::new(),
             worst_devices: BTreeMap::new(),
             cpu_above: vec![0; scenario.topology().nr_cpu_ids() as usize],
+            cpus_with_irqs: BTreeMap::new(),
             worst_above: 0,
             ideal: None,
             numa_sum: 0,
@@ -464,6 +469,7 @@ impl Accumulator {
         self.ideal.get_or_insert(ideal);
         *self.worst_irqs.entry(m.irqs_per_cpu_max).or_default() += weight;
         *self.worst_devices.entry(m.devices_per_cpu_max).or_default() += weight;
+        *self.cpus_with_irqs.entry(m.cpus_with_irqs()).or_default() += weight;
         if m.irqs_per_cpu_max > ideal {
             self.worst_above += weight;
         }
@@ -519,6 +525,7 @@ impl Accumulator {
             ideal_irqs_per_cpu: self.ideal.unwrap_or(0),
             worst_above_ideal: self.worst_above,
             cpu_above_ideal: self.cpu_above,
+            cpus_with_irqs: self.cpus_with_irqs,
             interval: (!exact).then(|| wilson(self.worst_above, total)),
             numa_excess_milli_sum: self.numa_sum,
             numa_excess_milli_worst: self.numa_worst,
@@ -530,7 +537,7 @@ impl Accumulator {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::kernel::vector_matrix::EffectiveModel;
     use crate::kernel::{SortGen, Variant};
@@ -576,7 +583,9 @@ mod tests {
         assert_eq!(weight, 24);
     }
 
-    fn scenario(preset: &str, tokens: &[&str], variant: &str, effective: EffectiveModel) -> Scenario {
+    /// A catalogue machine with devices as tokens (`2x6:name=nvme,pre=1`), a named variant and
+    /// an effective-CPU model.
+    pub(crate) fn scenario(preset: &str, tokens: &[&str], variant: &str, effective: EffectiveModel) -> Scenario {
         let specs: Vec<_> = tokens.iter().map(|t| parse_device_token(t).unwrap()).collect();
         Scenario::new(
             crate::catalogue::get(preset).unwrap(),
@@ -637,6 +646,24 @@ mod tests {
         // Cases where the order matters, so the comparison above can tell.
         let d = distribution(&cases[0], Orders::All, counters).unwrap();
         assert!(d.worst_irqs_per_cpu.len() > 1, "{d:?}");
+    }
+
+    /// Seed 000's configuration 2 (D16plds v6: 16 CPUs in one cluster, each interrupt on
+    /// the first CPU of its mask; two NVMe of six queues). Six groups of 16 CPUs are four of
+    /// three and two of two, first CPUs 0, 3, 6, 9, 12 and 14, the same for both disks: six
+    /// CPUs serve the twelve queue IRQs in every run (the admin vectors are not counted).
+    /// The rotation gives the second disk the next offset, groups of 3, 3, 3, 2, 2, 3 first
+    /// at 0, 3, 6, 9, 11 and 13: eight CPUs, as the thread's "4 vCPUs still have 2 IRQs,
+    /// while 4 vCPUs have 1 IRQ".
+    #[test]
+    fn cpus_with_irqs_counts_the_cpus_serving_any() {
+        let disks = ["2x6:name=nvme,pre=1"];
+        let counters = CounterRange { from: 0, to: 0 };
+        for (variant, cpus) in [("cluster", 6), ("rotation-v1", 8)] {
+            let s = scenario("azure-d16plds-v6", &disks, variant, EffectiveModel::FirstCpu);
+            let d = distribution(&s, Orders::All, counters).unwrap();
+            assert_eq!(d.cpus_with_irqs, BTreeMap::from([(cpus, d.runs)]), "{variant}");
+        }
     }
 
     #[test]

@@ -97,6 +97,29 @@ pub struct Figures {
     /// Expected IRQs a node serves above its fair share.
     pub numa_excess: f64,
     pub runs: u64,
+    /// How many online CPUs serve at least one IRQ; absent from reviews written before it
+    /// was recorded.
+    #[serde(default)]
+    pub cpus_with_irqs: Option<CpusWithIrqs>,
+}
+
+/// How many online CPUs serve at least one IRQ (the figures' basis: the I/O queues when
+/// there are managed vectors): the fewest and the most over the runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CpusWithIrqs {
+    pub fewest: u32,
+    pub most: u32,
+}
+
+impl CpusWithIrqs {
+    /// `14`, or `12-14` (`dash` between) when the runs differ.
+    fn text(self, dash: &str) -> String {
+        if self.fewest == self.most {
+            self.most.to_string()
+        } else {
+            format!("{}{dash}{}", self.fewest, self.most)
+        }
+    }
 }
 
 /// A machine × mix whose outcome the patch changed.
@@ -348,6 +371,51 @@ fn table(r: &Review, out: &mut String) {
     out.push('\n');
 }
 
+/// How many CPUs serve IRQs before and after (`12 -> 22`), when the review recorded it.
+pub(crate) fn cpus_text(row: &Row, arrow: &str, dash: &str) -> Option<String> {
+    let (b, a) = (row.before.cpus_with_irqs?, row.after.cpus_with_irqs?);
+    Some(format!("{} {arrow} {}", b.text(dash), a.text(dash)))
+}
+
+/// The rows whose worst CPU's load stays, by their place in the review, with how many CPUs
+/// serve IRQs on each side: what moved there. At most [`TABLE_ROWS`], and how many more.
+fn spread_rows(r: &Review) -> (Vec<(usize, String)>, usize) {
+    let all: Vec<(usize, String)> = r
+        .rows
+        .iter()
+        .enumerate()
+        .filter(|(_, row)| row.delta() == 0)
+        .filter_map(|(i, row)| Some((i, cpus_text(row, "->", "-")?)))
+        .collect();
+    let more = all.len().saturating_sub(TABLE_ROWS);
+    (all.into_iter().take(TABLE_ROWS).collect(), more)
+}
+
+/// Under the table: for each row whose worst CPU's load stays, how many CPUs serve IRQs.
+fn spread(r: &Review, out: &mut String) {
+    let (rows, more) = spread_rows(r);
+    if rows.is_empty() {
+        return;
+    }
+    out.push_str(&wrap(
+        "Where the worst CPU's load stays, how many online CPUs serve at least \
+         one IRQ (the fewest and the most over the orders), base -> patched:",
+        "",
+        "",
+    ));
+    out.push('\n');
+    let line = |machine: &str, mix: &str, cpus: &str| format!("  {machine:<23} {mix:<17} {cpus:>18}\n");
+    out.push_str(&line("machine", "mix", "CPUs with IRQs"));
+    for (i, cpus) in &rows {
+        let row = &r.rows[*i];
+        out.push_str(&line(&cut(&row.machine, 23), &cut(&row.mix, 17), cpus));
+    }
+    if more > 0 {
+        out.push_str(&format!("  ... and {more} more (JSON: rows)\n"));
+    }
+    out.push('\n');
+}
+
 /// The ideal worst-CPU load of a row, or both when the patch moves it.
 pub(crate) fn ideal_text(row: &Row, arrow: &str) -> String {
     if row.before.ideal == row.after.ideal {
@@ -442,6 +510,7 @@ pub fn text(r: &Review) -> String {
         out.push('\n');
     }
     table(r, &mut out);
+    spread(r, &mut out);
     if let Some(w) = &r.worst_case {
         per_cpu(w, "The worst case beyond the catalogue", &mut out);
     }
@@ -514,7 +583,14 @@ fn links(r: &Review, out: &mut String) {
     ));
     // A path is one word: on a line of its own, like a link, it is never broken.
     out.push_str(&format!("{}\n", r.base.source));
-    for row in r.rows.iter().take(TABLE_ROWS) {
+    // The table's rows, then those only the list of CPUs with IRQs shows.
+    let table = 0..r.rows.len().min(TABLE_ROWS);
+    let spread = spread_rows(r)
+        .0
+        .into_iter()
+        .map(|(i, _)| i)
+        .filter(|i| !table.contains(i));
+    for row in table.clone().chain(spread).map(|i| &r.rows[i]) {
         out.push_str(&format!("  {}, {}:\n{}\n", row.machine, row.mix, row.link));
     }
     if let Some(w) = &r.worst_case {

@@ -21,7 +21,7 @@ pub(crate) fn review_mixes() -> Vec<Mix> {
     let extra = REVIEW_MIXES.iter().map(|m| Mix::parse(m).expect("review mixes parse"));
     Mix::named().into_iter().chain(extra).collect()
 }
-pub(crate) use crate::render::review::{Figures, Row};
+pub(crate) use crate::render::review::{CpusWithIrqs, Figures, Row};
 use crate::scenario::payloads::{CompareSpec, SideSpec};
 use crate::scenario::permalink;
 use crate::scenario::spec::{DeviceSpec, ScenarioSpec, TopologyRef};
@@ -34,6 +34,10 @@ fn figures(d: &Distribution) -> Figures {
         p_above_ideal: d.p_worst_above_ideal(),
         numa_excess: d.numa_excess_expected(),
         runs: d.runs,
+        cpus_with_irqs: match (d.cpus_with_irqs.keys().next(), d.cpus_with_irqs.keys().last()) {
+            (Some(&fewest), Some(&most)) => Some(CpusWithIrqs { fewest, most }),
+            _ => None,
+        },
     }
 }
 
@@ -111,6 +115,8 @@ pub(crate) fn differ(a: &Distribution, b: &Distribution) -> bool {
     a.worst_irqs_per_cpu != b.worst_irqs_per_cpu
         || a.worst_above_ideal != b.worst_above_ideal
         || a.numa_excess_milli_sum != b.numa_excess_milli_sum
+        // The same worst load, spread over more or fewer CPUs.
+        || a.cpus_with_irqs != b.cpus_with_irqs
         // The same worst load, but on other CPUs.
         || a.cpu_above_ideal != b.cpu_above_ideal
 }
@@ -170,4 +176,35 @@ pub(crate) fn rows(
             .then(y.delta_numa().abs().total_cmp(&x.delta_numa().abs()))
     });
     Ok((n, rows))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analysis::orders::tests::scenario;
+    use crate::analysis::orders::CounterRange;
+    use crate::kernel::vector_matrix::EffectiveModel;
+    use std::collections::BTreeMap;
+
+    /// A pair that differs only in how many CPUs serve IRQs is a change, and the row's
+    /// figures give the fewest and the most over the runs.
+    #[test]
+    fn the_cpus_with_irqs_alone_make_a_change() {
+        let s = scenario(
+            "azure-d16plds-v6",
+            &["2x6:name=nvme,pre=1"],
+            "cluster",
+            EffectiveModel::FirstCpu,
+        );
+        let counters = CounterRange { from: 0, to: 0 };
+        let a = distribution(&s, crate::analysis::orders::Orders::All, counters).unwrap();
+        assert!(!differ(&a, &a.clone()));
+        assert_eq!(figures(&a).cpus_with_irqs, Some(CpusWithIrqs { fewest: 6, most: 6 }));
+        let b = Distribution {
+            cpus_with_irqs: BTreeMap::from([(8, 1), (12, 3), (10, 2)]),
+            ..a.clone()
+        };
+        assert!(differ(&a, &b));
+        assert_eq!(figures(&b).cpus_with_irqs, Some(CpusWithIrqs { fewest: 8, most: 12 }));
+    }
 }

@@ -280,6 +280,26 @@ fn seed_000_configuration_3_changes_under_the_machines_own_effective_model() {
         irqscope::scenario::permalink::decode(link.trim_start_matches("/c/")).unwrap();
     assert_eq!(cmp.scenario.effective, "first-cpu", "{link}");
     assert_eq!(cmp.scenario.kernel.as_deref(), Some("7.2"), "{link}");
+    // The worst CPU keeps its six IRQs, but the rotation spreads them over more CPUs: the
+    // fourteen of every order before, more in every order after.
+    assert_eq!(row["after"]["worst"], 6, "{row}");
+    let cpus = |side: &str, end: &str| row[side]["cpus_with_irqs"][end].as_u64().unwrap();
+    assert_eq!((cpus("before", "fewest"), cpus("before", "most")), (14, 14), "{row}");
+    assert!(cpus("after", "fewest") > 14, "{row}");
+    // The reply says so under the table.
+    let review: irqscope::render::review::Review = serde_json::from_str(&json).unwrap();
+    let text = irqscope::render::review::text(&review);
+    let after = match (cpus("after", "fewest"), cpus("after", "most")) {
+        (a, b) if a == b => a.to_string(),
+        (a, b) => format!("{a}-{b}"),
+    };
+    assert!(
+        text.lines().any(|l| l.starts_with("  azure-d96plds-v6 ")
+            && l.contains("nvme-6x14")
+            && l.ends_with(&format!(" 14 -> {after}"))),
+        "{text}"
+    );
+    assert_fits(&text);
 }
 
 /// A review as `review --out` writes it, made here from its parts (no C needed): a
@@ -292,6 +312,7 @@ pub(crate) fn sample_review() -> irqscope::render::review::Review {
         p_above_ideal: p,
         numa_excess: 0.0,
         runs: 15,
+        cpus_with_irqs: Some(CpusWithIrqs { fewest: 4, most: 4 }),
     };
     let build = |name: &str, c: char| BuildInfo {
         name: name.into(),
@@ -447,6 +468,80 @@ async fn a_review_is_served_with_its_twins() {
     }
     let (status, _, _) = get(&irqscope::web::app(Default::default()), "/r/0123456789abcdef").await;
     assert_eq!(status, StatusCode::NOT_FOUND, "a server without --review-dir");
+}
+
+/// A row whose worst CPU's load stays says how many CPUs serve IRQs before and after: the
+/// reply lists it under the table (and links it) even when the table has no room for it, the
+/// page has a column for it.
+#[tokio::test]
+async fn a_row_whose_worst_stays_says_how_many_cpus_serve_irqs() {
+    use irqscope::render::review::CpusWithIrqs;
+    let mut r = sample_review();
+    let regression = r.rows[0].clone();
+    r.rows = (0..11)
+        .map(|k| irqscope::render::review::Row {
+            machine: format!("machine-{k}"),
+            ..regression.clone()
+        })
+        .collect();
+    let mut stays = regression.clone();
+    stays.machine = "azure-d96plds-v6".into();
+    stays.mix = "nvme-6x14".into();
+    stays.before.worst = 6;
+    stays.after.worst = 6;
+    stays.change = "changed".into();
+    stays.link = "/c/v1.stays".into();
+    stays.before.cpus_with_irqs = Some(CpusWithIrqs { fewest: 14, most: 14 });
+    stays.after.cpus_with_irqs = Some(CpusWithIrqs { fewest: 22, most: 26 });
+    r.rows.push(stays);
+    let text = irqscope::render::review::text(&r);
+    assert_fits(&text);
+    let line = text
+        .lines()
+        .find(|l| l.starts_with("  azure-d96plds-v6 "))
+        .unwrap_or_else(|| panic!("the row that stays is listed:\n{text}"));
+    assert!(line.contains("nvme-6x14") && line.ends_with(" 14 -> 22-26"), "{line}");
+    assert!(
+        text.contains("  azure-d96plds-v6, nvme-6x14:\n/c/v1.stays\n"),
+        "its link: {text}"
+    );
+    // Only rows whose worst CPU stays are listed there.
+    assert!(!text.contains("4 -> 4"), "{text}");
+    let dir = Scratch::new("review-cpus");
+    std::fs::write(dir.join(format!("{}.json", r.id)), serde_json::to_string(&r).unwrap()).unwrap();
+    let (status, _, page) = get(&review_app(&dir), &format!("/r/{}", r.id)).await;
+    assert_eq!(status, axum::http::StatusCode::OK);
+    assert!(page.contains(">CPUs with IRQs</th>"), "{page}");
+    assert!(page.contains("<td>14 → 22–26</td>"), "{page}");
+}
+
+/// A review written before the CPUs with IRQs were recorded still reads and is served:
+/// its rows say nothing of them.
+#[tokio::test]
+async fn a_review_without_cpus_with_irqs_still_loads() {
+    let r = sample_review();
+    let mut v = serde_json::to_value(&r).unwrap();
+    for side in ["before", "after"] {
+        let figures = v["rows"][0][side].as_object_mut().unwrap();
+        assert!(figures.remove("cpus_with_irqs").is_some(), "{figures:?}");
+    }
+    let old: irqscope::render::review::Review = serde_json::from_value(v.clone()).unwrap();
+    assert_eq!(old.rows[0].before.cpus_with_irqs, None);
+    let mut worst_stays = v.clone();
+    worst_stays["rows"][0]["after"]["worst"] = worst_stays["rows"][0]["before"]["worst"].clone();
+    let dir = Scratch::new("review-old");
+    std::fs::write(
+        dir.join(format!("{}.json", r.id)),
+        serde_json::to_string(&worst_stays).unwrap(),
+    )
+    .unwrap();
+    let app = review_app(&dir);
+    let (status, _, page) = get(&app, &format!("/r/{}", r.id)).await;
+    assert_eq!(status, axum::http::StatusCode::OK, "{page}");
+    assert!(page.contains("<td>—</td>"), "{page}");
+    let (status, _, text) = get(&app, &format!("/r/{}/text", r.id)).await;
+    assert_eq!(status, axum::http::StatusCode::OK, "{text}");
+    assert!(!text.contains("CPUs with IRQs"), "{text}");
 }
 
 /// A patch can change how many vectors start (a mask of offline CPUs only leaves its vector

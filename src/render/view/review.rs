@@ -47,6 +47,9 @@ pub(crate) struct RowView {
     pub(crate) ideal: String,
     pub(crate) p: String,
     pub(crate) numa: String,
+    /// How many CPUs serve IRQs before and after; a dash for a review written before it was
+    /// recorded.
+    pub(crate) cpus: String,
     pub(crate) link: String,
 }
 
@@ -94,6 +97,7 @@ impl ReviewView {
                 ideal: review::ideal_text(x, "→"),
                 p: format!("{} → {}", pct(x.before.p_above_ideal), pct(x.after.p_above_ideal)),
                 numa: format!("{:.1} → {:.1}", x.before.numa_excess, x.after.numa_excess),
+                cpus: review::cpus_text(x, "→", "–").unwrap_or_else(|| "—".into()),
                 link: x.link.clone(),
             })
             .collect();
