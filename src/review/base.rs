@@ -72,50 +72,53 @@ pub fn check_text(text: &str) -> Result<Option<String>, String> {
     Ok(source::mail_subject(text))
 }
 
-/// Words that claim a patch makes placement better.
-const CLAIM_WORDS: &[&str] = &[
-    "improv",
-    "better",
-    "balanc",
-    "spread",
-    "fairer",
-    "more even",
-    "reduc",
-    "fewer",
-    "avoid",
-];
+/// Word stems that claim a patch makes placement better (a word starting with one; `spread`
+/// is not one: this code's own verb, it describes as often as it claims).
+const CLAIM_STEMS: &[&str] = &["improv", "better", "balanc", "fairer", "reduc", "fewer", "avoid", "fix"];
 
-/// The phrase of a patch's subject or message (before the diff) that claims an improvement:
-/// the first line holding one of [`CLAIM_WORDS`], cut to 60 characters; `None` when none does.
+/// The sentence of a patch's subject or message (before the diff) that claims an
+/// improvement: the first holding a word of [`CLAIM_STEMS`], cut to 60 characters; `None`
+/// when none does.
 pub(crate) fn claim(text: &str) -> Option<String> {
-    let mut lines = text.lines();
     let subject = crate::kernel_c_tools::source::mail_subject(text);
     let mailed = subject.is_some();
-    // The message: after the mail's headers (a bare diff has none) up to the diff.
-    let body = lines
-        .by_ref()
+    // The message: after the mail's headers (a bare diff has none) up to the diff; its
+    // paragraphs joined, then cut into sentences.
+    let body: Vec<&str> = text
+        .lines()
         .skip_while(|l| mailed && !l.is_empty())
-        .take_while(|l| !(*l == "---" || l.starts_with("diff ") || l.starts_with("--- ") || l.starts_with("Index: ")));
-    subject
-        .into_iter()
+        .take_while(|l| !(*l == "---" || l.starts_with("diff ") || l.starts_with("--- ") || l.starts_with("Index: ")))
+        .collect();
+    let mut sentences: Vec<String> = subject
+        .iter()
         .map(|s| {
             s.split_once(']')
                 .map_or(s.as_str(), |(_, rest)| rest)
                 .trim()
                 .to_string()
         })
-        .chain(body.map(|l| l.trim().to_string()))
-        .find(|l| {
-            let low = l.to_lowercase();
-            CLAIM_WORDS.iter().any(|w| low.contains(w))
-        })
-        .map(|l| {
-            if l.chars().count() > 60 {
-                l.chars().take(57).collect::<String>() + "..."
-            } else {
-                l
-            }
-        })
+        .collect();
+    for paragraph in body.split(|l| l.trim().is_empty()) {
+        let joined = paragraph.iter().map(|l| l.trim()).collect::<Vec<_>>().join(" ");
+        let mut rest = joined.as_str();
+        while let Some(end) = rest.find(". ").or_else(|| rest.find("! ")).or_else(|| rest.find("? ")) {
+            sentences.push(rest[..=end].to_string());
+            rest = &rest[end + 2..];
+        }
+        sentences.push(rest.to_string());
+    }
+    let claims = |s: &String| {
+        s.split(|c: char| !c.is_ascii_alphanumeric())
+            .map(str::to_ascii_lowercase)
+            .any(|w| CLAIM_STEMS.iter().any(|stem| w.starts_with(stem)))
+    };
+    sentences.into_iter().find(claims).map(|l| {
+        if l.chars().count() > 60 {
+            l.chars().take(57).collect::<String>() + "..."
+        } else {
+            l
+        }
+    })
 }
 
 /// A base to try: what the build takes, and how the review names it.
@@ -306,26 +309,25 @@ mod tests {
     #[test]
     fn a_claim_is_read_from_the_subject_or_the_message_not_the_diff() {
         let mail = "From: A <a@example.org>\nSubject: [PATCH v2] lib/group_cpus: rotate the\n extra CPUs\n\n\
-                    Spread the interrupts of several devices over more CPUs.\n---\n \
+                    group_cpus_evenly() spreads a device's interrupts over the CPUs. Identical\n\
+                    devices stack theirs. Fix this by rotating\nthe extra CPUs.\n\n\
+                    Signed-off-by: A <a@example.org>\n---\n \
                     lib/group_cpus.c | 2 +-\n--- a/lib/group_cpus.c\n+++ b/lib/group_cpus.c\n+better\n";
-        assert_eq!(
-            claim(mail).as_deref(),
-            Some("Spread the interrupts of several devices over more CPUs.")
-        );
+        assert_eq!(claim(mail).as_deref(), Some("Fix this by rotating the extra CPUs."));
         let subject = mail.replace("rotate the\n extra CPUs", "balance the\n extra CPUs");
         assert_eq!(
             claim(&subject).as_deref(),
             Some("lib/group_cpus: balance the extra CPUs")
         );
-        // group_cpus_evenly() in every subject is not a claim; words inside the diff are not.
-        let plain = "From: A\nSubject: [PATCH] lib/group_cpus: tidy group_cpus_evenly()\n\nNo change.\n\
-                     ---\n--- a/x\n+++ b/x\n+/* better */\n";
+        // Spreading, a prefix, group_cpus_evenly() and words inside the diff claim nothing.
+        let plain = "From: A\nSubject: [PATCH] lib/group_cpus: tidy group_cpus_evenly()\n\n\
+                     It spreads the prefix as before.\n---\n--- a/x\n+++ b/x\n+/* better */\n";
         assert_eq!(claim(plain), None);
         assert_eq!(
             claim("--- a/lib/group_cpus.c\n+++ b/lib/group_cpus.c\n+improve\n"),
             None
         );
-        let long = mail.replace("Spread the", &format!("Spread {} the", "x".repeat(80)));
+        let long = mail.replace("Fix this by", &format!("Fix {} this by", "x".repeat(80)));
         assert_eq!(claim(&long).unwrap().chars().count(), 60);
     }
 }

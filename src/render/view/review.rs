@@ -63,6 +63,9 @@ pub(crate) struct ReviewView {
     pub(crate) before_svg: Option<String>,
     pub(crate) after_svg: Option<String>,
     pub(crate) worst_link: Option<String>,
+    /// What the search found of the mail's claimed improvement, and its case's link.
+    pub(crate) claim: Option<String>,
+    pub(crate) claim_link: Option<String>,
     pub(crate) base: String,
     pub(crate) builds: String,
     pub(crate) command: String,
@@ -122,6 +125,8 @@ impl ReviewView {
             before_svg: maps.as_ref().map(|m| m.0.clone()),
             after_svg: maps.map(|m| m.1),
             worst_link: r.worst_case.as_ref().map(|w| w.link.clone()),
+            claim: r.claim.as_ref().map(|c| review::claim_sentence(c).trim().to_string()),
+            claim_link: r.claim.as_ref().and_then(|c| c.case.as_ref()).map(|w| w.link.clone()),
             base: format!("{} {}", r.base.package, r.base.version.clone().unwrap_or_default()),
             builds: format!(
                 "c:{} {} · c:{} {} · models {}",
