@@ -25,7 +25,7 @@ use std::time::{Duration, Instant};
 use tokio::sync::watch;
 
 /// Largest patch the page takes (a series of placement patches is far smaller).
-pub const PATCH_BYTES_MAX: usize = 512 << 10;
+pub(crate) const PATCH_BYTES_MAX: usize = 512 << 10;
 /// Finished jobs kept for their pages; the oldest go first.
 const FINISHED_KEPT: usize = 64;
 /// Longest failure message kept from a review's stderr.
@@ -64,12 +64,12 @@ pub struct QueueConfig {
 }
 
 /// Most workers, queued jobs and jobs per client `serve` accepts.
-pub const WORKERS_MAX: usize = 16;
-pub const QUEUE_MAX: usize = 256;
+pub(crate) const WORKERS_MAX: usize = 16;
+pub(crate) const QUEUE_MAX: usize = 256;
 
 impl QueueConfig {
     /// Check the bounds `serve` was given.
-    pub fn check(&self) -> Result<(), String> {
+    pub(crate) fn check(&self) -> Result<(), String> {
         if !(1..=WORKERS_MAX).contains(&self.workers) {
             return Err(format!("--review-workers {}: 1 to {WORKERS_MAX}", self.workers));
         }
@@ -95,7 +95,7 @@ impl QueueConfig {
 /// Where a job is, as its page, its JSON and its SSE events say it.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 #[serde(tag = "state", rename_all = "snake_case")]
-pub enum JobState {
+pub(crate) enum JobState {
     /// Waiting; `ahead` jobs go first.
     Queued { ahead: usize },
     /// Running: what the review does now and, where it counts, how far it is.
@@ -112,24 +112,24 @@ pub enum JobState {
 
 impl JobState {
     /// Done or failed: nothing more will change.
-    pub fn finished(&self) -> bool {
+    pub(crate) fn finished(&self) -> bool {
         matches!(self, JobState::Done { .. } | JobState::Failed { .. })
     }
 }
 
 /// A job as its page shows it.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
-pub struct JobStatus {
-    pub id: String,
+pub(crate) struct JobStatus {
+    pub(crate) id: String,
     /// The mail's subject, or the patch's hash for a bare diff.
-    pub subject: String,
+    pub(crate) subject: String,
     #[serde(flatten)]
-    pub state: JobState,
+    pub(crate) state: JobState,
 }
 
 /// Why a patch was not queued.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Refused {
+pub(crate) enum Refused {
     /// Not a patch, too large, or a patch to other files (400 / 413).
     BadPatch(String),
     TooLarge(String),
@@ -200,7 +200,7 @@ impl ReviewQueue {
         })))
     }
 
-    pub fn config(&self) -> &QueueConfig {
+    pub(crate) fn config(&self) -> &QueueConfig {
         &self.0.config
     }
 
@@ -209,7 +209,7 @@ impl ReviewQueue {
     }
 
     /// Queue a pasted patch for `client`; its job id.
-    pub fn submit(&self, client: IpAddr, patch: &[u8]) -> Result<String, Refused> {
+    pub(crate) fn submit(&self, client: IpAddr, patch: &[u8]) -> Result<String, Refused> {
         if patch.len() > PATCH_BYTES_MAX {
             return Err(Refused::TooLarge(format!(
                 "the patch has {} bytes; at most {PATCH_BYTES_MAX}",
@@ -279,12 +279,12 @@ impl ReviewQueue {
     }
 
     /// A job's status now, and its changes to come.
-    pub fn watch(&self, id: &str) -> Option<watch::Receiver<JobStatus>> {
+    pub(crate) fn watch(&self, id: &str) -> Option<watch::Receiver<JobStatus>> {
         self.lock().jobs.get(id).map(|j| j.tx.subscribe())
     }
 
     /// Jobs queued and running now.
-    pub fn counts(&self) -> (usize, usize) {
+    pub(crate) fn counts(&self) -> (usize, usize) {
         let inner = self.lock();
         let running = inner
             .jobs
