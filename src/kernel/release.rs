@@ -271,7 +271,7 @@ impl HotplugRule {
 /// unification of 2.6.38; taken from 4.0); disabled MADT entries ignored, measured on 6.12
 /// (config c7 of the lab; taken for 6.12 and later). 6.2 .. 6.11 lie between the two
 /// measurements and the change was not pinned to one release.
-pub const HOTPLUG: &[Row<Option<HotplugRule>>] = &[
+pub(crate) const HOTPLUG: &[Row<Option<HotplugRule>>] = &[
     row(None, Some((3, 99)), None, "not measured"),
     row(
         Some((4, 0)),

@@ -182,17 +182,17 @@ pub struct WorstCase {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ClaimCheck {
     /// The mail's words that claim it (a phrase around `improve`, `better`, `balance`, ...).
-    pub claim: String,
+    pub(crate) claim: String,
     /// Searched machine × mix pairs whose base worst CPU was above the ideal: room to improve.
-    pub with_room: u32,
+    pub(crate) with_room: u32,
     /// Of them, those where the patched worst CPU is lower.
-    pub improved: u32,
+    pub(crate) improved: u32,
     /// The smallest improvement of the worst CPU's load among them (IRQs; 0 or less: none).
-    pub smallest_gain: i64,
+    pub(crate) smallest_gain: i64,
     /// Where the patch does not improve: shrunk while it still does not, and confirmed.
-    pub case: Option<WorstCase>,
+    pub(crate) case: Option<WorstCase>,
     /// The ideal worst-CPU load of that case.
-    pub case_ideal: u32,
+    pub(crate) case_ideal: u32,
 }
 
 /// Rows the reply's table shows.

@@ -30,8 +30,6 @@ use std::path::PathBuf;
 
 /// The version of the models a review ran (pinned in its id).
 pub(crate) const MODEL_VERSION: &str = env!("CARGO_PKG_VERSION");
-/// Most random machines `--cases` may ask for.
-pub const CASES_MAX: u32 = 20_000;
 /// Random machines × mixes the worst-case search tries by default.
 pub const SEARCH_DEFAULT: u32 = 1000;
 
@@ -87,7 +85,7 @@ pub struct ReviewOptions {
 
 /// Progress for a terminal or a queue's page: what runs now, and where it counts, how many
 /// of how many are done.
-pub type Progress<'a> = &'a (dyn Fn(&str, Option<(u32, u32)>) + Sync);
+pub(crate) type Progress<'a> = &'a (dyn Fn(&str, Option<(u32, u32)>) + Sync);
 
 /// The two builds a review compares, as variants the scenarios resolve.
 pub(crate) struct Builds {

@@ -30,9 +30,6 @@ use crate::topology::{Arch, CpuSet, Topology, TopologySpec};
 use serde_json::{json, Value};
 use stages::Input;
 
-/// Most cases one run may ask for.
-pub const CASES_MAX: u32 = 1_000_000;
-
 /// The generator a seed names a run by (the crate's one, `topology::rng`).
 pub(crate) type Rng = crate::topology::rng::SplitMix64;
 
