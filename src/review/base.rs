@@ -80,7 +80,7 @@ const CLAIM_STEMS: &[&str] = &["improv", "better", "balanc", "fairer", "reduc", 
 /// improvement: the first holding a word of [`CLAIM_STEMS`], cut to 60 characters; `None`
 /// when none does.
 pub(crate) fn claim(text: &str) -> Option<String> {
-    let subject = crate::kernel_c_tools::source::mail_subject(text);
+    let subject = source::mail_subject(text);
     let mailed = subject.is_some();
     // The message: after the mail's headers (a bare diff has none) up to the diff; its
     // paragraphs joined, then cut into sentences.

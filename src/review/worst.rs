@@ -206,14 +206,15 @@ fn claim_check(
         case: None,
         case_ideal: 0,
     };
-    if let Some((gain, _, cur)) = weakest.filter(|w| w.0 <= 0) {
+    if let Some((_, _, cur)) = weakest.filter(|w| w.0 <= 0) {
         let (cur, steps) = shrink(cur, &mut |c| {
             progress(
                 &format!("shrinking where it does not improve: {} CPUs", c.shape.cpus()),
                 None,
             );
+            // Still room, and the patched worst no lower than the base's.
             let (r, room) = rise(builds, c, opts)?;
-            Ok(i64::from(room > 0 && -r <= gain.max(0)))
+            Ok(i64::from(room > 0 && r >= 0))
         })?;
         progress("confirming the claim's weakest case on fresh harnesses", None);
         let (case, ideal) = describe(builds, &cur, opts, tried, steps)?;

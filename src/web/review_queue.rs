@@ -142,8 +142,14 @@ pub(crate) enum Refused {
 struct Job {
     client: IpAddr,
     patch: PathBuf,
-    state: JobState,
+    /// The job's status, read by its page and its watchers.
     tx: watch::Sender<JobStatus>,
+}
+
+impl Job {
+    fn finished(&self) -> bool {
+        self.tx.borrow().state.finished()
+    }
 }
 
 #[derive(Default)]
@@ -232,7 +238,7 @@ impl ReviewQueue {
                 cfg.reviews_max
             )));
         }
-        let open = |j: &&Job| !j.state.finished();
+        let open = |j: &&Job| !j.finished();
         let mine = inner.jobs.values().filter(open).filter(|j| j.client == client).count();
         if mine >= cfg.per_client_max {
             return Err(Refused::ClientFull(format!(
@@ -254,20 +260,18 @@ impl ReviewQueue {
         inner.next += 1;
         inner.admitted += 1;
         let id = sha256_hex(format!("{hash} {} {}", inner.next, std::process::id()).as_bytes())[..16].to_string();
-        let state = JobState::Queued {
-            ahead: inner.queued.len(),
-        };
         let status = JobStatus {
             id: id.clone(),
             subject,
-            state: state.clone(),
+            state: JobState::Queued {
+                ahead: inner.queued.len(),
+            },
         };
         inner.jobs.insert(
             id.clone(),
             Job {
                 client,
                 patch: file,
-                state,
                 tx: watch::Sender::new(status),
             },
         );
@@ -289,7 +293,7 @@ impl ReviewQueue {
         let running = inner
             .jobs
             .values()
-            .filter(|j| matches!(j.state, JobState::Running { .. }))
+            .filter(|j| matches!(j.tx.borrow().state, JobState::Running { .. }))
             .count();
         (inner.queued.len(), running)
     }
@@ -307,8 +311,7 @@ fn lock(shared: &Shared) -> MutexGuard<'_, Inner> {
 
 /// Set a job's state and tell its watchers; the queued jobs' places move with it.
 fn set_state(inner: &mut Inner, id: &str, state: JobState) {
-    if let Some(j) = inner.jobs.get_mut(id) {
-        j.state = state.clone();
+    if let Some(j) = inner.jobs.get(id) {
         j.tx.send_if_modified(|s| {
             let changed = s.state != state;
             s.state = state;
@@ -380,10 +383,10 @@ fn next_job(shared: &Shared) -> Option<(String, PathBuf)> {
     }
 }
 
-/// Run one review to its end: the review's id, or the message it failed with.
 /// A step of a running review: what it does, and how many of how many where it counts.
 type Step = (String, Option<(u32, u32)>);
 
+/// Run one review to its end: the review's id, or the message it failed with.
 fn run_review(shared: &Shared, patch: &Path, report: &dyn Fn(Step)) -> Result<String, String> {
     let cfg = &shared.config;
     let mut cmd = Command::new(&cfg.program);
@@ -415,20 +418,11 @@ fn run_review(shared: &Shared, patch: &Path, report: &dyn Fn(Step)) -> Result<St
         bytes
     });
     let stderr = child.stderr.take();
-    let said = Arc::new(Mutex::new(String::new()));
-    let err = {
-        let said = said.clone();
-        let (tx, rx) = std::sync::mpsc::channel::<Step>();
-        let reader = std::thread::spawn(move || {
-            if let Some(e) = stderr {
-                read_stderr(e, &tx, &said);
-            }
-        });
-        (reader, rx)
-    };
+    let (tx, steps) = std::sync::mpsc::channel::<Step>();
+    let said = std::thread::spawn(move || stderr.map(|e| read_stderr(e, &tx)).unwrap_or_default());
     let deadline = Instant::now() + cfg.deadline;
     let ended = loop {
-        while let Ok(step) = err.1.try_recv() {
+        while let Ok(step) = steps.try_recv() {
             report(step);
         }
         match child.try_wait() {
@@ -437,21 +431,20 @@ fn run_review(shared: &Shared, patch: &Path, report: &dyn Fn(Step)) -> Result<St
             Err(e) => break Err(format!("waiting for the review: {e}")),
         }
         if Instant::now() >= deadline {
-            kill_group(&mut child);
+            kill(&mut child);
             break Err(format!(
                 "the review ran longer than {} s and was stopped",
                 cfg.deadline.as_secs()
             ));
         }
         if lock(shared).stopping {
-            kill_group(&mut child);
+            kill(&mut child);
             break Err("the server stopped before the review ended".into());
         }
         std::thread::sleep(POLL);
     };
-    let _ = err.0.join();
+    let said = said.join().unwrap_or_default();
     let stdout = out.join().unwrap_or_default();
-    let said = said.lock().unwrap_or_else(|e| e.into_inner()).clone();
     let status = ended?;
     match status.code() {
         Some(0 | 1) => review_id(&stdout, &cfg.dir),
@@ -460,26 +453,16 @@ fn run_review(shared: &Shared, patch: &Path, report: &dyn Fn(Step)) -> Result<St
     }
 }
 
-/// End a review and every process it started (its process group). The child is not reaped
-/// yet, so the group's id is still its own.
-fn kill_group(child: &mut Child) {
-    if let Ok(None) = child.try_wait() {
-        if let Some(pid) = rustix::process::Pid::from_raw(child.id() as i32) {
-            let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
-        }
-        let _ = child.wait();
-    }
-}
-
 /// The review's stderr: progress lines go to `tx`, anything else is its message (the
-/// `irqscope: ` prefix dropped, bounded in length).
-fn read_stderr(e: impl Read, tx: &std::sync::mpsc::Sender<Step>, said: &Mutex<String>) {
+/// `irqscope: ` prefix dropped, bounded in length), returned once the review closes it.
+fn read_stderr(e: impl Read, tx: &std::sync::mpsc::Sender<Step>) -> String {
     let mut r = BufReader::new(e);
     let mut line = Vec::new();
+    let mut said = String::new();
     loop {
         line.clear();
         match r.by_ref().take(LINE_BYTES_MAX).read_until(b'\n', &mut line) {
-            Ok(0) | Err(_) => return,
+            Ok(0) | Err(_) => return said,
             Ok(_) => {}
         }
         let text = String::from_utf8_lossy(&line);
@@ -488,13 +471,18 @@ fn read_stderr(e: impl Read, tx: &std::sync::mpsc::Sender<Step>, said: &Mutex<St
             let _ = tx.send(p);
             continue;
         }
-        let mut s = said.lock().unwrap_or_else(|e| e.into_inner());
-        if s.chars().count() < MESSAGE_CHARS_MAX {
+        if said.chars().count() < MESSAGE_CHARS_MAX {
             let text = text.strip_prefix("irqscope: ").unwrap_or(text);
-            s.extend(text.chars().take(MESSAGE_CHARS_MAX));
-            s.push('\n');
+            said.extend(text.chars().take(MESSAGE_CHARS_MAX));
+            said.push('\n');
         }
     }
+}
+
+/// End a review and every process it started (it leads its process group), and reap it.
+fn kill(child: &mut Child) {
+    crate::kernel_c::exec::kill(child);
+    let _ = child.wait();
 }
 
 /// `progress<TAB>DONE<TAB>OF<TAB>WHAT` (`review --progress-lines`).
