@@ -64,9 +64,11 @@ pub(crate) fn lab(cmd: LabCmd) -> anyhow::Result<ExitCode> {
                 &text,
                 &irqscope::lab::check::CheckOptions {
                     kernel: a.kernel,
-                    variant: a.variant,
-                    sort: a.sort,
-                    effective: a.effective,
+                    models: irqscope::scenario::kernel::ModelNames {
+                        variant: a.variant,
+                        sort: a.sort,
+                        effective: a.effective,
+                    },
                     all: a.all,
                     machine,
                 },

@@ -14,7 +14,7 @@ use irqscope::render::view::scenario::Run;
 use irqscope::render::view::sched::SchedShown;
 use irqscope::render::view::ViewError;
 use irqscope::scenario::blkmq::BlkMqSpec;
-use irqscope::scenario::kernel;
+use irqscope::scenario::kernel::{self, ModelNames};
 use irqscope::scenario::request::{parse_devices_with, spec_for_machine, DeviceDefaults, Overrides};
 use irqscope::scenario::spec::{self, ScenarioSpec, TopologyRef};
 use irqscope::scenario::BootParams;
@@ -76,11 +76,9 @@ pub(crate) struct KernelArgs {
 
 impl KernelArgs {
     /// The models named on the command line beside these flags.
-    fn named(&self, variant: Option<&String>, sort: Option<&String>, effective: Option<&String>) -> kernel::Named {
+    fn named(&self, models: ModelNames) -> kernel::Named {
         kernel::Named {
-            variant: variant.cloned(),
-            sort: sort.cloned(),
-            effective: effective.cloned(),
+            models,
             affinity: self.affinity.clone(),
             mapper: self.mapper.clone(),
             vectors_per_cpu: self.vectors_per_cpu,
@@ -92,15 +90,7 @@ impl KernelArgs {
     /// the flags given. Returns where each model came from (printed on stderr), when picked.
     fn pick(&self, spec: &mut ScenarioSpec, named: &kernel::Named, from_file: bool) -> anyhow::Result<Option<String>> {
         if from_file && self.kernel.is_none() {
-            for (field, flag) in [
-                (&mut spec.variant, &named.variant),
-                (&mut spec.sort, &named.sort),
-                (&mut spec.effective, &named.effective),
-            ] {
-                if let Some(v) = flag {
-                    field.clone_from(v);
-                }
-            }
+            named.models.apply_to(spec);
             if named.affinity.is_some() {
                 spec.affinity.clone_from(&named.affinity);
             }
@@ -218,31 +208,40 @@ pub(crate) struct SimulateArgs {
     vector_space: bool,
 }
 
-pub(crate) fn simulate(args: SimulateArgs) -> anyhow::Result<ExitCode> {
-    let counters = match &args.counter {
-        Some(text) => Some(CounterRange::parse(text).map_err(anyhow::Error::msg)?),
-        None => None,
-    };
-    if let Some(text) = &args.orders {
+/// `--counter` and `--orders`, checked, as the overrides they make. `--counter A..B` asks for
+/// a distribution over counter starts even when A = B; `--counter N` does not.
+fn counter_overrides(counter: Option<&str>, orders: Option<&str>) -> anyhow::Result<Overrides> {
+    let counters = counter
+        .map(CounterRange::parse)
+        .transpose()
+        .map_err(anyhow::Error::msg)?;
+    if let Some(text) = orders {
         Orders::parse(text).map_err(anyhow::Error::msg)?;
     }
-    let overrides = Overrides {
+    Ok(Overrides {
+        counter: counters.map(|c| c.from),
+        counter_to: counters
+            .filter(|_| counter.is_some_and(|t| t.contains("..")))
+            .map(|c| c.to),
+        orders: orders.map(str::to_string),
+        ..Overrides::default()
+    })
+}
+
+pub(crate) fn simulate(args: SimulateArgs) -> anyhow::Result<ExitCode> {
+    let models = ModelNames {
         variant: args.variant.clone(),
         sort: args.sort.clone(),
         effective: args.effective.clone(),
-        counter: counters.map(|c| c.from),
-        // `--counter A..B` asks for a distribution even when A = B; `--counter N` does not.
-        counter_to: counters
-            .filter(|_| args.counter.as_deref().is_some_and(|t| t.contains("..")))
-            .map(|c| c.to),
-        orders: args.orders.clone(),
+    };
+    let overrides = Overrides {
+        models: models.clone(),
         proposal: args.proposal.clone(),
         probe: args.probe.clone(),
         boot: args.boot.params(),
+        ..counter_overrides(args.counter.as_deref(), args.orders.as_deref())?
     };
-    let named = args
-        .kernel
-        .named(args.variant.as_ref(), args.sort.as_ref(), args.effective.as_ref());
+    let named = args.kernel.named(models);
     let (base, label) = match (&args.scenario, &args.topology) {
         (Some(path), _) => {
             let spec: ScenarioSpec =
@@ -357,28 +356,19 @@ pub(crate) struct CompareArgs {
 pub(crate) fn compare(args: CompareArgs) -> anyhow::Result<ExitCode> {
     let Machine { reference, label } = machine(&args.topology)?;
     let devices = parse_devices_with(&args.devices, &DeviceDefaults::default())?;
-    let counters = match &args.counter {
-        Some(text) => Some(CounterRange::parse(text).map_err(anyhow::Error::msg)?),
-        None => None,
-    };
-    if let Some(text) = &args.orders {
-        Orders::parse(text).map_err(anyhow::Error::msg)?;
-    }
     let mut base = Overrides {
         proposal: args.proposal.clone(),
         probe: args.probe.clone(),
         boot: args.boot.params(),
-        counter: counters.map(|c| c.from),
-        counter_to: counters
-            .filter(|_| args.counter.as_deref().is_some_and(|t| t.contains("..")))
-            .map(|c| c.to),
-        orders: args.orders.clone(),
-        ..Overrides::default()
+        ..counter_overrides(args.counter.as_deref(), args.orders.as_deref())?
     }
     .apply(spec_for_machine(reference, devices));
     // Both sides run what the release picks (the newest without --kernel); side A's variant
     // is --a or the release's, side B's another one unless --b names it.
-    let named = args.kernel.named(args.a.as_ref(), None, None);
+    let named = args.kernel.named(ModelNames {
+        variant: args.a.clone(),
+        ..ModelNames::default()
+    });
     let provenance = args.kernel.pick(&mut base, &named, false)?;
     let sides = CompareQuery {
         a: args.a,

@@ -13,6 +13,7 @@ use crate::kernel::group_cpus::Variant;
 use crate::kernel::sort::SortGen;
 use crate::kernel::vector_matrix::EffectiveModel;
 use crate::live::protocol::{Capture, ProbeCalls, Snapshot};
+use crate::scenario::kernel::ModelNames;
 use crate::scenario::spec;
 use crate::topology::Topology;
 use std::fmt::Write;
@@ -26,9 +27,8 @@ pub(crate) const CAPTURE_BYTES_MAX: usize = 64 << 20;
 pub struct CheckOptions {
     /// The kernel release, for captures that do not record it (or to override it).
     pub kernel: Option<String>,
-    pub variant: Option<String>,
-    pub sort: Option<String>,
-    pub effective: Option<String>,
+    /// Models to run in place of those the kernel release picks.
+    pub models: ModelNames,
     /// Also run every variant × sort × effective model and name those that reproduce it.
     pub all: bool,
     /// The drawn machine the capture was taken on: its SMT and cluster sets replace the
@@ -231,15 +231,15 @@ fn model_options(
             "--machine: a capture with hotplug CPUs (possible but not present) is checked from its own topology".into(),
         );
     }
-    if let Some(v) = &o.variant {
+    if let Some(v) = &o.models.variant {
         spec::parse_variant(v).map_err(|e| e.0)?;
         opts.variant = v.clone();
     }
-    if let Some(s) = &o.sort {
+    if let Some(s) = &o.models.sort {
         spec::parse_sort(s).map_err(|e| e.0)?;
         opts.sort = s.clone();
     }
-    if let Some(e) = &o.effective {
+    if let Some(e) = &o.models.effective {
         spec::parse_effective(e).map_err(|e| e.0)?;
         opts.effective = e.clone();
     }

@@ -148,7 +148,10 @@ impl Builds {
         };
         let topology = spec.topology.resolve(crate::catalogue::get)?;
         let named = crate::scenario::kernel::Named {
-            variant: Some(format!("c:{}", p.name)),
+            models: crate::scenario::kernel::ModelNames {
+                variant: Some(format!("c:{}", p.name)),
+                ..Default::default()
+            },
             ..Default::default()
         };
         crate::scenario::kernel::pick(&mut spec, &topology, self.kernel.as_deref(), &named)?;

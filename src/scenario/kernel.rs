@@ -140,12 +140,48 @@ pub(crate) fn parse_mapper(name: &str) -> Result<Mapper, ScenarioError> {
     parse_named(name, &Mapper::ALL, Mapper::name, "blk-mq mapper")
 }
 
-/// The models the command line or a form named explicitly (flags override the release).
-#[derive(Debug, Clone, Default)]
-pub struct Named {
+/// The three placement models a request may name, each by its frozen name: the
+/// `group_cpus_evenly()` variant, the sort generation and the effective-CPU model. `None`
+/// leaves a model to whatever fills it next (the base spec, or the kernel release).
+///
+/// Pages take these straight from their query (`#[serde(flatten)]`); the command line from
+/// `--variant`, `--sort` and `--effective`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Deserialize)]
+pub struct ModelNames {
     pub variant: Option<String>,
     pub sort: Option<String>,
     pub effective: Option<String>,
+}
+
+impl ModelNames {
+    /// These names with a form's empty fields (`variant=`) as not given.
+    pub(crate) fn given(&self) -> ModelNames {
+        let given = |v: &Option<String>| v.clone().filter(|v| !v.is_empty());
+        ModelNames {
+            variant: given(&self.variant),
+            sort: given(&self.sort),
+            effective: given(&self.effective),
+        }
+    }
+
+    /// Set `spec`'s models to those named here, keeping the others.
+    pub fn apply_to(&self, spec: &mut ScenarioSpec) {
+        for (field, name) in [
+            (&mut spec.variant, &self.variant),
+            (&mut spec.sort, &self.sort),
+            (&mut spec.effective, &self.effective),
+        ] {
+            if let Some(name) = name {
+                field.clone_from(name);
+            }
+        }
+    }
+}
+
+/// The models the command line or a form named explicitly (flags override the release).
+#[derive(Debug, Clone, Default)]
+pub struct Named {
+    pub models: ModelNames,
     pub affinity: Option<String>,
     pub mapper: Option<String>,
     pub vectors_per_cpu: Option<u32>,
@@ -214,11 +250,12 @@ pub fn pick(
         });
         value
     };
-    spec.variant = one("variant", &named.variant, g.variant.into(), from());
-    spec.sort = one("sort", &named.sort, g.sort.into(), from());
+    let models = &named.models;
+    spec.variant = one("variant", &models.variant, g.variant.into(), from());
+    spec.sort = one("sort", &models.sort, g.sort.into(), from());
     spec.effective = one(
         "effective",
-        &named.effective,
+        &models.effective,
         g.effective(topology.irqchip()).name().into(),
         Source::Machine,
     );
@@ -530,7 +567,10 @@ mod tests {
         assert_eq!(s.kernel.as_deref(), Some("6.12"));
         assert!(p.iter().all(|x| x.source != Source::Named));
         let named = Named {
-            variant: Some("cluster".into()),
+            models: ModelNames {
+                variant: Some("cluster".into()),
+                ..ModelNames::default()
+            },
             vectors_per_cpu: Some(150),
             ..Named::default()
         };

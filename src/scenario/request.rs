@@ -5,6 +5,7 @@
 //! scenario page's query both build their [`ScenarioSpec`] through here, then resolve and run
 //! it the same way (`render::view::scenario::Run`).
 
+use super::kernel::ModelNames;
 use super::spec::{effective_default, parse_device_token, DeviceSpec, ScenarioSpec, TopologyRef};
 use super::{BootParams, ScenarioError};
 
@@ -71,9 +72,7 @@ pub fn parse_devices_with(tokens: &[String], defaults: &DeviceDefaults) -> Resul
 /// Names a request sets over a base spec; `None` keeps the base's.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Overrides {
-    pub variant: Option<String>,
-    pub sort: Option<String>,
-    pub effective: Option<String>,
+    pub models: ModelNames,
     pub counter: Option<u32>,
     /// The last counter start of a range (`--counter A..B`).
     pub counter_to: Option<u32>,
@@ -88,14 +87,7 @@ pub struct Overrides {
 impl Overrides {
     /// `spec` with every name this request gives.
     pub fn apply(&self, mut spec: ScenarioSpec) -> ScenarioSpec {
-        let set = |field: &mut String, v: &Option<String>| {
-            if let Some(v) = v {
-                field.clone_from(v);
-            }
-        };
-        set(&mut spec.variant, &self.variant);
-        set(&mut spec.sort, &self.sort);
-        set(&mut spec.effective, &self.effective);
+        self.models.apply_to(&mut spec);
         if let Some(c) = self.counter {
             spec.spread_counter = c;
         }

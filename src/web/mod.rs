@@ -415,7 +415,7 @@ async fn index(
     headers: HeaderMap,
 ) -> Result<Html<String>, AppError> {
     let mut run = run_scenario(work, &state.kernel_c, q.spec()?).await?;
-    run.effective_named = q.effective.is_some();
+    run.effective_named = q.models.effective.is_some();
     let view = ScenarioView::new(&run, &q.view()?, &origin(&headers), true);
     Ok(Html(render_page(&ScenarioPage::from(view), &state.kernel_c)?))
 }

@@ -17,6 +17,7 @@ use irqscope::kernel::vector_matrix::EffectiveModel;
 use irqscope::lab::check::{check, read_capture, CheckOptions};
 use irqscope::live::collect::Collector;
 use irqscope::live::protocol::Snapshot;
+use irqscope::scenario::kernel::ModelNames;
 use irqscope::topology::Topology;
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -137,7 +138,10 @@ fn lab_check_picks_the_controller_from_the_chip_names() {
     // vectors differ; the x86 matrix more.
     let d16 = capture("arm64-d16-its.seq.capture.json");
     let named = |e: &str| CheckOptions {
-        effective: Some(e.into()),
+        models: ModelNames {
+            effective: Some(e.into()),
+            ..Default::default()
+        },
         ..Default::default()
     };
     let first = check(&d16, &named("first-cpu")).unwrap();

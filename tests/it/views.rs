@@ -15,6 +15,7 @@ use irqscope::render::view::sched::{parse_variant, SchedQuery, SchedShown, Sched
 use irqscope::render::view::seeds::SeedsView;
 use irqscope::render::view::sweep::{SweepQuery, SweepView};
 use irqscope::render::view::ViewError;
+use irqscope::scenario::kernel::ModelNames;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -24,7 +25,10 @@ const ORIGIN: &str = "http://irqscope.test";
 #[test]
 fn scenario_view_leads_with_seed_000() {
     let q = IndexQuery {
-        variant: Some("pre-cluster".into()),
+        models: ModelNames {
+            variant: Some("pre-cluster".into()),
+            ..ModelNames::default()
+        },
         ..IndexQuery::default()
     };
     let run = Run::new(q.spec().unwrap(), &Default::default()).unwrap();

@@ -72,6 +72,17 @@ async fn index_with_query_blank_and_views() {
     assert_bad(&get("/?metric=bogus").await, "unknown metric");
     assert_bad(&get("/?node=x").await, "not a number");
     assert_bad(&get("/?variant=cluster-next").await, "unknown variant");
+    // The three model names reach the spec together (one flattened group), the counter beside
+    // them still as a number.
+    let r =
+        get("/?preset=vm-8vcpu-smt2&devices=2x4:pre=1&variant=rotation&sort=heap-v6.9&effective=first-cpu&counter=3")
+            .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+    let spec = r#""variant":"rotation","sort":"heap-v6.9","effective":"first-cpu","spread_counter":3"#;
+    assert!(r.body.contains(spec), "the page's spec lacks {spec}");
+    assert_bad(&get("/?sort=heap-v7").await, "unknown sort");
+    assert_bad(&get("/?effective=gic-v9").await, "unknown effective");
+    assert_eq!(get("/?counter=x").await.status, StatusCode::BAD_REQUEST);
 }
 
 #[tokio::test]

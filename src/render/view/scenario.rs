@@ -11,6 +11,7 @@ use crate::render::heatmap::{self, NUMBERED_CELLS_MAX};
 use crate::render::svg::HeatMetric;
 use crate::render::text::{self, TextOptions};
 use crate::render::{charts, summary};
+use crate::scenario::kernel::ModelNames;
 use crate::scenario::request::{spec_for_machine, Overrides};
 use crate::scenario::spec::{self, DeviceSpec, ScenarioSpec, TopologyRef, KERNEL_C_PREFIX};
 use crate::scenario::{self, permalink, Outcome, Scenario, ScenarioError};
@@ -202,9 +203,8 @@ impl ViewQuery {
 pub struct IndexQuery {
     pub preset: Option<String>,
     pub devices: Option<String>,
-    pub variant: Option<String>,
-    pub sort: Option<String>,
-    pub effective: Option<String>,
+    #[serde(flatten)]
+    pub models: ModelNames,
     pub counter: Option<u32>,
     pub metric: Option<String>,
     pub node: Option<String>,
@@ -258,9 +258,7 @@ impl IndexQuery {
             None => parse_devices(DEFAULT_DEVICES)?,
         };
         let overrides = Overrides {
-            variant: self.variant.clone(),
-            sort: self.sort.clone(),
-            effective: self.effective.clone(),
+            models: self.models.clone(),
             counter: self.counter,
             probe: self.probe.clone().filter(|p| !p.is_empty()),
             ..Overrides::default()
@@ -270,11 +268,8 @@ impl IndexQuery {
         // The release (the newest without one) picks what the form leaves unnamed; a machine
         // that does not resolve is reported when the spec is.
         if let Ok(t) = resolved {
-            let given = |v: &Option<String>| v.clone().filter(|v| !v.is_empty());
             let named = scenario::kernel::Named {
-                variant: given(&self.variant),
-                sort: given(&self.sort),
-                effective: given(&self.effective),
+                models: self.models.given(),
                 ..Default::default()
             };
             let kernel = self.kernel.as_deref().filter(|k| !k.is_empty());
