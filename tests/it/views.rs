@@ -14,7 +14,7 @@ use irqscope::render::view::scenario::{IndexQuery, Run, ScenarioView, ViewQuery}
 use irqscope::render::view::sched::{parse_variant, SchedQuery, SchedShown, SchedView};
 use irqscope::render::view::seeds::SeedsView;
 use irqscope::render::view::sweep::{SweepQuery, SweepView};
-use irqscope::render::view::ViewError;
+use irqscope::render::view::{MachineQuery, ViewError};
 use irqscope::scenario::kernel::ModelNames;
 use std::path::Path;
 use std::sync::Arc;
@@ -78,7 +78,7 @@ fn compare_view_lists_seed_002_permutation() {
 #[test]
 fn mana_view_shows_seed_001_imbalance() {
     let q = ManaQuery {
-        preset: Some("azure-4vcpu-smt2".into()),
+        machine: MachineQuery::preset("azure-4vcpu-smt2"),
         load: Some("0,1,1,1".into()),
         ..ManaQuery::default()
     };
@@ -94,7 +94,7 @@ fn mana_view_shows_seed_001_imbalance() {
 #[test]
 fn sched_view_shows_seed_003_split() {
     let q = SchedQuery {
-        preset: Some("arm64-4node-diameter3".into()),
+        machine: MachineQuery::preset("arm64-4node-diameter3"),
         pair_node: Some("1".into()),
         ..SchedQuery::default()
     };

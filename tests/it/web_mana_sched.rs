@@ -376,6 +376,7 @@ async fn mana_errors_are_4xx_with_messages() {
         ("/mana?node=minus", "not a number"),
         ("/mana?max_msix=1", "probe fails"),
         ("/mana?max_msix=99999", "max_msix"),
+        ("/mana?max_msix=many", "max_msix \"many\" is not a number"),
         ("/mana?preset=no-such-machine", "unknown topology preset"),
         ("/mana?irqaffinity=99", "irqaffinity"),
         ("/mana?driver=both", "unknown driver version"),

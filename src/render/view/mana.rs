@@ -8,7 +8,7 @@
 //! `scenario::mana` (as `irqscope mana` does); [`ManaView::new`] is the page.
 
 use super::seeds::{seed_of, SeedFigure, SeedTarget};
-use super::{bad, encode_link, list, preset_choices, query_base, ViewError};
+use super::{bad, encode_link, given, given_number, list, preset_choices, MachineQuery, ViewError};
 use crate::catalogue;
 use crate::kernel::mana::{self, DriverVersion, ManaOutcome, SetupStep};
 use crate::render::json_mana_sched::mana_view;
@@ -21,11 +21,8 @@ use serde::Deserialize;
 /// `/mana?preset=…&node=…&mode=…&max_msix=…&load=0,1,1,1&irqaffinity=0&driver=patched`.
 #[derive(Debug, Default, Deserialize)]
 pub struct ManaQuery {
-    /// This page's own permalink, the base the fields change.
-    pub from: Option<String>,
-    /// A scenario permalink whose machine (edited or preset) to use.
-    pub s: Option<String>,
-    pub preset: Option<String>,
+    #[serde(flatten)]
+    pub machine: MachineQuery,
     pub node: Option<String>,
     pub mode: Option<String>,
     pub max_msix: Option<String>,
@@ -37,8 +34,7 @@ pub struct ManaQuery {
 
 impl ManaQuery {
     pub fn spec(&self) -> Result<ManaSpec, ViewError> {
-        let (base, topology) =
-            query_base::<ManaSpec>(&self.from, &self.preset, &self.s, |b| &b.topology, MANA_DEFAULT_PRESET)?;
+        let (base, topology) = self.machine.base::<ManaSpec>(|b| &b.topology, MANA_DEFAULT_PRESET)?;
         let machine_changed = base.as_ref().is_some_and(|b| b.topology != topology);
         let mut spec = base.unwrap_or(ManaSpec {
             load: None,
@@ -49,20 +45,16 @@ impl ManaQuery {
             spec.irqaffinity = None;
         }
         spec.topology = topology;
-        if let Some(n) = self.node.as_deref().filter(|v| !v.is_empty()) {
+        if let Some(n) = given(&self.node) {
             spec.device_node = n
-                .trim()
                 .parse()
                 .map_err(|_| bad(format!("node {n:?} is not a number (-1 for none)")))?;
         }
-        if let Some(m) = self.mode.as_deref().filter(|v| !v.is_empty()) {
+        if let Some(m) = given(&self.mode) {
             spec.mode = m.to_string();
         }
-        if let Some(m) = self.max_msix.as_deref().filter(|v| !v.is_empty()) {
-            spec.max_msix = m
-                .trim()
-                .parse()
-                .map_err(|_| bad(format!("max_msix {m:?} is not a number")))?;
+        if let Some(n) = given_number(&self.max_msix, "max_msix")? {
+            spec.max_msix = n;
         }
         if let Some(l) = &self.load {
             spec.load = if l.trim().is_empty() {

@@ -70,7 +70,7 @@ use crate::render::svg::HeatMetric;
 use crate::scenario::permalink::{self, PermalinkError};
 use crate::scenario::spec::{ScenarioSpec, TopologyRef};
 use crate::scenario::ScenarioError;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// Why a view could not be built: the input's fault (a 4xx, with its message), something the
 /// input names that this server lacks (404: a `c:NAME` build), or ours.
@@ -152,40 +152,64 @@ pub(crate) fn parse_node(node: Option<&str>) -> Result<Option<u32>, ViewError> {
     }
 }
 
-/// The machine a query names: `preset` (non-empty) first, then a scenario permalink `s`, then
-/// `base` (the page's own spec), then `default`.
-/// The base spec a page's form query changes (`from`: the page's own permalink; none when
-/// empty) and the machine the query names ([`query_topology`] over the base's machine).
-pub(crate) fn query_base<S: serde::de::DeserializeOwned>(
-    from: &Option<String>,
-    preset: &Option<String>,
-    s: &Option<String>,
-    topology_of: fn(&S) -> &TopologyRef,
-    default: &str,
-) -> Result<(Option<S>, TopologyRef), ViewError> {
-    let base = match from.as_deref().filter(|l| !l.is_empty()) {
-        Some(link) => Some(permalink::decode::<S>(link)?),
-        None => None,
-    };
-    let topology = query_topology(preset, s, base.as_ref().map(topology_of), default)?;
-    Ok((base, topology))
+/// Where a page's form takes its machine and its other settings from: the page's own
+/// permalink `from` (the spec the form's fields change), then a `preset` or a scenario
+/// permalink `s` whose machine (edited or preset) replaces the base's. Empty fields are not
+/// given.
+#[derive(Debug, Default, Deserialize)]
+pub struct MachineQuery {
+    /// This page's own permalink, the base the fields change.
+    pub from: Option<String>,
+    /// A scenario permalink whose machine (edited or preset) to use.
+    pub s: Option<String>,
+    pub preset: Option<String>,
 }
 
-pub(crate) fn query_topology(
-    preset: &Option<String>,
-    s: &Option<String>,
-    base: Option<&TopologyRef>,
-    default: &str,
-) -> Result<TopologyRef, ViewError> {
-    if let Some(p) = preset.as_deref().filter(|p| !p.is_empty()) {
-        return Ok(TopologyRef::Preset(p.to_string()));
+impl MachineQuery {
+    /// A query naming only a preset.
+    pub fn preset(name: &str) -> MachineQuery {
+        MachineQuery {
+            preset: Some(name.to_string()),
+            ..MachineQuery::default()
+        }
     }
-    if let Some(link) = s.as_deref().filter(|l| !l.is_empty()) {
-        return Ok(permalink::decode::<ScenarioSpec>(link)?.topology);
+
+    /// The base spec the form changes (decoded from `from`; none when not given) and the
+    /// machine the query names: `preset` first, then `s`'s machine, then the base's, then
+    /// the preset `default`.
+    pub(crate) fn base<S: serde::de::DeserializeOwned>(
+        &self,
+        topology_of: fn(&S) -> &TopologyRef,
+        default: &str,
+    ) -> Result<(Option<S>, TopologyRef), ViewError> {
+        let base = match given(&self.from) {
+            Some(link) => Some(permalink::decode::<S>(link)?),
+            None => None,
+        };
+        let topology = if let Some(p) = given(&self.preset) {
+            TopologyRef::Preset(p.to_string())
+        } else if let Some(link) = given(&self.s) {
+            permalink::decode::<ScenarioSpec>(link)?.topology
+        } else {
+            base.as_ref()
+                .map(topology_of)
+                .cloned()
+                .unwrap_or_else(|| TopologyRef::Preset(default.to_string()))
+        };
+        Ok((base, topology))
     }
-    Ok(base
-        .cloned()
-        .unwrap_or_else(|| TopologyRef::Preset(default.to_string())))
+}
+
+/// A form field's text, trimmed; `None` when the field is absent or empty.
+pub(crate) fn given(field: &Option<String>) -> Option<&str> {
+    field.as_deref().map(str::trim).filter(|v| !v.is_empty())
+}
+
+/// A form field that is a number, named `what` in the error; `None` when not given.
+pub(crate) fn given_number<T: std::str::FromStr>(field: &Option<String>, what: &str) -> Result<Option<T>, ViewError> {
+    given(field)
+        .map(|t| t.parse().map_err(|_| bad(format!("{what} {t:?} is not a number"))))
+        .transpose()
 }
 
 /// The preset menu: every preset with whether it is `t`'s, and whether `t` is an edited

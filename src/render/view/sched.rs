@@ -6,7 +6,7 @@
 //! does); [`SchedView::new`] is the page.
 
 use super::seeds::{seed_of, SeedFigure, SeedTarget};
-use super::{bad, encode_link, preset_choices, query_base, ViewError};
+use super::{bad, encode_link, given_number, preset_choices, MachineQuery, ViewError};
 use crate::catalogue;
 use crate::kernel::sched::{
     GroupLoad, ImbalanceVariant, LbResult, SchedOutcome, VariantOutcome, VariantSummary, INTERPRETATION_NOTES,
@@ -23,9 +23,8 @@ pub(crate) const NOISE_CHOICES: [u32; 4] = [0, 1, 2, 3];
 /// `/sched?preset=…&pair_node=1&noise=0&reclaim=30&variant=p12`.
 #[derive(Debug, Default, Deserialize)]
 pub struct SchedQuery {
-    pub from: Option<String>,
-    pub s: Option<String>,
-    pub preset: Option<String>,
+    #[serde(flatten)]
+    pub machine: MachineQuery,
     pub pair_node: Option<String>,
     pub noise: Option<String>,
     pub reclaim: Option<String>,
@@ -35,26 +34,16 @@ pub struct SchedQuery {
 
 impl SchedQuery {
     pub fn spec(&self) -> Result<SchedSpec, ViewError> {
-        let (base, topology) =
-            query_base::<SchedSpec>(&self.from, &self.preset, &self.s, |b| &b.topology, SCHED_DEFAULT_PRESET)?;
+        let (base, topology) = self.machine.base::<SchedSpec>(|b| &b.topology, SCHED_DEFAULT_PRESET)?;
         let mut spec = base.unwrap_or_else(SchedSpec::seed);
         spec.topology = topology;
-        let num = |v: &Option<String>, what: &str| -> Result<Option<u32>, ViewError> {
-            match v.as_deref().map(str::trim).filter(|v| !v.is_empty()) {
-                None => Ok(None),
-                Some(t) => t
-                    .parse()
-                    .map(Some)
-                    .map_err(|_| bad(format!("{what} {t:?} is not a number"))),
-            }
-        };
-        if let Some(n) = num(&self.pair_node, "pair_node")? {
+        if let Some(n) = given_number(&self.pair_node, "pair_node")? {
             spec.pair_node = n;
         }
-        if let Some(n) = num(&self.noise, "noise")? {
+        if let Some(n) = given_number(&self.noise, "noise")? {
             spec.noise = n;
         }
-        if let Some(n) = num(&self.reclaim, "reclaim")? {
+        if let Some(n) = given_number(&self.reclaim, "reclaim")? {
             spec.node_reclaim_distance = n;
         }
         Ok(spec)

@@ -5,7 +5,7 @@
 use super::blkmq::BlkMqQuery;
 use super::mana::ManaQuery;
 use super::sched::SchedQuery;
-use super::{encode_link, ViewError};
+use super::{encode_link, MachineQuery, ViewError};
 use crate::render::columns::{command_block, words_of, wrap};
 use crate::scenario::blkmq::BlkMqSpec;
 use crate::scenario::mana::ManaSpec;
@@ -401,7 +401,7 @@ pub(crate) fn figures() -> Result<Vec<SeedFigure>, ViewError> {
         command: "irqscope mana azure-4vcpu-smt2 --load 0,1,1,1".into(),
         target: SeedTarget::Mana(
             ManaQuery {
-                preset: Some("azure-4vcpu-smt2".into()),
+                machine: MachineQuery::preset("azure-4vcpu-smt2"),
                 load: Some("0,1,1,1".into()),
                 ..ManaQuery::default()
             }
@@ -423,7 +423,7 @@ pub(crate) fn figures() -> Result<Vec<SeedFigure>, ViewError> {
             command: format!("irqscope sched arm64-4node-diameter3 --pair-node 1 --noise {noise}"),
             target: SeedTarget::Sched(
                 SchedQuery {
-                    preset: Some("arm64-4node-diameter3".into()),
+                    machine: MachineQuery::preset("arm64-4node-diameter3"),
                     pair_node: Some("1".into()),
                     noise: Some(noise.into()),
                     ..SchedQuery::default()
