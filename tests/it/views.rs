@@ -216,17 +216,17 @@ fn live_and_fleet_views_from_a_hub() {
     let hosts = hub.hosts();
     let choice = LiveQuery::default().choice().unwrap();
     let v = HostView::new(&hosts[0], &choice, true);
-    assert_eq!((v.host.as_str(), v.mismatches), ("vm1", 0));
-    assert!(!v.model_rows.is_empty());
+    assert_eq!((v.host.as_str(), v.model.mismatches), ("vm1", 0));
+    assert!(!v.model.rows.is_empty());
     // Its text twin says the same, within 72 columns.
     let text = v.text_report();
     assert!(
-        text.contains(&format!("{} modelled vectors, 0 differ", v.model_rows.len())),
+        text.contains(&format!("{} modelled vectors, 0 differ", v.model.rows.len())),
         "{text}"
     );
     assert!(text.lines().all(|l| l.chars().count() <= 72), "{text}");
     // It leads with the verdict, as the page does.
-    let verdict = format!("verdict:  0 of {} modelled vectors differ", v.model_rows.len());
+    let verdict = format!("verdict:  0 of {} modelled vectors differ", v.model.rows.len());
     assert!(text.lines().nth(1).is_some_and(|l| l.starts_with(&verdict)), "{text}");
     let fleet = FleetView::new(&hosts, FleetQuery::default().choice().unwrap(), None);
     assert_eq!(fleet.rows.len(), 1);

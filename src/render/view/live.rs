@@ -111,8 +111,19 @@ pub struct HostView {
     pub(crate) rows: Vec<IrqRowView>,
     pub(crate) history: Vec<String>,
     pub(crate) history_svg: String,
-    pub model_rows: Vec<ModelRowView>,
-    pub(crate) model_error: String,
+    /// The kernel release the snapshot records, or "unknown".
+    pub(crate) kernel: String,
+    /// The "Live vs model" section.
+    pub model: LiveModelView,
+}
+
+/// The live page's "Live vs model" section: the kernel model run on the reading's machine
+/// and devices, and where the reading differs from it.
+pub struct LiveModelView {
+    /// One row per modelled vector.
+    pub rows: Vec<ModelRowView>,
+    /// Why the model could not run on the reading (empty when it ran).
+    pub(crate) error: String,
     pub(crate) not_modelled: Vec<String>,
     /// Vectors whose mask or CPU differ and no order explains (as `/fleet` counts them).
     pub mismatches: usize,
@@ -123,15 +134,15 @@ pub struct HostView {
     /// One sentence per reason present: "8 managed vectors with the model's mask …".
     pub(crate) reasons: Vec<String>,
     /// What the snapshot could not tell the model (kernel release, hotplug CPUs' nodes).
-    pub(crate) model_warnings: Vec<String>,
-    /// The kernel release the snapshot records, or "unknown".
-    pub(crate) kernel: String,
-    pub(crate) sort: String,
+    pub(crate) warnings: Vec<String>,
+    /// The model's scenario, to freeze as a permalink (empty when too long or not run).
     pub(crate) permalink: String,
+    pub(crate) sort: String,
     pub(crate) variant: String,
     /// The effective-CPU model(s) the comparison ran, and where they came from.
     pub(crate) effective: String,
     pub(crate) mana_patched: bool,
+    /// The variant selector's options (name, selected).
     pub(crate) variants: Vec<(&'static str, bool)>,
     /// The selector's options (value, label, selected); the empty value is "per IRQ".
     pub(crate) effectives: Vec<(&'static str, &'static str, bool)>,
@@ -242,8 +253,9 @@ fn effective_choices(chosen: &str) -> Vec<(&'static str, &'static str, bool)> {
 /// The live page's headline, as a scenario page leads with its verdict: "0 of 36 modelled
 /// vectors differ from the kernel model", with the vectors only an order of events moved and
 /// those the snapshot does not record; or why nothing was compared.
-fn host_verdict(model_error: &str, vectors: usize, differ: usize, moved: usize, unrecorded: usize) -> String {
-    if !model_error.is_empty() {
+fn host_verdict(model: &LiveModelView) -> String {
+    let (vectors, differ, moved, unrecorded) = (model.rows.len(), model.mismatches, model.moved, model.unrecorded);
+    if !model.error.is_empty() {
         return "Not compared with the kernel model: the model cannot run on this snapshot".into();
     }
     if vectors == 0 {
@@ -306,39 +318,7 @@ fn reading_limits(live: bool, rates: bool, unrecorded: bool) -> String {
 
 impl HostView {
     pub fn new(st: &HostState, choice: &ModelChoice, live: bool) -> HostView {
-        // Variant, sort and hotplug rule from the kernel release; the query may name a variant.
-        let (mut opts, mut model_warnings) = live_vs_model::options_for(&st.snapshot, None);
-        if !choice.variant.is_empty() {
-            opts.variant = choice.variant.clone();
-        }
-        opts.effective = choice.effective.clone();
-        opts.mana_patched = choice.mana_patched;
-        let comparison: Result<Comparison, String> =
-            live_vs_model::compare_with(&st.snapshot, &st.topology, &opts).map_err(|e| e.to_string());
-        let mut moved = 0;
-        let mut unrecorded = 0;
-        let mut reasons = Vec::new();
-        let mut effective = choice.effective.clone();
-        let (model_rows, model_error, not_modelled, mismatches, permalink) = match comparison {
-            Ok(c) => {
-                let link = permalink::encode(&c.spec)
-                    .ok()
-                    .filter(|l| l.len() <= 48 << 10)
-                    .unwrap_or_default();
-                model_warnings.extend(c.warnings.iter().cloned());
-                let rows = model_rows(st, &c);
-                moved = rows.iter().filter(|r| r.moved).count();
-                reasons = c
-                    .explained()
-                    .iter()
-                    .map(|(r, n)| format!("{n} {}.", r.describe()))
-                    .collect();
-                effective = c.effective_summary();
-                unrecorded = c.unrecorded();
-                (rows, String::new(), c.not_modelled.clone(), c.unexplained(), link)
-            }
-            Err(e) => (Vec::new(), e, Vec::new(), 0, String::new()),
-        };
+        let model = LiveModelView::new(st, choice);
         HostView {
             host: st.snapshot.host.clone(),
             live,
@@ -349,38 +329,79 @@ impl HostView {
                 st.snapshot.irqs.len(),
                 st.snapshot.cpus.len()
             ),
-            verdict: host_verdict(&model_error, model_rows.len(), mismatches, moved, unrecorded),
-            limits: reading_limits(live, st.rates.is_some(), unrecorded > 0),
+            verdict: host_verdict(&model),
+            limits: reading_limits(live, st.rates.is_some(), model.unrecorded > 0),
             rates_shown: live || st.rates.is_some(),
             status: reading_status(st, live),
             heatmap_svg: heatmap_of(st, choice.node),
             rows: irq_rows(st),
             history: history_text(st),
             history_svg: history_svg(st),
-            model_rows,
-            model_error,
-            not_modelled,
-            mismatches,
-            permalink,
-            variants: crate::kernel::Variant::ALL
-                .iter()
-                .map(|v| (v.name(), v.name() == opts.variant))
-                .collect(),
-            effectives: effective_choices(&choice.effective),
-            moved,
-            unrecorded,
-            reasons,
-            model_warnings,
             kernel: if st.snapshot.topology.kernel_release.is_empty() {
                 "unknown".into()
             } else {
                 st.snapshot.topology.kernel_release.clone()
             },
+            model,
+        }
+    }
+}
+
+impl LiveModelView {
+    /// Run the model `choice` names on the reading (the release's variant, sort and hotplug
+    /// rule where it names none) and compare.
+    fn new(st: &HostState, choice: &ModelChoice) -> LiveModelView {
+        let (mut opts, warnings) = live_vs_model::options_for(&st.snapshot, None);
+        if !choice.variant.is_empty() {
+            opts.variant = choice.variant.clone();
+        }
+        opts.effective = choice.effective.clone();
+        opts.mana_patched = choice.mana_patched;
+        let mut view = LiveModelView {
+            rows: Vec::new(),
+            error: String::new(),
+            not_modelled: Vec::new(),
+            mismatches: 0,
+            moved: 0,
+            unrecorded: 0,
+            reasons: Vec::new(),
+            warnings,
+            permalink: String::new(),
             sort: opts.sort.clone(),
             variant: opts.variant.clone(),
-            effective,
+            effective: choice.effective.clone(),
             mana_patched: choice.mana_patched,
+            variants: crate::kernel::Variant::ALL
+                .iter()
+                .map(|v| (v.name(), v.name() == opts.variant))
+                .collect(),
+            effectives: effective_choices(&choice.effective),
+        };
+        match live_vs_model::compare_with(&st.snapshot, &st.topology, &opts) {
+            Ok(c) => view.compared(st, &c),
+            Err(e) => view.error = e.to_string(),
         }
+        view
+    }
+
+    /// Fill in what comparison `c` found.
+    fn compared(&mut self, st: &HostState, c: &Comparison) {
+        self.permalink = permalink::encode(&c.spec)
+            .ok()
+            .filter(|l| l.len() <= 48 << 10)
+            .unwrap_or_default();
+        self.warnings.extend(c.warnings.iter().cloned());
+        self.rows = model_rows(st, c);
+        self.moved = self.rows.iter().filter(|r| r.moved).count();
+        self.reasons = c
+            .explained()
+            .iter()
+            .map(|(r, n)| format!("{n} {}.", r.describe()))
+            .collect();
+        self.effective = c.effective_summary();
+        self.unrecorded = c.unrecorded();
+        self.not_modelled.clone_from(&c.not_modelled);
+        self.mismatches = c.unexplained();
     }
 }
 
@@ -401,26 +422,26 @@ impl HostView {
         out.push_str(&wrap(&self.summary, "machine:  ", "          "));
         out.push_str(&wrap(&self.status, "reading:  ", "          "));
         out.push('\n');
-        if !self.model_error.is_empty() {
-            out.push_str(&wrap(&self.model_error, "model:    cannot run: ", "          "));
+        if !self.model.error.is_empty() {
+            out.push_str(&wrap(&self.model.error, "model:    cannot run: ", "          "));
             return out;
         }
         out.push_str(&wrap(
             &format!(
                 "{} modelled vectors, {} differ from {} ({}, {})",
-                self.model_rows.len(),
-                self.mismatches,
-                self.variant,
-                self.sort,
-                self.effective
+                self.model.rows.len(),
+                self.model.mismatches,
+                self.model.variant,
+                self.model.sort,
+                self.model.effective
             ),
             "model:    ",
             "          ",
         ));
-        for r in &self.reasons {
+        for r in &self.model.reasons {
             out.push_str(&wrap(r, "          ", "          "));
         }
-        for r in self.model_rows.iter().filter(|r| r.mismatch) {
+        for r in self.model.rows.iter().filter(|r| r.mismatch) {
             out.push_str(&wrap(
                 &format!(
                     "{} vector {} (irq {}): mask {} -> {}, CPU {} -> {}",
@@ -430,7 +451,7 @@ impl HostView {
                 "    ",
             ));
         }
-        for w in &self.model_warnings {
+        for w in &self.model.warnings {
             out.push_str(&wrap(w, "note:     ", "          "));
         }
         out
