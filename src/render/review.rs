@@ -521,17 +521,20 @@ pub fn text(r: &Review) -> String {
     if !out.ends_with("\n\n") {
         out.push('\n');
     }
-    out.push_str("Base: ");
-    out.push_str(&r.base.tried.join("; "));
-    out.push_str(".\n");
-    out.push_str(&format!(
-        "Builds: c:{} {}, c:{} {}; review {}.\n\n",
-        r.base.build.name,
-        &r.base.build.build_id[..12],
-        r.patched.name,
-        &r.patched.build_id[..12],
-        r.id
+    out.push_str(&wrap(&format!("Base: {}.", r.base.tried.join("; ")), "", ""));
+    out.push_str(&wrap(
+        &format!(
+            "Builds: c:{} {}, c:{} {}; review {}.",
+            r.base.build.name,
+            &r.base.build.build_id[..12],
+            r.patched.name,
+            &r.patched.build_id[..12],
+            r.id
+        ),
+        "",
+        "",
     ));
+    out.push('\n');
     out.push_str("Reproduce:\n");
     // An option and its value stay together unless they cannot share a line (a long path).
     let words: Vec<String> = r
@@ -548,22 +551,7 @@ pub fn text(r: &Review) -> String {
         })
         .collect();
     command_block(&words, &mut out);
-    let mut wrapped = String::new();
-    for line in out.lines() {
-        // Indented lines (tables, commands) are laid out to fit; what overflows them is a
-        // path, which no wrapping can break.
-        if line.chars().count() > crate::render::columns::COLUMNS_MAX
-            && !line.starts_with("> ")
-            && !line.starts_with('/')
-            && !line.starts_with("  ")
-        {
-            wrapped.push_str(wrap(line, "", "").trim_end());
-        } else {
-            wrapped.push_str(line);
-        }
-        wrapped.push('\n');
-    }
-    wrapped
+    out
 }
 
 fn links(r: &Review, out: &mut String) {
