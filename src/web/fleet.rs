@@ -6,7 +6,7 @@ use super::pages::{render_page, FleetPage};
 use super::{AppError, AppState};
 use crate::render::view::fleet::{FleetQuery, FleetView};
 use axum::extract::{Query, State};
-use axum::response::{Html, IntoResponse, Response};
+use axum::response::{Html, Response};
 
 /// The fleet's view, built on a blocking thread (it runs the model once per host).
 async fn view(app: &AppState, q: &FleetQuery) -> Result<FleetView, AppError> {
@@ -23,8 +23,11 @@ pub(crate) async fn fleet_page(
     Query(q): Query<FleetQuery>,
     // The fleet shows every live host: the same viewer tokens as the live pages guard it.
     _: Visit,
-) -> Result<Response, AppError> {
-    Ok(Html(render_page(&FleetPage::from(view(&app, &q).await?), &app.kernel_c)?).into_response())
+) -> Result<Html<String>, AppError> {
+    Ok(Html(render_page(
+        &FleetPage::from(view(&app, &q).await?),
+        &app.kernel_c,
+    )?))
 }
 
 pub(crate) async fn fleet_text(

@@ -381,7 +381,7 @@ async fn ingest(
     Ok(Json(serde_json::json!({ "seq": seq, "version": PROTOCOL_VERSION })).into_response())
 }
 
-async fn hosts_page(State(app): State<AppState>, _: Visit) -> Result<Response, AppError> {
+async fn hosts_page(State(app): State<AppState>, _: Visit) -> Result<Html<String>, AppError> {
     let hosts = app
         .live
         .hub
@@ -399,7 +399,7 @@ async fn hosts_page(State(app): State<AppState>, _: Visit) -> Result<Response, A
         ingestion: app.live.hub.ingestion_enabled(),
         problem: app.live.prometheus.as_ref().and_then(|p| p.problem()),
     };
-    Ok(Html(render_page(&page, &app.kernel_c)?).into_response())
+    Ok(Html(render_page(&page, &app.kernel_c)?))
 }
 
 /// `DELETE /api/live/{host}` with an admin token: the host, its history and its record go.
@@ -425,14 +425,14 @@ async fn host_page(
     Path(host): Path<String>,
     Query(q): Query<LiveQuery>,
     _: Visit,
-) -> Result<Response, AppError> {
+) -> Result<Html<String>, AppError> {
     let kernel_c = app.kernel_c.clone();
     let page = host_view(&app, &host, &q, move |v| {
         let title = format!("{} · live", v.host);
         Ok(render_page(&HostPage { title, v }, &kernel_c)?)
     })
     .await?;
-    Ok(Html(page).into_response())
+    Ok(Html(page))
 }
 
 /// The live page's text twin: the host, its reading and the model comparison in words.
@@ -538,7 +538,7 @@ async fn import_page(
     Path(id): Path<String>,
     Query(q): Query<LiveQuery>,
     _: Visit,
-) -> Result<Response, AppError> {
+) -> Result<Html<String>, AppError> {
     let choice = q.choice()?;
     let gone = || {
         AppError::NotFound(format!(
@@ -563,5 +563,5 @@ async fn import_page(
             Ok(render_page(&HostPage { title, v }, &kernel_c)?)
         })
         .await?;
-    Ok(Html(page).into_response())
+    Ok(Html(page))
 }
