@@ -993,9 +993,10 @@ impl ExternalGroupCpus for KernelC {
         counter: &mut u32,
         warnings: &mut Vec<KernelWarn>,
     ) -> StageAnswer<Option<AffinityMasks>> {
-        self.stages
-            .contains(&Stage::IrqCreateAffinityMasks)
-            .then(|| self.affinity_stage(topo, req, boot, counter, warnings))
+        self.stages.contains(&Stage::IrqCreateAffinityMasks).then(|| {
+            let a = self.affinity(topo, &Boot::of(topo, boot), req, *counter)?;
+            Ok(KernelC::affinity_masks(a, counter, warnings))
+        })
     }
     fn blk_mq_map_queues(
         &self,

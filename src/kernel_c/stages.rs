@@ -293,25 +293,22 @@ impl KernelC {
         }
     }
 
-    /// [`crate::kernel::ExternalGroupCpus::irq_create_affinity_masks`] of this build.
-    pub(crate) fn affinity_stage(
-        &self,
-        topo: &Topology,
-        req: &AffinityRequest,
-        boot: BootMasks<'_>,
+    /// An affinity answer into the pipeline's [`AffinityMasks`] (`None`: the code returned
+    /// NULL), the counter and WARNs passed on.
+    pub(crate) fn affinity_masks(
+        a: AffinityAnswer,
         counter: &mut u32,
         warnings: &mut Vec<KernelWarn>,
-    ) -> Result<Option<AffinityMasks>, ExternalError> {
-        let a = self.affinity(topo, &Boot::of(topo, boot), req, *counter)?;
+    ) -> Option<AffinityMasks> {
         *counter = a.counter_after;
         warnings.extend(a.warnings.iter().map(Warning::to_kernel));
-        Ok(a.descs.map(|descs| AffinityMasks {
+        a.descs.map(|descs| AffinityMasks {
             descs: descs
                 .into_iter()
                 .map(|(mask, is_managed)| IrqAffinityDesc { mask, is_managed })
                 .collect(),
             spread_offsets: a.offsets,
-        }))
+        })
     }
 
     /// A map answer into the pipeline's [`QueueMap`], the counter and WARNs passed on.

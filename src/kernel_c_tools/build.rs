@@ -447,6 +447,24 @@ fn ended_by_limit(status: std::process::ExitStatus, raw: &str) -> Option<&'stati
     }
 }
 
+/// What a compiler diagnostic says the tree needs that the stand-ins lack ("includes <h>",
+/// "calls f()", "uses s", "links against s"), if it says so.
+fn lacking(line: &str) -> Option<String> {
+    let quoted = |l: &str| l.split(['‘', '’', '\'', '`']).nth(1).map(str::to_string);
+    if let Some(i) = line.find("fatal error: ") {
+        let (header, _) = line[i + 13..].split_once(": No such file")?;
+        Some(format!("includes <{header}>"))
+    } else if line.contains("implicit declaration of function") {
+        quoted(line.split("function").nth(1).unwrap_or("")).map(|f| format!("calls {f}()"))
+    } else if line.contains("undeclared") && line.contains("error:") {
+        quoted(line.split("error:").nth(1).unwrap_or("")).map(|s| format!("uses {s}"))
+    } else if line.contains("undefined reference to") {
+        quoted(line.split("undefined reference to").nth(1).unwrap_or("")).map(|s| format!("links against {s}"))
+    } else {
+        None
+    }
+}
+
 /// The compiler's diagnostics about the scratch tree, its paths taken out, led by one line per
 /// header or symbol the stand-ins lack (with the file:line that used it). Only lines that
 /// name a file of the tree (or of irqscope's stand-ins) and a line in it are kept, each cut
@@ -466,36 +484,11 @@ pub(crate) fn compiler_summary(raw: &str, scratch: &Path, work: &Path) -> String
                 _ => String::new(),
             }
         };
-        let quoted = |l: &str| l.split(['‘', '’', '\'', '`']).nth(1).map(str::to_string);
-        if let Some(i) = line.find("fatal error: ") {
-            let rest = &line[i + 13..];
-            if let Some((header, _)) = rest.split_once(": No such file") {
-                missing.push(format!(
-                    "{}: includes <{header}>, which irqscope's stand-ins do not provide",
-                    at(line)
-                ));
-            }
-        } else if line.contains("implicit declaration of function") {
-            if let Some(f) = quoted(line.split("function").nth(1).unwrap_or("")) {
-                missing.push(format!(
-                    "{}: calls {f}(), which irqscope's stand-ins do not provide",
-                    at(line)
-                ));
-            }
-        } else if line.contains("undeclared") && line.contains("error:") {
-            if let Some(s) = quoted(line.split("error:").nth(1).unwrap_or("")) {
-                missing.push(format!(
-                    "{}: uses {s}, which irqscope's stand-ins do not provide",
-                    at(line)
-                ));
-            }
-        } else if line.contains("undefined reference to") {
-            if let Some(s) = quoted(line.split("undefined reference to").nth(1).unwrap_or("")) {
-                missing.push(format!(
-                    "{}: links against {s}, which irqscope's stand-ins do not provide",
-                    at(line)
-                ));
-            }
+        if let Some(what) = lacking(line) {
+            missing.push(format!(
+                "{}: {what}, which irqscope's stand-ins do not provide",
+                at(line)
+            ));
         }
     }
     missing.dedup();

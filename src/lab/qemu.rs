@@ -877,14 +877,7 @@ distances = [[10, 20, 30, 40], [20, 10, 20, 30], [30, 20, 10, 20], [40, 30, 20, 
         assert_eq!(m.nodes[1].memory_mib, 0);
         assert!(m.nodes[3].cpus.is_empty());
         assert!(m.distances.contains(&(0, 3, 40)));
-        let args = qemu_args(
-            &m,
-            &slot_devices(&[5, 70], &[], &[]).unwrap(),
-            Accel::Tcg,
-            Accel::Tcg.default_cpu(m.platform),
-            &files(),
-        )
-        .join(" ");
+        let args = tcg_args(&m, &[5, 70], Accel::Tcg.default_cpu(m.platform));
         assert!(args.contains("-smp 12,sockets=3,cores=2,threads=2"), "{args}");
         assert!(args.contains("-numa node,nodeid=1,cpus=4-7 "), "{args}");
         assert!(args.contains("-numa node,nodeid=3,memdev=mem3 "), "{args}");
@@ -975,6 +968,12 @@ distances = [[10, 20, 30, 40], [20, 10, 20, 30], [30, 20, 10, 20], [40, 30, 20, 
         assert!(nvme_ioqpairs(&d, 8).is_err());
     }
 
+    /// The QEMU command line of `m` under TCG with `cpu` and one NVMe disk per `nvme` entry
+    /// (its I/O queues).
+    fn tcg_args(m: &GuestMachine, nvme: &[u32], cpu: &str) -> String {
+        qemu_args(m, &slot_devices(nvme, &[], &[]).unwrap(), Accel::Tcg, cpu, &files()).join(" ")
+    }
+
     fn files() -> BootFiles {
         BootFiles {
             kernel: "k".into(),
@@ -997,14 +996,7 @@ distances = [[10, 20, 30, 40], [20, 10, 20, 30], [30, 20, 10, 20], [40, 30, 20, 
         let m = guest_machine(&altra, None, None).unwrap();
         assert_eq!(m.platform, Platform::Virt(Gic::V3Its));
         assert_eq!((m.sockets, m.clusters, m.cores, m.threads), (1, 40, 2, 1));
-        let args = qemu_args(
-            &m,
-            &slot_devices(&[4, 4], &[], &[]).unwrap(),
-            Accel::Tcg,
-            Accel::Tcg.default_cpu(m.platform),
-            &files(),
-        )
-        .join(" ");
+        let args = tcg_args(&m, &[4, 4], Accel::Tcg.default_cpu(m.platform));
         assert!(args.contains("-machine virt,gic-version=3,its=on "), "{args}");
         assert!(args.contains("-cpu cortex-a57 "), "{args}");
         assert!(
@@ -1031,14 +1023,7 @@ distances = [[10, 20, 30, 40], [20, 10, 20, 30], [30, 20, 10, 20], [40, 30, 20, 
         let m = guest_machine(&eight, None, Some(false)).unwrap();
         assert_eq!(m.platform, Platform::Virt(Gic::V2m));
         assert_eq!((m.sockets, m.clusters, m.cores), (1, 2, 4));
-        let args = qemu_args(
-            &m,
-            &slot_devices(&[3], &[], &[]).unwrap(),
-            Accel::Tcg,
-            "cortex-a57",
-            &files(),
-        )
-        .join(" ");
+        let args = tcg_args(&m, &[3], "cortex-a57");
         assert!(args.contains("-machine virt,gic-version=2 "), "{args}");
         let d16 = crate::catalogue::get("azure-d16plds-v6").unwrap();
         let e = guest_machine(&d16, None, Some(false)).unwrap_err().to_string();

@@ -70,6 +70,14 @@ pub(crate) struct Update {
 }
 
 /// Why the hub refused a request. Each kind maps to one HTTP status at the edge.
+/// What a push carries ([`Hub::ingest_push`]): a full snapshot, or a delta against the host's
+/// current one (protocol 3, sent as `live::protocol::DELTA_CONTENT_TYPE`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum PushKind {
+    Snapshot,
+    Delta,
+}
+
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum HubError {
     /// No tokens configured: ingestion is off.
@@ -447,25 +455,29 @@ impl Hub {
         content_encoding: Option<&str>,
         body: &[u8],
     ) -> Result<u64, HubError> {
-        let unbound = self.admit_push(host, bearer)?;
-        let snap = decode_push_body::<Snapshot>(content_encoding, body, SNAPSHOT_BYTES_MAX).map_err(HubError::Body)?;
-        self.keep_pushed(host, snap, unbound, None)
+        self.ingest_push(PushKind::Snapshot, host, bearer, content_encoding, body)
     }
 
-    /// Accept a delta push (protocol 3, `live::protocol::Delta`): the checks of
-    /// [`Hub::ingest`], then the full snapshot rebuilt from the host's current one and kept
-    /// exactly as a full push (same validation, limits, store contents, persistence and
-    /// events). A base that is not the host's current reading when the rebuilt one is stored
-    /// (no such host, another reading landed, the host expired) is [`HubError::BaseMismatch`].
-    /// Blocking.
-    pub(crate) fn ingest_delta(
+    /// Accept a push of either kind. A snapshot is kept as [`Hub::ingest`] says. A delta
+    /// (protocol 3, `live::protocol::Delta`) has the same checks, then the full snapshot is
+    /// rebuilt from the host's current one and kept exactly as a full push (same validation,
+    /// limits, store contents, persistence and events). A base that is not the host's current
+    /// reading when the rebuilt one is stored (no such host, another reading landed, the host
+    /// expired) is [`HubError::BaseMismatch`]. Blocking.
+    pub(crate) fn ingest_push(
         &self,
+        kind: PushKind,
         host: &str,
         bearer: Option<&[u8]>,
         content_encoding: Option<&str>,
         body: &[u8],
     ) -> Result<u64, HubError> {
         let unbound = self.admit_push(host, bearer)?;
+        if kind == PushKind::Snapshot {
+            let snap =
+                decode_push_body::<Snapshot>(content_encoding, body, SNAPSHOT_BYTES_MAX).map_err(HubError::Body)?;
+            return self.keep_pushed(host, snap, unbound, None);
+        }
         let delta = decode_push_body::<Delta>(content_encoding, body, SNAPSHOT_BYTES_MAX).map_err(HubError::Body)?;
         let base = self.host(host).ok_or(HubError::BaseMismatch)?;
         // Rebuilt outside the lock; kept only if `base` is still the host's state.

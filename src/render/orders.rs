@@ -65,6 +65,19 @@ pub(crate) fn compute(spec: &ScenarioSpec, scenario: &Scenario) -> Result<Option
     }))
 }
 
+/// One line a value of a per-run histogram (`value` in `unit`s, singular and plural): the
+/// value, the runs it was seen in and their share of `runs`.
+fn share_lines(out: &mut String, histogram: &BTreeMap<u32, u64>, unit: (&str, &str), runs: u64) {
+    for (value, seen) in histogram {
+        out.push_str(&format!(
+            "  {:>9}: {:>13} ({:5.1}%)\n",
+            count(*value, unit.0, unit.1),
+            count(*seen, "run", "runs"),
+            percent(*seen, runs)
+        ));
+    }
+}
+
 /// "1 IRQ", "2 IRQs": a count with its noun in the number it takes.
 pub(crate) fn count(n: impl Into<u64>, one: &str, many: &str) -> String {
     let n = n.into();
@@ -177,23 +190,9 @@ impl OrdersShown {
             count(d.runs, "run", "runs"),
             count(d.ideal_irqs_per_cpu, "IRQ", "IRQs")
         ));
-        for (load, runs) in &d.worst_irqs_per_cpu {
-            out.push_str(&format!(
-                "  {:>9}: {:>13} ({:5.1}%)\n",
-                count(*load, "IRQ", "IRQs"),
-                count(*runs, "run", "runs"),
-                percent(*runs, d.runs)
-            ));
-        }
+        share_lines(out, &d.worst_irqs_per_cpu, ("IRQ", "IRQs"), d.runs);
         out.push_str("most devices on one CPU:\n");
-        for (n, runs) in &d.worst_devices_per_cpu {
-            out.push_str(&format!(
-                "  {:>9}: {:>13} ({:5.1}%)\n",
-                count(*n, "dev", "devs"),
-                count(*runs, "run", "runs"),
-                percent(*runs, d.runs)
-            ));
-        }
+        share_lines(out, &d.worst_devices_per_cpu, ("dev", "devs"), d.runs);
         let mut p = format!(
             "worst CPU above the ideal in {:.1}% of runs",
             percent(d.worst_above_ideal, d.runs)

@@ -651,36 +651,40 @@ fn every_node_prefix(topo: &Topology) -> String {
 /// devices; …"); otherwise the same sentence with long cpulists cut. A line that already fits
 /// is the mail text's and the JSON's own. Never longer than [`BULLET_CHARS_MAX`].
 pub(crate) fn page_devices_line(topo: &Topology, m: &Metrics) -> String {
-    let plain = devices_line(m);
-    if plain.chars().count() <= BULLET_CHARS_MAX {
-        return plain;
-    }
     let value = |c: &CpuLoad| c.counted_devices(m.basis);
-    let line = match same_on_every_node(topo, m, &value) {
-        Some(groups) if groups.len() > 1 => {
-            let parts = devices_parts(m, &groups, &|s| format!("(positions {s} of each node)"));
-            format!("{}{}", every_node_prefix(topo), fold_parts(parts))
-        }
-        _ => fold_parts(devices_parts(m, &m.group_online(value), &|s| {
-            short_list(s, LIST_CHARS_MAX)
-        })),
-    };
-    bounded(line)
+    page_line(topo, m, devices_line(m), &value, &|groups, list| {
+        devices_parts(m, groups, list)
+    })
 }
 
 /// [`irqs_line`] for a page, folded as [`page_devices_line`].
 pub(crate) fn page_irqs_line(topo: &Topology, m: &Metrics) -> String {
-    let plain = irqs_line(m);
+    page_line(
+        topo,
+        m,
+        irqs_line(m),
+        &|c: &CpuLoad| c.counted_irqs(m.basis),
+        &irqs_parts,
+    )
+}
+
+/// The CPU groups of a line (count, CPUs) worded as its parts, each group's CPUs as the
+/// second argument writes them.
+type Parts<'a> = &'a dyn Fn(&[(u32, CpuSet)], &dyn Fn(&CpuSet) -> String) -> Vec<String>;
+
+/// A page's line on one per-CPU count (`value`): `plain` when it fits; on a machine whose
+/// nodes all look alike, one node's pattern; otherwise the same sentence with long cpulists
+/// cut ([`page_devices_line`]).
+fn page_line(topo: &Topology, m: &Metrics, plain: String, value: &dyn Fn(&CpuLoad) -> u32, parts: Parts) -> String {
     if plain.chars().count() <= BULLET_CHARS_MAX {
         return plain;
     }
-    let value = |c: &CpuLoad| c.counted_irqs(m.basis);
-    let line = match same_on_every_node(topo, m, &value) {
+    let line = match same_on_every_node(topo, m, value) {
         Some(groups) if groups.len() > 1 => {
-            let parts = irqs_parts(&groups, &|s| format!("(positions {s} of each node)"));
+            let parts = parts(&groups, &|s| format!("(positions {s} of each node)"));
             format!("{}{}", every_node_prefix(topo), fold_parts(parts))
         }
-        _ => fold_parts(irqs_parts(&m.group_online(value), &|s| short_list(s, LIST_CHARS_MAX))),
+        _ => fold_parts(parts(&m.group_online(value), &|s| short_list(s, LIST_CHARS_MAX))),
     };
     bounded(line)
 }
@@ -977,6 +981,13 @@ mod tests {
         crate::metrics::compute(&scenario, &outcome)
     }
 
+    /// The metrics of a run on a preset and their verdict line on `metric`.
+    fn verdict_of(preset: &str, devices: &str, variant: &str, metric: HeatMetric) -> (Metrics, String) {
+        let m = metrics_of(preset, devices, variant);
+        let v = verdict_line(&crate::catalogue::get(preset).unwrap(), &m, metric);
+        (m, v)
+    }
+
     /// The seed-000 thread's sentences (six NVMe disks on the 96-vCPU, 6-node VM), read from
     /// the numbers rather than written here: every CPU named once, counts matching the metrics.
     #[test]
@@ -1005,9 +1016,12 @@ mod tests {
     /// pre-cluster. The verdict names the hottest group from the metrics and the ideal bound.
     #[test]
     fn seed_000_verdict_names_the_hot_cpus() {
-        let m = metrics_of("azure-l96as-v4", "6x62:name=nvme,pre=1", "pre-cluster");
-        let topo = crate::catalogue::get("azure-l96as-v4").unwrap();
-        let v = verdict_line(&topo, &m, HeatMetric::Devices);
+        let (m, v) = verdict_of(
+            "azure-l96as-v4",
+            "6x62:name=nvme,pre=1",
+            "pre-cluster",
+            HeatMetric::Devices,
+        );
         let groups = m.group_online(|c| c.counted_devices(m.basis));
         let (max, hot) = groups.last().unwrap();
         assert!(*max > m.ideal.devices_per_cpu_max, "seed 000 is over the ideal: {v}");
@@ -1030,9 +1044,7 @@ mod tests {
     /// A placement at the ideal says so and that every CPU is used.
     #[test]
     fn verdict_at_the_ideal() {
-        let m = metrics_of("azure-l96as-v4", "1x96", "cluster");
-        let topo = crate::catalogue::get("azure-l96as-v4").unwrap();
-        let v = verdict_line(&topo, &m, HeatMetric::Irqs);
+        let (m, v) = verdict_of("azure-l96as-v4", "1x96", "cluster", HeatMetric::Irqs);
         assert_eq!(m.ideal.irqs_per_cpu_max, 1);
         assert_eq!(v, "max 1 = ideal, all 96 CPUs used");
     }
@@ -1040,41 +1052,61 @@ mod tests {
     /// The line says which model ran and why, in each of the three cases the pages meet.
     #[test]
     fn effective_line_names_the_reason() {
-        let d16 = crate::catalogue::get("azure-d16plds-v6").unwrap();
-        let arm = effective_line(EffectiveModel::FirstCpu, &d16, true, false);
-        assert_eq!(
-            arm,
-            "effective CPU: first-cpu (arm64 preset, gic-spi: the GIC fires each SPI on the first CPU of its mask)"
-        );
-        let l96 = crate::catalogue::get("azure-l96as-v4").unwrap();
-        let x86 = effective_line(EffectiveModel::X86Matrix, &l96, true, false);
-        assert!(
-            x86.starts_with("effective CPU: x86-matrix (x86_64 preset, apic: "),
-            "{x86}"
-        );
-        let edited = effective_line(EffectiveModel::X86Matrix, &l96, false, false);
-        assert!(edited.contains("(edited machine, x86_64 with apic: "), "{edited}");
-        let named = effective_line(EffectiveModel::X86Matrix, &d16, true, true);
-        assert_eq!(
-            named,
-            "effective CPU: x86-matrix (named in the link; with none named, this arm64 preset (gic-spi) would use first-cpu)"
-        );
-        let graviton = crate::catalogue::get("graviton3-64c").unwrap();
-        let same = effective_line(EffectiveModel::Arm64Its, &graviton, true, true);
-        assert!(
-            same.ends_with("(named in the link; also the default for this arm64 preset (gic-its))"),
-            "{same}"
-        );
-        // An old link that named first-cpu on an ITS preset keeps it, and says what the
-        // machine would run today.
-        let old = effective_line(EffectiveModel::FirstCpu, &graviton, true, true);
-        assert!(
-            old.ends_with("with none named, this arm64 preset (gic-its) would use arm64-its)"),
-            "{old}"
-        );
-        let its = effective_line(EffectiveModel::Arm64Its, &graviton, true, false);
-        assert!(its.contains("least-loaded CPU of its mask"), "{its}");
+        use EffectiveModel::{Arm64Its, FirstCpu, X86Matrix};
+        let is: Check = |line, want| line == want;
+        let starts: Check = |line, want| line.starts_with(want);
+        let ends: Check = |line, want| line.ends_with(want);
+        let holds: Check = |line, want| line.contains(want);
+        // The model, the preset, whether it is unedited, whether the link names the model, and
+        // what the line must be (or start with, end with, hold).
+        let cases: [(EffectiveModel, &str, bool, bool, Check, &str); 7] = [
+            (
+                FirstCpu,
+                "azure-d16plds-v6",
+                true,
+                false,
+                is,
+                "effective CPU: first-cpu (arm64 preset, gic-spi: the GIC fires each SPI on the first CPU of its mask)",
+            ),
+            (X86Matrix, "azure-l96as-v4", true, false, starts, "effective CPU: x86-matrix (x86_64 preset, apic: "),
+            (X86Matrix, "azure-l96as-v4", false, false, holds, "(edited machine, x86_64 with apic: "),
+            (
+                X86Matrix,
+                "azure-d16plds-v6",
+                true,
+                true,
+                is,
+                "effective CPU: x86-matrix (named in the link; with none named, this arm64 preset (gic-spi) would use first-cpu)",
+            ),
+            (
+                Arm64Its,
+                "graviton3-64c",
+                true,
+                true,
+                ends,
+                "(named in the link; also the default for this arm64 preset (gic-its))",
+            ),
+            // An old link that named first-cpu on an ITS preset keeps it, and says what the
+            // machine would run today.
+            (
+                FirstCpu,
+                "graviton3-64c",
+                true,
+                true,
+                ends,
+                "with none named, this arm64 preset (gic-its) would use arm64-its)",
+            ),
+            (Arm64Its, "graviton3-64c", true, false, holds, "least-loaded CPU of its mask"),
+        ];
+        for (model, preset, unedited, named, check, want) in cases {
+            let topo = crate::catalogue::get(preset).unwrap();
+            let line = effective_line(model, &topo, unedited, named);
+            assert!(check(&line, want), "{preset}, {line:?} against {want:?}");
+        }
     }
+
+    /// How a test's line is held against what it wants.
+    type Check = fn(&str, &str) -> bool;
 
     /// The compare line keeps each verdict's number and bound and counts the moved vectors.
     #[test]

@@ -1,11 +1,12 @@
 //! `GET /fleet`: the viewer check, then one call into `render::view::fleet` (on a blocking
 //! thread: it runs the model once per host).
 
+use super::live::{Viewer, Visit};
 use super::pages::{render_page, FleetPage};
 use super::{AppError, AppState};
 use crate::render::view::fleet::{FleetQuery, FleetView};
 use axum::extract::{Query, State};
-use axum::response::{Html, IntoResponse, Response};
+use axum::response::{Html, Response};
 
 /// The fleet's view, built on a blocking thread (it runs the model once per host).
 async fn view(app: &AppState, q: &FleetQuery) -> Result<FleetView, AppError> {
@@ -20,32 +21,27 @@ async fn view(app: &AppState, q: &FleetQuery) -> Result<FleetView, AppError> {
 pub(crate) async fn fleet_page(
     State(app): State<AppState>,
     Query(q): Query<FleetQuery>,
-    uri: axum::http::Uri,
-    headers: axum::http::HeaderMap,
-) -> Result<Response, AppError> {
     // The fleet shows every live host: the same viewer tokens as the live pages guard it.
-    if let Some(redirect) = app.live.admit(&uri, &headers, true)? {
-        return Ok(redirect);
-    }
-    Ok(Html(render_page(&FleetPage::from(view(&app, &q).await?), &app.kernel_c)?).into_response())
+    _: Visit,
+) -> Result<Html<String>, AppError> {
+    Ok(Html(render_page(
+        &FleetPage::from(view(&app, &q).await?),
+        &app.kernel_c,
+    )?))
 }
 
 pub(crate) async fn fleet_text(
     State(app): State<AppState>,
     Query(q): Query<FleetQuery>,
-    uri: axum::http::Uri,
-    headers: axum::http::HeaderMap,
+    _: Viewer,
 ) -> Result<Response, AppError> {
-    app.live.admit(&uri, &headers, false)?;
     Ok(super::text(view(&app, &q).await?.text_report()))
 }
 
 pub(crate) async fn fleet_json(
     State(app): State<AppState>,
     Query(q): Query<FleetQuery>,
-    uri: axum::http::Uri,
-    headers: axum::http::HeaderMap,
+    _: Viewer,
 ) -> Result<axum::Json<serde_json::Value>, AppError> {
-    app.live.admit(&uri, &headers, false)?;
     Ok(axum::Json(view(&app, &q).await?.json()))
 }

@@ -73,7 +73,7 @@ pub mod work;
 
 use crate::catalogue;
 use crate::render::view::compare::{CompareQuery, CompareRun, CompareView};
-use crate::render::view::scenario::{IndexQuery, ResultView, Run, ScenarioView, ViewQuery};
+use crate::render::view::scenario::{IndexQuery, ResultView, Run, ScenarioView, View, ViewQuery};
 use crate::render::view::ViewError;
 use crate::scenario::payloads::CompareSpec;
 use crate::scenario::permalink::{self, PermalinkError};
@@ -122,40 +122,38 @@ pub fn app(state: AppState) -> Router {
     app_with(state, work::Policy::default())
 }
 
+/// `$router` with each page's route and its text and JSON twins (`PATH/text`, `PATH/json`).
+macro_rules! with_twins {
+    ($router:expr, $($path:literal => $page:path, $text:path, $json:path;)*) => {
+        $router$(
+            .route($path, get($page))
+            .route(concat!($path, "/text"), get($text))
+            .route(concat!($path, "/json"), get($json))
+        )*
+    };
+}
+
 /// [`app`] with a serving policy: what one request may cost and how long it may take
 /// (`serve --request-cpu-ms`, `--request-timeout-ms`).
 pub fn app_with(state: AppState, policy: work::Policy) -> Router {
     // Permalink pages and their twins: immutable content behind one bounded cache (the
     // outermost layer, `cache::immutable`).
-    let permalinks = Router::new()
-        .route("/s/{link}", get(scenario_page))
-        .route("/s/{link}/text", get(scenario_text))
-        .route("/s/{link}/json", get(scenario_json))
-        .route("/c/{link}", get(compare_page))
-        .route("/c/{link}/text", get(compare_text))
-        .route("/c/{link}/json", get(compare_json))
-        .route("/m/{link}", get(mana::mana_page))
-        .route("/m/{link}/text", get(mana::mana_text))
-        .route("/m/{link}/json", get(mana::mana_json))
-        .route("/n/{link}", get(sched::sched_page))
-        .route("/n/{link}/text", get(sched::sched_text))
-        .route("/n/{link}/json", get(sched::sched_json))
-        .route("/r/{id}", get(review::review_page))
-        .route("/r/{id}/text", get(review::review_text))
-        .route("/r/{id}/json", get(review::review_json));
-    Router::new()
+    let permalinks = with_twins!(Router::new(),
+        "/s/{link}" => scenario_page, scenario_text, scenario_json;
+        "/c/{link}" => compare_page, compare_text, compare_json;
+        "/m/{link}" => mana::mana_page, mana::mana_text, mana::mana_json;
+        "/n/{link}" => sched::sched_page, sched::sched_text, sched::sched_json;
+        "/r/{id}" => review::review_page, review::review_text, review::review_json;
+    );
+    let pages = with_twins!(Router::new(),
+        "/fleet" => fleet::fleet_page, fleet::fleet_text, fleet::fleet_json;
+        "/blkmq" => blkmq::blkmq_page, blkmq::blkmq_text, blkmq::blkmq_json;
+        "/seeds" => seeds::seeds_page, seeds::seeds_text, seeds::seeds_json;
+    );
+    pages
         .route("/", get(index))
-        .route("/fleet", get(fleet::fleet_page))
-        .route("/fleet/text", get(fleet::fleet_text))
-        .route("/fleet/json", get(fleet::fleet_json))
         .merge(permalinks)
         .route("/compare", get(compare_query))
-        .route("/blkmq", get(blkmq::blkmq_page))
-        .route("/blkmq/text", get(blkmq::blkmq_text))
-        .route("/blkmq/json", get(blkmq::blkmq_json))
-        .route("/seeds", get(seeds::seeds_page))
-        .route("/seeds/text", get(seeds::seeds_text))
-        .route("/seeds/json", get(seeds::seeds_json))
         .route("/kernel-c", get(kernel_c::kernel_c_page))
         .merge(review::queue_routes())
         .route("/mana", get(mana::mana_query))
@@ -408,57 +406,82 @@ fn text(body: String) -> Response {
     ([(header::CONTENT_TYPE, "text/plain; charset=utf-8")], body).into_response()
 }
 
-async fn index(
-    work: Work,
-    State(state): State<AppState>,
-    Query(q): Query<IndexQuery>,
-    headers: HeaderMap,
-) -> Result<Html<String>, AppError> {
-    let mut run = run_scenario(work, &state.kernel_c, q.spec()?).await?;
-    run.effective_named = q.models.effective.is_some();
-    let view = ScenarioView::new(&run, &q.view()?, &origin(&headers), true);
-    Ok(Html(render_page(&ScenarioPage::from(view), &state.kernel_c)?))
-}
+/// The handlers of a run whose spec travels in its permalink (`/` with `/s/LINK`, `/compare`
+/// with `/c/LINK`): the form query, the permalink page and its text and JSON twins. Each
+/// decodes its input, runs it within the request's budget (`$run`), builds the view and fills
+/// the template: `$query_view` from the run and the form, `$link_view` from the run and the
+/// permalink page's `ViewQuery`.
+macro_rules! run_handlers {
+    (
+        $query_fn:ident, $page_fn:ident, $text_fn:ident, $json_fn:ident;
+        $Query:ty, $Spec:ty, $run:ident, $Page:ident;
+        $query_view:expr, $link_view:expr
+    ) => {
+        async fn $query_fn(
+            work: Work,
+            State(state): State<AppState>,
+            Query(q): Query<$Query>,
+            headers: HeaderMap,
+        ) -> Result<Html<String>, AppError> {
+            let run = $run(work, &state.kernel_c, q.spec()?).await?;
+            let view = $query_view(run, &q, &origin(&headers))?;
+            Ok(Html(render_page(&$Page::from(view), &state.kernel_c)?))
+        }
 
-async fn scenario_page(
-    work: Work,
-    State(state): State<AppState>,
-    Path(link): Path<String>,
-    Query(v): Query<ViewQuery>,
-    headers: HeaderMap,
-) -> Result<Html<String>, AppError> {
-    let run = run_scenario(work, &state.kernel_c, permalink::decode::<ScenarioSpec>(&link)?).await?;
-    let view = ScenarioView::new(&run, &v.parse()?, &origin(&headers), false);
-    Ok(Html(render_page(&ScenarioPage::from(view), &state.kernel_c)?))
-}
+        async fn $page_fn(
+            work: Work,
+            State(state): State<AppState>,
+            Path(link): Path<String>,
+            Query(v): Query<ViewQuery>,
+            headers: HeaderMap,
+        ) -> Result<Html<String>, AppError> {
+            let run = $run(work, &state.kernel_c, permalink::decode::<$Spec>(&link)?).await?;
+            let view = $link_view(&run, &v.parse()?, &origin(&headers))?;
+            Ok(Html(render_page(&$Page::from(view), &state.kernel_c)?))
+        }
 
-/// The text and JSON forms of a permalinked run (`/s/LINK/text`,
-/// `/s/LINK/json` and the same under `/c/`): decode the link, run, answer.
-macro_rules! permalink_forms {
-    ($text:ident, $json:ident, $run:ident, $spec:ty) => {
-        async fn $text(
+        async fn $text_fn(
             work: Work,
             State(state): State<AppState>,
             Path(link): Path<String>,
             headers: HeaderMap,
         ) -> Result<Response, AppError> {
-            let run = $run(work, &state.kernel_c, permalink::decode::<$spec>(&link)?).await?;
+            let run = $run(work, &state.kernel_c, permalink::decode::<$Spec>(&link)?).await?;
             Ok(text(run.text_report(&origin(&headers))))
         }
 
-        async fn $json(
+        async fn $json_fn(
             work: Work,
             State(state): State<AppState>,
             Path(link): Path<String>,
         ) -> Result<Json<serde_json::Value>, AppError> {
-            let run = $run(work, &state.kernel_c, permalink::decode::<$spec>(&link)?).await?;
+            let run = $run(work, &state.kernel_c, permalink::decode::<$Spec>(&link)?).await?;
             Ok(Json(run.json()))
         }
     };
 }
 
-permalink_forms!(scenario_text, scenario_json, run_scenario, ScenarioSpec);
-permalink_forms!(compare_text, compare_json, run_compare, CompareSpec);
+run_handlers!(
+    index, scenario_page, scenario_text, scenario_json;
+    IndexQuery, ScenarioSpec, run_scenario, ScenarioPage;
+    |mut run: Run, q: &IndexQuery, origin: &str| -> Result<ScenarioView, AppError> {
+        run.effective_named = q.models.effective.is_some();
+        Ok(ScenarioView::new(&run, &q.view()?, origin, true))
+    },
+    |run: &Run, v: &View, origin: &str| -> Result<ScenarioView, AppError> {
+        Ok(ScenarioView::new(run, v, origin, false))
+    }
+);
+run_handlers!(
+    compare_query, compare_page, compare_text, compare_json;
+    CompareQuery, CompareSpec, run_compare, ComparePage;
+    |run: CompareRun, q: &CompareQuery, origin: &str| -> Result<CompareView, AppError> {
+        Ok(CompareView::with_scale(&run, &q.view()?, origin, q.scale()?)?)
+    },
+    |run: &CompareRun, v: &View, origin: &str| -> Result<CompareView, AppError> {
+        Ok(CompareView::new(run, v, origin)?)
+    }
+);
 
 async fn fragment(
     work: Work,
@@ -484,29 +507,6 @@ async fn fragment(
         html,
     )
         .into_response())
-}
-
-async fn compare_query(
-    work: Work,
-    State(state): State<AppState>,
-    Query(q): Query<CompareQuery>,
-    headers: HeaderMap,
-) -> Result<Html<String>, AppError> {
-    let run = run_compare(work, &state.kernel_c, q.spec()?).await?;
-    let view = CompareView::with_scale(&run, &q.view()?, &origin(&headers), q.scale()?)?;
-    Ok(Html(render_page(&ComparePage::from(view), &state.kernel_c)?))
-}
-
-async fn compare_page(
-    work: Work,
-    State(state): State<AppState>,
-    Path(link): Path<String>,
-    Query(v): Query<ViewQuery>,
-    headers: HeaderMap,
-) -> Result<Html<String>, AppError> {
-    let run = run_compare(work, &state.kernel_c, permalink::decode::<CompareSpec>(&link)?).await?;
-    let view = CompareView::new(&run, &v.parse()?, &origin(&headers))?;
-    Ok(Html(render_page(&ComparePage::from(view), &state.kernel_c)?))
 }
 
 async fn api_simulate(

@@ -37,20 +37,39 @@ mod filters {
     }
 }
 
-#[derive(Template)]
-#[template(path = "scenario/page.html")]
-pub(crate) struct ScenarioPage {
-    pub(crate) title: String,
-    pub(crate) v: ScenarioView,
+/// A page: its template, the view `render::view` built (`v`) and the page title, which is the
+/// view's own.
+macro_rules! pages {
+    ($($Page:ident($View:ident) = $path:tt,)*) => {
+        $(
+            #[derive(Template)]
+            #[template(path = $path)]
+            pub(crate) struct $Page {
+                pub(crate) title: String,
+                pub(crate) v: $View,
+            }
+
+            impl From<$View> for $Page {
+                fn from(v: $View) -> Self {
+                    $Page {
+                        title: v.title.clone(),
+                        v,
+                    }
+                }
+            }
+        )*
+    };
 }
 
-impl From<ScenarioView> for ScenarioPage {
-    fn from(v: ScenarioView) -> Self {
-        ScenarioPage {
-            title: v.title.clone(),
-            v,
-        }
-    }
+pages! {
+    ScenarioPage(ScenarioView) = "scenario/page.html",
+    ComparePage(CompareView) = "compare/page.html",
+    ManaPage(ManaView) = "mana/page.html",
+    SchedPage(SchedView) = "sched/page.html",
+    BlkMqPage(BlkMqView) = "blkmq/page.html",
+    SweepPage(SweepView) = "sweep/page.html",
+    SeedsPage(SeedsView) = "seeds/page.html",
+    FleetPage(FleetView) = "fleet/fleet.html",
 }
 
 /// The result block alone: what `POST /fragment` answers and the editor swaps in.
@@ -58,116 +77,4 @@ impl From<ScenarioView> for ScenarioPage {
 #[template(path = "scenario/result.html")]
 pub(crate) struct ResultFragment {
     pub(crate) r: ResultView,
-}
-
-#[derive(Template)]
-#[template(path = "compare/page.html")]
-pub(crate) struct ComparePage {
-    pub(crate) title: String,
-    pub(crate) v: CompareView,
-}
-
-impl From<CompareView> for ComparePage {
-    fn from(v: CompareView) -> Self {
-        ComparePage {
-            title: v.title.clone(),
-            v,
-        }
-    }
-}
-
-#[derive(Template)]
-#[template(path = "mana/page.html")]
-pub(crate) struct ManaPage {
-    pub(crate) title: String,
-    pub(crate) v: ManaView,
-}
-
-impl From<ManaView> for ManaPage {
-    fn from(v: ManaView) -> Self {
-        ManaPage {
-            title: v.title.clone(),
-            v,
-        }
-    }
-}
-
-#[derive(Template)]
-#[template(path = "sched/page.html")]
-pub(crate) struct SchedPage {
-    pub(crate) title: String,
-    pub(crate) v: SchedView,
-}
-
-impl From<SchedView> for SchedPage {
-    fn from(v: SchedView) -> Self {
-        SchedPage {
-            title: v.title.clone(),
-            v,
-        }
-    }
-}
-
-#[derive(Template)]
-#[template(path = "blkmq/page.html")]
-pub(crate) struct BlkMqPage {
-    pub(crate) title: String,
-    pub(crate) v: BlkMqView,
-}
-
-impl From<BlkMqView> for BlkMqPage {
-    fn from(v: BlkMqView) -> Self {
-        BlkMqPage {
-            title: v.title.clone(),
-            v,
-        }
-    }
-}
-
-#[derive(Template)]
-#[template(path = "sweep/page.html")]
-pub(crate) struct SweepPage {
-    pub(crate) title: String,
-    pub(crate) v: SweepView,
-}
-
-impl From<SweepView> for SweepPage {
-    fn from(v: SweepView) -> Self {
-        SweepPage {
-            title: v.title.clone(),
-            v,
-        }
-    }
-}
-
-#[derive(Template)]
-#[template(path = "seeds/page.html")]
-pub(crate) struct SeedsPage {
-    pub(crate) title: String,
-    pub(crate) v: SeedsView,
-}
-
-impl From<SeedsView> for SeedsPage {
-    fn from(v: SeedsView) -> Self {
-        SeedsPage {
-            title: v.title.clone(),
-            v,
-        }
-    }
-}
-
-#[derive(Template)]
-#[template(path = "fleet/fleet.html")]
-pub(crate) struct FleetPage {
-    pub(crate) title: String,
-    pub(crate) v: FleetView,
-}
-
-impl From<FleetView> for FleetPage {
-    fn from(v: FleetView) -> Self {
-        FleetPage {
-            title: v.title.clone(),
-            v,
-        }
-    }
 }

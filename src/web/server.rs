@@ -53,14 +53,7 @@ pub(crate) const CONNECTIONS_MAX_LIMIT: usize = 65_536;
 
 /// A `--max-connections` value: 1 to [`CONNECTIONS_MAX_LIMIT`].
 pub fn parse_connections_max(text: &str) -> Result<usize, String> {
-    let n: usize = text
-        .trim()
-        .parse()
-        .map_err(|_| format!("{text:?} is not a number of connections"))?;
-    if n == 0 || n > CONNECTIONS_MAX_LIMIT {
-        return Err(format!("{n} connections: want 1 to {CONNECTIONS_MAX_LIMIT}"));
-    }
-    Ok(n)
+    super::work::parse_in_range(text, "connections", "connections", 1..=CONNECTIONS_MAX_LIMIT)
 }
 /// After a shutdown signal, how long requests in flight may take to finish.
 pub(crate) const SHUTDOWN_GRACE: Duration = Duration::from_secs(10);

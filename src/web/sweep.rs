@@ -91,19 +91,14 @@ pub(crate) async fn sweep_json(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::analysis::sweep::Mix;
 
     /// Every order when it fits the budget; else the largest sample that fits, marked with
     /// the runs every order would take; unchanged when even the smallest sample does not fit.
     #[test]
     fn all_over_the_budget_becomes_the_largest_sample_that_fits() {
         let config = SweepConfig {
-            topologies: vec!["azure-l96as-v4".into()],
-            mixes: vec![Mix::parse("1x2 1x3 1x4 1x5 1x6 1x7").unwrap()],
-            placements: SweepConfig::parse_placements("cluster,rotation").unwrap(),
-            counters: sweep::parse_counters("0..4").unwrap(),
             orders: Orders::All,
-            ..SweepConfig::catalogue_default()
+            ..super::super::work::small_sweep("1x2 1x3 1x4 1x5 1x6 1x7")
         };
         let all = Estimate::sweep(&config);
         let fits = within_budget(config.clone(), all.cpu_ms);

@@ -43,6 +43,7 @@ use axum::extract::FromRequestParts;
 use axum::http::request::Parts;
 use std::collections::HashMap;
 use std::net::IpAddr;
+use std::ops::RangeInclusive;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -95,24 +96,26 @@ impl Default for Policy {
 
 /// A `--request-cpu-ms` value: 1 to [`REQUEST_CPU_MS_LIMIT`].
 pub fn parse_request_cpu_ms(text: &str) -> Result<u64, String> {
-    let n: u64 = text
-        .trim()
-        .parse()
-        .map_err(|_| format!("{text:?} is not a number of milliseconds"))?;
-    if n == 0 || n > REQUEST_CPU_MS_LIMIT {
-        return Err(format!("{n} ms: want 1 to {REQUEST_CPU_MS_LIMIT}"));
-    }
-    Ok(n)
+    parse_in_range(text, "milliseconds", "ms", 1..=REQUEST_CPU_MS_LIMIT)
 }
 
 /// A `--request-timeout-ms` value: 100 ms to 10 minutes.
 pub fn parse_request_timeout_ms(text: &str) -> Result<u64, String> {
-    let n: u64 = text
+    parse_in_range(text, "milliseconds", "ms", 100..=600_000)
+}
+
+/// A number of `unit`s (`units` in full, for the message when it is not a number) within
+/// `range`, from a command-line value.
+pub(crate) fn parse_in_range<T>(text: &str, units: &str, unit: &str, range: RangeInclusive<T>) -> Result<T, String>
+where
+    T: std::str::FromStr + PartialOrd + std::fmt::Display,
+{
+    let n: T = text
         .trim()
         .parse()
-        .map_err(|_| format!("{text:?} is not a number of milliseconds"))?;
-    if !(100..=600_000).contains(&n) {
-        return Err(format!("{n} ms: want 100 to 600000"));
+        .map_err(|_| format!("{text:?} is not a number of {units}"))?;
+    if !range.contains(&n) {
+        return Err(format!("{n} {unit}: want {} to {}", range.start(), range.end()));
     }
     Ok(n)
 }
@@ -567,10 +570,49 @@ impl Work {
     }
 }
 
+/// A small sweep the tests price: the 96-vCPU VM, the one `mix`, `cluster` and `rotation`,
+/// counters 0 to 4.
+#[cfg(test)]
+pub(crate) fn small_sweep(mix: &str) -> SweepConfig {
+    SweepConfig {
+        topologies: vec!["azure-l96as-v4".into()],
+        mixes: vec![crate::analysis::sweep::Mix::parse(mix).unwrap()],
+        placements: SweepConfig::parse_placements("cluster,rotation").unwrap(),
+        counters: crate::analysis::sweep::parse_counters("0..4").unwrap(),
+        ..SweepConfig::catalogue_default()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::analysis::sweep::{self, Mix};
+
+    /// The command-line limits answer with the value, its unit and the range it must be in.
+    #[test]
+    fn limits_from_the_command_line_name_the_unit_and_the_range() {
+        assert_eq!(parse_request_cpu_ms(" 250 "), Ok(250));
+        assert_eq!(parse_request_cpu_ms("0"), Err("0 ms: want 1 to 3600000".to_string()));
+        assert_eq!(
+            parse_request_cpu_ms("x"),
+            Err("\"x\" is not a number of milliseconds".to_string())
+        );
+        assert_eq!(parse_request_timeout_ms("600000"), Ok(600_000));
+        assert_eq!(
+            parse_request_timeout_ms("99"),
+            Err("99 ms: want 100 to 600000".to_string())
+        );
+        let connections = super::super::server::parse_connections_max;
+        assert_eq!(connections("65536"), Ok(65_536));
+        assert_eq!(
+            connections("65537"),
+            Err("65537 connections: want 1 to 65536".to_string())
+        );
+        assert_eq!(
+            connections("-1"),
+            Err("\"-1\" is not a number of connections".to_string())
+        );
+    }
 
     fn hostile() -> SweepConfig {
         SweepConfig {
@@ -614,13 +656,7 @@ mod tests {
     #[test]
     fn a_sweep_with_orders_is_charged_for_each_rows_distribution() {
         use crate::analysis::orders::Orders;
-        let plain = SweepConfig {
-            topologies: vec!["azure-l96as-v4".into()],
-            mixes: vec![Mix::parse("1x2 1x3 2x4").unwrap()],
-            placements: SweepConfig::parse_placements("cluster,rotation").unwrap(),
-            counters: sweep::parse_counters("0..4").unwrap(),
-            ..SweepConfig::catalogue_default()
-        };
+        let plain = small_sweep("1x2 1x3 2x4");
         let with = |orders| {
             Estimate::sweep(&SweepConfig {
                 orders,

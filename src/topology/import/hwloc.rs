@@ -86,12 +86,7 @@ pub fn import_synthetic(text: &str) -> Result<Imported, ImportError> {
     let index_at = |kind: Kind, pu: u32| levels.iter().position(|(k, _)| *k == kind).map(|i| pu / below[i]);
     let n_nodes = index_at(Kind::Numa, n_pus - 1).map_or(1, |n| n + 1);
     if n_nodes > NODES_MAX {
-        return Err(ImportError::new(
-            SYNTHETIC,
-            None,
-            "numa",
-            format!("more than {NODES_MAX} NUMA nodes"),
-        ));
+        return Err(ImportError::over_limit(SYNTHETIC, "numa", NODES_MAX, "NUMA nodes"));
     }
     let mut draft = Draft::new(SYNTHETIC, format!("hwloc synthetic {}", short(text.trim())));
     let mut groups: BTreeMap<(Kind, u32), CpuSet> = BTreeMap::new();

@@ -180,6 +180,11 @@ impl fmt::Display for ImportError {
 }
 
 impl ImportError {
+    /// An input over one of the importers' size limits: "more than `max` `what`".
+    pub(crate) fn over_limit(format: Format, field: &str, max: impl std::fmt::Display, what: &str) -> Self {
+        ImportError::new(format, None, field, format!("more than {max} {what}"))
+    }
+
     pub(crate) fn new(
         format: Format,
         line: Option<usize>,
@@ -235,12 +240,7 @@ pub(crate) fn check_text(format: Format, text: &str) -> Result<(), ImportError> 
     }
     let n_lines = text.lines().take(LINES_MAX + 1).count();
     if n_lines > LINES_MAX {
-        return Err(ImportError::new(
-            format,
-            None,
-            "",
-            format!("more than {LINES_MAX} lines"),
-        ));
+        return Err(ImportError::over_limit(format, "", LINES_MAX, "lines"));
     }
     Ok(())
 }

@@ -273,7 +273,7 @@ pub fn import(files: &SysfsFiles) -> Result<Imported, ImportError> {
 /// (hex masks of a large machine are big and unused, so they do not count).
 fn check_size(files: &SysfsFiles) -> Result<(), ImportError> {
     if files.len() > FILES_MAX {
-        return Err(ImportError::new(F, None, "", format!("more than {FILES_MAX} files")));
+        return Err(ImportError::over_limit(F, "", FILES_MAX, "files"));
     }
     let used = |k: &str| {
         k.ends_with("_list")
@@ -288,11 +288,11 @@ fn check_size(files: &SysfsFiles) -> Result<(), ImportError> {
         .map(|(k, v)| k.len() + v.len())
         .sum();
     if total > INPUT_BYTES_MAX {
-        return Err(ImportError::new(
+        return Err(ImportError::over_limit(
             F,
-            None,
             "",
-            format!("more than {INPUT_BYTES_MAX} bytes of cpulist and distance files"),
+            INPUT_BYTES_MAX,
+            "bytes of cpulist and distance files",
         ));
     }
     Ok(())

@@ -23,7 +23,7 @@ use super::pages::render_page;
 use super::work::{Estimate, Work};
 use super::{AppError, AppState};
 use crate::live::auth::{Tokens, ViewerTokens};
-use crate::live::hub::{Clock, EventRenderer, Hub, HubError, HubPolicy};
+use crate::live::hub::{Clock, EventRenderer, Hub, HubError, HubPolicy, PushKind};
 use crate::live::imports::{valid_id, IMPORTS_MAX};
 use crate::live::limits::SNAPSHOT_BYTES_MAX;
 use crate::live::persist::Persist;
@@ -31,7 +31,8 @@ use crate::live::prometheus::PromStatus;
 use crate::live::protocol::{valid_host_name, PushBodyError, PROTOCOL_VERSION};
 use crate::live::store::IngestError;
 use axum::body::Bytes;
-use axum::extract::{ConnectInfo, DefaultBodyLimit, Path, Query, State};
+use axum::extract::{ConnectInfo, DefaultBodyLimit, FromRequestParts, Path, Query, State};
+use axum::http::request::Parts;
 use axum::http::{header, HeaderMap, StatusCode, Uri};
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{Html, IntoResponse, Response};
@@ -84,17 +85,7 @@ impl LiveState {
     /// Ingestion with `tokens` (empty: disabled), history kept in `persist` when given and
     /// restored from it now. Returns the state and notes about records that were skipped.
     pub fn new(tokens: Tokens, persist: Option<Persist>) -> Result<(LiveState, Vec<String>), String> {
-        let render: EventRenderer = Arc::new(sse_event_body);
-        let (hub, notes) = Hub::new(tokens, persist, render).map_err(|e| e.to_string())?;
-        Ok((
-            LiveState {
-                hub: Arc::new(hub),
-                prometheus: None,
-                viewers: None,
-                trusted_proxies: Arc::from([]),
-            },
-            notes,
-        ))
+        LiveState::with(tokens, persist, HubPolicy::default(), None)
     }
 
     /// [`LiveState::new`] with push pacing by `clock` (tests drive time with it).
@@ -310,6 +301,37 @@ pub(crate) fn routes() -> Router<AppState> {
         )
 }
 
+/// A browser's visit to a live page, let in by [`LiveState::admit`] before the handler runs: a
+/// `?token=` is answered with the redirect that stores it, a missing or unknown token with
+/// the 401. An extractor; put it after the page's other extractors, so that theirs are the
+/// errors a bad path or query gets.
+pub(crate) struct Visit;
+
+impl FromRequestParts<AppState> for Visit {
+    type Rejection = Response;
+
+    async fn from_request_parts(parts: &mut Parts, app: &AppState) -> Result<Visit, Response> {
+        match app.live.admit(&parts.uri, &parts.headers, true) {
+            Ok(None) => Ok(Visit),
+            Ok(Some(redirect)) => Err(redirect),
+            Err(e) => Err(e.into_response()),
+        }
+    }
+}
+
+/// A viewer of a live page's text or JSON twin, let in by [`LiveState::admit`] (the token from
+/// the header or the cookie; a `?token=` is not taken). An extractor, as [`Visit`].
+pub(crate) struct Viewer;
+
+impl FromRequestParts<AppState> for Viewer {
+    type Rejection = AppError;
+
+    async fn from_request_parts(parts: &mut Parts, app: &AppState) -> Result<Viewer, AppError> {
+        app.live.admit(&parts.uri, &parts.headers, false)?;
+        Ok(Viewer)
+    }
+}
+
 /// The viewer token presented: `Authorization: Bearer`, else the [`VIEWER_COOKIE`] cookie.
 fn viewer_token(headers: &HeaderMap) -> Option<&[u8]> {
     if let Some(t) = headers
@@ -347,25 +369,19 @@ async fn ingest(
     let encoding = headers
         .get(header::CONTENT_ENCODING)
         .map(|v| v.to_str().unwrap_or("?").to_string());
-    let delta = headers
-        .get(header::CONTENT_TYPE)
-        .is_some_and(|v| v.as_bytes() == crate::live::protocol::DELTA_CONTENT_TYPE.as_bytes());
+    let kind = match headers.get(header::CONTENT_TYPE) {
+        Some(v) if v.as_bytes() == crate::live::protocol::DELTA_CONTENT_TYPE.as_bytes() => PushKind::Delta,
+        _ => PushKind::Snapshot,
+    };
     let seq = blocking(move || {
         let (token, encoding) = (token.as_deref(), encoding.as_deref());
-        Ok(if delta {
-            hub.ingest_delta(&host, token, encoding, &body)?
-        } else {
-            hub.ingest(&host, token, encoding, &body)?
-        })
+        Ok(hub.ingest_push(kind, &host, token, encoding, &body)?)
     })
     .await?;
     Ok(Json(serde_json::json!({ "seq": seq, "version": PROTOCOL_VERSION })).into_response())
 }
 
-async fn hosts_page(State(app): State<AppState>, uri: Uri, headers: HeaderMap) -> Result<Response, AppError> {
-    if let Some(redirect) = app.live.admit(&uri, &headers, true)? {
-        return Ok(redirect);
-    }
+async fn hosts_page(State(app): State<AppState>, _: Visit) -> Result<Html<String>, AppError> {
     let hosts = app
         .live
         .hub
@@ -383,7 +399,7 @@ async fn hosts_page(State(app): State<AppState>, uri: Uri, headers: HeaderMap) -
         ingestion: app.live.hub.ingestion_enabled(),
         problem: app.live.prometheus.as_ref().and_then(|p| p.problem()),
     };
-    Ok(Html(render_page(&page, &app.kernel_c)?).into_response())
+    Ok(Html(render_page(&page, &app.kernel_c)?))
 }
 
 /// `DELETE /api/live/{host}` with an admin token: the host, its history and its record go.
@@ -408,22 +424,15 @@ async fn host_page(
     State(app): State<AppState>,
     Path(host): Path<String>,
     Query(q): Query<LiveQuery>,
-    uri: Uri,
-    headers: HeaderMap,
-) -> Result<Response, AppError> {
-    if let Some(redirect) = app.live.admit(&uri, &headers, true)? {
-        return Ok(redirect);
-    }
-    let choice = q.choice()?;
-    let st = app.live.host(&host)?;
+    _: Visit,
+) -> Result<Html<String>, AppError> {
     let kernel_c = app.kernel_c.clone();
-    let page = blocking(move || {
-        let v = HostView::new(&st, &choice, true);
+    let page = host_view(&app, &host, &q, move |v| {
         let title = format!("{} · live", v.host);
         Ok(render_page(&HostPage { title, v }, &kernel_c)?)
     })
     .await?;
-    Ok(Html(page).into_response())
+    Ok(Html(page))
 }
 
 /// The live page's text twin: the host, its reading and the model comparison in words.
@@ -431,23 +440,30 @@ async fn host_text(
     State(app): State<AppState>,
     Path(host): Path<String>,
     Query(q): Query<LiveQuery>,
-    uri: Uri,
-    headers: HeaderMap,
+    _: Viewer,
 ) -> Result<Response, AppError> {
-    app.live.admit(&uri, &headers, false)?;
-    let choice = q.choice()?;
-    let st = app.live.host(&host)?;
-    let text = blocking(move || Ok(HostView::new(&st, &choice, true).text_report())).await?;
+    let text = host_view(&app, &host, &q, |v| Ok(v.text_report())).await?;
     Ok(super::text(text))
+}
+
+/// The live view of `host` with the model choice `q` names, built on a blocking thread, and
+/// what `answer` makes of it (the page or its text twin).
+async fn host_view<T: Send + 'static>(
+    app: &AppState,
+    host: &str,
+    q: &LiveQuery,
+    answer: impl FnOnce(HostView) -> Result<T, AppError> + Send + 'static,
+) -> Result<T, AppError> {
+    let choice = q.choice()?;
+    let st = app.live.host(host)?;
+    blocking(move || answer(HostView::new(&st, &choice, true))).await
 }
 
 async fn host_json(
     State(app): State<AppState>,
     Path(host): Path<String>,
-    uri: Uri,
-    headers: HeaderMap,
+    _: Viewer,
 ) -> Result<Json<serde_json::Value>, AppError> {
-    app.live.admit(&uri, &headers, false)?;
     let st = app.live.host(&host)?;
     Ok(Json(update_json(&st)))
 }
@@ -461,11 +477,10 @@ fn snapshot_event(seq: u64, body: &str) -> Event {
 async fn events(
     State(app): State<AppState>,
     Path(host): Path<String>,
-    uri: Uri,
     headers: HeaderMap,
     extensions: axum::http::Extensions,
+    _: Viewer,
 ) -> Result<Response, AppError> {
-    app.live.admit(&uri, &headers, false)?;
     if !valid_host_name(&host) {
         return Err(no_host(&host));
     }
@@ -522,12 +537,8 @@ async fn import_page(
     work: Work,
     Path(id): Path<String>,
     Query(q): Query<LiveQuery>,
-    uri: Uri,
-    headers: HeaderMap,
-) -> Result<Response, AppError> {
-    if let Some(redirect) = app.live.admit(&uri, &headers, true)? {
-        return Ok(redirect);
-    }
+    _: Visit,
+) -> Result<Html<String>, AppError> {
     let choice = q.choice()?;
     let gone = || {
         AppError::NotFound(format!(
@@ -552,5 +563,5 @@ async fn import_page(
             Ok(render_page(&HostPage { title, v }, &kernel_c)?)
         })
         .await?;
-    Ok(Html(page).into_response())
+    Ok(Html(page))
 }
