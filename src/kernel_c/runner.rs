@@ -225,7 +225,7 @@ impl KernelC {
 
     /// Ask one question, on an idle process or a new one, under the boot parameters `boot`
     /// (a harness `boot` line). A process that failed is dropped.
-    pub fn ask(&self, machine: &Machine, boot: &str, req: &Request) -> Result<Reply, ExternalError> {
+    pub(crate) fn ask(&self, machine: &Machine, boot: &str, req: &Request) -> Result<Reply, ExternalError> {
         let idle = self.idle.lock().map(|mut v| v.pop()).unwrap_or(None);
         let mut proc = match idle {
             Some(p) => p,
@@ -546,7 +546,7 @@ pub(crate) fn read_warnings(r: &mut Replies, n: u32) -> Result<Vec<Warning>, Opt
 /// sibling and cluster mask), so the same key is the same machine to the C. Computing it
 /// reads each CPU once and each distinct mask's words once; the text is written only when a
 /// harness process does not hold the machine yet.
-pub struct Machine<'a> {
+pub(crate) struct Machine<'a> {
     pub(crate) topo: &'a Topology,
     pub(crate) key: u64,
     /// Per kind (siblings, clusters): the distinct masks, and for each possible CPU the index
@@ -922,7 +922,7 @@ impl KernelC {
 
 /// What is asked of a harness process.
 #[derive(Debug, Clone)]
-pub enum Request {
+pub(crate) enum Request {
     Call {
         numgrps: u32,
         counter: u32,
@@ -939,7 +939,7 @@ pub enum Request {
     },
 }
 
-pub enum Reply {
+pub(crate) enum Reply {
     Answer(Answer),
     Time(Timing),
     Stage(super::stages::StageReply),

@@ -24,7 +24,7 @@ const STAGE_MEMO_MAX: usize = 16_384;
 
 /// What answers a stage request.
 #[derive(Debug, Clone, Copy)]
-pub enum ReplyKind {
+pub(crate) enum ReplyKind {
     Affinity,
     Calc,
     Map,
@@ -32,7 +32,7 @@ pub enum ReplyKind {
 
 /// A later stage's answer.
 #[derive(Debug, Clone)]
-pub enum StageReply {
+pub(crate) enum StageReply {
     Affinity(AffinityAnswer),
     Calc(u32),
     Map(MapAnswer),
@@ -40,7 +40,7 @@ pub enum StageReply {
 
 /// `irq_create_affinity_masks()` as the C answered it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct AffinityAnswer {
+pub(crate) struct AffinityAnswer {
     /// Each vector's mask and whether it is managed; `None`: NULL.
     pub(crate) descs: Option<Vec<(CpuSet, bool)>>,
     pub(crate) counter_after: u32,
@@ -52,7 +52,7 @@ pub struct AffinityAnswer {
 /// A `blk_mq_map_queues()` or `blk_mq_map_hw_queues()` map as the C answered it: the queue of
 /// every CPU id, `None` for ids that are not possible.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct MapAnswer {
+pub(crate) struct MapAnswer {
     pub(crate) map: Vec<Option<u32>>,
     pub(crate) counter_after: u32,
     pub(crate) offsets: Vec<u32>,
@@ -72,7 +72,7 @@ pub(crate) struct Boot {
 impl Boot {
     /// The boot parameters of a pipeline call: `irq_default_affinity` as the model holds it
     /// (every CPU is the same as not given) and the housekeeping CPUs.
-    pub fn of(topo: &Topology, boot: BootMasks<'_>) -> Boot {
+    pub(crate) fn of(topo: &Topology, boot: BootMasks<'_>) -> Boot {
         let all = CpuSet::full(topo.nr_cpu_ids());
         Boot {
             irqaffinity: (*boot.default_affinity != all).then(|| boot.default_affinity.clone()),
@@ -101,7 +101,7 @@ fn affd_words(req: &AffinityRequest) -> String {
 
 impl KernelC {
     /// The stages this build brings (`group_cpus_evenly` always).
-    pub fn stages(&self) -> &[Stage] {
+    pub(crate) fn stages(&self) -> &[Stage] {
         &self.stages
     }
 

@@ -457,7 +457,7 @@ fn kernel_pick_bounds(scenario: &Scenario, outcome: &Outcome) -> Vec<Bound> {
 
 /// The releases a blk-mq queue map holds for: the mapper's, and for the mappers that call
 /// `group_cpus_evenly()` the variant's and the sort's too.
-pub fn holds_for_map(kernel: Option<String>, mapper: Mapper, variant: Variant, sort: SortGen) -> Holds {
+pub(crate) fn holds_for_map(kernel: Option<String>, mapper: Mapper, variant: Variant, sort: SortGen) -> Holds {
     let mut bounds = vec![Bound {
         what: format!("mapper {}", mapper.name()),
         ranges: release::mapper_range(mapper).into_iter().collect(),
