@@ -30,14 +30,8 @@ pub(crate) struct LabCheckArgs {
     /// variant, sort and hotplug rule default from it.
     #[arg(long)]
     kernel: Option<String>,
-    #[arg(long)]
-    variant: Option<String>,
-    #[arg(long)]
-    sort: Option<String>,
-    /// Effective-CPU model for every IRQ (default: each IRQ's controller, from its chip name
-    /// in /proc/interrupts; else the kernel release's architecture).
-    #[arg(long)]
-    effective: Option<String>,
+    #[command(flatten)]
+    models: crate::model_cmd::ModelFlags,
     /// Also run every variant x sort x effective model and say which reproduce the capture.
     #[arg(long)]
     all: bool,
@@ -64,11 +58,7 @@ pub(crate) fn lab(cmd: LabCmd) -> anyhow::Result<ExitCode> {
                 &text,
                 &irqscope::lab::check::CheckOptions {
                     kernel: a.kernel,
-                    models: irqscope::scenario::kernel::ModelNames {
-                        variant: a.variant,
-                        sort: a.sort,
-                        effective: a.effective,
-                    },
+                    models: a.models.names(),
                     all: a.all,
                     machine,
                 },

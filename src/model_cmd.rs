@@ -133,6 +133,33 @@ pub(crate) struct BootArgs {
     vectors_held: Option<String>,
 }
 
+/// `--variant`, `--sort`, `--effective`: the three models a command runs in place of those
+/// the kernel release picks.
+#[derive(clap::Args)]
+pub(crate) struct ModelFlags {
+    /// group_cpus_evenly variant: pre-cluster, cluster, rotation, rotation-ohcl, rotation-v1r,
+    /// rotation-v1 (default: the kernel release's).
+    #[arg(long)]
+    variant: Option<String>,
+    /// Heapsort generation: heap-v5.1, heap-v6.9, heap-v6.11 (default: the kernel release's).
+    #[arg(long)]
+    sort: Option<String>,
+    /// Effective-CPU model: x86-matrix, first-cpu, arm64-its or arm64-gicv5 (default: the
+    /// interrupt controller's: the machine's, or each captured IRQ's chip in /proc/interrupts).
+    #[arg(long)]
+    effective: Option<String>,
+}
+
+impl ModelFlags {
+    pub(crate) fn names(&self) -> ModelNames {
+        ModelNames {
+            variant: self.variant.clone(),
+            sort: self.sort.clone(),
+            effective: self.effective.clone(),
+        }
+    }
+}
+
 impl BootArgs {
     fn params(&self) -> BootParams {
         BootParams {
@@ -167,17 +194,8 @@ pub(crate) struct SimulateArgs {
     /// Default blk-mq map: irq or cpumap.
     #[arg(long)]
     blk_mq: Option<String>,
-    /// group_cpus_evenly variant: pre-cluster, cluster, rotation, rotation-ohcl, rotation-v1r,
-    /// rotation-v1.
-    #[arg(long)]
-    variant: Option<String>,
-    /// Heapsort generation: heap-v5.1, heap-v6.9, heap-v6.11.
-    #[arg(long)]
-    sort: Option<String>,
-    /// Effective-CPU model: x86-matrix, first-cpu, arm64-its or arm64-gicv5 (default: the
-    /// machine's interrupt controller's).
-    #[arg(long)]
-    effective: Option<String>,
+    #[command(flatten)]
+    models: ModelFlags,
     /// Starting value of the rotation patch's spread counter: N, or A..B (both included) for
     /// the distribution over unknown earlier callers.
     #[arg(long, value_name = "N|A..B")]
@@ -229,11 +247,7 @@ fn counter_overrides(counter: Option<&str>, orders: Option<&str>) -> anyhow::Res
 }
 
 pub(crate) fn simulate(args: SimulateArgs) -> anyhow::Result<ExitCode> {
-    let models = ModelNames {
-        variant: args.variant.clone(),
-        sort: args.sort.clone(),
-        effective: args.effective.clone(),
-    };
+    let models = args.models.names();
     let overrides = Overrides {
         models: models.clone(),
         proposal: args.proposal.clone(),
