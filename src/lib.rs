@@ -9,6 +9,9 @@
 //! No `unsafe` code, but for the SSE2 classifier of the `/proc/interrupts` reader
 //! (`live::parse::columns::classify`), which allows it for its two blocks.
 #![deny(unsafe_code)]
+// The module docs carry the code map's details and link to the crate's own items; they are
+// read with `cargo doc --document-private-items` (scripts/test builds them so, warnings denied).
+#![allow(rustdoc::private_intra_doc_links)]
 
 pub mod analysis;
 pub mod catalogue;

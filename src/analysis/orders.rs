@@ -1,5 +1,5 @@
 //! Probe order as a distribution: the orders the model allows and the counter values earlier
-//! callers may leave, each run as an ordinary fixed-order scenario ([`super::try_run`]), and
+//! callers may leave, each run as an ordinary fixed-order scenario ([`crate::scenario::try_run`]), and
 //! what the runs add up to ([`Distribution`]).
 //!
 //! What the model allows (`docs/probe-order.md`): devices with no driver named and NVMe

@@ -68,7 +68,7 @@ enum Command {
     Push {
         #[command(flatten)]
         source: Source,
-        /// Server base URL: http://127.0.0.1:8080, or https://irqscope.example:8443.
+        /// Server base URL: `http://127.0.0.1:8080`, or `https://irqscope.example:8443`.
         #[arg(long)]
         server: String,
         /// PEM file of CA certificates to trust for an https:// server, besides the Mozilla

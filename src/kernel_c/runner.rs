@@ -542,7 +542,7 @@ pub(crate) fn read_warnings(r: &mut Replies, n: u32) -> Result<Vec<Warning>, Opt
 }
 
 /// A machine as the harness sees it, keyed without writing it out: `key` hashes exactly what
-/// [`topology_text`] sends (ids, each possible CPU's node, the present CPUs, each CPU's
+/// `topology_text` sends (ids, each possible CPU's node, the present CPUs, each CPU's
 /// sibling and cluster mask), so the same key is the same machine to the C. Computing it
 /// reads each CPU once and each distinct mask's words once; the text is written only when a
 /// harness process does not hold the machine yet.

@@ -447,7 +447,7 @@ fn ended_by_limit(status: std::process::ExitStatus, raw: &str) -> Option<&'stati
     }
 }
 
-/// What a compiler diagnostic says the tree needs that the stand-ins lack ("includes <h>",
+/// What a compiler diagnostic says the tree needs that the stand-ins lack ("includes `<h>`",
 /// "calls f()", "uses s", "links against s"), if it says so.
 fn lacking(line: &str) -> Option<String> {
     let quoted = |l: &str| l.split(['‘', '’', '\'', '`']).nth(1).map(str::to_string);

@@ -4,7 +4,7 @@
 //!
 //! Token text (a file given to `--live-tokens`, or the `IRQSCOPE_LIVE_TOKENS` variable):
 //! entries separated by newlines or commas, each `TOKEN` (pushes for any host, at most
-//! [`UNBOUND_TOKEN_HOSTS_MAX`] of them), `HOST=TOKEN` (pushes for that host) or
+//! [`UNBOUND_TOKEN_HOSTS_MAX`](super::limits::UNBOUND_TOKEN_HOSTS_MAX) of them), `HOST=TOKEN` (pushes for that host) or
 //! [`ADMIN_ENTRY`]`=TOKEN` (may delete hosts; `_` starts no host name); `#` starts a comment
 //! line. Tokens are 16 to 256 bytes without whitespace, `,` or `=`.
 //!

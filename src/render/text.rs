@@ -642,7 +642,7 @@ fn nodes(m: &Metrics) -> String {
     }
 }
 
-/// [`queue_map_report`] with the variant given by name (a model's, or `c:NAME`).
+/// A blk-mq queue map as text, under the variant given by name (a model's, or `c:NAME`).
 pub(crate) fn queue_map_report_named(
     topo: &Topology,
     mapper: crate::kernel::blk_mq_cpumap::Mapper,

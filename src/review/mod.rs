@@ -9,7 +9,7 @@
 //! - the worst case beyond the catalogue ([`worst`]): a seeded search over random machines and
 //!   device mixes for the largest regression of the worst CPU's load, shrunk and confirmed on
 //!   fresh harnesses of the built C;
-//! - the reply ([`reply`]): 72 columns, the way a reviewer writes it.
+//! - the reply ([`crate::render::review::text`]): 72 columns, the way a reviewer writes it.
 //!
 //! A top room beside `kernel_c_tools` and `golden`: it reads those below it, nothing below
 //! reads it.

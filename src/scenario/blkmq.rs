@@ -1,7 +1,7 @@
 //! The blk-mq scenario: one device's hardware queues mapped to CPUs by one or every
 //! generation of the kernel's mapper (`kernel::blk_mq_cpumap`; seed 004: v4.10's mapper leaves
 //! 28 of 64 queues without a CPU on a 72-CPU machine). [`BlkMqSpec`] is the input as data;
-//! [`BlkMqSpec::resolve`] validates it once into a [`BlkMqScenario`], whose [`run`](BlkMqScenario::run)
+//! [`BlkMqSpec::resolve_with`] validates it once into a [`BlkMqScenario`], whose [`run`](BlkMqScenario::run)
 //! maps the queues. `irqscope blk-mq` and the `/blkmq` page both go through here.
 
 use super::mana::{resolve_topology, topology_label};
@@ -61,7 +61,7 @@ impl BlkMqSpec {
         self.resolve_with(preset, &super::spec::no_kernel_c)
     }
 
-    /// [`BlkMqSpec::resolve`], with a `c:NAME` variant looked up by `kernel_c`.
+    /// Validate, looking presets up with `preset` and a `c:NAME` variant with `kernel_c`.
     pub(crate) fn resolve_with(
         &self,
         preset: impl Fn(&str) -> Option<Arc<Topology>>,

@@ -2,7 +2,7 @@
 //! [`permalink`](super::permalink) codec. No HTTP here; the pages and the CLI build these and
 //! hand them to the codec.
 //!
-//! - [`ScenarioSpec`] (with [`TopologyRef`] and [`DeviceSpec`], defined in [`spec`](super::spec)):
+//! - [`ScenarioSpec`] (with [`TopologyRef`](super::spec::TopologyRef) and [`DeviceSpec`](super::spec::DeviceSpec), defined in [`spec`](super::spec)):
 //!   `/s/{link}`, the JSON body of `POST /api/simulate` and `POST /fragment`.
 //! - [`CompareSpec`] and its two [`SideSpec`]s: `/c/{link}`.
 //!

@@ -94,7 +94,7 @@ pub struct ScenarioSpec {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub vectors_per_cpu: Option<u32>,
     /// Which probe orders the scenario stands for: `all` or `sample:N[:SEED]`
-    /// ([`super::orders::Orders`]). This and `counter_to` are absent in every link written
+    /// ([`crate::analysis::orders::Orders`]). This and `counter_to` are absent in every link written
     /// before distributions existed (one run: the list order from `spread_counter`) and omitted
     /// when unset.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -701,7 +701,8 @@ pub fn shell_word(word: &str) -> String {
     }
 }
 
-/// [`command_line`] as words; an option and its value are one word.
+/// The `irqscope simulate` command that reproduces `scenario`, as words; an option and its
+/// value are one word.
 pub(crate) fn command_words(scenario: &Scenario, topology: &str) -> Vec<String> {
     let mut words = vec!["irqscope".to_string(), "simulate".into(), shell_word(topology)];
     words.extend(format_device_tokens(scenario.devices()).iter().map(|t| shell_word(t)));

@@ -21,7 +21,7 @@
 //! task; spec B.11 lists the fixed choices. Everything is computed from the
 //! input; no I/O, no clocks, no randomness.
 //!
-//! Entry points: [`build_topology`], [`run_variant`] and [`run`]; [`validate`] alone checks an
+//! Entry points: [`run_variant`] and [`run`]; [`validate`] alone checks an
 //! input. Input is validated once (spec B.1); invalid input gives a [`SchedError`].
 
 pub(crate) mod fair;

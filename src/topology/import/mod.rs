@@ -1,8 +1,8 @@
 //! Import topologies from what real machines and tools print, and export them back.
 //!
 //! Every parser is pure (`&str -> TopologySpec`, or a map of file texts for sysfs), bounds its
-//! input ([`INPUT_BYTES_MAX`], [`LINES_MAX`], [`CPUS_MAX`](super::CPUS_MAX),
-//! [`NODES_MAX`](super::NODES_MAX)) and reports bad input as an [`ImportError`] naming the line
+//! input ([`INPUT_BYTES_MAX`], [`LINES_MAX`], [`CPUS_MAX`],
+//! [`NODES_MAX`]) and reports bad input as an [`ImportError`] naming the line
 //! or file and field; none panics. The only file access is [`sysfs::read_tree`] and
 //! [`export::write_sysfs`], thin wrappers the CLI calls.
 //!
