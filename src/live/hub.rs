@@ -473,19 +473,24 @@ impl Hub {
         body: &[u8],
     ) -> Result<u64, HubError> {
         let unbound = self.admit_push(host, bearer)?;
-        if kind == PushKind::Snapshot {
-            let snap =
-                decode_push_body::<Snapshot>(content_encoding, body, SNAPSHOT_BYTES_MAX).map_err(HubError::Body)?;
-            return self.keep_pushed(host, snap, unbound, None);
+        match kind {
+            PushKind::Snapshot => {
+                let snap =
+                    decode_push_body::<Snapshot>(content_encoding, body, SNAPSHOT_BYTES_MAX).map_err(HubError::Body)?;
+                self.keep_pushed(host, snap, unbound, None)
+            }
+            PushKind::Delta => {
+                let delta =
+                    decode_push_body::<Delta>(content_encoding, body, SNAPSHOT_BYTES_MAX).map_err(HubError::Body)?;
+                let base = self.host(host).ok_or(HubError::BaseMismatch)?;
+                // Rebuilt outside the lock; kept only if `base` is still the host's state.
+                let snap = delta.apply(&base.snapshot).map_err(|e| match e {
+                    DeltaError::BaseMismatch => HubError::BaseMismatch,
+                    DeltaError::Bad(_) => HubError::Body(PushBodyError::Bad(e.to_string())),
+                })?;
+                self.keep_pushed(host, snap, unbound, Some(base))
+            }
         }
-        let delta = decode_push_body::<Delta>(content_encoding, body, SNAPSHOT_BYTES_MAX).map_err(HubError::Body)?;
-        let base = self.host(host).ok_or(HubError::BaseMismatch)?;
-        // Rebuilt outside the lock; kept only if `base` is still the host's state.
-        let snap = delta.apply(&base.snapshot).map_err(|e| match e {
-            DeltaError::BaseMismatch => HubError::BaseMismatch,
-            DeltaError::Bad(_) => HubError::Body(PushBodyError::Bad(e.to_string())),
-        })?;
-        self.keep_pushed(host, snap, unbound, Some(base))
     }
 
     /// Ingestion is on, the host name is valid and the bearer token may push for it; whether

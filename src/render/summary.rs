@@ -674,7 +674,7 @@ type Parts<'a> = &'a dyn Fn(&[(u32, CpuSet)], &dyn Fn(&CpuSet) -> String) -> Vec
 
 /// A page's line on one per-CPU count (`value`): `plain` when it fits; on a machine whose
 /// nodes all look alike, one node's pattern; otherwise the same sentence with long cpulists
-/// cut ([`page_devices_line`]).
+/// cut (an example at [`page_devices_line`]).
 fn page_line(topo: &Topology, m: &Metrics, plain: String, value: &dyn Fn(&CpuLoad) -> u32, parts: Parts) -> String {
     if plain.chars().count() <= BULLET_CHARS_MAX {
         return plain;

@@ -98,7 +98,7 @@ mod tests {
     fn all_over_the_budget_becomes_the_largest_sample_that_fits() {
         let config = SweepConfig {
             orders: Orders::All,
-            ..super::super::work::small_sweep("1x2 1x3 1x4 1x5 1x6 1x7")
+            ..crate::web::work::small_sweep("1x2 1x3 1x4 1x5 1x6 1x7")
         };
         let all = Estimate::sweep(&config);
         let fits = within_budget(config.clone(), all.cpu_ms);
