@@ -25,7 +25,13 @@
 use super::svg::{escape, push_escaped, push_i64, push_num, push_u64, svg_open, Fill, HeatMetric};
 use crate::metrics::Metrics;
 use crate::topology::{CpuSet, Topology};
+use colour::{div_colour, is_dark, OFFLINE, ZERO};
+pub(crate) use colour::{load_colour, seq_colour};
+use rows::{plan_rows, unit_key, RowPlan};
 use std::fmt::Write;
+
+mod colour;
+mod rows;
 
 /// Views with more CPUs than this are drawn as the folded overview.
 pub(crate) const CELLS_UNFOLDED_MAX: u32 = 1024;
@@ -53,12 +59,6 @@ const MATRIX_ROW_W_PX: u32 = 480;
 const MATRIX_ROW_PX: u32 = 9;
 /// Narrowest figure: the legend's width (its longest line, at 11 px).
 const WIDTH_MIN_PX: u32 = 480;
-
-pub(crate) const OFFLINE_FILL: &str = "#c8c8c8";
-pub(crate) const UNCHANGED_FILL: &str = "#e3e6ea";
-const OFFLINE: Fill = Fill::from_hex(OFFLINE_FILL);
-const UNCHANGED: Fill = Fill::from_hex(UNCHANGED_FILL);
-const ZERO: Fill = Fill::from_hex("#f4f6fa");
 
 /// Possible CPUs of a node in drawing order: package, cluster, core (SMT set), thread.
 pub(crate) fn layout_order(topo: &Topology, node: u32) -> Vec<u32> {
@@ -94,73 +94,6 @@ pub(crate) fn view_nodes(topo: &Topology, zoom: Option<u32>) -> Vec<u32> {
         Some(n) if !topo.node_cpus(n).is_empty() => vec![n],
         _ => topo.nodes_with_cpus().collect(),
     }
-}
-
-/// Sequential scale, pale → dark blue, for `v` in `0..=max` (no ideal to anchor at).
-pub(crate) fn seq_colour(v: u32, max: u32) -> Fill {
-    if max == 0 || v == 0 {
-        return ZERO;
-    }
-    let t = f64::from(v.min(max)) / f64::from(max);
-    let lerp = |a: f64, b: f64| (a + (b - a) * t).round() as u8;
-    Fill::rgb(lerp(214.0, 8.0), lerp(228.0, 48.0), lerp(242.0, 107.0))
-}
-
-/// The load scale anchored at the ideal: 0 pale; `1..=ideal` light to mid blue (never hot);
-/// above the ideal orange to dark red at `max`. Without an ideal, [`seq_colour`].
-pub(crate) fn load_colour(v: u32, ideal: Option<u32>, max: u32) -> Fill {
-    let Some(ideal) = ideal else {
-        return seq_colour(v, max);
-    };
-    if v == 0 {
-        return ZERO;
-    }
-    let lerp = |t: f64, a: [f64; 3], b: [f64; 3]| {
-        let c = |i: usize| (a[i] + (b[i] - a[i]) * t).round() as u8;
-        Fill::rgb(c(0), c(1), c(2))
-    };
-    // Each step darker than the one below it: pale blues up to the ideal, then the warm ramp
-    // from an orange darker than the ideal's blue to dark red.
-    if v <= ideal {
-        let t = if ideal <= 1 {
-            1.0
-        } else {
-            f64::from(v - 1) / f64::from(ideal - 1)
-        };
-        return lerp(t, [222.0, 235.0, 247.0], [146.0, 192.0, 223.0]);
-    }
-    let span = max.saturating_sub(ideal).max(1);
-    let t = if span == 1 {
-        1.0
-    } else {
-        f64::from((v - ideal).min(span) - 1) / f64::from(span - 1)
-    };
-    lerp(t, [236.0, 128.0, 48.0], [153.0, 0.0, 13.0])
-}
-
-/// Diverging scale for a difference: fewer (negative) green, zero grey, more (positive)
-/// purple, saturating at `span`. Neither end is blue or red: on the compare page those mean
-/// "at or below the ideal" and "above it" in A's and B's heatmaps.
-fn div_colour(d: i64, span: i64) -> Fill {
-    if d == 0 || span == 0 {
-        // Unchanged: a neutral grey that stands apart from the page and from a faint change.
-        return UNCHANGED;
-    }
-    let t = (d.unsigned_abs() as f64 / span as f64).min(1.0);
-    let fade = |c: f64| (255.0 + (c - 255.0) * (0.25 + 0.75 * t)).round() as u8;
-    if d > 0 {
-        Fill::rgb(fade(118.0), fade(42.0), fade(131.0))
-    } else {
-        Fill::rgb(fade(27.0), fade(120.0), fade(55.0))
-    }
-}
-
-/// Whether white text reads better than dark on a fill.
-fn is_dark(fill: Fill) -> bool {
-    let fill = fill.as_str();
-    let ch = |i: usize| u32::from_str_radix(fill.get(i..i + 2).unwrap_or("ff"), 16).unwrap_or(255);
-    let luma = 299 * ch(1) + 587 * ch(3) + 114 * ch(5);
-    luma < 140_000
 }
 
 /// One cell to draw: a CPU or (folded) a run of CPUs with the same value.
@@ -252,173 +185,6 @@ fn draw_grid(g: &Grid<'_>) -> String {
     out.push_str(&g.legend);
     out.push_str("</g>\n</svg>\n");
     out
-}
-
-/// One row of a node's block: its cores (each a run of SMT siblings in drawing order) and
-/// the label its gutter carries ("P-cores", "E-cores"), if any.
-struct RowPlan<'o> {
-    cores: Vec<&'o [u32]>,
-    label: Option<&'static str>,
-    /// The run of clusters (one package, one kind of core) the row belongs to.
-    #[cfg_attr(not(test), allow(dead_code))]
-    run: usize,
-}
-
-/// (package, first CPU of the cluster, first CPU of the core) of a CPU.
-fn unit_key(topo: &Topology, cpu: u32) -> (u32, u32, u32) {
-    (
-        topo.cpu_to_package(cpu),
-        topo.drawn_cluster(cpu).first().unwrap_or(u32::MAX),
-        topo.drawn_smt(cpu).first().unwrap_or(cpu),
-    )
-}
-
-/// The index ranges of `order` over which `key` stays the same.
-fn runs_by<K: PartialEq>(order: &[u32], key: impl Fn(u32) -> K) -> Vec<(usize, usize)> {
-    let mut out = Vec::new();
-    let mut i = 0;
-    while i < order.len() {
-        let k = key(order[i]);
-        let j = order[i..]
-            .iter()
-            .position(|&c| key(c) != k)
-            .map_or(order.len(), |p| i + p);
-        out.push((i, j));
-        i = j;
-    }
-    out
-}
-
-/// The kind of each cluster of a hybrid node ("P-cores" for single-core clusters, "E-cores"
-/// for multi-core clusters of single-thread cores); `None` when the node is not hybrid (one
-/// shape of cluster, or shapes this rule does not name). `clusters` are lists of cores, each
-/// a range of the drawing order.
-fn core_kinds(topo: &Topology, clusters: &[Vec<(usize, usize)>]) -> Option<Vec<&'static str>> {
-    let shape = |cl: &Vec<(usize, usize)>| (cl.len(), cl.iter().map(|(a, b)| b - a).max().unwrap_or(1));
-    let mut shapes: Vec<(usize, usize)> = clusters.iter().map(shape).collect();
-    shapes.sort_unstable();
-    shapes.dedup();
-    let [a, b] = shapes[..] else { return None };
-    let (p, e) = if a.0 == 1 { (a, b) } else { (b, a) };
-    if topo.arch().name() != "x86_64" || p.0 != 1 || e.0 < 2 || e.1 != 1 {
-        return None;
-    }
-    Some(
-        clusters
-            .iter()
-            .map(|cl| if shape(cl) == p { "P-cores" } else { "E-cores" })
-            .collect(),
-    )
-}
-
-/// A run of clusters of one package and kind (the kind's label), cut into units, each a
-/// (start, end) range of the node's CPU order.
-type Run = (Option<&'static str>, Vec<(usize, usize)>);
-
-/// A node's rows: clusters kept whole when they fit a row, a new row at each package or core
-/// kind, the rows of each run balanced.
-fn plan_rows<'o>(topo: &Topology, order: &'o [u32], row_cells: usize) -> Vec<RowPlan<'o>> {
-    let key = |c: u32| unit_key(topo, c);
-    let cores = runs_by(order, key);
-    // Cores grouped by cluster (within a package).
-    let mut clusters: Vec<Vec<(usize, usize)>> = Vec::new();
-    for core in cores {
-        let k = key(order[core.0]);
-        match clusters.last_mut() {
-            Some(cl) if key(order[cl[0].0]).0 == k.0 && key(order[cl[0].0]).1 == k.1 => cl.push(core),
-            _ => clusters.push(vec![core]),
-        }
-    }
-    let kinds = core_kinds(topo, &clusters);
-    // Runs of clusters of one package and kind, each cut into units: a cluster that fits a
-    // row, else its cores.
-    let mut runs: Vec<Run> = Vec::new();
-    for (i, cl) in clusters.iter().enumerate() {
-        let kind = kinds.as_ref().map(|k| k[i]);
-        let package = key(order[cl[0].0]).0;
-        let same = runs
-            .last()
-            .is_some_and(|(k, units)| *k == kind && units.last().is_some_and(|u| key(order[u.0]).0 == package));
-        if !same {
-            runs.push((kind, Vec::new()));
-        }
-        let units = &mut runs.last_mut().expect("pushed above").1;
-        let (start, end) = (cl[0].0, cl[cl.len() - 1].1);
-        if end - start <= row_cells {
-            units.push((start, end));
-        } else {
-            units.extend(cl.iter().copied());
-        }
-    }
-    let mut rows = Vec::new();
-    for (run, (kind, units)) in runs.into_iter().enumerate() {
-        let sizes: Vec<usize> = units.iter().map(|(a, b)| b - a).collect();
-        for (i, (start, end)) in balanced_rows(&sizes, row_cells).into_iter().enumerate() {
-            let (from, to) = (units[start].0, units[end - 1].1);
-            let slice = &order[from..to];
-            let cores = runs_by(slice, key).into_iter().map(|(a, b)| &slice[a..b]).collect();
-            // Only the first row of a run carries its label.
-            let label = if i == 0 { kind } else { None };
-            rows.push(RowPlan { cores, label, run });
-        }
-    }
-    rows
-}
-
-/// Cut a run of units (clusters or cores, `sizes` cells each, in order) into as few rows of at
-/// most `row_cells` cells as it takes, the rows as even as the units allow: each row aims at
-/// its share of what is left, so the last row is never a lone unit left over (56 cells in units
-/// of 2 at 24 a row are rows of 18, 18 and 20, not 18, 18, 18 and 2). Rows as ranges of unit
-/// indices.
-fn balanced_rows(sizes: &[usize], row_cells: usize) -> Vec<(usize, usize)> {
-    let total: usize = sizes.iter().sum();
-    let mut k = total.div_ceil(row_cells).max(1);
-    loop {
-        if k >= sizes.len() {
-            return (0..sizes.len()).map(|i| (i, i + 1)).collect();
-        }
-        if let Some(rows) = cut_into(sizes, k, row_cells) {
-            return rows;
-        }
-        k += 1;
-    }
-}
-
-/// `sizes` cut into exactly `k` rows, each aiming at an even share of what is left; `None`
-/// when a row of more than one unit would pass `row_cells`.
-fn cut_into(sizes: &[usize], k: usize, row_cells: usize) -> Option<Vec<(usize, usize)>> {
-    let mut rows = Vec::with_capacity(k);
-    let mut left: usize = sizes.iter().sum();
-    let mut i = 0;
-    for r in (1..=k).rev() {
-        let start = i;
-        let mut cells = 0;
-        if r == 1 {
-            cells = left;
-            i = sizes.len();
-        } else {
-            let target = left.div_ceil(r);
-            // At least one unit, and one left for each row after this one.
-            while i < sizes.len() - (r - 1) {
-                let with = cells + sizes[i];
-                let further = with.abs_diff(target) >= cells.abs_diff(target);
-                if cells > 0 && (with > row_cells || (with > target && further)) {
-                    break;
-                }
-                cells = with;
-                i += 1;
-                if cells >= target {
-                    break;
-                }
-            }
-        }
-        if cells > row_cells && i - start > 1 {
-            return None;
-        }
-        rows.push((start, i));
-        left -= cells;
-    }
-    Some(rows)
 }
 
 /// A boundary line of `class` from (`x1`, `y1`) to (`x2`, `y2`); whole numbers print without a
@@ -1047,6 +813,7 @@ mod tests {
     use crate::catalogue;
     use crate::scenario::spec::{DeviceSpec, ScenarioSpec, TopologyRef};
     use crate::{metrics, scenario};
+    use colour::UNCHANGED_FILL;
 
     fn run(preset: &str, devices: Vec<DeviceSpec>) -> (scenario::Scenario, Metrics) {
         let spec = ScenarioSpec::new(TopologyRef::Preset(preset.into()), devices);
@@ -1061,83 +828,6 @@ mod tests {
         let k = format!(" {name}=\"");
         let i = tag.find(&k).unwrap_or_else(|| panic!("no {name} in {tag}")) + k.len();
         tag[i..i + tag[i..].find('"').unwrap()].parse().unwrap()
-    }
-
-    fn rows_of(preset: &str) -> Vec<(Option<&'static str>, Vec<u32>)> {
-        let t = catalogue::get(preset).unwrap();
-        let mut out = Vec::new();
-        for node in t.nodes_with_cpus() {
-            let order = layout_order(&t, node);
-            for r in plan_rows(&t, &order, ROW_CELLS_NUMBERED) {
-                out.push((r.label, r.cores.iter().flat_map(|c| c.iter().copied()).collect()));
-            }
-        }
-        out
-    }
-
-    /// Rows break at the kind of core on a hybrid part, each kind named, clusters whole.
-    #[test]
-    fn hybrid_rows_name_p_and_e_cores() {
-        let rows = rows_of("intel-core-ultra-7-265k");
-        assert_eq!(rows.len(), 2, "{rows:?}");
-        assert_eq!(rows[0], (Some("P-cores"), (0..8).collect()));
-        assert_eq!(rows[1], (Some("E-cores"), (8..20).collect()));
-        let rows = rows_of("intel-core-i9-13900k");
-        assert_eq!((rows[0].0, rows[0].1.len()), (Some("P-cores"), 16));
-        assert_eq!((rows[1].0, rows[1].1.len()), (Some("E-cores"), 16));
-        // Not hybrid: one shape of cluster, no kind named.
-        assert!(rows_of("azure-l96as-v4").iter().all(|r| r.0.is_none()));
-    }
-
-    /// A node's rows are balanced and never split a cluster that fits a row.
-    #[test]
-    fn rows_are_balanced_and_keep_clusters_whole() {
-        let rows = rows_of("azure-l96as-v4");
-        assert_eq!(rows.iter().map(|r| r.1.len()).collect::<Vec<_>>(), [24, 24, 24, 24]);
-        let t = catalogue::get("amd-epyc-9654-2s-nps4").unwrap();
-        for node in t.nodes_with_cpus() {
-            let order = layout_order(&t, node);
-            for r in plan_rows(&t, &order, ROW_CELLS_NUMBERED) {
-                let cpus: CpuSet = r.cores.iter().flat_map(|c| c.iter().copied()).collect();
-                assert!(cpus.weight() as usize <= ROW_CELLS_NUMBERED);
-                for c in cpus.iter() {
-                    let cl = t.drawn_cluster(c).and(t.node_cpus(node));
-                    if cl.weight() as usize <= ROW_CELLS_NUMBERED {
-                        assert!(cl.iter().all(|x| cpus.contains(x)), "cluster of {c} split");
-                    }
-                }
-            }
-        }
-    }
-
-    /// No row of any preset's heatmap holds a lone core where its run (one package, one kind
-    /// of core) has more than one, at either row width (the whole machine, and one node
-    /// drawn alone): the Xeon SNC2 nodes of 28 cores and synthetic-1024's of 64 used to end
-    /// in one.
-    #[test]
-    fn no_row_holds_a_lone_core() {
-        for (name, t) in catalogue::all() {
-            let t = t.as_ref().unwrap();
-            for node in t.nodes_with_cpus() {
-                let order = layout_order(t, node);
-                for cells in [ROW_CELLS_NUMBERED, ROW_CELLS_PLAIN] {
-                    let rows = plan_rows(t, &order, cells);
-                    for (i, r) in rows.iter().enumerate() {
-                        let cores_in_run: usize = rows.iter().filter(|o| o.run == r.run).map(|o| o.cores.len()).sum();
-                        assert!(
-                            r.cores.len() > 1 || cores_in_run == 1,
-                            "{name} node {node}, {cells} a row: row {i} holds one core ({:?}) of a run of {cores_in_run}",
-                            r.cores[0]
-                        );
-                        let n: usize = r.cores.iter().map(|c| c.len()).sum();
-                        assert!(
-                            n <= cells || r.cores.len() == 1,
-                            "{name} node {node}: row {i} has {n} cells"
-                        );
-                    }
-                }
-            }
-        }
     }
 
     /// Drawn at its size (width and height in pixels, never scaled up), every cell inside it;
@@ -1189,63 +879,6 @@ mod tests {
         assert!(svg.contains(&format!(">ideal {}</text>", m.ideal.devices_per_cpu_max)));
         let diff = diff_heatmap(topo, &m, &m, HeatMetric::Irqs, None);
         assert!(diff.contains(&format!(r#"fill="{UNCHANGED_FILL}""#)) && !diff.contains(r##"fill="#ffffff""##));
-    }
-
-    /// At or below the ideal never looks hot: a placement at the ideal is lighter than any
-    /// value above it, and the scale's colours get darker as the load rises.
-    #[test]
-    fn colours_are_anchored_at_the_ideal() {
-        let luma = |f: Fill| {
-            let s = f.as_str();
-            let ch = |i: usize| u32::from_str_radix(&s[i..i + 2], 16).unwrap();
-            299 * ch(1) + 587 * ch(3) + 114 * ch(5)
-        };
-        let (ideal, max) = (4, 12);
-        for v in 0..max {
-            assert!(luma(load_colour(v + 1, Some(ideal), max)) < luma(load_colour(v, Some(ideal), max)));
-        }
-        // The ideal on a page where it is also the maximum: the same mid blue, not the darkest.
-        assert_eq!(load_colour(4, Some(4), 4), load_colour(4, Some(4), 12));
-        assert!(luma(load_colour(4, Some(4), 4)) > 100_000);
-    }
-
-    /// Hue in degrees of a fill.
-    fn hue(f: Fill) -> f64 {
-        let s = f.as_str();
-        let ch = |i: usize| f64::from(u8::from_str_radix(&s[i..i + 2], 16).unwrap()) / 255.0;
-        let (r, g, b) = (ch(1), ch(3), ch(5));
-        let (max, min) = (r.max(g).max(b), r.min(g).min(b));
-        let d = max - min;
-        if d == 0.0 {
-            0.0
-        } else if max == r {
-            60.0 * ((g - b) / d).rem_euclid(6.0)
-        } else if max == g {
-            60.0 * ((b - r) / d + 2.0)
-        } else {
-            60.0 * ((r - g) / d + 4.0)
-        }
-    }
-
-    /// The compare page's difference map shares no hue with the load scale beside it: blue
-    /// there is "at or below the ideal" and orange to red "above it", so "fewer on B" and
-    /// "more on B" take hues at least 40 degrees from every load colour.
-    #[test]
-    fn difference_colours_keep_away_from_the_load_scale() {
-        let dist = |a: f64, b: f64| {
-            let d = (a - b).abs() % 360.0;
-            d.min(360.0 - d)
-        };
-        let loads: Vec<f64> = (1..=12).map(|v| hue(load_colour(v, Some(4), 12))).collect();
-        for d in (-6..=6).filter(|&d| d != 0) {
-            let h = hue(div_colour(d, 6));
-            for &l in &loads {
-                assert!(
-                    dist(h, l) >= 40.0,
-                    "difference {d} (hue {h:.0}) near a load colour (hue {l:.0})"
-                );
-            }
-        }
     }
 
     /// Legend labels fit their steps at any scale (a live rate of thousands a second used to
