@@ -18,16 +18,20 @@
 //! allocation in the x86 matrix (checked by `debug_assert!`s in [`Probe::device`]).
 
 use super::{
-    proposal_masks, run_mana, AllocFailure, BlkMqSource, Device, DeviceOutcome, Driver, Outcome, ProbeOrder, Scenario,
+    mana_input, AllocFailure, BlkMqSource, BootState, Device, DeviceOutcome, Driver, Outcome, ProbeOrder, Scenario,
     VectorError, VectorFailure, VectorOutcome, VectorSpace,
 };
 use crate::kernel::blk_mq_cpumap::{blk_mq_map_hw_queues, blk_mq_map_queues_with};
-use crate::kernel::irq_affinity::{irq_create_affinity_masks_with, AffinityMasks};
+use crate::kernel::irq_affinity::{
+    affinity_sets, descs_of, irq_create_affinity_masks_with, AffinityMasks, AffinityRequest,
+};
 use crate::kernel::irqdesc::alloc_descs_empty_mask;
+use crate::kernel::mana::{DriverVersion, MsixMode};
 use crate::kernel::manage::{irq_setup_affinity_with, managed_irq_prog_mask};
 use crate::kernel::vector_matrix::{EffectiveModel, MatrixError, VectorMatrix};
 use crate::kernel::{BootMasks, ExternalError, KernelWarn};
-use crate::policy::offset_by_probed::ProbedLoad;
+use crate::policy::offset_by_probed::{offset_by_probed, Fires, ProbedLoad};
+use crate::policy::Proposal;
 use crate::topology::{CpuSet, Topology};
 use std::collections::HashMap;
 
@@ -664,5 +668,122 @@ impl<'s> Probe<'s> {
                 Ok((Some(map.map), Some(map.spread_offsets)))
             }
         }
+    }
+}
+
+/// The descriptors `irq_create_affinity_masks` would build, with each set's masks formed by a
+/// proposal: pre vectors, then each set's groups, then the default mask for the rest; the
+/// affinity vectors are managed. The same NULL cases as the kernel's.
+fn proposal_masks(
+    topo: &Topology,
+    req: &AffinityRequest,
+    proposal: Proposal,
+    effective: EffectiveModel,
+    default: &CpuSet,
+    probed: &ProbedLoad,
+    warnings: &mut Vec<KernelWarn>,
+) -> Option<AffinityMasks> {
+    let (affvecs, sets) = affinity_sets(req, warnings)?;
+    // A set of size 0 is NULL from group_cpus_evenly, so NULL for the whole call.
+    if sets.contains(&0) {
+        return None;
+    }
+    let fires = match effective {
+        EffectiveModel::X86Matrix => Fires::LeastLoaded,
+        EffectiveModel::FirstCpu | EffectiveModel::Arm64GicV5 => Fires::LowestCpu,
+        EffectiveModel::Arm64Its => Fires::LeastLoadedLowest,
+    };
+    let mut load = probed.clone();
+    let mut masks: Vec<CpuSet> = vec![default.clone(); req.pre_vectors as usize];
+    for &this_vecs in &sets {
+        let set_masks = match proposal {
+            Proposal::OffsetByProbed => offset_by_probed(topo, this_vecs, fires, &mut load),
+        };
+        masks.extend(set_masks);
+    }
+    masks.truncate((req.pre_vectors + affvecs) as usize);
+    masks.resize(req.nvecs as usize, default.clone());
+    let descs = descs_of(masks, req.pre_vectors as usize..(req.nvecs - req.post_vectors) as usize);
+    Some(AffinityMasks {
+        descs,
+        spread_offsets: Vec::new(),
+    })
+}
+
+/// A MANA device: its IRQs are placed by `kernel::mana` on the vector load the earlier devices
+/// left, and the load it leaves is written back for the devices after it. Vectors MANA left
+/// behind by moves are released once its setup ends (the first interrupt on each new vector
+/// frees the old one, spec A.2), so later devices see the pre-existing load plus MANA's own.
+#[allow(clippy::too_many_arguments)]
+fn run_mana(
+    topo: &Topology,
+    dev: &Device,
+    node: Option<u32>,
+    patched: bool,
+    mode: MsixMode,
+    matrix: &mut VectorMatrix,
+    boot: &BootState,
+    space: &mut VectorSpace,
+) -> DeviceOutcome {
+    let version = if patched {
+        DriverVersion::Patched
+    } else {
+        DriverVersion::Unpatched
+    };
+    let mut input = mana_input(topo, node, mode, dev.vectors, matrix.vector_load());
+    input.default_affinity = boot.default_affinity.as_ref().map(|d| d.iter().collect());
+    let default = boot
+        .default_affinity
+        .clone()
+        .unwrap_or_else(|| CpuSet::full(topo.nr_cpu_ids()));
+    let (vectors, mana) = match crate::kernel::mana::run(&input, version) {
+        Ok(o) => {
+            let after: Vec<u32> = o.load_breakdown.iter().map(|b| b.pre_existing + b.mana_held).collect();
+            // The MANA model counts vectors without a limit; the matrix holds them to the CPU's
+            // space, and the first IRQ on a CPU it overfills is the failure.
+            if let Err(cpu) = matrix.set_vector_load(&after) {
+                if let Some(irq) = o.irqs.iter().find(|i| i.effective_cpu == cpu) {
+                    space.failures.push(VectorFailure {
+                        device: dev.name.clone(),
+                        vector: irq.index,
+                        managed: false,
+                        error: VectorError::Matrix(MatrixError::Alloc { managed: false }),
+                    });
+                }
+            }
+            let vectors = o
+                .irqs
+                .iter()
+                .map(|irq| VectorOutcome {
+                    index: irq.index,
+                    mask: match &irq.affinity {
+                        Some(cpus) => {
+                            let mut m = CpuSet::new(topo.nr_cpu_ids());
+                            cpus.iter().for_each(|&c| m.insert(c));
+                            m
+                        }
+                        None => default.clone(),
+                    },
+                    managed: false,
+                    effective_cpu: Some(irq.effective_cpu),
+                })
+                .collect();
+            (vectors, Some(o))
+        }
+        // Scenario::new rules out every input the model refuses; keep going without IRQs if
+        // that ever changes.
+        Err(_) => (Vec::new(), None),
+    };
+    DeviceOutcome {
+        name: dev.name.clone(),
+        affinity_null: true,
+        spread_offsets: Vec::new(),
+        vectors,
+        blk_mq_map: None,
+        blk_mq_spread_offsets: None,
+        admin_spread_offsets: None,
+        warnings: Vec::new(),
+        mana,
+        alloc_failed: None,
     }
 }
