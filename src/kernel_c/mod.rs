@@ -1,7 +1,7 @@
 //! The engine that runs built C as a variant (`c:NAME`): the harness process and its line
-//! protocol ([`runner`]), the builds a server registered ([`registry`], what a `c:NAME` link
-//! resolves through), the one place C is compiled and run ([`exec`]), and what a build
-//! records about itself ([`Provenance`]).
+//! protocol ([`runner`]) with the machine as it is sent ([`machine`]), the builds a server
+//! registered ([`registry`], what a `c:NAME` link resolves through), the one place C is
+//! compiled and run ([`exec`]), and what a build records about itself ([`Provenance`]).
 //!
 //! The engine sits below `render` and reads only `kernel` and `topology` (and the preset
 //! catalogue, to key its machines once): [`runner::KernelC`] implements
@@ -15,6 +15,7 @@
 //! Debian's packages at run time and lives only in the cache directory ([`cache_dir`]).
 
 pub mod exec;
+mod machine;
 pub(crate) mod registry;
 pub mod runner;
 pub(crate) mod stages;

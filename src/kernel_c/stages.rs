@@ -8,9 +8,8 @@
 //! [`crate::kernel::ExternalGroupCpus`] the pipeline asks it first and runs the model for the
 //! stages it does not hold. Answers are remembered per machine, boot and request.
 
-use super::runner::{
-    number_at, read_line, read_mask, read_warnings, KernelC, Machine, Replies, Reply, Request, Warning,
-};
+use super::machine::Machine;
+use super::runner::{number_at, read_line, read_mask, read_warnings, KernelC, Replies, Reply, Request, Warning};
 use crate::kernel::blk_mq_cpumap::QueueMap;
 use crate::kernel::irq_affinity::{AffinityMasks, AffinityRequest, IrqAffinityDesc};
 use crate::kernel::{BootMasks, ExternalError, KernelWarn, Stage};
