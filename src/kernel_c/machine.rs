@@ -217,6 +217,8 @@ fn word_bits(words: &[u64], first: usize) -> impl Iterator<Item = u32> + '_ {
 /// life of the process and never changes them, so a preset found by its address is the same
 /// machine every time and its key is computed once ([`KernelC::call`]); any other topology is
 /// keyed on every call, since a freed one's address may come back holding another machine.
+///
+/// [`KernelC::call`]: super::runner::KernelC::call
 pub(super) fn catalogue_instance(topo: &Topology) -> Option<&'static Topology> {
     crate::catalogue::all().find_map(|(_, t)| match t {
         Ok(a) if std::ptr::eq(&**a, topo) => Some(&**a),

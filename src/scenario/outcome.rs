@@ -199,9 +199,11 @@ impl Outcome {
 /// the mask the kernel programs (`its_set_affinity()`), releasing the first slot; the held
 /// vectors count as other drivers' unmanaged LPIs.
 ///
-/// For scenarios of named models only (what [`spec::ScenarioSpec::resolve`] and
+/// For scenarios of named models only (what [`ScenarioSpec::resolve`] and
 /// [`Scenario::new`] give): only outside code can fail, so every caller that may hold a `c:`
 /// scenario (the pages, the CLI, sweeps, golden cases, live-vs-model) calls [`try_run`].
+///
+/// [`ScenarioSpec::resolve`]: super::spec::ScenarioSpec::resolve
 pub fn run(scenario: &Scenario) -> Outcome {
     try_run(scenario).expect("a named model answers every call; c: variants run through try_run")
 }

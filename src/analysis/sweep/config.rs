@@ -242,7 +242,7 @@ pub struct SweepConfig {
     pub threads: usize,
     /// The probe orders each row also stands for (`--orders`): with any but `Fixed`, every
     /// row carries the share of those orders, from its own counter start, in which the worst
-    /// CPU is above the ideal ([`OrdersFigures`]).
+    /// CPU is above the ideal ([`OrdersFigures`](super::OrdersFigures)).
     pub orders: Orders,
     /// Set by the caller when `all` was asked but would cost more than its budget, so a sample
     /// ran instead: the runs every order would have taken. The pages say so.
@@ -316,7 +316,7 @@ impl SweepConfig {
     }
 
     /// Scenario runs per machine and mix: every counter for a placement that uses it, one
-    /// otherwise (as [`run`] schedules them).
+    /// otherwise (as [`run`](super::run) schedules them).
     pub(crate) fn runs_per_base(&self) -> u64 {
         self.placements.iter().map(|p| self.runs_of(p)).sum()
     }

@@ -313,6 +313,8 @@ fn add_increases(old: &[(u32, u64)], incs: &[(u32, u64)]) -> Option<Vec<(u32, u6
 }
 
 /// Encode a delta as a gzip push body into `out`, through `json` (as [`encode_push_body`]).
+///
+/// [`encode_push_body`]: super::encode_push_body
 pub fn encode_delta_body(delta: &Delta, json: &mut Vec<u8>, out: &mut Vec<u8>) -> std::io::Result<()> {
     json.clear();
     serde_json::to_writer(&mut *json, delta)?;
