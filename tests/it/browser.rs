@@ -67,7 +67,12 @@ async fn adding_a_numa_node_in_the_editor() {
     let Some(mut h) = Harness::start().await else { return };
     let c = h.session().await;
     c.goto(&format!("{}{SEED_QUERY}", h.base)).await.unwrap();
-    assert_eq!(c.find_all(Locator::Css("#nodes tr.node-row")).await.unwrap().len(), 2);
+    // The editor's rows are drawn by the page's script after load: wait for them.
+    wait_for("the editor's two node rows", || async {
+        let rows = c.find_all(Locator::Css("#nodes tr.node-row")).await.unwrap().len();
+        (rows == 2).then_some(())
+    })
+    .await;
     c.find(Locator::Css("#add-node")).await.unwrap().click().await.unwrap();
     wait_for("three nodes in the result", || async {
         let topo = text_of(&c, "#result p.topo").await;
