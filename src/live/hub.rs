@@ -69,7 +69,6 @@ pub(crate) struct Update {
     pub(crate) body: EventBody,
 }
 
-/// Why the hub refused a request. Each kind maps to one HTTP status at the edge.
 /// What a push carries ([`Hub::ingest_push`]): a full snapshot, or a delta against the host's
 /// current one (protocol 3, sent as `live::protocol::DELTA_CONTENT_TYPE`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -78,6 +77,7 @@ pub(crate) enum PushKind {
     Delta,
 }
 
+/// Why the hub refused a request. Each kind maps to one HTTP status at the edge.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum HubError {
     /// No tokens configured: ingestion is off.
